@@ -1,0 +1,133 @@
+package io.cerberus;
+
+import io.cerberus.internal.Checks;
+import io.cerberus.internal.CerberusClient;
+import io.cerberus.internal.ClientSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a {@link Cerberus} client. Every setting has a default; bad values fail in the setter
+ * with {@link IllegalArgumentException} naming the rule. Not thread-safe; build once at start-up.
+ *
+ * <pre>{@code
+ * Cerberus cerberus = Cerberus.builder()
+ *         .engine("file:/var/lock/myapp")
+ *         .namespace("billing")
+ *         .defaultLease(Duration.ofSeconds(10))
+ *         .build();
+ * }</pre>
+ */
+public final class CerberusBuilder {
+    /** Default lease time of locks taken without an explicit lease. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** Default time to wait for an engine to answer a connect or a command. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** Default namespace. */
+    public static final String DEFAULT_NAMESPACE = "default";
+
+    private final Map<String, String> engines = new LinkedHashMap<>();
+    private String namespace = DEFAULT_NAMESPACE;
+    private Duration defaultLease = DEFAULT_LEASE;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+
+    CerberusBuilder() {
+    }
+
+    /**
+     * Adds an engine, named after its URI scheme (with a number when that name is taken). The
+     * first engine added is the primary: new acquisitions go there.
+     *
+     * @param uri the engine URI
+     * @return this builder
+     * @throws IllegalArgumentException if the URI is empty or has no scheme
+     */
+    public CerberusBuilder engine(String uri) {
+        String scheme = Checks.uriScheme(uri);
+        String name = scheme;
+        for (int i = 2; engines.containsKey(name); i++) {
+            name = scheme + i;
+        }
+        return engine(name, uri);
+    }
+
+    /**
+     * Adds a named engine.
+     *
+     * @param name the engine name, unique in this client
+     * @param uri the engine URI
+     * @return this builder
+     * @throws IllegalArgumentException if the name is empty or taken, or the URI has no scheme
+     */
+    public CerberusBuilder engine(String name, String uri) {
+        Checks.name("engine name", name, 64);
+        Checks.uriScheme(uri);
+        if (engines.containsKey(name)) {
+            throw new IllegalArgumentException("engine name '" + name + "' is already used");
+        }
+        engines.put(name, uri);
+        return this;
+    }
+
+    /**
+     * Sets the namespace (application key): locks of different namespaces never meet, even with
+     * the same name on the same engine. Default {@value #DEFAULT_NAMESPACE}.
+     *
+     * @param namespace 1 to 128 characters, no control characters
+     * @return this builder
+     * @throws IllegalArgumentException if the namespace breaks a rule
+     */
+    public CerberusBuilder namespace(String namespace) {
+        this.namespace = Checks.name("namespace", namespace, 128);
+        return this;
+    }
+
+    /**
+     * Sets the lease time of locks taken without an explicit lease: how long the engine keeps a
+     * lock after its holder stops renewing it (crash, pause, partition). Shorter frees the locks
+     * of crashed holders sooner; longer tolerates longer pauses. Default 30 s.
+     *
+     * @param lease at least 100 ms (renewal runs every lease/3)
+     * @return this builder
+     * @throws IllegalArgumentException if the lease is shorter than 100 ms
+     */
+    public CerberusBuilder defaultLease(Duration lease) {
+        Checks.notNull("default lease", lease);
+        if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new IllegalArgumentException("default lease must be at least 100ms, was " + lease.toMillis() + "ms");
+        }
+        this.defaultLease = Checks.leaseTime(lease);
+        return this;
+    }
+
+    /**
+     * Sets how long to wait for an engine to connect or to answer one command before failing with
+     * {@link EngineUnavailableException}. Default 10 s.
+     *
+     * @param timeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if the timeout is not positive
+     */
+    public CerberusBuilder connectTimeout(Duration timeout) {
+        this.connectTimeout = Checks.positive("connect timeout", timeout);
+        return this;
+    }
+
+    /**
+     * Connects the engines and returns the client.
+     *
+     * @return the client
+     * @throws IllegalArgumentException if no engine was added or an engine URI is bad
+     * @throws EngineUnavailableException if an engine cannot be reached within the connect timeout
+     */
+    public Cerberus build() {
+        if (engines.isEmpty()) {
+            throw new IllegalArgumentException("at least one engine is needed: call engine(uri), e.g. engine(\"mem:\")");
+        }
+        List<Map.Entry<String, String>> list = new ArrayList<>(engines.entrySet());
+        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout), list);
+    }
+}

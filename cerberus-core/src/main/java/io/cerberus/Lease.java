@@ -1,0 +1,63 @@
+package io.cerberus;
+
+import java.time.Duration;
+
+/**
+ * One acquisition of a distributed lock. Unlike the thread-bound {@link DistributedLock} facade,
+ * a lease is owned by its random token, not by a thread: it may be closed from another thread or
+ * a callback. Closing releases the lock (once; closing again does nothing). Thread-safe.
+ *
+ * <pre>{@code
+ * try (Lease lease = cerberus.lock("report").acquire(Duration.ofSeconds(5))) {
+ *     store.write(data, lease.fencingToken());
+ * }
+ * }</pre>
+ */
+public interface Lease extends AutoCloseable {
+
+    /** @return the name of the lock this lease holds */
+    String lockName();
+
+    /**
+     * A number strictly larger than that of every earlier acquisition of the same lock name on the
+     * same engine. Pass it to the protected resource so it can refuse writes from a holder whose
+     * lease has since been lost.
+     *
+     * @return the fencing token of this acquisition
+     * @throws UnsupportedCapabilityException if the engine cannot give fencing tokens (Redlock)
+     */
+    long fencingToken();
+
+    /**
+     * @return {@code true} while the lease is held and not known to be lost or expired; turns
+     *     {@code false} when a renewal fails, the lease time passes, the engine session ends, or
+     *     the lease is closed
+     */
+    boolean isValid();
+
+    /**
+     * @return the lease time: how long the engine keeps the lock if this client stops renewing it
+     */
+    Duration leaseTime();
+
+    /**
+     * Registers a listener told when this lease is lost. If it is already lost the listener is
+     * called at once (on the event thread). Not called on a normal close.
+     *
+     * @param listener the listener, not {@code null}
+     */
+    void onLost(LeaseLossListener listener);
+
+    /**
+     * Releases the lock. Closing an already closed lease does nothing.
+     *
+     * @throws LockLostException if the lease was lost before it was closed: someone else may have
+     *     held the lock meanwhile
+     * @throws EngineUnavailableException if the engine could not be told; the lock is then freed
+     *     by the engine when its lease ends
+     * @throws UnsupportedOperationException for the lease of a thread-bound hold
+     *     ({@link DistributedLock#lease()}): release it with {@link DistributedLock#unlock()}
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,29 @@
+package io.cerberus;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One hold of a lock as an engine reports it, for {@link Cerberus#inspect(String)} and the
+ * {@code cerberus inspect} command. A snapshot: it may be stale as soon as it is read.
+ *
+ * @param name the lock name
+ * @param mode {@code exclusive}, {@code fair}, {@code read} or {@code write}
+ * @param holder who holds it (process id, host and thread as the holder described itself)
+ * @param fencingToken the fencing token of the hold, or -1 when the engine has none
+ * @param leaseRemaining how long the engine keeps the lock without a renewal; empty when the hold
+ *     lives with the holder's session instead
+ * @param waiters how many clients wait for the lock, or -1 when the engine cannot tell
+ */
+public record LockInfo(
+        String name, String mode, String holder, long fencingToken, Optional<Duration> leaseRemaining, int waiters) {
+
+    /** Checks that no component is {@code null}. */
+    public LockInfo {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(holder, "holder");
+        Objects.requireNonNull(leaseRemaining, "leaseRemaining");
+    }
+}

@@ -1,0 +1,347 @@
+package io.cerberus.internal;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.DistributedReadWriteLock;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The {@link Cerberus} client: engines, the renewer, and the holds of this client.
+ *
+ * <p>Acquisition loop: one {@code tryAcquire}; on busy, wait in the engine for a change, at most
+ * the engine's retry bound or the caller's remaining wait, then try again. The same attempt (same
+ * token) is used throughout, so a queued engine keeps the attempt's place, and the attempt is
+ * abandoned in the engine on timeout, interruption or failure.
+ */
+public final class CerberusClient implements Cerberus {
+    private static final System.Logger LOG = System.getLogger(CerberusClient.class.getName());
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+    private static final long MIN_PAUSE_NANOS = 1_000_000L;
+
+    private final ClientSettings settings;
+    private final List<EngineHandle> engines;
+    private volatile EngineHandle current;
+    private final LeaseRenewer renewer;
+    private final LeaseEvents events;
+    /** Every hold not yet released, by token. */
+    private final Map<String, Holding> live = new ConcurrentHashMap<>();
+    /** Thread-bound holds. */
+    private final Map<ThreadHoldKey, Holding> threadHolds = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private record ThreadHoldKey(LockKey key, boolean shared, Thread thread) {
+    }
+
+    /**
+     * @param settings checked settings
+     * @param engineUris engine names and URIs, the primary first
+     */
+    public CerberusClient(ClientSettings settings, List<Map.Entry<String, String>> engineUris) {
+        this.settings = settings;
+        String clientName = String.valueOf(CLIENTS.incrementAndGet());
+        List<EngineHandle> opened = new ArrayList<>();
+        try {
+            for (Map.Entry<String, String> entry : engineUris) {
+                EngineContext context = new EngineContext(entry.getValue(), settings.connectTimeout(), this::engineReportedLoss);
+                opened.add(EngineHandle.of(entry.getKey(), EngineRegistry.open(context)));
+            }
+        } catch (RuntimeException e) {
+            opened.forEach(handle -> closeQuietly(handle));
+            throw e;
+        }
+        this.engines = List.copyOf(opened);
+        this.current = engines.get(0);
+        this.renewer = new LeaseRenewer(clientName);
+        this.events = new LeaseEvents(clientName);
+    }
+
+    @Override
+    public DistributedLock lock(String name) {
+        return new LockView(this, key(name), LockMode.EXCLUSIVE);
+    }
+
+    @Override
+    public DistributedLock fairLock(String name) {
+        LockKey key = key(name);
+        current.require(Capability.FAIR);
+        return new LockView(this, key, LockMode.FAIR);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        LockKey key = key(name);
+        current.require(Capability.READ_WRITE);
+        return new ReadWriteView(new LockView(this, key, LockMode.READ), new LockView(this, key, LockMode.WRITE));
+    }
+
+    private LockKey key(String name) {
+        ensureOpen();
+        return new LockKey(settings.namespace(), Checks.lockName(name));
+    }
+
+    @Override
+    public String namespace() {
+        return settings.namespace();
+    }
+
+    @Override
+    public String currentEngine() {
+        return current.name();
+    }
+
+    @Override
+    public String currentEngineUri() {
+        return current.uri();
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return current.capabilities();
+    }
+
+    @Override
+    public List<LockInfo> inspect(String prefix) {
+        Checks.notNull("prefix", prefix);
+        ensureOpen();
+        EngineHandle engine = current;
+        engine.require(Capability.INSPECT);
+        List<LockInfo> infos = new ArrayList<>(engine.engine().inspect(settings.namespace(), prefix));
+        infos.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::fencingToken));
+        return infos;
+    }
+
+    Duration defaultLease() {
+        return settings.defaultLease();
+    }
+
+    LeaseEvents events() {
+        return events;
+    }
+
+    // ---- thread-bound holds ----------------------------------------------------------------
+
+    boolean lockForThread(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible)
+            throws InterruptedException {
+        Thread thread = Thread.currentThread();
+        boolean shared = view.mode().isShared();
+        ThreadHoldKey holdKey = new ThreadHoldKey(view.key(), shared, thread);
+        Holding held = threadHolds.get(holdKey);
+        if (held != null) {
+            held.ensureNotLost();
+            held.holdCount++;
+            return true;
+        }
+        if (shared) {
+            Holding write = threadHolds.get(new ThreadHoldKey(view.key(), false, thread));
+            if (write != null) {
+                write.ensureNotLost();
+                write.nestedReads++;
+                return true;
+            }
+        } else if (threadHolds.containsKey(new ThreadHoldKey(view.key(), true, thread))) {
+            throw new IllegalStateException("thread '" + thread.getName() + "' holds the read lock '" + view.name()
+                    + "' and asks for its write lock: that upgrade would deadlock; release the read lock first");
+        }
+        Holding holding = acquire(view, lease, renewed, waitNanos, interruptible, true);
+        if (holding == null) {
+            return false;
+        }
+        threadHolds.put(holdKey, holding);
+        return true;
+    }
+
+    void unlockForThread(LockView view) {
+        Thread thread = Thread.currentThread();
+        boolean shared = view.mode().isShared();
+        ThreadHoldKey holdKey = new ThreadHoldKey(view.key(), shared, thread);
+        Holding holding = threadHolds.get(holdKey);
+        if (holding == null && shared) {
+            ThreadHoldKey writeKey = new ThreadHoldKey(view.key(), false, thread);
+            Holding write = threadHolds.get(writeKey);
+            if (write != null && write.nestedReads > 0) {
+                write.nestedReads--;
+                finishThreadUnlock(writeKey, write);
+                return;
+            }
+        }
+        if (holding == null) {
+            throw new IllegalMonitorStateException("thread '" + thread.getName() + "' does not hold "
+                    + view.mode().label() + " lock '" + view.name() + "'");
+        }
+        holding.holdCount--;
+        finishThreadUnlock(holdKey, holding);
+    }
+
+    private void finishThreadUnlock(ThreadHoldKey holdKey, Holding holding) {
+        if (holding.holdCount > 0 || holding.nestedReads > 0) {
+            holding.ensureNotLost();
+            return;
+        }
+        threadHolds.remove(holdKey);
+        holding.release();
+    }
+
+    Holding threadHold(LockView view) {
+        Thread thread = Thread.currentThread();
+        Holding holding = threadHolds.get(new ThreadHoldKey(view.key(), view.mode().isShared(), thread));
+        if (holding == null && view.mode().isShared()) {
+            Holding write = threadHolds.get(new ThreadHoldKey(view.key(), false, thread));
+            if (write != null && write.nestedReads > 0) {
+                return write;
+            }
+        }
+        return holding;
+    }
+
+    // ---- acquisition -----------------------------------------------------------------------
+
+    /**
+     * Acquires a new hold.
+     *
+     * @param waitNanos how long to wait; negative waits for ever
+     * @return the hold, or null if the wait ran out
+     */
+    Holding acquire(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible, boolean threadBound)
+            throws InterruptedException {
+        ensureOpen();
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
+        }
+        EngineHandle engine = current;
+        if (view.mode() == LockMode.FAIR) {
+            engine.require(Capability.FAIR);
+        } else if (view.mode() != LockMode.EXCLUSIVE) {
+            engine.require(Capability.READ_WRITE);
+        }
+        Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
+                HolderIdentity.describe(Thread.currentThread()), lease);
+        long start = System.nanoTime();
+        boolean interrupted = false;
+        boolean done = false;
+        try {
+            while (true) {
+                long sentAt = System.nanoTime();
+                AcquireResult result = engine.engine().tryAcquire(attempt);
+                if (result instanceof AcquireResult.Granted granted) {
+                    Holding holding = new Holding(this, engine, attempt, granted.fencingToken(), renewed, threadBound, sentAt);
+                    live.put(attempt.token(), holding);
+                    renewer.start(holding);
+                    done = true;
+                    return holding;
+                }
+                long pause = ((AcquireResult.Busy) result).retryWithin().toNanos();
+                if (waitNanos >= 0) {
+                    long left = waitNanos - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        return null;
+                    }
+                    pause = Math.min(pause, left);
+                }
+                try {
+                    engine.engine().awaitChange(attempt, Duration.ofNanos(Math.max(pause, MIN_PAUSE_NANOS)));
+                } catch (InterruptedException e) {
+                    if (interruptible) {
+                        throw e;
+                    }
+                    interrupted = true;
+                }
+                ensureOpen();
+            }
+        } finally {
+            if (!done) {
+                abandonQuietly(engine, attempt);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void abandonQuietly(EngineHandle engine, Acquisition attempt) {
+        try {
+            engine.engine().abandon(attempt);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not withdraw " + attempt + " from engine '" + engine.name()
+                    + "'; if it was granted the engine frees it when its lease ends", e);
+        }
+    }
+
+    boolean isLocked(LockView view) {
+        ensureOpen();
+        return current.engine().isLocked(view.key());
+    }
+
+    // ---- loss and release bookkeeping ------------------------------------------------------
+
+    private void engineReportedLoss(String token, String reason) {
+        Holding holding = live.get(token);
+        if (holding != null) {
+            holding.markLost(reason, null);
+        }
+    }
+
+    /** A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. */
+    void lost(Holding holding) {
+        live.remove(holding.acquisition.token());
+        LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' on engine '" + holding.engine.name() + "' was lost");
+    }
+
+    void forget(Holding holding) {
+        live.remove(holding.acquisition.token());
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("this Cerberus client is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Holding holding : List.copyOf(live.values())) {
+            try {
+                holding.release();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "while closing, lock '" + holding.lockName() + "': " + e.getMessage());
+            }
+        }
+        threadHolds.clear();
+        renewer.close();
+        events.close();
+        for (EngineHandle engine : engines) {
+            closeQuietly(engine);
+        }
+    }
+
+    private static void closeQuietly(EngineHandle engine) {
+        try {
+            engine.engine().close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not close engine '" + engine.name() + "' (" + engine.uri() + ")", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Cerberus[namespace=" + settings.namespace() + ", engine=" + current.name() + " " + current.uri() + "]";
+    }
+}

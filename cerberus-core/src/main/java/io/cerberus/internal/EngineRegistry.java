@@ -1,0 +1,63 @@
+package io.cerberus.internal;
+
+import io.cerberus.Capability;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/** Finds engine providers by URI scheme through {@link ServiceLoader}. */
+final class EngineRegistry {
+    private static final Map<String, String> MODULE_OF_SCHEME = Map.of(
+            "redis", "cerberus-redis", "rediss", "cerberus-redis", "redis-sentinel", "cerberus-redis",
+            "redis-cluster", "cerberus-redis", "redlock", "cerberus-redis",
+            "zk", "cerberus-zookeeper", "etcd", "cerberus-etcd", "jdbc", "cerberus-jdbc");
+
+    private static volatile Map<String, EngineProvider> providers;
+
+    private EngineRegistry() {
+    }
+
+    static LockEngine open(EngineContext context) {
+        String scheme = Checks.uriScheme(context.uri());
+        EngineProvider provider = providers().get(scheme);
+        if (provider == null) {
+            String module = MODULE_OF_SCHEME.get(scheme);
+            String hint = module == null ? "" : "; add " + module + " to the class path";
+            throw new IllegalArgumentException("no engine serves '" + scheme + ":' URIs" + hint
+                    + " (engines found: " + String.join(", ", providers().keySet()) + ")");
+        }
+        return provider.open(context);
+    }
+
+    /** @return the schemes of engines on the class path that have the capability */
+    static String schemesWith(Capability capability) {
+        List<String> schemes = new ArrayList<>();
+        providers().forEach((scheme, provider) -> {
+            if (provider.capabilities(scheme).contains(capability)) {
+                schemes.add(scheme + ":");
+            }
+        });
+        return schemes.isEmpty() ? "none on the class path" : schemes.stream().collect(Collectors.joining(", "));
+    }
+
+    private static Map<String, EngineProvider> providers() {
+        Map<String, EngineProvider> found = providers;
+        if (found == null) {
+            found = new TreeMap<>();
+            for (EngineProvider provider : ServiceLoader.load(EngineProvider.class, EngineRegistry.class.getClassLoader())) {
+                for (String scheme : new TreeSet<>(provider.schemes())) {
+                    found.putIfAbsent(scheme, provider);
+                }
+            }
+            providers = found;
+        }
+        return found;
+    }
+}

@@ -1,0 +1,272 @@
+package io.cerberus.internal;
+
+import io.cerberus.Capability;
+import io.cerberus.CerberusException;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LeaseLossListener;
+import io.cerberus.LockLostException;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.Acquisition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One granted acquisition: the lease a user holds, whether through the thread-bound facade or as
+ * a {@link Lease} handle.
+ *
+ * <p>State moves HELD → LOST or HELD → RELEASED, and LOST → RELEASED; never back. Every move
+ * happens under {@code stateLock}, which the renewer also holds while a renewal of this lease is
+ * in flight: so once {@link #release()} has the lock, no renewal is running and none will be sent.
+ *
+ * <p>Validity is judged conservatively on the client's monotonic clock: a lease is valid until
+ * the lease time after the moment the last successful acquire or renew request was <em>sent</em>
+ * (the engine started its countdown no earlier). A process paused past its lease therefore sees
+ * {@link #isValid()} false on waking, before any renewal is tried.
+ */
+final class Holding implements Lease {
+    private enum State { HELD, LOST, RELEASED }
+
+    final CerberusClient client;
+    final EngineHandle engine;
+    final Acquisition acquisition;
+    final boolean renewed;
+    final boolean threadBound;
+    private final long fencingToken;
+    /** Whether the lease can run out: false for a renewed hold on a session-bound engine. */
+    private final boolean expires;
+
+    final ReentrantLock stateLock = new ReentrantLock();
+    private State state = State.HELD;
+    private LockLostException lostReason;
+    private volatile long validUntilNanos;
+    private final List<LeaseLossListener> listeners = new ArrayList<>();
+    /** The renewal or expiry task now scheduled; guarded by stateLock. */
+    LeaseRenewer.Task task;
+
+    /** Thread-bound bookkeeping, touched only by the owning thread. */
+    int holdCount = 1;
+    int nestedReads;
+
+    Holding(CerberusClient client, EngineHandle engine, Acquisition acquisition, long fencingToken,
+            boolean renewed, boolean threadBound, long requestSentNanos) {
+        this.client = client;
+        this.engine = engine;
+        this.acquisition = acquisition;
+        this.fencingToken = fencingToken;
+        this.renewed = renewed;
+        this.threadBound = threadBound;
+        this.expires = !(renewed && engine.has(Capability.SESSION_BOUND));
+        this.validUntilNanos = requestSentNanos + acquisition.lease().toNanos();
+    }
+
+    @Override
+    public String lockName() {
+        return acquisition.key().name();
+    }
+
+    @Override
+    public long fencingToken() {
+        if (fencingToken < 0) {
+            throw new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri()
+                    + ") gives no fencing tokens; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
+        }
+        return fencingToken;
+    }
+
+    @Override
+    public boolean isValid() {
+        stateLock.lock();
+        try {
+            return state == State.HELD && !localLeaseOver();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    @Override
+    public Duration leaseTime() {
+        return acquisition.lease();
+    }
+
+    boolean expires() {
+        return expires;
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    void extendedFrom(long requestSentNanos) {
+        validUntilNanos = requestSentNanos + acquisition.lease().toNanos();
+    }
+
+    boolean localLeaseOver() {
+        return expires && System.nanoTime() - validUntilNanos >= 0;
+    }
+
+    /** @return whether the lease is held (not lost, not released); caller holds stateLock */
+    boolean isHeldLocked() {
+        return state == State.HELD;
+    }
+
+    @Override
+    public void onLost(LeaseLossListener listener) {
+        Checks.notNull("listener", listener);
+        LockLostException already;
+        stateLock.lock();
+        try {
+            already = lostReason;
+            if (already == null) {
+                listeners.add(listener);
+            }
+        } finally {
+            stateLock.unlock();
+        }
+        if (already != null) {
+            client.events().notify(this, List.of(listener), already);
+        }
+    }
+
+    /** Throws the loss of this lease, if it is lost. */
+    void ensureNotLost() {
+        stateLock.lock();
+        try {
+            if (state == State.LOST) {
+                throw copy(lostReason);
+            }
+            if (localLeaseOver()) {
+                throw new LockLostException(describeLoss("its lease of " + Checks.format(acquisition.lease())
+                        + " ran out before it was renewed"));
+            }
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
+    /**
+     * Marks the lease lost and tells the listeners. Does nothing if it is no longer held.
+     *
+     * @param reason why, in words that finish "lock 'x' was lost: ..."
+     * @param cause the failure behind it, may be null
+     */
+    void markLost(String reason, Throwable cause) {
+        stateLock.lock();
+        try {
+            if (!markLostLocked(reason, cause)) {
+                return;
+            }
+        } finally {
+            stateLock.unlock();
+        }
+        fireLost();
+    }
+
+    /** As {@link #markLost}, with stateLock held; the caller calls {@link #fireLost()} after unlocking. */
+    boolean markLostLocked(String reason, Throwable cause) {
+        if (state != State.HELD) {
+            return false;
+        }
+        state = State.LOST;
+        lostReason = new LockLostException(describeLoss(reason), cause);
+        if (task != null) {
+            task.cancel();
+            task = null;
+        }
+        return true;
+    }
+
+    void fireLost() {
+        List<LeaseLossListener> toTell;
+        LockLostException reason;
+        stateLock.lock();
+        try {
+            toTell = List.copyOf(listeners);
+            listeners.clear();
+            reason = lostReason;
+        } finally {
+            stateLock.unlock();
+        }
+        client.lost(this);
+        if (!toTell.isEmpty()) {
+            client.events().notify(this, toTell, reason);
+        }
+    }
+
+    private String describeLoss(String reason) {
+        return "lock '" + lockName() + "' (fencing token " + fencingToken + ") on engine '" + engine.name() + "' ("
+                + engine.uri() + ") was lost: " + reason
+                + "; another holder may have taken it, so whatever it protected must be checked";
+    }
+
+    @Override
+    public void close() {
+        if (threadBound) {
+            throw new UnsupportedOperationException("the lease of lock '" + lockName()
+                    + "' belongs to a thread's lock() hold: release it with unlock()");
+        }
+        release();
+    }
+
+    /**
+     * Releases the hold in the engine, once. Waits for a renewal in flight to finish first.
+     *
+     * @throws LockLostException if the lease was lost before the release
+     */
+    void release() {
+        LockLostException lost = null;
+        boolean newlyLost = false;
+        stateLock.lock();
+        try {
+            if (state == State.RELEASED) {
+                return;
+            }
+            State before = state;
+            state = State.RELEASED;
+            if (task != null) {
+                task.cancel();
+                task = null;
+            }
+            boolean released;
+            try {
+                released = engine.engine().release(acquisition);
+            } catch (CerberusException | IllegalStateException e) {
+                if (before == State.LOST) {
+                    throw copy(lostReason);
+                }
+                throw new EngineUnavailableException("could not release lock '" + lockName() + "' on engine '"
+                        + engine.name() + "' (" + engine.uri() + "); it is no longer renewed and the engine frees it"
+                        + " when its lease of " + Checks.format(acquisition.lease()) + " ends", e);
+            }
+            if (before == State.LOST) {
+                lost = copy(lostReason);
+            } else if (!released) {
+                lostReason = new LockLostException(describeLoss(
+                        "the engine no longer had it at release (lease expired or taken over)"));
+                lost = copy(lostReason);
+                newlyLost = true;
+            }
+        } finally {
+            stateLock.unlock();
+            client.forget(this);
+        }
+        if (newlyLost) {
+            fireLost();
+        }
+        if (lost != null) {
+            throw lost;
+        }
+    }
+
+    private static LockLostException copy(LockLostException reason) {
+        // a fresh exception so the stack trace shows the caller that met the loss
+        return new LockLostException(reason.getMessage(), reason.getCause());
+    }
+
+    @Override
+    public String toString() {
+        return acquisition + " on " + engine.name();
+    }
+}

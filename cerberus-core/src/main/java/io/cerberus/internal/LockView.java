@@ -1,0 +1,144 @@
+package io.cerberus.internal;
+
+import io.cerberus.DistributedLock;
+import io.cerberus.Lease;
+import io.cerberus.LockTimeoutException;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+
+/** A {@link DistributedLock}: a light view of one lock of one client; all state is in the client. */
+final class LockView implements DistributedLock {
+    private final CerberusClient client;
+    private final LockKey key;
+    private final LockMode mode;
+
+    LockView(CerberusClient client, LockKey key, LockMode mode) {
+        this.client = client;
+        this.key = key;
+        this.mode = mode;
+    }
+
+    LockKey key() {
+        return key;
+    }
+
+    LockMode mode() {
+        return mode;
+    }
+
+    @Override
+    public String name() {
+        return key.name();
+    }
+
+    @Override
+    public void lock() {
+        lockUninterruptibly(client.defaultLease(), true);
+    }
+
+    @Override
+    public void lock(Duration leaseTime) {
+        lockUninterruptibly(Checks.leaseTime(leaseTime), false);
+    }
+
+    private void lockUninterruptibly(Duration lease, boolean renewed) {
+        try {
+            client.lockForThread(this, lease, renewed, -1, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait was interrupted", e);
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        client.lockForThread(this, client.defaultLease(), true, -1, true);
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            return client.lockForThread(this, client.defaultLease(), true, 0, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait was interrupted", e);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        Duration wait = Checks.duration("wait time", time, unit);
+        return client.lockForThread(this, client.defaultLease(), true, wait.toNanos(), true);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        Duration wait = Checks.duration("wait time", waitTime, unit);
+        Duration lease = Checks.leaseTime(Checks.duration("lease time", leaseTime, unit));
+        return client.lockForThread(this, lease, false, wait.toNanos(), true);
+    }
+
+    @Override
+    public void unlock() {
+        client.unlockForThread(this);
+    }
+
+    @Override
+    public Lease acquire(Duration wait) throws InterruptedException {
+        return acquire(Checks.waitTime(wait), client.defaultLease(), true);
+    }
+
+    @Override
+    public Lease acquire(Duration wait, Duration leaseTime) throws InterruptedException {
+        return acquire(Checks.waitTime(wait), Checks.leaseTime(leaseTime), false);
+    }
+
+    private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
+        Holding holding = client.acquire(this, lease, renewed, wait.toNanos(), true, false);
+        if (holding == null) {
+            throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Checks.format(wait)
+                    + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
+                    + "); `cerberus inspect` shows who holds it");
+        }
+        return holding;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
+        return Optional.ofNullable(client.acquire(this, client.defaultLease(), true, Checks.waitTime(wait).toNanos(), true, false));
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return client.threadHold(this) != null;
+    }
+
+    @Override
+    public boolean isLocked() {
+        return client.isLocked(this);
+    }
+
+    @Override
+    public Lease lease() {
+        Holding holding = client.threadHold(this);
+        if (holding == null) {
+            throw new IllegalMonitorStateException("thread '" + Thread.currentThread().getName() + "' does not hold "
+                    + mode.label() + " lock '" + name() + "'");
+        }
+        return holding;
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("distributed locks have no conditions: a condition needs release,"
+                + " wait and re-acquire to be one atomic step across processes, which no engine offers;"
+                + " wait on your own signal and re-acquire the lock instead");
+    }
+
+    @Override
+    public String toString() {
+        return mode.label() + " lock '" + name() + "'";
+    }
+}

@@ -1,0 +1,72 @@
+package io.cerberus.local;
+
+import io.cerberus.Capability;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/** A client of a {@link MemoryStore}. Closing it releases nothing: the core releases first. */
+final class MemoryEngine implements LockEngine {
+    private final String uri;
+    private final MemoryStore store;
+
+    MemoryEngine(String uri, MemoryStore store) {
+        this.uri = uri;
+        this.store = store;
+    }
+
+    @Override
+    public String describe() {
+        return uri;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return MemoryEngineProvider.CAPABILITIES;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        return store.tryAcquire(attempt);
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        store.awaitChange(attempt, max);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        store.abandon(attempt);
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        return store.renew(attempt);
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        return store.release(attempt);
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        return store.isLocked(key);
+    }
+
+    @Override
+    public List<LockInfo> inspect(String namespace, String prefix) {
+        return store.inspect(namespace, prefix);
+    }
+
+    @Override
+    public void close() {
+        // the store outlives its clients, as a server would
+    }
+}

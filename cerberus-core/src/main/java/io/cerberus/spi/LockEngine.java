@@ -1,0 +1,112 @@
+package io.cerberus.spi;
+
+import io.cerberus.Capability;
+import io.cerberus.LockInfo;
+import io.cerberus.UnsupportedCapabilityException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An open connection to a lock store. Every operation is atomic and owner-checked in the store;
+ * the core adds reentrancy, renewal, deadlines and interruption. Methods are called from many
+ * threads at once. Failures to reach the store throw {@link io.cerberus.EngineUnavailableException}
+ * naming the redacted URI, within the connect timeout.
+ */
+public interface LockEngine extends AutoCloseable {
+
+    /** @return the engine URI without any password, for messages and logs */
+    String describe();
+
+    /** @return what this engine can do */
+    Set<Capability> capabilities();
+
+    /**
+     * Tries once to take the lock. Must be safe to repeat with the same attempt: if the attempt
+     * already holds the lock (a retry after a lost reply), it is granted again with the same
+     * fencing token. An engine with queued waiting (fair, ZooKeeper-style) may enqueue the attempt
+     * on a busy answer; the core then either tries again or calls {@link #abandon}.
+     *
+     * @param attempt the attempt
+     * @return granted with a fencing token, or busy with a bound on how long to wait
+     */
+    AcquireResult tryAcquire(Acquisition attempt);
+
+    /**
+     * Waits until the lock of {@code attempt} may have changed (a release, an expiry, this
+     * attempt's turn), or {@code max} has passed, whichever comes first. May return early for no
+     * reason; must not busy-poll the store.
+     *
+     * @param attempt the waiting attempt
+     * @param max the longest to wait
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    void awaitChange(Acquisition attempt, Duration max) throws InterruptedException;
+
+    /**
+     * The core gives the attempt up (timeout, interruption, failure): leave any queue, and if the
+     * attempt was in fact granted (a reply lost), release it. Must not throw for an unknown
+     * attempt.
+     *
+     * @param attempt the attempt given up
+     */
+    void abandon(Acquisition attempt);
+
+    /**
+     * Extends the lease of a held attempt to {@code attempt.lease()} from now, if it still holds.
+     *
+     * @param attempt the holding attempt
+     * @return {@code true} if renewed, {@code false} if the attempt no longer holds the lock
+     */
+    boolean renew(Acquisition attempt);
+
+    /**
+     * Renews several holds, in as few round trips as the engine can. The default renews one by
+     * one.
+     *
+     * @param attempts holding attempts
+     * @return the attempts that no longer hold their lock (not renewed)
+     */
+    default Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
+        Set<Acquisition> lost = new HashSet<>();
+        for (Acquisition attempt : attempts) {
+            if (!renew(attempt)) {
+                lost.add(attempt);
+            }
+        }
+        return lost;
+    }
+
+    /**
+     * Releases a hold if the attempt still holds it.
+     *
+     * @param attempt the holding attempt
+     * @return {@code true} if it held and is now released, {@code false} if it no longer held
+     *     (expired, taken over)
+     */
+    boolean release(Acquisition attempt);
+
+    /**
+     * @param key the lock
+     * @return whether anyone holds the lock now
+     */
+    boolean isLocked(LockKey key);
+
+    /**
+     * Lists current holds, for engines with {@link Capability#INSPECT}.
+     *
+     * @param namespace the namespace to list
+     * @param prefix a lock-name prefix, empty for all
+     * @return the holds, in any order
+     * @throws UnsupportedCapabilityException if the engine cannot list
+     */
+    default List<LockInfo> inspect(String namespace, String prefix) {
+        throw new UnsupportedCapabilityException("engine " + describe() + " cannot list its locks");
+    }
+
+    /** Closes the connection. Holds not released are freed by the store when their leases end. */
+    @Override
+    void close();
+}

@@ -1,0 +1,15 @@
+package io.cerberus.spi;
+
+/**
+ * Given to an engine at open: the engine calls it when it learns by itself that holds are gone
+ * (a session expired, a connection that carried session locks died), so the core can mark their
+ * leases lost at once instead of at the next renewal. Thread-safe; never blocks.
+ */
+@FunctionalInterface
+public interface LossReporter {
+    /**
+     * @param token the token of the lost acquisition
+     * @param reason why, for the holder's {@link io.cerberus.LockLostException}
+     */
+    void lost(String token, String reason);
+}
