@@ -1,0 +1,63 @@
+package io.cerberus.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ChecksTest {
+    @Test
+    void passwordsNeverAppearInRedactedUris() {
+        assertThat(Uris.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://user:****@host:6379/0");
+        assertThat(Uris.redact("jdbc:postgresql://db/app?user=a&password=s3cret&ssl=true"))
+                .isEqualTo("jdbc:postgresql://db/app?user=a&password=****&ssl=true");
+        assertThat(Uris.redact("file:/tmp/locks")).isEqualTo("file:/tmp/locks");
+    }
+
+    @Test
+    void engineUrisNeedAKnownScheme() {
+        assertThatThrownBy(() -> Cerberus.connect("")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("engine URI must not be empty");
+        assertThatThrownBy(() -> Cerberus.connect("/tmp/locks")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must start with a scheme");
+        assertThatThrownBy(() -> Cerberus.connect("redis://user:pw@localhost:6379")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("add cerberus-redis to the class path").hasMessageNotContaining("pw");
+        assertThatThrownBy(() -> Cerberus.connect("mem:a/b")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("mem: URI");
+    }
+
+    @Test
+    void builderRejectsBadSettings() {
+        assertThatThrownBy(() -> Cerberus.builder().build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least one engine");
+        assertThatThrownBy(() -> Cerberus.builder().engine("a", "mem:").engine("a", "mem:x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already used");
+        assertThatThrownBy(() -> Cerberus.builder().namespace("")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("namespace must not be empty");
+        assertThatThrownBy(() -> Cerberus.builder().connectTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("connect timeout must be positive");
+        assertThatThrownBy(() -> Cerberus.builder().defaultLease(Duration.ofDays(400))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 365 days");
+    }
+
+    @Test
+    void engineNamesFollowTheirSchemes() {
+        try (Cerberus cerberus = Cerberus.builder().engine("mem:one").engine("mem:two").build()) {
+            assertThat(cerberus.currentEngine()).isEqualTo("mem");
+            assertThat(cerberus.currentEngineUri()).isEqualTo("mem:one");
+        }
+    }
+
+    @Test
+    void namespacesKeepLocksApart() {
+        try (Cerberus a = Cerberus.builder().engine("mem:ns").namespace("a").build();
+                Cerberus b = Cerberus.builder().engine("mem:ns").namespace("b").build()) {
+            a.lock("same").lock();
+            assertThat(b.lock("same").tryLock()).isTrue();
+            b.lock("same").unlock();
+            a.lock("same").unlock();
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.cerberus.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.Lease;
+import io.cerberus.LockLostException;
+import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
+import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class LeaseRenewerTest {
+    private static final double SCALE = Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1"));
+    private static final Duration LEASE = Duration.ofMillis(300);
+
+    private final List<Cerberus> clients = new ArrayList<>();
+
+    private Cerberus client() {
+        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(LEASE).build();
+        clients.add(cerberus);
+        return cerberus;
+    }
+
+    private static long bound(long millis) {
+        return (long) (millis * SCALE);
+    }
+
+    @AfterEach
+    void close() {
+        clients.forEach(Cerberus::close);
+    }
+
+    @Test
+    void manyHeldLocksShareRenewalRoundTrips() throws Exception {
+        Cerberus cerberus = client();
+        Scripted engine = ScriptedEngineProvider.last;
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            leases.add(cerberus.lock("held-" + i).acquire(Duration.ZERO));
+        }
+        long until = System.nanoTime() + LEASE.multipliedBy(3).toNanos();
+        CountDownLatch never = new CountDownLatch(1);
+        never.await(until - System.nanoTime(), TimeUnit.NANOSECONDS); // let three lease periods pass
+        assertThat(leases).allMatch(Lease::isValid);
+        assertThat(engine.renewedHolds.get()).as("holds renewed").isGreaterThanOrEqualTo(1000 * 3);
+        assertThat(engine.renewCalls.get()).as("renewal calls for 1000 locks over three lease periods").isLessThan(100);
+        leases.forEach(Lease::close);
+    }
+
+    @Test
+    void refusedRenewalLosesTheLeaseAtOnce() throws Exception {
+        DistributedLock lock = client().lock("refused");
+        Scripted engine = ScriptedEngineProvider.last;
+        lock.lock();
+        CountDownLatch told = new CountDownLatch(1);
+        lock.lease().onLost((lease, reason) -> told.countDown());
+        engine.renewals = RenewalMode.REFUSE;
+        assertThat(told.await(bound(LEASE.toMillis()), TimeUnit.MILLISECONDS)).as("listener told within a lease").isTrue();
+        assertThat(lock.lease().isValid()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'refused'").hasMessageContaining("refused to renew");
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void unreachableEngineLosesTheLeaseOnlyWhenItRunsOut() throws Exception {
+        DistributedLock lock = client().lock("unreachable");
+        Scripted engine = ScriptedEngineProvider.last;
+        lock.lock();
+        AtomicLong lostAt = new AtomicLong();
+        CountDownLatch told = new CountDownLatch(1);
+        lock.lease().onLost((lease, reason) -> {
+            lostAt.set(System.nanoTime());
+            told.countDown();
+        });
+        long failingFrom = System.nanoTime();
+        engine.renewals = RenewalMode.UNREACHABLE;
+        assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(lostAt.get() - failingFrom))
+                .as("not given up before the lease could have run out")
+                .isGreaterThanOrEqualTo(LEASE.dividedBy(3));
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("could not be reached");
+    }
+
+    @Test
+    void unlockWaitsForARenewalInFlight() throws Exception {
+        DistributedLock lock = client().lock("in-flight");
+        Scripted engine = ScriptedEngineProvider.last;
+        CountDownLatch entered = new CountDownLatch(1);
+        engine.renewalEntered.set(entered);
+        lock.lock();
+        assertThat(entered.await(bound(2000), TimeUnit.MILLISECONDS)).as("a renewal started").isTrue();
+        Thread owner = Thread.currentThread();
+        Thread releaser = new Thread(engine.releaseRenewal::countDown);
+        // the owner's unlock must block until the renewal returns; let it go from another thread
+        // once the owner is seen blocked
+        Thread watcher = new Thread(() -> {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(5000));
+            while (owner.getState() != Thread.State.WAITING && owner.getState() != Thread.State.TIMED_WAITING
+                    && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            releaser.start();
+        });
+        watcher.start();
+        lock.unlock();
+        watcher.join();
+        releaser.join();
+        assertThat(engine.releaseRenewal.getCount()).as("unlock returned only after the renewal was let go").isZero();
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+}

@@ -1,0 +1,130 @@
+package io.cerberus.local;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Test engine {@code scripted:NAME}: a mem: store whose renewals a test can refuse, fail or hold
+ * up, and count. The last opened engine is {@link #last}.
+ */
+public final class ScriptedEngineProvider implements EngineProvider {
+    /** The engine opened last. */
+    public static volatile Scripted last;
+
+    /** What renewals do. */
+    public enum RenewalMode { NORMAL, REFUSE, UNREACHABLE }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("scripted");
+    }
+
+    @Override
+    public Set<Capability> capabilities(String scheme) {
+        return MemoryEngineProvider.CAPABILITIES;
+    }
+
+    @Override
+    public LockEngine open(EngineContext context) {
+        String store = context.uri().substring("scripted:".length());
+        Scripted engine = new Scripted(context.uri(), MemoryStore.named("scripted-" + store));
+        last = engine;
+        return engine;
+    }
+
+    /** The scriptable engine. */
+    public static final class Scripted implements LockEngine {
+        private final MemoryEngine inner;
+        /** What renewals do now. */
+        public volatile RenewalMode renewals = RenewalMode.NORMAL;
+        /** renewAll calls. */
+        public final AtomicInteger renewCalls = new AtomicInteger();
+        /** Holds renewed, summed over calls. */
+        public final AtomicInteger renewedHolds = new AtomicInteger();
+        /** When set, a renewal counts this down on entry and then waits for {@link #releaseRenewal}. */
+        public final AtomicReference<CountDownLatch> renewalEntered = new AtomicReference<>();
+        /** Lets a held-up renewal finish. */
+        public final CountDownLatch releaseRenewal = new CountDownLatch(1);
+
+        Scripted(String uri, MemoryStore store) {
+            this.inner = new MemoryEngine(uri, store);
+        }
+
+        @Override
+        public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
+            renewCalls.incrementAndGet();
+            CountDownLatch entered = renewalEntered.getAndSet(null);
+            if (entered != null) {
+                entered.countDown();
+                try {
+                    releaseRenewal.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            switch (renewals) {
+                case REFUSE:
+                    return Set.copyOf(attempts);
+                case UNREACHABLE:
+                    throw new EngineUnavailableException("scripted engine unreachable", null);
+                default:
+                    renewedHolds.addAndGet(attempts.size());
+                    return LockEngine.super.renewAll(attempts);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return inner.describe();
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            return inner.capabilities();
+        }
+
+        @Override
+        public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
+            return inner.tryAcquire(attempt);
+        }
+
+        @Override
+        public void awaitChange(Acquisition attempt, java.time.Duration max) throws InterruptedException {
+            inner.awaitChange(attempt, max);
+        }
+
+        @Override
+        public void abandon(Acquisition attempt) {
+            inner.abandon(attempt);
+        }
+
+        @Override
+        public boolean renew(Acquisition attempt) {
+            return inner.renew(attempt);
+        }
+
+        @Override
+        public boolean release(Acquisition attempt) {
+            return inner.release(attempt);
+        }
+
+        @Override
+        public boolean isLocked(io.cerberus.spi.LockKey key) {
+            return inner.isLocked(key);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+}

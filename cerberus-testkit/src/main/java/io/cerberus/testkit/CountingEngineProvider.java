@@ -1,0 +1,142 @@
+package io.cerberus.testkit;
+
+import io.cerberus.Capability;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Serves {@code counting:<inner URI>}: the inner engine, with every call the core makes counted, so
+ * a test can bound what a waiter sends (no polling storm) or prove that reentry sends nothing.
+ * Counts what the core asks of the engine; engine modules bound their own wire traffic in their
+ * own tests.
+ */
+public final class CountingEngineProvider implements EngineProvider {
+    private static final AtomicReference<Counting> LAST = new AtomicReference<>();
+
+    /** For {@link java.util.ServiceLoader}. */
+    public CountingEngineProvider() {
+    }
+
+    /** @return the counting engine opened last in this JVM */
+    public static Counting lastOpened() {
+        Counting counting = LAST.get();
+        if (counting == null) {
+            throw new IllegalStateException("no counting: engine was opened");
+        }
+        return counting;
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("counting");
+    }
+
+    @Override
+    public Set<Capability> capabilities(String scheme) {
+        return Set.of();
+    }
+
+    @Override
+    public LockEngine open(EngineContext context) {
+        String inner = context.uri().substring("counting:".length());
+        Counting counting = new Counting(Engines.open(inner, context.connectTimeout()));
+        LAST.set(counting);
+        return counting;
+    }
+
+    /** The counting wrapper. */
+    public static final class Counting implements LockEngine {
+        private final LockEngine inner;
+        private final AtomicLong calls = new AtomicLong();
+        private final AtomicLong tryAcquires = new AtomicLong();
+
+        Counting(LockEngine inner) {
+            this.inner = inner;
+        }
+
+        /** @return every call made to the engine so far */
+        public long calls() {
+            return calls.get();
+        }
+
+        /** @return the tryAcquire calls so far */
+        public long tryAcquires() {
+            return tryAcquires.get();
+        }
+
+        @Override
+        public String describe() {
+            return "counting:" + inner.describe();
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            return inner.capabilities();
+        }
+
+        @Override
+        public AcquireResult tryAcquire(Acquisition attempt) {
+            calls.incrementAndGet();
+            tryAcquires.incrementAndGet();
+            return inner.tryAcquire(attempt);
+        }
+
+        @Override
+        public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+            calls.incrementAndGet();
+            inner.awaitChange(attempt, max);
+        }
+
+        @Override
+        public void abandon(Acquisition attempt) {
+            calls.incrementAndGet();
+            inner.abandon(attempt);
+        }
+
+        @Override
+        public boolean renew(Acquisition attempt) {
+            calls.incrementAndGet();
+            return inner.renew(attempt);
+        }
+
+        @Override
+        public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
+            calls.incrementAndGet();
+            return inner.renewAll(attempts);
+        }
+
+        @Override
+        public boolean release(Acquisition attempt) {
+            calls.incrementAndGet();
+            return inner.release(attempt);
+        }
+
+        @Override
+        public boolean isLocked(LockKey key) {
+            calls.incrementAndGet();
+            return inner.isLocked(key);
+        }
+
+        @Override
+        public List<LockInfo> inspect(String namespace, String prefix) {
+            calls.incrementAndGet();
+            return inner.inspect(namespace, prefix);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+}

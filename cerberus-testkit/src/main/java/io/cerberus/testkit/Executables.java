@@ -1,0 +1,49 @@
+package io.cerberus.testkit;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/** Finds the server programs engine tests need, and fails with install instructions when missing. */
+public final class Executables {
+    private static final List<String> EXTRA_DIRS = List.of("/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin",
+            "/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin");
+
+    private Executables() {
+    }
+
+    /**
+     * @param program a program name such as {@code redis-server}
+     * @return its path, if found on the PATH or in the usual server directories
+     */
+    public static Optional<Path> find(String program) {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String dir : path.split(File.pathSeparator)) {
+            Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
+            if (Files.isExecutable(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        for (String dir : EXTRA_DIRS) {
+            Path candidate = Path.of(dir, program);
+            if (Files.isExecutable(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * @param program a program name
+     * @param debianPackage the Debian package that provides it
+     * @return its path
+     * @throws AssertionError saying how to install it, if it is missing
+     */
+    public static Path require(String program, String debianPackage) {
+        return find(program).orElseThrow(() -> new AssertionError(program + " is needed by this test but was not found;"
+                + " install it with: apt-get install -y " + debianPackage + " (or run ./test-all, which installs"
+                + " every server the tests need)"));
+    }
+}

@@ -1,0 +1,235 @@
+package io.cerberus.testkit;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A process started by a test: a child JVM holding a lock, or a real server. Its standard output is
+ * read line by line (to synchronise on what it prints, with deadlines), its standard error goes to
+ * a log file shown in failure messages. Signals are sent with {@code kill}, so a test can pause
+ * ({@code SIGSTOP}), resume and kill it. Closing kills it.
+ */
+public final class ManagedProcess implements AutoCloseable {
+    private static final String EOF = "\u0000eof";
+
+    private final String name;
+    private final Process process;
+    private final Path stderrLog;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final List<String> seen = new ArrayList<>();
+    private final Writer stdin;
+
+    private ManagedProcess(String name, Process process, Path stderrLog) {
+        this.name = name;
+        this.process = process;
+        this.stderrLog = stderrLog;
+        this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        Thread reader = new Thread(this::pump, "stdout-of-" + name);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /**
+     * Starts a process.
+     *
+     * @param name a short name for messages and the log file
+     * @param command the command and its arguments
+     * @return the running process
+     */
+    public static ManagedProcess start(String name, List<String> command) {
+        try {
+            Path log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
+            Process process = new ProcessBuilder(command)
+                    .redirectError(log.toFile())
+                    .start();
+            return new ManagedProcess(name, process, log);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start " + name + ": " + String.join(" ", command), e);
+        }
+    }
+
+    /**
+     * Starts a class's {@code main} in a child JVM with this JVM's class path.
+     *
+     * @param mainClass the class
+     * @param args its arguments
+     * @return the running child
+     */
+    public static ManagedProcess startJava(Class<?> mainClass, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xmx128m");
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-Xshare:auto");
+        command.add("-D" + TestTimes.SCALE_PROPERTY + "=" + TestTimes.scale());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(mainClass.getName());
+        command.addAll(List.of(args));
+        return start(mainClass.getSimpleName(), command);
+    }
+
+    private void pump() {
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                lines.add(line);
+            }
+        } catch (IOException e) {
+            // the process ended; EOF below tells the readers
+        } finally {
+            lines.add(EOF);
+        }
+    }
+
+    /** @return the operating-system process id */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** @return whether the process is running */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /**
+     * Waits for a line of standard output that starts with {@code prefix}; earlier lines are
+     * skipped (and kept for messages).
+     *
+     * @param prefix the start of the awaited line
+     * @param timeout the deadline
+     * @return the whole line
+     * @throws AssertionError if the deadline passes or the process ends first
+     */
+    public String awaitLine(String prefix, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                String line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : null;
+                if (line == null) {
+                    throw new AssertionError(name + " printed no line starting with '" + prefix + "' within "
+                            + timeout.toMillis() + "ms" + diagnostics());
+                }
+                if (line.equals(EOF)) {
+                    lines.add(EOF);
+                    throw new AssertionError(name + " ended before printing a line starting with '" + prefix + "'" + diagnostics());
+                }
+                seen.add(line);
+                if (line.startsWith(prefix)) {
+                    return line;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + name, e);
+        }
+    }
+
+    /**
+     * Sends one line to the process's standard input.
+     *
+     * @param line the line, without the line break
+     */
+    public void send(String line) {
+        try {
+            stdin.write(line + "\n");
+            stdin.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write to " + name + diagnostics(), e);
+        }
+    }
+
+    /**
+     * Sends a signal with {@code kill}.
+     *
+     * @param signal the signal name without {@code SIG}: {@code STOP}, {@code CONT}, {@code KILL}, {@code TERM}
+     */
+    public void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new AssertionError("kill -" + signal + " " + pid() + " failed: "
+                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not run kill", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted sending " + signal, e);
+        }
+    }
+
+    /**
+     * Kills the process with SIGKILL and waits until it is gone.
+     *
+     * @param timeout how long to wait for it to disappear
+     */
+    public void kill(Duration timeout) {
+        process.destroyForcibly();
+        awaitExit(timeout);
+    }
+
+    /**
+     * Waits for the process to end.
+     *
+     * @param timeout the deadline
+     * @return its exit code
+     */
+    public int awaitExit(Duration timeout) {
+        try {
+            if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new AssertionError(name + " did not end within " + timeout.toMillis() + "ms" + diagnostics());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + name + " to end", e);
+        }
+    }
+
+    /** @return the lines read so far and the standard error, for failure messages */
+    public String diagnostics() {
+        String stderr;
+        try {
+            stderr = Files.readString(stderrLog, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            stderr = "(unreadable: " + e + ")";
+        }
+        if (stderr.length() > 4000) {
+            stderr = "..." + stderr.substring(stderr.length() - 4000);
+        }
+        return "\n  stdout so far: " + seen + "\n  stderr (" + stderrLog + "):\n" + stderr;
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            signal("CONT");
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            Files.deleteIfExists(stderrLog);
+        } catch (IOException e) {
+            // a temp file; the OS cleans it up
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * Test support for engine modules: the conformance suite every engine passes against its real
+ * server ({@link io.cerberus.testkit.AbstractLockEngineConformanceTest},
+ * {@link io.cerberus.testkit.AbstractMultiProcessConformanceTest}), child JVMs that hold locks,
+ * and helpers to run real servers on free loopback ports.
+ */
+package io.cerberus.testkit;
