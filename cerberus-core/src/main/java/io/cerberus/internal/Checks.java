@@ -107,7 +107,8 @@ public final class Checks {
     public static Duration leaseTime(Duration lease) {
         positive("lease time", lease);
         if (lease.compareTo(MAX_LEASE) > 0) {
-            throw new IllegalArgumentException("lease time must be at most 365 days, was " + format(lease));
+            // Duration.toString, since format() would overflow on absurd leases
+            throw new IllegalArgumentException("lease time must be at most 365 days, was " + lease);
         }
         if (lease.toMillis() < 1) {
             throw new IllegalArgumentException("lease time must be at least 1ms, was " + lease.toNanos() + "ns");
@@ -131,14 +132,26 @@ public final class Checks {
      * @param what what the amount is ("wait time", "lease time")
      * @param amount the amount
      * @param unit its unit
-     * @return the amount as a duration
+     * @return the amount in nanoseconds, saturated at {@link Long#MAX_VALUE} (about 292 years)
      */
-    public static Duration duration(String what, long amount, TimeUnit unit) {
+    public static long nanos(String what, long amount, TimeUnit unit) {
         notNull("time unit", unit);
         if (amount < 0) {
             throw new IllegalArgumentException(what + " must not be negative, was " + amount + " " + unit.name().toLowerCase(Locale.ROOT));
         }
-        return Duration.of(amount, unit.toChronoUnit());
+        return unit.toNanos(amount);
+    }
+
+    /**
+     * @param d a non-negative duration
+     * @return its nanoseconds, saturated at {@link Long#MAX_VALUE}
+     */
+    public static long nanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /**

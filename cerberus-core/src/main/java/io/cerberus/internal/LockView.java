@@ -69,15 +69,14 @@ final class LockView implements DistributedLock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        Duration wait = Checks.duration("wait time", time, unit);
-        return client.lockForThread(this, client.defaultLease(), true, wait.toNanos(), true);
+        return client.lockForThread(this, client.defaultLease(), true, Checks.nanos("wait time", time, unit), true);
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        Duration wait = Checks.duration("wait time", waitTime, unit);
-        Duration lease = Checks.leaseTime(Checks.duration("lease time", leaseTime, unit));
-        return client.lockForThread(this, lease, false, wait.toNanos(), true);
+        long waitNanos = Checks.nanos("wait time", waitTime, unit);
+        Duration lease = Checks.leaseTime(Duration.ofNanos(Checks.nanos("lease time", leaseTime, unit)));
+        return client.lockForThread(this, lease, false, waitNanos, true);
     }
 
     @Override
@@ -96,7 +95,7 @@ final class LockView implements DistributedLock {
     }
 
     private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
-        Holding holding = client.acquire(this, lease, renewed, wait.toNanos(), true, false);
+        Holding holding = client.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
         if (holding == null) {
             throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Checks.format(wait)
                     + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
@@ -107,7 +106,7 @@ final class LockView implements DistributedLock {
 
     @Override
     public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-        return Optional.ofNullable(client.acquire(this, client.defaultLease(), true, Checks.waitTime(wait).toNanos(), true, false));
+        return Optional.ofNullable(client.acquire(this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
     }
 
     @Override

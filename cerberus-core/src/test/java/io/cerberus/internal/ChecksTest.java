@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.Lease;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class ChecksTest {
@@ -47,6 +50,19 @@ class ChecksTest {
         try (Cerberus cerberus = Cerberus.builder().engine("mem:one").engine("mem:two").build()) {
             assertThat(cerberus.currentEngine()).isEqualTo("mem");
             assertThat(cerberus.currentEngineUri()).isEqualTo("mem:one");
+        }
+    }
+
+    @Test
+    void hugeWaitTimesMeanForeverAndHugeLeasesAreRefused() throws Exception {
+        try (Cerberus cerberus = Cerberus.connect("mem:huge")) {
+            DistributedLock lock = cerberus.lock("huge");
+            assertThat(lock.tryLock(Long.MAX_VALUE, TimeUnit.DAYS)).isTrue();
+            lock.unlock();
+            assertThat(lock.tryAcquire(Duration.ofSeconds(Long.MAX_VALUE))).isPresent().get()
+                    .satisfies(Lease::close);
+            assertThatThrownBy(() -> lock.tryLock(0, Long.MAX_VALUE, TimeUnit.DAYS)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lease time must be at most 365 days");
         }
     }
 
