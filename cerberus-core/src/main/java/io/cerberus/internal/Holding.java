@@ -39,7 +39,8 @@ final class Holding implements Lease {
     private final boolean expires;
 
     final ReentrantLock stateLock = new ReentrantLock();
-    private State state = State.HELD;
+    /** Written under stateLock; read without it so isValid() never waits for a renewal round trip. */
+    private volatile State state = State.HELD;
     private LockLostException lostReason;
     private volatile long validUntilNanos;
     private final List<LeaseLossListener> listeners = new ArrayList<>();
@@ -78,12 +79,7 @@ final class Holding implements Lease {
 
     @Override
     public boolean isValid() {
-        stateLock.lock();
-        try {
-            return state == State.HELD && !localLeaseOver();
-        } finally {
-            stateLock.unlock();
-        }
+        return state == State.HELD && !localLeaseOver();
     }
 
     @Override
