@@ -218,7 +218,12 @@ public final class ManagedProcess implements AutoCloseable {
     @Override
     public void close() {
         if (process.isAlive()) {
-            signal("CONT");
+            // a stopped process must be continued to die; it may also have ended since the check
+            try {
+                signal("CONT");
+            } catch (AssertionError ended) {
+                // nothing to continue
+            }
             process.destroyForcibly();
             try {
                 process.waitFor(10, TimeUnit.SECONDS);
