@@ -32,6 +32,8 @@ import picocli.CommandLine.Spec;
  * selling if its input ends first (the demo is gone).
  */
 @Command(name = "demo-worker", hidden = true,
+        mixinStandardHelpOptions = true,
+        versionProvider = CerberusCommand.Version.class,
         description = "One service instance of 'cerberus demo' (started by the demo; not meant to be run by hand).")
 final class DemoWorkerCommand implements Callable<Integer> {
     /** The lock every purchase of the demo takes. */
