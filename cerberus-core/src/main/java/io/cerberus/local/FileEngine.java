@@ -51,18 +51,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  *
  * <p><b>Costs.</b> An uncontended acquisition is a mutex lock, a lock, an 8-byte read and one
- * small write, unlock of the mutex: microseconds, no fsync (so fencing tokens survive process
- * crashes, not a machine crash). A release is a one-byte write and an unlock. Waiting for a holder
- * in this JVM is woken by its release; waiting for another process cannot be woken (the OS tells
- * nothing), so waiters retry with a capped, jittered backoff (2 ms doubling to 100 ms): at most
- * about ten attempts a second per waiter, and up to ~0.1 s of latency after a release by another
- * process. The OS locks are not fair, so neither is this engine. {@code isLocked} and
- * {@code inspect} probe with a lock taken and dropped under the counter mutex, so they never make
- * another process's attempt fail.
+ * small write, unlock of the mutex; a release is a one-byte write and two unlocks. Reads and writes
+ * are handed to the channel's I/O thread, so a lock and unlock take some tens of microseconds. No
+ * fsync: fencing tokens survive process crashes; a new or recreated file starts its counter at the
+ * current time in microseconds, so they also keep increasing when a file is lost (see
+ * {@link FileLockFile}). Waiting for a holder in this JVM is woken by its release; waiting for
+ * another process cannot be woken (the OS tells nothing), so waiters retry with a capped, jittered
+ * backoff (2 ms doubling to 100 ms): at most about ten attempts a second per waiter, and up to
+ * ~0.1 s of latency after a release by another process. The OS locks are not fair, so neither is
+ * this engine. {@code isLocked} and {@code inspect} probe with a lock taken and dropped under the
+ * counter mutex, so they never make another process's attempt fail.
  *
  * <p><b>Limits.</b> Two copies of this class in one JVM (two class loaders) do not share the
- * registry: they exclude each other, but a copy closing its channel drops the other's locks. So do
- * other code in the JVM that opens the lock files. Network file systems may not support the locks.
+ * registry: they exclude each other, but a copy closing its channel drops the other's locks. The
+ * same happens when other code in the JVM opens and closes a lock file, or when one directory is
+ * reached through two real paths (a bind mount). A lock file deleted while in use (by hand, or a cleaner of
+ * {@code /tmp}) splits its lock in two: keep long-lived lock directories out of cleaned places.
+ * Network file systems may not support the locks.
  */
 final class FileEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(FileEngine.class.getName());

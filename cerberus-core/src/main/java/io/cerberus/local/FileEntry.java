@@ -133,7 +133,7 @@ final class FileEntry {
                 }
             }
             try {
-                long fence = file.readCounter() + 1;
+                long fence = FileLockFile.nextFence(file.readCounter());
                 if (shared) {
                     file.writeCounter(fence);
                 } else {

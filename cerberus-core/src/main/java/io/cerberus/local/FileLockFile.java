@@ -15,6 +15,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
@@ -29,13 +30,18 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Layout (big-endian):
  * <pre>
- * [0, 8)        fencing counter: the last fencing token issued for this lock
+ * [0, 8)        fencing counter: the last fencing token issued for this lock (0: none yet)
  * [8, 16)       magic "CRBLOCK1"
  * [16, 1040)    record of the last exclusive holder: mode (1 byte, 0 = none), fencing token (8),
  *               holder length (2), holder description in UTF-8 (at most 1013 bytes)
  * [1040, 3088)  identity: namespace length (2) and UTF-8, name length (2) and UTF-8
  * </pre>
- * The operating-system locks are byte-range locks independent of the contents: byte 0 is the lock
+ * A new file's first token is the current time in microseconds since the epoch, not 1: tokens then
+ * keep increasing when the file is lost and made again (a reboot that empties {@code /tmp}, a
+ * cleaner), as long as the lock was taken fewer than a million times a second on average and the
+ * clock is not set back; a protected resource that remembers the last token still accepts them.
+ *
+ * <p>The operating-system locks are byte-range locks independent of the contents: byte 0 is the lock
  * itself (exclusive for exclusive and write holds, shared for reads), byte 1 is the counter mutex,
  * held exclusively for the few microseconds of an acquisition (counter and record updates) or of
  * an inspection. A lock region past the end of the file is fine for POSIX record locks.
@@ -173,6 +179,18 @@ final class FileLockFile implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(8);
         read(buffer, COUNTER_OFFSET);
         return buffer.position() == 8 ? buffer.flip().getLong() : 0;
+    }
+
+    /**
+     * @param last the counter as read
+     * @return the next fencing token
+     */
+    static long nextFence(long last) {
+        if (last > 0) {
+            return last + 1;
+        }
+        Instant now = Instant.now();
+        return Math.max(1, Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000L), now.getNano() / 1000));
     }
 
     /** Writes the fencing counter alone (a read acquisition). */

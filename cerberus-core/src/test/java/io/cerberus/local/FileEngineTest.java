@@ -20,8 +20,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,7 +40,7 @@ class FileEngineTest {
     }
 
     private static Acquisition attempt(String name, LockMode mode) {
-        return new Acquisition(new LockKey("default", name), mode, java.util.UUID.randomUUID().toString().replace("-", ""),
+        return new Acquisition(new LockKey("default", name), mode, UUID.randomUUID().toString().replace("-", ""),
                 "test holder", Duration.ofSeconds(30));
     }
 
@@ -96,6 +99,22 @@ class FileEngineTest {
             try (Lease write = b.readWriteLock("rw").writeLock().acquire(Duration.ZERO)) {
                 assertThat(write.fencingToken()).isGreaterThan(secondRead.fencingToken());
                 assertThat(a.readWriteLock("rw").readLock().tryAcquire(Duration.ofMillis(20))).as("read while written").isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void fencesKeepIncreasingWhenALockFileIsLost() throws Exception {
+        long before = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+        try (Cerberus cerberus = Cerberus.connect("file:" + root)) {
+            long first;
+            try (Lease lease = cerberus.lock("lost").acquire(Duration.ZERO)) {
+                first = lease.fencingToken();
+            }
+            assertThat(first).as("a new file starts at the clock, in microseconds").isGreaterThanOrEqualTo(before);
+            Files.delete(root.resolve("default.lost.lock")); // a reboot or cleaner emptying the directory
+            try (Lease lease = cerberus.lock("lost").acquire(Duration.ZERO)) {
+                assertThat(lease.fencingToken()).isGreaterThan(first);
             }
         }
     }
