@@ -34,10 +34,10 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
         description = {
-            "STOCK items in a shared file, two service instances (two processes) with BUYERS buyer"
-                    + " threads each, all buying for SECONDS. Each purchase reads the stock, checks the payment (~1ms)"
-                    + " and writes the stock back, under the lock 'flash-sale:stock'. With --no-lock the same sale"
-                    + " oversells.",
+            "STOCK items in a shared file, two service instances (two processes) with BUYERS buyer threads"
+                    + " each, all clicking buy every 1-3ms for SECONDS. Each purchase reads the stock, checks the"
+                    + " payment (~1ms) and writes the stock back, under the lock 'flash-sale:stock'. With --no-lock"
+                    + " the same sale oversells.",
             "",
             "The engine must be shared by processes (not mem:). Without --engine or $CERBERUS_ENGINE the demo uses"
                     + " an embedded file: engine in its own temporary directory, deleted at the end."},

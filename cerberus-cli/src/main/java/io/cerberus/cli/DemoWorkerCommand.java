@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -111,7 +112,11 @@ final class DemoWorkerCommand implements Callable<Integer> {
         }
     }
 
-    /** One buyer: purchase after purchase until the sale ends; under the lock unless there is none. */
+    /**
+     * One buyer: tries to buy every 1-3 ms until the sale ends, each purchase under the lock unless
+     * there is none. The pause also gives the other instance its chances at the lock: file: locks are
+     * not fair, and threads that retried at once would keep it inside one process.
+     */
     private static void buy(StockFile stock, DistributedLock lock, boolean fencing, long saleEnds, LongAdder sold,
             AtomicLong lastFence) throws InterruptedException {
         long left;
@@ -120,20 +125,22 @@ final class DemoWorkerCommand implements Callable<Integer> {
                 if (stock.trySell()) {
                     sold.increment();
                 }
-                continue;
-            }
-            Optional<Lease> acquired = lock.tryAcquire(Duration.ofNanos(left));
-            if (acquired.isEmpty()) {
-                return;
-            }
-            try (Lease lease = acquired.get()) {
-                if (stock.trySell()) {
-                    sold.increment();
-                    if (fencing) {
-                        lastFence.accumulateAndGet(lease.fencingToken(), Math::max);
+            } else {
+                Optional<Lease> acquired = lock.tryAcquire(Duration.ofNanos(left));
+                if (acquired.isEmpty()) {
+                    return;
+                }
+                try (Lease lease = acquired.get()) {
+                    if (stock.trySell()) {
+                        sold.increment();
+                        if (fencing) {
+                            lastFence.accumulateAndGet(lease.fencingToken(), Math::max);
+                        }
                     }
                 }
             }
+            // the buyer clicks "buy" again a moment later
+            Thread.sleep(ThreadLocalRandom.current().nextInt(1, 4));
         }
     }
 }
