@@ -1,0 +1,64 @@
+package io.cerberus.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Locale;
+import java.util.logging.ConsoleHandler;
+import java.util.logging.Formatter;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * Routes the library's {@link System.Logger} output (java.util.logging by default) to standard
+ * error as one line per record, warnings and worse only, so a routine run prints nothing but its
+ * own output. {@code --verbose} lowers the level to INFO and adds stack traces.
+ */
+final class CliLogging {
+    private static volatile boolean verbose;
+
+    private CliLogging() {
+    }
+
+    /** Replaces the JDK's default console logging; call once, first thing in {@code main}. */
+    static void configure() {
+        LogManager.getLogManager().reset();
+        Logger root = Logger.getLogger("");
+        ConsoleHandler handler = new ConsoleHandler();
+        handler.setLevel(Level.ALL);
+        handler.setFormatter(new OneLine());
+        root.addHandler(handler);
+        root.setLevel(Level.WARNING);
+    }
+
+    /** Shows INFO records and stack traces from now on. */
+    static void beVerbose() {
+        verbose = true;
+        Logger.getLogger("").setLevel(Level.INFO);
+    }
+
+    /** @return whether {@code --verbose} was given */
+    static boolean isVerbose() {
+        return verbose;
+    }
+
+    private static final class OneLine extends Formatter {
+        @Override
+        public String format(LogRecord record) {
+            StringBuilder line = new StringBuilder("cerberus: ")
+                    .append(record.getLevel().getName().toLowerCase(Locale.ROOT))
+                    .append(": ")
+                    .append(formatMessage(record));
+            Throwable thrown = record.getThrown();
+            if (thrown != null && verbose) {
+                StringWriter trace = new StringWriter();
+                thrown.printStackTrace(new PrintWriter(trace));
+                line.append(System.lineSeparator()).append(trace.toString().stripTrailing());
+            } else if (thrown != null) {
+                line.append(": ").append(thrown.getMessage());
+            }
+            return line.append(System.lineSeparator()).toString();
+        }
+    }
+}

@@ -1,0 +1,217 @@
+package io.cerberus.cli;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LockInfo;
+import io.cerberus.LockLostException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code cerberus exec}: runs a command while holding a lock, a {@code flock(1)} that works across
+ * processes and, with a networked engine, across machines. Meant for cron jobs and deploy steps
+ * that must never run twice at once.
+ *
+ * <p>Order of events: check the command exists (no lock taken for a typo), take the lock (once,
+ * or waiting up to {@code --wait}), start the command with the lock's name and fencing token in
+ * its environment, wait for it while forwarding SIGTERM/SIGINT/SIGHUP, release the lock, exit with
+ * the command's status.
+ */
+@Command(name = "exec",
+        header = "Runs a command while holding a lock, so that it never runs twice at once (flock for many machines).",
+        mixinStandardHelpOptions = true,
+        versionProvider = CerberusCommand.Version.class,
+        customSynopsis = {"cerberus exec --name=NAME [--wait=DURATION] [--lease=DURATION]",
+            "              [--engine=URI] [--namespace=NS] [--verbose] [--] CMD [ARG...]"},
+        description = {
+            "Takes lock NAME (waiting up to --wait), runs CMD, and releases the lock when CMD ends. If the lock"
+                    + " stays busy, CMD is not run and cerberus exits with 75. Meant for cron jobs and deploy steps"
+                    + " that must never overlap, on one machine (file:) or many (a server engine).",
+            "",
+            "The command inherits standard input, output and error, and gets CERBERUS_LOCK_NAME and (on engines"
+                    + " with fencing tokens) CERBERUS_FENCING_TOKEN in its environment. SIGTERM, SIGINT and SIGHUP"
+                    + " sent to cerberus are passed on to it; cerberus then waits for it, releases the lock and exits"
+                    + " with its status.",
+            "",
+            "If cerberus is killed (even with SIGKILL) the engine frees the lock (file: at once, lease engines"
+                    + " after --lease), and on Linux the command is killed with it: it is started through"
+                    + " 'setpriv --pdeathsig KILL' when /usr/bin/setpriv supports it, so it never runs on without"
+                    + " its lock. Processes the command started itself are not covered.",
+            "",
+            "If the lock is lost while the command runs (its lease ran out: cerberus was paused or cut off from"
+                    + " the engine), cerberus prints a warning to stderr and lets the command finish; another"
+                    + " holder may start meanwhile. The exit code is still the command's."},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "N:the command's own exit code",
+            "128+N:the command died of signal N, or cerberus got signal N before starting it",
+            ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE,
+            "75:the lock is held by someone else (stderr says who, if the engine can tell); the command was not run",
+            "126:the command was found but cannot be executed",
+            "127:the command was not found, or could not be started"},
+        footer = {"", "Example: cerberus exec --name nightly-report --wait 10s -- ./report.sh --full"})
+final class ExecCommand implements Callable<Integer> {
+    /** The environment variable that gives the command the lock's name. */
+    static final String LOCK_NAME_ENV = "CERBERUS_LOCK_NAME";
+    /** The environment variable that gives the command the fencing token of its hold. */
+    static final String FENCING_TOKEN_ENV = "CERBERUS_FENCING_TOKEN";
+    private static final Duration SHORTEST_LEASE = Duration.ofMillis(100);
+
+    @Mixin
+    private EngineOptions engine;
+
+    @Option(names = "--name", required = true, paramLabel = "NAME", description = "Name of the lock to hold while the command runs.")
+    private String name;
+
+    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
+            description = "How long to wait for a busy lock: 500ms, 10s, 2m, 1h. Default: 0 (try once).")
+    private Duration wait;
+
+    @Option(names = "--lease", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
+            description = "How long the engine keeps the lock if cerberus stops renewing it (killed, paused, cut off);"
+                    + " renewed every lease/3 while the command runs, so the command may run longer. At least 100ms."
+                    + " Session-bound engines (file:) free it at once when cerberus dies. Default: 30s.")
+    private Duration lease;
+
+    @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments, after --.")
+    private List<String> command;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        if (lease.compareTo(SHORTEST_LEASE) < 0) {
+            throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            CommandLauncher.checkRunnable(command.get(0));
+        } catch (CommandLauncher.CannotRun e) {
+            return fail(err, e.getMessage(), e.exitCode());
+        }
+        boolean dieWithParent = CommandLauncher.canDieWithParent();
+        SignalForwarder signals = SignalForwarder.install(Thread.currentThread());
+        try (Cerberus cerberus = engine.connect(engine.engineUri(), lease)) {
+            Optional<Lease> acquired;
+            try {
+                acquired = cerberus.lock(name).tryAcquire(wait);
+            } catch (InterruptedException e) {
+                return stoppedBeforeStart(err, signals);
+            }
+            if (acquired.isEmpty()) {
+                return fail(err, "lock '" + name + "' is busy, " + holderOf(cerberus) + "; the command was not run"
+                        + (wait.isZero() ? " (use --wait to wait for it)" : " (waited " + Durations.format(wait) + ")"), ExitCodes.LOCK_BUSY);
+            }
+            Lease held = acquired.get();
+            AtomicBoolean lossReported = new AtomicBoolean();
+            held.onLost((lost, reason) -> warnLost(err, reason, lossReported));
+            try {
+                return runCommand(err, signals, environment(cerberus, held), dieWithParent);
+            } finally {
+                release(err, held, lossReported);
+            }
+        }
+    }
+
+    private int runCommand(PrintWriter err, SignalForwarder signals, Map<String, String> environment, boolean dieWithParent) {
+        Process child;
+        try {
+            child = signals.start(CommandLauncher.builder(command, environment, dieWithParent));
+        } catch (IOException e) {
+            return fail(err, "cannot start " + command.get(0) + ": " + e.getMessage(), ExitCodes.COMMAND_NOT_FOUND);
+        }
+        if (child == null) {
+            return stoppedBeforeStart(err, signals);
+        }
+        while (true) {
+            try {
+                return child.waitFor();
+            } catch (InterruptedException e) {
+                // only signals interrupt this thread, and they are forwarded to the command: keep waiting for it
+            }
+        }
+    }
+
+    private Map<String, String> environment(Cerberus cerberus, Lease held) {
+        Map<String, String> environment = new LinkedHashMap<>();
+        environment.put(LOCK_NAME_ENV, name);
+        if (cerberus.capabilities().contains(Capability.FENCING)) {
+            environment.put(FENCING_TOKEN_ENV, Long.toString(held.fencingToken()));
+        }
+        return environment;
+    }
+
+    private String holderOf(Cerberus cerberus) {
+        if (!cerberus.capabilities().contains(Capability.INSPECT)) {
+            return "held by another client";
+        }
+        try {
+            List<LockInfo> holds = cerberus.inspect(name).stream().filter(hold -> hold.name().equals(name)).toList();
+            if (holds.isEmpty()) {
+                return "held by another client (released since)";
+            }
+            return "held by " + holds.stream()
+                    .map(hold -> hold.holder() + (hold.fencingToken() < 0 ? "" : " (fencing token " + hold.fencingToken() + ")"))
+                    .collect(Collectors.joining(", "));
+        } catch (RuntimeException e) {
+            return "held by another client";
+        }
+    }
+
+    private void warnLost(PrintWriter err, LockLostException reason, AtomicBoolean lossReported) {
+        if (lossReported.compareAndSet(false, true)) {
+            err.println(prefix() + "warning: lost lock '" + name + "' while the command runs (" + reason.getMessage()
+                    + "); another holder may take it now. The command keeps running.");
+            err.flush();
+        }
+    }
+
+    private void release(PrintWriter err, Lease held, AtomicBoolean lossReported) {
+        try {
+            held.close();
+        } catch (LockLostException e) {
+            warnLost(err, e, lossReported);
+        } catch (EngineUnavailableException e) {
+            err.println(prefix() + "warning: could not release lock '" + name + "': " + e.getMessage()
+                    + "; the engine frees it when its lease ends");
+            err.flush();
+        }
+    }
+
+    private int stoppedBeforeStart(PrintWriter err, SignalForwarder signals) {
+        int signal = signals.signalBeforeStart();
+        if (signal == 0) {
+            return fail(err, "interrupted while taking lock '" + name + "'; the command was not run", ExitCodes.INTERNAL_ERROR);
+        }
+        return fail(err, "stopped by " + SignalForwarder.name(signal) + " before the command started; it was not run",
+                ExitCodes.SIGNAL_BASE + signal);
+    }
+
+    private int fail(PrintWriter err, String message, int exitCode) {
+        err.println(prefix() + message);
+        err.flush();
+        return exitCode;
+    }
+
+    private String prefix() {
+        return spec.qualifiedName() + ": ";
+    }
+}

@@ -1,0 +1,81 @@
+package io.cerberus.cli;
+
+import io.cerberus.Cerberus;
+import io.cerberus.LockInfo;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code cerberus inspect}: a table of the locks held in a namespace. */
+@Command(name = "inspect",
+        header = "Lists the locks held: name, mode, holder, fencing token, lease left, waiters.",
+        mixinStandardHelpOptions = true,
+        versionProvider = CerberusCommand.Version.class,
+        description = {"Lists the locks held in a namespace: name, mode, holder, fencing token, lease left"
+                + " ('session' when the hold lives with the holder's process or session) and waiters ('?' when the"
+                + " engine cannot tell). A snapshot: it may be stale as soon as it is printed."},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:the table was printed (also when no lock is held)", ExitCodes.USAGE_LINE,
+                ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
+final class InspectCommand implements Callable<Integer> {
+    private static final List<String> HEADER = List.of("NAME", "MODE", "HOLDER", "FENCE", "LEASE LEFT", "WAITERS");
+
+    @Mixin
+    private EngineOptions engine;
+
+    @Parameters(arity = "0..1", paramLabel = "PREFIX", defaultValue = "",
+            description = "Only locks whose name starts with this. Default: all")
+    private String prefix;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        List<LockInfo> holds;
+        try (Cerberus cerberus = engine.connect()) {
+            holds = cerberus.inspect(prefix);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (holds.isEmpty()) {
+            out.println("no locks held");
+        } else {
+            List<List<String>> rows = new ArrayList<>();
+            rows.add(HEADER);
+            for (LockInfo hold : holds) {
+                rows.add(List.of(hold.name(), hold.mode(), hold.holder(),
+                        hold.fencingToken() < 0 ? "-" : Long.toString(hold.fencingToken()),
+                        hold.leaseRemaining().map(Durations::format).orElse("session"),
+                        hold.waiters() < 0 ? "?" : Integer.toString(hold.waiters())));
+            }
+            printTable(out, rows);
+        }
+        out.flush();
+        return ExitCodes.OK;
+    }
+
+    private static void printTable(PrintWriter out, List<List<String>> rows) {
+        int[] widths = new int[HEADER.size()];
+        for (List<String> row : rows) {
+            for (int i = 0; i < widths.length; i++) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        for (List<String> row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < widths.length; i++) {
+                line.append(row.get(i));
+                if (i < widths.length - 1) {
+                    line.append(" ".repeat(widths[i] - row.get(i).length() + 2));
+                }
+            }
+            out.println(line);
+        }
+    }
+}
