@@ -66,15 +66,10 @@ public abstract class AbstractMultiProcessConformanceTest {
         return client.capabilities().contains(Capability.SESSION_BOUND);
     }
 
-    private ManagedProcess holder(String name, String mode) {
-        ManagedProcess child = ManagedProcess.startJava(HolderProcess.class, engineUri(), namespace, name,
-                Long.toString(shortLease().toMillis()), mode);
+    private ManagedProcess clientProcess() {
+        ManagedProcess child = ClientProcess.start(engineUri(), namespace, shortLease());
         children.add(child);
         return child;
-    }
-
-    private static long fence(String acquiredLine) {
-        return Long.parseLong(acquiredLine.substring("ACQUIRED ".length()).trim());
     }
 
     @Test
@@ -102,8 +97,8 @@ public abstract class AbstractMultiProcessConformanceTest {
 
     @Test
     void killedHolderIsReleased() throws Exception {
-        ManagedProcess child = holder("crash", "exclusive");
-        long childFence = fence(child.awaitLine("ACQUIRED", TestTimes.millis(20_000)));
+        ManagedProcess child = clientProcess();
+        long childFence = ClientProcess.lock(child, "exclusive", "crash");
         DistributedLock lock = client.lock("crash");
         assertThat(lock.tryLock()).isFalse();
 
@@ -120,8 +115,8 @@ public abstract class AbstractMultiProcessConformanceTest {
 
     @Test
     void pausedHolderPastItsLease() throws Exception {
-        ManagedProcess child = holder("pause", "exclusive");
-        long childFence = fence(child.awaitLine("ACQUIRED", TestTimes.millis(20_000)));
+        ManagedProcess child = clientProcess();
+        long childFence = ClientProcess.lock(child, "exclusive", "pause");
         DistributedLock lock = client.lock("pause");
         child.signal("STOP");
         try {
@@ -138,16 +133,15 @@ public abstract class AbstractMultiProcessConformanceTest {
         } finally {
             child.signal("CONT");
         }
-        child.send("VALID");
-        String valid = child.awaitLine("VALID", TestTimes.millis(10_000));
-        child.send("UNLOCK");
-        String unlock = child.awaitLine(sessionBound() ? "UNLOCKED" : "LOST", TestTimes.millis(10_000));
+        String valid = child.ask("VALID exclusive pause", TestTimes.millis(10_000));
+        String unlock = child.ask("UNLOCK exclusive pause", TestTimes.millis(10_000));
         if (sessionBound()) {
+            assertThat(unlock).isEqualTo("UNLOCKED");
             assertThat(valid).isEqualTo("VALID true");
             assertThat(lock.tryLock(expiryBound().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         } else {
             assertThat(valid).as("the woken holder knows its lease is gone").isEqualTo("VALID false");
-            assertThat(unlock).contains("'pause'").contains("lost");
+            assertThat(unlock).startsWith("LOST ").contains("'pause'").contains("was lost");
             assertThat(lock.isHeldByCurrentThread()).as("the next holder still holds").isTrue();
         }
         lock.unlock();
@@ -156,15 +150,14 @@ public abstract class AbstractMultiProcessConformanceTest {
     @Test
     void readersShareAcrossProcesses() throws Exception {
         assumeThat(client.capabilities()).as("engine has read-write locks").contains(Capability.READ_WRITE);
-        ManagedProcess child = holder("shared", "read");
-        child.awaitLine("ACQUIRED", TestTimes.millis(20_000));
+        ManagedProcess child = clientProcess();
+        ClientProcess.lock(child, "read", "shared");
         assertThat(client.readWriteLock("shared").readLock().tryLock()).as("readers share").isTrue();
         try (Cerberus other = Cerberus.builder().engine(engineUri()).namespace(namespace).build()) {
             assertThat(other.readWriteLock("shared").writeLock().tryLock()).as("a writer waits for readers").isFalse();
         }
         client.readWriteLock("shared").readLock().unlock();
-        child.send("UNLOCK");
-        child.awaitLine("UNLOCKED", TestTimes.millis(10_000));
+        assertThat(child.ask("UNLOCK read shared", TestTimes.millis(10_000))).isEqualTo("UNLOCKED");
         DistributedLock writer = client.readWriteLock("shared").writeLock();
         assertThat(writer.tryLock(expiryBound().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         writer.unlock();

@@ -116,27 +116,56 @@ public final class ManagedProcess implements AutoCloseable {
      */
     public String awaitLine(String prefix, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                String line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : null;
-                if (line == null) {
-                    throw new AssertionError(name + " printed no line starting with '" + prefix + "' within "
-                            + timeout.toMillis() + "ms" + diagnostics());
-                }
-                if (line.equals(EOF)) {
-                    lines.add(EOF);
-                    throw new AssertionError(name + " ended before printing a line starting with '" + prefix + "'" + diagnostics());
-                }
-                seen.add(line);
-                if (line.startsWith(prefix)) {
-                    return line;
-                }
+        while (true) {
+            long left = Math.max(0, deadline - System.nanoTime());
+            String line;
+            try {
+                line = nextLine(Duration.ofNanos(left));
+            } catch (AssertionError e) {
+                throw new AssertionError("waiting for a line starting with '" + prefix + "': " + e.getMessage(), e);
             }
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+    }
+
+    /**
+     * Waits for the next line of standard output.
+     *
+     * @param timeout the deadline
+     * @return the line
+     * @throws AssertionError if the deadline passes or the process ends first
+     */
+    public String nextLine(Duration timeout) {
+        try {
+            String line = lines.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            if (line == null) {
+                throw new AssertionError(name + " printed nothing within " + timeout.toMillis() + "ms" + diagnostics());
+            }
+            if (line.equals(EOF)) {
+                lines.add(EOF);
+                throw new AssertionError(name + " ended" + diagnostics());
+            }
+            seen.add(line);
+            return line;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted waiting for " + name, e);
         }
+    }
+
+    /**
+     * Sends a command line and returns the next line printed: for children that answer each
+     * command with one line, such as {@link ClientProcess}.
+     *
+     * @param command the command line
+     * @param timeout the deadline for the answer
+     * @return the answer
+     */
+    public String ask(String command, Duration timeout) {
+        send(command);
+        return nextLine(timeout);
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.cerberus.local;
+package io.cerberus.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,9 +20,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The file: engine across JVMs: each test runs one child JVM ({@link FileLockChild}) against the same directory. */
+/**
+ * The file: engine across JVMs, beyond the conformance suite: each test runs one child JVM
+ * ({@link ClientProcess}) against the same directory.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class FileMultiProcessTest {
+class FileEngineProcessTest {
     private static final String NAMESPACE = "multi";
 
     @TempDir
@@ -48,15 +51,19 @@ class FileMultiProcessTest {
         return cerberus;
     }
 
-    private ChildJvm child() throws Exception {
-        ChildJvm child = ChildJvm.start(uri, NAMESPACE);
+    private ManagedProcess child() {
+        ManagedProcess child = ClientProcess.start(uri, NAMESPACE, Duration.ofSeconds(30));
         closeAfter.add(child);
         return child;
     }
 
+    private static String ask(ManagedProcess child, String command) {
+        return child.ask(command, TestTimes.millis(10_000));
+    }
+
     @Test
     void closingAnotherClientOfTheJvmKeepsTheLockOfTheFirst() throws Exception {
-        ChildJvm child = child();
+        ManagedProcess child = child();
         Cerberus a = client();
         DistributedLock mine = a.lock("x");
         mine.lock();
@@ -64,15 +71,15 @@ class FileMultiProcessTest {
         assertThat(b.lock("x").tryLock()).isFalse();
         assertThat(b.lock("x").isLocked()).isTrue();
         b.close();
-        assertThat(child.ask("TRY exclusive x")).as("the child while A holds, after B closed").isEqualTo("BUSY");
+        assertThat(ask(child, "TRY exclusive x")).as("the child while A holds, after B closed").isEqualTo("BUSY");
         mine.unlock();
-        assertThat(child.ask("TRY exclusive x")).as("the child after A unlocked").startsWith("ACQUIRED ");
+        assertThat(ask(child, "TRY exclusive x")).as("the child after A unlocked").startsWith("ACQUIRED ");
         assertThat(a.lock("x").isLocked()).isTrue();
     }
 
     @Test
     void interruptedThreadsDoNotDropTheLocksOfTheJvm() throws Exception {
-        ChildJvm child = child();
+        ManagedProcess child = child();
         DistributedReadWriteLock rw = client().readWriteLock("x");
         rw.readLock().lock();
         DistributedLock read = client().readWriteLock("x").readLock();
@@ -88,22 +95,22 @@ class FileMultiProcessTest {
             }
         });
         interrupted.start();
-        interrupted.join(ChildJvm.scaled(10_000).toMillis());
+        interrupted.join(TestTimes.millis(10_000).toMillis());
         assertThat(failure.get()).isNull();
-        assertThat(child.ask("TRY write x")).as("a writer in the child while this JVM still reads").isEqualTo("BUSY");
+        assertThat(ask(child, "TRY write x")).as("a writer in the child while this JVM still reads").isEqualTo("BUSY");
         rw.readLock().unlock();
-        assertThat(child.ask("TRY write x")).startsWith("ACQUIRED ");
+        assertThat(ask(child, "TRY write x")).startsWith("ACQUIRED ");
     }
 
     @Test
     void killedHolderIsReleasedAtOnce() throws Exception {
-        ChildJvm child = child();
-        long childFence = child.lock("exclusive", "crash");
+        ManagedProcess child = child();
+        long childFence = ClientProcess.lock(child, "exclusive", "crash");
         DistributedLock lock = client().lock("crash");
         assertThat(lock.tryLock()).isFalse();
-        child.kill();
+        child.kill(TestTimes.millis(10_000));
         long killedAt = System.nanoTime();
-        Duration bound = ChildJvm.scaled(2000);
+        Duration bound = TestTimes.millis(2000);
         assertThat(lock.tryLock(bound.toMillis(), TimeUnit.MILLISECONDS)).as("free within %s of the kill", bound).isTrue();
         assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(bound);
         assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
@@ -112,16 +119,16 @@ class FileMultiProcessTest {
 
     @Test
     void fencingTokensStrictlyIncreaseAcrossProcesses() throws Exception {
-        ChildJvm child = child();
+        ManagedProcess child = child();
         Cerberus cerberus = client();
         long previous = 0;
         for (int round = 0; round < 3; round++) {
             String mode = round == 1 ? "read" : "exclusive";
-            long childFence = child.lock(mode, "fenced");
+            long childFence = ClientProcess.lock(child, mode, "fenced");
             assertThat(childFence).isGreaterThan(previous);
-            assertThat(child.ask("UNLOCK " + mode + " fenced")).isEqualTo("UNLOCKED");
+            assertThat(ask(child, "UNLOCK " + mode + " fenced")).isEqualTo("UNLOCKED");
             DistributedLock lock = round == 2 ? cerberus.readWriteLock("fenced").readLock() : cerberus.lock("fenced");
-            try (Lease lease = lock.acquire(ChildJvm.scaled(5000))) {
+            try (Lease lease = lock.acquire(TestTimes.millis(5000))) {
                 assertThat(lease.fencingToken()).isGreaterThan(childFence);
                 previous = lease.fencingToken();
             }
@@ -130,29 +137,29 @@ class FileMultiProcessTest {
 
     @Test
     void readersShareAcrossProcessesAndWritersAreExcluded() throws Exception {
-        ChildJvm child = child();
-        child.lock("read", "shared");
+        ManagedProcess child = child();
+        ClientProcess.lock(child, "read", "shared");
         DistributedReadWriteLock rw = client().readWriteLock("shared");
         assertThat(rw.readLock().tryLock()).as("readers share across processes").isTrue();
         assertThat(client().readWriteLock("shared").writeLock().tryLock()).as("a writer while both read").isFalse();
         rw.readLock().unlock();
         assertThat(client().readWriteLock("shared").writeLock().tryLock()).as("a writer while the child reads").isFalse();
-        assertThat(child.ask("UNLOCK read shared")).isEqualTo("UNLOCKED");
+        assertThat(ask(child, "UNLOCK read shared")).isEqualTo("UNLOCKED");
 
         DistributedLock writer = rw.writeLock();
-        assertThat(writer.tryLock(ChildJvm.scaled(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        assertThat(child.ask("TRY read shared")).as("a reader while this JVM writes").isEqualTo("BUSY");
+        assertThat(writer.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(ask(child, "TRY read shared")).as("a reader while this JVM writes").isEqualTo("BUSY");
         writer.unlock();
-        assertThat(child.ask("TRY read shared")).startsWith("ACQUIRED ");
+        assertThat(ask(child, "TRY read shared")).startsWith("ACQUIRED ");
     }
 
     @Test
     void inspectShowsHoldsOfAnotherProcessUntilItDies() throws Exception {
-        ChildJvm child = child();
+        ManagedProcess child = child();
         String longName = "batch-" + "n".repeat(300);
-        long exclusiveFence = child.lock("exclusive", "inspected");
-        long writeFence = child.lock("write", longName);
-        child.lock("read", "shelf");
+        long exclusiveFence = ClientProcess.lock(child, "exclusive", "inspected");
+        long writeFence = ClientProcess.lock(child, "write", longName);
+        ClientProcess.lock(child, "read", "shelf");
         Cerberus cerberus = client();
         List<LockInfo> infos = cerberus.inspect("");
         String pid = Long.toString(child.pid());
@@ -161,11 +168,11 @@ class FileMultiProcessTest {
         assertThat(infos.get(0).holder()).contains(pid);
         assertThat(infos.get(1)).isEqualTo(new LockInfo("inspected", "exclusive", infos.get(1).holder(), exclusiveFence, Optional.empty(), -1));
         assertThat(infos.get(1).holder()).contains(pid);
-        assertThat(infos.get(2)).isEqualTo(new LockInfo("shelf", "read", FileEntry.OTHER_READERS, -1, Optional.empty(), -1));
+        assertThat(infos.get(2)).isEqualTo(new LockInfo("shelf", "read", "readers in other processes", -1, Optional.empty(), -1));
         assertThat(cerberus.inspect("insp")).extracting(LockInfo::name).containsExactly("inspected");
         assertThat(client().lock("inspected").tryLock()).as("the probes left the lock held").isFalse();
 
-        child.kill();
+        child.kill(TestTimes.millis(10_000));
         assertThat(cerberus.inspect("")).as("holds of a dead process, whose records stay in the files").isEmpty();
     }
 }

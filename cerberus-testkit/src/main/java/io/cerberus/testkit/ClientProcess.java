@@ -1,0 +1,119 @@
+package io.cerberus.testkit;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.LockLostException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A lock client in a child JVM that obeys commands on standard input and answers on standard
+ * output, so a test can hold locks in another process, then kill it, pause it or cut it off.
+ *
+ * <p>Arguments: {@code URI NAMESPACE [LEASE_MS]} (the client's default lease, renewed by the
+ * watchdog). Prints {@code READY}, then answers one line per command, where MODE is
+ * {@code exclusive}, {@code read} or {@code write}:
+ * <ul>
+ * <li>{@code LOCK MODE NAME} (waits) → {@code ACQUIRED <fencing token>}
+ * <li>{@code TRY MODE NAME} → {@code ACQUIRED <fencing token>} or {@code BUSY}
+ * <li>{@code VALID MODE NAME} → {@code VALID true|false}
+ * <li>{@code UNLOCK MODE NAME} → {@code UNLOCKED} or {@code LOST <message>}
+ * <li>{@code EXIT} → ends the process
+ * </ul>
+ * Use {@link #start} and {@link #lock} from tests.
+ */
+public final class ClientProcess {
+    private ClientProcess() {
+    }
+
+    /**
+     * Starts a client process and waits until it is ready.
+     *
+     * @param uri the engine URI
+     * @param namespace the namespace
+     * @param lease the client's default lease
+     * @return the running client; close it
+     */
+    public static ManagedProcess start(String uri, String namespace, Duration lease) {
+        ManagedProcess child = ManagedProcess.startJava(ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
+        try {
+            child.awaitLine("READY", TestTimes.millis(20_000));
+        } catch (AssertionError e) {
+            child.close();
+            throw e;
+        }
+        return child;
+    }
+
+    /**
+     * Makes the client take a lock, waiting for it.
+     *
+     * @param child a client started with {@link #start}
+     * @param mode {@code exclusive}, {@code read} or {@code write}
+     * @param name the lock name (no spaces at its ends)
+     * @return the fencing token of the hold
+     */
+    public static long lock(ManagedProcess child, String mode, String name) {
+        String answer = child.ask("LOCK " + mode + " " + name, TestTimes.millis(20_000));
+        if (!answer.startsWith("ACQUIRED ")) {
+            throw new AssertionError("the client answered '" + answer + "' to LOCK" + child.diagnostics());
+        }
+        return Long.parseLong(answer.substring("ACQUIRED ".length()));
+    }
+
+    /**
+     * @param args URI NAMESPACE [LEASE_MS]
+     * @throws IOException if standard input fails
+     */
+    public static void main(String[] args) throws IOException {
+        Duration lease = args.length > 2 ? Duration.ofMillis(Long.parseLong(args[2])) : Duration.ofSeconds(30);
+        try (Cerberus cerberus = Cerberus.builder().engine(args[0]).namespace(args[1]).defaultLease(lease).build()) {
+            System.out.println("READY");
+            System.out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] command = line.trim().split(" ", 3);
+                if (command[0].equals("EXIT")) {
+                    return;
+                }
+                if (command.length < 3) {
+                    System.out.println("UNKNOWN " + line);
+                    System.out.flush();
+                    continue;
+                }
+                DistributedLock lock = switch (command[1]) {
+                    case "read" -> cerberus.readWriteLock(command[2]).readLock();
+                    case "write" -> cerberus.readWriteLock(command[2]).writeLock();
+                    default -> cerberus.lock(command[2]);
+                };
+                System.out.println(answer(command[0], lock));
+                System.out.flush();
+            }
+        }
+    }
+
+    private static String answer(String command, DistributedLock lock) {
+        switch (command) {
+            case "LOCK":
+                lock.lock();
+                return "ACQUIRED " + lock.lease().fencingToken();
+            case "TRY":
+                return lock.tryLock() ? "ACQUIRED " + lock.lease().fencingToken() : "BUSY";
+            case "VALID":
+                return "VALID " + lock.lease().isValid();
+            case "UNLOCK":
+                try {
+                    lock.unlock();
+                    return "UNLOCKED";
+                } catch (LockLostException e) {
+                    return "LOST " + e.getMessage();
+                }
+            default:
+                return "UNKNOWN " + command;
+        }
+    }
+}
