@@ -24,7 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Validity is judged conservatively on the client's monotonic clock: a lease is valid until
  * the lease time after the moment the last successful acquire or renew request was <em>sent</em>
  * (the engine started its countdown no earlier). A process paused past its lease therefore sees
- * {@link #isValid()} false on waking, before any renewal is tried.
+ * {@link #isValid()} false on waking, before any renewal is tried. A renewal that cannot reach
+ * the engine makes the lease uncertain: {@link #isValid()} is false from the first failure, and
+ * true again if a retry succeeds before the lease runs out; only then is it lost.
  */
 final class Holding implements Lease {
     private enum State { HELD, LOST, RELEASED }
@@ -43,6 +45,8 @@ final class Holding implements Lease {
     private volatile State state = State.HELD;
     private LockLostException lostReason;
     private volatile long validUntilNanos;
+    /** A renewal could not reach the engine and no later one has yet: the hold is not confirmed. */
+    private volatile boolean uncertain;
     private final List<LeaseLossListener> listeners = new ArrayList<>();
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
     LeaseRenewer.Task task;
@@ -79,7 +83,7 @@ final class Holding implements Lease {
 
     @Override
     public boolean isValid() {
-        return state == State.HELD && !localLeaseOver();
+        return state == State.HELD && !uncertain && !localLeaseOver();
     }
 
     @Override
@@ -97,6 +101,12 @@ final class Holding implements Lease {
 
     void extendedFrom(long requestSentNanos) {
         validUntilNanos = requestSentNanos + acquisition.lease().toNanos();
+        uncertain = false;
+    }
+
+    /** A renewal failed to reach the engine: invalid until a renewal succeeds or the lease runs out. */
+    void markUncertain() {
+        uncertain = true;
     }
 
     boolean localLeaseOver() {

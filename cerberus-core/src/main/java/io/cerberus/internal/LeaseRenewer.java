@@ -22,8 +22,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link io.cerberus.spi.LockEngine#renewAll} call per engine, so engines that can batch (one
  * script, one pipeline) spend one round trip on many locks. A renewal the engine refuses marks
  * the lease lost at once. A renewal that fails to reach the engine is retried every lease/10 until
- * the lease runs out on the client's clock; only then is it marked lost, because the engine may
- * well still hold it.
+ * the lease runs out on the client's clock: the lease is invalid (uncertain) from the first
+ * failure, but marked lost only when it runs out, because the engine may well still hold it.
  *
  * <p>Cancellation is synchronous: a task runs with its hold's state lock held, and release takes
  * the same lock, so after release no renewal is in flight or will be sent.
@@ -255,6 +255,7 @@ final class LeaseRenewer implements AutoCloseable {
             }
             return;
         }
+        holding.markUncertain();
         LOG.log(Level.WARNING, "could not renew " + holding + ", retrying while " + left / 1_000_000 + "ms of lease are left: " + failure);
         long retry = Math.max(MIN_RETRY_NANOS, holding.leaseTime().toNanos() / 10);
         holding.task = schedule(holding, now + Math.min(retry, left), false);

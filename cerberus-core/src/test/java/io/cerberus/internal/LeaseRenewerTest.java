@@ -29,7 +29,11 @@ class LeaseRenewerTest {
     private final List<Cerberus> clients = new ArrayList<>();
 
     private Cerberus client() {
-        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(LEASE).build();
+        return client(LEASE);
+    }
+
+    private Cerberus client(Duration lease) {
+        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(lease).build();
         clients.add(cerberus);
         return cerberus;
     }
@@ -88,11 +92,36 @@ class LeaseRenewerTest {
         });
         long failingFrom = System.nanoTime();
         engine.renewals = RenewalMode.UNREACHABLE;
+        pollUntil("the lease to be uncertain", () -> !lock.lease().isValid());
+        assertThat(told.getCount()).as("uncertain is not yet lost").isEqualTo(1);
         assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(Duration.ofNanos(lostAt.get() - failingFrom))
                 .as("not given up before the lease could have run out")
                 .isGreaterThanOrEqualTo(LEASE.dividedBy(3));
         assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("could not be reached");
+    }
+
+    @Test
+    void uncertainLeaseIsValidAgainWhenARenewalSucceeds() throws Exception {
+        // a long lease: the engine must come back well before it runs out
+        DistributedLock lock = client(Duration.ofSeconds(2)).lock("recovers");
+        Scripted engine = ScriptedEngineProvider.last;
+        lock.lock();
+        engine.renewals = RenewalMode.UNREACHABLE;
+        pollUntil("the lease to be uncertain", () -> !lock.lease().isValid());
+        engine.renewals = RenewalMode.NORMAL;
+        pollUntil("the lease to be confirmed again", () -> lock.lease().isValid());
+        lock.unlock();
+    }
+
+    private static void pollUntil(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(3000));
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(5);
+        }
     }
 
     @Test
