@@ -19,8 +19,10 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.Transports;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -101,22 +103,22 @@ public final class RedisEngineProvider implements EngineProvider {
         }
     }
 
-    private static java.util.Optional<EngineUnavailableException> credentialsProblem(Throwable failure, String shown) {
+    private static Optional<EngineUnavailableException> credentialsProblem(Throwable failure, String shown) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException && t.getMessage() != null) {
                 String message = t.getMessage();
                 if (message.startsWith("WRONGPASS") || message.contains("invalid password") || message.contains("invalid username-password")) {
-                    return java.util.Optional.of(new EngineUnavailableException("redis engine " + shown
+                    return Optional.of(new EngineUnavailableException("redis engine " + shown
                             + " refused the user or password of the URI (" + message + "); check them", failure));
                 }
                 if (message.startsWith("NOAUTH") || message.contains("without any password configured")) {
-                    return java.util.Optional.of(new EngineUnavailableException("redis engine " + shown
+                    return Optional.of(new EngineUnavailableException("redis engine " + shown
                             + " did not accept the authentication of the URI (" + message
                             + "); give the password as redis://:PASSWORD@host:port or redis://USER:PASSWORD@host:port", failure));
                 }
             }
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     private static String rootMessage(Throwable failure) {
@@ -169,11 +171,20 @@ public final class RedisEngineProvider implements EngineProvider {
      * after a lost connection is retried quickly (at most a second apart), since locks wait on it.
      */
     private static final class SharedResources {
-        static final ClientResources INSTANCE = DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+        static final ClientResources INSTANCE = create();
 
         private SharedResources() {
+        }
+
+        private static ClientResources create() {
+            ClientResources resources = DefaultClientResources.builder()
+                    .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                    .build();
+            // each client releases its event loops when it shuts down, and the last release stops
+            // them; this reference keeps them, so engines come and go without restarting threads
+            // (and timers of a closed client never fire on a stopped loop)
+            resources.eventLoopGroupProvider().allocate(Transports.eventLoopGroupClass());
+            return resources;
         }
     }
 }
