@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Serves {@code redis://[user:password@]host[:port][/database][?timeout=5s]} and the same with
@@ -86,6 +87,7 @@ public final class RedisEngineProvider implements EngineProvider {
     }
 
     private static <C> C connect(CompletableFuture<C> pending, Duration timeout, String shown) {
+        long start = System.nanoTime();
         try {
             return Replies.await(pending, timeout, shown, "connect");
         } catch (EngineUnavailableException e) {
@@ -97,9 +99,11 @@ public final class RedisEngineProvider implements EngineProvider {
                 }
             });
             Throwable cause = e.getCause();
+            String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Checks.format(timeout)
+                    : rootMessage(cause) + " (after " + Checks.format(Duration.ofNanos(System.nanoTime() - start))
+                            + " of the connect timeout of " + Checks.format(timeout) + ")";
             throw credentialsProblem(cause, shown).orElseGet(() -> new EngineUnavailableException("could not connect to redis engine "
-                    + shown + " within " + Checks.format(timeout) + ": " + rootMessage(cause)
-                    + "; check that the server runs and that the URI's host and port are right", e.getCause()));
+                    + shown + ": " + waited + "; check that the server runs and that the URI's host and port are right", cause));
         }
     }
 

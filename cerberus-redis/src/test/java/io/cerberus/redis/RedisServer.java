@@ -30,6 +30,19 @@ final class RedisServer implements AutoCloseable {
     }
 
     /**
+     * @param certificate PEM certificate of the server
+     * @param key PEM private key of the server
+     * @return a started server that speaks only TLS, on {@link #port()}
+     */
+    static RedisServer startTls(java.nio.file.Path certificate, java.nio.file.Path key) {
+        int port = FreePorts.next();
+        RedisServer server = new RedisServer(port, List.of("--port", "0", "--tls-port", Integer.toString(port),
+                "--tls-cert-file", certificate.toString(), "--tls-key-file", key.toString(), "--tls-auth-clients", "no"));
+        server.startProcess();
+        return server;
+    }
+
+    /**
      * @param extraArgs more redis-server options, e.g. {@code --requirepass secret}
      * @return a started server
      */
