@@ -1,0 +1,87 @@
+package io.cerberus.redis;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The Lua scripts of the engine ({@code io/cerberus/redis/*.lua}, each prefixed with
+ * {@code common.lua}), run with {@code EVALSHA}; a server that does not know a script yet (first
+ * use, restart, {@code SCRIPT FLUSH}) answers {@code NOSCRIPT}, and the script is sent once with
+ * {@code EVAL}, which also caches it. So every call is one round trip but the first.
+ */
+enum LockScripts {
+    /** Take a lock, or queue for it and say how long to wait. */
+    ACQUIRE("acquire.lua", ScriptOutputType.MULTI),
+    /** Give a hold or a queue place up and announce it. */
+    RELEASE("release.lua", ScriptOutputType.INTEGER),
+    /** Extend the leases of many holds. */
+    RENEW("renew.lua", ScriptOutputType.MULTI),
+    /** Whether anyone holds a lock. */
+    IS_LOCKED("is_locked.lua", ScriptOutputType.INTEGER),
+    /** Who holds a lock, for monitoring. */
+    INSPECT("inspect.lua", ScriptOutputType.MULTI);
+
+    private final String text;
+    private final String sha;
+    private final ScriptOutputType output;
+
+    LockScripts(String file, ScriptOutputType output) {
+        this.text = read("common.lua") + "\n" + read(file);
+        this.sha = sha1(text);
+        this.output = output;
+    }
+
+    /**
+     * Runs the script.
+     *
+     * @param commands the connection's asynchronous commands
+     * @param keys the keys the script touches
+     * @param args its arguments
+     * @param <T> {@code List<Object>} for multi-bulk scripts, {@code Long} for integer ones
+     * @return the reply, when it comes
+     */
+    <T> CompletableFuture<T> run(RedisAsyncCommands<String, String> commands, String[] keys, String... args) {
+        CompletableFuture<T> first = commands.<T>evalsha(sha, output, keys, args).toCompletableFuture();
+        return first.exceptionallyCompose(failure -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
+                return commands.<T>eval(text, output, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.failedFuture(cause);
+        });
+    }
+
+    /** @return the script's source, as sent to the server */
+    String text() {
+        return text;
+    }
+
+    private static String read(String file) {
+        try (InputStream in = LockScripts.class.getResourceAsStream(file)) {
+            if (in == null) {
+                throw new IllegalStateException("script " + file + " is missing from the cerberus-redis jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read script " + file, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every Java runtime", e);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package io.cerberus.redis;
+
+import io.cerberus.Capability;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A lock engine on one Redis server ({@code redis://}, {@code rediss://}).
+ *
+ * <p><b>Layout.</b> Each lock has a handful of keys with one hash tag (see {@link LockKeys}): an
+ * owner hash for the exclusive, fair or write hold (token, fence, mode, holder; {@code PEXPIRE}
+ * = the lease), a fence counter, a sorted set of readers by expiry plus their details, and a FIFO
+ * queue of waiters with per-waiter deadlines. Every change is made by a Lua script, so each
+ * operation is atomic on the server; the scripts purge expired readers and stale waiters
+ * themselves and use only the server's clock ({@code TIME}), never the client's.
+ *
+ * <p><b>Invariants.</b> An owner hash exists only while no live reader does, and at most one owner
+ * hash exists per name: mutual exclusion. Every hold's token is checked by release and renewal, so
+ * only the owner extends or frees it. Fences come from one counter per name, incremented in the
+ * same script that grants; a counter that is missing starts at the server's clock in microseconds,
+ * so tokens keep growing across a flushed or restarted server (as long as its clock does not step
+ * back). A retried acquire by the same token finds its hold and returns the same fence.
+ *
+ * <p><b>Fair and read-write.</b> Fair, write and read attempts that find the lock busy join the
+ * queue (by arrival on the server's clock) and are granted only when no incompatible waiter is
+ * ahead (a reader passes readers, never a queued writer), so writers do not starve. Plain
+ * exclusive attempts never queue: they take the lock whenever it is free. A queue entry that is not
+ * refreshed by a retry within {@link #STALE_WAITER} is dropped, so a dead waiter blocks the queue
+ * for at most that long.
+ *
+ * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease of the holds in the way,
+ * capped at {@link #RETRY_CAP}. Releases are announced on the lock's pub/sub channel with the
+ * waiters that may now be granted; {@link LockWaiters} wakes only those (and one exclusive waiter),
+ * and closes the busy-then-subscribe race.
+ *
+ * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; renewal
+ * of any number of holds: one script per {@link #RENEW_BATCH} holds, all sent at once (one round
+ * trip); a waiter: one subscribe per lock name and wait, then one acquire per wake-up or per retry
+ * bound; reentrant holds: none (the core counts them).
+ */
+final class RedisEngine implements LockEngine {
+    private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
+    static final Set<Capability> CAPABILITIES = Set.of(
+            Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+    /** Longest a waiter waits without trying again, so an expiry or a lost message is noticed. */
+    static final Duration RETRY_CAP = Duration.ofSeconds(2);
+    /** A queued waiter that has not retried for this long is dropped from the queue. */
+    static final Duration STALE_WAITER = Duration.ofSeconds(10);
+    /** How long an unused fence counter is kept. */
+    static final Duration FENCE_KEEP = Duration.ofDays(1);
+    /** Holds renewed by one script call. */
+    static final int RENEW_BATCH = 200;
+
+    private final String uri;
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisAsyncCommands<String, String> commands;
+    private final Duration timeout;
+    private final LockWaiters waiters;
+
+    RedisEngine(String uri, RedisClient client, StatefulRedisConnection<String, String> connection, Duration timeout,
+            LockWaiters waiters) {
+        this.uri = uri;
+        this.client = client;
+        this.connection = connection;
+        this.commands = connection.async();
+        this.timeout = timeout;
+        this.waiters = waiters;
+    }
+
+    @Override
+    public String describe() {
+        return uri;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        LockKeys keys = LockKeys.of(attempt.key());
+        Object coverage = waiters.coverage(keys.channel());
+        CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
+                attempt.mode().label(), millis(attempt.lease()), attempt.holder(), millis(STALE_WAITER), millis(RETRY_CAP),
+                millis(FENCE_KEEP));
+        List<?> answer = Replies.await(reply, timeout, uri, "acquire " + attempt);
+        long value = ((Number) answer.get(1)).longValue();
+        if (((Number) answer.get(0)).longValue() == 1) {
+            waiters.leave(attempt.token(), true);
+            return AcquireResult.granted(value);
+        }
+        Replies.await(waiters.join(attempt, keys.channel(), coverage), timeout, uri,
+                "subscribe to the releases of lock '" + attempt.key().name() + "'");
+        return AcquireResult.busy(Duration.ofMillis(Math.max(0, value)));
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        waiters.await(attempt, max);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        waiters.leave(attempt.token(), false);
+        if (release(attempt)) {
+            LOG.log(Level.DEBUG, () -> "released " + attempt + ", granted after it was given up");
+        }
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        return renewAll(List.of(attempt)).isEmpty();
+    }
+
+    @Override
+    public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
+        List<Acquisition> all = new ArrayList<>(attempts);
+        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
+        Duration shortestLease = timeout.multipliedBy(2);
+        for (int from = 0; from < all.size(); from += RENEW_BATCH) {
+            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + RENEW_BATCH));
+            String[] keys = new String[batch.size() * 3];
+            String[] args = new String[batch.size() * 3];
+            for (int i = 0; i < batch.size(); i++) {
+                Acquisition attempt = batch.get(i);
+                LockKeys lock = LockKeys.of(attempt.key());
+                keys[3 * i] = lock.owner();
+                keys[3 * i + 1] = lock.readers();
+                keys[3 * i + 2] = lock.readerInfo();
+                args[3 * i] = attempt.token();
+                args[3 * i + 1] = attempt.mode().label();
+                args[3 * i + 2] = millis(attempt.lease());
+                if (attempt.lease().compareTo(shortestLease) < 0) {
+                    shortestLease = attempt.lease();
+                }
+            }
+            replies.add(LockScripts.RENEW.run(commands, keys, args));
+        }
+        // a renewal answered after half the lease is of little use: fail early, the core retries
+        Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
+        Set<Acquisition> lost = new HashSet<>();
+        for (int b = 0; b < replies.size(); b++) {
+            List<?> renewed = Replies.await(replies.get(b), bound, uri, "renew " + all.size() + " lock(s)");
+            for (int i = 0; i < renewed.size(); i++) {
+                if (((Number) renewed.get(i)).longValue() == 0) {
+                    lost.add(all.get(b * RENEW_BATCH + i));
+                }
+            }
+        }
+        return lost;
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        LockKeys keys = LockKeys.of(attempt.key());
+        CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
+                keys.channel());
+        return Replies.await(reply, timeout, uri, "release " + attempt) == 1L;
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        LockKeys keys = LockKeys.of(key);
+        CompletableFuture<Long> reply = LockScripts.IS_LOCKED.run(commands, new String[] {keys.owner(), keys.readers()});
+        return Replies.await(reply, timeout, uri, "check lock '" + key.name() + "'") == 1L;
+    }
+
+    @Override
+    public List<LockInfo> inspect(String namespace, String prefix) {
+        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
+        Set<String> names = new LinkedHashSet<>();
+        ScanCursor cursor = ScanCursor.INITIAL;
+        do {
+            KeyScanCursor<String> page = Replies.await(commands.scan(cursor, scan), timeout, uri,
+                    "list the locks of namespace '" + namespace + "'");
+            for (String key : page.getKeys()) {
+                LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
+            }
+            cursor = page;
+        } while (!cursor.isFinished());
+        List<String> ordered = new ArrayList<>(names);
+        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
+        for (String name : ordered) {
+            LockKeys keys = LockKeys.of(new LockKey(namespace, name));
+            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
+        }
+        List<LockInfo> infos = new ArrayList<>();
+        for (int i = 0; i < ordered.size(); i++) {
+            List<?> reply = Replies.await(replies.get(i), timeout, uri, "inspect lock '" + ordered.get(i) + "'");
+            int queued = (int) ((Number) reply.get(0)).longValue();
+            List<?> hold = (List<?>) reply.get(1);
+            if (!hold.isEmpty()) {
+                infos.add(new LockInfo(ordered.get(i), String.valueOf(hold.get(0)), String.valueOf(hold.get(1)),
+                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), queued));
+            }
+            List<?> readers = (List<?>) reply.get(2);
+            for (int r = 0; r + 2 < readers.size(); r += 3) {
+                infos.add(new LockInfo(ordered.get(i), "read", String.valueOf(readers.get(r)),
+                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), queued));
+            }
+        }
+        return infos;
+    }
+
+    private static Optional<Duration> remaining(Object millis) {
+        return Optional.of(Duration.ofMillis(Math.max(0, ((Number) millis).longValue())));
+    }
+
+    private static String millis(Duration duration) {
+        return Long.toString(Math.max(1, duration.toMillis()));
+    }
+
+    /** @return the waiters, for tests */
+    LockWaiters waiters() {
+        return waiters;
+    }
+
+    @Override
+    public void close() {
+        waiters.close();
+        try {
+            connection.close();
+        } finally {
+            client.shutdownAsync(0, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisEngine[" + uri + "]";
+    }
+}

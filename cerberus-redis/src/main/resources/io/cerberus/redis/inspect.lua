@@ -1,0 +1,19 @@
+-- Cerberus inspect: KEYS owner, readers, reader-info, queue. Returns
+-- {queued waiters, {mode, holder, fence, pttl} or {}, {holder, fence, remaining ms, ...} of live readers}
+local owner, readers, info, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local now = server_time()
+local hold = {}
+if redis.call('EXISTS', owner) == 1 then
+  local h = redis.call('HMGET', owner, 'mode', 'holder', 'fence')
+  hold = {h[1] or 'exclusive', h[2] or '', h[3] or '-1', redis.call('PTTL', owner)}
+end
+local shared = {}
+local live = redis.call('ZRANGEBYSCORE', readers, '(' .. now, '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+  local entry = redis.call('HGET', info, live[i]) or '-1:'
+  local f, holder = string.match(entry, '^(%-?%d+):(.*)$')
+  shared[#shared + 1] = holder or ''
+  shared[#shared + 1] = f or '-1'
+  shared[#shared + 1] = tonumber(live[i + 1]) - now
+end
+return {redis.call('ZCARD', queue), hold, shared}

@@ -1,0 +1,351 @@
+package io.cerberus.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LockInfo;
+import io.cerberus.LockLostException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import io.lettuce.core.cluster.SlotHash;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What the Redis engine promises beyond the conformance suite, measured on a real redis-server. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedisEngineTest {
+    private static RedisServer server;
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private String namespace;
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    @BeforeEach
+    void newNamespace() {
+        namespace = "engine-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        threads.forEach(Thread::interrupt);
+        for (AutoCloseable closeable : closeAfter) {
+            closeable.close();
+        }
+    }
+
+    private Cerberus client(Duration lease) {
+        Cerberus cerberus = Cerberus.builder().engine(server.uri()).namespace(namespace).defaultLease(lease).build();
+        closeAfter.add(cerberus);
+        return cerberus;
+    }
+
+    private RedisEngine engine() {
+        RedisEngine engine = (RedisEngine) Engines.open(server.uri(), Duration.ofSeconds(5));
+        closeAfter.add(engine);
+        return engine;
+    }
+
+    private Acquisition attempt(String name, LockMode mode) {
+        return new Acquisition(new LockKey(namespace, name), mode, UUID.randomUUID().toString().replace("-", ""),
+                "test " + mode.label(), Duration.ofSeconds(30));
+    }
+
+    private Thread thread(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+        return thread;
+    }
+
+    private static long total(Map<String, Long> before, Map<String, Long> after, String... commands) {
+        long sum = 0;
+        for (String command : commands) {
+            sum += after.getOrDefault(command, 0L) - before.getOrDefault(command, 0L);
+        }
+        return sum;
+    }
+
+    /** Commands a client sends itself (commandstats also counts the commands run inside scripts). */
+    private static long sentByClients(Map<String, Long> before, Map<String, Long> after) {
+        return total(before, after, "evalsha", "eval", "subscribe", "unsubscribe", "ping", "hello", "scan", "client", "auth");
+    }
+
+    // ---- cost ----------------------------------------------------------------------------------
+
+    @Test
+    void blockedWaiterSendsFewCommandsDuringAFiveSecondWait() throws Exception {
+        client(Duration.ofSeconds(30)).lock("quiet").lock();
+        DistributedLock waiter = client(Duration.ofSeconds(30)).lock("quiet");
+        Map<String, Long> before = server.commandCalls();
+        assertThat(waiter.tryLock(5, TimeUnit.SECONDS)).isFalse();
+        Map<String, Long> after = server.commandCalls();
+        long scripts = total(before, after, "evalsha", "eval");
+        long all = sentByClients(before, after);
+        System.out.printf("blocked waiter, 5 s: %d script calls, %d commands sent in all%n", scripts, all);
+        // first try, one re-check after subscribing, one try per 2 s retry bound, the final withdrawal
+        assertThat(scripts).isLessThanOrEqualTo(7);
+        assertThat(total(before, after, "subscribe")).isEqualTo(1);
+        assertThat(all).isLessThanOrEqualTo(10);
+    }
+
+    @Test
+    void renewalsOfAThousandLocksShareRoundTrips() throws Exception {
+        Duration lease = Duration.ofSeconds(3);
+        Cerberus cerberus = client(lease);
+        List<DistributedLock> held = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            DistributedLock lock = cerberus.lock("many-" + i);
+            lock.lock();
+            held.add(lock);
+        }
+        Map<String, Long> before = server.commandCalls();
+        Thread.sleep(lease.toMillis());
+        Map<String, Long> after = server.commandCalls();
+        long scripts = total(before, after, "evalsha", "eval");
+        System.out.printf("1000 held locks, lease %s: %d script calls in one lease (3 renewal periods)%n", lease, scripts);
+        assertThat(scripts).as("renewal scripts for 1000 locks over 3 renewal periods").isLessThanOrEqualTo(60);
+        for (DistributedLock lock : held) {
+            assertThat(lock.lease().isValid()).isTrue();
+        }
+        held.forEach(DistributedLock::unlock);
+    }
+
+    // ---- waking --------------------------------------------------------------------------------
+
+    @Test
+    void releaseWakesExactlyOneLocalExclusiveWaiter() throws Exception {
+        RedisEngine holderEngine = engine();
+        Acquisition holder = attempt("herd", LockMode.EXCLUSIVE);
+        assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        RedisEngine engine = engine();
+        AtomicInteger woken = new AtomicInteger();
+        List<Thread> waiting = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Acquisition waiter = attempt("herd", LockMode.EXCLUSIVE);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            engine.awaitChange(waiter, Duration.ZERO); // the first waiter re-checks once after subscribing
+            waiting.add(thread("waiter-" + i, () -> {
+                try {
+                    engine.awaitChange(waiter, Duration.ofSeconds(20));
+                    woken.incrementAndGet();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        for (Thread thread : waiting) {
+            Poll.untilWaiting(thread, TestTimes.millis(5000));
+        }
+        assertThat(engine.waiters().subscriptions()).as("one subscription for four waiters").isEqualTo(1);
+        assertThat(holderEngine.release(holder)).isTrue();
+        Poll.until("a waiter to wake", TestTimes.millis(2000), () -> woken.get() >= 1);
+        Thread.sleep(TestTimes.millis(500).toMillis());
+        assertThat(woken.get()).as("waiters woken by one release").isEqualTo(1);
+    }
+
+    @Test
+    void releaseOfAFairLockWakesTheHeadOfTheQueue() throws Exception {
+        RedisEngine holderEngine = engine();
+        Acquisition holder = attempt("fifo", LockMode.FAIR);
+        assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        RedisEngine engine = engine();
+        List<Acquisition> queue = new ArrayList<>();
+        List<String> wokenOrder = Collections.synchronizedList(new ArrayList<>());
+        for (int i = 0; i < 3; i++) {
+            Acquisition waiter = attempt("fifo", LockMode.FAIR);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            engine.awaitChange(waiter, Duration.ZERO);
+            queue.add(waiter);
+        }
+        List<Thread> waiting = new ArrayList<>();
+        for (Acquisition waiter : List.of(queue.get(2), queue.get(1))) {
+            waiting.add(thread("late", () -> {
+                try {
+                    engine.awaitChange(waiter, Duration.ofSeconds(20));
+                    wokenOrder.add(waiter.token());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        CountDownLatch headWoken = new CountDownLatch(1);
+        waiting.add(thread("head", () -> {
+            try {
+                engine.awaitChange(queue.get(0), Duration.ofSeconds(20));
+                headWoken.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        for (Thread thread : waiting) {
+            Poll.untilWaiting(thread, TestTimes.millis(5000));
+        }
+        assertThat(holderEngine.release(holder)).isTrue();
+        assertThat(headWoken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("the head is woken").isTrue();
+        Thread.sleep(TestTimes.millis(300).toMillis());
+        assertThat(wokenOrder).as("waiters behind the head stay asleep").isEmpty();
+        assertThat(engine.tryAcquire(queue.get(1))).as("the second may not pass the head").isInstanceOf(AcquireResult.Busy.class);
+        assertThat(engine.tryAcquire(queue.get(0))).isInstanceOf(AcquireResult.Granted.class);
+    }
+
+    // ---- names and keys ------------------------------------------------------------------------
+
+    @Test
+    void oddNamesKeepOneHashTagAndNeverCollide() {
+        List<String> names = List.of("{a}", "%7Ba%7D", "}", "{", "a}b{c", "*", "a b", "a%20b", "ключ", "a:b", "a?", "[x]", "\\");
+        List<String> owners = new ArrayList<>();
+        for (String name : names) {
+            LockKeys keys = LockKeys.of(new LockKey("ns:with{brace}", name));
+            String tag = keys.owner().substring(keys.owner().indexOf('{') + 1, keys.owner().indexOf('}'));
+            assertThat(keys.owner()).as("the hash tag of '%s' spans namespace and name", name).endsWith("}:owner");
+            assertThat(keys.owner().indexOf('}')).isEqualTo(keys.owner().lastIndexOf('}'));
+            assertThat(tag).doesNotContain("{", "}", "*", "?", "[", " ");
+            for (String key : keys.all()) {
+                assertThat(SlotHash.getSlot(key)).as("slot of %s", key).isEqualTo(SlotHash.getSlot(keys.owner()));
+            }
+            assertThat(SlotHash.getSlot(keys.channel())).isEqualTo(SlotHash.getSlot(keys.owner()));
+            assertThat(LockKeys.lockNameOfHoldKey(keys.owner())).contains(name);
+            owners.add(keys.owner());
+        }
+        assertThat(owners).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void inspectMatchesPrefixesLiterally() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        for (String name : List.of("a*b", "axb", "a?c", "{a}", "ключ-1")) {
+            cerberus.lock(name).lock();
+        }
+        cerberus.readWriteLock("shared").readLock().lock();
+        assertThat(cerberus.inspect("a*")).extracting(LockInfo::name).containsExactly("a*b");
+        assertThat(cerberus.inspect("a?")).extracting(LockInfo::name).containsExactly("a?c");
+        assertThat(cerberus.inspect("{")).extracting(LockInfo::name).containsExactly("{a}");
+        assertThat(cerberus.inspect("ключ")).extracting(LockInfo::name).containsExactly("ключ-1");
+        assertThat(cerberus.inspect("")).hasSize(6);
+        LockInfo reader = cerberus.inspect("shared").get(0);
+        assertThat(reader.mode()).isEqualTo("read");
+        assertThat(reader.leaseRemaining().orElseThrow()).isPositive();
+    }
+
+    // ---- readers -------------------------------------------------------------------------------
+
+    @Test
+    void anExpiredReaderIsPurgedAndNoLongerBlocksAWriter() throws Exception {
+        RedisEngine engine = engine();
+        Acquisition reader = new Acquisition(new LockKey(namespace, "stale-reader"), LockMode.READ, "r".repeat(32), "reader",
+                Duration.ofMillis(300));
+        long readerFence = ((AcquireResult.Granted) engine.tryAcquire(reader)).fencingToken();
+        Acquisition writer = attempt("stale-reader", LockMode.WRITE);
+        assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
+        Thread.sleep(400);
+        AcquireResult result = engine.tryAcquire(writer);
+        assertThat(result).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(((AcquireResult.Granted) result).fencingToken()).isGreaterThan(readerFence);
+        assertThat(engine.renew(reader)).as("the expired reader cannot renew").isFalse();
+        assertThat(engine.release(writer)).isTrue();
+    }
+
+    // ---- failures ------------------------------------------------------------------------------
+
+    @Test
+    void aForeignDeleteIsNoticedAtTheNextRenewal() throws Exception {
+        DistributedLock lock = client(Duration.ofMillis(600)).lock("deleted");
+        lock.lock();
+        CountDownLatch lost = new CountDownLatch(1);
+        lock.lease().onLost((lease, reason) -> lost.countDown());
+        server.admin().del(LockKeys.of(new LockKey(namespace, "deleted")).owner());
+        assertThat(lost.await(TestTimes.millis(1500).toMillis(), TimeUnit.MILLISECONDS)).as("loss noticed").isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'");
+    }
+
+    @Test
+    void wrongPasswordSaysSoWithoutShowingIt() {
+        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret")) {
+            String wrong = "redis://:wrong-pass@127.0.0.1:" + secured.port();
+            assertThatThrownBy(() -> Cerberus.builder().engine(wrong).connectTimeout(Duration.ofSeconds(2)).build())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("redis://:****@127.0.0.1:" + secured.port())
+                    .hasMessageContaining("password")
+                    .hasMessageNotContaining("wrong-pass");
+            assertThatThrownBy(() -> Cerberus.builder().engine(secured.uri()).connectTimeout(Duration.ofSeconds(2)).build())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining(secured.uri())
+                    .hasMessageContaining("password");
+            try (Cerberus right = Cerberus.builder().engine("redis://:s3cret@127.0.0.1:" + secured.port()).build()) {
+                assertThat(right.lock("auth").tryLock()).isTrue();
+                right.lock("auth").unlock();
+            }
+        }
+    }
+
+    @Test
+    void badUrisAreRejectedWithTheRule() {
+        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?tiemout=5s").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'tiemout'");
+    }
+
+    @Test
+    void killedServerLosesTheLockVisiblyAndARestartedOneServesAgain() throws Exception {
+        try (RedisServer own = RedisServer.start()) {
+            Duration lease = Duration.ofMillis(800);
+            Cerberus cerberus = Cerberus.builder().engine(own.uri()).namespace(namespace).defaultLease(lease)
+                    .connectTimeout(Duration.ofSeconds(2)).build();
+            closeAfter.add(cerberus);
+            DistributedLock lock = cerberus.lock("server-dies");
+            lock.lock();
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.lease().onLost((l, reason) -> lost.countDown());
+            own.kill();
+            long killedAt = System.nanoTime();
+            assertThat(lost.await(lease.plus(TestTimes.millis(1000)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the holder is told within its lease").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(lease.plus(TestTimes.millis(1000)));
+            assertThat(lock.lease().isValid()).isFalse();
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+
+            own.restart();
+            Poll.until("the client to serve locks again", TestTimes.millis(5000), () -> {
+                try (Lease lease2 = cerberus.lock("server-dies").acquire(Duration.ZERO)) {
+                    return lease2.isValid();
+                } catch (RuntimeException e) {
+                    return false;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            });
+        }
+    }
+}
