@@ -28,6 +28,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * Serves {@code redis://[user:password@]host[:port][/database][?timeout=5s]} and the same with
@@ -70,7 +72,7 @@ public final class RedisEngineProvider implements EngineProvider {
                 .build());
         try {
             StatefulRedisConnection<String, String> connection = connect(
-                    client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
+                    () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
             try {
                 Replies.await(connection.async().ping(), commandTimeout, shown, "answer PING");
             } catch (EngineUnavailableException e) {
@@ -78,7 +80,7 @@ public final class RedisEngineProvider implements EngineProvider {
                 throw credentialsProblem(e.getCause(), shown).orElse(e);
             }
             LockWaiters waiters = new LockWaiters(() -> connect(
-                    client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
+                    () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
             return new RedisEngine(shown, client, connection, commandTimeout, waiters);
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
@@ -86,25 +88,50 @@ public final class RedisEngineProvider implements EngineProvider {
         }
     }
 
-    private static <C> C connect(CompletableFuture<C> pending, Duration timeout, String shown) {
+    private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /**
+     * Connects, within {@code timeout} in all. When the server rejects the handshake at once (a
+     * wrong password), Lettuce may find its handshake handler already gone from the pipeline and
+     * report "RedisHandshakeHandler not registered" instead of the server's answer; such an
+     * attempt is made again, within the same deadline, so the real cause can be shown.
+     */
+    private static <C> C connect(Supplier<CompletableFuture<C>> attempt, Duration timeout, String shown) {
         long start = System.nanoTime();
-        try {
-            return Replies.await(pending, timeout, shown, "connect");
-        } catch (EngineUnavailableException e) {
-            pending.thenAccept(late -> {
-                if (late instanceof StatefulRedisConnection<?, ?> connection) {
-                    connection.closeAsync();
-                } else if (late instanceof StatefulRedisPubSubConnection<?, ?> connection) {
-                    connection.closeAsync();
+        long deadline = start + timeout.toNanos();
+        while (true) {
+            CompletableFuture<C> pending = attempt.get();
+            try {
+                return Replies.await(pending, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), shown, "connect");
+            } catch (EngineUnavailableException e) {
+                pending.thenAccept(late -> {
+                    if (late instanceof StatefulRedisConnection<?, ?> connection) {
+                        connection.closeAsync();
+                    } else if (late instanceof StatefulRedisPubSubConnection<?, ?> connection) {
+                        connection.closeAsync();
+                    }
+                });
+                Throwable cause = e.getCause();
+                if (handshakeMasked(cause) && System.nanoTime() + RETRY_PAUSE_NANOS - deadline < 0) {
+                    LockSupport.parkNanos(RETRY_PAUSE_NANOS); // no connect storm if the failure persists
+                    continue;
                 }
-            });
-            Throwable cause = e.getCause();
-            String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Checks.format(timeout)
-                    : rootMessage(cause) + " (after " + Checks.format(Duration.ofNanos(System.nanoTime() - start))
-                            + " of the connect timeout of " + Checks.format(timeout) + ")";
-            throw credentialsProblem(cause, shown).orElseGet(() -> new EngineUnavailableException("could not connect to redis engine "
-                    + shown + ": " + waited + "; check that the server runs and that the URI's host and port are right", cause));
+                String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Checks.format(timeout)
+                        : rootMessage(cause) + " (after " + Checks.format(Duration.ofNanos(System.nanoTime() - start))
+                                + " of the connect timeout of " + Checks.format(timeout) + ")";
+                throw credentialsProblem(cause, shown).orElseGet(() -> new EngineUnavailableException("could not connect to redis engine "
+                        + shown + ": " + waited + "; check that the server runs and that the URI's host and port are right", cause));
+            }
         }
+    }
+
+    private static boolean handshakeMasked(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof IllegalStateException && "RedisHandshakeHandler not registered".equals(t.getMessage())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Optional<EngineUnavailableException> credentialsProblem(Throwable failure, String shown) {
