@@ -23,7 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Validity is judged conservatively on the client's monotonic clock: a lease is valid until
  * the lease time after the moment the last successful acquire or renew request was <em>sent</em>
- * (the engine started its countdown no earlier). A process paused past its lease therefore sees
+ * (the engine started its countdown no earlier), less what the engine says its clocks may drift
+ * ({@link io.cerberus.spi.LockEngine#validity}). A process paused past its lease therefore sees
  * {@link #isValid()} false on waking, before any renewal is tried. A renewal that cannot reach
  * the engine makes the lease uncertain: {@link #isValid()} is false from the first failure, and
  * true again if a retry succeeds before the lease runs out; only then is it lost.
@@ -39,6 +40,8 @@ final class Holding implements Lease {
     private final long fencingToken;
     /** Whether the lease can run out: false for a renewed hold on a session-bound engine. */
     private final boolean expires;
+    /** How long after a request was sent the hold counts: the lease, less the engine's clock drift. */
+    private final long validityNanos;
 
     final ReentrantLock stateLock = new ReentrantLock();
     /** Written under stateLock; read without it so isValid() never waits for a renewal round trip. */
@@ -64,7 +67,17 @@ final class Holding implements Lease {
         this.renewed = renewed;
         this.threadBound = threadBound;
         this.expires = !(renewed && engine.has(Capability.SESSION_BOUND));
-        this.validUntilNanos = requestSentNanos + acquisition.lease().toNanos();
+        this.validityNanos = validityNanos(engine, acquisition.lease());
+        this.validUntilNanos = requestSentNanos + validityNanos;
+    }
+
+    private static long validityNanos(EngineHandle engine, Duration lease) {
+        Duration validity = engine.engine().validity(lease);
+        if (validity == null || validity.isNegative() || validity.isZero() || validity.compareTo(lease) > 0) {
+            throw new IllegalStateException("engine '" + engine.name() + "' (" + engine.uri() + ") gave a validity of "
+                    + validity + " for a lease of " + Checks.format(lease) + "; it must be positive and at most the lease");
+        }
+        return validity.toNanos();
     }
 
     @Override
@@ -75,8 +88,9 @@ final class Holding implements Lease {
     @Override
     public long fencingToken() {
         if (fencingToken < 0) {
-            throw new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri()
-                    + ") gives no fencing tokens; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
+            throw new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri() + ") gives no fencing tokens"
+                    + engine.engine().whyNot(Capability.FENCING).map(why -> ": " + why).orElse("")
+                    + "; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
         }
         return fencingToken;
     }
@@ -99,8 +113,13 @@ final class Holding implements Lease {
         return validUntilNanos;
     }
 
+    /** @return how long after a request was sent the hold counts (the lease, less the engine's clock drift) */
+    long validityNanos() {
+        return validityNanos;
+    }
+
     void extendedFrom(long requestSentNanos) {
-        validUntilNanos = requestSentNanos + acquisition.lease().toNanos();
+        validUntilNanos = requestSentNanos + validityNanos;
         uncertain = false;
     }
 
@@ -202,7 +221,8 @@ final class Holding implements Lease {
     }
 
     private String describeLoss(String reason) {
-        return "lock '" + lockName() + "' (fencing token " + fencingToken + ") on engine '" + engine.name() + "' ("
+        String token = fencingToken < 0 ? "" : " (fencing token " + fencingToken + ")";
+        return "lock '" + lockName() + "'" + token + " on engine '" + engine.name() + "' ("
                 + engine.uri() + ") was lost: " + reason
                 + "; another holder may have taken it, so whatever it protected must be checked";
     }

@@ -17,7 +17,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * Renews the leases of held locks, and ends explicit leases, for one client: one thread and one
  * priority queue for all holds, however many.
  *
- * <p>A renewed hold is renewed every lease/3, counted from when the last successful request was
+ * <p>A renewed hold is renewed every lease/3 (a third of its validity, on engines whose clocks may
+ * drift: {@link io.cerberus.spi.LockEngine#validity}), counted from when the last successful request was
  * sent. Tasks due within lease/12 of each other are renewed together, one
  * {@link io.cerberus.spi.LockEngine#renewAll} call per engine, so engines that can batch (one
  * script, one pipeline) spend one round trip on many locks. A renewal the engine refuses marks
@@ -77,7 +78,7 @@ final class LeaseRenewer implements AutoCloseable {
                 return;
             }
             if (holding.renewed && !holding.engine.has(Capability.SESSION_BOUND)) {
-                holding.task = schedule(holding, holding.validUntilNanos() - holding.leaseTime().toNanos() * 2 / 3, false);
+                holding.task = schedule(holding, holding.validUntilNanos() - holding.validityNanos() * 2 / 3, false);
             } else if (!holding.renewed) {
                 holding.task = schedule(holding, holding.validUntilNanos(), true);
             }
@@ -232,7 +233,7 @@ final class LeaseRenewer implements AutoCloseable {
                     }
                 } else {
                     holding.extendedFrom(sentAt);
-                    holding.task = schedule(holding, sentAt + holding.leaseTime().toNanos() / 3, false);
+                    holding.task = schedule(holding, sentAt + holding.validityNanos() / 3, false);
                 }
             }
         } finally {

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -22,6 +23,31 @@ public interface LockEngine extends AutoCloseable {
 
     /** @return what this engine can do */
     Set<Capability> capabilities();
+
+    /**
+     * How long after an acquire or renew request was sent the holder may count on its hold. The
+     * core judges {@link io.cerberus.Lease#isValid()} and schedules renewals by it. The default is
+     * the whole lease: the store started its countdown no earlier than the request was sent, on
+     * one clock. An engine whose grant rests on several clocks (Redlock) returns less, by what
+     * those clocks may drift apart during the lease.
+     *
+     * @param lease the lease asked for
+     * @return a positive duration, at most {@code lease}
+     */
+    default Duration validity(Duration lease) {
+        return lease;
+    }
+
+    /**
+     * Why this engine lacks a capability, for the message of the exception that refuses it (Redlock
+     * says why it has no fencing tokens). The default has nothing to add.
+     *
+     * @param capability a capability not in {@link #capabilities()}
+     * @return one or two sentences, or empty
+     */
+    default Optional<String> whyNot(Capability capability) {
+        return Optional.empty();
+    }
 
     /**
      * Tries once to take the lock. Must be safe to repeat with the same attempt: if the attempt

@@ -54,6 +54,10 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicReference<CountDownLatch> renewalEntered = new AtomicReference<>();
         /** Lets a held-up renewal finish. */
         public final CountDownLatch releaseRenewal = new CountDownLatch(1);
+        /** When set, the part of each lease the engine vouches for (see {@link LockEngine#validity}). */
+        public volatile java.time.Duration validity;
+        /** When set, the engine gives no fencing tokens and says this is why. */
+        public volatile String whyNoFencing;
 
         Scripted(String uri, MemoryStore store) {
             this.inner = new MemoryEngine(uri, store);
@@ -89,12 +93,32 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public Set<Capability> capabilities() {
-            return inner.capabilities();
+            if (whyNoFencing == null) {
+                return inner.capabilities();
+            }
+            Set<Capability> capabilities = java.util.EnumSet.copyOf(inner.capabilities());
+            capabilities.remove(Capability.FENCING);
+            return capabilities;
+        }
+
+        @Override
+        public java.time.Duration validity(java.time.Duration lease) {
+            java.time.Duration shorter = validity;
+            return shorter == null ? lease : shorter;
+        }
+
+        @Override
+        public java.util.Optional<String> whyNot(Capability capability) {
+            return capability == Capability.FENCING ? java.util.Optional.ofNullable(whyNoFencing) : java.util.Optional.empty();
         }
 
         @Override
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
-            return inner.tryAcquire(attempt);
+            io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
+            if (whyNoFencing != null && result instanceof io.cerberus.spi.AcquireResult.Granted) {
+                return io.cerberus.spi.AcquireResult.granted(-1);
+            }
+            return result;
         }
 
         @Override

@@ -86,6 +86,16 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
+        public Duration validity(Duration lease) {
+            return inner.validity(lease);
+        }
+
+        @Override
+        public java.util.Optional<String> whyNot(Capability capability) {
+            return inner.whyNot(capability);
+        }
+
+        @Override
         public AcquireResult tryAcquire(Acquisition attempt) {
             calls.incrementAndGet();
             tryAcquires.incrementAndGet();
