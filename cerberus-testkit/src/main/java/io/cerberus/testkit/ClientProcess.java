@@ -3,6 +3,7 @@ package io.cerberus.testkit;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.LockLostException;
+import io.cerberus.UnsupportedCapabilityException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -17,7 +18,7 @@ import java.time.Duration;
  * watchdog). Prints {@code READY}, then answers one line per command, where MODE is
  * {@code exclusive}, {@code read} or {@code write}:
  * <ul>
- * <li>{@code LOCK MODE NAME} (waits) → {@code ACQUIRED <fencing token>}
+ * <li>{@code LOCK MODE NAME} (waits) → {@code ACQUIRED <fencing token>} (-1 on an engine without fencing tokens)
  * <li>{@code TRY MODE NAME} → {@code ACQUIRED <fencing token>} or {@code BUSY}
  * <li>{@code VALID MODE NAME} → {@code VALID true|false}
  * <li>{@code UNLOCK MODE NAME} → {@code UNLOCKED} or {@code LOST <message>}
@@ -54,7 +55,7 @@ public final class ClientProcess {
      * @param child a client started with {@link #start}
      * @param mode {@code exclusive}, {@code read} or {@code write}
      * @param name the lock name (no spaces at its ends)
-     * @return the fencing token of the hold
+     * @return the fencing token of the hold, or -1 on an engine without fencing tokens
      */
     public static long lock(ManagedProcess child, String mode, String name) {
         String answer = child.ask("LOCK " + mode + " " + name, TestTimes.millis(20_000));
@@ -96,13 +97,22 @@ public final class ClientProcess {
         }
     }
 
+    /** @return the hold's fencing token, or -1 on an engine without them (Redlock) */
+    private static long fence(DistributedLock lock) {
+        try {
+            return lock.lease().fencingToken();
+        } catch (UnsupportedCapabilityException e) {
+            return -1;
+        }
+    }
+
     private static String answer(String command, DistributedLock lock) {
         switch (command) {
             case "LOCK":
                 lock.lock();
-                return "ACQUIRED " + lock.lease().fencingToken();
+                return "ACQUIRED " + fence(lock);
             case "TRY":
-                return lock.tryLock() ? "ACQUIRED " + lock.lease().fencingToken() : "BUSY";
+                return lock.tryLock() ? "ACQUIRED " + fence(lock) : "BUSY";
             case "VALID":
                 return "VALID " + lock.lease().isValid();
             case "UNLOCK":
