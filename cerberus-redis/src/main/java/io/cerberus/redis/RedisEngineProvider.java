@@ -96,7 +96,7 @@ public final class RedisEngineProvider implements EngineProvider {
      * report "RedisHandshakeHandler not registered" instead of the server's answer; such an
      * attempt is made again, within the same deadline, so the real cause can be shown.
      */
-    private static <C> C connect(Supplier<CompletableFuture<C>> attempt, Duration timeout, String shown) {
+    static <C> C connect(Supplier<CompletableFuture<C>> attempt, Duration timeout, String shown) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         while (true) {
@@ -134,7 +134,7 @@ public final class RedisEngineProvider implements EngineProvider {
         return false;
     }
 
-    private static Optional<EngineUnavailableException> credentialsProblem(Throwable failure, String shown) {
+    static Optional<EngineUnavailableException> credentialsProblem(Throwable failure, String shown) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException && t.getMessage() != null) {
                 String message = t.getMessage();
@@ -201,7 +201,7 @@ public final class RedisEngineProvider implements EngineProvider {
      * first use and kept for the JVM's life, so opening and closing engines is cheap. Reconnection
      * after a lost connection is retried quickly (at most a second apart), since locks wait on it.
      */
-    private static final class SharedResources {
+    static final class SharedResources {
         static final ClientResources INSTANCE = create();
 
         private SharedResources() {

@@ -1,0 +1,439 @@
+package io.cerberus.redis;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.Checks;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A lock engine on N independent Redis masters ({@code redlock://h1:p1,h2:p2,h3:p3}): the Redlock
+ * algorithm as its author describes it.
+ *
+ * <p><b>Acquire.</b> The acquire script of the single-server engine ({@code acquire.lua}, mode
+ * {@code exclusive}: {@code SET NX PX} of the owner hash) is sent to every node at once, each
+ * reply bounded by the node timeout, which is much shorter than the lease. The lock is held when a
+ * majority ({@code N/2 + 1}) granted it and the time spent is below the validity,
+ * {@code lease − drift} with {@code drift = lease × driftFactor + 2 ms}. Otherwise the attempt is
+ * released on every node that can be reached, including those that did not answer (their grant
+ * may be on its way), and the caller is told busy, or unavailable when fewer than a majority
+ * answered at all. The per-node fence counter that the script keeps is ignored: N independent
+ * counters order nothing, so Redlock has no fencing token.
+ *
+ * <p><b>Validity.</b> The core counts a hold from the moment the acquire (or renew) request was
+ * sent, which already subtracts the time spent; {@link #validity} subtracts the drift too, so
+ * {@link io.cerberus.Lease#isValid()} turns false at {@code sent + lease − drift}.
+ *
+ * <p><b>Renew, release.</b> Sent to every node; a renewal holds when a majority renewed it, is
+ * lost when so many nodes refused that no majority is possible, and fails as unavailable
+ * otherwise (the core retries until the lease runs out). A release is true when a majority still
+ * had the hold.
+ *
+ * <p><b>Safety.</b> Two holders would need two majorities, which share a node, and a node grants
+ * a name to one token at a time while its key lives. That rests on bounded clock drift between
+ * the nodes, on holders that do not pause past their validity, and on nodes that do not forget a
+ * key before it expires (a node restarted empty, without {@code appendfsync always}, may grant a
+ * second majority: restart such nodes only after the longest lease has passed).
+ *
+ * <p><b>Waiting.</b> A busy answer says when a majority of nodes may be free (the k-th shortest
+ * remaining lease among the busy nodes, at most {@link RedisEngine#RETRY_CAP}) plus a little
+ * jitter, so competing clients do not keep splitting the vote. Releases publish on every node;
+ * {@link RedlockWaiters} wakes one local waiter per release.
+ *
+ * <p><b>Round trips.</b> acquire, release, renewal: one per node, all nodes at once (so one in
+ * time); renewals of many holds: one script per {@link RedisEngine#RENEW_BATCH} holds per node.
+ */
+final class RedlockEngine implements LockEngine {
+    private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());
+    static final Set<Capability> CAPABILITIES = Set.of(Capability.MULTI_PROCESS);
+    /** The fixed part of the drift allowance, for the resolution of the nodes' clocks and timers. */
+    static final Duration DRIFT_FIXED = Duration.ofMillis(2);
+    /** The default drift allowance per unit of lease. */
+    static final double DEFAULT_DRIFT_FACTOR = 0.01;
+    /** The default node timeout is a tenth of the lease, at most this. */
+    static final Duration DEFAULT_NODE_TIMEOUT_CAP = Duration.ofMillis(100);
+    /** Largest random delay added to a busy answer, so competing clients do not retry in step. */
+    static final Duration JITTER = Duration.ofMillis(20);
+    static final String WHY_NO_FENCING = "Redlock has no fencing token, because its nodes are independent masters that share"
+            + " no counter: a number from one node orders nothing across a majority, and a node restarted empty would start"
+            + " over; protect the resource with an engine that has fencing tokens (such as redis://) where stale writes matter";
+
+    private final String uri;
+    private final List<RedlockNode> nodes;
+    private final int quorum;
+    private final Duration timeout;
+    private final Optional<Duration> nodeTimeout;
+    private final double driftFactor;
+    private final RedlockWaiters waiters;
+    private final ExecutorService connector;
+
+    /**
+     * @param uri the redacted URI
+     * @param nodes the masters, connected or connecting
+     * @param timeout bound of renewals, releases and checks
+     * @param nodeTimeout bound of each node's acquire reply, or empty for the default (a tenth of
+     *     the lease, at most {@link #DEFAULT_NODE_TIMEOUT_CAP})
+     * @param driftFactor the drift allowance per unit of lease
+     * @param connector runs the nodes' connects; shut down with the engine
+     */
+    RedlockEngine(String uri, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
+            ExecutorService connector) {
+        this.uri = uri;
+        this.nodes = List.copyOf(nodes);
+        this.quorum = nodes.size() / 2 + 1;
+        this.timeout = timeout;
+        this.nodeTimeout = nodeTimeout;
+        this.driftFactor = driftFactor;
+        this.connector = connector;
+        this.waiters = new RedlockWaiters(this.nodes);
+    }
+
+    @Override
+    public String describe() {
+        return uri;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public Optional<String> whyNot(Capability capability) {
+        return capability == Capability.FENCING ? Optional.of(WHY_NO_FENCING) : Optional.empty();
+    }
+
+    /** @return {@code lease − (lease × driftFactor + 2 ms)} */
+    @Override
+    public Duration validity(Duration lease) {
+        return lease.minus(drift(lease));
+    }
+
+    Duration drift(Duration lease) {
+        return Duration.ofNanos((long) (lease.toNanos() * driftFactor)).plus(DRIFT_FIXED);
+    }
+
+    Duration nodeTimeout(Duration lease) {
+        return nodeTimeout.orElseGet(() -> {
+            Duration tenth = lease.dividedBy(10);
+            return tenth.compareTo(DEFAULT_NODE_TIMEOUT_CAP) < 0 ? tenth : DEFAULT_NODE_TIMEOUT_CAP;
+        });
+    }
+
+    /** @return how many nodes make a majority */
+    int quorum() {
+        return quorum;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        if (attempt.mode() != LockMode.EXCLUSIVE) {
+            throw new IllegalArgumentException("redlock engine " + uri + " serves exclusive locks only, not " + attempt.mode().label());
+        }
+        LockKeys keys = LockKeys.of(attempt.key());
+        Object coverage = waiters.coverage(keys.channel());
+        Duration bound = nodeTimeout(attempt.lease());
+        long start = System.nanoTime();
+        List<Outcome<List<?>>> outcomes = ask(bound, commands -> LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
+                LockMode.EXCLUSIVE.label(), millis(attempt.lease()), attempt.holder(), millis(RedisEngine.STALE_WAITER),
+                millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP)));
+        long elapsed = System.nanoTime() - start;
+        int granted = 0;
+        int answered = 0;
+        List<Long> busyMillis = new ArrayList<>();
+        for (Outcome<List<?>> outcome : outcomes) {
+            if (outcome.answered()) {
+                answered++;
+                List<?> reply = outcome.value();
+                if (((Number) reply.get(0)).longValue() == 1) {
+                    granted++;
+                } else {
+                    busyMillis.add(Math.max(0, ((Number) reply.get(1)).longValue()));
+                }
+            }
+        }
+        if (granted >= quorum && elapsed < validity(attempt.lease()).toNanos()) {
+            waiters.leave(attempt.token(), true);
+            return AcquireResult.granted(-1);
+        }
+        releaseEverywhere(attempt, keys);
+        if (answered < quorum) {
+            waiters.leave(attempt.token(), false);
+            throw unavailable("acquire lock '" + attempt.key().name() + "'", outcomes, answered);
+        }
+        long retry;
+        if (granted >= quorum) {
+            LOG.log(Level.DEBUG, () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
+                    + "ms of a validity of " + Checks.format(validity(attempt.lease())) + "); released, trying again");
+            retry = 0;
+        } else {
+            busyMillis.sort(null);
+            int needed = quorum - granted;
+            retry = needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
+        }
+        retry = Math.min(retry, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
+        CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), coverage);
+        try {
+            subscribed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // a node that did not confirm the subscription is covered by the retry bound
+        }
+        return AcquireResult.busy(Duration.ofMillis(retry));
+    }
+
+    /**
+     * Sends a release of the attempt to every connected node and does not wait: a node's commands
+     * run in the order they were sent on its one connection, so the release comes after the
+     * acquire it undoes, and before any later acquire of the same attempt.
+     */
+    private void releaseEverywhere(Acquisition attempt, LockKeys keys) {
+        for (RedlockNode node : nodes) {
+            RedisAsyncCommands<String, String> commands = node.commandsOrNull();
+            if (commands != null) {
+                LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel())
+                        .exceptionally(failure -> {
+                            LOG.log(Level.DEBUG, () -> "could not release " + attempt + " on node " + node + ": " + failure);
+                            return null;
+                        });
+            }
+        }
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        waiters.await(attempt, max);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        waiters.leave(attempt.token(), false);
+        releaseEverywhere(attempt, LockKeys.of(attempt.key()));
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        return renewAll(List.of(attempt)).isEmpty();
+    }
+
+    @Override
+    public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
+        List<Acquisition> all = new ArrayList<>(attempts);
+        Duration shortestLease = timeout.multipliedBy(2);
+        for (Acquisition attempt : all) {
+            if (attempt.lease().compareTo(shortestLease) < 0) {
+                shortestLease = attempt.lease();
+            }
+        }
+        // a renewal answered after half the lease is of little use: fail early, the core retries
+        Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
+        List<Outcome<List<Long>>> outcomes = ask(bound, commands -> renewOnNode(commands, all));
+        int[] renewed = new int[all.size()];
+        int answered = 0;
+        for (Outcome<List<Long>> outcome : outcomes) {
+            if (outcome.answered()) {
+                answered++;
+                for (int i = 0; i < all.size(); i++) {
+                    renewed[i] += outcome.value().get(i).intValue();
+                }
+            }
+        }
+        Set<Acquisition> lost = new HashSet<>();
+        boolean undecided = false;
+        for (int i = 0; i < all.size(); i++) {
+            int refused = answered - renewed[i];
+            if (renewed[i] >= quorum) {
+                continue;
+            }
+            if (refused > nodes.size() - quorum) {
+                lost.add(all.get(i));
+            } else {
+                undecided = true;
+            }
+        }
+        if (undecided) {
+            throw unavailable("renew " + all.size() + " lock(s)", outcomes, answered);
+        }
+        return lost;
+    }
+
+    /** @return one reply per hold, 1 renewed or 0 refused, from one node (one script per batch, sent at once) */
+    private static CompletableFuture<List<Long>> renewOnNode(RedisAsyncCommands<String, String> commands, List<Acquisition> all) {
+        List<CompletableFuture<List<?>>> batches = new ArrayList<>();
+        for (int from = 0; from < all.size(); from += RedisEngine.RENEW_BATCH) {
+            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + RedisEngine.RENEW_BATCH));
+            String[] keys = new String[batch.size() * 3];
+            String[] args = new String[batch.size() * 3];
+            for (int i = 0; i < batch.size(); i++) {
+                Acquisition attempt = batch.get(i);
+                LockKeys lock = LockKeys.of(attempt.key());
+                keys[3 * i] = lock.owner();
+                keys[3 * i + 1] = lock.readers();
+                keys[3 * i + 2] = lock.readerInfo();
+                args[3 * i] = attempt.token();
+                args[3 * i + 1] = attempt.mode().label();
+                args[3 * i + 2] = millis(attempt.lease());
+            }
+            batches.add(LockScripts.RENEW.run(commands, keys, args));
+        }
+        return CompletableFuture.allOf(batches.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
+            List<Long> flags = new ArrayList<>(all.size());
+            for (CompletableFuture<List<?>> batch : batches) {
+                for (Object flag : batch.join()) {
+                    flags.add(((Number) flag).longValue());
+                }
+            }
+            return flags;
+        });
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        LockKeys keys = LockKeys.of(attempt.key());
+        waiters.leave(attempt.token(), true);
+        List<Outcome<Long>> outcomes = ask(timeout, commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(),
+                LockMode.EXCLUSIVE.label(), keys.channel()));
+        int released = 0;
+        int answered = 0;
+        for (Outcome<Long> outcome : outcomes) {
+            if (outcome.answered()) {
+                answered++;
+                released += outcome.value() == 1L ? 1 : 0;
+            }
+        }
+        if (released >= quorum) {
+            return true;
+        }
+        if (answered - released > nodes.size() - quorum) {
+            return false;
+        }
+        throw unavailable("release " + attempt, outcomes, answered);
+    }
+
+    /** @return whether a majority of the nodes has the lock held */
+    @Override
+    public boolean isLocked(LockKey key) {
+        LockKeys keys = LockKeys.of(key);
+        List<Outcome<Long>> outcomes = ask(timeout, commands -> LockScripts.IS_LOCKED.run(commands,
+                new String[] {keys.owner(), keys.readers()}));
+        int locked = 0;
+        int answered = 0;
+        for (Outcome<Long> outcome : outcomes) {
+            if (outcome.answered()) {
+                answered++;
+                locked += outcome.value() == 1L ? 1 : 0;
+            }
+        }
+        if (answered < quorum) {
+            throw unavailable("check lock '" + key.name() + "'", outcomes, answered);
+        }
+        return locked >= quorum;
+    }
+
+    /** A node's answer, or why it gave none. */
+    private record Outcome<T>(RedlockNode node, T value, String problem) {
+        boolean answered() {
+            return problem == null;
+        }
+    }
+
+    /**
+     * Sends one request to every connected node at once and collects the answers, all within
+     * {@code bound} of the first send.
+     */
+    private <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        List<CompletableFuture<T>> pending = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            RedisAsyncCommands<String, String> commands = node.commandsOrNull();
+            pending.add(commands == null ? null : request.apply(commands));
+        }
+        List<Outcome<T>> outcomes = new ArrayList<>(nodes.size());
+        boolean interrupted = false;
+        for (int i = 0; i < nodes.size(); i++) {
+            RedlockNode node = nodes.get(i);
+            CompletableFuture<T> reply = pending.get(i);
+            if (reply == null) {
+                outcomes.add(new Outcome<>(node, null, node.problem()));
+                continue;
+            }
+            while (true) {
+                try {
+                    outcomes.add(new Outcome<>(node, reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), null));
+                } catch (InterruptedException e) {
+                    interrupted = true; // a reply may be a grant that must be counted; the flag is kept
+                    continue;
+                } catch (TimeoutException e) {
+                    outcomes.add(new Outcome<>(node, null, "no answer within " + Checks.format(bound)));
+                } catch (ExecutionException e) {
+                    Throwable cause = e.getCause() == null ? e : e.getCause();
+                    outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage())));
+                }
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return outcomes;
+    }
+
+    private EngineUnavailableException unavailable(String what, List<? extends Outcome<?>> outcomes, int answered) {
+        StringJoiner down = new StringJoiner(", ");
+        for (Outcome<?> outcome : outcomes) {
+            if (!outcome.answered()) {
+                down.add(outcome.node().address() + " (" + outcome.problem() + ")");
+            }
+        }
+        return new EngineUnavailableException("redlock engine " + uri + " could not " + what + ": " + answered + " of "
+                + nodes.size() + " nodes answered, a majority needs " + quorum + "; nodes down: " + down
+                + "; check that those servers run and are reachable", null);
+    }
+
+    private static String millis(Duration duration) {
+        return Long.toString(Math.max(1, duration.toMillis()));
+    }
+
+    /** @return the waiters, for tests */
+    RedlockWaiters waiters() {
+        return waiters;
+    }
+
+    @Override
+    public void close() {
+        waiters.close();
+        try {
+            for (RedlockNode node : nodes) {
+                node.close();
+            }
+        } finally {
+            connector.shutdownNow();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedlockEngine[" + uri + "]";
+    }
+}

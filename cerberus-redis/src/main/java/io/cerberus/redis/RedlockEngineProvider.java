@@ -1,0 +1,306 @@
+package io.cerberus.redis;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.Checks;
+import io.cerberus.internal.Uris;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.lang.System.Logger.Level;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Serves {@code redlock://[user:password@]h1:p1,h2:p2,h3:p3[?timeout=5s&nodeTimeout=50ms&drift=0.01]}:
+ * the Redlock algorithm on N independent Redis masters (at least 3; an odd number, since an even
+ * one tolerates no more failures than one node fewer). Opening succeeds when a majority of the
+ * nodes connects within the connect timeout; the others are connected in the background when the
+ * engine next needs them. See {@link RedlockEngine} for the algorithm and {@code docs/REDIS.md}
+ * for what it guarantees.
+ */
+public final class RedlockEngineProvider implements EngineProvider {
+    private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
+    private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift"));
+    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m)");
+    private static final Pattern NODE = Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[^\\[\\]:/]+)(?::(\\d{1,5}))?");
+    private static final String SHAPE = "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
+    private static final AtomicInteger ENGINES = new AtomicInteger();
+    /** The smallest number of nodes: with fewer, one failure leaves no majority. */
+    static final int MIN_NODES = 3;
+    static final int DEFAULT_PORT = 6379;
+
+    /** For {@link java.util.ServiceLoader}. */
+    public RedlockEngineProvider() {
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("redlock");
+    }
+
+    @Override
+    public Set<Capability> capabilities(String scheme) {
+        return RedlockEngine.CAPABILITIES;
+    }
+
+    /** A parsed redlock URI. */
+    record Settings(List<String> addresses, List<RedisURI> nodes, Optional<Duration> timeout, Optional<Duration> nodeTimeout,
+            double driftFactor) {
+    }
+
+    @Override
+    public LockEngine open(EngineContext context) {
+        String shown = Uris.redact(context.uri());
+        Settings settings = parse(context.uri(), shown);
+        Duration commandTimeout = settings.timeout().orElse(context.connectTimeout());
+        int count = settings.nodes().size();
+        if (count % 2 == 0) {
+            LOG.log(Level.INFO, () -> "redlock engine " + shown + " has an even number of nodes (" + count + "): it needs "
+                    + (count / 2 + 1) + " of them and so survives no more failures than " + (count - 1) + " nodes would");
+        }
+        String name = "cerberus-redlock-connect-" + ENGINES.incrementAndGet();
+        AtomicInteger threads = new AtomicInteger();
+        // one thread per node at most, and none while no node is being connected
+        ThreadPoolExecutor connector = new ThreadPoolExecutor(count, count, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+            Thread thread = new Thread(runnable, name + "-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        connector.allowCoreThreadTimeOut(true);
+        List<RedlockNode> nodes = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                RedisURI uri = settings.nodes().get(i);
+                uri.setTimeout(commandTimeout);
+                RedisClient client = RedisClient.create(RedisEngineProvider.SharedResources.INSTANCE, uri);
+                client.setOptions(ClientOptions.builder()
+                        .socketOptions(SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build())
+                        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .build());
+                nodes.add(new RedlockNode(settings.addresses().get(i), client, uri, context.connectTimeout(), connector));
+            }
+            awaitMajority(nodes, context.connectTimeout(), shown);
+            return new RedlockEngine(shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector);
+        } catch (RuntimeException e) {
+            nodes.forEach(RedlockNode::close);
+            connector.shutdownNow();
+            throw e;
+        }
+    }
+
+    /** Connects every node at once and returns when a majority is connected; throws when a majority cannot be. */
+    private static void awaitMajority(List<RedlockNode> nodes, Duration connectTimeout, String shown) {
+        int quorum = nodes.size() / 2 + 1;
+        List<CompletableFuture<StatefulRedisConnection<String, String>>> attempts = new ArrayList<>();
+        for (RedlockNode node : nodes) {
+            attempts.add(node.connect());
+        }
+        long deadline = System.nanoTime() + connectTimeout.toNanos();
+        CompletableFuture<Void> majority = new CompletableFuture<>();
+        AtomicInteger connected = new AtomicInteger();
+        AtomicInteger failed = new AtomicInteger();
+        for (CompletableFuture<StatefulRedisConnection<String, String>> attempt : attempts) {
+            attempt.whenComplete((connection, failure) -> {
+                if (failure == null ? connected.incrementAndGet() >= quorum : failed.incrementAndGet() > nodes.size() - quorum) {
+                    majority.complete(null);
+                }
+            });
+        }
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    majority.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException | ExecutionException e) {
+                    break;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (connected.get() >= quorum) {
+            return;
+        }
+        StringJoiner down = new StringJoiner(", ");
+        for (int i = 0; i < nodes.size(); i++) {
+            CompletableFuture<StatefulRedisConnection<String, String>> attempt = attempts.get(i);
+            if (!attempt.isDone()) {
+                down.add(nodes.get(i).address() + " (no answer within the connect timeout of " + Checks.format(connectTimeout) + ")");
+            } else if (attempt.isCompletedExceptionally()) {
+                Throwable failure = attempt.handle((connection, error) -> error).join();
+                Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+                Optional<EngineUnavailableException> credentials = RedisEngineProvider.credentialsProblem(cause, shown);
+                if (credentials.isPresent()) {
+                    throw credentials.get();
+                }
+                down.add(nodes.get(i).address() + " (" + rootMessage(cause) + ")");
+            }
+        }
+        throw new EngineUnavailableException("could not connect to redlock engine " + shown + ": " + connected.get() + " of "
+                + nodes.size() + " nodes connected, a majority needs " + quorum + "; nodes down: " + down
+                + "; check that the servers run and that the URI's hosts and ports are right", null);
+    }
+
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return String.valueOf(root.getMessage());
+    }
+
+    /**
+     * @param uri the URI as given
+     * @param shown the URI without its password
+     * @return the parsed URI
+     * @throws IllegalArgumentException naming the rule broken
+     */
+    static Settings parse(String uri, String shown) {
+        String prefix = "redlock://";
+        if (!uri.regionMatches(true, 0, prefix, 0, prefix.length())) {
+            throw new IllegalArgumentException("redlock URIs must look like " + SHAPE + ", was " + shown);
+        }
+        String rest = uri.substring(prefix.length());
+        int query = rest.indexOf('?');
+        Map<String, String> parameters = parameters(query < 0 ? "" : rest.substring(query + 1), shown);
+        String authority = query < 0 ? rest : rest.substring(0, query);
+        int at = authority.lastIndexOf('@');
+        String user = null;
+        String password = null;
+        if (at >= 0) {
+            String userInfo = authority.substring(0, at);
+            int colon = userInfo.indexOf(':');
+            user = decode(colon < 0 ? userInfo : userInfo.substring(0, colon));
+            password = colon < 0 ? null : decode(userInfo.substring(colon + 1));
+            authority = authority.substring(at + 1);
+        }
+        if (authority.contains("/")) {
+            throw new IllegalArgumentException("a redlock URI has no path (each node uses database 0): " + SHAPE + ", was " + shown);
+        }
+        List<String> addresses = new ArrayList<>();
+        List<RedisURI> nodes = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (String node : authority.split(",", -1)) {
+            Matcher matcher = NODE.matcher(node);
+            if (!matcher.matches()) {
+                throw new IllegalArgumentException("redlock node '" + node + "' must look like host:port, in " + shown);
+            }
+            String host = matcher.group(1);
+            int port = matcher.group(2) == null ? DEFAULT_PORT : Integer.parseInt(matcher.group(2));
+            if (port < 1 || port > 65_535) {
+                throw new IllegalArgumentException("the port of redlock node '" + node + "' must be 1 to 65535, in " + shown);
+            }
+            String address = host + ":" + port;
+            if (!seen.add(address.toLowerCase(Locale.ROOT))) {
+                throw new IllegalArgumentException("redlock node " + address + " is listed twice in " + shown
+                        + "; the nodes must be distinct, independent masters");
+            }
+            RedisURI.Builder builder = RedisURI.builder().withHost(host.startsWith("[") ? host.substring(1, host.length() - 1) : host)
+                    .withPort(port);
+            if (password != null) {
+                if (user == null || user.isEmpty()) {
+                    builder.withPassword(password.toCharArray());
+                } else {
+                    builder.withAuthentication(user, password);
+                }
+            }
+            addresses.add(address);
+            nodes.add(builder.build());
+        }
+        if (nodes.size() < MIN_NODES) {
+            throw new IllegalArgumentException("a redlock URI needs at least " + MIN_NODES + " nodes (independent Redis masters;"
+                    + " an odd number such as 3 or 5), so that a majority survives a failed node; " + shown + " has " + nodes.size());
+        }
+        Optional<Duration> timeout = Optional.ofNullable(parameters.get("timeout")).map(value -> duration("timeout", value, shown));
+        Optional<Duration> nodeTimeout = Optional.ofNullable(parameters.get("nodeTimeout"))
+                .map(value -> duration("nodeTimeout", value, shown));
+        double drift = RedlockEngine.DEFAULT_DRIFT_FACTOR;
+        if (parameters.containsKey("drift")) {
+            try {
+                drift = Double.parseDouble(parameters.get("drift"));
+            } catch (NumberFormatException e) {
+                drift = Double.NaN;
+            }
+            if (!(drift >= 0 && drift < 0.5)) {
+                throw new IllegalArgumentException("drift of redlock URI " + shown + " must be a fraction of the lease from 0 to"
+                        + " below 0.5, such as 0.01 (the default), was '" + parameters.get("drift") + "'");
+            }
+        }
+        return new Settings(List.copyOf(addresses), List.copyOf(nodes), timeout, nodeTimeout, drift);
+    }
+
+    private static Map<String, String> parameters(String query, String shown) {
+        Map<String, String> parameters = new LinkedHashMap<>();
+        if (query.isEmpty()) {
+            return parameters;
+        }
+        for (String parameter : query.split("&")) {
+            int equals = parameter.indexOf('=');
+            String name = equals < 0 ? parameter : parameter.substring(0, equals);
+            if (!QUERY_PARAMETERS.contains(name)) {
+                throw new IllegalArgumentException("unknown parameter '" + name + "' in redlock URI " + shown
+                        + "; known parameters: " + String.join(", ", QUERY_PARAMETERS));
+            }
+            parameters.put(name, equals < 0 ? "" : decode(parameter.substring(equals + 1)));
+        }
+        return parameters;
+    }
+
+    private static Duration duration(String name, String value, String shown) {
+        Matcher matcher = DURATION.matcher(value);
+        if (!matcher.matches() || Long.parseLong(matcher.group(1)) == 0) {
+            throw new IllegalArgumentException(name + " of redlock URI " + shown
+                    + " must be a positive duration in ms, s or m, such as 50ms or 5s, was '" + value + "'");
+        }
+        long amount = Long.parseLong(matcher.group(1));
+        return switch (matcher.group(2)) {
+            case "ms" -> Duration.ofMillis(amount);
+            case "s" -> Duration.ofSeconds(amount);
+            default -> Duration.ofMinutes(amount);
+        };
+    }
+
+    /** Percent-decoding of URI parts; unlike form decoding, a {@code +} stays a plus. */
+    private static String decode(String part) {
+        try {
+            return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            // the decoder's message may quote the password: not chained
+            throw new IllegalArgumentException("a redlock URI has a malformed percent-escape (%XX) in its user, password or"
+                    + " parameters");
+        }
+    }
+}
