@@ -55,10 +55,12 @@ import java.util.function.Function;
  * key before it expires (a node restarted empty, without {@code appendfsync always}, may grant a
  * second majority: restart such nodes only after the longest lease has passed).
  *
- * <p><b>Waiting.</b> A busy answer says when a majority of nodes may be free (the k-th shortest
- * remaining lease among the busy nodes, at most {@link RedisEngine#RETRY_CAP}) plus a little
- * jitter, so competing clients do not keep splitting the vote. Releases publish on every node;
- * {@link RedlockWaiters} wakes one local waiter per release.
+ * <p><b>Waiting.</b> A busy answer that won no node says when a majority of nodes may be free
+ * (the k-th shortest remaining lease among the busy nodes, at most {@link RedisEngine#RETRY_CAP},
+ * plus a little jitter); releases publish on every node and {@link RedlockWaiters} wakes one
+ * local waiter per release. An attempt that won some nodes but no majority (a split vote, or a
+ * holder whose lock is missing on some nodes) backs off for a random, doubling time instead, as
+ * the algorithm's author advises, so competitors spread out and nobody is woken by its own release.
  *
  * <p><b>Round trips.</b> acquire, release, renewal: one per node, all nodes at once (so one in
  * time); renewals of many holds: one script per {@link RedisEngine#RENEW_BATCH} holds per node.
@@ -181,17 +183,14 @@ final class RedlockEngine implements LockEngine {
             waiters.leave(attempt.token(), false);
             throw unavailable("acquire lock '" + attempt.key().name() + "'", outcomes, answered);
         }
-        long retry;
         if (granted >= quorum) {
             LOG.log(Level.DEBUG, () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
                     + "ms of a validity of " + Checks.format(validity(attempt.lease())) + "); released, trying again");
-            retry = 0;
-        } else {
-            busyMillis.sort(null);
-            int needed = quorum - granted;
-            retry = needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
         }
-        retry = Math.min(retry, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
+        busyMillis.sort(null);
+        int needed = quorum - granted;
+        long untilFree = needed > 0 && needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
+        untilFree = Math.min(untilFree, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
         CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), coverage);
         try {
             subscribed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
@@ -200,7 +199,7 @@ final class RedlockEngine implements LockEngine {
         } catch (ExecutionException | TimeoutException e) {
             // a node that did not confirm the subscription is covered by the retry bound
         }
-        return AcquireResult.busy(Duration.ofMillis(retry));
+        return AcquireResult.busy(waiters.nextWait(attempt, granted > 0, Duration.ofMillis(untilFree)));
     }
 
     /**

@@ -55,6 +55,8 @@ public final class RedlockEngineProvider implements EngineProvider {
     /** The smallest number of nodes: with fewer, one failure leaves no majority. */
     static final int MIN_NODES = 3;
     static final int DEFAULT_PORT = 6379;
+    /** How long opening waits for the other nodes once a majority is connected. */
+    static final Duration OPEN_GRACE = Duration.ofMillis(100);
 
     /** For {@link java.util.ServiceLoader}. */
     public RedlockEngineProvider() {
@@ -152,6 +154,16 @@ public final class RedlockEngineProvider implements EngineProvider {
             }
         }
         if (connected.get() >= quorum) {
+            // give the other nodes a moment, so a healthy set of nodes starts complete; a node
+            // that is still connecting after it is connected in the background
+            long grace = Math.min(deadline - System.nanoTime(), OPEN_GRACE.toNanos());
+            try {
+                CompletableFuture.allOf(attempts.toArray(new CompletableFuture<?>[0])).get(Math.max(0, grace), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                // the nodes that are down are connected in the background when needed
+            }
             return;
         }
         StringJoiner down = new StringJoiner(", ");

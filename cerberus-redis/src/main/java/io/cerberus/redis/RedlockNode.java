@@ -75,25 +75,22 @@ final class RedlockNode implements AutoCloseable {
             if (connection != null) {
                 return CompletableFuture.completedFuture(connection);
             }
-            if (connecting == null) {
+            if (connecting == null || connecting.isDone()) {
                 nextAttemptNanos = System.nanoTime() + RECONNECT_PAUSE.toNanos();
                 CompletableFuture<StatefulRedisConnection<String, String>> attempt = CompletableFuture.supplyAsync(
                         () -> RedisEngineProvider.connect(() -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
                                 connectTimeout, address),
                         connector);
-                connecting = attempt;
-                attempt.whenComplete((opened, failure) -> connected(attempt, opened, failure));
+                // the caller's future completes only after the connection is recorded
+                connecting = attempt.whenComplete((opened, failure) -> connected(opened, failure));
             }
             return connecting;
         }
     }
 
-    private void connected(CompletableFuture<StatefulRedisConnection<String, String>> attempt,
-            StatefulRedisConnection<String, String> opened, Throwable failure) {
+    private void connected(StatefulRedisConnection<String, String> opened, Throwable failure) {
         synchronized (guard) {
-            if (connecting == attempt) {
-                connecting = null;
-            }
+            connecting = null;
             if (failure != null) {
                 Throwable root = failure;
                 while (root.getCause() != null && root.getCause() != root) {
@@ -124,7 +121,7 @@ final class RedlockNode implements AutoCloseable {
             return open.async();
         }
         synchronized (guard) {
-            if (!closed && connecting == null && System.nanoTime() - nextAttemptNanos >= 0) {
+            if (!closed && (connecting == null || connecting.isDone()) && System.nanoTime() - nextAttemptNanos >= 0) {
                 connect();
             }
         }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -34,6 +35,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * for a reply while holding it.
  */
 final class RedlockWaiters implements AutoCloseable {
+    /** The first back-off after an attempt that won some nodes but no majority. */
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
     private final List<RedlockNode> nodes;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new HashMap<>();
@@ -65,6 +68,10 @@ final class RedlockWaiters implements AutoCloseable {
         final Channel channel;
         final Condition changed;
         boolean woken;
+        /** Attempts in a row that won some nodes but no majority. */
+        int splits;
+        /** Until then, release messages do not wake this waiter: it backs off (System.nanoTime()). */
+        long deafUntilNanos;
 
         Waiter(Channel channel, Condition changed) {
             this.channel = channel;
@@ -164,6 +171,42 @@ final class RedlockWaiters implements AutoCloseable {
     }
 
     /**
+     * Decides how long a waiting attempt waits before its next try. An attempt that won no node
+     * waits for a release message, at most {@code untilFree}. One that won some nodes but no
+     * majority (a split vote among competitors, or a holder that has the lock on fewer than all
+     * nodes) has released them, which publishes; it backs off for a random time that doubles with
+     * each such attempt in a row, from {@link #FIRST_BACKOFF} up to {@code untilFree}, and hears no
+     * release message meanwhile, so it is not woken by its own release, and competitors spread out
+     * as the algorithm's author advises.
+     *
+     * @param attempt a waiting attempt ({@link #join} was called)
+     * @param split whether it won some nodes but no majority
+     * @param untilFree when a majority of nodes may be free, by the remaining leases seen
+     * @return how long to wait at most
+     */
+    Duration nextWait(Acquisition attempt, boolean split, Duration untilFree) {
+        lock.lock();
+        try {
+            Waiter waiter = waiters.get(attempt.token());
+            if (waiter == null || !split) {
+                if (waiter != null) {
+                    waiter.splits = 0;
+                    waiter.deafUntilNanos = System.nanoTime();
+                }
+                return untilFree;
+            }
+            long ceiling = Math.min(untilFree.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(waiter.splits, 20));
+            waiter.splits++;
+            long backoff = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+            waiter.woken = false;
+            waiter.deafUntilNanos = System.nanoTime() + backoff;
+            return Duration.ofNanos(backoff);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Waits until the attempt is woken or {@code max} passed. Returns at once for an attempt that
      * is not waiting, or that was woken since its last wait.
      *
@@ -228,7 +271,8 @@ final class RedlockWaiters implements AutoCloseable {
             if (subscription == null || subscription.waiters.stream().anyMatch(waiter -> waiter.woken)) {
                 return;
             }
-            subscription.waiters.stream().findFirst().ifPresent(Waiter::wake);
+            long now = System.nanoTime();
+            subscription.waiters.stream().filter(waiter -> now - waiter.deafUntilNanos >= 0).findFirst().ifPresent(Waiter::wake);
         } finally {
             lock.unlock();
         }
