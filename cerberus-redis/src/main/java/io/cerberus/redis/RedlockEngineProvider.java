@@ -167,10 +167,14 @@ public final class RedlockEngineProvider implements EngineProvider {
             return;
         }
         StringJoiner down = new StringJoiner(", ");
+        StringJoiner connecting = new StringJoiner(", ", "; still connecting when a majority had failed: ", "").setEmptyValue("");
+        boolean timedOut = System.nanoTime() - deadline >= 0;
         for (int i = 0; i < nodes.size(); i++) {
             CompletableFuture<StatefulRedisConnection<String, String>> attempt = attempts.get(i);
-            if (!attempt.isDone()) {
+            if (!attempt.isDone() && timedOut) {
                 down.add(nodes.get(i).address() + " (no answer within the connect timeout of " + Checks.format(connectTimeout) + ")");
+            } else if (!attempt.isDone()) {
+                connecting.add(nodes.get(i).address());
             } else if (attempt.isCompletedExceptionally()) {
                 Throwable failure = attempt.handle((connection, error) -> error).join();
                 Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
@@ -182,7 +186,7 @@ public final class RedlockEngineProvider implements EngineProvider {
             }
         }
         throw new EngineUnavailableException("could not connect to redlock engine " + shown + ": " + connected.get() + " of "
-                + nodes.size() + " nodes connected, a majority needs " + quorum + "; nodes down: " + down
+                + nodes.size() + " nodes connected, a majority needs " + quorum + "; nodes down: " + down + connecting
                 + "; check that the servers run and that the URI's hosts and ports are right", null);
     }
 

@@ -1,0 +1,255 @@
+package io.cerberus.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LockLostException;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.LockKey;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Redlock cases beyond the conformance suite: nodes killed and restarted empty, no fencing token, bad URIs. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedlockEngineTest {
+    private static final List<RedisServer> servers = new ArrayList<>();
+    private final List<Cerberus> clients = new ArrayList<>();
+    private String namespace;
+
+    @BeforeAll
+    static void startServers() {
+        for (int i = 0; i < 5; i++) {
+            servers.add(RedisServer.start());
+        }
+    }
+
+    @AfterAll
+    static void stopServers() {
+        servers.forEach(RedisServer::close);
+        servers.clear();
+    }
+
+    @BeforeEach
+    void newNamespace() {
+        namespace = "redlock-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @AfterEach
+    void closeClientsAndRestartKilledServers() {
+        clients.forEach(Cerberus::close);
+        for (RedisServer server : servers) {
+            if (!server.isRunning()) {
+                server.restart();
+            }
+        }
+    }
+
+    private Cerberus client() {
+        return client(Duration.ofSeconds(30));
+    }
+
+    private Cerberus client(Duration defaultLease) {
+        Cerberus cerberus = Cerberus.builder().engine(RedlockConformanceTest.uri(servers)).namespace(namespace)
+                .defaultLease(defaultLease).connectTimeout(Duration.ofSeconds(2)).build();
+        clients.add(cerberus);
+        return cerberus;
+    }
+
+    private static String address(RedisServer server) {
+        return "127.0.0.1:" + server.port();
+    }
+
+    private String ownerKey(String name) {
+        return LockKeys.of(new LockKey(namespace, name)).owner();
+    }
+
+    @Test
+    void locksWorkWithAMinorityOfNodesDown() throws Exception {
+        Cerberus before = client();
+        servers.get(0).kill();
+        servers.get(1).kill();
+        Cerberus after = client();
+        for (Cerberus holder : List.of(before, after)) {
+            DistributedLock mine = holder.lock("minority-down");
+            DistributedLock theirs = (holder == before ? after : before).lock("minority-down");
+            assertThat(mine.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("locked with 3 of 5 nodes").isTrue();
+            assertThat(theirs.tryLock()).as("mutual exclusion holds on the 3 nodes left").isFalse();
+            mine.unlock();
+            assertThat(theirs.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            theirs.unlock();
+        }
+    }
+
+    @Test
+    void aMajorityDownFailsWithinTheWaitNamingTheNodesDown() throws Exception {
+        Cerberus cerberus = client();
+        DistributedLock lock = cerberus.lock("majority-down");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        List<RedisServer> killed = servers.subList(2, 5);
+        killed.forEach(RedisServer::kill);
+        Duration wait = Duration.ofSeconds(2);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("2 of 5 nodes answered").hasMessageContaining("majority needs 3")
+                .hasMessageContaining(address(killed.get(0))).hasMessageContaining(address(killed.get(1)))
+                .hasMessageContaining(address(killed.get(2)))
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("nodes down: " + address(servers.get(0))));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed within the wait").isLessThan(wait.plus(TestTimes.millis(1000)));
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+
+        long opening = System.nanoTime();
+        assertThatThrownBy(this::client).isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining(RedlockConformanceTest.uri(servers)).hasMessageContaining("a majority needs 3")
+                .hasMessageContaining("nodes down: " + address(killed.get(0)) + " (")
+                .hasMessageContaining(address(killed.get(1)) + " (").hasMessageContaining(address(killed.get(2)) + " (");
+        assertThat(Duration.ofNanos(System.nanoTime() - opening)).isLessThan(Duration.ofSeconds(2).plus(TestTimes.millis(2000)));
+
+        killed.forEach(RedisServer::restart);
+        Poll.until("locks to work again once the nodes are back", TestTimes.millis(10_000), () -> {
+            try {
+                boolean locked = lock.tryLock();
+                if (locked) {
+                    lock.unlock();
+                }
+                return locked;
+            } catch (EngineUnavailableException e) {
+                return false;
+            }
+        });
+    }
+
+    @Test
+    void nodesRestartedEmptyDoNotLetASecondClientIn() throws Exception {
+        Duration lease = Duration.ofMillis(900);
+        DistributedLock mine = client(lease).lock("restarted");
+        DistributedLock theirs = client().lock("restarted");
+        mine.lock();
+        for (RedisServer server : servers.subList(0, 2)) {
+            server.kill();
+            server.restart();
+            assertThat(server.admin().exists(ownerKey("restarted"))).as("restarted empty").isZero();
+        }
+        long end = System.nanoTime() + lease.multipliedBy(3).toNanos();
+        int probes = 0;
+        while (System.nanoTime() < end) {
+            assertThat(theirs.tryLock(lease.toMillis() / 4, TimeUnit.MILLISECONDS)).as("taken with 2 of 5 nodes empty").isFalse();
+            probes++;
+        }
+        assertThat(probes).isGreaterThan(3);
+        assertThat(mine.lease().isValid()).as("renewed on the 3 nodes that kept it").isTrue();
+        mine.unlock();
+        assertThat(theirs.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        theirs.unlock();
+    }
+
+    @Test
+    void renewalRefusedByAMajorityLosesTheLease() throws Exception {
+        DistributedLock lock = client(Duration.ofMillis(600)).lock("deleted");
+        lock.lock();
+        CountDownLatch told = new CountDownLatch(1);
+        lock.lease().onLost((lease, reason) -> told.countDown());
+        for (RedisServer server : servers.subList(0, 3)) {
+            assertThat(server.admin().del(ownerKey("deleted"))).isEqualTo(1);
+        }
+        assertThat(told.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("loss listener called").isTrue();
+        assertThat(lock.lease().isValid()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'")
+                .hasMessageContaining("refused to renew");
+    }
+
+    @Test
+    void renewalThatCannotReachAMajorityLosesTheLeaseWhenItRunsOut() throws Exception {
+        Duration lease = Duration.ofMillis(600);
+        DistributedLock lock = client(lease).lock("unreachable");
+        lock.lock();
+        CountDownLatch told = new CountDownLatch(1);
+        lock.lease().onLost((l, reason) -> told.countDown());
+        servers.subList(0, 3).forEach(RedisServer::kill);
+        Poll.until("the lease to be uncertain", TestTimes.millis(2000), () -> !lock.lease().isValid());
+        assertThat(told.await(lease.multipliedBy(2).plus(TestTimes.millis(1000)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("loss listener called once the lease ran out").isTrue();
+        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'unreachable'")
+                .hasMessageContaining("could not be reached");
+    }
+
+    @Test
+    void fencingTokenFailsSayingRedlockHasNone() throws Exception {
+        Cerberus cerberus = client();
+        assertThat(cerberus.capabilities()).containsExactly(Capability.MULTI_PROCESS);
+        try (Lease lease = cerberus.lock("unfenced").acquire(Duration.ZERO)) {
+            assertThatThrownBy(lease::fencingToken).isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining("Redlock has no fencing token").hasMessageContaining("independent masters")
+                    .hasMessageContaining("engines with fencing tokens").hasMessageContaining("redis:");
+        }
+        assertThatThrownBy(() -> cerberus.readWriteLock("rw")).isInstanceOf(UnsupportedCapabilityException.class)
+                .hasMessageContaining("read-write locks");
+    }
+
+    @Test
+    void validityIsTheLeaseLessTheDrift() {
+        try (RedlockEngine engine = (RedlockEngine) new RedlockEngineProvider().open(new io.cerberus.spi.EngineContext(
+                RedlockConformanceTest.uri(servers) + "?drift=0.02&nodeTimeout=30ms", Duration.ofSeconds(2), (token, reason) -> { }))) {
+            assertThat(engine.validity(Duration.ofSeconds(10))).isEqualTo(Duration.ofMillis(10_000 - 200 - 2));
+            assertThat(engine.nodeTimeout(Duration.ofSeconds(10))).isEqualTo(Duration.ofMillis(30));
+            assertThat(engine.quorum()).isEqualTo(3);
+        }
+        try (RedlockEngine engine = (RedlockEngine) new RedlockEngineProvider().open(new io.cerberus.spi.EngineContext(
+                RedlockConformanceTest.uri(servers), Duration.ofSeconds(2), (token, reason) -> { }))) {
+            assertThat(engine.validity(Duration.ofSeconds(30))).isEqualTo(Duration.ofMillis(30_000 - 300 - 2));
+            assertThat(engine.nodeTimeout(Duration.ofSeconds(30))).as("default, capped").isEqualTo(Duration.ofMillis(100));
+            assertThat(engine.nodeTimeout(Duration.ofMillis(600))).as("default, a tenth of the lease").isEqualTo(Duration.ofMillis(60));
+        }
+    }
+
+    @Test
+    void badUrisAreRejectedNamingTheRule() {
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://u:secret@h1:1,h2:2", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 3 nodes").hasMessageContaining("has 2");
+        assertThatThrownBy(() -> Cerberus.connect("redlock://u:secret@127.0.0.1:1,127.0.0.1:2"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 3 nodes")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("secret").contains("****"));
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?lease=5s", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'lease'")
+                .hasMessageContaining("known parameters: drift, nodeTimeout, timeout");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?nodeTimeout=50", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nodeTimeout").hasMessageContaining("50ms or 5s");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?timeout=0s", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("positive duration");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?drift=0.7", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("drift").hasMessageContaining("below 0.5");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h1:1,h3:3", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("listed twice");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,,h3:3", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must look like host:port");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:70000,h3:3", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 65535");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3/1", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no path");
+
+        RedlockEngineProvider.Settings even = RedlockEngineProvider.parse("redlock://:p%2Bw@h1,h2:2,[::1]:3,h4:4?timeout=2s", "shown");
+        assertThat(even.addresses()).containsExactly("h1:6379", "h2:2", "[::1]:3", "h4:4");
+        assertThat(even.nodes().get(2).getHost()).isEqualTo("::1");
+        assertThat(new String(even.nodes().get(0).getCredentialsProvider().resolveCredentials().block().getPassword())).isEqualTo("p+w");
+        assertThat(even.timeout()).contains(Duration.ofSeconds(2));
+        assertThat(even.nodeTimeout()).isEmpty();
+    }
+}
