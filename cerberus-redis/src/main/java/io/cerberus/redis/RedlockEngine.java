@@ -37,7 +37,9 @@ import java.util.function.Function;
  * {@code lease − drift} with {@code drift = lease × driftFactor + 2 ms}. Otherwise the attempt is
  * released on every node that can be reached, including those that did not answer (their grant
  * may be on its way), and the caller is told busy, or unavailable when fewer than a majority
- * answered at all. The per-node fence counter that the script keeps is ignored: N independent
+ * answered and the silent nodes are down (not connected, failing, or silent for the command
+ * timeout); nodes that merely missed the node timeout but answer otherwise are slow, not down,
+ * and the attempt backs off and tries again. The per-node fence counter that the script keeps is ignored: N independent
  * counters order nothing, so Redlock has no fencing token.
  *
  * <p><b>Validity.</b> The core counts a hold from the moment the acquire (or renew) request was
@@ -162,8 +164,10 @@ final class RedlockEngine implements LockEngine {
         long elapsed = System.nanoTime() - start;
         int granted = 0;
         int answered = 0;
+        int slow = 0;
         List<Long> busyMillis = new ArrayList<>();
         for (Outcome<List<?>> outcome : outcomes) {
+            slow += outcome.slow() ? 1 : 0;
             if (outcome.answered()) {
                 answered++;
                 List<?> reply = outcome.value();
@@ -179,16 +183,21 @@ final class RedlockEngine implements LockEngine {
             return AcquireResult.granted(-1);
         }
         releaseEverywhere(attempt, keys);
-        if (answered < quorum) {
+        if (answered + slow < quorum) {
             waiters.leave(attempt.token(), false);
             throw unavailable("acquire lock '" + attempt.key().name() + "'", outcomes, answered);
+        }
+        if (answered < quorum) {
+            int silent = nodes.size() - answered;
+            LOG.log(Level.DEBUG, () -> "acquire of " + attempt + " missed the node timeout of " + Checks.format(bound) + " on "
+                    + silent + " node(s) that answer otherwise; backing off");
         }
         if (granted >= quorum) {
             LOG.log(Level.DEBUG, () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
                     + "ms of a validity of " + Checks.format(validity(attempt.lease())) + "); released, trying again");
         }
         busyMillis.sort(null);
-        int needed = quorum - granted;
+        int needed = Math.max(1, quorum - granted);
         long untilFree = needed > 0 && needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
         untilFree = Math.min(untilFree, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
         CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), coverage);
@@ -199,7 +208,7 @@ final class RedlockEngine implements LockEngine {
         } catch (ExecutionException | TimeoutException e) {
             // a node that did not confirm the subscription is covered by the retry bound
         }
-        return AcquireResult.busy(waiters.nextWait(attempt, granted > 0, Duration.ofMillis(untilFree)));
+        return AcquireResult.busy(waiters.nextWait(attempt, granted > 0 || answered < quorum, Duration.ofMillis(untilFree)));
     }
 
     /**
@@ -350,8 +359,13 @@ final class RedlockEngine implements LockEngine {
         return locked >= quorum;
     }
 
-    /** A node's answer, or why it gave none. */
-    private record Outcome<T>(RedlockNode node, T value, String problem) {
+    /**
+     * A node's answer, or why it gave none.
+     *
+     * @param slow whether the node merely missed the bound: connected, and it answered something
+     *     within the command timeout (so it is busy, not down)
+     */
+    private record Outcome<T>(RedlockNode node, T value, String problem, boolean slow) {
         boolean answered() {
             return problem == null;
         }
@@ -366,7 +380,11 @@ final class RedlockEngine implements LockEngine {
         List<CompletableFuture<T>> pending = new ArrayList<>(nodes.size());
         for (RedlockNode node : nodes) {
             RedisAsyncCommands<String, String> commands = node.commandsOrNull();
-            pending.add(commands == null ? null : request.apply(commands));
+            CompletableFuture<T> reply = commands == null ? null : request.apply(commands);
+            if (reply != null) {
+                reply.thenRun(node::answered);
+            }
+            pending.add(reply);
         }
         List<Outcome<T>> outcomes = new ArrayList<>(nodes.size());
         boolean interrupted = false;
@@ -374,20 +392,21 @@ final class RedlockEngine implements LockEngine {
             RedlockNode node = nodes.get(i);
             CompletableFuture<T> reply = pending.get(i);
             if (reply == null) {
-                outcomes.add(new Outcome<>(node, null, node.problem()));
+                outcomes.add(new Outcome<>(node, null, node.problem(), false));
                 continue;
             }
             while (true) {
                 try {
-                    outcomes.add(new Outcome<>(node, reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), null));
+                    outcomes.add(new Outcome<>(node, reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), null,
+                            false));
                 } catch (InterruptedException e) {
                     interrupted = true; // a reply may be a grant that must be counted; the flag is kept
                     continue;
                 } catch (TimeoutException e) {
-                    outcomes.add(new Outcome<>(node, null, "no answer within " + Checks.format(bound)));
+                    outcomes.add(new Outcome<>(node, null, "no answer within " + Checks.format(bound), !node.silentFor(timeout)));
                 } catch (ExecutionException e) {
                     Throwable cause = e.getCause() == null ? e : e.getCause();
-                    outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage())));
+                    outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage()), false));
                 }
                 break;
             }

@@ -38,6 +38,8 @@ final class RedlockNode implements AutoCloseable {
     private long nextAttemptNanos;
     private long nextPubSubAttemptNanos;
     private volatile String problem = "not connected yet";
+    /** When the node last answered a command or connected (System.nanoTime()). */
+    private volatile long lastAnswerNanos = System.nanoTime();
     private volatile boolean closed;
 
     /**
@@ -58,6 +60,20 @@ final class RedlockNode implements AutoCloseable {
     /** @return {@code host:port} */
     String address() {
         return address;
+    }
+
+    /** Notes that the node answered a command, however late. */
+    void answered() {
+        lastAnswerNanos = System.nanoTime();
+    }
+
+    /**
+     * @param period a period
+     * @return whether the node answered nothing (and did not connect) for that long: a node that
+     *     merely missed a short node timeout now and then is slow, one silent this long is down
+     */
+    boolean silentFor(Duration period) {
+        return System.nanoTime() - lastAnswerNanos >= period.toNanos();
     }
 
     /** @return why the node is down, when it is */
@@ -103,6 +119,7 @@ final class RedlockNode implements AutoCloseable {
                 opened.closeAsync();
                 return;
             }
+            lastAnswerNanos = System.nanoTime();
             connection = opened;
         }
     }
