@@ -21,6 +21,7 @@ final class RedisServer implements AutoCloseable {
     private final int port;
     private final List<String> extraArgs;
     private ManagedProcess process;
+    private boolean paused;
     private RedisClient adminClient;
     private StatefulRedisConnection<String, String> admin;
 
@@ -73,6 +74,23 @@ final class RedisServer implements AutoCloseable {
     void kill() {
         closeAdmin();
         process.kill(TestTimes.millis(10_000));
+    }
+
+    /** Stops the server process (SIGSTOP): it keeps its connections but answers nothing. */
+    void pause() {
+        process.signal("STOP");
+        paused = true;
+    }
+
+    /** Lets a paused server go on (SIGCONT). */
+    void resume() {
+        process.signal("CONT");
+        paused = false;
+    }
+
+    /** @return whether the server is paused */
+    boolean isPaused() {
+        return paused;
     }
 
     /** @return whether the server process is running (not killed) */

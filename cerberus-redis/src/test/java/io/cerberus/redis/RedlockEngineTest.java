@@ -55,6 +55,9 @@ class RedlockEngineTest {
     void closeClientsAndRestartKilledServers() {
         clients.forEach(Cerberus::close);
         for (RedisServer server : servers) {
+            if (server.isPaused()) {
+                server.resume();
+            }
             if (!server.isRunning()) {
                 server.restart();
             }
@@ -135,6 +138,28 @@ class RedlockEngineTest {
                 return false;
             }
         });
+    }
+
+    @Test
+    void nodesThatStopAnsweringAreSlowFirstAndDownAfterTheTimeout() throws Exception {
+        Duration timeout = Duration.ofSeconds(1);
+        Cerberus client = Cerberus.builder().engine(RedlockConformanceTest.uri(servers) + "?timeout=1s").namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        clients.add(client);
+        DistributedLock lock = client.lock("paused");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        List<RedisServer> paused = servers.subList(0, 3);
+        paused.forEach(RedisServer::pause);
+        assertThat(lock.tryLock(200, TimeUnit.MILLISECONDS)).as("nodes that answered a moment ago are slow, not down").isFalse();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> lock.tryLock(10, TimeUnit.SECONDS)).isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining(address(paused.get(0))).hasMessageContaining(address(paused.get(2)));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("down once silent for the timeout")
+                .isLessThan(timeout.plus(TestTimes.millis(2000)));
+        paused.forEach(RedisServer::resume);
+        assertThat(lock.tryLock(TestTimes.millis(3000).toMillis(), TimeUnit.MILLISECONDS)).as("back once they answer").isTrue();
+        lock.unlock();
     }
 
     @Test
