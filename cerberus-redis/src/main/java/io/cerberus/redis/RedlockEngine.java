@@ -1,8 +1,8 @@
 package io.cerberus.redis;
 
 import io.cerberus.Capability;
-import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
+import io.cerberus.redis.RedlockNodes.Outcome;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
@@ -17,14 +17,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 /**
  * A lock engine on N independent Redis masters ({@code redlock://h1:p1,h2:p2,h3:p3}): the Redlock
@@ -83,13 +81,12 @@ final class RedlockEngine implements LockEngine {
             + " over; protect the resource with an engine that has fencing tokens (such as redis://) where stale writes matter";
 
     private final String uri;
-    private final List<RedlockNode> nodes;
+    private final RedlockNodes nodes;
     private final int quorum;
     private final Duration timeout;
     private final Optional<Duration> nodeTimeout;
     private final double driftFactor;
     private final RedlockWaiters waiters;
-    private final ExecutorService connector;
 
     /**
      * @param uri the redacted URI
@@ -103,13 +100,12 @@ final class RedlockEngine implements LockEngine {
     RedlockEngine(String uri, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
             ExecutorService connector) {
         this.uri = uri;
-        this.nodes = List.copyOf(nodes);
-        this.quorum = nodes.size() / 2 + 1;
+        this.nodes = new RedlockNodes(uri, nodes, timeout, connector);
+        this.quorum = this.nodes.quorum();
         this.timeout = timeout;
         this.nodeTimeout = nodeTimeout;
         this.driftFactor = driftFactor;
-        this.connector = connector;
-        this.waiters = new RedlockWaiters(this.nodes);
+        this.waiters = new RedlockWaiters(this.nodes.list());
     }
 
     @Override
@@ -158,18 +154,16 @@ final class RedlockEngine implements LockEngine {
         Object coverage = waiters.coverage(keys.channel());
         Duration bound = nodeTimeout(attempt.lease());
         long start = System.nanoTime();
-        List<Outcome<List<?>>> outcomes = ask(bound, commands -> LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
+        List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
                 LockMode.EXCLUSIVE.label(), millis(attempt.lease()), attempt.holder(), millis(RedisEngine.STALE_WAITER),
                 millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP)));
         long elapsed = System.nanoTime() - start;
         int granted = 0;
-        int answered = 0;
-        int slow = 0;
+        int answered = RedlockNodes.answered(outcomes);
+        int slow = RedlockNodes.slow(outcomes);
         List<Long> busyMillis = new ArrayList<>();
         for (Outcome<List<?>> outcome : outcomes) {
-            slow += outcome.slow() ? 1 : 0;
             if (outcome.answered()) {
-                answered++;
                 List<?> reply = outcome.value();
                 if (((Number) reply.get(0)).longValue() == 1) {
                     granted++;
@@ -185,7 +179,7 @@ final class RedlockEngine implements LockEngine {
         releaseEverywhere(attempt, keys);
         if (answered + slow < quorum) {
             waiters.leave(attempt.token(), false);
-            throw unavailable("acquire lock '" + attempt.key().name() + "'", outcomes, answered);
+            throw nodes.unavailable("acquire lock '" + attempt.key().name() + "'", outcomes);
         }
         if (answered < quorum) {
             int silent = nodes.size() - answered;
@@ -212,21 +206,13 @@ final class RedlockEngine implements LockEngine {
     }
 
     /**
-     * Sends a release of the attempt to every connected node and does not wait: a node's commands
-     * run in the order they were sent on its one connection, so the release comes after the
-     * acquire it undoes, and before any later acquire of the same attempt.
+     * Sends a release of the attempt to every connected node and does not wait: a node runs the
+     * commands of its one connection in order, so the release comes after the acquire it undoes
+     * (even one that timed out here) and before any later acquire of the same attempt.
      */
     private void releaseEverywhere(Acquisition attempt, LockKeys keys) {
-        for (RedlockNode node : nodes) {
-            RedisAsyncCommands<String, String> commands = node.commandsOrNull();
-            if (commands != null) {
-                LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel())
-                        .exceptionally(failure -> {
-                            LOG.log(Level.DEBUG, () -> "could not release " + attempt + " on node " + node + ": " + failure);
-                            return null;
-                        });
-            }
-        }
+        nodes.sendToAll(commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(),
+                keys.channel()), "release " + attempt);
     }
 
     @Override
@@ -256,7 +242,7 @@ final class RedlockEngine implements LockEngine {
         }
         // a renewal answered after half the lease is of little use: fail early, the core retries
         Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
-        List<Outcome<List<Long>>> outcomes = ask(bound, commands -> renewOnNode(commands, all));
+        List<Outcome<List<Long>>> outcomes = nodes.ask(bound, commands -> renewOnNode(commands, all));
         int[] renewed = new int[all.size()];
         int answered = 0;
         for (Outcome<List<Long>> outcome : outcomes) {
@@ -281,7 +267,7 @@ final class RedlockEngine implements LockEngine {
             }
         }
         if (undecided) {
-            throw unavailable("renew " + all.size() + " lock(s)", outcomes, answered);
+            throw nodes.unavailable("renew " + all.size() + " lock(s)", outcomes);
         }
         return lost;
     }
@@ -320,7 +306,7 @@ final class RedlockEngine implements LockEngine {
     public boolean release(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
         waiters.leave(attempt.token(), true);
-        List<Outcome<Long>> outcomes = ask(timeout, commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(),
+        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(),
                 LockMode.EXCLUSIVE.label(), keys.channel()));
         int released = 0;
         int answered = 0;
@@ -336,14 +322,14 @@ final class RedlockEngine implements LockEngine {
         if (answered - released > nodes.size() - quorum) {
             return false;
         }
-        throw unavailable("release " + attempt, outcomes, answered);
+        throw nodes.unavailable("release " + attempt, outcomes);
     }
 
     /** @return whether a majority of the nodes has the lock held */
     @Override
     public boolean isLocked(LockKey key) {
         LockKeys keys = LockKeys.of(key);
-        List<Outcome<Long>> outcomes = ask(timeout, commands -> LockScripts.IS_LOCKED.run(commands,
+        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> LockScripts.IS_LOCKED.run(commands,
                 new String[] {keys.owner(), keys.readers()}));
         int locked = 0;
         int answered = 0;
@@ -354,79 +340,9 @@ final class RedlockEngine implements LockEngine {
             }
         }
         if (answered < quorum) {
-            throw unavailable("check lock '" + key.name() + "'", outcomes, answered);
+            throw nodes.unavailable("check lock '" + key.name() + "'", outcomes);
         }
         return locked >= quorum;
-    }
-
-    /**
-     * A node's answer, or why it gave none.
-     *
-     * @param slow whether the node merely missed the bound: connected, and it answered something
-     *     within the command timeout (so it is busy, not down)
-     */
-    private record Outcome<T>(RedlockNode node, T value, String problem, boolean slow) {
-        boolean answered() {
-            return problem == null;
-        }
-    }
-
-    /**
-     * Sends one request to every connected node at once and collects the answers, all within
-     * {@code bound} of the first send.
-     */
-    private <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        List<CompletableFuture<T>> pending = new ArrayList<>(nodes.size());
-        for (RedlockNode node : nodes) {
-            RedisAsyncCommands<String, String> commands = node.commandsOrNull();
-            CompletableFuture<T> reply = commands == null ? null : request.apply(commands);
-            if (reply != null) {
-                reply.thenRun(node::answered);
-            }
-            pending.add(reply);
-        }
-        List<Outcome<T>> outcomes = new ArrayList<>(nodes.size());
-        boolean interrupted = false;
-        for (int i = 0; i < nodes.size(); i++) {
-            RedlockNode node = nodes.get(i);
-            CompletableFuture<T> reply = pending.get(i);
-            if (reply == null) {
-                outcomes.add(new Outcome<>(node, null, node.problem(), false));
-                continue;
-            }
-            while (true) {
-                try {
-                    outcomes.add(new Outcome<>(node, reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), null,
-                            false));
-                } catch (InterruptedException e) {
-                    interrupted = true; // a reply may be a grant that must be counted; the flag is kept
-                    continue;
-                } catch (TimeoutException e) {
-                    outcomes.add(new Outcome<>(node, null, "no answer within " + Checks.format(bound), !node.silentFor(timeout)));
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause() == null ? e : e.getCause();
-                    outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage()), false));
-                }
-                break;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return outcomes;
-    }
-
-    private EngineUnavailableException unavailable(String what, List<? extends Outcome<?>> outcomes, int answered) {
-        StringJoiner down = new StringJoiner(", ");
-        for (Outcome<?> outcome : outcomes) {
-            if (!outcome.answered()) {
-                down.add(outcome.node().address() + " (" + outcome.problem() + ")");
-            }
-        }
-        return new EngineUnavailableException("redlock engine " + uri + " could not " + what + ": " + answered + " of "
-                + nodes.size() + " nodes answered, a majority needs " + quorum + "; nodes down: " + down
-                + "; check that those servers run and are reachable", null);
     }
 
     private static String millis(Duration duration) {
@@ -441,13 +357,7 @@ final class RedlockEngine implements LockEngine {
     @Override
     public void close() {
         waiters.close();
-        try {
-            for (RedlockNode node : nodes) {
-                node.close();
-            }
-        } finally {
-            connector.shutdownNow();
-        }
+        nodes.close();
     }
 
     @Override
