@@ -163,6 +163,25 @@ class RedlockEngineTest {
     }
 
     @Test
+    void aMajorityGrantedAfterTheValidityIsReleasedNotHeld() throws Exception {
+        // two nodes answer only after the node timeout of 200ms, longer than the validity of a 150ms lease
+        Cerberus cerberus = Cerberus.builder().engine(RedlockConformanceTest.uri(servers) + "?nodeTimeout=200ms").namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        clients.add(cerberus);
+        DistributedLock lock = cerberus.lock("too-late");
+        assertThat(lock.tryLock(0, 150, TimeUnit.MILLISECONDS)).as("held while every node answers at once").isTrue();
+        lock.unlock();
+        servers.subList(0, 2).forEach(RedisServer::pause);
+        assertThat(lock.tryLock(0, 150, TimeUnit.MILLISECONDS)).as("granted by 3 of 5, but too late").isFalse();
+        for (RedisServer server : servers.subList(2, 5)) {
+            Poll.until("the late grant to be released on " + address(server), TestTimes.millis(2000),
+                    () -> server.admin().exists(ownerKey("too-late")) == 0);
+        }
+        assertThat(lock.tryLock(0, 2000, TimeUnit.MILLISECONDS)).as("a lease longer than the slow nodes' delay is held").isTrue();
+        lock.unlock();
+    }
+
+    @Test
     void nodesRestartedEmptyDoNotLetASecondClientIn() throws Exception {
         Duration lease = Duration.ofMillis(900);
         DistributedLock mine = client(lease).lock("restarted");
