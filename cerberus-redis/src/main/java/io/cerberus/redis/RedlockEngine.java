@@ -29,9 +29,10 @@ import java.util.concurrent.TimeoutException;
  * algorithm as its author describes it.
  *
  * <p><b>Acquire.</b> The acquire script of the single-server engine ({@code acquire.lua}, mode
- * {@code exclusive}: {@code SET NX PX} of the owner hash) is sent to every node at once, each
- * reply bounded by the node timeout, which is much shorter than the lease. The lock is held when a
- * majority ({@code N/2 + 1}) granted it and the time spent is below the validity,
+ * {@code exclusive}: {@code SET NX PX} of the owner hash) is sent to every node at once, the
+ * replies bounded by the node timeout, which is much shorter than the lease (the wait ends early
+ * once a majority granted). The lock is held when a majority ({@code N/2 + 1}) granted it and the
+ * time spent is below the validity,
  * {@code lease − drift} with {@code drift = lease × driftFactor + 2 ms}. Otherwise the attempt is
  * released on every node that can be reached, including those that did not answer (their grant
  * may be on its way), and the caller is told busy, or unavailable when fewer than a majority
@@ -156,7 +157,7 @@ final class RedlockEngine implements LockEngine {
         long start = System.nanoTime();
         List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
                 LockMode.EXCLUSIVE.label(), millis(attempt.lease()), attempt.holder(), millis(RedisEngine.STALE_WAITER),
-                millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP)));
+                millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP)), RedlockEngine::isGrant, quorum);
         long elapsed = System.nanoTime() - start;
         int granted = 0;
         int answered = RedlockNodes.answered(outcomes);
@@ -165,7 +166,7 @@ final class RedlockEngine implements LockEngine {
         for (Outcome<List<?>> outcome : outcomes) {
             if (outcome.answered()) {
                 List<?> reply = outcome.value();
-                if (((Number) reply.get(0)).longValue() == 1) {
+                if (isGrant(reply)) {
                     granted++;
                 } else {
                     busyMillis.add(Math.max(0, ((Number) reply.get(1)).longValue()));
@@ -343,6 +344,10 @@ final class RedlockEngine implements LockEngine {
             throw nodes.unavailable("check lock '" + key.name() + "'", outcomes);
         }
         return locked >= quorum;
+    }
+
+    private static boolean isGrant(List<?> acquireReply) {
+        return ((Number) acquireReply.get(0)).longValue() == 1;
     }
 
     private static String millis(Duration duration) {

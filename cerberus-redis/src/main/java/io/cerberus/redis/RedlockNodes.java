@@ -10,10 +10,13 @@ import java.util.List;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The masters of a Redlock engine as one group: sends a request to every node at once, collects
@@ -88,39 +91,79 @@ final class RedlockNodes implements AutoCloseable {
      * @return one outcome per node, in node order
      */
     <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request) {
+        return ask(bound, request, reply -> false, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #ask(Duration, Function)}, but returns as soon as {@code enough} answers pass
+     * {@code decisive} (a majority of grants decides an acquire). Nodes that have not answered by
+     * then are reported as slow, not down; their requests still run.
+     *
+     * @param bound the longest to wait for all answers
+     * @param request sends the request on a node's connection
+     * @param decisive which answers count towards an early decision
+     * @param enough how many decisive answers decide
+     * @param <T> the reply type
+     * @return one outcome per node, in node order
+     */
+    <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request,
+            Predicate<T> decisive, int enough) {
         long deadline = System.nanoTime() + bound.toNanos();
         List<CompletableFuture<T>> pending = new ArrayList<>(nodes.size());
+        int sent = 0;
         for (RedlockNode node : nodes) {
             RedisAsyncCommands<String, String> commands = node.commandsOrNull();
             CompletableFuture<T> reply = commands == null ? null : request.apply(commands);
             if (reply != null) {
                 reply.thenRun(node::answered);
+                sent++;
             }
             pending.add(reply);
         }
-        List<Outcome<T>> outcomes = new ArrayList<>(nodes.size());
+        CompletableFuture<Void> decided = new CompletableFuture<>();
+        AtomicInteger decisiveAnswers = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        int expected = sent;
+        for (CompletableFuture<T> reply : pending) {
+            if (reply != null) {
+                reply.whenComplete((value, failure) -> {
+                    boolean counts = failure == null && decisive.test(value) && decisiveAnswers.incrementAndGet() >= enough;
+                    if (done.incrementAndGet() == expected || counts) {
+                        decided.complete(null);
+                    }
+                });
+            }
+        }
         boolean interrupted = false;
+        if (expected > 0) {
+            while (true) {
+                try {
+                    decided.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                } catch (TimeoutException | ExecutionException e) {
+                    // the nodes that did not answer in time are reported below
+                }
+                break;
+            }
+        }
+        boolean timedOut = System.nanoTime() - deadline >= 0;
+        List<Outcome<T>> outcomes = new ArrayList<>(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
             RedlockNode node = nodes.get(i);
             CompletableFuture<T> reply = pending.get(i);
             if (reply == null) {
                 outcomes.add(new Outcome<>(node, null, node.problem(), false));
-                continue;
-            }
-            while (true) {
-                try {
-                    T value = reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    outcomes.add(new Outcome<>(node, value, null, false));
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    continue;
-                } catch (TimeoutException e) {
-                    outcomes.add(new Outcome<>(node, null, "no answer within " + Checks.format(bound), !node.silentFor(timeout)));
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause() == null ? e : e.getCause();
-                    outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage()), false));
-                }
-                break;
+            } else if (!reply.isDone()) {
+                outcomes.add(timedOut ? new Outcome<>(node, null, "no answer within " + Checks.format(bound), !node.silentFor(timeout))
+                        : new Outcome<>(node, null, "no answer yet when the others had decided", true));
+            } else if (reply.isCompletedExceptionally()) {
+                Throwable failure = reply.handle((value, error) -> error).join();
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage()), false));
+            } else {
+                outcomes.add(new Outcome<>(node, reply.join(), null, false));
             }
         }
         if (interrupted) {
