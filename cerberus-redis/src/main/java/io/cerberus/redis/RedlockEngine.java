@@ -1,6 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.Capability;
+import io.cerberus.LockInfo;
 import io.cerberus.internal.Checks;
 import io.cerberus.redis.RedlockNodes.Outcome;
 import io.cerberus.spi.AcquireResult;
@@ -8,15 +9,21 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -63,12 +70,14 @@ import java.util.concurrent.TimeoutException;
  * holder whose lock is missing on some nodes) backs off for a random, doubling time instead, as
  * the algorithm's author advises, so competitors spread out and nobody is woken by its own release.
  *
+ * <p><b>Inspect.</b> A hold is listed when a majority of the nodes has it for the same holder.
+ *
  * <p><b>Round trips.</b> acquire, release, renewal: one per node, all nodes at once (so one in
  * time); renewals of many holds: one script per {@link RedisEngine#RENEW_BATCH} holds per node.
  */
 final class RedlockEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());
-    static final Set<Capability> CAPABILITIES = Set.of(Capability.MULTI_PROCESS);
+    static final Set<Capability> CAPABILITIES = Set.of(Capability.MULTI_PROCESS, Capability.INSPECT);
     /** The fixed part of the drift allowance, for the resolution of the nodes' clocks and timers. */
     static final Duration DRIFT_FIXED = Duration.ofMillis(2);
     /** The default drift allowance per unit of lease. */
@@ -344,6 +353,72 @@ final class RedlockEngine implements LockEngine {
             throw nodes.unavailable("check lock '" + key.name() + "'", outcomes);
         }
         return locked >= quorum;
+    }
+
+    /**
+     * Lists the locks held on a majority of the nodes: each node is scanned ({@code SCAN}, never
+     * {@code KEYS}) and every lock found is inspected on every node at once. A hold is reported
+     * when a majority of the nodes has the same holder, with the time until fewer than a majority
+     * keep it; there is no fencing token, and the number of waiters is unknown (-1).
+     */
+    @Override
+    public List<LockInfo> inspect(String namespace, String prefix) {
+        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
+        List<Outcome<Set<String>>> listed = nodes.ask(timeout, commands -> scanAll(commands, scan, ScanCursor.INITIAL, prefix,
+                new TreeSet<>()));
+        if (RedlockNodes.answered(listed) < quorum) {
+            throw nodes.unavailable("list the locks of namespace '" + namespace + "'", listed);
+        }
+        Set<String> found = new TreeSet<>();
+        listed.stream().filter(Outcome::answered).forEach(outcome -> found.addAll(outcome.value()));
+        List<String> names = new ArrayList<>(found);
+        List<Outcome<List<List<?>>>> holds = nodes.ask(timeout, commands -> inspectAll(commands, namespace, names));
+        if (RedlockNodes.answered(holds) < quorum) {
+            throw nodes.unavailable("inspect the locks of namespace '" + namespace + "'", holds);
+        }
+        List<LockInfo> infos = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            Map<String, List<Long>> remainingByHolder = new HashMap<>();
+            for (Outcome<List<List<?>>> outcome : holds) {
+                if (outcome.answered()) {
+                    List<?> hold = (List<?>) outcome.value().get(i).get(1);
+                    if (!hold.isEmpty()) {
+                        remainingByHolder.computeIfAbsent(String.valueOf(hold.get(1)), holder -> new ArrayList<>())
+                                .add(((Number) hold.get(3)).longValue());
+                    }
+                }
+            }
+            for (Map.Entry<String, List<Long>> holder : remainingByHolder.entrySet()) {
+                List<Long> remaining = holder.getValue();
+                if (remaining.size() >= quorum) {
+                    remaining.sort(Collections.reverseOrder());
+                    infos.add(new LockInfo(names.get(i), LockMode.EXCLUSIVE.label(), holder.getKey(), -1,
+                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), -1));
+                }
+            }
+        }
+        return infos;
+    }
+
+    private static CompletableFuture<Set<String>> scanAll(RedisAsyncCommands<String, String> commands, ScanArgs scan, ScanCursor cursor,
+            String prefix, Set<String> names) {
+        return commands.scan(cursor, scan).toCompletableFuture().thenCompose(page -> {
+            for (String key : page.getKeys()) {
+                LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
+            }
+            return page.isFinished() ? CompletableFuture.completedFuture(names) : scanAll(commands, scan, page, prefix, names);
+        });
+    }
+
+    private static CompletableFuture<List<List<?>>> inspectAll(RedisAsyncCommands<String, String> commands, String namespace,
+            List<String> names) {
+        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
+        for (String name : names) {
+            LockKeys keys = LockKeys.of(new LockKey(namespace, name));
+            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
+        }
+        return CompletableFuture.allOf(replies.toArray(new CompletableFuture<?>[0]))
+                .thenApply(done -> replies.stream().<List<?>>map(CompletableFuture::join).toList());
     }
 
     private static boolean isGrant(List<?> acquireReply) {

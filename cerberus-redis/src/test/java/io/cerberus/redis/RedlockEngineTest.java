@@ -256,7 +256,7 @@ class RedlockEngineTest {
     @Test
     void fencingTokenFailsSayingRedlockHasNone() throws Exception {
         Cerberus cerberus = client();
-        assertThat(cerberus.capabilities()).containsExactly(Capability.MULTI_PROCESS);
+        assertThat(cerberus.capabilities()).containsExactlyInAnyOrder(Capability.MULTI_PROCESS, Capability.INSPECT);
         try (Lease lease = cerberus.lock("unfenced").acquire(Duration.ZERO)) {
             assertThatThrownBy(lease::fencingToken).isInstanceOf(UnsupportedCapabilityException.class)
                     .hasMessageContaining("Redlock has no fencing token").hasMessageContaining("independent masters")
@@ -264,6 +264,25 @@ class RedlockEngineTest {
         }
         assertThatThrownBy(() -> cerberus.readWriteLock("rw")).isInstanceOf(UnsupportedCapabilityException.class)
                 .hasMessageContaining("read-write locks");
+    }
+
+    @Test
+    void inspectListsHoldsThatAMajorityHas() throws Exception {
+        Cerberus cerberus = client();
+        try (Lease lease = cerberus.lock("listed").acquire(Duration.ZERO)) {
+            for (RedisServer server : servers.subList(0, 2)) {
+                server.admin().del(ownerKey("listed"));
+            }
+            List<io.cerberus.LockInfo> infos = cerberus.inspect("");
+            assertThat(infos).hasSize(1);
+            assertThat(infos.get(0).name()).isEqualTo("listed");
+            assertThat(infos.get(0).fencingToken()).isEqualTo(-1);
+            assertThat(infos.get(0).holder()).contains(Long.toString(ProcessHandle.current().pid()));
+            assertThat(infos.get(0).leaseRemaining()).hasValueSatisfying(left -> assertThat(left).isPositive());
+            servers.get(2).admin().del(ownerKey("listed"));
+            assertThat(cerberus.inspect("")).as("held on 2 of 5 nodes only").isEmpty();
+            assertThatThrownBy(lease::close).isInstanceOf(LockLostException.class);
+        }
     }
 
     @Test
