@@ -11,6 +11,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -218,11 +219,14 @@ final class RedlockEngine implements LockEngine {
     /**
      * Sends a release of the attempt to every connected node and does not wait: a node runs the
      * commands of its one connection in order, so the release comes after the acquire it undoes
-     * (even one that timed out here) and before any later acquire of the same attempt.
+     * (even one that timed out here) and before any later acquire of the same attempt. The script
+     * goes with {@code EVAL}, not {@code EVALSHA}: a node that did not know it yet would answer
+     * {@code NOSCRIPT}, and the script sent again after that answer could run after a later
+     * acquire of the same attempt and undo it.
      */
     private void releaseEverywhere(Acquisition attempt, LockKeys keys) {
-        nodes.sendToAll(commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(),
-                keys.channel()), "release " + attempt);
+        nodes.sendToAll(commands -> commands.<Long>eval(LockScripts.RELEASE.text(), ScriptOutputType.INTEGER, keys.all(),
+                attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel()).toCompletableFuture(), "release " + attempt);
     }
 
     @Override

@@ -175,8 +175,9 @@ final class RedlockNodes implements AutoCloseable {
     /**
      * Sends a request to every connected node and does not wait. A node runs the commands of one
      * connection in the order they were sent, so the request runs after every earlier one and
-     * before every later one on that node (one exception: a script the node did not know yet is
-     * sent again after its {@code NOSCRIPT} answer, so it can run after a request sent meanwhile).
+     * before every later one on that node, as long as it is one command (a script sent with
+     * {@code EVALSHA} is sent again after a {@code NOSCRIPT} answer, and so may run after a
+     * request sent meanwhile).
      *
      * @param request the request
      * @param what what it does, for the debug log of a failure
