@@ -10,7 +10,10 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
 import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -282,6 +285,26 @@ class RedlockEngineTest {
             servers.get(2).admin().del(ownerKey("listed"));
             assertThat(cerberus.inspect("")).as("held on 2 of 5 nodes only").isEmpty();
             assertThatThrownBy(lease::close).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    @Test
+    void waitersShareOneSubscriptionPerLockAndLeaveNone() throws Exception {
+        try (RedlockEngine engine = (RedlockEngine) new RedlockEngineProvider().open(new io.cerberus.spi.EngineContext(
+                RedlockConformanceTest.uri(servers), Duration.ofSeconds(2), (token, reason) -> { }))) {
+            LockKey key = new LockKey(namespace, "subscribed");
+            Acquisition holder = new Acquisition(key, LockMode.EXCLUSIVE, "a".repeat(32), "holder", Duration.ofSeconds(30));
+            Acquisition first = new Acquisition(key, LockMode.EXCLUSIVE, "b".repeat(32), "first", Duration.ofSeconds(30));
+            Acquisition second = new Acquisition(key, LockMode.EXCLUSIVE, "c".repeat(32), "second", Duration.ofSeconds(30));
+            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.tryAcquire(second)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.waiters().subscriptions()).as("one channel for both waiters").isEqualTo(1);
+            engine.abandon(first);
+            assertThat(engine.waiters().subscriptions()).isEqualTo(1);
+            engine.abandon(second);
+            assertThat(engine.waiters().subscriptions()).as("unsubscribed when the last waiter left").isZero();
+            assertThat(engine.release(holder)).isTrue();
         }
     }
 
