@@ -9,10 +9,6 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -165,9 +161,8 @@ final class RedlockEngine implements LockEngine {
         Object coverage = waiters.coverage(keys.channel());
         Duration bound = nodeTimeout(attempt.lease());
         long start = System.nanoTime();
-        List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
-                LockMode.EXCLUSIVE.label(), millis(attempt.lease()), attempt.holder(), millis(RedisEngine.STALE_WAITER),
-                millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP)), RedlockEngine::isGrant, quorum);
+        List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> RedlockRequests.acquire(commands, attempt, keys),
+                RedlockRequests::isGrant, quorum);
         long elapsed = System.nanoTime() - start;
         int granted = 0;
         int answered = RedlockNodes.answered(outcomes);
@@ -176,7 +171,7 @@ final class RedlockEngine implements LockEngine {
         for (Outcome<List<?>> outcome : outcomes) {
             if (outcome.answered()) {
                 List<?> reply = outcome.value();
-                if (isGrant(reply)) {
+                if (RedlockRequests.isGrant(reply)) {
                     granted++;
                 } else {
                     busyMillis.add(Math.max(0, ((Number) reply.get(1)).longValue()));
@@ -225,8 +220,7 @@ final class RedlockEngine implements LockEngine {
      * acquire of the same attempt and undo it.
      */
     private void releaseEverywhere(Acquisition attempt, LockKeys keys) {
-        nodes.sendToAll(commands -> commands.<Long>eval(LockScripts.RELEASE.text(), ScriptOutputType.INTEGER, keys.all(),
-                attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel()).toCompletableFuture(), "release " + attempt);
+        nodes.sendToAll(commands -> RedlockRequests.undo(commands, attempt, keys), "release " + attempt);
     }
 
     @Override
@@ -256,7 +250,7 @@ final class RedlockEngine implements LockEngine {
         }
         // a renewal answered after half the lease is of little use: fail early, the core retries
         Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
-        List<Outcome<List<Long>>> outcomes = nodes.ask(bound, commands -> renewOnNode(commands, all));
+        List<Outcome<List<Long>>> outcomes = nodes.ask(bound, commands -> RedlockRequests.renew(commands, all));
         int[] renewed = new int[all.size()];
         int answered = 0;
         for (Outcome<List<Long>> outcome : outcomes) {
@@ -286,42 +280,11 @@ final class RedlockEngine implements LockEngine {
         return lost;
     }
 
-    /** @return one reply per hold, 1 renewed or 0 refused, from one node (one script per batch, sent at once) */
-    private static CompletableFuture<List<Long>> renewOnNode(RedisAsyncCommands<String, String> commands, List<Acquisition> all) {
-        List<CompletableFuture<List<?>>> batches = new ArrayList<>();
-        for (int from = 0; from < all.size(); from += RedisEngine.RENEW_BATCH) {
-            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + RedisEngine.RENEW_BATCH));
-            String[] keys = new String[batch.size() * 3];
-            String[] args = new String[batch.size() * 3];
-            for (int i = 0; i < batch.size(); i++) {
-                Acquisition attempt = batch.get(i);
-                LockKeys lock = LockKeys.of(attempt.key());
-                keys[3 * i] = lock.owner();
-                keys[3 * i + 1] = lock.readers();
-                keys[3 * i + 2] = lock.readerInfo();
-                args[3 * i] = attempt.token();
-                args[3 * i + 1] = attempt.mode().label();
-                args[3 * i + 2] = millis(attempt.lease());
-            }
-            batches.add(LockScripts.RENEW.run(commands, keys, args));
-        }
-        return CompletableFuture.allOf(batches.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
-            List<Long> flags = new ArrayList<>(all.size());
-            for (CompletableFuture<List<?>> batch : batches) {
-                for (Object flag : batch.join()) {
-                    flags.add(((Number) flag).longValue());
-                }
-            }
-            return flags;
-        });
-    }
-
     @Override
     public boolean release(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
         waiters.leave(attempt.token(), true);
-        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> LockScripts.RELEASE.run(commands, keys.all(), attempt.token(),
-                LockMode.EXCLUSIVE.label(), keys.channel()));
+        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> RedlockRequests.release(commands, attempt, keys));
         int released = 0;
         int answered = 0;
         for (Outcome<Long> outcome : outcomes) {
@@ -343,8 +306,7 @@ final class RedlockEngine implements LockEngine {
     @Override
     public boolean isLocked(LockKey key) {
         LockKeys keys = LockKeys.of(key);
-        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> LockScripts.IS_LOCKED.run(commands,
-                new String[] {keys.owner(), keys.readers()}));
+        List<Outcome<Long>> outcomes = nodes.ask(timeout, commands -> RedlockRequests.isLocked(commands, keys));
         int locked = 0;
         int answered = 0;
         for (Outcome<Long> outcome : outcomes) {
@@ -367,16 +329,14 @@ final class RedlockEngine implements LockEngine {
      */
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
-        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
-        List<Outcome<Set<String>>> listed = nodes.ask(timeout, commands -> scanAll(commands, scan, ScanCursor.INITIAL, prefix,
-                new TreeSet<>()));
+        List<Outcome<Set<String>>> listed = nodes.ask(timeout, commands -> RedlockRequests.lockNames(commands, namespace, prefix));
         if (RedlockNodes.answered(listed) < quorum) {
             throw nodes.unavailable("list the locks of namespace '" + namespace + "'", listed);
         }
         Set<String> found = new TreeSet<>();
         listed.stream().filter(Outcome::answered).forEach(outcome -> found.addAll(outcome.value()));
         List<String> names = new ArrayList<>(found);
-        List<Outcome<List<List<?>>>> holds = nodes.ask(timeout, commands -> inspectAll(commands, namespace, names));
+        List<Outcome<List<List<?>>>> holds = nodes.ask(timeout, commands -> RedlockRequests.inspect(commands, namespace, names));
         if (RedlockNodes.answered(holds) < quorum) {
             throw nodes.unavailable("inspect the locks of namespace '" + namespace + "'", holds);
         }
@@ -402,35 +362,6 @@ final class RedlockEngine implements LockEngine {
             }
         }
         return infos;
-    }
-
-    private static CompletableFuture<Set<String>> scanAll(RedisAsyncCommands<String, String> commands, ScanArgs scan, ScanCursor cursor,
-            String prefix, Set<String> names) {
-        return commands.scan(cursor, scan).toCompletableFuture().thenCompose(page -> {
-            for (String key : page.getKeys()) {
-                LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
-            }
-            return page.isFinished() ? CompletableFuture.completedFuture(names) : scanAll(commands, scan, page, prefix, names);
-        });
-    }
-
-    private static CompletableFuture<List<List<?>>> inspectAll(RedisAsyncCommands<String, String> commands, String namespace,
-            List<String> names) {
-        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
-        for (String name : names) {
-            LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
-        }
-        return CompletableFuture.allOf(replies.toArray(new CompletableFuture<?>[0]))
-                .thenApply(done -> replies.stream().<List<?>>map(CompletableFuture::join).toList());
-    }
-
-    private static boolean isGrant(List<?> acquireReply) {
-        return ((Number) acquireReply.get(0)).longValue() == 1;
-    }
-
-    private static String millis(Duration duration) {
-        return Long.toString(Math.max(1, duration.toMillis()));
     }
 
     /** @return the waiters, for tests */
