@@ -87,6 +87,14 @@ class RedlockEngineTest {
         return LockKeys.of(new LockKey(namespace, name)).owner();
     }
 
+    /** An acquire returns once a majority granted; the others' grants may still be on their way. */
+    private void awaitOnEveryNode(String name) {
+        for (RedisServer server : servers) {
+            Poll.until("lock '" + name + "' to be on " + address(server), TestTimes.millis(2000),
+                    () -> server.admin().exists(ownerKey(name)) == 1);
+        }
+    }
+
     @Test
     void locksWorkWithAMinorityOfNodesDown() throws Exception {
         Cerberus before = client();
@@ -232,6 +240,7 @@ class RedlockEngineTest {
         lock.lock();
         CountDownLatch told = new CountDownLatch(1);
         lock.lease().onLost((lease, reason) -> told.countDown());
+        awaitOnEveryNode("deleted");
         for (RedisServer server : servers.subList(0, 3)) {
             assertThat(server.admin().del(ownerKey("deleted"))).isEqualTo(1);
         }
@@ -273,6 +282,7 @@ class RedlockEngineTest {
     void inspectListsHoldsThatAMajorityHas() throws Exception {
         Cerberus cerberus = client();
         try (Lease lease = cerberus.lock("listed").acquire(Duration.ZERO)) {
+            awaitOnEveryNode("listed");
             for (RedisServer server : servers.subList(0, 2)) {
                 server.admin().del(ownerKey("listed"));
             }
