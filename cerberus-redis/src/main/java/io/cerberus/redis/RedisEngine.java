@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A lock engine on one Redis server ({@code redis://}, {@code rediss://}).
@@ -69,6 +70,8 @@ final class RedisEngine implements LockEngine {
     static final Duration STALE_WAITER = Duration.ofSeconds(10);
     /** How long an unused fence counter is kept. */
     static final Duration FENCE_KEEP = Duration.ofDays(1);
+    /** Pause between tries of a release while disconnected. */
+    private static final Duration RECONNECT_PAUSE = Duration.ofMillis(50);
     /** Holds renewed by one script call. */
     static final int RENEW_BATCH = 200;
     /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
@@ -227,11 +230,26 @@ final class RedisEngine implements LockEngine {
     }
 
     @Override
+    /**
+     * Releases; while the connection is being re-established (a restart, a failover), tries again
+     * within the command timeout, since a release is token-checked and safe to repeat, and a hold
+     * left behind would block others until its lease ends.
+     */
     public boolean release(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
-        CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
-                keys.channel());
-        return Replies.await(reply, timeout, uri, "release " + attempt) == 1L;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
+                    keys.channel());
+            try {
+                return Replies.await(reply, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), uri, "release " + attempt) == 1L;
+            } catch (EngineUnavailableException e) {
+                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
+                    throw e;
+                }
+                LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
+            }
+        }
     }
 
     @Override

@@ -117,7 +117,8 @@ public final class RedisEngineProvider implements EngineProvider {
                 .build());
         try {
             StatefulRedisClusterConnection<String, String> connection = connect(
-                    () -> client.connectAsync(StringCodec.UTF8), connectTimeout, shown);
+                    () -> client.refreshPartitionsAsync().toCompletableFuture().thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
+                    connectTimeout, shown);
             RedisLink link = new RedisLink.Cluster(client, connection, commandTimeout);
             ping(link, commandTimeout, shown);
             LockWaiters waiters = new LockWaiters(() -> connect(

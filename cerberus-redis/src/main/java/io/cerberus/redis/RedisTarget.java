@@ -58,11 +58,11 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             waitTimeout = options.waitTimeout();
         }
         Kind kind = scheme.endsWith("-sentinel") ? Kind.SENTINEL : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
-        List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, scheme, shown) : List.of(lettuce(lettuceUri, shown));
-        if (kind == Kind.SENTINEL && uris.get(0).getSentinelMasterId() == null) {
+        if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && !hasParameter(lettuceUri, "sentinelMasterId")) {
             throw new IllegalArgumentException("a redis-sentinel URI names its master after #, e.g."
                     + " redis-sentinel://sentinel1:26379,sentinel2:26379#mymaster, was " + shown);
         }
+        List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, scheme, shown) : List.of(lettuce(lettuceUri, shown));
         Optional<Duration> timeout = hasParameter(uri, "timeout") ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
         timeout.ifPresent(t -> {
             if (t.isZero() || t.isNegative()) {
