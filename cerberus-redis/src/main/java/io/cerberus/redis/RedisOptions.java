@@ -171,8 +171,14 @@ public final class RedisOptions implements EngineOptions {
             return this;
         }
 
-        /** @return the options */
+        /**
+         * @return the options
+         * @throws IllegalArgumentException if a user is given without a password
+         */
         public RedisOptions build() {
+            if (user != null && password == null) {
+                throw new IllegalArgumentException("RedisOptions give a user but no password; give the password with it");
+            }
             if (keyStore != null && keyStorePassword == null) {
                 keyStorePassword = new char[0];
             }

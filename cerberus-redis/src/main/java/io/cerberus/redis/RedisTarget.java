@@ -85,9 +85,6 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     private static void apply(RedisOptions options, RedisURI uri) {
         Optional<char[]> password = options.password();
         Optional<String> user = options.user();
-        if (user.isPresent() && password.isEmpty()) {
-            throw new IllegalArgumentException("RedisOptions give a user but no password; give the password with it");
-        }
         if (password.isPresent()) {
             // the options replace the URI's credentials, for the data nodes and the Sentinels alike
             // (Sentinels are usually protected like the nodes they watch)
