@@ -110,9 +110,12 @@ public final class RedisEngineProvider implements EngineProvider {
                 .sslOptions(ssl)
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                // a failover is noticed by the adaptive triggers (MOVED, reconnects failing), at most
+                // one refresh a second; the periodic refresh catches what they miss
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                         .enableAllAdaptiveRefreshTriggers()
-                        .enablePeriodicRefresh(Duration.ofSeconds(30))
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .enablePeriodicRefresh(Duration.ofSeconds(15))
                         .build())
                 .build());
         try {

@@ -19,12 +19,18 @@ import java.util.stream.Collectors;
  * {@code redis-cli --cluster create}. Started once per JVM (a cluster takes a few seconds to form)
  * and shared by the test classes that need one; stopped when the JVM exits.
  */
-final class RedisClusterSetup {
+final class RedisClusterSetup implements AutoCloseable {
     private static RedisClusterSetup shared;
 
     private final List<RedisServer> nodes = new ArrayList<>();
 
-    private RedisClusterSetup(int masters, int replicasPerMaster) {
+    /**
+     * Starts a cluster of its own (for tests that break it); close it after.
+     *
+     * @param masters masters, at least 3
+     * @param replicasPerMaster replicas of each master
+     */
+    RedisClusterSetup(int masters, int replicasPerMaster) {
         Path dir;
         try {
             dir = Files.createTempDirectory("cerberus-redis-cluster");
@@ -43,6 +49,9 @@ final class RedisClusterSetup {
         }
         Poll.until("every node of the cluster says cluster_state:ok", TestTimes.millis(60_000),
                 () -> nodes.stream().allMatch(node -> node.admin().clusterInfo().contains("cluster_state:ok")));
+        Poll.until("every replica to be in sync with its master", TestTimes.millis(60_000),
+                () -> nodes.stream().map(node -> node.admin().info("replication")).allMatch(info -> info.contains("role:master")
+                        ? info.contains("connected_slaves:" + replicasPerMaster) : info.contains("master_link_status:up")));
         Poll.until("every node knows every other", TestTimes.millis(60_000),
                 () -> nodes.stream().allMatch(node -> node.admin().clusterNodes().lines().count() == nodes.size()));
     }
@@ -64,5 +73,38 @@ final class RedisClusterSetup {
 
     List<RedisServer> nodes() {
         return nodes;
+    }
+
+    /**
+     * @param slot a hash slot
+     * @return the node that is master of the slot now, as its own view says
+     */
+    RedisServer masterOf(int slot) {
+        for (RedisServer node : nodes) {
+            if (!node.isRunning()) {
+                continue;
+            }
+            for (String line : node.admin().clusterNodes().lines().toList()) {
+                String[] fields = line.split(" ");
+                if (!fields[2].contains("myself") || !fields[2].contains("master")) {
+                    continue;
+                }
+                for (int f = 8; f < fields.length; f++) {
+                    if (fields[f].startsWith("[")) {
+                        continue; // a slot being migrated
+                    }
+                    String[] range = fields[f].split("-");
+                    if (slot >= Integer.parseInt(range[0]) && slot <= Integer.parseInt(range[range.length - 1])) {
+                        return node;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        nodes.forEach(RedisServer::close);
     }
 }

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.LockKey;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,7 +18,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,25 +33,62 @@ class RedisClusterTest {
 
     /** Masters (by port) that own at least one of the names' slots. */
     private static Set<Integer> mastersOf(String namespace, List<String> names) {
-        Set<Integer> slots = names.stream().map(name -> SlotHash.getSlot(LockKeys.of(new LockKey(namespace, name)).owner()))
-                .collect(Collectors.toSet());
         Set<Integer> masters = new HashSet<>();
-        for (RedisServer node : RedisClusterSetup.shared().nodes()) {
-            for (String line : node.admin().clusterNodes().lines().toList()) {
-                String[] fields = line.split(" ");
-                if (fields[2].contains("myself") && fields[2].contains("master")) {
-                    for (int f = 8; f < fields.length; f++) {
-                        String[] range = fields[f].split("-");
-                        int from = Integer.parseInt(range[0]);
-                        int to = Integer.parseInt(range[range.length - 1]);
-                        if (slots.stream().anyMatch(slot -> slot >= from && slot <= to)) {
-                            masters.add(node.port());
-                        }
-                    }
-                }
-            }
+        for (String name : names) {
+            masters.add(RedisClusterSetup.shared().masterOf(slotOf(namespace, name)).port());
         }
         return masters;
+    }
+
+    private static int slotOf(String namespace, String name) {
+        return SlotHash.getSlot(LockKeys.of(new LockKey(namespace, name)).owner());
+    }
+
+    private static boolean isLockedQuietly(DistributedLock lock) {
+        try {
+            return lock.isLocked();
+        } catch (EngineUnavailableException e) {
+            return false;
+        }
+    }
+
+    private static boolean tryLockQuietly(DistributedLock lock) {
+        try {
+            return lock.tryLock();
+        } catch (EngineUnavailableException e) {
+            return false;
+        }
+    }
+
+    @Test
+    void aReplicatedLockSurvivesTheFailoverOfItsMaster() throws Exception {
+        try (RedisClusterSetup cluster = new RedisClusterSetup(3, 1);
+                Cerberus holder = Cerberus.builder().engine(cluster.uri() + "?waitReplicas=1&waitTimeout=2s").namespace(namespace)
+                        .defaultLease(Duration.ofSeconds(15)).connectTimeout(Duration.ofSeconds(2)).build();
+                Cerberus other = Cerberus.builder().engine(cluster.uri()).namespace(namespace)
+                        .connectTimeout(Duration.ofSeconds(2)).build()) {
+            DistributedLock lock = holder.lock("order-7");
+            assertThat(lock.tryLock()).isTrue();
+            long fence = lock.lease().fencingToken();
+            AtomicReference<Object> lost = new AtomicReference<>();
+            lock.lease().onLost((lease, reason) -> lost.set(reason));
+            RedisServer master = cluster.masterOf(slotOf(namespace, "order-7"));
+            master.kill();
+            Poll.until("a replica to take over the slot of the lock", TestTimes.millis(60_000), () -> {
+                RedisServer now = cluster.masterOf(slotOf(namespace, "order-7"));
+                return now != null && now != master;
+            });
+            DistributedLock contender = other.lock("order-7");
+            Poll.until("the other client to see the hold on the new master", TestTimes.millis(30_000),
+                    () -> isLockedQuietly(contender));
+            assertThat(contender.tryLock()).as("the hold survived the failover").isFalse();
+            Poll.until("the holder to reach the new master", TestTimes.millis(30_000), () -> isLockedQuietly(holder.lock("order-7")));
+            assertThat(lost.get()).as("lease lost across the failover").isNull();
+            lock.unlock();
+            Poll.until("the contender to get the lock once released", TestTimes.millis(10_000), () -> tryLockQuietly(contender));
+            assertThat(contender.lease().fencingToken()).isGreaterThan(fence);
+            contender.unlock();
+        }
     }
 
     @Test

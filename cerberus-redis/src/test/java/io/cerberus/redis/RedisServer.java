@@ -78,6 +78,11 @@ final class RedisServer implements AutoCloseable {
         process.kill(TestTimes.millis(10_000));
     }
 
+    /** @return whether the server process runs */
+    boolean isRunning() {
+        return process.isAlive();
+    }
+
     /** Starts the server again, empty, on the same port. */
     void restart() {
         startProcess();
