@@ -3,6 +3,7 @@ package io.cerberus;
 import io.cerberus.internal.Checks;
 import io.cerberus.internal.CerberusClient;
 import io.cerberus.internal.ClientSettings;
+import io.cerberus.internal.EngineSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,7 +30,7 @@ public final class CerberusBuilder {
     /** Default namespace. */
     public static final String DEFAULT_NAMESPACE = "default";
 
-    private final Map<String, String> engines = new LinkedHashMap<>();
+    private final Map<String, EngineSpec> engines = new LinkedHashMap<>();
     private String namespace = DEFAULT_NAMESPACE;
     private Duration defaultLease = DEFAULT_LEASE;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
@@ -46,12 +47,25 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the URI is empty or has no scheme
      */
     public CerberusBuilder engine(String uri) {
+        return engine(uri, new EngineOptions[0]);
+    }
+
+    /**
+     * Adds an engine with options, named after its URI scheme (with a number when that name is
+     * taken). The first engine added is the primary.
+     *
+     * @param uri the engine URI
+     * @param options settings the engine takes beyond its URI (see {@link EngineOptions})
+     * @return this builder
+     * @throws IllegalArgumentException if the URI is empty or has no scheme, or an option is null
+     */
+    public CerberusBuilder engine(String uri, EngineOptions... options) {
         String scheme = Checks.uriScheme(uri);
         String name = scheme;
         for (int i = 2; engines.containsKey(name); i++) {
             name = scheme + i;
         }
-        return engine(name, uri);
+        return engine(name, uri, options);
     }
 
     /**
@@ -63,13 +77,47 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the name is empty or taken, or the URI has no scheme
      */
     public CerberusBuilder engine(String name, String uri) {
+        return engine(name, uri, new EngineOptions[0]);
+    }
+
+    /**
+     * Adds a named engine with options.
+     *
+     * @param name the engine name, unique in this client
+     * @param uri the engine URI
+     * @param options settings the engine takes beyond its URI (see {@link EngineOptions})
+     * @return this builder
+     * @throws IllegalArgumentException if the name is empty or taken, the URI has no scheme, or an
+     *     option is null
+     */
+    public CerberusBuilder engine(String name, String uri, EngineOptions... options) {
         Checks.name("engine name", name, 64);
         Checks.uriScheme(uri);
         if (engines.containsKey(name)) {
             throw new IllegalArgumentException("engine name '" + name + "' is already used");
         }
-        engines.put(name, uri);
+        engines.put(name, new EngineSpec(name, uri, options(name, options)));
         return this;
+    }
+
+    private static List<EngineOptions> options(String engine, EngineOptions... options) {
+        if (options == null) {
+            throw new IllegalArgumentException("the options of engine '" + engine + "' must not be null");
+        }
+        List<EngineOptions> list = new ArrayList<>();
+        for (EngineOptions option : options) {
+            if (option == null) {
+                throw new IllegalArgumentException("an option of engine '" + engine + "' is null");
+            }
+            for (EngineOptions earlier : list) {
+                if (earlier.getClass() == option.getClass()) {
+                    throw new IllegalArgumentException("engine '" + engine + "' was given two " + option.getClass().getSimpleName()
+                            + "; put every setting into one");
+                }
+            }
+            list.add(option);
+        }
+        return List.copyOf(list);
     }
 
     /**
@@ -127,7 +175,6 @@ public final class CerberusBuilder {
         if (engines.isEmpty()) {
             throw new IllegalArgumentException("at least one engine is needed: call engine(uri), e.g. engine(\"mem:\")");
         }
-        List<Map.Entry<String, String>> list = new ArrayList<>(engines.entrySet());
-        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout), list);
+        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout), List.copyOf(engines.values()));
     }
 }

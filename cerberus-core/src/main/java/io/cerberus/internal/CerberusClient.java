@@ -49,16 +49,17 @@ public final class CerberusClient implements Cerberus {
 
     /**
      * @param settings checked settings
-     * @param engineUris engine names and URIs, the primary first
+     * @param engineSpecs the engines, the primary first
      */
-    public CerberusClient(ClientSettings settings, List<Map.Entry<String, String>> engineUris) {
+    public CerberusClient(ClientSettings settings, List<EngineSpec> engineSpecs) {
         this.settings = settings;
         String clientName = String.valueOf(CLIENTS.incrementAndGet());
         List<EngineHandle> opened = new ArrayList<>();
         try {
-            for (Map.Entry<String, String> entry : engineUris) {
-                EngineContext context = new EngineContext(entry.getValue(), settings.connectTimeout(), this::engineReportedLoss);
-                opened.add(EngineHandle.of(entry.getKey(), EngineRegistry.open(context)));
+            for (EngineSpec spec : engineSpecs) {
+                EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), this::engineReportedLoss,
+                        spec.options());
+                opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
             }
         } catch (RuntimeException e) {
             opened.forEach(handle -> closeQuietly(handle));

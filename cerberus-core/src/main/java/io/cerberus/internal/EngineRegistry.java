@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
 final class EngineRegistry {
     private static final Map<String, String> MODULE_OF_SCHEME = Map.of(
             "redis", "cerberus-redis", "rediss", "cerberus-redis", "redis-sentinel", "cerberus-redis",
-            "redis-cluster", "cerberus-redis", "redlock", "cerberus-redis",
+            "redis-cluster", "cerberus-redis", "rediss-sentinel", "cerberus-redis", "rediss-cluster", "cerberus-redis",
+            "redlock", "cerberus-redis",
             "zk", "cerberus-zookeeper", "etcd", "cerberus-etcd", "jdbc", "cerberus-jdbc");
 
     private static volatile Map<String, EngineProvider> providers;

@@ -50,6 +50,7 @@ public final class FileEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
+        context.requireNoOptions();
         String uri = context.uri();
         Path requested = directoryOf(uri);
         boolean isDefault = requested == null;

@@ -31,6 +31,7 @@ public final class MemoryEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
+        context.requireNoOptions();
         String uri = context.uri();
         String store = uri.substring(uri.indexOf(':') + 1);
         if (store.startsWith("//")) {

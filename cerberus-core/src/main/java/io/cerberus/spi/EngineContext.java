@@ -1,7 +1,12 @@
 package io.cerberus.spi;
 
+import io.cerberus.EngineOptions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * What an engine gets when it is opened.
@@ -11,12 +16,56 @@ import java.util.Objects;
  * @param connectTimeout how long connecting, or any one command, may take before the engine
  *     gives up with {@link io.cerberus.EngineUnavailableException}
  * @param lossReporter where to report holds the engine learns are lost
+ * @param options the options the user gave for this engine, at most one of each class
  */
-public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter) {
-    /** Checks for {@code null}. */
+public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options) {
+    /** Checks for {@code null} and copies the options. */
     public EngineContext {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(lossReporter, "lossReporter");
+        options = List.copyOf(options);
+    }
+
+    /**
+     * A context without options.
+     *
+     * @param uri the engine URI
+     * @param connectTimeout the connect and command timeout
+     * @param lossReporter where to report lost holds
+     */
+    public EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter) {
+        this(uri, connectTimeout, lossReporter, List.of());
+    }
+
+    /**
+     * Returns the option of a class, after checking that every option given is one the engine
+     * knows. An engine calls this once per options class it supports, with all of them.
+     *
+     * @param type the options class wanted
+     * @param known every options class the engine accepts
+     * @param <T> the options type
+     * @return the option of that class, if the user gave one
+     * @throws IllegalArgumentException if the user gave an option of a class not in {@code known}
+     */
+    public <T extends EngineOptions> Optional<T> option(Class<T> type, Set<Class<? extends EngineOptions>> known) {
+        for (EngineOptions option : options) {
+            if (!known.contains(option.getClass())) {
+                String accepted = known.isEmpty() ? "none" : known.stream().map(Class::getSimpleName).sorted()
+                        .collect(Collectors.joining(", "));
+                throw new IllegalArgumentException("the engine of " + io.cerberus.internal.Uris.redact(uri) + " does not take "
+                        + option.getClass().getSimpleName() + " (options it takes: " + accepted + ")");
+            }
+        }
+        return options.stream().filter(type::isInstance).map(type::cast).findFirst();
+    }
+
+    /**
+     * Checks that no options were given, for engines that take none.
+     *
+     * @throws IllegalArgumentException if some were
+     */
+    public void requireNoOptions() {
+        option(EngineOptions.class, Set.of());
     }
 }

@@ -2,7 +2,7 @@ package io.cerberus.redis;
 
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -50,7 +50,7 @@ enum LockScripts {
      * @param <T> {@code List<Object>} for multi-bulk scripts, {@code Long} for integer ones
      * @return the reply, when it comes
      */
-    <T> CompletableFuture<T> run(RedisAsyncCommands<String, String> commands, String[] keys, String... args) {
+    <T> CompletableFuture<T> run(RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
         CompletableFuture<T> first = commands.<T>evalsha(sha, output, keys, args).toCompletableFuture();
         return first.exceptionallyCompose(failure -> {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;

@@ -7,21 +7,24 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.RedisClient;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.Checks;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A lock engine on one Redis server ({@code redis://}, {@code rediss://}).
@@ -67,24 +70,37 @@ final class RedisEngine implements LockEngine {
     static final Duration STALE_WAITER = Duration.ofSeconds(10);
     /** How long an unused fence counter is kept. */
     static final Duration FENCE_KEEP = Duration.ofDays(1);
+    /** Pause between tries of a release while disconnected. */
+    private static final Duration RECONNECT_PAUSE = Duration.ofMillis(50);
     /** Holds renewed by one script call. */
     static final int RENEW_BATCH = 200;
+    /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
+    static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(100);
 
     private final String uri;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisAsyncCommands<String, String> commands;
+    private final RedisLink link;
+    private final RedisClusterAsyncCommands<String, String> commands;
     private final Duration timeout;
     private final LockWaiters waiters;
+    private final int waitReplicas;
+    private final Duration waitTimeout;
 
-    RedisEngine(String uri, RedisClient client, StatefulRedisConnection<String, String> connection, Duration timeout,
-            LockWaiters waiters) {
+    /**
+     * @param uri the redacted URI
+     * @param link the command connection
+     * @param timeout the bound of every command
+     * @param waiters the pub/sub side
+     * @param waitReplicas replicas that must acknowledge a grant, 0 for none
+     * @param waitTimeout how long to wait for them
+     */
+    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
         this.uri = uri;
-        this.client = client;
-        this.connection = connection;
-        this.commands = connection.async();
+        this.link = link;
+        this.commands = link.commands();
         this.timeout = timeout;
         this.waiters = waiters;
+        this.waitReplicas = waitReplicas;
+        this.waitTimeout = waitTimeout;
     }
 
     @Override
@@ -108,11 +124,45 @@ final class RedisEngine implements LockEngine {
         long value = ((Number) answer.get(1)).longValue();
         if (((Number) answer.get(0)).longValue() == 1) {
             waiters.leave(attempt.token(), true);
+            if (waitReplicas > 0) {
+                awaitReplicas(attempt, keys);
+            }
             return AcquireResult.granted(value);
         }
         Replies.await(waiters.join(attempt, keys.channel(), coverage), timeout, uri,
                 "subscribe to the releases of lock '" + attempt.key().name() + "'");
         return AcquireResult.busy(Duration.ofMillis(Math.max(0, value)));
+    }
+
+    /**
+     * Waits until enough replicas have the grant; if they do not in time, releases it and fails,
+     * since a failover now could hand the lock to someone else.
+     */
+    private void awaitReplicas(Acquisition attempt, LockKeys keys) {
+        long acknowledged;
+        try {
+            acknowledged = Replies.await(link.waitForReplicas(keys.owner(), waitReplicas, waitTimeout), waitTimeout.plus(timeout), uri,
+                    "wait for " + waitReplicas + " replica(s) to have " + attempt);
+        } catch (EngineUnavailableException e) {
+            releaseAfterFailedWait(attempt);
+            throw e;
+        }
+        if (acknowledged < waitReplicas) {
+            releaseAfterFailedWait(attempt);
+            throw new EngineUnavailableException("redis engine " + uri + " granted lock '" + attempt.key().name() + "' but only "
+                    + acknowledged + " of the " + waitReplicas + " replica(s) asked for (waitReplicas) acknowledged it within "
+                    + Checks.format(waitTimeout) + "; the grant was released again, since a failover now could lose it."
+                    + " Check the replicas (INFO replication), or lower waitReplicas", null);
+        }
+    }
+
+    private void releaseAfterFailedWait(Acquisition attempt) {
+        try {
+            release(attempt);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not release " + attempt + " after its replicas did not acknowledge it; it expires with"
+                    + " its lease", e);
+        }
     }
 
     @Override
@@ -135,36 +185,44 @@ final class RedisEngine implements LockEngine {
 
     @Override
     public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
-        List<Acquisition> all = new ArrayList<>(attempts);
-        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
+        // one script may only touch keys of one Cluster slot: group the holds (one group elsewhere)
+        Map<Integer, List<Acquisition>> groups = new LinkedHashMap<>();
         Duration shortestLease = timeout.multipliedBy(2);
-        for (int from = 0; from < all.size(); from += RENEW_BATCH) {
-            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + RENEW_BATCH));
-            String[] keys = new String[batch.size() * 3];
-            String[] args = new String[batch.size() * 3];
-            for (int i = 0; i < batch.size(); i++) {
-                Acquisition attempt = batch.get(i);
-                LockKeys lock = LockKeys.of(attempt.key());
-                keys[3 * i] = lock.owner();
-                keys[3 * i + 1] = lock.readers();
-                keys[3 * i + 2] = lock.readerInfo();
-                args[3 * i] = attempt.token();
-                args[3 * i + 1] = attempt.mode().label();
-                args[3 * i + 2] = millis(attempt.lease());
-                if (attempt.lease().compareTo(shortestLease) < 0) {
-                    shortestLease = attempt.lease();
-                }
+        for (Acquisition attempt : attempts) {
+            groups.computeIfAbsent(link.group(LockKeys.of(attempt.key()).owner()), slot -> new ArrayList<>()).add(attempt);
+            if (attempt.lease().compareTo(shortestLease) < 0) {
+                shortestLease = attempt.lease();
             }
-            replies.add(LockScripts.RENEW.run(commands, keys, args));
+        }
+        List<List<Acquisition>> batches = new ArrayList<>();
+        List<CompletableFuture<List<?>>> replies = new ArrayList<>();
+        for (List<Acquisition> group : groups.values()) {
+            for (int from = 0; from < group.size(); from += RENEW_BATCH) {
+                List<Acquisition> batch = group.subList(from, Math.min(group.size(), from + RENEW_BATCH));
+                String[] keys = new String[batch.size() * 3];
+                String[] args = new String[batch.size() * 3];
+                for (int i = 0; i < batch.size(); i++) {
+                    Acquisition attempt = batch.get(i);
+                    LockKeys lock = LockKeys.of(attempt.key());
+                    keys[3 * i] = lock.owner();
+                    keys[3 * i + 1] = lock.readers();
+                    keys[3 * i + 2] = lock.readerInfo();
+                    args[3 * i] = attempt.token();
+                    args[3 * i + 1] = attempt.mode().label();
+                    args[3 * i + 2] = millis(attempt.lease());
+                }
+                batches.add(batch);
+                replies.add(LockScripts.RENEW.run(commands, keys, args));
+            }
         }
         // a renewal answered after half the lease is of little use: fail early, the core retries
         Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
         Set<Acquisition> lost = new HashSet<>();
         for (int b = 0; b < replies.size(); b++) {
-            List<?> renewed = Replies.await(replies.get(b), bound, uri, "renew " + all.size() + " lock(s)");
+            List<?> renewed = Replies.await(replies.get(b), bound, uri, "renew " + attempts.size() + " lock(s)");
             for (int i = 0; i < renewed.size(); i++) {
                 if (((Number) renewed.get(i)).longValue() == 0) {
-                    lost.add(all.get(b * RENEW_BATCH + i));
+                    lost.add(batches.get(b).get(i));
                 }
             }
         }
@@ -172,11 +230,26 @@ final class RedisEngine implements LockEngine {
     }
 
     @Override
+    /**
+     * Releases; while the connection is being re-established (a restart, a failover), tries again
+     * within the command timeout, since a release is token-checked and safe to repeat, and a hold
+     * left behind would block others until its lease ends.
+     */
     public boolean release(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
-        CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
-                keys.channel());
-        return Replies.await(reply, timeout, uri, "release " + attempt) == 1L;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
+                    keys.channel());
+            try {
+                return Replies.await(reply, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), uri, "release " + attempt) == 1L;
+            } catch (EngineUnavailableException e) {
+                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
+                    throw e;
+                }
+                LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
+            }
+        }
     }
 
     @Override
@@ -238,11 +311,10 @@ final class RedisEngine implements LockEngine {
 
     @Override
     public void close() {
-        waiters.close();
         try {
-            connection.close();
+            waiters.close();
         } finally {
-            client.shutdownAsync(0, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            link.close();
         }
     }
 

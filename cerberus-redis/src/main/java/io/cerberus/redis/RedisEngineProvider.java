@@ -3,7 +3,6 @@ package io.cerberus.redis;
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
@@ -13,18 +12,21 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.SslOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.lettuce.core.resource.Transports;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,14 +34,22 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
- * Serves {@code redis://[user:password@]host[:port][/database][?timeout=5s]} and the same with
- * {@code rediss://} (TLS, verified with the JVM's trust store; {@code verifyPeer=CA} or
- * {@code NONE} relaxes it). Connecting and every command are bounded by the client's connect
- * timeout, or by the URI's {@code timeout} when given. Lettuce reconnects by itself after a
- * connection loss; while it is disconnected, commands fail at once instead of queueing.
+ * Serves the Redis engine URIs:
+ * <ul>
+ *   <li>{@code redis://[user:password@]host[:port][/database][?timeout=5s]}: one server;
+ *   <li>{@code redis-sentinel://[user:password@]sentinel1[:port],sentinel2[:port][/database]#master}:
+ *       the master that the Sentinels name, followed across failovers;
+ *   <li>{@code redis-cluster://[user:password@]seed1[:port],seed2[:port]}: a Redis Cluster, each
+ *       lock on the node that owns its slot;
+ * </ul>
+ * and each with {@code rediss} for TLS (verified with the JVM's trust store, or the one in
+ * {@link RedisOptions}; {@code verifyPeer=CA} or {@code NONE} relaxes it). {@code waitReplicas=N}
+ * (and {@code waitTimeout}) makes every grant wait for N replicas. Connecting and every command
+ * are bounded by the client's connect timeout, or by the URI's {@code timeout} when given.
+ * Lettuce reconnects by itself after a connection loss (to the new master after a failover);
+ * while it is disconnected, commands fail at once instead of queueing.
  */
 public final class RedisEngineProvider implements EngineProvider {
-    private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "database", "db", "clientName", "verifyPeer"));
 
     /** For {@link java.util.ServiceLoader}. */
     public RedisEngineProvider() {
@@ -47,7 +57,7 @@ public final class RedisEngineProvider implements EngineProvider {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss");
+        return RedisTarget.SCHEMES;
     }
 
     @Override
@@ -57,35 +67,92 @@ public final class RedisEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        String shown = Uris.redact(context.uri());
-        RedisURI redisUri = parse(context.uri(), shown);
-        Duration commandTimeout = hasParameter(context.uri(), "timeout") ? redisUri.getTimeout() : context.connectTimeout();
-        if (commandTimeout.isZero() || commandTimeout.isNegative()) {
-            throw new IllegalArgumentException("the timeout of redis URI " + shown + " must be positive");
+        RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
+        RedisTarget target = RedisTarget.parse(context.uri(), options);
+        String shown = target.shown();
+        Duration commandTimeout = target.commandTimeout().orElse(context.connectTimeout());
+        for (RedisURI uri : target.uris()) {
+            uri.setTimeout(commandTimeout);
         }
-        redisUri.setTimeout(commandTimeout);
+        SocketOptions socket = SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build();
+        SslOptions ssl = sslOptions(options);
+        if (target.kind() == RedisTarget.Kind.CLUSTER) {
+            return openCluster(target, context.connectTimeout(), commandTimeout, socket, ssl);
+        }
+        RedisURI redisUri = target.uris().get(0);
         RedisClient client = RedisClient.create(SharedResources.INSTANCE, redisUri);
         client.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build())
+                .socketOptions(socket)
+                .sslOptions(ssl)
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
         try {
             StatefulRedisConnection<String, String> connection = connect(
                     () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
-            try {
-                Replies.await(connection.async().ping(), commandTimeout, shown, "answer PING");
-            } catch (EngineUnavailableException e) {
-                connection.close();
-                throw credentialsProblem(e.getCause(), shown).orElse(e);
-            }
+            RedisLink link = new RedisLink.Single(client, connection, commandTimeout);
+            ping(link, commandTimeout, shown);
             LockWaiters waiters = new LockWaiters(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
-            return new RedisEngine(shown, client, connection, commandTimeout, waiters);
+            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    private static LockEngine openCluster(RedisTarget target, Duration connectTimeout, Duration commandTimeout, SocketOptions socket,
+            SslOptions ssl) {
+        String shown = target.shown();
+        RedisClusterClient client = RedisClusterClient.create(SharedResources.INSTANCE, target.uris());
+        client.setOptions(ClusterClientOptions.builder()
+                .socketOptions(socket)
+                .sslOptions(ssl)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                // a failover is noticed by the adaptive triggers (MOVED, reconnects failing), at most
+                // one refresh a second; the periodic refresh catches what they miss
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .enablePeriodicRefresh(Duration.ofSeconds(15))
+                        .build())
+                .build());
+        try {
+            StatefulRedisClusterConnection<String, String> connection = connect(
+                    () -> client.refreshPartitionsAsync().toCompletableFuture().thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
+                    connectTimeout, shown);
+            RedisLink link = new RedisLink.Cluster(client, connection, commandTimeout);
+            ping(link, commandTimeout, shown);
+            LockWaiters waiters = new LockWaiters(() -> connect(
+                    () -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));
+            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
+        } catch (RuntimeException e) {
+            client.shutdownAsync(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    private static void ping(RedisLink link, Duration commandTimeout, String shown) {
+        try {
+            Replies.await(link.commands().ping(), commandTimeout, shown, "answer PING");
+        } catch (EngineUnavailableException e) {
+            link.close();
+            throw credentialsProblem(e.getCause(), shown).orElse(e);
+        }
+    }
+
+    private static SslOptions sslOptions(RedisOptions options) {
+        SslOptions.Builder ssl = SslOptions.builder().jdkSslProvider();
+        if (options != null) {
+            options.trustStore().ifPresent(store -> ssl.truststore(store.toFile(), passwordText(options.trustStorePassword())));
+            options.keyStore().ifPresent(store -> ssl.keystore(store.toFile(), options.keyStorePassword()));
+        }
+        return ssl.build();
+    }
+
+    private static String passwordText(char[] password) {
+        return password == null ? "" : new String(password);
     }
 
     private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -105,9 +172,7 @@ public final class RedisEngineProvider implements EngineProvider {
                 return Replies.await(pending, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), shown, "connect");
             } catch (EngineUnavailableException e) {
                 pending.thenAccept(late -> {
-                    if (late instanceof StatefulRedisConnection<?, ?> connection) {
-                        connection.closeAsync();
-                    } else if (late instanceof StatefulRedisPubSubConnection<?, ?> connection) {
+                    if (late instanceof StatefulConnection<?, ?> connection) {
                         connection.closeAsync();
                     }
                 });
@@ -158,42 +223,6 @@ public final class RedisEngineProvider implements EngineProvider {
             root = root.getCause();
         }
         return root == null ? "no answer" : String.valueOf(root.getMessage());
-    }
-
-    private static RedisURI parse(String uri, String shown) {
-        String scheme = uri.substring(0, Math.max(0, uri.indexOf(':'))).toLowerCase(Locale.ROOT);
-        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            throw new IllegalArgumentException("redis engine URIs start with redis:// or rediss://, was " + shown);
-        }
-        int query = uri.indexOf('?');
-        if (query >= 0) {
-            for (String parameter : uri.substring(query + 1).split("&")) {
-                String name = parameter.contains("=") ? parameter.substring(0, parameter.indexOf('=')) : parameter;
-                if (!QUERY_PARAMETERS.contains(name)) {
-                    throw new IllegalArgumentException("unknown parameter '" + name + "' in redis URI " + shown
-                            + "; known parameters: " + String.join(", ", QUERY_PARAMETERS));
-                }
-            }
-        }
-        try {
-            return RedisURI.create(uri);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("redis URI must look like redis://[user:password@]host[:port][/database][?timeout=10s]"
-                    + " (rediss:// for TLS), was " + shown + ": " + Uris.redact(String.valueOf(e.getMessage())), e);
-        }
-    }
-
-    private static boolean hasParameter(String uri, String name) {
-        int query = uri.indexOf('?');
-        if (query < 0) {
-            return false;
-        }
-        for (String parameter : uri.substring(query + 1).split("&")) {
-            if (parameter.equals(name) || parameter.startsWith(name + "=")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -43,7 +43,8 @@ import java.util.regex.Pattern;
  * one tolerates no more failures than one node fewer). Opening succeeds when a majority of the
  * nodes connects within the connect timeout; the others are connected in the background when the
  * engine next needs them. See {@link RedlockEngine} for the algorithm and {@code docs/REDIS.md}
- * for what it guarantees.
+ * for what it guarantees. {@link RedisOptions} may give the user and password of every node
+ * (replacing the URI's); their TLS stores and replica waits do not apply here.
  */
 public final class RedlockEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
@@ -81,6 +82,15 @@ public final class RedlockEngineProvider implements EngineProvider {
     public LockEngine open(EngineContext context) {
         String shown = Uris.redact(context.uri());
         Settings settings = parse(context.uri(), shown);
+        RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
+        if (options != null && (options.trustStore().isPresent() || options.keyStore().isPresent())) {
+            throw new IllegalArgumentException("redlock engine " + shown + " connects without TLS; RedisOptions trust and key"
+                    + " stores apply to rediss:// URIs only");
+        }
+        if (options != null && options.waitReplicas() > 0) {
+            throw new IllegalArgumentException("redlock engine " + shown + " counts independent masters, not replicas;"
+                    + " RedisOptions.waitForReplicas applies to redis://, Sentinel and Cluster URIs only");
+        }
         Duration commandTimeout = settings.timeout().orElse(context.connectTimeout());
         int count = settings.nodes().size();
         if (count % 2 == 0) {
@@ -101,6 +111,9 @@ public final class RedlockEngineProvider implements EngineProvider {
             for (int i = 0; i < count; i++) {
                 RedisURI uri = settings.nodes().get(i);
                 uri.setTimeout(commandTimeout);
+                if (options != null) {
+                    RedisTarget.apply(options, uri);
+                }
                 RedisClient client = RedisClient.create(RedisEngineProvider.SharedResources.INSTANCE, uri);
                 client.setOptions(ClientOptions.builder()
                         .socketOptions(SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build())

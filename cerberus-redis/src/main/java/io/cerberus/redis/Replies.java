@@ -3,6 +3,8 @@ package io.cerberus.redis;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -54,6 +56,19 @@ final class Replies {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * @param failure a failure of {@link #await}
+     * @return whether the command was refused because the connection is down (being re-established)
+     */
+    static boolean disconnected(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof RedisConnectionException || t instanceof RedisException && String.valueOf(t.getMessage()).contains("not connected")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static EngineUnavailableException failure(Throwable cause, String uri, String what) {

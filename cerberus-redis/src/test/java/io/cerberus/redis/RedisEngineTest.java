@@ -220,6 +220,39 @@ class RedisEngineTest {
         assertThat(engine.tryAcquire(queue.get(0))).isInstanceOf(AcquireResult.Granted.class);
     }
 
+    @Test
+    void aDeadFairWaiterBlocksTheQueueOnlyUntilItIsStale() throws Exception {
+        RedisEngine engine = engine();
+        Acquisition holder = attempt("dead-waiter", LockMode.FAIR);
+        assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        Acquisition dead = attempt("dead-waiter", LockMode.FAIR);
+        assertThat(engine.tryAcquire(dead)).as("queued, then never heard from again").isInstanceOf(AcquireResult.Busy.class);
+        long deadQueuedAt = System.nanoTime();
+
+        DistributedLock live = client(Duration.ofSeconds(30)).fairLock("dead-waiter");
+        CountDownLatch acquired = new CountDownLatch(1);
+        long[] acquiredAt = new long[1];
+        Thread waiter = thread("live fair waiter", () -> {
+            try {
+                if (live.tryLock(30, TimeUnit.SECONDS)) {
+                    acquiredAt[0] = System.nanoTime();
+                    acquired.countDown();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        assertThat(engine.release(holder)).isTrue();
+        assertThat(acquired.await(RedisEngine.STALE_WAITER.plus(TestTimes.millis(5000)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("the live waiter gets the lock once the dead one is dropped").isTrue();
+        Duration blocked = Duration.ofNanos(acquiredAt[0] - deadQueuedAt);
+        System.out.printf("a dead fair waiter held the queue for %d ms (stale after %s)%n", blocked.toMillis(), RedisEngine.STALE_WAITER);
+        assertThat(blocked).as("the dead waiter, ahead in the queue, was respected until it went stale")
+                .isGreaterThanOrEqualTo(RedisEngine.STALE_WAITER.minusMillis(100));
+        // the live waiter's thread holds the lock; unlock happens when the thread ends (the client closes)
+    }
+
     // ---- names and keys ------------------------------------------------------------------------
 
     @Test
@@ -311,7 +344,33 @@ class RedisEngineTest {
     }
 
     @Test
+    void credentialsFromTheOptionsReplaceTheUris() {
+        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret")) {
+            String uri = "redis://:stale@127.0.0.1:" + secured.port();
+            RedisOptions right = RedisOptions.builder().password("s3cret".toCharArray()).build();
+            try (Cerberus cerberus = Cerberus.builder().engine(uri, right).build()) {
+                assertThat(cerberus.lock("auth").tryLock()).isTrue();
+                cerberus.lock("auth").unlock();
+            }
+            RedisOptions wrong = RedisOptions.builder().password("nope".toCharArray()).build();
+            assertThatThrownBy(() -> Cerberus.builder().engine(secured.uri(), wrong).connectTimeout(Duration.ofSeconds(2)).build())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("refused the user or password")
+                    .hasMessageNotContaining("nope");
+            assertThat(wrong.toString()).doesNotContain("nope");
+            assertThatThrownBy(() -> RedisOptions.builder().user("app").build())
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
     void badUrisAreRejectedWithTheRule() {
+        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitReplicas=-1").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitReplicas").hasMessageContaining("0 or more");
+        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitTimeout=soon").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitTimeout");
+        assertThatThrownBy(() -> Cerberus.builder().engine("redis-cluster://127.0.0.1:1,,127.0.0.1:2").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty host");
         assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?tiemout=5s").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'tiemout'");
     }

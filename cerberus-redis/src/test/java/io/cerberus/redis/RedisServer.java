@@ -33,12 +33,15 @@ final class RedisServer implements AutoCloseable {
     /**
      * @param certificate PEM certificate of the server
      * @param key PEM private key of the server
+     * @param extraArgs more options (later ones win), e.g. {@code --tls-auth-clients yes}
      * @return a started server that speaks only TLS, on {@link #port()}
      */
-    static RedisServer startTls(java.nio.file.Path certificate, java.nio.file.Path key) {
+    static RedisServer startTls(java.nio.file.Path certificate, java.nio.file.Path key, String... extraArgs) {
         int port = FreePorts.next();
-        RedisServer server = new RedisServer(port, List.of("--port", "0", "--tls-port", Integer.toString(port),
+        List<String> args = new ArrayList<>(List.of("--port", "0", "--tls-port", Integer.toString(port),
                 "--tls-cert-file", certificate.toString(), "--tls-key-file", key.toString(), "--tls-auth-clients", "no"));
+        args.addAll(List.of(extraArgs));
+        RedisServer server = new RedisServer(port, args);
         server.startProcess();
         return server;
     }

@@ -29,12 +29,24 @@ class RedisTlsTest {
     static Path dir;
     private static RedisServer server;
 
+    private static Path serverStore;
+    private static Path serverCert;
+    private static Path serverKey;
+
     @BeforeAll
     static void startServer() throws Exception {
-        Path store = dir.resolve("server.p12");
+        serverStore = keyPair("server", "CN=localhost");
+        serverCert = dir.resolve("server.crt");
+        serverKey = dir.resolve("server.key");
+        server = RedisServer.startTls(serverCert, serverKey);
+    }
+
+    /** Makes a self-signed key pair with keytool: NAME.p12 (password changeit), NAME.crt and NAME.key (PEM). */
+    private static Path keyPair(String name, String subject) throws Exception {
+        Path store = dir.resolve(name + ".p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process generate = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", "redis", "-keyalg", "RSA",
-                "-keysize", "2048", "-dname", "CN=localhost", "-ext", "san=ip:127.0.0.1", "-validity", "2",
+        Process generate = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", name, "-keyalg", "RSA",
+                "-keysize", "2048", "-dname", subject, "-ext", "san=ip:127.0.0.1", "-validity", "2",
                 "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "changeit"))
                 .redirectErrorStream(true).start();
         String output = new String(generate.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -44,12 +56,12 @@ class RedisTlsTest {
             keys.load(in, "changeit".toCharArray());
         }
         Base64.Encoder pem = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
-        PrivateKey key = (PrivateKey) keys.getKey("redis", "changeit".toCharArray());
-        Path keyFile = Files.writeString(dir.resolve("server.key"),
+        PrivateKey key = (PrivateKey) keys.getKey(name, "changeit".toCharArray());
+        Files.writeString(dir.resolve(name + ".key"),
                 "-----BEGIN PRIVATE KEY-----\n" + pem.encodeToString(key.getEncoded()) + "\n-----END PRIVATE KEY-----\n");
-        Path certFile = Files.writeString(dir.resolve("server.crt"),
-                "-----BEGIN CERTIFICATE-----\n" + pem.encodeToString(keys.getCertificate("redis").getEncoded()) + "\n-----END CERTIFICATE-----\n");
-        server = RedisServer.startTls(certFile, keyFile);
+        Files.writeString(dir.resolve(name + ".crt"),
+                "-----BEGIN CERTIFICATE-----\n" + pem.encodeToString(keys.getCertificate(name).getEncoded()) + "\n-----END CERTIFICATE-----\n");
+        return store;
     }
 
     @AfterAll
@@ -85,5 +97,35 @@ class RedisTlsTest {
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(uri);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
+    }
+
+    @Test
+    void aTrustStoreFromTheOptionsVerifiesTheServerFully() {
+        RedisOptions trusting = RedisOptions.builder().trustStore(serverStore, "changeit".toCharArray()).build();
+        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + server.port(), trusting).build()) {
+            DistributedLock lock = cerberus.lock("verified");
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void aServerThatAsksForAClientCertificateGetsTheOneFromTheOptions() throws Exception {
+        Path clientStore = keyPair("client", "CN=cerberus-client");
+        try (RedisServer mutual = RedisServer.startTls(serverCert, serverKey, "--tls-auth-clients", "yes",
+                "--tls-ca-cert-file", dir.resolve("client.crt").toString())) {
+            String uri = "rediss://127.0.0.1:" + mutual.port();
+            RedisOptions.Builder options = RedisOptions.builder().trustStore(serverStore, "changeit".toCharArray());
+            assertThatThrownBy(() -> Cerberus.builder().engine(uri, options.build()).connectTimeout(Duration.ofSeconds(3)).build())
+                    .as("no client certificate")
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining(uri);
+            try (Cerberus cerberus = Cerberus.builder().engine(uri, options.keyStore(clientStore, "changeit".toCharArray()).build())
+                    .build()) {
+                DistributedLock lock = cerberus.lock("mutual");
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            }
+        }
     }
 }

@@ -335,6 +335,36 @@ class RedlockEngineTest {
     }
 
     @Test
+    void credentialsFromTheOptionsReachEveryNode() {
+        List<RedisServer> secured = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                secured.add(RedisServer.start("--requirepass", "s3cret"));
+            }
+            String uri = RedlockConformanceTest.uri(secured);
+            RedisOptions right = RedisOptions.builder().password("s3cret".toCharArray()).build();
+            try (Cerberus cerberus = Cerberus.builder().engine(uri, right).connectTimeout(Duration.ofSeconds(2)).build()) {
+                assertThat(cerberus.lock("auth").tryLock()).isTrue();
+                for (RedisServer server : secured) {
+                    Poll.until("the hold to reach " + address(server), TestTimes.millis(2000),
+                            () -> server.admin("s3cret").exists(LockKeys.of(new LockKey("default", "auth")).owner()) == 1);
+                }
+                cerberus.lock("auth").unlock();
+            }
+            RedisOptions wrong = RedisOptions.builder().password("nope".toCharArray()).build();
+            assertThatThrownBy(() -> Cerberus.builder().engine(uri, wrong).connectTimeout(Duration.ofSeconds(2)).build())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("refused the user or password")
+                    .hasMessageNotContaining("nope");
+        } finally {
+            secured.forEach(RedisServer::close);
+        }
+        RedisOptions replicas = RedisOptions.builder().waitForReplicas(1, Duration.ofMillis(100)).build();
+        assertThatThrownBy(() -> Cerberus.builder().engine(RedlockConformanceTest.uri(servers), replicas).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitForReplicas");
+    }
+
+    @Test
     void badUrisAreRejectedNamingTheRule() {
         assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://u:secret@h1:1,h2:2", "shown"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 3 nodes").hasMessageContaining("has 2");

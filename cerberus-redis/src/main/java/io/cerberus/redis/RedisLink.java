@@ -1,0 +1,107 @@
+package io.cerberus.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The command connection of an engine: to one server (standalone, or the master a Sentinel names),
+ * or to a Redis Cluster, where Lettuce sends each command to the node that owns its key's slot.
+ */
+interface RedisLink extends AutoCloseable {
+
+    /** @return the commands; on a Cluster, routed by the slot of their first key */
+    RedisClusterAsyncCommands<String, String> commands();
+
+    /**
+     * @param key a key
+     * @return a group such that keys of one group may be touched by one script: the key's slot on
+     *     a Cluster, 0 elsewhere
+     */
+    int group(String key);
+
+    /**
+     * Sends {@code WAIT replicas timeout} on the connection that wrote {@code key}.
+     *
+     * @param key the key just written
+     * @param replicas how many replicas must acknowledge
+     * @param timeout how long the server waits for them
+     * @return the number of replicas that acknowledged
+     */
+    CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout);
+
+    @Override
+    void close();
+
+    /** One server. */
+    record Single(RedisClient client, StatefulRedisConnection<String, String> connection, Duration timeout) implements RedisLink {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+            return connection.async();
+        }
+
+        @Override
+        public int group(String key) {
+            return 0;
+        }
+
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout) {
+            return connection.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())).toCompletableFuture();
+        }
+
+        @Override
+        public void close() {
+            try {
+                connection.close();
+            } finally {
+                client.shutdownAsync(0, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** A Redis Cluster. */
+    record Cluster(RedisClusterClient client, StatefulRedisClusterConnection<String, String> connection, Duration timeout)
+            implements RedisLink {
+        @Override
+        public RedisClusterAsyncCommands<String, String> commands() {
+            return connection.async();
+        }
+
+        @Override
+        public int group(String key) {
+            return SlotHash.getSlot(key);
+        }
+
+        /**
+         * Lettuce routes a keyed write to the master of its slot over one cached node connection,
+         * the same one {@code getConnectionAsync(nodeId)} returns; so the WAIT follows the write on
+         * its connection, as WAIT requires.
+         */
+        @Override
+        public CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout) {
+            RedisClusterNode master = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+            if (master == null) {
+                return CompletableFuture.failedFuture(new IllegalStateException("no master is known for the slot of " + key));
+            }
+            return connection.getConnectionAsync(master.getNodeId())
+                    .thenCompose(node -> node.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())));
+        }
+
+        @Override
+        public void close() {
+            try {
+                connection.close();
+            } finally {
+                client.shutdownAsync(0, timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+}
