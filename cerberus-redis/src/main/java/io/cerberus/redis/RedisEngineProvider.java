@@ -9,6 +9,7 @@ import io.cerberus.spi.LockEngine;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -156,17 +157,19 @@ public final class RedisEngineProvider implements EngineProvider {
     }
 
     private static final long RETRY_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    private static final int MASKED_ATTEMPTS = 5;
 
     /**
      * Connects, within {@code timeout} in all. When the server rejects the handshake at once (a
      * wrong password), Lettuce may find its handshake handler already gone from the pipeline and
-     * report "RedisHandshakeHandler not registered" instead of the server's answer; such an
-     * attempt is made again, within the same deadline, so the real cause can be shown.
+     * report "RedisHandshakeHandler not registered", or see the channel close before the server's
+     * answer is read and report "Connection closed prematurely"; such an attempt is made again, at
+     * most {@value #MASKED_ATTEMPTS} times within the same deadline, so the real cause can be shown.
      */
     static <C> C connect(Supplier<CompletableFuture<C>> attempt, Duration timeout, String shown) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
-        while (true) {
+        for (int attempts = 1; ; attempts++) {
             CompletableFuture<C> pending = attempt.get();
             try {
                 return Replies.await(pending, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), shown, "connect");
@@ -177,7 +180,7 @@ public final class RedisEngineProvider implements EngineProvider {
                     }
                 });
                 Throwable cause = e.getCause();
-                if (handshakeMasked(cause) && System.nanoTime() + RETRY_PAUSE_NANOS - deadline < 0) {
+                if (handshakeMasked(cause) && attempts < MASKED_ATTEMPTS && System.nanoTime() + RETRY_PAUSE_NANOS - deadline < 0) {
                     LockSupport.parkNanos(RETRY_PAUSE_NANOS); // no connect storm if the failure persists
                     continue;
                 }
@@ -192,7 +195,8 @@ public final class RedisEngineProvider implements EngineProvider {
 
     private static boolean handshakeMasked(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof IllegalStateException && "RedisHandshakeHandler not registered".equals(t.getMessage())) {
+            if (t instanceof IllegalStateException && "RedisHandshakeHandler not registered".equals(t.getMessage())
+                    || t instanceof RedisConnectionException && "Connection closed prematurely".equals(t.getMessage())) {
                 return true;
             }
         }
