@@ -1,5 +1,6 @@
 package io.cerberus;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
@@ -81,6 +82,40 @@ public interface Cerberus extends AutoCloseable {
     /** @return the engine URI of {@link #currentEngine()}, without any password */
     String currentEngineUri();
 
+    /** @return the names of this client's engines, in the order they were added: the primary first */
+    List<String> engines();
+
+    /**
+     * Sends new acquisitions to the next engine, in the order the engines were added (after the
+     * last comes the first). Locks already held stay on the engine that granted them and are
+     * released there. Until the longest lease granted by the old engine has passed (the
+     * lock-delay, see {@link CerberusBuilder#lockDelay(Duration)}), a new acquisition is also
+     * taken on the old engine when it can be reached, so holders that have not switched still
+     * exclude it. With one engine this does nothing.
+     *
+     * @return the name of the engine now in use
+     * @throws IllegalStateException if the client is closed
+     */
+    String switchEngine();
+
+    /**
+     * Sends new acquisitions to the named engine, as {@link #switchEngine()} does. Switching to
+     * the current engine does nothing.
+     *
+     * @param engine the name of one of {@link #engines()}
+     * @return the name of the engine now in use
+     * @throws IllegalArgumentException if no engine has that name
+     * @throws IllegalStateException if the client is closed
+     */
+    String switchEngine(String engine);
+
+    /**
+     * Registers a listener told of every switch, manual or automatic (see {@link FailoverPolicy}).
+     *
+     * @param listener the listener, not {@code null}
+     */
+    void onEngineSwitch(EngineSwitchListener listener);
+
     /** @return what the current engine can do */
     Set<Capability> capabilities();
 
@@ -93,6 +128,18 @@ public interface Cerberus extends AutoCloseable {
      * @throws EngineUnavailableException if the engine cannot be reached
      */
     List<LockInfo> inspect(String prefix);
+
+    /**
+     * Lists the holds of this namespace on one of the client's engines, current or not.
+     *
+     * @param engine the name of one of {@link #engines()}
+     * @param prefix a name prefix, empty for all
+     * @return one entry per hold, sorted by name
+     * @throws IllegalArgumentException if no engine has that name
+     * @throws UnsupportedCapabilityException if the engine cannot list its locks
+     * @throws EngineUnavailableException if the engine cannot be reached
+     */
+    List<LockInfo> inspectEngine(String engine, String prefix);
 
     /**
      * Releases every lock this client still holds, stops renewals and disconnects. Idempotent.

@@ -34,6 +34,8 @@ public final class CerberusBuilder {
     private String namespace = DEFAULT_NAMESPACE;
     private Duration defaultLease = DEFAULT_LEASE;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private Duration lockDelay;
+    private FailoverPolicy failover;
 
     CerberusBuilder() {
     }
@@ -165,16 +167,55 @@ public final class CerberusBuilder {
     }
 
     /**
+     * Sets the lock-delay of a switch between engines: for this long after
+     * {@link Cerberus#switchEngine()} (or an automatic failover), a new acquisition is also taken
+     * on the engine switched away from, when it can be reached, so that holders which have not
+     * switched still exclude it. Default: the longest lease this client was granted by the old
+     * engine, at least the default lease. Set it to the longest lease any host uses; zero turns
+     * the guard off.
+     *
+     * @param delay zero or positive
+     * @return this builder
+     * @throws IllegalArgumentException if the delay is null or negative
+     */
+    public CerberusBuilder lockDelay(Duration delay) {
+        Checks.notNull("lock delay", delay);
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("lock delay must be zero or positive, was " + Checks.format(delay));
+        }
+        this.lockDelay = delay;
+        return this;
+    }
+
+    /**
+     * Turns on automatic failover between the engines (off by default: an unreachable engine
+     * then fails acquisitions with {@link EngineUnavailableException}). Needs two engines or more.
+     *
+     * @param policy when to switch and whether to come back
+     * @return this builder
+     * @throws IllegalArgumentException if the policy is null
+     */
+    public CerberusBuilder failover(FailoverPolicy policy) {
+        this.failover = Checks.notNull("failover policy", policy);
+        return this;
+    }
+
+    /**
      * Connects the engines and returns the client.
      *
      * @return the client
-     * @throws IllegalArgumentException if no engine was added or an engine URI is bad
+     * @throws IllegalArgumentException if no engine was added, failover was asked with one engine
+     *     only, or an engine URI is bad
      * @throws EngineUnavailableException if an engine cannot be reached within the connect timeout
      */
     public Cerberus build() {
         if (engines.isEmpty()) {
             throw new IllegalArgumentException("at least one engine is needed: call engine(uri), e.g. engine(\"mem:\")");
         }
-        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout), List.copyOf(engines.values()));
+        if (failover != null && engines.size() < 2) {
+            throw new IllegalArgumentException("failover needs at least two engines, this client has one: add another with engine(uri)");
+        }
+        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout, lockDelay, failover),
+                List.copyOf(engines.values()));
     }
 }

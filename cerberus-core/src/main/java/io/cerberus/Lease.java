@@ -19,6 +19,12 @@ public interface Lease extends AutoCloseable {
     String lockName();
 
     /**
+     * @return the name of the engine that granted this lease; it stays there, and is released
+     *     there, when the client switches engines ({@link Cerberus#switchEngine()})
+     */
+    String engineName();
+
+    /**
      * A number strictly larger than that of every earlier acquisition of the same lock name on the
      * same engine. Pass it to the protected resource so it can refuse writes from a holder whose
      * lease has since been lost.

@@ -4,6 +4,9 @@ import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
+import io.cerberus.EngineSwitchEvent;
+import io.cerberus.EngineSwitchListener;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
@@ -19,6 +22,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The {@link Cerberus} client: engines, the renewer, and the holds of this client.
@@ -35,7 +39,8 @@ public final class CerberusClient implements Cerberus {
 
     private final ClientSettings settings;
     private final List<EngineHandle> engines;
-    private volatile EngineHandle current;
+    private final EngineSwitcher switcher;
+    private final HealthMonitor health;
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
     /** Every hold not yet released, by token. */
@@ -66,9 +71,11 @@ public final class CerberusClient implements Cerberus {
             throw e;
         }
         this.engines = List.copyOf(opened);
-        this.current = engines.get(0);
+        this.switcher = new EngineSwitcher(engines, settings.defaultLease(), settings.lockDelay());
         this.renewer = new LeaseRenewer(clientName);
         this.events = new LeaseEvents(clientName);
+        this.health = settings.failover() == null || engines.size() < 2 ? null
+                : new HealthMonitor(switcher, settings.failover(), settings.namespace(), clientName);
     }
 
     @Override
@@ -79,14 +86,14 @@ public final class CerberusClient implements Cerberus {
     @Override
     public DistributedLock fairLock(String name) {
         LockKey key = key(name);
-        current.require(Capability.FAIR);
+        switcher.current().require(Capability.FAIR);
         return new LockView(this, key, LockMode.FAIR);
     }
 
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
         LockKey key = key(name);
-        current.require(Capability.READ_WRITE);
+        switcher.current().require(Capability.READ_WRITE);
         return new ReadWriteView(new LockView(this, key, LockMode.READ), new LockView(this, key, LockMode.WRITE));
     }
 
@@ -102,24 +109,51 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public String currentEngine() {
-        return current.name();
+        return switcher.current().name();
     }
 
     @Override
     public String currentEngineUri() {
-        return current.uri();
+        return switcher.current().uri();
+    }
+
+    @Override
+    public List<String> engines() {
+        return switcher.names();
+    }
+
+    @Override
+    public String switchEngine() {
+        ensureOpen();
+        return switcher.switchToNext(EngineSwitchEvent.Reason.MANUAL, null).name();
+    }
+
+    @Override
+    public String switchEngine(String engine) {
+        ensureOpen();
+        return switcher.switchTo(switcher.named(engine), EngineSwitchEvent.Reason.MANUAL, null).name();
+    }
+
+    @Override
+    public void onEngineSwitch(EngineSwitchListener listener) {
+        switcher.addListener(listener);
     }
 
     @Override
     public Set<Capability> capabilities() {
-        return current.capabilities();
+        return switcher.current().capabilities();
     }
 
     @Override
     public List<LockInfo> inspect(String prefix) {
+        return inspectEngine(switcher.current().name(), prefix);
+    }
+
+    @Override
+    public List<LockInfo> inspectEngine(String engineName, String prefix) {
         Checks.notNull("prefix", prefix);
         ensureOpen();
-        EngineHandle engine = current;
+        EngineHandle engine = switcher.named(engineName);
         engine.require(Capability.INSPECT);
         List<LockInfo> infos = new ArrayList<>(engine.engine().inspect(settings.namespace(), prefix));
         infos.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::fencingToken));
@@ -223,15 +257,114 @@ public final class CerberusClient implements Cerberus {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
         }
-        EngineHandle engine = current;
-        if (view.mode() == LockMode.FAIR) {
-            engine.require(Capability.FAIR);
-        } else if (view.mode() != LockMode.EXCLUSIVE) {
-            engine.require(Capability.READ_WRITE);
+        long start = System.nanoTime();
+        EngineHandle engine = switcher.current();
+        List<EngineSwitcher.Guard> guards = switcher.guards();
+        Capability needed = needed(view.mode());
+        if (needed != null) {
+            engine.require(needed);
         }
+        Holding holding = acquireOn(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound);
+        if (holding == null || guards.isEmpty()) {
+            return holding;
+        }
+        boolean done = false;
+        try {
+            for (EngineSwitcher.Guard guard : guards) {
+                if (guard.engine() == engine || needed != null && !guard.engine().has(needed)) {
+                    continue;
+                }
+                if (!guardedOn(guard, holding, view, lease, renewed, start, waitNanos, interruptible)) {
+                    return null;
+                }
+            }
+            done = true;
+            return holding;
+        } finally {
+            if (!done) {
+                releaseQuietly(holding);
+            }
+        }
+    }
+
+    /**
+     * Takes the lock on an old engine in its lock-delay too, or, when that engine cannot be
+     * reached, waits for the lock-delay to end: by then every lease it granted has run out.
+     *
+     * @return false if the caller's wait ran out first
+     */
+    private boolean guardedOn(EngineSwitcher.Guard guard, Holding holding, LockView view, Duration lease, boolean renewed, long start,
+            long waitNanos, boolean interruptible) throws InterruptedException {
+        EngineHandle old = guard.engine();
+        String why;
+        if (health != null && !health.passing(old)) {
+            why = "fails its health checks";
+        } else {
+            try {
+                Holding extra = acquireOn(old, view, lease, renewed, start, waitNanos, interruptible, false);
+                if (extra == null) {
+                    return false;
+                }
+                holding.addGuard(extra);
+                return true;
+            } catch (EngineUnavailableException e) {
+                why = "cannot be reached (" + e.getMessage() + ")";
+            }
+        }
+        long left = guard.untilNanos() - System.nanoTime();
+        if (left <= 0) {
+            return true;
+        }
+        if (waitNanos >= 0 && start + waitNanos - guard.untilNanos() < 0) {
+            LOG.log(Level.INFO, "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
+                    + " and its lock-delay lasts longer than the wait");
+            return false;
+        }
+        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Checks.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
+                + old.name() + "', which " + why + ": a hold it granted may still be live until then");
+        parkUntil(guard.untilNanos(), interruptible, view);
+        return true;
+    }
+
+    private static void parkUntil(long deadlineNanos, boolean interruptible, LockView view) throws InterruptedException {
+        boolean interrupted = false;
+        for (long left = deadlineNanos - System.nanoTime(); left > 0; left = deadlineNanos - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+            if (Thread.interrupted()) {
+                if (interruptible) {
+                    throw new InterruptedException("interrupted while lock '" + view.name() + "' waited for a lock-delay");
+                }
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** @return the capability an acquisition in this mode needs, null for none */
+    private static Capability needed(LockMode mode) {
+        return switch (mode) {
+            case EXCLUSIVE -> null;
+            case FAIR -> Capability.FAIR;
+            default -> Capability.READ_WRITE;
+        };
+    }
+
+    private void releaseQuietly(Holding holding) {
+        try {
+            holding.release();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not give back lock '" + holding.lockName() + "' on engine '" + holding.engine.name()
+                    + "' after failing to take it on an engine in its lock-delay: " + e.getMessage());
+        }
+    }
+
+    /** One acquisition on one engine, waiting at most until {@code waitNanos} after {@code start}. */
+    private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
+            boolean interruptible, boolean threadBound) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describe(Thread.currentThread()), lease);
-        long start = System.nanoTime();
         boolean interrupted = false;
         boolean done = false;
         try {
@@ -240,6 +373,7 @@ public final class CerberusClient implements Cerberus {
                 AcquireResult result = engine.engine().tryAcquire(attempt);
                 if (result instanceof AcquireResult.Granted granted) {
                     Holding holding = new Holding(this, engine, attempt, granted.fencingToken(), renewed, threadBound, sentAt);
+                    switcher.granted(engine, lease);
                     live.put(attempt.token(), holding);
                     renewer.start(holding);
                     done = true;
@@ -284,7 +418,7 @@ public final class CerberusClient implements Cerberus {
 
     boolean isLocked(LockView view) {
         ensureOpen();
-        return current.engine().isLocked(view.key());
+        return switcher.current().engine().isLocked(view.key());
     }
 
     // ---- loss and release bookkeeping ------------------------------------------------------
@@ -326,6 +460,9 @@ public final class CerberusClient implements Cerberus {
             }
         }
         threadHolds.clear();
+        if (health != null) {
+            health.close();
+        }
         renewer.close();
         events.close();
         for (EngineHandle engine : engines) {
@@ -343,6 +480,7 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public String toString() {
-        return "Cerberus[namespace=" + settings.namespace() + ", engine=" + current.name() + " " + current.uri() + "]";
+        EngineHandle engine = switcher.current();
+        return "Cerberus[namespace=" + settings.namespace() + ", engine=" + engine.name() + " " + engine.uri() + "]";
     }
 }

@@ -1,5 +1,6 @@
 package io.cerberus.internal;
 
+import io.cerberus.FailoverPolicy;
 import java.time.Duration;
 
 /**
@@ -8,6 +9,15 @@ import java.time.Duration;
  * @param namespace the namespace of every lock name
  * @param defaultLease the lease of locks taken without an explicit one
  * @param connectTimeout how long an engine may take to connect or to answer
+ * @param lockDelay how long after a switch new acquisitions are also taken on the old engine;
+ *     null for the longest lease granted there (at least the default lease)
+ * @param failover the automatic failover policy, null for none
  */
-public record ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout) {
+public record ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout, Duration lockDelay,
+        FailoverPolicy failover) {
+
+    /** Settings of a client without lock-delay override or failover. */
+    public ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout) {
+        this(namespace, defaultLease, connectTimeout, null, null);
+    }
 }

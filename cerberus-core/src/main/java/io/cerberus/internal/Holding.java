@@ -11,6 +11,7 @@ import io.cerberus.spi.Acquisition;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -30,6 +31,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * true again if a retry succeeds before the lease runs out; only then is it lost.
  */
 final class Holding implements Lease {
+    private static final System.Logger LOG = System.getLogger(Holding.class.getName());
     private enum State { HELD, LOST, RELEASED }
 
     final CerberusClient client;
@@ -51,6 +53,8 @@ final class Holding implements Lease {
     /** A renewal could not reach the engine and no later one has yet: the hold is not confirmed. */
     private volatile boolean uncertain;
     private final List<LeaseLossListener> listeners = new ArrayList<>();
+    /** Holds of the same lock on engines in their lock-delay after a switch, released with this one. */
+    private final List<Holding> guards = new CopyOnWriteArrayList<>();
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
     LeaseRenewer.Task task;
 
@@ -83,6 +87,16 @@ final class Holding implements Lease {
     @Override
     public String lockName() {
         return acquisition.key().name();
+    }
+
+    @Override
+    public String engineName() {
+        return engine.name();
+    }
+
+    /** Adds a hold of the same lock on an engine in its lock-delay, to be released with this one. */
+    void addGuard(Holding guard) {
+        guards.add(guard);
     }
 
     @Override
@@ -249,6 +263,7 @@ final class Holding implements Lease {
             if (state == State.RELEASED) {
                 return;
             }
+            releaseGuards();
             State before = state;
             state = State.RELEASED;
             if (task != null) {
@@ -284,6 +299,19 @@ final class Holding implements Lease {
         if (lost != null) {
             throw lost;
         }
+    }
+
+    /** Gives back the lock-delay holds; their failures are logged, the engines free them when their leases end. */
+    private void releaseGuards() {
+        for (Holding guard : guards) {
+            try {
+                guard.release();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not release the lock-delay hold of lock '"
+                        + lockName() + "' on engine '" + guard.engine.name() + "': " + e.getMessage());
+            }
+        }
+        guards.clear();
     }
 
     private static LockLostException copy(LockLostException reason) {

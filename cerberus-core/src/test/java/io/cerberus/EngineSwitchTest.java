@@ -1,0 +1,238 @@
+package io.cerberus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.local.SwitchableEngineProvider;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class EngineSwitchTest {
+    /** Fresh store names per test, so tests share nothing. */
+    private final String a = "a-" + UUID.randomUUID();
+    private final String b = "b-" + UUID.randomUUID();
+
+    @AfterEach
+    void bringBack() {
+        SwitchableEngineProvider.down(a, false);
+        SwitchableEngineProvider.down(b, false);
+    }
+
+    private CerberusBuilder twoEngines() {
+        return Cerberus.builder().engine("primary", "switchable:" + a).engine("secondary", "switchable:" + b);
+    }
+
+    private Cerberus onlyA() {
+        return Cerberus.builder().engine("primary", "switchable:" + a).build();
+    }
+
+    @Test
+    void switchEngineCyclesThroughTheEnginesInOrderAndReturnsTheOneInUse() {
+        try (Cerberus cerberus = twoEngines().engine("third", "mem:" + b).build()) {
+            assertThat(cerberus.engines()).containsExactly("primary", "secondary", "third");
+            assertThat(cerberus.currentEngine()).isEqualTo("primary");
+            assertThat(cerberus.switchEngine()).isEqualTo("secondary");
+            assertThat(cerberus.switchEngine()).isEqualTo("third");
+            assertThat(cerberus.currentEngineUri()).isEqualTo("mem:" + b);
+            assertThat(cerberus.switchEngine()).isEqualTo("primary");
+            assertThat(cerberus.switchEngine("third")).isEqualTo("third");
+            assertThat(cerberus.switchEngine("third")).isEqualTo("third");
+            assertThat(cerberus.currentEngine()).isEqualTo("third");
+        }
+    }
+
+    @Test
+    void switchingToAnUnknownEngineNamesTheKnownOnes() {
+        try (Cerberus cerberus = twoEngines().build()) {
+            assertThatThrownBy(() -> cerberus.switchEngine("tertiary"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'tertiary'").hasMessageContaining("[primary, secondary]");
+            assertThat(cerberus.currentEngine()).isEqualTo("primary");
+        }
+    }
+
+    @Test
+    void withOneEngineSwitchingDoesNothing() {
+        try (Cerberus cerberus = onlyA()) {
+            assertThat(cerberus.switchEngine()).isEqualTo("primary");
+        }
+    }
+
+    @Test
+    void heldLocksStayOnTheirEngineAndAreReleasedThere() throws Exception {
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
+            Lease before = cerberus.lock("order").acquire(Duration.ZERO);
+            cerberus.switchEngine();
+            Lease after = cerberus.lock("other").acquire(Duration.ZERO);
+            assertThat(before.engineName()).isEqualTo("primary");
+            assertThat(after.engineName()).isEqualTo("secondary");
+            assertThat(cerberus.inspectEngine("primary", "")).extracting(LockInfo::name).containsExactly("order");
+            assertThat(cerberus.inspect("")).extracting(LockInfo::name).containsExactly("other");
+            before.close();
+            after.close();
+            assertThat(cerberus.inspectEngine("primary", "")).isEmpty();
+            assertThat(cerberus.inspectEngine("secondary", "")).isEmpty();
+        }
+    }
+
+    @Test
+    void duringTheLockDelayAHolderThatDidNotSwitchStillExcludesTheSwitchedClient() throws Exception {
+        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().build()) {
+            DistributedLock old = unswitched.lock("stock");
+            assertThat(old.tryLock()).isTrue();
+            switched.switchEngine();
+
+            assertThat(switched.lock("stock").tryAcquire(Duration.ofMillis(100))).isEmpty();
+            assertThat(switched.inspect("")).as("the grant on the new engine is given back").isEmpty();
+
+            old.unlock();
+            Lease lease = switched.lock("stock").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+            assertThat(lease.engineName()).isEqualTo("secondary");
+            assertThat(unswitched.lock("stock").tryLock()).as("the old engine holds it for the switched client").isFalse();
+
+            lease.close();
+            assertThat(unswitched.lock("stock").tryLock()).as("released on both engines").isTrue();
+            unswitched.lock("stock").unlock();
+        }
+    }
+
+    @Test
+    void aZeroLockDelayTakesNewLocksOnTheNewEngineOnly() throws Exception {
+        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().lockDelay(Duration.ZERO).build()) {
+            assertThat(unswitched.lock("stock").tryLock()).isTrue();
+            switched.switchEngine();
+            assertThat(switched.lock("stock").tryLock()).isTrue();
+            switched.lock("stock").unlock();
+            unswitched.lock("stock").unlock();
+        }
+    }
+
+    @Test
+    void theLockDelayEnds() throws Exception {
+        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().lockDelay(Duration.ofMillis(300)).build()) {
+            assertThat(unswitched.lock("stock").tryLock()).isTrue();
+            switched.switchEngine();
+            assertThat(switched.lock("stock").tryLock()).isFalse();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> switched.lock("stock").tryLock())).isTrue();
+            switched.lock("stock").unlock();
+            unswitched.lock("stock").unlock();
+        }
+    }
+
+    @Test
+    void whileTheOldEngineIsUnreachableAcquisitionsWaitForItsLockDelayToEnd() throws Exception {
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(500)).build()) {
+            long switchedAt = System.nanoTime();
+            cerberus.switchEngine();
+            SwitchableEngineProvider.down(a, true);
+            assertThat(cerberus.lock("stock").tryAcquire(Duration.ofMillis(50))).as("the lock-delay outlasts the wait").isEmpty();
+            assertThat(cerberus.inspect("")).as("the grant on the new engine is given back").isEmpty();
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(Duration.ofNanos(System.nanoTime() - switchedAt)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+                assertThat(lease.engineName()).isEqualTo("secondary");
+            }
+        }
+    }
+
+    @Test
+    void withoutFailoverAnUnreachableEngineFailsTheCaller() {
+        try (Cerberus cerberus = twoEngines().build()) {
+            SwitchableEngineProvider.down(a, true);
+            assertThatThrownBy(() -> cerberus.lock("stock").tryLock())
+                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("switchable:" + a);
+            assertThat(cerberus.currentEngine()).isEqualTo("primary");
+        }
+    }
+
+    @Test
+    void failoverMovesNewAcquisitionsToTheNextHealthyEngineAndTellsTheListeners() throws Exception {
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
+            BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
+            cerberus.onEngineSwitch(events::add);
+            long downAt = System.nanoTime();
+            SwitchableEngineProvider.down(a, true);
+
+            EngineSwitchEvent event = events.poll(10, TimeUnit.SECONDS);
+            assertThat(event).isNotNull();
+            assertThat(Duration.ofNanos(System.nanoTime() - downAt)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+            assertThat(event.from()).isEqualTo("primary");
+            assertThat(event.to()).isEqualTo("secondary");
+            assertThat(event.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
+            assertThat(event.number()).isEqualTo(1);
+            assertThat(cerberus.currentEngine()).isEqualTo("secondary");
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).isEqualTo("secondary");
+            }
+
+            SwitchableEngineProvider.down(a, false);
+            assertThat(events.poll(300, TimeUnit.MILLISECONDS)).as("no fail-back unless configured").isNull();
+            assertThat(cerberus.currentEngine()).isEqualTo("secondary");
+        }
+    }
+
+    @Test
+    void failBackReturnsToThePrimaryOnceItIsHealthyForTheConfiguredTime() throws Exception {
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(100)).checkEvery(Duration.ofMillis(20))
+                .failBackAfter(Duration.ofMillis(300));
+        try (Cerberus cerberus = twoEngines().failover(policy).build()) {
+            BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
+            cerberus.onEngineSwitch(events::add);
+            SwitchableEngineProvider.down(a, true);
+            assertThat(events.poll(10, TimeUnit.SECONDS)).extracting(EngineSwitchEvent::reason).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
+
+            long upAt = System.nanoTime();
+            SwitchableEngineProvider.down(a, false);
+            EngineSwitchEvent back = events.poll(10, TimeUnit.SECONDS);
+            assertThat(back).isNotNull();
+            assertThat(Duration.ofNanos(System.nanoTime() - upAt)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+            assertThat(back.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILBACK);
+            assertThat(back.to()).isEqualTo("primary");
+            assertThat(back.number()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aFailingListenerDoesNotStopTheSwitchOrTheOtherListeners() {
+        try (Cerberus cerberus = twoEngines().build()) {
+            List<EngineSwitchEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            cerberus.onEngineSwitch(event -> {
+                throw new IllegalStateException("listener bug");
+            });
+            cerberus.onEngineSwitch(seen::add);
+            assertThat(cerberus.switchEngine()).isEqualTo("secondary");
+            assertThat(seen).singleElement().extracting(EngineSwitchEvent::reason).isEqualTo(EngineSwitchEvent.Reason.MANUAL);
+        }
+    }
+
+    @Test
+    void badSettingsAreRefusedWithTheRule() {
+        assertThatThrownBy(() -> Cerberus.builder().engine("mem:").failover(FailoverPolicy.after(Duration.ofSeconds(1))).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least two engines");
+        assertThatThrownBy(() -> Cerberus.builder().lockDelay(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero or positive");
+        assertThatThrownBy(() -> FailoverPolicy.after(Duration.ofMillis(5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 10ms");
+        assertThatThrownBy(() -> FailoverPolicy.after(Duration.ofSeconds(1)).checkEvery(null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("health check interval");
+        assertThatThrownBy(() -> Cerberus.builder().failover(null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static boolean pollUntil(Duration limit, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            Thread.sleep(20);
+        }
+        return condition.getAsBoolean();
+    }
+}

@@ -1,0 +1,112 @@
+package io.cerberus.local;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Test engine {@code switchable:NAME}: the mem: store NAME, which a test can take down (every call
+ * then fails with {@link EngineUnavailableException}, as an unreachable server would) and bring
+ * back with {@link #down(String, boolean)}.
+ */
+public final class SwitchableEngineProvider implements EngineProvider {
+    private static final Map<String, Boolean> DOWN = new ConcurrentHashMap<>();
+
+    /** Takes the store NAME down or brings it back, for every engine open on it. */
+    public static void down(String name, boolean down) {
+        DOWN.put(name, down);
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("switchable");
+    }
+
+    @Override
+    public Set<Capability> capabilities(String scheme) {
+        return MemoryEngineProvider.CAPABILITIES;
+    }
+
+    @Override
+    public LockEngine open(EngineContext context) {
+        String name = context.uri().substring("switchable:".length());
+        return new Switchable(context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
+    }
+
+    private record Switchable(String uri, String name, MemoryEngine inner) implements LockEngine {
+
+        private void reachable() {
+            if (DOWN.getOrDefault(name, false)) {
+                throw new EngineUnavailableException("engine " + uri + " is down", null);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return uri;
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            return inner.capabilities();
+        }
+
+        @Override
+        public AcquireResult tryAcquire(Acquisition attempt) {
+            reachable();
+            return inner.tryAcquire(attempt);
+        }
+
+        @Override
+        public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+            reachable();
+            inner.awaitChange(attempt, max);
+        }
+
+        @Override
+        public void abandon(Acquisition attempt) {
+            reachable();
+            inner.abandon(attempt);
+        }
+
+        @Override
+        public boolean renew(Acquisition attempt) {
+            reachable();
+            return inner.renew(attempt);
+        }
+
+        @Override
+        public boolean release(Acquisition attempt) {
+            reachable();
+            return inner.release(attempt);
+        }
+
+        @Override
+        public boolean isLocked(LockKey key) {
+            reachable();
+            return inner.isLocked(key);
+        }
+
+        @Override
+        public List<LockInfo> inspect(String namespace, String prefix) {
+            reachable();
+            return inner.inspect(namespace, prefix);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+}
