@@ -3,6 +3,8 @@ package io.cerberus.cli;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusBuilder;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import picocli.CommandLine.Option;
 
@@ -15,9 +17,9 @@ final class EngineOptions {
 
     @Option(names = "--engine", paramLabel = "URI",
             description = "Lock engine: file:/DIR, file: (= the directory cerberus-$USER in the Java temporary directory, /tmp on Linux), mem: (this process only),"
-                    + " or the URI of an engine module on the class path."
+                    + " or the URI of an engine module on the class path. `inspect` takes it several times (the first is the primary)."
                     + " Default: $" + ENGINE_ENV + " if set, else " + DEFAULT_ENGINE)
-    private String engine;
+    private List<String> engines = new ArrayList<>();
 
     @Option(names = "--namespace", paramLabel = "NS", defaultValue = CerberusBuilder.DEFAULT_NAMESPACE,
             description = "Namespace (application key) of the lock names. Default: ${DEFAULT-VALUE}")
@@ -32,8 +34,12 @@ final class EngineOptions {
 
     /** @return the engine named by {@code --engine} or {@value #ENGINE_ENV}, if any */
     Optional<String> explicitEngine() {
-        if (engine != null) {
-            return Optional.of(engine);
+        if (engines.size() > 1) {
+            throw new IllegalArgumentException("this command runs on one engine, but --engine was given " + engines.size()
+                    + " times; give it once");
+        }
+        if (!engines.isEmpty()) {
+            return Optional.of(engines.get(0));
         }
         String fromEnv = System.getenv(ENGINE_ENV);
         return fromEnv == null || fromEnv.isBlank() ? Optional.empty() : Optional.of(fromEnv.strip());
@@ -64,5 +70,22 @@ final class EngineOptions {
     /** @return a client of {@link #engineUri()} with default settings */
     Cerberus connect() {
         return connect(engineUri(), CerberusBuilder.DEFAULT_LEASE);
+    }
+
+    /**
+     * Connects to every engine given with {@code --engine}, the first as primary, or to the one
+     * of {@link #engineUri()} when none was given.
+     *
+     * @return the client
+     * @throws IllegalArgumentException if a URI or the namespace is bad
+     * @throws io.cerberus.EngineUnavailableException if an engine cannot be reached
+     */
+    Cerberus connectAll() {
+        if (engines.size() < 2) {
+            return connect();
+        }
+        CerberusBuilder builder = Cerberus.builder().namespace(namespace);
+        engines.forEach(builder::engine);
+        return builder.build();
     }
 }

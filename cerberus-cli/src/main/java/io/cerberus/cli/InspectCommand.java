@@ -19,7 +19,8 @@ import picocli.CommandLine.Spec;
         versionProvider = CerberusCommand.Version.class,
         description = {"Lists the locks held in a namespace: name, mode, holder, fencing token, lease left"
                 + " ('session' when the hold lives with the holder's process or session) and waiters ('?' when the"
-                + " engine cannot tell). A snapshot: it may be stale as soon as it is printed."},
+                + " engine cannot tell). A snapshot: it may be stale as soon as it is printed. With --engine given several"
+                + " times, one table per engine, the current one (the first) marked."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:the table was printed (also when no lock is held)", ExitCodes.USAGE_LINE,
                 ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
@@ -38,11 +39,25 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<LockInfo> holds;
-        try (Cerberus cerberus = engine.connect()) {
-            holds = cerberus.inspect(prefix);
-        }
         PrintWriter out = spec.commandLine().getOut();
+        try (Cerberus cerberus = engine.connectAll()) {
+            List<String> engines = cerberus.engines();
+            if (engines.size() == 1) {
+                print(out, cerberus.inspect(prefix));
+            } else {
+                for (String name : engines) {
+                    boolean current = name.equals(cerberus.currentEngine());
+                    out.println("engine " + name + (current ? " (current)" : "") + ":");
+                    print(out, cerberus.inspectEngine(name, prefix));
+                    out.println();
+                }
+            }
+        }
+        out.flush();
+        return ExitCodes.OK;
+    }
+
+    private static void print(PrintWriter out, List<LockInfo> holds) {
         if (holds.isEmpty()) {
             out.println("no locks held");
         } else {
@@ -56,8 +71,6 @@ final class InspectCommand implements Callable<Integer> {
             }
             printTable(out, rows);
         }
-        out.flush();
-        return ExitCodes.OK;
     }
 
     private static void printTable(PrintWriter out, List<List<String>> rows) {

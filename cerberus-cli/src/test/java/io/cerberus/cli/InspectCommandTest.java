@@ -37,4 +37,30 @@ class InspectCommandTest {
             assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).isZero();
         }
     }
+
+    @Test
+    void withSeveralEnginesShowsOneTablePerEngineAndMarksTheCurrentOne() {
+        String first = "file:" + dir.resolve("first");
+        String second = "file:" + dir.resolve("second");
+        try (ManagedProcess holder = Cli.start("exec", "--engine", second, "--name", "on-second", "--",
+                "sh", "-c", "echo STARTED; read line")) {
+            holder.awaitLine("STARTED", TestTimes.scaled(QUICK));
+
+            Cli.Result both = Cli.run(QUICK, "inspect", "--engine", first, "--engine", second);
+
+            assertThat(both.exitCode()).as(both.toString()).isZero();
+            assertThat(both.stdout().lines()).containsSubsequence("engine file (current):", "no locks held", "", "engine file2:");
+            assertThat(both.stdout()).contains("on-second");
+            holder.send("done");
+            assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).isZero();
+        }
+    }
+
+    @Test
+    void commandsOfOneEngineRefuseSeveral() {
+        Cli.Result exec = Cli.run(QUICK, "exec", "--engine", "file:" + dir.resolve("a"), "--engine", "file:" + dir.resolve("b"),
+                "--name", "n", "--", "true");
+        assertThat(exec.exitCode()).as(exec.toString()).isEqualTo(64);
+        assertThat(exec.stderr()).contains("--engine was given 2 times");
+    }
 }
