@@ -36,6 +36,7 @@ public final class CerberusBuilder {
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private Duration lockDelay;
     private FailoverPolicy failover;
+    private CerberusMetrics metrics;
 
     CerberusBuilder() {
     }
@@ -201,6 +202,20 @@ public final class CerberusBuilder {
     }
 
     /**
+     * Sets where the client reports acquisitions, wait and hold times, losses, renewals and
+     * switches. Default: the first {@link CerberusMetrics} on the class path (the
+     * {@code cerberus-micrometer} module reports to Micrometer), else none.
+     *
+     * @param metrics the receiver; {@link CerberusMetrics#NONE} for none
+     * @return this builder
+     * @throws IllegalArgumentException if null
+     */
+    public CerberusBuilder metrics(CerberusMetrics metrics) {
+        this.metrics = Checks.notNull("metrics", metrics);
+        return this;
+    }
+
+    /**
      * Connects the engines and returns the client.
      *
      * @return the client
@@ -215,7 +230,7 @@ public final class CerberusBuilder {
         if (failover != null && engines.size() < 2) {
             throw new IllegalArgumentException("failover needs at least two engines, this client has one: add another with engine(uri)");
         }
-        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout, lockDelay, failover),
+        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout, lockDelay, failover, metrics),
                 List.copyOf(engines.values()));
     }
 }

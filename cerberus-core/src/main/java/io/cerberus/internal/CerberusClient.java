@@ -2,6 +2,7 @@ package io.cerberus.internal;
 
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
+import io.cerberus.CerberusMetrics;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.EngineSwitchEvent;
@@ -41,6 +42,7 @@ public final class CerberusClient implements Cerberus {
     private final List<EngineHandle> engines;
     private final EngineSwitcher switcher;
     private final HealthMonitor health;
+    private final SafeMetrics metrics;
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
     /** Every hold not yet released, by token. */
@@ -72,6 +74,8 @@ public final class CerberusClient implements Cerberus {
         }
         this.engines = List.copyOf(opened);
         this.switcher = new EngineSwitcher(engines, settings.defaultLease(), settings.lockDelay());
+        this.metrics = SafeMetrics.of(settings.metrics());
+        switcher.addListener(metrics::engineSwitch);
         this.renewer = new LeaseRenewer(clientName);
         this.events = new LeaseEvents(clientName);
         this.health = settings.failover() == null || engines.size() < 2 ? null
@@ -168,6 +172,10 @@ public final class CerberusClient implements Cerberus {
         return events;
     }
 
+    SafeMetrics metrics() {
+        return metrics;
+    }
+
     // ---- thread-bound holds ----------------------------------------------------------------
 
     boolean lockForThread(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible)
@@ -253,12 +261,27 @@ public final class CerberusClient implements Cerberus {
      */
     Holding acquire(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible, boolean threadBound)
             throws InterruptedException {
+        long start = System.nanoTime();
+        EngineHandle engine = switcher.current();
+        CerberusMetrics.AcquireOutcome outcome = CerberusMetrics.AcquireOutcome.FAILED;
+        try {
+            Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
+            outcome = holding == null ? CerberusMetrics.AcquireOutcome.TIMED_OUT : CerberusMetrics.AcquireOutcome.GRANTED;
+            return holding;
+        } catch (InterruptedException e) {
+            outcome = CerberusMetrics.AcquireOutcome.INTERRUPTED;
+            throw e;
+        } finally {
+            metrics.acquisition(engine, view.mode().label(), outcome, start);
+        }
+    }
+
+    private Holding acquireGuarded(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible,
+            boolean threadBound, long start, EngineHandle engine) throws InterruptedException {
         ensureOpen();
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
         }
-        long start = System.nanoTime();
-        EngineHandle engine = switcher.current();
         List<EngineSwitcher.Guard> guards = switcher.guards();
         Capability needed = needed(view.mode());
         if (needed != null) {

@@ -1,5 +1,6 @@
 package io.cerberus.internal;
 
+import io.cerberus.CerberusMetrics;
 import io.cerberus.FailoverPolicy;
 import java.time.Duration;
 
@@ -12,12 +13,13 @@ import java.time.Duration;
  * @param lockDelay how long after a switch new acquisitions are also taken on the old engine;
  *     null for the longest lease granted there (at least the default lease)
  * @param failover the automatic failover policy, null for none
+ * @param metrics where to report what the client does, null for what the class path offers
  */
 public record ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout, Duration lockDelay,
-        FailoverPolicy failover) {
+        FailoverPolicy failover, CerberusMetrics metrics) {
 
     /** Settings of a client without lock-delay override or failover. */
     public ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout) {
-        this(namespace, defaultLease, connectTimeout, null, null);
+        this(namespace, defaultLease, connectTimeout, null, null, null);
     }
 }

@@ -40,6 +40,7 @@ final class Holding implements Lease {
     final boolean renewed;
     final boolean threadBound;
     private final long fencingToken;
+    private final long grantedNanos = System.nanoTime();
     /** Whether the lease can run out: false for a renewed hold on a session-bound engine. */
     private final boolean expires;
     /** How long after a request was sent the hold counts: the lease, less the engine's clock drift. */
@@ -229,6 +230,7 @@ final class Holding implements Lease {
             stateLock.unlock();
         }
         client.lost(this);
+        client.metrics().loss(engine, acquisition.mode().label());
         if (!toTell.isEmpty()) {
             client.events().notify(this, toTell, reason);
         }
@@ -258,11 +260,13 @@ final class Holding implements Lease {
     void release() {
         LockLostException lost = null;
         boolean newlyLost = false;
+        boolean releasing = false;
         stateLock.lock();
         try {
             if (state == State.RELEASED) {
                 return;
             }
+            releasing = true;
             releaseGuards();
             State before = state;
             state = State.RELEASED;
@@ -292,6 +296,9 @@ final class Holding implements Lease {
         } finally {
             stateLock.unlock();
             client.forget(this);
+            if (releasing) {
+                client.metrics().release(engine, acquisition.mode().label(), grantedNanos);
+            }
         }
         if (newlyLost) {
             fireLost();

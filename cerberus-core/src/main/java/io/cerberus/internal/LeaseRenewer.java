@@ -1,6 +1,7 @@
 package io.cerberus.internal;
 
 import io.cerberus.Capability;
+import io.cerberus.CerberusMetrics;
 import io.cerberus.spi.Acquisition;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -224,10 +225,13 @@ final class LeaseRenewer implements AutoCloseable {
                 for (Holding holding : locked) {
                     retryOrLose(holding, e, lost);
                 }
+                locked.get(0).client.metrics().renewals(engine, CerberusMetrics.RenewalOutcome.UNREACHABLE, locked.size());
                 return;
             }
+            int refusedCount = 0;
             for (Holding holding : locked) {
                 if (refused.contains(holding.acquisition)) {
+                    refusedCount++;
                     if (holding.markLostLocked("the engine refused to renew its lease (it had expired or was taken over)", null)) {
                         lost.add(holding);
                     }
@@ -236,6 +240,9 @@ final class LeaseRenewer implements AutoCloseable {
                     holding.task = schedule(holding, sentAt + holding.validityNanos() / 3, false);
                 }
             }
+            SafeMetrics metrics = locked.get(0).client.metrics();
+            metrics.renewals(engine, CerberusMetrics.RenewalOutcome.REFUSED, refusedCount);
+            metrics.renewals(engine, CerberusMetrics.RenewalOutcome.RENEWED, locked.size() - refusedCount);
         } finally {
             for (Holding holding : locked) {
                 holding.stateLock.unlock();

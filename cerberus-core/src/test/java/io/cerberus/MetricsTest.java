@@ -1,0 +1,117 @@
+package io.cerberus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.local.ScriptedEngineProvider;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class MetricsTest {
+    private final String store = "metrics-" + UUID.randomUUID();
+
+    /** Records every call as a line of text. */
+    private static final class Recorder implements CerberusMetrics {
+        final List<String> calls = new CopyOnWriteArrayList<>();
+        final CountDownLatch lost = new CountDownLatch(1);
+
+        @Override
+        public void acquisition(String engine, String mode, AcquireOutcome outcome, Duration waited) {
+            calls.add("acquisition " + engine + " " + mode + " " + outcome);
+        }
+
+        @Override
+        public void release(String engine, String mode, Duration held) {
+            calls.add("release " + engine + " " + mode);
+        }
+
+        @Override
+        public void loss(String engine, String mode) {
+            calls.add("loss " + engine + " " + mode);
+            lost.countDown();
+        }
+
+        @Override
+        public void renewals(String engine, RenewalOutcome outcome, int holds) {
+            calls.add("renewals " + engine + " " + outcome + " " + holds);
+        }
+
+        @Override
+        public void engineSwitch(EngineSwitchEvent event) {
+            calls.add("switch " + event.from() + " " + event.to() + " " + event.reason());
+        }
+    }
+
+    @Test
+    void acquisitionsReleasesAndSwitchesAreReported() throws Exception {
+        Recorder recorder = new Recorder();
+        try (Cerberus cerberus = Cerberus.builder().engine("main", "mem:" + store).engine("spare", "mem:" + store + "-spare")
+                .lockDelay(Duration.ZERO).metrics(recorder).build();
+                Cerberus other = Cerberus.builder().engine("mem:" + store).metrics(CerberusMetrics.NONE).build()) {
+            DistributedLock lock = cerberus.lock("job");
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(lock.tryLock()).as("reentrant: not reported").isTrue();
+            lock.unlock();
+            lock.unlock();
+            assertThat(other.lock("job").tryLock()).isTrue();
+            assertThat(cerberus.lock("job").tryLock(10, TimeUnit.MILLISECONDS)).isFalse();
+            other.lock("job").unlock();
+            cerberus.switchEngine();
+            try (Lease lease = cerberus.readWriteLock("job").readLock().acquire(Duration.ZERO)) {
+                assertThat(lease.engineName()).isEqualTo("spare");
+            }
+            assertThat(recorder.calls).containsExactly(
+                    "acquisition main exclusive GRANTED",
+                    "release main exclusive",
+                    "acquisition main exclusive TIMED_OUT",
+                    "switch main spare MANUAL",
+                    "acquisition spare read GRANTED",
+                    "release spare read");
+        }
+    }
+
+    @Test
+    void renewalsAndLossesAreReported() throws Exception {
+        Recorder recorder = new Recorder();
+        try (Cerberus cerberus = Cerberus.builder().engine("scripted:" + store).defaultLease(Duration.ofMillis(300))
+                .metrics(recorder).build()) {
+            ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.last;
+            DistributedLock lock = cerberus.lock("job");
+            assertThat(lock.tryLock()).isTrue();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!recorder.calls.contains("renewals scripted RENEWED 1") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(recorder.calls).contains("renewals scripted RENEWED 1");
+            engine.renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
+            assertThat(recorder.lost.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(recorder.calls).contains("renewals scripted REFUSED 1", "loss scripted exclusive");
+        }
+    }
+
+    @Test
+    void aFailingMetricsReceiverDoesNotDisturbLocking() throws Exception {
+        CerberusMetrics broken = new CerberusMetrics() {
+            @Override
+            public void acquisition(String engine, String mode, AcquireOutcome outcome, Duration waited) {
+                throw new IllegalStateException("metrics backend down");
+            }
+
+            @Override
+            public void release(String engine, String mode, Duration held) {
+                throw new IllegalStateException("metrics backend down");
+            }
+        };
+        try (Cerberus cerberus = Cerberus.builder().engine("mem:" + store).metrics(broken).build()) {
+            DistributedLock lock = cerberus.lock("job");
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        }
+    }
+}
