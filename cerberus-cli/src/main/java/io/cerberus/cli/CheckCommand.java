@@ -1,0 +1,224 @@
+package io.cerberus.cli;
+
+import io.cerberus.Cerberus;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code cerberus check}: the safety checker. K client JVMs loop on one lock around a fenced
+ * register while faults are injected; the event logs are then judged for overlapping holds, lost
+ * updates and fencing tokens going backwards (see {@link SafetyChecker}).
+ */
+@Command(name = "check",
+        header = "Runs clients against one lock under faults and judges mutual exclusion.",
+        mixinStandardHelpOptions = true,
+        versionProvider = CerberusCommand.Version.class,
+        description = {"Starts --clients client processes that loop: acquire the lock, read a register, wait --think, write"
+                + " the value + 1 with the lease's fencing token, release. The register (a file) refuses writes with a token"
+                + " lower than one it has seen. Meanwhile faults are injected every --fault-every: 'pause' stops the current"
+                + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client."
+                + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
+                + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
+                + " refused every stale write) or UNSAFE."},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:verdict SAFE or SAFE_WITH_FENCING", "1:verdict UNSAFE: lost updates or tokens backwards",
+                ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
+final class CheckCommand implements Callable<Integer> {
+    /** Exit code of an UNSAFE verdict. */
+    static final int UNSAFE = 1;
+    private static final Duration CONFIRM = Duration.ofSeconds(10);
+
+    @Mixin
+    private EngineOptions engine;
+
+    @Option(names = "--clients", defaultValue = "3", description = "Client processes, 2 to 16. Default: ${DEFAULT-VALUE}")
+    private int clients;
+
+    @Option(names = "--duration", defaultValue = "20s", converter = Durations.class,
+            description = "How long the clients run, 1s to 24h. Default: ${DEFAULT-VALUE}")
+    private Duration duration;
+
+    @Option(names = "--lease", defaultValue = "1s", converter = Durations.class,
+            description = "The clients' lease, at least 100ms. Default: ${DEFAULT-VALUE}")
+    private Duration lease;
+
+    @Option(names = "--think", defaultValue = "20ms", converter = Durations.class,
+            description = "Time between reading and writing the register. Default: ${DEFAULT-VALUE}")
+    private Duration think;
+
+    @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
+            description = "Faults to inject in turn: pause, kill, or none. Default: ${DEFAULT-VALUE}")
+    private List<String> faults;
+
+    @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
+            description = "Time between two faults. Default: ${DEFAULT-VALUE}")
+    private Duration faultEvery;
+
+    @Option(names = "--lock", defaultValue = "cerberus-check", description = "The lock name. Default: ${DEFAULT-VALUE}")
+    private String lockName;
+
+    @Option(names = "--out", description = "Directory for logs and the report. Default: ./cerberus-check-TIMESTAMP")
+    private Path out;
+
+    @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")
+    private boolean noLock;
+
+    @Option(names = "--no-fencing", description = "Negative control: the register ignores fencing tokens.")
+    private boolean noFencing;
+
+    @Spec
+    private CommandSpec spec;
+
+    private int clientCount;
+
+    @Override
+    public Integer call() throws Exception {
+        validate();
+        if (out == null) {
+            out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        }
+        Files.createDirectories(out);
+        String engineUri = engine.engineUri();
+        if (!noLock) {
+            Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
+            probe.close();
+        }
+        FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
+        PrintWriter console = spec.commandLine().getOut();
+        String title = "cerberus check: " + (noLock ? "no lock" : engineUri) + ", " + clients + " clients, " + Durations.format(duration)
+                + ", lease " + Durations.format(lease) + ", faults " + faults + (noFencing ? ", fencing ignored" : "");
+        console.println(title);
+        console.flush();
+        List<CheckClient> running = new ArrayList<>();
+        long start = System.nanoTime();
+        try (HoldLog faultLog = new HoldLog(out.resolve("faults.log"))) {
+            for (int i = 0; i < clients; i++) {
+                running.add(startClient(engineUri));
+            }
+            awaitReady(running);
+            injectFaults(running, faultLog, start + duration.toNanos());
+        } finally {
+            for (CheckClient client : running) {
+                client.stop(CONFIRM);
+            }
+        }
+        long end = System.nanoTime();
+        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
+        String text = CheckReport.text(title, report);
+        Files.writeString(out.resolve("report.txt"), text);
+        CheckReport.html(out.resolve("timeline.html"), title, report);
+        console.print(text.substring(text.indexOf('\n') + 1));
+        console.println("report: " + out.resolve("report.txt") + ", timeline: " + out.resolve("timeline.html"));
+        console.flush();
+        return report.verdict().equals("UNSAFE") ? UNSAFE : ExitCodes.OK;
+    }
+
+    private void validate() {
+        if (clients < 2 || clients > 16) {
+            throw new ParameterException(spec.commandLine(), "--clients must be 2 to 16, was " + clients);
+        }
+        if (duration.compareTo(Duration.ofSeconds(1)) < 0 || duration.compareTo(Duration.ofHours(24)) > 0) {
+            throw new ParameterException(spec.commandLine(), "--duration must be 1s to 24h, was " + Durations.format(duration));
+        }
+        if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
+        }
+        if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
+        }
+        for (String fault : faults) {
+            if (!List.of("pause", "kill", "none").contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill or none; '" + fault + "' is none of them");
+            }
+        }
+    }
+
+    private CheckClient startClient(String engineUri) {
+        String name = "c" + (++clientCount);
+        List<String> args = new ArrayList<>(List.of("--engine", engineUri, "--namespace", engine.namespace(), "--lock", lockName,
+                "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
+                "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
+        if (noLock) {
+            args.add("--no-lock");
+        }
+        if (noFencing) {
+            args.add("--no-fencing");
+        }
+        return CheckClient.start(name, args);
+    }
+
+    private static void awaitReady(List<CheckClient> clients) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (CheckClient client : clients) {
+            while (!client.ready()) {
+                if (!client.alive() || System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
+                }
+                Thread.sleep(10);
+            }
+        }
+    }
+
+    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws InterruptedException {
+        int next = 0;
+        long nextFault = System.nanoTime() + faultEvery.toNanos();
+        while (System.nanoTime() - endNanos < 0) {
+            long now = System.nanoTime();
+            if (now - nextFault < 0 || faults.equals(List.of("none"))) {
+                Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), TimeUnit.NANOSECONDS.toMillis(endNanos - now))));
+                continue;
+            }
+            String fault = faults.get(next++ % faults.size());
+            CheckClient target = holder(running);
+            switch (fault) {
+                case "pause" -> {
+                    faultLog.log("FAULT", target.name(), -1, "pause");
+                    target.pause(CONFIRM);
+                    Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
+                    target.resume(CONFIRM);
+                    faultLog.log("FAULT", target.name(), -1, "resume");
+                }
+                case "kill" -> {
+                    faultLog.log("FAULT", target.name(), -1, "kill");
+                    target.kill(CONFIRM);
+                    running.remove(target);
+                    running.add(startClient(engine.engineUri()));
+                }
+                default -> {
+                    // none
+                }
+            }
+            nextFault = System.nanoTime() + faultEvery.toNanos();
+        }
+    }
+
+    /** @return the client in its critical section (read done), else one holding, else any, waiting up to 2 s for one */
+    private static CheckClient holder(List<CheckClient> running) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() - deadline < 0) {
+            for (String wanted : List.of("READ", "HOLD")) {
+                for (CheckClient client : running) {
+                    if (client.alive() && !client.paused() && client.state().equals(wanted)) {
+                        return client;
+                    }
+                }
+            }
+            Thread.sleep(1);
+        }
+        return running.get(0);
+    }
+}

@@ -1,0 +1,119 @@
+package io.cerberus.cli;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** Writes a safety-checker report as text and as an HTML timeline. */
+final class CheckReport {
+    private CheckReport() {
+    }
+
+    static String text(String title, SafetyChecker.Report report) {
+        StringBuilder out = new StringBuilder();
+        out.append(title).append('\n');
+        out.append("verdict:               ").append(report.verdict()).append('\n');
+        out.append("holds (operations):    ").append(report.holds().size()).append('\n');
+        out.append("faults injected:       ").append(report.faultCounts().isEmpty() ? "none" : report.faultCounts()).append('\n');
+        out.append("overlapping holds:     ").append(report.overlaps().size()).append(" (two clients believed they held the lock at once)\n");
+        out.append("stale writes stopped:  ").append(report.staleStopped()).append(" (refused by the fenced register: fencing at work)\n");
+        out.append("lost updates:          ").append(report.lostUpdates()).append(" (").append(report.writesAccepted())
+                .append(" writes accepted, final value ").append(report.finalValue()).append(")\n");
+        out.append("tokens backwards:      ").append(report.tokensBackwards()).append('\n');
+        out.append("longest time unheld:   ").append(millis(report.longestGapNanos())).append('\n');
+        out.append("recovery after a holder was killed: ")
+                .append(report.recoveriesNanos().isEmpty() ? "no holder was killed"
+                        : report.recoveriesNanos().stream().map(CheckReport::millis).toList())
+                .append('\n');
+        int shown = 0;
+        for (SafetyChecker.Hold[] pair : report.overlaps()) {
+            if (shown++ == 5) {
+                out.append("  ... and ").append(report.overlaps().size() - 5).append(" more\n");
+                break;
+            }
+            out.append("  overlap: ").append(describe(pair[0], report)).append(" with ").append(describe(pair[1], report)).append('\n');
+        }
+        return out.toString();
+    }
+
+    private static String describe(SafetyChecker.Hold hold, SafetyChecker.Report report) {
+        return hold.client() + " token " + hold.token() + " [" + millis(hold.startNanos() - report.startNanos()) + " – "
+                + millis(hold.endNanos() - report.startNanos()) + ", " + hold.end() + ", write " + hold.write() + "]";
+    }
+
+    private static String millis(long nanos) {
+        return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6);
+    }
+
+    /** Writes the HTML timeline: one lane per client, holds as bars, faults as marks. */
+    static void html(Path file, String title, SafetyChecker.Report report) {
+        List<String> clients = new ArrayList<>();
+        report.holds().forEach(h -> {
+            if (!clients.contains(h.client())) {
+                clients.add(h.client());
+            }
+        });
+        report.faults().forEach(f -> {
+            if (!clients.contains(f.client())) {
+                clients.add(f.client());
+            }
+        });
+        clients.sort(null);
+        double span = Math.max(1, report.endNanos() - report.startNanos());
+        int width = 1600;
+        int lane = 28;
+        int left = 90;
+        int height = 40 + lane * clients.size() + 30;
+        StringBuilder svg = new StringBuilder();
+        svg.append("<svg xmlns='http://www.w3.org/2000/svg' width='").append(width + left + 20).append("' height='").append(height).append("'>\n");
+        for (int i = 0; i < clients.size(); i++) {
+            int y = 30 + i * lane;
+            svg.append("<text x='4' y='").append(y + 17).append("' font-size='13'>").append(escape(clients.get(i))).append("</text>\n");
+            svg.append("<line x1='").append(left).append("' x2='").append(left + width).append("' y1='").append(y + 12)
+                    .append("' y2='").append(y + 12).append("' stroke='#ddd'/>\n");
+        }
+        java.util.Set<SafetyChecker.Hold> overlapping = new java.util.HashSet<>();
+        report.overlaps().forEach(pair -> {
+            overlapping.add(pair[0]);
+            overlapping.add(pair[1]);
+        });
+        for (SafetyChecker.Hold hold : report.holds()) {
+            int y = 30 + clients.indexOf(hold.client()) * lane;
+            double x = left + (hold.startNanos() - report.startNanos()) / span * width;
+            double w = Math.max(1, (hold.endNanos() - hold.startNanos()) / span * width);
+            String color = hold.write().contains("stale") ? "#f0a030" : overlapping.contains(hold) ? "#d03030" : "#40a060";
+            svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='24' fill='%s'><title>%s</title></rect>%n",
+                    x, y, w, color, escape(hold.client() + " token " + hold.token() + ": " + millis(hold.startNanos() - report.startNanos())
+                            + " to " + millis(hold.endNanos() - report.startNanos()) + " (" + hold.end() + ", write " + hold.write() + ")")));
+        }
+        for (SafetyChecker.Fault fault : report.faults()) {
+            int index = clients.indexOf(fault.client());
+            double x = left + (fault.nanos() - report.startNanos()) / span * width;
+            svg.append(String.format(Locale.ROOT, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#333' stroke-dasharray='3,2'>"
+                    + "<title>%s</title></line>%n", x, x, 24 + index * lane, 58 + index * lane, escape(fault.kind() + " " + fault.client()
+                            + " at " + millis(fault.nanos() - report.startNanos()))));
+            svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%d' font-size='10'>%s</text>%n", x + 2, 26 + index * lane,
+                    escape(fault.kind())));
+        }
+        svg.append("</svg>\n");
+        String page = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>" + escape(title) + "</title></head>\n"
+                + "<body style='font-family:sans-serif'>\n<h1>" + escape(title) + "</h1>\n<pre>" + escape(text(title, report)) + "</pre>\n"
+                + "<p>One lane per client, time left to right (" + millis(report.endNanos() - report.startNanos()) + " in all). Green: a hold"
+                + " whose write was accepted; orange: its write was refused as stale (fencing); red: it overlapped another client's"
+                + " hold. Dashed marks: faults. Hover for details.</p>\n" + svg + "</body></html>\n";
+        try {
+            Files.writeString(file, page, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    private static String escape(String text) {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;");
+    }
+}

@@ -1,0 +1,83 @@
+package io.cerberus.cli;
+
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The safety checker's event log: one line per event, {@code KIND CLIENT TOKEN NANOS [DETAIL]},
+ * times from {@link System#nanoTime()} (one machine, so one monotonic clock for every process).
+ * Each line is one unbuffered write, so a process killed with SIGKILL loses no line it wrote.
+ *
+ * <p>Kinds: {@code ACQ} granted, {@code READ} the register was read, {@code WRITE} written
+ * ({@code ok} or {@code stale}), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
+ * injected (CLIENT is the target, TOKEN -1, DETAIL the fault), {@code END} the client stopped.
+ */
+final class HoldLog implements AutoCloseable {
+    /** One event. */
+    record Event(String kind, String client, long token, long nanos, String detail) {
+
+        static Event parse(String line) {
+            String[] parts = line.split(" ", 5);
+            if (parts.length < 4) {
+                throw new IllegalArgumentException("not an event line: '" + line + "'");
+            }
+            return new Event(parts[0], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]), parts.length == 5 ? parts[4] : "");
+        }
+
+        String line() {
+            return kind + " " + client + " " + token + " " + nanos + (detail.isEmpty() ? "" : " " + detail);
+        }
+    }
+
+    private final FileOutputStream out;
+
+    HoldLog(Path file) {
+        try {
+            this.out = new FileOutputStream(file.toFile(), true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the event log " + file, e);
+        }
+    }
+
+    synchronized void log(String kind, String client, long token, String detail) {
+        Event event = new Event(kind, client, token, System.nanoTime(), detail);
+        try {
+            out.write((event.line() + "\n").getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the event log", e);
+        }
+    }
+
+    /** @return every event of the {@code *.log} files in the directory, in time order */
+    static List<Event> readAll(Path dir) {
+        List<Event> events = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".log")).toList()) {
+                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                    if (!line.isBlank()) {
+                        events.add(Event.parse(line));
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the event logs in " + dir, e);
+        }
+        events.sort(java.util.Comparator.comparingLong(Event::nanos));
+        return events;
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            out.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot close the event log", e);
+        }
+    }
+}

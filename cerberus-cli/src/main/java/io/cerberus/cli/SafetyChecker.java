@@ -1,0 +1,168 @@
+package io.cerberus.cli;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Judges a safety-checker run from its event logs and the register's final state.
+ *
+ * <ul>
+ *   <li>An <em>overlap</em>: holds of two clients whose intervals (grant to release, loss notice,
+ *       kill or end) intersect: both believed they held the lock at once.</li>
+ *   <li>A <em>lost update</em>: a register write that a later write from a stale read undid
+ *       (writes accepted minus the final value).</li>
+ *   <li><em>Tokens backwards</em>: a grant whose fencing token is lower than an earlier grant's.</li>
+ *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
+ * </ul>
+ *
+ * Verdict: {@code SAFE} (no overlap, nothing lost), {@code SAFE_WITH_FENCING} (holders overlapped
+ * but the register refused every stale write), {@code UNSAFE} (lost updates or tokens backwards).
+ */
+final class SafetyChecker {
+
+    /** One hold as the client believed it. */
+    record Hold(String client, long token, long startNanos, long endNanos, String end, String write) {
+        boolean overlaps(Hold other) {
+            return startNanos < other.endNanos && other.startNanos < endNanos;
+        }
+    }
+
+    /** A fault injected, as logged by the orchestrator. */
+    record Fault(String client, long nanos, String kind) {
+    }
+
+    /** The judgement of a run. */
+    record Report(List<Hold> holds, List<Fault> faults, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards,
+            long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
+            long startNanos, long endNanos) {
+
+        String verdict() {
+            if (lostUpdates > 0 || tokensBackwards > 0) {
+                return "UNSAFE";
+            }
+            return overlaps.isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
+        }
+
+        Map<String, Integer> faultCounts() {
+            Map<String, Integer> counts = new TreeMap<>();
+            faults.forEach(fault -> counts.merge(fault.kind(), 1, Integer::sum));
+            return counts;
+        }
+    }
+
+    private SafetyChecker() {
+    }
+
+    static Report judge(List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
+        Map<String, HoldLog.Event> open = new HashMap<>();
+        Map<String, String> writes = new HashMap<>();
+        List<Hold> holds = new ArrayList<>();
+        List<Fault> faults = new ArrayList<>();
+        long tokensBackwards = 0;
+        long highest = Long.MIN_VALUE;
+        for (HoldLog.Event event : events) {
+            String key = event.client() + "/" + event.token();
+            switch (event.kind()) {
+                case "ACQ" -> {
+                    open.put(key, event);
+                    if (event.token() >= 0) {
+                        if (event.token() < highest) {
+                            tokensBackwards++;
+                        }
+                        highest = Math.max(highest, event.token());
+                    }
+                }
+                case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
+                case "REL", "LOST" -> close(open.remove(key), event.nanos(), event.kind().equals("REL") ? "released" : "lost",
+                        writes, holds);
+                case "FAULT" -> {
+                    faults.add(new Fault(event.client(), event.nanos(), event.detail()));
+                    if (event.detail().startsWith("kill")) {
+                        closeAll(open, event.client(), event.nanos(), "killed", writes, holds);
+                    }
+                }
+                case "END" -> closeAll(open, event.client(), event.nanos(), "stopped", writes, holds);
+                default -> {
+                    // READ: for the timeline only
+                }
+            }
+        }
+        for (HoldLog.Event still : List.copyOf(open.values())) {
+            close(still, endNanos, "run ended", writes, holds);
+        }
+        holds.sort(Comparator.comparingLong(Hold::startNanos));
+        return new Report(holds, faults, overlaps(holds), register.accepted() - register.value(), tokensBackwards,
+                register.staleRefused(), register.accepted(), register.value(), longestGap(holds, startNanos, endNanos),
+                recoveries(holds, faults), startNanos, endNanos);
+    }
+
+    private static void close(HoldLog.Event acquired, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
+        if (acquired != null) {
+            String key = acquired.client() + "/" + acquired.token();
+            holds.add(new Hold(acquired.client(), acquired.token(), acquired.nanos(), nanos, end, writes.getOrDefault(key, "none")));
+        }
+    }
+
+    private static void closeAll(Map<String, HoldLog.Event> open, String client, long nanos, String end, Map<String, String> writes,
+            List<Hold> holds) {
+        for (HoldLog.Event event : List.copyOf(open.values())) {
+            if (event.client().equals(client)) {
+                open.remove(event.client() + "/" + event.token());
+                close(event, nanos, end, writes, holds);
+            }
+        }
+    }
+
+    /** Pairs of holds of different clients that intersect; holds sorted by start. */
+    private static List<Hold[]> overlaps(List<Hold> holds) {
+        List<Hold[]> pairs = new ArrayList<>();
+        for (int i = 0; i < holds.size(); i++) {
+            Hold first = holds.get(i);
+            for (int j = i + 1; j < holds.size() && holds.get(j).startNanos() < first.endNanos(); j++) {
+                Hold second = holds.get(j);
+                if (!second.client().equals(first.client()) && first.overlaps(second)) {
+                    pairs.add(new Hold[] {first, second});
+                }
+            }
+        }
+        return pairs;
+    }
+
+    /** The longest time after the first grant during which nobody held the lock. */
+    private static long longestGap(List<Hold> holds, long startNanos, long endNanos) {
+        if (holds.isEmpty()) {
+            return endNanos - startNanos;
+        }
+        long longest = 0;
+        long coveredUntil = holds.get(0).startNanos();
+        for (Hold hold : holds) {
+            longest = Math.max(longest, hold.startNanos() - coveredUntil);
+            coveredUntil = Math.max(coveredUntil, hold.endNanos());
+        }
+        return longest;
+    }
+
+    /** For each kill of a holder: time from the kill to the next grant to anyone. */
+    private static List<Long> recoveries(List<Hold> holds, List<Fault> faults) {
+        List<Long> recoveries = new ArrayList<>();
+        Map<String, Boolean> seen = new LinkedHashMap<>();
+        for (Fault fault : faults) {
+            if (!fault.kind().startsWith("kill") || seen.put(fault.client() + fault.nanos(), true) != null) {
+                continue;
+            }
+            boolean wasHolding = holds.stream().anyMatch(h -> h.client().equals(fault.client()) && h.end().equals("killed")
+                    && h.endNanos() == fault.nanos());
+            if (!wasHolding) {
+                continue;
+            }
+            holds.stream().filter(h -> h.startNanos() > fault.nanos()).findFirst()
+                    .ifPresent(next -> recoveries.add(next.startNanos() - fault.nanos()));
+        }
+        return recoveries;
+    }
+}

@@ -1,0 +1,116 @@
+package io.cerberus.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.testkit.Executables;
+import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.testkit.TestTimes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The safety checker in short runs: real client JVMs, real faults (SIGSTOP past the lease,
+ * SIGKILL while holding), a real redis-server. Also its negative controls: without the lock, and
+ * with fencing ignored, it must find violations.
+ */
+class CheckCommandTest {
+    private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+    private static ManagedProcess redis;
+    private static int redisPort;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startRedis() {
+        redisPort = FreePorts.next();
+        redis = ManagedProcess.start("redis-server-" + redisPort, List.of(Executables.require("redis-server", "redis-server").toString(),
+                "--port", Integer.toString(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"));
+        FreePorts.awaitAccepting(redisPort, TestTimes.scaled(Duration.ofSeconds(10)), "redis-server");
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    private Cli.Result check(String... args) {
+        List<String> given = List.of(args);
+        List<String> all = new java.util.ArrayList<>(List.of("check", "--out", dir.resolve("out").toString()));
+        String[][] defaults = {{"--duration", "6s"}, {"--lease", "500ms"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
+        for (String[] option : defaults) {
+            if (!given.contains(option[0])) {
+                all.addAll(List.of(option));
+            }
+        }
+        all.addAll(given);
+        return Cli.run(RUN_LIMIT, all.toArray(String[]::new));
+    }
+
+    private static long count(String report, String label) {
+        Matcher m = Pattern.compile(Pattern.quote(label) + ":\\s+(\\d+)").matcher(report);
+        assertThat(m.find()).as("'%s' in the report:%n%s", label, report).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void theFileEngineStaysSafeUnderPausesAndKills() throws Exception {
+        Cli.Result run = check("--engine", "file:" + dir.resolve("locks"));
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("verdict:               SAFE\n");
+        assertThat(run.stdout()).containsPattern("pause=[1-9]").containsPattern("kill=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "overlapping holds")).as("a stopped process keeps its OS lock").isZero();
+        assertThat(run.stdout()).containsPattern("recovery after a holder was killed: \\[");
+        assertThat(Files.readString(dir.resolve("out/timeline.html"))).contains("<svg").contains("kill");
+    }
+
+    @Test
+    void redisWithFencingLosesNoUpdateWhenAHolderIsPausedPastItsLease() {
+        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("verdict:               SAFE_WITH_FENCING");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+        assertThat(count(run.stdout(), "stale writes stopped")).as("the paused holder's late write").isPositive();
+    }
+
+    @Test
+    void negativeControlWithoutTheLockIsUnsafe() {
+        Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(run.stdout()).contains("verdict:               UNSAFE");
+        assertThat(count(run.stdout(), "lost updates")).isPositive();
+    }
+
+    @Test
+    void negativeControlWithFencingIgnoredLosesTheUpdateThatFencingStops() {
+        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--no-fencing");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(count(run.stdout(), "lost updates")).isPositive();
+        assertThat(count(run.stdout(), "stale writes stopped")).isZero();
+    }
+
+    @Test
+    void badSettingsAreUsageErrors() {
+        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--clients", "1");
+        assertThat(run.exitCode()).isEqualTo(64);
+        assertThat(run.stderr()).contains("--clients must be 2 to 16");
+        Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
+        assertThat(fault.exitCode()).isEqualTo(64);
+        assertThat(fault.stderr()).contains("'flood'");
+    }
+}

@@ -1,0 +1,71 @@
+package io.cerberus.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SafetyCheckerTest {
+
+    private static HoldLog.Event e(String kind, String client, long token, long nanos, String detail) {
+        return new HoldLog.Event(kind, client, token, nanos, detail);
+    }
+
+    private static FencedRegister.State register(long value, long accepted, long stale) {
+        return new FencedRegister.State(value, 0, accepted, stale);
+    }
+
+    @Test
+    void backToBackHoldsAreSafe() {
+        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+                e("ACQ", "c1", 1, 10, ""), e("WRITE", "c1", 1, 15, "ok"), e("REL", "c1", 1, 20, ""),
+                e("ACQ", "c2", 2, 20, ""), e("WRITE", "c2", 2, 25, "ok"), e("REL", "c2", 2, 30, "")), register(2, 2, 0), 0, 40);
+
+        assertThat(report.verdict()).isEqualTo("SAFE");
+        assertThat(report.holds()).hasSize(2);
+        assertThat(report.longestGapNanos()).isZero();
+    }
+
+    @Test
+    void aPausedHolderOverlapsButFencingStopsItsWrite() {
+        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+                e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 12, "pause"),
+                e("ACQ", "c2", 2, 40, ""), e("WRITE", "c2", 2, 45, "ok"), e("REL", "c2", 2, 50, ""),
+                e("FAULT", "c1", -1, 60, "resume"), e("WRITE", "c1", 1, 61, "stale"), e("LOST", "c1", 1, 62, "")),
+                register(1, 1, 1), 0, 70);
+
+        assertThat(report.verdict()).isEqualTo("SAFE_WITH_FENCING");
+        assertThat(report.overlaps()).hasSize(1);
+        assertThat(report.staleStopped()).isEqualTo(1);
+        assertThat(report.faultCounts()).containsEntry("pause", 1).containsEntry("resume", 1);
+    }
+
+    @Test
+    void lostUpdatesAndTokensGoingBackwardsAreUnsafe() {
+        SafetyChecker.Report lost = SafetyChecker.judge(List.of(e("ACQ", "c1", 1, 10, ""), e("REL", "c1", 1, 20, "")),
+                register(1, 2, 0), 0, 30);
+        SafetyChecker.Report backwards = SafetyChecker.judge(List.of(
+                e("ACQ", "c1", 5, 10, ""), e("REL", "c1", 5, 20, ""), e("ACQ", "c2", 4, 30, ""), e("REL", "c2", 4, 40, "")),
+                register(2, 2, 0), 0, 50);
+
+        assertThat(lost.lostUpdates()).isEqualTo(1);
+        assertThat(lost.verdict()).isEqualTo("UNSAFE");
+        assertThat(backwards.tokensBackwards()).isEqualTo(1);
+        assertThat(backwards.verdict()).isEqualTo("UNSAFE");
+    }
+
+    @Test
+    void aKilledHolderHoldsUntilItDiesAndRecoveryIsMeasuredToTheNextGrant() {
+        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+                e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 20, "kill"), e("ACQ", "c2", 2, 520, ""), e("REL", "c2", 2, 530, "")),
+                register(1, 1, 0), 0, 600);
+
+        assertThat(report.holds()).first().satisfies(hold -> {
+            assertThat(hold.end()).isEqualTo("killed");
+            assertThat(hold.endNanos()).isEqualTo(20);
+        });
+        assertThat(report.recoveriesNanos()).containsExactly(500L);
+        assertThat(report.longestGapNanos()).isEqualTo(500);
+        assertThat(report.verdict()).isEqualTo("SAFE");
+    }
+}
