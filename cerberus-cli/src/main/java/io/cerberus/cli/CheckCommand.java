@@ -61,8 +61,19 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, or none. Default: ${DEFAULT-VALUE}")
+            description = "Faults to inject in turn: pause, kill, server-kill (needs --server), or none. Default: ${DEFAULT-VALUE}")
     private List<String> faults;
+
+    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis.")
+    private String server;
+
+    @Option(names = "--persistence", defaultValue = "none",
+            description = "With --server redis: none (a restart loses every key) or aof (append-only file, fsync always). Default: ${DEFAULT-VALUE}")
+    private String persistence;
+
+    @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
+            description = "How long a killed server stays down. Default: ${DEFAULT-VALUE}")
+    private Duration serverDown;
 
     @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
             description = "Time between two faults. Default: ${DEFAULT-VALUE}")
@@ -84,6 +95,7 @@ final class CheckCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     private int clientCount;
+    private String engineUri;
 
     @Override
     public Integer call() throws Exception {
@@ -92,14 +104,23 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        String engineUri = engine.engineUri();
+        try (CheckServer started = server == null ? null : CheckServer.startRedis(out.resolve("server"), persistence.equals("aof"))) {
+            this.lockServer = started;
+            return run(started == null ? engine.engineUri() : started.uri());
+        }
+    }
+
+    private CheckServer lockServer;
+
+    private int run(String engineUri) throws Exception {
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
             probe.close();
         }
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
-        String title = "cerberus check: " + (noLock ? "no lock" : engineUri) + ", " + clients + " clients, " + Durations.format(duration)
+        String title = "cerberus check: " + (noLock ? "no lock" : engineUri)
+                + (lockServer == null ? "" : " (started here, persistence " + persistence + ")") + ", " + clients + " clients, " + Durations.format(duration)
                 + ", lease " + Durations.format(lease) + ", faults " + faults + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
@@ -109,6 +130,7 @@ final class CheckCommand implements Callable<Integer> {
             for (int i = 0; i < clients; i++) {
                 running.add(startClient(engineUri));
             }
+            this.engineUri = engineUri;
             awaitReady(running);
             injectFaults(running, faultLog, start + duration.toNanos());
         } finally {
@@ -141,9 +163,22 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill or none; '" + fault + "' is none of them");
+            if (!List.of("pause", "kill", "server-kill", "none").contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, server-kill or none; '" + fault
+                        + "' is none of them");
             }
+        }
+        if (server != null && !server.equals("redis")) {
+            throw new ParameterException(spec.commandLine(), "--server takes redis, was '" + server + "'");
+        }
+        if (server != null && engine.explicitEngine().isPresent()) {
+            throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
+        }
+        if (faults.contains("server-kill") && server == null) {
+            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server, so the checker can kill and restart it");
+        }
+        if (!List.of("none", "aof").contains(persistence)) {
+            throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
     }
 
@@ -173,7 +208,7 @@ final class CheckCommand implements Callable<Integer> {
         }
     }
 
-    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws InterruptedException {
+    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws InterruptedException, java.io.IOException {
         int next = 0;
         long nextFault = System.nanoTime() + faultEvery.toNanos();
         while (System.nanoTime() - endNanos < 0) {
@@ -183,7 +218,7 @@ final class CheckCommand implements Callable<Integer> {
                 continue;
             }
             String fault = faults.get(next++ % faults.size());
-            CheckClient target = holder(running);
+            CheckClient target = holder(running); // server faults too: timed while a client is inside its critical section
             switch (fault) {
                 case "pause" -> {
                     faultLog.log("FAULT", target.name(), -1, "pause");
@@ -196,7 +231,14 @@ final class CheckCommand implements Callable<Integer> {
                     faultLog.log("FAULT", target.name(), -1, "kill");
                     target.kill(CONFIRM);
                     running.remove(target);
-                    running.add(startClient(engine.engineUri()));
+                    running.add(startClient(engineUri));
+                }
+                case "server-kill" -> {
+                    faultLog.log("FAULT", "server", -1, "server-kill");
+                    lockServer.kill();
+                    Thread.sleep(serverDown.toMillis());
+                    lockServer.restart();
+                    faultLog.log("FAULT", "server", -1, "server-restart");
                 }
                 default -> {
                     // none

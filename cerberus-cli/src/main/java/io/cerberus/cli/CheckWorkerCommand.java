@@ -111,7 +111,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
             lease.onLost((lost, reason) -> log.log("LOST", client, token, ""));
         }
         announce(out, "HOLD " + token);
-        FencedRegister.State state = register.read();
+        FencedRegister.State state = register.read(token);
         log.log("READ", client, token, Long.toString(state.value()));
         announce(out, "READ " + token);
         Thread.sleep(think.toMillis());

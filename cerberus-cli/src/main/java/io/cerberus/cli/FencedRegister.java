@@ -10,7 +10,7 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * The safety checker's protected resource: a number in a file, outside the lock engine, that
- * refuses a write carrying a fencing token lower than the highest it has accepted. Each operation
+ * refuses a write carrying a fencing token lower than the highest it has seen, on a read or a write. Each operation
  * is atomic (an OS file lock around read-modify-write), so lost updates can only come from the
  * clients' read-then-write, which is what the lock under test must protect.
  *
@@ -49,6 +49,24 @@ final class FencedRegister {
         update(state -> {
             seen[0] = state;
             return state;
+        });
+        return seen[0];
+    }
+
+    /**
+     * Reads as a holder: a fenced register also remembers the reader's token, so a holder with an
+     * older token cannot write after a newer holder has read (its write would undo the newer
+     * holder's update).
+     *
+     * @param token the reader's fencing token
+     * @return the register's state before this read
+     */
+    State read(long token) {
+        State[] seen = new State[1];
+        update(state -> {
+            seen[0] = state;
+            return fenced && token > state.highestToken()
+                    ? new State(state.value(), token, state.accepted(), state.staleRefused()) : state;
         });
         return seen[0];
     }

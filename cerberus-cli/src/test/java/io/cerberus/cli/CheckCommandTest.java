@@ -87,6 +87,28 @@ class CheckCommandTest {
     }
 
     @Test
+    void aRedisRestartedWithoutPersistenceLosesNoUpdateThanksToFencing() {
+        Cli.Result run = check("--server", "redis", "--persistence", "none", "--faults", "server-kill", "--server-down", "0",
+                "--think", "300ms");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("server-kill=[1-9]").containsPattern("server-restart=[1-9]");
+        assertThat(run.stdout()).containsPattern("verdict: +SAFE");
+        assertThat(count(run.stdout(), "tokens backwards")).as("fence counters restart from the server clock").isZero();
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+    }
+
+    @Test
+    void aRedisWithAnAppendOnlyFileKeepsItsLocksAcrossARestart() {
+        Cli.Result run = check("--server", "redis", "--persistence", "aof", "--faults", "server-kill", "--server-down", "0",
+                "--think", "300ms");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("server-kill=[1-9]");
+        assertThat(run.stdout()).contains("verdict:               SAFE\n");
+    }
+
+    @Test
     void negativeControlWithoutTheLockIsUnsafe() {
         Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
 
@@ -112,5 +134,8 @@ class CheckCommandTest {
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
+        Cli.Result serverKill = Cli.run(RUN_LIMIT, "check", "--faults", "server-kill");
+        assertThat(serverKill.exitCode()).isEqualTo(64);
+        assertThat(serverKill.stderr()).contains("needs --server");
     }
 }

@@ -1,0 +1,122 @@
+package io.cerberus.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A lock server the safety checker starts, kills and restarts itself: {@code redis-server} on a
+ * free loopback port, its data in the run's directory, with or without an append-only file
+ * ({@code appendfsync always}) so a restart keeps or loses the keys.
+ */
+final class CheckServer implements AutoCloseable {
+    private final Path dir;
+    private final boolean persistent;
+    private final int port;
+    private Process process;
+
+    private CheckServer(Path dir, boolean persistent, int port) {
+        this.dir = dir;
+        this.persistent = persistent;
+        this.port = port;
+    }
+
+    /**
+     * Starts redis-server.
+     *
+     * @param dir its data directory
+     * @param persistent whether it keeps an append-only file, fsynced on every write
+     * @return the running server
+     * @throws IllegalArgumentException if redis-server is not installed
+     */
+    static CheckServer startRedis(Path dir, boolean persistent) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        CheckServer server = new CheckServer(dir, persistent, freePort());
+        server.start();
+        return server;
+    }
+
+    String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    private void start() throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(redisServer(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                "--dir", dir.toString(), "--save", "", "--protected-mode", "no", "--daemonize", "no"));
+        command.addAll(persistent ? List.of("--appendonly", "yes", "--appendfsync", "always") : List.of("--appendonly", "no"));
+        process = new ProcessBuilder(command).redirectOutput(dir.resolve("server.out").toFile())
+                .redirectErrorStream(true).start();
+        awaitPort(true, Duration.ofSeconds(20));
+    }
+
+    /** Kills the server with SIGKILL and waits until it is gone and its port closed. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("redis-server (pid " + process.pid() + ") did not die of SIGKILL");
+        }
+        awaitPort(false, Duration.ofSeconds(10));
+    }
+
+    /** Starts the server again on the same port and data directory, and waits until it accepts connections. */
+    void restart() throws IOException, InterruptedException {
+        start();
+    }
+
+    private static String redisServer() {
+        for (String path : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(File.pathSeparator)) {
+            Path candidate = Path.of(path.isEmpty() ? "." : path, "redis-server");
+            if (Files.isExecutable(candidate)) {
+                return candidate.toString();
+            }
+        }
+        throw new IllegalArgumentException("--server redis needs redis-server; install it with: apt-get install redis-server");
+    }
+
+    private void awaitPort(boolean open, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (accepts() != open) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("redis-server port " + port + " did not " + (open ? "open" : "close") + " in time"
+                        + (open ? "; see " + dir.resolve("server.out") : ""));
+            }
+            if (open && !process.isAlive()) {
+                throw new IllegalStateException("redis-server exited at start; see " + dir.resolve("server.out"));
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private boolean accepts() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free port", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process != null) {
+            process.destroyForcibly();
+        }
+    }
+}
