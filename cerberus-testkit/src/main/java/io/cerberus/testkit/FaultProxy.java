@@ -1,0 +1,230 @@
+package io.cerberus.testkit;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A TCP proxy on a loopback port that forwards to a server and can cut one client off from it,
+ * while other clients reach the server directly: the portable way to partition a process.
+ *
+ * <ul>
+ *   <li>{@link Mode#PASS}: bytes flow both ways;</li>
+ *   <li>{@link Mode#DROP}: every connection is reset and new ones are refused at once (a server
+ *       that went away, or a firewall that rejects);</li>
+ *   <li>{@link Mode#BLACKHOLE}: connections stay open but no byte passes either way, and new
+ *       connections are accepted and ignored (a partition: the client learns nothing until its
+ *       own timeouts fire);</li>
+ *   <li>{@link Mode#DELAY}: bytes pass after {@link #delay(long)} milliseconds per chunk.</li>
+ * </ul>
+ *
+ * Each change of mode is counted ({@link #changes()}), so a test can show the fault happened.
+ * Thread-safe. Two threads per connection; meant for a handful of connections.
+ */
+public final class FaultProxy implements AutoCloseable {
+    /** What the proxy does with traffic. */
+    public enum Mode { PASS, DROP, BLACKHOLE, DELAY }
+
+    private final ServerSocket listener;
+    private final InetSocketAddress target;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final AtomicLong changes = new AtomicLong();
+    private final Object gate = new Object();
+    private volatile Mode mode = Mode.PASS;
+    private volatile long delayMillis;
+    private volatile boolean closed;
+
+    private FaultProxy(InetSocketAddress target) throws IOException {
+        this.target = target;
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::acceptLoop, "fault-proxy-" + listener.getLocalPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /**
+     * Starts a proxy to {@code host:port} on a free loopback port.
+     *
+     * @param host the server host
+     * @param port the server port
+     * @return the running proxy, in {@link Mode#PASS}
+     */
+    public static FaultProxy start(String host, int port) {
+        try {
+            return new FaultProxy(new InetSocketAddress(host, port));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a proxy port", e);
+        }
+    }
+
+    /** @return the loopback port clients connect to instead of the server's */
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    /** @return the current mode */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** @return how many times the mode changed */
+    public long changes() {
+        return changes.get();
+    }
+
+    /**
+     * Changes what the proxy does; {@link Mode#DROP} resets every open connection at once.
+     *
+     * @param next the new mode
+     */
+    public void mode(Mode next) {
+        mode = next;
+        changes.incrementAndGet();
+        if (next == Mode.DROP) {
+            for (Socket socket : sockets) {
+                reset(socket);
+            }
+        }
+        synchronized (gate) {
+            gate.notifyAll();
+        }
+    }
+
+    /**
+     * Switches to {@link Mode#DELAY}.
+     *
+     * @param millis the delay per chunk forwarded
+     */
+    public void delay(long millis) {
+        delayMillis = millis;
+        mode(Mode.DELAY);
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return;
+            }
+            if (mode == Mode.DROP) {
+                reset(client);
+                continue;
+            }
+            sockets.add(client);
+            try {
+                Socket server = new Socket();
+                server.connect(target, 5_000);
+                sockets.add(server);
+                pump(client, server, "up");
+                pump(server, client, "down");
+            } catch (IOException e) {
+                reset(client);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to, String direction) {
+        Thread thread = new Thread(() -> {
+            byte[] buffer = new byte[16 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int read;
+                while ((read = in.read(buffer)) >= 0) {
+                    if (!await()) {
+                        break;
+                    }
+                    out.write(buffer, 0, read);
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // one side closed or was reset
+            } finally {
+                reset(from);
+                reset(to);
+            }
+        }, "fault-proxy-" + port() + "-" + direction);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Holds a chunk while blackholed, delays it when delaying; false when it must be dropped. */
+    private boolean await() {
+        while (true) {
+            Mode now = mode;
+            switch (now) {
+                case PASS:
+                    return true;
+                case DROP:
+                    return false;
+                case DELAY:
+                    try {
+                        TimeUnit.MILLISECONDS.sleep(delayMillis);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return false;
+                    }
+                    return true;
+                default:
+                    synchronized (gate) {
+                        if (mode == Mode.BLACKHOLE && !closed) {
+                            try {
+                                gate.wait(100);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                return false;
+                            }
+                        }
+                    }
+                    if (closed) {
+                        return false;
+                    }
+            }
+        }
+    }
+
+    private void reset(Socket socket) {
+        sockets.remove(socket);
+        try {
+            socket.setSoLinger(true, 0); // RST, not FIN
+        } catch (SocketException e) {
+            // already closed
+        }
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            listener.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+        for (Socket socket : sockets) {
+            reset(socket);
+        }
+        synchronized (gate) {
+            gate.notifyAll();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FaultProxy[127.0.0.1:" + port() + " -> " + target + ", " + mode + "]";
+    }
+}
