@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import io.cerberus.testkit.FaultProxy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -61,7 +62,8 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, server-kill (needs --server), or none. Default: ${DEFAULT-VALUE}")
+            description = "Faults to inject in turn: pause, kill, partition (redis:// engines), server-kill (needs --server), or none."
+                    + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis.")
@@ -95,6 +97,7 @@ final class CheckCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     private int clientCount;
+    private final java.util.Map<String, FaultProxy> proxies = new java.util.HashMap<>();
     private String engineUri;
 
     @Override
@@ -113,6 +116,10 @@ final class CheckCommand implements Callable<Integer> {
     private CheckServer lockServer;
 
     private int run(String engineUri) throws Exception {
+        if (faults.contains("partition") && !engineUri.startsWith("redis://")) {
+            throw new ParameterException(spec.commandLine(), "--faults partition works with redis:// engines (each client talks to"
+                    + " the server through its own proxy); the engine is " + engineUri);
+        }
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
             probe.close();
@@ -137,6 +144,7 @@ final class CheckCommand implements Callable<Integer> {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
             }
+            proxies.values().forEach(FaultProxy::close);
         }
         long end = System.nanoTime();
         SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
@@ -163,8 +171,8 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "server-kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, server-kill or none; '" + fault
+            if (!List.of("pause", "kill", "partition", "server-kill", "none").contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill or none; '" + fault
                         + "' is none of them");
             }
         }
@@ -184,7 +192,15 @@ final class CheckCommand implements Callable<Integer> {
 
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
-        List<String> args = new ArrayList<>(List.of("--engine", engineUri, "--namespace", engine.namespace(), "--lock", lockName,
+        String clientUri = engineUri;
+        if (faults.contains("partition")) {
+            java.net.URI uri = java.net.URI.create(engineUri);
+            FaultProxy proxy = FaultProxy.start(uri.getHost(), uri.getPort());
+            proxies.put(name, proxy);
+            clientUri = engineUri.replaceFirst("@?" + java.util.regex.Pattern.quote(uri.getHost() + ":" + uri.getPort()),
+                    (uri.getRawUserInfo() == null ? "" : "@") + "127.0.0.1:" + proxy.port());
+        }
+        List<String> args = new ArrayList<>(List.of("--engine", clientUri, "--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
                 "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
         if (noLock) {
@@ -232,6 +248,14 @@ final class CheckCommand implements Callable<Integer> {
                     target.kill(CONFIRM);
                     running.remove(target);
                     running.add(startClient(engineUri));
+                }
+                case "partition" -> {
+                    FaultProxy proxy = proxies.get(target.name());
+                    faultLog.log("FAULT", target.name(), -1, "partition");
+                    proxy.mode(FaultProxy.Mode.BLACKHOLE);
+                    Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
+                    proxy.mode(FaultProxy.Mode.PASS);
+                    faultLog.log("FAULT", target.name(), -1, "heal");
                 }
                 case "server-kill" -> {
                     faultLog.log("FAULT", "server", -1, "server-kill");

@@ -109,6 +109,16 @@ class CheckCommandTest {
     }
 
     @Test
+    void aPartitionedRedisClientLosesNoUpdate() {
+        Cli.Result run = check("--server", "redis", "--faults", "partition");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("partition=[1-9]").containsPattern("heal=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
     void negativeControlWithoutTheLockIsUnsafe() {
         Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
 
@@ -137,5 +147,8 @@ class CheckCommandTest {
         Cli.Result serverKill = Cli.run(RUN_LIMIT, "check", "--faults", "server-kill");
         assertThat(serverKill.exitCode()).isEqualTo(64);
         assertThat(serverKill.stderr()).contains("needs --server");
+        Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
+        assertThat(partition.exitCode()).isEqualTo(64);
+        assertThat(partition.stderr()).contains("partition works with redis://");
     }
 }
