@@ -61,6 +61,12 @@ final class LeaseRenewer implements AutoCloseable {
     private final PriorityQueue<Task> queue = new PriorityQueue<>(Comparator.comparingLong((Task t) -> t.dueNanos));
     private final Thread thread;
     private boolean closed;
+    /**
+     * When the renewer thread wakes by itself (monotonic clock; guarded by lock): a new task due
+     * no earlier needs no signal, so taking and releasing locks in a loop wakes no thread.
+     */
+    private long wakesAtNanos;
+    private boolean sleepsUntilSignalled;
 
     LeaseRenewer(String clientName) {
         thread = new Thread(this::run, "cerberus-lease-renewer-" + clientName);
@@ -93,7 +99,7 @@ final class LeaseRenewer implements AutoCloseable {
         lock.lock();
         try {
             queue.add(task);
-            if (queue.peek() == task) {
+            if (queue.peek() == task && (sleepsUntilSignalled || dueNanos - wakesAtNanos < 0)) {
                 wake.signal();
             }
         } finally {
@@ -130,7 +136,9 @@ final class LeaseRenewer implements AutoCloseable {
                 }
                 Task head = queue.peek();
                 if (head == null) {
+                    sleepsUntilSignalled = true;
                     wake.await();
+                    sleepsUntilSignalled = false;
                     continue;
                 }
                 if (head.cancelled) {
@@ -139,7 +147,9 @@ final class LeaseRenewer implements AutoCloseable {
                 }
                 long delay = head.dueNanos - System.nanoTime();
                 if (delay > 0) {
+                    wakesAtNanos = head.dueNanos;
                     wake.awaitNanos(delay);
+                    wakesAtNanos = System.nanoTime();
                     continue;
                 }
                 break;
