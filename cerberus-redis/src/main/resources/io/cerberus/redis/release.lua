@@ -3,6 +3,18 @@
 -- publishes the waiters that may be granted now on the lock's channel. Returns 1 if it held.
 local owner, readers, info, queue, deadlines = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, mode, channel = ARGV[1], ARGV[2], ARGV[3]
+
+-- fast path: exclusive attempts are never queued, and with no queue no waiter can be granted
+-- ahead of the others, so the general path below would publish an empty list too
+if mode == 'exclusive' and redis.call('EXISTS', queue) == 0 then
+  if redis.call('HGET', owner, 'token') == token then
+    redis.call('DEL', owner)
+    redis.call('PUBLISH', channel, '')
+    return 1
+  end
+  return 0
+end
+
 local now = server_time()
 purge_readers(readers, info, now)
 purge_queue(queue, deadlines, now)
