@@ -77,6 +77,15 @@ public final class Bench {
             }
         }
         List<Result> results = new ArrayList<>();
+        // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
+        int warmCell = 0;
+        for (Supplier<Peer> supplier : peers.values()) {
+            try (Peer peer = supplier.get()) {
+                for (String workload : workloads) {
+                    measure(peer, workload, 4, warmup.multipliedBy(2), "warm" + warmCell++);
+                }
+            }
+        }
         RedisClient admin = RedisClient.create(redis.uri());
         try (StatefulRedisConnection<String, String> stats = admin.connect()) {
             int cell = 0;
