@@ -62,11 +62,13 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition (redis:// engines), server-kill (needs --server), or none."
+            description = "Faults to inject in turn: pause, kill, partition (redis:// engines), server-kill (needs --server: kills the"
+                    + " server, or a minority of Redlock's nodes), majority-kill (--server redlock: 3 of 5 nodes), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
-    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis.")
+    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, or redlock"
+            + " (five redis-servers).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
@@ -107,13 +109,13 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        try (CheckServer started = server == null ? null : CheckServer.startRedis(out.resolve("server"), persistence.equals("aof"))) {
+        try (CheckServers started = server == null ? null : CheckServers.start(server, out.resolve("server"), persistence.equals("aof"))) {
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : started.uri());
         }
     }
 
-    private CheckServer lockServer;
+    private CheckServers lockServer;
 
     private int run(String engineUri) throws Exception {
         if (faults.contains("partition") && !engineUri.startsWith("redis://")) {
@@ -171,13 +173,17 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "partition", "server-kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill or none; '" + fault
+            if (!List.of("pause", "kill", "partition", "server-kill", "majority-kill", "none").contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill, majority-kill or none; '"
+                        + fault
                         + "' is none of them");
             }
         }
-        if (server != null && !server.equals("redis")) {
-            throw new ParameterException(spec.commandLine(), "--server takes redis, was '" + server + "'");
+        if (server != null && !List.of("redis", "redlock").contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--server takes redis or redlock, was '" + server + "'");
+        }
+        if (faults.contains("majority-kill") && !"redlock".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--faults majority-kill needs --server redlock");
         }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
@@ -257,12 +263,11 @@ final class CheckCommand implements Callable<Integer> {
                     proxy.mode(FaultProxy.Mode.PASS);
                     faultLog.log("FAULT", target.name(), -1, "heal");
                 }
-                case "server-kill" -> {
-                    faultLog.log("FAULT", "server", -1, "server-kill");
-                    lockServer.kill();
-                    Thread.sleep(serverDown.toMillis());
-                    lockServer.restart();
-                    faultLog.log("FAULT", "server", -1, "server-restart");
+                case "server-kill", "majority-kill" -> {
+                    int count = fault.equals("server-kill") ? lockServer.minority() : lockServer.size() / 2 + 1;
+                    faultLog.log("FAULT", "server", -1, fault);
+                    List<Integer> nodes = lockServer.killAndRestart(count, serverDown);
+                    faultLog.log("FAULT", "server", -1, "server-restart" + (lockServer.size() > 1 ? " nodes " + nodes : ""));
                 }
                 default -> {
                     // none

@@ -46,7 +46,11 @@ final class CheckServer implements AutoCloseable {
     }
 
     String uri() {
-        return "redis://127.0.0.1:" + port;
+        return "redis://" + hostPort();
+    }
+
+    String hostPort() {
+        return "127.0.0.1:" + port;
     }
 
     private void start() throws IOException, InterruptedException {

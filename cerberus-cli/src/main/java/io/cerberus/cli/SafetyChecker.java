@@ -50,7 +50,7 @@ final class SafetyChecker {
 
         Map<String, Integer> faultCounts() {
             Map<String, Integer> counts = new TreeMap<>();
-            faults.forEach(fault -> counts.merge(fault.kind(), 1, Integer::sum));
+            faults.forEach(fault -> counts.merge(fault.kind().split(" ", 2)[0], 1, Integer::sum));
             return counts;
         }
     }

@@ -119,6 +119,16 @@ class CheckCommandTest {
     }
 
     @Test
+    void redlockKeepsLockingSafelyWhileAMinorityOfItsNodesIsDown() {
+        Cli.Result run = check("--server", "redlock", "--faults", "server-kill", "--server-down", "1s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("server-kill=[1-9]");
+        assertThat(run.stdout()).contains("verdict:               SAFE\n");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+    }
+
+    @Test
     void negativeControlWithoutTheLockIsUnsafe() {
         Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
 
@@ -147,6 +157,9 @@ class CheckCommandTest {
         Cli.Result serverKill = Cli.run(RUN_LIMIT, "check", "--faults", "server-kill");
         assertThat(serverKill.exitCode()).isEqualTo(64);
         assertThat(serverKill.stderr()).contains("needs --server");
+        Cli.Result majority = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "majority-kill");
+        assertThat(majority.exitCode()).isEqualTo(64);
+        assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
         assertThat(partition.stderr()).contains("partition works with redis://");
