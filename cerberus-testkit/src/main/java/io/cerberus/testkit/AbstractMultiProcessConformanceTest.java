@@ -66,6 +66,18 @@ public abstract class AbstractMultiProcessConformanceTest {
         return client.capabilities().contains(Capability.SESSION_BOUND);
     }
 
+    /**
+     * Tuning hook: whether a holder that is paused (SIGSTOP) keeps its lock for as long as it is
+     * paused. True by default for session-bound engines (the operating system keeps a stopped
+     * process's file locks); false for an engine whose session itself expires when the holder stops
+     * answering (ZooKeeper), which then frees the lock like a lease within {@link #expiryBound()}.
+     *
+     * @return whether a paused holder keeps its lock
+     */
+    protected boolean pausedHolderKeepsTheLock() {
+        return sessionBound();
+    }
+
     private ManagedProcess clientProcess() {
         ManagedProcess child = ClientProcess.start(engineUri(), namespace, shortLease());
         children.add(child);
@@ -122,7 +134,7 @@ public abstract class AbstractMultiProcessConformanceTest {
         try {
             Duration wait = shortLease().plus(expiryBound());
             boolean taken = lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS);
-            if (sessionBound()) {
+            if (pausedHolderKeepsTheLock()) {
                 assertThat(taken).as("a paused holder of a session-bound lock keeps it").isFalse();
             } else {
                 assertThat(taken).as("the lease of a paused holder runs out").isTrue();
@@ -135,12 +147,15 @@ public abstract class AbstractMultiProcessConformanceTest {
         }
         String valid = child.ask("VALID exclusive pause", TestTimes.millis(10_000));
         String unlock = child.ask("UNLOCK exclusive pause", TestTimes.millis(10_000));
-        if (sessionBound()) {
+        if (pausedHolderKeepsTheLock()) {
             assertThat(unlock).isEqualTo("UNLOCKED");
             assertThat(valid).isEqualTo("VALID true");
             assertThat(lock.tryLock(expiryBound().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         } else {
-            assertThat(valid).as("the woken holder knows its lease is gone").isEqualTo("VALID false");
+            if (!sessionBound()) {
+                // a lease is judged on the holder's own clock; an expired session is learnt from the server, a moment later
+                assertThat(valid).as("the woken holder knows its lease is gone").isEqualTo("VALID false");
+            }
             assertThat(unlock).startsWith("LOST ").contains("'pause'").contains("was lost");
             assertThat(lock.isHeldByCurrentThread()).as("the next holder still holds").isTrue();
         }

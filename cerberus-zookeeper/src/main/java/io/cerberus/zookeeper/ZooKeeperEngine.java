@@ -1,0 +1,346 @@
+package io.cerberus.zookeeper;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LossReporter;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * The ZooKeeper engine. Each attempt creates one ephemeral sequential node under the lock's node
+ * ({@link LockPaths}); the attempt holds when no node it must wait for comes before it: for a
+ * writer (exclusive, fair, write) any node; for a reader, any writer. A waiter watches only the one
+ * node it waits for, so a release wakes one waiter, not the herd. The fencing token is the node's
+ * creating transaction id ({@code czxid}), which grows with every write to the ensemble.
+ *
+ * <p>Holds live with the client's session: nothing is renewed. When the session expires the
+ * ensemble deletes the nodes and every hold is reported lost.
+ */
+final class ZooKeeperEngine implements LockEngine {
+    private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
+    /** A waiter tries again at least this often, even if no watch fired. */
+    static final Duration RETRY_BOUND = Duration.ofSeconds(5);
+    static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
+            Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+
+    private final String shown;
+    private final String root;
+    private final CuratorFramework client;
+    private final LossReporter losses;
+    /** How long one request may take. */
+    private final Duration timeout;
+    /** The node of every attempt not yet released or abandoned, by token. */
+    private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+
+    /** One attempt's node; {@code waitingFor} is the node it last found in its way. */
+    private static final class Node {
+        final String path;
+        final long czxid;
+        volatile boolean granted;
+        volatile String waitingFor;
+
+        Node(String path, long czxid) {
+            this.path = path;
+            this.czxid = czxid;
+        }
+
+        String name() {
+            return path.substring(path.lastIndexOf('/') + 1);
+        }
+    }
+
+    ZooKeeperEngine(String shown, String root, CuratorFramework client, LossReporter losses, Duration timeout) {
+        this.shown = shown;
+        this.root = root;
+        this.client = client;
+        this.losses = losses;
+        this.timeout = timeout;
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.LOST) {
+                sessionLost();
+            } else if (state == ConnectionState.SUSPENDED) {
+                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": connection lost; holds last while the session does");
+            }
+        });
+    }
+
+    private void sessionLost() {
+        for (Map.Entry<String, Node> entry : nodes.entrySet()) {
+            if (entry.getValue().granted) {
+                losses.lost(entry.getKey(), "the ZooKeeper session expired, and with it the node that held the lock");
+            }
+        }
+        nodes.clear();
+    }
+
+    @Override
+    public String describe() {
+        return shown;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        String dir = LockPaths.lock(root, attempt.key());
+        Node node = nodes.get(attempt.token());
+        if (node == null) {
+            node = create(dir, attempt);
+            nodes.put(attempt.token(), node);
+        }
+        List<String> children = children(dir);
+        int index = children.indexOf(node.name());
+        if (index < 0) {
+            // our node is gone (the session was replaced): queue again
+            nodes.remove(attempt.token());
+            node = create(dir, attempt);
+            nodes.put(attempt.token(), node);
+            children = children(dir);
+            index = children.indexOf(node.name());
+        }
+        String blocker = blocker(children, index, attempt.mode().isShared());
+        if (blocker == null) {
+            node.granted = true;
+            node.waitingFor = null;
+            return AcquireResult.granted(node.czxid);
+        }
+        node.waitingFor = dir + "/" + blocker;
+        return AcquireResult.busy(RETRY_BOUND);
+    }
+
+    /** @return the node this one waits for: the previous node for a writer, the nearest earlier writer for a reader */
+    private static String blocker(List<String> children, int index, boolean shared) {
+        if (index <= 0) {
+            return null;
+        }
+        if (!shared) {
+            return children.get(index - 1);
+        }
+        for (int i = index - 1; i >= 0; i--) {
+            if (!LockPaths.isReader(children.get(i))) {
+                return children.get(i);
+            }
+        }
+        return null;
+    }
+
+    private Node create(String dir, Acquisition attempt) {
+        Stat stat = new Stat();
+        CuratorEvent created = request("acquire " + attempt, callback -> client.create().storingStatIn(stat)
+                .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
+                .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)));
+        check(created, "acquire " + attempt);
+        Stat actual = created.getStat() != null ? created.getStat() : stat;
+        return new Node(created.getName(), actual.getCzxid());
+    }
+
+    private List<String> children(String dir) {
+        CuratorEvent listed = request("list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
+        if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return List.of();
+        }
+        check(listed, "list " + dir);
+        List<String> children = new ArrayList<>(listed.getChildren());
+        children.sort(Comparator.comparingLong(LockPaths::sequence));
+        return children;
+    }
+
+    /** Starts a request in the background. */
+    @FunctionalInterface
+    private interface Request {
+        void start(BackgroundCallback callback) throws Exception;
+    }
+
+    /**
+     * Sends a request and waits for its answer, at most the engine's timeout, without being
+     * interrupted: a request cut off half way could leave a node whose owner does not know it.
+     * An interrupt is kept for the caller.
+     */
+    private CuratorEvent request(String what, Request request) {
+        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        try {
+            request.start((c, event) -> answer.complete(event));
+        } catch (Exception e) {
+            throw failure(what, e);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    throw new EngineUnavailableException("zookeeper engine " + shown + " did not answer within "
+                            + io.cerberus.internal.Checks.format(timeout) + " to " + what
+                            + "; check that a quorum of the ensemble runs and is reachable", e);
+                } catch (ExecutionException e) {
+                    throw failure(what, e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void check(CuratorEvent event, String what) {
+        int code = event.getResultCode();
+        if (code != KeeperException.Code.OK.intValue()) {
+            throw failure(what, KeeperException.create(KeeperException.Code.get(code), event.getPath()));
+        }
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        Node node = nodes.get(attempt.token());
+        String blocker = node == null ? null : node.waitingFor;
+        if (blocker == null) {
+            return;
+        }
+        CountDownLatch changed = new CountDownLatch(1);
+        CuratorWatcher watcher = event -> changed.countDown();
+        CuratorEvent watched = request("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
+                .inBackground(callback).forPath(blocker));
+        if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return;
+        }
+        check(watched, "watch " + blocker);
+        changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        Node node = nodes.remove(attempt.token());
+        if (node != null) {
+            delete(node.path);
+            return;
+        }
+        // a create whose answer was lost may have left a node behind: find it by its token
+        String dir = LockPaths.lock(root, attempt.key());
+        String prefix = LockPaths.nodePrefix(attempt.mode(), attempt.token());
+        for (String child : children(dir)) {
+            if (child.startsWith(prefix)) {
+                delete(dir + "/" + child);
+            }
+        }
+    }
+
+    private boolean delete(String path) {
+        CuratorEvent deleted = request("delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
+        if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return false;
+        }
+        check(deleted, "delete " + path);
+        return true;
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        Node node = nodes.get(attempt.token());
+        if (node == null) {
+            return false;
+        }
+        CuratorEvent exists = request("check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
+        if (exists.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+            return false;
+        }
+        check(exists, "check " + attempt);
+        return exists.getStat() != null;
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        Node node = nodes.remove(attempt.token());
+        return node != null && delete(node.path);
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        return !children(LockPaths.lock(root, key)).isEmpty();
+    }
+
+    @Override
+    public List<LockInfo> inspect(String namespace, String prefix) {
+        String dir = LockPaths.namespace(root, namespace);
+        List<String> names = children(dir);
+        List<LockInfo> infos = new ArrayList<>();
+        for (String encoded : names) {
+            String name = LockPaths.decode(encoded);
+            if (!name.startsWith(prefix)) {
+                continue;
+            }
+            List<String> children = children(dir + "/" + encoded);
+            List<String> holders = new ArrayList<>();
+            for (int i = 0; i < children.size(); i++) {
+                if (blocker(children, i, LockPaths.isReader(children.get(i))) == null) {
+                    holders.add(children.get(i));
+                }
+            }
+            for (String holder : holders) {
+                String path = dir + "/" + encoded + "/" + holder;
+                CuratorEvent read = request("read " + path, callback -> client.getData().inBackground(callback).forPath(path));
+                if (read.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                    continue;
+                }
+                check(read, "read " + path);
+                infos.add(new LockInfo(name, LockPaths.isReader(holder) ? "read" : "exclusive",
+                        new String(read.getData(), StandardCharsets.UTF_8), read.getStat().getCzxid(), Optional.empty(),
+                        children.size() - holders.size()));
+            }
+        }
+        return infos;
+    }
+
+    private RuntimeException failure(String what, Throwable e) {
+        if (e instanceof RuntimeException runtime && !(e instanceof IllegalStateException)) {
+            return runtime;
+        }
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+        }
+        if (e instanceof KeeperException.NoAuthException) {
+            return new EngineUnavailableException("zookeeper engine " + shown + " refused to " + what
+                    + ": not authorised (check the user and password of the URI, and the ACL of the lock's node)", e);
+        }
+        return new EngineUnavailableException("zookeeper engine " + shown + " could not " + what + ": " + e
+                + "; check that a quorum of the ensemble runs and is reachable", e);
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

@@ -1,0 +1,76 @@
+package io.cerberus.zookeeper;
+
+import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.testkit.TestTimes;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.apache.zookeeper.server.quorum.QuorumPeerMain;
+
+/**
+ * A real ZooKeeper server (standalone), run from the ZooKeeper jar on the test class path in a
+ * child JVM, on a free loopback port with its data in a temporary directory. Debian has no
+ * ZooKeeper server package for this; Maven brings the jar with Curator.
+ */
+final class ZooKeeperServer implements AutoCloseable {
+    private final int port;
+    private final Path dir;
+    private ManagedProcess process;
+
+    private ZooKeeperServer(int port, Path dir) {
+        this.port = port;
+        this.dir = dir;
+    }
+
+    static ZooKeeperServer start() {
+        try {
+            ZooKeeperServer server = new ZooKeeperServer(FreePorts.next(), Files.createTempDirectory("cerberus-zk-"));
+            server.startProcess();
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void startProcess() throws IOException {
+        Path config = dir.resolve("zoo.cfg");
+        Files.writeString(config, String.join("\n",
+                "tickTime=200", "minSessionTimeout=400", "maxSessionTimeout=60000",
+                "dataDir=" + dir.resolve("data"), "clientPort=" + port, "clientPortAddress=127.0.0.1",
+                "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr", "") );
+        process = ManagedProcess.startJava(QuorumPeerMain.class, config.toString());
+        FreePorts.awaitAccepting(port, TestTimes.scaled(Duration.ofSeconds(30)), "zookeeper");
+    }
+
+    int port() {
+        return port;
+    }
+
+    String uri() {
+        return "zk://127.0.0.1:" + port;
+    }
+
+    /** Kills the server with SIGKILL. */
+    void kill() {
+        process.kill(TestTimes.scaled(Duration.ofSeconds(10)));
+    }
+
+    /** Starts it again with the same data. */
+    void restart() {
+        try {
+            startProcess();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process != null) {
+            process.close();
+        }
+    }
+}
