@@ -14,6 +14,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.LossReporter;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,9 +63,35 @@ public final class CerberusClient implements Cerberus {
         this.settings = settings;
         String clientName = String.valueOf(CLIENTS.incrementAndGet());
         List<EngineHandle> opened = new ArrayList<>();
+        LossReporter reporter = new LossReporter() {
+            @Override
+            public void lost(String token, String reason) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.markLost(reason, null);
+                }
+            }
+
+            @Override
+            public void uncertain(String token, String reason) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.markUncertain();
+                    LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' is uncertain: " + reason);
+                }
+            }
+
+            @Override
+            public void confirmed(String token) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.confirmed();
+                }
+            }
+        };
         try {
             for (EngineSpec spec : engineSpecs) {
-                EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), this::engineReportedLoss,
+                EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), reporter,
                         spec.options());
                 opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
             }
@@ -445,13 +472,6 @@ public final class CerberusClient implements Cerberus {
     }
 
     // ---- loss and release bookkeeping ------------------------------------------------------
-
-    private void engineReportedLoss(String token, String reason) {
-        Holding holding = live.get(token);
-        if (holding != null) {
-            holding.markLost(reason, null);
-        }
-    }
 
     /** A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. */
     void lost(Holding holding) {

@@ -143,6 +143,11 @@ final class Holding implements Lease {
         uncertain = true;
     }
 
+    /** The engine vouches for the hold again, after it was uncertain. */
+    void confirmed() {
+        uncertain = false;
+    }
+
     boolean localLeaseOver() {
         return expires && System.nanoTime() - validUntilNanos >= 0;
     }

@@ -12,4 +12,22 @@ public interface LossReporter {
      * @param reason why, for the holder's {@link io.cerberus.LockLostException}
      */
     void lost(String token, String reason);
+
+    /**
+     * The engine cannot vouch for a hold for now (its connection is down, its session may still
+     * live): {@link io.cerberus.Lease#isValid()} is false until {@link #confirmed} or {@link #lost}.
+     *
+     * @param token the token of the acquisition
+     * @param reason why, for the log
+     */
+    default void uncertain(String token, String reason) {
+    }
+
+    /**
+     * A hold reported {@link #uncertain} is known to be held again (the session survived).
+     *
+     * @param token the token of the acquisition
+     */
+    default void confirmed(String token) {
+    }
 }

@@ -28,7 +28,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorWatcher;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -49,6 +48,9 @@ final class ZooKeeperEngine implements LockEngine {
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
     static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
             Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+
+    /** Watch events received by waiters, in this JVM: one per release that lets a waiter move, never a herd. */
+    static final java.util.concurrent.atomic.AtomicLong WAKE_UPS = new java.util.concurrent.atomic.AtomicLong();
 
     private final String shown;
     private final String root;
@@ -83,10 +85,25 @@ final class ZooKeeperEngine implements LockEngine {
         this.losses = losses;
         this.timeout = timeout;
         client.getConnectionStateListenable().addListener((c, state) -> {
-            if (state == ConnectionState.LOST) {
-                sessionLost();
-            } else if (state == ConnectionState.SUSPENDED) {
-                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": connection lost; holds last while the session does");
+            switch (state) {
+                case LOST -> sessionLost();
+                case SUSPENDED -> {
+                    LOG.log(Level.WARNING, "zookeeper engine " + shown + ": connection lost; holds are uncertain until it is back");
+                    forEachHold(token -> losses.uncertain(token, "the connection to zookeeper engine " + shown
+                            + " is down; the hold lasts while the session does"));
+                }
+                case RECONNECTED -> forEachHold(losses::confirmed);
+                default -> {
+                    // CONNECTED, READ_ONLY: nothing held changes
+                }
+            }
+        });
+    }
+
+    private void forEachHold(java.util.function.Consumer<String> action) {
+        nodes.forEach((token, node) -> {
+            if (node.granted) {
+                action.accept(token);
             }
         });
     }
@@ -231,7 +248,10 @@ final class ZooKeeperEngine implements LockEngine {
             return;
         }
         CountDownLatch changed = new CountDownLatch(1);
-        CuratorWatcher watcher = event -> changed.countDown();
+        CuratorWatcher watcher = event -> {
+            WAKE_UPS.incrementAndGet();
+            changed.countDown();
+        };
         CuratorEvent watched = request("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
                 .inBackground(callback).forPath(blocker));
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {

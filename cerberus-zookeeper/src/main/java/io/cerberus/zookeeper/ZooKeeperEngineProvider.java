@@ -17,14 +17,21 @@ import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Id;
+import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 
 /**
  * Opens {@code zk://host1:2181,host2:2181/optional/chroot?sessionTimeout=10s&user=U&password=P}.
- * With a user, every node the engine creates is readable and writable only by that digest user
- * ({@code CREATOR_ALL_ACL}), so applications with their own users cannot read, release or block
- * each other's locks.
+ * With a user, every namespace node the engine creates, and everything in it, is readable and
+ * writable only by that digest user, so applications with their own users
+ * (and namespaces) cannot read, release or block each other's locks; the root above the namespaces
+ * stays open for reading and creating.
  */
 public final class ZooKeeperEngineProvider implements EngineProvider {
+
+    static boolean isRootOrAbove(String path, String root) {
+        return root.equals(path) || root.startsWith(path.endsWith("/") ? path : path + "/");
+    }
 
     @Override
     public Set<String> schemes() {
@@ -48,16 +55,29 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
                 .connectionTimeoutMs(connectMillis)
                 .retryPolicy(new RetryNTimes(1, 50));
         if (target.user() != null) {
+            Id owner;
+            try {
+                owner = new Id("digest", DigestAuthenticationProvider.generateDigest(target.user() + ":" + target.password()));
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("this JVM has no SHA-1 for ZooKeeper digest authentication", e);
+            }
+            // (lists that allow contains(null): ZooKeeper checks its ACL lists for null entries)
+            List<ACL> ownerOnly = java.util.Arrays.asList(new ACL(ZooDefs.Perms.ALL, owner));
+            List<ACL> sharedParent = java.util.Arrays.asList(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE),
+                    new ACL(ZooDefs.Perms.ALL, owner));
             builder.authorization("digest", (target.user() + ":" + target.password()).getBytes(StandardCharsets.UTF_8))
                     .aclProvider(new ACLProvider() {
                         @Override
                         public List<ACL> getDefaultAcl() {
-                            return ZooDefs.Ids.CREATOR_ALL_ACL;
+                            return ownerOnly;
                         }
 
                         @Override
                         public List<ACL> getAclForPath(String path) {
-                            return ZooDefs.Ids.CREATOR_ALL_ACL;
+                            // the root (and the parents above it) is shared by every application: anyone may
+                            // read it and create a namespace in it; a namespace and everything in it belong to
+                            // the user that created it
+                            return isRootOrAbove(path, target.root()) ? sharedParent : ownerOnly;
                         }
                     });
         }

@@ -2,9 +2,12 @@ package io.cerberus.zookeeper;
 
 import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,6 +46,19 @@ final class ZooKeeperServer implements AutoCloseable {
                 "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr", "") );
         process = ManagedProcess.startJava(QuorumPeerMain.class, config.toString());
         FreePorts.awaitAccepting(port, TestTimes.scaled(Duration.ofSeconds(30)), "zookeeper");
+        Poll.until("zookeeper on port " + port + " serving requests", TestTimes.scaled(Duration.ofSeconds(30)), () -> serving(port));
+    }
+
+    /** @return whether the server answers the four-letter command srvr with its mode (it serves requests) */
+    static boolean serving(int port) {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(2_000);
+            socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).contains("Mode:");
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     int port() {

@@ -1,0 +1,179 @@
+package io.cerberus.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LockInfo;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** ZooKeeper-specific behaviour on real servers: no herd, FIFO, sessions across restarts, per-app ACLs, bad URIs. */
+class ZooKeeperEngineTest {
+    private static ZooKeeperServer server;
+
+    @BeforeAll
+    static void startServer() {
+        server = ZooKeeperServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    private static Cerberus client(ZooKeeperServer on, String query, String namespace) {
+        return Cerberus.builder().engine(on.uri() + "/engine-test" + query).namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    @Test
+    void waitersDrainInArrivalOrderAndEachReleaseWakesOneWaiter() throws Exception {
+        int waiters = 100;
+        String namespace = "herd-" + UUID.randomUUID();
+        try (Cerberus cerberus = client(server, "", namespace)) {
+            DistributedLock first = cerberus.fairLock("queue");
+            first.lock();
+            List<Integer> order = new CopyOnWriteArrayList<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                int index = i;
+                Thread thread = new Thread(() -> {
+                    DistributedLock lock = cerberus.fairLock("queue");
+                    lock.lock();
+                    order.add(index);
+                    lock.unlock();
+                }, "waiter-" + i);
+                threads.add(thread);
+                thread.start();
+                Poll.untilWaiting(thread, TestTimes.millis(10_000));
+            }
+            long before = ZooKeeperEngine.WAKE_UPS.get();
+            first.unlock();
+            for (Thread thread : threads) {
+                thread.join(TestTimes.millis(60_000).toMillis());
+            }
+            long wakeUps = ZooKeeperEngine.WAKE_UPS.get() - before;
+            System.out.println(waiters + " waiters, " + waiters + " releases that let one move: " + wakeUps + " wake-ups");
+            assertThat(order).hasSize(waiters);
+            assertThat(order).isSorted();
+            assertThat(wakeUps).as("one wake-up per release, no herd").isLessThanOrEqualTo(waiters);
+        }
+    }
+
+    @Test
+    void inspectCountsHoldersAndWaiters() throws Exception {
+        String namespace = "inspect-" + UUID.randomUUID();
+        try (Cerberus cerberus = client(server, "", namespace)) {
+            DistributedLock lock = cerberus.lock("busy");
+            lock.lock();
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        cerberus.lock("busy").tryAcquire(Duration.ofSeconds(30)).ifPresent(Lease::close);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                threads.add(thread);
+                thread.start();
+                Poll.untilWaiting(thread, TestTimes.millis(10_000));
+            }
+            List<LockInfo> infos = cerberus.inspect("");
+            assertThat(infos).singleElement().satisfies(info -> {
+                assertThat(info.name()).isEqualTo("busy");
+                assertThat(info.waiters()).isEqualTo(2);
+                assertThat(info.leaseRemaining()).isEmpty();
+                assertThat(info.holder()).contains(Long.toString(ProcessHandle.current().pid()));
+            });
+            lock.unlock();
+            for (Thread thread : threads) {
+                thread.join(10_000);
+            }
+        }
+    }
+
+    @Test
+    void aServerRestartedWithinTheSessionTimeoutKeepsTheLock() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+                Cerberus holder = client(own, "?sessionTimeout=20s", "restart");
+                Cerberus other = client(own, "?sessionTimeout=20s", "restart")) {
+            Lease lease = holder.lock("kept").acquire(Duration.ZERO);
+            own.kill();
+            Poll.until("the lease is uncertain while the server is down", TestTimes.millis(10_000), () -> !lease.isValid());
+            own.restart();
+            Poll.until("the lease is confirmed once the session is back", TestTimes.millis(20_000), lease::isValid);
+            assertThat(other.lock("kept").tryLock()).as("still held").isFalse();
+            lease.close();
+            assertThat(other.lock("kept").tryLock()).isTrue();
+            other.lock("kept").unlock();
+        }
+    }
+
+    @Test
+    void aServerDownLongerThanTheSessionLosesTheLockAndTheNextHolderHasALargerFence() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+                Cerberus holder = client(own, "?sessionTimeout=1s", "expiry")) {
+            Lease lease = holder.lock("expires").acquire(Duration.ZERO);
+            long fence = lease.fencingToken();
+            CountDownLatch lost = new CountDownLatch(1);
+            lease.onLost((l, reason) -> lost.countDown());
+            own.kill();
+            Thread.sleep(TestTimes.millis(3_000).toMillis()); // the outage itself is the fault: longer than the session
+            own.restart();
+            assertThat(lost.await(TestTimes.millis(30_000).toMillis(), TimeUnit.MILLISECONDS)).as("loss signalled").isTrue();
+            try (Cerberus next = client(own, "?sessionTimeout=5s", "expiry")) {
+                Lease taken = next.lock("expires").acquire(TestTimes.millis(10_000));
+                assertThat(taken.fencingToken()).isGreaterThan(fence);
+                taken.close();
+            }
+        }
+    }
+
+    @Test
+    void appsWithTheirOwnUsersCannotTakeReleaseOrBlockEachOthersLocks() throws Exception {
+        String namespace = "app-a-" + UUID.randomUUID();
+        try (Cerberus appA = client(server, "?user=app-a&password=secret-a", namespace);
+                Cerberus appB = client(server, "?user=app-b&password=secret-b", namespace);
+                Cerberus ownNamespace = client(server, "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
+            DistributedLock lock = appA.lock("order:1");
+            lock.lock();
+            assertThatThrownBy(() -> appB.lock("order:1").tryLock())
+                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not authorised")
+                    .hasMessageNotContaining("secret-b");
+            assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            lock.unlock();
+            assertThat(appA.lock("order:1").tryLock()).isTrue();
+            appA.lock("order:1").unlock();
+            assertThat(ownNamespace.lock("order:1").tryLock()).as("B in its own namespace").isTrue();
+            ownNamespace.lock("order:1").unlock();
+        }
+    }
+
+    @Test
+    void badUrisAreRejectedWithTheRule() {
+        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?sessionTimeot=5s"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'sessionTimeot'");
+        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?user=a"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("both user and password");
+        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?sessionTimeout=soon"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");
+        assertThatThrownBy(() -> Cerberus.connect("zk://127.0.0.1:1,,127.0.0.1:2"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty host");
+    }
+}
