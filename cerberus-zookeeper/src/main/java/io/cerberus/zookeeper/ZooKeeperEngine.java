@@ -136,6 +136,7 @@ final class ZooKeeperEngine implements LockEngine {
             nodes.put(attempt.token(), node);
         }
         List<String> children = children(dir);
+        node = dropDuplicates(dir, attempt, node, children);
         int index = children.indexOf(node.name());
         if (index < 0) {
             // our node is gone (the session was replaced): queue again
@@ -153,6 +154,35 @@ final class ZooKeeperEngine implements LockEngine {
         }
         node.waitingFor = dir + "/" + blocker;
         return AcquireResult.busy(RETRY_BOUND);
+    }
+
+    /**
+     * A create whose answer was lost to a connection loss may be sent again by Curator and leave two
+     * nodes with this attempt's token: the first, whose owner would never delete it, would block the
+     * lock for as long as the session lives. Keeps the earliest (the attempt's place in the queue)
+     * and deletes the others; {@code children} is updated in place.
+     */
+    private Node dropDuplicates(String dir, Acquisition attempt, Node node, List<String> children) {
+        String prefix = LockPaths.nodePrefix(attempt.mode(), attempt.token());
+        List<String> mine = children.stream().filter(child -> child.startsWith(prefix)).toList();
+        if (mine.size() < 2) {
+            return node;
+        }
+        String keep = mine.get(0);
+        for (String extra : mine.subList(1, mine.size())) {
+            delete(dir + "/" + extra);
+            children.remove(extra);
+        }
+        if (keep.equals(node.name())) {
+            return node;
+        }
+        String path = dir + "/" + keep;
+        CuratorEvent kept = request("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
+        check(kept, "read " + path);
+        Node adopted = new Node(path, kept.getStat().getCzxid());
+        nodes.put(attempt.token(), adopted);
+        LOG.log(Level.INFO, "zookeeper engine " + shown + ": " + attempt + " had " + mine.size() + " nodes after a connection loss; kept " + keep);
+        return adopted;
     }
 
     /** @return the node this one waits for: the previous node for a writer, the nearest earlier writer for a reader */
