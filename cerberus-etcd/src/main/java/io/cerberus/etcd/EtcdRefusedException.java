@@ -18,7 +18,10 @@ final class EtcdRefusedException extends EngineUnavailableException {
 
     static EtcdRefusedException of(String what, String describe, Throwable cause) {
         String text = String.valueOf(cause.getMessage());
-        boolean leaseGone = text.contains("lease not found") || cause instanceof io.etcd.jetcd.lease.NoSuchLeaseException;
+        boolean leaseGone = false;
+        for (Throwable c = cause; c != null; c = c.getCause()) {
+            leaseGone |= c instanceof io.etcd.jetcd.lease.NoSuchLeaseException || String.valueOf(c.getMessage()).contains("lease not found");
+        }
         Status.Code code = Status.fromThrowable(cause).getCode();
         String hint = switch (code) {
             case UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, FAILED_PRECONDITION ->

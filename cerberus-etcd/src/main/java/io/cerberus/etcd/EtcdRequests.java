@@ -116,6 +116,12 @@ final class EtcdRequests {
 
     /** @return whether a resend may succeed where this failure did: the member or the cluster is unavailable */
     static boolean isTransient(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof io.etcd.jetcd.lease.NoSuchLeaseException
+                    || String.valueOf(cause.getMessage()).contains("lease not found")) {
+                return false;
+            }
+        }
         Status.Code code = Status.fromThrowable(failure).getCode();
         return switch (code) {
             case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, ABORTED, RESOURCE_EXHAUSTED, INTERNAL -> true;
