@@ -19,18 +19,32 @@ final class EtcdServer implements AutoCloseable {
     private final int clientPort;
     private final int peerPort;
     private final Path dataDir;
+    private final Path certificate;
+    private final Path key;
     private ManagedProcess process;
 
-    private EtcdServer(int clientPort, int peerPort, Path dataDir) {
+    private EtcdServer(int clientPort, int peerPort, Path dataDir, Path certificate, Path key) {
         this.clientPort = clientPort;
         this.peerPort = peerPort;
         this.dataDir = dataDir;
+        this.certificate = certificate;
+        this.key = key;
     }
 
     /** @return a started etcd */
     static EtcdServer start() {
+        return start(null, null);
+    }
+
+    /**
+     * @param certificate PEM certificate of the server, or null for plain text
+     * @param key PEM private key of the server
+     * @return a started etcd that speaks TLS to clients when a certificate is given
+     */
+    static EtcdServer start(Path certificate, Path key) {
         try {
-            EtcdServer server = new EtcdServer(FreePorts.next(), FreePorts.next(), Files.createTempDirectory("cerberus-etcd-"));
+            EtcdServer server = new EtcdServer(FreePorts.next(), FreePorts.next(), Files.createTempDirectory("cerberus-etcd-"),
+                    certificate, key);
             server.startProcess();
             return server;
         } catch (IOException e) {
@@ -39,13 +53,16 @@ final class EtcdServer implements AutoCloseable {
     }
 
     private void startProcess() {
-        String client = "http://127.0.0.1:" + clientPort;
+        String client = (certificate == null ? "http" : "https") + "://127.0.0.1:" + clientPort;
         String peer = "http://127.0.0.1:" + peerPort;
         List<String> command = new ArrayList<>(List.of(Executables.require("etcd", "etcd-server").toString(),
                 "--name", "member", "--data-dir", dataDir.toString(),
                 "--listen-client-urls", client, "--advertise-client-urls", client,
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "member=" + peer, "--initial-cluster-state", "new"));
+        if (certificate != null) {
+            command.addAll(List.of("--cert-file", certificate.toString(), "--key-file", key.toString()));
+        }
         process = ManagedProcess.start("etcd-" + clientPort, command);
         FreePorts.awaitAccepting(clientPort, TestTimes.millis(20_000), "etcd");
         // the member accepts connections before it has elected itself; wait until it answers
@@ -64,7 +81,10 @@ final class EtcdServer implements AutoCloseable {
      */
     String ctl(String... args) {
         List<String> command = new ArrayList<>(List.of(Executables.require("etcdctl", "etcd-client").toString(),
-                "--endpoints", "127.0.0.1:" + clientPort));
+                "--endpoints", (certificate == null ? "" : "https://") + "127.0.0.1:" + clientPort));
+        if (certificate != null) {
+            command.addAll(List.of("--cacert", certificate.toString()));
+        }
         command.addAll(List.of(args));
         try {
             Process ctl = new ProcessBuilder(command).redirectErrorStream(true).start();
