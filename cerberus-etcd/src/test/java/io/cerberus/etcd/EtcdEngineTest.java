@@ -2,9 +2,11 @@ package io.cerberus.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
@@ -99,6 +101,41 @@ class EtcdEngineTest {
             releaser.join();
             assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.release(waiter)).isTrue();
+        }
+    }
+
+    @Test
+    void inspectListsHoldersAndCountsWaiters() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("listed", "shared");
+            Acquisition reader1 = new Acquisition(key, LockMode.READ, token(), "reader one", Duration.ofSeconds(30));
+            Acquisition reader2 = new Acquisition(key, LockMode.READ, token(), "reader two", Duration.ofSeconds(30));
+            Acquisition writer = new Acquisition(key, LockMode.WRITE, token(), "writer", Duration.ofSeconds(30));
+            assertThat(engine.tryAcquire(reader1)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(reader2)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.inspect("listed", "sh")).extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
+                    .containsExactly(tuple("reader one", "read", 1), tuple("reader two", "read", 1));
+            engine.abandon(writer);
+            engine.release(reader1);
+            engine.release(reader2);
+            assertThat(engine.inspect("listed", "")).isEmpty();
+        }
+    }
+
+    @Test
+    void aBlockedWaiterSendsNoRequestsWhileNothingChanges() throws Exception {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri("")).namespace("quiet").build();
+                Cerberus other = Cerberus.builder().engine(server.uri("")).namespace("quiet").build()) {
+            DistributedLock held = cerberus.lock("quiet");
+            held.lock();
+            DistributedLock waiting = other.lock("quiet");
+            long before = server.metric("grpc_server_started_total{grpc_method=\"Txn\"");
+            assertThat(waiting.tryLock(3, TimeUnit.SECONDS)).isFalse();
+            long txns = server.metric("grpc_server_started_total{grpc_method=\"Txn\"") - before;
+            assertThat(txns).as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
+                    + " none in between").isLessThanOrEqualTo(3);
+            held.unlock();
         }
     }
 

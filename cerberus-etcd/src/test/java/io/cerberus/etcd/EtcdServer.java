@@ -102,6 +102,25 @@ final class EtcdServer implements AutoCloseable {
         }
     }
 
+    /**
+     * @param prefix the start of a line of the server's Prometheus metrics, up to the labels wanted
+     * @return the sum of the values of the lines that start so
+     */
+    long metric(String prefix) {
+        try {
+            java.net.http.HttpResponse<String> reply = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + clientPort + "/metrics")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            return reply.body().lines().filter(line -> line.startsWith(prefix))
+                    .mapToLong(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Override
     public void close() {
         process.close();
