@@ -1,0 +1,32 @@
+package io.cerberus.etcd;
+
+import io.cerberus.spi.Acquisition;
+import io.etcd.jetcd.ByteSequence;
+import java.util.concurrent.ScheduledFuture;
+
+/** What the engine knows of one attempt: its key, lease, create revision and whom it waits for. */
+final class AttemptState {
+    final Acquisition attempt;
+    final ByteSequence key;
+    final long leaseId;
+    volatile long createRevision;
+    volatile boolean granted;
+    /** The key this attempt waits on, and the revision after the read that found it. */
+    volatile ByteSequence predecessor;
+    volatile long watchFromRevision;
+    /** Ends the hold when its lease runs out without a renewal. */
+    volatile ScheduledFuture<?> expiry;
+
+    AttemptState(Acquisition attempt, ByteSequence key, long leaseId) {
+        this.attempt = attempt;
+        this.key = key;
+        this.leaseId = leaseId;
+    }
+
+    void cancelExpiry() {
+        ScheduledFuture<?> current = expiry;
+        if (current != null) {
+            current.cancel(false);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.cerberus.etcd;
+
+import io.cerberus.EngineUnavailableException;
+import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The one etcd lease of a client, to which every lock key of the client is attached. Kept alive
+ * by a keep-alive request every third of the TTL, each one checked: a reply with TTL 0 or "lease
+ * not found" means the lease expired or was revoked; no confirmed keep-alive for a whole TTL
+ * means it must be taken as expired. Either way the lease is reported lost (with every hold on
+ * it) and the next acquisition grants a new one. A single keep-alive request per round, not the
+ * jetcd keep-alive stream, so a broken stream can never be mistaken for a live lease.
+ */
+final class ClientLease {
+    private static final System.Logger LOG = System.getLogger(ClientLease.class.getName());
+
+    /** Told when a lease is lost: its id and why. */
+    interface LossListener {
+        void leaseLost(long leaseId, String reason);
+    }
+
+    private final Lease leases;
+    private final EtcdRequests requests;
+    private final Duration ttl;
+    private final LossListener listener;
+    private final ReentrantLock lock = new ReentrantLock();
+    private long leaseId;
+    private long confirmedAtNanos;
+
+    ClientLease(Lease leases, EtcdRequests requests, Duration ttl, LossListener listener) {
+        this.leases = leases;
+        this.requests = requests;
+        this.ttl = ttl;
+        this.listener = listener;
+    }
+
+    Duration ttl() {
+        return ttl;
+    }
+
+    /** Starts the keep-alive rounds on {@code scheduler}. */
+    void keepAliveOn(ScheduledExecutorService scheduler) {
+        long every = Math.max(1, ttl.toMillis() / 3);
+        scheduler.scheduleWithFixedDelay(this::keepAliveOnce, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * @return the live lease id, granting a lease first if there is none
+     * @throws EngineUnavailableException if no lease could be granted within the timeout
+     */
+    long current() {
+        lock.lock();
+        try {
+            if (leaseId == 0) {
+                long sentAt = System.nanoTime();
+                // a resent grant may leave an unused lease behind; it ends by itself after the TTL
+                leaseId = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds())).getID();
+                confirmedAtNanos = sentAt;
+                LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(leaseId), ttl.toSeconds());
+            }
+            return leaseId;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void keepAliveOnce() {
+        long id = currentOrZero();
+        if (id == 0) {
+            return;
+        }
+        long sentAt = System.nanoTime();
+        try {
+            LeaseKeepAliveResponse reply = requests.call("keep its lease alive", () -> leases.keepAliveOnce(id));
+            if (reply.getTTL() <= 0) {
+                lost(id, "its etcd lease " + Long.toHexString(id) + " expired or was revoked");
+            } else {
+                confirmed(id, sentAt);
+            }
+        } catch (EtcdRefusedException e) {
+            if (e.isLeaseGone()) {
+                lost(id, "its etcd lease " + Long.toHexString(id) + " expired or was revoked");
+            } else {
+                LOG.log(Level.WARNING, "etcd refused a keep-alive of the client lease: {0}", e.getMessage());
+                expireIfUnconfirmed(id);
+            }
+        } catch (EngineUnavailableException e) {
+            LOG.log(Level.WARNING, "no keep-alive of the client lease: {0}", e.getMessage());
+            expireIfUnconfirmed(id);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "keep-alive of the client lease failed", e);
+            expireIfUnconfirmed(id);
+        }
+    }
+
+    private long currentOrZero() {
+        lock.lock();
+        try {
+            return leaseId;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void confirmed(long id, long sentAt) {
+        lock.lock();
+        try {
+            if (leaseId == id) {
+                confirmedAtNanos = Math.max(confirmedAtNanos, sentAt);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void expireIfUnconfirmed(long id) {
+        long unconfirmed;
+        lock.lock();
+        try {
+            unconfirmed = System.nanoTime() - confirmedAtNanos;
+        } finally {
+            lock.unlock();
+        }
+        if (unconfirmed >= ttl.toNanos()) {
+            lost(id, "no keep-alive of its etcd lease " + Long.toHexString(id) + " was answered for the lease's "
+                    + ttl.toSeconds() + " s");
+        }
+    }
+
+    /**
+     * Forgets a lease known to be gone and tells the listener, once per lease.
+     *
+     * @param id the lease
+     * @param reason why it is gone
+     */
+    void lost(long id, String reason) {
+        lock.lock();
+        try {
+            if (leaseId != id) {
+                return;
+            }
+            leaseId = 0;
+        } finally {
+            lock.unlock();
+        }
+        LOG.log(Level.WARNING, "etcd lease {0} lost: {1}", Long.toHexString(id), reason);
+        listener.leaseLost(id, reason);
+    }
+
+    /** Revokes the lease, deleting every key on it at once; best effort. */
+    void revoke() {
+        long id = currentOrZero();
+        if (id == 0) {
+            return;
+        }
+        try {
+            requests.call("revoke its lease", () -> leases.revoke(id));
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not revoke etcd lease {0}; its keys go when it expires: {1}", Long.toHexString(id), e.getMessage());
+        }
+    }
+}

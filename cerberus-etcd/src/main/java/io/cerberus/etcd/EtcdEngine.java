@@ -1,0 +1,318 @@
+package io.cerberus.etcd;
+
+import io.cerberus.Capability;
+import io.cerberus.LockInfo;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LossReporter;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@code etcd://} engine.
+ *
+ * <p><b>Recipe.</b> An attempt is one key under the lock's directory, attached to the client's
+ * one lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key
+ * if its create revision is 0, and read the lock's directory sorted by create revision. The
+ * attempt holds when no key before it excludes it (any earlier key for a writer, an earlier
+ * writer for a reader); otherwise it waits, watching only the key it waits on: its predecessor,
+ * or for a reader the last earlier writer ({@link PredecessorWatch}). So waiters queue in
+ * arrival order (fair) and a release wakes one waiter.
+ *
+ * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: etcd revisions
+ * only grow, and a lock's holders follow the create order of their keys. Every request is safe to
+ * repeat ({@link EtcdRequests} resends unanswered ones): the create is keyed by lease and token,
+ * release and abandon delete only when the key's create revision is still ours, so a stale
+ * release can never delete a newer key. Holds end on the server when the client's lease ends (a
+ * crash, a revoke); a hold's own lease (explicit lease or watchdog) is enforced by this engine,
+ * which deletes the key when the lease runs out without a renewal. When the client's lease is lost
+ * every hold on it is reported to the {@link LossReporter}.
+ *
+ * <p><b>Costs.</b> Acquire uncontended: one transaction (one round trip). Release: one
+ * transaction. Renew: one read of the key (one transaction for a batch). Waiting: one watch per
+ * wake-up, plus the keep-alive of the client lease every TTL/3 whatever the number of holds.
+ */
+final class EtcdEngine implements LockEngine {
+    private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
+    static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
+            Capability.MULTI_PROCESS, Capability.INSPECT);
+    private static final GetOption BY_CREATE_REVISION = GetOption.builder().isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+
+    private final String describe;
+    private final Client client;
+    private final EtcdRequests requests;
+    private final LockKeys keys;
+    private final LossReporter lossReporter;
+    private final ClientLease lease;
+    private final ScheduledExecutorService expiries;
+    private final ScheduledExecutorService keepAlives;
+    private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    EtcdEngine(String describe, Client client, EtcdTarget target, Duration timeout, LossReporter lossReporter) {
+        this.describe = describe;
+        this.client = client;
+        this.requests = new EtcdRequests(describe, timeout);
+        this.keys = new LockKeys(target.prefix());
+        this.lossReporter = lossReporter;
+        this.lease = new ClientLease(client.getLeaseClient(), requests, target.ttl(), this::leaseLost);
+        this.expiries = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-expiry"));
+        this.keepAlives = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-keepalive"));
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return runnable -> {
+            Thread thread = new Thread(runnable, name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** Grants the client lease (checking that etcd answers) and starts keeping it alive. */
+    void start() {
+        lease.current();
+        lease.keepAliveOn(keepAlives);
+    }
+
+    @Override
+    public String describe() {
+        return describe;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        ensureOpen();
+        long leaseId = lease.current();
+        AttemptState state = attempts.compute(attempt.token(), (token, known) -> known != null && known.leaseId == leaseId
+                ? known : new AttemptState(attempt, keys.attemptKey(attempt, leaseId), leaseId));
+        ByteSequence directory = keys.lockDirectory(attempt.key());
+        TxnResponse reply;
+        try {
+            reply = requests.call("acquire lock '" + attempt.key().name() + "'", () -> client.getKVClient().txn()
+                    .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                    .Then(Op.put(state.key, LockKeys.value(attempt), PutOption.builder().withLeaseId(leaseId).build()),
+                            Op.get(directory, BY_CREATE_REVISION))
+                    .Else(Op.get(directory, BY_CREATE_REVISION)).commit());
+        } catch (EtcdRefusedException e) {
+            if (e.isLeaseGone()) {
+                lease.lost(leaseId, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked");
+                return AcquireResult.busy(Duration.ZERO);
+            }
+            throw e;
+        }
+        List<KeyValue> lockKeys = reply.getGetResponses().get(0).getKvs();
+        int mine = indexOf(lockKeys, state.key);
+        if (mine < 0) {
+            // our key went between create and read: the lease ended; the next try starts afresh
+            attempts.remove(attempt.token(), state);
+            return AcquireResult.busy(Duration.ZERO);
+        }
+        state.createRevision = lockKeys.get(mine).getCreateRevision();
+        int blocker = blockerOf(lockKeys, mine, attempt.mode().isShared());
+        if (blocker < 0) {
+            state.granted = true;
+            scheduleExpiry(state);
+            return AcquireResult.granted(state.createRevision);
+        }
+        state.predecessor = lockKeys.get(blocker).getKey();
+        state.watchFromRevision = reply.getHeader().getRevision() + 1;
+        // a holder's expiry deletes its key and wakes the watch, so the bound is only a safety net
+        return AcquireResult.busy(lease.ttl());
+    }
+
+    private static int indexOf(List<KeyValue> lockKeys, ByteSequence key) {
+        for (int i = 0; i < lockKeys.size(); i++) {
+            if (lockKeys.get(i).getKey().equals(key)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** @return the key an attempt at {@code mine} waits on, or -1 if it holds */
+    private static int blockerOf(List<KeyValue> lockKeys, int mine, boolean shared) {
+        if (!shared) {
+            return mine - 1;
+        }
+        for (int i = mine - 1; i >= 0; i--) {
+            if (!LockKeys.modeOf(lockKeys.get(i).getValue()).isShared()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private void scheduleExpiry(AttemptState state) {
+        state.cancelExpiry();
+        state.expiry = expiries.schedule(() -> expire(state), state.attempt.lease().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void expire(AttemptState state) {
+        if (attempts.remove(state.attempt.token(), state)) {
+            try {
+                deleteIfOurs(state, "end the lease of lock '" + state.attempt.key().name() + "'");
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "could not delete the key of " + state.attempt + " at the end of its lease; it goes"
+                        + " with the client lease", e);
+            }
+        }
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        AttemptState state = attempts.get(attempt.token());
+        if (state == null || state.granted) {
+            return;
+        }
+        ByteSequence predecessor = state.predecessor;
+        if (predecessor == null) {
+            return;
+        }
+        PredecessorWatch.await(client.getWatchClient(), predecessor, state.watchFromRevision, max);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        AttemptState state = attempts.remove(attempt.token());
+        if (state == null) {
+            return;
+        }
+        state.cancelExpiry();
+        try {
+            deleteIfOurs(state, "give up an attempt on lock '" + attempt.key().name() + "'");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not delete the key of abandoned " + attempt + "; it goes with the client lease", e);
+        }
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        return !renewAll(List.of(attempt)).contains(attempt);
+    }
+
+    @Override
+    public Set<Acquisition> renewAll(java.util.Collection<Acquisition> held) {
+        ensureOpen();
+        Set<Acquisition> lost = ConcurrentHashMap.newKeySet();
+        List<Acquisition> all = List.copyOf(held);
+        for (int from = 0; from < all.size(); from += 100) {
+            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + 100));
+            List<AttemptState> states = batch.stream().map(a -> attempts.get(a.token())).toList();
+            Op[] reads = states.stream().filter(s -> s != null && s.granted).map(s -> Op.get(s.key, GetOption.DEFAULT))
+                    .toArray(Op[]::new);
+            List<GetResponse> replies = reads.length == 0 ? List.of()
+                    : requests.call("renew " + reads.length + " locks", () -> client.getKVClient().txn().Then(reads).commit())
+                            .getGetResponses();
+            int reply = 0;
+            for (int i = 0; i < batch.size(); i++) {
+                AttemptState state = states.get(i);
+                if (state == null || !state.granted) {
+                    lost.add(batch.get(i));
+                    continue;
+                }
+                List<KeyValue> found = replies.get(reply++).getKvs();
+                if (found.isEmpty() || found.get(0).getCreateRevision() != state.createRevision) {
+                    attempts.remove(state.attempt.token(), state);
+                    state.cancelExpiry();
+                    lost.add(batch.get(i));
+                } else {
+                    scheduleExpiry(state);
+                }
+            }
+        }
+        return lost;
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        ensureOpen();
+        AttemptState state = attempts.remove(attempt.token());
+        if (state == null) {
+            return false;
+        }
+        state.cancelExpiry();
+        return state.granted && deleteIfOurs(state, "release lock '" + attempt.key().name() + "'");
+    }
+
+    /** Deletes the attempt's key only if its create revision is still the one we created. */
+    private boolean deleteIfOurs(AttemptState state, String what) {
+        long revision = state.createRevision;
+        Cmp ours = revision == 0 ? new Cmp(state.key, Cmp.Op.GREATER, CmpTarget.createRevision(0))
+                : new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision));
+        return requests.call(what, () -> client.getKVClient().txn().If(ours)
+                .Then(Op.delete(state.key, DeleteOption.DEFAULT)).commit()).isSucceeded();
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        ensureOpen();
+        ByteSequence directory = keys.lockDirectory(key);
+        return requests.call("read lock '" + key.name() + "'", () -> client.getKVClient().get(directory,
+                GetOption.builder().isPrefix(true).withCountOnly(true).build())).getCount() > 0;
+    }
+
+    @Override
+    public List<LockInfo> inspect(String namespace, String prefix) {
+        ensureOpen();
+        ByteSequence directory = keys.namespaceDirectory(namespace);
+        List<KeyValue> all = requests.call("list locks", () -> client.getKVClient().get(directory, BY_CREATE_REVISION)).getKvs();
+        return LockListing.list(all, directory, prefix);
+    }
+
+    private void leaseLost(long leaseId, String reason) {
+        for (AttemptState state : List.copyOf(attempts.values())) {
+            if (state.leaseId == leaseId && attempts.remove(state.attempt.token(), state)) {
+                state.cancelExpiry();
+                if (state.granted) {
+                    lossReporter.lost(state.attempt.token(), reason);
+                }
+            }
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("etcd engine " + describe + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        keepAlives.shutdownNow();
+        expiries.shutdownNow();
+        attempts.values().forEach(AttemptState::cancelExpiry);
+        attempts.clear();
+        lease.revoke();
+        client.close();
+    }
+}

@@ -1,0 +1,63 @@
+package io.cerberus.etcd;
+
+import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.Uris;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.LockEngine;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import java.util.Set;
+import javax.net.ssl.SSLException;
+
+/**
+ * Opens {@code etcd://} and {@code etcds://} engines on jetcd. See {@link EtcdTarget} for the URI
+ * and {@link EtcdEngine} for the recipe.
+ */
+public final class EtcdEngineProvider implements EngineProvider {
+
+    /** Needed by {@link java.util.ServiceLoader}. */
+    public EtcdEngineProvider() {
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("etcd", "etcds");
+    }
+
+    @Override
+    public Set<Capability> capabilities(String scheme) {
+        return EtcdEngine.CAPABILITIES;
+    }
+
+    @Override
+    public LockEngine open(EngineContext context) {
+        context.requireNoOptions();
+        EtcdTarget target = EtcdTarget.parse(context.uri());
+        String describe = Uris.redact(context.uri());
+        ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
+                .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout());
+        target.user().ifPresent(user -> builder.user(LockKeys.bytes(user)));
+        target.password().ifPresent(password -> builder.password(LockKeys.bytes(password)));
+        if (target.tls()) {
+            try {
+                builder.sslContext(ssl -> target.trustedCertificates().ifPresent(ca -> ssl.trustManager(ca.toFile())));
+            } catch (SSLException e) {
+                throw new IllegalArgumentException("cannot set up TLS for etcd " + describe + ": " + e.getMessage(), e);
+            }
+        }
+        Client client = builder.build();
+        EtcdEngine engine = new EtcdEngine(describe, client, target, context.connectTimeout(), context.lossReporter());
+        try {
+            engine.start();
+        } catch (RuntimeException e) {
+            engine.close();
+            if (e instanceof EngineUnavailableException) {
+                throw e;
+            }
+            throw new EngineUnavailableException("could not open etcd " + describe + ": " + e, e);
+        }
+        return engine;
+    }
+}

@@ -1,0 +1,131 @@
+package io.cerberus.etcd;
+
+import io.cerberus.EngineUnavailableException;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+/**
+ * Sends requests to etcd with a deadline. Every request this engine sends is safe to repeat (a
+ * create-if-absent keyed by lease and token, a delete that compares the create revision, reads,
+ * keep-alives), so a request that has not been answered after a quarter of the timeout is sent
+ * again, to whichever member the client now talks to: a request stuck on a member that died is
+ * not waited out. The first answer wins; after the whole timeout the call fails with
+ * {@link EngineUnavailableException} naming the redacted URI. Waiting for a reply is not
+ * interruptible (it is bounded by the timeout): an interrupt is kept for the caller, so the store
+ * and this client never disagree about whether a request was made.
+ */
+final class EtcdRequests {
+    private static final long FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    private final String describe;
+    private final Duration timeout;
+
+    EtcdRequests(String describe, Duration timeout) {
+        this.describe = describe;
+        this.timeout = timeout;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    /**
+     * @param what what the request does, for the message
+     * @param request sends the request once; called again on each resend
+     * @param <T> the reply type
+     * @return the first reply
+     * @throws EngineUnavailableException if no reply came within the timeout
+     * @throws EtcdRefusedException if etcd answered with an error that a resend cannot mend
+     */
+    <T> T call(String what, Supplier<CompletableFuture<T>> request) {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        long resendEvery = Math.max(1, timeout.toNanos() / 4);
+        List<CompletableFuture<T>> inFlight = new ArrayList<>();
+        Throwable lastFailure = null;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                inFlight.add(request.get());
+                long sentAt = System.nanoTime();
+                while (true) {
+                    long now = System.nanoTime();
+                    if (now >= deadline) {
+                        throw unavailable(what, lastFailure);
+                    }
+                    if (inFlight.isEmpty()) {
+                        if (now - sentAt >= FAILURE_PAUSE_NANOS) {
+                            break;
+                        }
+                        try {
+                            sleep(Math.min(FAILURE_PAUSE_NANOS - (now - sentAt), deadline - now));
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
+                        continue;
+                    }
+                    long wait = Math.min(resendEvery - (now - sentAt), deadline - now);
+                    if (wait <= 0) {
+                        break;
+                    }
+                    try {
+                        @SuppressWarnings("unchecked")
+                        T reply = (T) CompletableFuture.anyOf(inFlight.toArray(new CompletableFuture<?>[0]))
+                                .get(wait, TimeUnit.NANOSECONDS);
+                        return reply;
+                    } catch (ExecutionException e) {
+                        lastFailure = e.getCause();
+                        if (!isTransient(lastFailure)) {
+                            throw EtcdRefusedException.of(what, describe, lastFailure);
+                        }
+                        inFlight.removeIf(CompletableFuture::isCompletedExceptionally);
+                    } catch (TimeoutException e) {
+                        // no answer yet: resend or give up, checked above
+                    } catch (InterruptedException e) {
+                        // a request is short and bounded: finish it, so the store and this client agree
+                        interrupted = true;
+                    }
+                }
+            }
+        } finally {
+            inFlight.forEach(future -> future.cancel(true));
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void sleep(long nanos) throws InterruptedException {
+        if (nanos > 0) {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        }
+    }
+
+    private EngineUnavailableException unavailable(String what, Throwable cause) {
+        String reason = cause == null ? "no answer" : "last failure: " + cause;
+        return new EngineUnavailableException("etcd " + describe + " did not " + what + " within " + timeout.toMillis()
+                + " ms (" + reason + "); check that a majority of its members is up and reachable", cause);
+    }
+
+    /** @return whether a resend may succeed where this failure did: the member or the cluster is unavailable */
+    static boolean isTransient(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof io.etcd.jetcd.lease.NoSuchLeaseException
+                    || String.valueOf(cause.getMessage()).contains("lease not found")) {
+                return false;
+            }
+        }
+        Status.Code code = Status.fromThrowable(failure).getCode();
+        return switch (code) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, ABORTED, RESOURCE_EXHAUSTED, INTERNAL -> true;
+            default -> false;
+        };
+    }
+}

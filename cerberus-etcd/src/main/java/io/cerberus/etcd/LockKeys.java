@@ -1,0 +1,80 @@
+package io.cerberus.etcd;
+
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.etcd.jetcd.ByteSequence;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+/**
+ * The key layout. Each attempt on a lock is one key
+ * {@code <prefix>/<namespace>/<name>/<lease-hex>_<token>} attached to the client's lease, whose
+ * value is {@code <mode>\n<holder>}. Namespace and name are URL-encoded, so a {@code /} in them
+ * cannot reach another lock's directory. The token in the key (beside the lease id the issue asks
+ * for) lets one client have several attempts on one lock at once (two threads, two leases), each
+ * create-if-absent on its own key.
+ */
+final class LockKeys {
+    private final String prefix;
+
+    LockKeys(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /** @return the directory of all keys of a namespace, ending in {@code /} */
+    ByteSequence namespaceDirectory(String namespace) {
+        return bytes(prefix + "/" + encode(namespace) + "/");
+    }
+
+    /** @return the directory of the keys of one lock, ending in {@code /} */
+    ByteSequence lockDirectory(LockKey key) {
+        return bytes(prefix + "/" + encode(key.namespace()) + "/" + encode(key.name()) + "/");
+    }
+
+    /** @return the key of one attempt under one lease */
+    ByteSequence attemptKey(Acquisition attempt, long leaseId) {
+        return bytes(lockDirectory(attempt.key()).toString(StandardCharsets.UTF_8) + Long.toHexString(leaseId) + "_"
+                + attempt.token());
+    }
+
+    /** @return the value stored in an attempt's key */
+    static ByteSequence value(Acquisition attempt) {
+        return bytes(attempt.mode().label() + "\n" + attempt.holder());
+    }
+
+    /** @return the mode written in a key's value */
+    static LockMode modeOf(ByteSequence value) {
+        String text = value.toString(StandardCharsets.UTF_8);
+        int newline = text.indexOf('\n');
+        return LockMode.valueOf((newline < 0 ? text : text.substring(0, newline)).toUpperCase(java.util.Locale.ROOT));
+    }
+
+    /** @return the holder written in a key's value */
+    static String holderOf(ByteSequence value) {
+        String text = value.toString(StandardCharsets.UTF_8);
+        int newline = text.indexOf('\n');
+        return newline < 0 ? "" : text.substring(newline + 1);
+    }
+
+    /** @return the lock name of a key under {@code namespaceDirectory}, if it is one of ours */
+    static Optional<String> nameOf(ByteSequence key, ByteSequence namespaceDirectory) {
+        String text = key.toString(StandardCharsets.UTF_8);
+        String directory = namespaceDirectory.toString(StandardCharsets.UTF_8);
+        int slash = text.indexOf('/', directory.length());
+        if (!text.startsWith(directory) || slash < 0) {
+            return Optional.empty();
+        }
+        return Optional.of(URLDecoder.decode(text.substring(directory.length(), slash), StandardCharsets.UTF_8));
+    }
+
+    private static String encode(String text) {
+        return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+
+    static ByteSequence bytes(String text) {
+        return ByteSequence.from(text, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,52 @@
+package io.cerberus.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** User and password against an etcd with authentication enabled. */
+class EtcdAuthTest {
+    private static EtcdServer server;
+
+    @BeforeAll
+    static void startServer() {
+        server = EtcdServer.start();
+        server.ctl("user", "add", "root", "--new-user-password=r00t-secret");
+        server.ctl("user", "grant-role", "root", "root");
+        server.ctl("auth", "enable");
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    private static String uri(String userInfo) {
+        return server.uri("ttl=2").replace("etcd://", "etcd://" + userInfo + "@");
+    }
+
+    @Test
+    void userAndPasswordFromTheUriAreUsed() {
+        try (Cerberus cerberus = Cerberus.builder().engine(uri("root:r00t-secret")).namespace("auth").build()) {
+            DistributedLock lock = cerberus.lock("guarded");
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(cerberus.lock("guarded").isLocked()).isTrue();
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void wrongPasswordFailsCleanlyWithoutShowingIt() {
+        assertThatThrownBy(() -> Cerberus.builder().engine(uri("root:wrong-secret")).connectTimeout(Duration.ofSeconds(3)).build())
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("root:****@127.0.0.1")
+                .hasMessageNotContaining("wrong-secret");
+    }
+}

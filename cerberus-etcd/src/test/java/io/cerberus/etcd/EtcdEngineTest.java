@@ -1,0 +1,160 @@
+package io.cerberus.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.LockInfo;
+import io.cerberus.LockLostException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.TestTimes;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** etcd-specific cases beside the conformance suite, against a real etcd. */
+class EtcdEngineTest {
+    private static EtcdServer server;
+
+    @BeforeAll
+    static void startServer() {
+        server = EtcdServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    private static String token() {
+        return UUID.randomUUID().toString().replace("-", "");
+    }
+
+    private static Acquisition attempt(LockKey key) {
+        return new Acquisition(key, LockMode.EXCLUSIVE, token(), "test", Duration.ofSeconds(30));
+    }
+
+    @Test
+    void leaseRevokedFromOutsideLosesTheHolds() throws Exception {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri("ttl=3")).namespace("revoke").build()) {
+            DistributedLock lock = cerberus.lock("revoked");
+            lock.lock();
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.lease().onLost((lease, reason) -> lost.countDown());
+            String leases = server.ctl("lease", "list");
+            String leaseId = leases.lines().filter(line -> line.matches("[0-9a-f]+")).reduce((a, b) -> b).orElseThrow();
+            server.ctl("lease", "revoke", leaseId);
+            assertThat(lost.await(TestTimes.millis(3000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the holder learns within a keep-alive round").isTrue();
+            assertThat(lock.lease().isValid()).isFalse();
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'revoked'");
+            DistributedLock next = cerberus.lock("revoked");
+            assertThat(next.tryLock()).as("a new lease serves new holds").isTrue();
+            next.unlock();
+        }
+    }
+
+    @Test
+    void staleReleaseRetryCannotDeleteANewerHoldersKey() {
+        try (LockEngine first = Engines.open(server.uri(""), Duration.ofSeconds(5));
+                LockEngine second = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("stale", "released-twice");
+            Acquisition old = attempt(key);
+            long oldFence = ((AcquireResult.Granted) first.tryAcquire(old)).fencingToken();
+            assertThat(first.release(old)).isTrue();
+            Acquisition newer = attempt(key);
+            AcquireResult granted = second.tryAcquire(newer);
+            assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(((AcquireResult.Granted) granted).fencingToken()).isGreaterThan(oldFence);
+            assertThat(first.release(old)).as("the retried release").isFalse();
+            assertThat(second.isLocked(key)).as("the newer holder keeps its lock").isTrue();
+            assertThat(second.release(newer)).isTrue();
+        }
+    }
+
+    @Test
+    void waiterIsGrantedWhenItsPredecessorGoesWithoutPolling() throws Exception {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("queue", "chain");
+            Acquisition holder = attempt(key);
+            Acquisition waiter = attempt(key);
+            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            AcquireResult busy = engine.tryAcquire(waiter);
+            assertThat(busy).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(((AcquireResult.Busy) busy).retryWithin()).as("no polling: woken by the watch").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+            Thread releaser = new Thread(() -> engine.release(holder));
+            long start = System.nanoTime();
+            releaser.start();
+            engine.awaitChange(waiter, Duration.ofSeconds(10));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("woken by the delete").isLessThan(TestTimes.millis(3000));
+            releaser.join();
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.release(waiter)).isTrue();
+        }
+    }
+
+    @Test
+    void inspectListsHoldersAndCountsWaiters() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("listed", "shared");
+            Acquisition reader1 = new Acquisition(key, LockMode.READ, token(), "reader one", Duration.ofSeconds(30));
+            Acquisition reader2 = new Acquisition(key, LockMode.READ, token(), "reader two", Duration.ofSeconds(30));
+            Acquisition writer = new Acquisition(key, LockMode.WRITE, token(), "writer", Duration.ofSeconds(30));
+            assertThat(engine.tryAcquire(reader1)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(reader2)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.inspect("listed", "sh")).extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
+                    .containsExactly(tuple("reader one", "read", 1), tuple("reader two", "read", 1));
+            engine.abandon(writer);
+            engine.release(reader1);
+            engine.release(reader2);
+            assertThat(engine.inspect("listed", "")).isEmpty();
+        }
+    }
+
+    @Test
+    void aBlockedWaiterSendsNoRequestsWhileNothingChanges() throws Exception {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri("")).namespace("quiet").build();
+                Cerberus other = Cerberus.builder().engine(server.uri("")).namespace("quiet").build()) {
+            DistributedLock held = cerberus.lock("quiet");
+            held.lock();
+            DistributedLock waiting = other.lock("quiet");
+            long before = server.metric("grpc_server_started_total{grpc_method=\"Txn\"");
+            assertThat(waiting.tryLock(3, TimeUnit.SECONDS)).isFalse();
+            long txns = server.metric("grpc_server_started_total{grpc_method=\"Txn\"") - before;
+            assertThat(txns).as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
+                    + " none in between").isLessThanOrEqualTo(3);
+            held.unlock();
+        }
+    }
+
+    @Test
+    void badUrisAreRejectedWithTheRule() {
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=0")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("whole seconds");
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=1.5")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("whole seconds");
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("port");
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?tll=3")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown etcd URI parameter 'tll'");
+        EtcdTarget target = EtcdTarget.parse("etcd://app:s%40cret@h1:2379,h2/locks?ttl=7");
+        assertThat(target.endpoints()).containsExactly("http://h1:2379", "http://h2:2379");
+        assertThat(target.user()).contains("app");
+        assertThat(target.password()).contains("s@cret");
+        assertThat(target.prefix()).isEqualTo("locks");
+        assertThat(target.ttl()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(EtcdTarget.parse("etcds://h1").endpoints()).containsExactly("https://h1:2379");
+    }
+}
