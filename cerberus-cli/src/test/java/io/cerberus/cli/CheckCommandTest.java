@@ -77,7 +77,8 @@ class CheckCommandTest {
 
     @Test
     void redisWithFencingLosesNoUpdateWhenAHolderIsPausedPastItsLease() {
-        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause");
+        // a long critical section, so that the pause lands inside it even when signals are slow to arrive
+        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("verdict:               SAFE_WITH_FENCING");
@@ -139,7 +140,8 @@ class CheckCommandTest {
 
     @Test
     void negativeControlWithFencingIgnoredLosesTheUpdateThatFencingStops() {
-        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--no-fencing");
+        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--no-fencing", "--think", "500ms",
+                "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(count(run.stdout(), "lost updates")).isPositive();
