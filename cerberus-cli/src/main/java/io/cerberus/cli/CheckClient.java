@@ -29,17 +29,9 @@ final class CheckClient {
     }
 
     static CheckClient start(String name, List<String> workerArgs) {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
-                "-cp", System.getProperty("java.class.path"),
-                CerberusCommand.class.getName(), "check-worker", "--client", name));
-        command.addAll(workerArgs);
-        try {
-            return new CheckClient(name, new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start check client " + name, e);
-        }
+        List<String> args = new ArrayList<>(List.of("--client", name));
+        args.addAll(workerArgs);
+        return new CheckClient(name, DemoInstance.startWorker("check-worker", args, "check client " + name));
     }
 
     private void readOutput() {

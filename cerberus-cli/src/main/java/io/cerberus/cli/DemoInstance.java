@@ -44,18 +44,30 @@ final class DemoInstance implements AutoCloseable {
      * @return the running instance
      */
     static DemoInstance start(String name, List<String> workerArgs) {
+        return new DemoInstance(name, startWorker("demo-worker", workerArgs, "instance " + name));
+    }
+
+    /**
+     * Starts {@code cerberus SUBCOMMAND ARGS} in a small, quick-starting child JVM with this JVM's
+     * class path (workers wait on files, locks and servers; they compute little), its standard
+     * error shown with ours.
+     *
+     * @param subcommand the hidden worker command
+     * @param args its arguments
+     * @param what what is started, for the error message
+     * @return the process
+     */
+    static Process startWorker(String subcommand, List<String> args, String what) {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // small, quick-starting JVMs: the workers wait on a file and a lock, they compute nothing
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
                 "-cp", System.getProperty("java.class.path"),
-                CerberusCommand.class.getName(), "demo-worker"));
-        command.addAll(workerArgs);
+                CerberusCommand.class.getName(), subcommand));
+        command.addAll(args);
         try {
-            Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            return new DemoInstance(name, process);
+            return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot start instance " + name + " (" + command.get(0) + ")", e);
+            throw new UncheckedIOException("cannot start " + what + " (" + command.get(0) + ")", e);
         }
     }
 
