@@ -142,6 +142,17 @@ public interface Cerberus extends AutoCloseable {
     List<LockInfo> inspectEngine(String engine, String prefix);
 
     /**
+     * A guard that lets the same operation take effect once, with its records on the current
+     * engine (see {@link io.cerberus.idempotency.IdempotencyGuard}). Keys live in this client's
+     * namespace. Closed with the client.
+     *
+     * @param options how the guard behaves ({@link io.cerberus.idempotency.IdempotencyOptions#defaults()})
+     * @return the guard
+     * @throws UnsupportedCapabilityException if the current engine keeps no idempotency records
+     */
+    io.cerberus.idempotency.IdempotencyGuard idempotency(io.cerberus.idempotency.IdempotencyOptions options);
+
+    /**
      * Releases every lock this client still holds, stops renewals and disconnects. Idempotent.
      * Failures to release are logged: the engine frees those locks when their leases end.
      */

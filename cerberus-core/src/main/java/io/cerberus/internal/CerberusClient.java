@@ -9,6 +9,10 @@ import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
@@ -44,6 +48,7 @@ public final class CerberusClient implements Cerberus {
     private final EngineSwitcher switcher;
     private final HealthMonitor health;
     private final SafeMetrics metrics;
+    private final List<IdempotencyGuard> guards = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
     /** Every hold not yet released, by token. */
@@ -168,6 +173,18 @@ public final class CerberusClient implements Cerberus {
     @Override
     public void onEngineSwitch(EngineSwitchListener listener) {
         switcher.addListener(listener);
+    }
+
+    @Override
+    public IdempotencyGuard idempotency(IdempotencyOptions options) {
+        Checks.notNull("options", options);
+        ensureOpen();
+        EngineHandle engine = switcher.current();
+        IdempotencyStore store = engine.engine().idempotencyStore().orElseThrow(() -> new UnsupportedCapabilityException(
+                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records yet; engines that do: mem:"));
+        IdempotencyGuard guard = new IdempotencyGuard(store, settings.namespace(), engine.uri(), options);
+        guards.add(guard);
+        return guard;
     }
 
     @Override
@@ -503,6 +520,7 @@ public final class CerberusClient implements Cerberus {
             }
         }
         threadHolds.clear();
+        guards.forEach(IdempotencyGuard::close);
         if (health != null) {
             health.close();
         }

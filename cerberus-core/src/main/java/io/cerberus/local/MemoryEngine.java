@@ -14,10 +14,12 @@ import java.util.Set;
 final class MemoryEngine implements LockEngine {
     private final String uri;
     private final MemoryStore store;
+    private final MemoryIdempotencyStore records;
 
     MemoryEngine(String uri, MemoryStore store) {
         this.uri = uri;
         this.store = store;
+        this.records = MemoryIdempotencyStore.named(uri);
     }
 
     @Override
@@ -68,5 +70,10 @@ final class MemoryEngine implements LockEngine {
     @Override
     public void close() {
         // the store outlives its clients, as a server would
+    }
+
+    @Override
+    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        return java.util.Optional.of(records);
     }
 }

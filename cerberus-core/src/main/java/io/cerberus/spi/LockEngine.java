@@ -133,6 +133,15 @@ public interface LockEngine extends AutoCloseable {
     }
 
     /** Closes the connection. Holds not released are freed by the store when their leases end. */
+    /**
+     * The engine's idempotency store, if it has one (see {@link IdempotencyStore}).
+     *
+     * @return the store, or empty
+     */
+    default java.util.Optional<IdempotencyStore> idempotencyStore() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 }

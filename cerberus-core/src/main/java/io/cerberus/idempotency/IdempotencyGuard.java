@@ -1,0 +1,238 @@
+package io.cerberus.idempotency;
+
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.Checks;
+import io.cerberus.spi.IdempotencyRecord;
+import io.cerberus.spi.IdempotencyStore;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+
+/**
+ * Lets the same business operation take effect once. The first call with a key claims it in the
+ * store (IN_PROGRESS, under a lease renewed while the operation runs), runs the operation, and
+ * stores its result for the retention window; a duplicate gets that result replayed without
+ * running anything. Obtain one with {@link io.cerberus.Cerberus#idempotency(IdempotencyOptions)}.
+ * Thread-safe.
+ *
+ * <pre>{@code
+ * IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults());
+ * Outcome<String> charged = guard.execute(IdempotencyKey.of("charge", header, body), Duration.ofDays(1),
+ *         () -> payments.charge(body));
+ * }</pre>
+ */
+public final class IdempotencyGuard implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(IdempotencyGuard.class.getName());
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final IdempotencyStore store;
+    private final String namespace;
+    private final String engine;
+    private final IdempotencyOptions options;
+    private final ScheduledExecutorService renewer;
+    private final LongAdder unguarded = new LongAdder();
+
+    /**
+     * @param store the engine's store
+     * @param namespace the client's namespace: keys of different namespaces never meet
+     * @param engine the engine's URI, without passwords, for messages
+     * @param options the guard's behaviour
+     */
+    public IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options) {
+        this.store = Checks.notNull("store", store);
+        this.namespace = Checks.notNull("namespace", namespace);
+        this.engine = engine;
+        this.options = Checks.notNull("options", options);
+        this.renewer = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "cerberus-idempotency-renewer");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** @return how many operations ran without the guard because the store was down (FAIL_OPEN) */
+    public long unguardedRuns() {
+        return unguarded.sum();
+    }
+
+    /**
+     * Runs a text-valued operation once per key (see {@link #execute(IdempotencyKey, Duration, ResultCodec, Callable)}).
+     */
+    public Outcome<String> execute(IdempotencyKey key, Duration retention, Callable<String> operation) throws Exception {
+        return execute(key, retention, ResultCodec.STRING, operation);
+    }
+
+    /**
+     * Runs the operation if this key has not run yet; else replays the stored result.
+     *
+     * @param key the operation's key
+     * @param retention how long the result is kept for duplicates; null for ever
+     * @param codec stores and replays the result
+     * @param operation the work
+     * @return the result and whether it ran here
+     * @throws IdempotencyKeyMismatchException if the key was used with another payload
+     * @throws OperationInProgressException if another attempt runs now (REJECT, or WAIT ran out)
+     * @throws IdempotencyStoreUnavailableException if the store is down and the guard fails closed
+     * @throws IdempotencyCompletionException if the operation ran but its result could not be stored
+     * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
+     * @throws Exception what the operation threw, when it ran here
+     */
+    public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation) throws Exception {
+        Checks.notNull("key", key);
+        Checks.notNull("codec", codec);
+        Checks.notNull("operation", operation);
+        if (retention != null && (retention.isNegative() || retention.isZero())) {
+            throw new IllegalArgumentException("the retention must be positive (or null for ever), was " + retention);
+        }
+        String id = namespace + "/" + key.id();
+        String token = token();
+        long deadline = System.nanoTime() + options.waitAtMost().toNanos();
+        long pause = 20;
+        while (true) {
+            Optional<IdempotencyRecord> existing;
+            try {
+                existing = withRetries("claim " + key, () -> store.claim(id, key.fingerprint(), token, options.lease()));
+            } catch (EngineUnavailableException e) {
+                return storeDown(key, operation, e);
+            }
+            if (existing.isEmpty()) {
+                return run(key, id, token, retention, codec, operation);
+            }
+            IdempotencyRecord record = existing.get();
+            if (!record.fingerprint().equals(key.fingerprint())) {
+                throw new IdempotencyKeyMismatchException("idempotency key " + key + " was first used with another payload"
+                        + " (fingerprint " + shortened(record.fingerprint()) + ", now " + shortened(key.fingerprint())
+                        + "); a reused key is a client error, so nothing ran");
+            }
+            if (record.completed()) {
+                if (record.failure()) {
+                    throw new ReplayedFailureException("the first attempt of " + key + " failed: "
+                            + new String(record.result(), StandardCharsets.UTF_8));
+                }
+                return new Outcome<>(codec.decode(record.result()), Outcome.Status.REPLAYED);
+            }
+            if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || System.nanoTime() - deadline >= 0) {
+                throw new OperationInProgressException("another attempt of " + key + " is running now"
+                        + (options.whenInProgress() == IdempotencyOptions.InProgress.WAIT
+                                ? " and did not finish within " + Checks.format(options.waitAtMost()) : "")
+                        + "; try again later");
+            }
+            Thread.sleep(Math.min(pause, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+            pause = Math.min(pause * 2, 500);
+        }
+    }
+
+    private <T> Outcome<T> run(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec,
+            Callable<T> operation) throws Exception {
+        AtomicBoolean leaseLost = new AtomicBoolean();
+        long every = Math.max(10, options.lease().toMillis() / 3);
+        ScheduledFuture<?> renewal = renewer.scheduleAtFixedRate(() -> {
+            try {
+                if (!store.renew(id, token, options.lease())) {
+                    leaseLost.set(true);
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "could not renew the idempotency lease of " + key + ": " + e.getMessage());
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
+        T result;
+        try {
+            result = operation.call();
+        } catch (Exception | Error failure) {
+            renewal.cancel(false);
+            settleFailure(key, id, token, retention, failure);
+            throw failure;
+        }
+        renewal.cancel(false);
+        byte[] encoded = codec.encode(result);
+        boolean stored;
+        try {
+            stored = withRetries("complete " + key, () -> store.complete(id, token, encoded, false, retention));
+        } catch (EngineUnavailableException e) {
+            throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
+                    + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+        }
+        if (!stored) {
+            throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of " + Checks.format(options.lease())
+                    + " ran out first" + (leaseLost.get() ? " (a renewal was refused)" : "")
+                    + " and another attempt may have taken the key: its result was not stored", null);
+        }
+        return new Outcome<>(result, Outcome.Status.EXECUTED);
+    }
+
+    private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure) {
+        try {
+            if (remembered(failure)) {
+                byte[] text = (failure.getClass().getName() + ": " + failure.getMessage()).getBytes(StandardCharsets.UTF_8);
+                withRetries("remember the failure of " + key, () -> store.complete(id, token, text, true, retention));
+            } else {
+                withRetries("release " + key, () -> store.release(id, token));
+            }
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            LOG.log(Level.WARNING, "the operation of " + key + " failed, and its key could not be settled on " + engine
+                    + "; it is free again after the lease of " + Checks.format(options.lease()), e);
+        }
+    }
+
+    private boolean remembered(Throwable failure) {
+        return options.remember().stream().anyMatch(type -> type.isInstance(failure));
+    }
+
+    private <T> Outcome<T> storeDown(IdempotencyKey key, Callable<T> operation, EngineUnavailableException e) throws Exception {
+        if (options.whenStoreDown() == IdempotencyOptions.StoreDown.FAIL_CLOSED) {
+            throw new IdempotencyStoreUnavailableException("the idempotency store " + engine + " could not be reached after "
+                    + options.storeAttempts() + " tries; " + key + " did not run (the guard fails closed)", e);
+        }
+        unguarded.increment();
+        LOG.log(Level.WARNING, "the idempotency store " + engine + " could not be reached; running " + key
+                + " WITHOUT the guard (fail open; " + unguarded.sum() + " unguarded so far): " + e.getMessage());
+        return new Outcome<>(operation.call(), Outcome.Status.UNGUARDED);
+    }
+
+    private <T> T withRetries(String what, Supplier<T> call) {
+        long backoff = 50;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.get();
+            } catch (EngineUnavailableException e) {
+                if (attempt >= options.storeAttempts()) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                backoff *= 2;
+            }
+        }
+    }
+
+    private static String token() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    private static String shortened(String fingerprint) {
+        return fingerprint.length() > 15 ? fingerprint.substring(0, 15) + "..." : fingerprint;
+    }
+
+    @Override
+    public void close() {
+        renewer.shutdownNow();
+    }
+}

@@ -1,0 +1,52 @@
+package io.cerberus.spi;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Where an engine keeps idempotency records. Every change is atomic in the store, and every
+ * change of an existing record is checked against the owning attempt's token: an attempt whose
+ * lease ran out can neither complete nor release the record of the attempt that took over. A
+ * record never outlives its lease (IN_PROGRESS) or its retention (COMPLETED, unless forever): the
+ * claim and its expiry are one write. Failures to reach the store throw
+ * {@link io.cerberus.EngineUnavailableException}.
+ */
+public interface IdempotencyStore {
+
+    /**
+     * Creates an IN_PROGRESS record owned by {@code token} if none exists (or the existing one
+     * expired).
+     *
+     * @param id the key's id
+     * @param fingerprint the payload fingerprint
+     * @param token the attempt's token
+     * @param lease how long the record lives unless renewed or completed
+     * @return empty if this attempt now owns the key; else the record that exists
+     */
+    Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease);
+
+    /**
+     * Extends the lease of an IN_PROGRESS record this token owns.
+     *
+     * @return false if the token no longer owns an IN_PROGRESS record
+     */
+    boolean renew(String id, String token, Duration lease);
+
+    /**
+     * Completes the record this token owns: stores the result and keeps it for the retention.
+     *
+     * @param retention how long to keep it; null for ever
+     * @return false if the token no longer owns an IN_PROGRESS record (nothing was written)
+     */
+    boolean complete(String id, String token, byte[] result, boolean failure, Duration retention);
+
+    /**
+     * Deletes the IN_PROGRESS record this token owns, so the operation may run again.
+     *
+     * @return false if the token did not own it (nothing was deleted)
+     */
+    boolean release(String id, String token);
+
+    /** @return the live record of this id, if any */
+    Optional<IdempotencyRecord> read(String id);
+}

@@ -1,0 +1,274 @@
+package io.cerberus.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.IdempotencyRecord;
+import io.cerberus.spi.IdempotencyStore;
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class IdempotencyGuardTest {
+    private Cerberus cerberus;
+    private IdempotencyStore store;
+
+    @BeforeEach
+    void open() {
+        cerberus = Cerberus.builder().engine("mem:idem-" + UUID.randomUUID()).build();
+    }
+
+    @AfterEach
+    void close() {
+        cerberus.close();
+    }
+
+    private IdempotencyGuard guard(IdempotencyOptions options) {
+        return cerberus.idempotency(options);
+    }
+
+    /** The mem: store of this test's engine, to play a second party against the guard. */
+    private IdempotencyStore rawStore() {
+        if (store == null) {
+            store = io.cerberus.local.MemoryIdempotencyStoreAccess.of(cerberus.currentEngineUri());
+        }
+        return store;
+    }
+
+    record Order(String customer, BigDecimal amount, List<String> items) {
+    }
+
+    @Test
+    void keysAreCanonicalWhateverTheOrderAndNumberSpelling() {
+        Map<String, Object> first = new LinkedHashMap<>();
+        first.put("order", 42);
+        first.put("amount", 1);
+        Map<String, Object> second = new LinkedHashMap<>();
+        second.put("amount", 1.0);
+        second.put("order", 42L);
+        assertThat(IdempotencyKey.ofContent("charge", first).id()).isEqualTo(IdempotencyKey.ofContent("charge", second).id());
+        assertThat(IdempotencyKey.ofContent("charge", new Order("ann", new BigDecimal("10.50"), List.of("a"))).id())
+                .isEqualTo(IdempotencyKey.ofContent("charge", Map.of("customer", "ann", "amount", 10.5, "items", List.of("a"))).id());
+        assertThat(IdempotencyKey.ofContent("refund", first).id()).as("another operation").isNotEqualTo(IdempotencyKey.ofContent("charge", first).id());
+        assertThat(IdempotencyKey.ofContent("charge", List.of(1, 2)).id()).as("lists keep order")
+                .isNotEqualTo(IdempotencyKey.ofContent("charge", List.of(2, 1)).id());
+        assertThat(IdempotencyKey.ofContent("charge", first).id()).startsWith("v1:").hasSize(3 + 64);
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("", first)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1 to 256");
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Map.of(1, 2))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("map keys must be strings");
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void concurrentFirstCallsRunTheOperationOnceAndTheOthersGetItsResult() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(10)));
+        IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 7));
+        AtomicInteger runs = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Outcome<String>>> calls = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                calls.add(pool.submit(() -> guard.execute(key, Duration.ofHours(1), () -> {
+                    Thread.sleep(100);
+                    return "charged #" + runs.incrementAndGet();
+                })));
+            }
+            List<Outcome<String>> outcomes = new ArrayList<>();
+            for (Future<Outcome<String>> call : calls) {
+                outcomes.add(call.get());
+            }
+            assertThat(runs).hasValue(1);
+            assertThat(outcomes).extracting(Outcome::value).containsOnly("charged #1");
+            assertThat(outcomes).filteredOn(Outcome::executed).hasSize(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aDuplicateWhileTheFirstRunsIsRejectedByDefault() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-1");
+        rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "someone-else", Duration.ofSeconds(30));
+        assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped"))
+                .isInstanceOf(OperationInProgressException.class).hasMessageContaining("running now");
+    }
+
+    @Test
+    void aCrashedAttemptFreesItsKeyAfterTheLeaseNotTheRetention() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(10)));
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-2");
+        rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "crashed", Duration.ofMillis(300));
+        long start = System.nanoTime();
+        Outcome<String> outcome = guard.execute(key, Duration.ofDays(30), () -> "shipped");
+        assertThat(outcome.status()).isEqualTo(Outcome.Status.EXECUTED);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
+    }
+
+    @Test
+    void anOwnerThatLostItsLeaseCanNeitherCompleteNorReleaseTheNewOwnersRecord() throws Exception {
+        IdempotencyStore records = rawStore();
+        String id = cerberus.namespace() + "/stale-owner";
+        assertThat(records.claim(id, "f", "old", Duration.ofMillis(100))).isEmpty();
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (records.read(id).isPresent() && System.nanoTime() - deadline < 0) {
+            Thread.sleep(10);
+        }
+        assertThat(records.claim(id, "f", "new", Duration.ofSeconds(30))).as("the new owner claims").isEmpty();
+        assertThat(records.complete(id, "old", new byte[] {1}, false, Duration.ofHours(1))).isFalse();
+        assertThat(records.release(id, "old")).isFalse();
+        assertThat(records.renew(id, "old", Duration.ofHours(1))).as("nor stretch it").isFalse();
+        assertThat(records.read(id)).hasValueSatisfying(record -> {
+            assertThat(record.token()).isEqualTo("new");
+            assertThat(record.completed()).isFalse();
+        });
+    }
+
+    @Test
+    void aReusedClientKeyWithAnotherPayloadIsRefusedOnEveryPath() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 10)), Duration.ofHours(1), () -> "ok");
+        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 99)), Duration.ofHours(1),
+                () -> "again")).isInstanceOf(IdempotencyKeyMismatchException.class).hasMessageContaining("another payload");
+        IdempotencyKey running = IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 10));
+        rawStore().claim(cerberus.namespace() + "/" + running.id(), running.fingerprint(), "other", Duration.ofSeconds(30));
+        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 11)), Duration.ofHours(1),
+                () -> "x")).as("while in progress too").isInstanceOf(IdempotencyKeyMismatchException.class);
+    }
+
+    @Test
+    void aDuplicateReplaysTheStoredResultWithoutRunning() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 1));
+        AtomicInteger runs = new AtomicInteger();
+        Callable<String> work = () -> "receipt-" + runs.incrementAndGet();
+        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.EXECUTED));
+        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.REPLAYED));
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void aFailureReleasesTheKeyUnlessItsTypeIsRemembered() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)));
+        IdempotencyKey retried = IdempotencyKey.ofContent("charge", "retried");
+        assertThatThrownBy(() -> guard.execute(retried, Duration.ofHours(1), () -> {
+            throw new java.io.IOException("gateway timeout");
+        })).isInstanceOf(java.io.IOException.class);
+        assertThat(guard.execute(retried, Duration.ofHours(1), () -> "second try").status()).isEqualTo(Outcome.Status.EXECUTED);
+
+        IdempotencyKey declined = IdempotencyKey.ofContent("charge", "declined");
+        assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> {
+            throw new IllegalStateException("card declined");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> "must not run"))
+                .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("card declined");
+    }
+
+    /** A store that fails on the calls a test chooses. */
+    private static final class FlakyStore implements IdempotencyStore {
+        final IdempotencyStore inner;
+        volatile boolean claimsFail;
+        volatile boolean completionsFail;
+
+        FlakyStore(IdempotencyStore inner) {
+            this.inner = inner;
+        }
+
+        private static EngineUnavailableException down() {
+            return new EngineUnavailableException("store down (test)", null);
+        }
+
+        @Override
+        public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
+            if (claimsFail) {
+                throw down();
+            }
+            return inner.claim(id, fingerprint, token, lease);
+        }
+
+        @Override
+        public boolean renew(String id, String token, Duration lease) {
+            return inner.renew(id, token, lease);
+        }
+
+        @Override
+        public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
+            if (completionsFail) {
+                throw down();
+            }
+            return inner.complete(id, token, result, failure, retention);
+        }
+
+        @Override
+        public boolean release(String id, String token) {
+            return inner.release(id, token);
+        }
+
+        @Override
+        public Optional<IdempotencyRecord> read(String id) {
+            return inner.read(id);
+        }
+    }
+
+    @Test
+    void aStoreThatIsDownFailsClosedByDefaultAndRunsUnguardedWhenFailingOpen() throws Exception {
+        FlakyStore flaky = new FlakyStore(rawStore());
+        flaky.claimsFail = true;
+        AtomicInteger runs = new AtomicInteger();
+        IdempotencyKey key = IdempotencyKey.ofContent("charge", "store-down");
+        try (IdempotencyGuard closed = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults())) {
+            assertThatThrownBy(() -> closed.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class).hasMessageContaining("after 3 tries")
+                    .hasMessageContaining("did not run");
+            assertThat(runs).hasValue(0);
+        }
+        try (IdempotencyGuard open = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults().failingOpen())) {
+            Outcome<String> outcome = open.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet());
+            assertThat(outcome.status()).isEqualTo(Outcome.Status.UNGUARDED);
+            assertThat(runs).hasValue(1);
+            assertThat(open.unguardedRuns()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aResultThatCannotBeStoredAfterTheWorkIsAnErrorNotASilentRerun() throws Exception {
+        FlakyStore flaky = new FlakyStore(rawStore());
+        flaky.completionsFail = true;
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults())) {
+            IdempotencyKey key = IdempotencyKey.ofContent("charge", "completion-fails");
+            assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
+                    .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("ran, but its result could not be stored");
+            assertThat(runs).hasValue(1);
+            assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
+                    .as("the key stays claimed until its lease ends").isInstanceOf(OperationInProgressException.class);
+        }
+    }
+
+    @Test
+    void anEngineWithoutAStoreSaysSo(@TempDir Path dir) {
+        try (Cerberus files = Cerberus.connect("file:" + dir)) {
+            assertThatThrownBy(() -> files.idempotency(IdempotencyOptions.defaults()))
+                    .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("keeps no idempotency records");
+        }
+    }
+}
