@@ -78,110 +78,12 @@ class IdempotencyGuardTest {
         assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Double.NaN)).isInstanceOf(IllegalArgumentException.class);
     }
 
-    @Test
-    void concurrentFirstCallsRunTheOperationOnceAndTheOthersGetItsResult() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(10)));
-        IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 7));
-        AtomicInteger runs = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        try {
-            List<Future<Outcome<String>>> calls = new ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                calls.add(pool.submit(() -> guard.execute(key, Duration.ofHours(1), () -> {
-                    Thread.sleep(100);
-                    return "charged #" + runs.incrementAndGet();
-                })));
-            }
-            List<Outcome<String>> outcomes = new ArrayList<>();
-            for (Future<Outcome<String>> call : calls) {
-                outcomes.add(call.get());
-            }
-            assertThat(runs).hasValue(1);
-            assertThat(outcomes).extracting(Outcome::value).containsOnly("charged #1");
-            assertThat(outcomes).filteredOn(Outcome::executed).hasSize(1);
-        } finally {
-            pool.shutdownNow();
-        }
-    }
 
-    @Test
-    void aDuplicateWhileTheFirstRunsIsRejectedByDefault() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
-        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-1");
-        rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "someone-else", Duration.ofSeconds(30));
-        assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped"))
-                .isInstanceOf(OperationInProgressException.class).hasMessageContaining("running now");
-    }
 
-    @Test
-    void aCrashedAttemptFreesItsKeyAfterTheLeaseNotTheRetention() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(10)));
-        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-2");
-        rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "crashed", Duration.ofMillis(300));
-        long start = System.nanoTime();
-        Outcome<String> outcome = guard.execute(key, Duration.ofDays(30), () -> "shipped");
-        assertThat(outcome.status()).isEqualTo(Outcome.Status.EXECUTED);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
-    }
 
-    @Test
-    void anOwnerThatLostItsLeaseCanNeitherCompleteNorReleaseTheNewOwnersRecord() throws Exception {
-        IdempotencyStore records = rawStore();
-        String id = cerberus.namespace() + "/stale-owner";
-        assertThat(records.claim(id, "f", "old", Duration.ofMillis(100))).isEmpty();
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (records.read(id).isPresent() && System.nanoTime() - deadline < 0) {
-            Thread.sleep(10);
-        }
-        assertThat(records.claim(id, "f", "new", Duration.ofSeconds(30))).as("the new owner claims").isEmpty();
-        assertThat(records.complete(id, "old", new byte[] {1}, false, Duration.ofHours(1))).isFalse();
-        assertThat(records.release(id, "old")).isFalse();
-        assertThat(records.renew(id, "old", Duration.ofHours(1))).as("nor stretch it").isFalse();
-        assertThat(records.read(id)).hasValueSatisfying(record -> {
-            assertThat(record.token()).isEqualTo("new");
-            assertThat(record.completed()).isFalse();
-        });
-    }
 
-    @Test
-    void aReusedClientKeyWithAnotherPayloadIsRefusedOnEveryPath() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
-        guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 10)), Duration.ofHours(1), () -> "ok");
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 99)), Duration.ofHours(1),
-                () -> "again")).isInstanceOf(IdempotencyKeyMismatchException.class).hasMessageContaining("another payload");
-        IdempotencyKey running = IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 10));
-        rawStore().claim(cerberus.namespace() + "/" + running.id(), running.fingerprint(), "other", Duration.ofSeconds(30));
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 11)), Duration.ofHours(1),
-                () -> "x")).as("while in progress too").isInstanceOf(IdempotencyKeyMismatchException.class);
-    }
 
-    @Test
-    void aDuplicateReplaysTheStoredResultWithoutRunning() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
-        IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 1));
-        AtomicInteger runs = new AtomicInteger();
-        Callable<String> work = () -> "receipt-" + runs.incrementAndGet();
-        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.EXECUTED));
-        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.REPLAYED));
-        assertThat(runs).hasValue(1);
-    }
 
-    @Test
-    void aFailureReleasesTheKeyUnlessItsTypeIsRemembered() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)));
-        IdempotencyKey retried = IdempotencyKey.ofContent("charge", "retried");
-        assertThatThrownBy(() -> guard.execute(retried, Duration.ofHours(1), () -> {
-            throw new java.io.IOException("gateway timeout");
-        })).isInstanceOf(java.io.IOException.class);
-        assertThat(guard.execute(retried, Duration.ofHours(1), () -> "second try").status()).isEqualTo(Outcome.Status.EXECUTED);
-
-        IdempotencyKey declined = IdempotencyKey.ofContent("charge", "declined");
-        assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> {
-            throw new IllegalStateException("card declined");
-        })).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> "must not run"))
-                .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("card declined");
-    }
 
     /** A store that fails on the calls a test chooses. */
     private static final class FlakyStore implements IdempotencyStore {

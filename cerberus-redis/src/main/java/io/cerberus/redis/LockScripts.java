@@ -29,7 +29,15 @@ enum LockScripts {
     /** Whether anyone holds a lock. */
     IS_LOCKED("is_locked.lua", ScriptOutputType.INTEGER),
     /** Who holds a lock, for monitoring. */
-    INSPECT("inspect.lua", ScriptOutputType.MULTI);
+    INSPECT("inspect.lua", ScriptOutputType.MULTI),
+    /** Claim an idempotency key, or read its record. */
+    IDEM_CLAIM("idem_claim.lua", ScriptOutputType.MULTI),
+    /** Extend an idempotency claim. */
+    IDEM_RENEW("idem_renew.lua", ScriptOutputType.INTEGER),
+    /** Store an idempotency result. */
+    IDEM_COMPLETE("idem_complete.lua", ScriptOutputType.INTEGER),
+    /** Give an idempotency claim up. */
+    IDEM_RELEASE("idem_release.lua", ScriptOutputType.INTEGER);
 
     private final String text;
     private final String sha;

@@ -322,4 +322,9 @@ final class RedisEngine implements LockEngine {
     public String toString() {
         return "RedisEngine[" + uri + "]";
     }
+
+    @Override
+    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        return java.util.Optional.of(new RedisIdempotencyStore(commands, timeout, uri));
+    }
 }

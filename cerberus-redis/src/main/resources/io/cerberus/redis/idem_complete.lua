@@ -1,0 +1,12 @@
+-- Cerberus idempotency complete: KEYS record; ARGV token, result, failure (0|1), retention ms ('' = for ever).
+-- 1 if the token owned an IN_PROGRESS record, now COMPLETED; 0 and nothing written otherwise.
+if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] or redis.call('HGET', KEYS[1], 's') ~= '0' then
+  return 0
+end
+redis.call('HSET', KEYS[1], 's', '1', 'r', ARGV[2], 'x', ARGV[3])
+if ARGV[4] == '' then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+return 1
