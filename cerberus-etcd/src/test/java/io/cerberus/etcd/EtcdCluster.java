@@ -38,7 +38,13 @@ final class EtcdCluster implements AutoCloseable {
                 cluster.startMember(i);
             }
             for (int i = 0; i < size; i++) {
-                FreePorts.awaitAccepting(cluster.clientPorts[i], TestTimes.millis(20_000), "etcd member " + i);
+                try {
+                    FreePorts.awaitAccepting(cluster.clientPorts[i], TestTimes.millis(20_000), "etcd member " + i);
+                } catch (AssertionError e) {
+                    AssertionError failure = new AssertionError(e.getMessage() + "\n" + cluster.members[i].diagnostics(), e);
+                    cluster.close();
+                    throw failure;
+                }
             }
             return cluster;
         } catch (IOException e) {
