@@ -1,0 +1,257 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.EngineUnavailableException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+
+/**
+ * Where the engine's connections come from: the application's {@link DataSource}, or a small
+ * built-in pool over {@link DriverManager} when none is given. Short statements borrow and give
+ * back; a session-mode hold and the PostgreSQL listener take a dedicated connection that never
+ * goes back to a pool while it is in use. Every connection is in auto-commit mode and has a
+ * network timeout, so no call hangs past the engine's timeout.
+ */
+abstract class ConnectionSource implements AutoCloseable {
+    /** Runs connection attempts so they can be given up at the timeout, and drivers' timeouts. */
+    private static final ExecutorService CONNECTORS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "cerberus-jdbc-connect");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    final String describe;
+    final Duration timeout;
+
+    ConnectionSource(String describe, Duration timeout) {
+        this.describe = describe;
+        this.timeout = timeout;
+    }
+
+    static ConnectionSource of(JdbcTarget target, JdbcOptions options, Duration timeout) {
+        return options.dataSource().<ConnectionSource>map(ds -> new FromDataSource(target.describe(), timeout, ds))
+                .orElseGet(() -> new BuiltInPool(target.driverUrl(), target.describe(), timeout, target.poolSize()));
+    }
+
+    /** @return a connection for a few statements; give it back with {@link #giveBack} */
+    abstract Connection borrow() throws SQLException;
+
+    /**
+     * @param connection a borrowed connection
+     * @param broken whether it failed in a way that may have broken it
+     */
+    abstract void giveBack(Connection connection, boolean broken);
+
+    /** Closes the idle connections: after one failed, the others (older still) are likely dead too. */
+    void purgeIdle() {
+    }
+
+    /** @return a connection for the caller alone; the caller closes it */
+    abstract Connection dedicated() throws SQLException;
+
+    @Override
+    public abstract void close();
+
+    /** Opens a connection within the timeout, set up for the engine. */
+    Connection open(Opener opener) throws SQLException {
+        Future<Connection> future = CONNECTORS.submit(opener::open);
+        Connection connection;
+        // an interrupt does not cut a connection attempt short: the core decides about
+        // interruption between engine calls, and keeps the flag for the caller
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            while (true) {
+                try {
+                    connection = future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            CONNECTORS.execute(() -> closeLater(future));
+            throw new EngineUnavailableException("could not connect to " + describe + " within " + timeout.toMillis() + "ms", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof SQLException) {
+                throw (SQLException) cause;
+            }
+            throw new EngineUnavailableException("could not connect to " + describe + ": " + cause, cause);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            connection.setAutoCommit(true);
+            setNetworkTimeout(connection, CONNECTORS, timeout);
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        }
+        return connection;
+    }
+
+    static void setNetworkTimeout(Connection connection, Executor executor, Duration timeout) {
+        try {
+            connection.setNetworkTimeout(executor, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        } catch (SQLException | UnsupportedOperationException e) {
+            // H2 in-process and some drivers have no network timeout; their statements still have a query timeout
+        }
+    }
+
+    private static void closeLater(Future<Connection> future) {
+        try {
+            closeQuietly(future.get());
+        } catch (InterruptedException | ExecutionException | java.util.concurrent.CancellationException e) {
+            // the attempt failed by itself: nothing to close
+        }
+    }
+
+    static void closeQuietly(Connection connection) {
+        if (connection == null) {
+            return;
+        }
+        try {
+            connection.close();
+        } catch (SQLException | RuntimeException e) {
+            // a connection that fails to close is gone anyway
+        }
+    }
+
+    @FunctionalInterface
+    interface Opener {
+        Connection open() throws SQLException;
+    }
+
+    /** Connections of the application's data source. */
+    private static final class FromDataSource extends ConnectionSource {
+        private final DataSource dataSource;
+
+        FromDataSource(String describe, Duration timeout, DataSource dataSource) {
+            super(describe, timeout);
+            this.dataSource = dataSource;
+        }
+
+        @Override
+        Connection borrow() throws SQLException {
+            return open(dataSource::getConnection);
+        }
+
+        @Override
+        void giveBack(Connection connection, boolean broken) {
+            closeQuietly(connection);
+        }
+
+        @Override
+        Connection dedicated() throws SQLException {
+            return open(dataSource::getConnection);
+        }
+
+        @Override
+        public void close() {
+            // the application owns its data source
+        }
+    }
+
+    /** At most {@code size} pooled connections to a JDBC URL; idle ones are checked before reuse. */
+    private static final class BuiltInPool extends ConnectionSource {
+        private final String url;
+        private final LinkedBlockingDeque<Connection> idle = new LinkedBlockingDeque<>();
+        private final Semaphore permits;
+        private volatile boolean closed;
+
+        BuiltInPool(String url, String describe, Duration timeout, int size) {
+            super(describe, timeout);
+            this.url = url;
+            this.permits = new Semaphore(size);
+        }
+
+        @Override
+        Connection borrow() throws SQLException {
+            if (closed) {
+                throw new IllegalStateException("the engine of " + describe + " is closed");
+            }
+            boolean interrupted = false;
+            long deadline = System.nanoTime() + timeout.toNanos();
+            try {
+                while (true) {
+                    try {
+                        if (permits.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                            break;
+                        }
+                        throw new EngineUnavailableException("no free connection to " + describe + " within " + timeout.toMillis()
+                                + "ms (all pooled connections busy; raise cerberus.poolSize)", null);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            try {
+                Connection connection = idle.pollFirst();
+                if (connection != null) {
+                    return connection;
+                }
+                return open(() -> DriverManager.getConnection(url));
+            } catch (SQLException | RuntimeException e) {
+                permits.release();
+                throw e;
+            }
+        }
+
+        @Override
+        void giveBack(Connection connection, boolean broken) {
+            try {
+                if (broken || closed) {
+                    closeQuietly(connection);
+                } else {
+                    idle.offerFirst(connection);
+                    if (closed && idle.remove(connection)) {
+                        closeQuietly(connection);
+                    }
+                }
+            } finally {
+                permits.release();
+            }
+        }
+
+        @Override
+        Connection dedicated() throws SQLException {
+            return open(() -> DriverManager.getConnection(url));
+        }
+
+        @Override
+        void purgeIdle() {
+            Connection connection;
+            while ((connection = idle.pollFirst()) != null) {
+                closeQuietly(connection);
+            }
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            Connection connection;
+            while ((connection = idle.pollFirst()) != null) {
+                closeQuietly(connection);
+            }
+        }
+    }
+}

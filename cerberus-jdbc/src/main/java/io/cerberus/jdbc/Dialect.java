@@ -1,0 +1,143 @@
+package io.cerberus.jdbc;
+
+import java.util.Locale;
+
+/**
+ * What differs between the databases: the clock expression, the table's DDL, the one-statement
+ * acquire, and the session locks. Every statement takes its values as parameters; only the table
+ * name (checked by {@link JdbcTarget#checkTable}) is spliced in.
+ */
+enum Dialect {
+    POSTGRESQL("(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint", ""),
+    MARIADB("(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
+            " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"),
+    H2("DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)", "");
+
+    /** The database's clock in milliseconds since the epoch: every expiry is set and judged by it. */
+    final String now;
+    private final String tableSuffix;
+
+    Dialect(String now, String tableSuffix) {
+        this.now = now;
+        this.tableSuffix = tableSuffix;
+    }
+
+    /**
+     * @param productName {@link java.sql.DatabaseMetaData#getDatabaseProductName()}
+     * @param describe the engine, for the message
+     * @return the dialect
+     * @throws IllegalArgumentException for a database we do not support
+     */
+    static Dialect of(String productName, String describe) {
+        String name = productName.toLowerCase(Locale.ROOT);
+        if (name.contains("postgres")) {
+            return POSTGRESQL;
+        }
+        if (name.contains("mariadb") || name.contains("mysql")) {
+            return MARIADB;
+        }
+        if (name.equals("h2")) {
+            return H2;
+        }
+        throw new IllegalArgumentException("the database of " + describe + " is " + productName
+                + "; the jdbc engine supports PostgreSQL, MariaDB, MySQL and H2");
+    }
+
+    /** @return the lock table's DDL, for the engine and for DBAs who create the table themselves */
+    String createTable(String table) {
+        return "CREATE TABLE IF NOT EXISTS " + table + " ("
+                + "lock_key VARCHAR(64) NOT NULL PRIMARY KEY, "
+                + "namespace VARCHAR(128) NOT NULL, "
+                + "name VARCHAR(512) NOT NULL, "
+                + "owner VARCHAR(64), "
+                + "holder VARCHAR(256), "
+                + "fence BIGINT NOT NULL, "
+                + "expires_at BIGINT NOT NULL)" + tableSuffix;
+    }
+
+    /**
+     * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
+     * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
+     * holder, lease in ms. On PostgreSQL it returns the fence of a granted hold (no row: busy);
+     * elsewhere {@link #afterAcquire} reads the outcome.
+     */
+    String acquire(String table) {
+        switch (this) {
+            case POSTGRESQL:
+                return "INSERT INTO " + table + " AS t (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                        + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                        + "ON CONFLICT (lock_key) DO UPDATE SET "
+                        + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE t.fence + 1 END, "
+                        + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
+                        + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
+                        + "RETURNING t.fence";
+            case MARIADB:
+                // assignments run left to right and see the columns already assigned (unless
+                // SIMULTANEOUS_ASSIGNMENT is on): fence and owner are judged on the old row, holder
+                // and expiry on "owner is now ours", which is true in both orders exactly when taken
+                String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
+                return "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                        + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                        + "ON DUPLICATE KEY UPDATE "
+                        + "fence = IF(owner <=> VALUES(owner), fence, IF(owner IS NULL OR expires_at <= " + now + ", fence + 1, fence)), "
+                        + "owner = IF(" + taken + ", VALUES(owner), owner), "
+                        + "holder = IF(" + taken + ", VALUES(holder), holder), "
+                        + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
+            case H2:
+                return "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
+                        + "CAST(? AS VARCHAR(512)), CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(256)), CAST(? AS BIGINT))) "
+                        + "AS s(lock_key, namespace, name, owner, holder, lease_ms) ON t.lock_key = s.lock_key "
+                        + "WHEN MATCHED AND (t.owner IS NULL OR t.owner = s.owner OR t.expires_at <= " + now + ") THEN UPDATE SET "
+                        + "fence = CASE WHEN t.owner = s.owner THEN t.fence ELSE t.fence + 1 END, "
+                        + "owner = s.owner, holder = s.holder, expires_at = " + now + " + s.lease_ms "
+                        + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                        + "VALUES (s.lock_key, s.namespace, s.name, s.owner, s.holder, 1, " + now + " + s.lease_ms)";
+            default:
+                throw new AssertionError(this);
+        }
+    }
+
+    /** @return whether {@link #acquire} returns the fence itself */
+    boolean acquireReturnsFence() {
+        return this == POSTGRESQL;
+    }
+
+    /** Reads a lock's row after an acquire: owner, fence, milliseconds left. Parameter: key. */
+    String afterAcquire(String table) {
+        return "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
+    }
+
+    /** Extends a hold still ours and unexpired. Parameters: lease in ms, key, owner. */
+    String renew(String table) {
+        return "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+    }
+
+    /**
+     * Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key,
+     * owner; on PostgreSQL then the notification channel, and it returns a row when released.
+     */
+    String release(String table, String channel) {
+        String update = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
+                + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        if (this == POSTGRESQL) {
+            return "WITH released AS (" + update + " RETURNING lock_key) SELECT pg_notify('" + channel + "', lock_key) FROM released";
+        }
+        return update;
+    }
+
+    /** Counts live holds of a key. Parameter: key. */
+    String isLocked(String table) {
+        return "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
+    }
+
+    /** Lists live holds of a namespace: name, holder, fence, ms left. Parameter: namespace. */
+    String inspect(String table) {
+        return "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
+                + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
+    }
+
+    /** A statement that fails when the table is missing. */
+    String probeTable(String table) {
+        return "SELECT COUNT(*) FROM " + table + " WHERE 1 = 0";
+    }
+}

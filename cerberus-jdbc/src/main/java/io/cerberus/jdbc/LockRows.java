@@ -1,0 +1,58 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.spi.LockKey;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * A lock's key in the database: SHA-256 over table, namespace and name (separated by NUL, which
+ * none of them may contain), so any name of up to 512 characters fits a short primary key, and
+ * names are never interpreted. The same digest gives the session-lock names.
+ */
+final class LockRows {
+    private LockRows() {
+    }
+
+    static byte[] digest(String table, LockKey key) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(table.getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            sha.update(key.namespace().getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+            return sha.digest(key.name().getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+
+    /** @return the row key: 64 hex characters */
+    static String key(String table, LockKey key) {
+        return HexFormat.of().formatHex(digest(table, key));
+    }
+
+    /** @return a PostgreSQL advisory-lock key: the digest's first 64 bits */
+    static long advisoryKey(String table, LockKey key) {
+        byte[] digest = digest(table, key);
+        long value = 0;
+        for (int i = 0; i < 8; i++) {
+            value = (value << 8) | (digest[i] & 0xff);
+        }
+        return value;
+    }
+
+    /**
+     * @return a MariaDB/MySQL {@code GET_LOCK} name within its 64-character limit: a prefix and
+     *     160 bits of the digest
+     */
+    static String sessionLockName(String table, LockKey key) {
+        return "cerberus:" + HexFormat.of().formatHex(digest(table, key), 0, 20);
+    }
+
+    /** @return the holder description cut to the column's 256 characters */
+    static String holder(String holder) {
+        return holder.length() <= 256 ? holder : holder.substring(0, 256);
+    }
+}

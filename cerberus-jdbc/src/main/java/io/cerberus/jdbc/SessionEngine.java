@@ -1,0 +1,383 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.Capability;
+import io.cerberus.CerberusException;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LossReporter;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@code jdbc:} engine in session mode: the database's own session locks, each attempt on a
+ * connection of its own that it keeps while it waits and while it holds.
+ *
+ * <ul>
+ *   <li>PostgreSQL: {@code pg_try_advisory_lock(bigint)} with the digest's first 64 bits; a
+ *       release notifies the waiters ({@link PgListener}).
+ *   <li>MariaDB/MySQL: {@code GET_LOCK(name, 0)} with a 49-character digest name (the limit is 64).
+ *   <li>H2: {@code SELECT ... FOR UPDATE NOWAIT} on the lock's row, in a transaction held open.
+ * </ul>
+ *
+ * <p>The database frees the lock when the connection dies (a client killed, a network cut, a
+ * server-side idle timeout). A watcher checks every held connection at the session check interval
+ * and reports one that died as lost, so the holder learns it then, not at unlock. The cost is one
+ * connection per held lock and per waiting attempt; locks carry no fencing token.
+ */
+final class SessionEngine implements LockEngine {
+    private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
+    static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
+    private static final long MIN_BACKOFF_MS = 20;
+    private static final long MAX_BACKOFF_MS = 1000;
+
+    private final Db db;
+    private final Dialect dialect;
+    private final String table;
+    private final String channel;
+    private final LossReporter lossReporter;
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService watcher;
+    private final PgListener listener;
+    private volatile boolean tableReady;
+
+    /** One attempt's connection: while it waits, then while it holds. */
+    private final class Session {
+        final Acquisition attempt;
+        final String key;
+        final Connection connection;
+        final Wakeups.Interest interest;
+        volatile boolean held;
+        volatile long seen;
+        volatile int busyAnswers;
+
+        Session(Acquisition attempt, Connection connection) {
+            this.attempt = attempt;
+            this.key = LockRows.key(table, attempt.key());
+            this.connection = connection;
+            this.interest = Wakeups.JVM.register(key);
+        }
+    }
+
+    SessionEngine(Db db, String table, Duration checkInterval, LossReporter lossReporter) {
+        this.db = db;
+        this.dialect = db.dialect;
+        this.table = table;
+        this.channel = LeaseRowEngine.channel(table);
+        this.lossReporter = lossReporter;
+        this.watcher = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "cerberus-jdbc-session-check");
+            thread.setDaemon(true);
+            return thread;
+        });
+        watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
+        this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
+    }
+
+    @Override
+    public String describe() {
+        return db.describe;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public Optional<String> whyNot(Capability capability) {
+        if (capability == Capability.FENCING) {
+            return Optional.of("the database's session locks carry no number; lease-row mode (the default) has fencing tokens");
+        }
+        if (capability == Capability.INSPECT) {
+            return Optional.of("session locks are known by digest only; lease-row mode (the default) can list its locks");
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        Session session = sessions.get(attempt.token());
+        if (session == null) {
+            Connection connection;
+            try {
+                connection = db.source.dedicated();
+            } catch (SQLException e) {
+                throw new EngineUnavailableException("could not connect to " + db.describe + ": " + e.getMessage(), e);
+            }
+            session = new Session(attempt, connection);
+            sessions.put(attempt.token(), session);
+        }
+        if (session.held) {
+            return AcquireResult.granted(-1);
+        }
+        synchronized (session) {
+            session.seen = session.interest.version();
+            try {
+                if (tryLock(session)) {
+                    session.held = true;
+                    return AcquireResult.granted(-1);
+                }
+                return AcquireResult.busy(Duration.ofMillis(MAX_BACKOFF_MS));
+            } catch (SQLException e) {
+                end(session);
+                if (SqlErrors.isConnectionFailure(e)) {
+                    throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
+                }
+                throw new CerberusException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage()
+                        + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
+            }
+        }
+    }
+
+    private boolean tryLock(Session session) throws SQLException {
+        Connection c = session.connection;
+        LockKey key = session.attempt.key();
+        switch (dialect) {
+            case POSTGRESQL:
+                try (PreparedStatement statement = db.prepare(c, "SELECT pg_try_advisory_lock(?)")) {
+                    statement.setLong(1, LockRows.advisoryKey(table, key));
+                    try (ResultSet rows = statement.executeQuery()) {
+                        return rows.next() && rows.getBoolean(1);
+                    }
+                }
+            case MARIADB:
+                try (PreparedStatement statement = db.prepare(c, "SELECT GET_LOCK(?, 0)")) {
+                    statement.setString(1, LockRows.sessionLockName(table, key));
+                    try (ResultSet rows = statement.executeQuery()) {
+                        return rows.next() && rows.getInt(1) == 1;
+                    }
+                }
+            case H2:
+                return tryRowLock(c, session.key, key);
+            default:
+                throw new AssertionError(dialect);
+        }
+    }
+
+    /** H2: makes sure the lock's row exists, then locks it in a transaction left open. */
+    private boolean tryRowLock(Connection c, String rowKey, LockKey key) throws SQLException {
+        if (!tableReady) {
+            throw new IllegalStateException("the lock table is not ready");
+        }
+        c.setAutoCommit(true);
+        try (PreparedStatement insert = db.prepare(c, "INSERT INTO " + table
+                + " (lock_key, namespace, name, owner, holder, fence, expires_at) SELECT ?, ?, ?, NULL, NULL, 0, 0 FROM DUAL "
+                + "WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE lock_key = ?)")) {
+            insert.setString(1, rowKey);
+            insert.setString(2, key.namespace());
+            insert.setString(3, key.name());
+            insert.setString(4, rowKey);
+            insert.executeUpdate();
+        } catch (SQLException e) {
+            if (!SqlErrors.isRetryable(e)) {
+                throw e;
+            }
+            // inserted by someone else at the same moment: the row is there
+        }
+        c.setAutoCommit(false);
+        try (PreparedStatement select = db.prepare(c, "SELECT fence FROM " + table + " WHERE lock_key = ? FOR UPDATE NOWAIT")) {
+            select.setString(1, rowKey);
+            try (ResultSet rows = select.executeQuery()) {
+                return rows.next();
+            }
+        } catch (SQLException e) {
+            c.rollback();
+            if (SqlErrors.isRetryable(e)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    void tableReady() {
+        tableReady = true;
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        Session session = sessions.get(attempt.token());
+        if (session == null) {
+            return;
+        }
+        int answers = session.busyAnswers++;
+        long ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(answers, 10));
+        Duration bound = Duration.ofMillis(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
+        session.interest.await(session.seen, bound.compareTo(max) < 0 ? bound : max);
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        Session session = sessions.get(attempt.token());
+        if (session != null) {
+            release(attempt);
+        }
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        Session session = sessions.get(attempt.token());
+        return session != null && session.held && alive(session);
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        Session session = sessions.get(attempt.token());
+        if (session == null) {
+            return false;
+        }
+        boolean released = false;
+        synchronized (session) {
+            if (session.held) {
+                try {
+                    released = unlock(session);
+                } catch (SQLException e) {
+                    LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; closing its connection frees it: " + e);
+                }
+            }
+            end(session);
+        }
+        if (released) {
+            Wakeups.JVM.signal(session.key);
+        }
+        return released;
+    }
+
+    private boolean unlock(Session session) throws SQLException {
+        Connection c = session.connection;
+        switch (dialect) {
+            case POSTGRESQL:
+                try (PreparedStatement statement = db.prepare(c, "SELECT pg_advisory_unlock(?), pg_notify('" + channel + "', ?)")) {
+                    statement.setLong(1, LockRows.advisoryKey(table, session.attempt.key()));
+                    statement.setString(2, session.key);
+                    try (ResultSet rows = statement.executeQuery()) {
+                        return rows.next() && rows.getBoolean(1);
+                    }
+                }
+            case MARIADB:
+                try (PreparedStatement statement = db.prepare(c, "SELECT RELEASE_LOCK(?)")) {
+                    statement.setString(1, LockRows.sessionLockName(table, session.attempt.key()));
+                    try (ResultSet rows = statement.executeQuery()) {
+                        return rows.next() && rows.getInt(1) == 1;
+                    }
+                }
+            case H2:
+                if (!c.isValid(timeoutSeconds())) {
+                    return false;
+                }
+                c.rollback();
+                return true;
+            default:
+                throw new AssertionError(dialect);
+        }
+    }
+
+    /** Forgets a session and closes its connection, which frees anything it still held. */
+    private void end(Session session) {
+        sessions.remove(session.attempt.token(), session);
+        session.held = false;
+        session.interest.close();
+        ConnectionSource.closeQuietly(session.connection);
+    }
+
+    private boolean alive(Session session) {
+        synchronized (session) {
+            try {
+                return session.held && session.connection.isValid(timeoutSeconds());
+            } catch (SQLException e) {
+                return false;
+            }
+        }
+    }
+
+    private int timeoutSeconds() {
+        return (int) Math.max(1, (db.timeout.toMillis() + 999) / 1000);
+    }
+
+    private void checkSessions() {
+        for (Session session : sessions.values()) {
+            if (session.held && !alive(session) && session.held) {
+                end(session);
+                lossReporter.lost(session.attempt.token(), "the database connection that held it closed");
+            }
+        }
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        return db.run("reading lock '" + key.name() + "'", true, connection -> {
+            switch (dialect) {
+                case POSTGRESQL:
+                    long advisory = LockRows.advisoryKey(table, key);
+                    try (PreparedStatement statement = db.prepare(connection, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
+                            + "AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                            + "AND classid = CAST(? AS bigint)::oid AND objid = CAST(? AS bigint)::oid AND objsubid = 1")) {
+                        statement.setLong(1, advisory >>> 32);
+                        statement.setLong(2, advisory & 0xffffffffL);
+                        try (ResultSet rows = statement.executeQuery()) {
+                            return rows.next() && rows.getLong(1) > 0;
+                        }
+                    }
+                case MARIADB:
+                    try (PreparedStatement statement = db.prepare(connection, "SELECT IS_USED_LOCK(?)")) {
+                        statement.setString(1, LockRows.sessionLockName(table, key));
+                        try (ResultSet rows = statement.executeQuery()) {
+                            return rows.next() && rows.getObject(1) != null;
+                        }
+                    }
+                case H2:
+                    return probeRowLock(connection, LockRows.key(table, key));
+                default:
+                    throw new AssertionError(dialect);
+            }
+        });
+    }
+
+    /** H2 has no view of row locks: try the row lock and give it back at once. */
+    private boolean probeRowLock(Connection c, String rowKey) throws SQLException {
+        c.setAutoCommit(false);
+        try (PreparedStatement select = db.prepare(c, "SELECT fence FROM " + table + " WHERE lock_key = ? FOR UPDATE NOWAIT")) {
+            select.setString(1, rowKey);
+            try (ResultSet rows = select.executeQuery()) {
+                rows.next();
+                return false;
+            }
+        } catch (SQLException e) {
+            if (SqlErrors.isRetryable(e)) {
+                return true;
+            }
+            throw e;
+        } finally {
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+    }
+
+    @Override
+    public void close() {
+        watcher.shutdownNow();
+        for (Session session : sessions.values()) {
+            synchronized (session) {
+                end(session);
+            }
+        }
+        if (listener != null) {
+            listener.close();
+        }
+        db.source.close();
+    }
+}

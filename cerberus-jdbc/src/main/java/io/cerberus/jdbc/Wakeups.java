@@ -1,0 +1,94 @@
+package io.cerberus.jdbc;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Wake-ups of waiters in this JVM: a release by any engine of this JVM, or a PostgreSQL
+ * notification, bumps the key's version and wakes the threads that wait on it. A waiter registers
+ * before it tries, so a release between its busy answer and its wait is not missed. Keys are
+ * digests; a key shared by two databases only wakes a waiter early, which waiting allows.
+ */
+final class Wakeups {
+    static final Wakeups JVM = new Wakeups();
+    private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+
+    private static final class Slot {
+        long version;
+        int interested;
+    }
+
+    /** A waiter's interest in one key, from its first try until it is granted or gives up. */
+    final class Interest implements AutoCloseable {
+        private final String key;
+        private final Slot slot;
+        private boolean closed;
+
+        private Interest(String key, Slot slot) {
+            this.key = key;
+            this.slot = slot;
+        }
+
+        /** @return the key's version now */
+        long version() {
+            synchronized (slot) {
+                return slot.version;
+            }
+        }
+
+        /**
+         * Waits until the key's version differs from {@code seen}, or {@code max} has passed.
+         *
+         * @throws InterruptedException if interrupted
+         */
+        void await(long seen, Duration max) throws InterruptedException {
+            long deadline = System.nanoTime() + max.toNanos();
+            synchronized (slot) {
+                while (slot.version == seen) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    long millis = left / 1_000_000;
+                    slot.wait(millis, (int) (left % 1_000_000));
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            slots.computeIfPresent(key, (k, s) -> {
+                synchronized (s) {
+                    return --s.interested == 0 ? null : s;
+                }
+            });
+        }
+    }
+
+    Interest register(String key) {
+        Slot slot = slots.compute(key, (k, s) -> {
+            Slot result = s == null ? new Slot() : s;
+            synchronized (result) {
+                result.interested++;
+            }
+            return result;
+        });
+        return new Interest(key, slot);
+    }
+
+    /** Wakes the waiters of {@code key}, if any. */
+    void signal(String key) {
+        Slot slot = slots.get(key);
+        if (slot != null) {
+            synchronized (slot) {
+                slot.version++;
+                slot.notifyAll();
+            }
+        }
+    }
+}
