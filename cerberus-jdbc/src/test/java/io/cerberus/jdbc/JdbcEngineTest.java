@@ -1,0 +1,261 @@
+package io.cerberus.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/** The jdbc engine's own cases, on real PostgreSQL, MariaDB and H2. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class JdbcEngineTest {
+    private final List<Cerberus> clients = new ArrayList<>();
+    private final String namespace = "engine-" + UUID.randomUUID().toString().substring(0, 8);
+
+    private Cerberus client(String uri) {
+        Cerberus cerberus = Cerberus.builder().engine(uri).namespace(namespace).build();
+        clients.add(cerberus);
+        return cerberus;
+    }
+
+    @AfterEach
+    void close() {
+        clients.forEach(Cerberus::close);
+    }
+
+    @Test
+    void restartedDatabaseKeepsLeaseRowsAndSignalsLostSessions() throws Exception {
+        try (DatabaseServer.Postgres server = DatabaseServer.Postgres.start()) {
+            Cerberus rows = Cerberus.builder().engine(server.url()).namespace(namespace).defaultLease(Duration.ofSeconds(6)).build();
+            clients.add(rows);
+            Cerberus sessions = client(Servers.with(server.url(), "cerberus.mode=session&cerberus.sessionCheckMs=200"));
+            DistributedLock row = rows.lock("row");
+            row.lock();
+            long fence = row.lease().fencingToken();
+            DistributedLock session = sessions.lock("session");
+            session.lock();
+            CountDownLatch sessionLost = new CountDownLatch(1);
+            session.lease().onLost((lease, reason) -> sessionLost.countDown());
+
+            server.restart();
+
+            assertThat(sessionLost.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the session-mode holder is told its lock is gone").isTrue();
+            assertThat(session.lease().isValid()).isFalse();
+            // two lease periods after the restart the lease-row hold still stands, renewed on new connections
+            long until = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+            Poll.until("two lease periods", TestTimes.millis(30_000), () -> System.nanoTime() - until > 0);
+            assertThat(row.lease().isValid()).as("the lease-row hold survived the restart").isTrue();
+            Cerberus other = client(server.url());
+            assertThat(other.lock("row").tryLock()).as("nobody else can take it").isFalse();
+            assertThat(other.lock("session").tryLock()).as("the lost session lock is free").isTrue();
+            row.unlock();
+            DistributedLock next = other.lock("row");
+            assertThat(next.tryLock()).isTrue();
+            assertThat(next.lease().fencingToken()).isGreaterThan(fence);
+            next.unlock();
+            other.lock("session").unlock();
+        }
+    }
+
+    @Test
+    void sessionDroppedByTheServerIsReportedLost() throws Exception {
+        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
+            Cerberus cerberus = client(Servers.with(url, "cerberus.mode=session&cerberus.sessionCheckMs=200"));
+            DistributedLock lock = cerberus.lock("dropped");
+            lock.lock();
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.lease().onLost((lease, reason) -> lost.countDown());
+            try (Connection admin = DriverManager.getConnection(url); Statement statement = admin.createStatement()) {
+                if (url.startsWith("jdbc:postgresql")) {
+                    statement.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                            + "AND pid <> pg_backend_pid()");
+                } else {
+                    String name = LockRows.sessionLockName("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "dropped"));
+                    try (ResultSet rows = statement.executeQuery("SELECT IS_USED_LOCK('" + name + "')")) {
+                        assertThat(rows.next()).isTrue();
+                        statement.execute("KILL " + rows.getLong(1));
+                    }
+                }
+            }
+            assertThat(lost.await(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("a session killed on %s is reported lost within the check interval", url).isTrue();
+            assertThat(client(url + (url.contains("?") ? "&" : "?") + "cerberus.mode=session").lock("dropped").tryLock()).isTrue();
+            assertThatThrownBy(lock::unlock).hasMessageContaining("lost");
+        }
+    }
+
+    @Test
+    void namesAreParametersAndTableNamesAreChecked() {
+        List<String> hostile = List.of("x'); DROP TABLE cerberus_locks; --", "' OR '1'='1", "\"; DELETE FROM cerberus_locks; --",
+                "a\\'b", "%", "_");
+        for (String url : List.of(Servers.h2(), Servers.postgres(), Servers.mariaDb())) {
+            Cerberus cerberus = client(url);
+            DistributedLock bystander = cerberus.lock("bystander");
+            bystander.lock();
+            for (String name : hostile) {
+                DistributedLock lock = cerberus.lock(name);
+                assertThat(lock.tryLock()).as("'%s' on %s is just a name", name, url).isTrue();
+                assertThat(client(url).lock(name).tryLock()).isFalse();
+                lock.unlock();
+            }
+            assertThat(client(url).lock("bystander").tryLock()).as("other locks untouched on %s", url).isFalse();
+            assertThat(cerberus.inspect("")).extracting(io.cerberus.LockInfo::name).containsExactly("bystander");
+            bystander.unlock();
+        }
+        assertThatThrownBy(() -> JdbcOptions.defaults().table("locks; DROP TABLE users"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("letters, digits and underscores");
+        assertThatThrownBy(() -> client(Servers.with(Servers.postgres(), "cerberus.table=a%3BDROP")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table name must be");
+    }
+
+    @Test
+    void manyNamesDoNotSlowAcquireTheLookupUsesThePrimaryKey() throws Exception {
+        String table = "many_" + UUID.randomUUID().toString().substring(0, 8);
+        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
+            Cerberus cerberus = client(Servers.with(url, "cerberus.table=" + table));
+            try (Connection c = DriverManager.getConnection(url); Statement statement = c.createStatement()) {
+                String series = url.startsWith("jdbc:postgresql")
+                        ? "SELECT md5(i::text) || md5((i + 1)::text), 'bulk', 'n' || i, NULL, NULL, 1, 0 FROM generate_series(1, 100000) i"
+                        : "SELECT CONCAT(MD5(seq), MD5(seq + 1)), 'bulk', CONCAT('n', seq), NULL, NULL, 1, 0 FROM seq_1_to_100000";
+                statement.execute("INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) " + series);
+                statement.execute(url.startsWith("jdbc:postgresql") ? "ANALYZE " + table : "ANALYZE TABLE " + table);
+                DistributedLock lock = cerberus.lock("among-many");
+                assertThat(lock.tryLock()).isTrue();
+                String plan = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.afterAcquire(table).replace("?", "'" + LockRows.key(table, new io.cerberus.spi.LockKey(namespace, "among-many")) + "'")
+                        .replace(Dialect.POSTGRESQL.now, url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL.now : Dialect.MARIADB.now));
+                assertThat(plan).as("the plan on %s", url).containsAnyOf("Index Scan", "Index Only Scan", "PRIMARY");
+                lock.unlock();
+            }
+        }
+    }
+
+    private static String explain(Statement statement, String sql) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        try (ResultSet rows = statement.executeQuery(sql)) {
+            int columns = rows.getMetaData().getColumnCount();
+            while (rows.next()) {
+                for (int i = 1; i <= columns; i++) {
+                    plan.append(rows.getString(i)).append(' ');
+                }
+                plan.append('\n');
+            }
+        }
+        return plan.toString();
+    }
+
+    @Test
+    void locksLiveOutsideTheCallersTransaction() throws Exception {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setUrl(Servers.postgres());
+        Cerberus cerberus = Cerberus.builder().engine("jdbc:postgresql://app-pool", JdbcOptions.dataSource(dataSource))
+                .namespace(namespace).build();
+        clients.add(cerberus);
+        try (Connection app = dataSource.getConnection()) {
+            app.setAutoCommit(false);
+            try (Statement statement = app.createStatement()) {
+                statement.execute("CREATE TEMPORARY TABLE orders (id int)");
+                statement.execute("INSERT INTO orders VALUES (1)");
+            }
+            DistributedLock lock = cerberus.lock("order:1");
+            lock.lock();
+            app.rollback();
+            assertThat(client(Servers.postgres()).lock("order:1").tryLock()).as("the caller's rollback did not free the lock").isFalse();
+            lock.unlock();
+            assertThat(client(Servers.postgres()).lock("order:1").tryLock()).as("the release did not wait for a commit").isTrue();
+        }
+    }
+
+    @Test
+    void notificationWakesAWaiterOfAnotherProcess() throws Exception {
+        String url = Servers.postgres();
+        Cerberus cerberus = client(url);
+        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "notified"));
+        DistributedLock lock = cerberus.lock("notified");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        try (Connection other = DriverManager.getConnection(url)) {
+            // another process holds the lock: its row, written by hand, for a minute
+            update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + Dialect.POSTGRESQL.now
+                    + " + 60000 WHERE lock_key = ?", key);
+            for (int round = 0; round < 3; round++) {
+                AtomicLong acquiredAt = new AtomicLong();
+                Thread waiter = new Thread(() -> {
+                    try {
+                        if (lock.tryLock(20, TimeUnit.SECONDS)) {
+                            acquiredAt.set(System.nanoTime());
+                            lock.unlock();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                waiter.start();
+                // long enough for the waiter's backoff to grow to its ceiling of a second
+                Poll.untilWaiting(waiter, TestTimes.millis(5000));
+                long grown = System.nanoTime() + Duration.ofMillis(2500).toNanos();
+                Poll.until("the waiter's backoff to grow", TestTimes.millis(10_000), () -> System.nanoTime() - grown > 0);
+                long releasedAt = System.nanoTime();
+                try (PreparedStatement release = other.prepareStatement(Dialect.POSTGRESQL.release("cerberus_locks", "cerberus_cerberus_locks"))) {
+                    release.setString(1, key);
+                    release.setString(2, "elsewhere");
+                    try (ResultSet rows = release.executeQuery()) {
+                        assertThat(rows.next()).isTrue();
+                    }
+                }
+                waiter.join(TestTimes.millis(10_000).toMillis());
+                assertThat(acquiredAt.get()).as("the waiter acquired").isNotZero();
+                assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).as("woken by the notification, round %d", round)
+                        .isLessThan(Duration.ofMillis(400));
+                update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + Dialect.POSTGRESQL.now
+                        + " + 60000 WHERE lock_key = ?", key);
+            }
+            update(other, "UPDATE cerberus_locks SET owner = NULL, expires_at = 0 WHERE lock_key = ?", key);
+        }
+    }
+
+    private static void update(Connection connection, String sql, String key) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, key);
+            assertThat(statement.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void badSettingsAreRejectedWithTheRule() {
+        String h2 = Servers.h2();
+        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.colour=blue"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown setting cerberus.colour");
+        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.mode=exclusive"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cerberus.mode must be lease-row or session");
+        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.poolSize=0"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cerberus.poolSize must be 1 to 1000");
+        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.sessionCheckMs=5"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 100ms");
+        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.table=absent&cerberus.createTable=false")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not exist")
+                .hasMessageContaining("CREATE TABLE IF NOT EXISTS absent");
+        assertThatThrownBy(() -> client("jdbc:nosuchdb://127.0.0.1/x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no JDBC driver");
+        assertThatThrownBy(() -> client("jdbc:")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("JDBC URL");
+    }
+}
