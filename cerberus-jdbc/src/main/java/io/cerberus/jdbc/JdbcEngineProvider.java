@@ -43,11 +43,11 @@ public final class JdbcEngineProvider implements EngineProvider {
             Dialect dialect = prepare(source, target);
             Db db = new Db(source, dialect, context.connectTimeout());
             if (target.mode() == JdbcOptions.Mode.SESSION) {
-                SessionEngine engine = new SessionEngine(db, target.table(), target.sessionCheckInterval(), context.lossReporter());
+                SessionEngine engine = new SessionEngine(db, target.table(), target.createTable(), target.sessionCheckInterval(), context.lossReporter());
                 engine.tableReady();
                 return engine;
             }
-            return new LeaseRowEngine(db, target.table());
+            return new LeaseRowEngine(db, target.table(), target.createTable());
         } catch (RuntimeException e) {
             source.close();
             throw e;

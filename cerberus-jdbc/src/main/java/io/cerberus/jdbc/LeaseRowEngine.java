@@ -70,8 +70,11 @@ final class LeaseRowEngine implements LockEngine {
         }
     }
 
-    LeaseRowEngine(Db db, String table) {
+    private final JdbcIdempotencyStore idempotency;
+
+    LeaseRowEngine(Db db, String table, boolean createTable) {
         this.db = db;
+        this.idempotency = new JdbcIdempotencyStore(db, table, createTable);
         this.dialect = db.dialect;
         this.table = table;
         this.channel = channel(table);
@@ -300,6 +303,11 @@ final class LeaseRowEngine implements LockEngine {
             }
             return infos;
         });
+    }
+
+    @Override
+    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        return Optional.of(idempotency);
     }
 
     @Override

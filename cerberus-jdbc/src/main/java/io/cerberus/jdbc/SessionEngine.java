@@ -73,8 +73,11 @@ final class SessionEngine implements LockEngine {
         }
     }
 
-    SessionEngine(Db db, String table, Duration checkInterval, LossReporter lossReporter) {
+    private final JdbcIdempotencyStore idempotency;
+
+    SessionEngine(Db db, String table, boolean createTable, Duration checkInterval, LossReporter lossReporter) {
         this.db = db;
+        this.idempotency = new JdbcIdempotencyStore(db, table, createTable);
         this.dialect = db.dialect;
         this.table = table;
         this.channel = LeaseRowEngine.channel(table);
@@ -365,6 +368,11 @@ final class SessionEngine implements LockEngine {
             c.rollback();
             c.setAutoCommit(true);
         }
+    }
+
+    @Override
+    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        return Optional.of(idempotency);
     }
 
     @Override
