@@ -49,4 +49,26 @@ public interface IdempotencyStore {
 
     /** @return the live record of this id, if any */
     Optional<IdempotencyRecord> read(String id);
+
+    /**
+     * Waits until the record of this id may have changed (completed, released, deleted) or the
+     * time is up, whichever comes first; the caller reads the record again either way. Stores
+     * that learn of changes (a watch, a notification) override this together with
+     * {@link #notifiesChanges()}; the default sleeps the whole time.
+     *
+     * @param id the key's id
+     * @param atMost how long to wait
+     * @throws InterruptedException if the thread is interrupted
+     */
+    default void awaitChange(String id, Duration atMost) throws InterruptedException {
+        Thread.sleep(Math.max(1, atMost.toMillis()));
+    }
+
+    /**
+     * @return true if {@link #awaitChange} returns soon after a completion or release (not
+     *     necessarily after an expiry), so a waiter need not poll
+     */
+    default boolean notifiesChanges() {
+        return false;
+    }
 }
