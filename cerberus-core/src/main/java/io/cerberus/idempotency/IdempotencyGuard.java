@@ -89,9 +89,39 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws Exception what the operation threw, when it ran here
      */
     public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation) throws Exception {
+        Checks.notNull("operation", operation);
+        try (IdempotencyAttempt<T> attempt = begin(key, retention, codec)) {
+            if (!attempt.mustRun()) {
+                return new Outcome<>(attempt.replayed(), Outcome.Status.REPLAYED);
+            }
+            T result;
+            try {
+                result = operation.call();
+            } catch (Exception | Error failure) {
+                attempt.fail(failure);
+                throw failure;
+            }
+            return attempt.complete(result);
+        }
+    }
+
+    /**
+     * Claims the key for an operation the caller runs itself (the two-call form: begin, then
+     * complete or fail). A duplicate gets an attempt that replays the first result.
+     *
+     * @param key the operation's key
+     * @param retention how long the result is kept for duplicates; null for ever
+     * @param codec stores and replays the result
+     * @return an attempt that must run the operation, or one that replays
+     * @throws IdempotencyKeyMismatchException if the key was used with another payload
+     * @throws OperationInProgressException if another attempt runs now (REJECT, or WAIT ran out)
+     * @throws IdempotencyStoreUnavailableException if the store is down and the guard fails closed
+     * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
+     * @throws InterruptedException if interrupted while waiting for another attempt (WAIT)
+     */
+    public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec) throws InterruptedException {
         Checks.notNull("key", key);
         Checks.notNull("codec", codec);
-        Checks.notNull("operation", operation);
         if (retention != null && (retention.isNegative() || retention.isZero())) {
             throw new IllegalArgumentException("the retention must be positive (or null for ever), was " + retention);
         }
@@ -104,10 +134,10 @@ public final class IdempotencyGuard implements AutoCloseable {
             try {
                 existing = withRetries("claim " + key, () -> store.claim(id, key.fingerprint(), token, options.lease()));
             } catch (EngineUnavailableException e) {
-                return storeDown(key, operation, e);
+                return storeDown(key, e);
             }
             if (existing.isEmpty()) {
-                return run(key, id, token, retention, codec, operation);
+                return IdempotencyAttempt.owned(Outcome.Status.EXECUTED, new Claim<>(key, id, token, retention, codec));
             }
             IdempotencyRecord record = existing.get();
             if (!record.fingerprint().equals(key.fingerprint())) {
@@ -120,24 +150,43 @@ public final class IdempotencyGuard implements AutoCloseable {
                     throw new ReplayedFailureException("the first attempt of " + key + " failed: "
                             + new String(record.result(), StandardCharsets.UTF_8));
                 }
-                return new Outcome<>(codec.decode(record.result()), Outcome.Status.REPLAYED);
+                return IdempotencyAttempt.replay(codec.decode(record.result()));
             }
-            if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || System.nanoTime() - deadline >= 0) {
+            long left = deadline - System.nanoTime();
+            if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || left <= 0) {
                 throw new OperationInProgressException("another attempt of " + key + " is running now"
                         + (options.whenInProgress() == IdempotencyOptions.InProgress.WAIT
                                 ? " and did not finish within " + Checks.format(options.waitAtMost()) : "")
                         + "; try again later");
             }
-            Thread.sleep(Math.min(pause, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+            // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
+            long wait = store.notifiesChanges() ? 2_000 : pause;
+            store.awaitChange(id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
             pause = Math.min(pause * 2, 500);
         }
     }
 
-    private <T> Outcome<T> run(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec,
-            Callable<T> operation) throws Exception {
-        AtomicBoolean leaseLost = new AtomicBoolean();
-        long every = Math.max(10, options.lease().toMillis() / 3);
-        ScheduledFuture<?> renewal = renewer.scheduleAtFixedRate(() -> {
+    /** An attempt that owns its key: renews the lease until it is completed, failed or released. */
+    private final class Claim<T> implements IdempotencyAttempt.Settlement<T> {
+        private final IdempotencyKey key;
+        private final String id;
+        private final String token;
+        private final Duration retention;
+        private final ResultCodec<T> codec;
+        private final AtomicBoolean leaseLost = new AtomicBoolean();
+        private final ScheduledFuture<?> renewal;
+
+        Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec) {
+            this.key = key;
+            this.id = id;
+            this.token = token;
+            this.retention = retention;
+            this.codec = codec;
+            long every = Math.max(10, options.lease().toMillis() / 3);
+            this.renewal = renewer.scheduleAtFixedRate(this::renew, every, every, TimeUnit.MILLISECONDS);
+        }
+
+        private void renew() {
             try {
                 if (!store.renew(id, token, options.lease())) {
                     leaseLost.set(true);
@@ -145,30 +194,59 @@ public final class IdempotencyGuard implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "could not renew the idempotency lease of " + key + ": " + e.getMessage());
             }
-        }, every, every, TimeUnit.MILLISECONDS);
-        T result;
-        try {
-            result = operation.call();
-        } catch (Exception | Error failure) {
+        }
+
+        @Override
+        public Outcome<T> complete(T result) {
             renewal.cancel(false);
-            settleFailure(key, id, token, retention, failure);
-            throw failure;
+            byte[] encoded = codec.encode(result);
+            boolean stored;
+            try {
+                stored = withRetries("complete " + key, () -> store.complete(id, token, encoded, false, retention));
+            } catch (EngineUnavailableException e) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
+                        + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+            }
+            if (!stored) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
+                        + Checks.format(options.lease()) + " ran out first" + (leaseLost.get() ? " (a renewal was refused)" : "")
+                        + " and another attempt may have taken the key: its result was not stored", null);
+            }
+            return new Outcome<>(result, Outcome.Status.EXECUTED);
         }
-        renewal.cancel(false);
-        byte[] encoded = codec.encode(result);
-        boolean stored;
-        try {
-            stored = withRetries("complete " + key, () -> store.complete(id, token, encoded, false, retention));
-        } catch (EngineUnavailableException e) {
-            throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
-                    + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+
+        @Override
+        public void fail(Throwable error) {
+            renewal.cancel(false);
+            settleFailure(key, id, token, retention, error);
         }
-        if (!stored) {
-            throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of " + Checks.format(options.lease())
-                    + " ran out first" + (leaseLost.get() ? " (a renewal was refused)" : "")
-                    + " and another attempt may have taken the key: its result was not stored", null);
+
+        @Override
+        public void release() {
+            renewal.cancel(false);
+            try {
+                withRetries("release " + key, () -> store.release(id, token));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the key " + key + " could not be released on " + engine
+                        + "; it is free again after the lease of " + Checks.format(options.lease()), e);
+            }
         }
-        return new Outcome<>(result, Outcome.Status.EXECUTED);
+    }
+
+    /** The attempt of a fail-open guard whose store is down: it runs unguarded and stores nothing. */
+    private static final class Unguarded<T> implements IdempotencyAttempt.Settlement<T> {
+        @Override
+        public Outcome<T> complete(T result) {
+            return new Outcome<>(result, Outcome.Status.UNGUARDED);
+        }
+
+        @Override
+        public void fail(Throwable error) {
+        }
+
+        @Override
+        public void release() {
+        }
     }
 
     private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure) {
@@ -190,7 +268,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         return options.remember().stream().anyMatch(type -> type.isInstance(failure));
     }
 
-    private <T> Outcome<T> storeDown(IdempotencyKey key, Callable<T> operation, EngineUnavailableException e) throws Exception {
+    private <T> IdempotencyAttempt<T> storeDown(IdempotencyKey key, EngineUnavailableException e) {
         if (options.whenStoreDown() == IdempotencyOptions.StoreDown.FAIL_CLOSED) {
             throw new IdempotencyStoreUnavailableException("the idempotency store " + engine + " could not be reached after "
                     + options.storeAttempts() + " tries; " + key + " did not run (the guard fails closed)", e);
@@ -198,7 +276,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         unguarded.increment();
         LOG.log(Level.WARNING, "the idempotency store " + engine + " could not be reached; running " + key
                 + " WITHOUT the guard (fail open; " + unguarded.sum() + " unguarded so far): " + e.getMessage());
-        return new Outcome<>(operation.call(), Outcome.Status.UNGUARDED);
+        return IdempotencyAttempt.owned(Outcome.Status.UNGUARDED, new Unguarded<>());
     }
 
     private <T> T withRetries(String what, Supplier<T> call) {

@@ -9,12 +9,15 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The {@code mem:} idempotency store: records in this JVM, one map per store name, expiry on the
- * monotonic clock. Each change is one atomic {@code compute} of the record.
+ * monotonic clock. Each change is one atomic {@code compute} of the record; completions and
+ * releases wake waiting duplicates.
  */
 final class MemoryIdempotencyStore implements IdempotencyStore {
     private static final Map<String, MemoryIdempotencyStore> NAMED = new ConcurrentHashMap<>();
 
     private final Map<String, Entry> records = new ConcurrentHashMap<>();
+    /** Waiting duplicates wait on this; completions and releases wake them. */
+    private final Object changes = new Object();
 
     /** A record and when it ends (Long.MAX_VALUE: never). */
     private record Entry(IdempotencyRecord record, long expiresAtNanos) {
@@ -75,6 +78,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             }
             return entry;
         });
+        if (done[0]) {
+            changed();
+        }
         return done[0];
     }
 
@@ -89,6 +95,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             }
             return entry.live(now) ? entry : null;
         });
+        if (done[0]) {
+            changed();
+        }
         return done[0];
     }
 
@@ -96,5 +105,27 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     public Optional<IdempotencyRecord> read(String id) {
         Entry entry = records.get(id);
         return entry != null && entry.live(System.nanoTime()) ? Optional.of(entry.record()) : Optional.empty();
+    }
+
+    private void changed() {
+        synchronized (changes) {
+            changes.notifyAll();
+        }
+    }
+
+    @Override
+    public void awaitChange(String id, Duration atMost) throws InterruptedException {
+        synchronized (changes) {
+            // Checked under the monitor that completions notify under: no wake-up is lost in between.
+            Entry entry = records.get(id);
+            if (entry != null && entry.live(System.nanoTime()) && !entry.record().completed()) {
+                changes.wait(Math.max(1, atMost.toMillis()));
+            }
+        }
+    }
+
+    @Override
+    public boolean notifiesChanges() {
+        return true;
     }
 }

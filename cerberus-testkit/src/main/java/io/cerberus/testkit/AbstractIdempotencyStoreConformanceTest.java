@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
+import io.cerberus.idempotency.IdempotencyAttempt;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyKeyMismatchException;
@@ -11,6 +12,7 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.Outcome;
 import io.cerberus.idempotency.ReplayedFailureException;
+import io.cerberus.idempotency.ResultCodec;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -168,5 +171,78 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         })).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> "must not run"))
                 .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("card declined");
+    }
+
+    @Test
+    void theTwoCallFormClaimsCompletesAndReplays() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("consume", Map.of("message", "m-1"));
+        try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(first.mustRun()).isTrue();
+            assertThatThrownBy(() -> guard.begin(key, Duration.ofHours(1), ResultCodec.STRING))
+                    .as("a duplicate while it runs").isInstanceOf(OperationInProgressException.class);
+            assertThat(first.complete("consumed").status()).isEqualTo(Outcome.Status.EXECUTED);
+            assertThatThrownBy(() -> first.complete("again")).isInstanceOf(IllegalStateException.class).hasMessageContaining("twice");
+        }
+        try (IdempotencyAttempt<String> duplicate = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(duplicate.mustRun()).isFalse();
+            assertThat(duplicate.replayed()).isEqualTo("consumed");
+            assertThatThrownBy(() -> duplicate.complete("x")).isInstanceOf(IllegalStateException.class).hasMessageContaining("replayed");
+        }
+    }
+
+    @Test
+    void anAttemptClosedWithoutAnOutcomeReleasesItsKey() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)));
+        IdempotencyKey key = IdempotencyKey.ofContent("consume", Map.of("message", "m-2"));
+        try (IdempotencyAttempt<String> abandoned = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(abandoned.mustRun()).isTrue();
+        }
+        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id())).as("released, not remembered as a failure").isEmpty();
+        try (IdempotencyAttempt<String> retry = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(retry.mustRun()).isTrue();
+            retry.fail(new java.io.IOException("broker down"));
+        }
+        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id())).as("a failure releases it too").isEmpty();
+    }
+
+    @Test
+    void aDuplicateThatGivesUpWaitingLeavesTheOwnersRecordAlone() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300)));
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-3");
+        String id = cerberus.namespace() + "/" + key.id();
+        assertThat(rawStore().claim(id, key.fingerprint(), "owner", Duration.ofSeconds(30))).isEmpty();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "must not run"))
+                .isInstanceOf(OperationInProgressException.class).hasMessageContaining("did not finish within");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
+        assertThat(rawStore().read(id)).hasValueSatisfying(record -> {
+            assertThat(record.token()).isEqualTo("owner");
+            assertThat(record.completed()).isFalse();
+        });
+        assertThat(rawStore().complete(id, "owner", "done".getBytes(java.nio.charset.StandardCharsets.UTF_8), false, Duration.ofHours(1)))
+                .as("the owner still completes").isTrue();
+    }
+
+    @Test
+    void aWaitingDuplicateIsWokenByTheCompletion() throws Exception {
+        IdempotencyStore records = rawStore();
+        org.junit.jupiter.api.Assumptions.assumeTrue(records.notifiesChanges(), "this store does not notify; waiters poll");
+        String id = cerberus.namespace() + "/woken";
+        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<Long> returnedAt = waiter.submit(() -> {
+                records.awaitChange(id, Duration.ofSeconds(10));
+                return System.nanoTime();
+            });
+            assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1))).isTrue();
+            long completedAt = System.nanoTime();
+            long woke = returnedAt.get(10, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(woke - completedAt)).as("woken by the completion, not the 10 s bound")
+                    .isLessThan(Duration.ofSeconds(1));
+        } finally {
+            waiter.shutdownNow();
+        }
     }
 }
