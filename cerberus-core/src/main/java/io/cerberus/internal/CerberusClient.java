@@ -181,7 +181,8 @@ public final class CerberusClient implements Cerberus {
         ensureOpen();
         EngineHandle engine = switcher.current();
         IdempotencyStore store = engine.engine().idempotencyStore().orElseThrow(() -> new UnsupportedCapabilityException(
-                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records yet; engines that do: mem:, redis:// (one server, Sentinel, Cluster)"));
+                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster),"
+                        + " zk://, etcd://, jdbc:"));
         IdempotencyGuard guard = new IdempotencyGuard(store, settings.namespace(), engine.uri(), options);
         guards.add(guard);
         return guard;

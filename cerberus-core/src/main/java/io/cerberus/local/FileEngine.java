@@ -77,6 +77,7 @@ final class FileEngine implements LockEngine {
     /** This engine's attempts not yet released or abandoned, by token: given up on close. */
     private final Map<String, Acquisition> attempts = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile FileIdempotencyStore idempotency;
 
     /**
      * @param directory the real path of the lock directory, which exists and is writable
@@ -247,6 +248,22 @@ final class FileEngine implements LockEngine {
         } finally {
             entry.lock.unlock();
         }
+    }
+
+    /** Records live in {@code DIR/idempotency/}, one file per key ({@link FileIdempotencyStore}). */
+    @Override
+    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        ensureOpen();
+        FileIdempotencyStore store = idempotency;
+        if (store == null) {
+            synchronized (this) {
+                if (idempotency == null) {
+                    idempotency = new FileIdempotencyStore(directory, uri);
+                }
+                store = idempotency;
+            }
+        }
+        return Optional.of(store);
     }
 
     private EngineUnavailableException unavailable(String what, LockKey key, IOException cause) {

@@ -5,11 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.math.BigDecimal;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,7 +23,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 class IdempotencyGuardTest {
     private Cerberus cerberus;
@@ -77,13 +74,6 @@ class IdempotencyGuardTest {
                 .hasMessageContaining("map keys must be strings");
         assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Double.NaN)).isInstanceOf(IllegalArgumentException.class);
     }
-
-
-
-
-
-
-
 
     /** A store that fails on the calls a test chooses. */
     private static final class FlakyStore implements IdempotencyStore {
@@ -163,14 +153,6 @@ class IdempotencyGuardTest {
             assertThat(runs).hasValue(1);
             assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
                     .as("the key stays claimed until its lease ends").isInstanceOf(OperationInProgressException.class);
-        }
-    }
-
-    @Test
-    void anEngineWithoutAStoreSaysSo(@TempDir Path dir) {
-        try (Cerberus files = Cerberus.connect("file:" + dir)) {
-            assertThatThrownBy(() -> files.idempotency(IdempotencyOptions.defaults()))
-                    .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("keeps no idempotency records");
         }
     }
 }

@@ -96,6 +96,13 @@ class RedlockEngineTest {
     }
 
     @Test
+    void redlockKeepsNoIdempotencyRecordsAndSaysSo() {
+        assertThatThrownBy(() -> client().idempotency(io.cerberus.idempotency.IdempotencyOptions.defaults()))
+                .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("keeps no idempotency records")
+                .hasMessageContaining("redis://");
+    }
+
+    @Test
     void locksWorkWithAMinorityOfNodesDown() throws Exception {
         Cerberus before = client();
         servers.get(0).kill();

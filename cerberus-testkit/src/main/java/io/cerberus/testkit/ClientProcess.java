@@ -4,6 +4,10 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.LockLostException;
 import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.idempotency.Outcome;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -22,6 +26,9 @@ import java.time.Duration;
  * <li>{@code TRY MODE NAME} → {@code ACQUIRED <fencing token>} or {@code BUSY}
  * <li>{@code VALID MODE NAME} → {@code VALID true|false}
  * <li>{@code UNLOCK MODE NAME} → {@code UNLOCKED} or {@code LOST <message>}
+ * <li>{@code ONCE SLEEP_MS CONTENT} → {@code EXECUTED|REPLAYED <pid of the process that ran it>}:
+ *     an idempotency-guarded operation that sleeps (duplicates wait for it)
+ * <li>{@code MANY COUNT PREFIX} → {@code EXECUTED <n> REPLAYED <m>}: COUNT guarded no-ops, as fast as it can
  * <li>{@code EXIT} → ends the process
  * </ul>
  * Use {@link #start} and {@link #lock} from tests.
@@ -86,6 +93,16 @@ public final class ClientProcess {
                     System.out.flush();
                     continue;
                 }
+                if (command[0].equals("MANY")) {
+                    System.out.println(many(cerberus, Integer.parseInt(command[1]), command[2]));
+                    System.out.flush();
+                    continue;
+                }
+                if (command[0].equals("ONCE")) {
+                    System.out.println(once(cerberus, Long.parseLong(command[1]), command[2]));
+                    System.out.flush();
+                    continue;
+                }
                 DistributedLock lock = switch (command[1]) {
                     case "read" -> cerberus.readWriteLock(command[2]).readLock();
                     case "write" -> cerberus.readWriteLock(command[2]).writeLock();
@@ -94,6 +111,50 @@ public final class ClientProcess {
                 System.out.println(answer(command[0], lock));
                 System.out.flush();
             }
+        }
+    }
+
+    /**
+     * {@code ONCE SLEEP_MS CONTENT}: runs an operation that sleeps and returns this process's id,
+     * guarded by the key of CONTENT (duplicates wait up to 20 s).
+     *
+     * @return {@code EXECUTED|REPLAYED|UNGUARDED <pid>}, or {@code ERROR <exception>}
+     */
+    private static String once(Cerberus cerberus, long sleepMillis, String content) {
+        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        try {
+            Outcome<String> outcome = guard.execute(IdempotencyKey.ofContent("once", content), Duration.ofHours(1), () -> {
+                Thread.sleep(sleepMillis);
+                return "pid-" + ProcessHandle.current().pid();
+            });
+            return outcome.status() + " " + outcome.value();
+        } catch (Exception e) {
+            return "ERROR " + e;
+        }
+    }
+
+    /**
+     * {@code MANY COUNT PREFIX}: runs COUNT guarded no-op operations, keys PREFIX-0 to PREFIX-(COUNT-1),
+     * as fast as it can (duplicates wait up to 20 s).
+     *
+     * @return {@code EXECUTED <n> REPLAYED <m>}, or {@code ERROR <exception>}
+     */
+    private static String many(Cerberus cerberus, int count, String prefix) {
+        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        int executed = 0;
+        int replayed = 0;
+        try {
+            for (int i = 0; i < count; i++) {
+                Outcome<String> outcome = guard.execute(IdempotencyKey.ofContent("many", prefix + "-" + i), Duration.ofHours(1), () -> "ok");
+                if (outcome.status() == Outcome.Status.REPLAYED) {
+                    replayed++;
+                } else {
+                    executed++;
+                }
+            }
+            return "EXECUTED " + executed + " REPLAYED " + replayed;
+        } catch (Exception e) {
+            return "ERROR " + e;
         }
     }
 
