@@ -4,8 +4,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Turns an operation's result into stored bytes and back, so duplicates get the first result.
- * Never Java serialization. {@link #STRING} and {@link #BYTES} are built in; write one for your
- * types (JSON through your mapper, for instance).
+ * Never Java serialization. {@link #STRING} and {@link #BYTES} are built in; {@link #json(Class)}
+ * stores JSON when a JSON provider is on the class path ({@code io.cerberus:cerberus-jackson});
+ * or write one for your types.
  *
  * @param <T> the result type
  */
@@ -35,6 +36,39 @@ public interface ResultCodec<T> {
             return bytes == null ? new byte[0] : bytes.clone();
         }
     };
+
+    /**
+     * A JSON codec for this type, from the {@link io.cerberus.spi.JsonCodecProvider} on the class
+     * path ({@code io.cerberus:cerberus-jackson}, over Jackson).
+     *
+     * @param type the result type
+     * @param <T> the result type
+     * @return the codec
+     * @throws IllegalStateException if no JSON provider is on the class path
+     */
+    static <T> ResultCodec<T> json(Class<T> type) {
+        return jsonOf(type);
+    }
+
+    /**
+     * Like {@link #json(Class)}, for a generic type ({@code List<Order>}: pass a
+     * {@link java.lang.reflect.ParameterizedType}, e.g. from Jackson's {@code TypeReference.getType()}).
+     *
+     * @param type the result type
+     * @param <T> the result type
+     * @return the codec
+     * @throws IllegalStateException if no JSON provider is on the class path
+     */
+    static <T> ResultCodec<T> jsonOf(java.lang.reflect.Type type) {
+        if (type == null) {
+            throw new IllegalArgumentException("the type must not be null");
+        }
+        for (io.cerberus.spi.JsonCodecProvider provider : java.util.ServiceLoader.load(io.cerberus.spi.JsonCodecProvider.class)) {
+            return provider.codec(type);
+        }
+        throw new IllegalStateException("no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson"
+                + " (it brings Jackson), or pass a ResultCodec of your own");
+    }
 
     byte[] encode(T value);
 

@@ -155,4 +155,10 @@ class IdempotencyGuardTest {
                     .as("the key stays claimed until its lease ends").isInstanceOf(OperationInProgressException.class);
         }
     }
+
+    @Test
+    void jsonWithoutAProviderOnTheClassPathSaysWhatToAdd() {
+        assertThatThrownBy(() -> ResultCodec.json(Order.class)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("io.cerberus:cerberus-jackson");
+    }
 }
