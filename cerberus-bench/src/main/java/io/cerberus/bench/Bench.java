@@ -23,12 +23,19 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -cp ... io.cerberus.bench.Bench [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended] [--peers cerberus,redisson,spring,roundtrip,jvm]
+ *      [--workloads uncontended,contended,idempotent,replay] [--peers cerberus,redisson,spring,setnx,roundtrip,jvm]
  *      [--redis host:port] [--out report.md]
  * </pre>
  */
 public final class Bench {
     private static final int MAX_SAMPLES = 1 << 20;
+    /** Workloads of locks: a cycle is lock, unlock. */
+    static final List<String> LOCK_WORKLOADS = List.of("uncontended", "contended");
+    /**
+     * Workloads of the idempotency guard: a cycle is one guarded call, of a new key each time
+     * ({@code idempotent}: claim and complete) or of the thread's one key ({@code replay}: a duplicate).
+     */
+    static final List<String> GUARD_WORKLOADS = List.of("idempotent", "replay");
 
     private Bench() {
     }
@@ -46,8 +53,8 @@ public final class Bench {
         List<Integer> threads = Arrays.stream(options.getOrDefault("threads", "1,4,16").split(",")).map(Integer::valueOf).toList();
         Duration seconds = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1000));
         Duration warmup = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("warmup", "1")) * 1000));
-        List<String> workloads = List.of(options.getOrDefault("workloads", "uncontended,contended").split(","));
-        List<String> peerNames = List.of(options.getOrDefault("peers", "cerberus,redisson,spring,roundtrip,jvm").split(","));
+        List<String> workloads = List.of(options.getOrDefault("workloads", "uncontended,contended,idempotent,replay").split(","));
+        List<String> peerNames = List.of(options.getOrDefault("peers", "cerberus,redisson,spring,setnx,roundtrip,jvm").split(","));
         for (int t : threads) {
             if (t < 1 || t > 64) {
                 throw new IllegalArgumentException("--threads must be 1 to 64 each, was " + t);
@@ -65,23 +72,37 @@ public final class Bench {
 
     static List<Result> run(RedisProcess redis, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads,
             List<String> peerNames) throws Exception {
-        Map<String, Supplier<Peer>> peers = new LinkedHashMap<>();
+        for (String workload : workloads) {
+            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload)) {
+                throw new IllegalArgumentException("unknown workload '" + workload + "'; workloads: uncontended, contended, idempotent, replay");
+            }
+        }
+        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
         for (String name : peerNames) {
             switch (name) {
-                case "cerberus" -> peers.put(name, () -> Peers.cerberus(redis.uri()));
-                case "redisson" -> peers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
-                case "spring" -> peers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
-                case "roundtrip" -> peers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
-                case "jvm" -> peers.put(name, Peers::jvmFloor);
-                default -> throw new IllegalArgumentException("unknown peer '" + name + "'; peers: cerberus, redisson, spring, roundtrip, jvm");
+                case "cerberus" -> {
+                    lockPeers.put(name, () -> Peers.cerberus(redis.uri()));
+                    guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
+                }
+                case "redisson" -> lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
+                case "spring" -> lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
+                case "setnx" -> guardPeers.put(name, () -> Peers.setNxFloor(redis.host(), redis.port()));
+                case "roundtrip" -> {
+                    lockPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
+                    guardPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
+                }
+                case "jvm" -> lockPeers.put(name, Peers::jvmFloor);
+                default -> throw new IllegalArgumentException("unknown peer '" + name
+                        + "'; peers: cerberus, redisson, spring, setnx, roundtrip, jvm");
             }
         }
         List<Result> results = new ArrayList<>();
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
         int warmCell = 0;
-        for (Supplier<Peer> supplier : peers.values()) {
-            try (Peer peer = supplier.get()) {
-                for (String workload : workloads) {
+        for (String workload : workloads) {
+            for (Supplier<Peer> supplier : (GUARD_WORKLOADS.contains(workload) ? guardPeers : lockPeers).values()) {
+                try (Peer peer = supplier.get()) {
                     measure(peer, workload, 4, warmup.multipliedBy(2), "warm" + warmCell++);
                 }
             }
@@ -90,9 +111,7 @@ public final class Bench {
         try (StatefulRedisConnection<String, String> stats = admin.connect()) {
             int cell = 0;
             for (String workload : workloads) {
-                if (!workload.equals("uncontended") && !workload.equals("contended")) {
-                    throw new IllegalArgumentException("unknown workload '" + workload + "'; workloads: uncontended, contended");
-                }
+                Map<String, Supplier<Peer>> peers = GUARD_WORKLOADS.contains(workload) ? guardPeers : lockPeers;
                 for (int t : threads) {
                     for (Map.Entry<String, Supplier<Peer>> entry : peers.entrySet()) {
                         cell++;
@@ -141,12 +160,13 @@ public final class Bench {
             int index = i;
             samples[i] = new long[Math.min(MAX_SAMPLES, 1 << 16)];
             String name = workload.equals("contended") ? "bench-" + cell : "bench-" + cell + "-" + i;
+            boolean freshNames = workload.equals("idempotent");
             Thread worker = new Thread(() -> {
                 try {
                     start.await();
                     while (System.nanoTime() - deadline[0] < 0) {
                         long t0 = System.nanoTime();
-                        Peer.Held held = peer.lock(name);
+                        Peer.Held held = peer.lock(freshNames ? name + "-" + cycles[index] : name);
                         long waited = System.nanoTime() - t0;
                         held.unlock();
                         cycles[index]++;

@@ -2,9 +2,14 @@ package io.cerberus.bench;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
@@ -18,6 +23,8 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
 
 /** The peers, each connected to the same Redis server. */
 final class Peers {
+    /** The name of the bare SET NX + SET peer, the baseline of the idempotency workloads. */
+    static final String FLOOR_GUARD = "SET NX + SET (floor)";
     private Peers() {
     }
 
@@ -40,6 +47,71 @@ final class Peers {
             @Override
             public void close() {
                 cerberus.close();
+            }
+        };
+    }
+
+    /**
+     * Cerberus's idempotency guard on {@code redis://}: a "lock" is one whole guarded call (claim,
+     * a no-op operation, complete; or a replay), "unlock" does nothing.
+     */
+    static Peer cerberusGuard(String uri) {
+        Cerberus cerberus = Cerberus.builder().engine(uri).namespace("bench").build();
+        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults());
+        return new Peer() {
+            @Override
+            public String name() {
+                return "Cerberus IdempotencyGuard";
+            }
+
+            @Override
+            public Held lock(String name) throws InterruptedException {
+                try {
+                    guard.execute(IdempotencyKey.ofContent("bench", name), Duration.ofHours(1), () -> "ok");
+                } catch (InterruptedException | RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                return () -> { };
+            }
+
+            @Override
+            public void close() {
+                cerberus.close();
+            }
+        };
+    }
+
+    /**
+     * The floor of a guard: {@code SET key NX PX} to claim, then {@code SET key result XX PX} to
+     * complete (a duplicate gets the value from the failed claim's {@code GET}: {@code SET ... NX GET}).
+     * No owner check, no fingerprint, no renewal: what a hand-written guard does, and less.
+     */
+    static Peer setNxFloor(String host, int port) {
+        RedisClient client = RedisClient.create("redis://" + host + ":" + port);
+        StatefulRedisConnection<String, String> connection = client.connect();
+        RedisCommands<String, String> commands = connection.sync();
+        return new Peer() {
+            @Override
+            public String name() {
+                return FLOOR_GUARD;
+            }
+
+            @Override
+            public Held lock(String name) {
+                String key = "bench-floor:" + name;
+                String previous = commands.setGet(key, "claimed", SetArgs.Builder.nx().px(30_000));
+                if (previous == null) {
+                    commands.set(key, "ok", SetArgs.Builder.xx().px(3_600_000));
+                }
+                return () -> { };
+            }
+
+            @Override
+            public void close() {
+                connection.close();
+                client.shutdown();
             }
         };
     }

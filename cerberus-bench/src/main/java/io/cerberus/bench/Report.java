@@ -5,7 +5,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The markdown report of a run: one table per workload and thread count, ratios to Redisson. */
+/**
+ * The markdown report of a run: one table per workload and thread count, ratios to Redisson (lock
+ * workloads) or to the bare SET NX + SET guard (idempotency workloads).
+ */
 final class Report {
     private static final String BASELINE = "Redisson RLock";
 
@@ -19,11 +22,14 @@ final class Report {
                 .append(" cores; ").append(seconds.toMillis() / 1000.0).append(" s per cell after warm-up.\n\n");
         for (String workload : results.stream().map(Bench.Result::workload).distinct().toList()) {
             out.append("### ").append(workload).append("\n\n");
-            out.append("| peer | threads | cycles/s | vs Redisson | acquire p50 | p99 | p99.9 | max | client CPU per cycle | Redis commands run per cycle (inside scripts too) |\n");
+            String baselineName = Bench.GUARD_WORKLOADS.contains(workload) ? Peers.FLOOR_GUARD : BASELINE;
+            String shortName = Bench.GUARD_WORKLOADS.contains(workload) ? "the floor" : "Redisson";
+            out.append("| peer | threads | cycles/s | vs " + shortName + " | " + (Bench.GUARD_WORKLOADS.contains(workload) ? "call" : "acquire")
+                    + " p50 | p99 | p99.9 | max | client CPU per cycle | Redis commands run per cycle (inside scripts too) |\n");
             out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
             for (int t : threads) {
                 Optional<Bench.Result> baseline = results.stream()
-                        .filter(r -> r.workload().equals(workload) && r.threads() == t && r.peer().equals(BASELINE)).findFirst();
+                        .filter(r -> r.workload().equals(workload) && r.threads() == t && r.peer().equals(baselineName)).findFirst();
                 for (Bench.Result r : results) {
                     if (!r.workload().equals(workload) || r.threads() != t) {
                         continue;
