@@ -3,6 +3,7 @@ package io.cerberus.zookeeper;
 import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
@@ -52,6 +53,7 @@ final class ZooKeeperEngine implements LockEngine {
     private final CuratorFramework client;
     private final LossReporter losses;
     private final ZooKeeperRequests requests;
+    private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
 
@@ -78,6 +80,7 @@ final class ZooKeeperEngine implements LockEngine {
         this.client = client;
         this.losses = losses;
         this.requests = new ZooKeeperRequests(shown, timeout);
+        this.records = new ZooKeeperIdempotencyStore(root, client, requests);
         client.getConnectionStateListenable().addListener((c, state) -> {
             switch (state) {
                 case LOST -> sessionLost();
@@ -295,7 +298,8 @@ final class ZooKeeperEngine implements LockEngine {
         List<LockInfo> infos = new ArrayList<>();
         for (String encoded : names) {
             String name = LockPaths.decode(encoded);
-            if (!name.startsWith(prefix)) {
+            if (encoded.startsWith(".") || !name.startsWith(prefix)) {
+                // an encoded lock name never starts with a dot: this is the idempotency records' directory
                 continue;
             }
             List<String> children = children(dir + "/" + encoded);
@@ -318,6 +322,11 @@ final class ZooKeeperEngine implements LockEngine {
             }
         }
         return infos;
+    }
+
+    @Override
+    public Optional<IdempotencyStore> idempotencyStore() {
+        return Optional.of(records);
     }
 
     @Override

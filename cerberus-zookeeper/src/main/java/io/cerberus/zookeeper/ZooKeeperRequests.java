@@ -32,6 +32,11 @@ final class ZooKeeperRequests {
         this.timeout = timeout;
     }
 
+    /** @return the engine's URI without its password */
+    String shown() {
+        return shown;
+    }
+
     /**
      * Sends a request and waits for its answer, at most the engine's timeout, without being
      * interrupted: a request cut off half way could leave a node whose owner does not know it.
