@@ -1,9 +1,9 @@
 package io.cerberus.zookeeper;
 
 import io.cerberus.Capability;
-import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
@@ -21,11 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.zookeeper.CreateMode;
@@ -56,8 +52,8 @@ final class ZooKeeperEngine implements LockEngine {
     private final String root;
     private final CuratorFramework client;
     private final LossReporter losses;
-    /** How long one request may take. */
-    private final Duration timeout;
+    private final ZooKeeperRequests requests;
+    private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
 
@@ -83,7 +79,8 @@ final class ZooKeeperEngine implements LockEngine {
         this.root = root;
         this.client = client;
         this.losses = losses;
-        this.timeout = timeout;
+        this.requests = new ZooKeeperRequests(shown, timeout);
+        this.records = new ZooKeeperIdempotencyStore(root, client, requests);
         client.getConnectionStateListenable().addListener((c, state) -> {
             switch (state) {
                 case LOST -> sessionLost();
@@ -177,8 +174,8 @@ final class ZooKeeperEngine implements LockEngine {
             return node;
         }
         String path = dir + "/" + keep;
-        CuratorEvent kept = request("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
-        check(kept, "read " + path);
+        CuratorEvent kept = requests.send("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
+        requests.check(kept, "read " + path);
         Node adopted = new Node(path, kept.getStat().getCzxid());
         nodes.put(attempt.token(), adopted);
         LOG.log(Level.INFO, "zookeeper engine " + shown + ": " + attempt + " had " + mine.size() + " nodes after a connection loss; kept " + keep);
@@ -203,71 +200,23 @@ final class ZooKeeperEngine implements LockEngine {
 
     private Node create(String dir, Acquisition attempt) {
         Stat stat = new Stat();
-        CuratorEvent created = request("acquire " + attempt, callback -> client.create().storingStatIn(stat)
+        CuratorEvent created = requests.send("acquire " + attempt, callback -> client.create().storingStatIn(stat)
                 .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
                 .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)));
-        check(created, "acquire " + attempt);
+        requests.check(created, "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
         return new Node(created.getName(), actual.getCzxid());
     }
 
     private List<String> children(String dir) {
-        CuratorEvent listed = request("list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
+        CuratorEvent listed = requests.send("list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
-        check(listed, "list " + dir);
+        requests.check(listed, "list " + dir);
         List<String> children = new ArrayList<>(listed.getChildren());
         children.sort(Comparator.comparingLong(LockPaths::sequence));
         return children;
-    }
-
-    /** Starts a request in the background. */
-    @FunctionalInterface
-    private interface Request {
-        void start(BackgroundCallback callback) throws Exception;
-    }
-
-    /**
-     * Sends a request and waits for its answer, at most the engine's timeout, without being
-     * interrupted: a request cut off half way could leave a node whose owner does not know it.
-     * An interrupt is kept for the caller.
-     */
-    private CuratorEvent request(String what, Request request) {
-        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
-        try {
-            request.start((c, event) -> answer.complete(event));
-        } catch (Exception e) {
-            throw failure(what, e);
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (TimeoutException e) {
-                    throw new EngineUnavailableException("zookeeper engine " + shown + " did not answer within "
-                            + io.cerberus.internal.Checks.format(timeout) + " to " + what
-                            + "; check that a quorum of the ensemble runs and is reachable", e);
-                } catch (ExecutionException e) {
-                    throw failure(what, e);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private void check(CuratorEvent event, String what) {
-        int code = event.getResultCode();
-        if (code != KeeperException.Code.OK.intValue()) {
-            throw failure(what, KeeperException.create(KeeperException.Code.get(code), event.getPath()));
-        }
     }
 
     @Override
@@ -282,12 +231,12 @@ final class ZooKeeperEngine implements LockEngine {
             WAKE_UPS.incrementAndGet();
             changed.countDown();
         };
-        CuratorEvent watched = request("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
+        CuratorEvent watched = requests.send("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
                 .inBackground(callback).forPath(blocker));
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return;
         }
-        check(watched, "watch " + blocker);
+        requests.check(watched, "watch " + blocker);
         changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
     }
 
@@ -309,11 +258,11 @@ final class ZooKeeperEngine implements LockEngine {
     }
 
     private boolean delete(String path) {
-        CuratorEvent deleted = request("delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
+        CuratorEvent deleted = requests.send("delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
         if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        check(deleted, "delete " + path);
+        requests.check(deleted, "delete " + path);
         return true;
     }
 
@@ -323,11 +272,11 @@ final class ZooKeeperEngine implements LockEngine {
         if (node == null) {
             return false;
         }
-        CuratorEvent exists = request("check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
+        CuratorEvent exists = requests.send("check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
         if (exists.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        check(exists, "check " + attempt);
+        requests.check(exists, "check " + attempt);
         return exists.getStat() != null;
     }
 
@@ -349,7 +298,8 @@ final class ZooKeeperEngine implements LockEngine {
         List<LockInfo> infos = new ArrayList<>();
         for (String encoded : names) {
             String name = LockPaths.decode(encoded);
-            if (!name.startsWith(prefix)) {
+            if (encoded.startsWith(".") || !name.startsWith(prefix)) {
+                // an encoded lock name never starts with a dot: this is the idempotency records' directory
                 continue;
             }
             List<String> children = children(dir + "/" + encoded);
@@ -361,11 +311,11 @@ final class ZooKeeperEngine implements LockEngine {
             }
             for (String holder : holders) {
                 String path = dir + "/" + encoded + "/" + holder;
-                CuratorEvent read = request("read " + path, callback -> client.getData().inBackground(callback).forPath(path));
+                CuratorEvent read = requests.send("read " + path, callback -> client.getData().inBackground(callback).forPath(path));
                 if (read.getResultCode() == KeeperException.Code.NONODE.intValue()) {
                     continue;
                 }
-                check(read, "read " + path);
+                requests.check(read, "read " + path);
                 infos.add(new LockInfo(name, LockPaths.isReader(holder) ? "read" : "exclusive",
                         new String(read.getData(), StandardCharsets.UTF_8), read.getStat().getCzxid(), Optional.empty(),
                         children.size() - holders.size()));
@@ -374,19 +324,9 @@ final class ZooKeeperEngine implements LockEngine {
         return infos;
     }
 
-    private RuntimeException failure(String what, Throwable e) {
-        if (e instanceof RuntimeException runtime && !(e instanceof IllegalStateException)) {
-            return runtime;
-        }
-        if (e instanceof InterruptedException) {
-            Thread.currentThread().interrupt();
-        }
-        if (e instanceof KeeperException.NoAuthException) {
-            return new EngineUnavailableException("zookeeper engine " + shown + " refused to " + what
-                    + ": not authorised (check the user and password of the URI, and the ACL of the lock's node)", e);
-        }
-        return new EngineUnavailableException("zookeeper engine " + shown + " could not " + what + ": " + e
-                + "; check that a quorum of the ensemble runs and is reachable", e);
+    @Override
+    public Optional<IdempotencyStore> idempotencyStore() {
+        return Optional.of(records);
     }
 
     @Override
