@@ -199,13 +199,16 @@ public final class IdempotencyGuard implements AutoCloseable {
         @Override
         public Outcome<T> complete(T result) {
             renewal.cancel(false);
-            byte[] encoded = codec.encode(result);
             boolean stored;
             try {
+                byte[] encoded = codec.encode(result);
                 stored = withRetries("complete " + key, () -> store.complete(id, token, encoded, false, retention));
             } catch (EngineUnavailableException e) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
                         + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+            } catch (RuntimeException e) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be encoded or was refused by the store ("
+                        + e.getMessage() + "): a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
             }
             if (!stored) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
