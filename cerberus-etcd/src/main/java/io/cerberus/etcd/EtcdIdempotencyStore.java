@@ -20,7 +20,6 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,9 +57,15 @@ import java.util.concurrent.TimeUnit;
 final class EtcdIdempotencyStore implements IdempotencyStore {
     private static final System.Logger LOG = System.getLogger(EtcdIdempotencyStore.class.getName());
 
-    /** A claim: its lease, the revision of its put, and the fingerprint it was made with. */
-    private record Claim(long leaseId, long revision, String fingerprint) {
+    /** A claim: its lease, the revision of its put, the fingerprint it was made with, when and for how long. */
+    private record Claim(long leaseId, long revision, String fingerprint, long claimedAtNanos, long seconds) {
+        boolean surelyOver(long now) {
+            return now - claimedAtNanos > TimeUnit.SECONDS.toNanos(2 * seconds);
+        }
     }
+
+    /** At most this many claims are remembered; forgetting one only costs a read later. */
+    private static final int MAX_REMEMBERED = 10_000;
 
     private final Client client;
     private final EtcdRequests requests;
@@ -107,20 +112,12 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
                 }
                 throw e;
             }
-            List<KeyValue> found = reply.getGetResponses().get(0).getKvs();
-            if (found.isEmpty()) {
-                // created and already gone (its lease ended): nothing to own, nothing in the way
-                revokeLater(leaseId);
-                if (attempt < 2) {
-                    continue;
-                }
-                return Optional.empty();
-            }
-            KeyValue kv = found.get(0);
+            // both branches read the key in the transaction's own revision: it is there
+            KeyValue kv = reply.getGetResponses().get(0).getKvs().get(0);
             IdempotencyValues.Stored stored = IdempotencyValues.decode(kv.getValue());
             if (stored.inProgressOf(token)) {
                 // created here, or by an earlier send of this very request
-                claims.put(claimOf(id, token), new Claim(stored.claimLease(), kv.getModRevision(), fingerprint));
+                remember(id, token, new Claim(stored.claimLease(), kv.getModRevision(), fingerprint, System.nanoTime(), seconds));
                 if (stored.claimLease() != leaseId) {
                     revokeLater(leaseId);
                 }
@@ -131,6 +128,7 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    /** Sends a keep-alive of the claim's lease, which restores the TTL it was claimed with ({@code lease} is not used). */
     @Override
     public boolean renew(String id, String token, Duration lease) {
         ensureOpen.run();
@@ -192,7 +190,8 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
                 }
                 throw e;
             }
-            boolean completed = reply.isSucceeded() || decodedFirst(reply.getGetResponses().get(0)).filter(s -> s.completedBy(token)).isPresent();
+            boolean completed = reply.isSucceeded()
+                    || decodedFirst(reply.getGetResponses().get(0)).filter(stored -> stored.completedBy(token)).isPresent();
             settled(id, token, ours);
             return completed;
         }
@@ -274,11 +273,26 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     /** @return the claim of this token, if the reply holds its IN_PROGRESS record */
     private static Optional<Claim> claimIn(GetResponse reply, String token) {
         return decodedFirst(reply).filter(stored -> stored.inProgressOf(token)).map(stored -> new Claim(stored.claimLease(),
-                reply.getKvs().get(0).getModRevision(), stored.record().fingerprint()));
+                reply.getKvs().get(0).getModRevision(), stored.record().fingerprint(), System.nanoTime(), 0));
     }
 
     private static Optional<IdempotencyValues.Stored> decodedFirst(GetResponse reply) {
         return reply.getKvs().isEmpty() ? Optional.empty() : Optional.of(IdempotencyValues.decode(reply.getKvs().get(0).getValue()));
+    }
+
+    /**
+     * Remembers a claim of this store, to spare complete and release a read. Claims never settled
+     * (a caller that gave up) are dropped once their lease is surely over and the map is full.
+     */
+    private void remember(String id, String token, Claim claim) {
+        if (claims.size() >= MAX_REMEMBERED) {
+            long now = System.nanoTime();
+            claims.values().removeIf(old -> old.surelyOver(now));
+            if (claims.size() >= MAX_REMEMBERED) {
+                claims.clear();
+            }
+        }
+        claims.put(claimOf(id, token), claim);
     }
 
     /** Forgets a claim that completed, was released or was lost, and revokes its now useless lease. */
