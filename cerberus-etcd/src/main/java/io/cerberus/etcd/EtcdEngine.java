@@ -68,6 +68,7 @@ final class EtcdEngine implements LockEngine {
     private final ScheduledExecutorService expiries;
     private final ScheduledExecutorService keepAlives;
     private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
+    private final EtcdIdempotencyStore idempotency;
     private volatile boolean closed;
 
     EtcdEngine(String describe, Client client, EtcdTarget target, Duration timeout, LossReporter lossReporter) {
@@ -79,6 +80,7 @@ final class EtcdEngine implements LockEngine {
         this.lease = new ClientLease(client.getLeaseClient(), requests, target.ttl(), this::leaseLost);
         this.expiries = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-expiry"));
         this.keepAlives = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-keepalive"));
+        this.idempotency = new EtcdIdempotencyStore(client, requests, keys, this::ensureOpen);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -283,6 +285,12 @@ final class EtcdEngine implements LockEngine {
         ByteSequence directory = keys.namespaceDirectory(namespace);
         List<KeyValue> all = requests.call("list locks", () -> client.getKVClient().get(directory, BY_CREATE_REVISION)).getKvs();
         return LockListing.list(all, directory, prefix);
+    }
+
+    /** Idempotency records live beside the locks, under their own branch of the prefix ({@link EtcdIdempotencyStore}). */
+    @Override
+    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+        return java.util.Optional.of(idempotency);
     }
 
     private void leaseLost(long leaseId, String reason) {

@@ -16,6 +16,10 @@ import java.util.Optional;
  * cannot reach another lock's directory. The token in the key (beside the lease id the issue asks
  * for) lets one client have several attempts on one lock at once (two threads, two leases), each
  * create-if-absent on its own key.
+ *
+ * <p>Idempotency records live apart, under {@code <prefix>/!idempotency/<namespace>/<key id>}
+ * ({@link #idempotencyKey}). A URL-encoded namespace never contains {@code !}, so that branch can
+ * never be a namespace directory: no lock key lands there and {@code inspect} never sees a record.
  */
 final class LockKeys {
     private final String prefix;
@@ -38,6 +42,16 @@ final class LockKeys {
     ByteSequence attemptKey(Acquisition attempt, long leaseId) {
         return bytes(lockDirectory(attempt.key()).toString(StandardCharsets.UTF_8) + Long.toHexString(leaseId) + "_"
                 + attempt.token());
+    }
+
+    /**
+     * @param id the record id the guard gives: {@code <namespace>/<key id>} (key ids hold no {@code /})
+     * @return the key of that idempotency record
+     */
+    ByteSequence idempotencyKey(String id) {
+        int slash = id.lastIndexOf('/');
+        String namespace = slash < 0 ? "" : id.substring(0, slash);
+        return bytes(prefix + "/!idempotency/" + encode(namespace) + "/" + encode(id.substring(slash + 1)));
     }
 
     /** @return the value stored in an attempt's key */
