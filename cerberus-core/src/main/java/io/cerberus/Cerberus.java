@@ -144,7 +144,8 @@ public interface Cerberus extends AutoCloseable {
     /**
      * A guard that lets the same operation take effect once, with its records on the current
      * engine (see {@link io.cerberus.idempotency.IdempotencyGuard}). Keys live in this client's
-     * namespace. Closed with the client.
+     * namespace. Guards are cheap (make one per set of options, or per call): all the guards of a
+     * client share one renewal thread, which ends with the client.
      *
      * @param options how the guard behaves ({@link io.cerberus.idempotency.IdempotencyOptions#defaults()})
      * @return the guard

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -41,24 +40,55 @@ public final class IdempotencyGuard implements AutoCloseable {
     private final String engine;
     private final IdempotencyOptions options;
     private final ScheduledExecutorService renewer;
+    private final boolean ownsRenewer;
     private final LongAdder unguarded = new LongAdder();
 
     /**
+     * A guard with a renewal thread of its own, ended by {@link #close()}. Clients share one
+     * thread between their guards: prefer {@link io.cerberus.Cerberus#idempotency(IdempotencyOptions)}.
+     *
      * @param store the engine's store
      * @param namespace the client's namespace: keys of different namespaces never meet
      * @param engine the engine's URI, without passwords, for messages
      * @param options the guard's behaviour
      */
     public IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options) {
+        this(store, namespace, engine, options, newRenewer(), true);
+    }
+
+    /**
+     * A guard whose attempts are renewed on a scheduler it shares (and does not shut down).
+     *
+     * @param store the engine's store
+     * @param namespace the client's namespace
+     * @param engine the engine's URI, without passwords, for messages
+     * @param options the guard's behaviour
+     * @param renewer runs the lease renewals, every lease/3 per running attempt
+     */
+    public IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
+            ScheduledExecutorService renewer) {
+        this(store, namespace, engine, options, Checks.notNull("renewer", renewer), false);
+    }
+
+    private IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
+            ScheduledExecutorService renewer, boolean ownsRenewer) {
         this.store = Checks.notNull("store", store);
         this.namespace = Checks.notNull("namespace", namespace);
         this.engine = engine;
         this.options = Checks.notNull("options", options);
-        this.renewer = Executors.newSingleThreadScheduledExecutor(task -> {
+        this.renewer = renewer;
+        this.ownsRenewer = ownsRenewer;
+    }
+
+    /** @return a one-thread daemon scheduler for lease renewals */
+    public static ScheduledExecutorService newRenewer() {
+        java.util.concurrent.ScheduledThreadPoolExecutor executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "cerberus-idempotency-renewer");
             thread.setDaemon(true);
             return thread;
         });
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
     }
 
     /** @return how many operations ran without the guard because the store was down (FAIL_OPEN) */
@@ -312,8 +342,11 @@ public final class IdempotencyGuard implements AutoCloseable {
         return fingerprint.length() > 15 ? fingerprint.substring(0, 15) + "..." : fingerprint;
     }
 
+    /** Stops the renewal thread if the guard has its own; a guard of a client is ended with the client. */
     @Override
     public void close() {
-        renewer.shutdownNow();
+        if (ownsRenewer) {
+            renewer.shutdownNow();
+        }
     }
 }

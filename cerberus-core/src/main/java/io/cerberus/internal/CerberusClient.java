@@ -48,7 +48,8 @@ public final class CerberusClient implements Cerberus {
     private final EngineSwitcher switcher;
     private final HealthMonitor health;
     private final SafeMetrics metrics;
-    private final List<IdempotencyGuard> guards = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Renews the leases of every guard's running attempts: one thread per client, made at the first guard. */
+    private java.util.concurrent.ScheduledExecutorService idempotencyRenewer;
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
     /** Every hold not yet released, by token. */
@@ -183,9 +184,12 @@ public final class CerberusClient implements Cerberus {
         IdempotencyStore store = engine.engine().idempotencyStore().orElseThrow(() -> new UnsupportedCapabilityException(
                 "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster),"
                         + " zk://, etcd://, jdbc:"));
-        IdempotencyGuard guard = new IdempotencyGuard(store, settings.namespace(), engine.uri(), options);
-        guards.add(guard);
-        return guard;
+        synchronized (this) {
+            if (idempotencyRenewer == null) {
+                idempotencyRenewer = IdempotencyGuard.newRenewer();
+            }
+            return new IdempotencyGuard(store, settings.namespace(), engine.uri(), options, idempotencyRenewer);
+        }
     }
 
     @Override
@@ -521,7 +525,11 @@ public final class CerberusClient implements Cerberus {
             }
         }
         threadHolds.clear();
-        guards.forEach(IdempotencyGuard::close);
+        synchronized (this) {
+            if (idempotencyRenewer != null) {
+                idempotencyRenewer.shutdownNow();
+            }
+        }
         if (health != null) {
             health.close();
         }

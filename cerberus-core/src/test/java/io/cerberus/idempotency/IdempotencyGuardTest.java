@@ -161,4 +161,27 @@ class IdempotencyGuardTest {
         assertThatThrownBy(() -> ResultCodec.json(Order.class)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("io.cerberus:cerberus-jackson");
     }
+
+    @Test
+    void theGuardsOfAClientShareOneRenewalThreadThatEndsWithTheClient() throws Exception {
+        Cerberus client = Cerberus.builder().engine("mem:idem-threads-" + UUID.randomUUID()).build();
+        java.util.Set<Thread> before = renewerThreads();
+        for (int i = 0; i < 50; i++) {
+            IdempotencyGuard guard = client.idempotency(IdempotencyOptions.defaults());
+            guard.execute(IdempotencyKey.ofContent("op", i), Duration.ofMinutes(1), () -> "done");
+        }
+        java.util.Set<Thread> made = renewerThreads();
+        made.removeAll(before);
+        assertThat(made).as("50 guards, one thread").hasSize(1);
+        client.close();
+        Thread thread = made.iterator().next();
+        thread.join(5_000);
+        assertThat(thread.isAlive()).as("ended with the client").isFalse();
+    }
+
+    private static java.util.Set<Thread> renewerThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.isAlive() && thread.getName().equals("cerberus-idempotency-renewer"))
+                .collect(java.util.stream.Collectors.toCollection(java.util.HashSet::new));
+    }
 }

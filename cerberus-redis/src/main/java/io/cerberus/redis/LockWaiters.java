@@ -105,6 +105,22 @@ final class LockWaiters implements AutoCloseable {
      * @return the subscription to wait for: complete once the channel is subscribed
      */
     CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage) {
+        return join(attempt, channel, coverage, false);
+    }
+
+    /**
+     * Registers a waiter that starts not woken, for callers that read the state they wait on only
+     * after the subscription is confirmed (so no message can fall between the read and the wait).
+     *
+     * @param attempt the waiter (its token identifies it)
+     * @param channel the channel to be woken by
+     * @return the subscription to wait for before reading the state
+     */
+    CompletableFuture<Void> listen(Acquisition attempt, String channel) {
+        return join(attempt, channel, null, true);
+    }
+
+    private CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage, boolean quiet) {
         StatefulRedisPubSubConnection<String, String> pubSub = connection();
         lock.lock();
         try {
@@ -122,7 +138,7 @@ final class LockWaiters implements AutoCloseable {
                 channels.put(channel, subscription);
             }
             waiter = new Waiter(attempt, subscription, lock.newCondition());
-            waiter.woken = subscription != coverage;
+            waiter.woken = !quiet && subscription != coverage;
             subscription.waiters.add(waiter);
             waiters.put(attempt.token(), waiter);
             return subscription.subscribed;

@@ -325,6 +325,6 @@ final class RedisEngine implements LockEngine {
 
     @Override
     public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.of(new RedisIdempotencyStore(commands, timeout, uri));
+        return java.util.Optional.of(new RedisIdempotencyStore(commands, timeout, uri, waiters));
     }
 }

@@ -1,35 +1,57 @@
 package io.cerberus.redis;
 
+import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Idempotency records on Redis (single server, Sentinel, Cluster): one hash per key,
- * {@code cerberus:{idem:ID}} (ID percent-encoded, one hash tag, so one Cluster slot), fields
+ * {@code cerberus:{NS:idem:KEY}} (percent-encoded, one hash tag, so one Cluster slot; under the
+ * namespace's prefix, like its locks), fields
  * {@code s} (0 in progress, 1 completed), {@code t} token, {@code f} fingerprint, {@code r} result
  * (Base64), {@code x} failure. Each change is one script: the claim writes the record and its
  * expiry together, so a record can never become immortal; every later change checks the token.
+ * Completion and release publish on {@code cerberus:{NS:idem:KEY}:c}; a waiting duplicate subscribes
+ * to it (through the engine's {@link LockWaiters}: one connection, wake-one, each woken waiter
+ * passing the wake-up on as it leaves), then reads the record, then waits.
  */
 final class RedisIdempotencyStore implements IdempotencyStore {
     private final RedisClusterAsyncCommands<String, String> commands;
     private final Duration timeout;
     private final String uri;
+    private final LockWaiters waiters;
 
-    RedisIdempotencyStore(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String uri) {
+    RedisIdempotencyStore(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String uri, LockWaiters waiters) {
         this.commands = commands;
         this.timeout = timeout;
         this.uri = uri;
+        this.waiters = waiters;
     }
 
+    static String channel(String id) {
+        return key(id) + ":c";
+    }
+
+    /**
+     * @param id the guard's id, {@code NAMESPACE/KEY}
+     * @return {@code cerberus:{NS:idem:KEY}}: under the namespace's prefix, so one ACL pattern per
+     *     application covers its records too; lock names are encoded with {@code :} escaped, so no
+     *     lock's key can be {@code NS:idem:...}
+     */
     static String key(String id) {
-        return "cerberus:{idem:" + LockKeys.encode(id, true) + "}";
+        int slash = id.lastIndexOf('/');
+        String namespace = slash < 0 ? "" : id.substring(0, slash);
+        return LockKeys.PREFIX + LockKeys.encode(namespace, false) + ":idem:" + LockKeys.encode(id.substring(slash + 1), true) + "}";
     }
 
     @Override
@@ -73,6 +95,28 @@ final class RedisIdempotencyStore implements IdempotencyStore {
         }
         return Optional.of(record(value(fields.get(0)), value(fields.get(1)), value(fields.get(2)), value(fields.get(3)),
                 value(fields.get(4))));
+    }
+
+    @Override
+    public void awaitChange(String id, Duration atMost) throws InterruptedException {
+        Acquisition waiter = new Acquisition(new LockKey("idempotency", id), LockMode.EXCLUSIVE, UUID.randomUUID().toString(),
+                "idempotency waiter", atMost);
+        long deadline = System.nanoTime() + atMost.toNanos();
+        try {
+            Replies.await(waiters.listen(waiter, channel(id)), timeout, uri, "subscribe to the changes of idempotency key " + id);
+            Optional<IdempotencyRecord> now = read(id);
+            if (now.isEmpty() || now.get().completed()) {
+                return;
+            }
+            waiters.await(waiter, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        } finally {
+            waiters.leave(waiter.token(), false);
+        }
+    }
+
+    @Override
+    public boolean notifiesChanges() {
+        return true;
     }
 
     private static String value(KeyValue<String, String> field) {

@@ -1,5 +1,5 @@
 -- Cerberus idempotency complete: KEYS record; ARGV token, result, failure (0|1), retention ms ('' = for ever).
--- 1 if the token owned an IN_PROGRESS record, now COMPLETED; 0 and nothing written otherwise.
+-- 1 if the token owned an IN_PROGRESS record, now COMPLETED (waiting duplicates told on KEYS[1]:c); 0 and nothing written otherwise.
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] or redis.call('HGET', KEYS[1], 's') ~= '0' then
   return 0
 end
@@ -9,4 +9,5 @@ if ARGV[4] == '' then
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
+redis.call('PUBLISH', KEYS[1] .. ':c', '')
 return 1

@@ -7,6 +7,9 @@ import io.cerberus.Cerberus;
 import io.cerberus.CerberusException;
 import io.cerberus.DistributedLock;
 import io.cerberus.Lease;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.idempotency.Outcome;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
@@ -108,6 +111,28 @@ class RedisAclIsolationTest {
             } finally {
                 lock.unlock();
             }
+        }
+    }
+
+    @Test
+    void eachAppsIdempotencyRecordsAreItsOwn() throws Exception {
+        try (Cerberus a = app("appA", "appA"); Cerberus intruder = app("appB", "appA")) {
+            IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-9");
+            Outcome<String> first = a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged");
+            assertThat(first.status()).as("an app's user may use the guard in its namespace").isEqualTo(Outcome.Status.EXECUTED);
+            assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again"))
+                    .as("B may not read or claim A's records").hasStackTraceContaining("NOPERM");
+            RedisClient client = RedisClient.create(RedisURI.builder().withHost("127.0.0.1").withPort(server.port())
+                    .withAuthentication("appB", "appB-secret".toCharArray()).build());
+            try {
+                String record = RedisIdempotencyStore.key("appA/" + key.id());
+                assertThatThrownBy(() -> raw(client).del(record)).isInstanceOf(RedisCommandExecutionException.class)
+                        .hasMessageContaining("NOPERM");
+            } finally {
+                client.shutdown();
+            }
+            assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again").status())
+                    .isEqualTo(Outcome.Status.REPLAYED);
         }
     }
 }
