@@ -39,10 +39,21 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     private final AtomicLong nextPurge = new AtomicLong(System.nanoTime());
     private final boolean createTable;
     private volatile boolean ready;
+    /** Whether a PostgreSQL LISTEN connection of the engine relays other processes' notifications. */
+    private final boolean listening;
+    /** Whether completions and releases notify the channel (PostgreSQL). */
+    private final boolean notifies;
 
-    JdbcIdempotencyStore(Db db, String lockTable, boolean createTable) {
+    /**
+     * @param channel the engine's PostgreSQL notification channel (completions and releases notify
+     *     it with the record's key), or null
+     * @param listening whether the engine listens on that channel
+     */
+    JdbcIdempotencyStore(Db db, String lockTable, boolean createTable, String channel, boolean listening) {
         this.db = db;
         this.createTable = createTable;
+        this.notifies = db.dialect == Dialect.POSTGRESQL && channel != null;
+        this.listening = listening && notifies;
         this.table = tableFor(lockTable);
         String now = db.dialect.now;
         String live = "(expires_at IS NULL OR expires_at > " + now + ")";
@@ -52,9 +63,9 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 + now;
         String complete = "UPDATE " + table + " SET completed = 1, result = ?, failure = ?, expires_at = ";
         String owned = " WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > " + now;
-        this.completeForSql = complete + now + " + ?" + owned;
-        this.completeForeverSql = complete + "NULL" + owned;
-        this.releaseSql = "DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0";
+        this.completeForSql = notifying(complete + now + " + ?" + owned, channel);
+        this.completeForeverSql = notifying(complete + "NULL" + owned, channel);
+        this.releaseSql = notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0", channel);
         this.purgeSql = "DELETE FROM " + table + " WHERE expires_at IS NOT NULL AND expires_at < " + now + " - 60000";
     }
 
@@ -64,6 +75,31 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         String schema = dot < 0 ? "" : lockTable.substring(0, dot + 1);
         String name = lockTable.substring(dot + 1);
         return schema + (name.length() > 58 ? name.substring(0, 58) : name) + "_idem";
+    }
+
+    /**
+     * On PostgreSQL a change also notifies the engine's channel with the record's key, in the same
+     * statement (delivered at commit); the statement then returns one row per changed record.
+     */
+    private String notifying(String change, String channel) {
+        if (!notifies) {
+            return change;
+        }
+        return "WITH changed AS (" + change + " RETURNING id_key) SELECT pg_notify('" + channel + "', id_key) FROM changed";
+    }
+
+    /** Runs a change made by {@link #notifying}: @return how many records it changed */
+    private int change(PreparedStatement statement) throws SQLException {
+        if (!notifies) {
+            return statement.executeUpdate();
+        }
+        int rows = 0;
+        try (ResultSet changed = statement.executeQuery()) {
+            while (changed.next()) {
+                rows++;
+            }
+        }
+        return rows;
     }
 
     static String createTable(Dialect dialect, String table) {
@@ -213,7 +249,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 }
                 statement.setString(i++, key);
                 statement.setString(i, token);
-                if (statement.executeUpdate() == 1) {
+                if (change(statement) == 1) {
+                    Wakeups.JVM.signal(key);
                     return true;
                 }
             }
@@ -231,7 +268,11 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
                 statement.setString(1, key);
                 statement.setString(2, token);
-                return statement.executeUpdate() == 1;
+                if (change(statement) == 1) {
+                    Wakeups.JVM.signal(key);
+                    return true;
+                }
+                return false;
             }
         });
     }
@@ -241,6 +282,28 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         ready();
         String key = key(id);
         return db.run("reading idempotency key " + id, true, connection -> read(connection, key));
+    }
+
+    /**
+     * Waits for a completion or release of this record: in this JVM always, from other processes
+     * on PostgreSQL (the engine's LISTEN connection relays their notifications).
+     */
+    @Override
+    public void awaitChange(String id, Duration atMost) throws InterruptedException {
+        String key = key(id);
+        try (Wakeups.Interest interest = Wakeups.JVM.register(key)) {
+            long seen = interest.version();
+            Optional<IdempotencyRecord> now = read(id);
+            if (now.isEmpty() || now.get().completed()) {
+                return;
+            }
+            interest.await(seen, atMost);
+        }
+    }
+
+    @Override
+    public boolean notifiesChanges() {
+        return listening;
     }
 
     private boolean update(String what, String sql, long millis, String key, String token) {

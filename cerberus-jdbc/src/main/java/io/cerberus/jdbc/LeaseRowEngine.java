@@ -74,7 +74,6 @@ final class LeaseRowEngine implements LockEngine {
 
     LeaseRowEngine(Db db, String table, boolean createTable) {
         this.db = db;
-        this.idempotency = new JdbcIdempotencyStore(db, table, createTable);
         this.dialect = db.dialect;
         this.table = table;
         this.channel = channel(table);
@@ -85,6 +84,7 @@ final class LeaseRowEngine implements LockEngine {
         this.isLockedSql = dialect.isLocked(table);
         this.inspectSql = dialect.inspect(table);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
+        this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
     }
 
     /** @return the PostgreSQL notification channel of a table: an identifier, lower case */

@@ -77,7 +77,6 @@ final class SessionEngine implements LockEngine {
 
     SessionEngine(Db db, String table, boolean createTable, Duration checkInterval, LossReporter lossReporter) {
         this.db = db;
-        this.idempotency = new JdbcIdempotencyStore(db, table, createTable);
         this.dialect = db.dialect;
         this.table = table;
         this.channel = LeaseRowEngine.channel(table);
@@ -89,6 +88,7 @@ final class SessionEngine implements LockEngine {
         });
         watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
+        this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
     }
 
     @Override
