@@ -17,11 +17,15 @@ import java.util.Optional;
  * for) lets one client have several attempts on one lock at once (two threads, two leases), each
  * create-if-absent on its own key.
  *
- * <p>Idempotency records live apart, under {@code <prefix>/!idempotency/<namespace>/<key id>}
- * ({@link #idempotencyKey}). A URL-encoded namespace never contains {@code !}, so that branch can
- * never be a namespace directory: no lock key lands there and {@code inspect} never sees a record.
+ * <p>Idempotency records live in their namespace's directory, under
+ * {@code <prefix>/<namespace>/!idempotency/<key id>} ({@link #idempotencyKey}), so one etcd role
+ * per application, granted the prefix {@code <prefix>/<namespace>/}, covers its locks and its
+ * records. A URL-encoded lock name never contains {@code !}, so no lock's directory is that
+ * branch, and {@link #nameOf} skips it: {@code inspect} never lists a record.
  */
 final class LockKeys {
+    /** The directory of a namespace's idempotency records: no encoded lock name starts with {@code !}. */
+    static final String RECORDS = "!idempotency";
     private final String prefix;
 
     LockKeys(String prefix) {
@@ -51,7 +55,7 @@ final class LockKeys {
     ByteSequence idempotencyKey(String id) {
         int slash = id.lastIndexOf('/');
         String namespace = slash < 0 ? "" : id.substring(0, slash);
-        return bytes(prefix + "/!idempotency/" + encode(namespace) + "/" + encode(id.substring(slash + 1)));
+        return bytes(prefix + "/" + encode(namespace) + "/" + RECORDS + "/" + encode(id.substring(slash + 1)));
     }
 
     /** @return the value stored in an attempt's key */
@@ -78,7 +82,7 @@ final class LockKeys {
         String text = key.toString(StandardCharsets.UTF_8);
         String directory = namespaceDirectory.toString(StandardCharsets.UTF_8);
         int slash = text.indexOf('/', directory.length());
-        if (!text.startsWith(directory) || slash < 0) {
+        if (!text.startsWith(directory) || slash < 0 || text.startsWith(RECORDS + "/", directory.length())) {
             return Optional.empty();
         }
         return Optional.of(URLDecoder.decode(text.substring(directory.length(), slash), StandardCharsets.UTF_8));

@@ -196,6 +196,6 @@ class EtcdIdempotencyStoreTest {
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
         assertThat(engine.inspect(namespace, "")).isEmpty();
         assertThat(KEYS.idempotencyKey(id).toString(StandardCharsets.UTF_8))
-                .isEqualTo("cerberus/!idempotency/" + namespace + "/v1%3Aunlisted");
+                .isEqualTo("cerberus/" + namespace + "/!idempotency/v1%3Aunlisted");
     }
 }

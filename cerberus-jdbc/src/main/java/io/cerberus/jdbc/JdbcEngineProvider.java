@@ -88,7 +88,7 @@ public final class JdbcEngineProvider implements EngineProvider {
 
     private static void ensureTable(Connection connection, Dialect dialect, JdbcTarget target) throws SQLException {
         String ddl = dialect.createTable(target.table());
-        if (exists(connection, dialect, target.table())) {
+        if (exists(connection, dialect, target.table(), target)) {
             return;
         }
         if (!target.createTable()) {
@@ -99,14 +99,14 @@ public final class JdbcEngineProvider implements EngineProvider {
             statement.execute(ddl);
         } catch (SQLException e) {
             // two clients creating the table at once: the other one's table is as good
-            if (!exists(connection, dialect, target.table())) {
+            if (!exists(connection, dialect, target.table(), target)) {
                 throw new SQLException("could not create the lock table " + target.table() + " (" + e.getMessage()
                         + "); a DBA can create it with: " + ddl, e.getSQLState(), e.getErrorCode(), e);
             }
         }
     }
 
-    private static boolean exists(Connection connection, Dialect dialect, String table) throws SQLException {
+    private static boolean exists(Connection connection, Dialect dialect, String table, JdbcTarget target) throws SQLException {
         boolean autoCommit = connection.getAutoCommit();
         try (Statement statement = connection.createStatement()) {
             statement.executeQuery(dialect.probeTable(table)).close();
@@ -114,6 +114,11 @@ public final class JdbcEngineProvider implements EngineProvider {
         } catch (SQLException e) {
             if (SqlErrors.isConnectionFailure(e)) {
                 throw e;
+            }
+            if (SqlErrors.isPermissionDenied(e)) {
+                throw new SQLException("the database user of " + target.describe() + " may not use the lock table " + table
+                        + " (" + e.getMessage() + "); it needs SELECT, INSERT, UPDATE and DELETE on it and on " + table
+                        + "_idem (and USAGE on its schema)", e.getSQLState(), e.getErrorCode(), e);
             }
             if (!autoCommit) {
                 connection.rollback();

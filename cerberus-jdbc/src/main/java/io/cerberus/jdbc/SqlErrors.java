@@ -43,4 +43,14 @@ final class SqlErrors {
                 || e instanceof SQLRecoverableException || e instanceof SQLTimeoutException || state.equals("57P01")
                 || state.equals("57P02") || state.equals("57P03") || state.equals("HYT00") || state.equals("HYT01");
     }
+
+    /**
+     * @return whether the database refused the statement for lack of privileges (PostgreSQL
+     *     42501, MariaDB/MySQL 1142/1143/1044, H2 90096): not a missing table, and not worth a retry
+     */
+    static boolean isPermissionDenied(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        int code = e.getErrorCode();
+        return state.equals("42501") || code == 1142 || code == 1143 || code == 1044 || code == 90096;
+    }
 }
