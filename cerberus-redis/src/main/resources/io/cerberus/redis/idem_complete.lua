@@ -1,6 +1,7 @@
 -- Cerberus idempotency complete: KEYS record; ARGV token, result, failure (0|1), retention ms ('' = for ever).
 -- 1 if the token owned an IN_PROGRESS record, now COMPLETED (waiting duplicates told on KEYS[1]:c); 0 and nothing written otherwise.
-if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] or redis.call('HGET', KEYS[1], 's') ~= '0' then
+local r = redis.call('HMGET', KEYS[1], 't', 's')
+if r[1] ~= ARGV[1] or r[2] ~= '0' then
   return 0
 end
 redis.call('HSET', KEYS[1], 's', '1', 'r', ARGV[2], 'x', ARGV[3])
