@@ -179,6 +179,36 @@ class EngineSwitchTest {
     }
 
     @Test
+    void aStandbyThatIsDownAtStartDoesNotStopTheClientAndIsUsedOnceItIsUp() throws Exception {
+        SwitchableEngineProvider.down(b, true);
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).failover(policy).build()) {
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).as("the primary serves").isEqualTo("primary");
+            }
+            BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
+            cerberus.onEngineSwitch(events::add);
+            SwitchableEngineProvider.down(a, true);
+            assertThat(events.poll(600, TimeUnit.MILLISECONDS)).as("no switch to a standby that is down too").isNull();
+            assertThatThrownBy(() -> cerberus.lock("stock").tryLock()).isInstanceOf(EngineUnavailableException.class);
+
+            SwitchableEngineProvider.down(b, false);
+            EngineSwitchEvent event = events.poll(10, TimeUnit.SECONDS);
+            assertThat(event).as("the standby, up now, is opened and taken").isNotNull();
+            assertThat(event.to()).isEqualTo("secondary");
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).isEqualTo("secondary");
+            }
+        }
+    }
+
+    @Test
+    void aPrimaryThatIsDownAtStartFailsTheBuildNamingIt() {
+        SwitchableEngineProvider.down(a, true);
+        assertThatThrownBy(() -> twoEngines().build()).isInstanceOf(EngineUnavailableException.class).hasMessageContaining(a);
+    }
+
+    @Test
     void failBackReturnsToThePrimaryOnceItIsHealthyForTheConfiguredTime() throws Exception {
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(100)).checkEvery(Duration.ofMillis(20))
                 .failBackAfter(Duration.ofMillis(300));

@@ -99,7 +99,20 @@ public final class CerberusClient implements Cerberus {
             for (EngineSpec spec : engineSpecs) {
                 EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), reporter,
                         spec.options());
-                opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
+                if (opened.isEmpty()) {
+                    opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
+                    continue;
+                }
+                // a standby that is down now must not keep the client from starting on its primary
+                try {
+                    opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
+                } catch (EngineUnavailableException e) {
+                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Uris.redact(spec.uri())
+                            + ") cannot be reached; starting without it, and trying it again when it is used or checked: "
+                            + e.getMessage());
+                    opened.add(EngineHandle.of(spec.name(), new DeferredEngine(context,
+                            EngineRegistry.declaredCapabilities(spec.uri()), e)));
+                }
             }
         } catch (RuntimeException e) {
             opened.forEach(handle -> closeQuietly(handle));

@@ -37,6 +37,12 @@ final class EngineRegistry {
         return provider.open(context);
     }
 
+    /** @return what the engine of this URI's scheme declares it can do, before it is opened */
+    static java.util.Set<Capability> declaredCapabilities(String uri) {
+        EngineProvider provider = providers().get(Checks.uriScheme(uri));
+        return provider == null ? java.util.Set.of() : provider.capabilities(Checks.uriScheme(uri));
+    }
+
     /** @return the schemes of engines on the class path that have the capability */
     static String schemesWith(Capability capability) {
         List<String> schemes = new ArrayList<>();

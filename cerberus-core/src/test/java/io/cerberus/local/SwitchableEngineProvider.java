@@ -41,6 +41,9 @@ public final class SwitchableEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         String name = context.uri().substring("switchable:".length());
+        if (DOWN.getOrDefault(name, false)) {
+            throw new EngineUnavailableException("engine " + context.uri() + " is down", null);
+        }
         return new Switchable(context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
     }
 
