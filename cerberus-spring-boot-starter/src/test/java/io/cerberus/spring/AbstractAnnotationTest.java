@@ -126,6 +126,14 @@ abstract class AbstractAnnotationTest {
     }
 
     @Test
+    void aMethodThatReturnsAFutureIsRefused() {
+        assertThatThrownBy(() -> orders.later())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Orders.later(..)")
+                .hasMessageContaining("CompletableFuture");
+    }
+
+    @Test
     void anIdempotentMethodRunsOnceAndItsRecordIsReplayedToADuplicate() {
         String id = UUID.randomUUID().toString();
         int before = payments.runs().get();

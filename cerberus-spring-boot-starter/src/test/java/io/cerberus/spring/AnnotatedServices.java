@@ -1,6 +1,7 @@
 package io.cerberus.spring;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.boot.SpringBootConfiguration;
@@ -54,6 +55,11 @@ class AnnotatedServices {
 
         @DistributedLock(key = "'order:' +")
         public void unparsableKey(long orderId) {
+        }
+
+        @DistributedLock(key = "'later'")
+        public CompletableFuture<String> later() {
+            return CompletableFuture.completedFuture("ran");
         }
     }
 
