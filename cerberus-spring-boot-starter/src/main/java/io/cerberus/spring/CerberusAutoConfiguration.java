@@ -1,0 +1,178 @@
+package io.cerberus.spring;
+
+import io.cerberus.Cerberus;
+import io.cerberus.CerberusBuilder;
+import io.cerberus.EngineSwitchListener;
+import io.cerberus.FailoverPolicy;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyOptions;
+import java.time.Duration;
+import java.util.List;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Lazy;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Auto-configures a {@link Cerberus} client from the {@code cerberus.*} properties (see
+ * {@link CerberusProperties}), an {@link IdempotencyGuard} over it, and the aspects behind
+ * {@link DistributedLock @DistributedLock} and {@link Idempotent @Idempotent}. Each bean steps
+ * aside when the application defines its own of the same type.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
+@EnableConfigurationProperties(CerberusProperties.class)
+public class CerberusAutoConfiguration {
+    /** The engine URI that stands for the application's own {@link DataSource}. */
+    static final String DATA_SOURCE_URI = "jdbc:datasource";
+
+    /**
+     * The client, closed with the application context (releasing every lock it still holds).
+     *
+     * @param properties the {@code cerberus.*} settings
+     * @param dataSources the application's data source, for {@code jdbc:datasource} engines
+     * @param customizers adjust the builder after the properties
+     * @param switchListeners told of every engine switch
+     * @return the connected client
+     * @throws IllegalArgumentException if a setting breaks a rule (the application does not start)
+     * @throws io.cerberus.EngineUnavailableException if an engine cannot be reached within the connect timeout
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Cerberus cerberus(CerberusProperties properties, ObjectProvider<DataSource> dataSources,
+            ObjectProvider<CerberusBuilderCustomizer> customizers, ObjectProvider<EngineSwitchListener> switchListeners) {
+        CerberusBuilder builder = Cerberus.builder()
+                .namespace(properties.getNamespace())
+                .defaultLease(properties.getDefaultLease())
+                .connectTimeout(properties.getConnectTimeout());
+        List<String> engines = properties.getEngines() == null || properties.getEngines().isEmpty() ? List.of("mem:") : properties.getEngines();
+        for (String uri : engines) {
+            if (isDataSourceUri(uri)) {
+                DataSourceEngines.add(builder, uri, dataSources);
+            } else {
+                builder.engine(uri);
+            }
+        }
+        if (properties.getLockDelay() != null) {
+            builder.lockDelay(properties.getLockDelay());
+        }
+        failoverPolicy(properties.getFailover()).ifPresent(builder::failover);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        Cerberus cerberus = builder.build();
+        switchListeners.orderedStream().forEach(cerberus::onEngineSwitch);
+        return cerberus;
+    }
+
+    /**
+     * The options of the {@link IdempotencyGuard} bean and of {@link Idempotent @Idempotent}
+     * methods, from {@code cerberus.idempotency.*}. Define a bean of your own to set what has no
+     * property (remembered failures).
+     *
+     * @param properties the {@code cerberus.*} settings
+     * @return the options
+     * @throws IllegalArgumentException if a setting breaks a rule
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public IdempotencyOptions cerberusIdempotencyOptions(CerberusProperties properties) {
+        return idempotencyOptions(properties.getIdempotency());
+    }
+
+    /**
+     * A guard whose records live on the engine that is current when it is made. Lazy, so a
+     * client on an engine without idempotency records (Redlock) starts as long as nothing asks for it.
+     *
+     * @param cerberus the client
+     * @param options the guard's options
+     * @return the guard
+     * @throws io.cerberus.UnsupportedCapabilityException if the engine keeps no idempotency records
+     */
+    @Bean
+    @Lazy
+    @ConditionalOnMissingBean
+    public IdempotencyGuard cerberusIdempotencyGuard(Cerberus cerberus, IdempotencyOptions options) {
+        return cerberus.idempotency(options);
+    }
+
+    /**
+     * The aspect behind {@link DistributedLock @DistributedLock}.
+     *
+     * @param cerberus the client whose locks it takes
+     * @param beanFactory resolves {@code @bean} references in keys
+     * @return the aspect
+     */
+    @Bean
+    static DistributedLockAspect cerberusDistributedLockAspect(ObjectProvider<Cerberus> cerberus, BeanFactory beanFactory) {
+        return new DistributedLockAspect(cerberus, new KeyExpressions(beanFactory));
+    }
+
+    /**
+     * The aspect behind {@link Idempotent @Idempotent}.
+     *
+     * @param cerberus the client whose guards it uses
+     * @param options the base options, adjusted per method
+     * @param beanFactory resolves {@code @bean} references in keys
+     * @return the aspect
+     */
+    @Bean
+    static IdempotentAspect cerberusIdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options,
+            BeanFactory beanFactory) {
+        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory));
+    }
+
+    static boolean isDataSourceUri(String uri) {
+        return uri != null && uri.regionMatches(true, 0, DATA_SOURCE_URI, 0, DATA_SOURCE_URI.length())
+                && (uri.length() == DATA_SOURCE_URI.length() || "?;".indexOf(uri.charAt(DATA_SOURCE_URI.length())) >= 0);
+    }
+
+    static java.util.Optional<FailoverPolicy> failoverPolicy(CerberusProperties.Failover failover) {
+        if (!failover.isEnabled()) {
+            return java.util.Optional.empty();
+        }
+        FailoverPolicy policy = FailoverPolicy.after(required("cerberus.failover.after", failover.getAfter()))
+                .checkEvery(required("cerberus.failover.check-every", failover.getCheckEvery()));
+        if (failover.getFailBackAfter() != null) {
+            policy = policy.failBackAfter(failover.getFailBackAfter());
+        }
+        return java.util.Optional.of(policy);
+    }
+
+    static IdempotencyOptions idempotencyOptions(CerberusProperties.Idempotency settings) {
+        IdempotencyOptions options = IdempotencyOptions.defaults()
+                .withLease(required("cerberus.idempotency.lease", settings.getLease()))
+                .withStoreAttempts(settings.getStoreAttempts());
+        if (settings.getWaitWhenInProgress() != null) {
+            options = options.waitingWhenInProgress(settings.getWaitWhenInProgress());
+        }
+        return settings.isFailOpen() ? options.failingOpen() : options;
+    }
+
+    private static Duration required(String property, Duration value) {
+        if (value == null) {
+            throw new IllegalArgumentException(property + " must not be empty");
+        }
+        return value;
+    }
+
+    /** Keeps cerberus-jdbc optional: this class is only loaded for a {@code jdbc:datasource} engine. */
+    private static final class DataSourceEngines {
+        private static final String JDBC_OPTIONS = "io.cerberus.jdbc.JdbcOptions";
+
+        static void add(CerberusBuilder builder, String uri, ObjectProvider<DataSource> dataSources) {
+            if (!ClassUtils.isPresent(JDBC_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
+                throw new IllegalArgumentException("engine " + uri + " needs the jdbc engine: add the dependency io.cerberus:cerberus-jdbc");
+            }
+            DataSource dataSource = dataSources.getIfUnique();
+            if (dataSource == null) {
+                throw new IllegalArgumentException("engine " + uri + " uses the application's DataSource, but the context has "
+                        + (dataSources.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
+                        + "; define one, or give a JDBC URL such as jdbc:postgresql://host:5432/db");
+            }
+            builder.engine(uri, io.cerberus.jdbc.JdbcOptions.dataSource(dataSource));
+        }
+    }
+}

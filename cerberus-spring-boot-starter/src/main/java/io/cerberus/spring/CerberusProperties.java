@@ -1,0 +1,207 @@
+package io.cerberus.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code cerberus.*} settings of the auto-configured {@link io.cerberus.Cerberus} client and
+ * its idempotency guard. Durations take Spring's forms: {@code 500ms}, {@code 5s}, {@code 1m},
+ * {@code PT5S}; a bare number is milliseconds. Every value is checked when the client is built, so
+ * a bad one fails the application's start with a message naming the rule.
+ */
+@ConfigurationProperties(prefix = "cerberus")
+public class CerberusProperties {
+
+    /**
+     * Engine URIs, in order: the first is the primary, the others are where failover and
+     * switchEngine() go. When absent, one in-JVM engine, "mem:" (locks are then not shared with
+     * other processes). "jdbc:datasource" uses the application's DataSource (needs cerberus-jdbc).
+     */
+    private List<String> engines = new ArrayList<>(List.of("mem:"));
+
+    /**
+     * Namespace (application key): locks and idempotency records of different namespaces never
+     * meet, even on the same engine. 1 to 128 characters.
+     */
+    private String namespace = "default";
+
+    /**
+     * Lease of locks taken without an explicit lease: how long the engine keeps the lock of a
+     * holder that stopped renewing it (crash, pause). At least 100ms; renewed every lease/3.
+     */
+    private Duration defaultLease = Duration.ofSeconds(30);
+
+    /** How long an engine may take to connect or to answer a command before it counts as unavailable. */
+    private Duration connectTimeout = Duration.ofSeconds(10);
+
+    /**
+     * After an engine switch, how long new locks are also taken on the old engine. When absent:
+     * the longest lease the old engine granted this client, at least the default lease; 0 turns it off.
+     */
+    private Duration lockDelay;
+
+    /** Automatic failover between the engines. */
+    private final Failover failover = new Failover();
+
+    /** The idempotency guard and @Idempotent methods. */
+    private final Idempotency idempotency = new Idempotency();
+
+    public List<String> getEngines() {
+        return engines;
+    }
+
+    public void setEngines(List<String> engines) {
+        this.engines = engines;
+    }
+
+    public String getNamespace() {
+        return namespace;
+    }
+
+    public void setNamespace(String namespace) {
+        this.namespace = namespace;
+    }
+
+    public Duration getDefaultLease() {
+        return defaultLease;
+    }
+
+    public void setDefaultLease(Duration defaultLease) {
+        this.defaultLease = defaultLease;
+    }
+
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
+    }
+
+    public Duration getLockDelay() {
+        return lockDelay;
+    }
+
+    public void setLockDelay(Duration lockDelay) {
+        this.lockDelay = lockDelay;
+    }
+
+    public Failover getFailover() {
+        return failover;
+    }
+
+    public Idempotency getIdempotency() {
+        return idempotency;
+    }
+
+    /** {@code cerberus.failover.*}: see {@link io.cerberus.FailoverPolicy}. */
+    public static class Failover {
+
+        /** Whether to switch engines by itself when the current one fails its health checks. Needs two engines or more. */
+        private boolean enabled;
+
+        /** How long the current engine must fail its health checks before the client switches. At least 10ms. */
+        private Duration after = Duration.ofSeconds(5);
+
+        /** Time between two health checks of an engine. At least 10ms. */
+        private Duration checkEvery = Duration.ofSeconds(1);
+
+        /**
+         * How long the primary engine must pass its checks before the client moves back to it by
+         * itself. When absent, it does not fail back by itself.
+         */
+        private Duration failBackAfter;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getAfter() {
+            return after;
+        }
+
+        public void setAfter(Duration after) {
+            this.after = after;
+        }
+
+        public Duration getCheckEvery() {
+            return checkEvery;
+        }
+
+        public void setCheckEvery(Duration checkEvery) {
+            this.checkEvery = checkEvery;
+        }
+
+        public Duration getFailBackAfter() {
+            return failBackAfter;
+        }
+
+        public void setFailBackAfter(Duration failBackAfter) {
+            this.failBackAfter = failBackAfter;
+        }
+    }
+
+    /** {@code cerberus.idempotency.*}: see {@link io.cerberus.idempotency.IdempotencyOptions}. */
+    public static class Idempotency {
+
+        /**
+         * How long a claimed key stays IN_PROGRESS without renewal: the key of a crashed attempt
+         * is free again after this. At least 100ms; renewed every lease/3 while the operation runs.
+         */
+        private Duration lease = Duration.ofSeconds(30);
+
+        /**
+         * How long a duplicate waits for the first attempt, while it runs, to finish (then its
+         * result is replayed). When absent, such a duplicate is rejected at once with
+         * OperationInProgressException.
+         */
+        private Duration waitWhenInProgress;
+
+        /**
+         * Whether to run the operation without the guard when the store cannot be reached (logged
+         * and counted) instead of refusing it with IdempotencyStoreUnavailableException.
+         */
+        private boolean failOpen;
+
+        /** Tries of a store call (backoff 50ms, doubling) before the store counts as down. 1 to 10. */
+        private int storeAttempts = 3;
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        public Duration getWaitWhenInProgress() {
+            return waitWhenInProgress;
+        }
+
+        public void setWaitWhenInProgress(Duration waitWhenInProgress) {
+            this.waitWhenInProgress = waitWhenInProgress;
+        }
+
+        public boolean isFailOpen() {
+            return failOpen;
+        }
+
+        public void setFailOpen(boolean failOpen) {
+            this.failOpen = failOpen;
+        }
+
+        public int getStoreAttempts() {
+            return storeAttempts;
+        }
+
+        public void setStoreAttempts(int storeAttempts) {
+            this.storeAttempts = storeAttempts;
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.cerberus.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.cerberus.Cerberus;
+import io.cerberus.EngineSwitchEvent;
+import io.cerberus.EngineSwitchListener;
+import io.cerberus.FailoverPolicy;
+import io.cerberus.Lease;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyOptions;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The auto-configuration: properties, beans, start-up failures and the client's life cycle. */
+class StarterConfigurationTest {
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class));
+
+    @TempDir
+    Path directory;
+
+    @Test
+    void withoutPropertiesTheClientHasOneMemEngineAndTheDefaults() {
+        runner.run(context -> {
+            Cerberus cerberus = context.getBean(Cerberus.class);
+            assertThat(cerberus.engines()).containsExactly("mem");
+            assertThat(cerberus.namespace()).isEqualTo("default");
+            assertThat(context.getBean(IdempotencyOptions.class)).isEqualTo(IdempotencyOptions.defaults());
+            DistributedLockHold hold = DistributedLockHold.take(cerberus, "defaults");
+            assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(30));
+            hold.release();
+        });
+    }
+
+    @Test
+    void everyPropertyReachesTheClient() {
+        runner.withPropertyValues(
+                "cerberus.engines[0]=mem:starter-props",
+                "cerberus.engines[1]=file:" + directory,
+                "cerberus.namespace=billing",
+                "cerberus.default-lease=10s",
+                "cerberus.connect-timeout=2s",
+                "cerberus.lock-delay=0",
+                "cerberus.failover.enabled=true",
+                "cerberus.failover.after=3s",
+                "cerberus.failover.check-every=200ms",
+                "cerberus.failover.fail-back-after=1m",
+                "cerberus.idempotency.lease=5s",
+                "cerberus.idempotency.wait-when-in-progress=2s",
+                "cerberus.idempotency.fail-open=true",
+                "cerberus.idempotency.store-attempts=5").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Cerberus cerberus = context.getBean(Cerberus.class);
+                    assertThat(cerberus.engines()).containsExactly("mem", "file");
+                    assertThat(cerberus.currentEngine()).isEqualTo("mem");
+                    assertThat(cerberus.namespace()).isEqualTo("billing");
+                    DistributedLockHold hold = DistributedLockHold.take(cerberus, "props");
+                    assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(10));
+                    hold.release();
+
+                    CerberusProperties properties = context.getBean(CerberusProperties.class);
+                    assertThat(properties.getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(properties.getLockDelay()).isZero();
+                    FailoverPolicy failover = CerberusAutoConfiguration.failoverPolicy(properties.getFailover()).orElseThrow();
+                    assertThat(failover.unhealthyFor()).isEqualTo(Duration.ofSeconds(3));
+                    assertThat(failover.checkEvery()).isEqualTo(Duration.ofMillis(200));
+                    assertThat(failover.failBackAfter()).contains(Duration.ofMinutes(1));
+
+                    IdempotencyOptions options = context.getBean(IdempotencyOptions.class);
+                    assertThat(options.lease()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(options.whenInProgress()).isEqualTo(IdempotencyOptions.InProgress.WAIT);
+                    assertThat(options.waitAtMost()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(options.whenStoreDown()).isEqualTo(IdempotencyOptions.StoreDown.FAIL_OPEN);
+                    assertThat(options.storeAttempts()).isEqualTo(5);
+                });
+    }
+
+    @Test
+    void failoverIsOffUnlessEnabled() {
+        runner.withPropertyValues("cerberus.failover.after=3s").run(context ->
+                assertThat(CerberusAutoConfiguration.failoverPolicy(context.getBean(CerberusProperties.class).getFailover())).isEmpty());
+    }
+
+    @Test
+    void failoverWithOneEngineFailsTheStartSayingWhy() {
+        runner.withPropertyValues("cerberus.failover.enabled=true").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("failover needs at least two engines");
+        });
+    }
+
+    @Test
+    void aBadValueFailsTheStartNamingTheRule() {
+        runner.withPropertyValues("cerberus.default-lease=50ms").run(context ->
+                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("default lease must be at least 100ms"));
+        runner.withPropertyValues("cerberus.idempotency.store-attempts=0").run(context ->
+                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("storeAttempts must be 1 to 10"));
+        runner.withPropertyValues("cerberus.engines=nosuch://x").run(context -> assertThat(context).hasFailed());
+    }
+
+    @Test
+    void theClientIsClosedWithTheContextAndItsLocksAreFreed() throws Exception {
+        String engine = "file:" + directory;
+        try (Cerberus other = Cerberus.connect(engine)) {
+            runner.withPropertyValues("cerberus.engines=" + engine).run(context -> {
+                Lease lease = context.getBean(Cerberus.class).lock("report").acquire(Duration.ZERO);
+                assertThat(lease.isValid()).isTrue();
+                assertThat(other.lock("report").tryAcquire(Duration.ZERO)).isEmpty();
+            });
+            assertThat(other.lock("report").tryAcquire(Duration.ZERO)).hasValueSatisfying(Lease::close);
+        }
+    }
+
+    @Test
+    void anApplicationsOwnClientAndOptionsAreUsed() {
+        runner.withUserConfiguration(OwnClient.class).run(context -> {
+            assertThat(context).hasSingleBean(Cerberus.class);
+            assertThat(context.getBean(Cerberus.class).namespace()).isEqualTo("own");
+            assertThat(context.getBean(IdempotencyOptions.class).storeAttempts()).isEqualTo(1);
+            IdempotencyGuard guard = context.getBean(IdempotencyGuard.class);
+            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "first").value()).isEqualTo("first");
+            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "second").value()).isEqualTo("first");
+        });
+    }
+
+    @Test
+    void customizersAndSwitchListenersAreApplied() {
+        runner.withUserConfiguration(CustomizerAndListener.class).run(context -> {
+            Cerberus cerberus = context.getBean(Cerberus.class);
+            assertThat(cerberus.engines()).containsExactly("mem", "backup");
+            cerberus.switchEngine();
+            assertThat(context.getBean(CustomizerAndListener.class).switches).singleElement()
+                    .satisfies(event -> assertThat(event.toString()).contains("backup"));
+        });
+    }
+
+    @Test
+    void jdbcDataSourceUsesTheApplicationsDataSource() {
+        runner.withUserConfiguration(H2DataSource.class)
+                .withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=starter_locks").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Cerberus cerberus = context.getBean(Cerberus.class);
+                    assertThat(cerberus.engines()).containsExactly("jdbc");
+                    DistributedLockHold.take(cerberus, "db").release();
+                    try (var connection = context.getBean(DataSource.class).getConnection();
+                            var rows = connection.createStatement().executeQuery("SELECT COUNT(*) FROM starter_locks")) {
+                        assertThat(rows.next()).isTrue();
+                        assertThat(rows.getInt(1)).isEqualTo(1);
+                    }
+                });
+    }
+
+    @Test
+    void jdbcDataSourceWithoutADataSourceFailsTheStartSayingWhy() {
+        runner.withPropertyValues("cerberus.engines=jdbc:datasource").run(context ->
+                assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("jdbc:datasource uses the application's DataSource, but the context has none"));
+    }
+
+    @Test
+    void everyPropertyIsDescribedForIdes() throws Exception {
+        JsonNode metadata;
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("the configuration processor ran").isNotNull();
+            metadata = new ObjectMapper().readTree(in);
+        }
+        List<String> names = new CopyOnWriteArrayList<>();
+        metadata.get("properties").forEach(property -> {
+            names.add(property.get("name").asText());
+            assertThat(property.path("description").asText()).as(property.get("name").asText()).isNotBlank();
+        });
+        assertThat(names).contains("cerberus.engines", "cerberus.namespace", "cerberus.default-lease", "cerberus.connect-timeout",
+                "cerberus.failover.enabled", "cerberus.failover.after", "cerberus.failover.check-every", "cerberus.failover.fail-back-after",
+                "cerberus.idempotency.lease", "cerberus.idempotency.wait-when-in-progress", "cerberus.idempotency.fail-open",
+                "cerberus.idempotency.store-attempts");
+    }
+
+    /** A thread-bound hold taken and released on one thread, with its lease time. */
+    private record DistributedLockHold(io.cerberus.DistributedLock lock, Duration lease) {
+        static DistributedLockHold take(Cerberus cerberus, String name) {
+            io.cerberus.DistributedLock lock = cerberus.lock(name);
+            assertThat(lock.tryLock()).isTrue();
+            return new DistributedLockHold(lock, lock.lease().leaseTime());
+        }
+
+        void release() {
+            lock.unlock();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnClient {
+        @Bean(destroyMethod = "close")
+        Cerberus ownCerberus() {
+            return Cerberus.builder().engine("mem:own").namespace("own").build();
+        }
+
+        @Bean
+        IdempotencyOptions ownOptions() {
+            return IdempotencyOptions.defaults().withStoreAttempts(1);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CustomizerAndListener {
+        final List<EngineSwitchEvent> switches = new CopyOnWriteArrayList<>();
+
+        @Bean
+        CerberusBuilderCustomizer backupEngine() {
+            return builder -> builder.engine("backup", "mem:backup");
+        }
+
+        @Bean
+        EngineSwitchListener recordSwitches() {
+            return switches::add;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class H2DataSource {
+        @Bean
+        DataSource dataSource() {
+            JdbcDataSource dataSource = new JdbcDataSource();
+            dataSource.setURL("jdbc:h2:mem:starter;DB_CLOSE_DELAY=-1");
+            return dataSource;
+        }
+    }
+}
