@@ -141,7 +141,8 @@ final class CheckCommand implements Callable<Integer> {
             }
             this.engineUri = engineUri;
             awaitReady(running);
-            injectFaults(running, faultLog, start + duration.toNanos());
+            // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
+            injectFaults(running, faultLog, System.nanoTime() + duration.toNanos());
         } finally {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
