@@ -120,6 +120,26 @@ public interface Cerberus extends AutoCloseable {
     Set<Capability> capabilities();
 
     /**
+     * The URI of one of the client's engines, current or not.
+     *
+     * @param engine the name of one of {@link #engines()}
+     * @return its URI, without any password
+     * @throws IllegalArgumentException if no engine has that name
+     */
+    String engineUri(String engine);
+
+    /**
+     * Checks that an engine answers, with the one light read (no lock taken) the failover health
+     * checks make. For health endpoints and readiness probes. Thread-safe.
+     *
+     * @param engine the name of one of {@link #engines()}
+     * @throws IllegalArgumentException if no engine has that name
+     * @throws EngineUnavailableException if the engine cannot be reached within the connect timeout
+     * @throws IllegalStateException if the client is closed
+     */
+    void checkEngine(String engine);
+
+    /**
      * Lists the holds of this namespace whose lock name starts with {@code prefix}.
      *
      * @param prefix a name prefix, empty for all

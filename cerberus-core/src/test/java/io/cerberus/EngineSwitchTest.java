@@ -66,6 +66,23 @@ class EngineSwitchTest {
     }
 
     @Test
+    void checkEngineProbesTheNamedEngineWhetherCurrentOrNot() {
+        Cerberus cerberus = twoEngines().build();
+        try {
+            assertThat(cerberus.engineUri("secondary")).isEqualTo("switchable:" + b);
+            cerberus.checkEngine("primary");
+            SwitchableEngineProvider.down(b, true);
+            cerberus.checkEngine("primary");
+            assertThatThrownBy(() -> cerberus.checkEngine("secondary")).isInstanceOf(EngineUnavailableException.class);
+            assertThatThrownBy(() -> cerberus.checkEngine("nosuch")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("no engine named 'nosuch'");
+        } finally {
+            cerberus.close();
+        }
+        assertThatThrownBy(() -> cerberus.checkEngine("primary")).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void heldLocksStayOnTheirEngineAndAreReleasedThere() throws Exception {
         try (Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
             Lease before = cerberus.lock("order").acquire(Duration.ZERO);

@@ -211,6 +211,17 @@ public final class CerberusClient implements Cerberus {
     }
 
     @Override
+    public String engineUri(String engine) {
+        return switcher.named(engine).uri();
+    }
+
+    @Override
+    public void checkEngine(String engine) {
+        ensureOpen();
+        switcher.named(engine).engine().isLocked(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME));
+    }
+
+    @Override
     public List<LockInfo> inspect(String prefix) {
         return inspectEngine(switcher.current().name(), prefix);
     }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The {@code cerberus.*} settings of the auto-configured {@link io.cerberus.Cerberus} client and
@@ -172,6 +173,13 @@ public class CerberusProperties {
         /** Tries of a store call (backoff 50ms, doubling) before the store counts as down. 1 to 10. */
         private int storeAttempts = 3;
 
+        /** The Idempotency-Key filter of HTTP requests (servlet applications). */
+        private final Http http = new Http();
+
+        public Http getHttp() {
+            return http;
+        }
+
         public Duration getLease() {
             return lease;
         }
@@ -202,6 +210,109 @@ public class CerberusProperties {
 
         public void setStoreAttempts(int storeAttempts) {
             this.storeAttempts = storeAttempts;
+        }
+    }
+
+    /** Settings of the {@code Idempotency-Key} HTTP filter ({@link IdempotencyKeyFilter}). */
+    public static class Http {
+
+        /** Whether requests with an Idempotency-Key header run once per key, their responses replayed to duplicates. */
+        private boolean enabled;
+
+        /** Path patterns of the guarded requests (Spring path patterns, without the context path). */
+        private List<String> paths = new ArrayList<>(List.of("/**"));
+
+        /** HTTP methods of the guarded requests. */
+        private List<String> methods = new ArrayList<>(List.of("POST", "PATCH"));
+
+        /** The request header that carries the client's key. */
+        private String headerName = "Idempotency-Key";
+
+        /** Whether a guarded request without the header is refused with 400. When false, it runs unguarded. */
+        private boolean required;
+
+        /** How long a stored response is replayed to duplicates. */
+        private Duration retention = Duration.ofDays(1);
+
+        /** The response header, set to "true", that marks a replayed response. */
+        private String replayHeader = "Idempotent-Replayed";
+
+        /** Response headers stored with the status and the body, and replayed. */
+        private List<String> storedHeaders = new ArrayList<>(List.of("Content-Type", "Content-Language", "Location", "ETag"));
+
+        /** Largest request body read to fingerprint the request (a bigger one is refused with 413). */
+        private DataSize maxBodySize = DataSize.ofMegabytes(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public List<String> getPaths() {
+            return paths;
+        }
+
+        public void setPaths(List<String> paths) {
+            this.paths = paths;
+        }
+
+        public List<String> getMethods() {
+            return methods;
+        }
+
+        public void setMethods(List<String> methods) {
+            this.methods = methods;
+        }
+
+        public String getHeaderName() {
+            return headerName;
+        }
+
+        public void setHeaderName(String headerName) {
+            this.headerName = headerName;
+        }
+
+        public boolean isRequired() {
+            return required;
+        }
+
+        public void setRequired(boolean required) {
+            this.required = required;
+        }
+
+        public Duration getRetention() {
+            return retention;
+        }
+
+        public void setRetention(Duration retention) {
+            this.retention = retention;
+        }
+
+        public String getReplayHeader() {
+            return replayHeader;
+        }
+
+        public void setReplayHeader(String replayHeader) {
+            this.replayHeader = replayHeader;
+        }
+
+        public List<String> getStoredHeaders() {
+            return storedHeaders;
+        }
+
+        public void setStoredHeaders(List<String> storedHeaders) {
+            this.storedHeaders = storedHeaders;
+        }
+
+        public DataSize getMaxBodySize() {
+            return maxBodySize;
+        }
+
+        public void setMaxBodySize(DataSize maxBodySize) {
+            this.maxBodySize = maxBodySize;
         }
     }
 }

@@ -1,0 +1,45 @@
+package io.cerberus.spring;
+
+import io.cerberus.Cerberus;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.actuate.health.CompositeHealthContributor;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthContributor;
+import org.springframework.boot.actuate.health.HealthIndicator;
+
+/**
+ * The health of each engine of a client, as {@code /actuator/health/cerberus/<engine>}: UP when
+ * the engine answers the light read the failover checks make ({@link Cerberus#checkEngine}),
+ * DOWN with the error otherwise. Details: the engine URI (without password) and whether it is
+ * the current engine. An engine that does not answer takes up to the connect timeout to be DOWN.
+ */
+final class CerberusHealthIndicators {
+    private CerberusHealthIndicators() {
+    }
+
+    /**
+     * @param cerberus the client
+     * @return one indicator per engine, named after the engine, in the client's order
+     */
+    static CompositeHealthContributor of(Cerberus cerberus) {
+        Map<String, HealthContributor> indicators = new LinkedHashMap<>();
+        for (String engine : cerberus.engines()) {
+            indicators.put(engine, (HealthIndicator) () -> check(cerberus, engine));
+        }
+        return CompositeHealthContributor.fromMap(indicators);
+    }
+
+    private static Health check(Cerberus cerberus, String engine) {
+        Health.Builder health;
+        try {
+            cerberus.checkEngine(engine);
+            health = Health.up();
+        } catch (RuntimeException e) {
+            health = Health.down().withDetail("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        return health.withDetail("uri", cerberus.engineUri(engine))
+                .withDetail("current", engine.equals(cerberus.currentEngine()))
+                .build();
+    }
+}

@@ -1,0 +1,97 @@
+package io.cerberus.spring;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.LockInfo;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.lang.Nullable;
+
+/**
+ * The actuator endpoint {@code cerberus}: the locks held now in the client's namespace, per engine
+ * ({@link Cerberus#inspectEngine}). Read-only: it releases nothing. A snapshot that may be stale
+ * as soon as it is read. {@code GET /actuator/cerberus} lists every engine,
+ * {@code GET /actuator/cerberus/{engine}} one; both take {@code ?prefix=} to list only names
+ * starting with it.
+ */
+@Endpoint(id = "cerberus")
+public class CerberusLocksEndpoint {
+    private final Cerberus cerberus;
+
+    /**
+     * @param cerberus the client whose holds are listed
+     */
+    public CerberusLocksEndpoint(Cerberus cerberus) {
+        this.cerberus = cerberus;
+    }
+
+    /**
+     * @param prefix only names starting with it; all when absent
+     * @return the namespace, the current engine, and the holds of every engine
+     */
+    @ReadOperation
+    public Locks locks(@Nullable String prefix) {
+        Map<String, EngineLocks> engines = new LinkedHashMap<>();
+        for (String engine : cerberus.engines()) {
+            engines.put(engine, engineLocks(engine, prefix));
+        }
+        return new Locks(cerberus.namespace(), cerberus.currentEngine(), engines);
+    }
+
+    /**
+     * @param engine the engine's name
+     * @param prefix only names starting with it; all when absent
+     * @return the holds on that engine, or null (404) when the client has no such engine
+     */
+    @ReadOperation
+    public EngineLocks engineLocks(@Selector String engine, @Nullable String prefix) {
+        if (!cerberus.engines().contains(engine)) {
+            return null;
+        }
+        String uri = cerberus.engineUri(engine);
+        try {
+            List<Hold> holds = cerberus.inspectEngine(engine, prefix == null ? "" : prefix).stream().map(Hold::of).toList();
+            return new EngineLocks(uri, holds, null);
+        } catch (RuntimeException e) {
+            // an engine that cannot list (or cannot be reached) is reported, the others still listed
+            return new EngineLocks(uri, null, e.getMessage());
+        }
+    }
+
+    /**
+     * @param namespace the client's namespace
+     * @param currentEngine the engine new acquisitions go to
+     * @param engines per engine name, its holds
+     */
+    public record Locks(String namespace, String currentEngine, Map<String, EngineLocks> engines) {
+    }
+
+    /**
+     * @param uri the engine URI, without password
+     * @param locks the holds; null when they could not be listed
+     * @param error why they could not be listed ({@link Capability#INSPECT} missing, engine down); null otherwise
+     */
+    public record EngineLocks(String uri, List<Hold> locks, String error) {
+    }
+
+    /**
+     * One hold (see {@link LockInfo}).
+     *
+     * @param name the lock name
+     * @param mode exclusive, fair, read or write
+     * @param holder who holds it
+     * @param fencingToken the fencing token, null when the engine has none
+     * @param leaseRemainingMillis how long the engine keeps it without renewal; null when it lives with the holder's session
+     * @param waiters clients waiting for it; null when the engine cannot tell
+     */
+    public record Hold(String name, String mode, String holder, Long fencingToken, Long leaseRemainingMillis, Integer waiters) {
+        static Hold of(LockInfo info) {
+            return new Hold(info.name(), info.mode(), info.holder(), info.fencingToken() < 0 ? null : info.fencingToken(),
+                    info.leaseRemaining().map(java.time.Duration::toMillis).orElse(null), info.waiters() < 0 ? null : info.waiters());
+        }
+    }
+}

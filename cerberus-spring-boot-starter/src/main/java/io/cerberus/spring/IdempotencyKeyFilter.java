@@ -1,0 +1,318 @@
+package io.cerberus.spring;
+
+import io.cerberus.Cerberus;
+import io.cerberus.idempotency.IdempotencyAttempt;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyKeyMismatchException;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
+import io.cerberus.idempotency.OperationInProgressException;
+import io.cerberus.idempotency.ReplayedFailureException;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.ContentCachingResponseWrapper;
+import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * Runs a request that carries an {@code Idempotency-Key} header once per key, as the IETF draft
+ * {@code draft-ietf-httpapi-idempotency-key-header} describes: the first request runs and its
+ * response (status, selected headers, body) is stored; a duplicate (same key, same method and
+ * path, same body) gets that response replayed, marked with a replay header, without running
+ * anything. The key is {@code IdempotencyKey.of(method + " " + path, header, body)}, so the same
+ * key with another body is a mismatch.
+ *
+ * <p>Answers of its own, as {@code application/problem+json}: 400 when the header is required and
+ * missing (or malformed), 409 while the first request still runs, 422 when the key comes with
+ * another body, 413 when the body is larger than the configured limit, 503 when the idempotency
+ * store cannot be reached (and the guard fails closed).
+ *
+ * <p>A response of status 500 or more, or 408, 409, 425, 429 (which say "try again"), is not
+ * stored: the key is released and a retry runs again. Asynchronous requests are not stored either.
+ * Thread-safe.
+ */
+public class IdempotencyKeyFilter extends OncePerRequestFilter {
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
+    private static final Set<Integer> RETRYABLE = Set.of(408, 409, 425, 429);
+
+    private final Supplier<Cerberus> cerberus;
+    private final Supplier<IdempotencyOptions> options;
+    private final CerberusProperties.Http settings;
+    private final List<PathPattern> paths;
+    private final Set<String> methods;
+
+    /**
+     * @param cerberus the client whose current engine keeps the records (asked on every request, so
+     *     records follow engine switches)
+     * @param options the guard's options
+     * @param settings the {@code cerberus.idempotency.http.*} settings
+     * @throws IllegalArgumentException if a setting is empty or a path pattern does not parse
+     */
+    public IdempotencyKeyFilter(Supplier<Cerberus> cerberus, Supplier<IdempotencyOptions> options, CerberusProperties.Http settings) {
+        this.cerberus = cerberus;
+        this.options = options;
+        this.settings = check(settings);
+        this.paths = settings.getPaths().stream().map(PathPatternParser.defaultInstance::parse).toList();
+        this.methods = settings.getMethods().stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+    }
+
+    private static CerberusProperties.Http check(CerberusProperties.Http settings) {
+        require(settings.getHeaderName() != null && !settings.getHeaderName().isBlank(), "cerberus.idempotency.http.header-name must not be empty");
+        require(settings.getReplayHeader() != null && !settings.getReplayHeader().isBlank(), "cerberus.idempotency.http.replay-header must not be empty");
+        require(settings.getPaths() != null && !settings.getPaths().isEmpty(), "cerberus.idempotency.http.paths must name at least one path pattern");
+        require(settings.getMethods() != null && !settings.getMethods().isEmpty(), "cerberus.idempotency.http.methods must name at least one method");
+        require(settings.getRetention() != null && settings.getRetention().compareTo(Duration.ofSeconds(1)) >= 0,
+                "cerberus.idempotency.http.retention must be at least 1s, was " + settings.getRetention());
+        require(settings.getMaxBodySize() != null && settings.getMaxBodySize().toBytes() > 0
+                && settings.getMaxBodySize().toBytes() <= Integer.MAX_VALUE - 8,
+                "cerberus.idempotency.http.max-body-size must be 1B to 2GB, was " + settings.getMaxBodySize());
+        require(settings.getStoredHeaders() != null, "cerberus.idempotency.http.stored-headers must not be null");
+        return settings;
+    }
+
+    private static void require(boolean rule, String message) {
+        if (!rule) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        if (!methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
+            return true;
+        }
+        var path = ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
+        return paths.stream().noneMatch(pattern -> pattern.matches(path));
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        String clientKey = request.getHeader(settings.getHeaderName());
+        if (clientKey == null) {
+            if (settings.isRequired()) {
+                problem(response, 400, "Idempotency-Key is missing", "this request needs a " + settings.getHeaderName()
+                        + " header (a unique value, such as a UUID, that the client repeats when it retries)");
+            } else {
+                chain.doFilter(request, response);
+            }
+            return;
+        }
+        byte[] body = readBody(request);
+        if (body == null) {
+            problem(response, 413, "Request body too large", "a request with a " + settings.getHeaderName()
+                    + " header may carry at most " + settings.getMaxBodySize() + " here");
+            return;
+        }
+        String operation = request.getMethod() + " " + request.getRequestURI();
+        IdempotencyKey key;
+        try {
+            key = IdempotencyKey.of(operation.length() > 256 ? operation.substring(0, 256) : operation, clientKey, body);
+        } catch (IllegalArgumentException e) {
+            problem(response, 400, "Idempotency-Key is malformed", e.getMessage());
+            return;
+        }
+        IdempotencyAttempt<StoredResponse> attempt;
+        try {
+            attempt = cerberus.get().idempotency(options.get()).begin(key, settings.getRetention(), StoredResponse.CODEC);
+        } catch (IdempotencyKeyMismatchException e) {
+            problem(response, 422, "Idempotency-Key reused", "this " + settings.getHeaderName()
+                    + " was already used with another request body; a retry must send the same body, a new request a new key");
+            return;
+        } catch (OperationInProgressException e) {
+            problem(response, 409, "Request in progress", "a request with this " + settings.getHeaderName()
+                    + " is still being processed; retry later to get its response");
+            return;
+        } catch (ReplayedFailureException e) {
+            problem(response, 500, "Request failed", "the first request with this " + settings.getHeaderName() + " failed");
+            return;
+        } catch (IdempotencyStoreUnavailableException e) {
+            LOG.warn("idempotency store unavailable for {}: {}", operation, e.getMessage());
+            problem(response, 503, "Idempotency store unavailable", "the request was not run; retry later");
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problem(response, 503, "Interrupted", "the request was not run; retry later");
+            return;
+        }
+        try (attempt) {
+            if (!attempt.mustRun()) {
+                replay(attempt.replayed(), response);
+                return;
+            }
+            run(new CachedBodyRequest(request, body), response, chain, attempt);
+        }
+    }
+
+    private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+            IdempotencyAttempt<StoredResponse> attempt) throws IOException, ServletException {
+        ContentCachingResponseWrapper recorded = new ContentCachingResponseWrapper(response);
+        try {
+            chain.doFilter(request, recorded);
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+            attempt.fail(e);
+            throw e;
+        }
+        try {
+            int status = recorded.getStatus();
+            if (request.isAsyncStarted()) {
+                LOG.debug("{} {} went asynchronous; its response is not stored", request.getMethod(), request.getRequestURI());
+            } else if (status < 500 && !RETRYABLE.contains(status)) {
+                attempt.complete(new StoredResponse(status, storedHeaders(recorded), recorded.getContentAsByteArray()));
+            }
+            // else: closing the attempt releases the key, so a retry runs again
+        } finally {
+            recorded.copyBodyToResponse();
+        }
+    }
+
+    private List<Map.Entry<String, String>> storedHeaders(HttpServletResponse response) {
+        List<Map.Entry<String, String>> headers = new ArrayList<>();
+        for (String name : settings.getStoredHeaders()) {
+            Collection<String> values = "Content-Type".equalsIgnoreCase(name) && response.getContentType() != null
+                    ? List.of(response.getContentType()) : response.getHeaders(name);
+            for (String value : values) {
+                headers.add(Map.entry(name, value));
+            }
+        }
+        return headers;
+    }
+
+    private void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
+        response.setStatus(stored.status());
+        for (Map.Entry<String, String> header : stored.headers()) {
+            response.addHeader(header.getKey(), header.getValue());
+        }
+        response.setHeader(settings.getReplayHeader(), "true");
+        response.setContentLength(stored.body().length);
+        response.getOutputStream().write(stored.body());
+    }
+
+    /** @return the whole body, or null if it is larger than the limit */
+    private byte[] readBody(HttpServletRequest request) throws IOException {
+        long limit = settings.getMaxBodySize().toBytes();
+        if (request.getContentLengthLong() > limit) {
+            return null;
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (InputStream in = request.getInputStream()) {
+            byte[] buffer = new byte[8192];
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                if (bytes.size() + n > limit) {
+                    return null;
+                }
+                bytes.write(buffer, 0, n);
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void problem(HttpServletResponse response, int status, String title, String detail) throws IOException {
+        response.setStatus(status);
+        response.setContentType("application/problem+json");
+        response.setCharacterEncoding("UTF-8");
+        response.getWriter().write("{\"type\":\"about:blank\",\"status\":" + status + ",\"title\":" + json(title)
+                + ",\"detail\":" + json(detail) + "}");
+    }
+
+    private static String json(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+
+    /** The request with its body already read: the application reads it again from memory. */
+    private static final class CachedBodyRequest extends HttpServletRequestWrapper {
+        private final byte[] body;
+
+        CachedBodyRequest(HttpServletRequest request, byte[] body) {
+            super(request);
+            this.body = body;
+        }
+
+        @Override
+        public ServletInputStream getInputStream() {
+            ByteArrayInputStream in = new ByteArrayInputStream(body);
+            return new ServletInputStream() {
+                @Override
+                public int read() {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    return in.read(b, off, len);
+                }
+
+                @Override
+                public boolean isFinished() {
+                    return in.available() == 0;
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setReadListener(ReadListener listener) {
+                    throw new UnsupportedOperationException("the body was already read by the Idempotency-Key filter; read it blocking");
+                }
+            };
+        }
+
+        @Override
+        public BufferedReader getReader() {
+            Charset charset = getCharacterEncoding() == null ? StandardCharsets.UTF_8 : Charset.forName(getCharacterEncoding());
+            return new BufferedReader(new InputStreamReader(getInputStream(), charset));
+        }
+
+        @Override
+        public int getContentLength() {
+            return body.length;
+        }
+
+        @Override
+        public long getContentLengthLong() {
+            return body.length;
+        }
+    }
+}

@@ -1,0 +1,185 @@
+package io.cerberus.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/** The Idempotency-Key filter in a running servlet application over a file: engine, through real HTTP. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = IdempotencyKeyFilterTest.App.class,
+        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**"})
+class IdempotencyKeyFilterTest {
+    @TempDir
+    static Path directory;
+
+    @DynamicPropertySource
+    static void engine(DynamicPropertyRegistry registry) {
+        registry.add("cerberus.engines", () -> "file:" + directory);
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    Orders orders;
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeEach
+    void reset() {
+        orders.created.set(0);
+        orders.failNext.set(false);
+        orders.gate.set(null);
+    }
+
+    @Test
+    void aRetryWithTheSameKeyAndBodyGetsTheStoredResponseMarkedAsReplayed() throws Exception {
+        String key = UUID.randomUUID().toString();
+        HttpResponse<String> first = post("/orders/7", key, "{\"qty\":2}");
+        HttpResponse<String> second = post("/orders/7", key, "{\"qty\":2}");
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(second.statusCode()).isEqualTo(201);
+        assertThat(second.body()).isEqualTo(first.body()).contains("order-1");
+        assertThat(second.headers().firstValue("Location")).contains("/orders/7/order-1");
+        assertThat(second.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+        assertThat(second.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(orders.created).hasValue(1);
+    }
+
+    @Test
+    void theSameKeyWithAnotherBodyIs422AndRunsNothing() throws Exception {
+        String key = UUID.randomUUID().toString();
+        post("/orders/7", key, "{\"qty\":2}");
+        HttpResponse<String> reused = post("/orders/7", key, "{\"qty\":3}");
+
+        assertThat(reused.statusCode()).isEqualTo(422);
+        assertThat(reused.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+        assertThat(reused.body()).contains("\"status\":422");
+        assertThat(orders.created).hasValue(1);
+    }
+
+    @Test
+    void theSameKeyOnAnotherPathIsAnotherOperation() throws Exception {
+        String key = UUID.randomUUID().toString();
+        assertThat(post("/orders/7", key, "{}").statusCode()).isEqualTo(201);
+        assertThat(post("/orders/8", key, "{}").headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(orders.created).hasValue(2);
+    }
+
+    @Test
+    void aDuplicateWhileTheFirstRunsIs409() throws Exception {
+        Gate gate = new Gate();
+        orders.gate.set(gate);
+        String key = UUID.randomUUID().toString();
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/orders/7", key, "{}"), HttpResponse.BodyHandlers.ofString());
+        assertThat(gate.awaitEntered(10_000)).isTrue();
+
+        HttpResponse<String> duplicate = post("/orders/7", key, "{}");
+        gate.open();
+
+        assertThat(duplicate.statusCode()).isEqualTo(409);
+        assertThat(duplicate.body()).contains("still being processed");
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+        assertThat(orders.created).hasValue(1);
+    }
+
+    @Test
+    void aServerErrorIsNotStoredSoARetryRunsAgain() throws Exception {
+        orders.failNext.set(true);
+        String key = UUID.randomUUID().toString();
+        assertThat(post("/orders/7", key, "{}").statusCode()).isEqualTo(503);
+        HttpResponse<String> retry = post("/orders/7", key, "{}");
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    }
+
+    @Test
+    void withoutTheHeaderTheRequestRunsUnguardedWhenTheKeyIsOptional() throws Exception {
+        assertThat(post("/orders/7", null, "{}").statusCode()).isEqualTo(201);
+        assertThat(post("/orders/7", null, "{}").statusCode()).isEqualTo(201);
+        assertThat(orders.created).hasValue(2);
+    }
+
+    @Test
+    void pathsOutsideThePatternsAreNotGuarded() throws Exception {
+        String key = UUID.randomUUID().toString();
+        post("/other/7", key, "{}");
+        HttpResponse<String> again = post("/other/7", key, "{}");
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(orders.created).hasValue(2);
+    }
+
+    @Test
+    void anOverlongKeyIs400() throws Exception {
+        HttpResponse<String> response = post("/orders/7", "k".repeat(513), "{}");
+        assertThat(response.statusCode()).isEqualTo(400);
+        assertThat(orders.created).hasValue(0);
+    }
+
+    private HttpResponse<String> post(String path, String key, String body) throws Exception {
+        return http.send(request(path, key, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest request(String path, String key, String body) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (key != null) {
+            request.header("Idempotency-Key", key);
+        }
+        return request.build();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @Import(Orders.class)
+    static class App {
+    }
+
+    @RestController
+    static class Orders {
+        final AtomicInteger created = new AtomicInteger();
+        final java.util.concurrent.atomic.AtomicBoolean failNext = new java.util.concurrent.atomic.AtomicBoolean();
+        final AtomicReference<Gate> gate = new AtomicReference<>();
+
+        @PostMapping({"/orders/{id}", "/other/{id}"})
+        ResponseEntity<String> create(@PathVariable String id, @RequestBody String body) {
+            Gate waiting = gate.get();
+            if (waiting != null) {
+                waiting.enterAndWait();
+            }
+            if (failNext.getAndSet(false)) {
+                return ResponseEntity.status(503).body("{\"error\":\"busy\"}");
+            }
+            String order = "order-" + created.incrementAndGet();
+            return ResponseEntity.status(201).location(URI.create("/orders/" + id + "/" + order))
+                    .header("Content-Type", "application/json").body("{\"order\":\"" + order + "\",\"body\":" + body + "}");
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.cerberus.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.Cerberus;
+import io.cerberus.micrometer.MicrometerMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/** Each optional part is configured only when its classes are present and it is asked for. */
+class OptionalPartsTest {
+    private static final AutoConfigurations ALL = AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class,
+            CerberusMetricsAutoConfiguration.class, CerberusActuatorAutoConfiguration.class, CerberusWebAutoConfiguration.class);
+
+    @Test
+    void withoutActuatorWebOrMicrometerOnlyTheClientIsConfigured() {
+        new ApplicationContextRunner().withConfiguration(ALL)
+                .withClassLoader(new FilteredClassLoader(ConditionalOnAvailableEndpoint.class, OncePerRequestFilter.class, MicrometerMetrics.class))
+                .withPropertyValues("cerberus.idempotency.http.enabled=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(Cerberus.class);
+                    assertThat(context).doesNotHaveBean(CerberusLocksEndpoint.class).doesNotHaveBean("cerberusHealthContributor")
+                            .doesNotHaveBean("cerberusIdempotencyKeyFilter").doesNotHaveBean("cerberusMicrometerMetrics");
+                });
+    }
+
+    @Test
+    void theFilterNeedsItsPropertyAndAServletApplication() {
+        WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(ALL);
+        web.run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
+        web.withPropertyValues("cerberus.idempotency.http.enabled=true")
+                .run(context -> assertThat(context.getBean("cerberusIdempotencyKeyFilter")).isInstanceOf(FilterRegistrationBean.class));
+        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.idempotency.http.enabled=true")
+                .run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
+    }
+
+    @Test
+    void aBadFilterSettingFailsTheStart() {
+        new WebApplicationContextRunner().withConfiguration(ALL)
+                .withPropertyValues("cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.retention=10ms")
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("cerberus.idempotency.http.retention must be at least 1s"));
+    }
+
+    @Test
+    void theClientReportsToTheRegistryBean() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new ApplicationContextRunner().withConfiguration(ALL).withBean(SimpleMeterRegistry.class, () -> registry)
+                .run(context -> {
+                    context.getBean(Cerberus.class).lock("metered").tryLock();
+                    assertThat(registry.find("cerberus.lock.acquire").timer()).isNotNull();
+                });
+    }
+}
