@@ -1,7 +1,5 @@
 package io.cerberus.bench;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,13 +15,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * Runs the benchmark matrix against one Redis server (started here unless {@code --redis
- * host:port} is given): every peer, workload and thread count in the same run, one after the
- * other, and prints a markdown report with ratios to Redisson.
+ * Runs the benchmark matrix, engine by engine, against one server per engine (started here; Redis
+ * may be given with {@code --redis host:port}): every peer of the engine, workload and thread count
+ * in the same run, one after the other, and prints a markdown report with ratios to each engine's
+ * main peer (Redisson, Curator, jetcd Lock, Spring's JdbcLockRegistry).
  *
  * <pre>
- * java -cp ... io.cerberus.bench.Bench [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended,idempotent,replay] [--peers cerberus,redisson,spring,setnx,roundtrip,jvm]
+ * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres] [--threads 1,4,16] [--seconds 3] [--warmup 1]
+ *      [--workloads uncontended,contended,idempotent,replay] [--peers cerberus,redisson,spring,...]
  *      [--redis host:port] [--out report.md]
  * </pre>
  */
@@ -41,8 +40,8 @@ public final class Bench {
     }
 
     /** One measured cell of the matrix. */
-    record Result(String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999, long max,
-            double cpuMicrosPerCycle, double commandsPerCycle) {
+    record Result(String engine, String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999,
+            long max, double cpuMicrosPerCycle, double requestsPerCycle) {
         double perSecond() {
             return cycles / seconds;
         }
@@ -54,97 +53,100 @@ public final class Bench {
         Duration seconds = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1000));
         Duration warmup = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("warmup", "1")) * 1000));
         List<String> workloads = List.of(options.getOrDefault("workloads", "uncontended,contended,idempotent,replay").split(","));
-        List<String> peerNames = List.of(options.getOrDefault("peers", "cerberus,redisson,spring,setnx,roundtrip,jvm").split(","));
+        List<String> engines = List.of(options.getOrDefault("engines", String.join(",", EngineGroups.PEERS.keySet())).split(","));
+        List<String> peerNames = options.containsKey("peers") ? List.of(options.get("peers").split(","))
+                : EngineGroups.PEERS.values().stream().flatMap(List::stream).distinct().toList();
         for (int t : threads) {
             if (t < 1 || t > 64) {
                 throw new IllegalArgumentException("--threads must be 1 to 64 each, was " + t);
             }
         }
-        try (RedisProcess redis = options.containsKey("redis") ? RedisProcess.external(options.get("redis")) : RedisProcess.start()) {
-            List<Result> results = run(redis, threads, seconds, warmup, workloads, peerNames);
-            String report = Report.markdown(results, redis.version(), threads, seconds);
-            System.out.print(report);
-            if (options.containsKey("out")) {
-                Files.writeString(Path.of(options.get("out")), report);
+        checkWorkloads(workloads);
+        EngineGroups.check(engines, peerNames);
+        List<Bench.Result> results = new ArrayList<>();
+        List<EngineGroup> done = new ArrayList<>();
+        for (String engine : engines) {
+            // one server at a time, so that an engine's cells never share the machine with another server's work
+            try (EngineGroup group = start(engine, options, peerNames, threads)) {
+                results.addAll(run(group, threads, seconds, warmup, workloads));
+                done.add(group);
             }
+        }
+        String report = Report.markdown(results, done, threads, seconds);
+        System.out.print(report);
+        if (options.containsKey("out")) {
+            Files.writeString(Path.of(options.get("out")), report);
         }
     }
 
-    static List<Result> run(RedisProcess redis, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads,
-            List<String> peerNames) throws Exception {
+    private static EngineGroup start(String engine, Map<String, String> options, List<String> peerNames, List<Integer> threads)
+            throws Exception {
+        try {
+            return switch (engine) {
+                case "redis" -> EngineGroups.redis(options.containsKey("redis") ? RedisProcess.external(options.get("redis"))
+                        : RedisProcess.start(), peerNames);
+                case "zk" -> EngineGroups.zooKeeper(peerNames);
+                case "etcd" -> EngineGroups.etcd(peerNames);
+                default -> EngineGroups.postgres(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
+            };
+        } catch (AssertionError e) {
+            // the testkit's helpers say what to install; the bench can also leave the engine out
+            throw new IllegalStateException(e.getMessage() + " (or leave the engine out: --engines without " + engine + ")", e);
+        }
+    }
+
+    private static void checkWorkloads(List<String> workloads) {
         for (String workload : workloads) {
             if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload)) {
                 throw new IllegalArgumentException("unknown workload '" + workload + "'; workloads: uncontended, contended, idempotent, replay");
             }
         }
-        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
-        Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
-        for (String name : peerNames) {
-            switch (name) {
-                case "cerberus" -> {
-                    lockPeers.put(name, () -> Peers.cerberus(redis.uri()));
-                    guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
-                }
-                case "redisson" -> lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
-                case "spring" -> lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
-                case "setnx" -> guardPeers.put(name, () -> Peers.setNxFloor(redis.host(), redis.port()));
-                case "roundtrip" -> {
-                    lockPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
-                    guardPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
-                }
-                case "jvm" -> lockPeers.put(name, Peers::jvmFloor);
-                default -> throw new IllegalArgumentException("unknown peer '" + name
-                        + "'; peers: cerberus, redisson, spring, setnx, roundtrip, jvm");
-            }
-        }
+    }
+
+    /**
+     * Runs the matrix of one engine: its workloads (the idempotency ones only where the engine has
+     * guard peers) by thread count by peer.
+     */
+    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads)
+            throws Exception {
+        checkWorkloads(workloads);
+        List<String> runnable = workloads.stream()
+                .filter(workload -> !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty()).toList();
         List<Result> results = new ArrayList<>();
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
         int warmCell = 0;
-        for (String workload : workloads) {
-            for (Supplier<Peer> supplier : (GUARD_WORKLOADS.contains(workload) ? guardPeers : lockPeers).values()) {
+        for (String workload : runnable) {
+            for (Supplier<Peer> supplier : peersOf(group, workload).values()) {
                 try (Peer peer = supplier.get()) {
-                    measure(peer, workload, 4, warmup.multipliedBy(2), "warm" + warmCell++);
+                    measure(peer, workload, 4, warmup.multipliedBy(2), group.engine() + "-warm" + warmCell++);
                 }
             }
         }
-        RedisClient admin = RedisClient.create(redis.uri());
-        try (StatefulRedisConnection<String, String> stats = admin.connect()) {
-            int cell = 0;
-            for (String workload : workloads) {
-                Map<String, Supplier<Peer>> peers = GUARD_WORKLOADS.contains(workload) ? guardPeers : lockPeers;
-                for (int t : threads) {
-                    for (Map.Entry<String, Supplier<Peer>> entry : peers.entrySet()) {
-                        cell++;
-                        try (Peer peer = entry.getValue().get()) {
-                            measure(peer, workload, t, warmup, "w" + cell);
-                            long before = commandCalls(stats);
-                            Result result = measure(peer, workload, t, seconds, "m" + cell);
-                            long commands = commandCalls(stats) - before - 1;
-                            results.add(new Result(result.workload(), result.peer(), t, result.cycles(), result.seconds(), result.p50(),
-                                    result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(),
-                                    entry.getKey().equals("jvm") ? 0 : (double) commands / Math.max(1, result.cycles())));
-                            System.err.printf(Locale.ROOT, "%-12s %-30s T=%-3d %,12.0f cycles/s  p99 %,8.1f µs%n", workload, peer.name(), t,
-                                    result.perSecond(), result.p99() / 1000.0);
-                        }
+        int cell = 0;
+        for (String workload : runnable) {
+            for (int t : threads) {
+                for (Map.Entry<String, Supplier<Peer>> entry : peersOf(group, workload).entrySet()) {
+                    cell++;
+                    try (Peer peer = entry.getValue().get()) {
+                        String name = group.engine() + "-" + cell;
+                        measure(peer, workload, t, warmup, name + "w");
+                        boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
+                        long before = counted ? group.requests().getAsLong() : 0;
+                        Result result = measure(peer, workload, t, seconds, name + "m");
+                        double requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
+                        results.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
+                                result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests));
+                        System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%n", group.engine(), workload,
+                                peer.name(), t, result.perSecond(), result.p99() / 1000.0);
                     }
                 }
             }
-        } finally {
-            admin.shutdown();
         }
         return results;
     }
 
-    private static long commandCalls(StatefulRedisConnection<String, String> stats) {
-        long total = 0;
-        for (String line : stats.sync().info("commandstats").split("\r?\n")) {
-            int calls = line.indexOf("calls=");
-            if (line.startsWith("cmdstat_") && calls > 0) {
-                int end = line.indexOf(',', calls);
-                total += Long.parseLong(line.substring(calls + 6, end));
-            }
-        }
-        return total;
+    private static Map<String, Supplier<Peer>> peersOf(EngineGroup group, String workload) {
+        return GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers();
     }
 
     /** Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire. */
@@ -210,7 +212,7 @@ public final class Bench {
             at += counts[i];
         }
         Arrays.sort(all);
-        return new Result(workload, peer.name(), threads, total, seconds, percentile(all, 0.50), percentile(all, 0.99),
+        return new Result("", workload, peer.name(), threads, total, seconds, percentile(all, 0.50), percentile(all, 0.99),
                 percentile(all, 0.999), all.length == 0 ? 0 : all[all.length - 1], total == 0 ? 0 : cpu / 1000.0 / total, 0);
     }
 

@@ -21,10 +21,13 @@ import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 
-/** The peers, each connected to the same Redis server. */
+/** The Redis peers, each connected to the same Redis server; Cerberus on any engine URI; the in-JVM floor. */
 final class Peers {
     /** The name of the bare SET NX + SET peer, the baseline of the idempotency workloads. */
     static final String FLOOR_GUARD = "SET NX + SET (floor)";
+    /** The peer the Redis lock tables are compared with. */
+    static final String REDISSON = "Redisson RLock";
+
     private Peers() {
     }
 
@@ -124,7 +127,7 @@ final class Peers {
         return new Peer() {
             @Override
             public String name() {
-                return "Redisson RLock";
+                return REDISSON;
             }
 
             @Override

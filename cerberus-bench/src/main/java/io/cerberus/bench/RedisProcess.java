@@ -1,5 +1,7 @@
 package io.cerberus.bench;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -16,6 +18,9 @@ final class RedisProcess implements AutoCloseable {
     private final String host;
     private final int port;
     private final Process process;
+    private RedisClient admin;
+    private StatefulRedisConnection<String, String> stats;
+    private long statsReads;
 
     private RedisProcess(String host, int port, Process process) {
         this.host = host;
@@ -95,8 +100,29 @@ final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /** @return the commands the server has run (inside scripts too, from INFO commandstats), less the INFOs of this count */
+    synchronized long commandCalls() {
+        if (stats == null) {
+            admin = RedisClient.create(uri());
+            stats = admin.connect();
+        }
+        long total = 0;
+        for (String line : stats.sync().info("commandstats").split("\r?\n")) {
+            int calls = line.indexOf("calls=");
+            if (line.startsWith("cmdstat_") && calls > 0) {
+                int end = line.indexOf(',', calls);
+                total += Long.parseLong(line.substring(calls + 6, end));
+            }
+        }
+        return total - statsReads++;
+    }
+
     @Override
     public void close() {
+        if (admin != null) {
+            stats.close();
+            admin.shutdown();
+        }
         if (process != null) {
             process.destroyForcibly();
         }

@@ -6,43 +6,51 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The markdown report of a run: one table per workload and thread count, ratios to Redisson (lock
- * workloads) or to the bare SET NX + SET guard (idempotency workloads).
+ * The markdown report of a run: per engine, one table per workload, rows by thread count and peer,
+ * ratios to the engine's main peer (lock workloads) or to the bare SET NX + SET guard (idempotency
+ * workloads).
  */
 final class Report {
-    private static final String BASELINE = "Redisson RLock";
 
     private Report() {
     }
 
-    static String markdown(List<Bench.Result> results, String server, List<Integer> threads, Duration seconds) {
+    static String markdown(List<Bench.Result> results, List<EngineGroup> groups, List<Integer> threads, Duration seconds) {
         StringBuilder out = new StringBuilder();
-        out.append("Server: ").append(server).append("; JVM: ").append(System.getProperty("java.vm.name")).append(' ')
-                .append(System.getProperty("java.version")).append("; ").append(Runtime.getRuntime().availableProcessors())
-                .append(" cores; ").append(seconds.toMillis() / 1000.0).append(" s per cell after warm-up.\n\n");
-        for (String workload : results.stream().map(Bench.Result::workload).distinct().toList()) {
-            out.append("### ").append(workload).append("\n\n");
-            String baselineName = Bench.GUARD_WORKLOADS.contains(workload) ? Peers.FLOOR_GUARD : BASELINE;
-            String shortName = Bench.GUARD_WORKLOADS.contains(workload) ? "the floor" : "Redisson";
-            out.append("| peer | threads | cycles/s | vs " + shortName + " | " + (Bench.GUARD_WORKLOADS.contains(workload) ? "call" : "acquire")
-                    + " p50 | p99 | p99.9 | max | client CPU per cycle | Redis commands run per cycle (inside scripts too) |\n");
-            out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-            for (int t : threads) {
-                Optional<Bench.Result> baseline = results.stream()
-                        .filter(r -> r.workload().equals(workload) && r.threads() == t && r.peer().equals(baselineName)).findFirst();
-                for (Bench.Result r : results) {
-                    if (!r.workload().equals(workload) || r.threads() != t) {
-                        continue;
-                    }
-                    out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |%n", r.peer(), t,
-                            r.perSecond(), baseline.map(b -> String.format(Locale.ROOT, "%.2f×", r.perSecond() / b.perSecond())).orElse("–"),
-                            micros(r.p50()), micros(r.p99()), micros(r.p999()), micros(r.max()), r.cpuMicrosPerCycle(),
-                            r.peer().startsWith("ReentrantLock") ? "–" : String.format(Locale.ROOT, "%.2f", r.commandsPerCycle())));
-                }
+        out.append("Servers: ").append(String.join("; ", groups.stream().map(EngineGroup::server).toList())).append(". JVM: ")
+                .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version")).append("; ")
+                .append(Runtime.getRuntime().availableProcessors()).append(" cores; ").append(seconds.toMillis() / 1000.0)
+                .append(" s per cell after warm-up.\n\n");
+        for (EngineGroup group : groups) {
+            List<Bench.Result> ofGroup = results.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            for (String workload : ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
+                table(out, group, workload, ofGroup.stream().filter(r -> r.workload().equals(workload)).toList(), threads);
             }
-            out.append('\n');
         }
         return out.toString();
+    }
+
+    private static void table(StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
+        boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
+        String baselineName = guard ? Peers.FLOOR_GUARD : group.baseline();
+        out.append("### ").append(group.title()).append(": ").append(workload).append("\n\n");
+        out.append("| peer | threads | cycles/s | vs ").append(guard ? "the floor" : group.baselineShort()).append(" | ")
+                .append(guard ? "call" : "acquire").append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")
+                .append(group.requestsColumn()).append(" |\n");
+        out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (int t : threads) {
+            Optional<Bench.Result> baseline = rows.stream().filter(r -> r.threads() == t && r.peer().equals(baselineName)).findFirst();
+            for (Bench.Result r : rows) {
+                if (r.threads() != t) {
+                    continue;
+                }
+                out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |%n", r.peer(), t,
+                        r.perSecond(), baseline.map(b -> String.format(Locale.ROOT, "%.2f×", r.perSecond() / b.perSecond())).orElse("–"),
+                        micros(r.p50()), micros(r.p99()), micros(r.p999()), micros(r.max()), r.cpuMicrosPerCycle(),
+                        Double.isNaN(r.requestsPerCycle()) ? "–" : String.format(Locale.ROOT, "%.2f", r.requestsPerCycle())));
+            }
+        }
+        out.append('\n');
     }
 
     private static String micros(long nanos) {

@@ -1,0 +1,30 @@
+package io.cerberus.bench;
+
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The server of one engine in a run and the peers that take turns on it; its tables compare every
+ * peer with the group's main peer.
+ *
+ * @param engine the name in {@code --engines}: redis, zk, etcd, postgres
+ * @param title the engine in headings
+ * @param server the server and its version, for the report
+ * @param baseline the report name of the peer the ratio column divides by
+ * @param baselineShort that peer in the column's heading ("vs Redisson")
+ * @param requestsColumn the heading of the server-work column
+ * @param requests the server's count of work done so far (its own reads not counted), or null when not counted
+ * @param lockPeers the peers of the lock workloads by option name, in report order
+ * @param guardPeers the peers of the idempotency workloads (empty where the engine has none in the bench)
+ * @param stop stops the server (and closes the bench's own connections to it)
+ */
+record EngineGroup(String engine, String title, String server, String baseline, String baselineShort, String requestsColumn,
+        LongSupplier requests, Map<String, Supplier<Peer>> lockPeers, Map<String, Supplier<Peer>> guardPeers, Runnable stop)
+        implements AutoCloseable {
+
+    @Override
+    public void close() {
+        stop.run();
+    }
+}

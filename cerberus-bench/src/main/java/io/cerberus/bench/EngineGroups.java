@@ -1,0 +1,121 @@
+package io.cerberus.bench;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** Starts the server of each engine of a run and names the peers that run against it. */
+final class EngineGroups {
+    /** Engines in run order, and the peers of each by their {@code --peers} names, in report order. */
+    static final Map<String, List<String>> PEERS = peers();
+
+    private EngineGroups() {
+    }
+
+    private static Map<String, List<String>> peers() {
+        Map<String, List<String>> peers = new LinkedHashMap<>();
+        peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "jvm"));
+        peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
+        peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
+        peers.put("postgres", List.of("cerberus", "spring", "shedlock", "roundtrip"));
+        return peers;
+    }
+
+    /**
+     * Checks the options before any server starts.
+     *
+     * @throws IllegalArgumentException naming the unknown engine or peer
+     */
+    static void check(List<String> engines, List<String> peerNames) {
+        for (String engine : engines) {
+            if (!PEERS.containsKey(engine)) {
+                throw new IllegalArgumentException("unknown engine '" + engine + "'; engines: " + String.join(", ", PEERS.keySet()));
+            }
+        }
+        for (String name : peerNames) {
+            if (engines.stream().noneMatch(engine -> PEERS.get(engine).contains(name))) {
+                throw new IllegalArgumentException("peer '" + name + "' is in none of the engines " + engines + "; peers: " + PEERS);
+            }
+        }
+    }
+
+    /** The Redis group, on a server started here or given with {@code --redis host:port}. */
+    static EngineGroup redis(RedisProcess redis, List<String> peerNames) {
+        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
+        for (String name : selected("redis", peerNames)) {
+            switch (name) {
+                case "cerberus" -> {
+                    lockPeers.put(name, () -> Peers.cerberus(redis.uri()));
+                    guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
+                }
+                case "redisson" -> lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
+                case "spring" -> lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
+                case "setnx" -> guardPeers.put(name, () -> Peers.setNxFloor(redis.host(), redis.port()));
+                case "roundtrip" -> {
+                    lockPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
+                    guardPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
+                }
+                default -> lockPeers.put(name, Peers::jvmFloor);
+            }
+        }
+        return new EngineGroup("redis", "Redis", redis.version(), Peers.REDISSON, "Redisson",
+                "Redis commands run per cycle (inside scripts too)", redis::commandCalls, lockPeers, guardPeers, redis::close);
+    }
+
+    static EngineGroup zooKeeper(List<String> peerNames) {
+        ZooKeeperProcess zk = ZooKeeperProcess.start();
+        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        for (String name : selected("zk", peerNames)) {
+            switch (name) {
+                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(zk.uri()));
+                case "curator" -> lockPeers.put(name, () -> ZooKeeperPeers.curator(zk.connectString()));
+                default -> lockPeers.put(name, () -> ZooKeeperPeers.roundTripFloor(zk.connectString()));
+            }
+        }
+        return new EngineGroup("zk", "ZooKeeper", zk.version(), ZooKeeperPeers.CURATOR, "Curator",
+                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), zk::close);
+    }
+
+    static EngineGroup etcd(List<String> peerNames) {
+        EtcdProcess etcd = EtcdProcess.start();
+        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        for (String name : selected("etcd", peerNames)) {
+            switch (name) {
+                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(etcd.uri()));
+                case "jetcd" -> lockPeers.put(name, () -> EtcdPeers.jetcdLock(etcd.endpoint()));
+                default -> lockPeers.put(name, () -> EtcdPeers.roundTripFloor(etcd.endpoint()));
+            }
+        }
+        return new EngineGroup("etcd", "etcd", etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
+                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), etcd::close);
+    }
+
+    /**
+     * The PostgreSQL group; every pool (Cerberus's own and the peers' HikariCP pools) gets
+     * {@code poolSize} connections.
+     */
+    static EngineGroup postgres(List<String> peerNames, int poolSize) {
+        PostgresProcess postgres = PostgresProcess.start();
+        postgres.execute(JdbcPeers.INT_LOCK_DDL);
+        postgres.execute(JdbcPeers.SHEDLOCK_DDL);
+        String url = postgres.jdbcUrl();
+        Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        for (String name : selected("postgres", peerNames)) {
+            switch (name) {
+                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize));
+                case "spring" -> lockPeers.put(name, () -> JdbcPeers.springJdbc(url, poolSize));
+                case "shedlock" -> lockPeers.put(name, () -> JdbcPeers.shedLock(url, poolSize));
+                default -> lockPeers.put(name, () -> JdbcPeers.roundTripFloor(url, poolSize));
+            }
+        }
+        return new EngineGroup("postgres", "PostgreSQL", postgres.version(), JdbcPeers.JDBC_LOCK_REGISTRY, "JdbcLockRegistry",
+                "PostgreSQL statements per cycle (pg_stat_statements)", postgres.countsStatements() ? postgres::statements : null,
+                lockPeers, Map.of(), postgres::close);
+    }
+
+    private static List<String> selected(String engine, List<String> peerNames) {
+        return PEERS.get(engine).stream().filter(peerNames::contains).toList();
+    }
+}

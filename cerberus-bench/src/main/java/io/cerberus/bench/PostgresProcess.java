@@ -1,0 +1,175 @@
+package io.cerberus.bench;
+
+import io.cerberus.testkit.Executables;
+import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.testkit.Poll;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The PostgreSQL server of a run: initdb into a temporary directory and {@code postgres} on a free
+ * loopback port without fsync, run as the {@code postgres} user when the bench runs as root (the
+ * minimum of cerberus-jdbc's test DatabaseServer.Postgres, which PostgreSQL's refusal of root needs).
+ * {@code pg_stat_statements} is loaded when installed, to count the statements of a cycle.
+ */
+final class PostgresProcess implements AutoCloseable {
+    private final int port;
+    private final Path dataDir;
+    private final ManagedProcess process;
+    private final boolean statementStats;
+    private Connection stats;
+    private long statsReads;
+
+    private PostgresProcess(int port, Path dataDir, ManagedProcess process, boolean statementStats) {
+        this.port = port;
+        this.dataDir = dataDir;
+        this.process = process;
+        this.statementStats = statementStats;
+    }
+
+    static PostgresProcess start() {
+        try {
+            int port = FreePorts.next();
+            Path dataDir = Files.createTempDirectory("cerberus-bench-postgres-");
+            Path postgres = Executables.require("postgres", "postgresql").toRealPath();
+            boolean statementStats = Files.exists(postgres.getParent().getParent().resolve("lib/pg_stat_statements.so"));
+            chownToPostgres(dataDir);
+            run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(), "-U", "cerberus",
+                    "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")));
+            List<String> command = new ArrayList<>(List.of(postgres.toString(), "-D", dataDir.toString(), "-p", Integer.toString(port),
+                    "-h", "127.0.0.1", "-k", dataDir.toString(), "-F", "-c", "max_connections=300", "-c", "shared_buffers=64MB"));
+            if (statementStats) {
+                command.addAll(List.of("-c", "shared_preload_libraries=pg_stat_statements"));
+            }
+            ManagedProcess process = ManagedProcess.start("postgres-" + port, asPostgres(command));
+            PostgresProcess server = new PostgresProcess(port, dataDir, process, statementStats);
+            try {
+                Poll.until("postgres on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
+                    if (!process.isAlive()) {
+                        throw new IllegalStateException("postgres ended at start:" + process.diagnostics());
+                    }
+                    try (Connection connection = DriverManager.getConnection(server.jdbcUrl())) {
+                        return connection.isValid(2);
+                    } catch (SQLException e) {
+                        return false;
+                    }
+                });
+                if (statementStats) {
+                    server.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+                }
+            } catch (AssertionError | RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static List<String> asPostgres(List<String> command) {
+        if (!isRoot()) {
+            return command;
+        }
+        List<String> wrapped = new ArrayList<>(List.of(Executables.require("setpriv", "util-linux").toString(), "--reuid=postgres",
+                "--regid=postgres", "--init-groups", "--"));
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    private static void chownToPostgres(Path dir) throws IOException {
+        if (isRoot()) {
+            UserPrincipalLookupService lookup = dir.getFileSystem().getUserPrincipalLookupService();
+            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
+            view.setOwner(lookup.lookupPrincipalByName("postgres"));
+            view.setGroup(lookup.lookupPrincipalByGroupName("postgres"));
+        }
+    }
+
+    private static void run(List<String> command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        byte[] output = p.getInputStream().readAllBytes();
+        try {
+            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException("failed: " + String.join(" ", command) + "\n" + new String(output));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted: " + String.join(" ", command), e);
+        }
+    }
+
+    /** @return the JDBC URL of the database, with its user (trust authentication on loopback) */
+    String jdbcUrl() {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus";
+    }
+
+    /** Runs one statement, such as the DDL of a peer's table. */
+    void execute(String sql) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    String version() {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
+            return "PostgreSQL " + connection.getMetaData().getDatabaseProductVersion();
+        } catch (SQLException e) {
+            return "PostgreSQL (version unknown)";
+        }
+    }
+
+    /** @return whether {@link #statements()} counts (pg_stat_statements is installed) */
+    boolean countsStatements() {
+        return statementStats;
+    }
+
+    /** @return the statements the server has run, from pg_stat_statements, less the reads of this count */
+    synchronized long statements() {
+        try {
+            if (stats == null) {
+                stats = DriverManager.getConnection(jdbcUrl());
+            }
+            try (Statement statement = stats.createStatement();
+                    ResultSet rows = statement.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements")) {
+                rows.next();
+                return rows.getLong(1) - statsReads++;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read pg_stat_statements: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (stats != null) {
+                stats.close();
+            }
+        } catch (SQLException e) {
+            // the server goes next
+        }
+        process.close();
+        TempDirectory.delete(dataDir);
+    }
+}
