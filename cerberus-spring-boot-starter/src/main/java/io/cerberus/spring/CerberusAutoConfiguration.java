@@ -44,7 +44,8 @@ public class CerberusAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Cerberus cerberus(CerberusProperties properties, ObjectProvider<DataSource> dataSources,
-            ObjectProvider<CerberusBuilderCustomizer> customizers, ObjectProvider<EngineSwitchListener> switchListeners) {
+            ObjectProvider<CerberusBuilderCustomizer> customizers, ObjectProvider<EngineSwitchListener> switchListeners,
+            BeanFactory beanFactory) {
         CerberusBuilder builder = Cerberus.builder()
                 .namespace(properties.getNamespace())
                 .defaultLease(properties.getDefaultLease())
@@ -53,6 +54,8 @@ public class CerberusAutoConfiguration {
         for (String uri : engines) {
             if (isDataSourceUri(uri)) {
                 DataSourceEngines.add(builder, uri, dataSources);
+            } else if (isCuratorUri(uri)) {
+                CuratorEngines.add(builder, uri, beanFactory);
             } else {
                 builder.engine(uri);
             }
@@ -129,6 +132,12 @@ public class CerberusAutoConfiguration {
                 && (uri.length() == DATA_SOURCE_URI.length() || "?;".indexOf(uri.charAt(DATA_SOURCE_URI.length())) >= 0);
     }
 
+    /** @return whether the URI stands for the application's CuratorFramework: {@code zk://curator[/root][?...]} */
+    static boolean isCuratorUri(String uri) {
+        String prefix = "zk://curator";
+        return uri != null && uri.startsWith(prefix) && (uri.length() == prefix.length() || "/?".indexOf(uri.charAt(prefix.length())) >= 0);
+    }
+
     static java.util.Optional<FailoverPolicy> failoverPolicy(CerberusProperties.Failover failover) {
         if (!failover.isEnabled()) {
             return java.util.Optional.empty();
@@ -173,6 +182,26 @@ public class CerberusAutoConfiguration {
                         + "; define one, or give a JDBC URL such as jdbc:postgresql://host:5432/db");
             }
             builder.engine(uri, io.cerberus.jdbc.JdbcOptions.dataSource(dataSource));
+        }
+    }
+
+    /** Keeps cerberus-zookeeper optional: this class is only loaded for a {@code zk://curator} engine. */
+    private static final class CuratorEngines {
+        private static final String ZOOKEEPER_OPTIONS = "io.cerberus.zookeeper.ZooKeeperOptions";
+
+        static void add(CerberusBuilder builder, String uri, BeanFactory beanFactory) {
+            if (!ClassUtils.isPresent(ZOOKEEPER_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
+                throw new IllegalArgumentException("engine " + uri + " needs the ZooKeeper engine: add the dependency io.cerberus:cerberus-zookeeper");
+            }
+            ObjectProvider<org.apache.curator.framework.CuratorFramework> clients =
+                    beanFactory.getBeanProvider(org.apache.curator.framework.CuratorFramework.class);
+            org.apache.curator.framework.CuratorFramework client = clients.getIfUnique();
+            if (client == null) {
+                throw new IllegalArgumentException("engine " + uri + " uses the application's CuratorFramework, but the context has "
+                        + (clients.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
+                        + "; define one (started), or give the ensemble: zk://host1:2181,host2:2181/root");
+            }
+            builder.engine(uri, io.cerberus.zookeeper.ZooKeeperOptions.client(client));
         }
     }
 }

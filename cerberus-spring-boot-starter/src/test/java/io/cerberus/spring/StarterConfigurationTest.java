@@ -174,6 +174,21 @@ class StarterConfigurationTest {
     }
 
     @Test
+    void zkCuratorWithoutACuratorFrameworkFailsTheStartSayingWhy() {
+        runner.withPropertyValues("cerberus.engines=zk://curator/locks").run(context ->
+                assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("zk://curator/locks uses the application's CuratorFramework, but the context has none"));
+    }
+
+    @Test
+    void curatorUrisAreRecognised() {
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator")).isTrue();
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator/apps/locks?x=1")).isTrue();
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator-host:2181/locks")).isFalse();
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://zk1:2181")).isFalse();
+    }
+
+    @Test
     void everyPropertyIsDescribedForIdes() throws Exception {
         JsonNode metadata;
         try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {

@@ -51,6 +51,9 @@ final class ZooKeeperEngine implements LockEngine {
     private final String shown;
     private final String root;
     private final CuratorFramework client;
+    /** False for the application's client, given in {@link ZooKeeperOptions}: never closed here. */
+    private final boolean ownsClient;
+    private final org.apache.curator.framework.state.ConnectionStateListener stateListener;
     private final LossReporter losses;
     private final ZooKeeperRequests requests;
     private final ZooKeeperIdempotencyStore records;
@@ -74,14 +77,15 @@ final class ZooKeeperEngine implements LockEngine {
         }
     }
 
-    ZooKeeperEngine(String shown, String root, CuratorFramework client, LossReporter losses, Duration timeout) {
+    ZooKeeperEngine(String shown, String root, CuratorFramework client, boolean ownsClient, LossReporter losses, Duration timeout) {
         this.shown = shown;
         this.root = root;
         this.client = client;
+        this.ownsClient = ownsClient;
         this.losses = losses;
         this.requests = new ZooKeeperRequests(shown, timeout);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests);
-        client.getConnectionStateListenable().addListener((c, state) -> {
+        this.stateListener = (c, state) -> {
             switch (state) {
                 case LOST -> sessionLost();
                 case SUSPENDED -> {
@@ -94,7 +98,8 @@ final class ZooKeeperEngine implements LockEngine {
                     // CONNECTED, READ_ONLY: nothing held changes
                 }
             }
-        });
+        };
+        client.getConnectionStateListenable().addListener(stateListener);
     }
 
     private void forEachHold(java.util.function.Consumer<String> action) {
@@ -331,6 +336,20 @@ final class ZooKeeperEngine implements LockEngine {
 
     @Override
     public void close() {
-        client.close();
+        client.getConnectionStateListenable().removeListener(stateListener);
+        if (ownsClient) {
+            client.close(); // ends the session: ZooKeeper deletes every node it still had
+            return;
+        }
+        // the application's session lives on, and with it any node left here: delete them, retried by
+        // Curator in the background for as long as the client lives
+        for (Node node : nodes.values()) {
+            try {
+                client.delete().guaranteed().inBackground().forPath(node.path);
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node.path + " on close: " + e);
+            }
+        }
+        nodes.clear();
     }
 }

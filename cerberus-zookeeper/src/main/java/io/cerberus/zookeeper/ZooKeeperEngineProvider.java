@@ -45,10 +45,17 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        context.requireNoOptions();
+        ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class)).orElse(null);
         ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri());
         String shown = Uris.redact(context.uri());
         int connectMillis = (int) Math.max(1, context.connectTimeout().toMillis());
+        if (options != null) {
+            return onClientOf(options, target, shown, context, connectMillis);
+        }
+        if (target.connectString().equals(ZooKeeperOptions.CLIENT_HOST + ":2181")) {
+            throw new IllegalArgumentException(shown + " stands for the application's CuratorFramework: pass it with"
+                    + " ZooKeeperOptions.client(curator)");
+        }
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(target.connectString())
                 .sessionTimeoutMs((int) target.sessionTimeout().toMillis())
@@ -96,6 +103,30 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             client.close();
             throw e;
         }
-        return new ZooKeeperEngine(shown, target.root(), client, context.lossReporter(), context.connectTimeout());
+        return new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout());
+    }
+
+    private static LockEngine onClientOf(ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context,
+            int connectMillis) {
+        if (!target.connectString().equals(ZooKeeperOptions.CLIENT_HOST + ":2181")) {
+            throw new IllegalArgumentException("an engine on the application's CuratorFramework takes the URI zk://"
+                    + ZooKeeperOptions.CLIENT_HOST + "[/root]: its hosts are the client's; was " + shown);
+        }
+        if (target.user() != null) {
+            throw new IllegalArgumentException("an engine on the application's CuratorFramework uses the client's credentials;"
+                    + " give them to its builder (authorization, aclProvider), not in " + shown);
+        }
+        options.requireStarted(shown);
+        CuratorFramework client = options.client();
+        try {
+            if (!client.blockUntilConnected(connectMillis, TimeUnit.MILLISECONDS)) {
+                throw new EngineUnavailableException("the CuratorFramework given for " + shown + " did not connect within the connect timeout of "
+                        + Checks.format(context.connectTimeout()) + "; check that a quorum of its ensemble runs", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EngineUnavailableException("interrupted while waiting for the CuratorFramework of " + shown, e);
+        }
+        return new ZooKeeperEngine(shown, target.root(), client, false, context.lossReporter(), context.connectTimeout());
     }
 }
