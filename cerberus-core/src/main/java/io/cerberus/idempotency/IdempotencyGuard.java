@@ -2,13 +2,12 @@ package io.cerberus.idempotency;
 
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
+import io.cerberus.internal.Tokens;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +32,6 @@ import java.util.function.Supplier;
  */
 public final class IdempotencyGuard implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IdempotencyGuard.class.getName());
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final IdempotencyStore store;
     private final String namespace;
@@ -156,7 +154,7 @@ public final class IdempotencyGuard implements AutoCloseable {
             throw new IllegalArgumentException("the retention must be positive (or null for ever), was " + retention);
         }
         String id = namespace + "/" + key.id();
-        String token = token();
+        String token = Tokens.next();
         long deadline = System.nanoTime() + options.waitAtMost().toNanos();
         long pause = 20;
         while (true) {
@@ -332,11 +330,6 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
     }
 
-    private static String token() {
-        byte[] bytes = new byte[16];
-        RANDOM.nextBytes(bytes);
-        return HexFormat.of().formatHex(bytes);
-    }
 
     private static String shortened(String fingerprint) {
         return fingerprint.length() > 15 ? fingerprint.substring(0, 15) + "..." : fingerprint;

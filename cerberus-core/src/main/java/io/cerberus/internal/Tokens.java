@@ -4,13 +4,14 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /** Owner tokens: 128 random bits from {@link SecureRandom}, as 32 hex characters. */
-final class Tokens {
+public final class Tokens {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private Tokens() {
     }
 
-    static String next() {
+    /** @return a new owner token */
+    public static String next() {
         byte[] bytes = new byte[16];
         RANDOM.nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);

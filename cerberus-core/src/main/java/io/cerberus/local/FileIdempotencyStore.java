@@ -23,8 +23,6 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32;
@@ -219,7 +217,7 @@ final class FileIdempotencyStore implements IdempotencyStore {
      */
     private void change(String id, boolean create, Decision decision) {
         Path path = pathOf(id);
-        ReentrantLock stripe = LOCKS[Math.floorMod(path.getFileName().hashCode(), STRIPES)];
+        ReentrantLock stripe = stripe(path);
         stripe.lock();
         try {
             while (true) {
@@ -246,10 +244,10 @@ final class FileIdempotencyStore implements IdempotencyStore {
             return true;
         }
         try (channel) {
-            FileLock lock = await(channel.lock());
+            FileLock lock = FileLockFile.await(channel.lock());
             try {
                 byte[] bytes = readAll(channel);
-                if (bytes.length > MAGIC.length && bytes[MAGIC.length] == TOMBSTONE) {
+                if (isTombstone(bytes)) {
                     return false;
                 }
                 Stored stored = decode(bytes, path);
@@ -268,6 +266,16 @@ final class FileIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    /** @return this JVM's lock of the record file: one of {@link #STRIPES}, by file name */
+    private static ReentrantLock stripe(Path path) {
+        return LOCKS[Math.floorMod(path.getFileName().hashCode(), STRIPES)];
+    }
+
+    /** @return whether the file was removed under its lock (open the path again) */
+    private static boolean isTombstone(byte[] bytes) {
+        return bytes.length > MAGIC.length && bytes[MAGIC.length] == TOMBSTONE;
+    }
+
     /** Marks the file as removed and unlinks it; the caller holds its lock. */
     private static void remove(AsynchronousFileChannel channel, Path path) throws IOException {
         byte[] tombstone = new byte[MAGIC.length + 1];
@@ -284,7 +292,7 @@ final class FileIdempotencyStore implements IdempotencyStore {
         }
         ByteBuffer buffer = ByteBuffer.allocate((int) size);
         while (buffer.hasRemaining()) {
-            int read = await(channel.read(buffer, buffer.position()));
+            int read = FileLockFile.await(channel.read(buffer, buffer.position()));
             if (read < 0) {
                 break;
             }
@@ -297,29 +305,9 @@ final class FileIdempotencyStore implements IdempotencyStore {
     private static void writeAll(AsynchronousFileChannel channel, byte[] bytes) throws IOException {
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
         while (buffer.hasRemaining()) {
-            await(channel.write(buffer, buffer.position()));
+            FileLockFile.await(channel.write(buffer, buffer.position()));
         }
         channel.truncate(bytes.length);
-    }
-
-    /** Waits for channel I/O without being interruptible (an interrupt is kept for the caller). */
-    private static <T> T await(Future<T> future) throws IOException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return future.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     static byte[] encode(IdempotencyRecord record, String clock, long expiry) {
@@ -403,7 +391,7 @@ final class FileIdempotencyStore implements IdempotencyStore {
 
     /** Removes one file if its record is over, without waiting for anyone. */
     private boolean purge(Path path) throws IOException {
-        ReentrantLock stripe = LOCKS[Math.floorMod(path.getFileName().hashCode(), STRIPES)];
+        ReentrantLock stripe = stripe(path);
         if (!stripe.tryLock()) {
             return false;
         }
@@ -413,7 +401,7 @@ final class FileIdempotencyStore implements IdempotencyStore {
                 return false;
             }
             byte[] bytes = readAll(channel);
-            if (bytes.length > MAGIC.length && bytes[MAGIC.length] == TOMBSTONE) {
+            if (isTombstone(bytes)) {
                 return false;
             }
             Stored stored = decode(bytes, path);

@@ -290,7 +290,7 @@ final class FileLockFile implements AutoCloseable {
     }
 
     /** Waits for an I/O operation of the channel without reacting to interrupts. */
-    private static <T> T await(Future<T> future) throws IOException {
+    static <T> T await(Future<T> future) throws IOException {
         boolean interrupted = false;
         try {
             while (true) {

@@ -121,7 +121,7 @@ public final class ClientProcess {
      * @return {@code EXECUTED|REPLAYED|UNGUARDED <pid>}, or {@code ERROR <exception>}
      */
     private static String once(Cerberus cerberus, long sleepMillis, String content) {
-        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        IdempotencyGuard guard = waitingGuard(cerberus);
         try {
             Outcome<String> outcome = guard.execute(IdempotencyKey.ofContent("once", content), Duration.ofHours(1), () -> {
                 Thread.sleep(sleepMillis);
@@ -140,7 +140,7 @@ public final class ClientProcess {
      * @return {@code EXECUTED <n> REPLAYED <m>}, or {@code ERROR <exception>}
      */
     private static String many(Cerberus cerberus, int count, String prefix) {
-        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        IdempotencyGuard guard = waitingGuard(cerberus);
         int executed = 0;
         int replayed = 0;
         try {
@@ -156,6 +156,11 @@ public final class ClientProcess {
         } catch (Exception e) {
             return "ERROR " + e;
         }
+    }
+
+    /** @return a guard whose duplicates wait up to 20 s for the first attempt */
+    private static IdempotencyGuard waitingGuard(Cerberus cerberus) {
+        return cerberus.idempotency(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
     }
 
     /** @return the hold's fencing token, or -1 on an engine without them (Redlock) */

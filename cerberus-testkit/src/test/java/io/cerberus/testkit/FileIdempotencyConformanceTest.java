@@ -28,27 +28,26 @@ class FileIdempotencyConformanceTest extends AbstractIdempotencyStoreConformance
         return "file:" + dir.resolve("locks");
     }
 
-    @Test
-    @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void threeProcessesRunAKeyOnceAndTheOthersReplayIt() throws Exception {
+    /**
+     * Starts three client processes on this engine, sends each the command at once and collects
+     * their answers, in the order of the processes.
+     */
+    private List<String> askThreeProcesses(String namespace, String command, Duration answerWithin) throws Exception {
         List<ManagedProcess> children = new ArrayList<>();
         ExecutorService askers = Executors.newFixedThreadPool(3);
         try {
             for (int i = 0; i < 3; i++) {
-                children.add(ClientProcess.start(engineUri(), "once", Duration.ofSeconds(30)));
+                children.add(ClientProcess.start(engineUri(), namespace, Duration.ofSeconds(30)));
             }
             List<Future<String>> answers = new ArrayList<>();
             for (ManagedProcess child : children) {
-                answers.add(askers.submit(() -> child.ask("ONCE 500 order-7", TestTimes.millis(30_000))));
+                answers.add(askers.submit(() -> child.ask(command, TestTimes.millis(answerWithin.toMillis()))));
             }
             List<String> outcomes = new ArrayList<>();
             for (Future<String> answer : answers) {
-                outcomes.add(answer.get(60, TimeUnit.SECONDS));
+                outcomes.add(answer.get(answerWithin.toSeconds() + 20, TimeUnit.SECONDS));
             }
-            assertThat(outcomes).filteredOn(line -> line.startsWith("EXECUTED ")).as("ran once: %s", outcomes).hasSize(1);
-            String ranBy = outcomes.stream().filter(line -> line.startsWith("EXECUTED ")).findFirst().orElseThrow().substring(9);
-            assertThat(outcomes).filteredOn(line -> line.startsWith("REPLAYED ")).as("the others replayed: %s", outcomes)
-                    .hasSize(2).allSatisfy(line -> assertThat(line).isEqualTo("REPLAYED " + ranBy));
+            return outcomes;
         } finally {
             askers.shutdownNow();
             for (ManagedProcess child : children) {
@@ -59,34 +58,28 @@ class FileIdempotencyConformanceTest extends AbstractIdempotencyStoreConformance
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void threeProcessesRunAKeyOnceAndTheOthersReplayIt() throws Exception {
+        List<String> outcomes = askThreeProcesses("once", "ONCE 500 order-7", Duration.ofSeconds(30));
+        assertThat(outcomes).filteredOn(line -> line.startsWith("EXECUTED ")).as("ran once: %s", outcomes).hasSize(1);
+        String ranBy = outcomes.stream().filter(line -> line.startsWith("EXECUTED ")).findFirst().orElseThrow().substring(9);
+        assertThat(outcomes).filteredOn(line -> line.startsWith("REPLAYED ")).as("the others replayed: %s", outcomes)
+                .hasSize(2).allSatisfy(line -> assertThat(line).isEqualTo("REPLAYED " + ranBy));
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void threeProcessesRacingThroughTheSameKeysRunEachOnce() throws Exception {
-        List<ManagedProcess> children = new ArrayList<>();
-        ExecutorService askers = Executors.newFixedThreadPool(3);
         int keys = 300;
-        try {
-            for (int i = 0; i < 3; i++) {
-                children.add(ClientProcess.start(engineUri(), "many", Duration.ofSeconds(30)));
-            }
-            List<Future<String>> answers = new ArrayList<>();
-            for (ManagedProcess child : children) {
-                answers.add(askers.submit(() -> child.ask("MANY " + keys + " race", TestTimes.millis(60_000))));
-            }
-            int executed = 0;
-            int replayed = 0;
-            for (Future<String> answer : answers) {
-                String[] words = answer.get(80, TimeUnit.SECONDS).split(" ");
-                assertThat(words[0]).as("answer %s", String.join(" ", words)).isEqualTo("EXECUTED");
-                executed += Integer.parseInt(words[1]);
-                replayed += Integer.parseInt(words[3]);
-            }
-            assertThat(executed).as("each key ran once").isEqualTo(keys);
-            assertThat(replayed).isEqualTo(2 * keys);
-        } finally {
-            askers.shutdownNow();
-            for (ManagedProcess child : children) {
-                child.close();
-            }
+        int executed = 0;
+        int replayed = 0;
+        for (String answer : askThreeProcesses("many", "MANY " + keys + " race", Duration.ofSeconds(60))) {
+            String[] words = answer.split(" ");
+            assertThat(words[0]).as("answer %s", answer).isEqualTo("EXECUTED");
+            executed += Integer.parseInt(words[1]);
+            replayed += Integer.parseInt(words[3]);
         }
+        assertThat(executed).as("each key ran once").isEqualTo(keys);
+        assertThat(replayed).isEqualTo(2 * keys);
     }
 
     @Test
