@@ -127,6 +127,17 @@ public class CerberusAutoConfiguration {
         return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory));
     }
 
+    /**
+     * Checks the annotated methods of every bean at its creation, so that a bad annotation value
+     * fails the start.
+     *
+     * @return the check
+     */
+    @Bean
+    static AnnotatedMethodsCheck cerberusAnnotatedMethodsCheck() {
+        return new AnnotatedMethodsCheck();
+    }
+
     static boolean isDataSourceUri(String uri) {
         return uri != null && uri.regionMatches(true, 0, DATA_SOURCE_URI, 0, DATA_SOURCE_URI.length())
                 && (uri.length() == DATA_SOURCE_URI.length() || "?;".indexOf(uri.charAt(DATA_SOURCE_URI.length())) >= 0);

@@ -243,6 +243,21 @@ public class CerberusProperties {
         /** Largest request body read to fingerprint the request (a bigger one is refused with 413). */
         private DataSize maxBodySize = DataSize.ofMegabytes(1);
 
+        /**
+         * Whether keys are scoped to the authenticated user (the request's principal name): the same
+         * key from two users is two keys, so no user is replayed another's response. Requests without
+         * a principal share one scope.
+         */
+        private boolean perUser = true;
+
+        public boolean isPerUser() {
+            return perUser;
+        }
+
+        public void setPerUser(boolean perUser) {
+            this.perUser = perUser;
+        }
+
         public boolean isEnabled() {
             return enabled;
         }

@@ -28,7 +28,7 @@ final class DistributedLockAspect implements Ordered {
     private final KeyExpressions keys;
     private final Map<Method, Times> times = new ConcurrentHashMap<>();
 
-    private record Times(Duration waitTime, Duration leaseTime) {
+    record Times(Duration waitTime, Duration leaseTime) {
     }
 
     DistributedLockAspect(ObjectProvider<Cerberus> cerberus, KeyExpressions keys) {
@@ -83,7 +83,8 @@ final class DistributedLockAspect implements Ordered {
         }
     }
 
-    private static Times times(DistributedLock annotation, Method method) {
+    /** @throws IllegalArgumentException or IllegalStateException if the annotation's values or the method do not fit */
+    static Times times(DistributedLock annotation, Method method) {
         Invocations.refuseAsynchronous(ANNOTATION, method);
         Duration wait = Invocations.duration(ANNOTATION, "waitTime", annotation.waitTime(), method);
         Duration lease = Invocations.duration(ANNOTATION, "leaseTime", annotation.leaseTime(), method);

@@ -23,9 +23,13 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -46,7 +50,8 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * response (status, selected headers, body) is stored; a duplicate (same key, same method and
  * path, same body) gets that response replayed, marked with a replay header, without running
  * anything. The key is {@code IdempotencyKey.of(method + " " + path, header, body)}, so the same
- * key with another body is a mismatch.
+ * key with another body is a mismatch; with {@code per-user} (the default), the operation also
+ * names the authenticated user, so two users' equal keys never meet.
  *
  * <p>Answers of its own, as {@code application/problem+json}: 400 when the header is required and
  * missing (or malformed), 409 while the first request still runs, 422 when the key comes with
@@ -96,6 +101,30 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return settings;
     }
 
+    /**
+     * @return {@code METHOD /path}, at most 256 characters, followed with per-user keys by
+     *     {@code for user <hash>}: the SHA-256 of the principal name, so that user names do not go
+     *     into the store
+     */
+    private String operation(HttpServletRequest request) {
+        String operation = request.getMethod() + " " + request.getRequestURI();
+        Principal user = settings.isPerUser() ? request.getUserPrincipal() : null;
+        if (user == null) {
+            return operation.length() > 256 ? operation.substring(0, 256) : operation;
+        }
+        String scope = " for user " + userHash(user.getName());
+        return (operation.length() > 256 - scope.length() ? operation.substring(0, 256 - scope.length()) : operation) + scope;
+    }
+
+    private static String userHash(String name) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
     private static void require(boolean rule, String message) {
         if (!rule) {
             throw new IllegalArgumentException(message);
@@ -130,10 +159,10 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                     + " header may carry at most " + settings.getMaxBodySize() + " here");
             return;
         }
-        String operation = request.getMethod() + " " + request.getRequestURI();
+        String operation = operation(request);
         IdempotencyKey key;
         try {
-            key = IdempotencyKey.of(operation.length() > 256 ? operation.substring(0, 256) : operation, clientKey, body);
+            key = IdempotencyKey.of(operation, clientKey, body);
         } catch (IllegalArgumentException e) {
             problem(response, 400, "Idempotency-Key is malformed", e.getMessage());
             return;

@@ -100,41 +100,46 @@ final class IdempotentAspect implements Ordered {
     }
 
     private Plan plan(Idempotent annotation, Method method) {
+        Checked checked = check(annotation, method);
+        String operation = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+        return new Plan(operation, checked.retention(), checked.codec(), options(annotation, checked.waitTime()));
+    }
+
+    record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {
+    }
+
+    /**
+     * @return the annotation's values, checked
+     * @throws IllegalArgumentException or IllegalStateException if they or the method do not fit
+     */
+    static Checked check(Idempotent annotation, Method method) {
         Invocations.refuseAsynchronous(ANNOTATION, method);
         Duration retention = Invocations.duration(ANNOTATION, "retention", annotation.retention(), method);
         if (retention == null || retention.isZero()) {
             throw new IllegalArgumentException(ANNOTATION + "(retention = \"" + annotation.retention() + "\") on "
                     + Invocations.describe(method) + " must be a positive duration");
         }
+        Duration wait = Invocations.duration(ANNOTATION, "waitTime", annotation.waitTime(), method);
+        if (wait != null && annotation.onInProgress() != Idempotent.InProgress.WAIT) {
+            throw new IllegalArgumentException(ANNOTATION + "(waitTime = \"" + annotation.waitTime() + "\") on " + Invocations.describe(method)
+                    + " needs onInProgress = WAIT; with " + annotation.onInProgress() + " a duplicate does not wait");
+        }
         Class<?> returned = method.getReturnType();
         ResultCodec<Object> codec = returned == void.class || returned == Void.class ? NOTHING : ResultCodec.jsonOf(method.getGenericReturnType());
-        String operation = method.getDeclaringClass().getSimpleName() + "." + method.getName();
-        return new Plan(operation, retention, codec, options(annotation, method));
+        return new Checked(retention, wait, codec);
     }
 
-    private IdempotencyOptions options(Idempotent annotation, Method method) {
+    private IdempotencyOptions options(Idempotent annotation, Duration wait) {
         IdempotencyOptions base = baseOptions.getObject();
-        Duration wait = Invocations.duration(ANNOTATION, "waitTime", annotation.waitTime(), method);
         switch (annotation.onInProgress()) {
             case WAIT:
-                if (wait == null) {
-                    wait = base.whenInProgress() == IdempotencyOptions.InProgress.WAIT ? base.waitAtMost() : DEFAULT_WAIT;
-                }
-                return base.waitingWhenInProgress(wait);
+                return base.waitingWhenInProgress(wait != null ? wait
+                        : base.whenInProgress() == IdempotencyOptions.InProgress.WAIT ? base.waitAtMost() : DEFAULT_WAIT);
             case REJECT:
-                requireNoWait(wait, annotation, method);
                 return new IdempotencyOptions(base.lease(), IdempotencyOptions.InProgress.REJECT, base.waitAtMost(), base.whenStoreDown(),
                         base.storeAttempts(), base.remember());
             default:
-                requireNoWait(wait, annotation, method);
                 return base;
-        }
-    }
-
-    private static void requireNoWait(Duration wait, Idempotent annotation, Method method) {
-        if (wait != null) {
-            throw new IllegalArgumentException(ANNOTATION + "(waitTime = \"" + annotation.waitTime() + "\") on " + Invocations.describe(method)
-                    + " needs onInProgress = WAIT; with " + annotation.onInProgress() + " a duplicate does not wait");
         }
     }
 }

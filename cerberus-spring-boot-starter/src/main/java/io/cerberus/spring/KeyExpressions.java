@@ -41,23 +41,39 @@ final class KeyExpressions {
      * @throws IllegalArgumentException if the expression is empty, does not parse, fails, or gives null
      */
     Object evaluate(String annotation, String expression, Method method, Object target, Object[] args) {
-        String where = annotation + "(key = \"" + expression + "\") on " + method.getDeclaringClass().getSimpleName() + "." + method.getName() + "(..)";
-        if (expression == null || expression.isBlank()) {
-            throw new IllegalArgumentException(where + ": the key must not be empty");
-        }
+        Expression parsedExpression = parsed.computeIfAbsent(new CacheKey(method, expression), key -> parse(annotation, expression, method));
         Object value;
         try {
-            Expression parsedExpression = parsed.computeIfAbsent(new CacheKey(method, expression), key -> PARSER.parseExpression(key.expression()));
             MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, args, PARAMETER_NAMES);
             context.setBeanResolver(beans);
             value = parsedExpression.getValue(context);
         } catch (ExpressionException e) {
-            throw new IllegalArgumentException(where + " could not be evaluated: " + e.getMessage()
+            throw new IllegalArgumentException(where(annotation, expression, method) + " could not be evaluated: " + e.getMessage()
                     + (expression.contains("#") ? " (parameters are #name when compiled with -parameters, else #p0, #p1, ...)" : ""), e);
         }
         if (value == null) {
-            throw new IllegalArgumentException(where + " gave null; a key must have a value");
+            throw new IllegalArgumentException(where(annotation, expression, method) + " gave null; a key must have a value");
         }
         return value;
+    }
+
+    /**
+     * @return the parsed key
+     * @throws IllegalArgumentException naming the annotation, the expression and the method if the
+     *     key is empty or does not parse
+     */
+    static Expression parse(String annotation, String expression, Method method) {
+        if (expression == null || expression.isBlank()) {
+            throw new IllegalArgumentException(where(annotation, expression, method) + ": the key must not be empty");
+        }
+        try {
+            return PARSER.parseExpression(expression);
+        } catch (ExpressionException e) {
+            throw new IllegalArgumentException(where(annotation, expression, method) + " does not parse: " + e.getMessage(), e);
+        }
+    }
+
+    private static String where(String annotation, String expression, Method method) {
+        return annotation + "(key = \"" + expression + "\") on " + Invocations.describe(method);
     }
 }

@@ -119,18 +119,6 @@ abstract class AbstractAnnotationTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("@DistributedLock(key = \"#order.id\")")
                 .hasMessageContaining("Orders.badKey(..)");
-        assertThatThrownBy(() -> orders.unparsableKey(1))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'order:' +")
-                .hasMessageContaining("Orders.unparsableKey(..)");
-    }
-
-    @Test
-    void aMethodThatReturnsAFutureIsRefused() {
-        assertThatThrownBy(() -> orders.later())
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("Orders.later(..)")
-                .hasMessageContaining("CompletableFuture");
     }
 
     @Test

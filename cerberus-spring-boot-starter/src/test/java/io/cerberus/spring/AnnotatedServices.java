@@ -1,7 +1,6 @@
 package io.cerberus.spring;
 
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.boot.SpringBootConfiguration;
@@ -53,14 +52,6 @@ class AnnotatedServices {
         public void badKey(long orderId) {
         }
 
-        @DistributedLock(key = "'order:' +")
-        public void unparsableKey(long orderId) {
-        }
-
-        @DistributedLock(key = "'later'")
-        public CompletableFuture<String> later() {
-            return CompletableFuture.completedFuture("ran");
-        }
     }
 
     record ChargeRequest(String id, long amountCents) {

@@ -142,24 +142,72 @@ class IdempotencyKeyFilterTest {
         assertThat(orders.created).hasValue(0);
     }
 
+    @Test
+    void theSameKeyFromTwoUsersIsTwoKeys() throws Exception {
+        String key = UUID.randomUUID().toString();
+        HttpResponse<String> ann = post("/orders/7", key, "{}", "ann");
+        HttpResponse<String> bob = post("/orders/7", key, "{}", "bob");
+        HttpResponse<String> annAgain = post("/orders/7", key, "{}", "ann");
+
+        assertThat(bob.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(bob.body()).isNotEqualTo(ann.body());
+        assertThat(annAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(annAgain.body()).isEqualTo(ann.body());
+        assertThat(orders.created).hasValue(2);
+    }
+
     private HttpResponse<String> post(String path, String key, String body) throws Exception {
-        return http.send(request(path, key, body), HttpResponse.BodyHandlers.ofString());
+        return post(path, key, body, null);
+    }
+
+    private HttpResponse<String> post(String path, String key, String body, String user) throws Exception {
+        return http.send(request(path, key, body, user), HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpRequest request(String path, String key, String body) {
+        return request(path, key, body, null);
+    }
+
+    private HttpRequest request(String path, String key, String body, String user) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
             request.header("Idempotency-Key", key);
         }
+        if (user != null) {
+            request.header(TestUsers.HEADER, user);
+        }
         return request.build();
+    }
+
+    /** Stands for an authentication filter: the request's principal is the name in a test header. */
+    static class TestUsers extends org.springframework.web.filter.OncePerRequestFilter {
+        static final String HEADER = "X-Test-User";
+
+        @Override
+        protected void doFilterInternal(jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
+                jakarta.servlet.FilterChain chain) throws jakarta.servlet.ServletException, java.io.IOException {
+            String user = request.getHeader(HEADER);
+            chain.doFilter(user == null ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+                @Override
+                public java.security.Principal getUserPrincipal() {
+                    return () -> user;
+                }
+            }, response);
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableAutoConfiguration
     @Import(Orders.class)
     static class App {
+        @org.springframework.context.annotation.Bean
+        org.springframework.boot.web.servlet.FilterRegistrationBean<TestUsers> testUsers() {
+            var registration = new org.springframework.boot.web.servlet.FilterRegistrationBean<>(new TestUsers());
+            registration.setOrder(-100); // where an authentication filter runs: before the Idempotency-Key filter (0)
+            return registration;
+        }
     }
 
     @RestController
