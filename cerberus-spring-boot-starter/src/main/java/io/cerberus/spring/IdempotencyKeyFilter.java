@@ -215,7 +215,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             } else if (status < 500 && !RETRYABLE.contains(status)) {
                 attempt.complete(new StoredResponse(status, storedHeaders(recorded), recorded.getContentAsByteArray()));
             }
-            // else: closing the attempt releases the key, so a retry runs again
+            // Settled before the client sees the response: released (not stored), a retry that the client
+            // sends the moment it reads this response must find the key free, not in progress.
+            attempt.close();
         } finally {
             recorded.copyBodyToResponse();
         }
