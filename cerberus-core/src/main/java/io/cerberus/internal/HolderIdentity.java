@@ -12,8 +12,20 @@ final class HolderIdentity {
     private HolderIdentity() {
     }
 
+    /** The last description per thread, made again only when the thread is renamed: taken on every acquisition. */
+    private static final ThreadLocal<String[]> LAST = ThreadLocal.withInitial(() -> new String[2]);
+
     static String describe(Thread thread) {
-        return PROCESS + " " + thread.getName();
+        if (thread != Thread.currentThread()) {
+            return PROCESS + " " + thread.getName();
+        }
+        String[] last = LAST.get();
+        String name = thread.getName();
+        if (!name.equals(last[0])) {
+            last[0] = name;
+            last[1] = PROCESS + " " + name;
+        }
+        return last[1];
     }
 
     private static String hostName() {

@@ -14,6 +14,8 @@ public enum LockMode {
     /** The writer of a read-write lock: exclusive. */
     WRITE;
 
+    private final String label = name().toLowerCase(java.util.Locale.ROOT);
+
     /** @return whether holds of this mode may be shared */
     public boolean isShared() {
         return this == READ;
@@ -21,6 +23,6 @@ public enum LockMode {
 
     /** @return the mode's name as shown to people: {@code exclusive}, {@code fair}, ... */
     public String label() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return label;
     }
 }

@@ -3,7 +3,9 @@ package io.cerberus.redis;
 import io.cerberus.spi.LockKey;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Redis keys of one lock. Every key and the pub/sub channel of a lock share one hash tag,
@@ -31,7 +33,23 @@ record LockKeys(String owner, String fence, String readers, String readerInfo, S
     private static final String SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~/@+=,;!$&#";
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
+    /** Recently used names' keys: a lock is usually taken again and again, and renewed every third of a lease. */
+    private static final int CACHED = 4096;
+    private static final Map<LockKey, LockKeys> RECENT = new ConcurrentHashMap<>();
+
     static LockKeys of(LockKey key) {
+        LockKeys keys = RECENT.get(key);
+        if (keys == null) {
+            if (RECENT.size() >= CACHED) {
+                RECENT.clear(); // crude, and enough: the names in use come back at their next call
+            }
+            keys = build(key);
+            RECENT.put(key, keys);
+        }
+        return keys;
+    }
+
+    private static LockKeys build(LockKey key) {
         String tag = tag(key.namespace(), key.name());
         String base = PREFIX + tag + "}:";
         return new LockKeys(base + "owner", base + "fence", base + "readers", base + "reader-info", base + "queue",

@@ -120,7 +120,7 @@ final class RedisEngine implements LockEngine {
         CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
                 attempt.mode().label(), millis(attempt.lease()), attempt.holder(), millis(STALE_WAITER), millis(RETRY_CAP),
                 millis(FENCE_KEEP));
-        List<?> answer = Replies.await(reply, timeout, uri, "acquire " + attempt);
+        List<?> answer = Replies.await(reply, timeout, uri, () -> "acquire " + attempt);
         long value = ((Number) answer.get(1)).longValue();
         if (((Number) answer.get(0)).longValue() == 1) {
             waiters.leave(attempt.token(), true);
@@ -242,7 +242,7 @@ final class RedisEngine implements LockEngine {
             CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
                     keys.channel());
             try {
-                return Replies.await(reply, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), uri, "release " + attempt) == 1L;
+                return Replies.await(reply, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), uri, () -> "release " + attempt) == 1L;
             } catch (EngineUnavailableException e) {
                 if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
                     throw e;

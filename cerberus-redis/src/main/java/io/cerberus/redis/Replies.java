@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * Waits for replies, bounded by the command timeout, and turns failures into
@@ -34,6 +35,14 @@ final class Replies {
      * @throws EngineUnavailableException if the reply fails or does not come in time
      */
     static <T> T await(CompletionStage<T> stage, Duration timeout, String uri, String what) {
+        return await(stage, timeout, uri, () -> what);
+    }
+
+    /**
+     * {@link #await(CompletionStage, Duration, String, String)} with the description made only
+     * when it is needed for an error: for the calls made on every acquisition and release.
+     */
+    static <T> T await(CompletionStage<T> stage, Duration timeout, String uri, Supplier<String> what) {
         Future<T> future = stage.toCompletableFuture();
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean interrupted = false;
@@ -46,9 +55,9 @@ final class Replies {
                 } catch (TimeoutException e) {
                     future.cancel(false);
                     throw new EngineUnavailableException("redis engine " + uri + " did not answer within "
-                            + Checks.format(timeout) + " to " + what + "; check that the server runs and is not overloaded", e);
+                            + Checks.format(timeout) + " to " + what.get() + "; check that the server runs and is not overloaded", e);
                 } catch (ExecutionException | CompletionException | CancellationException e) {
-                    throw failure(e.getCause() == null ? e : e.getCause(), uri, what);
+                    throw failure(e.getCause() == null ? e : e.getCause(), uri, what.get());
                 }
             }
         } finally {
