@@ -53,7 +53,7 @@ public final class Bench {
         Duration seconds = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1000));
         Duration warmup = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("warmup", "1")) * 1000));
         List<String> workloads = List.of(options.getOrDefault("workloads", "uncontended,contended,idempotent,replay").split(","));
-        List<String> engines = List.of(options.getOrDefault("engines", "redis,zk,postgres").split(","));
+        List<String> engines = List.of(options.getOrDefault("engines", String.join(",", EngineGroups.PEERS.keySet())).split(","));
         List<String> peerNames = options.containsKey("peers") ? List.of(options.get("peers").split(","))
                 : EngineGroups.PEERS.values().stream().flatMap(List::stream).distinct().toList();
         for (int t : threads) {

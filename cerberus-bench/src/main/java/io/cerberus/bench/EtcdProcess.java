@@ -46,8 +46,7 @@ final class EtcdProcess implements AutoCloseable {
                     Executables.require("etcd", "etcd-server").toString(), "--name", "member", "--data-dir", dataDir.toString(),
                     "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
                     "--initial-advertise-peer-urls", peer, "--initial-cluster", "member=" + peer, "--initial-cluster-state", "new",
-                    // metrics and health on a port of their own: HTTP reads on the client port, beside
-                    // the bench's gRPC connections, broke those connections' HTTP/2 streams
+                    // metrics and health on a port of their own, apart from the measured gRPC connections
                     "--listen-metrics-urls", "http://127.0.0.1:" + metricsPort));
             EtcdProcess server = new EtcdProcess(clientPort, metricsPort, dataDir, process);
             // the member accepts connections before it has elected itself; /health says when it serves

@@ -44,7 +44,7 @@ public final class CerberusCommand implements Callable<Integer> {
      * @param args the arguments
      */
     public static void main(String[] args) {
-        // The jar holds the Redis and ZooKeeper clients; with netty's native epoll transport on the
+        // The jar holds the Redis, ZooKeeper and etcd clients; with netty's native epoll transport on the
         // class path, Lettuce's options for it are refused by other channels with a warning per
         // connection. The command line needs no native transport.
         if (System.getProperty("io.netty.transport.noNative") == null) {
