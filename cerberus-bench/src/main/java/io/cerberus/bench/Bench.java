@@ -72,7 +72,8 @@ public final class Bench {
         Duration lease = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("lease", "2")) * 1000));
         List<String> engines = List.of(options.getOrDefault("engines", "redis,zk,postgres").split(","));
         List<String> peerNames = options.containsKey("peers") ? List.of(options.get("peers").split(","))
-                : EngineGroups.PEERS.values().stream().flatMap(List::stream).distinct().toList();
+                : engines.stream().filter(EngineGroups.PEERS::containsKey).flatMap(engine -> EngineGroups.PEERS.get(engine).stream()).distinct()
+                        .toList();
         for (int t : threads) {
             if (t < 1 || t > 64) {
                 throw new IllegalArgumentException("--threads must be 1 to 64 each, was " + t);

@@ -68,7 +68,7 @@ final class Report {
                     heap.put(label, r.heapBytesPerLock());
                 }
                 Map<String, Map<String, Double>> panels = new LinkedHashMap<>();
-                panels.put("server requests per held lock per lease period", requests);
+                panels.put(requestsUnit(group) + " per held lock per lease period", requests);
                 panels.put("client heap per held lock, bytes (after GC)", heap);
                 HeldLocks.Result first = held.get(0);
                 charts.put(group.engine() + "-" + Bench.HELD_LOCKS, Charts.bars(String.format(Locale.ROOT, "%s: %,d locks held for %d leases of %s",
