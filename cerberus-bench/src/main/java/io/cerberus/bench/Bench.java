@@ -6,11 +6,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -22,26 +24,38 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres] [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended,idempotent,replay] [--peers cerberus,redisson,spring,...]
- *      [--redis host:port] [--out report.md]
+ *      [--workloads uncontended,contended,idempotent,replay,many-names,held-locks] [--peers cerberus,redisson,spring,...]
+ *      [--names 100000] [--held 10000] [--lease 2] [--redis host:port] [--out report.md]
  * </pre>
+ *
+ * With {@code --out}, a chart per engine and workload is written next to the report, as SVG.
  */
 public final class Bench {
     private static final int MAX_SAMPLES = 1 << 20;
-    /** Workloads of locks: a cycle is lock, unlock. */
-    static final List<String> LOCK_WORKLOADS = List.of("uncontended", "contended");
+    /**
+     * Workloads of locks: a cycle is lock, unlock; of the thread's own name, of one name for all, or
+     * ({@code many-names}) of a random one of {@code --names} names.
+     */
+    static final List<String> LOCK_WORKLOADS = List.of("uncontended", "contended", "many-names");
     /**
      * Workloads of the idempotency guard: a cycle is one guarded call, of a new key each time
      * ({@code idempotent}: claim and complete) or of the thread's one key ({@code replay}: a duplicate).
      */
     static final List<String> GUARD_WORKLOADS = List.of("idempotent", "replay");
+    /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
+    static final String HELD_LOCKS = "held-locks";
+    static final List<String> DEFAULT_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay");
 
     private Bench() {
     }
 
-    /** One measured cell of the matrix. */
+    /**
+     * One measured cell of the matrix. The last three are of {@code many-names} only (NaN otherwise, and
+     * where the server cannot tell): the distinct names the cell locked, and how many objects and bytes
+     * the server held more after the cell (its peer closed) than before it.
+     */
     record Result(String engine, String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999,
-            long max, double cpuMicrosPerCycle, double requestsPerCycle) {
+            long max, double cpuMicrosPerCycle, double requestsPerCycle, double namesTouched, double objectsLeft, double bytesLeft) {
         double perSecond() {
             return cycles / seconds;
         }
@@ -52,30 +66,53 @@ public final class Bench {
         List<Integer> threads = Arrays.stream(options.getOrDefault("threads", "1,4,16").split(",")).map(Integer::valueOf).toList();
         Duration seconds = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1000));
         Duration warmup = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("warmup", "1")) * 1000));
-        List<String> workloads = List.of(options.getOrDefault("workloads", "uncontended,contended,idempotent,replay").split(","));
+        List<String> workloads = options.containsKey("workloads") ? List.of(options.get("workloads").split(",")) : DEFAULT_WORKLOADS;
+        int names = Integer.parseInt(options.getOrDefault("names", "100000"));
+        int held = Integer.parseInt(options.getOrDefault("held", "10000"));
+        Duration lease = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("lease", "2")) * 1000));
         List<String> engines = List.of(options.getOrDefault("engines", String.join(",", EngineGroups.PEERS.keySet())).split(","));
         List<String> peerNames = options.containsKey("peers") ? List.of(options.get("peers").split(","))
-                : EngineGroups.PEERS.values().stream().flatMap(List::stream).distinct().toList();
+                : engines.stream().filter(EngineGroups.PEERS::containsKey).flatMap(engine -> EngineGroups.PEERS.get(engine).stream()).distinct()
+                        .toList();
         for (int t : threads) {
             if (t < 1 || t > 64) {
                 throw new IllegalArgumentException("--threads must be 1 to 64 each, was " + t);
             }
         }
+        if (names < 1 || held < 1) {
+            throw new IllegalArgumentException("--names and --held must be at least 1, were " + names + " and " + held);
+        }
+        if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("--lease must be at least 1 (seconds; etcd leases are whole seconds), was " + lease.toMillis() + " ms");
+        }
         checkWorkloads(workloads);
         EngineGroups.check(engines, peerNames);
         List<Bench.Result> results = new ArrayList<>();
+        List<HeldLocks.Result> holds = new ArrayList<>();
         List<EngineGroup> done = new ArrayList<>();
         for (String engine : engines) {
             // one server at a time, so that an engine's cells never share the machine with another server's work
             try (EngineGroup group = start(engine, options, peerNames, threads)) {
-                results.addAll(run(group, threads, seconds, warmup, workloads));
+                results.addAll(run(group, threads, seconds, warmup, workloads.stream().filter(w -> !w.equals(HELD_LOCKS)).toList(), names));
+                if (workloads.contains(HELD_LOCKS)) {
+                    holds.addAll(HeldLocks.run(group, held, lease));
+                }
                 done.add(group);
             }
         }
-        String report = Report.markdown(results, done, threads, seconds);
+        Path out = options.containsKey("out") ? Path.of(options.get("out")).toAbsolutePath() : null;
+        String chartPrefix = out == null ? null : out.getFileName().toString().replaceFirst("\\.md$", "");
+        String report = Report.markdown(results, holds, done, threads, seconds, chartPrefix);
         System.out.print(report);
-        if (options.containsKey("out")) {
-            Files.writeString(Path.of(options.get("out")), report);
+        if (out != null) {
+            Files.writeString(out, report);
+            for (Map.Entry<String, String> chart : Report.charts(results, holds, done, threads).entrySet()) {
+                Files.writeString(out.resolveSibling(chartPrefix + "-" + chart.getKey() + ".svg"), chart.getValue());
+            }
+        }
+        if (holds.stream().anyMatch(HeldLocks.Result::failed)) {
+            System.err.println("a peer lost held locks or failed to release them: see the held-locks table");
+            System.exit(1);
         }
     }
 
@@ -97,19 +134,23 @@ public final class Bench {
 
     private static void checkWorkloads(List<String> workloads) {
         for (String workload : workloads) {
-            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload)) {
-                throw new IllegalArgumentException("unknown workload '" + workload + "'; workloads: uncontended, contended, idempotent, replay");
+            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload) && !workload.equals(HELD_LOCKS)) {
+                throw new IllegalArgumentException("unknown workload '" + workload
+                        + "'; workloads: uncontended, contended, idempotent, replay, many-names, held-locks");
             }
         }
     }
 
     /**
      * Runs the matrix of one engine: its workloads (the idempotency ones only where the engine has
-     * guard peers) by thread count by peer.
+     * guard peers) by thread count by peer; {@code many-names} on {@code names} names.
      */
-    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads)
+    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names)
             throws Exception {
         checkWorkloads(workloads);
+        if (workloads.contains(HELD_LOCKS)) {
+            throw new IllegalArgumentException("held-locks is not a matrix of cells: run it with HeldLocks.run");
+        }
         List<String> runnable = workloads.stream()
                 .filter(workload -> !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty()).toList();
         List<Result> results = new ArrayList<>();
@@ -118,7 +159,7 @@ public final class Bench {
         for (String workload : runnable) {
             for (Supplier<Peer> supplier : peersOf(group, workload).values()) {
                 try (Peer peer = supplier.get()) {
-                    measure(peer, workload, 4, warmup.multipliedBy(2), group.engine() + "-warm" + warmCell++);
+                    measure(peer, workload, 4, warmup.multipliedBy(2), group.engine() + "-warm" + warmCell++, names);
                 }
             }
         }
@@ -127,18 +168,33 @@ public final class Bench {
             for (int t : threads) {
                 for (Map.Entry<String, Supplier<Peer>> entry : peersOf(group, workload).entrySet()) {
                     cell++;
+                    // what the server keeps of the names a cell touched is asked before the measured part and after the peer closed
+                    boolean residue = workload.equals("many-names") && group.residue() != null && !entry.getKey().equals("jvm");
+                    long objectsBefore = 0;
+                    long bytesBefore = 0;
+                    Result result;
+                    double requests;
                     try (Peer peer = entry.getValue().get()) {
                         String name = group.engine() + "-" + cell;
-                        measure(peer, workload, t, warmup, name + "w");
+                        measure(peer, workload, t, warmup, name + "w", names);
+                        if (residue) {
+                            objectsBefore = group.residue().count().getAsLong();
+                            bytesBefore = group.residue().bytes().getAsLong();
+                        }
                         boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
                         long before = counted ? group.requests().getAsLong() : 0;
-                        Result result = measure(peer, workload, t, seconds, name + "m");
-                        double requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
-                        results.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
-                                result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests));
-                        System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%n", group.engine(), workload,
-                                peer.name(), t, result.perSecond(), result.p99() / 1000.0);
+                        result = measure(peer, workload, t, seconds, name + "m", names);
+                        requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
                     }
+                    double objectsLeft = residue ? group.residue().count().getAsLong() - objectsBefore : Double.NaN;
+                    double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
+                    results.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
+                            result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
+                            bytesLeft));
+                    System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n", group.engine(), workload,
+                            result.peer(), t, result.perSecond(), result.p99() / 1000.0,
+                            residue ? String.format(Locale.ROOT, "  %,.0f names, %,.0f %s left", result.namesTouched(), objectsLeft,
+                                    group.residue().objects()) : "");
                 }
             }
         }
@@ -149,10 +205,16 @@ public final class Bench {
         return GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers();
     }
 
-    /** Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire. */
-    private static Result measure(Peer peer, String workload, int threads, Duration duration, String cell) throws InterruptedException {
+    /**
+     * Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire.
+     * {@code many-names} locks a random one of {@code names} names each cycle and counts the distinct ones.
+     */
+    private static Result measure(Peer peer, String workload, int threads, Duration duration, String cell, int names)
+            throws InterruptedException {
         long[][] samples = new long[threads][];
         long[] cycles = new long[threads];
+        boolean manyNames = workload.equals("many-names");
+        BitSet[] touched = new BitSet[threads];
         int[] counts = new int[threads];
         AtomicInteger failures = new AtomicInteger();
         CountDownLatch start = new CountDownLatch(1);
@@ -163,12 +225,23 @@ public final class Bench {
             samples[i] = new long[Math.min(MAX_SAMPLES, 1 << 16)];
             String name = workload.equals("contended") ? "bench-" + cell : "bench-" + cell + "-" + i;
             boolean freshNames = workload.equals("idempotent");
+            String shared = "bench-" + cell + "-n";
+            touched[i] = new BitSet(manyNames ? names : 0);
             Thread worker = new Thread(() -> {
                 try {
                     start.await();
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
                     while (System.nanoTime() - deadline[0] < 0) {
+                        String lockName = name;
+                        if (manyNames) {
+                            int n = random.nextInt(names);
+                            touched[index].set(n);
+                            lockName = shared + n;
+                        } else if (freshNames) {
+                            lockName = name + "-" + cycles[index];
+                        }
                         long t0 = System.nanoTime();
-                        Peer.Held held = peer.lock(freshNames ? name + "-" + cycles[index] : name);
+                        Peer.Held held = peer.lock(lockName);
                         long waited = System.nanoTime() - t0;
                         held.unlock();
                         cycles[index]++;
@@ -212,8 +285,13 @@ public final class Bench {
             at += counts[i];
         }
         Arrays.sort(all);
+        BitSet distinct = new BitSet();
+        for (BitSet set : touched) {
+            distinct.or(set);
+        }
         return new Result("", workload, peer.name(), threads, total, seconds, percentile(all, 0.50), percentile(all, 0.99),
-                percentile(all, 0.999), all.length == 0 ? 0 : all[all.length - 1], total == 0 ? 0 : cpu / 1000.0 / total, 0);
+                percentile(all, 0.999), all.length == 0 ? 0 : all[all.length - 1], total == 0 ? 0 : cpu / 1000.0 / total, 0,
+                manyNames ? distinct.cardinality() : Double.NaN, Double.NaN, Double.NaN);
     }
 
     private static long percentile(long[] sorted, double p) {

@@ -17,11 +17,24 @@ import java.util.function.Supplier;
  * @param requests the server's count of work done so far (its own reads not counted), or null when not counted
  * @param lockPeers the peers of the lock workloads by option name, in report order
  * @param guardPeers the peers of the idempotency workloads (empty where the engine has none in the bench)
+ * @param holders the peers of the held-locks workload, made with the lease under test
+ * @param residue what the server tells of what a cell leaves behind, or null when the bench cannot ask
  * @param stop stops the server (and closes the bench's own connections to it)
  */
 record EngineGroup(String engine, String title, String server, String baseline, String baselineShort, String requestsColumn,
-        LongSupplier requests, Map<String, Supplier<Peer>> lockPeers, Map<String, Supplier<Peer>> guardPeers, Runnable stop)
-        implements AutoCloseable {
+        LongSupplier requests, Map<String, Supplier<Peer>> lockPeers, Map<String, Supplier<Peer>> guardPeers,
+        Map<String, HeldLocks.Holder> holders, Residue residue, Runnable stop) implements AutoCloseable {
+
+    /**
+     * What the server can count of what is left in it: objects (keys, nodes, rows) and bytes.
+     *
+     * @param objects what {@code count} counts, for column headings ("keys", "znodes", "rows")
+     * @param count the objects in the server now
+     * @param memory what {@code bytes} measures, for column headings ("used_memory")
+     * @param bytes the bytes now
+     */
+    record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {
+    }
 
     @Override
     public void close() {

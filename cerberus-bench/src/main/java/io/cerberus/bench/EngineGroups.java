@@ -44,14 +44,24 @@ final class EngineGroups {
     static EngineGroup redis(RedisProcess redis, List<String> peerNames) {
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
         Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
+        Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("redis", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
                     lockPeers.put(name, () -> Peers.cerberus(redis.uri()));
                     guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL, lease -> Peers.cerberus(redis.uri(), lease)));
                 }
-                case "redisson" -> lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
-                case "spring" -> lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
+                case "redisson" -> {
+                    lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
+                    holders.put(name, new HeldLocks.Holder("watchdog (lockWatchdogTimeout = lease), every lease/3",
+                            lease -> Peers.redisson(redis.host(), redis.port(), lease)));
+                }
+                case "spring" -> {
+                    lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
+                    holders.put(name, new HeldLocks.Holder("opt-in renewal task per lock (expireAfter = lease; a TaskScheduler of 2 threads)",
+                            lease -> Peers.springRedis(redis.host(), redis.port(), lease)));
+                }
                 case "setnx" -> guardPeers.put(name, () -> Peers.setNxFloor(redis.host(), redis.port()));
                 case "roundtrip" -> {
                     lockPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
@@ -61,35 +71,55 @@ final class EngineGroups {
             }
         }
         return new EngineGroup("redis", "Redis", redis.version(), Peers.REDISSON, "Redisson",
-                "Redis commands run per cycle (inside scripts too)", redis::commandCalls, lockPeers, guardPeers, redis::close);
+                "Redis commands run per cycle (inside scripts too)", redis::commandCalls, lockPeers, guardPeers, holders,
+                new EngineGroup.Residue("keys", redis::keys, "used_memory", redis::usedMemory), redis::close);
     }
 
     static EngineGroup zooKeeper(List<String> peerNames) {
         ZooKeeperProcess zk = ZooKeeperProcess.start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("zk", peerNames)) {
             switch (name) {
-                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(zk.uri()));
-                case "curator" -> lockPeers.put(name, () -> ZooKeeperPeers.curator(zk.connectString()));
+                case "cerberus" -> {
+                    lockPeers.put(name, () -> Peers.cerberus(zk.uri()));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.SESSION_RENEWAL,
+                            lease -> Peers.cerberus(zk.uri() + "?sessionTimeout=" + lease.toMillis() + "ms", lease)));
+                }
+                case "curator" -> {
+                    lockPeers.put(name, () -> ZooKeeperPeers.curator(zk.connectString()));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.SESSION_RENEWAL, lease -> ZooKeeperPeers.curator(zk.connectString(), lease)));
+                }
                 default -> lockPeers.put(name, () -> ZooKeeperPeers.roundTripFloor(zk.connectString()));
             }
         }
         return new EngineGroup("zk", "ZooKeeper", zk.version(), ZooKeeperPeers.CURATOR, "Curator",
-                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), zk::close);
+                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), holders,
+                new EngineGroup.Residue("znodes", zk::nodes, "data size", zk::dataSize), zk::close);
     }
 
     static EngineGroup etcd(List<String> peerNames) {
         EtcdProcess etcd = EtcdProcess.start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("etcd", peerNames)) {
             switch (name) {
-                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(etcd.uri()));
-                case "jetcd" -> lockPeers.put(name, () -> EtcdPeers.jetcdLock(etcd.endpoint()));
+                case "cerberus" -> {
+                    lockPeers.put(name, () -> Peers.cerberus(etcd.uri()));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL + "; the client's etcd lease kept alive",
+                            lease -> Peers.cerberus(etcd.uri() + "?ttl=" + Math.max(1, (lease.toMillis() + 999) / 1000), lease)));
+                }
+                case "jetcd" -> {
+                    lockPeers.put(name, () -> EtcdPeers.jetcdLock(etcd.endpoint()));
+                    holders.put(name, new HeldLocks.Holder("one etcd lease (TTL = lease) kept alive every TTL/3, no per-lock renewal",
+                            lease -> EtcdPeers.jetcdLockOnOneLease(etcd.endpoint(), lease)));
+                }
                 default -> lockPeers.put(name, () -> EtcdPeers.roundTripFloor(etcd.endpoint()));
             }
         }
         return new EngineGroup("etcd", "etcd", etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
-                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), etcd::close);
+                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), holders, null,
+                etcd::close);
     }
 
     /**
@@ -102,17 +132,31 @@ final class EngineGroups {
         postgres.execute(JdbcPeers.SHEDLOCK_DDL);
         String url = postgres.jdbcUrl();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("postgres", peerNames)) {
             switch (name) {
-                case "cerberus" -> lockPeers.put(name, () -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize));
-                case "spring" -> lockPeers.put(name, () -> JdbcPeers.springJdbc(url, poolSize));
-                case "shedlock" -> lockPeers.put(name, () -> JdbcPeers.shedLock(url, poolSize));
+                case "cerberus" -> {
+                    lockPeers.put(name, () -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL,
+                            lease -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize, lease)));
+                }
+                case "spring" -> {
+                    lockPeers.put(name, () -> JdbcPeers.springJdbc(url, poolSize));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (timeToLive)",
+                            lease -> JdbcPeers.springJdbc(url, poolSize, HeldLocks.pastTheHold(lease))));
+                }
+                case "shedlock" -> {
+                    lockPeers.put(name, () -> JdbcPeers.shedLock(url, poolSize));
+                    holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (lockAtMostFor)",
+                            lease -> JdbcPeers.shedLock(url, poolSize, HeldLocks.pastTheHold(lease))));
+                }
                 default -> lockPeers.put(name, () -> JdbcPeers.roundTripFloor(url, poolSize));
             }
         }
         return new EngineGroup("postgres", "PostgreSQL", postgres.version(), JdbcPeers.JDBC_LOCK_REGISTRY, "JdbcLockRegistry",
                 "PostgreSQL statements per cycle (pg_stat_statements)", postgres.countsStatements() ? postgres::statements : null,
-                lockPeers, Map.of(), postgres::close);
+                lockPeers, Map.of(), holders, new EngineGroup.Residue("rows", postgres::rows, "database size", postgres::databaseSize),
+                postgres::close);
     }
 
     private static List<String> selected(String engine, List<String> peerNames) {

@@ -6,9 +6,11 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.Lock;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -122,6 +124,71 @@ final class EtcdPeers {
 
             @Override
             public void close() {
+                client.close();
+            }
+        };
+    }
+
+    /**
+     * jetcd's {@code Lock} client for holding many locks: every lock on one lease of this TTL
+     * (whole seconds, at least one), granted once and kept alive by jetcd every TTL/3 — the keep-alive
+     * is the renewal of every hold at once. The service keys a lock {@code name/<lease>}, so distinct
+     * names on one lease are distinct locks.
+     */
+    static Peer jetcdLockOnOneLease(String endpoint, Duration ttl) {
+        Client client = Client.builder().endpoints(endpoint).build();
+        Lock locks = client.getLockClient();
+        KV kv = client.getKVClient();
+        long lease;
+        try {
+            lease = await(client.getLeaseClient().grant(Math.max(1, (ttl.toMillis() + 999) / 1000)), "lease grant").getID();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw new IllegalStateException("interrupted granting a lease", e);
+        }
+        CloseableClient keepAlive = client.getLeaseClient().keepAlive(lease, new StreamObserver<LeaseKeepAliveResponse>() {
+            @Override
+            public void onNext(LeaseKeepAliveResponse value) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        });
+        return new Peer() {
+            @Override
+            public String name() {
+                return JETCD_LOCK;
+            }
+
+            @Override
+            public Held lock(String name) throws InterruptedException {
+                ByteSequence key = await(locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease),
+                        "lock " + name).getKey();
+                return () -> {
+                    try {
+                        await(locks.unlock(key), "unlock " + name);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                };
+            }
+
+            @Override
+            public boolean isLocked(String name) throws InterruptedException {
+                ByteSequence prefix = ByteSequence.from("bench-jetcd/" + name + "/", StandardCharsets.UTF_8);
+                return await(kv.get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build()), "get " + name).getCount() > 0;
+            }
+
+            @Override
+            public void close() {
+                keepAlive.close();
                 client.close();
             }
         };

@@ -46,13 +46,21 @@ final class JdbcPeers {
 
     /** Spring Integration's {@code JdbcLockRegistry} over its {@code DefaultLockRepository} (polls every 100 ms while it waits). */
     static Peer springJdbc(String jdbcUrl, int poolSize) {
+        return springJdbc(jdbcUrl, poolSize, DefaultLockRepository.DEFAULT_TTL);
+    }
+
+    /** {@code JdbcLockRegistry} whose rows expire after this time to live; it renews nothing by itself. */
+    static Peer springJdbc(String jdbcUrl, int poolSize, Duration timeToLive) {
         HikariDataSource pool = pool(jdbcUrl, poolSize, "bench-spring-jdbc");
         DefaultLockRepository repository = new DefaultLockRepository(pool);
+        repository.setTimeToLive((int) timeToLive.toMillis());
         repository.setTransactionManager(new DataSourceTransactionManager(pool));
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
         repository.start();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository);
+        // obtain() refuses once every cached lock is held: the held-locks workload may hold many
+        registry.setCacheCapacity(Integer.MAX_VALUE);
         return new Peer() {
             @Override
             public String name() {
@@ -64,6 +72,17 @@ final class JdbcPeers {
                 Lock lock = registry.obtain(name);
                 lock.lock();
                 return lock::unlock;
+            }
+
+            @Override
+            public boolean isLocked(String name) {
+                // a try from this registry (its own client id): another registry's live row makes it fail; a success is undone
+                Lock lock = registry.obtain(name);
+                if (lock.tryLock()) {
+                    lock.unlock();
+                    return false;
+                }
+                return true;
             }
 
             @Override
@@ -80,6 +99,11 @@ final class JdbcPeers {
      * until it gets the lock; unlock is {@code SimpleLock.unlock()}.
      */
     static Peer shedLock(String jdbcUrl, int poolSize) {
+        return shedLock(jdbcUrl, poolSize, Duration.ofSeconds(30));
+    }
+
+    /** ShedLock's JDBC provider with this lock-at-most-for: a held lock's expiry, never extended. */
+    static Peer shedLock(String jdbcUrl, int poolSize, Duration lockAtMostFor) {
         HikariDataSource pool = pool(jdbcUrl, poolSize, "bench-shedlock");
         JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
                 .withJdbcTemplate(new JdbcTemplate(pool)).usingDbTime().build());
@@ -92,7 +116,7 @@ final class JdbcPeers {
             @Override
             public Held lock(String name) throws InterruptedException {
                 while (true) {
-                    Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, Duration.ofSeconds(30), Duration.ZERO));
+                    Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
                     if (lock.isPresent()) {
                         return lock.get()::unlock;
                     }
@@ -100,6 +124,13 @@ final class JdbcPeers {
                         throw new InterruptedException();
                     }
                 }
+            }
+
+            @Override
+            public boolean isLocked(String name) {
+                Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
+                lock.ifPresent(SimpleLock::unlock);
+                return lock.isEmpty();
             }
 
             @Override

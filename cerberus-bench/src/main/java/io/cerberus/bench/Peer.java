@@ -23,6 +23,19 @@ interface Peer extends AutoCloseable {
      */
     Held lock(String name) throws InterruptedException;
 
+    /**
+     * Asks the server, without waiting and without keeping anything, whether some client holds the
+     * lock of this name: how the held-locks workload checks, from a second client, that the first
+     * still holds every lock. Peers without such a query try the lock at once and undo a success.
+     *
+     * @param name the lock name
+     * @return whether the name is held
+     * @throws UnsupportedOperationException for the floors, which hold nothing
+     */
+    default boolean isLocked(String name) throws InterruptedException {
+        throw new UnsupportedOperationException(name() + " holds nothing to ask about");
+    }
+
     @Override
     void close();
 }

@@ -1,6 +1,7 @@
 package io.cerberus.bench;
 
 import io.cerberus.Cerberus;
+import io.cerberus.CerberusBuilder;
 import io.cerberus.DistributedLock;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
@@ -20,6 +21,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /** The Redis peers, each connected to the same Redis server; Cerberus on any engine URI; the in-JVM floor. */
 final class Peers {
@@ -33,7 +35,12 @@ final class Peers {
 
     /** Cerberus on {@code redis://} (or any engine URI). */
     static Peer cerberus(String uri) {
-        Cerberus cerberus = Cerberus.builder().engine(uri).namespace("bench").build();
+        return cerberus(uri, CerberusBuilder.DEFAULT_LEASE);
+    }
+
+    /** Cerberus on any engine URI, locks taken with this lease (renewed every lease/3 while held). */
+    static Peer cerberus(String uri, Duration lease) {
+        Cerberus cerberus = Cerberus.builder().engine(uri).namespace("bench").defaultLease(lease).build();
         return new Peer() {
             @Override
             public String name() {
@@ -45,6 +52,11 @@ final class Peers {
                 DistributedLock lock = cerberus.lock(name);
                 lock.lock();
                 return lock::unlock;
+            }
+
+            @Override
+            public boolean isLocked(String name) {
+                return cerberus.lock(name).isLocked();
             }
 
             @Override
@@ -121,8 +133,14 @@ final class Peers {
 
     /** Redisson's {@code RLock} (pub/sub waiting, watchdog renewal). */
     static Peer redisson(String host, int port) {
+        return redisson(host, port, Duration.ofSeconds(30));
+    }
+
+    /** Redisson's {@code RLock} with this watchdog timeout: a held lock's expiry, reset every timeout/3. */
+    static Peer redisson(String host, int port, Duration watchdogTimeout) {
         Config config = new Config();
         config.useSingleServer().setAddress("redis://" + host + ":" + port);
+        config.setLockWatchdogTimeout(watchdogTimeout.toMillis());
         RedissonClient client = Redisson.create(config);
         return new Peer() {
             @Override
@@ -138,19 +156,42 @@ final class Peers {
             }
 
             @Override
+            public boolean isLocked(String name) {
+                return client.getLock("bench:" + name).isLocked();
+            }
+
+            @Override
             public void close() {
                 client.shutdown();
             }
         };
     }
 
-    /** Spring Integration's {@code RedisLockRegistry} in pub/sub mode. */
+    /** Spring Integration's {@code RedisLockRegistry} in pub/sub mode (locks expire after 60 s, not renewed). */
     static Peer springRedis(String host, int port) {
+        return springRedis(host, port, null);
+    }
+
+    /**
+     * Spring Integration's {@code RedisLockRegistry} in pub/sub mode; with a lease, locks expire
+     * after it and its opt-in renewal (a {@code TaskScheduler}, since 6.4) renews each held lock.
+     */
+    static Peer springRedis(String host, int port, Duration lease) {
         LettuceConnectionFactory factory = new LettuceConnectionFactory(host, port);
         factory.afterPropertiesSet();
         factory.start();
-        RedisLockRegistry registry = new RedisLockRegistry(factory, "bench-spring");
+        RedisLockRegistry registry = lease == null ? new RedisLockRegistry(factory, "bench-spring")
+                : new RedisLockRegistry(factory, "bench-spring", lease.toMillis());
         registry.setRedisLockType(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+        ThreadPoolTaskScheduler renewals = new ThreadPoolTaskScheduler();
+        if (lease != null) {
+            renewals.setThreadNamePrefix("bench-spring-renewal-");
+            renewals.setPoolSize(2);
+            renewals.initialize();
+            registry.setRenewalTaskScheduler(renewals);
+            // obtain() refuses once every cached lock is held (default 10,000): the held-locks workload may hold more
+            registry.setCacheCapacity(Integer.MAX_VALUE);
+        }
         return new Peer() {
             @Override
             public String name() {
@@ -165,8 +206,20 @@ final class Peers {
             }
 
             @Override
+            public boolean isLocked(String name) {
+                // a try from this registry: another registry's hold makes it fail; a success is undone
+                Lock lock = registry.obtain(name);
+                if (lock.tryLock()) {
+                    lock.unlock();
+                    return false;
+                }
+                return true;
+            }
+
+            @Override
             public void close() {
                 registry.destroy();
+                renewals.shutdown();
                 factory.destroy();
             }
         };

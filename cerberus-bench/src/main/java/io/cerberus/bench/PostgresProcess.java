@@ -160,6 +160,49 @@ final class PostgresProcess implements AutoCloseable {
         }
     }
 
+    /** @return the rows of every table of the bench's database (the lock tables of Cerberus and the peers) */
+    synchronized long rows() {
+        try {
+            if (stats == null) {
+                stats = DriverManager.getConnection(jdbcUrl());
+            }
+            List<String> tables = new ArrayList<>();
+            try (Statement statement = stats.createStatement();
+                    ResultSet names = statement.executeQuery("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables"
+                            + " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")) {
+                while (names.next()) {
+                    tables.add(names.getString(1));
+                }
+            }
+            long rows = 0;
+            for (String table : tables) {
+                try (Statement statement = stats.createStatement(); ResultSet count = statement.executeQuery("SELECT count(*) FROM " + table)) {
+                    count.next();
+                    rows += count.getLong(1);
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not count the rows of the lock tables: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the bytes of the bench's database on disk ({@code pg_database_size}; dead rows count until vacuumed) */
+    synchronized long databaseSize() {
+        try {
+            if (stats == null) {
+                stats = DriverManager.getConnection(jdbcUrl());
+            }
+            try (Statement statement = stats.createStatement();
+                    ResultSet size = statement.executeQuery("SELECT pg_database_size(current_database())")) {
+                size.next();
+                return size.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the database size: " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void close() {
         try {

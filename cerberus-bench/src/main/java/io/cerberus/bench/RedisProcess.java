@@ -100,14 +100,18 @@ final class RedisProcess implements AutoCloseable {
         }
     }
 
-    /** @return the commands the server has run (inside scripts too, from INFO commandstats), less the INFOs of this count */
-    synchronized long commandCalls() {
+    private StatefulRedisConnection<String, String> stats() {
         if (stats == null) {
             admin = RedisClient.create(uri());
             stats = admin.connect();
         }
+        return stats;
+    }
+
+    /** @return the commands the server has run (inside scripts too, from INFO commandstats), less the INFOs of this count */
+    synchronized long commandCalls() {
         long total = 0;
-        for (String line : stats.sync().info("commandstats").split("\r?\n")) {
+        for (String line : stats().sync().info("commandstats").split("\r?\n")) {
             int calls = line.indexOf("calls=");
             if (line.startsWith("cmdstat_") && calls > 0) {
                 int end = line.indexOf(',', calls);
@@ -115,6 +119,17 @@ final class RedisProcess implements AutoCloseable {
             }
         }
         return total - statsReads++;
+    }
+
+    /** @return the keys in the server's database ({@code DBSIZE}) */
+    synchronized long keys() {
+        return stats().sync().dbsize();
+    }
+
+    /** @return the bytes the server has allocated ({@code used_memory} of {@code INFO memory}) */
+    synchronized long usedMemory() {
+        return stats().sync().info("memory").lines().filter(line -> line.startsWith("used_memory:")).findFirst()
+                .map(line -> Long.parseLong(line.substring("used_memory:".length()).strip())).orElse(0L);
     }
 
     @Override

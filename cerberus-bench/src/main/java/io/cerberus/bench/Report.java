@@ -1,21 +1,28 @@
 package io.cerberus.bench;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The markdown report of a run: per engine, one table per workload, rows by thread count and peer,
  * ratios to the engine's main peer (lock workloads) or to the bare SET NX + SET guard (idempotency
- * workloads).
+ * workloads); the held-locks table, a row per peer; and the charts of the tables, one SVG per
+ * engine and workload, named {@code <prefix>-<engine>-<workload>.svg} and linked under each table.
  */
 final class Report {
 
     private Report() {
     }
 
-    static String markdown(List<Bench.Result> results, List<EngineGroup> groups, List<Integer> threads, Duration seconds) {
+    /**
+     * @param chartPrefix the name the charts' files start with (the report's without {@code .md}), or null for no links
+     */
+    static String markdown(List<Bench.Result> results, List<HeldLocks.Result> holds, List<EngineGroup> groups, List<Integer> threads,
+            Duration seconds, String chartPrefix) {
         StringBuilder out = new StringBuilder();
         out.append("Servers: ").append(String.join("; ", groups.stream().map(EngineGroup::server).toList())).append(". JVM: ")
                 .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version")).append("; ")
@@ -25,32 +32,125 @@ final class Report {
             List<Bench.Result> ofGroup = results.stream().filter(r -> r.engine().equals(group.engine())).toList();
             for (String workload : ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
                 table(out, group, workload, ofGroup.stream().filter(r -> r.workload().equals(workload)).toList(), threads);
+                chartLink(out, chartPrefix, group, workload, "cycles/s by threads");
+            }
+            List<HeldLocks.Result> held = holds.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            if (!held.isEmpty()) {
+                heldTable(out, group, held);
+                chartLink(out, chartPrefix, group, Bench.HELD_LOCKS, "renewal requests and heap per held lock");
             }
         }
         return out.toString();
     }
 
+    /** @return the SVG charts of the tables, by {@code <engine>-<workload>} */
+    static Map<String, String> charts(List<Bench.Result> results, List<HeldLocks.Result> holds, List<EngineGroup> groups, List<Integer> threads) {
+        Map<String, String> charts = new LinkedHashMap<>();
+        for (EngineGroup group : groups) {
+            List<Bench.Result> ofGroup = results.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            for (String workload : ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
+                Map<String, double[]> series = new LinkedHashMap<>();
+                for (Bench.Result r : ofGroup) {
+                    if (r.workload().equals(workload)) {
+                        series.computeIfAbsent(r.peer(), peer -> new double[threads.size()])[threads.indexOf(r.threads())] = r.perSecond();
+                    }
+                }
+                charts.put(group.engine() + "-" + workload, Charts.lines(group.title() + ": " + workload + ", cycles/s by threads",
+                        "cycles/s", threads, series));
+            }
+            List<HeldLocks.Result> held = holds.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            if (!held.isEmpty()) {
+                Map<String, Double> requests = new LinkedHashMap<>();
+                Map<String, Double> heap = new LinkedHashMap<>();
+                for (HeldLocks.Result r : held) {
+                    String label = r.failed() ? r.peer() + " (LOST " + r.lost() + ")" : r.peer();
+                    requests.put(label, r.requestsPerLockPerLease());
+                    heap.put(label, r.heapBytesPerLock());
+                }
+                Map<String, Map<String, Double>> panels = new LinkedHashMap<>();
+                panels.put(requestsUnit(group) + " per held lock per lease period", requests);
+                panels.put("client heap per held lock, bytes (after GC)", heap);
+                HeldLocks.Result first = held.get(0);
+                charts.put(group.engine() + "-" + Bench.HELD_LOCKS, Charts.bars(String.format(Locale.ROOT, "%s: %,d locks held for %d leases of %s",
+                        group.title(), first.locks(), HeldLocks.LEASE_PERIODS, seconds(first.lease())), panels));
+            }
+        }
+        return charts;
+    }
+
+    private static void chartLink(StringBuilder out, String chartPrefix, EngineGroup group, String workload, String what) {
+        if (chartPrefix != null) {
+            out.append("![").append(group.title()).append(": ").append(workload).append(", ").append(what).append("](").append(chartPrefix)
+                    .append('-').append(group.engine()).append('-').append(workload).append(".svg)\n\n");
+        }
+    }
+
+    private static void heldTable(StringBuilder out, EngineGroup group, List<HeldLocks.Result> rows) {
+        HeldLocks.Result first = rows.get(0);
+        out.append("### ").append(group.title()).append(": ").append(Bench.HELD_LOCKS).append("\n\n");
+        out.append(String.format(Locale.ROOT, "%,d locks of distinct names held by one client for %d lease periods of %s; requests are %s,"
+                + " over the hold.%n%n", first.locks(), HeldLocks.LEASE_PERIODS, seconds(first.lease()), requestsUnit(group)));
+        out.append("| peer | keeps a held lock by | locks taken in | hold | requests over the hold | per lock per lease period |"
+                + " client heap per held lock | locks lost | failed releases |\n");
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (HeldLocks.Result r : rows) {
+            out.append(String.format(Locale.ROOT, "| %s | %s | %.1f s | %.1f s | %s | %s | %,.0f B | %s | %s |%n", r.peer(), r.renewal(),
+                    r.acquireSeconds(), r.holdSeconds(), Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%,.0f", r.requests()),
+                    Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%.3f", r.requestsPerLockPerLease()), r.heapBytesPerLock(),
+                    r.lost() > 0 ? "**" + r.lost() + "**" : "0", r.releaseFailures() > 0 ? "**" + r.releaseFailures() + "**" : "0"));
+        }
+        out.append('\n');
+    }
+
+    /** @return the unit of the group's request count, from its column heading ("Redis commands run per cycle (...)" → "Redis commands run (...)") */
+    private static String requestsUnit(EngineGroup group) {
+        return group.requestsColumn().replace(" per cycle", "");
+    }
+
+    private static String seconds(Duration duration) {
+        return String.format(Locale.ROOT, "%s s", duration.toMillis() % 1000 == 0 ? Long.toString(duration.toSeconds())
+                : Double.toString(duration.toMillis() / 1000.0));
+    }
+
     private static void table(StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
         boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
+        boolean residue = workload.equals("many-names");
         String baselineName = guard ? Peers.FLOOR_GUARD : group.baseline();
         out.append("### ").append(group.title()).append(": ").append(workload).append("\n\n");
         out.append("| peer | threads | cycles/s | vs ").append(guard ? "the floor" : group.baselineShort()).append(" | ")
                 .append(guard ? "call" : "acquire").append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")
-                .append(group.requestsColumn()).append(" |\n");
-        out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                .append(group.requestsColumn()).append(" |");
+        if (residue) {
+            String objects = group.residue() == null ? "objects" : group.residue().objects();
+            String memory = group.residue() == null ? "memory" : group.residue().memory();
+            out.append(" names locked | ").append(objects).append(" left after the cell | ").append(objects).append(" left per name | ")
+                    .append(memory).append(" growth |");
+        }
+        out.append("\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |").append(residue ? " ---: | ---: | ---: | ---: |" : "")
+                .append('\n');
         for (int t : threads) {
             Optional<Bench.Result> baseline = rows.stream().filter(r -> r.threads() == t && r.peer().equals(baselineName)).findFirst();
             for (Bench.Result r : rows) {
                 if (r.threads() != t) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |%n", r.peer(), t,
+                out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |", r.peer(), t,
                         r.perSecond(), baseline.map(b -> String.format(Locale.ROOT, "%.2f×", r.perSecond() / b.perSecond())).orElse("–"),
                         micros(r.p50()), micros(r.p99()), micros(r.p999()), micros(r.max()), r.cpuMicrosPerCycle(),
                         Double.isNaN(r.requestsPerCycle()) ? "–" : String.format(Locale.ROOT, "%.2f", r.requestsPerCycle())));
+                if (residue) {
+                    out.append(String.format(Locale.ROOT, " %,.0f | %s | %s | %s |", r.namesTouched(), count(r.objectsLeft()),
+                            Double.isNaN(r.objectsLeft()) ? "–" : String.format(Locale.ROOT, "%.2f", r.objectsLeft() / Math.max(1, r.namesTouched())),
+                            Double.isNaN(r.bytesLeft()) ? "–" : String.format(Locale.ROOT, "%,.0f B", r.bytesLeft())));
+                }
+                out.append('\n');
             }
         }
         out.append('\n');
+    }
+
+    private static String count(double value) {
+        return Double.isNaN(value) ? "–" : String.format(Locale.ROOT, "%,.0f", value);
     }
 
     private static String micros(long nanos) {

@@ -1,11 +1,13 @@
 package io.cerberus.bench;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 
 /** The ZooKeeper peers of Cerberus's {@code zk://}, each with its own client of the same server. */
@@ -17,7 +19,12 @@ final class ZooKeeperPeers {
     }
 
     private static CuratorFramework connect(String connectString) {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, new ExponentialBackoffRetry(100, 5));
+        return connect(connectString, Duration.ofSeconds(60));
+    }
+
+    private static CuratorFramework connect(String connectString, Duration sessionTimeout) {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, (int) sessionTimeout.toMillis(), 15_000,
+                new ExponentialBackoffRetry(100, 5));
         client.start();
         try {
             client.blockUntilConnected();
@@ -31,7 +38,15 @@ final class ZooKeeperPeers {
 
     /** Curator's {@code InterProcessMutex}: one per name, shared by the threads (it is reentrant per thread). */
     static Peer curator(String connectString) {
-        CuratorFramework client = connect(connectString);
+        return curator(connectString, Duration.ofSeconds(60));
+    }
+
+    /**
+     * Curator's {@code InterProcessMutex} on a client of this session timeout (the server raises
+     * it to at least two ticks): holds live with the session, no lock is renewed.
+     */
+    static Peer curator(String connectString, Duration sessionTimeout) {
+        CuratorFramework client = connect(connectString, sessionTimeout);
         Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
         return new Peer() {
             @Override
@@ -54,6 +69,18 @@ final class ZooKeeperPeers {
                         throw new IllegalStateException("Curator could not release " + name, e);
                     }
                 };
+            }
+
+            @Override
+            public boolean isLocked(String name) {
+                // the mutex's lock nodes are the children of its path: any child is a holder or a waiter
+                try {
+                    return !client.getChildren().forPath("/bench-curator/" + name).isEmpty();
+                } catch (KeeperException.NoNodeException e) {
+                    return false;
+                } catch (Exception e) {
+                    throw new IllegalStateException("Curator could not list the nodes of " + name, e);
+                }
             }
 
             @Override

@@ -35,7 +35,7 @@ final class ZooKeeperProcess implements AutoCloseable {
             Path dir = Files.createTempDirectory("cerberus-bench-zk-");
             Path config = dir.resolve("zoo.cfg");
             Files.writeString(config, String.join("\n", "tickTime=2000", "dataDir=" + dir.resolve("data"), "clientPort=" + port,
-                    "clientPortAddress=127.0.0.1", "forceSync=no", "admin.enableServer=false", "4lw.commands.whitelist=srvr", ""));
+                    "clientPortAddress=127.0.0.1", "forceSync=no", "admin.enableServer=false", "4lw.commands.whitelist=srvr,mntr", ""));
             ManagedProcess process = ManagedProcess.start("zookeeper-" + port, List.of(
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-cp",
                     System.getProperty("java.class.path"), QuorumPeerMain.class.getName(), config.toString()));
@@ -56,9 +56,13 @@ final class ZooKeeperProcess implements AutoCloseable {
 
     /** @return the answer to the four-letter command {@code srvr}, empty when the server does not answer */
     private String srvr() {
+        return fourLetters("srvr");
+    }
+
+    private String fourLetters(String command) {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(2_000);
-            socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().flush();
             return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {
@@ -84,6 +88,18 @@ final class ZooKeeperProcess implements AutoCloseable {
     long packetsReceived() {
         return srvr().lines().filter(line -> line.startsWith("Received:")).findFirst()
                 .map(line -> Long.parseLong(line.substring("Received:".length()).strip())).orElse(0L);
+    }
+
+    /** @return the nodes in the server's tree ({@code srvr}'s node count) */
+    long nodes() {
+        return srvr().lines().filter(line -> line.startsWith("Node count:")).findFirst()
+                .map(line -> Long.parseLong(line.substring("Node count:".length()).strip())).orElse(0L);
+    }
+
+    /** @return the bytes of node data and paths the server keeps ({@code mntr}'s approximate data size) */
+    long dataSize() {
+        return fourLetters("mntr").lines().filter(line -> line.startsWith("zk_approximate_data_size")).findFirst()
+                .map(line -> Long.parseLong(line.substring("zk_approximate_data_size".length()).strip())).orElse(0L);
     }
 
     @Override

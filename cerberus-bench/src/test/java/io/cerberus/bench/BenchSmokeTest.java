@@ -4,23 +4,41 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The benchmark runs end to end (briefly, 300 ms cells at T=2) against each real server the bench
- * starts, every peer of every engine; figures are not judged here.
+ * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, 200 locks
+ * held for three leases of 1 s) against each real server the bench starts, every peer of every
+ * engine; figures are not judged here, but a peer that fails or loses a held lock fails the test.
  */
 class BenchSmokeTest {
     private static final List<Integer> THREADS = List.of(2);
     private static final Duration CELL = Duration.ofMillis(300);
     private static final Duration WARMUP = Duration.ofMillis(100);
-    private static final List<String> ALL_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay");
+    private static final List<String> CELL_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay", "many-names");
+    private static final int NAMES = 1_000;
+    private static final int HELD_LOCKS = 200;
+    private static final Duration LEASE = Duration.ofSeconds(1);
 
     private static String runAndReport(EngineGroup group) throws Exception {
-        List<Bench.Result> results = Bench.run(group, THREADS, CELL, WARMUP, ALL_WORKLOADS);
+        List<Bench.Result> results = Bench.run(group, THREADS, CELL, WARMUP, CELL_WORKLOADS, NAMES);
         assertThat(results).allSatisfy(result -> assertThat(result.cycles()).as(result.peer()).isPositive());
-        assertThat(results).hasSize(2 * group.lockPeers().size() + 2 * group.guardPeers().size());
-        return Report.markdown(results, List.of(group), THREADS, CELL);
+        assertThat(results).hasSize(3 * group.lockPeers().size() + 2 * group.guardPeers().size());
+        assertThat(results).filteredOn(result -> result.workload().equals("many-names"))
+                .allSatisfy(result -> assertThat(result.namesTouched()).as(result.peer()).isPositive());
+        List<HeldLocks.Result> holds = HeldLocks.run(group, HELD_LOCKS, LEASE);
+        assertThat(holds).hasSize(group.holders().size()).allSatisfy(hold -> {
+            assertThat(hold.lost()).as(hold.peer() + " locks lost during the hold").isZero();
+            assertThat(hold.releaseFailures()).as(hold.peer() + " releases that failed").isZero();
+        });
+        Map<String, String> charts = Report.charts(results, holds, List.of(group), THREADS);
+        assertThat(charts).containsKeys(group.engine() + "-uncontended", group.engine() + "-many-names", group.engine() + "-held-locks");
+        assertThat(charts.values()).allSatisfy(svg -> assertThat(svg).startsWith("<svg").endsWith("</svg>\n"));
+        assertThat(charts.get(group.engine() + "-held-locks")).contains(holds.stream().map(HeldLocks.Result::peer).toArray(String[]::new));
+        String report = Report.markdown(results, holds, List.of(group), THREADS, CELL, "smoke");
+        assertThat(report).contains("(smoke-" + group.engine() + "-held-locks.svg)", "(smoke-" + group.engine() + "-many-names.svg)");
+        return report;
     }
 
     @Test
@@ -28,7 +46,8 @@ class BenchSmokeTest {
         try (EngineGroup group = EngineGroups.redis(RedisProcess.start(), EngineGroups.PEERS.get("redis"))) {
             assertThat(runAndReport(group)).contains("### Redis: uncontended", "### Redis: contended", "| Cerberus | 2 |",
                     "| Redisson RLock | 2 | ", "1.00×", "### Redis: idempotent", "### Redis: replay", "| Cerberus IdempotencyGuard | 2 |",
-                    "| SET NX + SET (floor) | 2 |", "vs the floor", "vs Redisson");
+                    "| SET NX + SET (floor) | 2 |", "vs the floor", "vs Redisson", "### Redis: many-names", "keys left per name",
+                    "### Redis: held-locks", "| Redisson RLock | watchdog");
         }
     }
 
@@ -36,7 +55,8 @@ class BenchSmokeTest {
     void everyZooKeeperPeerCompletesCycles() throws Exception {
         try (EngineGroup group = EngineGroups.zooKeeper(EngineGroups.PEERS.get("zk"))) {
             assertThat(runAndReport(group)).contains("### ZooKeeper: contended", "| Cerberus | 2 |", "| Curator InterProcessMutex | 2 |",
-                    "vs Curator", "1.00×").doesNotContain("idempotent");
+                    "vs Curator", "1.00×", "### ZooKeeper: many-names", "znodes left per name",
+                    "### ZooKeeper: held-locks").doesNotContain("idempotent");
         }
     }
 
@@ -51,7 +71,8 @@ class BenchSmokeTest {
     void everyPostgresPeerCompletesCycles() throws Exception {
         try (EngineGroup group = EngineGroups.postgres(EngineGroups.PEERS.get("postgres"), 4)) {
             assertThat(runAndReport(group)).contains("### PostgreSQL: contended", "| Cerberus | 2 |", "| Spring JdbcLockRegistry | 2 |",
-                    "| ShedLock JDBC (retried at once) | 2 |", "vs JdbcLockRegistry", "1.00×");
+                    "| ShedLock JDBC (retried at once) | 2 |", "vs JdbcLockRegistry", "1.00×", "### PostgreSQL: many-names", "rows left per name",
+                    "### PostgreSQL: held-locks", "| ShedLock JDBC (retried at once) | none");
         }
     }
 }
