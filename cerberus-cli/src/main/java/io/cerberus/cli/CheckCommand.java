@@ -62,13 +62,15 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition (redis:// engines), server-kill (needs --server: kills the"
-                    + " server, or a minority of Redlock's nodes), majority-kill (--server redlock: 3 of 5 nodes), or none."
+            description = "Faults to inject in turn: pause, kill, partition (redis://, zk:// and etcd:// engines), server-kill (needs"
+                    + " --server: kills the server, a minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk"
+                    + " or etcd: the ensemble's leader), majority-kill (--server redlock: 3 of 5 nodes), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
-    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, or redlock"
-            + " (five redis-servers).")
+    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
+            + " (five redis-servers), zk (a 3-server ZooKeeper ensemble, session timeout = --lease) or etcd (a 3-member etcd"
+            + " cluster, lease TTL = --lease in whole seconds, at least 2).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
@@ -99,7 +101,7 @@ final class CheckCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     private int clientCount;
-    private final java.util.Map<String, FaultProxy> proxies = new java.util.HashMap<>();
+    private final java.util.Map<String, List<FaultProxy>> proxies = new java.util.HashMap<>();
     private String engineUri;
 
     @Override
@@ -109,18 +111,19 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        try (CheckServers started = server == null ? null : CheckServers.start(server, out.resolve("server"), persistence.equals("aof"))) {
+        try (LockServers started = server == null ? null
+                : LockServers.start(server, out.resolve("server"), persistence.equals("aof"), lease)) {
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : started.uri());
         }
     }
 
-    private CheckServers lockServer;
+    private LockServers lockServer;
 
     private int run(String engineUri) throws Exception {
-        if (faults.contains("partition") && !engineUri.startsWith("redis://")) {
-            throw new ParameterException(spec.commandLine(), "--faults partition works with redis:// engines (each client talks to"
-                    + " the server through its own proxy); the engine is " + engineUri);
+        if (faults.contains("partition") && !ProxiedUri.proxiable(engineUri)) {
+            throw new ParameterException(spec.commandLine(), "--faults partition works with redis://, zk:// and etcd:// engines (each"
+                    + " client talks to each server through its own proxy); the engine is " + engineUri);
         }
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
@@ -129,7 +132,7 @@ final class CheckCommand implements Callable<Integer> {
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : engineUri)
-                + (lockServer == null ? "" : " (started here, persistence " + persistence + ")") + ", " + clients + " clients, " + Durations.format(duration)
+                + (lockServer == null ? "" : " (started here" + (server.startsWith("red") ? ", persistence " + persistence : "") + ")") + ", " + clients + " clients, " + Durations.format(duration)
                 + ", lease " + Durations.format(lease) + ", faults " + faults + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
@@ -147,7 +150,7 @@ final class CheckCommand implements Callable<Integer> {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
             }
-            proxies.values().forEach(FaultProxy::close);
+            proxies.values().forEach(each -> each.forEach(FaultProxy::close));
         }
         long end = System.nanoTime();
         SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
@@ -174,17 +177,21 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "partition", "server-kill", "majority-kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill, majority-kill or none; '"
+            if (!List.of("pause", "kill", "partition", "server-kill", "leader-kill", "majority-kill", "none").contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill, leader-kill,"
+                        + " majority-kill or none; '"
                         + fault
                         + "' is none of them");
             }
         }
-        if (server != null && !List.of("redis", "redlock").contains(server)) {
-            throw new ParameterException(spec.commandLine(), "--server takes redis or redlock, was '" + server + "'");
+        if (server != null && !LockServers.KINDS.contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--server takes redis, redlock, zk or etcd, was '" + server + "'");
         }
         if (faults.contains("majority-kill") && !"redlock".equals(server)) {
             throw new ParameterException(spec.commandLine(), "--faults majority-kill needs --server redlock");
+        }
+        if (faults.contains("leader-kill") && !List.of("zk", "etcd").contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--faults leader-kill needs --server zk or --server etcd (an ensemble with a leader)");
         }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
@@ -195,17 +202,19 @@ final class CheckCommand implements Callable<Integer> {
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
+        if (persistence.equals("aof") && !List.of("redis", "redlock").contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--persistence aof needs --server redis or redlock; ZooKeeper and etcd"
+                    + " always keep their data on disk");
+        }
     }
 
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
         String clientUri = engineUri;
         if (faults.contains("partition")) {
-            java.net.URI uri = java.net.URI.create(engineUri);
-            FaultProxy proxy = FaultProxy.start(uri.getHost(), uri.getPort());
-            proxies.put(name, proxy);
-            clientUri = engineUri.replaceFirst("@?" + java.util.regex.Pattern.quote(uri.getHost() + ":" + uri.getPort()),
-                    (uri.getRawUserInfo() == null ? "" : "@") + "127.0.0.1:" + proxy.port());
+            ProxiedUri proxied = ProxiedUri.start(engineUri);
+            proxies.put(name, proxied.proxies());
+            clientUri = proxied.uri();
         }
         List<String> args = new ArrayList<>(List.of("--engine", clientUri, "--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
@@ -257,18 +266,20 @@ final class CheckCommand implements Callable<Integer> {
                     running.add(startClient(engineUri));
                 }
                 case "partition" -> {
-                    FaultProxy proxy = proxies.get(target.name());
+                    List<FaultProxy> cut = proxies.get(target.name());
                     faultLog.log("FAULT", target.name(), -1, "partition");
-                    proxy.mode(FaultProxy.Mode.BLACKHOLE);
+                    cut.forEach(proxy -> proxy.mode(FaultProxy.Mode.BLACKHOLE));
                     Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-                    proxy.mode(FaultProxy.Mode.PASS);
+                    cut.forEach(proxy -> proxy.mode(FaultProxy.Mode.PASS));
                     faultLog.log("FAULT", target.name(), -1, "heal");
                 }
-                case "server-kill", "majority-kill" -> {
-                    int count = fault.equals("server-kill") ? lockServer.minority() : lockServer.size() / 2 + 1;
-                    faultLog.log("FAULT", "server", -1, fault);
-                    List<Integer> nodes = lockServer.killAndRestart(count, serverDown);
-                    faultLog.log("FAULT", "server", -1, "server-restart" + (lockServer.size() > 1 ? " nodes " + nodes : ""));
+                case "server-kill", "majority-kill", "leader-kill" -> {
+                    // logged once confirmed: the process exited and its port refuses connections
+                    String killed = lockServer.kill(fault);
+                    faultLog.log("FAULT", "server", -1, (fault + " " + killed).strip());
+                    Thread.sleep(serverDown.toMillis());
+                    String restarted = lockServer.restart();
+                    faultLog.log("FAULT", "server", -1, ("server-restart " + restarted).strip());
                 }
                 default -> {
                     // none

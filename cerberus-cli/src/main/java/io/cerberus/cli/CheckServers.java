@@ -2,7 +2,6 @@ package io.cerberus.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -12,10 +11,11 @@ import java.util.stream.Collectors;
  * redis}) or five independent ones for Redlock ({@code --server redlock}). Faults kill some of them
  * and start them again, each time the next ones in turn.
  */
-final class CheckServers implements AutoCloseable {
+final class CheckServers implements LockServers {
     private final String kind;
     private final List<CheckServer> servers;
     private int next;
+    private List<Integer> killed = List.of();
 
     private CheckServers(String kind, List<CheckServer> servers) {
         this.kind = kind;
@@ -36,40 +36,42 @@ final class CheckServers implements AutoCloseable {
         return new CheckServers(kind, servers);
     }
 
-    String uri() {
+    @Override
+    public String uri() {
         if (kind.equals("redlock")) {
             return "redlock://" + servers.stream().map(CheckServer::hostPort).collect(Collectors.joining(","));
         }
         return servers.get(0).uri();
     }
 
-    int size() {
-        return servers.size();
-    }
-
-    /** @return how many servers a {@code server-kill} takes down: the one server, or a minority of Redlock's */
-    int minority() {
-        return (servers.size() - 1) / 2 == 0 ? 1 : (servers.size() - 1) / 2;
-    }
-
-    /**
-     * Kills {@code count} servers with SIGKILL (confirmed: exited, port closed), keeps them down, and
-     * starts them again (confirmed: port accepting).
-     *
-     * @return which nodes (1-based) were killed
-     */
-    List<Integer> killAndRestart(int count, Duration down) throws IOException, InterruptedException {
-        List<Integer> killed = new ArrayList<>();
+    /** Kills the one server, a minority of Redlock's ({@code server-kill}) or a majority ({@code majority-kill}), the next ones in turn. */
+    @Override
+    public String kill(String fault) throws InterruptedException {
+        int count = switch (fault) {
+            case "server-kill" -> Math.max(1, (servers.size() - 1) / 2);
+            case "majority-kill" -> servers.size() / 2 + 1;
+            default -> throw new IllegalArgumentException("--server " + kind + " does not take fault " + fault);
+        };
+        List<Integer> nodes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int index = next++ % servers.size();
             servers.get(index).kill();
-            killed.add(index + 1);
+            nodes.add(index + 1);
         }
-        Thread.sleep(down.toMillis());
+        killed = nodes;
+        return describe(nodes);
+    }
+
+    @Override
+    public String restart() throws IOException, InterruptedException {
         for (int node : killed) {
             servers.get(node - 1).restart();
         }
-        return killed;
+        return describe(killed);
+    }
+
+    private String describe(List<Integer> nodes) {
+        return servers.size() > 1 ? "nodes " + nodes : "";
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
@@ -130,6 +131,43 @@ class CheckCommandTest {
     }
 
     @Test
+    void zooKeeperLocksStaySafeWhileTheEnsemblesLeaderIsKilled() throws Exception {
+        Cli.Result run = check("--server", "zk", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("leader-kill=[1-9]").containsPattern("server-restart=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+        String faults = Files.readString(dir.resolve("out/faults.log"));
+        assertThat(faults).as("each kill confirmed on the leader, each restart on a rejoined server")
+                .containsPattern("leader-kill server [123] \\(leader\\)")
+                .containsPattern("server-restart server [123] rejoined as (follower|leader)");
+    }
+
+    @Test
+    void etcdLocksStaySafeWhileTheClustersLeaderIsKilled() throws Exception {
+        assumeTrue(etcdEngineInTheJar(), "the etcd engine is not in the command's jar yet (its gRPC and Lettuce's netty)");
+        Cli.Result run = check("--server", "etcd", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).containsPattern("leader-kill=[1-9]").containsPattern("server-restart=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+        String faults = Files.readString(dir.resolve("out/faults.log"));
+        assertThat(faults).containsPattern("leader-kill member [123] \\(leader\\)")
+                .containsPattern("server-restart member [123] rejoined as (follower|leader)");
+    }
+
+    private static boolean etcdEngineInTheJar() {
+        try {
+            Class.forName("io.cerberus.etcd.EtcdEngineProvider");
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    @Test
     void negativeControlWithoutTheLockIsUnsafe() {
         Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
 
@@ -164,6 +202,18 @@ class CheckCommandTest {
         assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
-        assertThat(partition.stderr()).contains("partition works with redis://");
+        assertThat(partition.stderr()).contains("partition works with redis://, zk:// and etcd://");
+        Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
+        assertThat(leaderKill.exitCode()).isEqualTo(64);
+        assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
+        Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
+        assertThat(unknownServer.exitCode()).isEqualTo(64);
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, zk or etcd, was 'consul'");
+        Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
+        assertThat(persistence.exitCode()).isEqualTo(64);
+        assertThat(persistence.stderr()).contains("--persistence aof needs --server redis or redlock");
+        Cli.Result majorityZk = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "majority-kill");
+        assertThat(majorityZk.exitCode()).isEqualTo(64);
+        assertThat(majorityZk.stderr()).contains("needs --server redlock");
     }
 }

@@ -1,0 +1,41 @@
+package io.cerberus.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.testkit.FaultProxy;
+import org.junit.jupiter.api.Test;
+
+/** A check client's URI with each server behind a proxy of its own, for {@code --faults partition}. */
+class ProxiedUriTest {
+
+    @Test
+    void everyServerOfAnEnsembleGetsItsOwnProxyAndThePathAndQueryStay() {
+        ProxiedUri proxied = ProxiedUri.start("zk://127.0.0.1:2181,127.0.0.1:2182,localhost/locks?sessionTimeout=1s");
+        try {
+            assertThat(proxied.proxies()).hasSize(3);
+            assertThat(proxied.uri()).isEqualTo("zk://127.0.0.1:" + proxied.proxies().get(0).port() + ",127.0.0.1:"
+                    + proxied.proxies().get(1).port() + ",127.0.0.1:" + proxied.proxies().get(2).port() + "/locks?sessionTimeout=1s");
+        } finally {
+            proxied.proxies().forEach(FaultProxy::close);
+        }
+    }
+
+    @Test
+    void userInformationIsKept() {
+        ProxiedUri proxied = ProxiedUri.start("redis://app:s3cret@127.0.0.1:6379/2");
+        try {
+            assertThat(proxied.uri()).isEqualTo("redis://app:s3cret@127.0.0.1:" + proxied.proxies().get(0).port() + "/2");
+        } finally {
+            proxied.proxies().forEach(FaultProxy::close);
+        }
+    }
+
+    @Test
+    void enginesWithoutServersInTheirUriCannotBeProxied() {
+        assertThat(ProxiedUri.proxiable("file:/tmp/locks")).isFalse();
+        assertThat(ProxiedUri.proxiable("etcd://127.0.0.1:2379")).isTrue();
+        assertThatThrownBy(() -> ProxiedUri.start("jdbc:postgresql://db/app")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("jdbc:postgresql://db/app");
+    }
+}
