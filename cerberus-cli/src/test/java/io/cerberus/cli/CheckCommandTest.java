@@ -1,7 +1,6 @@
 package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
@@ -146,7 +145,6 @@ class CheckCommandTest {
 
     @Test
     void etcdLocksStaySafeWhileTheClustersLeaderIsKilled() throws Exception {
-        assumeTrue(etcdEngineInTheJar(), "the etcd engine is not in the command's jar yet (its gRPC and Lettuce's netty)");
         Cli.Result run = check("--server", "etcd", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
@@ -156,15 +154,6 @@ class CheckCommandTest {
         String faults = Files.readString(dir.resolve("out/faults.log"));
         assertThat(faults).containsPattern("leader-kill member [123] \\(leader\\)")
                 .containsPattern("server-restart member [123] rejoined as (follower|leader)");
-    }
-
-    private static boolean etcdEngineInTheJar() {
-        try {
-            Class.forName("io.cerberus.etcd.EtcdEngineProvider");
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
     }
 
     @Test
