@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import io.cerberus.testkit.FaultProxy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,7 +30,9 @@ import picocli.CommandLine.Spec;
         description = {"Starts --clients client processes that loop: acquire the lock, read a register, wait --think, write"
                 + " the value + 1 with the lease's fencing token, release. The register (a file) refuses writes with a token"
                 + " lower than one it has seen. Meanwhile faults are injected every --fault-every: 'pause' stops the current"
-                + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client."
+                + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client;"
+                + " 'partition', 'drop' and 'delay' blackhole, reset or slow its connection through a proxy of its own; with --server,"
+                + " 'server-kill' and 'failover' fault the server the checker runs."
                 + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
                 + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
                 + " refused every stale write) or UNSAFE."},
@@ -62,18 +63,28 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition (redis:// engines), server-kill (needs --server: kills the"
-                    + " server, or a minority of Redlock's nodes), majority-kill (--server redlock: 3 of 5 nodes), or none."
+            description = "Faults to inject in turn: pause, kill, partition / drop / delay (engines of one redis:// or jdbc: host),"
+                    + " server-kill (needs --server redis, redlock or postgres: kills the server, or a minority of Redlock's nodes),"
+                    + " majority-kill (--server redlock: 3 of 5 nodes), failover (--server sentinel: kills the primary), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
-    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, or redlock"
-            + " (five redis-servers).")
+    @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
+            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels) or postgres (initdb + postgres).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis: none (a restart loses every key) or aof (append-only file, fsync always). Default: ${DEFAULT-VALUE}")
+            description = "With --server redis or sentinel: none (a restart loses every key) or aof (append-only file, fsync always)."
+                    + " Default: ${DEFAULT-VALUE}")
     private String persistence;
+
+    @Option(names = "--jdbc-mode", defaultValue = "lease-row",
+            description = "With --server postgres: the jdbc: engine's mode, lease-row or session. Default: ${DEFAULT-VALUE}")
+    private String jdbcMode;
+
+    @Option(names = "--delay", defaultValue = "300ms", converter = Durations.class,
+            description = "With --faults delay: added to each direction of the target's traffic. Default: ${DEFAULT-VALUE}")
+    private Duration delay;
 
     @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
             description = "How long a killed server stays down. Default: ${DEFAULT-VALUE}")
@@ -99,8 +110,9 @@ final class CheckCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     private int clientCount;
-    private final java.util.Map<String, FaultProxy> proxies = new java.util.HashMap<>();
+    private ClientProxies proxies;
     private String engineUri;
+    private LockServer lockServer;
 
     @Override
     public Integer call() throws Exception {
@@ -109,19 +121,19 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        try (CheckServers started = server == null ? null : CheckServers.start(server, out.resolve("server"), persistence.equals("aof"))) {
+        try (LockServer started = server == null ? null : LockServer.start(server, out.resolve("server"), persistence, jdbcMode)) {
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : started.uri());
         }
     }
 
-    private CheckServers lockServer;
-
     private int run(String engineUri) throws Exception {
-        if (faults.contains("partition") && !engineUri.startsWith("redis://")) {
-            throw new ParameterException(spec.commandLine(), "--faults partition works with redis:// engines (each client talks to"
-                    + " the server through its own proxy); the engine is " + engineUri);
+        List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
+        if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
+            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with engines of one"
+                    + " redis:// or jdbc: host (each client talks to the server through its own proxy); the engine is " + engineUri);
         }
+        proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
             probe.close();
@@ -129,8 +141,9 @@ final class CheckCommand implements Callable<Integer> {
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : engineUri)
-                + (lockServer == null ? "" : " (started here, persistence " + persistence + ")") + ", " + clients + " clients, " + Durations.format(duration)
-                + ", lease " + Durations.format(lease) + ", faults " + faults + (noFencing ? ", fencing ignored" : "");
+                + (lockServer == null ? "" : " (started here" + (server.equals("postgres") ? "" : ", persistence " + persistence) + ")")
+                + ", " + clients + " clients, " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
+                + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
         List<CheckClient> running = new ArrayList<>();
@@ -147,7 +160,9 @@ final class CheckCommand implements Callable<Integer> {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
             }
-            proxies.values().forEach(FaultProxy::close);
+            if (proxies != null) {
+                proxies.close();
+            }
         }
         long end = System.nanoTime();
         SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
@@ -173,40 +188,63 @@ final class CheckCommand implements Callable<Integer> {
         if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
+        List<String> known = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "majority-kill", "failover", "none");
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "partition", "server-kill", "majority-kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill, majority-kill or none; '"
-                        + fault
+            if (!known.contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes " + String.join(", ", known) + "; '" + fault
                         + "' is none of them");
             }
         }
-        if (server != null && !List.of("redis", "redlock").contains(server)) {
-            throw new ParameterException(spec.commandLine(), "--server takes redis or redlock, was '" + server + "'");
+        if (server != null && !LockServer.KINDS.contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--server takes " + String.join(", ", LockServer.KINDS) + ", was '" + server + "'");
         }
         if (faults.contains("majority-kill") && !"redlock".equals(server)) {
             throw new ParameterException(spec.commandLine(), "--faults majority-kill needs --server redlock");
         }
+        if (faults.contains("failover") && !"sentinel".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--faults failover needs --server sentinel");
+        }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
         }
-        if (faults.contains("server-kill") && server == null) {
-            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server, so the checker can kill and restart it");
+        if (faults.contains("server-kill") && (server == null || server.equals("sentinel"))) {
+            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server redis, redlock or postgres, so the checker"
+                    + " can kill and restart it" + ("sentinel".equals(server) ? "; with --server sentinel the primary is killed by --faults failover" : ""));
         }
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
+        if (given("--persistence") && !List.of("redis", "sentinel").contains(String.valueOf(server))) {
+            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis and sentinel"
+                    + (server == null ? "" : "; --server " + server + " keeps its own data"));
+        }
+        if (!List.of("lease-row", "session").contains(jdbcMode)) {
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
+        }
+        if (given("--jdbc-mode") && !"postgres".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres; with --engine, give the mode in"
+                    + " the URI (cerberus.mode=session)");
+        }
+        if (delay.isZero() || delay.compareTo(lease.multipliedBy(2)) > 0) {
+            throw new ParameterException(spec.commandLine(), "--delay must be more than 0 and at most twice the lease ("
+                    + Durations.format(lease.multipliedBy(2)) + "), was " + Durations.format(delay));
+        }
+        if (given("--delay") && !faults.contains("delay")) {
+            throw new ParameterException(spec.commandLine(), "--delay applies to --faults delay");
+        }
+        if ("sentinel".equals(server) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
+            throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need an engine of one host; the"
+                    + " clients of --server sentinel ask the Sentinels where the primary is and connect to it directly");
+        }
+    }
+
+    private boolean given(String option) {
+        return spec.commandLine().getParseResult().hasMatchedOption(option);
     }
 
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
-        String clientUri = engineUri;
-        if (faults.contains("partition")) {
-            java.net.URI uri = java.net.URI.create(engineUri);
-            FaultProxy proxy = FaultProxy.start(uri.getHost(), uri.getPort());
-            proxies.put(name, proxy);
-            clientUri = engineUri.replaceFirst("@?" + java.util.regex.Pattern.quote(uri.getHost() + ":" + uri.getPort()),
-                    (uri.getRawUserInfo() == null ? "" : "@") + "127.0.0.1:" + proxy.port());
-        }
+        String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
         List<String> args = new ArrayList<>(List.of("--engine", clientUri, "--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
                 "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
@@ -256,20 +294,10 @@ final class CheckCommand implements Callable<Integer> {
                     running.remove(target);
                     running.add(startClient(engineUri));
                 }
-                case "partition" -> {
-                    FaultProxy proxy = proxies.get(target.name());
-                    faultLog.log("FAULT", target.name(), -1, "partition");
-                    proxy.mode(FaultProxy.Mode.BLACKHOLE);
-                    Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-                    proxy.mode(FaultProxy.Mode.PASS);
-                    faultLog.log("FAULT", target.name(), -1, "heal");
-                }
-                case "server-kill", "majority-kill" -> {
-                    int count = fault.equals("server-kill") ? lockServer.minority() : lockServer.size() / 2 + 1;
-                    faultLog.log("FAULT", "server", -1, fault);
-                    List<Integer> nodes = lockServer.killAndRestart(count, serverDown);
-                    faultLog.log("FAULT", "server", -1, "server-restart" + (lockServer.size() > 1 ? " nodes " + nodes : ""));
-                }
+                case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
+                        faultLog, lease.multipliedBy(2).plusSeconds(1));
+                case "server-kill", "majority-kill", "failover" ->
+                        lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
                 default -> {
                     // none
                 }

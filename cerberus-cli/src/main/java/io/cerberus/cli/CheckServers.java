@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -12,7 +13,7 @@ import java.util.stream.Collectors;
  * redis}) or five independent ones for Redlock ({@code --server redlock}). Faults kill some of them
  * and start them again, each time the next ones in turn.
  */
-final class CheckServers implements AutoCloseable {
+final class CheckServers implements LockServer {
     private final String kind;
     private final List<CheckServer> servers;
     private int next;
@@ -36,20 +37,28 @@ final class CheckServers implements AutoCloseable {
         return new CheckServers(kind, servers);
     }
 
-    String uri() {
+    @Override
+    public String uri() {
         if (kind.equals("redlock")) {
             return "redlock://" + servers.stream().map(CheckServer::hostPort).collect(Collectors.joining(","));
         }
         return servers.get(0).uri();
     }
 
-    int size() {
-        return servers.size();
+    @Override
+    public List<String> faults() {
+        return kind.equals("redlock") ? List.of("server-kill", "majority-kill") : List.of("server-kill");
     }
 
-    /** @return how many servers a {@code server-kill} takes down: the one server, or a minority of Redlock's */
-    int minority() {
-        return (servers.size() - 1) / 2 == 0 ? 1 : (servers.size() - 1) / 2;
+    /** {@code server-kill}: the one server, or a minority of Redlock's; {@code majority-kill}: a majority of Redlock's. */
+    @Override
+    public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {
+        int count = fault.equals("majority-kill") ? servers.size() / 2 + 1 : Math.max(1, (servers.size() - 1) / 2);
+        record.accept(fault);
+        List<Integer> nodes = killAndRestart(count, down);
+        record.accept("server-restart" + (servers.size() > 1 ? " nodes " + nodes : ""));
+        record.accept("confirmed " + fault + ": " + (nodes.size() == 1 ? "node " + nodes.get(0) : "nodes " + nodes)
+                + " exited of SIGKILL with the port closed, then accepted connections again");
     }
 
     /**
@@ -58,7 +67,7 @@ final class CheckServers implements AutoCloseable {
      *
      * @return which nodes (1-based) were killed
      */
-    List<Integer> killAndRestart(int count, Duration down) throws IOException, InterruptedException {
+    private List<Integer> killAndRestart(int count, Duration down) throws IOException, InterruptedException {
         List<Integer> killed = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int index = next++ % servers.size();

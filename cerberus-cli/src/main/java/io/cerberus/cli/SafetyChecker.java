@@ -48,10 +48,32 @@ final class SafetyChecker {
             return overlaps.isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
         }
 
+        /** @return how many times each fault and step was logged, confirmations left out */
         Map<String, Integer> faultCounts() {
             Map<String, Integer> counts = new TreeMap<>();
-            faults.forEach(fault -> counts.merge(fault.kind().split(" ", 2)[0], 1, Integer::sum));
+            faults.stream().filter(fault -> !confirmation(fault)).forEach(fault -> counts.merge(kind(fault.kind()), 1, Integer::sum));
             return counts;
+        }
+
+        /**
+         * @param confirmed true for the faults confirmed, false for those that could not be
+         * @return per fault, how many were confirmed (faults confirmed as they are injected — pause, kill, server-kill
+         *         of Redis — stop the run when they cannot be, and log no confirmation)
+         */
+        Map<String, Integer> confirmations(boolean confirmed) {
+            Map<String, Integer> counts = new TreeMap<>();
+            faults.stream().filter(fault -> fault.kind().startsWith(confirmed ? "confirmed " : "unconfirmed "))
+                    .forEach(fault -> counts.merge(kind(fault.kind().split(" ", 2)[1]), 1, Integer::sum));
+            return counts;
+        }
+
+        private static boolean confirmation(Fault fault) {
+            return fault.kind().startsWith("confirmed ") || fault.kind().startsWith("unconfirmed ");
+        }
+
+        private static String kind(String detail) {
+            String first = detail.split(" ", 2)[0];
+            return first.endsWith(":") ? first.substring(0, first.length() - 1) : first;
         }
     }
 

@@ -1,0 +1,157 @@
+package io.cerberus.cli;
+
+import io.cerberus.testkit.FaultProxy;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The network faults of the safety checker: each client reaches the server through a
+ * {@link FaultProxy} of its own, so one client can be cut off while the others go on. A fault is
+ * confirmed twice: the proxy counted its change of mode (and its return to {@code PASS}), and the
+ * target client's own event log shows it felt the fault in the window (an {@code ENGINE} error, a
+ * lost lease, or for {@code delay} a release slower than the delay).
+ *
+ * <ul>
+ *   <li>{@code partition}: {@link FaultProxy.Mode#BLACKHOLE} — nothing passes, connections stay open;</li>
+ *   <li>{@code drop}: {@link FaultProxy.Mode#DROP} — live connections reset (RST), new ones reset at once;</li>
+ *   <li>{@code delay}: {@link FaultProxy.Mode#DELAY} — every chunk waits the delay, in each direction.</li>
+ * </ul>
+ */
+final class ClientProxies implements AutoCloseable {
+    /** The faults injected through the proxies. */
+    static final List<String> FAULTS = List.of("partition", "drop", "delay");
+
+    /** scheme://[userinfo@]host[:port]rest — one host only. */
+    private static final Pattern ONE_HOST = Pattern.compile("^(redis|rediss|jdbc:postgresql|jdbc:mariadb|jdbc:mysql)://"
+            + "([^@/?#]*@)?([^@/?#,]+)(.*)$");
+
+    private final Path logs;
+    private final Map<String, FaultProxy> proxies = new HashMap<>();
+
+    /** @param logs the directory of the clients' event logs ({@code NAME.log}) */
+    ClientProxies(Path logs) {
+        this.logs = logs;
+    }
+
+    /** @return whether a client of this engine URI can be sent through a proxy: one host of redis:// or a jdbc: URL */
+    static boolean proxiable(String engineUri) {
+        return ONE_HOST.matcher(engineUri).matches();
+    }
+
+    /**
+     * Starts the client's proxy.
+     *
+     * @param client the client's name
+     * @param engineUri the server's engine URI
+     * @return the URI through the proxy
+     */
+    String clientUri(String client, String engineUri) {
+        Matcher uri = ONE_HOST.matcher(engineUri);
+        if (!uri.matches()) {
+            throw new IllegalArgumentException("a proxy needs an engine URI of one redis:// or jdbc: host, was " + engineUri);
+        }
+        String hostPort = uri.group(3);
+        int colon = hostPort.lastIndexOf(':');
+        String host = colon < 0 ? hostPort : hostPort.substring(0, colon);
+        int port = colon < 0 ? defaultPort(uri.group(1)) : Integer.parseInt(hostPort.substring(colon + 1));
+        FaultProxy proxy = FaultProxy.start(host, port);
+        proxies.put(client, proxy);
+        return uri.group(1) + "://" + (uri.group(2) == null ? "" : uri.group(2)) + "127.0.0.1:" + proxy.port() + uri.group(4);
+    }
+
+    private static int defaultPort(String scheme) {
+        return switch (scheme) {
+            case "jdbc:postgresql" -> 5432;
+            case "jdbc:mariadb", "jdbc:mysql" -> 3306;
+            default -> 6379;
+        };
+    }
+
+    /**
+     * Injects a fault on one client's proxy for {@code window}, heals it, and confirms it.
+     *
+     * @param fault partition, drop or delay
+     * @param client the target client
+     * @param window how long the fault lasts
+     * @param delay the delay per direction of {@code delay}
+     * @param faultLog where FAULT events go: the fault, {@code heal}, then {@code confirmed FAULT: EVIDENCE} or
+     *        {@code unconfirmed FAULT: WHY}
+     * @param confirmWithin how long after the heal the client's evidence may take to appear in its log
+     */
+    void inject(String fault, String client, Duration window, Duration delay, HoldLog faultLog, Duration confirmWithin)
+            throws InterruptedException {
+        FaultProxy proxy = proxies.get(client);
+        long changesBefore = proxy.changes();
+        long start = System.nanoTime();
+        faultLog.log("FAULT", client, -1, fault + (fault.equals("delay") ? " " + Durations.format(delay) : ""));
+        switch (fault) {
+            case "partition" -> proxy.mode(FaultProxy.Mode.BLACKHOLE);
+            case "drop" -> proxy.mode(FaultProxy.Mode.DROP);
+            case "delay" -> proxy.delay(delay.toMillis());
+            default -> throw new IllegalArgumentException("not a proxy fault: " + fault);
+        }
+        FaultProxy.Mode during = proxy.mode();
+        Thread.sleep(window.toMillis());
+        proxy.mode(FaultProxy.Mode.PASS);
+        long healed = System.nanoTime();
+        faultLog.log("FAULT", client, -1, "heal");
+        long changes = proxy.changes() - changesBefore;
+        if (changes != 2 || during == FaultProxy.Mode.PASS) {
+            faultLog.log("FAULT", client, -1, "unconfirmed " + fault + ": the proxy changed mode " + changes + " times");
+            return;
+        }
+        long deadline = healed + confirmWithin.toNanos();
+        Optional<String> evidence;
+        while ((evidence = evidence(fault, client, delay, start, healed)).isEmpty() && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+        faultLog.log("FAULT", client, -1, evidence.map(seen -> "confirmed " + fault + ": " + seen)
+                .orElse("unconfirmed " + fault + ": " + client + " logged no engine error" + (fault.equals("delay") ? " or slow release" : "")
+                        + " for it"));
+    }
+
+    /** @return what the client logged that shows the fault: events that began in the window, counted */
+    private Optional<String> evidence(String fault, String client, Duration delay, long start, long healed) {
+        List<HoldLog.Event> events;
+        try {
+            events = HoldLog.read(logs.resolve(client + ".log"));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        Map<String, Integer> seen = new java.util.TreeMap<>();
+        for (HoldLog.Event event : events) {
+            if (event.nanos() < start) {
+                continue;
+            }
+            boolean error = event.kind().equals("LOST") || event.kind().equals("ENGINE") && !event.detail().startsWith("release ");
+            boolean slowRelease = event.kind().equals("ENGINE") && event.detail().startsWith("release ")
+                    && releaseMillis(event.detail()) >= delay.toMillis();
+            // a release timed from inside the window ends after it started: count it if it began before the heal
+            boolean inWindow = slowRelease ? event.nanos() - TimeUnit.MILLISECONDS.toNanos(releaseMillis(event.detail())) < healed
+                    : event.nanos() >= start;
+            if (inWindow && (error || fault.equals("delay") && slowRelease)) {
+                String what = slowRelease ? "release slower than " + Durations.format(delay)
+                        : event.kind().equals("LOST") ? "lease lost" : event.detail();
+                seen.merge(what, 1, Integer::sum);
+            }
+        }
+        return seen.isEmpty() ? Optional.empty() : Optional.of(seen.toString());
+    }
+
+    private static long releaseMillis(String detail) {
+        return Long.parseLong(detail.substring("release ".length(), detail.length() - "ms".length()));
+    }
+
+    @Override
+    public void close() {
+        proxies.values().forEach(FaultProxy::close);
+    }
+}
