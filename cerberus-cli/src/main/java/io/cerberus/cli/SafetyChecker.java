@@ -16,7 +16,8 @@ import java.util.TreeMap;
  *       kill or end) intersect: both believed they held the lock at once.</li>
  *   <li>A <em>lost update</em>: a register write that a later write from a stale read undid
  *       (writes accepted minus the final value).</li>
- *   <li><em>Tokens backwards</em>: a grant whose fencing token is lower than an earlier grant's.</li>
+ *   <li><em>Tokens backwards</em>: a grant whose fencing token is not larger than an earlier grant's
+ *       (lower, or the same again: a token must be strictly larger than every earlier one).</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *
@@ -93,7 +94,7 @@ final class SafetyChecker {
                 case "ACQ" -> {
                     open.put(key, event);
                     if (event.token() >= 0) {
-                        if (event.token() < highest) {
+                        if (event.token() <= highest) {
                             tokensBackwards++;
                         }
                         highest = Math.max(highest, event.token());

@@ -132,14 +132,15 @@ final class SentinelServers implements LockServer {
         return address.size() == 2 ? Integer.parseInt(address.get(1)) : -1;
     }
 
-    /** @return whether the Sentinel lists the replica on that port with no flag but {@code slave} and its link to the primary up */
+    /** @return whether the Sentinel lists the replica on that port with no flag but {@code slave}, and the replica says it is one */
     private static boolean replicaUp(int sentinelPort, int replicaPort) {
         List<String> fields = query(sentinelPort, "SENTINEL", "REPLICAS", MASTER);
         java.util.Map<String, String> replica = new java.util.HashMap<>();
-        for (int i = 0; i + 1 <= fields.size(); i += 2) { // key, value pairs; each replica's begin with "name"
+        for (int i = 0; i <= fields.size(); i += 2) { // key, value pairs; each replica's begin with "name"
             if (i == fields.size() || fields.get(i).equals("name")) {
                 if (replica.getOrDefault("port", "").equals(Integer.toString(replicaPort))) {
-                    return replica.getOrDefault("flags", "").equals("slave") && replica.getOrDefault("master-link-status", "").equals("ok");
+                    // not the link status the Sentinel last read: it refreshes a replica's INFO only every 10 s while the primary is up
+                    return replica.getOrDefault("flags", "").equals("slave") && replica.getOrDefault("role-reported", "").equals("slave");
                 }
                 replica.clear();
                 if (i == fields.size()) {
