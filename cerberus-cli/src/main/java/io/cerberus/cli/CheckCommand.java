@@ -225,9 +225,8 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres; with --engine, give the mode in"
                     + " the URI (cerberus.mode=session)");
         }
-        if (delay.isZero() || delay.compareTo(lease.multipliedBy(2)) > 0) {
-            throw new ParameterException(spec.commandLine(), "--delay must be more than 0 and at most twice the lease ("
-                    + Durations.format(lease.multipliedBy(2)) + "), was " + Durations.format(delay));
+        if (delay.isZero()) {
+            throw new ParameterException(spec.commandLine(), "--delay must be more than 0; to inject no delay, leave delay out of --faults");
         }
         if (given("--delay") && !faults.contains("delay")) {
             throw new ParameterException(spec.commandLine(), "--delay applies to --faults delay");

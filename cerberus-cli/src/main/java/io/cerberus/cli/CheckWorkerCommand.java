@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
  * → write value + 1 with the fencing token → release, logging every step to its event log and
  * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
  * aim faults at the holder. What the engine got wrong (failed acquisitions, renewals refused or
- * unreachable) and how long each release took are logged as {@code ENGINE} events: the client's
+ * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
  */
@@ -93,6 +93,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
                     continue;
                 }
                 Optional<Lease> lease;
+                long acquiring = System.nanoTime();
                 try {
                     lease = cerberus.lock(lockName).tryAcquire(Duration.ofMillis(500));
                 } catch (EngineUnavailableException e) {
@@ -102,6 +103,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
                 }
                 if (lease.isPresent()) {
                     long token = fencing ? lease.get().fencingToken() : -1;
+                    log.log("ENGINE", client, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
                     cycle(register, log, out, token, lease.get());
                 }
             }

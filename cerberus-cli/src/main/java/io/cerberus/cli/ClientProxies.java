@@ -8,6 +8,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,12 +19,12 @@ import java.util.regex.Pattern;
  * {@link FaultProxy} of its own, so one client can be cut off while the others go on. A fault is
  * confirmed twice: the proxy counted its change of mode (and its return to {@code PASS}), and the
  * target client's own event log shows it felt the fault in the window (an {@code ENGINE} error, a
- * lost lease, or for {@code delay} a release slower than the delay).
+ * lost lease, or for {@code delay} grants and releases slowed by it).
  *
  * <ul>
  *   <li>{@code partition}: {@link FaultProxy.Mode#BLACKHOLE} — nothing passes, connections stay open;</li>
  *   <li>{@code drop}: {@link FaultProxy.Mode#DROP} — live connections reset (RST), new ones reset at once;</li>
- *   <li>{@code delay}: {@link FaultProxy.Mode#DELAY} — every chunk waits the delay, in each direction.</li>
+ *   <li>{@code delay}: {@link FaultProxy.Mode#DELAY} — every chunk passes the delay after it arrived, in each direction.</li>
  * </ul>
  */
 final class ClientProxies implements AutoCloseable {
@@ -114,11 +116,16 @@ final class ClientProxies implements AutoCloseable {
             Thread.sleep(20);
         }
         faultLog.log("FAULT", client, -1, evidence.map(seen -> "confirmed " + fault + ": " + seen)
-                .orElse("unconfirmed " + fault + ": " + client + " logged no engine error" + (fault.equals("delay") ? " or slow release" : "")
-                        + " for it"));
+                .orElse("unconfirmed " + fault + ": " + client + (fault.equals("delay") ? " logged no engine error and no call slowed by it"
+                        + " (or a call inside the window faster than two delays)" : " logged no engine error or lost lease for it")));
     }
 
-    /** @return what the client logged that shows the fault: events that began in the window, counted */
+    /**
+     * @return what the client logged that shows the fault, counted: engine errors and lost leases from the start of
+     *         the fault on; for {@code delay}, also its timed calls (grants, releases) — every call that began and
+     *         ended inside the window must have taken two delays (one each way), and at least one must have, or one
+     *         that overlapped the window must have taken more than one delay
+     */
     private Optional<String> evidence(String fault, String client, Duration delay, long start, long healed) {
         List<HoldLog.Event> events;
         try {
@@ -126,28 +133,45 @@ final class ClientProxies implements AutoCloseable {
         } catch (IOException e) {
             return Optional.empty();
         }
-        Map<String, Integer> seen = new java.util.TreeMap<>();
+        Map<String, Integer> seen = new TreeMap<>();
+        long twoDelays = delay.multipliedBy(2).toMillis() - 2; // logged in whole milliseconds, rounded down
         for (HoldLog.Event event : events) {
             if (event.nanos() < start) {
                 continue;
             }
-            boolean error = event.kind().equals("LOST") || event.kind().equals("ENGINE") && !event.detail().startsWith("release ");
-            boolean slowRelease = event.kind().equals("ENGINE") && event.detail().startsWith("release ")
-                    && releaseMillis(event.detail()) >= delay.toMillis();
-            // a release timed from inside the window ends after it started: count it if it began before the heal
-            boolean inWindow = slowRelease ? event.nanos() - TimeUnit.MILLISECONDS.toNanos(releaseMillis(event.detail())) < healed
-                    : event.nanos() >= start;
-            if (inWindow && (error || fault.equals("delay") && slowRelease)) {
-                String what = slowRelease ? "release slower than " + Durations.format(delay)
-                        : event.kind().equals("LOST") ? "lease lost" : event.detail();
-                seen.merge(what, 1, Integer::sum);
+            OptionalLong took = callMillis(event);
+            if (event.kind().equals("LOST")) {
+                seen.merge("lease lost", 1, Integer::sum);
+            } else if (event.kind().equals("ENGINE") && took.isEmpty()) {
+                seen.merge(event.detail(), 1, Integer::sum);
+            } else if (fault.equals("delay") && took.isPresent()) {
+                long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
+                String call = event.detail().split(" ", 2)[0];
+                if (began >= start && event.nanos() <= healed) {
+                    seen.merge(call + (took.getAsLong() >= twoDelays ? " inside, two delays or more" : " inside, FASTER than two delays"),
+                            1, Integer::sum);
+                } else if (began < healed && took.getAsLong() >= delay.toMillis()) {
+                    seen.merge(call + " across the window, one delay or more", 1, Integer::sum);
+                }
             }
+        }
+        if (seen.keySet().stream().anyMatch(what -> what.contains("FASTER"))) {
+            return Optional.empty();
         }
         return seen.isEmpty() ? Optional.empty() : Optional.of(seen.toString());
     }
 
-    private static long releaseMillis(String detail) {
-        return Long.parseLong(detail.substring("release ".length(), detail.length() - "ms".length()));
+    /** @return how long a timed call took, for {@code ENGINE acquire 12ms} and {@code ENGINE release 12ms} */
+    private static OptionalLong callMillis(HoldLog.Event event) {
+        String[] words = event.detail().split(" ");
+        if (!event.kind().equals("ENGINE") || words.length != 2 || !words[1].endsWith("ms")) {
+            return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(words[1].substring(0, words[1].length() - 2)));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+        }
     }
 
     @Override

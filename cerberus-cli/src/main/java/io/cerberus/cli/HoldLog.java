@@ -17,7 +17,7 @@ import java.util.List;
  * <p>Kinds: {@code ACQ} granted, {@code READ} the register was read, {@code WRITE} written
  * ({@code ok} or {@code stale}), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
  * injected (CLIENT is the target, TOKEN -1, DETAIL the fault), {@code ENGINE} what the client saw of
- * the engine ({@code acquire failed}, {@code renewal unreachable}, {@code release 12ms}), {@code END}
+ * the engine ({@code acquire failed}, {@code renewal unreachable}, {@code acquire 12ms}, {@code release 12ms}), {@code END}
  * the client stopped.
  */
 final class HoldLog implements AutoCloseable {

@@ -1,12 +1,6 @@
 package io.cerberus.cli;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,7 +50,7 @@ final class SentinelServers implements LockServer {
             }
             // a failover needs a quorum that knows the replica and a majority of Sentinels that know each other
             await("the Sentinels to find the replica and each other", () -> sentinels.stream().allMatch(sentinel -> {
-                List<String> master = query(sentinel.port(), "SENTINEL", "MASTER", MASTER);
+                List<String> master = RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", MASTER);
                 return field(master, "num-slaves").equals("1") && field(master, "num-other-sentinels").equals("2");
             }));
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -99,7 +93,7 @@ final class SentinelServers implements LockServer {
         awaitReplicaInSync(promoted, old);
         // the next failover needs the Sentinels to see the old primary up again, as a replica
         await("the Sentinels to see node" + number(old) + " back as a replica", () -> sentinels.stream().allMatch(sentinel ->
-                field(query(sentinel.port(), "SENTINEL", "MASTER", MASTER), "num-slaves").equals("1")
+                field(RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", MASTER), "num-slaves").equals("1")
                         && replicaUp(sentinel.port(), old.port())));
         record.accept("server-restart node" + number(old) + " as replica");
         record.accept("confirmed failover: node" + number(old) + " exited and its port closed, all 3 Sentinels name node"
@@ -128,13 +122,13 @@ final class SentinelServers implements LockServer {
 
     /** @return the port of {@code SENTINEL GET-MASTER-ADDR-BY-NAME}, or -1 if the Sentinel does not answer */
     private static int masterPort(CheckServer sentinel) {
-        List<String> address = query(sentinel.port(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER);
+        List<String> address = RespQuery.send(sentinel.port(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER);
         return address.size() == 2 ? Integer.parseInt(address.get(1)) : -1;
     }
 
     /** @return whether the Sentinel lists the replica on that port with no flag but {@code slave}, and the replica says it is one */
     private static boolean replicaUp(int sentinelPort, int replicaPort) {
-        List<String> fields = query(sentinelPort, "SENTINEL", "REPLICAS", MASTER);
+        List<String> fields = RespQuery.send(sentinelPort, "SENTINEL", "REPLICAS", MASTER);
         java.util.Map<String, String> replica = new java.util.HashMap<>();
         for (int i = 0; i <= fields.size(); i += 2) { // key, value pairs; each replica's begin with "name"
             if (i == fields.size() || fields.get(i).equals("name")) {
@@ -154,8 +148,8 @@ final class SentinelServers implements LockServer {
 
     private void awaitReplicaInSync(CheckServer primary, CheckServer replica) throws InterruptedException {
         await("node" + number(replica) + " to replicate node" + number(primary), () ->
-                String.join("", query(primary.port(), "INFO", "replication")).contains("connected_slaves:1")
-                        && String.join("", query(replica.port(), "INFO", "replication")).contains("master_link_status:up"));
+                String.join("", RespQuery.send(primary.port(), "INFO", "replication")).contains("connected_slaves:1")
+                        && String.join("", RespQuery.send(replica.port(), "INFO", "replication")).contains("master_link_status:up"));
     }
 
     private static String field(List<String> flat, String name) {
@@ -171,70 +165,6 @@ final class SentinelServers implements LockServer {
             }
             Thread.sleep(20);
         }
-    }
-
-    /**
-     * Sends one command in the Redis protocol and flattens the reply (arrays into their elements).
-     *
-     * @return the reply's strings; empty when the server cannot be reached or answers an error
-     */
-    static List<String> query(int port, String... command) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            socket.setSoTimeout(2000);
-            StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
-            for (String part : command) {
-                request.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(part).append("\r\n");
-            }
-            OutputStream out = socket.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            List<String> reply = new ArrayList<>();
-            return read(new BufferedInputStream(socket.getInputStream()), reply) ? reply : List.of();
-        } catch (IOException e) {
-            return List.of();
-        }
-    }
-
-    /** @return false if the reply is an error */
-    private static boolean read(InputStream in, List<String> into) throws IOException {
-        String line = line(in);
-        switch (line.charAt(0)) {
-            case '+', ':' -> into.add(line.substring(1));
-            case '$' -> {
-                int length = Integer.parseInt(line.substring(1));
-                if (length >= 0) {
-                    into.add(new String(in.readNBytes(length), StandardCharsets.UTF_8));
-                    line(in);
-                }
-            }
-            case '*' -> {
-                int count = Integer.parseInt(line.substring(1));
-                for (int i = 0; i < count; i++) {
-                    if (!read(in, into)) {
-                        return false;
-                    }
-                }
-            }
-            default -> {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static String line(InputStream in) throws IOException {
-        StringBuilder line = new StringBuilder();
-        int c;
-        while ((c = in.read()) != '\n') {
-            if (c < 0) {
-                throw new IOException("the reply ended early");
-            }
-            if (c != '\r') {
-                line.append((char) c);
-            }
-        }
-        return line.toString();
     }
 
     @Override
