@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
  * {@link FaultProxy} of its own, so one client can be cut off while the others go on. A fault is
  * confirmed twice: the proxy counted its change of mode (and its return to {@code PASS}), and the
  * target client's own event log shows it felt the fault in the window (an {@code ENGINE} error, a
- * lost lease, or for {@code delay} grants and releases slowed by it).
+ * lost lease, a call held by a partition until the heal, or for {@code delay} grants and releases
+ * slowed by it).
  *
  * <ul>
  *   <li>{@code partition}: {@link FaultProxy.Mode#BLACKHOLE} — nothing passes, connections stay open;</li>
@@ -117,12 +118,13 @@ final class ClientProxies implements AutoCloseable {
         }
         faultLog.log("FAULT", client, -1, evidence.map(seen -> "confirmed " + fault + ": " + seen)
                 .orElse("unconfirmed " + fault + ": " + client + (fault.equals("delay") ? " logged no engine error and no call slowed by it"
-                        + " (or a call inside the window faster than two delays)" : " logged no engine error or lost lease for it")));
+                        + " (or a call inside the window faster than two delays)" : " logged no engine error, lost lease or call held by it")));
     }
 
     /**
      * @return what the client logged that shows the fault, counted: engine errors and lost leases from the start of
-     *         the fault on; for {@code delay}, also its timed calls (grants, releases) — every call that began and
+     *         the fault on; for {@code partition}, also a grant or release begun in the window that ended only after the
+     *         heal (held by the blackhole, then let through); for {@code delay}, also its timed calls (grants, releases) — every call that began and
      *         ended inside the window must have taken two delays (one each way), and at least one must have, or one
      *         that overlapped the window must have taken more than one delay
      */
@@ -144,6 +146,11 @@ final class ClientProxies implements AutoCloseable {
                 seen.merge("lease lost", 1, Integer::sum);
             } else if (event.kind().equals("ENGINE") && took.isEmpty()) {
                 seen.merge(event.detail(), 1, Integer::sum);
+            } else if (fault.equals("partition") && took.isPresent()) {
+                long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
+                if (began >= start && began < healed && event.nanos() >= healed) {
+                    seen.merge(event.detail().split(" ", 2)[0] + " held until the heal", 1, Integer::sum);
+                }
             } else if (fault.equals("delay") && took.isPresent()) {
                 long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
                 String call = event.detail().split(" ", 2)[0];
