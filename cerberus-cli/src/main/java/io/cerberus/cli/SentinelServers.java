@@ -23,6 +23,8 @@ final class SentinelServers implements LockServer {
     /** The name the Sentinels know the primary by. */
     static final String MASTER = "locks";
     private static final Duration WITHIN = Duration.ofSeconds(30);
+    /** A primary waits 5 s by default before it streams a full copy to a new replica, for more replicas to join in. */
+    private static final List<String> NO_SYNC_DELAY = List.of("--repl-diskless-sync-delay", "0");
 
     private final List<CheckServer> nodes;
     private final List<CheckServer> sentinels;
@@ -37,9 +39,9 @@ final class SentinelServers implements LockServer {
         List<CheckServer> sentinels = new ArrayList<>();
         SentinelServers servers = new SentinelServers(nodes, sentinels);
         try {
-            nodes.add(CheckServer.startRedis(dir.resolve("node1"), persistent));
+            nodes.add(CheckServer.startRedis(dir.resolve("node1"), persistent, NO_SYNC_DELAY));
             int primary = nodes.get(0).port();
-            nodes.add(CheckServer.startRedis(dir.resolve("node2"), persistent, List.of("--replicaof", "127.0.0.1", Integer.toString(primary))));
+            nodes.add(CheckServer.startRedis(dir.resolve("node2"), persistent, replicaOf(primary)));
             servers.awaitReplicaInSync(nodes.get(0), nodes.get(1));
             for (int i = 1; i <= 3; i++) {
                 sentinels.add(CheckServer.startSentinel(dir.resolve("sentinel" + i), List.of(
@@ -89,7 +91,7 @@ final class SentinelServers implements LockServer {
         if (rest > 0) {
             Thread.sleep(rest); // --server-down is how long the old primary stays down: a duration, not a wait for an event
         }
-        old.restart(List.of("--replicaof", "127.0.0.1", Integer.toString(newPort[0])));
+        old.restart(replicaOf(newPort[0]));
         awaitReplicaInSync(promoted, old);
         // the next failover needs the Sentinels to see the old primary up again, as a replica
         await("the Sentinels to see node" + number(old) + " back as a replica", () -> sentinels.stream().allMatch(sentinel ->
@@ -98,6 +100,12 @@ final class SentinelServers implements LockServer {
         record.accept("server-restart node" + number(old) + " as replica");
         record.accept("confirmed failover: node" + number(old) + " exited and its port closed, all 3 Sentinels name node"
                 + number(promoted) + " after " + promotedAfter + "ms, node" + number(old) + " replicates it");
+    }
+
+    private static List<String> replicaOf(int primaryPort) {
+        List<String> args = new ArrayList<>(NO_SYNC_DELAY);
+        args.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(primaryPort)));
+        return args;
     }
 
     private int number(CheckServer node) {
