@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import io.cerberus.testkit.FaultProxy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,7 +30,9 @@ import picocli.CommandLine.Spec;
         description = {"Starts --clients client processes that loop: acquire the lock, read a register, wait --think, write"
                 + " the value + 1 with the lease's fencing token, release. The register (a file) refuses writes with a token"
                 + " lower than one it has seen. Meanwhile faults are injected every --fault-every: 'pause' stops the current"
-                + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client."
+                + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client;"
+                + " 'partition', 'drop' and 'delay' blackhole, reset or slow its connection through a proxy of its own; with --server,"
+                + " 'server-kill' and 'failover' fault the server the checker runs."
                 + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
                 + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
                 + " refused every stale write) or UNSAFE."},
@@ -62,20 +63,31 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition (redis://, zk:// and etcd:// engines), server-kill (needs"
-                    + " --server: kills the server, a minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk"
-                    + " or etcd: the ensemble's leader), majority-kill (--server redlock: 3 of 5 nodes), or none."
+            description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd:// and jdbc: engines),"
+                    + " server-kill (needs --server redis, redlock, postgres, zk or etcd: kills the server, a minority of Redlock's nodes,"
+                    + " or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
+                    + " redlock: 3 of 5 nodes), failover (--server sentinel: kills the primary), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
-            + " (five redis-servers), zk (a 3-server ZooKeeper ensemble, session timeout = --lease) or etcd (a 3-member etcd"
-            + " cluster, lease TTL = --lease in whole seconds, at least 2).")
+            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), zk (a 3-server"
+            + " ZooKeeper ensemble, session timeout = --lease) or etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
+            + " seconds, at least 2).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis: none (a restart loses every key) or aof (append-only file, fsync always). Default: ${DEFAULT-VALUE}")
+            description = "With --server redis or sentinel: none (a restart loses every key) or aof (append-only file, fsync always)."
+                    + " Default: ${DEFAULT-VALUE}")
     private String persistence;
+
+    @Option(names = "--jdbc-mode", defaultValue = "lease-row",
+            description = "With --server postgres: the jdbc: engine's mode, lease-row or session. Default: ${DEFAULT-VALUE}")
+    private String jdbcMode;
+
+    @Option(names = "--delay", defaultValue = "300ms", converter = Durations.class,
+            description = "With --faults delay: added to each direction of the target's traffic. Default: ${DEFAULT-VALUE}")
+    private Duration delay;
 
     @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
             description = "How long a killed server stays down. Default: ${DEFAULT-VALUE}")
@@ -101,8 +113,9 @@ final class CheckCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     private int clientCount;
-    private final java.util.Map<String, List<FaultProxy>> proxies = new java.util.HashMap<>();
+    private ClientProxies proxies;
     private String engineUri;
+    private LockServer lockServer;
 
     @Override
     public Integer call() throws Exception {
@@ -111,20 +124,19 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        try (LockServers started = server == null ? null
-                : LockServers.start(server, out.resolve("server"), persistence.equals("aof"), lease)) {
+        try (LockServer started = server == null ? null : LockServer.start(server, out.resolve("server"), persistence, jdbcMode, lease)) {
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : started.uri());
         }
     }
 
-    private LockServers lockServer;
-
     private int run(String engineUri) throws Exception {
-        if (faults.contains("partition") && !ProxiedUri.proxiable(engineUri)) {
-            throw new ParameterException(spec.commandLine(), "--faults partition works with redis://, zk:// and etcd:// engines (each"
-                    + " client talks to each server through its own proxy); the engine is " + engineUri);
+        List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
+        if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
+            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://"
+                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + engineUri);
         }
+        proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
             probe.close();
@@ -132,8 +144,9 @@ final class CheckCommand implements Callable<Integer> {
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : engineUri)
-                + (lockServer == null ? "" : " (started here" + (server.startsWith("red") ? ", persistence " + persistence : "") + ")") + ", " + clients + " clients, " + Durations.format(duration)
-                + ", lease " + Durations.format(lease) + ", faults " + faults + (noFencing ? ", fencing ignored" : "");
+                + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
+                + ", " + clients + " clients, " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
+                + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
         List<CheckClient> running = new ArrayList<>();
@@ -150,7 +163,9 @@ final class CheckCommand implements Callable<Integer> {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
             }
-            proxies.values().forEach(each -> each.forEach(FaultProxy::close));
+            if (proxies != null) {
+                proxies.close();
+            }
         }
         long end = System.nanoTime();
         SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
@@ -176,46 +191,66 @@ final class CheckCommand implements Callable<Integer> {
         if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
+        List<String> known = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover",
+                "none");
         for (String fault : faults) {
-            if (!List.of("pause", "kill", "partition", "server-kill", "leader-kill", "majority-kill", "none").contains(fault)) {
-                throw new ParameterException(spec.commandLine(), "--faults takes pause, kill, partition, server-kill, leader-kill,"
-                        + " majority-kill or none; '"
-                        + fault
+            if (!known.contains(fault)) {
+                throw new ParameterException(spec.commandLine(), "--faults takes " + String.join(", ", known) + "; '" + fault
                         + "' is none of them");
             }
         }
-        if (server != null && !LockServers.KINDS.contains(server)) {
-            throw new ParameterException(spec.commandLine(), "--server takes redis, redlock, zk or etcd, was '" + server + "'");
+        if (server != null && !LockServer.KINDS.contains(server)) {
+            throw new ParameterException(spec.commandLine(), "--server takes " + String.join(", ", LockServer.KINDS) + ", was '" + server + "'");
         }
         if (faults.contains("majority-kill") && !"redlock".equals(server)) {
             throw new ParameterException(spec.commandLine(), "--faults majority-kill needs --server redlock");
         }
-        if (faults.contains("leader-kill") && !List.of("zk", "etcd").contains(server)) {
+        if (faults.contains("failover") && !"sentinel".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--faults failover needs --server sentinel");
+        }
+        if (faults.contains("leader-kill") && !List.of("zk", "etcd").contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--faults leader-kill needs --server zk or --server etcd (an ensemble with a leader)");
         }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
         }
-        if (faults.contains("server-kill") && server == null) {
-            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server, so the checker can kill and restart it");
+        if (faults.contains("server-kill") && (server == null || server.equals("sentinel"))) {
+            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server redis, redlock, postgres, zk or etcd, so the checker"
+                    + " can kill and restart it" + ("sentinel".equals(server) ? "; with --server sentinel the primary is killed by --faults failover" : ""));
         }
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
-        if (persistence.equals("aof") && !List.of("redis", "redlock").contains(server)) {
-            throw new ParameterException(spec.commandLine(), "--persistence aof needs --server redis or redlock; ZooKeeper and etcd"
-                    + " always keep their data on disk");
+        if (given("--persistence") && !List.of("redis", "redlock", "sentinel").contains(String.valueOf(server))) {
+            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock and sentinel"
+                    + (server == null ? "" : "; --server " + server + " keeps its own data"));
         }
+        if (!List.of("lease-row", "session").contains(jdbcMode)) {
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
+        }
+        if (given("--jdbc-mode") && !"postgres".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres; with --engine, give the mode in"
+                    + " the URI (cerberus.mode=session)");
+        }
+        if (delay.isZero()) {
+            throw new ParameterException(spec.commandLine(), "--delay must be more than 0; to inject no delay, leave delay out of --faults");
+        }
+        if (given("--delay") && !faults.contains("delay")) {
+            throw new ParameterException(spec.commandLine(), "--delay applies to --faults delay");
+        }
+        if ("sentinel".equals(server) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
+            throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need the servers in the engine URI; the"
+                    + " clients of --server sentinel ask the Sentinels where the primary is and connect to it directly");
+        }
+    }
+
+    private boolean given(String option) {
+        return spec.commandLine().getParseResult().hasMatchedOption(option);
     }
 
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
-        String clientUri = engineUri;
-        if (faults.contains("partition")) {
-            ProxiedUri proxied = ProxiedUri.start(engineUri);
-            proxies.put(name, proxied.proxies());
-            clientUri = proxied.uri();
-        }
+        String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
         List<String> args = new ArrayList<>(List.of("--engine", clientUri, "--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
                 "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
@@ -265,22 +300,10 @@ final class CheckCommand implements Callable<Integer> {
                     running.remove(target);
                     running.add(startClient(engineUri));
                 }
-                case "partition" -> {
-                    List<FaultProxy> cut = proxies.get(target.name());
-                    faultLog.log("FAULT", target.name(), -1, "partition");
-                    cut.forEach(proxy -> proxy.mode(FaultProxy.Mode.BLACKHOLE));
-                    Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-                    cut.forEach(proxy -> proxy.mode(FaultProxy.Mode.PASS));
-                    faultLog.log("FAULT", target.name(), -1, "heal");
-                }
-                case "server-kill", "majority-kill", "leader-kill" -> {
-                    // logged once confirmed: the process exited and its port refuses connections
-                    String killed = lockServer.kill(fault);
-                    faultLog.log("FAULT", "server", -1, (fault + " " + killed).strip());
-                    Thread.sleep(serverDown.toMillis());
-                    String restarted = lockServer.restart();
-                    faultLog.log("FAULT", "server", -1, ("server-restart " + restarted).strip());
-                }
+                case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
+                        faultLog, lease.multipliedBy(2).plusSeconds(1));
+                case "server-kill", "majority-kill", "leader-kill", "failover" ->
+                        lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
                 default -> {
                     // none
                 }

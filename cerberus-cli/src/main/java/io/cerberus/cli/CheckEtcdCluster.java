@@ -25,7 +25,7 @@ import java.util.stream.Collectors;
  * whose metrics say {@code etcd_server_is_leader 1}; a restarted member has rejoined when its
  * {@code /health} is true (it has a leader and serves reads) and its metrics name a leader.
  */
-final class CheckEtcdCluster implements LockServers {
+final class CheckEtcdCluster extends EnsembleServers {
     private static final int SIZE = 3;
     private static final Duration START = Duration.ofSeconds(60);
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -95,7 +95,7 @@ final class CheckEtcdCluster implements LockServers {
 
     /** {@code leader-kill}: the member whose metrics say it leads; {@code server-kill}: the next one in turn, leader or not. */
     @Override
-    public String kill(String fault) throws InterruptedException {
+    String kill(String fault) throws InterruptedException {
         int index = switch (fault) {
             case "leader-kill" -> leader();
             case "server-kill" -> next++ % SIZE;
@@ -108,7 +108,7 @@ final class CheckEtcdCluster implements LockServers {
     }
 
     @Override
-    public String restart() throws InterruptedException {
+    String restart() throws InterruptedException {
         ServerProcess member = members.get(killed);
         member.start();
         member.await("rejoining the cluster", START, () -> healthy(killed) && metric(killed, "etcd_server_has_leader").equals("1"));

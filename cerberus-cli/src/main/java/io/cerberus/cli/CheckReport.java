@@ -20,6 +20,10 @@ final class CheckReport {
         out.append("verdict:               ").append(report.verdict()).append('\n');
         out.append("holds (operations):    ").append(report.holds().size()).append('\n');
         out.append("faults injected:       ").append(report.faultCounts().isEmpty() ? "none" : report.faultCounts()).append('\n');
+        if (!report.confirmations(true).isEmpty() || !report.confirmations(false).isEmpty()) {
+            out.append("faults confirmed:      ").append(report.confirmations(true).isEmpty() ? "none" : report.confirmations(true));
+            out.append(report.confirmations(false).isEmpty() ? "" : ", NOT confirmed: " + report.confirmations(false)).append('\n');
+        }
         out.append("overlapping holds:     ").append(report.overlaps().size()).append(" (two clients believed they held the lock at once)\n");
         out.append("stale writes stopped:  ").append(report.staleStopped()).append(" (refused by the fenced register: fencing at work)\n");
         out.append("lost updates:          ").append(report.lostUpdates()).append(" (").append(report.writesAccepted())
@@ -98,7 +102,7 @@ final class CheckReport {
                     + "<title>%s</title></line>%n", x, x, 24 + index * lane, 58 + index * lane, escape(fault.kind() + " " + fault.client()
                             + " at " + millis(fault.nanos() - report.startNanos()))));
             svg.append(String.format(Locale.ROOT, "<text x='%.1f' y='%d' font-size='10'>%s</text>%n", x + 2, 26 + index * lane,
-                    escape(fault.kind())));
+                    escape(fault.kind().split(" ", 2)[0])));
         }
         svg.append("</svg>\n");
         String page = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>" + escape(title) + "</title></head>\n"

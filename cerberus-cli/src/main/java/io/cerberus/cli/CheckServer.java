@@ -14,18 +14,21 @@ import java.util.concurrent.TimeUnit;
 /**
  * A lock server the safety checker starts, kills and restarts itself: {@code redis-server} on a
  * free loopback port, its data in the run's directory, with or without an append-only file
- * ({@code appendfsync always}) so a restart keeps or loses the keys.
+ * ({@code appendfsync always}) so a restart keeps or loses the keys; or a Sentinel
+ * ({@code redis-server sentinel.conf --sentinel}) watching such servers.
  */
 final class CheckServer implements AutoCloseable {
     private final Path dir;
     private final boolean persistent;
     private final int port;
+    private List<String> extra;
     private Process process;
 
-    private CheckServer(Path dir, boolean persistent, int port) {
+    private CheckServer(Path dir, boolean persistent, int port, List<String> extra) {
         this.dir = dir;
         this.persistent = persistent;
         this.port = port;
+        this.extra = extra;
     }
 
     /**
@@ -37,10 +40,45 @@ final class CheckServer implements AutoCloseable {
      * @throws IllegalArgumentException if redis-server is not installed
      */
     static CheckServer startRedis(Path dir, boolean persistent) throws IOException, InterruptedException {
+        return startRedis(dir, persistent, List.of());
+    }
+
+    /**
+     * Starts redis-server with more arguments, such as {@code --replicaof HOST PORT}.
+     *
+     * @param dir its data directory
+     * @param persistent whether it keeps an append-only file, fsynced on every write
+     * @param extra more arguments of redis-server
+     * @return the running server
+     * @throws IllegalArgumentException if redis-server is not installed
+     */
+    static CheckServer startRedis(Path dir, boolean persistent, List<String> extra) throws IOException, InterruptedException {
         Files.createDirectories(dir);
-        CheckServer server = new CheckServer(dir, persistent, freePort());
+        CheckServer server = new CheckServer(dir, persistent, freePort(), extra);
         server.start();
         return server;
+    }
+
+    /**
+     * Starts a Sentinel that watches a master under a name.
+     *
+     * @param dir its directory (its configuration file, which it rewrites, and its output)
+     * @param sentinelConfig the {@code sentinel ...} lines of its configuration
+     * @return the running Sentinel
+     */
+    static CheckServer startSentinel(Path dir, List<String> sentinelConfig) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        int port = freePort();
+        List<String> config = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "daemonize no", "protected-mode no", "dir " + dir));
+        config.addAll(sentinelConfig);
+        Path file = Files.writeString(dir.resolve("sentinel.conf"), String.join("\n", config) + "\n");
+        CheckServer sentinel = new CheckServer(dir, false, port, List.of(file.toString(), "--sentinel"));
+        sentinel.start();
+        return sentinel;
+    }
+
+    int port() {
+        return port;
     }
 
     String uri() {
@@ -52,10 +90,16 @@ final class CheckServer implements AutoCloseable {
     }
 
     private void start() throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(redisServer(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--dir", dir.toString(), "--save", "", "--protected-mode", "no", "--daemonize", "no"));
-        command.addAll(persistent ? List.of("--appendonly", "yes", "--appendfsync", "always") : List.of("--appendonly", "no"));
-        process = new ProcessBuilder(command).redirectOutput(dir.resolve("server.out").toFile())
+        List<String> command = new ArrayList<>(List.of(redisServer()));
+        if (extra.contains("--sentinel")) {
+            command.addAll(extra);
+        } else {
+            command.addAll(List.of("--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir", dir.toString(), "--save", "",
+                    "--protected-mode", "no", "--daemonize", "no"));
+            command.addAll(persistent ? List.of("--appendonly", "yes", "--appendfsync", "always") : List.of("--appendonly", "no"));
+            command.addAll(extra);
+        }
+        process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.out").toFile()))
                 .redirectErrorStream(true).start();
         awaitPort(true, Duration.ofSeconds(20));
     }
@@ -71,6 +115,16 @@ final class CheckServer implements AutoCloseable {
 
     /** Starts the server again on the same port and data directory, and waits until it accepts connections. */
     void restart() throws IOException, InterruptedException {
+        start();
+    }
+
+    /**
+     * Starts the server again with other extra arguments, such as {@code --replicaof} its new master.
+     *
+     * @param otherExtra the extra arguments from now on
+     */
+    void restart(List<String> otherExtra) throws IOException, InterruptedException {
+        extra = otherExtra;
         start();
     }
 

@@ -2,8 +2,10 @@ package io.cerberus.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -11,11 +13,10 @@ import java.util.stream.Collectors;
  * redis}) or five independent ones for Redlock ({@code --server redlock}). Faults kill some of them
  * and start them again, each time the next ones in turn.
  */
-final class CheckServers implements LockServers {
+final class CheckServers implements LockServer {
     private final String kind;
     private final List<CheckServer> servers;
     private int next;
-    private List<Integer> killed = List.of();
 
     private CheckServers(String kind, List<CheckServer> servers) {
         this.kind = kind;
@@ -44,34 +45,40 @@ final class CheckServers implements LockServers {
         return servers.get(0).uri();
     }
 
-    /** Kills the one server, a minority of Redlock's ({@code server-kill}) or a majority ({@code majority-kill}), the next ones in turn. */
     @Override
-    public String kill(String fault) throws InterruptedException {
-        int count = switch (fault) {
-            case "server-kill" -> Math.max(1, (servers.size() - 1) / 2);
-            case "majority-kill" -> servers.size() / 2 + 1;
-            default -> throw new IllegalArgumentException("--server " + kind + " does not take fault " + fault);
-        };
-        List<Integer> nodes = new ArrayList<>();
+    public List<String> faults() {
+        return kind.equals("redlock") ? List.of("server-kill", "majority-kill") : List.of("server-kill");
+    }
+
+    /** {@code server-kill}: the one server, or a minority of Redlock's; {@code majority-kill}: a majority of Redlock's. */
+    @Override
+    public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {
+        int count = fault.equals("majority-kill") ? servers.size() / 2 + 1 : Math.max(1, (servers.size() - 1) / 2);
+        record.accept(fault);
+        List<Integer> nodes = killAndRestart(count, down);
+        record.accept("server-restart" + (servers.size() > 1 ? " nodes " + nodes : ""));
+        record.accept("confirmed " + fault + ": " + (nodes.size() == 1 ? "node " + nodes.get(0) : "nodes " + nodes)
+                + " exited of SIGKILL with the port closed, then accepted connections again");
+    }
+
+    /**
+     * Kills {@code count} servers with SIGKILL (confirmed: exited, port closed), keeps them down, and
+     * starts them again (confirmed: port accepting).
+     *
+     * @return which nodes (1-based) were killed
+     */
+    private List<Integer> killAndRestart(int count, Duration down) throws IOException, InterruptedException {
+        List<Integer> killed = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int index = next++ % servers.size();
             servers.get(index).kill();
-            nodes.add(index + 1);
+            killed.add(index + 1);
         }
-        killed = nodes;
-        return describe(nodes);
-    }
-
-    @Override
-    public String restart() throws IOException, InterruptedException {
+        Thread.sleep(down.toMillis());
         for (int node : killed) {
             servers.get(node - 1).restart();
         }
-        return describe(killed);
-    }
-
-    private String describe(List<Integer> nodes) {
-        return servers.size() > 1 ? "nodes " + nodes : "";
+        return killed;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import io.cerberus.Cerberus;
 import io.cerberus.Capability;
+import io.cerberus.CerberusMetrics;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
@@ -9,6 +10,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +26,9 @@ import picocli.CommandLine.Spec;
  * One client of {@code cerberus check}, in its own JVM: loops acquire → read the register → think
  * → write value + 1 with the fencing token → release, logging every step to its event log and
  * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
- * aim faults at the holder. It does not check {@code Lease.isValid()} before writing: a pause can
+ * aim faults at the holder. What the engine got wrong (failed acquisitions, renewals refused or
+ * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
+ * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
  */
 @Command(name = "check-worker", hidden = true,
@@ -80,7 +84,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
         stdin.start();
         FencedRegister register = new FencedRegister(registerFile, !noFencing);
         try (HoldLog log = new HoldLog(logFile);
-                Cerberus cerberus = noLock ? null : engine.connect(engine.engineUri(), lease)) {
+                Cerberus cerberus = noLock ? null : connect(log)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
             announce(out, "READY");
             while (!stopped.get()) {
@@ -89,14 +93,17 @@ final class CheckWorkerCommand implements Callable<Integer> {
                     continue;
                 }
                 Optional<Lease> lease;
+                long acquiring = System.nanoTime();
                 try {
                     lease = cerberus.lock(lockName).tryAcquire(Duration.ofMillis(500));
                 } catch (EngineUnavailableException e) {
+                    log.log("ENGINE", client, -1, "acquire failed");
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
                     continue;
                 }
                 if (lease.isPresent()) {
                     long token = fencing ? lease.get().fencingToken() : -1;
+                    log.log("ENGINE", client, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
                     cycle(register, log, out, token, lease.get());
                 }
             }
@@ -120,8 +127,10 @@ final class CheckWorkerCommand implements Callable<Integer> {
         // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
         log.log("REL", client, token, "");
         if (lease != null) {
+            long releasing = System.nanoTime();
             try {
                 lease.close();
+                log.log("ENGINE", client, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
             } catch (LockLostException e) {
                 log.log("LOST", client, token, "at release");
             } catch (EngineUnavailableException e) {
@@ -129,6 +138,19 @@ final class CheckWorkerCommand implements Callable<Integer> {
             }
         }
         announce(out, "FREE");
+    }
+
+    /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */
+    private Cerberus connect(HoldLog log) {
+        return Cerberus.builder().engine(engine.engineUri()).namespace(engine.namespace()).defaultLease(lease)
+                .metrics(new CerberusMetrics() {
+                    @Override
+                    public void renewals(String engineName, RenewalOutcome outcome, int holds) {
+                        if (outcome != RenewalOutcome.RENEWED) {
+                            log.log("ENGINE", client, -1, "renewal " + outcome.name().toLowerCase(Locale.ROOT));
+                        }
+                    }
+                }).build();
     }
 
     private static void announce(PrintWriter out, String line) {

@@ -24,7 +24,7 @@ import org.apache.zookeeper.server.quorum.QuorumPeerMain;
  * restarted server has rejoined when {@code srvr} answers {@code Mode: follower} or {@code leader}
  * (a server without quorum answers that it is not serving).
  */
-final class CheckZooKeeperEnsemble implements LockServers {
+final class CheckZooKeeperEnsemble extends EnsembleServers {
     private static final int SIZE = 3;
     private static final Duration START = Duration.ofSeconds(60);
 
@@ -87,7 +87,7 @@ final class CheckZooKeeperEnsemble implements LockServers {
 
     /** {@code leader-kill}: the server that says it leads; {@code server-kill}: the next one in turn, leader or not. */
     @Override
-    public String kill(String fault) throws InterruptedException {
+    String kill(String fault) throws InterruptedException {
         int index = switch (fault) {
             case "leader-kill" -> leader();
             case "server-kill" -> next++ % SIZE;
@@ -100,7 +100,7 @@ final class CheckZooKeeperEnsemble implements LockServers {
     }
 
     @Override
-    public String restart() throws InterruptedException {
+    String restart() throws InterruptedException {
         ServerProcess member = members.get(killed);
         member.start();
         member.await("rejoining the ensemble", START, () -> mode(member).matches("leader|follower"));

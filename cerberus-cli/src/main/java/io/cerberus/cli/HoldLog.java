@@ -16,7 +16,9 @@ import java.util.List;
  *
  * <p>Kinds: {@code ACQ} granted, {@code READ} the register was read, {@code WRITE} written
  * ({@code ok} or {@code stale}), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
- * injected (CLIENT is the target, TOKEN -1, DETAIL the fault), {@code END} the client stopped.
+ * injected (CLIENT is the target, TOKEN -1, DETAIL the fault), {@code ENGINE} what the client saw of
+ * the engine ({@code acquire failed}, {@code renewal unreachable}, {@code acquire 12ms}, {@code release 12ms}), {@code END}
+ * the client stopped.
  */
 final class HoldLog implements AutoCloseable {
     /** One event. */
@@ -59,16 +61,24 @@ final class HoldLog implements AutoCloseable {
         List<Event> events = new ArrayList<>();
         try (var files = Files.list(dir)) {
             for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".log")).toList()) {
-                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                    if (!line.isBlank()) {
-                        events.add(Event.parse(line));
-                    }
-                }
+                events.addAll(read(file));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the event logs in " + dir, e);
         }
         events.sort(java.util.Comparator.comparingLong(Event::nanos));
+        return events;
+    }
+
+    /** @return the events of one log, in the order written; a last line not yet ended is left out */
+    static List<Event> read(Path file) throws IOException {
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        List<Event> events = new ArrayList<>();
+        for (String line : text.substring(0, text.lastIndexOf('\n') + 1).split("\n")) {
+            if (!line.isBlank()) {
+                events.add(Event.parse(line));
+            }
+        }
         return events;
     }
 

@@ -16,7 +16,8 @@ import java.util.TreeMap;
  *       kill or end) intersect: both believed they held the lock at once.</li>
  *   <li>A <em>lost update</em>: a register write that a later write from a stale read undid
  *       (writes accepted minus the final value).</li>
- *   <li><em>Tokens backwards</em>: a grant whose fencing token is lower than an earlier grant's.</li>
+ *   <li><em>Tokens backwards</em>: a grant whose fencing token is not larger than an earlier grant's
+ *       (lower, or the same again: a token must be strictly larger than every earlier one).</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *
@@ -48,10 +49,32 @@ final class SafetyChecker {
             return overlaps.isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
         }
 
+        /** @return how many times each fault and step was logged, confirmations left out */
         Map<String, Integer> faultCounts() {
             Map<String, Integer> counts = new TreeMap<>();
-            faults.forEach(fault -> counts.merge(fault.kind().split(" ", 2)[0], 1, Integer::sum));
+            faults.stream().filter(fault -> !confirmation(fault)).forEach(fault -> counts.merge(kind(fault.kind()), 1, Integer::sum));
             return counts;
+        }
+
+        /**
+         * @param confirmed true for the faults confirmed, false for those that could not be
+         * @return per fault, how many were confirmed (faults confirmed as they are injected — pause, kill, server-kill
+         *         of Redis — stop the run when they cannot be, and log no confirmation)
+         */
+        Map<String, Integer> confirmations(boolean confirmed) {
+            Map<String, Integer> counts = new TreeMap<>();
+            faults.stream().filter(fault -> fault.kind().startsWith(confirmed ? "confirmed " : "unconfirmed "))
+                    .forEach(fault -> counts.merge(kind(fault.kind().split(" ", 2)[1]), 1, Integer::sum));
+            return counts;
+        }
+
+        private static boolean confirmation(Fault fault) {
+            return fault.kind().startsWith("confirmed ") || fault.kind().startsWith("unconfirmed ");
+        }
+
+        private static String kind(String detail) {
+            String first = detail.split(" ", 2)[0];
+            return first.endsWith(":") ? first.substring(0, first.length() - 1) : first;
         }
     }
 
@@ -71,7 +94,7 @@ final class SafetyChecker {
                 case "ACQ" -> {
                     open.put(key, event);
                     if (event.token() >= 0) {
-                        if (event.token() < highest) {
+                        if (event.token() <= highest) {
                             tokensBackwards++;
                         }
                         highest = Math.max(highest, event.token());

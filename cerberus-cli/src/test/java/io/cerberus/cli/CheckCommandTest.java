@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The safety checker in short runs: real client JVMs, real faults (SIGSTOP past the lease,
- * SIGKILL while holding), a real redis-server. Also its negative controls: without the lock, and
+ * SIGKILL while holding, connections cut or slowed through a proxy, a server killed, a Sentinel
+ * failover), real redis-server, Sentinels and PostgreSQL. Also its negative controls: without the lock, and
  * with fencing ignored, it must find violations.
  */
 class CheckCommandTest {
@@ -60,6 +61,17 @@ class CheckCommandTest {
         Matcher m = Pattern.compile(Pattern.quote(label) + ":\\s+(\\d+)").matcher(report);
         assertThat(m.find()).as("'%s' in the report:%n%s", label, report).isTrue();
         return Long.parseLong(m.group(1));
+    }
+
+    private static int injected(String report, String fault) {
+        Matcher m = Pattern.compile("faults injected:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    private static int confirmed(String report, String fault) {
+        assertThat(report).as("faults the checker could not confirm").doesNotContain("NOT confirmed");
+        Matcher m = Pattern.compile("faults confirmed:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     @Test
@@ -115,6 +127,52 @@ class CheckCommandTest {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("partition=[1-9]").containsPattern("heal=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void aRedisClientWhoseConnectionsAreCutLosesNoUpdate() {
+        Cli.Result run = check("--server", "redis", "--faults", "drop");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(confirmed(run.stdout(), "drop")).as("cut and felt by the client").isEqualTo(injected(run.stdout(), "drop")).isPositive();
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void aRedisClientWhoseTrafficIsDelayedLosesNoUpdate() {
+        Cli.Result run = check("--server", "redis", "--faults", "delay", "--delay", "200ms");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(confirmed(run.stdout(), "delay")).as("slowed, as the client measured").isEqualTo(injected(run.stdout(), "delay"))
+                .isPositive();
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void aSentinelFailoverIsConfirmedAndJudged() {
+        // a failover takes 2-3 s (a primary is down after 1 s), so one per run; the lease is shorter than that, so the
+        // holder's lease runs out before the replica is promoted
+        Cli.Result run = check("--server", "sentinel", "--faults", "failover", "--fault-every", "1s", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(confirmed(run.stdout(), "failover")).as("primary killed, replica promoted, old primary back").isPositive();
+        assertThat(run.stdout()).containsPattern("promoted=[1-9]").containsPattern("server-restart=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void aKilledPostgresLosesNoLeaseRowLock() {
+        Cli.Result run = check("--server", "postgres", "--faults", "server-kill", "--server-down", "0", "--think", "300ms",
+                "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(confirmed(run.stdout(), "server-kill")).isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
+        assertThat(run.stdout()).as("the lease rows are in the database: a crash keeps them").containsPattern("verdict: +SAFE");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
     }
@@ -191,18 +249,39 @@ class CheckCommandTest {
         assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
-        assertThat(partition.stderr()).contains("partition works with redis://, zk:// and etcd://");
+        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd:// and jdbc: engines");
         Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
         assertThat(leaderKill.exitCode()).isEqualTo(64);
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, zk or etcd, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, zk, etcd, was 'consul'");
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
-        assertThat(persistence.stderr()).contains("--persistence aof needs --server redis or redlock");
+        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server zk keeps its own data");
         Cli.Result majorityZk = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "majority-kill");
         assertThat(majorityZk.exitCode()).isEqualTo(64);
         assertThat(majorityZk.stderr()).contains("needs --server redlock");
+        Cli.Result failover = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "failover");
+        assertThat(failover.exitCode()).isEqualTo(64);
+        assertThat(failover.stderr()).contains("--faults failover needs --server sentinel");
+        Cli.Result sentinelKill = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "server-kill");
+        assertThat(sentinelKill.exitCode()).isEqualTo(64);
+        assertThat(sentinelKill.stderr()).contains("killed by --faults failover");
+        Cli.Result sentinelDrop = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "drop");
+        assertThat(sentinelDrop.exitCode()).isEqualTo(64);
+        assertThat(sentinelDrop.stderr()).contains("need the servers in the engine URI");
+        Cli.Result postgresAof = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--persistence", "aof");
+        assertThat(postgresAof.exitCode()).isEqualTo(64);
+        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel");
+        Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
+        assertThat(jdbcMode.exitCode()).isEqualTo(64);
+        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres");
+        Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
+        assertThat(delayWithout.exitCode()).isEqualTo(64);
+        assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");
+        Cli.Result noDelay = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "delay", "--delay", "0");
+        assertThat(noDelay.exitCode()).isEqualTo(64);
+        assertThat(noDelay.stderr()).contains("--delay must be more than 0");
     }
 }

@@ -32,10 +32,22 @@ class ProxiedUriTest {
     }
 
     @Test
+    void aJdbcUrlKeepsItsDatabaseAndParameters() {
+        ProxiedUri proxied = ProxiedUri.start("jdbc:postgresql://127.0.0.1:5432/app?user=check&cerberus.mode=session");
+        try {
+            assertThat(proxied.uri()).isEqualTo("jdbc:postgresql://127.0.0.1:" + proxied.proxies().get(0).port()
+                    + "/app?user=check&cerberus.mode=session");
+        } finally {
+            proxied.proxies().forEach(FaultProxy::close);
+        }
+    }
+
+    @Test
     void enginesWithoutServersInTheirUriCannotBeProxied() {
         assertThat(ProxiedUri.proxiable("file:/tmp/locks")).isFalse();
+        assertThat(ProxiedUri.proxiable("redis-sentinel://127.0.0.1:26379#locks")).isFalse();
         assertThat(ProxiedUri.proxiable("etcd://127.0.0.1:2379")).isTrue();
-        assertThatThrownBy(() -> ProxiedUri.start("jdbc:postgresql://db/app")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("jdbc:postgresql://db/app");
+        assertThatThrownBy(() -> ProxiedUri.start("mem:")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("mem:");
     }
 }

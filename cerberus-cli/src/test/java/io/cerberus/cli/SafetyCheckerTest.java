@@ -68,4 +68,29 @@ class SafetyCheckerTest {
         assertThat(report.longestGapNanos()).isEqualTo(500);
         assertThat(report.verdict()).isEqualTo("SAFE");
     }
+
+    @Test
+    void aRepeatedFencingTokenCountsAsGoingBackwards() {
+        SafetyChecker.Report repeated = SafetyChecker.judge(List.of(
+                e("ACQ", "c1", 7, 10, ""), e("REL", "c1", 7, 20, ""), e("ACQ", "c2", 7, 30, ""), e("REL", "c2", 7, 40, "")),
+                register(2, 2, 0), 0, 50);
+
+        assertThat(repeated.tokensBackwards()).as("a token must be larger than every earlier one").isEqualTo(1);
+        assertThat(repeated.verdict()).isEqualTo("UNSAFE");
+    }
+
+    @Test
+    void confirmationsAreCountedPerFaultAndApartFromTheFaults() {
+        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+                e("FAULT", "c1", -1, 10, "drop"), e("FAULT", "c1", -1, 20, "heal"), e("FAULT", "c1", -1, 25, "confirmed drop: {lease lost=1}"),
+                e("FAULT", "c2", -1, 30, "drop"), e("FAULT", "c2", -1, 40, "heal"), e("FAULT", "c2", -1, 45, "unconfirmed drop: no error"),
+                e("FAULT", "server", -1, 50, "failover: SIGKILL to the primary, node1"),
+                e("FAULT", "server", -1, 60, "confirmed failover: node2 promoted")),
+                register(0, 0, 0), 0, 70);
+
+        assertThat(report.faultCounts()).containsOnly(java.util.Map.entry("drop", 2), java.util.Map.entry("heal", 2),
+                java.util.Map.entry("failover", 1));
+        assertThat(report.confirmations(true)).containsOnly(java.util.Map.entry("drop", 1), java.util.Map.entry("failover", 1));
+        assertThat(report.confirmations(false)).containsOnly(java.util.Map.entry("drop", 1));
+    }
 }

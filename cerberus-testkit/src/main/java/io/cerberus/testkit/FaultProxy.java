@@ -9,8 +9,11 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -25,11 +28,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@link Mode#BLACKHOLE}: connections stay open but no byte passes either way, and new
  *       connections are accepted and ignored (a partition: the client learns nothing until its
  *       own timeouts fire);</li>
- *   <li>{@link Mode#DELAY}: bytes pass after {@link #delay(long)} milliseconds per chunk.</li>
+ *   <li>{@link Mode#DELAY}: each chunk passes {@link #delay(long)} milliseconds after it arrived,
+ *       in each direction (latency, not a slower pipe: chunks in flight together wait together).</li>
  * </ul>
  *
  * Each change of mode is counted ({@link #changes()}), so a test can show the fault happened.
- * Thread-safe. Two threads per connection; meant for a handful of connections.
+ * Thread-safe. Four threads per connection; meant for a handful of connections.
  */
 public final class FaultProxy implements AutoCloseable {
     /** What the proxy does with traffic. */
@@ -135,31 +139,56 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
+    /**
+     * Forwards one direction with two threads: a reader that stamps each chunk when it arrives, and
+     * a writer that passes it on when the mode lets it — in {@link Mode#DELAY}, the delay after its
+     * arrival, so chunks in flight together are delayed together, as on a slow link, not one after
+     * another.
+     */
     private void pump(Socket from, Socket to, String direction) {
-        Thread thread = new Thread(() -> {
+        BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
             byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+            try (InputStream in = from.getInputStream()) {
                 int read;
                 while ((read = in.read(buffer)) >= 0) {
-                    if (!await()) {
-                        break;
-                    }
-                    out.write(buffer, 0, read);
-                    out.flush();
+                    chunks.add(new Chunk(Arrays.copyOf(buffer, read), System.nanoTime()));
                 }
             } catch (IOException e) {
                 // one side closed or was reset
             } finally {
+                chunks.add(Chunk.END);
+            }
+        }, "fault-proxy-" + port() + "-" + direction + "-in");
+        Thread writer = new Thread(() -> {
+            try (OutputStream out = to.getOutputStream()) {
+                Chunk chunk;
+                while ((chunk = chunks.take()) != Chunk.END && await(chunk.arrivedNanos())) {
+                    out.write(chunk.bytes());
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // one side closed or was reset
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
                 reset(from);
                 reset(to);
             }
-        }, "fault-proxy-" + port() + "-" + direction);
-        thread.setDaemon(true);
-        thread.start();
+        }, "fault-proxy-" + port() + "-" + direction + "-out");
+        reader.setDaemon(true);
+        writer.setDaemon(true);
+        reader.start();
+        writer.start();
+    }
+
+    /** Bytes read from one side, and when. */
+    private record Chunk(byte[] bytes, long arrivedNanos) {
+        static final Chunk END = new Chunk(new byte[0], 0);
     }
 
     /** Holds a chunk while blackholed, delays it when delaying; false when it must be dropped. */
-    private boolean await() {
+    private boolean await(long arrivedNanos) {
         while (true) {
             Mode now = mode;
             switch (now) {
@@ -168,13 +197,16 @@ public final class FaultProxy implements AutoCloseable {
                 case DROP:
                     return false;
                 case DELAY:
-                    try {
-                        TimeUnit.MILLISECONDS.sleep(delayMillis);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return false;
+                    long wait = arrivedNanos + TimeUnit.MILLISECONDS.toNanos(delayMillis) - System.nanoTime();
+                    if (wait > 0) {
+                        try {
+                            TimeUnit.NANOSECONDS.sleep(wait);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return false;
+                        }
                     }
-                    return true;
+                    return !closed;
                 default:
                     synchronized (gate) {
                         if (mode == Mode.BLACKHOLE && !closed) {

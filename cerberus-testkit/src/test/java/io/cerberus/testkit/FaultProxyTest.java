@@ -114,4 +114,23 @@ class FaultProxyTest {
             assertThat((System.nanoTime() - start) / 1_000_000).as("two hops of 150 ms").isGreaterThanOrEqualTo(300);
         }
     }
+
+    @Test
+    void delayIsLatencyNotASlowerPipe() throws IOException, InterruptedException {
+        try (Socket socket = connect()) {
+            proxy.delay(300);
+            long start = System.nanoTime();
+            OutputStream out = socket.getOutputStream();
+            for (int i = 1; i <= 5; i++) { // five requests in flight together, as a pipelining client sends them
+                out.write(i);
+                out.flush();
+                Thread.sleep(20);
+            }
+            for (int i = 1; i <= 5; i++) {
+                assertThat(socket.getInputStream().read()).isEqualTo(i);
+            }
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertThat(millis).as("two hops of 300 ms, not five times two").isBetween(600L, 1_500L);
+        }
+    }
 }

@@ -1,0 +1,174 @@
+package io.cerberus.cli;
+
+import io.cerberus.testkit.FaultProxy;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The network faults of the safety checker: each client reaches each server through a
+ * {@link FaultProxy} of its own ({@link ProxiedUri}), so one client can be cut off from all of
+ * them while the others go on. A fault is confirmed twice: each of the client's proxies counted
+ * its change of mode (and its return to {@code PASS}), and the
+ * target client's own event log shows it felt the fault in the window (an {@code ENGINE} error, a
+ * lost lease, a call held by a partition until the heal, or for {@code delay} grants and releases
+ * slowed by it).
+ *
+ * <ul>
+ *   <li>{@code partition}: {@link FaultProxy.Mode#BLACKHOLE} — nothing passes, connections stay open;</li>
+ *   <li>{@code drop}: {@link FaultProxy.Mode#DROP} — live connections reset (RST), new ones reset at once;</li>
+ *   <li>{@code delay}: {@link FaultProxy.Mode#DELAY} — every chunk passes the delay after it arrived, in each direction.</li>
+ * </ul>
+ */
+final class ClientProxies implements AutoCloseable {
+    /** The faults injected through the proxies. */
+    static final List<String> FAULTS = List.of("partition", "drop", "delay");
+
+    private final Path logs;
+    private final Map<String, List<FaultProxy>> proxies = new HashMap<>();
+
+    /** @param logs the directory of the clients' event logs ({@code NAME.log}) */
+    ClientProxies(Path logs) {
+        this.logs = logs;
+    }
+
+    /** @return whether the servers of this engine URI can be put behind proxies: redis://, zk://, etcd:// and jdbc: URLs */
+    static boolean proxiable(String engineUri) {
+        return ProxiedUri.proxiable(engineUri);
+    }
+
+    /**
+     * Starts the client's proxies, one per server of the URI.
+     *
+     * @param client the client's name
+     * @param engineUri the servers' engine URI
+     * @return the URI through the proxies
+     */
+    String clientUri(String client, String engineUri) {
+        ProxiedUri proxied = ProxiedUri.start(engineUri);
+        proxies.put(client, proxied.proxies());
+        return proxied.uri();
+    }
+
+    /**
+     * Injects a fault on one client's proxy for {@code window}, heals it, and confirms it.
+     *
+     * @param fault partition, drop or delay
+     * @param client the target client
+     * @param window how long the fault lasts
+     * @param delay the delay per direction of {@code delay}
+     * @param faultLog where FAULT events go: the fault, {@code heal}, then {@code confirmed FAULT: EVIDENCE} or
+     *        {@code unconfirmed FAULT: WHY}
+     * @param confirmWithin how long after the heal the client's evidence may take to appear in its log
+     */
+    void inject(String fault, String client, Duration window, Duration delay, HoldLog faultLog, Duration confirmWithin)
+            throws InterruptedException {
+        List<FaultProxy> cut = proxies.get(client);
+        long changesBefore = changes(cut);
+        long start = System.nanoTime();
+        faultLog.log("FAULT", client, -1, fault + (fault.equals("delay") ? " " + Durations.format(delay) : ""));
+        for (FaultProxy proxy : cut) {
+            switch (fault) {
+                case "partition" -> proxy.mode(FaultProxy.Mode.BLACKHOLE);
+                case "drop" -> proxy.mode(FaultProxy.Mode.DROP);
+                case "delay" -> proxy.delay(delay.toMillis());
+                default -> throw new IllegalArgumentException("not a proxy fault: " + fault);
+            }
+        }
+        boolean allFaulted = cut.stream().noneMatch(proxy -> proxy.mode() == FaultProxy.Mode.PASS);
+        Thread.sleep(window.toMillis());
+        cut.forEach(proxy -> proxy.mode(FaultProxy.Mode.PASS));
+        long healed = System.nanoTime();
+        faultLog.log("FAULT", client, -1, "heal");
+        long changes = changes(cut) - changesBefore;
+        if (changes != 2L * cut.size() || !allFaulted) {
+            faultLog.log("FAULT", client, -1, "unconfirmed " + fault + ": its " + cut.size() + " proxies changed mode " + changes
+                    + " times, not " + 2 * cut.size());
+            return;
+        }
+        long deadline = healed + confirmWithin.toNanos();
+        Optional<String> evidence;
+        while ((evidence = evidence(fault, client, delay, start, healed)).isEmpty() && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+        faultLog.log("FAULT", client, -1, evidence.map(seen -> "confirmed " + fault + ": " + seen)
+                .orElse("unconfirmed " + fault + ": " + client + (fault.equals("delay") ? " logged no engine error and no call slowed by it"
+                        + " (or a call inside the window faster than two delays)" : " logged no engine error, lost lease or call held by it")));
+    }
+
+    /**
+     * @return what the client logged that shows the fault, counted: engine errors and lost leases from the start of
+     *         the fault on; for {@code partition}, also a grant or release begun in the window that ended only after the
+     *         heal (held by the blackhole, then let through); for {@code delay}, also its timed calls (grants, releases) — every call that began and
+     *         ended inside the window must have taken two delays (one each way), and at least one must have, or one
+     *         that overlapped the window must have taken more than one delay
+     */
+    private Optional<String> evidence(String fault, String client, Duration delay, long start, long healed) {
+        List<HoldLog.Event> events;
+        try {
+            events = HoldLog.read(logs.resolve(client + ".log"));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        Map<String, Integer> seen = new TreeMap<>();
+        long twoDelays = delay.multipliedBy(2).toMillis() - 2; // logged in whole milliseconds, rounded down
+        for (HoldLog.Event event : events) {
+            if (event.nanos() < start) {
+                continue;
+            }
+            OptionalLong took = callMillis(event);
+            if (event.kind().equals("LOST")) {
+                seen.merge("lease lost", 1, Integer::sum);
+            } else if (event.kind().equals("ENGINE") && took.isEmpty()) {
+                seen.merge(event.detail(), 1, Integer::sum);
+            } else if (fault.equals("partition") && took.isPresent()) {
+                long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
+                if (began >= start && began < healed && event.nanos() >= healed) {
+                    seen.merge(event.detail().split(" ", 2)[0] + " held until the heal", 1, Integer::sum);
+                }
+            } else if (fault.equals("delay") && took.isPresent()) {
+                long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
+                String call = event.detail().split(" ", 2)[0];
+                if (began >= start && event.nanos() <= healed) {
+                    seen.merge(call + (took.getAsLong() >= twoDelays ? " inside, two delays or more" : " inside, FASTER than two delays"),
+                            1, Integer::sum);
+                } else if (began < healed && took.getAsLong() >= delay.toMillis()) {
+                    seen.merge(call + " across the window, one delay or more", 1, Integer::sum);
+                }
+            }
+        }
+        if (seen.keySet().stream().anyMatch(what -> what.contains("FASTER"))) {
+            return Optional.empty();
+        }
+        return seen.isEmpty() ? Optional.empty() : Optional.of(seen.toString());
+    }
+
+    private static long changes(List<FaultProxy> proxies) {
+        return proxies.stream().mapToLong(FaultProxy::changes).sum();
+    }
+
+    /** @return how long a timed call took, for {@code ENGINE acquire 12ms} and {@code ENGINE release 12ms} */
+    private static OptionalLong callMillis(HoldLog.Event event) {
+        String[] words = event.detail().split(" ");
+        if (!event.kind().equals("ENGINE") || words.length != 2 || !words[1].endsWith("ms")) {
+            return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(words[1].substring(0, words[1].length() - 2)));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    @Override
+    public void close() {
+        proxies.values().forEach(each -> each.forEach(FaultProxy::close));
+    }
+}

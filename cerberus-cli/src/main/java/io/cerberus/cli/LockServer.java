@@ -1,0 +1,61 @@
+package io.cerberus.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A lock server that {@code cerberus check --server KIND} runs itself (one redis-server, Redlock's
+ * five, Sentinel's primary, replica and Sentinels, PostgreSQL, a ZooKeeper ensemble, an etcd
+ * cluster), so that it can fault it:
+ * start it, give the clients its engine URI, inject a server fault (each step confirmed, not only
+ * sent), stop it.
+ */
+interface LockServer extends AutoCloseable {
+
+    /** The kinds {@code --server} takes. */
+    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "zk", "etcd");
+
+    /**
+     * Starts the servers of a kind.
+     *
+     * @param kind one of {@link #KINDS}
+     * @param dir the run's directory for the servers' data and output
+     * @param persistence {@code none} or {@code aof} (Redis kinds)
+     * @param jdbcMode {@code lease-row} or {@code session} (postgres)
+     * @param lease the clients' lease: ZooKeeper's session timeout and etcd's lease TTL follow it
+     * @return the running servers
+     * @throws IllegalArgumentException if the server program is not installed
+     */
+    static LockServer start(String kind, Path dir, String persistence, String jdbcMode, Duration lease) throws IOException,
+            InterruptedException {
+        return switch (kind) {
+            case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
+            case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
+            case "postgres" -> PostgresServer.start(dir, jdbcMode);
+            case "zk" -> CheckZooKeeperEnsemble.start(dir, lease);
+            case "etcd" -> CheckEtcdCluster.start(dir, lease);
+            default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
+        };
+    }
+
+    /** @return the engine URI the clients connect to */
+    String uri();
+
+    /** @return the server faults ({@code --faults}) this server takes */
+    List<String> faults();
+
+    /**
+     * Injects a server fault and waits until it has happened and the server is back.
+     *
+     * @param fault one of {@link #faults()}
+     * @param down how long a killed server stays down
+     * @param record receives each step as it is confirmed (logged as a FAULT event of the server)
+     */
+    void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException;
+
+    @Override
+    void close();
+}
