@@ -32,6 +32,8 @@ final class ClientLease {
     private final ReentrantLock lock = new ReentrantLock();
     private long leaseId;
     private long confirmedAtNanos;
+    /** Set when the engine closes: a keep-alive cut short by the closing channel is no news. */
+    private volatile boolean stopped;
 
     ClientLease(Lease leases, EtcdRequests requests, Duration ttl, LossListener listener) {
         this.leases = leases;
@@ -48,6 +50,11 @@ final class ClientLease {
     void keepAliveOn(ScheduledExecutorService scheduler) {
         long every = Math.max(1, ttl.toMillis() / 3);
         scheduler.scheduleWithFixedDelay(this::keepAliveOnce, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** Stops reporting keep-alive failures: the engine is closing, and its channel with it. */
+    void stop() {
+        stopped = true;
     }
 
     /**
@@ -72,12 +79,14 @@ final class ClientLease {
 
     private void keepAliveOnce() {
         long id = currentOrZero();
-        if (id == 0) {
+        if (id == 0 || stopped) {
             return;
         }
         long sentAt = System.nanoTime();
         try {
             LeaseKeepAliveResponse reply = requests.call("keep its lease alive", () -> leases.keepAliveOnce(id));
+            LOG.log(Level.TRACE, "keep-alive of lease {0} answered in {1} ms, TTL {2}", Long.toHexString(id),
+                    (System.nanoTime() - sentAt) / 1_000_000, reply.getTTL());
             if (reply.getTTL() <= 0) {
                 lost(id, "its etcd lease " + Long.toHexString(id) + " expired or was revoked");
             } else {
@@ -91,6 +100,9 @@ final class ClientLease {
                 expireIfUnconfirmed(id);
             }
         } catch (EngineUnavailableException e) {
+            if (stopped) {
+                return;
+            }
             LOG.log(Level.WARNING, "no keep-alive of the client lease: {0}", e.getMessage());
             expireIfUnconfirmed(id);
         } catch (RuntimeException e) {

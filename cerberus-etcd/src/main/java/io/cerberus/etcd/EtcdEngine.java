@@ -316,6 +316,7 @@ final class EtcdEngine implements LockEngine {
             return;
         }
         closed = true;
+        lease.stop();
         keepAlives.shutdownNow();
         expiries.shutdownNow();
         attempts.values().forEach(AttemptState::cancelExpiry);
