@@ -35,6 +35,20 @@ final class EtcdPeers {
         }
     }
 
+    /** Takes {@code name} through etcd's lock service on {@code lease}; the hold unlocks the key the service made. */
+    private static Peer.Held lockWith(Lock locks, String name, long lease) throws InterruptedException {
+        ByteSequence key = await(locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease), "lock " + name)
+                .getKey();
+        return () -> {
+            try {
+                await(locks.unlock(key), "unlock " + name);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
     /**
      * jetcd's {@code Lock} client: etcd's lock service, {@code lock(name, lease)} then
      * {@code unlock(key)}. Each worker thread has its own lease, granted at its first lock and kept
@@ -78,16 +92,7 @@ final class EtcdPeers {
 
             @Override
             public Held lock(String name) throws InterruptedException {
-                ByteSequence key = await(locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease()),
-                        "lock " + name).getKey();
-                return () -> {
-                    try {
-                        await(locks.unlock(key), "unlock " + name);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException(e);
-                    }
-                };
+                return lockWith(locks, name, lease());
             }
 
             @Override
@@ -168,16 +173,7 @@ final class EtcdPeers {
 
             @Override
             public Held lock(String name) throws InterruptedException {
-                ByteSequence key = await(locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease),
-                        "lock " + name).getKey();
-                return () -> {
-                    try {
-                        await(locks.unlock(key), "unlock " + name);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException(e);
-                    }
-                };
+                return lockWith(locks, name, lease);
             }
 
             @Override

@@ -8,7 +8,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.concurrent.locks.Lock;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
@@ -69,20 +68,12 @@ final class JdbcPeers {
 
             @Override
             public Held lock(String name) {
-                Lock lock = registry.obtain(name);
-                lock.lock();
-                return lock::unlock;
+                return Peers.lockIn(registry, name);
             }
 
             @Override
             public boolean isLocked(String name) {
-                // a try from this registry (its own client id): another registry's live row makes it fail; a success is undone
-                Lock lock = registry.obtain(name);
-                if (lock.tryLock()) {
-                    lock.unlock();
-                    return false;
-                }
-                return true;
+                return Peers.isLockedIn(registry, name);
             }
 
             @Override

@@ -21,6 +21,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.support.locks.LockRegistry;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /** The Redis peers, each connected to the same Redis server; Cerberus on any engine URI; the in-JVM floor. */
@@ -167,6 +168,26 @@ final class Peers {
         };
     }
 
+    /** Locks {@code name} in a Spring Integration registry (Redis or JDBC): the registry's lock, held by this thread. */
+    static Peer.Held lockIn(LockRegistry registry, String name) {
+        Lock lock = registry.obtain(name);
+        lock.lock();
+        return lock::unlock;
+    }
+
+    /**
+     * @return whether {@code name} is held elsewhere, by a try from this registry (its own client
+     *     id): another registry's hold makes it fail; a success is undone
+     */
+    static boolean isLockedIn(LockRegistry registry, String name) {
+        Lock lock = registry.obtain(name);
+        if (lock.tryLock()) {
+            lock.unlock();
+            return false;
+        }
+        return true;
+    }
+
     /** Spring Integration's {@code RedisLockRegistry} in pub/sub mode (locks expire after 60 s, not renewed). */
     static Peer springRedis(String host, int port) {
         return springRedis(host, port, null);
@@ -200,20 +221,12 @@ final class Peers {
 
             @Override
             public Held lock(String name) {
-                Lock lock = registry.obtain(name);
-                lock.lock();
-                return lock::unlock;
+                return lockIn(registry, name);
             }
 
             @Override
             public boolean isLocked(String name) {
-                // a try from this registry: another registry's hold makes it fail; a success is undone
-                Lock lock = registry.obtain(name);
-                if (lock.tryLock()) {
-                    lock.unlock();
-                    return false;
-                }
-                return true;
+                return isLockedIn(registry, name);
             }
 
             @Override
