@@ -58,6 +58,8 @@ final class EtcdEngine implements LockEngine {
             Capability.MULTI_PROCESS, Capability.INSPECT);
     private static final GetOption BY_CREATE_REVISION = GetOption.builder().isPrefix(true)
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+    /** A renewal only compares create revisions: the values stay on the server. */
+    private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
 
     private final String describe;
     private final Client client;
@@ -226,7 +228,7 @@ final class EtcdEngine implements LockEngine {
         for (int from = 0; from < all.size(); from += 100) {
             List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + 100));
             List<AttemptState> states = batch.stream().map(a -> attempts.get(a.token())).toList();
-            Op[] reads = states.stream().filter(s -> s != null && s.granted).map(s -> Op.get(s.key, GetOption.DEFAULT))
+            Op[] reads = states.stream().filter(s -> s != null && s.granted).map(s -> Op.get(s.key, KEY_ONLY))
                     .toArray(Op[]::new);
             List<GetResponse> replies = reads.length == 0 ? List.of()
                     : requests.call("renew " + reads.length + " locks", () -> client.getKVClient().txn().Then(reads).commit())
