@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -77,7 +78,7 @@ final class CheckCommand implements Callable<Integer> {
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis or sentinel: none (a restart loses every key) or aof (append-only file, fsync always)."
+            description = "With --server redis, redlock or sentinel: none (a restart loses every key) or aof (append-only file, fsync always)."
                     + " Default: ${DEFAULT-VALUE}")
     private String persistence;
 
@@ -202,21 +203,17 @@ final class CheckCommand implements Callable<Integer> {
         if (server != null && !LockServer.KINDS.contains(server)) {
             throw new ParameterException(spec.commandLine(), "--server takes " + String.join(", ", LockServer.KINDS) + ", was '" + server + "'");
         }
-        if (faults.contains("majority-kill") && !"redlock".equals(server)) {
-            throw new ParameterException(spec.commandLine(), "--faults majority-kill needs --server redlock");
-        }
-        if (faults.contains("failover") && !"sentinel".equals(server)) {
-            throw new ParameterException(spec.commandLine(), "--faults failover needs --server sentinel");
-        }
-        if (faults.contains("leader-kill") && !List.of("zk", "etcd").contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--faults leader-kill needs --server zk or --server etcd (an ensemble with a leader)");
+        for (String fault : faults) {
+            if (LockServer.FAULTS.contains(fault) && (server == null || !LockServer.faultsOf(server).contains(fault))) {
+                String kinds = LockServer.KINDS.stream().filter(kind -> LockServer.faultsOf(kind).contains(fault)).map(kind -> "--server " + kind)
+                        .collect(Collectors.joining(", ")).replaceFirst(", (?!.*, )", " or ");
+                throw new ParameterException(spec.commandLine(), "--faults " + fault + " needs " + kinds + ", so the checker runs the server"
+                        + " it faults" + ("sentinel".equals(server) && fault.equals("server-kill")
+                        ? "; with --server sentinel the primary is killed by --faults failover" : ""));
+            }
         }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
-        }
-        if (faults.contains("server-kill") && (server == null || server.equals("sentinel"))) {
-            throw new ParameterException(spec.commandLine(), "--faults server-kill needs --server redis, redlock, postgres, zk or etcd, so the checker"
-                    + " can kill and restart it" + ("sentinel".equals(server) ? "; with --server sentinel the primary is killed by --faults failover" : ""));
         }
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");

@@ -45,11 +45,6 @@ final class CheckServers implements LockServer {
         return servers.get(0).uri();
     }
 
-    @Override
-    public List<String> faults() {
-        return kind.equals("redlock") ? List.of("server-kill", "majority-kill") : List.of("server-kill");
-    }
-
     /** {@code server-kill}: the one server, or a minority of Redlock's; {@code majority-kill}: a majority of Redlock's. */
     @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {

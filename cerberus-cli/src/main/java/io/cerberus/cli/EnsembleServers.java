@@ -2,7 +2,6 @@ package io.cerberus.cli;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -11,11 +10,6 @@ import java.util.function.Consumer;
  * and start it again until it has rejoined.
  */
 abstract class EnsembleServers implements LockServer {
-
-    @Override
-    public final List<String> faults() {
-        return List.of("server-kill", "leader-kill");
-    }
 
     @Override
     public final void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {

@@ -18,6 +18,23 @@ interface LockServer extends AutoCloseable {
     /** The kinds {@code --server} takes. */
     List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "zk", "etcd");
 
+    /** The faults ({@code --faults}) that need a server the checker runs. */
+    List<String> FAULTS = List.of("server-kill", "leader-kill", "majority-kill", "failover");
+
+    /**
+     * @param kind one of {@link #KINDS}
+     * @return the server faults that kind takes
+     */
+    static List<String> faultsOf(String kind) {
+        return switch (kind) {
+            case "redis", "postgres" -> List.of("server-kill");
+            case "redlock" -> List.of("server-kill", "majority-kill");
+            case "sentinel" -> List.of("failover");
+            case "zk", "etcd" -> List.of("server-kill", "leader-kill");
+            default -> List.of();
+        };
+    }
+
     /**
      * Starts the servers of a kind.
      *
@@ -44,13 +61,10 @@ interface LockServer extends AutoCloseable {
     /** @return the engine URI the clients connect to */
     String uri();
 
-    /** @return the server faults ({@code --faults}) this server takes */
-    List<String> faults();
-
     /**
      * Injects a server fault and waits until it has happened and the server is back.
      *
-     * @param fault one of {@link #faults()}
+     * @param fault one of the {@link #faultsOf} its kind
      * @param down how long a killed server stays down
      * @param record receives each step as it is confirmed (logged as a FAULT event of the server)
      */

@@ -82,11 +82,6 @@ final class PostgresServer implements LockServer {
     }
 
     @Override
-    public List<String> faults() {
-        return List.of("server-kill");
-    }
-
-    @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {
         long pid = process.pid();
         List<ProcessHandle> backends = process.descendants().toList();

@@ -68,11 +68,6 @@ final class SentinelServers implements LockServer {
     }
 
     @Override
-    public List<String> faults() {
-        return List.of("failover");
-    }
-
-    @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {
         int oldPort = primaryPort();
         CheckServer old = node(oldPort);
