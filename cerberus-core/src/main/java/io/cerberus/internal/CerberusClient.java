@@ -460,7 +460,7 @@ public final class CerberusClient implements Cerberus {
     private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
             boolean interruptible, boolean threadBound) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
-                HolderIdentity.describe(Thread.currentThread()), lease);
+                HolderIdentity.describeCurrentThread(), lease);
         boolean interrupted = false;
         boolean done = false;
         try {

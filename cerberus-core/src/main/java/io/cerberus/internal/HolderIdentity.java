@@ -15,12 +15,10 @@ final class HolderIdentity {
     /** The last description per thread, made again only when the thread is renamed: taken on every acquisition. */
     private static final ThreadLocal<String[]> LAST = ThreadLocal.withInitial(() -> new String[2]);
 
-    static String describe(Thread thread) {
-        if (thread != Thread.currentThread()) {
-            return PROCESS + " " + thread.getName();
-        }
+    /** @return {@code pid@host thread-name} of the calling thread */
+    static String describeCurrentThread() {
         String[] last = LAST.get();
-        String name = thread.getName();
+        String name = Thread.currentThread().getName();
         if (!name.equals(last[0])) {
             last[0] = name;
             last[1] = PROCESS + " " + name;
