@@ -12,14 +12,19 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,7 +54,9 @@ import java.util.concurrent.TimeUnit;
  * every hold on it is reported to the {@link LossReporter}.
  *
  * <p><b>Costs.</b> Acquire uncontended: one transaction (one round trip). Release: one
- * transaction. Renew: one read of the key (one transaction for a batch). Waiting: one watch per
+ * transaction. Renew: one read of the key (one transaction for a batch of up to 100); a larger
+ * batch asks the client lease for its attached keys instead, one round trip for thousands of holds
+ * (the list is at most 1 MiB, else transactions again). Waiting: one watch per
  * wake-up, plus the keep-alive of the client lease every TTL/3 whatever the number of holds.
  */
 final class EtcdEngine implements LockEngine {
@@ -60,6 +67,11 @@ final class EtcdEngine implements LockEngine {
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
     /** A renewal only compares create revisions: the values stay on the server. */
     private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
+    /** Renewing more holds than one transaction reads asks the lease for its keys instead (one round trip). */
+    private static final LeaseOption WITH_KEYS = LeaseOption.builder().withAttachedKeys().build();
+    private static final int RENEW_READS_PER_TXN = 100;
+    /** A quarter of gRPC's default limit on a reply, so a lease's key list never comes near it. */
+    private static final long MAX_KEYS_REPLY_BYTES = 1 << 20;
 
     private final String describe;
     private final Client client;
@@ -223,34 +235,83 @@ final class EtcdEngine implements LockEngine {
     @Override
     public Set<Acquisition> renewAll(java.util.Collection<Acquisition> held) {
         ensureOpen();
-        Set<Acquisition> lost = ConcurrentHashMap.newKeySet();
-        List<Acquisition> all = List.copyOf(held);
-        for (int from = 0; from < all.size(); from += 100) {
-            List<Acquisition> batch = all.subList(from, Math.min(all.size(), from + 100));
-            List<AttemptState> states = batch.stream().map(a -> attempts.get(a.token())).toList();
-            Op[] reads = states.stream().filter(s -> s != null && s.granted).map(s -> Op.get(s.key, KEY_ONLY))
-                    .toArray(Op[]::new);
-            List<GetResponse> replies = reads.length == 0 ? List.of()
-                    : requests.call("renew " + reads.length + " locks", () -> client.getKVClient().txn().Then(reads).commit())
-                            .getGetResponses();
-            int reply = 0;
-            for (int i = 0; i < batch.size(); i++) {
-                AttemptState state = states.get(i);
-                if (state == null || !state.granted) {
-                    lost.add(batch.get(i));
-                    continue;
-                }
-                List<KeyValue> found = replies.get(reply++).getKvs();
-                if (found.isEmpty() || found.get(0).getCreateRevision() != state.createRevision) {
+        Set<Acquisition> lost = new HashSet<>();
+        Map<Long, List<AttemptState>> byLease = new HashMap<>();
+        for (Acquisition attempt : held) {
+            AttemptState state = attempts.get(attempt.token());
+            if (state == null || !state.granted) {
+                lost.add(attempt);
+            } else {
+                byLease.computeIfAbsent(state.leaseId, id -> new ArrayList<>()).add(state);
+            }
+        }
+        byLease.forEach((leaseId, states) -> {
+            Set<AttemptState> gone = states.size() > RENEW_READS_PER_TXN && attachedKeysFitOneReply(leaseId)
+                    ? goneFromLease(leaseId, states) : goneByReads(states);
+            for (AttemptState state : states) {
+                if (gone.contains(state)) {
                     attempts.remove(state.attempt.token(), state);
                     state.cancelExpiry();
-                    lost.add(batch.get(i));
+                    lost.add(state.attempt);
                 } else {
                     scheduleExpiry(state);
                 }
             }
-        }
+        });
         return lost;
+    }
+
+    /** @return the holds whose key is gone or is no longer the one created, read in transactions of up to 100 reads */
+    private Set<AttemptState> goneByReads(List<AttemptState> states) {
+        Set<AttemptState> gone = new HashSet<>();
+        for (int from = 0; from < states.size(); from += RENEW_READS_PER_TXN) {
+            List<AttemptState> batch = states.subList(from, Math.min(states.size(), from + RENEW_READS_PER_TXN));
+            Op[] reads = batch.stream().map(s -> Op.get(s.key, KEY_ONLY)).toArray(Op[]::new);
+            List<GetResponse> replies = requests.call("renew " + reads.length + " locks",
+                    () -> client.getKVClient().txn().Then(reads).commit()).getGetResponses();
+            for (int i = 0; i < batch.size(); i++) {
+                AttemptState state = batch.get(i);
+                List<KeyValue> found = replies.get(i).getKvs();
+                if (found.isEmpty() || found.get(0).getCreateRevision() != state.createRevision) {
+                    gone.add(state);
+                }
+            }
+        }
+        return gone;
+    }
+
+    /**
+     * Renews many holds of one lease in one round trip: the lease's attached keys, as etcd's lessor
+     * lists them. A key names its lease and its attempt's token, so a key still attached to the live
+     * lease is the one this engine created, never a newer one.
+     *
+     * @return the holds whose key is no longer attached (all of them if the lease is gone)
+     */
+    private Set<AttemptState> goneFromLease(long leaseId, List<AttemptState> states) {
+        LeaseTimeToLiveResponse reply = requests.call("renew " + states.size() + " locks",
+                () -> client.getLeaseClient().timeToLive(leaseId, WITH_KEYS));
+        if (reply.getTTL() <= 0) {
+            return new HashSet<>(states);
+        }
+        Set<ByteSequence> attached = new HashSet<>(reply.getKeys());
+        Set<AttemptState> gone = new HashSet<>();
+        for (AttemptState state : states) {
+            if (!attached.contains(state.key)) {
+                gone.add(state);
+            }
+        }
+        return gone;
+    }
+
+    /** @return whether the keys on a lease fit well within gRPC's default 4 MiB limit on one reply */
+    private boolean attachedKeysFitOneReply(long leaseId) {
+        long bytes = 0;
+        for (AttemptState state : attempts.values()) {
+            if (state.leaseId == leaseId) {
+                bytes += state.key.size() + 4;
+            }
+        }
+        return bytes <= MAX_KEYS_REPLY_BYTES;
     }
 
     @Override

@@ -45,9 +45,18 @@ final class EtcdRequests {
      * @throws EtcdRefusedException if etcd answered with an error that a resend cannot mend
      */
     <T> T call(String what, Supplier<CompletableFuture<T>> request) {
+        return call(what, request, timeout.dividedBy(4));
+    }
+
+    /**
+     * Like {@link #call(String, Supplier)}, resending more often than every quarter of the timeout.
+     *
+     * @param resendAfter how long a request may go unanswered before it is sent again
+     */
+    <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
-        long resendEvery = Math.max(1, timeout.toNanos() / 4);
+        long resendEvery = Math.max(1, Math.min(resendAfter.toNanos(), timeout.toNanos() / 4));
         List<CompletableFuture<T>> inFlight = new ArrayList<>();
         Throwable lastFailure = null;
         boolean interrupted = false;

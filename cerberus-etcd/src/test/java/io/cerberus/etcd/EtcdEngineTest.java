@@ -65,6 +65,26 @@ class EtcdEngineTest {
         }
     }
 
+    /** 20 holds are renewed by reading their keys, 150 by asking the client lease for its keys: both must find the one deleted. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {20, 150})
+    void renewalLosesExactlyTheHoldWhoseKeyWasDeleted(int holds) {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            String namespace = "renew-" + holds;
+            java.util.List<Acquisition> held = new java.util.ArrayList<>();
+            for (int i = 0; i < holds; i++) {
+                Acquisition attempt = attempt(new LockKey(namespace, "lock-" + i));
+                assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
+                held.add(attempt);
+            }
+            assertThat(engine.renewAll(held)).as("nothing is lost yet").isEmpty();
+            server.ctl("del", "--prefix", "cerberus/" + namespace + "/lock-7/");
+            assertThat(engine.renewAll(held)).as("the renewal after the delete").containsExactly(held.get(7));
+            assertThat(engine.renewAll(held.subList(8, holds))).as("the others are still held").isEmpty();
+            held.subList(8, holds).forEach(attempt -> assertThat(engine.release(attempt)).isTrue());
+        }
+    }
+
     @Test
     void staleReleaseRetryCannotDeleteANewerHoldersKey() {
         try (LockEngine first = Engines.open(server.uri(""), Duration.ofSeconds(5));
