@@ -301,9 +301,23 @@ public final class Bench {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
     }
 
+    /** The options this bench takes; docs/PERFORMANCE.md explains each. */
+    private static final List<String> OPTIONS = List.of("engines", "peers", "workloads", "threads", "seconds", "warmup", "names", "held",
+            "lease", "redis", "out");
+
     private static Map<String, String> parse(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--help") || args[i].equals("-h")) {
+                System.out.println("usage: java -jar cerberus-bench.jar [--" + String.join(" VALUE] [--", OPTIONS) + " VALUE]\n"
+                        + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet()) + " --threads 1,4,16 --seconds 3 --warmup 1"
+                        + " --workloads " + String.join(",", DEFAULT_WORKLOADS) + " (also many-names, held-locks) --names 100000"
+                        + " --held 10000 --lease 2; every option is explained in docs/PERFORMANCE.md");
+                System.exit(0);
+            }
+            if (args[i].startsWith("--") && !OPTIONS.contains(args[i].substring(2))) {
+                throw new IllegalArgumentException("unknown option '" + args[i] + "'; the options are --" + String.join(", --", OPTIONS));
+            }
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
                 throw new IllegalArgumentException("arguments are --name value pairs; '" + args[i] + "' is not followed by a value");
             }

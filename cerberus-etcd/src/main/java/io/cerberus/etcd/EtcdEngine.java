@@ -31,6 +31,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -92,7 +93,10 @@ final class EtcdEngine implements LockEngine {
         this.keys = new LockKeys(target.prefix());
         this.lossReporter = lossReporter;
         this.lease = new ClientLease(client.getLeaseClient(), requests, target.ttl(), this::leaseLost);
-        this.expiries = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-expiry"));
+        ScheduledThreadPoolExecutor expiries = new ScheduledThreadPoolExecutor(1, daemon("cerberus-etcd-expiry"));
+        // every acquire schedules an expiry and every release cancels it: keep cancelled ones out of the queue
+        expiries.setRemoveOnCancelPolicy(true);
+        this.expiries = expiries;
         this.keepAlives = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-keepalive"));
         this.idempotency = new EtcdIdempotencyStore(client, requests, keys, this::ensureOpen);
     }

@@ -85,6 +85,9 @@ final class EtcdRequests {
                         break;
                     }
                     try {
+                        if (inFlight.size() == 1) {
+                            return inFlight.get(0).get(wait, TimeUnit.NANOSECONDS);
+                        }
                         @SuppressWarnings("unchecked")
                         T reply = (T) CompletableFuture.anyOf(inFlight.toArray(new CompletableFuture<?>[0]))
                                 .get(wait, TimeUnit.NANOSECONDS);

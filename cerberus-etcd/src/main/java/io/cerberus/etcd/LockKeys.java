@@ -7,7 +7,9 @@ import io.etcd.jetcd.ByteSequence;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The key layout. Each attempt on a lock is one key
@@ -26,10 +28,26 @@ import java.util.Optional;
 final class LockKeys {
     /** The directory of a namespace's idempotency records: no encoded lock name starts with {@code !}. */
     static final String RECORDS = "!idempotency";
+    /** Directories of recently used locks: encoding a name on every acquire and release showed in profiles. */
+    private static final int CACHED_DIRECTORIES = 4096;
     private final String prefix;
+    private final Map<LockKey, String> directories = new ConcurrentHashMap<>();
 
     LockKeys(String prefix) {
         this.prefix = prefix;
+    }
+
+    private String directoryOf(LockKey key) {
+        String known = directories.get(key);
+        if (known != null) {
+            return known;
+        }
+        String directory = prefix + "/" + encode(key.namespace()) + "/" + encode(key.name()) + "/";
+        if (directories.size() >= CACHED_DIRECTORIES) {
+            directories.clear();
+        }
+        directories.put(key, directory);
+        return directory;
     }
 
     /** @return the directory of all keys of a namespace, ending in {@code /} */
@@ -39,13 +57,12 @@ final class LockKeys {
 
     /** @return the directory of the keys of one lock, ending in {@code /} */
     ByteSequence lockDirectory(LockKey key) {
-        return bytes(prefix + "/" + encode(key.namespace()) + "/" + encode(key.name()) + "/");
+        return bytes(directoryOf(key));
     }
 
     /** @return the key of one attempt under one lease */
     ByteSequence attemptKey(Acquisition attempt, long leaseId) {
-        return bytes(lockDirectory(attempt.key()).toString(StandardCharsets.UTF_8) + Long.toHexString(leaseId) + "_"
-                + attempt.token());
+        return bytes(directoryOf(attempt.key()) + Long.toHexString(leaseId) + "_" + attempt.token());
     }
 
     /**
