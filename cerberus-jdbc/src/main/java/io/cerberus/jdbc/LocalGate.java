@@ -18,11 +18,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Rules.</b> An attempt enters its key's line at its first try and leaves it when it is
  * granted or abandoned (timeout, interruption, failure). Only the head asks the database; the
  * others answer busy at once and wait for their turn on a condition of their own, bounded by the
- * caller's wait. A head that leaves wakes the next attempt, which asks at its next try: it does
+ * caller's wait. A head that gives up wakes the next attempt, which asks at its next try: it does
  * not wait out a backoff. A head granted the lock marks the line with its token, and so does a
  * head told busy by the database with the token of a hold of this engine: while that hold lasts
  * (until this engine releases it, or its lease by the last answer has passed) the head does not
- * ask, since the lock is known to be taken, and the release here wakes it. Otherwise the head
+ * ask, since the lock is known to be taken, and only the release here wakes it (so a hand-off
+ * between threads wakes one thread once). Otherwise the head
  * waits as every waiter used to: backoff with jitter (20 ms doubling to 1 s, never past the bound
  * the database gave), woken early by {@link Wakeups} (a release in this JVM, a PostgreSQL
  * notification). A release in another process is thus still seen by the head, and the late
@@ -68,16 +69,19 @@ final class LocalGate implements AutoCloseable {
         this.staleHeadNanos = staleHeadNanos;
     }
 
-    /** The attempts waiting for one key, and the hold that the last granted one of them took. */
+    /** The attempts waiting for one key, and the hold of this engine they wait for, if known. */
     private static final class Line {
         final String key;
         final Wakeups.Interest interest;
         final ReentrantLock lock = new ReentrantLock();
         /** First come, first asked; guarded by {@link #lock}. */
         final ArrayDeque<Ticket> queue = new ArrayDeque<>();
-        /** The token of a hold granted from this line and not released yet, or null. */
+        /**
+         * The token of a hold of this engine that the line waits for (granted from this line, or
+         * named by the database in a busy answer), or null.
+         */
         String heldBy;
-        /** When that hold's lease runs out by this JVM's clock, if it is not renewed. */
+        /** When that hold's lease runs out by this JVM's clock, as last known. */
         long heldUntil;
 
         Line(String key) {
@@ -286,7 +290,14 @@ final class LocalGate implements AutoCloseable {
                         continue;
                     }
                     if (!triedAsHead) {
-                        return false;
+                        if (line.heldBy == null || line.heldUntil - System.nanoTime() <= 0) {
+                            return false;
+                        }
+                        // its turn came while the lock is held here: it waits for that hold's end
+                        // as a head that tried would, without a round through the core
+                        triedAsHead = true;
+                        busyAnswers = 0;
+                        waitingFor = line.heldBy;
                     }
                     if (waitingFor == null) {
                         return true;
@@ -368,7 +379,9 @@ final class LocalGate implements AutoCloseable {
                         emptied[0] = true;
                         return null;
                     }
-                    if (wasHead || heldBy != null) {
+                    if (wasHead && heldBy == null) {
+                        // a grant wakes nobody: the next head sleeps until that hold ends here
+                        // (or looks again within the recheck interval)
                         signalHead(line);
                     }
                     return line;

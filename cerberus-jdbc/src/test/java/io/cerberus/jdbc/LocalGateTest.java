@@ -134,6 +134,34 @@ class LocalGateTest {
     }
 
     @Test
+    void waiterWhoseTurnComesWithAGrantWaitsForTheReleaseHere() throws Exception {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        tryOnce(first);
+        tryOnce(second);
+        CountDownLatch returned = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            try {
+                second.await(Duration.ofSeconds(30));
+                returned.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "second");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        first.granted("first-token", Duration.ofSeconds(30));
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        assertThat(returned.getCount()).as("the grant does not send the next head to ask").isEqualTo(1);
+        long released = System.nanoTime();
+        gate.released(key, "first-token");
+        assertThat(returned.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken by the release").isLessThan(Duration.ofMillis(500));
+        assertThat(tryOnce(second)).as("released: it asks").isNull();
+        second.leave();
+    }
+
+    @Test
     void queuedWaitEndsAtItsBound() throws Exception {
         LocalGate.Ticket first = gate.enter(key);
         LocalGate.Ticket second = gate.enter(key);
