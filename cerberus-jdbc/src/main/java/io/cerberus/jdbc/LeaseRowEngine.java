@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The {@code jdbc:} engine in lease-row mode.
@@ -31,20 +30,27 @@ import java.util.concurrent.ThreadLocalRandom;
  * it is a retry of this attempt. Renew and release are updates guarded by the owner's token and
  * the expiry; release keeps the row and its fence, so fencing tokens of a name only grow.
  *
- * <p><b>Waiting.</b> Exponential backoff with jitter (20 ms doubling up to 1 s, never past the
- * holder's remaining lease); a release in this JVM wakes waiters at once ({@link Wakeups}), and on
- * PostgreSQL every release notifies a channel that waiters in all processes listen on
- * ({@link PgListener}).
+ * <p><b>Waiting.</b> The waiters of this engine line up per key in the JVM ({@link LocalGate}):
+ * only the first in line asks the database; the others answer busy without a statement and wait
+ * for their turn (first come, first served), which comes at once when the head is granted, gives
+ * up or fails. When the head was granted, the next one does not ask until that hold is released
+ * here (or its lease has run out), since the release wakes it; when the database answers busy
+ * with a holder of this engine, likewise. Otherwise the head backs off with jitter (20 ms doubling
+ * up to 1 s, never past the holder's remaining lease) and is woken early by a release in this JVM
+ * ({@link Wakeups}) or, on PostgreSQL, by the notification that every release sends on a channel
+ * that each engine listens on ({@link PgListener}): a release in another process is seen as before.
+ * The line only chooses who asks; the upsert alone decides who holds.
  *
- * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL, an upsert and a read elsewhere.
- * Release: one statement. Renewals of many holds: one batch. The engine works on its own pooled
- * connections in auto-commit mode, outside any transaction of the application.
+ * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL, an upsert and a read elsewhere;
+ * a busy answer: an upsert and a read. Release: one statement. So a hand-off between threads of
+ * one JVM costs one acquire and one release, however many threads wait. A waiter that gives up
+ * before its turn sends nothing. Renewals of many holds: one batch. The engine works on its own
+ * pooled connections in auto-commit mode, outside any transaction of the application.
  */
 final class LeaseRowEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
-    private static final long MIN_BACKOFF_MS = 20;
-    private static final long MAX_BACKOFF_MS = 1000;
+    private static final long MIN_BACKOFF_MS = LocalGate.MIN_BACKOFF_MS;
 
     private final Db db;
     private final Dialect dialect;
@@ -56,19 +62,10 @@ final class LeaseRowEngine implements LockEngine {
     private final String releaseSql;
     private final String isLockedSql;
     private final String inspectSql;
-    private final Map<String, Waiting> waiting = new ConcurrentHashMap<>();
+    /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
+    private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
+    private final LocalGate gate = new LocalGate();
     private final PgListener listener;
-
-    /** A busy attempt's wait state, from its first busy answer until it is granted or abandoned. */
-    private static final class Waiting {
-        final Wakeups.Interest interest;
-        volatile long seen;
-        volatile int busyAnswers;
-
-        Waiting(Wakeups.Interest interest) {
-            this.interest = interest;
-        }
-    }
 
     private final JdbcIdempotencyStore idempotency;
 
@@ -115,9 +112,41 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
-        Waiting wait = waiting.computeIfAbsent(attempt.token(), t -> new Waiting(Wakeups.JVM.register(key)));
-        wait.seen = wait.interest.version();
-        long[] outcome = db.run("acquiring " + attempt, true, connection -> {
+        if (gate.holds(attempt.token())) {
+            // a repeat of a granted attempt is answered by the database, whoever waits in line
+            AcquireResult repeated = ask(attempt, key).result;
+            if (repeated instanceof AcquireResult.Busy) {
+                // its hold is gone (expired, taken over): from its next try on it waits in line
+                gate.released(key, attempt.token());
+            }
+            return repeated;
+        }
+        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key));
+        try {
+            AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
+            if (notAsked != null) {
+                return notAsked;
+            }
+            Answer answer = ask(attempt, key);
+            if (answer.result instanceof AcquireResult.Granted) {
+                waiting.remove(attempt.token());
+                ticket.granted(attempt.token(), attempt.lease());
+            } else {
+                ticket.busy(answer.owner, ((AcquireResult.Busy) answer.result).retryWithin());
+            }
+            return answer.result;
+        } finally {
+            ticket.endTry();
+        }
+    }
+
+    /** What the database answered: granted or busy, and on a busy answer the holder if it was read. */
+    private record Answer(AcquireResult result, String owner) {
+    }
+
+    /** Sends the acquire: one statement on PostgreSQL when granted, else the upsert and a read of the row. */
+    private Answer ask(Acquisition attempt, String key) {
+        return db.run("acquiring " + attempt, true, connection -> {
             try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
                 statement.setString(1, key);
                 statement.setString(2, attempt.key().namespace());
@@ -128,7 +157,7 @@ final class LeaseRowEngine implements LockEngine {
                 if (dialect.acquireReturnsFence()) {
                     try (ResultSet rows = statement.executeQuery()) {
                         if (rows.next()) {
-                            return new long[] {1, rows.getLong(1)};
+                            return new Answer(AcquireResult.granted(rows.getLong(1)), null);
                         }
                     }
                 } else {
@@ -139,43 +168,36 @@ final class LeaseRowEngine implements LockEngine {
                 statement.setString(1, key);
                 try (ResultSet rows = statement.executeQuery()) {
                     if (!rows.next()) {
-                        return new long[] {0, 0};
+                        return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
                     }
-                    boolean ours = attempt.token().equals(rows.getString(1));
-                    return new long[] {ours ? 1 : 0, ours ? rows.getLong(2) : rows.getLong(3)};
+                    String owner = rows.getString(1);
+                    if (attempt.token().equals(owner)) {
+                        return new Answer(AcquireResult.granted(rows.getLong(2)), null);
+                    }
+                    return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, rows.getLong(3)))), owner);
                 }
             }
         });
-        if (outcome[0] == 1) {
-            done(attempt);
-            return AcquireResult.granted(outcome[1]);
-        }
-        return AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, outcome[1])));
     }
 
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
-        Waiting wait = waiting.get(attempt.token());
-        if (wait == null) {
-            return;
-        }
-        int answers = wait.busyAnswers++;
-        long ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(answers, 10));
-        long backoff = ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1);
-        Duration bound = Duration.ofMillis(backoff);
-        wait.interest.await(wait.seen, bound.compareTo(max) < 0 ? bound : max);
-    }
-
-    private void done(Acquisition attempt) {
-        Waiting wait = waiting.remove(attempt.token());
-        if (wait != null) {
-            wait.interest.close();
+        LocalGate.Ticket ticket = waiting.get(attempt.token());
+        if (ticket != null) {
+            ticket.await(max);
         }
     }
 
     @Override
     public void abandon(Acquisition attempt) {
-        done(attempt);
+        LocalGate.Ticket ticket = waiting.remove(attempt.token());
+        if (ticket != null) {
+            ticket.leave();
+            if (!ticket.asked()) {
+                // it waited in line only: the database never saw it
+                return;
+            }
+        }
         try {
             release(attempt);
         } catch (RuntimeException e) {
@@ -232,14 +254,21 @@ final class LeaseRowEngine implements LockEngine {
     public boolean release(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
         boolean[] failedOnce = new boolean[1];
-        boolean released = db.run("releasing " + attempt, true, connection -> {
-            try {
-                return releaseOnce(connection, key, attempt);
-            } catch (java.sql.SQLException e) {
-                failedOnce[0] |= SqlErrors.isConnectionFailure(e);
-                throw e;
-            }
-        });
+        boolean released;
+        try {
+            released = db.run("releasing " + attempt, true, connection -> {
+                try {
+                    return releaseOnce(connection, key, attempt);
+                } catch (java.sql.SQLException e) {
+                    failedOnce[0] |= SqlErrors.isConnectionFailure(e);
+                    throw e;
+                }
+            });
+        } finally {
+            // the hold is over for this JVM either way (a failed release ends with the lease):
+            // the local head asks now
+            gate.released(key, attempt.token());
+        }
         if (!released && failedOnce[0]) {
             // the first try may have released before its reply was lost: a row freed (no owner)
             // since then is taken as our release
@@ -312,9 +341,7 @@ final class LeaseRowEngine implements LockEngine {
 
     @Override
     public void close() {
-        for (Waiting wait : waiting.values()) {
-            wait.interest.close();
-        }
+        gate.close();
         waiting.clear();
         if (listener != null) {
             listener.close();

@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,13 +36,16 @@ import java.util.concurrent.TimeUnit;
  * <p>The database frees the lock when the connection dies (a client killed, a network cut, a
  * server-side idle timeout). A watcher checks every held connection at the session check interval
  * and reports one that died as lost, so the holder learns it then, not at unlock. The cost is one
- * connection per held lock and per waiting attempt; locks carry no fencing token.
+ * connection per held lock and per attempt whose turn it is to ask; locks carry no fencing token.
+ *
+ * <p>Waiters of this engine line up per key as in lease-row mode ({@link LocalGate}): only the
+ * first in line takes a connection and asks; a release here, the end of a session, or (on
+ * PostgreSQL) a notification from another process wakes it.
  */
 final class SessionEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
-    private static final long MIN_BACKOFF_MS = 20;
-    private static final long MAX_BACKOFF_MS = 1000;
+    private static final long MAX_BACKOFF_MS = LocalGate.MAX_BACKOFF_MS;
 
     private final Db db;
     private final Dialect dialect;
@@ -51,6 +53,9 @@ final class SessionEngine implements LockEngine {
     private final String channel;
     private final LossReporter lossReporter;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
+    private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
+    private final LocalGate gate = new LocalGate();
     private final ScheduledExecutorService watcher;
     private final PgListener listener;
     private volatile boolean tableReady;
@@ -60,16 +65,12 @@ final class SessionEngine implements LockEngine {
         final Acquisition attempt;
         final String key;
         final Connection connection;
-        final Wakeups.Interest interest;
         volatile boolean held;
-        volatile long seen;
-        volatile int busyAnswers;
 
-        Session(Acquisition attempt, Connection connection) {
+        Session(Acquisition attempt, String key, Connection connection) {
             this.attempt = attempt;
-            this.key = LockRows.key(table, attempt.key());
+            this.key = key;
             this.connection = connection;
-            this.interest = Wakeups.JVM.register(key);
         }
     }
 
@@ -115,29 +116,50 @@ final class SessionEngine implements LockEngine {
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         Session session = sessions.get(attempt.token());
-        if (session == null) {
-            Connection connection;
-            try {
-                connection = db.source.dedicated();
-            } catch (SQLException e) {
-                throw new EngineUnavailableException("could not connect to " + db.describe + ": " + e.getMessage(), e);
-            }
-            session = new Session(attempt, connection);
-            sessions.put(attempt.token(), session);
-        }
-        if (session.held) {
+        if (session != null && session.held) {
             return AcquireResult.granted(-1);
         }
+        String key = LockRows.key(table, attempt.key());
+        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key));
+        try {
+            AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
+            if (notAsked != null) {
+                return notAsked;
+            }
+            if (session == null) {
+                // only the attempt whose turn it is takes a connection: the others wait without one
+                Connection connection;
+                try {
+                    connection = db.source.dedicated();
+                } catch (SQLException e) {
+                    throw new EngineUnavailableException("could not connect to " + db.describe + ": " + e.getMessage(), e);
+                }
+                session = new Session(attempt, key, connection);
+                sessions.put(attempt.token(), session);
+            }
+            if (ask(session)) {
+                waiting.remove(attempt.token());
+                ticket.granted(attempt.token(), attempt.lease());
+                return AcquireResult.granted(-1);
+            }
+            return AcquireResult.busy(Duration.ofMillis(MAX_BACKOFF_MS));
+        } finally {
+            ticket.endTry();
+        }
+    }
+
+    /** @return whether the session now holds its lock */
+    private boolean ask(Session session) {
         synchronized (session) {
-            session.seen = session.interest.version();
             try {
                 if (tryLock(session)) {
                     session.held = true;
-                    return AcquireResult.granted(-1);
+                    return true;
                 }
-                return AcquireResult.busy(Duration.ofMillis(MAX_BACKOFF_MS));
+                return false;
             } catch (SQLException e) {
                 end(session);
+                Acquisition attempt = session.attempt;
                 if (SqlErrors.isConnectionFailure(e)) {
                     throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
                 }
@@ -213,20 +235,19 @@ final class SessionEngine implements LockEngine {
 
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
-        Session session = sessions.get(attempt.token());
-        if (session == null) {
-            return;
+        LocalGate.Ticket ticket = waiting.get(attempt.token());
+        if (ticket != null) {
+            ticket.await(max);
         }
-        int answers = session.busyAnswers++;
-        long ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(answers, 10));
-        Duration bound = Duration.ofMillis(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
-        session.interest.await(session.seen, bound.compareTo(max) < 0 ? bound : max);
     }
 
     @Override
     public void abandon(Acquisition attempt) {
-        Session session = sessions.get(attempt.token());
-        if (session != null) {
+        LocalGate.Ticket ticket = waiting.remove(attempt.token());
+        if (ticket != null) {
+            ticket.leave();
+        }
+        if (sessions.containsKey(attempt.token())) {
             release(attempt);
         }
     }
@@ -293,8 +314,8 @@ final class SessionEngine implements LockEngine {
     private void end(Session session) {
         sessions.remove(session.attempt.token(), session);
         session.held = false;
-        session.interest.close();
         ConnectionSource.closeQuietly(session.connection);
+        gate.released(session.key, session.attempt.token());
     }
 
     private boolean alive(Session session) {
@@ -378,6 +399,8 @@ final class SessionEngine implements LockEngine {
     @Override
     public void close() {
         watcher.shutdownNow();
+        gate.close();
+        waiting.clear();
         for (Session session : sessions.values()) {
             synchronized (session) {
                 end(session);

@@ -1,0 +1,415 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.spi.AcquireResult;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The waiting attempts of one engine, lined up per lock key, so that one of them at a time asks
+ * the database and the others wait in this JVM without sending a statement.
+ *
+ * <p><b>Rules.</b> An attempt enters its key's line at its first try and leaves it when it is
+ * granted or abandoned (timeout, interruption, failure). Only the head asks the database; the
+ * others answer busy at once and wait for their turn on a condition of their own, bounded by the
+ * caller's wait. A head that gives up wakes the next attempt, which asks at its next try: it does
+ * not wait out a backoff. A head granted the lock marks the line with its token, and so does a
+ * head told busy by the database with the token of a hold of this engine: while that hold lasts
+ * (until this engine releases it, or its lease by the last answer has passed) the head does not
+ * ask, since the lock is known to be taken, and only the release here wakes it (so a hand-off
+ * between threads wakes one thread once). Otherwise the head
+ * waits as every waiter used to: backoff with jitter (20 ms doubling to 1 s, never past the bound
+ * the database gave), woken early by {@link Wakeups} (a release in this JVM, a PostgreSQL
+ * notification). A release in another process is thus still seen by the head, and the late
+ * notification of a release in this JVM does not make it ask while the next local holder holds.
+ *
+ * <p><b>Why it is safe.</b> The line only decides who asks; the database alone decides who
+ * holds, so a wrong guess here (two heads, a stale mark) costs a statement or a wait bounded by a
+ * lease, never mutual exclusion. No waiter is stranded: every way out of the engine's loop in the
+ * core ends in a grant or an abandon, both of which hand the turn on; and a head that stops
+ * calling the engine altogether (an SPI caller that neither tries again nor abandons) is passed
+ * over once it has been silent for {@link #STALE_HEAD_NANOS}, so the attempts behind it ask in
+ * its place.
+ *
+ * <p><b>Modes.</b> Both jdbc engines hold every mode of a key as one exclusive lock (neither
+ * claims {@code READ_WRITE}), so there is one line per key for all modes. An engine with shared
+ * holds would have to let readers pass the line together.
+ *
+ * <p><b>Costs.</b> In this JVM, one acquire per hand-off (and one release) however many threads
+ * wait for the key, instead of one per waiter at every release and every backoff; across
+ * processes, one asking attempt per engine and key. The price: a {@code tryLock()} without a wait
+ * behind a waiter of the same JVM answers false without asking, as the lock is contended here.
+ */
+final class LocalGate implements AutoCloseable {
+    static final long MIN_BACKOFF_MS = 20;
+    static final long MAX_BACKOFF_MS = 1000;
+    /** What a queued attempt answers: the longest it waits before it looks at its place again. */
+    static final Duration QUEUED_RECHECK = Duration.ofMillis(MAX_BACKOFF_MS);
+    /** How long a head may be out of every engine call before the attempts behind it ask in its place. */
+    static final long STALE_HEAD_NANOS = TimeUnit.SECONDS.toNanos(3);
+
+    private final Map<String, Line> lines = new ConcurrentHashMap<>();
+    /** Tokens of the holds granted in this engine and not released yet. */
+    private final Set<String> holds = ConcurrentHashMap.newKeySet();
+    private final long staleHeadNanos;
+    private volatile boolean closed;
+
+    LocalGate() {
+        this(STALE_HEAD_NANOS);
+    }
+
+    /** @param staleHeadNanos how long a head may be silent before it is passed over (tests shorten it) */
+    LocalGate(long staleHeadNanos) {
+        this.staleHeadNanos = staleHeadNanos;
+    }
+
+    /** The attempts waiting for one key, and the hold of this engine they wait for, if known. */
+    private static final class Line {
+        final String key;
+        final Wakeups.Interest interest;
+        final ReentrantLock lock = new ReentrantLock();
+        /** First come, first asked; guarded by {@link #lock}. */
+        final ArrayDeque<Ticket> queue = new ArrayDeque<>();
+        /**
+         * The token of a hold of this engine that the line waits for (granted from this line, or
+         * named by the database in a busy answer), or null.
+         */
+        String heldBy;
+        /** When that hold's lease runs out by this JVM's clock, as last known. */
+        long heldUntil;
+
+        Line(String key) {
+            this.key = key;
+            this.interest = Wakeups.JVM.register(key);
+        }
+    }
+
+    /**
+     * Puts a new attempt at the end of its key's line.
+     *
+     * @param key the lock's row key
+     * @return the attempt's place, to be given up with {@link Ticket#granted} or {@link Ticket#leave}
+     */
+    Ticket enter(String key) {
+        Ticket[] entered = new Ticket[1];
+        lines.compute(key, (k, line) -> {
+            Line joined = line == null ? new Line(k) : line;
+            joined.lock.lock();
+            try {
+                entered[0] = new Ticket(joined);
+                joined.queue.addLast(entered[0]);
+            } finally {
+                joined.lock.unlock();
+            }
+            return joined;
+        });
+        return entered[0];
+    }
+
+    /**
+     * @param token an attempt's token
+     * @return whether the attempt holds its lock in this engine (granted, not released)
+     */
+    boolean holds(String token) {
+        return holds.contains(token);
+    }
+
+    /**
+     * A hold of {@code key} ended in this engine (released, abandoned, its connection lost): if it
+     * is the hold the line waits for, the head asks now.
+     *
+     * @param key the lock's row key
+     * @param token the hold's token
+     */
+    void released(String key, String token) {
+        // before the line's lock: a head that marks the line held by this token checks the set under that lock
+        holds.remove(token);
+        Line line = lines.get(key);
+        if (line == null) {
+            return;
+        }
+        line.lock.lock();
+        try {
+            if (token.equals(line.heldBy)) {
+                line.heldBy = null;
+                signalHead(line);
+            }
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /** Wakes every waiter; they return to the core, which finds the client closed. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Line line : lines.values()) {
+            line.lock.lock();
+            try {
+                line.queue.forEach(ticket -> ticket.turn.signal());
+            } finally {
+                line.lock.unlock();
+            }
+            line.interest.close();
+        }
+        lines.clear();
+        holds.clear();
+    }
+
+    /** Wakes the head, and any stale heads before it; caller holds the line's lock. */
+    private void signalHead(Line line) {
+        long now = System.nanoTime();
+        for (Ticket ticket : line.queue) {
+            ticket.turn.signal();
+            if (!ticket.isStale(now)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * One attempt's place in its line. The calls of one attempt come one at a time (the core's
+     * loop), so its own bookkeeping needs no lock; what other attempts read is volatile or guarded
+     * by the line's lock.
+     */
+    final class Ticket {
+        private final Line line;
+        private final Condition turn;
+        private volatile boolean inCall;
+        private volatile long lastCall = System.nanoTime();
+        /** Whether this attempt's last try was made as the head (asked, or held off by a mark). */
+        private boolean triedAsHead;
+        /** The hold this head waits for instead of asking, or null when it asked. */
+        private String waitingFor;
+        private long seen;
+        private int busyAnswers;
+        private volatile boolean asked;
+        private boolean inLine = true;
+
+        private Ticket(Line line) {
+            this.line = line;
+            this.turn = line.lock.newCondition();
+        }
+
+        /** @return whether this attempt ever asked the database (so may hold the lock unknown to us) */
+        boolean asked() {
+            return asked;
+        }
+
+        /**
+         * Starts a try: says whether this attempt may ask the database now. Call {@link #endTry()}
+         * when the try is over.
+         *
+         * @return null if this attempt asks now; otherwise the busy answer to give without asking
+         */
+        AcquireResult.Busy busyUnlessTurn() {
+            inCall = true;
+            lastCall = System.nanoTime();
+            line.lock.lock();
+            try {
+                if (closed || !inLine) {
+                    asked = true;
+                    return null;
+                }
+                if (!isHead()) {
+                    triedAsHead = false;
+                    return new AcquireResult.Busy(QUEUED_RECHECK);
+                }
+                if (!triedAsHead) {
+                    triedAsHead = true;
+                    busyAnswers = 0;
+                }
+                long untilFree = line.heldUntil - System.nanoTime();
+                if (line.heldBy != null && untilFree > 0) {
+                    waitingFor = line.heldBy;
+                    return new AcquireResult.Busy(Duration.ofNanos(untilFree));
+                }
+                waitingFor = null;
+                seen = line.interest.version();
+                asked = true;
+                return null;
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** Ends a try begun with {@link #busyUnlessTurn()}. */
+        void endTry() {
+            lastCall = System.nanoTime();
+            inCall = false;
+        }
+
+        /**
+         * Waits until this attempt should try again: its turn came, the hold it waits for ended,
+         * the lock may have changed, or {@code max} passed.
+         *
+         * @param max the longest to wait
+         * @throws InterruptedException if interrupted while waiting
+         */
+        void await(Duration max) throws InterruptedException {
+            inCall = true;
+            lastCall = System.nanoTime();
+            try {
+                long deadline = System.nanoTime() + max.toNanos();
+                if (!awaitTurn(deadline)) {
+                    return;
+                }
+                int answers = busyAnswers++;
+                long ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(answers, 10));
+                long backoff = TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
+                line.interest.await(seen, Duration.ofNanos(Math.max(0, Math.min(backoff, deadline - System.nanoTime()))));
+            } finally {
+                lastCall = System.nanoTime();
+                inCall = false;
+            }
+        }
+
+        /**
+         * Waits in the line while this attempt should not ask.
+         *
+         * @return true if this attempt is a head that asked and should now back off; false if it
+         *     should try again at once (its turn came, the hold it waited for ended, time is up)
+         */
+        private boolean awaitTurn(long deadline) throws InterruptedException {
+            line.lock.lock();
+            try {
+                while (true) {
+                    long left = deadline - System.nanoTime();
+                    if (closed || !inLine || left <= 0) {
+                        return false;
+                    }
+                    if (!isHead()) {
+                        // looks again at least every recheck interval, for a head gone silent
+                        turn.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(MAX_BACKOFF_MS)));
+                        continue;
+                    }
+                    if (!triedAsHead) {
+                        if (line.heldBy == null || line.heldUntil - System.nanoTime() <= 0) {
+                            return false;
+                        }
+                        // its turn came while the lock is held here: it waits for that hold's end
+                        // as a head that tried would, without a round through the core
+                        triedAsHead = true;
+                        busyAnswers = 0;
+                        waitingFor = line.heldBy;
+                    }
+                    if (waitingFor == null) {
+                        return true;
+                    }
+                    if (!waitingFor.equals(line.heldBy)) {
+                        return false;
+                    }
+                    long untilFree = line.heldUntil - System.nanoTime();
+                    if (untilFree <= 0) {
+                        return false;
+                    }
+                    turn.awaitNanos(Math.min(left, untilFree));
+                }
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /**
+         * This attempt took the lock: it leaves the line, marks the line as held by it for up to
+         * {@code lease}, and wakes the next attempt.
+         *
+         * @param token the attempt's token
+         * @param lease the hold's lease
+         */
+        void granted(String token, Duration lease) {
+            holds.add(token);
+            leave(token, lease);
+        }
+
+        /**
+         * The database answered busy to this head's ask: if the owner is a hold of this engine, the
+         * head waits for its release (or {@code remaining}) instead of backing off.
+         *
+         * @param owner the holder's token, or null if the database did not say
+         * @param remaining how long the holder's lease lasts
+         */
+        void busy(String owner, Duration remaining) {
+            if (owner == null || !holds.contains(owner)) {
+                return;
+            }
+            line.lock.lock();
+            try {
+                if (!inLine || !holds.contains(owner)) {
+                    return;
+                }
+                line.heldBy = owner;
+                line.heldUntil = System.nanoTime() + remaining.toNanos();
+                waitingFor = owner;
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** This attempt gives up: it leaves the line and the next attempt asks at once. */
+        void leave() {
+            leave(null, null);
+        }
+
+        private void leave(String heldBy, Duration lease) {
+            boolean[] emptied = new boolean[1];
+            lines.computeIfPresent(line.key, (k, current) -> {
+                if (current != line) {
+                    return current;
+                }
+                line.lock.lock();
+                try {
+                    if (!inLine) {
+                        return line;
+                    }
+                    inLine = false;
+                    boolean wasHead = isHead();
+                    line.queue.remove(this);
+                    if (heldBy != null) {
+                        line.heldBy = heldBy;
+                        line.heldUntil = System.nanoTime() + lease.toNanos();
+                    }
+                    if (line.queue.isEmpty()) {
+                        emptied[0] = true;
+                        return null;
+                    }
+                    if (wasHead && heldBy == null) {
+                        // a grant wakes nobody: the next head sleeps until that hold ends here
+                        // (or looks again within the recheck interval)
+                        signalHead(line);
+                    }
+                    return line;
+                } finally {
+                    line.lock.unlock();
+                }
+            });
+            if (emptied[0]) {
+                line.interest.close();
+            }
+        }
+
+        /** @return whether this attempt is the first in line not passed over; caller holds the line's lock */
+        private boolean isHead() {
+            long now = System.nanoTime();
+            for (Ticket ticket : line.queue) {
+                if (ticket == this) {
+                    return true;
+                }
+                if (!ticket.isStale(now)) {
+                    return false;
+                }
+            }
+            return false;
+        }
+
+        private boolean isStale(long now) {
+            return !inCall && now - lastCall > staleHeadNanos;
+        }
+    }
+}

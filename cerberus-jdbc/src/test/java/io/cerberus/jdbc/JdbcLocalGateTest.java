@@ -1,0 +1,482 @@
+package io.cerberus.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The local line of waiters ({@link LocalGate}) on real PostgreSQL, MariaDB and H2, in both modes:
+ * what the waiters of one JVM send, and that timeouts, interrupts and releases in another process
+ * still work when only the head of the line asks. Statements are counted by the application's
+ * data source, per thread.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class JdbcLocalGateTest {
+    private static final String TABLE = "cerberus_locks";
+    private final String namespace = "gate-" + UUID.randomUUID().toString().substring(0, 8);
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    /** One database in one mode. */
+    record Target(String label, String url, JdbcOptions.Mode mode) {
+        Dialect dialect() {
+            return url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL : url.startsWith("jdbc:mariadb") ? Dialect.MARIADB : Dialect.H2;
+        }
+
+        boolean isAcquire(String sql) {
+            if (mode == JdbcOptions.Mode.LEASE_ROW) {
+                return sql.equals(dialect().acquire(TABLE));
+            }
+            return sql.contains("pg_try_advisory_lock") || sql.contains("GET_LOCK(") || sql.contains("FOR UPDATE NOWAIT");
+        }
+
+        @Override
+        public String toString() {
+            return label;
+        }
+    }
+
+    static List<Target> targets() {
+        return List.of(
+                new Target("H2 lease-row", Servers.h2(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("MariaDB lease-row", Servers.mariaDb(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("H2 session", Servers.h2(), JdbcOptions.Mode.SESSION),
+                new Target("PostgreSQL session", Servers.postgres(), JdbcOptions.Mode.SESSION),
+                new Target("MariaDB session", Servers.mariaDb(), JdbcOptions.Mode.SESSION));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (Thread thread : threads) {
+            thread.interrupt();
+        }
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("targets")
+    void localWaitersSendOneAcquirePerHandOff(Target target) throws Exception {
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("hand-off");
+        int workers = 6;
+        int cycles = 15;
+        lock.lock();
+        lock.unlock();
+        int acquiresBefore = data.acquires();
+        int connectionsBefore = data.opened.get();
+        CountDownLatch start = new CountDownLatch(1);
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger grants = new AtomicInteger();
+        List<Thread> started = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            started.add(thread("worker-" + w, () -> {
+                try {
+                    start.await();
+                    for (int c = 0; c < cycles; c++) {
+                        lock.lock();
+                        try {
+                            grants.incrementAndGet();
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            inside.decrementAndGet();
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        start.countDown();
+        for (Thread thread : started) {
+            join(thread, TestTimes.millis(60_000));
+        }
+        assertThat(grants.get()).isEqualTo(workers * cycles);
+        assertThat(overlaps.get()).as("mutual exclusion").isZero();
+        int acquires = data.acquires() - acquiresBefore;
+        // before the line, every release made all waiters ask: about one acquire per waiter and hand-off
+        assertThat(acquires).as("acquire statements for %d grants among %d threads", grants.get(), workers)
+                .isLessThanOrEqualTo(grants.get() + grants.get() / 10 + workers);
+        if (target.mode() == JdbcOptions.Mode.SESSION) {
+            assertThat(data.opened.get() - connectionsBefore).as("connections: only the attempt whose turn it is takes one")
+                    .isLessThanOrEqualTo(acquires + 2);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("targets")
+    void queuedWaiterSendsNothingAndTimesOutOnTime(Target target) throws Exception {
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("timeout");
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        thread("holder", () -> {
+            lock.lock();
+            held.countDown();
+            try {
+                letGo.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                lock.unlock();
+            }
+        });
+        assertThat(held.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        AtomicLong headGot = new AtomicLong();
+        Thread head = thread("head", () -> {
+            lock.lock();
+            headGot.set(System.nanoTime());
+            lock.unlock();
+        });
+        Poll.until("the head to ask", TestTimes.millis(10_000), () -> data.acquiresBy("head") > 0);
+        Poll.untilWaiting(head, TestTimes.millis(5000));
+        AtomicReference<Duration> took = new AtomicReference<>();
+        AtomicReference<Boolean> got = new AtomicReference<>();
+        Thread queued = thread("queued", () -> {
+            long start = System.nanoTime();
+            try {
+                got.set(lock.tryLock(400, TimeUnit.MILLISECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            took.set(Duration.ofNanos(System.nanoTime() - start));
+        });
+        join(queued, TestTimes.millis(10_000));
+        assertThat(got.get()).isFalse();
+        assertThat(took.get()).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
+        assertThat(data.acquiresBy("queued")).as("the queued waiter never asked").isZero();
+        if (target.mode() == JdbcOptions.Mode.LEASE_ROW) {
+            assertThat(data.acquiresBy("head")).as("told the holder is in this JVM, the head waits for its release").isEqualTo(1);
+        }
+        long released = System.nanoTime();
+        letGo.countDown();
+        join(head, TestTimes.millis(10_000));
+        assertThat(headGot.get()).as("the head got the lock").isNotZero();
+        assertThat(Duration.ofNanos(headGot.get() - released)).as("woken by the release").isLessThan(TestTimes.millis(1000));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("targets")
+    void interruptedHeadHandsTheTurnOnAtOnce(Target target) throws Exception {
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("interrupted");
+        ForeignHold foreign = holdElsewhere(target, "interrupted");
+        AtomicReference<Throwable> headOutcome = new AtomicReference<>();
+        Thread head = thread("head", () -> {
+            try {
+                lock.lockInterruptibly();
+                headOutcome.set(new AssertionError("acquired a lock held elsewhere"));
+                lock.unlock();
+            } catch (Throwable t) {
+                headOutcome.set(t);
+            }
+        });
+        Poll.until("the head to ask", TestTimes.millis(10_000), () -> data.acquiresBy("head") > 0);
+        AtomicLong queuedGot = new AtomicLong();
+        Thread queued = thread("queued", () -> {
+            try {
+                if (lock.tryLock(60, TimeUnit.SECONDS)) {
+                    queuedGot.set(System.nanoTime());
+                    lock.unlock();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.untilWaiting(queued, TestTimes.millis(5000));
+        Poll.untilWaiting(head, TestTimes.millis(5000));
+        assertThat(data.acquiresBy("queued")).as("queued behind the head, it has not asked").isZero();
+
+        long interrupted = System.nanoTime();
+        head.interrupt();
+        Poll.until("the queued waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("queued") > 0);
+        assertThat(Duration.ofNanos(System.nanoTime() - interrupted)).as("it asks at once, not after a backoff or a recheck")
+                .isLessThan(TestTimes.millis(500));
+        join(head, TestTimes.millis(5000));
+        assertThat(headOutcome.get()).isInstanceOf(InterruptedException.class);
+
+        long freed = System.nanoTime();
+        foreign.free();
+        join(queued, TestTimes.millis(10_000));
+        assertThat(queuedGot.get()).as("the new head took the lock freed in the other process").isNotZero();
+        assertThat(Duration.ofNanos(queuedGot.get() - freed)).as("within its backoff").isLessThan(TestTimes.millis(2500));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("targets")
+    void lockFreedInAnotherProcessIsTakenByTheLineInTurn(Target target) throws Exception {
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("freed");
+        ForeignHold foreign = holdElsewhere(target, "freed");
+        List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Runnable takeTurn = () -> {
+            lock.lock();
+            order.add(Thread.currentThread().getName());
+            lock.unlock();
+        };
+        Thread first = thread("first", takeTurn);
+        Poll.until("the first to ask", TestTimes.millis(10_000), () -> data.acquiresBy("first") > 0);
+        Thread second = thread("second", takeTurn);
+        Poll.untilWaiting(second, TestTimes.millis(5000));
+        Thread third = thread("third", takeTurn);
+        Poll.untilWaiting(third, TestTimes.millis(5000));
+
+        // freed without a notification, as by an expiry: the head finds out by its backoff
+        foreign.free();
+        join(first, TestTimes.millis(10_000));
+        join(second, TestTimes.millis(10_000));
+        join(third, TestTimes.millis(10_000));
+        assertThat(order).as("the line is served first come, first served").containsExactly("first", "second", "third");
+    }
+
+    @Test
+    void repeatedTryOfAGrantedAttemptIsGrantedWhileOthersWaitInLine() {
+        for (String url : List.of(Servers.h2(), Servers.postgres())) {
+            try (LockEngine engine = Engines.open(url, Duration.ofSeconds(10))) {
+                LockKey key = new LockKey(namespace, "repeated");
+                Acquisition owner = attempt(key, "owner");
+                Acquisition head = attempt(key, "head");
+                Acquisition queued = attempt(key, "queued");
+                AcquireResult granted = engine.tryAcquire(owner);
+                assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
+                assertThat(engine.tryAcquire(head)).isInstanceOf(AcquireResult.Busy.class);
+                assertThat(engine.tryAcquire(queued)).isInstanceOf(AcquireResult.Busy.class);
+                assertThat(engine.tryAcquire(owner)).as("a repeat on %s is granted again, with the same fence", url).isEqualTo(granted);
+                engine.abandon(queued);
+                engine.abandon(head);
+                assertThat(engine.release(owner)).isTrue();
+                assertThat(engine.isLocked(key)).isFalse();
+            }
+        }
+    }
+
+    private static Acquisition attempt(LockKey key, String holder) {
+        return new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), holder, Duration.ofSeconds(30));
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------
+
+    private Cerberus client(Target target, CountingDataSource data) {
+        Cerberus cerberus = Cerberus.builder().engine(target.url(), JdbcOptions.dataSource(data).mode(target.mode()))
+                .namespace(namespace).build();
+        resources.add(cerberus);
+        return cerberus;
+    }
+
+    private CountingDataSource dataSource(Target target) {
+        // session mode closes its connections to end the session: those must really close
+        CountingDataSource data = new CountingDataSource(target, target.mode() == JdbcOptions.Mode.LEASE_ROW);
+        resources.add(data);
+        return data;
+    }
+
+    private Thread thread(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+        return thread;
+    }
+
+    private static void join(Thread thread, Duration timeout) throws InterruptedException {
+        thread.join(timeout.toMillis());
+        assertThat(thread.isAlive()).as("thread %s finished", thread.getName()).isFalse();
+    }
+
+    /** A hold of a lock taken by hand on a connection of its own, as another process would. */
+    interface ForeignHold {
+        /** Frees the lock without a notification and without waking anyone in this JVM. */
+        void free() throws SQLException;
+    }
+
+    private ForeignHold holdElsewhere(Target target, String name) throws SQLException {
+        Connection connection = DriverManager.getConnection(target.url());
+        resources.add(connection);
+        LockKey key = new LockKey(namespace, name);
+        String rowKey = LockRows.key(TABLE, key);
+        if (target.mode() == JdbcOptions.Mode.LEASE_ROW) {
+            try (PreparedStatement acquire = connection.prepareStatement(target.dialect().acquire(TABLE))) {
+                acquire.setString(1, rowKey);
+                acquire.setString(2, namespace);
+                acquire.setString(3, name);
+                acquire.setString(4, "elsewhere");
+                acquire.setString(5, "another process");
+                acquire.setLong(6, 60_000);
+                acquire.execute();
+            }
+            return () -> update(connection, "UPDATE " + TABLE + " SET owner = NULL, holder = NULL, expires_at = 0 WHERE lock_key = ? AND owner = 'elsewhere'", rowKey);
+        }
+        switch (target.dialect()) {
+            case POSTGRESQL:
+                long advisory = LockRows.advisoryKey(TABLE, key);
+                query(connection, "SELECT pg_advisory_lock(?)", advisory);
+                return () -> query(connection, "SELECT pg_advisory_unlock(?)", advisory);
+            case MARIADB:
+                String lockName = LockRows.sessionLockName(TABLE, key);
+                query(connection, "SELECT GET_LOCK(?, 10)", lockName);
+                return () -> query(connection, "SELECT RELEASE_LOCK(?)", lockName);
+            default:
+                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE
+                        + " (lock_key, namespace, name, owner, holder, fence, expires_at) VALUES (?, ?, ?, NULL, NULL, 0, 0)")) {
+                    insert.setString(1, rowKey);
+                    insert.setString(2, namespace);
+                    insert.setString(3, name);
+                    insert.executeUpdate();
+                }
+                connection.setAutoCommit(false);
+                query(connection, "SELECT fence FROM " + TABLE + " WHERE lock_key = ? FOR UPDATE", rowKey);
+                return connection::rollback;
+        }
+    }
+
+    private static void update(Connection connection, String sql, String key) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, key);
+            assertThat(statement.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    private static void query(Connection connection, String sql, Object parameter) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setObject(1, parameter);
+            statement.executeQuery().close();
+        }
+    }
+
+    /**
+     * The application's data source: counts, per thread, the acquire statements prepared on its
+     * connections, and the connections it opened; pools them when asked to.
+     */
+    static final class CountingDataSource implements DataSource, AutoCloseable {
+        private final Target target;
+        private final boolean pooled;
+        private final Deque<Connection> idle = new ConcurrentLinkedDeque<>();
+        private final Map<String, AtomicInteger> acquiresByThread = new ConcurrentHashMap<>();
+        final AtomicInteger opened = new AtomicInteger();
+
+        CountingDataSource(Target target, boolean pooled) {
+            this.target = target;
+            this.pooled = pooled;
+        }
+
+        int acquires() {
+            return acquiresByThread.values().stream().mapToInt(AtomicInteger::get).sum();
+        }
+
+        int acquiresBy(String thread) {
+            AtomicInteger count = acquiresByThread.get(thread);
+            return count == null ? 0 : count.get();
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            Connection pooledConnection = pooled ? idle.pollFirst() : null;
+            Connection physical = pooledConnection != null ? pooledConnection : DriverManager.getConnection(target.url());
+            if (pooledConnection == null) {
+                opened.incrementAndGet();
+            }
+            return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                if (method.getName().equals("prepareStatement") && target.isAcquire((String) args[0])) {
+                    acquiresByThread.computeIfAbsent(Thread.currentThread().getName(), name -> new AtomicInteger()).incrementAndGet();
+                }
+                if (pooled && method.getName().equals("close")) {
+                    idle.offerFirst(physical);
+                    return null;
+                }
+                try {
+                    return method.invoke(physical, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            });
+        }
+
+        @Override
+        public Connection getConnection(String user, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public void close() {
+            Connection connection;
+            while ((connection = idle.pollFirst()) != null) {
+                ConnectionSource.closeQuietly(connection);
+            }
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> type) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> type) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package io.cerberus.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The line of local waiters by itself, without a database: who asks, who waits, who is woken. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LocalGateTest {
+    private final String key = "gate-" + UUID.randomUUID();
+    private final LocalGate gate = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200));
+
+    @AfterEach
+    void close() {
+        gate.close();
+    }
+
+    @Test
+    void onlyTheHeadAsksAndTheNextAsksOnceItLeaves() {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        assertThat(tryOnce(first)).as("the head asks").isNull();
+        assertThat(tryOnce(second)).as("the second waits in line").isNotNull();
+        assertThat(second.asked()).isFalse();
+        first.leave();
+        assertThat(tryOnce(second)).as("the second is the head now").isNull();
+        assertThat(second.asked()).isTrue();
+        second.leave();
+    }
+
+    @Test
+    void headGrantedMarksTheLineUntilItsHoldIsReleasedHere() {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        assertThat(tryOnce(first)).isNull();
+        first.granted("first-token", Duration.ofSeconds(30));
+        assertThat(gate.holds("first-token")).isTrue();
+        AcquireResult.Busy held = tryOnce(second);
+        assertThat(held).as("the next head does not ask while the lock is held here").isNotNull();
+        assertThat(held.retryWithin()).isGreaterThan(Duration.ofSeconds(20)).isLessThanOrEqualTo(Duration.ofSeconds(30));
+        gate.released(key, "first-token");
+        assertThat(gate.holds("first-token")).isFalse();
+        assertThat(tryOnce(second)).as("released: the head asks").isNull();
+        second.leave();
+    }
+
+    @Test
+    void markRunsOutWithTheHoldersLease() {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        tryOnce(first);
+        first.granted("first-token", Duration.ofMillis(50));
+        long until = System.nanoTime() + Duration.ofMillis(60).toNanos();
+        Poll.until("the holder's lease to pass", TestTimes.millis(5000), () -> System.nanoTime() - until > 0);
+        assertThat(tryOnce(second)).as("the hold may have expired: the head asks").isNull();
+        second.leave();
+    }
+
+    @Test
+    void busyAnswerNamingAHoldOfThisEngineWaitsForItsRelease() throws Exception {
+        LocalGate.Ticket holder = gate.enter(key);
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = gate.enter(key);
+        assertThat(tryOnce(head)).as("a newcomer to an empty line asks").isNull();
+        head.busy("holder-token", Duration.ofSeconds(30));
+        assertThat(tryOnce(head)).as("told the holder is here, it waits for the release").isNotNull();
+        CountDownLatch woken = new CountDownLatch(1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                head.await(Duration.ofSeconds(30));
+                woken.countDown();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }, "head");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        gate.released(key, "holder-token");
+        assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("the release wakes the head").isTrue();
+        assertThat(failure.get()).isNull();
+        assertThat(tryOnce(head)).isNull();
+        head.leave();
+    }
+
+    @Test
+    void busyAnswerNamingAHoldAlreadyReleasedDoesNotMarkTheLine() {
+        LocalGate.Ticket holder = gate.enter(key);
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = gate.enter(key);
+        tryOnce(head);
+        gate.released(key, "holder-token");
+        head.busy("holder-token", Duration.ofSeconds(30));
+        assertThat(tryOnce(head)).as("the answer came before the release was known: ask again").isNull();
+        head.leave();
+    }
+
+    @Test
+    void queuedWaiterIsWokenWhenTheHeadLeaves() throws Exception {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        tryOnce(first);
+        tryOnce(second);
+        CountDownLatch woken = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            try {
+                second.await(Duration.ofSeconds(30));
+                woken.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "second");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        long left = System.nanoTime();
+        first.leave();
+        assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - left)).as("woken by the hand-over, not a recheck")
+                .isLessThan(Duration.ofMillis(500));
+        assertThat(tryOnce(second)).isNull();
+        second.leave();
+    }
+
+    @Test
+    void waiterWhoseTurnComesWithAGrantWaitsForTheReleaseHere() throws Exception {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        tryOnce(first);
+        tryOnce(second);
+        CountDownLatch returned = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            try {
+                second.await(Duration.ofSeconds(30));
+                returned.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "second");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        first.granted("first-token", Duration.ofSeconds(30));
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        assertThat(returned.getCount()).as("the grant does not send the next head to ask").isEqualTo(1);
+        long released = System.nanoTime();
+        gate.released(key, "first-token");
+        assertThat(returned.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - released)).as("woken by the release").isLessThan(Duration.ofMillis(500));
+        assertThat(tryOnce(second)).as("released: it asks").isNull();
+        second.leave();
+    }
+
+    @Test
+    void queuedWaitEndsAtItsBound() throws Exception {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        tryOnce(first);
+        tryOnce(second);
+        long start = System.nanoTime();
+        second.await(Duration.ofMillis(300));
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofMillis(300).plus(TestTimes.millis(500)));
+        first.leave();
+        second.leave();
+    }
+
+    @Test
+    void interruptedQueuedWaiterThrowsAndLeavingKeepsTheLineMoving() throws Exception {
+        LocalGate.Ticket first = gate.enter(key);
+        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket third = gate.enter(key);
+        tryOnce(first);
+        tryOnce(second);
+        tryOnce(third);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                second.await(Duration.ofSeconds(30));
+                outcome.set(new AssertionError("returned without an interrupt"));
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        }, "second");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        waiter.interrupt();
+        waiter.join(TestTimes.millis(5000).toMillis());
+        assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+        second.leave();
+        first.leave();
+        assertThat(tryOnce(third)).as("the third is the head once the others left").isNull();
+        third.leave();
+    }
+
+    @Test
+    void silentHeadIsPassedOver() throws Exception {
+        LocalGate.Ticket silent = gate.enter(key);
+        LocalGate.Ticket next = gate.enter(key);
+        assertThat(tryOnce(silent)).isNull();
+        assertThat(tryOnce(next)).isNotNull();
+        // the silent head neither tries again nor leaves: after the stale bound the next asks in its place
+        Poll.until("the silent head to be passed over", TestTimes.millis(10_000), () -> {
+            try {
+                next.await(Duration.ofMillis(100));
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            return tryOnce(next) == null;
+        });
+        assertThat(tryOnce(silent)).as("a head that comes back asks again").isNull();
+        silent.leave();
+        next.leave();
+    }
+
+    private static AcquireResult.Busy tryOnce(LocalGate.Ticket ticket) {
+        try {
+            return ticket.busyUnlessTurn();
+        } finally {
+            ticket.endTry();
+        }
+    }
+}
