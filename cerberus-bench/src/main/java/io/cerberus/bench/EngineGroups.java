@@ -15,7 +15,7 @@ final class EngineGroups {
 
     private static Map<String, List<String>> peers() {
         Map<String, List<String>> peers = new LinkedHashMap<>();
-        peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "jvm"));
+        peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "scripts", "jvm"));
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
         peers.put("postgres", List.of("cerberus", "spring", "shedlock", "roundtrip"));
@@ -67,6 +67,7 @@ final class EngineGroups {
                     lockPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
                     guardPeers.put(name, () -> Peers.roundTripFloor(redis.host(), redis.port()));
                 }
+                case "scripts" -> lockPeers.put(name, () -> Peers.scriptFloor(redis.host(), redis.port()));
                 default -> lockPeers.put(name, Peers::jvmFloor);
             }
         }

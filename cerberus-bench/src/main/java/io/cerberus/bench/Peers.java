@@ -260,6 +260,39 @@ final class Peers {
         };
     }
 
+    /**
+     * Two {@code EVALSHA} calls per cycle of a script that only returns, with as many keys and
+     * arguments as Cerberus's acquire and release scripts, on one shared Lettuce connection: the
+     * floor of any lock that runs a server script per step, so the gap between it and the PING floor
+     * is the price of scripting itself, and the gap above it is the work of the lock.
+     */
+    static Peer scriptFloor(String host, int port) {
+        RedisClient client = RedisClient.create("redis://" + host + ":" + port);
+        StatefulRedisConnection<String, String> connection = client.connect();
+        RedisCommands<String, String> commands = connection.sync();
+        String sha = commands.scriptLoad("return 1");
+        return new Peer() {
+            @Override
+            public String name() {
+                return "2 empty scripts (EVALSHA, EVALSHA)";
+            }
+
+            @Override
+            public Held lock(String name) {
+                String[] keys = {"cerberus:{" + name + "}:owner", "cerberus:{" + name + "}:readers", "cerberus:{" + name + "}:info",
+                        "cerberus:{" + name + "}:queue", "cerberus:{" + name + "}:fence", "cerberus:{" + name + "}:wake"};
+                commands.evalsha(sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "30000", "exclusive", "holder");
+                return () -> commands.evalsha(sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "exclusive", "x", "y");
+            }
+
+            @Override
+            public void close() {
+                connection.close();
+                client.shutdown();
+            }
+        };
+    }
+
     /** Two PINGs per cycle on one shared Lettuce connection: what no lock that acquires and releases can beat. */
     static Peer roundTripFloor(String host, int port) {
         RedisClient client = RedisClient.create("redis://" + host + ":" + port);
