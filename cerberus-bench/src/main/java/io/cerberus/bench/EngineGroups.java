@@ -119,8 +119,8 @@ final class EngineGroups {
             }
         }
         return new EngineGroup("etcd", "etcd", etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
-                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), holders, null,
-                etcd::close);
+                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), holders,
+                new EngineGroup.Residue("keys", etcd::keys, "db size in use", etcd::bytesInUse), etcd::close);
     }
 
     /**

@@ -107,6 +107,22 @@ final class EtcdProcess implements AutoCloseable {
                 .mapToLong(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
     }
 
+    /** @return the keys in the store now (every prefix: the peers' locks and anything else) */
+    long keys() {
+        return gauge("etcd_debugging_mvcc_keys_total");
+    }
+
+    /** @return the bytes of the backend database in use (freed pages excluded; revisions kept until compaction count) */
+    long bytesInUse() {
+        return gauge("etcd_mvcc_db_total_size_in_use_in_bytes");
+    }
+
+    private long gauge(String name) {
+        return get("/metrics").lines().filter(line -> line.startsWith(name + " ")).findFirst()
+                .map(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .orElseThrow(() -> new IllegalStateException("etcd on port " + clientPort + " reports no metric " + name));
+    }
+
     @Override
     public void close() {
         process.close();
