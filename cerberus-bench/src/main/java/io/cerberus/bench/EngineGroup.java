@@ -17,13 +17,15 @@ import java.util.function.Supplier;
  * @param requests the server's count of work done so far (its own reads not counted), or null when not counted
  * @param lockPeers the peers of the lock workloads by option name, in report order
  * @param guardPeers the peers of the idempotency workloads (empty where the engine has none in the bench)
+ * @param sharedPeers the lock peers that a second JVM can build against the same server, by option name: those of
+ *     {@code lockPeers} that are distributed locks (not the floors), for {@code contended-2p}
  * @param holders the peers of the held-locks workload, made with the lease under test
  * @param residue what the server tells of what a cell leaves behind, or null when the bench cannot ask
  * @param stop stops the server (and closes the bench's own connections to it)
  */
 record EngineGroup(String engine, String title, String server, String baseline, String baselineShort, String requestsColumn,
         LongSupplier requests, Map<String, Supplier<Peer>> lockPeers, Map<String, Supplier<Peer>> guardPeers,
-        Map<String, HeldLocks.Holder> holders, Residue residue, Runnable stop) implements AutoCloseable {
+        Map<String, PeerSpec> sharedPeers, Map<String, HeldLocks.Holder> holders, Residue residue, Runnable stop) implements AutoCloseable {
 
     /**
      * What the server can count of what is left in it: objects (keys, nodes, rows) and bytes.

@@ -43,22 +43,23 @@ final class EngineGroups {
     /** The Redis group, on a server started here or given with {@code --redis host:port}. */
     static EngineGroup redis(RedisProcess redis, List<String> peerNames) {
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("redis", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
-                    lockPeers.put(name, () -> Peers.cerberus(redis.uri()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.uri(), 0));
                     guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL, lease -> Peers.cerberus(redis.uri(), lease)));
                 }
                 case "redisson" -> {
-                    lockPeers.put(name, () -> Peers.redisson(redis.host(), redis.port()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
                     holders.put(name, new HeldLocks.Holder("watchdog (lockWatchdogTimeout = lease), every lease/3",
                             lease -> Peers.redisson(redis.host(), redis.port(), lease)));
                 }
                 case "spring" -> {
-                    lockPeers.put(name, () -> Peers.springRedis(redis.host(), redis.port()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
                     holders.put(name, new HeldLocks.Holder("opt-in renewal task per lock (expireAfter = lease; a TaskScheduler of 2 threads)",
                             lease -> Peers.springRedis(redis.host(), redis.port(), lease)));
                 }
@@ -72,46 +73,48 @@ final class EngineGroups {
             }
         }
         return new EngineGroup("redis", "Redis", redis.version(), Peers.REDISSON, "Redisson",
-                "Redis commands run per cycle (inside scripts too)", redis::commandCalls, lockPeers, guardPeers, holders,
+                "Redis commands run per cycle (inside scripts too)", redis::commandCalls, lockPeers, guardPeers, sharedPeers, holders,
                 new EngineGroup.Residue("keys", redis::keys, "used_memory", redis::usedMemory), redis::close);
     }
 
     static EngineGroup zooKeeper(List<String> peerNames) {
         ZooKeeperProcess zk = ZooKeeperProcess.start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("zk", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
-                    lockPeers.put(name, () -> Peers.cerberus(zk.uri()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("zk", name, zk.uri(), 0));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.SESSION_RENEWAL,
                             lease -> Peers.cerberus(zk.uri() + "?sessionTimeout=" + lease.toMillis() + "ms", lease)));
                 }
                 case "curator" -> {
-                    lockPeers.put(name, () -> ZooKeeperPeers.curator(zk.connectString()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("zk", name, zk.connectString(), 0));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.SESSION_RENEWAL, lease -> ZooKeeperPeers.curator(zk.connectString(), lease)));
                 }
                 default -> lockPeers.put(name, () -> ZooKeeperPeers.roundTripFloor(zk.connectString()));
             }
         }
         return new EngineGroup("zk", "ZooKeeper", zk.version(), ZooKeeperPeers.CURATOR, "Curator",
-                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), holders,
+                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), sharedPeers, holders,
                 new EngineGroup.Residue("znodes", zk::nodes, "data size", zk::dataSize), zk::close);
     }
 
     static EngineGroup etcd(List<String> peerNames) {
         EtcdProcess etcd = EtcdProcess.start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("etcd", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
-                    lockPeers.put(name, () -> Peers.cerberus(etcd.uri()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("etcd", name, etcd.uri(), 0));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL + "; the client's etcd lease kept alive",
                             lease -> Peers.cerberus(etcd.uri() + "?ttl=" + Math.max(1, (lease.toMillis() + 999) / 1000), lease)));
                 }
                 case "jetcd" -> {
-                    lockPeers.put(name, () -> EtcdPeers.jetcdLock(etcd.endpoint()));
+                    shared(lockPeers, sharedPeers, new PeerSpec("etcd", name, etcd.endpoint(), 0));
                     holders.put(name, new HeldLocks.Holder("one etcd lease (TTL = lease) kept alive every TTL/3, no per-lock renewal",
                             lease -> EtcdPeers.jetcdLockOnOneLease(etcd.endpoint(), lease)));
                 }
@@ -119,7 +122,7 @@ final class EngineGroups {
             }
         }
         return new EngineGroup("etcd", "etcd", etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
-                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), holders,
+                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), sharedPeers, holders,
                 new EngineGroup.Residue("keys", etcd::keys, "db size in use", etcd::bytesInUse), etcd::close);
     }
 
@@ -133,21 +136,22 @@ final class EngineGroups {
         postgres.execute(JdbcPeers.SHEDLOCK_DDL);
         String url = postgres.jdbcUrl();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
+        Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
         for (String name : selected("postgres", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
-                    lockPeers.put(name, () -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url + "&cerberus.poolSize=" + poolSize, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL,
                             lease -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize, lease)));
                 }
                 case "spring" -> {
-                    lockPeers.put(name, () -> JdbcPeers.springJdbc(url, poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (timeToLive)",
                             lease -> JdbcPeers.springJdbc(url, poolSize, HeldLocks.pastTheHold(lease))));
                 }
                 case "shedlock" -> {
-                    lockPeers.put(name, () -> JdbcPeers.shedLock(url, poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (lockAtMostFor)",
                             lease -> JdbcPeers.shedLock(url, poolSize, HeldLocks.pastTheHold(lease))));
                 }
@@ -156,8 +160,14 @@ final class EngineGroups {
         }
         return new EngineGroup("postgres", "PostgreSQL", postgres.version(), JdbcPeers.JDBC_LOCK_REGISTRY, "JdbcLockRegistry",
                 "PostgreSQL statements per cycle (pg_stat_statements)", postgres.countsStatements() ? postgres::statements : null,
-                lockPeers, Map.of(), holders, new EngineGroup.Residue("rows", postgres::rows, "database size", postgres::databaseSize),
+                lockPeers, Map.of(), sharedPeers, holders, new EngineGroup.Residue("rows", postgres::rows, "database size", postgres::databaseSize),
                 postgres::close);
+    }
+
+    /** Adds a distributed lock peer, built from its spec here and, in {@code contended-2p}, in a second JVM too. */
+    private static void shared(Map<String, Supplier<Peer>> lockPeers, Map<String, PeerSpec> sharedPeers, PeerSpec spec) {
+        lockPeers.put(spec.peer(), spec::build);
+        sharedPeers.put(spec.peer(), spec);
     }
 
     private static List<String> selected(String engine, List<String> peerNames) {

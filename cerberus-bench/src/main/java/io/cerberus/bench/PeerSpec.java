@@ -1,0 +1,65 @@
+package io.cerberus.bench;
+
+import java.util.List;
+
+/**
+ * How to build one lock peer of a server from strings alone, so that a second JVM
+ * ({@link ContendedWorker}) builds the same peer against the same server as this one: the engine
+ * groups make their distributed lock peers with {@link #build()}, and {@code contended-2p} hands
+ * {@link #arguments()} to the child. The floors are not here: they hold nothing another process
+ * could contend for.
+ *
+ * @param engine the engine's {@code --engines} name
+ * @param peer the peer's {@code --peers} name
+ * @param address what the peer connects to: Cerberus's engine URI for {@code cerberus}; otherwise the
+ *     peer's own address (Redis {@code host:port}, ZooKeeper connect string, etcd endpoint, JDBC URL)
+ * @param poolSize the connections of a JDBC peer's pool (0 elsewhere)
+ */
+record PeerSpec(String engine, String peer, String address, int poolSize) {
+    /** How many command-line arguments {@link #arguments()} gives. */
+    static final int ARGUMENTS = 4;
+
+    /** @return this spec as command-line arguments, for {@link #parse} in another JVM */
+    List<String> arguments() {
+        return List.of(engine, peer, address, Integer.toString(poolSize));
+    }
+
+    /**
+     * @param args the arguments of {@link #arguments()}, from {@code from} on
+     * @throws IllegalArgumentException if fewer than {@link #ARGUMENTS} are left
+     */
+    static PeerSpec parse(List<String> args, int from) {
+        if (args.size() < from + ARGUMENTS) {
+            throw new IllegalArgumentException("a peer is given as ENGINE PEER ADDRESS POOL_SIZE, got " + args.subList(from, args.size()));
+        }
+        return new PeerSpec(args.get(from), args.get(from + 1), args.get(from + 2), Integer.parseInt(args.get(from + 3)));
+    }
+
+    /**
+     * Builds the peer: it connects at once.
+     *
+     * @throws IllegalArgumentException if the engine has no such distributed peer
+     */
+    Peer build() {
+        if (peer.equals("cerberus")) {
+            return Peers.cerberus(address);
+        }
+        return switch (engine + "/" + peer) {
+            case "redis/redisson" -> Peers.redisson(host(), port());
+            case "redis/spring" -> Peers.springRedis(host(), port());
+            case "zk/curator" -> ZooKeeperPeers.curator(address);
+            case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);
+            case "postgres/spring" -> JdbcPeers.springJdbc(address, poolSize);
+            case "postgres/shedlock" -> JdbcPeers.shedLock(address, poolSize);
+            default -> throw new IllegalArgumentException("no distributed lock peer '" + peer + "' on " + engine);
+        };
+    }
+
+    private String host() {
+        return address.substring(0, address.lastIndexOf(':'));
+    }
+
+    private int port() {
+        return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+    }
+}
