@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres] [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended,idempotent,replay,many-names,held-locks] [--peers cerberus,redisson,spring,...]
+ *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks] [--peers cerberus,redisson,spring,...]
  *      [--names 100000] [--held 10000] [--lease 2] [--redis host:port] [--out report.md]
  * </pre>
  *
@@ -42,6 +42,11 @@ public final class Bench {
      * ({@code idempotent}: claim and complete) or of the thread's one key ({@code replay}: a duplicate).
      */
     static final List<String> GUARD_WORKLOADS = List.of("idempotent", "replay");
+    /**
+     * {@code contended} with the threads split over this JVM and a child JVM ({@link TwoProcessContention}),
+     * of the distributed lock peers only, at T of 2 and more.
+     */
+    static final String TWO_PROCESSES = "contended-2p";
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
     static final List<String> DEFAULT_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay");
@@ -52,10 +57,12 @@ public final class Bench {
     /**
      * One measured cell of the matrix. The last three are of {@code many-names} only (NaN otherwise, and
      * where the server cannot tell): the distinct names the cell locked, and how many objects and bytes
-     * the server held more after the cell (its peer closed) than before it.
+     * the server held more after the cell (its peer closed) than before it. The last is of {@code contended-2p} only
+     * (NaN otherwise): the share of the cycles that the child JVM ran.
      */
     record Result(String engine, String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999,
-            long max, double cpuMicrosPerCycle, double requestsPerCycle, double namesTouched, double objectsLeft, double bytesLeft) {
+            long max, double cpuMicrosPerCycle, double requestsPerCycle, double namesTouched, double objectsLeft, double bytesLeft,
+            double childShare) {
         double perSecond() {
             return cycles / seconds;
         }
@@ -134,16 +141,18 @@ public final class Bench {
 
     private static void checkWorkloads(List<String> workloads) {
         for (String workload : workloads) {
-            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload) && !workload.equals(HELD_LOCKS)) {
+            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload) && !workload.equals(TWO_PROCESSES)
+                    && !workload.equals(HELD_LOCKS)) {
                 throw new IllegalArgumentException("unknown workload '" + workload
-                        + "'; workloads: uncontended, contended, idempotent, replay, many-names, held-locks");
+                        + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p, held-locks");
             }
         }
     }
 
     /**
      * Runs the matrix of one engine: its workloads (the idempotency ones only where the engine has
-     * guard peers) by thread count by peer; {@code many-names} on {@code names} names.
+     * guard peers) by thread count by peer; {@code many-names} on {@code names} names; {@code contended-2p}
+     * last, with a child JVM per cell.
      */
     static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names)
             throws Exception {
@@ -151,7 +160,7 @@ public final class Bench {
         if (workloads.contains(HELD_LOCKS)) {
             throw new IllegalArgumentException("held-locks is not a matrix of cells: run it with HeldLocks.run");
         }
-        List<String> runnable = workloads.stream()
+        List<String> runnable = workloads.stream().filter(workload -> !workload.equals(TWO_PROCESSES))
                 .filter(workload -> !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty()).toList();
         List<Result> results = new ArrayList<>();
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
@@ -190,13 +199,16 @@ public final class Bench {
                     double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
                     results.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
                             result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
-                            bytesLeft));
+                            bytesLeft, Double.NaN));
                     System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n", group.engine(), workload,
                             result.peer(), t, result.perSecond(), result.p99() / 1000.0,
                             residue ? String.format(Locale.ROOT, "  %,.0f names, %,.0f %s left", result.namesTouched(), objectsLeft,
                                     group.residue().objects()) : "");
                 }
             }
+        }
+        if (workloads.contains(TWO_PROCESSES)) {
+            results.addAll(TwoProcessContention.run(group, threads, seconds, warmup));
         }
         return results;
     }
@@ -206,10 +218,51 @@ public final class Bench {
     }
 
     /**
-     * Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire.
-     * {@code many-names} locks a random one of {@code names} names each cycle and counts the distinct ones.
+     * What the threads of one {@link #sample} did, over both JVMs once {@link #and merged}.
+     *
+     * @param cycles the cycles completed
+     * @param seconds the measured time
+     * @param cpuNanos the process's CPU time over it
+     * @param sorted the latencies, ascending (at most {@value #MAX_SAMPLES} per thread)
+     * @param namesTouched the distinct names of {@code many-names} (NaN otherwise)
      */
+    record Samples(long cycles, double seconds, long cpuNanos, long[] sorted, double namesTouched) {
+        long percentile(double p) {
+            return Bench.percentile(sorted, p);
+        }
+
+        long max() {
+            return sorted.length == 0 ? 0 : sorted[sorted.length - 1];
+        }
+
+        /**
+         * @return these and {@code other}, measured at the same time in two processes: cycles, CPU time
+         *     and latencies of both, over the longer of the two times
+         */
+        Samples and(Samples other) {
+            long[] both = Arrays.copyOf(sorted, sorted.length + other.sorted.length);
+            System.arraycopy(other.sorted, 0, both, sorted.length, other.sorted.length);
+            Arrays.sort(both);
+            return new Samples(cycles + other.cycles, Math.max(seconds, other.seconds), cpuNanos + other.cpuNanos, both, Double.NaN);
+        }
+    }
+
     private static Result measure(Peer peer, String workload, int threads, Duration duration, String cell, int names)
+            throws InterruptedException {
+        Samples s = sample(peer, workload, threads, duration, cell, names);
+        return new Result("", workload, peer.name(), threads, s.cycles(), s.seconds(), s.percentile(0.50), s.percentile(0.99),
+                s.percentile(0.999), s.max(), s.cycles() == 0 ? 0 : s.cpuNanos() / 1000.0 / s.cycles(), 0, s.namesTouched(), Double.NaN,
+                Double.NaN, Double.NaN);
+    }
+
+    /**
+     * Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire.
+     * {@code contended} locks one name ({@code bench-<cell>}) from every thread; {@code many-names} locks
+     * a random one of {@code names} names each cycle and counts the distinct ones.
+     *
+     * @throws IllegalStateException if the peer failed in a thread (the first failure's stack trace is printed)
+     */
+    static Samples sample(Peer peer, String workload, int threads, Duration duration, String cell, int names)
             throws InterruptedException {
         long[][] samples = new long[threads][];
         long[] cycles = new long[threads];
@@ -289,9 +342,7 @@ public final class Bench {
         for (BitSet set : touched) {
             distinct.or(set);
         }
-        return new Result("", workload, peer.name(), threads, total, seconds, percentile(all, 0.50), percentile(all, 0.99),
-                percentile(all, 0.999), all.length == 0 ? 0 : all[all.length - 1], total == 0 ? 0 : cpu / 1000.0 / total, 0,
-                manyNames ? distinct.cardinality() : Double.NaN, Double.NaN, Double.NaN);
+        return new Samples(total, seconds, cpu, all, manyNames ? distinct.cardinality() : Double.NaN);
     }
 
     private static long percentile(long[] sorted, double p) {
@@ -311,7 +362,7 @@ public final class Bench {
             if (args[i].equals("--help") || args[i].equals("-h")) {
                 System.out.println("usage: java -jar cerberus-bench.jar [--" + String.join(" VALUE] [--", OPTIONS) + " VALUE]\n"
                         + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet()) + " --threads 1,4,16 --seconds 3 --warmup 1"
-                        + " --workloads " + String.join(",", DEFAULT_WORKLOADS) + " (also many-names, held-locks) --names 100000"
+                        + " --workloads " + String.join(",", DEFAULT_WORKLOADS) + " (also many-names, contended-2p, held-locks) --names 100000"
                         + " --held 10000 --lease 2; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);
             }

@@ -115,8 +115,14 @@ final class Report {
     private static void table(StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
         boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
         boolean residue = workload.equals("many-names");
+        boolean twoProcesses = workload.equals(Bench.TWO_PROCESSES);
         String baselineName = guard ? Peers.FLOOR_GUARD : group.baseline();
         out.append("### ").append(group.title()).append(": ").append(workload).append("\n\n");
+        if (twoProcesses) {
+            out.append("T threads on one name, split over two JVMs: this one runs ⌈T/2⌉, a child JVM ⌊T/2⌋ of the same peer against the"
+                    + " same server (T=1 is not run). Cycles/s (hand-offs), latencies and client CPU are of both JVMs; the request count is"
+                    + " the server's, so it covers both.\n\n");
+        }
         out.append("| peer | threads | cycles/s | vs ").append(guard ? "the floor" : group.baselineShort()).append(" | ")
                 .append(guard ? "call" : "acquire").append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")
                 .append(group.requestsColumn()).append(" |");
@@ -126,8 +132,11 @@ final class Report {
             out.append(" names locked | ").append(objects).append(" left after the cell | ").append(objects).append(" left per name | ")
                     .append(memory).append(" growth |");
         }
+        if (twoProcesses) {
+            out.append(" threads here + child | child's share of the hand-offs |");
+        }
         out.append("\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |").append(residue ? " ---: | ---: | ---: | ---: |" : "")
-                .append('\n');
+                .append(twoProcesses ? " ---: | ---: |" : "").append('\n');
         for (int t : threads) {
             Optional<Bench.Result> baseline = rows.stream().filter(r -> r.threads() == t && r.peer().equals(baselineName)).findFirst();
             for (Bench.Result r : rows) {
@@ -142,6 +151,10 @@ final class Report {
                     out.append(String.format(Locale.ROOT, " %,.0f | %s | %s | %s |", r.namesTouched(), count(r.objectsLeft()),
                             Double.isNaN(r.objectsLeft()) ? "–" : String.format(Locale.ROOT, "%.2f", r.objectsLeft() / Math.max(1, r.namesTouched())),
                             Double.isNaN(r.bytesLeft()) ? "–" : String.format(Locale.ROOT, "%,.0f B", r.bytesLeft())));
+                }
+                if (twoProcesses) {
+                    out.append(String.format(Locale.ROOT, " %d + %d | %s |", TwoProcessContention.here(t), TwoProcessContention.inChild(t),
+                            Double.isNaN(r.childShare()) ? "–" : String.format(Locale.ROOT, "%.0f%%", 100 * r.childShare())));
                 }
                 out.append('\n');
             }
