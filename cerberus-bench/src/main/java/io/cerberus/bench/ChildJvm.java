@@ -133,6 +133,11 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /** @return whether the child JVM is running */
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
     /**
      * Says one line to the child.
      *

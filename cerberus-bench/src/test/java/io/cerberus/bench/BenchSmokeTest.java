@@ -8,15 +8,17 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, 200 locks
- * held for three leases of 1 s) against each real server the bench starts, every peer of every
- * engine; figures are not judged here, but a peer that fails or loses a held lock fails the test.
+ * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, contended-2p
+ * with a child JVM per distributed peer, 200 locks held for three leases of 1 s) against each real
+ * server the bench starts, every peer of every engine; figures are not judged here, but a peer that
+ * fails in either JVM or loses a held lock fails the test.
  */
 class BenchSmokeTest {
     private static final List<Integer> THREADS = List.of(2);
     private static final Duration CELL = Duration.ofMillis(300);
     private static final Duration WARMUP = Duration.ofMillis(100);
-    private static final List<String> CELL_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay", "many-names");
+    private static final List<String> CELL_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay", "many-names",
+            Bench.TWO_PROCESSES);
     private static final int NAMES = 1_000;
     private static final int HELD_LOCKS = 200;
     private static final Duration LEASE = Duration.ofSeconds(1);
@@ -24,7 +26,10 @@ class BenchSmokeTest {
     private static String runAndReport(EngineGroup group) throws Exception {
         List<Bench.Result> results = Bench.run(group, THREADS, CELL, WARMUP, CELL_WORKLOADS, NAMES);
         assertThat(results).allSatisfy(result -> assertThat(result.cycles()).as(result.peer()).isPositive());
-        assertThat(results).hasSize(3 * group.lockPeers().size() + 2 * group.guardPeers().size());
+        assertThat(results).hasSize(3 * group.lockPeers().size() + 2 * group.guardPeers().size() + group.sharedPeers().size());
+        assertThat(results).filteredOn(result -> result.workload().equals(Bench.TWO_PROCESSES)).hasSize(group.sharedPeers().size())
+                .allSatisfy(result -> assertThat(result.childShare()).as(result.peer() + ": the child's share of the hand-offs")
+                        .isGreaterThan(0).isLessThan(1));
         assertThat(results).filteredOn(result -> result.workload().equals("many-names"))
                 .allSatisfy(result -> assertThat(result.namesTouched()).as(result.peer()).isPositive());
         List<HeldLocks.Result> holds = HeldLocks.run(group, HELD_LOCKS, LEASE);
@@ -37,7 +42,8 @@ class BenchSmokeTest {
         assertThat(charts.values()).allSatisfy(svg -> assertThat(svg).startsWith("<svg").endsWith("</svg>\n"));
         assertThat(charts.get(group.engine() + "-held-locks")).contains(holds.stream().map(HeldLocks.Result::peer).toArray(String[]::new));
         String report = Report.markdown(results, holds, List.of(group), THREADS, CELL, "smoke");
-        assertThat(report).contains("(smoke-" + group.engine() + "-held-locks.svg)", "(smoke-" + group.engine() + "-many-names.svg)");
+        assertThat(report).contains("(smoke-" + group.engine() + "-held-locks.svg)", "(smoke-" + group.engine() + "-many-names.svg)",
+                "(smoke-" + group.engine() + "-contended-2p.svg)", ": contended-2p\n", "| 1 + 1 |");
         return report;
     }
 
