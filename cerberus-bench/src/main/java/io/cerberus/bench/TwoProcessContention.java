@@ -59,12 +59,7 @@ final class TwoProcessContention {
         if (threads.stream().anyMatch(t -> t < 2)) {
             System.err.printf(Locale.ROOT, "%-8s %s: T=1 is not run (two processes need two threads)%n", group.engine(), Bench.TWO_PROCESSES);
         }
-        int warm = 0;
-        for (PeerSpec spec : group.sharedPeers().values()) {
-            try (Peer peer = spec.build()) {
-                Bench.sample(peer, "contended", 4, warmup.multipliedBy(2), group.engine() + "-2p-warm" + warm++, 0);
-            }
-        }
+        // no warm-up pass over the peers first, as the other workloads have: every cell warms both JVMs up, alone then together
         int cell = 0;
         for (int t : threads) {
             if (t < 2) {
