@@ -216,7 +216,7 @@ final class ZooKeeperEngine implements LockEngine {
      * @return the answer: OK, or the code of the operation that failed (nothing is then written)
      */
     private CuratorEvent claim(String dir, Acquisition attempt) {
-        return requests.send("acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(List.of(
+        return requests.send(() -> "acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(List.of(
                 client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                         .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
                 client.transactionOp().setData().forPath(dir, NO_DATA))));
@@ -229,7 +229,7 @@ final class ZooKeeperEngine implements LockEngine {
      * @return whether it exists now
      */
     private boolean createLockNode(String dir) {
-        CuratorEvent created = requests.send("create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
+        CuratorEvent created = requests.send(() -> "create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
                 .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir, NO_DATA));
         return created.getResultCode() == KeeperException.Code.OK.intValue()
                 || ZooKeeperRequests.failedWith(created, KeeperException.Code.NODEEXISTS);
@@ -282,20 +282,20 @@ final class ZooKeeperEngine implements LockEngine {
 
     private Node create(String dir, Acquisition attempt) {
         Stat stat = new Stat();
-        CuratorEvent created = requests.send("acquire " + attempt, callback -> client.create().storingStatIn(stat)
+        CuratorEvent created = requests.send(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
                 .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
                 .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)));
-        requests.check(created, "acquire " + attempt);
+        requests.check(created, () -> "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
         return new Node(created.getName(), actual.getCzxid());
     }
 
     private List<String> children(String dir) {
-        CuratorEvent listed = requests.send("list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
+        CuratorEvent listed = requests.send(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
-        requests.check(listed, "list " + dir);
+        requests.check(listed, () -> "list " + dir);
         List<String> children = new ArrayList<>(listed.getChildren());
         children.sort(Comparator.comparingLong(LockPaths::sequence));
         return children;
@@ -313,12 +313,12 @@ final class ZooKeeperEngine implements LockEngine {
             WAKE_UPS.incrementAndGet();
             changed.countDown();
         };
-        CuratorEvent watched = requests.send("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
+        CuratorEvent watched = requests.send(() -> "watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
                 .inBackground(callback).forPath(blocker));
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return;
         }
-        requests.check(watched, "watch " + blocker);
+        requests.check(watched, () -> "watch " + blocker);
         changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
     }
 
@@ -340,11 +340,11 @@ final class ZooKeeperEngine implements LockEngine {
     }
 
     private boolean delete(String path) {
-        CuratorEvent deleted = requests.send("delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
+        CuratorEvent deleted = requests.send(() -> "delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
         if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        requests.check(deleted, "delete " + path);
+        requests.check(deleted, () -> "delete " + path);
         return true;
     }
 
@@ -354,11 +354,11 @@ final class ZooKeeperEngine implements LockEngine {
         if (node == null) {
             return false;
         }
-        CuratorEvent exists = requests.send("check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
+        CuratorEvent exists = requests.send(() -> "check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
         if (exists.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        requests.check(exists, "check " + attempt);
+        requests.check(exists, () -> "check " + attempt);
         return exists.getStat() != null;
     }
 
