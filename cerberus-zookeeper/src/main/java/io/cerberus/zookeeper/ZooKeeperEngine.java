@@ -189,7 +189,8 @@ final class ZooKeeperEngine implements LockEngine {
             claimed = claim(dir, attempt);
         }
         if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
-            // nothing of a failed transaction was written: the plain create below is this attempt's only node
+            // a refused transaction wrote nothing; one whose answer a connection loss took may have
+            // created a node, which dropDuplicates then finds by the attempt's token
             Node node = create(dir, attempt);
             nodes.put(attempt.token(), node);
             return new Queued(node, children(dir));
