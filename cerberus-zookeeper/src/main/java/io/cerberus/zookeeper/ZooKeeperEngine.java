@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -35,6 +36,13 @@ import org.apache.zookeeper.data.Stat;
  * node it waits for, so a release wakes one waiter, not the herd. The fencing token is the node's
  * creating transaction id ({@code czxid}), which grows with every write to the ensemble.
  *
+ * <p>Round trips: an attempt's node is created in one transaction with a write of the lock's
+ * node, whose answer says how many nodes the lock had right after the create ({@link #claim}).
+ * When the new node is the only one, the attempt holds the lock at once: an uncontended lock and
+ * unlock is two requests (the transaction, the delete), where a create, a listing and a delete
+ * take three. Otherwise the nodes are listed and the attempt waits as above; a waiter costs one
+ * watch and one listing per wake-up.
+ *
  * <p>Holds live with the client's session: nothing is renewed. When the session expires the
  * ensemble deletes the nodes and every hold is reported lost.
  */
@@ -44,6 +52,9 @@ final class ZooKeeperEngine implements LockEngine {
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
     static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
             Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+
+    /** The data of a lock's node: none (its children are the queue). */
+    private static final byte[] NO_DATA = new byte[0];
 
     /** Watch events received by waiters, in this JVM: one per release that lets a waiter move, never a herd. */
     static final java.util.concurrent.atomic.AtomicLong WAKE_UPS = new java.util.concurrent.atomic.AtomicLong();
@@ -133,19 +144,22 @@ final class ZooKeeperEngine implements LockEngine {
     public AcquireResult tryAcquire(Acquisition attempt) {
         String dir = LockPaths.lock(root, attempt.key());
         Node node = nodes.get(attempt.token());
+        List<String> children;
         if (node == null) {
-            node = create(dir, attempt);
-            nodes.put(attempt.token(), node);
+            Queued queued = enqueue(dir, attempt);
+            node = queued.node();
+            children = queued.children();
+        } else {
+            children = children(dir);
         }
-        List<String> children = children(dir);
         node = dropDuplicates(dir, attempt, node, children);
         int index = children.indexOf(node.name());
         if (index < 0) {
             // our node is gone (the session was replaced): queue again
             nodes.remove(attempt.token());
-            node = create(dir, attempt);
-            nodes.put(attempt.token(), node);
-            children = children(dir);
+            Queued queued = enqueue(dir, attempt);
+            node = queued.node();
+            children = queued.children();
             index = children.indexOf(node.name());
         }
         String blocker = blocker(children, index, attempt.mode().isShared());
@@ -156,6 +170,70 @@ final class ZooKeeperEngine implements LockEngine {
         }
         node.waitingFor = dir + "/" + blocker;
         return AcquireResult.busy(RETRY_BOUND);
+    }
+
+    /** A new node of an attempt, and the lock's nodes as they were when it was created or later. */
+    private record Queued(Node node, List<String> children) {
+    }
+
+    /**
+     * Creates the attempt's node, and lists the lock's nodes unless the create alone shows that
+     * the new node is the only one. See {@link #claim}; when the lock's node is missing it is
+     * created (a container) and the claim sent once more; when the claim cannot be made at all
+     * (the lock's node keeps disappearing, or its ACL lets this client create nodes in it but not
+     * write it), a plain create and a listing do the same.
+     */
+    private Queued enqueue(String dir, Acquisition attempt) {
+        CuratorEvent claimed = claim(dir, attempt);
+        if (ZooKeeperRequests.failedWith(claimed, KeeperException.Code.NONODE) && createLockNode(dir)) {
+            claimed = claim(dir, attempt);
+        }
+        if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
+            // a refused transaction wrote nothing; one whose answer a connection loss took may have
+            // created a node, which dropDuplicates then finds by the attempt's token
+            Node node = create(dir, attempt);
+            nodes.put(attempt.token(), node);
+            return new Queued(node, children(dir));
+        }
+        CuratorTransactionResult created = claimed.getOpResults().get(0);
+        Stat lock = claimed.getOpResults().get(1).getResultStat();
+        // the write of the lock's node was part of the create's transaction: its zxid is the new node's czxid
+        Node node = new Node(created.getResultPath(), lock.getMzxid());
+        nodes.put(attempt.token(), node);
+        if (lock.getNumChildren() == 1) {
+            // the new node was the lock's only one when it was created: no earlier attempt is in its way
+            return new Queued(node, List.of(node.name()));
+        }
+        return new Queued(node, children(dir));
+    }
+
+    /**
+     * Creates the attempt's node and, in the same transaction, writes the lock's node (the same
+     * empty data it was created with). The write's answer is the lock node's stat right after the
+     * create, read atomically with it: its number of children tells whether the new node is alone
+     * (then the attempt holds the lock without a listing), and its mzxid is the transaction's id,
+     * which is the new node's czxid. One round trip where a create and a listing take two.
+     *
+     * @return the answer: OK, or the code of the operation that failed (nothing is then written)
+     */
+    private CuratorEvent claim(String dir, Acquisition attempt) {
+        return requests.send(() -> "acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(List.of(
+                client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
+                client.transactionOp().setData().forPath(dir, NO_DATA))));
+    }
+
+    /**
+     * Creates the lock's node (and any missing parent) as a container, as the plain create does
+     * for its parents: the ensemble deletes it once it has had children and has none left.
+     *
+     * @return whether it exists now
+     */
+    private boolean createLockNode(String dir) {
+        CuratorEvent created = requests.send(() -> "create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
+                .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir, NO_DATA));
+        return created.getResultCode() == KeeperException.Code.OK.intValue()
+                || ZooKeeperRequests.failedWith(created, KeeperException.Code.NODEEXISTS);
     }
 
     /**
@@ -205,20 +283,20 @@ final class ZooKeeperEngine implements LockEngine {
 
     private Node create(String dir, Acquisition attempt) {
         Stat stat = new Stat();
-        CuratorEvent created = requests.send("acquire " + attempt, callback -> client.create().storingStatIn(stat)
+        CuratorEvent created = requests.send(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
                 .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
                 .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)));
-        requests.check(created, "acquire " + attempt);
+        requests.check(created, () -> "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
         return new Node(created.getName(), actual.getCzxid());
     }
 
     private List<String> children(String dir) {
-        CuratorEvent listed = requests.send("list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
+        CuratorEvent listed = requests.send(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
-        requests.check(listed, "list " + dir);
+        requests.check(listed, () -> "list " + dir);
         List<String> children = new ArrayList<>(listed.getChildren());
         children.sort(Comparator.comparingLong(LockPaths::sequence));
         return children;
@@ -236,12 +314,12 @@ final class ZooKeeperEngine implements LockEngine {
             WAKE_UPS.incrementAndGet();
             changed.countDown();
         };
-        CuratorEvent watched = requests.send("watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
+        CuratorEvent watched = requests.send(() -> "watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
                 .inBackground(callback).forPath(blocker));
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return;
         }
-        requests.check(watched, "watch " + blocker);
+        requests.check(watched, () -> "watch " + blocker);
         changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
     }
 
@@ -263,11 +341,11 @@ final class ZooKeeperEngine implements LockEngine {
     }
 
     private boolean delete(String path) {
-        CuratorEvent deleted = requests.send("delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
+        CuratorEvent deleted = requests.send(() -> "delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
         if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        requests.check(deleted, "delete " + path);
+        requests.check(deleted, () -> "delete " + path);
         return true;
     }
 
@@ -277,11 +355,11 @@ final class ZooKeeperEngine implements LockEngine {
         if (node == null) {
             return false;
         }
-        CuratorEvent exists = requests.send("check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
+        CuratorEvent exists = requests.send(() -> "check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
         if (exists.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
-        requests.check(exists, "check " + attempt);
+        requests.check(exists, () -> "check " + attempt);
         return exists.getStat() != null;
     }
 

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
@@ -43,11 +44,16 @@ final class ZooKeeperRequests {
      * An interrupt is kept for the caller.
      */
     CuratorEvent send(String what, Request request) {
+        return send(() -> what, request);
+    }
+
+    /** As {@link #send(String, Request)}; {@code what} is said only in an error, so it is made only then. */
+    CuratorEvent send(Supplier<String> what, Request request) {
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {
             request.start((c, event) -> answer.complete(event));
         } catch (Exception e) {
-            throw failure(what, e);
+            throw failure(what.get(), e);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean interrupted = false;
@@ -59,10 +65,10 @@ final class ZooKeeperRequests {
                     interrupted = true;
                 } catch (TimeoutException e) {
                     throw new EngineUnavailableException("zookeeper engine " + shown + " did not answer within "
-                            + Checks.format(timeout) + " to " + what
+                            + Checks.format(timeout) + " to " + what.get()
                             + "; check that a quorum of the ensemble runs and is reachable", e);
                 } catch (ExecutionException e) {
-                    throw failure(what, e);
+                    throw failure(what.get(), e);
                 }
             }
         } finally {
@@ -74,9 +80,14 @@ final class ZooKeeperRequests {
 
     /** Throws unless the request succeeded. */
     void check(CuratorEvent event, String what) {
+        check(event, () -> what);
+    }
+
+    /** As {@link #check(CuratorEvent, String)}, making {@code what} only for the error. */
+    void check(CuratorEvent event, Supplier<String> what) {
         int code = event.getResultCode();
         if (code != KeeperException.Code.OK.intValue()) {
-            throw failure(what, KeeperException.create(KeeperException.Code.get(code), event.getPath()));
+            throw failure(what.get(), KeeperException.create(KeeperException.Code.get(code), event.getPath()));
         }
     }
 

@@ -8,6 +8,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
+import io.cerberus.spi.LockKey;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -17,6 +18,11 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,6 +78,82 @@ class ZooKeeperEngineTest {
             assertThat(order).isSorted();
             assertThat(wakeUps).as("one wake-up per release, no herd").isLessThanOrEqualTo(waiters);
         }
+    }
+
+    @Test
+    void anUncontendedLockAndUnlockIsTwoRequests() throws Exception {
+        try (Cerberus cerberus = client(server, "", "requests-" + UUID.randomUUID())) {
+            DistributedLock lock = cerberus.lock("alone");
+            lock.lock(); // the first acquisition also creates the lock's node
+            lock.unlock();
+            int cycles = 200;
+            long before = server.packetsReceived();
+            for (int i = 0; i < cycles; i++) {
+                lock.lock();
+                lock.unlock();
+            }
+            double perCycle = (double) (server.packetsReceived() - before) / cycles;
+            System.out.println("uncontended lock and unlock: " + perCycle + " packets received per cycle (pings too)");
+            assertThat(perCycle).as("the create-and-write transaction, the delete; no listing").isLessThan(2.2);
+        }
+    }
+
+    @Test
+    void theFencingTokenOfAnUncontendedHoldIsItsNodesCreatingTransaction() throws Exception {
+        try (Cerberus cerberus = client(server, "", "fence-" + UUID.randomUUID())) {
+            long previous = 0;
+            for (int i = 0; i < 3; i++) {
+                try (Lease lease = cerberus.lock("fenced").acquire(Duration.ZERO)) {
+                    // inspect reads the czxid from the node's own stat
+                    assertThat(cerberus.inspect("")).singleElement()
+                            .satisfies(info -> assertThat(info.fencingToken()).isEqualTo(lease.fencingToken()));
+                    assertThat(lease.fencingToken()).isGreaterThan(previous);
+                    previous = lease.fencingToken();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aLockWhoseNodeWasDeletedMeanwhileIsTakenAgain() throws Exception {
+        String namespace = "recreated-" + UUID.randomUUID();
+        try (Cerberus cerberus = client(server, "", namespace); CuratorFramework admin = admin()) {
+            DistributedLock lock = cerberus.lock("gone");
+            lock.lock();
+            long fence = lock.lease().fencingToken();
+            lock.unlock();
+            // what the ensemble does to an empty container, or an operator to an unused lock
+            admin.delete().forPath(LockPaths.lock("/engine-test", new LockKey(namespace, "gone")));
+            lock.lock();
+            assertThat(lock.lease().fencingToken()).isGreaterThan(fence);
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void aLockNodeThatMayNotBeWrittenIsStillTakenWithACreateAndAListing() throws Exception {
+        String namespace = "unwritable-" + UUID.randomUUID();
+        try (Cerberus cerberus = client(server, "", namespace); CuratorFramework admin = admin()) {
+            // nodes may be created in it and deleted from it, but it may not be written: the one-request claim fails
+            admin.create().creatingParentsIfNeeded().withACL(List.of(new ACL(
+                    ZooDefs.Perms.READ | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
+                    .forPath(LockPaths.lock("/engine-test", new LockKey(namespace, "read-only")));
+            DistributedLock lock = cerberus.lock("read-only");
+            lock.lock();
+            try (Cerberus other = client(server, "", namespace)) {
+                assertThat(other.lock("read-only").tryLock()).as("held").isFalse();
+            }
+            lock.unlock();
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        }
+    }
+
+    private static CuratorFramework admin() throws InterruptedException {
+        CuratorFramework admin = CuratorFrameworkFactory.newClient(server.uri().substring("zk://".length()), new RetryNTimes(3, 100));
+        admin.start();
+        admin.blockUntilConnected();
+        return admin;
     }
 
     @Test

@@ -51,13 +51,25 @@ final class ZooKeeperServer implements AutoCloseable {
 
     /** @return whether the server answers the four-letter command srvr with its mode (it serves requests) */
     static boolean serving(int port) {
+        return fourLetters(port, "srvr").contains("Mode:");
+    }
+
+    /** @return the packets the server has received since it started (requests and pings), from {@code srvr} */
+    long packetsReceived() {
+        return fourLetters(port, "srvr").lines().filter(line -> line.startsWith("Received:")).findFirst()
+                .map(line -> Long.parseLong(line.substring("Received:".length()).strip()))
+                .orElseThrow(() -> new AssertionError("zookeeper on port " + port + " did not answer srvr with its packet count"));
+    }
+
+    /** @return the server's answer to a four-letter command, empty when it does not answer */
+    private static String fourLetters(int port, String command) {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(2_000);
-            socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().flush();
-            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).contains("Mode:");
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            return false;
+            return "";
         }
     }
 
