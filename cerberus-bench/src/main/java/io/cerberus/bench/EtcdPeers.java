@@ -20,6 +20,21 @@ import java.util.concurrent.Future;
 
 /** The etcd peers of Cerberus's {@code etcd://}, each with its own jetcd client of the same server. */
 final class EtcdPeers {
+    /** jetcd keeps a lease alive on its own stream; the peers take no action on its replies. */
+    private static final StreamObserver<LeaseKeepAliveResponse> KEEP_ALIVES_UNWATCHED = new StreamObserver<>() {
+        @Override
+        public void onNext(LeaseKeepAliveResponse value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+    };
+
     /** The peer the etcd tables are compared with. */
     static final String JETCD_LOCK = "jetcd Lock";
     private static final long LEASE_SECONDS = 10;
@@ -72,19 +87,7 @@ final class EtcdPeers {
                 Long lease = workerLeases.get(Thread.currentThread().getName());
                 if (lease == null) {
                     lease = await(leases.grant(LEASE_SECONDS), "lease grant").getID();
-                    keepAlives.add(leases.keepAlive(lease, new StreamObserver<LeaseKeepAliveResponse>() {
-                        @Override
-                        public void onNext(LeaseKeepAliveResponse value) {
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                        }
-                    }));
+                    keepAlives.add(leases.keepAlive(lease, KEEP_ALIVES_UNWATCHED));
                     workerLeases.put(Thread.currentThread().getName(), lease);
                 }
                 return lease;
@@ -152,19 +155,7 @@ final class EtcdPeers {
             client.close();
             throw new IllegalStateException("interrupted granting a lease", e);
         }
-        CloseableClient keepAlive = client.getLeaseClient().keepAlive(lease, new StreamObserver<LeaseKeepAliveResponse>() {
-            @Override
-            public void onNext(LeaseKeepAliveResponse value) {
-            }
-
-            @Override
-            public void onError(Throwable t) {
-            }
-
-            @Override
-            public void onCompleted() {
-            }
-        });
+        CloseableClient keepAlive = client.getLeaseClient().keepAlive(lease, KEEP_ALIVES_UNWATCHED);
         return new Peer() {
             @Override
             public String name() {
