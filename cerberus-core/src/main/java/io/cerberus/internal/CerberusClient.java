@@ -54,6 +54,8 @@ public final class CerberusClient implements Cerberus {
     private final LeaseEvents events;
     /** Every hold not yet released, by token. */
     private final Map<String, Holding> live = new ConcurrentHashMap<>();
+    /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
+    private final LocalLines lines = new LocalLines(live::containsKey);
     /** Thread-bound holds. */
     private final Map<ThreadHoldKey, Holding> threadHolds = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -456,21 +458,52 @@ public final class CerberusClient implements Cerberus {
         }
     }
 
-    /** One acquisition on one engine, waiting at most until {@code waitNanos} after {@code start}. */
+    /**
+     * One acquisition on one engine, waiting at most until {@code waitNanos} after {@code start}.
+     * An exclusive attempt that may wait on an engine that asks for it waits in its lock's local
+     * line ({@link LocalLines}) and asks the engine only in its turn.
+     */
     private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
             boolean interruptible, boolean threadBound) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
+        boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().linesUpWaitersLocally();
+        LocalLines.Ticket ticket = lined && waitNanos != 0 ? lines.enter(engine, view.key()) : null;
         boolean interrupted = false;
         boolean done = false;
         try {
             while (true) {
+                if (ticket != null && !ticket.mayAsk()) {
+                    long pause = LocalLines.RECHECK_NANOS;
+                    if (waitNanos >= 0) {
+                        long left = waitNanos - (System.nanoTime() - start);
+                        if (left <= 0) {
+                            return null;
+                        }
+                        pause = Math.min(pause, left);
+                    }
+                    try {
+                        ticket.await(pause);
+                    } catch (InterruptedException e) {
+                        if (interruptible) {
+                            throw e;
+                        }
+                        interrupted = true;
+                    }
+                    ensureOpen();
+                    continue;
+                }
                 long sentAt = System.nanoTime();
                 AcquireResult result = engine.engine().tryAcquire(attempt);
                 if (result instanceof AcquireResult.Granted granted) {
                     Holding holding = new Holding(this, engine, attempt, granted.fencingToken(), renewed, threadBound, sentAt);
                     switcher.granted(engine, lease);
                     live.put(attempt.token(), holding);
+                    if (ticket != null) {
+                        ticket.granted(attempt.token());
+                    } else if (lined) {
+                        lines.grantedOutOfLine(engine, view.key(), attempt.token());
+                    }
                     renewer.start(holding);
                     done = true;
                     return holding;
@@ -495,7 +528,12 @@ public final class CerberusClient implements Cerberus {
             }
         } finally {
             if (!done) {
-                abandonQuietly(engine, attempt);
+                if (ticket != null) {
+                    ticket.leave();
+                }
+                if (ticket == null || ticket.asked()) {
+                    abandonQuietly(engine, attempt);
+                }
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -522,11 +560,13 @@ public final class CerberusClient implements Cerberus {
     /** A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. */
     void lost(Holding holding) {
         live.remove(holding.acquisition.token());
+        lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
         LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' on engine '" + holding.engine.name() + "' was lost");
     }
 
     void forget(Holding holding) {
         live.remove(holding.acquisition.token());
+        lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
     }
 
     private void ensureOpen() {
@@ -541,6 +581,7 @@ public final class CerberusClient implements Cerberus {
             return;
         }
         closed = true;
+        lines.close();
         for (Holding holding : List.copyOf(live.values())) {
             try {
                 holding.release();

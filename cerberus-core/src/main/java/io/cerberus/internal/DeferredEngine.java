@@ -106,6 +106,11 @@ final class DeferredEngine implements LockEngine {
     }
 
     @Override
+    public boolean linesUpWaitersLocally() {
+        return open().linesUpWaitersLocally();
+    }
+
+    @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         open().awaitChange(attempt, max);
     }

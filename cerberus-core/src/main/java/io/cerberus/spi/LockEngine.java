@@ -61,6 +61,20 @@ public interface LockEngine extends AutoCloseable {
     AcquireResult tryAcquire(Acquisition attempt);
 
     /**
+     * Whether the core should line up this client's waiters for an exclusive lock, so that only the
+     * first of them asks the engine and a release in this client wakes the next one at once. Say
+     * yes when exclusive waiters race in the store (each asks again when told of a release): then
+     * a thread that releases and asks again cannot win against the waiters of its own client, and
+     * a hand-off between them costs one acquire. An engine that queues waiters in the store (in
+     * turn order) says no. The default is no.
+     *
+     * @return whether exclusive waiters of one client line up in the core
+     */
+    default boolean linesUpWaitersLocally() {
+        return false;
+    }
+
+    /**
      * Waits until the lock of {@code attempt} may have changed (a release, an expiry, this
      * attempt's turn), or {@code max} has passed, whichever comes first. May return early for no
      * reason; must not busy-poll the store.

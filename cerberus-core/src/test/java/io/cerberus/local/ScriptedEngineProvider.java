@@ -43,6 +43,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
     /** The scriptable engine. */
     public static final class Scripted implements LockEngine {
+        private static final java.time.Duration RACING_RECHECK = java.time.Duration.ofMillis(20);
         private final MemoryEngine inner;
         /** What renewals do now. */
         public volatile RenewalMode renewals = RenewalMode.NORMAL;
@@ -58,6 +59,15 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public volatile java.time.Duration validity;
         /** When set, the engine gives no fencing tokens and says this is why. */
         public volatile String whyNoFencing;
+        /** Whether the core lines up this engine's exclusive waiters ({@link LockEngine#linesUpWaitersLocally}). */
+        public volatile boolean linesUp;
+        /**
+         * Whether exclusive waiters race (like Redis's): a busy answer does not queue the attempt,
+         * and a waiter looks again after at most 20 ms instead of being woken by a release.
+         */
+        public volatile boolean racing;
+        /** tryAcquire calls. */
+        public final AtomicInteger acquireCalls = new AtomicInteger();
 
         Scripted(String uri, MemoryStore store) {
             this.inner = new MemoryEngine(uri, store);
@@ -113,8 +123,18 @@ public final class ScriptedEngineProvider implements EngineProvider {
         }
 
         @Override
+        public boolean linesUpWaitersLocally() {
+            return linesUp;
+        }
+
+        @Override
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
+            acquireCalls.incrementAndGet();
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
+            if (racing && result instanceof io.cerberus.spi.AcquireResult.Busy) {
+                inner.abandon(attempt);
+                return io.cerberus.spi.AcquireResult.busy(RACING_RECHECK);
+            }
             if (whyNoFencing != null && result instanceof io.cerberus.spi.AcquireResult.Granted) {
                 return io.cerberus.spi.AcquireResult.granted(-1);
             }
@@ -123,6 +143,10 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public void awaitChange(Acquisition attempt, java.time.Duration max) throws InterruptedException {
+            if (racing) {
+                Thread.sleep(Math.max(1, Math.min(max.toMillis(), RACING_RECHECK.toMillis())));
+                return;
+            }
             inner.awaitChange(attempt, max);
         }
 

@@ -103,6 +103,11 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
+        public boolean linesUpWaitersLocally() {
+            return inner.linesUpWaitersLocally();
+        }
+
+        @Override
         public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
             calls.incrementAndGet();
             inner.awaitChange(attempt, max);

@@ -1,0 +1,256 @@
+package io.cerberus.internal;
+
+import io.cerberus.spi.LockKey;
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+
+/**
+ * The exclusive waiters of one client, lined up per engine and lock, for engines whose waiters
+ * would otherwise race in the store ({@link io.cerberus.spi.LockEngine#linesUpWaitersLocally()}).
+ *
+ * <p><b>Rules.</b> An attempt that may wait enters its lock's line before its first try and leaves
+ * it when it is granted or gives up. Only the head asks the engine, and only while no hold of this
+ * client is known on the lock: a grant marks the line with the hold's token, and the mark stays
+ * until this client releases or loses that hold. The others wait on a condition of their own,
+ * bounded by their wait. The end of the marking hold wakes the head, which asks at once; the head
+ * leaving wakes the next. So a thread that releases and at once asks again goes to the back of the
+ * line instead of winning against a waiter that learns of the release through the store (a
+ * message, a poll), and a hand-off between threads of one client costs one acquire.
+ *
+ * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone
+ * decides who holds. A stale mark (a hold released without the hook, say) is found at the next
+ * recheck by looking the token up among the client's live holds, so it costs at most
+ * {@link #RECHECK_NANOS}, never a stranded waiter. Every way out of the core's acquire loop leaves
+ * the line, so no head is silent for ever. A {@code tryLock()} without a wait does not line up: it
+ * asks at once (it may barge, as {@code ReentrantLock.tryLock()} does), and a grant marks the line.
+ *
+ * <p><b>Costs.</b> Uncontended, a map entry made at the grant and removed at the release. A
+ * hand-off between threads of this client, one acquire and one release in the store, however many
+ * threads wait; across clients, one asking attempt per client and lock.
+ */
+final class LocalLines {
+    /** How long a waiter sleeps at most before it looks at its place and the mark again. */
+    static final long RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Map<LineKey, Line> lines = new ConcurrentHashMap<>();
+    private final Predicate<String> live;
+    private volatile boolean closed;
+
+    /** @param live whether a token is a hold of this client not yet released or lost */
+    LocalLines(Predicate<String> live) {
+        this.live = live;
+    }
+
+    private record LineKey(Object engine, LockKey key) {
+    }
+
+    /** The attempts waiting for one lock on one engine, and the hold of this client they wait for. */
+    private static final class Line {
+        final ReentrantLock lock = new ReentrantLock();
+        /** First come, first asked; guarded by {@link #lock}. */
+        final ArrayDeque<Ticket> queue = new ArrayDeque<>();
+        /** The token of this client's hold of the lock, or null; guarded by {@link #lock}. */
+        String heldBy;
+    }
+
+    /**
+     * Puts a new attempt at the end of its lock's line.
+     *
+     * @param engine the engine the attempt asks
+     * @param key the lock
+     * @return the attempt's place
+     */
+    Ticket enter(Object engine, LockKey key) {
+        Ticket[] entered = new Ticket[1];
+        lines.compute(new LineKey(engine, key), (k, line) -> {
+            Line joined = line == null ? new Line() : line;
+            joined.lock.lock();
+            try {
+                entered[0] = new Ticket(k, joined);
+                joined.queue.addLast(entered[0]);
+            } finally {
+                joined.lock.unlock();
+            }
+            return joined;
+        });
+        return entered[0];
+    }
+
+    /**
+     * An attempt that did not line up (a try without a wait) was granted: the line, if any, waits
+     * for that hold.
+     *
+     * @param engine the engine that granted it
+     * @param key the lock
+     * @param token the hold's token
+     */
+    void grantedOutOfLine(Object engine, LockKey key, String token) {
+        lines.computeIfPresent(new LineKey(engine, key), (k, line) -> {
+            line.lock.lock();
+            try {
+                line.heldBy = token;
+            } finally {
+                line.lock.unlock();
+            }
+            return line;
+        });
+    }
+
+    /**
+     * A hold of this client ended (released, lost): if the line waits for it, the head asks now.
+     *
+     * @param engine the engine of the hold
+     * @param key the lock
+     * @param token the hold's token
+     */
+    void ended(Object engine, LockKey key, String token) {
+        lines.computeIfPresent(new LineKey(engine, key), (k, line) -> {
+            line.lock.lock();
+            try {
+                if (!token.equals(line.heldBy)) {
+                    return line;
+                }
+                line.heldBy = null;
+                if (line.queue.isEmpty()) {
+                    return null;
+                }
+                line.queue.peekFirst().turn.signal();
+                return line;
+            } finally {
+                line.lock.unlock();
+            }
+        });
+    }
+
+    /** Wakes every waiter; they return to the core's loop, which finds the client closed. */
+    void close() {
+        closed = true;
+        for (Line line : lines.values()) {
+            line.lock.lock();
+            try {
+                line.queue.forEach(ticket -> ticket.turn.signal());
+            } finally {
+                line.lock.unlock();
+            }
+        }
+    }
+
+    /** @return how many lines exist (tests: lines do not outlive their waiters and holds) */
+    int size() {
+        return lines.size();
+    }
+
+    /** One attempt's place in its line; used by the one thread running the attempt. */
+    final class Ticket {
+        private final LineKey lineKey;
+        private final Line line;
+        private final Condition turn;
+        private boolean inLine = true;
+        private boolean asked;
+
+        private Ticket(LineKey lineKey, Line line) {
+            this.lineKey = lineKey;
+            this.line = line;
+            this.turn = line.lock.newCondition();
+        }
+
+        /**
+         * @return whether this attempt may ask the engine now: it is the head and no hold of this
+         *     client is known on the lock (the client is closed: yes, so the loop ends)
+         */
+        boolean mayAsk() {
+            line.lock.lock();
+            try {
+                boolean may = closed || isHeadAndFree();
+                asked |= may;
+                return may;
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** @return whether this attempt ever asked the engine (so may hold the lock unknown to it) */
+        boolean asked() {
+            return asked;
+        }
+
+        /**
+         * Waits until this attempt may ask, or {@code nanos} (capped at {@link #RECHECK_NANOS})
+         * passed.
+         *
+         * @param nanos the longest to wait
+         * @throws InterruptedException if interrupted while waiting
+         */
+        void await(long nanos) throws InterruptedException {
+            line.lock.lock();
+            try {
+                if (closed || isHeadAndFree()) {
+                    return;
+                }
+                turn.awaitNanos(Math.min(nanos, RECHECK_NANOS));
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** Caller holds the line's lock; clears a mark whose hold is no longer live here. */
+        private boolean isHeadAndFree() {
+            if (line.queue.peekFirst() != this) {
+                return false;
+            }
+            if (line.heldBy != null && !live.test(line.heldBy)) {
+                line.heldBy = null;
+            }
+            return line.heldBy == null;
+        }
+
+        /**
+         * This attempt took the lock: it leaves the line, which now waits for its hold. Nobody
+         * is woken; the next head sleeps until the hold ends.
+         *
+         * @param token the attempt's token
+         */
+        void granted(String token) {
+            leave(token);
+        }
+
+        /** This attempt gives up: it leaves the line, and if it was the head the next one asks. */
+        void leave() {
+            leave(null);
+        }
+
+        private void leave(String heldBy) {
+            lines.computeIfPresent(lineKey, (k, current) -> {
+                if (current != line) {
+                    return current;
+                }
+                line.lock.lock();
+                try {
+                    if (!inLine) {
+                        return line;
+                    }
+                    inLine = false;
+                    boolean wasHead = line.queue.peekFirst() == this;
+                    line.queue.remove(this);
+                    if (heldBy != null) {
+                        line.heldBy = heldBy;
+                    }
+                    if (line.queue.isEmpty()) {
+                        return line.heldBy == null ? null : line;
+                    }
+                    if (wasHead && heldBy == null) {
+                        line.queue.peekFirst().turn.signal();
+                    }
+                    return line;
+                } finally {
+                    line.lock.unlock();
+                }
+            });
+        }
+    }
+}

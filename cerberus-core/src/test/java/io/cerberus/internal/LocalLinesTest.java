@@ -1,0 +1,274 @@
+package io.cerberus.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
+import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
+import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.spi.LockKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The local line of exclusive waiters ({@link LocalLines}), through a client of an engine that asks for it. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class LocalLinesTest {
+    private static final double SCALE = Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1"));
+
+    private final List<Cerberus> clients = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private Scripted engine;
+
+    /** A client of a new store whose exclusive waiters race, as Redis's do. */
+    private Cerberus client(boolean linesUp) {
+        return client(linesUp, UUID.randomUUID().toString());
+    }
+
+    private Cerberus client(boolean linesUp, String store) {
+        Cerberus cerberus = Cerberus.builder().engine("scripted:" + store).defaultLease(Duration.ofSeconds(5)).build();
+        clients.add(cerberus);
+        cerberus.lock("open-the-engine").tryLock();
+        engine = ScriptedEngineProvider.last;
+        engine.linesUp = linesUp;
+        engine.racing = true;
+        engine.acquireCalls.set(0);
+        return cerberus;
+    }
+
+    @AfterEach
+    void close() throws InterruptedException {
+        clients.forEach(Cerberus::close);
+        for (Thread thread : threads) {
+            thread.interrupt();
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        }
+    }
+
+    private static long bound(long millis) {
+        return (long) (millis * SCALE);
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        await(what, condition, 5000);
+    }
+
+    private static void await(String what, BooleanSupplier condition, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(millis));
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("still waiting for: " + what).isNegative();
+            Thread.sleep(2);
+        }
+    }
+
+    /** Starts a thread that locks, records its name, unlocks; returns when it waits for the lock. */
+    private Thread waiter(String name, DistributedLock lock, List<String> granted) throws InterruptedException {
+        Thread thread = new Thread(() -> {
+            lock.lock();
+            granted.add(name);
+            lock.unlock();
+        }, name);
+        threads.add(thread);
+        thread.start();
+        await(name + " waits", () -> thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
+        return thread;
+    }
+
+    @Test
+    void aThreadThatReleasesAndAsksAgainGoesBehindTheWaitersOfItsClient() throws Exception {
+        assertThat(releaserOrder(true)).containsExactly("first", "second", "releaser");
+    }
+
+    @Test
+    void withoutTheLineTheReleasingThreadWinsAgain() throws Exception {
+        // the behaviour the line exists to prevent, shown on the same engine without it
+        assertThat(releaserOrder(false)).startsWith("releaser");
+    }
+
+    private List<String> releaserOrder(boolean linesUp) throws Exception {
+        DistributedLock lock = client(linesUp).lock("order");
+        List<String> granted = new CopyOnWriteArrayList<>();
+        lock.lock();
+        Thread first = waiter("first", lock, granted);
+        Thread second = waiter("second", lock, granted);
+        lock.unlock();
+        lock.lock();
+        granted.add("releaser");
+        lock.unlock();
+        first.join(bound(5000));
+        second.join(bound(5000));
+        assertThat(first.isAlive() || second.isAlive()).as("waiters done").isFalse();
+        return granted;
+    }
+
+    @Test
+    void aHandOffBetweenThreadsOfOneClientIsOneAcquire() throws Exception {
+        DistributedLock lock = client(true).lock("hand-offs");
+        int threadCount = 4;
+        int cycles = 200;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<CompletableFuture<Void>> done = new ArrayList<>();
+        for (int t = 0; t < threadCount; t++) {
+            done.add(CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < cycles; i++) {
+                    lock.lock();
+                    if (inside.incrementAndGet() != 1) {
+                        overlaps.incrementAndGet();
+                    }
+                    inside.decrementAndGet();
+                    lock.unlock();
+                }
+            }, runnable -> {
+                Thread thread = new Thread(runnable);
+                threads.add(thread);
+                thread.start();
+            }));
+        }
+        CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(bound(20_000), TimeUnit.MILLISECONDS);
+        assertThat(overlaps.get()).as("two holders at once").isZero();
+        assertThat(engine.acquireCalls.get()).as("engine acquires for %d grants", threadCount * cycles)
+                .isEqualTo(threadCount * cycles);
+    }
+
+    @Test
+    void aWaiterThatGivesUpPassesItsTurnOn() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("gives-up");
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("gives-up");
+        CountDownLatch gaveUp = new CountDownLatch(1);
+        Thread head = new Thread(() -> {
+            try {
+                assertThat(lock.tryLock(bound(300), TimeUnit.MILLISECONDS)).isFalse();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            gaveUp.countDown();
+        }, "head");
+        threads.add(head);
+        head.start();
+        await("head asks", () -> engine.acquireCalls.get() >= 1);
+        List<String> granted = new CopyOnWriteArrayList<>();
+        Thread next = waiter("next", lock, granted);
+        assertThat(gaveUp.await(bound(5000), TimeUnit.MILLISECONDS)).as("head gave up").isTrue();
+        // at once, not at the next recheck of its place (a second later)
+        int askedBefore = engine.acquireCalls.get();
+        await("next asks in its place", () -> engine.acquireCalls.get() > askedBefore, LocalLines.RECHECK_NANOS / 2_000_000);
+        elsewhere.unlock();
+        next.join(bound(5000));
+        assertThat(granted).containsExactly("next");
+    }
+
+    @Test
+    void theLossOfTheHoldTheLineWaitsForWakesTheHead() throws Exception {
+        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(Duration.ofMillis(300)).build();
+        clients.add(cerberus);
+        DistributedLock lock = cerberus.lock("lost");
+        lock.lock();
+        engine = ScriptedEngineProvider.last;
+        engine.linesUp = true;
+        lock.unlock();
+        lock.lock();
+        List<String> granted = new CopyOnWriteArrayList<>();
+        Thread next = waiter("next", lock, granted);
+        engine.renewals = RenewalMode.REFUSE;
+        next.join(bound(5000));
+        assertThat(granted).as("granted after the hold it waited for was lost").containsExactly("next");
+        assertThatThrownBy(lock::unlock).isInstanceOf(io.cerberus.LockLostException.class);
+    }
+
+    @Test
+    void aTryLockWithoutWaitStillAsks() throws Exception {
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("no-wait");
+        lock.lock();
+        CompletableFuture<Boolean> other = CompletableFuture.supplyAsync(lock::tryLock);
+        assertThat(other.get(bound(5000), TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(engine.acquireCalls.get()).as("asked the engine, did not line up").isEqualTo(2);
+        lock.unlock();
+        CompletableFuture<Boolean> free = CompletableFuture.supplyAsync(() -> {
+            boolean taken = lock.tryLock();
+            if (taken) {
+                lock.unlock();
+            }
+            return taken;
+        });
+        assertThat(free.get(bound(5000), TimeUnit.MILLISECONDS)).isTrue();
+    }
+
+    @Test
+    void closingTheClientWakesItsWaiters() throws Exception {
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("closing");
+        lock.lock();
+        List<CompletableFuture<Void>> waiting = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            CompletableFuture<Void> failed = new CompletableFuture<>();
+            Thread thread = new Thread(() -> {
+                try {
+                    lock.lock();
+                    failed.complete(null);
+                } catch (RuntimeException e) {
+                    failed.completeExceptionally(e);
+                }
+            }, "waiter-" + i);
+            threads.add(thread);
+            thread.start();
+            waiting.add(failed);
+        }
+        await("three waiters", () -> threads.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING
+                || t.getState() == Thread.State.WAITING));
+        cerberus.close();
+        for (CompletableFuture<Void> failed : waiting) {
+            assertThatThrownBy(() -> failed.get(bound(2000), TimeUnit.MILLISECONDS)).isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        }
+    }
+
+    @Test
+    void linesLastOnlyWhileTheyHaveWaitersOrAHold() {
+        LocalLines lines = new LocalLines(token -> true);
+        Object engineHandle = new Object();
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket first = lines.enter(engineHandle, key);
+        LocalLines.Ticket second = lines.enter(engineHandle, key);
+        assertThat(first.mayAsk()).isTrue();
+        assertThat(second.mayAsk()).as("not the head").isFalse();
+        first.granted("t1");
+        assertThat(second.mayAsk()).as("head, but the line waits for t1").isFalse();
+        second.leave();
+        assertThat(lines.size()).as("the hold keeps the line").isEqualTo(1);
+        lines.ended(engineHandle, key, "t1");
+        assertThat(lines.size()).isZero();
+
+        LocalLines.Ticket alone = lines.enter(engineHandle, key);
+        alone.leave();
+        assertThat(lines.size()).isZero();
+        lines.grantedOutOfLine(engineHandle, key, "t2");
+        assertThat(lines.size()).as("no line made for a grant out of line").isZero();
+    }
+
+    @Test
+    void aMarkWhoseHoldIsNoLongerLiveIsIgnored() {
+        LocalLines lines = new LocalLines(token -> false);
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket first = lines.enter(this, key);
+        LocalLines.Ticket second = lines.enter(this, key);
+        first.granted("gone");
+        assertThat(second.mayAsk()).as("the mark names no live hold").isTrue();
+    }
+}
