@@ -185,7 +185,7 @@ public final class Bench {
                     double requests;
                     try (Peer peer = entry.getValue().get()) {
                         String name = group.engine() + "-" + cell;
-                        measure(peer, workload, t, warmup, name + "w", names);
+                        warmUntilCompiled(peer, workload, t, warmup, name + "w", names);
                         if (residue) {
                             objectsBefore = group.residue().count().getAsLong();
                             bytesBefore = group.residue().bytes().getAsLong();
@@ -244,6 +244,35 @@ public final class Bench {
             System.arraycopy(other.sorted, 0, both, sorted.length, other.sorted.length);
             Arrays.sort(both);
             return new Samples(cycles + other.cycles, Math.max(seconds, other.seconds), cpuNanos + other.cpuNanos, both, Double.NaN);
+        }
+    }
+
+    /** At most this many warm-up rounds per cell. */
+    static final int MAX_WARM_ROUNDS = 4;
+    /** A warm-up round is quiet when the JIT compiler spent less than this share of it compiling. */
+    static final double QUIET_COMPILING = 0.02;
+
+    /**
+     * Warms a cell up until the JIT compiler is quiet: rounds of {@code warmup} while the compiler
+     * spent more than {@link #QUIET_COMPILING} of the round compiling, at most {@link #MAX_WARM_ROUNDS}.
+     * The measured part is then the steady state, and its CPU time is the peer's, not the compiler's
+     * (a compiler thread busy during the measured part was seen to double a peer's CPU per cycle).
+     */
+    private static void warmUntilCompiled(Peer peer, String workload, int threads, Duration warmup, String cell, int names)
+            throws InterruptedException {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
+        for (int round = 1; round <= MAX_WARM_ROUNDS; round++) {
+            long before = timed ? jit.getTotalCompilationTime() : 0;
+            measure(peer, workload, threads, warmup, cell, names);
+            long compiling = timed ? jit.getTotalCompilationTime() - before : 0;
+            if (compiling < QUIET_COMPILING * warmup.toMillis()) {
+                return;
+            }
+            if (round == MAX_WARM_ROUNDS) {
+                System.err.printf(Locale.ROOT, "%s %s T=%d: the JIT compiler still spent %d ms of the last %d ms warm-up compiling%n",
+                        peer.name(), workload, threads, compiling, warmup.toMillis());
+            }
         }
     }
 
