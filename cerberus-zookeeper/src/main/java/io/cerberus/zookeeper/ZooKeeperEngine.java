@@ -24,9 +24,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorWatcher;
-import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -41,7 +42,10 @@ import org.apache.zookeeper.data.Stat;
  * When the new node is the only one, the attempt holds the lock at once: an uncontended lock and
  * unlock is two requests (the transaction, the delete), where a create, a listing and a delete
  * take three. Otherwise the nodes are listed and the attempt waits as above; a waiter costs one
- * watch and one listing per wake-up.
+ * watch and one listing per wake-up. The transaction and the delete, the requests of every
+ * uncontended cycle, are sent with ZooKeeper's synchronous API where {@link ZooKeeperRequests}
+ * allows it (one thread hand-off less each); one left without its answer (an interrupt, a lost
+ * connection) is followed up the background way, as a lost answer always was.
  *
  * <p>Holds live with the client's session: nothing is renewed. When the session expires the
  * ensemble deletes the nodes and every hold is reported lost.
@@ -94,7 +98,7 @@ final class ZooKeeperEngine implements LockEngine {
         this.client = client;
         this.ownsClient = ownsClient;
         this.losses = losses;
-        this.requests = new ZooKeeperRequests(shown, timeout);
+        this.requests = new ZooKeeperRequests(shown, timeout, client);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests);
         this.stateListener = (c, state) -> {
             switch (state) {
@@ -184,21 +188,20 @@ final class ZooKeeperEngine implements LockEngine {
      * write it), a plain create and a listing do the same.
      */
     private Queued enqueue(String dir, Acquisition attempt) {
-        CuratorEvent claimed = claim(dir, attempt);
-        if (ZooKeeperRequests.failedWith(claimed, KeeperException.Code.NONODE) && createLockNode(dir)) {
+        Claim claimed = claim(dir, attempt);
+        if (claimed.code() == KeeperException.Code.NONODE && createLockNode(dir)) {
             claimed = claim(dir, attempt);
         }
-        if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
-            // a refused transaction wrote nothing; one whose answer a connection loss took may have
-            // created a node, which dropDuplicates then finds by the attempt's token
+        if (claimed.code() != KeeperException.Code.OK) {
+            // a refused transaction wrote nothing; one whose answer a connection loss or an interrupt
+            // took may have created a node, which dropDuplicates then finds by the attempt's token
             Node node = create(dir, attempt);
             nodes.put(attempt.token(), node);
             return new Queued(node, children(dir));
         }
-        CuratorTransactionResult created = claimed.getOpResults().get(0);
-        Stat lock = claimed.getOpResults().get(1).getResultStat();
+        Stat lock = claimed.lock();
         // the write of the lock's node was part of the create's transaction: its zxid is the new node's czxid
-        Node node = new Node(created.getResultPath(), lock.getMzxid());
+        Node node = new Node(claimed.created(), lock.getMzxid());
         nodes.put(attempt.token(), node);
         if (lock.getNumChildren() == 1) {
             // the new node was the lock's only one when it was created: no earlier attempt is in its way
@@ -214,13 +217,42 @@ final class ZooKeeperEngine implements LockEngine {
      * (then the attempt holds the lock without a listing), and its mzxid is the transaction's id,
      * which is the new node's czxid. One round trip where a create and a listing take two.
      *
-     * @return the answer: OK, or the code of the operation that failed (nothing is then written)
+     * @return the answer: OK, or the code of the operation that failed or of the expired session
+     *     (nothing is then written), or CONNECTIONLOSS when no answer came (an interrupt, a lost
+     *     connection: a node may have been made)
      */
-    private CuratorEvent claim(String dir, Acquisition attempt) {
-        return requests.send(() -> "acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(List.of(
-                client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
-                client.transactionOp().setData().forPath(dir, NO_DATA))));
+    private Claim claim(String dir, Acquisition attempt) {
+        List<CuratorOp> ops;
+        try {
+            ops = List.of(client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                            .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
+                    client.transactionOp().setData().forPath(dir, NO_DATA));
+        } catch (Exception e) {
+            throw requests.failure("acquire " + attempt, e);
+        }
+        if (requests.canSendDirect()) {
+            try {
+                List<OpResult> results = requests.direct(() -> "acquire " + attempt,
+                        zooKeeper -> zooKeeper.multi(List.of(ops.get(0).get(), ops.get(1).get())));
+                return results == null ? Claim.refused(KeeperException.Code.CONNECTIONLOSS)
+                        : new Claim(KeeperException.Code.OK, ((OpResult.CreateResult) results.get(0)).getPath(),
+                                ((OpResult.SetDataResult) results.get(1)).getStat());
+            } catch (KeeperException e) {
+                return Claim.refused(e.code());
+            }
+        }
+        CuratorEvent claimed = requests.send(() -> "acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(ops));
+        if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
+            return Claim.refused(KeeperException.Code.get(claimed.getResultCode()));
+        }
+        return new Claim(KeeperException.Code.OK, claimed.getOpResults().get(0).getResultPath(), claimed.getOpResults().get(1).getResultStat());
+    }
+
+    /** The answer to a claim: the new node's path and the lock node's stat right after, when {@code code} is OK. */
+    private record Claim(KeeperException.Code code, String created, Stat lock) {
+        static Claim refused(KeeperException.Code code) {
+            return new Claim(code, null, null);
+        }
     }
 
     /**
@@ -340,7 +372,31 @@ final class ZooKeeperEngine implements LockEngine {
         }
     }
 
+    /** @return whether the node was there to delete */
     private boolean delete(String path) {
+        if (!requests.canSendDirect()) {
+            return deleteInBackground(path);
+        }
+        long session = requests.sessionId();
+        try {
+            if (requests.direct(() -> "delete " + path, zooKeeper -> {
+                zooKeeper.delete(path, -1);
+                return Boolean.TRUE;
+            }) != null) {
+                return true;
+            }
+        } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
+            return false; // gone already, or with the expired session
+        } catch (KeeperException e) {
+            throw requests.failure("delete " + path, e);
+        }
+        // no answer (an interrupt, a lost connection): the delete may have been carried out. Send it
+        // again the background way, which is answered after it. A node found gone in the same session
+        // was deleted by the first; in a new one it went with the expired session: a loss
+        return deleteInBackground(path) || (session != 0 && requests.sessionId() == session);
+    }
+
+    private boolean deleteInBackground(String path) {
         CuratorEvent deleted = requests.send(() -> "delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
         if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;

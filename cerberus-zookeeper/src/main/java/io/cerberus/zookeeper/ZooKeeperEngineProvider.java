@@ -16,6 +16,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
@@ -56,10 +57,15 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             throw new IllegalArgumentException(shown + " stands for the application's CuratorFramework: pass it with"
                     + " ZooKeeperOptions.client(curator)");
         }
+        // ZooKeeper itself ends a synchronous request left unanswered for the connect timeout (and
+        // drops the connection): so the engine may wait for its hot requests on the caller's thread
+        ZKClientConfig zooKeeperConfig = new ZKClientConfig();
+        zooKeeperConfig.setProperty(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, Integer.toString(connectMillis));
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(target.connectString())
                 .sessionTimeoutMs((int) target.sessionTimeout().toMillis())
                 .connectionTimeoutMs(connectMillis)
+                .zkClientConfig(zooKeeperConfig)
                 .retryPolicy(new RetryNTimes(1, 50));
         if (target.user() != null) {
             Id owner;

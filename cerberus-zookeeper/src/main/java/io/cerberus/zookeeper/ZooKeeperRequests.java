@@ -2,25 +2,47 @@ package io.cerberus.zookeeper;
 
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
  * Sends the engine's requests to the ensemble, each bounded by the connect timeout, and turns
  * failures into {@link EngineUnavailableException} naming the URI. Shared by the locks and the
  * idempotency records. Thread-safe.
+ *
+ * <p>Two ways to send. {@link #send} goes through Curator's background path: ZooKeeper's I/O
+ * thread hands the answer to its event thread, which hands it to the caller; the wait is ours,
+ * bounded and deaf to interrupts. {@link #direct} uses ZooKeeper's synchronous API: the I/O thread
+ * wakes the caller itself, one thread hand-off less per request, which on a small machine is most
+ * of a request's client cost. It is used only where ZooKeeper bounds the wait itself within the
+ * timeout (its request timeout, {@link ZKClientConfig#ZOOKEEPER_REQUEST_TIMEOUT}, which the
+ * engine's own client gets; on a timeout ZooKeeper also drops the connection and reconnects), and
+ * only on platform threads: ZooKeeper waits in a monitor, which would pin a virtual thread to its
+ * carrier. Its callers handle an answer that never came (interrupt, connection loss) by asking the
+ * background way, which can tell what happened: requests of a session are answered in order.
  */
 final class ZooKeeperRequests {
+    /** {@code Thread.isVirtual()} where the platform has it (Java 21), else null. */
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
     private final String shown;
     /** How long one request may take. */
     private final Duration timeout;
+    /** The client that {@link #direct} requests go through; null when they may not (see the class comment). */
+    private final CuratorFramework directClient;
 
     /** Starts a request in the background. */
     @FunctionalInterface
@@ -28,9 +50,110 @@ final class ZooKeeperRequests {
         void start(BackgroundCallback callback) throws Exception;
     }
 
-    ZooKeeperRequests(String shown, Duration timeout) {
+    /** A request sent with ZooKeeper's synchronous API. */
+    @FunctionalInterface
+    interface DirectRequest<T> {
+        T call(ZooKeeper zooKeeper) throws KeeperException, InterruptedException;
+    }
+
+    /**
+     * @param client the client the requests go through; {@link #direct} is used only when ZooKeeper
+     *     bounds its synchronous requests within {@code timeout} and Curator adds no namespace
+     */
+    ZooKeeperRequests(String shown, Duration timeout, CuratorFramework client) {
         this.shown = shown;
         this.timeout = timeout;
+        this.directClient = boundsRequestsWithin(client, timeout) ? client : null;
+    }
+
+    /**
+     * @return whether ZooKeeper's own request timeout ends a synchronous request of this client
+     *     within {@code timeout}, and its paths are the engine's (no Curator namespace)
+     */
+    private static boolean boundsRequestsWithin(CuratorFramework client, Duration timeout) {
+        if (client.getNamespace() != null && !client.getNamespace().isEmpty()) {
+            return false;
+        }
+        try {
+            long requestTimeout = client.getZookeeperClient().getZooKeeper().getClientConfig()
+                    .getLong(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT_DEFAULT);
+            return requestTimeout > 0 && requestTimeout <= timeout.toMillis();
+        } catch (Exception e) {
+            return false; // no handle now: the background way, which waits for one
+        }
+    }
+
+    /**
+     * @return whether {@link #direct} may be used now: this client allows it, it is connected, and
+     *     the caller is not a virtual thread
+     */
+    boolean canSendDirect() {
+        return directClient != null && directClient.getZookeeperClient().isConnected() && !onVirtualThread();
+    }
+
+    /**
+     * Sends a request with ZooKeeper's synchronous API and waits for its answer on this thread
+     * (use only when {@link #canSendDirect()}). An interrupt already pending is kept for the caller
+     * and does not cut the wait short; one that comes during the wait is kept too, but the answer is
+     * then not awaited.
+     *
+     * @return the answer; null when there is none: the caller was interrupted or the connection was
+     *     lost before it came, so the request may or may not have been carried out
+     * @throws KeeperException when the ensemble refused the request, or the session had expired (the
+     *     request was then not carried out); not for a connection loss
+     * @throws EngineUnavailableException when no answer came within the timeout (ZooKeeper then
+     *     drops the connection)
+     */
+    <T> T direct(Supplier<String> what, DirectRequest<T> request) throws KeeperException {
+        ZooKeeper zooKeeper;
+        try {
+            zooKeeper = directClient.getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            return null; // nothing was sent; the background way waits for a connection
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            return request.call(zooKeeper);
+        } catch (InterruptedException e) {
+            interrupted = true;
+            return null;
+        } catch (KeeperException.ConnectionLossException | KeeperException.SessionMovedException e) {
+            return null;
+        } catch (KeeperException.RequestTimeoutException e) {
+            throw unanswered(what.get(), e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** @return the id of the session of the client that {@link #direct} uses, 0 when it has none now */
+    long sessionId() {
+        try {
+            return directClient.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private static boolean onVirtualThread() {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
+        } catch (Throwable e) {
+            return true; // cannot tell: the background way is right on any thread
+        }
+    }
+
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null; // before Java 21 every thread is a platform thread
+        }
     }
 
     /** @return the engine's URI without its password */
@@ -64,9 +187,7 @@ final class ZooKeeperRequests {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
-                    throw new EngineUnavailableException("zookeeper engine " + shown + " did not answer within "
-                            + Checks.format(timeout) + " to " + what.get()
-                            + "; check that a quorum of the ensemble runs and is reachable", e);
+                    throw unanswered(what.get(), e);
                 } catch (ExecutionException e) {
                     throw failure(what.get(), e);
                 }
@@ -94,6 +215,11 @@ final class ZooKeeperRequests {
     /** @return whether the request failed with this code */
     static boolean failedWith(CuratorEvent event, KeeperException.Code code) {
         return event.getResultCode() == code.intValue();
+    }
+
+    private EngineUnavailableException unanswered(String what, Exception e) {
+        return new EngineUnavailableException("zookeeper engine " + shown + " did not answer within " + Checks.format(timeout)
+                + " to " + what + "; check that a quorum of the ensemble runs and is reachable", e);
     }
 
     RuntimeException failure(String what, Throwable e) {

@@ -13,11 +13,14 @@ import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
@@ -42,8 +45,18 @@ class ZooKeeperEngineTest {
     }
 
     private static Cerberus client(ZooKeeperServer on, String query, String namespace) {
+        return client(on, query, namespace, Duration.ofSeconds(5));
+    }
+
+    private static Cerberus client(ZooKeeperServer on, String query, String namespace, Duration connectTimeout) {
         return Cerberus.builder().engine(on.uri() + "/engine-test" + query).namespace(namespace)
-                .connectTimeout(Duration.ofSeconds(5)).build();
+                .connectTimeout(connectTimeout).build();
+    }
+
+    /** @return whether the thread waits inside ZooKeeper's synchronous API for an answer */
+    private static boolean awaitsZooKeeperOnItsOwnThread(Thread thread) {
+        return Arrays.stream(thread.getStackTrace()).anyMatch(frame ->
+                frame.getClassName().equals("org.apache.zookeeper.ClientCnxn") && frame.getMethodName().equals("submitRequest"));
     }
 
     @Test
@@ -149,8 +162,118 @@ class ZooKeeperEngineTest {
         }
     }
 
+    @Test
+    void anAcquireInterruptedWhileItsRequestIsUnansweredKeepsOneNodeAndTheInterrupt() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+                Cerberus cerberus = client(own, "?sessionTimeout=20s", "interrupted");
+                CuratorFramework admin = admin(own)) {
+            String dir = LockPaths.lock("/engine-test", new LockKey("interrupted", "taken"));
+            DistributedLock lock = cerberus.lock("taken");
+            lock.lock(); // creates the lock's node: the acquisition below is the one-request claim
+            lock.unlock();
+            AtomicBoolean interruptKept = new AtomicBoolean();
+            AtomicReference<List<String>> nodesWhileHeld = new AtomicReference<>();
+            CountDownLatch counted = new CountDownLatch(1);
+            Thread taker = new Thread(() -> {
+                lock.lock();
+                interruptKept.set(Thread.interrupted());
+                try {
+                    nodesWhileHeld.set(admin.getChildren().forPath(dir));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                } finally {
+                    counted.countDown();
+                    lock.unlock();
+                }
+            }, "taker");
+            own.pause();
+            try {
+                taker.start();
+                Poll.until("the taker waits for the claim's answer on its own thread", TestTimes.millis(10_000),
+                        () -> awaitsZooKeeperOnItsOwnThread(taker));
+                taker.interrupt();
+            } finally {
+                own.resume();
+            }
+            taker.join(TestTimes.millis(20_000).toMillis());
+            assertThat(counted.getCount()).as("the taker got the lock").isZero();
+            assertThat(interruptKept).as("the interrupt is kept for the caller").isTrue();
+            assertThat(nodesWhileHeld.get()).as("the unanswered claim's node, and no other").hasSize(1);
+            assertThat(admin.getChildren().forPath(dir)).as("nothing left after the release").isEmpty();
+        }
+    }
+
+    @Test
+    void aReleaseInterruptedWhileItsRequestIsUnansweredStillFreesTheLock() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+                Cerberus cerberus = client(own, "?sessionTimeout=20s", "interrupted");
+                Cerberus other = client(own, "?sessionTimeout=20s", "interrupted")) {
+            Lease lease = cerberus.lock("released").acquire(Duration.ZERO);
+            AtomicBoolean interruptKept = new AtomicBoolean();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread closer = new Thread(() -> {
+                try {
+                    lease.close();
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+                interruptKept.set(Thread.interrupted());
+            }, "closer");
+            own.pause();
+            try {
+                closer.start();
+                Poll.until("the closer waits for the delete's answer on its own thread", TestTimes.millis(10_000),
+                        () -> awaitsZooKeeperOnItsOwnThread(closer));
+                closer.interrupt();
+            } finally {
+                own.resume();
+            }
+            closer.join(TestTimes.millis(20_000).toMillis());
+            assertThat(failure.get()).as("the release succeeded").isNull();
+            assertThat(interruptKept).as("the interrupt is kept for the caller").isTrue();
+            assertThat(other.lock("released").tryLock()).as("free").isTrue();
+            other.lock("released").unlock();
+        }
+    }
+
+    @Test
+    void aRequestTheEnsembleDoesNotAnswerFailsAfterTheConnectTimeoutAndTheClientReconnects() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start();
+                Cerberus cerberus = client(own, "?sessionTimeout=20s", "unanswered", Duration.ofSeconds(1))) {
+            DistributedLock lock = cerberus.lock("slow");
+            lock.lock();
+            lock.unlock();
+            long start = System.nanoTime();
+            own.pause();
+            try {
+                assertThatThrownBy(lock::tryLock).isInstanceOf(EngineUnavailableException.class)
+                        .hasMessageContaining("did not answer within 1000ms").hasMessageContaining(own.uri());
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).as("bounded by the connect timeout")
+                        .isLessThan(Duration.ofSeconds(1).plus(TestTimes.millis(3_000)));
+            } finally {
+                own.resume();
+            }
+            Poll.until("the client takes a lock again once the server answers", TestTimes.millis(20_000), () -> {
+                try {
+                    DistributedLock again = cerberus.lock("after");
+                    if (again.tryLock()) {
+                        again.unlock();
+                        return true;
+                    }
+                    return false;
+                } catch (EngineUnavailableException e) {
+                    return false;
+                }
+            });
+        }
+    }
+
     private static CuratorFramework admin() throws InterruptedException {
-        CuratorFramework admin = CuratorFrameworkFactory.newClient(server.uri().substring("zk://".length()), new RetryNTimes(3, 100));
+        return admin(server);
+    }
+
+    private static CuratorFramework admin(ZooKeeperServer on) throws InterruptedException {
+        CuratorFramework admin = CuratorFrameworkFactory.newClient(on.uri().substring("zk://".length()), new RetryNTimes(3, 100));
         admin.start();
         admin.blockUntilConnected();
         return admin;

@@ -86,6 +86,16 @@ final class ZooKeeperServer implements AutoCloseable {
         process.kill(TestTimes.scaled(Duration.ofSeconds(10)));
     }
 
+    /** Stops the server with SIGSTOP: it keeps its connections but answers nothing until {@link #resume()}. */
+    void pause() {
+        process.signal("STOP");
+    }
+
+    /** Lets a paused server run again (SIGCONT). */
+    void resume() {
+        process.signal("CONT");
+    }
+
     /** Starts it again with the same data. */
     void restart() {
         try {
