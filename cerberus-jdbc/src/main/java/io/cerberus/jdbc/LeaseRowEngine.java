@@ -146,7 +146,7 @@ final class LeaseRowEngine implements LockEngine {
 
     /** Sends the acquire: one statement on PostgreSQL when granted, else the upsert and a read of the row. */
     private Answer ask(Acquisition attempt, String key) {
-        return db.run("acquiring " + attempt, true, connection -> {
+        return db.run(() -> "acquiring " + attempt, true, connection -> {
             try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
                 statement.setString(1, key);
                 statement.setString(2, attempt.key().namespace());
@@ -208,7 +208,7 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public boolean renew(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
-        return db.run("renewing " + attempt, true, connection -> {
+        return db.run(() -> "renewing " + attempt, true, connection -> {
             try (PreparedStatement statement = db.prepare(connection, renewSql)) {
                 statement.setLong(1, attempt.lease().toMillis());
                 statement.setString(2, key);
@@ -256,7 +256,7 @@ final class LeaseRowEngine implements LockEngine {
         boolean[] failedOnce = new boolean[1];
         boolean released;
         try {
-            released = db.run("releasing " + attempt, true, connection -> {
+            released = db.run(() -> "releasing " + attempt, true, connection -> {
                 try {
                     return releaseOnce(connection, key, attempt);
                 } catch (java.sql.SQLException e) {

@@ -233,6 +233,32 @@ class JdbcEngineTest {
         }
     }
 
+    @Test
+    void postgresCancelsAStatementThatWaitsPastTheTimeout() throws Exception {
+        String url = Servers.postgres();
+        Cerberus cerberus = Cerberus.builder().engine(url).namespace(namespace).connectTimeout(Duration.ofSeconds(1)).build();
+        clients.add(cerberus);
+        DistributedLock lock = cerberus.lock("blocked");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked"));
+        try (Connection other = DriverManager.getConnection(url)) {
+            // a transaction of someone else keeps the lock's row locked: our acquire waits for it
+            other.setAutoCommit(false);
+            try (PreparedStatement select = other.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
+                select.setString(1, key);
+                select.executeQuery().close();
+            }
+            long start = System.nanoTime();
+            // the server's statement_timeout of the engine's connections, not a timer in the driver
+            assertThatThrownBy(lock::tryLock).hasStackTraceContaining("canceling statement due to statement timeout");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5000));
+            other.rollback();
+        }
+        assertThat(lock.tryLock()).as("the engine works on once the row is free").isTrue();
+        lock.unlock();
+    }
+
     private static void update(Connection connection, String sql, String key) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, key);
