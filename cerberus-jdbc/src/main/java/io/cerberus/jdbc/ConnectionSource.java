@@ -4,6 +4,7 @@ import io.cerberus.EngineUnavailableException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -52,6 +53,14 @@ abstract class ConnectionSource implements AutoCloseable {
      * @param broken whether it failed in a way that may have broken it
      */
     abstract void giveBack(Connection connection, boolean broken);
+
+    /**
+     * @return whether the server itself cancels every statement on this source's connections at
+     *     the engine's timeout, so statements need no client-side query timeout
+     */
+    boolean serverTimesStatements() {
+        return false;
+    }
 
     /** Closes the idle connections: after one failed, the others (older still) are likely dead too. */
     void purgeIdle() {
@@ -167,9 +176,15 @@ abstract class ConnectionSource implements AutoCloseable {
         }
     }
 
-    /** At most {@code size} pooled connections to a JDBC URL; idle ones are checked before reuse. */
+    /**
+     * At most {@code size} pooled connections to a JDBC URL. On PostgreSQL each connection gets the
+     * engine's timeout as its {@code statement_timeout} when it is opened: the server cancels a
+     * statement that runs too long, as a JDBC query timeout would, without the driver scheduling
+     * and cancelling a timer task around every statement.
+     */
     private static final class BuiltInPool extends ConnectionSource {
         private final String url;
+        private final boolean serverTimeout;
         private final LinkedBlockingDeque<Connection> idle = new LinkedBlockingDeque<>();
         private final Semaphore permits;
         private volatile boolean closed;
@@ -177,7 +192,28 @@ abstract class ConnectionSource implements AutoCloseable {
         BuiltInPool(String url, String describe, Duration timeout, int size) {
             super(describe, timeout);
             this.url = url;
+            this.serverTimeout = url.startsWith("jdbc:postgresql:");
             this.permits = new Semaphore(size);
+        }
+
+        @Override
+        boolean serverTimesStatements() {
+            return serverTimeout;
+        }
+
+        private Connection connect() throws SQLException {
+            return open(() -> {
+                Connection connection = DriverManager.getConnection(url);
+                if (serverTimeout) {
+                    try (Statement statement = connection.createStatement()) {
+                        statement.execute("SET statement_timeout = " + timeout.toMillis());
+                    } catch (SQLException | RuntimeException e) {
+                        closeQuietly(connection);
+                        throw e;
+                    }
+                }
+                return connection;
+            });
         }
 
         @Override
@@ -209,7 +245,7 @@ abstract class ConnectionSource implements AutoCloseable {
                 if (connection != null) {
                     return connection;
                 }
-                return open(() -> DriverManager.getConnection(url));
+                return connect();
             } catch (SQLException | RuntimeException e) {
                 permits.release();
                 throw e;
@@ -234,7 +270,7 @@ abstract class ConnectionSource implements AutoCloseable {
 
         @Override
         Connection dedicated() throws SQLException {
-            return open(() -> DriverManager.getConnection(url));
+            return connect();
         }
 
         @Override

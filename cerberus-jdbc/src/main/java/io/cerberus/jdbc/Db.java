@@ -8,9 +8,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
- * Runs the engine's statements on borrowed connections: each with a query timeout, retried when
+ * Runs the engine's statements on borrowed connections: each cancelled at the engine's timeout
+ * (by the server where the connections carry a {@code statement_timeout}), retried when
  * the database reports a deadlock or serialization failure, retried once on a fresh connection
  * when a pooled one turns out dead (a restarted server), and failing with
  * {@link EngineUnavailableException} naming the database when it cannot be reached.
@@ -21,12 +23,16 @@ final class Db {
     final Dialect dialect;
     final String describe;
     final Duration timeout;
+    private final boolean serverTimesStatements;
+    private final int queryTimeoutSeconds;
 
     Db(ConnectionSource source, Dialect dialect, Duration timeout) {
         this.source = source;
         this.dialect = dialect;
         this.describe = source.describe;
         this.timeout = timeout;
+        this.serverTimesStatements = source.serverTimesStatements();
+        this.queryTimeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     }
 
     @FunctionalInterface
@@ -43,6 +49,17 @@ final class Db {
      * @return the work's result
      */
     <T> T run(String what, boolean safeToRepeat, Work<T> work) {
+        return run(() -> what, safeToRepeat, work);
+    }
+
+    /**
+     * @param what the operation, for messages: built only when one is needed
+     * @param safeToRepeat as in {@link #run(String, boolean, Work)}
+     * @param work the statements
+     * @param <T> the result
+     * @return the work's result
+     */
+    <T> T run(Supplier<String> what, boolean safeToRepeat, Work<T> work) {
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean freshTried = false;
         for (int attempt = 0;; attempt++) {
@@ -81,10 +98,12 @@ final class Db {
         }
     }
 
-    /** @return a statement with the engine's query timeout */
+    /** @return a statement cancelled at the engine's timeout, by the server or by a query timeout */
     PreparedStatement prepare(Connection connection, String sql) throws SQLException {
         PreparedStatement statement = connection.prepareStatement(sql);
-        statement.setQueryTimeout((int) Math.max(1, (timeout.toMillis() + 999) / 1000));
+        if (!serverTimesStatements) {
+            statement.setQueryTimeout(queryTimeoutSeconds);
+        }
         return statement;
     }
 

@@ -52,7 +52,18 @@ enum Dialect {
                 + "owner VARCHAR(64), "
                 + "holder VARCHAR(256), "
                 + "fence BIGINT NOT NULL, "
-                + "expires_at BIGINT NOT NULL)" + tableSuffix;
+                + "expires_at BIGINT NOT NULL, "
+                + "wanted_until BIGINT NOT NULL DEFAULT 0)" + tableSuffix;
+    }
+
+    /** Adds the column a table of an earlier version lacks; PostgreSQL only, where it is used. */
+    String addWantedColumn(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0";
+    }
+
+    /** A statement that fails when the table lacks the column {@code wanted_until}. */
+    String probeWantedColumn(String table) {
+        return "SELECT wanted_until FROM " + table + " WHERE 1 = 0";
     }
 
     /**
@@ -102,9 +113,28 @@ enum Dialect {
         return this == POSTGRESQL;
     }
 
-    /** Reads a lock's row after an acquire: owner, fence, milliseconds left. Parameter: key. */
-    String afterAcquire(String table) {
+    /** Reads a lock's row: owner, fence, milliseconds left. Parameter: key. */
+    String readRow(String table) {
         return "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
+    }
+
+    /**
+     * Reads a lock's row after an acquire that {@link #acquireReturnsFence} did not grant, or after
+     * any acquire elsewhere: owner, fence, milliseconds left. On PostgreSQL it also marks the row
+     * wanted for a while, so that the holder's release notifies; parameters: mark in ms, key.
+     * Elsewhere it only reads; parameter: key.
+     */
+    String afterAcquire(String table) {
+        if (this == POSTGRESQL) {
+            return "UPDATE " + table + " SET wanted_until = " + now + " + ? WHERE lock_key = ? "
+                    + "RETURNING owner, fence, expires_at - " + now;
+        }
+        return readRow(table);
+    }
+
+    /** @return whether {@link #afterAcquire} marks the row wanted and takes the mark's length */
+    boolean marksWanted() {
+        return this == POSTGRESQL;
     }
 
     /** Extends a hold still ours and unexpired. Parameters: lease in ms, key, owner. */
@@ -114,13 +144,16 @@ enum Dialect {
 
     /**
      * Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key,
-     * owner; on PostgreSQL then the notification channel, and it returns a row when released.
+     * owner. On PostgreSQL it returns a row when released, and notifies the channel with the key
+     * when the row is marked wanted (see {@link #afterAcquire}): only then can a client of another
+     * process be waiting for the notification.
      */
     String release(String table, String channel) {
         String update = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
                 + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
         if (this == POSTGRESQL) {
-            return "WITH released AS (" + update + " RETURNING lock_key) SELECT pg_notify('" + channel + "', lock_key) FROM released";
+            return "WITH released AS (" + update + " RETURNING lock_key, wanted_until) "
+                    + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel + "', lock_key) END FROM released";
         }
         return update;
     }

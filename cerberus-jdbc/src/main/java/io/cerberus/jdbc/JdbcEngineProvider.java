@@ -74,6 +74,9 @@ public final class JdbcEngineProvider implements EngineProvider {
             if (needsTable) {
                 ensureTable(connection, dialect, target);
             }
+            if (dialect == Dialect.POSTGRESQL && target.mode() == JdbcOptions.Mode.LEASE_ROW) {
+                ensureWantedColumn(connection, dialect, target);
+            }
             return dialect;
         } catch (SQLException e) {
             broken = SqlErrors.isConnectionFailure(e);
@@ -106,10 +109,40 @@ public final class JdbcEngineProvider implements EngineProvider {
         }
     }
 
+    /**
+     * Adds {@code wanted_until} to a PostgreSQL lock table created before the column was: a release
+     * notifies waiters of other processes only when a refused acquire marked the row in it.
+     */
+    private static void ensureWantedColumn(Connection connection, Dialect dialect, JdbcTarget target) throws SQLException {
+        String table = target.table();
+        String alter = dialect.addWantedColumn(table);
+        if (exists(connection, dialect.probeWantedColumn(table), table, target)) {
+            return;
+        }
+        if (!target.createTable()) {
+            throw new IllegalArgumentException("the lock table " + table + " in " + target.describe()
+                    + " has no column wanted_until (added in this version; cerberus.createTable is false); add it with: " + alter);
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(alter);
+        } catch (SQLException e) {
+            // two clients adding the column at once: the other one's column is as good
+            if (!exists(connection, dialect.probeWantedColumn(table), table, target)) {
+                throw new SQLException("could not add the column wanted_until to the lock table " + table + " (" + e.getMessage()
+                        + "); a DBA can add it with: " + alter, e.getSQLState(), e.getErrorCode(), e);
+            }
+        }
+    }
+
     private static boolean exists(Connection connection, Dialect dialect, String table, JdbcTarget target) throws SQLException {
+        return exists(connection, dialect.probeTable(table), table, target);
+    }
+
+    /** @return whether the probe ran, i.e. the table (and the columns the probe names) exists */
+    private static boolean exists(Connection connection, String probe, String table, JdbcTarget target) throws SQLException {
         boolean autoCommit = connection.getAutoCommit();
         try (Statement statement = connection.createStatement()) {
-            statement.executeQuery(dialect.probeTable(table)).close();
+            statement.executeQuery(probe).close();
             return true;
         } catch (SQLException e) {
             if (SqlErrors.isConnectionFailure(e)) {

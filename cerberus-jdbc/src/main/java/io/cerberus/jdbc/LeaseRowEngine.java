@@ -37,12 +37,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * here (or its lease has run out), since the release wakes it; when the database answers busy
  * with a holder of this engine, likewise. Otherwise the head backs off with jitter (20 ms doubling
  * up to 1 s, never past the holder's remaining lease) and is woken early by a release in this JVM
- * ({@link Wakeups}) or, on PostgreSQL, by the notification that every release sends on a channel
- * that each engine listens on ({@link PgListener}): a release in another process is seen as before.
+ * ({@link Wakeups}) or, on PostgreSQL, by the notification that a release sends on a channel that
+ * each engine listens on ({@link PgListener}): a release in another process is seen as before.
+ * A release notifies only when the row is marked wanted: a refused acquire on PostgreSQL reads the
+ * row with an update that marks it for {@link #WANTED_MARK_MS} of the database's clock, and the
+ * waiting engine renews the mark at every ask. So a lock nobody else waits for is released without
+ * a notification, which costs a wake-up of every listening session and of its client and a
+ * database-wide lock at commit. No wake-up is lost to the mark: the release and the marking update
+ * serialise on the row, and a refused acquire that then reads the row free asks once more at once.
  * The line only chooses who asks; the upsert alone decides who holds.
  *
  * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL, an upsert and a read elsewhere;
- * a busy answer: an upsert and a read. Release: one statement. So a hand-off between threads of
+ * a busy answer: an upsert and a read (on PostgreSQL the marking update). Release: one statement. So a hand-off between threads of
  * one JVM costs one acquire and one release, however many threads wait. A waiter that gives up
  * before its turn sends nothing. Renewals of many holds: one batch. The engine works on its own
  * pooled connections in auto-commit mode, outside any transaction of the application.
@@ -51,6 +57,13 @@ final class LeaseRowEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     private static final long MIN_BACKOFF_MS = LocalGate.MIN_BACKOFF_MS;
+    /**
+     * How long a refused acquire marks a PostgreSQL row wanted. An engine with a waiter asks again
+     * at least every {@link LocalGate#MAX_BACKOFF_MS} and renews the mark each time, so five of
+     * those keep it standing between asks with room to spare; a mark that lapses anyway only
+     * leaves a waiter of another process to its backoff.
+     */
+    static final long WANTED_MARK_MS = 5 * LocalGate.MAX_BACKOFF_MS;
 
     private final Db db;
     private final Dialect dialect;
@@ -58,6 +71,7 @@ final class LeaseRowEngine implements LockEngine {
     private final String channel;
     private final String acquireSql;
     private final String afterAcquireSql;
+    private final String readRowSql;
     private final String renewSql;
     private final String releaseSql;
     private final String isLockedSql;
@@ -76,6 +90,7 @@ final class LeaseRowEngine implements LockEngine {
         this.channel = channel(table);
         this.acquireSql = dialect.acquire(table);
         this.afterAcquireSql = dialect.afterAcquire(table);
+        this.readRowSql = dialect.readRow(table);
         this.renewSql = dialect.renew(table);
         this.releaseSql = dialect.release(table, channel);
         this.isLockedSql = dialect.isLocked(table);
@@ -144,40 +159,61 @@ final class LeaseRowEngine implements LockEngine {
     private record Answer(AcquireResult result, String owner) {
     }
 
-    /** Sends the acquire: one statement on PostgreSQL when granted, else the upsert and a read of the row. */
+    /**
+     * Sends the acquire: one statement on PostgreSQL when granted, else the upsert and a read of
+     * the row (on PostgreSQL the read marks the row wanted). When the row was freed between the
+     * two, the acquire is sent once more rather than answered busy.
+     */
     private Answer ask(Acquisition attempt, String key) {
-        return db.run("acquiring " + attempt, true, connection -> {
-            try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
-                statement.setString(1, key);
-                statement.setString(2, attempt.key().namespace());
-                statement.setString(3, attempt.key().name());
-                statement.setString(4, attempt.token());
-                statement.setString(5, LockRows.holder(attempt.holder()));
-                statement.setLong(6, attempt.lease().toMillis());
-                if (dialect.acquireReturnsFence()) {
-                    try (ResultSet rows = statement.executeQuery()) {
-                        if (rows.next()) {
-                            return new Answer(AcquireResult.granted(rows.getLong(1)), null);
-                        }
-                    }
-                } else {
-                    statement.executeUpdate();
-                }
+        return db.run(() -> "acquiring " + attempt, true, connection -> {
+            Answer answer = askOnce(connection, attempt, key);
+            if (answer == null) {
+                answer = askOnce(connection, attempt, key);
             }
-            try (PreparedStatement statement = db.prepare(connection, afterAcquireSql)) {
-                statement.setString(1, key);
-                try (ResultSet rows = statement.executeQuery()) {
-                    if (!rows.next()) {
-                        return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
-                    }
-                    String owner = rows.getString(1);
-                    if (attempt.token().equals(owner)) {
-                        return new Answer(AcquireResult.granted(rows.getLong(2)), null);
-                    }
-                    return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, rows.getLong(3)))), owner);
-                }
-            }
+            return answer != null ? answer : new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
         });
+    }
+
+    /** @return the answer, or {@code null} when the acquire was refused but the row read after it is free */
+    private Answer askOnce(java.sql.Connection connection, Acquisition attempt, String key) throws java.sql.SQLException {
+        try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
+            statement.setString(1, key);
+            statement.setString(2, attempt.key().namespace());
+            statement.setString(3, attempt.key().name());
+            statement.setString(4, attempt.token());
+            statement.setString(5, LockRows.holder(attempt.holder()));
+            statement.setLong(6, attempt.lease().toMillis());
+            if (dialect.acquireReturnsFence()) {
+                try (ResultSet rows = statement.executeQuery()) {
+                    if (rows.next()) {
+                        return new Answer(AcquireResult.granted(rows.getLong(1)), null);
+                    }
+                }
+            } else {
+                statement.executeUpdate();
+            }
+        }
+        try (PreparedStatement statement = db.prepare(connection, afterAcquireSql)) {
+            int index = 1;
+            if (dialect.marksWanted()) {
+                statement.setLong(index++, WANTED_MARK_MS);
+            }
+            statement.setString(index, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
+                }
+                String owner = rows.getString(1);
+                if (attempt.token().equals(owner)) {
+                    return new Answer(AcquireResult.granted(rows.getLong(2)), null);
+                }
+                long left = rows.getLong(3);
+                if (owner == null || left <= 0) {
+                    return null;
+                }
+                return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, left))), owner);
+            }
+        }
     }
 
     @Override
@@ -208,7 +244,7 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public boolean renew(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
-        return db.run("renewing " + attempt, true, connection -> {
+        return db.run(() -> "renewing " + attempt, true, connection -> {
             try (PreparedStatement statement = db.prepare(connection, renewSql)) {
                 statement.setLong(1, attempt.lease().toMillis());
                 statement.setString(2, key);
@@ -256,7 +292,7 @@ final class LeaseRowEngine implements LockEngine {
         boolean[] failedOnce = new boolean[1];
         boolean released;
         try {
-            released = db.run("releasing " + attempt, true, connection -> {
+            released = db.run(() -> "releasing " + attempt, true, connection -> {
                 try {
                     return releaseOnce(connection, key, attempt);
                 } catch (java.sql.SQLException e) {
@@ -273,7 +309,7 @@ final class LeaseRowEngine implements LockEngine {
             // the first try may have released before its reply was lost: a row freed (no owner)
             // since then is taken as our release
             released = db.run("checking the release of " + attempt, true, connection -> {
-                try (PreparedStatement statement = db.prepare(connection, afterAcquireSql)) {
+                try (PreparedStatement statement = db.prepare(connection, readRowSql)) {
                     statement.setString(1, key);
                     try (ResultSet rows = statement.executeQuery()) {
                         return rows.next() && rows.getString(1) == null;

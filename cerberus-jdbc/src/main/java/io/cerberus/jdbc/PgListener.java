@@ -8,10 +8,12 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * PostgreSQL {@code LISTEN} on the engine's channel, on one dedicated connection: every release
- * notifies the channel with the lock's key, and this wakes the waiters of that key in this JVM at
- * once. When the connection fails it is opened again after a second; waiters meanwhile fall back
- * to their backoff, so a lost notification only delays, never loses, a wake-up.
+ * PostgreSQL {@code LISTEN} on the engine's channel, on one dedicated connection: a release of a
+ * lock that a client was refused notifies the channel with the lock's key (see
+ * {@link LeaseRowEngine}), as do releases of session locks and idempotency records, and this wakes
+ * the waiters of that key in this JVM at once. When the connection fails it is opened again after
+ * a second; waiters meanwhile fall back to their backoff, so a lost notification only delays,
+ * never loses, a wake-up.
  */
 final class PgListener implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PgListener.class.getName());

@@ -141,9 +141,16 @@ class JdbcEngineTest {
                 statement.execute(url.startsWith("jdbc:postgresql") ? "ANALYZE " + table : "ANALYZE TABLE " + table);
                 DistributedLock lock = cerberus.lock("among-many");
                 assertThat(lock.tryLock()).isTrue();
-                String plan = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.afterAcquire(table).replace("?", "'" + LockRows.key(table, new io.cerberus.spi.LockKey(namespace, "among-many")) + "'")
+                String key = "'" + LockRows.key(table, new io.cerberus.spi.LockKey(namespace, "among-many")) + "'";
+                String plan = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.readRow(table).replace("?", key)
                         .replace(Dialect.POSTGRESQL.now, url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL.now : Dialect.MARIADB.now));
                 assertThat(plan).as("the plan on %s", url).containsAnyOf("Index Scan", "Index Only Scan", "PRIMARY");
+                if (url.startsWith("jdbc:postgresql")) {
+                    // the read after a refused acquire marks the row wanted: an update by primary key too
+                    String mark = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.afterAcquire(table).replaceFirst("\\?", "5000")
+                            .replace("?", key));
+                    assertThat(mark).as("the marking update's plan").contains("Index Scan");
+                }
                 lock.unlock();
             }
         }
@@ -231,6 +238,98 @@ class JdbcEngineTest {
             }
             update(other, "UPDATE cerberus_locks SET owner = NULL, expires_at = 0 WHERE lock_key = ?", key);
         }
+    }
+
+    @Test
+    void releaseNotifiesOnlyWhenAnotherClientWasRefused() throws Exception {
+        String url = Servers.postgres();
+        DistributedLock lock = client(url).lock("wanted");
+        Cerberus other = client(url);
+        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "wanted"));
+        try (Connection listening = DriverManager.getConnection(url)) {
+            try (Statement statement = listening.createStatement()) {
+                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+            }
+            org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
+            for (int i = 0; i < 3; i++) {
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            }
+            assertThat(notifiedKeys(pg, 300)).as("nobody else asked: no notification").doesNotContain(key);
+
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(other.lock("wanted").tryLock()).as("another client is refused, and marks the row wanted").isFalse();
+            lock.unlock();
+            assertThat(notifiedKeys(pg, 5000)).as("the release notifies the other client's waiters").contains(key);
+
+            // the mark lasts a few seconds of the database's clock, then releases are quiet again
+            try (Connection connection = DriverManager.getConnection(url)) {
+                update(connection, "UPDATE cerberus_locks SET wanted_until = 0 WHERE lock_key = ?", key);
+            }
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+            assertThat(notifiedKeys(pg, 300)).doesNotContain(key);
+        }
+    }
+
+    /** @return the payloads notified to this connection within the time */
+    private static List<String> notifiedKeys(org.postgresql.PGConnection pg, int millis) throws SQLException {
+        List<String> keys = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0) {
+            org.postgresql.PGNotification[] notifications = pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            if (notifications != null) {
+                for (org.postgresql.PGNotification notification : notifications) {
+                    keys.add(notification.getParameter());
+                }
+            }
+        }
+        return keys;
+    }
+
+    @Test
+    void postgresLockTableOfAnEarlierVersionGetsTheWantedColumn() throws Exception {
+        String url = Servers.postgres();
+        String table = "old_locks_" + UUID.randomUUID().toString().substring(0, 8);
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE " + table + " (lock_key VARCHAR(64) NOT NULL PRIMARY KEY, namespace VARCHAR(128) NOT NULL, "
+                    + "name VARCHAR(512) NOT NULL, owner VARCHAR(64), holder VARCHAR(256), fence BIGINT NOT NULL, expires_at BIGINT NOT NULL)");
+        }
+        assertThatThrownBy(() -> client(Servers.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no column wanted_until")
+                .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0");
+        DistributedLock lock = client(Servers.with(url, "cerberus.table=" + table)).lock("upgraded");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        assertThat(client(Servers.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")).lock("upgraded").tryLock())
+                .as("the table has the column now").isTrue();
+    }
+
+    @Test
+    void postgresCancelsAStatementThatWaitsPastTheTimeout() throws Exception {
+        String url = Servers.postgres();
+        Cerberus cerberus = Cerberus.builder().engine(url).namespace(namespace).connectTimeout(Duration.ofSeconds(1)).build();
+        clients.add(cerberus);
+        DistributedLock lock = cerberus.lock("blocked");
+        assertThat(lock.tryLock()).isTrue();
+        lock.unlock();
+        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked"));
+        try (Connection other = DriverManager.getConnection(url)) {
+            // a transaction of someone else keeps the lock's row locked: our acquire waits for it
+            other.setAutoCommit(false);
+            try (PreparedStatement select = other.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
+                select.setString(1, key);
+                select.executeQuery().close();
+            }
+            long start = System.nanoTime();
+            // the server's statement_timeout of the engine's connections, not a timer in the driver
+            assertThatThrownBy(lock::tryLock).hasStackTraceContaining("canceling statement due to statement timeout");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5000));
+            other.rollback();
+        }
+        assertThat(lock.tryLock()).as("the engine works on once the row is free").isTrue();
+        lock.unlock();
     }
 
     private static void update(Connection connection, String sql, String key) throws SQLException {
