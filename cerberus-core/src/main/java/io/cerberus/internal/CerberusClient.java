@@ -474,22 +474,11 @@ public final class CerberusClient implements Cerberus {
         try {
             while (true) {
                 if (ticket != null && !ticket.mayAsk()) {
-                    long pause = LocalLines.RECHECK_NANOS;
-                    if (waitNanos >= 0) {
-                        long left = waitNanos - (System.nanoTime() - start);
-                        if (left <= 0) {
-                            return null;
-                        }
-                        pause = Math.min(pause, left);
+                    long pause = within(LocalLines.RECHECK_NANOS, start, waitNanos);
+                    if (pause < 0) {
+                        return null;
                     }
-                    try {
-                        ticket.await(pause);
-                    } catch (InterruptedException e) {
-                        if (interruptible) {
-                            throw e;
-                        }
-                        interrupted = true;
-                    }
+                    interrupted |= pause(() -> ticket.await(pause), interruptible);
                     ensureOpen();
                     continue;
                 }
@@ -508,22 +497,12 @@ public final class CerberusClient implements Cerberus {
                     done = true;
                     return holding;
                 }
-                long pause = ((AcquireResult.Busy) result).retryWithin().toNanos();
-                if (waitNanos >= 0) {
-                    long left = waitNanos - (System.nanoTime() - start);
-                    if (left <= 0) {
-                        return null;
-                    }
-                    pause = Math.min(pause, left);
+                long pause = within(((AcquireResult.Busy) result).retryWithin().toNanos(), start, waitNanos);
+                if (pause < 0) {
+                    return null;
                 }
-                try {
-                    engine.engine().awaitChange(attempt, Duration.ofNanos(Math.max(pause, MIN_PAUSE_NANOS)));
-                } catch (InterruptedException e) {
-                    if (interruptible) {
-                        throw e;
-                    }
-                    interrupted = true;
-                }
+                interrupted |= pause(() -> engine.engine().awaitChange(attempt, Duration.ofNanos(Math.max(pause, MIN_PAUSE_NANOS))),
+                        interruptible);
                 ensureOpen();
             }
         } finally {
@@ -538,6 +517,40 @@ public final class CerberusClient implements Cerberus {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** @return {@code pause} cut to what is left of a wait of {@code waitNanos} from {@code start}; -1 if nothing is left */
+    private static long within(long pause, long start, long waitNanos) {
+        if (waitNanos < 0) {
+            return pause;
+        }
+        long left = waitNanos - (System.nanoTime() - start);
+        return left <= 0 ? -1 : Math.min(pause, left);
+    }
+
+    /** A wait of the acquire loop. */
+    @FunctionalInterface
+    private interface Pause {
+        void run() throws InterruptedException;
+    }
+
+    /**
+     * Runs a wait of the acquire loop.
+     *
+     * @return true if it was interrupted and the acquisition is not interruptible (the caller sets
+     *     the interrupt again when it is done)
+     * @throws InterruptedException if interrupted and the acquisition is interruptible
+     */
+    private static boolean pause(Pause pause, boolean interruptible) throws InterruptedException {
+        try {
+            pause.run();
+            return false;
+        } catch (InterruptedException e) {
+            if (interruptible) {
+                throw e;
+            }
+            return true;
         }
     }
 
