@@ -9,6 +9,8 @@ final class AttemptState {
     final Acquisition attempt;
     final ByteSequence key;
     final long leaseId;
+    /** The attempt's number among this client's attempts on the lock, in its key ({@link KeySlots}). */
+    final int slot;
     volatile long createRevision;
     volatile boolean granted;
     /** The key this attempt waits on, and the revision after the read that found it. */
@@ -17,10 +19,11 @@ final class AttemptState {
     /** Ends the hold when its lease runs out without a renewal. */
     volatile ScheduledFuture<?> expiry;
 
-    AttemptState(Acquisition attempt, ByteSequence key, long leaseId) {
+    AttemptState(Acquisition attempt, ByteSequence key, long leaseId, int slot) {
         this.attempt = attempt;
         this.key = key;
         this.leaseId = leaseId;
+        this.slot = slot;
     }
 
     void cancelExpiry() {

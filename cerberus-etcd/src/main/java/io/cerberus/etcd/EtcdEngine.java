@@ -83,6 +83,7 @@ final class EtcdEngine implements LockEngine {
     private final ScheduledExecutorService expiries;
     private final ScheduledExecutorService keepAlives;
     private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
+    private final KeySlots slots = new KeySlots();
     private final EtcdIdempotencyStore idempotency;
     private volatile boolean closed;
 
@@ -130,40 +131,76 @@ final class EtcdEngine implements LockEngine {
         ensureOpen();
         long leaseId = lease.current();
         AttemptState state = attempts.compute(attempt.token(), (token, known) -> known != null && known.leaseId == leaseId
-                ? known : new AttemptState(attempt, keys.attemptKey(attempt, leaseId), leaseId));
+                ? known : newState(attempt, leaseId, known));
         ByteSequence directory = keys.lockDirectory(attempt.key());
-        TxnResponse reply;
-        try {
-            reply = requests.call("acquire lock '" + attempt.key().name() + "'", () -> client.getKVClient().txn()
-                    .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                    .Then(Op.put(state.key, LockKeys.value(attempt), PutOption.builder().withLeaseId(leaseId).build()),
-                            Op.get(directory, BY_CREATE_REVISION))
-                    .Else(Op.get(directory, BY_CREATE_REVISION)).commit());
-        } catch (EtcdRefusedException e) {
-            if (e.isLeaseGone()) {
-                lease.lost(leaseId, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked");
+        // a key left on this attempt's number by an earlier attempt is deleted, and the create tried once more
+        for (int tries = 0; ; tries++) {
+            TxnResponse reply;
+            try {
+                reply = requests.call("acquire lock '" + attempt.key().name() + "'", () -> client.getKVClient().txn()
+                        .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .Then(Op.put(state.key, LockKeys.value(attempt), PutOption.builder().withLeaseId(leaseId).build()),
+                                Op.get(directory, BY_CREATE_REVISION))
+                        .Else(Op.get(directory, BY_CREATE_REVISION)).commit());
+            } catch (EtcdRefusedException e) {
+                if (e.isLeaseGone()) {
+                    lease.lost(leaseId, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked");
+                    return AcquireResult.busy(Duration.ZERO);
+                }
+                throw e;
+            }
+            List<KeyValue> lockKeys = reply.getGetResponses().get(0).getKvs();
+            int mine = indexOf(lockKeys, state.key);
+            if (mine < 0) {
+                // our key went between create and read: the lease ended; the next try starts afresh
+                forget(state);
                 return AcquireResult.busy(Duration.ZERO);
             }
-            throw e;
+            KeyValue ours = lockKeys.get(mine);
+            if (!reply.isSucceeded() && !LockKeys.tokenOf(ours.getValue()).equals(attempt.token())) {
+                // an earlier attempt's key: its delete failed, or a late resend of its create came after it
+                deleteIfCreatedAt(state.key, ours.getCreateRevision(), "remove a stale key of lock '" + attempt.key().name() + "'");
+                if (tries == 0) {
+                    continue;
+                }
+                return AcquireResult.busy(Duration.ZERO);
+            }
+            state.createRevision = ours.getCreateRevision();
+            int blocker = blockerOf(lockKeys, mine, attempt.mode().isShared());
+            if (blocker < 0) {
+                state.granted = true;
+                scheduleExpiry(state);
+                return AcquireResult.granted(state.createRevision);
+            }
+            state.predecessor = lockKeys.get(blocker).getKey();
+            state.watchFromRevision = reply.getHeader().getRevision() + 1;
+            // a holder's expiry deletes its key and wakes the watch, so the bound is only a safety net
+            return AcquireResult.busy(lease.ttl());
         }
-        List<KeyValue> lockKeys = reply.getGetResponses().get(0).getKvs();
-        int mine = indexOf(lockKeys, state.key);
-        if (mine < 0) {
-            // our key went between create and read: the lease ended; the next try starts afresh
-            attempts.remove(attempt.token(), state);
-            return AcquireResult.busy(Duration.ZERO);
+    }
+
+    /** A new state for an attempt; one made again under a new lease keeps its number. */
+    private AttemptState newState(Acquisition attempt, long leaseId, AttemptState earlier) {
+        int slot = earlier != null ? earlier.slot : slots.take(attempt.key());
+        return new AttemptState(attempt, keys.attemptKey(attempt.key(), leaseId, slot), leaseId, slot);
+    }
+
+    /** Drops a state, giving its number back, if it is still the attempt's. */
+    private boolean forget(AttemptState state) {
+        if (attempts.remove(state.attempt.token(), state)) {
+            slots.free(state.attempt.key(), state.slot);
+            return true;
         }
-        state.createRevision = lockKeys.get(mine).getCreateRevision();
-        int blocker = blockerOf(lockKeys, mine, attempt.mode().isShared());
-        if (blocker < 0) {
-            state.granted = true;
-            scheduleExpiry(state);
-            return AcquireResult.granted(state.createRevision);
+        return false;
+    }
+
+    /** Drops an attempt's state, giving its number back. */
+    private AttemptState forget(Acquisition attempt) {
+        AttemptState state = attempts.remove(attempt.token());
+        if (state != null) {
+            slots.free(attempt.key(), state.slot);
         }
-        state.predecessor = lockKeys.get(blocker).getKey();
-        state.watchFromRevision = reply.getHeader().getRevision() + 1;
-        // a holder's expiry deletes its key and wakes the watch, so the bound is only a safety net
-        return AcquireResult.busy(lease.ttl());
+        return state;
     }
 
     private static int indexOf(List<KeyValue> lockKeys, ByteSequence key) {
@@ -194,7 +231,7 @@ final class EtcdEngine implements LockEngine {
     }
 
     private void expire(AttemptState state) {
-        if (attempts.remove(state.attempt.token(), state)) {
+        if (forget(state)) {
             try {
                 deleteIfOurs(state, "end the lease of lock '" + state.attempt.key().name() + "'");
             } catch (RuntimeException e) {
@@ -219,7 +256,7 @@ final class EtcdEngine implements LockEngine {
 
     @Override
     public void abandon(Acquisition attempt) {
-        AttemptState state = attempts.remove(attempt.token());
+        AttemptState state = forget(attempt);
         if (state == null) {
             return;
         }
@@ -254,7 +291,7 @@ final class EtcdEngine implements LockEngine {
                     ? goneFromLease(leaseId, states) : goneByReads(states);
             for (AttemptState state : states) {
                 if (gone.contains(state)) {
-                    attempts.remove(state.attempt.token(), state);
+                    forget(state);
                     state.cancelExpiry();
                     lost.add(state.attempt);
                 } else {
@@ -321,7 +358,7 @@ final class EtcdEngine implements LockEngine {
     @Override
     public boolean release(Acquisition attempt) {
         ensureOpen();
-        AttemptState state = attempts.remove(attempt.token());
+        AttemptState state = forget(attempt);
         if (state == null) {
             return false;
         }
@@ -329,13 +366,27 @@ final class EtcdEngine implements LockEngine {
         return state.granted && deleteIfOurs(state, "release lock '" + attempt.key().name() + "'");
     }
 
-    /** Deletes the attempt's key only if its create revision is still the one we created. */
+    /**
+     * Deletes the attempt's key only if it is still the one this attempt created: same create
+     * revision, or for an attempt whose create was never answered, same value (which holds its
+     * token). A later attempt given the same number ({@link KeySlots}) writes another token and gets
+     * another revision, so its key is never deleted here.
+     */
     private boolean deleteIfOurs(AttemptState state, String what) {
         long revision = state.createRevision;
-        Cmp ours = revision == 0 ? new Cmp(state.key, Cmp.Op.GREATER, CmpTarget.createRevision(0))
+        Cmp ours = revision == 0 ? new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.value(LockKeys.value(state.attempt)))
                 : new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision));
-        return requests.call(what, () -> client.getKVClient().txn().If(ours)
-                .Then(Op.delete(state.key, DeleteOption.DEFAULT)).commit()).isSucceeded();
+        return deleteIf(state.key, ours, what);
+    }
+
+    /** Deletes a key only if it was created at {@code revision}. */
+    private boolean deleteIfCreatedAt(ByteSequence key, long revision, String what) {
+        return deleteIf(key, new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)), what);
+    }
+
+    private boolean deleteIf(ByteSequence key, Cmp condition, String what) {
+        return requests.call(what, () -> client.getKVClient().txn().If(condition)
+                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()).isSucceeded();
     }
 
     @Override
@@ -362,7 +413,7 @@ final class EtcdEngine implements LockEngine {
 
     private void leaseLost(long leaseId, String reason) {
         for (AttemptState state : List.copyOf(attempts.values())) {
-            if (state.leaseId == leaseId && attempts.remove(state.attempt.token(), state)) {
+            if (state.leaseId == leaseId && forget(state)) {
                 state.cancelExpiry();
                 if (state.granted) {
                     lossReporter.lost(state.attempt.token(), reason);

@@ -13,11 +13,13 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The key layout. Each attempt on a lock is one key
- * {@code <prefix>/<namespace>/<name>/<lease-hex>_<token>} attached to the client's lease, whose
- * value is {@code <mode>\n<holder>}. Namespace and name are URL-encoded, so a {@code /} in them
- * cannot reach another lock's directory. The token in the key (beside the lease id the issue asks
+ * {@code <prefix>/<namespace>/<name>/<lease-hex>_<n>} attached to the client's lease, whose value
+ * is {@code <mode> <token>\n<holder>}. Namespace and name are URL-encoded, so a {@code /} in them
+ * cannot reach another lock's directory. The number {@code n} (beside the lease id the issue asks
  * for) lets one client have several attempts on one lock at once (two threads, two leases), each
- * create-if-absent on its own key.
+ * create-if-absent on its own key; it is the lowest one free ({@link KeySlots}), so the same keys
+ * come back. The attempt's token in the value tells an attempt's own key from one an earlier
+ * attempt with the same number left behind.
  *
  * <p>Idempotency records live in their namespace's directory, under
  * {@code <prefix>/<namespace>/!idempotency/<key id>} ({@link #idempotencyKey}), so one etcd role
@@ -60,9 +62,12 @@ final class LockKeys {
         return bytes(directoryOf(key));
     }
 
-    /** @return the key of one attempt under one lease */
-    ByteSequence attemptKey(Acquisition attempt, long leaseId) {
-        return bytes(directoryOf(attempt.key()) + Long.toHexString(leaseId) + "_" + attempt.token());
+    /**
+     * @param slot the attempt's number among this client's attempts on the lock ({@link KeySlots})
+     * @return the key of one attempt under one lease
+     */
+    ByteSequence attemptKey(LockKey key, long leaseId, int slot) {
+        return bytes(directoryOf(key) + Long.toHexString(leaseId) + "_" + slot);
     }
 
     /**
@@ -77,14 +82,28 @@ final class LockKeys {
 
     /** @return the value stored in an attempt's key */
     static ByteSequence value(Acquisition attempt) {
-        return bytes(attempt.mode().label() + "\n" + attempt.holder());
+        return bytes(attempt.mode().label() + " " + attempt.token() + "\n" + attempt.holder());
+    }
+
+    /** @return the first line of a value: the mode, then (from this version on) a space and the token */
+    private static String firstLine(ByteSequence value) {
+        String text = value.toString(StandardCharsets.UTF_8);
+        int newline = text.indexOf('\n');
+        return newline < 0 ? text : text.substring(0, newline);
     }
 
     /** @return the mode written in a key's value */
     static LockMode modeOf(ByteSequence value) {
-        String text = value.toString(StandardCharsets.UTF_8);
-        int newline = text.indexOf('\n');
-        return LockMode.valueOf((newline < 0 ? text : text.substring(0, newline)).toUpperCase(java.util.Locale.ROOT));
+        String line = firstLine(value);
+        int space = line.indexOf(' ');
+        return LockMode.valueOf((space < 0 ? line : line.substring(0, space)).toUpperCase(java.util.Locale.ROOT));
+    }
+
+    /** @return the token of the attempt that wrote a key's value ("" for a value without one) */
+    static String tokenOf(ByteSequence value) {
+        String line = firstLine(value);
+        int space = line.indexOf(' ');
+        return space < 0 ? "" : line.substring(space + 1);
     }
 
     /** @return the holder written in a key's value */

@@ -159,6 +159,79 @@ class EtcdEngineTest {
         }
     }
 
+    /** etcd keeps a deleted key in its index until a compaction, and a read of the lock walks them all. */
+    @Test
+    void aLockTakenAgainAndAgainCreatesNoNewKeyInTheIndex() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("reuse", "busy");
+            Acquisition warm = attempt(key);
+            assertThat(engine.tryAcquire(warm)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.release(warm)).isTrue();
+            long before = server.metric("etcd_debugging_mvcc_keys_total");
+            assertThat(before).as("the warm-up's key is in the index").isPositive();
+            long lastFence = 0;
+            for (int i = 0; i < 100; i++) {
+                Acquisition attempt = attempt(key);
+                long fence = ((AcquireResult.Granted) engine.tryAcquire(attempt)).fencingToken();
+                assertThat(fence).as("fencing tokens still grow").isGreaterThan(lastFence);
+                lastFence = fence;
+                assertThat(engine.release(attempt)).isTrue();
+            }
+            assertThat(server.metric("etcd_debugging_mvcc_keys_total") - before).as("keys in etcd's index after 100 holds")
+                    .isZero();
+        }
+    }
+
+    @Test
+    void twoAttemptsOfOneClientOnOneLockHaveTwoKeysAndTheFirstComesBack() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("numbers", "two");
+            Acquisition first = attempt(key);
+            Acquisition second = attempt(key);
+            assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(second)).as("its own key, queued behind the first").isInstanceOf(AcquireResult.Busy.class);
+            assertThat(keysOf("cerberus/numbers/two/")).hasSize(2).allMatch(k -> k.endsWith("_0") || k.endsWith("_1"));
+            assertThat(engine.release(first)).isTrue();
+            assertThat(engine.tryAcquire(second)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition third = attempt(key);
+            assertThat(engine.tryAcquire(third)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(keysOf("cerberus/numbers/two/")).as("the third takes the number the first gave back")
+                    .hasSize(2).anyMatch(k -> k.endsWith("_0")).anyMatch(k -> k.endsWith("_1"));
+            engine.abandon(third);
+            assertThat(keysOf("cerberus/numbers/two/")).as("the abandon deletes only the third's key").hasSize(1)
+                    .allMatch(k -> k.endsWith("_1"));
+            assertThat(engine.release(second)).isTrue();
+            assertThat(keysOf("cerberus/numbers/two/")).isEmpty();
+        }
+    }
+
+    /** A late resend of an earlier attempt's create, or a release whose delete failed, leaves a key on a number. */
+    @Test
+    void aKeyLeftByAnEarlierAttemptOnTheSameNumberIsReplacedNotAdopted() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("leftover", "lock");
+            Acquisition first = attempt(key);
+            assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
+            String left = keysOf("cerberus/leftover/lock/").get(0);
+            String leaseHex = left.substring(left.lastIndexOf('/') + 1, left.lastIndexOf('_'));
+            assertThat(engine.release(first)).isTrue();
+            server.ctl("put", "--lease=" + leaseHex, left, "exclusive 0123456789abcdef0123456789abcdef\nan earlier attempt");
+            long leftRevision = Long.parseLong(server.ctl("get", left, "-w", "fields").lines()
+                    .filter(line -> line.startsWith("\"CreateRevision\"")).findFirst().orElseThrow().replaceAll("\\D", ""));
+            Acquisition next = attempt(key);
+            AcquireResult result = engine.tryAcquire(next);
+            assertThat(result).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(((AcquireResult.Granted) result).fencingToken()).as("a new key, not the one left").isGreaterThan(leftRevision);
+            assertThat(server.ctl("get", left, "--print-value-only")).contains(next.token()).doesNotContain("an earlier attempt");
+            assertThat(engine.release(next)).isTrue();
+            assertThat(keysOf("cerberus/leftover/lock/")).isEmpty();
+        }
+    }
+
+    private static java.util.List<String> keysOf(String directory) {
+        return server.ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
+    }
+
     @Test
     void badUrisAreRejectedWithTheRule() {
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=0")).isInstanceOf(IllegalArgumentException.class)
