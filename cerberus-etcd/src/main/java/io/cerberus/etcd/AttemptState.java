@@ -2,7 +2,6 @@ package io.cerberus.etcd;
 
 import io.cerberus.spi.Acquisition;
 import io.etcd.jetcd.ByteSequence;
-import java.util.concurrent.ScheduledFuture;
 
 /** What the engine knows of one attempt: its key, lease, create revision and whom it waits for. */
 final class AttemptState {
@@ -16,20 +15,13 @@ final class AttemptState {
     /** The key this attempt waits on, and the revision after the read that found it. */
     volatile ByteSequence predecessor;
     volatile long watchFromRevision;
-    /** Ends the hold when its lease runs out without a renewal. */
-    volatile ScheduledFuture<?> expiry;
+    /** When the hold's lease runs out without a renewal, in {@link System#nanoTime()} ({@link ExpirySweep}). */
+    volatile long expiresAt;
 
     AttemptState(Acquisition attempt, ByteSequence key, long leaseId, int slot) {
         this.attempt = attempt;
         this.key = key;
         this.leaseId = leaseId;
         this.slot = slot;
-    }
-
-    void cancelExpiry() {
-        ScheduledFuture<?> current = expiry;
-        if (current != null) {
-            current.cancel(false);
-        }
     }
 }

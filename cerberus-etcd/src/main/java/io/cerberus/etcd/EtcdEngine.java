@@ -31,8 +31,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code etcd://} engine.
@@ -81,6 +79,7 @@ final class EtcdEngine implements LockEngine {
     private final LossReporter lossReporter;
     private final ClientLease lease;
     private final ScheduledExecutorService expiries;
+    private final ExpirySweep expirySweep;
     private final ScheduledExecutorService keepAlives;
     private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
     private final KeySlots slots = new KeySlots();
@@ -94,10 +93,8 @@ final class EtcdEngine implements LockEngine {
         this.keys = new LockKeys(target.prefix());
         this.lossReporter = lossReporter;
         this.lease = new ClientLease(client.getLeaseClient(), requests, target.ttl(), this::leaseLost);
-        ScheduledThreadPoolExecutor expiries = new ScheduledThreadPoolExecutor(1, daemon("cerberus-etcd-expiry"));
-        // every acquire schedules an expiry and every release cancels it: keep cancelled ones out of the queue
-        expiries.setRemoveOnCancelPolicy(true);
-        this.expiries = expiries;
+        this.expiries = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-expiry"));
+        this.expirySweep = new ExpirySweep(expiries, attempts::values, this::expire);
         this.keepAlives = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-keepalive"));
         this.idempotency = new EtcdIdempotencyStore(client, requests, keys, this::ensureOpen);
     }
@@ -168,8 +165,8 @@ final class EtcdEngine implements LockEngine {
             state.createRevision = ours.getCreateRevision();
             int blocker = blockerOf(lockKeys, mine, attempt.mode().isShared());
             if (blocker < 0) {
+                expirySweep.startLease(state);
                 state.granted = true;
-                scheduleExpiry(state);
                 return AcquireResult.granted(state.createRevision);
             }
             state.predecessor = lockKeys.get(blocker).getKey();
@@ -225,11 +222,6 @@ final class EtcdEngine implements LockEngine {
         return -1;
     }
 
-    private void scheduleExpiry(AttemptState state) {
-        state.cancelExpiry();
-        state.expiry = expiries.schedule(() -> expire(state), state.attempt.lease().toNanos(), TimeUnit.NANOSECONDS);
-    }
-
     private void expire(AttemptState state) {
         if (forget(state)) {
             try {
@@ -260,7 +252,6 @@ final class EtcdEngine implements LockEngine {
         if (state == null) {
             return;
         }
-        state.cancelExpiry();
         try {
             deleteIfOurs(state, "give up an attempt on lock '" + attempt.key().name() + "'");
         } catch (RuntimeException e) {
@@ -292,10 +283,9 @@ final class EtcdEngine implements LockEngine {
             for (AttemptState state : states) {
                 if (gone.contains(state)) {
                     forget(state);
-                    state.cancelExpiry();
-                    lost.add(state.attempt);
+                                lost.add(state.attempt);
                 } else {
-                    scheduleExpiry(state);
+                    expirySweep.startLease(state);
                 }
             }
         });
@@ -362,7 +352,6 @@ final class EtcdEngine implements LockEngine {
         if (state == null) {
             return false;
         }
-        state.cancelExpiry();
         return state.granted && deleteIfOurs(state, "release lock '" + attempt.key().name() + "'");
     }
 
@@ -414,8 +403,7 @@ final class EtcdEngine implements LockEngine {
     private void leaseLost(long leaseId, String reason) {
         for (AttemptState state : List.copyOf(attempts.values())) {
             if (state.leaseId == leaseId && forget(state)) {
-                state.cancelExpiry();
-                if (state.granted) {
+                        if (state.granted) {
                     lossReporter.lost(state.attempt.token(), reason);
                 }
             }
@@ -437,7 +425,6 @@ final class EtcdEngine implements LockEngine {
         lease.stop();
         keepAlives.shutdownNow();
         expiries.shutdownNow();
-        attempts.values().forEach(AttemptState::cancelExpiry);
         attempts.clear();
         lease.revoke();
         client.close();
