@@ -248,7 +248,7 @@ public final class Bench {
     }
 
     /** At most this many warm-up rounds per cell. */
-    static final int MAX_WARM_ROUNDS = 4;
+    static final int MAX_WARM_ROUNDS = 8;
     /** A warm-up round is quiet when the JIT compiler spent less than this share of it compiling. */
     static final double QUIET_COMPILING = 0.02;
 

@@ -37,7 +37,8 @@ public final class EtcdEngineProvider implements EngineProvider {
         EtcdTarget target = EtcdTarget.parse(context.uri());
         String describe = Uris.redact(context.uri());
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
-                .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout());
+                .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
+                .executorService(new CallerRuns());
         target.user().ifPresent(user -> builder.user(LockKeys.bytes(user)));
         target.password().ifPresent(password -> builder.password(LockKeys.bytes(password)));
         if (target.tls()) {
