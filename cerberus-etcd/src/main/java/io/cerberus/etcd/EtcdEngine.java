@@ -64,6 +64,9 @@ final class EtcdEngine implements LockEngine {
             Capability.MULTI_PROCESS, Capability.INSPECT);
     private static final GetOption BY_CREATE_REVISION = GetOption.builder().isPrefix(true)
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+    /** An exclusive attempt that has just created its key needs only the order of the keys, not their values. */
+    private static final GetOption KEYS_BY_CREATE_REVISION = GetOption.builder().isPrefix(true).withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
     /** A renewal only compares create revisions: the values stay on the server. */
     private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
     /** Renewing more holds than one transaction reads asks the lease for its keys instead (one round trip). */
@@ -130,6 +133,8 @@ final class EtcdEngine implements LockEngine {
         AttemptState state = attempts.compute(attempt.token(), (token, known) -> known != null && known.leaseId == leaseId
                 ? known : newState(attempt, leaseId, known));
         ByteSequence directory = keys.lockDirectory(attempt.key());
+        // a reader needs the modes of the keys before its own; a key found existing is checked for the attempt's token
+        GetOption created = attempt.mode().isShared() ? BY_CREATE_REVISION : KEYS_BY_CREATE_REVISION;
         // a key left on this attempt's number by an earlier attempt is deleted, and the create tried once more
         for (int tries = 0; ; tries++) {
             TxnResponse reply;
@@ -137,7 +142,7 @@ final class EtcdEngine implements LockEngine {
                 reply = requests.call("acquire lock '" + attempt.key().name() + "'", () -> client.getKVClient().txn()
                         .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                         .Then(Op.put(state.key, LockKeys.value(attempt), PutOption.builder().withLeaseId(leaseId).build()),
-                                Op.get(directory, BY_CREATE_REVISION))
+                                Op.get(directory, created))
                         .Else(Op.get(directory, BY_CREATE_REVISION)).commit());
             } catch (EtcdRefusedException e) {
                 if (e.isLeaseGone()) {
