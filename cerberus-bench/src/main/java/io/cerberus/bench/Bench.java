@@ -258,7 +258,7 @@ public final class Bench {
      * The measured part is then the steady state, and its CPU time is the peer's, not the compiler's
      * (a compiler thread busy during the measured part was seen to double a peer's CPU per cycle).
      */
-    private static void warmUntilCompiled(Peer peer, String workload, int threads, Duration warmup, String cell, int names)
+    static void warmUntilCompiled(Peer peer, String workload, int threads, Duration warmup, String cell, int names)
             throws InterruptedException {
         java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();

@@ -18,7 +18,8 @@ import java.util.List;
  * starts it). It builds the peer of a {@link PeerSpec} and runs {@code contended} with its threads in
  * step with the parent, over standard input and output:
  * <ol>
- * <li>builds the peer, warms up alone on {@code bench-<cell>c}, says {@code READY};
+ * <li>builds the peer, warms up alone on {@code bench-<cell>c} until its JIT compiler is quiet (as a
+ *     cell of the other workloads does, {@link Bench#warmUntilCompiled}), says {@code READY};
  * <li>on {@code WARM}, warms up on {@code bench-<cell>w} (with the parent), says {@code WARMED};
  * <li>on {@code GO}, measures on {@code bench-<cell>m} (with the parent), writes its sorted latencies
  *     (nanoseconds, big-endian longs) to the samples file and says
@@ -55,7 +56,7 @@ final class ContendedWorker {
             PeerSpec spec = PeerSpec.parse(List.of(args), 5);
             Peer peer = spec.build();
             try {
-                Bench.sample(peer, "contended", threads, warmup, cell + "c", 0);
+                Bench.warmUntilCompiled(peer, "contended", threads, warmup, cell + "c", 0);
                 say(protocol, "READY");
                 awaitCommand(commands, "WARM");
                 Bench.sample(peer, "contended", threads, warmup, cell + "w", 0);

@@ -20,7 +20,8 @@ import java.util.Map;
  * {@link PeerSpec}, against the same server and the same lock name. T = 1 cells are not run.
  *
  * <p>A cell, in step with the child over its standard input and output: both build the peer and warm
- * up alone on names of their own (the child is a fresh JVM); the child says {@code READY}; on
+ * up alone on names of their own until their JIT compiler is quiet (the child is a fresh JVM, whose
+ * compiler is otherwise still busy in the measured part); the child says {@code READY}; on
  * {@code WARM} both warm up together on the cell's warm-up name and the child says {@code WARMED};
  * then the server's request count is read and on {@code GO} both measure for the same time on the
  * cell's name; the child writes its sorted latencies to a file and says {@code RESULT}. The cell's
@@ -82,8 +83,8 @@ final class TwoProcessContention {
         try (ChildJvm child = ChildJvm.start(spec.peer() + " on " + spec.engine() + ", " + inChild(threads) + " thread(s), cell " + cell,
                 ContendedWorker.arguments(inChild(threads), cell, warmup, seconds, samplesFile, spec));
                 Peer peer = spec.build()) {
-            Bench.sample(peer, "contended", here(threads), warmup, cell + "p", 0);
-            child.await("READY", START_DEADLINE.plus(warmup));
+            Bench.warmUntilCompiled(peer, "contended", here(threads), warmup, cell + "p", 0);
+            child.await("READY", START_DEADLINE.plus(warmup.multipliedBy(Bench.MAX_WARM_ROUNDS)));
             child.send("WARM");
             Bench.sample(peer, "contended", here(threads), warmup, cell + "w", 0);
             child.await("WARMED", warmup.plus(SLACK));
