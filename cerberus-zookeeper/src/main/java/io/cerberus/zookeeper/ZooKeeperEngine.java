@@ -324,12 +324,29 @@ final class ZooKeeperEngine implements LockEngine {
     }
 
     private List<String> children(String dir) {
+        if (requests.canSendDirect()) {
+            try {
+                List<String> listed = requests.direct(() -> "list " + dir, zooKeeper -> zooKeeper.getChildren(dir, false));
+                if (listed != null) {
+                    return bySequence(listed);
+                }
+            } catch (KeeperException.NoNodeException e) {
+                return List.of();
+            } catch (KeeperException e) {
+                throw requests.failure("list " + dir, e);
+            }
+            // no answer (an interrupt, a lost connection): a read is safe to send again, the background way
+        }
         CuratorEvent listed = requests.send(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
         requests.check(listed, () -> "list " + dir);
-        List<String> children = new ArrayList<>(listed.getChildren());
+        return bySequence(listed.getChildren());
+    }
+
+    private static List<String> bySequence(List<String> names) {
+        List<String> children = new ArrayList<>(names);
         children.sort(Comparator.comparingLong(LockPaths::sequence));
         return children;
     }
@@ -342,6 +359,24 @@ final class ZooKeeperEngine implements LockEngine {
             return;
         }
         CountDownLatch changed = new CountDownLatch(1);
+        if (requests.canSendDirect()) {
+            Boolean exists;
+            try {
+                exists = requests.direct(() -> "watch " + blocker, zooKeeper -> zooKeeper.exists(blocker, event -> {
+                    WAKE_UPS.incrementAndGet();
+                    changed.countDown();
+                }) != null);
+            } catch (KeeperException e) {
+                throw requests.failure("watch " + blocker, e);
+            }
+            if (exists != null) {
+                if (exists) {
+                    changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
+                }
+                return;
+            }
+            // no answer (an interrupt, a lost connection): watch again the background way
+        }
         CuratorWatcher watcher = event -> {
             WAKE_UPS.incrementAndGet();
             changed.countDown();
