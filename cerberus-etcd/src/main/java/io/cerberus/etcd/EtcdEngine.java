@@ -45,9 +45,12 @@ import java.util.concurrent.ScheduledExecutorService;
  *
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: etcd revisions
  * only grow, and a lock's holders follow the create order of their keys. Every request is safe to
- * repeat ({@link EtcdRequests} resends unanswered ones): the create is keyed by lease and token,
- * release and abandon delete only when the key's create revision is still ours, so a stale
- * release can never delete a newer key. Holds end on the server when the client's lease ends (a
+ * repeat ({@link EtcdRequests} resends unanswered ones): the create is keyed by lease and the
+ * attempt's number on the lock ({@link KeySlots}) and writes the attempt's token; release and
+ * abandon delete only when the key's create revision (or, for a create never answered, its value)
+ * is still ours, so a stale release can never delete a newer key, even one on the same number; a
+ * key an earlier attempt left on the number is deleted, never adopted, so no fencing token is
+ * handed out twice. Holds end on the server when the client's lease ends (a
  * crash, a revoke); a hold's own lease (explicit lease or watchdog) is enforced by this engine,
  * which deletes the key when the lease runs out without a renewal. When the client's lease is lost
  * every hold on it is reported to the {@link LossReporter}.
@@ -288,7 +291,7 @@ final class EtcdEngine implements LockEngine {
             for (AttemptState state : states) {
                 if (gone.contains(state)) {
                     forget(state);
-                                lost.add(state.attempt);
+                    lost.add(state.attempt);
                 } else {
                     expirySweep.startLease(state);
                 }
@@ -408,7 +411,7 @@ final class EtcdEngine implements LockEngine {
     private void leaseLost(long leaseId, String reason) {
         for (AttemptState state : List.copyOf(attempts.values())) {
             if (state.leaseId == leaseId && forget(state)) {
-                        if (state.granted) {
+                if (state.granted) {
                     lossReporter.lost(state.attempt.token(), reason);
                 }
             }

@@ -13,7 +13,7 @@ import java.util.function.Supplier;
 
 /**
  * Sends requests to etcd with a deadline. Every request this engine sends is safe to repeat (a
- * create-if-absent keyed by lease and token, a delete that compares the create revision, reads,
+ * create-if-absent keyed by lease and number, a delete that compares the create revision, reads,
  * keep-alives), so a request that has not been answered after a quarter of the timeout is sent
  * again, to whichever member the client now talks to: a request stuck on a member that died is
  * not waited out. The first answer wins; after the whole timeout the call fails with
