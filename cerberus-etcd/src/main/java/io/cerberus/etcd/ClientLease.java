@@ -36,7 +36,8 @@ final class ClientLease {
     private final Duration resendAfter;
     private final LossListener listener;
     private final ReentrantLock lock = new ReentrantLock();
-    private long leaseId;
+    /** Written under {@link #lock}; read without it by {@link #current()} once granted (every acquire asks). */
+    private volatile long leaseId;
     private long confirmedAtNanos;
     /** Set when the engine closes: a keep-alive cut short by the closing channel is no news. */
     private volatile boolean stopped;
@@ -69,6 +70,10 @@ final class ClientLease {
      * @throws EngineUnavailableException if no lease could be granted within the timeout
      */
     long current() {
+        long granted = leaseId;
+        if (granted != 0) {
+            return granted;
+        }
         lock.lock();
         try {
             if (leaseId == 0) {
