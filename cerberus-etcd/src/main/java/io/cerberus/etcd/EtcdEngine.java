@@ -190,7 +190,7 @@ final class EtcdEngine implements LockEngine {
         return new AttemptState(attempt, keys.attemptKey(attempt.key(), leaseId, slot), leaseId, slot);
     }
 
-    /** Drops a state, giving its number back, if it is still the attempt's. */
+    /** Drops a state whose key is gone (or goes with its lease), giving its number back, if it is still the attempt's. */
     private boolean forget(AttemptState state) {
         if (attempts.remove(state.attempt.token(), state)) {
             slots.free(state.attempt.key(), state.slot);
@@ -199,13 +199,17 @@ final class EtcdEngine implements LockEngine {
         return false;
     }
 
-    /** Drops an attempt's state, giving its number back. */
-    private AttemptState forget(Acquisition attempt) {
-        AttemptState state = attempts.remove(attempt.token());
-        if (state != null) {
-            slots.free(attempt.key(), state.slot);
+    /**
+     * Deletes the key of a state already dropped, then gives its number back: not before, or
+     * another attempt given the number would find the key still there, take it for one left
+     * behind, and delete it under this delete.
+     */
+    private boolean deleteAndFree(AttemptState state, String what) {
+        try {
+            return deleteIfOurs(state, what);
+        } finally {
+            slots.free(state.attempt.key(), state.slot);
         }
-        return state;
     }
 
     private static int indexOf(List<KeyValue> lockKeys, ByteSequence key) {
@@ -231,9 +235,9 @@ final class EtcdEngine implements LockEngine {
     }
 
     private void expire(AttemptState state) {
-        if (forget(state)) {
+        if (attempts.remove(state.attempt.token(), state)) {
             try {
-                deleteIfOurs(state, "end the lease of lock '" + state.attempt.key().name() + "'");
+                deleteAndFree(state, "end the lease of lock '" + state.attempt.key().name() + "'");
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "could not delete the key of " + state.attempt + " at the end of its lease; it goes"
                         + " with the client lease", e);
@@ -256,12 +260,12 @@ final class EtcdEngine implements LockEngine {
 
     @Override
     public void abandon(Acquisition attempt) {
-        AttemptState state = forget(attempt);
+        AttemptState state = attempts.remove(attempt.token());
         if (state == null) {
             return;
         }
         try {
-            deleteIfOurs(state, "give up an attempt on lock '" + attempt.key().name() + "'");
+            deleteAndFree(state, "give up an attempt on lock '" + attempt.key().name() + "'");
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "could not delete the key of abandoned " + attempt + "; it goes with the client lease", e);
         }
@@ -356,11 +360,15 @@ final class EtcdEngine implements LockEngine {
     @Override
     public boolean release(Acquisition attempt) {
         ensureOpen();
-        AttemptState state = forget(attempt);
+        AttemptState state = attempts.remove(attempt.token());
         if (state == null) {
             return false;
         }
-        return state.granted && deleteIfOurs(state, "release lock '" + attempt.key().name() + "'");
+        if (!state.granted) {
+            slots.free(attempt.key(), state.slot);
+            return false;
+        }
+        return deleteAndFree(state, "release lock '" + attempt.key().name() + "'");
     }
 
     /**
@@ -381,9 +389,10 @@ final class EtcdEngine implements LockEngine {
         return deleteIf(key, new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)), what);
     }
 
+    /** A copy sent again finds the key gone when the first copy deleted it: a "deleted" answer of any copy wins. */
     private boolean deleteIf(ByteSequence key, Cmp condition, String what) {
-        return requests.call(what, () -> client.getKVClient().txn().If(condition)
-                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()).isSucceeded();
+        return requests.callPreferring(what, () -> client.getKVClient().txn().If(condition)
+                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit(), TxnResponse::isSucceeded).isSucceeded();
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -54,6 +55,20 @@ final class EtcdRequests {
      * @param resendAfter how long a request may go unanswered before it is sent again
      */
     <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter) {
+        return call(what, request, resendAfter, reply -> true);
+    }
+
+    /**
+     * Like {@link #call(String, Supplier)}, for a request whose copies may answer differently: a
+     * compare-and-delete sent again answers "not found" when its first copy was carried out. A reply
+     * that is not {@code conclusive} is returned only once no other copy still out (within the
+     * timeout) gives a conclusive one.
+     */
+    <T> T callPreferring(String what, Supplier<CompletableFuture<T>> request, Predicate<? super T> conclusive) {
+        return call(what, request, timeout.dividedBy(4), conclusive);
+    }
+
+    private <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter, Predicate<? super T> conclusive) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         long resendEvery = Math.max(1, Math.min(resendAfter.toNanos(), timeout.toNanos() / 4));
@@ -91,7 +106,7 @@ final class EtcdRequests {
                         @SuppressWarnings("unchecked")
                         T reply = (T) CompletableFuture.anyOf(inFlight.toArray(new CompletableFuture<?>[0]))
                                 .get(wait, TimeUnit.NANOSECONDS);
-                        return reply;
+                        return conclusive.test(reply) ? reply : preferConclusive(inFlight, reply, conclusive, deadline);
                     } catch (ExecutionException e) {
                         lastFailure = e.getCause();
                         if (!isTransient(lastFailure)) {
@@ -112,6 +127,28 @@ final class EtcdRequests {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** @return the first conclusive reply of the copies still out, waiting until the deadline; else {@code first} */
+    private static <T> T preferConclusive(List<CompletableFuture<T>> copies, T first, Predicate<? super T> conclusive, long deadline) {
+        for (CompletableFuture<T> copy : copies) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                T reply = copy.get(left, TimeUnit.NANOSECONDS);
+                if (conclusive.test(reply)) {
+                    return reply;
+                }
+            } catch (ExecutionException | TimeoutException e) {
+                // that copy has no better answer
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return first;
     }
 
     private static void sleep(long nanos) throws InterruptedException {
