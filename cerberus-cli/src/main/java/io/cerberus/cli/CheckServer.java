@@ -23,6 +23,8 @@ final class CheckServer implements AutoCloseable {
     private final int port;
     private List<String> extra;
     private Process process;
+    /** A Sentinel's configuration directory outside {@link #dir}, deleted on close; null if none. */
+    private Path configDir;
 
     private CheckServer(Path dir, boolean persistent, int port, List<String> extra) {
         this.dir = dir;
@@ -62,18 +64,31 @@ final class CheckServer implements AutoCloseable {
     /**
      * Starts a Sentinel that watches a master under a name.
      *
-     * @param dir its directory (its configuration file, which it rewrites, and its output)
+     * <p>A Sentinel rewrites its configuration file, with fsync, on each step of a failover, in its one thread. On a
+     * busy disk an fsync can take seconds, and a Sentinel whose timer runs 2 s late enters TILT mode: for 30 s it
+     * neither fails over nor sees a server come back. So the file is on {@code /dev/shm} (memory) where there is one,
+     * and is deleted on {@link #close()}; the Sentinel's output stays in {@code dir}.
+     *
+     * @param dir its directory (its output, and its configuration file where there is no {@code /dev/shm})
      * @param sentinelConfig the {@code sentinel ...} lines of its configuration
      * @return the running Sentinel
      */
     static CheckServer startSentinel(Path dir, List<String> sentinelConfig) throws IOException, InterruptedException {
         Files.createDirectories(dir);
         int port = freePort();
-        List<String> config = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "daemonize no", "protected-mode no", "dir " + dir));
+        Path memory = Path.of("/dev/shm");
+        Path configDir = Files.isDirectory(memory) && Files.isWritable(memory) ? Files.createTempDirectory(memory, "cerberus-sentinel-") : dir;
+        List<String> config = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "daemonize no", "protected-mode no", "dir " + configDir));
         config.addAll(sentinelConfig);
-        Path file = Files.writeString(dir.resolve("sentinel.conf"), String.join("\n", config) + "\n");
+        Path file = Files.writeString(configDir.resolve("sentinel.conf"), String.join("\n", config) + "\n");
         CheckServer sentinel = new CheckServer(dir, false, port, List.of(file.toString(), "--sentinel"));
-        sentinel.start();
+        sentinel.configDir = configDir.equals(dir) ? null : configDir;
+        try {
+            sentinel.start();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            sentinel.close();
+            throw e;
+        }
         return sentinel;
     }
 
@@ -169,6 +184,23 @@ final class CheckServer implements AutoCloseable {
     public void close() {
         if (process != null) {
             process.destroyForcibly();
+        }
+        if (configDir != null) {
+            try {
+                if (process != null) {
+                    process.waitFor(5, TimeUnit.SECONDS); // it may be rewriting the file
+                }
+                try (var files = Files.list(configDir)) {
+                    for (Path file : (Iterable<Path>) files::iterator) {
+                        Files.deleteIfExists(file);
+                    }
+                }
+                Files.deleteIfExists(configDir);
+            } catch (IOException e) {
+                System.err.println("cerberus: warning: could not delete the Sentinel's configuration in " + configDir + ": " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

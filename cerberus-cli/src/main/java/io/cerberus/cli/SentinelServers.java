@@ -17,12 +17,18 @@ import java.util.stream.Collectors;
  * current primary with SIGKILL, waits until the Sentinels name the replica as primary, and after
  * {@code --server-down} starts the old primary again as a replica of the new one. Redis replicates
  * asynchronously: a grant the killed primary had not yet sent to its replica is not on the
- * promoted one — what the checker then sees is the point of the exercise.
+ * promoted one — what the checker then sees is the point of the exercise. A failover first waits
+ * until no Sentinel is in TILT mode (see {@link #WITHIN}).
  */
 final class SentinelServers implements LockServer {
     /** The name the Sentinels know the primary by. */
     static final String MASTER = "locks";
-    private static final Duration WITHIN = Duration.ofSeconds(30);
+    /**
+     * How long a step may take. A Sentinel whose timer ran more than 2 s late (a stalled or overloaded machine) enters
+     * TILT mode for 30 s, in which it neither fails over nor clears a replica's down flag; a step is given that long and
+     * 30 s more.
+     */
+    private static final Duration WITHIN = Duration.ofSeconds(60);
     /** A primary waits 5 s by default before it streams a full copy to a new replica, for more replicas to join in. */
     private static final List<String> NO_SYNC_DELAY = List.of("--repl-diskless-sync-delay", "0");
 
@@ -51,7 +57,7 @@ final class SentinelServers implements LockServer {
                         "sentinel parallel-syncs " + MASTER + " 1")));
             }
             // a failover needs a quorum that knows the replica and a majority of Sentinels that know each other
-            await("the Sentinels to find the replica and each other", () -> sentinels.stream().allMatch(sentinel -> {
+            servers.await("the Sentinels to find the replica and each other", () -> sentinels.stream().allMatch(sentinel -> {
                 List<String> master = RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", MASTER);
                 return field(master, "num-slaves").equals("1") && field(master, "num-other-sentinels").equals("2");
             }));
@@ -69,6 +75,13 @@ final class SentinelServers implements LockServer {
 
     @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws IOException, InterruptedException {
+        // a Sentinel in TILT mode does not fail over, and afterwards it will not promote a replica cut off for that long
+        if (sentinels.stream().anyMatch(SentinelServers::inTilt)) {
+            long since = System.nanoTime();
+            await("the Sentinels to leave TILT mode", () -> sentinels.stream().noneMatch(SentinelServers::inTilt));
+            record.accept("tilt-wait: " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + "ms until the Sentinels left"
+                    + " TILT mode, which a Sentinel enters for 30 s when its timer runs over 2 s late");
+        }
         int oldPort = primaryPort();
         CheckServer old = node(oldPort);
         record.accept("failover: SIGKILL to the primary, node" + number(old));
@@ -160,14 +173,41 @@ final class SentinelServers implements LockServer {
         return at >= 0 && at + 1 < flat.size() ? flat.get(at + 1) : "";
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    private void await(String what, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + WITHIN.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("timed out after " + WITHIN.toSeconds() + " s waiting for " + what);
+                throw new IllegalStateException("timed out after " + WITHIN.toSeconds() + " s waiting for " + what + "; " + state());
             }
             Thread.sleep(20);
         }
+    }
+
+    private static boolean inTilt(CheckServer sentinel) {
+        return String.join("\n", RespQuery.send(sentinel.port(), "INFO", "sentinel")).contains("sentinel_tilt:1");
+    }
+
+    /** @return what each Sentinel says, for an error: its TILT flag, the primary it names and its replicas' flags */
+    private String state() {
+        List<String> said = new ArrayList<>();
+        for (int i = 0; i < sentinels.size(); i++) {
+            int port = sentinels.get(i).port();
+            String info = String.join("\n", RespQuery.send(port, "INFO", "sentinel"));
+            if (info.isEmpty()) {
+                said.add("sentinel" + (i + 1) + " does not answer");
+                continue;
+            }
+            List<String> replicas = RespQuery.send(port, "SENTINEL", "REPLICAS", MASTER);
+            List<String> fields = new ArrayList<>();
+            for (int at = 0; at + 1 < replicas.size(); at += 2) {
+                if (List.of("port", "flags", "role-reported").contains(replicas.get(at))) {
+                    fields.add(replicas.get(at) + "=" + replicas.get(at + 1));
+                }
+            }
+            said.add("sentinel" + (i + 1) + (info.contains("sentinel_tilt:1") ? " in TILT mode" : "") + " names primary port "
+                    + masterPort(sentinels.get(i)) + ", replicas " + fields);
+        }
+        return String.join("; ", said);
     }
 
     @Override
