@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 /**
  * Runs the benchmark matrix, engine by engine, against one server per engine (started here; Redis
  * may be given with {@code --redis host:port}): every peer of the engine, workload and thread count
- * in the same run, one after the other, and prints a markdown report with ratios to each engine's
+ * in the same run, the peers of a cell taking turns ({@link #measureInTurns}), and prints a markdown report with ratios to each engine's
  * main peer (Redisson, Curator, jetcd Lock, Spring's JdbcLockRegistry).
  *
  * <pre>
@@ -175,35 +175,18 @@ public final class Bench {
         int cell = 0;
         for (String workload : runnable) {
             for (int t : threads) {
-                for (Map.Entry<String, Supplier<Peer>> entry : peersOf(group, workload).entrySet()) {
-                    cell++;
-                    // what the server keeps of the names a cell touched is asked before the measured part and after the peer closed
-                    boolean residue = workload.equals("many-names") && group.residue() != null && !entry.getKey().equals("jvm");
-                    long objectsBefore = 0;
-                    long bytesBefore = 0;
-                    Result result;
-                    double requests;
-                    try (Peer peer = entry.getValue().get()) {
-                        String name = group.engine() + "-" + cell;
-                        warmUntilCompiled(peer, workload, t, warmup, name + "w", names);
-                        if (residue) {
-                            objectsBefore = group.residue().count().getAsLong();
-                            bytesBefore = group.residue().bytes().getAsLong();
-                        }
-                        boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
-                        long before = counted ? group.requests().getAsLong() : 0;
-                        result = measure(peer, workload, t, seconds, name + "m", names);
-                        requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
-                    }
-                    double objectsLeft = residue ? group.residue().count().getAsLong() - objectsBefore : Double.NaN;
-                    double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
-                    results.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
-                            result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
-                            bytesLeft, Double.NaN));
+                List<Map.Entry<String, Supplier<Peer>>> peers = List.copyOf(peersOf(group, workload).entrySet());
+                // many-names asks the server what each peer left behind, after the peer closed: one peer open at a time
+                boolean alone = workload.equals("many-names");
+                List<Result> row = alone ? measureOneByOne(group, workload, t, seconds, warmup, names, peers, cell)
+                        : measureInTurns(group, workload, t, seconds, warmup, peers, cell);
+                cell += peers.size();
+                for (Result result : row) {
+                    results.add(result);
                     System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n", group.engine(), workload,
                             result.peer(), t, result.perSecond(), result.p99() / 1000.0,
-                            residue ? String.format(Locale.ROOT, "  %,.0f names, %,.0f %s left", result.namesTouched(), objectsLeft,
-                                    group.residue().objects()) : "");
+                            Double.isNaN(result.objectsLeft()) ? "" : String.format(Locale.ROOT, "  %,.0f names, %,.0f %s left",
+                                    result.namesTouched(), result.objectsLeft(), group.residue().objects()));
                 }
             }
         }
@@ -211,6 +194,98 @@ public final class Bench {
             results.addAll(TwoProcessContention.run(group, threads, seconds, warmup));
         }
         return results;
+    }
+
+    /** The slices a cell's measured time is cut into, for {@link #measureInTurns}: an even number. */
+    static final int SLICES = 4;
+
+    /**
+     * Measures a cell's peers in turns, all of them open at once: each is warmed up (twice over, so that what the others
+     * ran meanwhile is compiled too), then the measured time is cut into {@link #SLICES} slices per peer, taken in the
+     * order A B, B A, A B, B A. A drift of the machine during the cell (another process, the server's caches, the JIT)
+     * then weighs on every peer alike, where one peer after the other put it on whichever came later.
+     */
+    private static List<Result> measureInTurns(EngineGroup group, String workload, int t, Duration seconds, Duration warmup,
+            List<Map.Entry<String, Supplier<Peer>>> peers, int firstCell) throws Exception {
+        List<Peer> open = new ArrayList<>();
+        try {
+            for (Map.Entry<String, Supplier<Peer>> entry : peers) {
+                open.add(entry.getValue().get());
+            }
+            String[] cells = new String[open.size()];
+            for (int i = 0; i < open.size(); i++) {
+                cells[i] = group.engine() + "-" + (firstCell + i + 1);
+            }
+            for (int pass = 1; pass <= 2; pass++) {
+                for (int i = 0; i < open.size(); i++) {
+                    warmUntilCompiled(open.get(i), workload, t, warmup, cells[i] + "w" + pass, 0);
+                }
+            }
+            Samples[] measured = new Samples[open.size()];
+            long[] requests = new long[open.size()];
+            Duration slice = seconds.dividedBy(SLICES);
+            for (int round = 0; round < SLICES; round++) {
+                for (int k = 0; k < open.size(); k++) {
+                    int i = round % 2 == 0 ? k : open.size() - 1 - k;
+                    boolean counted = group.requests() != null && !peers.get(i).getKey().equals("jvm");
+                    long before = counted ? group.requests().getAsLong() : 0;
+                    // a slice's names are its own: the idempotent workload's keys must be new in every slice
+                    Samples samples = sample(open.get(i), workload, t, slice, cells[i] + "m" + round, 0);
+                    requests[i] += counted ? group.requests().getAsLong() - before : 0;
+                    measured[i] = measured[i] == null ? samples : measured[i].then(samples);
+                }
+            }
+            List<Result> row = new ArrayList<>();
+            for (int i = 0; i < open.size(); i++) {
+                boolean counted = group.requests() != null && !peers.get(i).getKey().equals("jvm");
+                Result result = result(open.get(i).name(), workload, t, measured[i]);
+                double perCycle = counted ? (double) requests[i] / Math.max(1, result.cycles()) : Double.NaN;
+                row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
+                        result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), perCycle, Double.NaN, Double.NaN,
+                        Double.NaN, Double.NaN));
+            }
+            return row;
+        } finally {
+            for (Peer peer : open) {
+                peer.close();
+            }
+        }
+    }
+
+    /**
+     * Measures a cell's peers one after the other, each alone: opened, warmed up, measured for the whole time,
+     * closed. {@code many-names} does, to ask the server what each peer left behind once it closed.
+     */
+    private static List<Result> measureOneByOne(EngineGroup group, String workload, int t, Duration seconds, Duration warmup, int names,
+            List<Map.Entry<String, Supplier<Peer>>> peers, int firstCell) throws Exception {
+        List<Result> row = new ArrayList<>();
+        int cell = firstCell;
+        for (Map.Entry<String, Supplier<Peer>> entry : peers) {
+            cell++;
+            boolean residue = group.residue() != null && !entry.getKey().equals("jvm");
+            long objectsBefore = 0;
+            long bytesBefore = 0;
+            Result result;
+            double requests;
+            try (Peer peer = entry.getValue().get()) {
+                String name = group.engine() + "-" + cell;
+                warmUntilCompiled(peer, workload, t, warmup, name + "w", names);
+                if (residue) {
+                    objectsBefore = group.residue().count().getAsLong();
+                    bytesBefore = group.residue().bytes().getAsLong();
+                }
+                boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
+                long before = counted ? group.requests().getAsLong() : 0;
+                result = measure(peer, workload, t, seconds, name + "m", names);
+                requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
+            }
+            double objectsLeft = residue ? group.residue().count().getAsLong() - objectsBefore : Double.NaN;
+            double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
+            row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
+                    result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
+                    bytesLeft, Double.NaN));
+        }
+        return row;
     }
 
     private static Map<String, Supplier<Peer>> peersOf(EngineGroup group, String workload) {
@@ -245,6 +320,14 @@ public final class Bench {
             Arrays.sort(both);
             return new Samples(cycles + other.cycles, Math.max(seconds, other.seconds), cpuNanos + other.cpuNanos, both, Double.NaN);
         }
+
+        /** @return these and {@code next}, measured one after the other in this process: over the sum of the two times */
+        Samples then(Samples next) {
+            long[] both = Arrays.copyOf(sorted, sorted.length + next.sorted.length);
+            System.arraycopy(next.sorted, 0, both, sorted.length, next.sorted.length);
+            Arrays.sort(both);
+            return new Samples(cycles + next.cycles, seconds + next.seconds, cpuNanos + next.cpuNanos, both, Double.NaN);
+        }
     }
 
     /** At most this many warm-up rounds per cell. */
@@ -278,8 +361,11 @@ public final class Bench {
 
     private static Result measure(Peer peer, String workload, int threads, Duration duration, String cell, int names)
             throws InterruptedException {
-        Samples s = sample(peer, workload, threads, duration, cell, names);
-        return new Result("", workload, peer.name(), threads, s.cycles(), s.seconds(), s.percentile(0.50), s.percentile(0.99),
+        return result(peer.name(), workload, threads, sample(peer, workload, threads, duration, cell, names));
+    }
+
+    private static Result result(String peer, String workload, int threads, Samples s) {
+        return new Result("", workload, peer, threads, s.cycles(), s.seconds(), s.percentile(0.50), s.percentile(0.99),
                 s.percentile(0.999), s.max(), s.cycles() == 0 ? 0 : s.cpuNanos() / 1000.0 / s.cycles(), 0, s.namesTouched(), Double.NaN,
                 Double.NaN, Double.NaN);
     }

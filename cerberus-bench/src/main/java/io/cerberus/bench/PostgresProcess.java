@@ -51,7 +51,7 @@ final class PostgresProcess implements AutoCloseable {
             run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(), "-U", "cerberus",
                     "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")));
             List<String> command = new ArrayList<>(List.of(postgres.toString(), "-D", dataDir.toString(), "-p", Integer.toString(port),
-                    "-h", "127.0.0.1", "-k", dataDir.toString(), "-F", "-c", "max_connections=300", "-c", "shared_buffers=64MB"));
+                    "-h", "127.0.0.1", "-k", dataDir.toString(), "-F", "-c", "max_connections=400", "-c", "shared_buffers=64MB"));
             if (statementStats) {
                 command.addAll(List.of("-c", "shared_preload_libraries=pg_stat_statements"));
             }
