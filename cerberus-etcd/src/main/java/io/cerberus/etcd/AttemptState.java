@@ -12,9 +12,10 @@ final class AttemptState {
     final int slot;
     volatile long createRevision;
     volatile boolean granted;
-    /** The key this attempt waits on, and the revision after the read that found it. */
+    /** The key this attempt waits on, its create revision, and the revision of the read that found it. */
     volatile ByteSequence predecessor;
-    volatile long watchFromRevision;
+    volatile long predecessorCreateRevision;
+    volatile long readRevision;
     /** When the hold's lease runs out without a renewal, in {@link System#nanoTime()} ({@link ExpirySweep}). */
     volatile long expiresAt;
 

@@ -40,7 +40,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * if its create revision is 0, and read the lock's directory sorted by create revision. The
  * attempt holds when no key before it excludes it (any earlier key for a writer, an earlier
  * writer for a reader); otherwise it waits, watching only the key it waits on: its predecessor,
- * or for a reader the last earlier writer ({@link PredecessorWatch}). So waiters queue in
+ * or for a reader the last earlier writer ({@link KeyWatch}). So waiters queue in
  * arrival order (fair) and a release wakes one waiter.
  *
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: etcd revisions
@@ -70,7 +70,7 @@ final class EtcdEngine implements LockEngine {
     /** An exclusive attempt that has just created its key needs only the order of the keys, not their values. */
     private static final GetOption KEYS_BY_CREATE_REVISION = GetOption.builder().isPrefix(true).withKeysOnly(true)
             .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
-    /** A renewal only compares create revisions: the values stay on the server. */
+    /** A renewal, and a waiter's look at the key it waits on, only compare create revisions: the values stay on the server. */
     private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
     /** Renewing more holds than one transaction reads asks the lease for its keys instead (one round trip). */
     private static final LeaseOption WITH_KEYS = LeaseOption.builder().withAttachedKeys().build();
@@ -178,7 +178,8 @@ final class EtcdEngine implements LockEngine {
                 return AcquireResult.granted(state.createRevision);
             }
             state.predecessor = lockKeys.get(blocker).getKey();
-            state.watchFromRevision = reply.getHeader().getRevision() + 1;
+            state.predecessorCreateRevision = lockKeys.get(blocker).getCreateRevision();
+            state.readRevision = reply.getHeader().getRevision();
             // a holder's expiry deletes its key and wakes the watch, so the bound is only a safety net
             return AcquireResult.busy(lease.ttl());
         }
@@ -255,7 +256,19 @@ final class EtcdEngine implements LockEngine {
         if (predecessor == null) {
             return;
         }
-        PredecessorWatch.await(client.getWatchClient(), predecessor, state.watchFromRevision, max);
+        long created = state.predecessorCreateRevision;
+        long read = state.readRevision;
+        KeyWatch.await(client.getWatchClient(), predecessor, true, watchedFrom -> watchedFrom <= read || exists(predecessor, created), max);
+    }
+
+    /** @return whether the key is there with that create revision; false when the server cannot tell (the caller retries) */
+    private boolean exists(ByteSequence key, long createRevision) {
+        try {
+            List<KeyValue> found = requests.call("look up the key waited on", () -> client.getKVClient().get(key, KEY_ONLY)).getKvs();
+            return !found.isEmpty() && found.get(0).getCreateRevision() == createRevision;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     @Override

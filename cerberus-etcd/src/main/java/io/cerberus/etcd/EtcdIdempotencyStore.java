@@ -6,7 +6,6 @@ import io.cerberus.spi.IdempotencyStore;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -17,13 +16,11 @@ import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -231,34 +228,21 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     }
 
     /**
-     * Reads the record, and unless it is gone or completed, watches its key from just after that
-     * read: a completion, release or expiry in between is not missed.
+     * Watches the record's key, and once the watch is in place reads the record: unless it is gone
+     * or completed, waits for the next write of the key ({@link KeyWatch}). A completion, release or
+     * expiry after the read is seen by the watch.
      */
     @Override
     public void awaitChange(String id, Duration atMost) throws InterruptedException {
         ensureOpen.run();
         ByteSequence key = keys.idempotencyKey(id);
-        GetResponse now;
-        try {
-            now = read(key, id);
-        } catch (EngineUnavailableException e) {
-            return; // the caller's next request reports the outage
-        }
-        if (decodedFirst(now).filter(stored -> !stored.record().completed()).isEmpty()) {
-            return;
-        }
-        CountDownLatch changed = new CountDownLatch(1);
-        WatchOption from = WatchOption.builder().withRevision(now.getHeader().getRevision() + 1).build();
-        Watch.Watcher watcher = client.getWatchClient().watch(key, from, Watch.listener(reply -> {
-            if (!reply.getEvents().isEmpty()) {
-                changed.countDown();
+        KeyWatch.await(client.getWatchClient(), key, false, watchedFrom -> {
+            try {
+                return decodedFirst(read(key, id)).filter(stored -> !stored.record().completed()).isPresent();
+            } catch (EngineUnavailableException e) {
+                return false; // the caller's next request reports the outage
             }
-        }, failure -> changed.countDown(), changed::countDown));
-        try {
-            changed.await(atMost.toNanos(), TimeUnit.NANOSECONDS);
-        } finally {
-            watcher.close();
-        }
+        }, atMost);
     }
 
     @Override

@@ -124,6 +124,64 @@ class EtcdEngineTest {
         }
     }
 
+    /**
+     * etcd serves a watch that starts at a past revision from its unsynced group, caught up every 100 ms: a waiter
+     * whose read is followed by other writes must not watch from just after its read.
+     */
+    @Test
+    void aWaiterWatchesFromNowEvenWhenOthersWroteSinceItsRead() throws Exception {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("queue", "busy-server");
+            Acquisition holder = attempt(key);
+            Acquisition waiter = attempt(key);
+            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            Acquisition elsewhere = attempt(new LockKey("queue", "another"));
+            assertThat(engine.tryAcquire(elsewhere)).as("a write after the waiter's read").isInstanceOf(AcquireResult.Granted.class);
+            long watchersBefore = server.metric("etcd_debugging_mvcc_watcher_total");
+            long slowBefore = server.metric("etcd_debugging_mvcc_slow_watcher_total");
+            Thread waiting = new Thread(() -> {
+                try {
+                    engine.awaitChange(waiter, Duration.ofSeconds(30));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            waiting.start();
+            long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
+            while (server.metric("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+                Thread.sleep(10);
+            }
+            assertThat(server.metric("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
+            assertThat(server.metric("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
+            assertThat(waiting.isAlive()).as("its predecessor is still there").isTrue();
+            assertThat(engine.release(holder)).isTrue();
+            waiting.join(TestTimes.millis(10_000).toMillis());
+            assertThat(waiting.isAlive()).as("woken by the delete").isFalse();
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.release(waiter)).isTrue();
+            assertThat(engine.release(elsewhere)).isTrue();
+        }
+    }
+
+    @Test
+    void aPredecessorGoneBeforeTheWatchIsInPlaceEndsTheWaitAtOnce() throws Exception {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("queue", "gone-first");
+            Acquisition holder = attempt(key);
+            Acquisition waiter = attempt(key);
+            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.release(holder)).as("the delete comes before the watch").isTrue();
+            long start = System.nanoTime();
+            engine.awaitChange(waiter, Duration.ofSeconds(60));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the look at the key after the watch finds it gone")
+                    .isLessThan(TestTimes.millis(10_000));
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.release(waiter)).isTrue();
+        }
+    }
+
     @Test
     void inspectListsHoldersAndCountsWaiters() {
         try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {

@@ -133,6 +133,7 @@ class EtcdIdempotencyStoreTest {
             }
             assertThat(server.metric("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
                     .isGreaterThan(watchersBefore);
+            assertThat(server.metric("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
             assertThat(waiter.isAlive()).isTrue();
             long completedAt = System.nanoTime();
             assertThat(records.complete(id, "owner", utf8("done"), false, Duration.ofHours(1))).isTrue();
