@@ -106,13 +106,10 @@ class EtcdEngineTest {
     @Test
     void waiterIsGrantedWhenItsPredecessorGoesWithoutPolling() throws Exception {
         try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
-            LockKey key = new LockKey("queue", "chain");
-            Acquisition holder = attempt(key);
-            Acquisition waiter = attempt(key);
-            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
-            AcquireResult busy = engine.tryAcquire(waiter);
-            assertThat(busy).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(((AcquireResult.Busy) busy).retryWithin()).as("no polling: woken by the watch").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+            Queued queued = holderAndWaiter(engine, "chain");
+            Acquisition holder = queued.holder();
+            Acquisition waiter = queued.waiter();
+            assertThat(queued.busy().retryWithin()).as("no polling: woken by the watch").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
             Thread releaser = new Thread(() -> engine.release(holder));
             long start = System.nanoTime();
             releaser.start();
@@ -131,11 +128,9 @@ class EtcdEngineTest {
     @Test
     void aWaiterWatchesFromNowEvenWhenOthersWroteSinceItsRead() throws Exception {
         try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
-            LockKey key = new LockKey("queue", "busy-server");
-            Acquisition holder = attempt(key);
-            Acquisition waiter = attempt(key);
-            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            Queued queued = holderAndWaiter(engine, "busy-server");
+            Acquisition holder = queued.holder();
+            Acquisition waiter = queued.waiter();
             Acquisition elsewhere = attempt(new LockKey("queue", "another"));
             assertThat(engine.tryAcquire(elsewhere)).as("a write after the waiter's read").isInstanceOf(AcquireResult.Granted.class);
             long watchersBefore = server.metric("etcd_debugging_mvcc_watcher_total");
@@ -167,11 +162,9 @@ class EtcdEngineTest {
     @Test
     void aPredecessorGoneBeforeTheWatchIsInPlaceEndsTheWaitAtOnce() throws Exception {
         try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
-            LockKey key = new LockKey("queue", "gone-first");
-            Acquisition holder = attempt(key);
-            Acquisition waiter = attempt(key);
-            assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            Queued queued = holderAndWaiter(engine, "gone-first");
+            Acquisition holder = queued.holder();
+            Acquisition waiter = queued.waiter();
             assertThat(engine.release(holder)).as("the delete comes before the watch").isTrue();
             long start = System.nanoTime();
             engine.awaitChange(waiter, Duration.ofSeconds(60));
@@ -180,6 +173,20 @@ class EtcdEngineTest {
             assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.release(waiter)).isTrue();
         }
+    }
+
+    /** A holder granted a lock and a waiter queued behind it, with the waiter's busy answer. */
+    private record Queued(Acquisition holder, Acquisition waiter, AcquireResult.Busy busy) {
+    }
+
+    private static Queued holderAndWaiter(LockEngine engine, String name) {
+        LockKey key = new LockKey("queue", name);
+        Acquisition holder = attempt(key);
+        Acquisition waiter = attempt(key);
+        assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        AcquireResult busy = engine.tryAcquire(waiter);
+        assertThat(busy).isInstanceOf(AcquireResult.Busy.class);
+        return new Queued(holder, waiter, (AcquireResult.Busy) busy);
     }
 
     @Test
