@@ -190,12 +190,7 @@ final class CheckServer implements AutoCloseable {
                 if (process != null) {
                     process.waitFor(5, TimeUnit.SECONDS); // it may be rewriting the file
                 }
-                try (var files = Files.list(configDir)) {
-                    for (Path file : (Iterable<Path>) files::iterator) {
-                        Files.deleteIfExists(file);
-                    }
-                }
-                Files.deleteIfExists(configDir);
+                Directories.deleteRecursively(configDir);
             } catch (IOException e) {
                 System.err.println("cerberus: warning: could not delete the Sentinel's configuration in " + configDir + ": " + e.getMessage());
             } catch (InterruptedException e) {

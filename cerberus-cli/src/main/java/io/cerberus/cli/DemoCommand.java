@@ -6,11 +6,8 @@ import io.cerberus.CerberusBuilder;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -189,19 +186,7 @@ final class DemoCommand implements Callable<Integer> {
 
     private static void deleteRecursively(Path dir) {
         try {
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                    Files.deleteIfExists(d);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
+            Directories.deleteRecursively(dir);
         } catch (IOException e) {
             System.getLogger(DemoCommand.class.getName()).log(System.Logger.Level.WARNING,
                     "could not delete the demo's directory " + dir + ": " + e.getMessage());

@@ -184,7 +184,16 @@ final class SentinelServers implements LockServer {
     }
 
     private static boolean inTilt(CheckServer sentinel) {
-        return String.join("\n", RespQuery.send(sentinel.port(), "INFO", "sentinel")).contains("sentinel_tilt:1");
+        return inTilt(info(sentinel.port()));
+    }
+
+    /** @return the Sentinel's {@code INFO sentinel}, empty if it does not answer */
+    private static String info(int sentinelPort) {
+        return String.join("\n", RespQuery.send(sentinelPort, "INFO", "sentinel"));
+    }
+
+    private static boolean inTilt(String info) {
+        return info.contains("sentinel_tilt:1");
     }
 
     /** @return what each Sentinel says, for an error: its TILT flag, the primary it names and its replicas' flags */
@@ -192,7 +201,7 @@ final class SentinelServers implements LockServer {
         List<String> said = new ArrayList<>();
         for (int i = 0; i < sentinels.size(); i++) {
             int port = sentinels.get(i).port();
-            String info = String.join("\n", RespQuery.send(port, "INFO", "sentinel"));
+            String info = info(port);
             if (info.isEmpty()) {
                 said.add("sentinel" + (i + 1) + " does not answer");
                 continue;
@@ -204,7 +213,7 @@ final class SentinelServers implements LockServer {
                     fields.add(replicas.get(at) + "=" + replicas.get(at + 1));
                 }
             }
-            said.add("sentinel" + (i + 1) + (info.contains("sentinel_tilt:1") ? " in TILT mode" : "") + " names primary port "
+            said.add("sentinel" + (i + 1) + (inTilt(info) ? " in TILT mode" : "") + " names primary port "
                     + masterPort(sentinels.get(i)) + ", replicas " + fields);
         }
         return String.join("; ", said);
