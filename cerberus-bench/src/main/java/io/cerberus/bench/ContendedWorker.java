@@ -14,29 +14,31 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The child JVM of a {@code contended-2p} cell (not a command of its own: {@link TwoProcessContention}
- * starts it). It builds the peer of a {@link PeerSpec} and runs {@code contended} with its threads in
- * step with the parent, over standard input and output:
- * <ol>
- * <li>builds the peer, warms up alone on {@code bench-<cell>c} until its JIT compiler is quiet (as a
- *     cell of the other workloads does, {@link Bench#warmUntilCompiled}), says {@code READY};
- * <li>on {@code WARM}, warms up on {@code bench-<cell>w} (with the parent), says {@code WARMED};
- * <li>on {@code GO}, measures on {@code bench-<cell>m} (with the parent), writes its sorted latencies
- *     (nanoseconds, big-endian longs) to the samples file and says
- *     {@code RESULT <cycles> <measured nanoseconds> <process CPU nanoseconds> <samples>}; then closes the peer and exits.
- * </ol>
+ * The child JVM of a {@code contended-2p} cell and peer (not a command of its own:
+ * {@link TwoProcessContention} starts it). It builds the peer of a {@link PeerSpec} and runs
+ * {@code contended} with its threads in step with the parent, on the parent's commands, one per line
+ * of standard input:
+ * <ul>
+ * <li>{@code ALONE <name> <ms>}: warms up on {@code bench-<name>} in rounds of {@code ms} until its JIT
+ *     compiler is quiet (as a cell of the other workloads does, {@link Bench#warmUntilCompiled}), says {@code READY};
+ * <li>{@code WARM <name> <ms>}: runs on {@code bench-<name>} for {@code ms} (with the parent), says {@code WARMED};
+ * <li>{@code RUN <name> <ms>}: measures on {@code bench-<name>} for {@code ms} (with the parent), keeps the
+ *     figures, says {@code RAN};
+ * <li>{@code END}: writes the sorted latencies of all its {@code RUN}s (nanoseconds, big-endian longs) to the
+ *     samples file and says {@code RESULT <cycles> <measured nanoseconds> <process CPU nanoseconds> <samples>};
+ *     then closes the peer and exits.
+ * </ul>
  * Any failure says {@code FAILED <exception>} (the stack trace goes to standard error) and exits with
- * status 1; the end of standard input before a command exits with status 2. Standard output carries
+ * status 1; the end of standard input before {@code END} exits with status 2. Standard output carries
  * nothing else: {@code System.out} is standard error here.
  */
 final class ContendedWorker {
     private ContendedWorker() {
     }
 
-    /** @return the arguments of {@link #main}: {@code THREADS CELL WARMUP_MS MEASURED_MS SAMPLES_FILE ENGINE PEER ADDRESS POOL_SIZE} */
-    static List<String> arguments(int threads, String cell, Duration warmup, Duration measured, Path samplesFile, PeerSpec spec) {
-        List<String> args = new ArrayList<>(List.of(Integer.toString(threads), cell, Long.toString(warmup.toMillis()),
-                Long.toString(measured.toMillis()), samplesFile.toString()));
+    /** @return the arguments of {@link #main}: {@code THREADS SAMPLES_FILE ENGINE PEER ADDRESS POOL_SIZE} */
+    static List<String> arguments(int threads, Path samplesFile, PeerSpec spec) {
+        List<String> args = new ArrayList<>(List.of(Integer.toString(threads), samplesFile.toString()));
         args.addAll(spec.arguments());
         return args;
     }
@@ -49,23 +51,45 @@ final class ContendedWorker {
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
             int threads = Integer.parseInt(args[0]);
-            String cell = args[1];
-            Duration warmup = Duration.ofMillis(Long.parseLong(args[2]));
-            Duration measured = Duration.ofMillis(Long.parseLong(args[3]));
-            Path samplesFile = Path.of(args[4]);
-            PeerSpec spec = PeerSpec.parse(List.of(args), 5);
+            Path samplesFile = Path.of(args[1]);
+            PeerSpec spec = PeerSpec.parse(List.of(args), 2);
             Peer peer = spec.build();
             try {
-                Bench.warmUntilCompiled(peer, "contended", threads, warmup, cell + "c", 0);
-                say(protocol, "READY");
-                awaitCommand(commands, "WARM");
-                Bench.sample(peer, "contended", threads, warmup, cell + "w", 0);
-                say(protocol, "WARMED");
-                awaitCommand(commands, "GO");
-                Bench.Samples samples = Bench.sample(peer, "contended", threads, measured, cell + "m", 0);
-                writeSamples(samplesFile, samples.sorted());
-                say(protocol, "RESULT " + samples.cycles() + " " + Math.round(samples.seconds() * 1e9) + " " + samples.cpuNanos() + " "
-                        + samples.sorted().length);
+                Bench.Samples measured = null;
+                boolean ended = false;
+                while (!ended) {
+                    String line = commands.readLine();
+                    if (line == null) {
+                        System.err.println("the parent closed standard input before END; exiting");
+                        System.exit(2);
+                    }
+                    String[] command = line.strip().split(" ");
+                    switch (command[0]) {
+                        case "ALONE" -> {
+                            Bench.warmUntilCompiled(peer, "contended", threads, millis(command), command[1], 0);
+                            say(protocol, "READY");
+                        }
+                        case "WARM" -> {
+                            Bench.sample(peer, "contended", threads, millis(command), command[1], 0);
+                            say(protocol, "WARMED");
+                        }
+                        case "RUN" -> {
+                            Bench.Samples samples = Bench.sample(peer, "contended", threads, millis(command), command[1], 0);
+                            measured = measured == null ? samples : measured.then(samples);
+                            say(protocol, "RAN");
+                        }
+                        case "END" -> {
+                            if (measured == null) {
+                                throw new IllegalStateException("END before any RUN");
+                            }
+                            writeSamples(samplesFile, measured.sorted());
+                            say(protocol, "RESULT " + measured.cycles() + " " + Math.round(measured.seconds() * 1e9) + " "
+                                    + measured.cpuNanos() + " " + measured.sorted().length);
+                            ended = true;
+                        }
+                        default -> throw new IllegalStateException("unknown command from the parent: '" + line + "'");
+                    }
+                }
             } finally {
                 peer.close();
             }
@@ -78,20 +102,16 @@ final class ContendedWorker {
         System.exit(0);
     }
 
+    private static Duration millis(String[] command) {
+        if (command.length != 3) {
+            throw new IllegalStateException("expected '" + command[0] + " <name> <ms>' from the parent, got '" + String.join(" ", command) + "'");
+        }
+        return Duration.ofMillis(Long.parseLong(command[2]));
+    }
+
     private static void say(PrintStream protocol, String line) {
         protocol.println(line);
         protocol.flush();
-    }
-
-    private static void awaitCommand(BufferedReader commands, String command) throws IOException {
-        String line = commands.readLine();
-        if (line == null) {
-            System.err.println("the parent closed standard input before " + command + "; exiting");
-            System.exit(2);
-        }
-        if (!line.strip().equals(command)) {
-            throw new IllegalStateException("expected " + command + " from the parent, got '" + line + "'");
-        }
     }
 
     private static void writeSamples(Path file, long[] sorted) throws IOException {

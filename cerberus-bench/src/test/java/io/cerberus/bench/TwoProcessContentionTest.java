@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class TwoProcessContentionTest {
 
     private static List<String> arguments(PeerSpec spec) {
-        return ContendedWorker.arguments(1, "test", Duration.ofMillis(100), Duration.ofMillis(100), Path.of("unused.samples"), spec);
+        return ContendedWorker.arguments(1, Path.of("unused.samples"), spec);
     }
 
     @Test
