@@ -6,10 +6,11 @@ import io.cerberus.testkit.ManagedProcess;
 import io.cerberus.testkit.Poll;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,8 +21,6 @@ import java.util.List;
  * (as cerberus-etcd's tests start it, EtcdServer), never the system service.
  */
 final class EtcdProcess implements AutoCloseable {
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2)).build();
     private final int clientPort;
     private final int metricsPort;
     private final Path dataDir;
@@ -64,17 +63,45 @@ final class EtcdProcess implements AutoCloseable {
         }
     }
 
-    /** @return the body of a GET of this path on the metrics port, empty when it fails */
+    /**
+     * A GET of this path on the metrics port, over a plain blocking socket. The bench reads the
+     * metrics around every measured slice; {@link java.net.http.HttpClient} would run its
+     * {@code CompletableFuture} chains and NIO selector code in this JVM each time, the same JDK code
+     * the peers' clients run hot, and the JIT compiler threw the peers' compiled code for it away
+     * (seen as waves of deoptimisations after each read, and recompiling in the next slice).
+     *
+     * @return the body, empty when the request fails
+     */
     private String get(String path) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + path)).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), metricsPort), 2000);
+            socket.setSoTimeout(5000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            int body = response.indexOf("\r\n\r\n");
+            return response.startsWith("HTTP/1.") && response.contains(" 200 ") && body >= 0 ? response.substring(body + 4) : "";
         } catch (IOException e) {
             return "";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
         }
+    }
+
+    /** @return the sum of the values of the lines of {@code text} that start with {@code prefix} */
+    static double sum(String text, String prefix) {
+        double sum = 0;
+        int start = 0;
+        while (start < text.length()) {
+            int end = text.indexOf('\n', start);
+            if (end < 0) {
+                end = text.length();
+            }
+            if (text.startsWith(prefix, start)) {
+                sum += Double.parseDouble(text.substring(text.lastIndexOf(' ', end - 1) + 1, end).strip());
+            }
+            start = end + 1;
+        }
+        return sum;
     }
 
     String endpoint() {
@@ -89,7 +116,7 @@ final class EtcdProcess implements AutoCloseable {
         try {
             Process version = new ProcessBuilder(Executables.require("etcd", "etcd-server").toString(), "--version")
                     .redirectErrorStream(true).start();
-            String first = new String(version.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+            String first = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
                     .findFirst().orElse("");
             version.waitFor();
             return first.startsWith("etcd Version:") ? "etcd " + first.substring("etcd Version:".length()).strip() : "etcd (version unknown)";
@@ -103,8 +130,7 @@ final class EtcdProcess implements AutoCloseable {
 
     /** @return the gRPC messages the server has received (unary requests, and each message on a stream) */
     long messagesReceived() {
-        return get("/metrics").lines().filter(line -> line.startsWith("grpc_server_msg_received_total"))
-                .mapToLong(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+        return (long) sum(get("/metrics"), "grpc_server_msg_received_total");
     }
 
     /** @return the keys in the store now (every prefix: the peers' locks and anything else) */
@@ -118,9 +144,11 @@ final class EtcdProcess implements AutoCloseable {
     }
 
     private long gauge(String name) {
-        return get("/metrics").lines().filter(line -> line.startsWith(name + " ")).findFirst()
-                .map(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-                .orElseThrow(() -> new IllegalStateException("etcd on port " + clientPort + " reports no metric " + name));
+        String metrics = get("/metrics");
+        if (!metrics.startsWith(name + " ") && !metrics.contains("\n" + name + " ")) {
+            throw new IllegalStateException("etcd on port " + clientPort + " reports no metric " + name);
+        }
+        return (long) sum(metrics, name + " ");
     }
 
     @Override

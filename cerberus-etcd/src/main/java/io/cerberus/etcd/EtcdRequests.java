@@ -27,10 +27,13 @@ final class EtcdRequests {
 
     private final String describe;
     private final Duration timeout;
+    /** A quarter of the timeout, made once: {@link Duration#dividedBy(long)} computes in {@code BigDecimal}. */
+    private final Duration quarter;
 
     EtcdRequests(String describe, Duration timeout) {
         this.describe = describe;
         this.timeout = timeout;
+        this.quarter = timeout.dividedBy(4);
     }
 
     Duration timeout() {
@@ -46,7 +49,7 @@ final class EtcdRequests {
      * @throws EtcdRefusedException if etcd answered with an error that a resend cannot mend
      */
     <T> T call(String what, Supplier<CompletableFuture<T>> request) {
-        return call(what, request, timeout.dividedBy(4));
+        return call(what, request, quarter);
     }
 
     /**
@@ -65,7 +68,7 @@ final class EtcdRequests {
      * timeout) gives a conclusive one.
      */
     <T> T callPreferring(String what, Supplier<CompletableFuture<T>> request, Predicate<? super T> conclusive) {
-        return call(what, request, timeout.dividedBy(4), conclusive);
+        return call(what, request, quarter, conclusive);
     }
 
     private <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter, Predicate<? super T> conclusive) {
