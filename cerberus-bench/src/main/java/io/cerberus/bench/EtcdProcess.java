@@ -80,16 +80,17 @@ final class EtcdProcess implements AutoCloseable {
             out.write(("GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             out.flush();
             String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            int status = response.indexOf(' ') + 1;
             int body = response.indexOf("\r\n\r\n");
-            return response.startsWith("HTTP/1.") && response.contains(" 200 ") && body >= 0 ? response.substring(body + 4) : "";
+            return response.startsWith("HTTP/1.") && response.startsWith("200 ", status) && body >= 0 ? response.substring(body + 4) : "";
         } catch (IOException e) {
             return "";
         }
     }
 
-    /** @return the sum of the values of the lines of {@code text} that start with {@code prefix} */
+    /** @return the sum of the values of the lines of {@code text} that start with {@code prefix}; NaN when none does */
     static double sum(String text, String prefix) {
-        double sum = 0;
+        double sum = Double.NaN;
         int start = 0;
         while (start < text.length()) {
             int end = text.indexOf('\n', start);
@@ -97,7 +98,7 @@ final class EtcdProcess implements AutoCloseable {
                 end = text.length();
             }
             if (text.startsWith(prefix, start)) {
-                sum += Double.parseDouble(text.substring(text.lastIndexOf(' ', end - 1) + 1, end).strip());
+                sum = (Double.isNaN(sum) ? 0 : sum) + Double.parseDouble(text.substring(text.lastIndexOf(' ', end - 1) + 1, end).strip());
             }
             start = end + 1;
         }
@@ -130,7 +131,8 @@ final class EtcdProcess implements AutoCloseable {
 
     /** @return the gRPC messages the server has received (unary requests, and each message on a stream) */
     long messagesReceived() {
-        return (long) sum(get("/metrics"), "grpc_server_msg_received_total");
+        double received = sum(get("/metrics"), "grpc_server_msg_received_total");
+        return Double.isNaN(received) ? 0 : (long) received;
     }
 
     /** @return the keys in the store now (every prefix: the peers' locks and anything else) */
@@ -144,11 +146,11 @@ final class EtcdProcess implements AutoCloseable {
     }
 
     private long gauge(String name) {
-        String metrics = get("/metrics");
-        if (!metrics.startsWith(name + " ") && !metrics.contains("\n" + name + " ")) {
+        double value = sum(get("/metrics"), name + " ");
+        if (Double.isNaN(value)) {
             throw new IllegalStateException("etcd on port " + clientPort + " reports no metric " + name);
         }
-        return (long) sum(metrics, name + " ");
+        return (long) value;
     }
 
     @Override
