@@ -58,11 +58,13 @@ public final class Bench {
      * One measured cell of the matrix. The last three are of {@code many-names} only (NaN otherwise, and
      * where the server cannot tell): the distinct names the cell locked, and how many objects and bytes
      * the server held more after the cell (its peer closed) than before it. The last is of {@code contended-2p} only
-     * (NaN otherwise): the share of the cycles that the child JVM ran.
+     * (NaN otherwise): the share of the cycles that the child JVM ran. {@code rounds} are the cycles/s of the
+     * peer's slice in each round of a cell taken in turns ({@link #measureInTurns}), in round order; empty for a
+     * cell measured in one piece.
      */
     record Result(String engine, String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999,
             long max, double cpuMicrosPerCycle, double requestsPerCycle, double namesTouched, double objectsLeft, double bytesLeft,
-            double childShare) {
+            double childShare, double[] rounds) {
         double perSecond() {
             return cycles / seconds;
         }
@@ -94,6 +96,11 @@ public final class Bench {
         }
         checkWorkloads(workloads);
         EngineGroups.check(engines, peerNames);
+        Path out = options.containsKey("out") ? Path.of(options.get("out")).toAbsolutePath() : null;
+        if (out != null) {
+            // made before the run, so that a run of many minutes does not end in a report it cannot write
+            Files.createDirectories(out.getParent());
+        }
         List<Bench.Result> results = new ArrayList<>();
         List<HeldLocks.Result> holds = new ArrayList<>();
         List<EngineGroup> done = new ArrayList<>();
@@ -107,7 +114,6 @@ public final class Bench {
                 done.add(group);
             }
         }
-        Path out = options.containsKey("out") ? Path.of(options.get("out")).toAbsolutePath() : null;
         String chartPrefix = out == null ? null : out.getFileName().toString().replaceFirst("\\.md$", "");
         String report = Report.markdown(results, holds, done, threads, seconds, chartPrefix);
         System.out.print(report);
@@ -196,6 +202,9 @@ public final class Bench {
         return results;
     }
 
+    /** The {@link Result#rounds} of a cell measured in one piece. */
+    static final double[] NO_ROUNDS = new double[0];
+
     /** The slices a cell's measured time is cut into, for {@link #measureInTurns}: an even number. */
     static final int SLICES = 4;
 
@@ -222,6 +231,7 @@ public final class Bench {
                 }
             }
             Samples[] measured = new Samples[open.size()];
+            double[][] rounds = new double[open.size()][SLICES];
             long[] requests = new long[open.size()];
             Duration slice = seconds.dividedBy(SLICES);
             for (int round = 0; round < SLICES; round++) {
@@ -232,6 +242,7 @@ public final class Bench {
                     // a slice's names are its own: the idempotent workload's keys must be new in every slice
                     Samples samples = sample(open.get(i), workload, t, slice, cells[i] + "m" + round, 0);
                     requests[i] += counted ? group.requests().getAsLong() - before : 0;
+                    rounds[i][round] = samples.cycles() / samples.seconds();
                     measured[i] = measured[i] == null ? samples : measured[i].then(samples);
                 }
             }
@@ -242,7 +253,7 @@ public final class Bench {
                 double perCycle = counted ? (double) requests[i] / Math.max(1, result.cycles()) : Double.NaN;
                 row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
                         result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), perCycle, Double.NaN, Double.NaN,
-                        Double.NaN, Double.NaN));
+                        Double.NaN, Double.NaN, rounds[i]));
             }
             return row;
         } finally {
@@ -283,7 +294,7 @@ public final class Bench {
             double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
             row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
                     result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
-                    bytesLeft, Double.NaN));
+                    bytesLeft, Double.NaN, NO_ROUNDS));
         }
         return row;
     }
@@ -367,7 +378,7 @@ public final class Bench {
     private static Result result(String peer, String workload, int threads, Samples s) {
         return new Result("", workload, peer, threads, s.cycles(), s.seconds(), s.percentile(0.50), s.percentile(0.99),
                 s.percentile(0.999), s.max(), s.cycles() == 0 ? 0 : s.cpuNanos() / 1000.0 / s.cycles(), 0, s.namesTouched(), Double.NaN,
-                Double.NaN, Double.NaN);
+                Double.NaN, Double.NaN, NO_ROUNDS);
     }
 
     /**

@@ -23,7 +23,7 @@ import java.util.List;
  *     compiler is quiet (as a cell of the other workloads does, {@link Bench#warmUntilCompiled}), says {@code READY};
  * <li>{@code WARM <name> <ms>}: runs on {@code bench-<name>} for {@code ms} (with the parent), says {@code WARMED};
  * <li>{@code RUN <name> <ms>}: measures on {@code bench-<name>} for {@code ms} (with the parent), keeps the
- *     figures, says {@code RAN};
+ *     figures, says {@code RAN <cycles> <measured nanoseconds>} of this slice;
  * <li>{@code END}: writes the sorted latencies of all its {@code RUN}s (nanoseconds, big-endian longs) to the
  *     samples file and says {@code RESULT <cycles> <measured nanoseconds> <process CPU nanoseconds> <samples>};
  *     then closes the peer and exits.
@@ -76,7 +76,7 @@ final class ContendedWorker {
                         case "RUN" -> {
                             Bench.Samples samples = Bench.sample(peer, "contended", threads, millis(command), command[1], 0);
                             measured = measured == null ? samples : measured.then(samples);
-                            say(protocol, "RAN");
+                            say(protocol, "RAN " + samples.cycles() + " " + Math.round(samples.seconds() * 1e9));
                         }
                         case "END" -> {
                             if (measured == null) {

@@ -144,7 +144,7 @@ final class Report {
                     continue;
                 }
                 out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |", r.peer(), t,
-                        r.perSecond(), baseline.map(b -> String.format(Locale.ROOT, "%.2f×", r.perSecond() / b.perSecond())).orElse("–"),
+                        r.perSecond(), baseline.map(b -> ratio(r, b)).orElse("–"),
                         micros(r.p50()), micros(r.p99()), micros(r.p999()), micros(r.max()), r.cpuMicrosPerCycle(),
                         Double.isNaN(r.requestsPerCycle()) ? "–" : String.format(Locale.ROOT, "%.2f", r.requestsPerCycle())));
                 if (residue) {
@@ -160,6 +160,26 @@ final class Report {
             }
         }
         out.append('\n');
+    }
+
+    /**
+     * @return the ratio of two peers' cycles/s over the cell; when the cell was taken in turns, with the lowest and highest
+     *     ratio of their slices round by round in brackets: a round's two slices are next to each other in time, so the spread
+     *     of those ratios is how far the machine moved the comparison within the cell
+     */
+    static String ratio(Bench.Result r, Bench.Result baseline) {
+        String whole = String.format(Locale.ROOT, "%.2f×", r.perSecond() / baseline.perSecond());
+        if (r == baseline || r.rounds().length < 2 || r.rounds().length != baseline.rounds().length) {
+            return whole;
+        }
+        double low = Double.POSITIVE_INFINITY;
+        double high = Double.NEGATIVE_INFINITY;
+        for (int round = 0; round < r.rounds().length; round++) {
+            double ratio = r.rounds()[round] / baseline.rounds()[round];
+            low = Math.min(low, ratio);
+            high = Math.max(high, ratio);
+        }
+        return Double.isFinite(low) && Double.isFinite(high) ? whole + String.format(Locale.ROOT, " (%.2f–%.2f)", low, high) : whole;
     }
 
     private static String count(double value) {

@@ -25,7 +25,7 @@ import java.util.Locale;
  * part), one peer after the other; then each peer warms up once more with its child on a shared name
  * ({@code WARM}); then the measured time is cut into slices per peer, taken in the order A B, B A, …:
  * for a slice the server's request count is read and on {@code RUN} both measure for the slice on the
- * slice's name. On {@code END} the child writes its sorted latencies of all its slices to a file and
+ * slice's name, and the child says how many cycles it ran in how long. On {@code END} the child writes its sorted latencies of all its slices to a file and
  * says {@code RESULT}. The cell's figures are of both JVMs: cycles and client CPU added up over the
  * longer of the two measured times (a slice starts a pipe write apart), percentiles and max over the
  * latencies of both; the request count is the server's, so it covers both. A child that says
@@ -110,6 +110,7 @@ final class TwoProcessContention {
             }
             boolean counted = group.requests() != null;
             Bench.Samples[] mine = new Bench.Samples[n];
+            double[][] rounds = new double[n][Bench.SLICES];
             long[] requests = new long[n];
             Duration slice = seconds.dividedBy(Bench.SLICES);
             for (int round = 0; round < Bench.SLICES; round++) {
@@ -119,8 +120,10 @@ final class TwoProcessContention {
                     long before = counted ? group.requests().getAsLong() : 0;
                     children.get(i).send("RUN " + name + " " + slice.toMillis());
                     Bench.Samples samples = Bench.sample(peers.get(i), "contended", here(threads), slice, name, 0);
-                    children.get(i).await("RAN", slice.plus(SLACK));
+                    String[] ran = children.get(i).await("RAN", slice.plus(SLACK)).split(" ");
                     requests[i] += counted ? group.requests().getAsLong() - before : 0;
+                    // both JVMs' hand-offs of the slice, over the longer of the two measured times, as for the whole cell
+                    rounds[i][round] = (samples.cycles() + Long.parseLong(ran[1])) / Math.max(samples.seconds(), Long.parseLong(ran[2]) / 1e9);
                     mine[i] = mine[i] == null ? samples : mine[i].then(samples);
                 }
             }
@@ -135,7 +138,7 @@ final class TwoProcessContention {
                         both.percentile(0.50), both.percentile(0.99), both.percentile(0.999), both.max(),
                         both.cycles() == 0 ? 0 : both.cpuNanos() / 1000.0 / both.cycles(),
                         counted ? (double) requests[i] / Math.max(1, both.cycles()) : Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-                        both.cycles() == 0 ? Double.NaN : (double) theirs.cycles() / both.cycles()));
+                        both.cycles() == 0 ? Double.NaN : (double) theirs.cycles() / both.cycles(), rounds[i]));
             }
             return row;
         } finally {
