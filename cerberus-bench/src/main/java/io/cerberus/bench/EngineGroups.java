@@ -18,7 +18,7 @@ final class EngineGroups {
         peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "scripts", "jvm"));
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
-        peers.put("postgres", List.of("cerberus", "spring", "shedlock", "roundtrip"));
+        peers.put("postgres", List.of("cerberus", "session", "spring", "shedlock", "roundtrip"));
         return peers;
     }
 
@@ -145,6 +145,9 @@ final class EngineGroups {
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL,
                             lease -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize, lease)));
                 }
+                // session mode holds a connection per held lock: not in held-locks (10,000 connections)
+                case "session" -> shared(lockPeers, sharedPeers,
+                        new PeerSpec("postgres", name, url + "&cerberus.poolSize=" + poolSize + "&cerberus.mode=session", poolSize));
                 case "spring" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (timeToLive)",

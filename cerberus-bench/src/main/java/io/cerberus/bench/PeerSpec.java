@@ -1,5 +1,6 @@
 package io.cerberus.bench;
 
+import io.cerberus.CerberusBuilder;
 import java.util.List;
 
 /**
@@ -49,6 +50,7 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
             case "redis/spring" -> Peers.springRedis(host(), port());
             case "zk/curator" -> ZooKeeperPeers.curator(address);
             case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);
+            case "postgres/session" -> Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
             case "postgres/spring" -> JdbcPeers.springJdbc(address, poolSize);
             case "postgres/shedlock" -> JdbcPeers.shedLock(address, poolSize);
             default -> throw new IllegalArgumentException("no distributed lock peer '" + peer + "' on " + engine);

@@ -41,11 +41,16 @@ final class Peers {
 
     /** Cerberus on any engine URI, locks taken with this lease (renewed every lease/3 while held). */
     static Peer cerberus(String uri, Duration lease) {
+        return cerberus(uri, lease, "Cerberus");
+    }
+
+    /** Cerberus on any engine URI, named {@code label} in the tables. */
+    static Peer cerberus(String uri, Duration lease, String label) {
         Cerberus cerberus = Cerberus.builder().engine(uri).namespace("bench").defaultLease(lease).build();
         return new Peer() {
             @Override
             public String name() {
-                return "Cerberus";
+                return label;
             }
 
             @Override

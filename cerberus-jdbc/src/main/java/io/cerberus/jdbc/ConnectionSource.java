@@ -21,7 +21,8 @@ import javax.sql.DataSource;
  * Where the engine's connections come from: the application's {@link DataSource}, or a small
  * built-in pool over {@link DriverManager} when none is given. Short statements borrow and give
  * back; a session-mode hold and the PostgreSQL listener take a dedicated connection that never
- * goes back to a pool while it is in use. Every connection is in auto-commit mode and has a
+ * goes back to a pool while it is in use (a session-mode connection that holds nothing any more
+ * may then serve the next hold). Every connection is in auto-commit mode and has a
  * network timeout, so no call hangs past the engine's timeout.
  */
 abstract class ConnectionSource implements AutoCloseable {
@@ -66,8 +67,38 @@ abstract class ConnectionSource implements AutoCloseable {
     void purgeIdle() {
     }
 
-    /** @return a connection for the caller alone; the caller closes it */
+    /** @return a new connection for the caller alone; the caller closes it */
     abstract Connection dedicated() throws SQLException;
+
+    /**
+     * @return a connection a session-mode hold gave back clean ({@link #keepSession}), or null when
+     *     none is idle: the caller then takes a {@link #dedicated} one
+     */
+    Connection idleSession() {
+        return null;
+    }
+
+    /**
+     * Takes back a session-mode connection that holds nothing (its lock released, or never taken),
+     * to serve a later hold without opening a connection; closes it when there is no room.
+     *
+     * @param connection a connection of {@link #idleSession} or {@link #dedicated}
+     */
+    void keepSession(Connection connection) {
+        closeQuietly(connection);
+    }
+
+    /** Closes the idle session-mode connections: after one failed, the others are likely dead too. */
+    void purgeIdleSessions() {
+    }
+
+    /**
+     * @return whether closing a connection of this source ends its database session (and so frees
+     *     the session locks it holds); false for an application's pool, which keeps the session open
+     */
+    boolean closeEndsSession() {
+        return false;
+    }
 
     @Override
     public abstract void close();
@@ -203,6 +234,8 @@ abstract class ConnectionSource implements AutoCloseable {
         private final String url;
         private final boolean serverTimeout;
         private final LinkedBlockingDeque<Connection> idle = new LinkedBlockingDeque<>();
+        private final LinkedBlockingDeque<Connection> idleSessions = new LinkedBlockingDeque<>();
+        private final int size;
         private final Semaphore permits;
         private volatile boolean closed;
 
@@ -210,6 +243,7 @@ abstract class ConnectionSource implements AutoCloseable {
             super(describe, timeout);
             this.url = url;
             this.serverTimeout = url.startsWith("jdbc:postgresql:");
+            this.size = size;
             this.permits = new Semaphore(size);
         }
 
@@ -291,18 +325,48 @@ abstract class ConnectionSource implements AutoCloseable {
         }
 
         @Override
-        void purgeIdle() {
-            Connection connection;
-            while ((connection = idle.pollFirst()) != null) {
+        Connection idleSession() {
+            return closed ? null : idleSessions.pollFirst();
+        }
+
+        /** Keeps at most as many idle session connections as the pool has connections. */
+        @Override
+        void keepSession(Connection connection) {
+            if (closed || idleSessions.size() >= size) {
+                closeQuietly(connection);
+                return;
+            }
+            idleSessions.offerFirst(connection);
+            if (closed && idleSessions.remove(connection)) {
                 closeQuietly(connection);
             }
         }
 
         @Override
+        void purgeIdleSessions() {
+            closeAll(idleSessions);
+        }
+
+        @Override
+        boolean closeEndsSession() {
+            return true;
+        }
+
+        @Override
+        void purgeIdle() {
+            closeAll(idle);
+        }
+
+        @Override
         public void close() {
             closed = true;
+            closeAll(idle);
+            closeAll(idleSessions);
+        }
+
+        private static void closeAll(LinkedBlockingDeque<Connection> connections) {
             Connection connection;
-            while ((connection = idle.pollFirst()) != null) {
+            while ((connection = connections.pollFirst()) != null) {
                 closeQuietly(connection);
             }
         }

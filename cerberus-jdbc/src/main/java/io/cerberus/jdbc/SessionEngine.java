@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -40,7 +41,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Waiters of this engine line up per key as in lease-row mode ({@link LocalGate}): only the
  * first in line takes a connection and asks; a release here, the end of a session, or (on
- * PostgreSQL) a notification from another process wakes it.
+ * PostgreSQL) a notification from another process wakes it. A connection whose session holds
+ * nothing any more serves the next hold: opening one costs milliseconds, a hold a round trip.
+ *
+ * <p>On PostgreSQL a release notifies only when a client was refused the lock: a refused try marks
+ * the key wanted, in the same statement, with a shared advisory lock on the key's two-int form
+ * (a key space apart from the single-bigint keys of the locks), held while its session waits. A
+ * release frees the lock first, then tries that mark exclusively: it is refused exactly when a
+ * waiter of another session holds it, and only then notifies. A waiter marks before it tries
+ * again, so a release after that try sees the mark.
  */
 final class SessionEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
@@ -65,16 +74,32 @@ final class SessionEngine implements LockEngine {
         final Acquisition attempt;
         final String key;
         final Connection connection;
+        /** Whether the connection served an earlier hold and waited idle since: it may have died meanwhile. */
+        final boolean reused;
         volatile boolean held;
+        /** PostgreSQL: whether the session holds the key's wanted mark (guarded by the session). */
+        boolean marked;
 
-        Session(Acquisition attempt, String key, Connection connection) {
+        Session(Acquisition attempt, String key, Connection connection, boolean reused) {
             this.attempt = attempt;
             this.key = key;
             this.connection = connection;
+            this.reused = reused;
         }
     }
 
+    /**
+     * PostgreSQL's try: takes the lock, or when refused marks the key wanted and tries once more (a
+     * release between the two tries did not see the mark). The subqueries fix the order. Parameters:
+     * key, wanted mark (two ints), key. Returns: marked, granted.
+     */
+    private static final String PG_TRY_OR_MARK = "SELECT marked, CASE WHEN got THEN true WHEN marked THEN pg_try_advisory_lock(?) "
+            + "ELSE false END FROM (SELECT got, CASE WHEN got THEN false ELSE pg_try_advisory_lock_shared(?, ?) END AS marked "
+            + "FROM (SELECT pg_try_advisory_lock(?) AS got OFFSET 0) tried OFFSET 0) marking";
+
     private final JdbcIdempotencyStore idempotency;
+    private final String pgRelease;
+    private final String pgReleaseMarked;
 
     SessionEngine(Db db, String table, boolean createTable, Duration checkInterval, LossReporter lossReporter) {
         this.db = db;
@@ -90,6 +115,8 @@ final class SessionEngine implements LockEngine {
         watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
+        this.pgRelease = pgRelease(channel, false);
+        this.pgReleaseMarked = pgRelease(channel, true);
     }
 
     @Override
@@ -128,16 +155,21 @@ final class SessionEngine implements LockEngine {
             }
             if (session == null) {
                 // only the attempt whose turn it is takes a connection: the others wait without one
-                Connection connection;
-                try {
-                    connection = db.source.dedicated();
-                } catch (SQLException e) {
-                    throw new EngineUnavailableException("could not connect to " + db.describe + ": " + e.getMessage(), e);
-                }
-                session = new Session(attempt, key, connection);
-                sessions.put(attempt.token(), session);
+                session = open(attempt, key, true);
             }
-            if (ask(session)) {
+            boolean asked;
+            try {
+                asked = ask(session);
+            } catch (EngineUnavailableException e) {
+                if (!session.reused) {
+                    throw e;
+                }
+                // an idle connection died while it waited (a restarted server): so did its peers
+                db.source.purgeIdleSessions();
+                session = open(attempt, key, false);
+                asked = ask(session);
+            }
+            if (asked) {
                 waiting.remove(attempt.token());
                 ticket.granted(attempt.token(), attempt.lease());
                 return AcquireResult.granted(-1);
@@ -146,6 +178,22 @@ final class SessionEngine implements LockEngine {
         } finally {
             ticket.endTry();
         }
+    }
+
+    /** Gives an attempt a connection of its own: an idle one when allowed and there is one, else a new one. */
+    private Session open(Acquisition attempt, String key, boolean idleAllowed) {
+        Connection connection = idleAllowed ? db.source.idleSession() : null;
+        boolean reused = connection != null;
+        if (connection == null) {
+            try {
+                connection = db.source.dedicated();
+            } catch (SQLException e) {
+                throw new EngineUnavailableException("could not connect to " + db.describe + ": " + e.getMessage(), e);
+            }
+        }
+        Session session = new Session(attempt, key, connection, reused);
+        sessions.put(attempt.token(), session);
+        return session;
     }
 
     /** @return whether the session now holds its lock */
@@ -158,7 +206,7 @@ final class SessionEngine implements LockEngine {
                 }
                 return false;
             } catch (SQLException e) {
-                end(session);
+                end(session, false);
                 Acquisition attempt = session.attempt;
                 if (SqlErrors.isConnectionFailure(e)) {
                     throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
@@ -174,10 +222,26 @@ final class SessionEngine implements LockEngine {
         LockKey key = session.attempt.key();
         switch (dialect) {
             case POSTGRESQL:
-                try (PreparedStatement statement = db.prepare(c, "SELECT pg_try_advisory_lock(?)")) {
-                    statement.setLong(1, LockRows.advisoryKey(table, key));
+                long advisory = LockRows.advisoryKey(table, key);
+                if (session.marked) {
+                    try (PreparedStatement statement = db.prepare(c, "SELECT pg_try_advisory_lock(?)")) {
+                        statement.setLong(1, advisory);
+                        try (ResultSet rows = statement.executeQuery()) {
+                            return rows.next() && rows.getBoolean(1);
+                        }
+                    }
+                }
+                try (PreparedStatement statement = db.prepare(c, PG_TRY_OR_MARK)) {
+                    statement.setLong(1, advisory);
+                    statement.setInt(2, (int) (advisory >>> 32));
+                    statement.setInt(3, (int) advisory);
+                    statement.setLong(4, advisory);
                     try (ResultSet rows = statement.executeQuery()) {
-                        return rows.next() && rows.getBoolean(1);
+                        if (!rows.next()) {
+                            return false;
+                        }
+                        session.marked = rows.getBoolean(1);
+                        return rows.getBoolean(2);
                     }
                 }
             case MARIADB:
@@ -266,14 +330,23 @@ final class SessionEngine implements LockEngine {
         }
         boolean released = false;
         synchronized (session) {
+            // a connection that never held the lock, or gave it back, holds nothing and can serve again
+            boolean clean = !session.held;
             if (session.held) {
                 try {
                     released = unlock(session);
+                    clean = released;
                 } catch (SQLException e) {
-                    LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; closing its connection frees it: " + e);
+                    LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);
+                }
+            } else if (session.marked) {
+                try {
+                    clean = unmark(session);
+                } catch (SQLException e) {
+                    clean = false;
                 }
             }
-            end(session);
+            end(session, clean);
         }
         if (released) {
             Wakeups.JVM.signal(session.key);
@@ -285,11 +358,21 @@ final class SessionEngine implements LockEngine {
         Connection c = session.connection;
         switch (dialect) {
             case POSTGRESQL:
-                try (PreparedStatement statement = db.prepare(c, "SELECT pg_advisory_unlock(?), pg_notify('" + channel + "', ?)")) {
-                    statement.setLong(1, LockRows.advisoryKey(table, session.attempt.key()));
-                    statement.setString(2, session.key);
+                long advisory = LockRows.advisoryKey(table, session.attempt.key());
+                try (PreparedStatement statement = db.prepare(c, session.marked ? pgReleaseMarked : pgRelease)) {
+                    int next = 1;
+                    statement.setInt(next++, (int) (advisory >>> 32));
+                    statement.setInt(next++, (int) advisory);
+                    statement.setString(next++, session.key);
+                    if (session.marked) {
+                        statement.setInt(next++, (int) (advisory >>> 32));
+                        statement.setInt(next++, (int) advisory);
+                    }
+                    statement.setLong(next, advisory);
                     try (ResultSet rows = statement.executeQuery()) {
-                        return rows.next() && rows.getBoolean(1);
+                        boolean released = rows.next() && rows.getBoolean(1);
+                        session.marked = false;
+                        return released;
                     }
                 }
             case MARIADB:
@@ -310,12 +393,80 @@ final class SessionEngine implements LockEngine {
         }
     }
 
-    /** Forgets a session and closes its connection, which frees anything it still held. */
-    private void end(Session session) {
+    /**
+     * PostgreSQL's release: frees the lock, then notifies the channel with the row key when a waiter
+     * of another session holds the key's wanted mark, and drops this session's own mark if it has
+     * one. Parameters: wanted mark (two ints), row key, [own mark (two ints)], key. Returns: released.
+     *
+     * @param channel the notification channel
+     * @param marked whether the releasing session holds the wanted mark itself
+     * @return the statement
+     */
+    static String pgRelease(String channel, boolean marked) {
+        return "SELECT released, CASE WHEN NOT released THEN NULL WHEN pg_try_advisory_xact_lock(?, ?) THEN NULL "
+                + "ELSE pg_notify('" + channel + "', ?) END" + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
+                + " FROM (SELECT pg_advisory_unlock(?) AS released OFFSET 0) unlocked";
+    }
+
+    /** Drops the wanted mark of a session that did not get the lock; @return whether it had it */
+    private boolean unmark(Session session) throws SQLException {
+        long advisory = LockRows.advisoryKey(table, session.attempt.key());
+        try (PreparedStatement statement = db.prepare(session.connection, "SELECT pg_advisory_unlock_shared(?, ?)")) {
+            statement.setInt(1, (int) (advisory >>> 32));
+            statement.setInt(2, (int) advisory);
+            try (ResultSet rows = statement.executeQuery()) {
+                session.marked = false;
+                return rows.next() && rows.getBoolean(1);
+            }
+        }
+    }
+
+    /**
+     * Forgets a session. A clean connection (holding nothing) is kept for a later hold; any other
+     * is closed, which frees what it still holds: our own connections end their database session
+     * when closed, while an application's pool keeps the session open, so there the engine first
+     * asks the database to free every session lock of the connection.
+     */
+    private void end(Session session, boolean clean) {
         sessions.remove(session.attempt.token(), session);
         session.held = false;
-        ConnectionSource.closeQuietly(session.connection);
+        if (clean) {
+            db.source.keepSession(session.connection);
+        } else {
+            if (!db.source.closeEndsSession()) {
+                freeAll(session.connection);
+            }
+            ConnectionSource.closeQuietly(session.connection);
+        }
         gate.released(session.key, session.attempt.token());
+    }
+
+    /** Frees every session lock of a connection, so that an application's pool gets it back holding none. */
+    private void freeAll(Connection c) {
+        try {
+            switch (dialect) {
+                case POSTGRESQL:
+                    try (Statement statement = c.createStatement()) {
+                        statement.execute("SELECT pg_advisory_unlock_all()");
+                    }
+                    break;
+                case MARIADB:
+                    try (Statement statement = c.createStatement()) {
+                        statement.execute("SELECT RELEASE_ALL_LOCKS()");
+                    }
+                    break;
+                case H2:
+                    if (!c.getAutoCommit()) {
+                        c.rollback();
+                    }
+                    break;
+                default:
+                    throw new AssertionError(dialect);
+            }
+        } catch (SQLException | RuntimeException e) {
+            // a connection that fails here is broken: the pool drops it, and its session with it
+            LOG.log(Level.DEBUG, "freeing the session locks of a connection of " + db.describe + " failed: " + e);
+        }
     }
 
     private boolean alive(Session session) {
@@ -335,7 +486,7 @@ final class SessionEngine implements LockEngine {
     private void checkSessions() {
         for (Session session : sessions.values()) {
             if (session.held && !alive(session) && session.held) {
-                end(session);
+                end(session, false);
                 lossReporter.lost(session.attempt.token(), "the database connection that held it closed");
             }
         }
@@ -403,7 +554,7 @@ final class SessionEngine implements LockEngine {
         waiting.clear();
         for (Session session : sessions.values()) {
             synchronized (session) {
-                end(session);
+                end(session, !session.held);
             }
         }
         if (listener != null) {

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.sql.Connection;
@@ -15,7 +21,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +59,9 @@ class JdbcEngineTest {
             DistributedLock row = rows.lock("row");
             row.lock();
             long fence = row.lease().fencingToken();
+            DistributedLock idle = sessions.lock("idle");
+            idle.lock();
+            idle.unlock();
             DistributedLock session = sessions.lock("session");
             session.lock();
             CountDownLatch sessionLost = new CountDownLatch(1);
@@ -61,6 +72,9 @@ class JdbcEngineTest {
             assertThat(sessionLost.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
                     .as("the session-mode holder is told its lock is gone").isTrue();
             assertThat(session.lease().isValid()).isFalse();
+            DistributedLock again = sessions.lock("again");
+            assertThat(again.tryLock()).as("a session connection left idle across the restart is replaced").isTrue();
+            again.unlock();
             // two lease periods after the restart the lease-row hold still stands, renewed on new connections
             long until = System.nanoTime() + Duration.ofSeconds(12).toNanos();
             Poll.until("two lease periods", TestTimes.millis(30_000), () -> System.nanoTime() - until > 0);
@@ -90,7 +104,7 @@ class JdbcEngineTest {
                     statement.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
                             + "AND pid <> pg_backend_pid()");
                 } else {
-                    String name = LockRows.sessionLockName("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "dropped"));
+                    String name = LockRows.sessionLockName("cerberus_locks", new LockKey(namespace, "dropped"));
                     try (ResultSet rows = statement.executeQuery("SELECT IS_USED_LOCK('" + name + "')")) {
                         assertThat(rows.next()).isTrue();
                         statement.execute("KILL " + rows.getLong(1));
@@ -101,6 +115,157 @@ class JdbcEngineTest {
                     .as("a session killed on %s is reported lost within the check interval", url).isTrue();
             assertThat(client(url + (url.contains("?") ? "&" : "?") + "cerberus.mode=session").lock("dropped").tryLock()).isTrue();
             assertThatThrownBy(lock::unlock).hasMessageContaining("lost");
+        }
+    }
+
+    @Test
+    void sessionModeServesTheNextHoldOnTheSameConnection() throws Exception {
+        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
+            Cerberus cerberus = client(Servers.with(url, "cerberus.mode=session"));
+            LockKey key = new LockKey(namespace, "reused");
+            Set<Long> sessions = new HashSet<>();
+            for (int i = 0; i < 10; i++) {
+                DistributedLock lock = cerberus.lock("reused");
+                lock.lock();
+                sessions.add(sessionHolding(url, key));
+                lock.unlock();
+            }
+            assertThat(sessions).as("one database session served every hold on %s", url).hasSize(1);
+        }
+    }
+
+    /** @return the id of the database session that holds the session lock of {@code key} */
+    private static long sessionHolding(String url, LockKey key) throws SQLException {
+        try (Connection admin = DriverManager.getConnection(url)) {
+            PreparedStatement statement;
+            if (url.startsWith("jdbc:postgresql")) {
+                long advisory = LockRows.advisoryKey("cerberus_locks", key);
+                statement = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+                        + "AND classid = CAST(? AS bigint)::oid AND objid = CAST(? AS bigint)::oid");
+                statement.setLong(1, advisory >>> 32);
+                statement.setLong(2, advisory & 0xffffffffL);
+            } else {
+                statement = admin.prepareStatement("SELECT IS_USED_LOCK(?)");
+                statement.setString(1, LockRows.sessionLockName("cerberus_locks", key));
+            }
+            try (statement; ResultSet rows = statement.executeQuery()) {
+                assertThat(rows.next()).as("someone holds %s on %s", key, url).isTrue();
+                return rows.getLong(1);
+            }
+        }
+    }
+
+    @Test
+    void sessionLocksAreFreedWhenAnApplicationPoolKeepsTheSessionOpen() throws Exception {
+        for (String url : List.of(Servers.postgres(), Servers.mariaDb(), Servers.h2())) {
+            JdbcLocalGateTest.Target target = new JdbcLocalGateTest.Target(url, url, JdbcOptions.Mode.SESSION);
+            try (JdbcLocalGateTest.CountingDataSource pool = new JdbcLocalGateTest.CountingDataSource(target, true)) {
+                LockKey key = new LockKey(namespace, "pooled");
+                JdbcOptions options = JdbcOptions.dataSource(pool).mode(JdbcOptions.Mode.SESSION);
+                // the engine closed while it holds: no client releases first
+                try (LockEngine engine = new JdbcEngineProvider().open(new EngineContext(url, Duration.ofSeconds(10), (token, reason) -> { },
+                        List.of(options)))) {
+                    Acquisition attempt = new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), "test",
+                            Duration.ofSeconds(30));
+                    assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
+                }
+                DistributedLock other = client(Servers.with(url, "cerberus.mode=session")).lock("pooled");
+                assertThat(other.tryLock()).as("closing the engine freed its lock on %s, though the pool keeps its connection open", url)
+                        .isTrue();
+                other.unlock();
+            }
+        }
+    }
+
+    @Test
+    void sessionModeReleaseNotifiesOnlyWhenAWaiterOfAnotherSessionMarkedTheLock() throws Exception {
+        String url = Servers.with(Servers.postgres(), "cerberus.mode=session");
+        DistributedLock lock = client(url).lock("wanted");
+        Cerberus other = client(url);
+        String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
+        try (Connection listening = DriverManager.getConnection(Servers.postgres())) {
+            try (Statement statement = listening.createStatement()) {
+                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+            }
+            org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
+            for (int i = 0; i < 3; i++) {
+                lock.lock();
+                lock.unlock();
+            }
+            lock.lock();
+            assertThat(other.lock("wanted").tryLock()).as("refused, and not waiting").isFalse();
+            lock.unlock();
+            assertThat(notifiedKeys(pg, 300)).as("nobody waited: no notification").doesNotContain(key);
+
+            lock.lock();
+            CountDownLatch acquired = new CountDownLatch(1);
+            CountDownLatch releaseNow = new CountDownLatch(1);
+            Thread waiter = new Thread(() -> {
+                DistributedLock wanting = other.lock("wanted");
+                try {
+                    if (wanting.tryLock(20, TimeUnit.SECONDS)) {
+                        acquired.countDown();
+                        releaseNow.await();
+                        wanting.unlock();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            waiter.start();
+            Poll.untilWaiting(waiter, TestTimes.millis(5000));
+            lock.unlock();
+            assertThat(firstNotified(pg, key, 5000)).as("the release notifies the waiter's key").isTrue();
+            assertThat(acquired.await(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            releaseNow.countDown();
+            waiter.join(TestTimes.millis(5000).toMillis());
+            assertThat(waiter.isAlive()).isFalse();
+            assertThat(notifiedKeys(pg, 300)).as("the former waiter's release: nobody waits").doesNotContain(key);
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void sessionModeNotificationWakesAWaiterOfAnotherProcess() throws Exception {
+        String url = Servers.postgres();
+        DistributedLock lock = client(Servers.with(url, "cerberus.mode=session")).lock("notified");
+        LockKey lockKey = new LockKey(namespace, "notified");
+        long advisory = LockRows.advisoryKey("cerberus_locks", lockKey);
+        try (Connection other = DriverManager.getConnection(url)) {
+            // another process holds the lock
+            try (Statement statement = other.createStatement()) {
+                statement.execute("SELECT pg_advisory_lock(" + advisory + ")");
+            }
+            AtomicLong acquiredAt = new AtomicLong();
+            Thread waiter = new Thread(() -> {
+                try {
+                    if (lock.tryLock(20, TimeUnit.SECONDS)) {
+                        acquiredAt.set(System.nanoTime());
+                        lock.unlock();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            waiter.start();
+            Poll.untilWaiting(waiter, TestTimes.millis(5000));
+            // long enough for the waiter's backoff to grow to its ceiling of a second
+            long grown = System.nanoTime() + Duration.ofMillis(2500).toNanos();
+            Poll.until("the waiter's backoff to grow", TestTimes.millis(10_000), () -> System.nanoTime() - grown > 0);
+            long releasedAt = System.nanoTime();
+            try (PreparedStatement release = other.prepareStatement(SessionEngine.pgRelease(LeaseRowEngine.channel("cerberus_locks"), false))) {
+                release.setInt(1, (int) (advisory >>> 32));
+                release.setInt(2, (int) advisory);
+                release.setString(3, LockRows.key("cerberus_locks", lockKey));
+                release.setLong(4, advisory);
+                try (ResultSet rows = release.executeQuery()) {
+                    assertThat(rows.next() && rows.getBoolean(1)).as("the other process released").isTrue();
+                }
+            }
+            waiter.join(TestTimes.millis(10_000).toMillis());
+            assertThat(acquiredAt.get()).as("the waiter acquired").isNotZero();
+            assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).as("woken by the notification").isLessThan(Duration.ofMillis(400));
         }
     }
 
@@ -141,7 +306,7 @@ class JdbcEngineTest {
                 statement.execute(url.startsWith("jdbc:postgresql") ? "ANALYZE " + table : "ANALYZE TABLE " + table);
                 DistributedLock lock = cerberus.lock("among-many");
                 assertThat(lock.tryLock()).isTrue();
-                String key = "'" + LockRows.key(table, new io.cerberus.spi.LockKey(namespace, "among-many")) + "'";
+                String key = "'" + LockRows.key(table, new LockKey(namespace, "among-many")) + "'";
                 String plan = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.readRow(table).replace("?", key)
                         .replace(Dialect.POSTGRESQL.now, url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL.now : Dialect.MARIADB.now));
                 assertThat(plan).as("the plan on %s", url).containsAnyOf("Index Scan", "Index Only Scan", "PRIMARY");
@@ -196,7 +361,7 @@ class JdbcEngineTest {
     void notificationWakesAWaiterOfAnotherProcess() throws Exception {
         String url = Servers.postgres();
         Cerberus cerberus = client(url);
-        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "notified"));
+        String key = LockRows.key("cerberus_locks", new LockKey(namespace, "notified"));
         DistributedLock lock = cerberus.lock("notified");
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
@@ -245,7 +410,7 @@ class JdbcEngineTest {
         String url = Servers.postgres();
         DistributedLock lock = client(url).lock("wanted");
         Cerberus other = client(url);
-        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "wanted"));
+        String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
         try (Connection listening = DriverManager.getConnection(url)) {
             try (Statement statement = listening.createStatement()) {
                 statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
@@ -270,6 +435,23 @@ class JdbcEngineTest {
             lock.unlock();
             assertThat(notifiedKeys(pg, 300)).doesNotContain(key);
         }
+    }
+
+    /** @return whether {@code key} is notified to this connection within the time */
+    private static boolean firstNotified(org.postgresql.PGConnection pg, String key, int millis) throws SQLException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0) {
+            org.postgresql.PGNotification[] notifications = pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            if (notifications != null) {
+                for (org.postgresql.PGNotification notification : notifications) {
+                    if (notification.getParameter().equals(key)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** @return the payloads notified to this connection within the time */
@@ -314,7 +496,7 @@ class JdbcEngineTest {
         DistributedLock lock = cerberus.lock("blocked");
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
-        String key = LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked"));
+        String key = LockRows.key("cerberus_locks", new LockKey(namespace, "blocked"));
         try (Connection other = DriverManager.getConnection(url)) {
             // a transaction of someone else keeps the lock's row locked: our acquire waits for it
             other.setAutoCommit(false);
