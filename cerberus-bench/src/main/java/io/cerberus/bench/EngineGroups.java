@@ -18,7 +18,7 @@ final class EngineGroups {
         peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "scripts", "jvm"));
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
-        peers.put("postgres", List.of("cerberus", "session", "spring", "shedlock", "roundtrip"));
+        peers.put("postgres", List.of("cerberus", "session", "datasource", "spring", "shedlock", "roundtrip"));
         return peers;
     }
 
@@ -145,6 +145,8 @@ final class EngineGroups {
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL,
                             lease -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize, lease)));
                 }
+                // the way the Spring Boot starter's "jdbc:datasource" runs: on the application's pool
+                case "datasource" -> shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
                 // session mode holds a connection per held lock: not in held-locks (10,000 connections)
                 case "session" -> shared(lockPeers, sharedPeers,
                         new PeerSpec("postgres", name, url + "&cerberus.poolSize=" + poolSize + "&cerberus.mode=session", poolSize));

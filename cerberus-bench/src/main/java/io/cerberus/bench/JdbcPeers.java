@@ -2,6 +2,8 @@ package io.cerberus.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.cerberus.Cerberus;
+import io.cerberus.jdbc.JdbcOptions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -44,6 +46,17 @@ final class JdbcPeers {
     }
 
     /** Spring Integration's {@code JdbcLockRegistry} over its {@code DefaultLockRepository} (polls every 100 ms while it waits). */
+    /**
+     * Cerberus's lease-row mode on an application's HikariCP pool, as the Spring Boot starter's
+     * {@code jdbc:datasource} runs it: one connection more than the others get, for the engine's
+     * notification listener.
+     */
+    static Peer cerberusOnPool(String jdbcUrl, int poolSize) {
+        HikariDataSource pool = pool(jdbcUrl, poolSize + 1, "bench-cerberus-datasource");
+        Cerberus cerberus = Cerberus.builder().engine(jdbcUrl, JdbcOptions.dataSource(pool)).namespace("bench").build();
+        return Peers.cerberus(cerberus, "Cerberus on a HikariCP DataSource", pool::close);
+    }
+
     static Peer springJdbc(String jdbcUrl, int poolSize) {
         return springJdbc(jdbcUrl, poolSize, DefaultLockRepository.DEFAULT_TTL);
     }

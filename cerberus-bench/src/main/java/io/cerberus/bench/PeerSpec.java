@@ -51,6 +51,7 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
             case "zk/curator" -> ZooKeeperPeers.curator(address);
             case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);
             case "postgres/session" -> Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
+            case "postgres/datasource" -> JdbcPeers.cerberusOnPool(address, poolSize);
             case "postgres/spring" -> JdbcPeers.springJdbc(address, poolSize);
             case "postgres/shedlock" -> JdbcPeers.shedLock(address, poolSize);
             default -> throw new IllegalArgumentException("no distributed lock peer '" + peer + "' on " + engine);

@@ -46,7 +46,16 @@ final class Peers {
 
     /** Cerberus on any engine URI, named {@code label} in the tables. */
     static Peer cerberus(String uri, Duration lease, String label) {
-        Cerberus cerberus = Cerberus.builder().engine(uri).namespace("bench").defaultLease(lease).build();
+        return cerberus(Cerberus.builder().engine(uri).namespace("bench").defaultLease(lease).build(), label, () -> { });
+    }
+
+    /**
+     * @param cerberus the client, closed with the peer
+     * @param label the peer's name in the tables
+     * @param alsoOnClose what to close after the client
+     * @return the client as a peer
+     */
+    static Peer cerberus(Cerberus cerberus, String label, Runnable alsoOnClose) {
         return new Peer() {
             @Override
             public String name() {
@@ -68,6 +77,7 @@ final class Peers {
             @Override
             public void close() {
                 cerberus.close();
+                alsoOnClose.run();
             }
         };
     }

@@ -135,6 +135,11 @@ abstract class ConnectionSource implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        return setUp(connection);
+    }
+
+    /** Puts a connection in auto-commit mode with the engine's network timeout; closes it on failure. */
+    Connection setUp(Connection connection) throws SQLException {
         try {
             connection.setAutoCommit(true);
             setNetworkTimeout(connection, CONNECTORS, timeout);
@@ -194,9 +199,17 @@ abstract class ConnectionSource implements AutoCloseable {
         Connection open() throws SQLException;
     }
 
-    /** Connections of the application's data source. */
-    private static final class FromDataSource extends ConnectionSource {
+    /**
+     * Connections of the application's data source. A pool hands out a connection in microseconds,
+     * so a borrow asks it on the caller's thread; but a pool whose database went away may wait for
+     * a new connection longer than the engine's timeout (HikariCP: {@code connectionTimeout}, 30 s
+     * by default). So the first borrow, and every borrow after a connection failed until one works
+     * again, asks on a connector thread and gives up at the timeout.
+     */
+    static final class FromDataSource extends ConnectionSource {
         private final DataSource dataSource;
+        /** Whether borrows are timed on a connector thread: at first, and after a failure. */
+        private volatile boolean guarded = true;
 
         FromDataSource(String describe, Duration timeout, DataSource dataSource) {
             super(describe, timeout);
@@ -205,12 +218,26 @@ abstract class ConnectionSource implements AutoCloseable {
 
         @Override
         Connection borrow() throws SQLException {
-            return open(dataSource::getConnection);
+            if (guarded) {
+                return open(dataSource::getConnection);
+            }
+            try {
+                return setUp(dataSource.getConnection());
+            } catch (SQLException | RuntimeException e) {
+                guarded = true;
+                throw e;
+            }
         }
 
         @Override
         void giveBack(Connection connection, boolean broken) {
+            guarded = broken;
             closeQuietly(connection);
+        }
+
+        /** @return whether the next borrow is timed on a connector thread */
+        boolean guarded() {
+            return guarded;
         }
 
         @Override

@@ -1,9 +1,22 @@
 package io.cerberus.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.testkit.TestTimes;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 class ConnectionSourceTest {
 
@@ -14,5 +27,93 @@ class ConnectionSourceTest {
         assertThat(ConnectionSource.statementTimeout(Duration.ofMillis(2))).isEqualTo(Duration.ofMillis(1));
         assertThat(ConnectionSource.statementTimeout(Duration.ofMillis(1))).as("never zero, which would mean no timeout")
                 .isEqualTo(Duration.ofMillis(1));
+    }
+
+    @Test
+    void anApplicationsPoolIsAskedOnTheCallersThreadWhileItsConnectionsWork() throws Exception {
+        RecordingDataSource data = new RecordingDataSource(Servers.postgres());
+        ConnectionSource.FromDataSource source = new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);
+        try {
+            source.giveBack(source.borrow(), false);
+            assertThat(data.threads).as("the first borrow is timed on a connector thread").singleElement()
+                    .asString().startsWith("cerberus-jdbc-connect");
+            source.giveBack(source.borrow(), false);
+            assertThat(data.threads.get(1)).as("once a connection worked: no thread hand-off").isEqualTo(Thread.currentThread().getName());
+
+            // a connection failed: the next borrow is timed again, and gives up at the timeout on a pool that hangs
+            source.giveBack(source.borrow(), true);
+            assertThat(source.guarded()).isTrue();
+            data.hang = true;
+            long start = System.nanoTime();
+            assertThatThrownBy(source::borrow).isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("the test database").hasMessageContaining("within 1000ms");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5000));
+        } finally {
+            data.hung.countDown();
+        }
+    }
+
+    /** The driver's data source, recording which thread asks, and able to hang like a pool whose database went away. */
+    private static final class RecordingDataSource implements DataSource {
+        final List<String> threads = new CopyOnWriteArrayList<>();
+        final CountDownLatch hung = new CountDownLatch(1);
+        volatile boolean hang;
+        private final PGSimpleDataSource driver = new PGSimpleDataSource();
+
+        RecordingDataSource(String url) {
+            driver.setUrl(url);
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            threads.add(Thread.currentThread().getName());
+            if (hang) {
+                try {
+                    hung.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SQLException("interrupted", e);
+                }
+            }
+            return driver.getConnection();
+        }
+
+        @Override
+        public Connection getConnection(String user, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> type) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> type) {
+            return false;
+        }
     }
 }
