@@ -262,6 +262,8 @@ abstract class ConnectionSource implements AutoCloseable {
         private final boolean serverTimeout;
         private final LinkedBlockingDeque<Connection> idle = new LinkedBlockingDeque<>();
         private final LinkedBlockingDeque<Connection> idleSessions = new LinkedBlockingDeque<>();
+        /** The connection each thread gave back last: taken again when idle, so a thread keeps its database session. */
+        private final ThreadLocal<Connection> lastGivenBack = new ThreadLocal<>();
         private final int size;
         private final Semaphore permits;
         private volatile boolean closed;
@@ -319,6 +321,10 @@ abstract class ConnectionSource implements AutoCloseable {
                 }
             }
             try {
+                Connection last = lastGivenBack.get();
+                if (last != null && idle.remove(last)) {
+                    return last;
+                }
                 Connection connection = idle.pollFirst();
                 if (connection != null) {
                     return connection;
@@ -336,6 +342,7 @@ abstract class ConnectionSource implements AutoCloseable {
                 if (broken || closed) {
                     closeQuietly(connection);
                 } else {
+                    lastGivenBack.set(connection);
                     idle.offerFirst(connection);
                     if (closed && idle.remove(connection)) {
                         closeQuietly(connection);

@@ -53,6 +53,33 @@ class ConnectionSourceTest {
         }
     }
 
+    @Test
+    void aThreadGetsBackTheConnectionItGaveBackLast() throws Exception {
+        JdbcTarget target = JdbcTarget.parse(Servers.postgres(), JdbcOptions.defaults());
+        try (ConnectionSource source = ConnectionSource.of(target, JdbcOptions.defaults(), Duration.ofSeconds(5))) {
+            Connection mine = source.borrow();
+            Connection[] theirs = new Connection[1];
+            Thread borrower = new Thread(() -> {
+                try {
+                    theirs[0] = source.borrow();
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            borrower.start();
+            borrower.join();
+            assertThat(theirs[0]).isNotNull().isNotSameAs(mine);
+            source.giveBack(mine, false);
+            // another thread gives the other connection back last: the first idle one for anybody else
+            Thread giver = new Thread(() -> source.giveBack(theirs[0], false));
+            giver.start();
+            giver.join();
+            Connection again = source.borrow();
+            assertThat(again).as("this thread's own connection, so it keeps its database session").isSameAs(mine);
+            source.giveBack(again, false);
+        }
+    }
+
     /** The driver's data source, recording which thread asks, and able to hang like a pool whose database went away. */
     private static final class RecordingDataSource implements DataSource {
         final List<String> threads = new CopyOnWriteArrayList<>();
