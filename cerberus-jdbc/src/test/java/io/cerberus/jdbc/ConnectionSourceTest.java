@@ -5,16 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.testkit.TestTimes;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -81,7 +77,7 @@ class ConnectionSourceTest {
     }
 
     /** The driver's data source, recording which thread asks, and able to hang like a pool whose database went away. */
-    private static final class RecordingDataSource implements DataSource {
+    private static final class RecordingDataSource extends TestDataSource {
         final List<String> threads = new CopyOnWriteArrayList<>();
         final CountDownLatch hung = new CountDownLatch(1);
         volatile boolean hang;
@@ -103,44 +99,6 @@ class ConnectionSourceTest {
                 }
             }
             return driver.getConnection();
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> type) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> type) {
-            return false;
         }
     }
 }

@@ -238,21 +238,7 @@ class JdbcEngineTest {
                 statement.execute("SELECT pg_advisory_lock(" + advisory + ")");
             }
             AtomicLong acquiredAt = new AtomicLong();
-            Thread waiter = new Thread(() -> {
-                try {
-                    if (lock.tryLock(20, TimeUnit.SECONDS)) {
-                        acquiredAt.set(System.nanoTime());
-                        lock.unlock();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            waiter.start();
-            Poll.untilWaiting(waiter, TestTimes.millis(5000));
-            // long enough for the waiter's backoff to grow to its ceiling of a second
-            long grown = System.nanoTime() + Duration.ofMillis(2500).toNanos();
-            Poll.until("the waiter's backoff to grow", TestTimes.millis(10_000), () -> System.nanoTime() - grown > 0);
+            Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
             long releasedAt = System.nanoTime();
             try (PreparedStatement release = other.prepareStatement(SessionEngine.pgRelease(LeaseRowEngine.channel("cerberus_locks"), false))) {
                 release.setInt(1, (int) (advisory >>> 32));
@@ -371,21 +357,7 @@ class JdbcEngineTest {
                     + " + 60000 WHERE lock_key = ?", key);
             for (int round = 0; round < 3; round++) {
                 AtomicLong acquiredAt = new AtomicLong();
-                Thread waiter = new Thread(() -> {
-                    try {
-                        if (lock.tryLock(20, TimeUnit.SECONDS)) {
-                            acquiredAt.set(System.nanoTime());
-                            lock.unlock();
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                waiter.start();
-                // long enough for the waiter's backoff to grow to its ceiling of a second
-                Poll.untilWaiting(waiter, TestTimes.millis(5000));
-                long grown = System.nanoTime() + Duration.ofMillis(2500).toNanos();
-                Poll.until("the waiter's backoff to grow", TestTimes.millis(10_000), () -> System.nanoTime() - grown > 0);
+                Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
                 long releasedAt = System.nanoTime();
                 try (PreparedStatement release = other.prepareStatement(Dialect.POSTGRESQL.release("cerberus_locks", "cerberus_cerberus_locks"))) {
                     release.setString(1, key);
@@ -435,6 +407,29 @@ class JdbcEngineTest {
             lock.unlock();
             assertThat(notifiedKeys(pg, 300)).doesNotContain(key);
         }
+    }
+
+    /**
+     * Starts a thread that waits up to 20 s for {@code lock}, and notes when it got it in
+     * {@code acquiredAt}; returns once the waiter has waited long enough for its backoff to grow to
+     * its ceiling of a second, so that only a notification can wake it soon after a release.
+     */
+    private static Thread waiterWithGrownBackoff(DistributedLock lock, AtomicLong acquiredAt) {
+        Thread waiter = new Thread(() -> {
+            try {
+                if (lock.tryLock(20, TimeUnit.SECONDS)) {
+                    acquiredAt.set(System.nanoTime());
+                    lock.unlock();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        long grown = System.nanoTime() + Duration.ofMillis(2500).toNanos();
+        Poll.until("the waiter's backoff to grow", TestTimes.millis(10_000), () -> System.nanoTime() - grown > 0);
+        return waiter;
     }
 
     /** @return whether {@code key} is notified to this connection within the time */

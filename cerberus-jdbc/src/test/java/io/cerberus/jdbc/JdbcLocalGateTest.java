@@ -12,7 +12,6 @@ import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -32,8 +31,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -389,7 +386,7 @@ class JdbcLocalGateTest {
      * The application's data source: counts, per thread, the acquire statements prepared on its
      * connections, and the connections it opened; pools them when asked to.
      */
-    static final class CountingDataSource implements DataSource, AutoCloseable {
+    static final class CountingDataSource extends TestDataSource implements AutoCloseable {
         private final Target target;
         private final boolean pooled;
         private final Deque<Connection> idle = new ConcurrentLinkedDeque<>();
@@ -434,49 +431,11 @@ class JdbcLocalGateTest {
         }
 
         @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
         public void close() {
             Connection connection;
             while ((connection = idle.pollFirst()) != null) {
                 ConnectionSource.closeQuietly(connection);
             }
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> type) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> type) {
-            return false;
         }
     }
 }
