@@ -35,7 +35,8 @@ public final class FailoverPolicy {
     }
 
     /**
-     * A policy that switches once the current engine has failed its health checks for this long.
+     * A policy that switches once no health check of the current engine has passed for this long
+     * (a check that hangs does not pass).
      *
      * @param unhealthyFor at least 10 ms; shorter switches sooner, longer rides out brief outages
      *     (a failover of the engine's own replicas) without moving every lock to another engine
