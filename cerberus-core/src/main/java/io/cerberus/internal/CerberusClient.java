@@ -485,6 +485,10 @@ public final class CerberusClient implements Cerberus {
                 long sentAt = System.nanoTime();
                 AcquireResult result = engine.engine().tryAcquire(attempt);
                 if (result instanceof AcquireResult.Granted granted) {
+                    if (granted.ageNanos() > 0) {
+                        // granted by an earlier request (a hand-off): the lease runs from that one
+                        sentAt = Math.min(sentAt, System.nanoTime() - granted.ageNanos());
+                    }
                     Holding holding = new Holding(this, engine, attempt, granted.fencingToken(), renewed, threadBound, sentAt);
                     switcher.granted(engine, lease);
                     live.put(attempt.token(), holding);

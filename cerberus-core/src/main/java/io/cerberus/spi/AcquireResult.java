@@ -24,11 +24,37 @@ public sealed interface AcquireResult {
     }
 
     /**
+     * A grant whose lease began before this call: the request that took the lock for the attempt
+     * was sent {@code ageNanos} before the answer (an engine that handed the lock over to a waiting
+     * attempt in the holder's release, say). The caller counts the lease from then.
+     *
+     * @param fencingToken the fencing token, or -1 if the engine has none
+     * @param ageNanos how long before now the granting request was sent; not negative
+     * @return a granted result
+     */
+    static AcquireResult granted(long fencingToken, long ageNanos) {
+        return new Granted(fencingToken, ageNanos);
+    }
+
+    /**
      * The lock is now held by the attempt.
      *
      * @param fencingToken the fencing token, or -1 if the engine has none
+     * @param ageNanos how long before this answer the request that granted the lock was sent, when
+     *     that was before this call; 0 when this call sent it
      */
-    record Granted(long fencingToken) implements AcquireResult {
+    record Granted(long fencingToken, long ageNanos) implements AcquireResult {
+        /** Checks that the age is not negative. */
+        public Granted {
+            if (ageNanos < 0) {
+                throw new IllegalArgumentException("ageNanos must not be negative, was " + ageNanos);
+            }
+        }
+
+        /** @param fencingToken the fencing token, or -1 if the engine has none */
+        public Granted(long fencingToken) {
+            this(fencingToken, 0);
+        }
     }
 
     /**

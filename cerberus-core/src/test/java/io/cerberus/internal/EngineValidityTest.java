@@ -57,6 +57,23 @@ class EngineValidityTest {
     }
 
     @Test
+    void leaseOfAGrantMadeByAnEarlierRequestCountsFromThatRequest() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        Scripted engine = ScriptedEngineProvider.last;
+        Duration lease = Duration.ofSeconds(3);
+        engine.grantedAge = Duration.ofSeconds(2);
+        long start = System.nanoTime();
+        DistributedLock lock = cerberus.lock("handed");
+        lock.lock(lease);
+        Lease held = lock.lease();
+        pollUntil("the lease to turn invalid", Duration.ofMillis(bound(3000)), () -> !held.isValid());
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("invalid a lease after the granting request, 2 s before this call")
+                .isLessThan(Duration.ofSeconds(2));
+        assertThatThrownBy(() -> io.cerberus.spi.AcquireResult.granted(1, -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ageNanos must not be negative");
+    }
+
+    @Test
     void renewalsComeWithinAThirdOfTheValidity() throws Exception {
         Duration lease = Duration.ofMillis(900);
         Cerberus cerberus = client(lease);

@@ -68,6 +68,8 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public volatile boolean racing;
         /** tryAcquire calls. */
         public final AtomicInteger acquireCalls = new AtomicInteger();
+        /** When set, grants say the request that made them was sent this long before (as a hand-off's are). */
+        public volatile java.time.Duration grantedAge;
 
         Scripted(String uri, MemoryStore store) {
             this.inner = new MemoryEngine(uri, store);
@@ -137,6 +139,10 @@ public final class ScriptedEngineProvider implements EngineProvider {
             }
             if (whyNoFencing != null && result instanceof io.cerberus.spi.AcquireResult.Granted) {
                 return io.cerberus.spi.AcquireResult.granted(-1);
+            }
+            java.time.Duration age = grantedAge;
+            if (age != null && result instanceof io.cerberus.spi.AcquireResult.Granted granted) {
+                return io.cerberus.spi.AcquireResult.granted(granted.fencingToken(), age.toNanos());
             }
             return result;
         }

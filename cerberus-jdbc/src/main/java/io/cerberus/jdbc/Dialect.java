@@ -121,13 +121,15 @@ enum Dialect {
     /**
      * Reads a lock's row after an acquire that {@link #acquireReturnsFence} did not grant, or after
      * any acquire elsewhere: owner, fence, milliseconds left. On PostgreSQL it also marks the row
-     * wanted for a while, so that the holder's release notifies; parameters: mark in ms, key.
-     * Elsewhere it only reads; parameter: key.
+     * wanted for a while, so that the holder's release notifies, and returns the mark written and
+     * the one it replaced as fourth and fifth columns; parameters: mark in ms, key, key. Elsewhere
+     * it only reads; parameter: key.
      */
     String afterAcquire(String table) {
         if (this == POSTGRESQL) {
-            return "UPDATE " + table + " SET wanted_until = " + now + " + ? WHERE lock_key = ? "
-                    + "RETURNING owner, fence, expires_at - " + now;
+            return "UPDATE " + table + " t SET wanted_until = " + now + " + ? "
+                    + "FROM (SELECT wanted_until AS before FROM " + table + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
+                    + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
         }
         return readRow(table);
     }
@@ -156,6 +158,34 @@ enum Dialect {
                     + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel + "', lock_key) END FROM released";
         }
         return update;
+    }
+
+    /**
+     * PostgreSQL only: the release of a hold that hands the lock over, in the same statement, to a
+     * waiting attempt of the same engine, with the next fence and that attempt's lease. It hands
+     * over unless another client marked the row wanted: the row is unmarked, or marked with this
+     * engine's own mark, or the engine allows one more hand-off regardless. Otherwise it releases
+     * as {@link #release} does, notifying when marked. One clock reading decides it all.
+     * Parameters: next owner, next holder, next lease in ms, own mark, regardless (boolean), key,
+     * releasing owner. Returns, when the releasing hold was still ours and unexpired, the new
+     * owner (null when released) and the fence.
+     */
+    String handOver(String table, String channel) {
+        if (this != POSTGRESQL) {
+            throw new UnsupportedOperationException("hand-over in one statement is built for PostgreSQL only");
+        }
+        String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
+        return "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
+                + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now + " AS now), "
+                + "moved AS (UPDATE " + table + " t SET "
+                + "owner = CASE WHEN " + pass + " THEN p.next END, "
+                + "holder = CASE WHEN " + pass + " THEN p.holder END, "
+                + "fence = CASE WHEN " + pass + " THEN t.fence + 1 ELSE t.fence END, "
+                + "expires_at = CASE WHEN " + pass + " THEN p.now + p.lease ELSE 0 END "
+                + "FROM p WHERE t.lock_key = ? AND t.owner = ? AND t.expires_at > p.now "
+                + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
+                + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('" + channel
+                + "', lock_key) END FROM moved";
     }
 
     /** Counts live holds of a key. Parameter: key. */

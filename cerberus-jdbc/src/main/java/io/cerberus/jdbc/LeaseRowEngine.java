@@ -47,9 +47,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * serialise on the row, and a refused acquire that then reads the row free asks once more at once.
  * The line only chooses who asks; the upsert alone decides who holds.
  *
+ * <p><b>Hand-off on PostgreSQL.</b> When the head of the line sleeps waiting for the hold being
+ * released, the release hands the lock over to it in the same statement ({@link Dialect#handOver}):
+ * owner, holder, lease and the next fence are written in place of the release, and the head takes
+ * the grant without a statement, its lease counted from the release. The statement hands over only
+ * while no client of another process has marked the row wanted (this engine's own mark does not
+ * count), or for the first {@link LocalGate#HAND_OFFS_WHILE_WANTED} hand-offs in a row; otherwise
+ * it releases and notifies as a plain release does, so a waiter elsewhere gets its chance to race
+ * for the lock. MariaDB and H2 have no {@code UPDATE … RETURNING} to say who holds after such a
+ * statement, and no mark to tell of waiters elsewhere; there the next thread asks.
+ *
  * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL, an upsert and a read elsewhere;
- * a busy answer: an upsert and a read (on PostgreSQL the marking update). Release: one statement. So a hand-off between threads of
- * one JVM costs one acquire and one release, however many threads wait. A waiter that gives up
+ * a busy answer: an upsert and a read (on PostgreSQL the marking update). Release: one statement.
+ * So a hand-off between threads of one JVM costs one statement on PostgreSQL, and one acquire and
+ * one release elsewhere, however many threads wait. A waiter that gives up
  * before its turn sends nothing. Renewals of many holds: one batch. The engine works on its own
  * pooled connections in auto-commit mode, outside any transaction of the application.
  */
@@ -74,6 +85,8 @@ final class LeaseRowEngine implements LockEngine {
     private final String readRowSql;
     private final String renewSql;
     private final String releaseSql;
+    /** The release that hands the lock to the next waiter of this engine; null where not built (not PostgreSQL). */
+    private final String handOverSql;
     private final String isLockedSql;
     private final String inspectSql;
     /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
@@ -93,6 +106,7 @@ final class LeaseRowEngine implements LockEngine {
         this.readRowSql = dialect.readRow(table);
         this.renewSql = dialect.renew(table);
         this.releaseSql = dialect.release(table, channel);
+        this.handOverSql = dialect == Dialect.POSTGRESQL ? dialect.handOver(table, channel) : null;
         this.isLockedSql = dialect.isLocked(table);
         this.inspectSql = dialect.inspect(table);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
@@ -127,6 +141,15 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
+        LocalGate.Ticket pending = waiting.get(attempt.token());
+        if (pending != null) {
+            AcquireResult handed = pending.handedGrant();
+            if (handed != null) {
+                // the holder's release gave this attempt the lock: nothing to send
+                waiting.remove(attempt.token());
+                return handed;
+            }
+        }
         if (gate.holds(attempt.token())) {
             // a repeat of a granted attempt is answered by the database, whoever waits in line
             AcquireResult repeated = ask(attempt, key).result;
@@ -136,7 +159,7 @@ final class LeaseRowEngine implements LockEngine {
             }
             return repeated;
         }
-        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key));
+        LocalGate.Ticket ticket = pending != null ? pending : waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key, attempt));
         try {
             AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
             if (notAsked != null) {
@@ -197,6 +220,7 @@ final class LeaseRowEngine implements LockEngine {
             int index = 1;
             if (dialect.marksWanted()) {
                 statement.setLong(index++, WANTED_MARK_MS);
+                statement.setString(index++, key);
             }
             statement.setString(index, key);
             try (ResultSet rows = statement.executeQuery()) {
@@ -204,6 +228,11 @@ final class LeaseRowEngine implements LockEngine {
                     return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
                 }
                 String owner = rows.getString(1);
+                long mark = LocalGate.NO_MARK;
+                if (dialect.marksWanted()) {
+                    mark = rows.getLong(4);
+                    gate.marked(key, mark, rows.getLong(5), WANTED_MARK_MS);
+                }
                 if (attempt.token().equals(owner)) {
                     return new Answer(AcquireResult.granted(rows.getLong(2)), null);
                 }
@@ -289,6 +318,10 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public boolean release(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
+        LocalGate.HandOver handOver = handOverSql == null ? null : gate.handOverFrom(key, attempt.token());
+        if (handOver != null) {
+            return releaseHandingOver(attempt, key, handOver);
+        }
         boolean[] failedOnce = new boolean[1];
         boolean released;
         try {
@@ -321,6 +354,88 @@ final class LeaseRowEngine implements LockEngine {
             Wakeups.JVM.signal(key);
         }
         return released;
+    }
+
+    private static final long NOT_RELEASED = -2;
+    private static final long RELEASED = -1;
+
+    /**
+     * Releases {@code attempt}'s hold and, in the same statement, hands the lock to the head of
+     * the line unless another process waits for it ({@link Dialect#handOver}). A failed statement
+     * whose first try may have gone through is checked as {@link #release} checks it.
+     */
+    private boolean releaseHandingOver(Acquisition attempt, String key, LocalGate.HandOver handOver) {
+        Acquisition next = handOver.next().attempt();
+        long sentAt = System.nanoTime();
+        boolean[] failedOnce = new boolean[1];
+        long outcome = NOT_RELEASED;
+        try {
+            outcome = db.run(() -> "releasing " + attempt + " to " + next, true, connection -> {
+                try {
+                    return handOverOnce(connection, key, attempt, handOver);
+                } catch (java.sql.SQLException e) {
+                    failedOnce[0] |= SqlErrors.isConnectionFailure(e);
+                    throw e;
+                }
+            });
+            if (outcome == NOT_RELEASED && failedOnce[0]) {
+                // the first try may have gone through before its reply was lost
+                outcome = db.run("checking the release of " + attempt, true, connection -> {
+                    try (PreparedStatement statement = db.prepare(connection, readRowSql)) {
+                        statement.setString(1, key);
+                        try (ResultSet rows = statement.executeQuery()) {
+                            if (!rows.next()) {
+                                return NOT_RELEASED;
+                            }
+                            String owner = rows.getString(1);
+                            return owner == null ? RELEASED : owner.equals(next.token()) ? rows.getLong(2) : NOT_RELEASED;
+                        }
+                    }
+                });
+            }
+        } finally {
+            if (!gate.handOverEnded(handOver, outcome >= 0 ? outcome : -1, sentAt)) {
+                releaseLeftOver(next, key);
+            }
+            gate.released(key, attempt.token());
+        }
+        if (outcome == RELEASED) {
+            Wakeups.JVM.signal(key);
+        }
+        return outcome != NOT_RELEASED;
+    }
+
+    /** @return the new owner's fence when handed over, {@link #RELEASED}, or {@link #NOT_RELEASED} */
+    private long handOverOnce(java.sql.Connection connection, String key, Acquisition attempt, LocalGate.HandOver handOver)
+            throws java.sql.SQLException {
+        Acquisition next = handOver.next().attempt();
+        try (PreparedStatement statement = db.prepare(connection, handOverSql)) {
+            statement.setString(1, next.token());
+            statement.setString(2, LockRows.holder(next.holder()));
+            statement.setLong(3, next.lease().toMillis());
+            statement.setLong(4, handOver.ownMark());
+            statement.setBoolean(5, handOver.evenIfWanted());
+            statement.setString(6, key);
+            statement.setString(7, attempt.token());
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return NOT_RELEASED;
+                }
+                return next.token().equals(rows.getString(1)) ? rows.getLong(2) : RELEASED;
+            }
+        }
+    }
+
+    /** Releases a hold handed over to an attempt that gave up while the hand-off was under way. */
+    private void releaseLeftOver(Acquisition next, String key) {
+        try {
+            if (db.run(() -> "releasing " + next + ", which gave up while handed the lock", true,
+                    connection -> releaseOnce(connection, key, next))) {
+                Wakeups.JVM.signal(key);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "could not release " + next + " on " + db.describe + "; it expires with its lease: " + e);
+        }
     }
 
     private boolean releaseOnce(java.sql.Connection connection, String key, Acquisition attempt) throws java.sql.SQLException {

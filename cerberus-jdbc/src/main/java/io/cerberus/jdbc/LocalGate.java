@@ -1,10 +1,10 @@
 package io.cerberus.jdbc;
 
 import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +28,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * the database gave), woken early by {@link Wakeups} (a release in this JVM, a PostgreSQL
  * notification). A release in another process is thus still seen by the head, and the late
  * notification of a release in this JVM does not make it ask while the next local holder holds.
+ *
+ * <p><b>Hand-off.</b> An engine may hand a lock straight to the head in the release of the hold
+ * the head waits for ({@link #handOverFrom}): the database moves the hold from the releaser to the
+ * head in one statement, with the next fence, and the head's next try takes it without asking.
+ * The head must be asleep on its turn (so the hand-off is what wakes it), and while the hand-off
+ * is under way it neither asks nor is granted otherwise; if it gave up meanwhile, the releaser
+ * frees the handed hold. A lock another process waits for is handed on here at most
+ * {@link #HAND_OFFS_WHILE_WANTED} times in a row before it is released for all.
  *
  * <p><b>Why it is safe.</b> The line only decides who asks; the database alone decides who
  * holds, so a wrong guess here (two heads, a stale mark) costs a statement or a wait bounded by a
@@ -53,10 +61,21 @@ final class LocalGate implements AutoCloseable {
     static final Duration QUEUED_RECHECK = Duration.ofMillis(MAX_BACKOFF_MS);
     /** How long a head may be out of every engine call before the attempts behind it ask in its place. */
     static final long STALE_HEAD_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /**
+     * How many hand-offs in a row stay in this JVM while a client of another process is known to
+     * wait for the lock; after them the lock is released in the database for all to race for.
+     */
+    static final int HAND_OFFS_WHILE_WANTED = 4;
+    /** The mark to pass when this engine wrote none: no mark in the database has this value. */
+    static final long NO_MARK = -1;
 
     private final Map<String, Line> lines = new ConcurrentHashMap<>();
-    /** Tokens of the holds granted in this engine and not released yet. */
-    private final Set<String> holds = ConcurrentHashMap.newKeySet();
+    /**
+     * The holds granted in this engine and not released yet, by token: how many hand-offs in this
+     * JVM in a row led to each (0 when it was taken by asking the database). Kept here, not in the
+     * line, since a line is dropped whenever nobody waits in it.
+     */
+    private final Map<String, Integer> holds = new ConcurrentHashMap<>();
     private final long staleHeadNanos;
     private volatile boolean closed;
 
@@ -83,6 +102,10 @@ final class LocalGate implements AutoCloseable {
         String heldBy;
         /** When that hold's lease runs out by this JVM's clock, as last known. */
         long heldUntil;
+        /** The wanted mark this engine last wrote on the key's row, or {@link #NO_MARK}. */
+        long ownMark = NO_MARK;
+        /** Until when (this JVM's clock) a mark of another client is known to stand, or to have stood, on the row. */
+        long othersMarkUntil = System.nanoTime();
 
         Line(String key) {
             this.key = key;
@@ -94,15 +117,16 @@ final class LocalGate implements AutoCloseable {
      * Puts a new attempt at the end of its key's line.
      *
      * @param key the lock's row key
+     * @param attempt the attempt, to which a release in this engine may hand the lock over
      * @return the attempt's place, to be given up with {@link Ticket#granted} or {@link Ticket#leave}
      */
-    Ticket enter(String key) {
+    Ticket enter(String key, Acquisition attempt) {
         Ticket[] entered = new Ticket[1];
         lines.compute(key, (k, line) -> {
             Line joined = line == null ? new Line(k) : line;
             joined.lock.lock();
             try {
-                entered[0] = new Ticket(joined);
+                entered[0] = new Ticket(joined, attempt);
                 joined.queue.addLast(entered[0]);
             } finally {
                 joined.lock.unlock();
@@ -117,7 +141,125 @@ final class LocalGate implements AutoCloseable {
      * @return whether the attempt holds its lock in this engine (granted, not released)
      */
     boolean holds(String token) {
-        return holds.contains(token);
+        return holds.containsKey(token);
+    }
+
+    /**
+     * The database told an attempt of this engine that it marked the key's row wanted with
+     * {@code mark}, in place of {@code before}. A release that finds the row marked with the
+     * engine's own mark knows of no other client waiting, unless the mark replaced one of another
+     * client that still stood: then another client is taken to wait for as long as that one would
+     * have stood. (A line dropped when empty forgets both, so its next release takes any mark for
+     * another client's.)
+     *
+     * @param key the lock's row key
+     * @param mark the row's new {@code wanted_until}
+     * @param before the row's {@code wanted_until} before
+     * @param markMillis how long a mark stands: {@code mark} was written at {@code mark - markMillis}
+     */
+    void marked(String key, long mark, long before, long markMillis) {
+        Line line = lines.get(key);
+        if (line == null) {
+            return;
+        }
+        line.lock.lock();
+        try {
+            long stoodFor = before - (mark - markMillis);
+            if (stoodFor > 0 && before != line.ownMark) {
+                line.othersMarkUntil = Math.max(line.othersMarkUntil - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(stoodFor))
+                        + System.nanoTime();
+            }
+            line.ownMark = mark;
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * What a release in this engine may hand the lock over to: the head of the key's line, when it
+     * waits for exactly that hold.
+     *
+     * @param next the attempt that takes the lock in the release, if the database agrees
+     * @param ownMark the wanted mark this engine last wrote on the row, or {@link #NO_MARK}
+     * @param evenIfWanted whether the hand-off may go ahead while another process marked the row
+     *     wanted (fewer than {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a row so far)
+     * @param handOffs the hand-offs in a row that this one would make
+     */
+    record HandOver(Ticket next, long ownMark, boolean evenIfWanted, int handOffs) {
+    }
+
+    /**
+     * Starts a hand-off of the hold {@code token} of {@code key} to the head of the line, if the
+     * head waits for that hold's release now. Until {@link #handOverEnded} the head neither asks
+     * nor is granted otherwise.
+     *
+     * @param key the lock's row key
+     * @param token the releasing hold's token
+     * @return the hand-off to try, or null to release as usual
+     */
+    HandOver handOverFrom(String key, String token) {
+        Line line = lines.get(key);
+        if (line == null || closed) {
+            return null;
+        }
+        line.lock.lock();
+        try {
+            if (!token.equals(line.heldBy)) {
+                return null;
+            }
+            long now = System.nanoTime();
+            for (Ticket ticket : line.queue) {
+                if (!ticket.isStale(now)) {
+                    // only a head that sleeps on its turn (or is about to) is woken by the hand-off
+                    if (!ticket.awaiting || ticket.backingOff || ticket.handing || ticket.handed) {
+                        return null;
+                    }
+                    ticket.handing = true;
+                    int handOffs = holds.getOrDefault(token, 0);
+                    long ownMark = line.othersMarkUntil - now > 0 ? NO_MARK : line.ownMark;
+                    return new HandOver(ticket, ownMark, handOffs < HAND_OFFS_WHILE_WANTED, handOffs + 1);
+                }
+            }
+            return null;
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * Ends a hand-off begun with {@link #handOverFrom}. A handed attempt is marked as holding,
+     * the line as held by it, and it is woken to take its grant.
+     *
+     * @param handOver the hand-off
+     * @param fence the new hold's fencing token, or -1 when the database did not hand the lock over
+     * @param sentNanos when the statement that handed it over was first sent
+     * @return false when the lock was handed over to an attempt that left the line meanwhile: the
+     *     caller releases that hold
+     */
+    boolean handOverEnded(HandOver handOver, long fence, long sentNanos) {
+        Ticket next = handOver.next;
+        Line line = next.line;
+        line.lock.lock();
+        try {
+            next.handing = false;
+            next.turn.signal();
+            if (fence < 0) {
+                return true;
+            }
+            if (!next.inLine) {
+                return false;
+            }
+            next.handed = true;
+            next.handedFence = fence;
+            next.handedSentNanos = sentNanos;
+            next.asked = true;
+            holds.put(next.attempt.token(), handOver.handOffs);
+            line.heldBy = next.attempt.token();
+            line.heldUntil = sentNanos + next.attempt.lease().toNanos();
+            return true;
+        } finally {
+            line.lock.unlock();
+        }
     }
 
     /**
@@ -181,7 +323,21 @@ final class LocalGate implements AutoCloseable {
     final class Ticket {
         private final Line line;
         private final Condition turn;
+        private final Acquisition attempt;
         private volatile boolean inCall;
+        /** Whether the attempt waits in {@link #await}: only then may a release hand it the lock. */
+        private volatile boolean awaiting;
+        /**
+         * Whether the attempt, in {@link #await}, backs off (waits for {@link Wakeups} rather than
+         * on its turn, so a hand-off would not wake it); guarded by the line's lock.
+         */
+        private boolean backingOff;
+        /** A release is handing the lock over to this attempt; guarded by the line's lock. */
+        private boolean handing;
+        /** A release handed the lock over to this attempt: the next try takes it; guarded by the line's lock. */
+        private boolean handed;
+        private long handedFence;
+        private long handedSentNanos;
         private volatile long lastCall = System.nanoTime();
         /** Whether this attempt's last try was made as the head (asked, or held off by a mark). */
         private boolean triedAsHead;
@@ -192,9 +348,40 @@ final class LocalGate implements AutoCloseable {
         private volatile boolean asked;
         private boolean inLine = true;
 
-        private Ticket(Line line) {
+        private Ticket(Line line, Acquisition attempt) {
             this.line = line;
+            this.attempt = attempt;
             this.turn = line.lock.newCondition();
+        }
+
+        /** @return the attempt waiting here */
+        Acquisition attempt() {
+            return attempt;
+        }
+
+        /**
+         * Takes the lock a release handed over to this attempt, waiting for a hand-off under way
+         * (bounded by that release's statement timeout). When handed, the attempt leaves the line
+         * as a granted one.
+         *
+         * @return the grant, with the age of the statement that made it; null when nothing was handed
+         */
+        AcquireResult handedGrant() {
+            line.lock.lock();
+            try {
+                while (handing) {
+                    turn.awaitUninterruptibly();
+                }
+                if (!handed) {
+                    return null;
+                }
+                handed = false;
+            } finally {
+                line.lock.unlock();
+            }
+            long age = Math.max(0, System.nanoTime() - handedSentNanos);
+            leave(attempt.token(), Duration.ofNanos(Math.max(0, attempt.lease().toNanos() - age)));
+            return AcquireResult.granted(handedFence, age);
         }
 
         /** @return whether this attempt ever asked the database (so may hold the lock unknown to us) */
@@ -255,6 +442,7 @@ final class LocalGate implements AutoCloseable {
         void await(Duration max) throws InterruptedException {
             inCall = true;
             lastCall = System.nanoTime();
+            awaiting = true;
             try {
                 long deadline = System.nanoTime() + max.toNanos();
                 if (!awaitTurn(deadline)) {
@@ -265,6 +453,13 @@ final class LocalGate implements AutoCloseable {
                 long backoff = TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
                 line.interest.await(seen, Duration.ofNanos(Math.max(0, Math.min(backoff, deadline - System.nanoTime()))));
             } finally {
+                line.lock.lock();
+                try {
+                    awaiting = false;
+                    backingOff = false;
+                } finally {
+                    line.lock.unlock();
+                }
                 lastCall = System.nanoTime();
                 inCall = false;
             }
@@ -281,7 +476,11 @@ final class LocalGate implements AutoCloseable {
             try {
                 while (true) {
                     long left = deadline - System.nanoTime();
-                    if (closed || !inLine || left <= 0) {
+                    if (handing && left > 0 && !closed) {
+                        turn.awaitNanos(left);
+                        continue;
+                    }
+                    if (handed || closed || !inLine || left <= 0) {
                         return false;
                     }
                     if (!isHead()) {
@@ -300,6 +499,7 @@ final class LocalGate implements AutoCloseable {
                         waitingFor = line.heldBy;
                     }
                     if (waitingFor == null) {
+                        backingOff = true;
                         return true;
                     }
                     if (!waitingFor.equals(line.heldBy)) {
@@ -324,7 +524,7 @@ final class LocalGate implements AutoCloseable {
          * @param lease the hold's lease
          */
         void granted(String token, Duration lease) {
-            holds.add(token);
+            holds.put(token, 0);
             leave(token, lease);
         }
 
@@ -336,12 +536,12 @@ final class LocalGate implements AutoCloseable {
          * @param remaining how long the holder's lease lasts
          */
         void busy(String owner, Duration remaining) {
-            if (owner == null || !holds.contains(owner)) {
+            if (owner == null || !holds.containsKey(owner)) {
                 return;
             }
             line.lock.lock();
             try {
-                if (!inLine || !holds.contains(owner)) {
+                if (!inLine || !holds.containsKey(owner)) {
                     return;
                 }
                 line.heldBy = owner;

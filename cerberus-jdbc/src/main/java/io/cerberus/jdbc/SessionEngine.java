@@ -147,7 +147,7 @@ final class SessionEngine implements LockEngine {
             return AcquireResult.granted(-1);
         }
         String key = LockRows.key(table, attempt.key());
-        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key));
+        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key, attempt));
         try {
             AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
             if (notAsked != null) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.Lease;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
@@ -23,10 +24,12 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -136,6 +139,11 @@ class JdbcLocalGateTest {
         // before the line, every release made all waiters ask: about one acquire per waiter and hand-off
         assertThat(acquires).as("acquire statements for %d grants among %d threads", grants.get(), workers)
                 .isLessThanOrEqualTo(grants.get() + grants.get() / 10 + workers);
+        if (target.mode() == JdbcOptions.Mode.LEASE_ROW && target.dialect() == Dialect.POSTGRESQL) {
+            // the release hands the lock to the sleeping head: most grants send no acquire at all
+            assertThat(acquires).as("acquire statements for %d grants handed round %d threads", grants.get(), workers)
+                    .isLessThanOrEqualTo(grants.get() / 3);
+        }
         if (target.mode() == JdbcOptions.Mode.SESSION) {
             assertThat(data.opened.get() - connectionsBefore).as("connections: only the attempt whose turn it is takes one")
                     .isLessThanOrEqualTo(acquires + 2);
@@ -266,6 +274,173 @@ class JdbcLocalGateTest {
         join(second, TestTimes.millis(10_000));
         join(third, TestTimes.millis(10_000));
         assertThat(order).as("the line is served first come, first served").containsExactly("first", "second", "third");
+    }
+
+    @Test
+    void postgresReleaseHandsTheLockToTheNextWaiterOfThisJvmWithTheNextFence() throws Exception {
+        Target target = new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW);
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("handed");
+        Lease held = lock.acquire(Duration.ofSeconds(10));
+        AtomicReference<Lease> handed = new AtomicReference<>();
+        AtomicLong grantedAt = new AtomicLong();
+        Thread waiter = thread("waiter", () -> {
+            try {
+                Lease lease = lock.acquire(TestTimes.millis(20_000));
+                grantedAt.set(System.nanoTime());
+                handed.set(lease);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        long released = System.nanoTime();
+        held.close();
+        join(waiter, TestTimes.millis(10_000));
+        assertThat(handed.get()).as("the waiter got the lock").isNotNull();
+        assertThat(handed.get().fencingToken()).as("a hand-off is a new hold: the next fence").isEqualTo(held.fencingToken() + 1);
+        assertThat(data.acquiresBy("waiter")).as("handed over in the release, the waiter asked only before it").isEqualTo(1);
+        assertThat(Duration.ofNanos(grantedAt.get() - released)).as("woken by the hand-off").isLessThan(TestTimes.millis(1000));
+        assertThat(lock.isLocked()).isTrue();
+        handed.get().close();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void postgresHandOffsKeepMutualExclusionAndFenceOrderWithAnotherProcess() throws Exception {
+        Target target = new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW);
+        DistributedLock here = client(target, dataSource(target)).lock("shared");
+        DistributedLock elsewhere = client(target, dataSource(target)).lock("shared");
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicLong lastFence = new AtomicLong();
+        AtomicInteger outOfOrder = new AtomicInteger();
+        AtomicInteger cyclesHere = new AtomicInteger();
+        java.util.function.Consumer<Lease> critical = lease -> {
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            if (lease.fencingToken() <= lastFence.getAndSet(lease.fencingToken())) {
+                outOfOrder.incrementAndGet();
+            }
+            inside.decrementAndGet();
+        };
+        CountDownLatch done = new CountDownLatch(1);
+        List<Thread> busy = new ArrayList<>();
+        for (int w = 0; w < 3; w++) {
+            busy.add(thread("here-" + w, () -> {
+                try {
+                    while (done.getCount() > 0) {
+                        try (Lease lease = here.acquire(TestTimes.millis(20_000))) {
+                            critical.accept(lease);
+                            cyclesHere.incrementAndGet();
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        Poll.until("the threads here to hand the lock round", TestTimes.millis(10_000), () -> cyclesHere.get() > 200);
+        List<Duration> waits = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            long start = System.nanoTime();
+            try (Lease lease = elsewhere.acquire(TestTimes.millis(20_000))) {
+                waits.add(Duration.ofNanos(System.nanoTime() - start));
+                critical.accept(lease);
+            }
+        }
+        int before = cyclesHere.get();
+        Poll.until("the threads here to go on", TestTimes.millis(10_000), () -> cyclesHere.get() > before + 50);
+        done.countDown();
+        for (Thread thread : busy) {
+            join(thread, TestTimes.millis(30_000));
+        }
+        assertThat(overlaps.get()).as("mutual exclusion").isZero();
+        assertThat(outOfOrder.get()).as("fences grow with every hold, handed over or not").isZero();
+        assertThat(waits).as("waits of the other process while three threads here hand the lock round")
+                .allSatisfy(wait -> assertThat(wait).isLessThan(TestTimes.millis(2000)));
+    }
+
+    @Test
+    void postgresHandsOverOnlyAFewTimesInARowWhileAnotherProcessWaits() throws Exception {
+        Target target = new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW);
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("wanted");
+        Lease first = lock.acquire(Duration.ofSeconds(10));
+        try (LockEngine elsewhere = Engines.open(target.url(), Duration.ofSeconds(10))) {
+            Acquisition refused = attempt(new LockKey(namespace, "wanted"), "elsewhere");
+            assertThat(elsewhere.tryAcquire(refused)).as("refused, the other client marks the lock wanted").isInstanceOf(AcquireResult.Busy.class);
+            elsewhere.abandon(refused);
+        }
+        int waiters = LocalGate.HAND_OFFS_WHILE_WANTED + 1;
+        List<Long> fences = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Thread> line = new ArrayList<>();
+        for (int i = 1; i <= waiters; i++) {
+            Thread waiter = thread("waiter-" + i, () -> {
+                try (Lease lease = lock.acquire(TestTimes.millis(20_000))) {
+                    fences.add(lease.fencingToken());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            if (i == 1) {
+                Poll.until("the head to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter-1") > 0);
+            }
+            Poll.untilWaiting(waiter, TestTimes.millis(5000));
+            line.add(waiter);
+        }
+        first.close();
+        for (Thread waiter : line) {
+            join(waiter, TestTimes.millis(20_000));
+        }
+        assertThat(fences).as("served in turn, every hold with the next fence")
+                .containsExactly(java.util.stream.LongStream.rangeClosed(1, waiters).map(i -> first.fencingToken() + i).boxed()
+                        .toArray(Long[]::new));
+        assertThat(data.acquiresBy("waiter-1")).as("the head asked once, before the hand-off").isEqualTo(1);
+        for (int i = 2; i < waiters; i++) {
+            assertThat(data.acquiresBy("waiter-" + i)).as("waiter %d was handed the lock", i).isZero();
+        }
+        assertThat(data.acquiresBy("waiter-" + waiters))
+                .as("after %d hand-offs in a row the lock another process waits for is released for all: the last waiter asks",
+                        LocalGate.HAND_OFFS_WHILE_WANTED)
+                .isEqualTo(1);
+    }
+
+    @Test
+    void postgresWaitersThatGiveUpWhileTheLockIsHandedRoundLeaveNoHoldBehind() throws Exception {
+        Target target = new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW);
+        DistributedLock lock = client(target, dataSource(target)).lock("impatient");
+        AtomicInteger grants = new AtomicInteger();
+        AtomicInteger timeouts = new AtomicInteger();
+        long until = System.nanoTime() + TestTimes.millis(1500).toNanos();
+        List<Thread> started = new ArrayList<>();
+        for (int w = 0; w < 4; w++) {
+            started.add(thread("impatient-" + w, () -> {
+                try {
+                    while (System.nanoTime() - until < 0) {
+                        Optional<Lease> lease = lock.tryAcquire(Duration.ofNanos(ThreadLocalRandom.current().nextLong(50_000, 2_000_000)));
+                        if (lease.isPresent()) {
+                            grants.incrementAndGet();
+                            lease.get().close();
+                        } else {
+                            timeouts.incrementAndGet();
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        for (Thread thread : started) {
+            join(thread, TestTimes.millis(30_000));
+        }
+        assertThat(grants.get()).isPositive();
+        assertThat(timeouts.get()).as("waits short enough to run out during hand-offs").isPositive();
+        DistributedLock fresh = client(target, dataSource(target)).lock("impatient");
+        assertThat(fresh.isLocked()).as("no hold is left behind by a waiter that gave up").isFalse();
+        assertThat(fresh.tryAcquire(Duration.ZERO)).isPresent().get().satisfies(Lease::close);
     }
 
     @Test

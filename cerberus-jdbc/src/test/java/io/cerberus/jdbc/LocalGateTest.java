@@ -3,6 +3,9 @@ package io.cerberus.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -27,8 +30,8 @@ class LocalGateTest {
 
     @Test
     void onlyTheHeadAsksAndTheNextAsksOnceItLeaves() {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         assertThat(tryOnce(first)).as("the head asks").isNull();
         assertThat(tryOnce(second)).as("the second waits in line").isNotNull();
         assertThat(second.asked()).isFalse();
@@ -40,8 +43,8 @@ class LocalGateTest {
 
     @Test
     void headGrantedMarksTheLineUntilItsHoldIsReleasedHere() {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         assertThat(tryOnce(first)).isNull();
         first.granted("first-token", Duration.ofSeconds(30));
         assertThat(gate.holds("first-token")).isTrue();
@@ -56,8 +59,8 @@ class LocalGateTest {
 
     @Test
     void markRunsOutWithTheHoldersLease() {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         tryOnce(first);
         first.granted("first-token", Duration.ofMillis(50));
         long until = System.nanoTime() + Duration.ofMillis(60).toNanos();
@@ -68,10 +71,10 @@ class LocalGateTest {
 
     @Test
     void busyAnswerNamingAHoldOfThisEngineWaitsForItsRelease() throws Exception {
-        LocalGate.Ticket holder = gate.enter(key);
+        LocalGate.Ticket holder = enter();
         tryOnce(holder);
         holder.granted("holder-token", Duration.ofSeconds(30));
-        LocalGate.Ticket head = gate.enter(key);
+        LocalGate.Ticket head = enter();
         assertThat(tryOnce(head)).as("a newcomer to an empty line asks").isNull();
         head.busy("holder-token", Duration.ofSeconds(30));
         assertThat(tryOnce(head)).as("told the holder is here, it waits for the release").isNotNull();
@@ -96,10 +99,10 @@ class LocalGateTest {
 
     @Test
     void busyAnswerNamingAHoldAlreadyReleasedDoesNotMarkTheLine() {
-        LocalGate.Ticket holder = gate.enter(key);
+        LocalGate.Ticket holder = enter();
         tryOnce(holder);
         holder.granted("holder-token", Duration.ofSeconds(30));
-        LocalGate.Ticket head = gate.enter(key);
+        LocalGate.Ticket head = enter();
         tryOnce(head);
         gate.released(key, "holder-token");
         head.busy("holder-token", Duration.ofSeconds(30));
@@ -109,8 +112,8 @@ class LocalGateTest {
 
     @Test
     void queuedWaiterIsWokenWhenTheHeadLeaves() throws Exception {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         tryOnce(first);
         tryOnce(second);
         CountDownLatch woken = new CountDownLatch(1);
@@ -135,8 +138,8 @@ class LocalGateTest {
 
     @Test
     void waiterWhoseTurnComesWithAGrantWaitsForTheReleaseHere() throws Exception {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         tryOnce(first);
         tryOnce(second);
         CountDownLatch returned = new CountDownLatch(1);
@@ -163,8 +166,8 @@ class LocalGateTest {
 
     @Test
     void queuedWaitEndsAtItsBound() throws Exception {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
         tryOnce(first);
         tryOnce(second);
         long start = System.nanoTime();
@@ -177,9 +180,9 @@ class LocalGateTest {
 
     @Test
     void interruptedQueuedWaiterThrowsAndLeavingKeepsTheLineMoving() throws Exception {
-        LocalGate.Ticket first = gate.enter(key);
-        LocalGate.Ticket second = gate.enter(key);
-        LocalGate.Ticket third = gate.enter(key);
+        LocalGate.Ticket first = enter();
+        LocalGate.Ticket second = enter();
+        LocalGate.Ticket third = enter();
         tryOnce(first);
         tryOnce(second);
         tryOnce(third);
@@ -205,8 +208,8 @@ class LocalGateTest {
 
     @Test
     void silentHeadIsPassedOver() throws Exception {
-        LocalGate.Ticket silent = gate.enter(key);
-        LocalGate.Ticket next = gate.enter(key);
+        LocalGate.Ticket silent = enter();
+        LocalGate.Ticket next = enter();
         assertThat(tryOnce(silent)).isNull();
         assertThat(tryOnce(next)).isNotNull();
         // the silent head neither tries again nor leaves: after the stale bound the next asks in its place
@@ -221,6 +224,87 @@ class LocalGateTest {
         assertThat(tryOnce(silent)).as("a head that comes back asks again").isNull();
         silent.leave();
         next.leave();
+    }
+
+    @Test
+    void releaseHandsTheLockToTheHeadThatWaitsForItAndYieldsAfterAFewWhileWanted() throws Exception {
+        LocalGate.Ticket holder = enter();
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        String releasing = "holder-token";
+        for (int handOff = 1; handOff <= LocalGate.HAND_OFFS_WHILE_WANTED + 1; handOff++) {
+            LocalGate.Ticket head = enter();
+            assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
+            head.busy(releasing, Duration.ofSeconds(30));
+            assertThat(tryOnce(head)).as("told the holder is of this engine, it waits for its release").isNotNull();
+            assertThat(gate.handOverFrom(key, "another-token")).as("only the hold the line waits for hands over").isNull();
+            assertThat(gate.handOverFrom(key, releasing)).as("a head not yet asleep on its turn is not handed the lock").isNull();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    head.await(Duration.ofSeconds(30));
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            }, "head-" + handOff);
+            waiter.start();
+            Poll.untilWaiting(waiter, TestTimes.millis(5000));
+            LocalGate.HandOver handOver = gate.handOverFrom(key, releasing);
+            assertThat(handOver).isNotNull();
+            assertThat(handOver.next()).isSameAs(head);
+            assertThat(handOver.evenIfWanted()).as("hand-off %d while another process waits", handOff)
+                    .isEqualTo(handOff <= LocalGate.HAND_OFFS_WHILE_WANTED);
+            assertThat(gate.handOverFrom(key, releasing)).as("one hand-off at a time").isNull();
+            long sent = System.nanoTime();
+            assertThat(gate.handOverEnded(handOver, 40 + handOff, sent)).isTrue();
+            waiter.join(TestTimes.millis(5000).toMillis());
+            assertThat(waiter.isAlive()).as("the hand-off wakes the head").isFalse();
+            assertThat(failure.get()).isNull();
+            AcquireResult granted = head.handedGrant();
+            assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(((AcquireResult.Granted) granted).fencingToken()).isEqualTo(40 + handOff);
+            assertThat(((AcquireResult.Granted) granted).ageNanos()).as("the lease counts from the hand-off")
+                    .isBetween(1L, System.nanoTime() - sent);
+            assertThat(gate.holds(head.attempt().token())).isTrue();
+            assertThat(head.handedGrant()).as("a grant is taken once").isNull();
+            releasing = head.attempt().token();
+        }
+        gate.released(key, releasing);
+    }
+
+    @Test
+    void lockHandedToAnAttemptThatLeftMeanwhileIsGivenBackToTheReleaser() throws Exception {
+        LocalGate.Ticket holder = enter();
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = enter();
+        tryOnce(head);
+        head.busy("holder-token", Duration.ofSeconds(30));
+        Thread waiter = new Thread(() -> {
+            try {
+                head.await(Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "head");
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        LocalGate.HandOver handOver = gate.handOverFrom(key, "holder-token");
+        assertThat(handOver).isNotNull();
+        waiter.interrupt();
+        waiter.join(TestTimes.millis(5000).toMillis());
+        head.leave();
+        assertThat(gate.handOverEnded(handOver, 7, System.nanoTime())).as("nobody takes the handed lock: the releaser frees it").isFalse();
+        assertThat(gate.holds(head.attempt().token())).isFalse();
+        gate.released(key, "holder-token");
+        LocalGate.Ticket next = enter();
+        assertThat(tryOnce(next)).as("the line is free again").isNull();
+        next.leave();
+    }
+
+    private LocalGate.Ticket enter() {
+        return gate.enter(key, new Acquisition(new LockKey("gate", "lock"), LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "test",
+                Duration.ofSeconds(30)));
     }
 
     private static AcquireResult.Busy tryOnce(LocalGate.Ticket ticket) {
