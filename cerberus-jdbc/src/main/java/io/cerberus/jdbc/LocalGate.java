@@ -176,8 +176,8 @@ final class LocalGate implements AutoCloseable {
     }
 
     /**
-     * What a release in this engine may hand the lock over to: the head of the key's line, when it
-     * waits for exactly that hold.
+     * A hand-off that a release in this engine may make: to the head of the key's line, asleep on
+     * its turn while the line waits for the releasing hold.
      *
      * @param next the attempt that takes the lock in the release, if the database agrees
      * @param ownMark the wanted mark this engine last wrote on the row, or {@link #NO_MARK}
