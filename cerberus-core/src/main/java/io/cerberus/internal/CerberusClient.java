@@ -16,6 +16,8 @@ import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
+import io.cerberus.spi.HandOff;
+import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
@@ -468,11 +470,23 @@ public final class CerberusClient implements Cerberus {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
         boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().linesUpWaitersLocally();
-        LocalLines.Ticket ticket = lined && waitNanos != 0 ? lines.enter(engine, view.key()) : null;
+        LocalLines.Ticket ticket = lined && waitNanos != 0 ? lines.enter(engine, attempt) : null;
         boolean interrupted = false;
         boolean done = false;
         try {
             while (true) {
+                LocalLines.Handed handed = ticket != null ? ticket.takeHanded() : null;
+                if (handed != null) {
+                    // the holder's release granted it to this attempt, which sent nothing
+                    Holding holding = new Holding(this, engine, attempt, handed.fencingToken(), renewed, threadBound,
+                            handed.sentNanos());
+                    switcher.granted(engine, lease);
+                    live.put(attempt.token(), holding);
+                    ticket.granted(attempt.token());
+                    renewer.start(holding);
+                    done = true;
+                    return holding;
+                }
                 if (ticket != null && !ticket.mayAsk()) {
                     long pause = within(LocalLines.RECHECK_NANOS, start, waitNanos);
                     if (pause < 0) {
@@ -579,6 +593,36 @@ public final class CerberusClient implements Cerberus {
         live.remove(holding.acquisition.token());
         lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
         LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' on engine '" + holding.engine.name() + "' was lost");
+    }
+
+    /**
+     * Releases a hold in its engine. When the engine hands locks over and the hold's line has a
+     * head asleep on its turn, the release grants the lock to that head in the same request
+     * ({@link LocalLines#handOverFrom}).
+     *
+     * @param holding the hold
+     * @return whether the engine still had the hold
+     */
+    boolean releaseInEngine(Holding holding) {
+        LockEngine engine = holding.engine.engine();
+        Acquisition holder = holding.acquisition;
+        LocalLines.HandOver handOver = holder.mode() == LockMode.EXCLUSIVE && engine.linesUpWaitersLocally() && engine.handsOver()
+                ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
+        if (handOver == null) {
+            return engine.release(holder);
+        }
+        long sentAt = System.nanoTime();
+        HandOff done = null;
+        try {
+            done = engine.handOver(holder, handOver.next());
+        } finally {
+            boolean handed = done != null && done.handed();
+            if (!lines.handOverEnded(handOver, handed, handed ? done.fencingToken() : -1, sentAt)) {
+                // the waiter gave up while the lock was handed to it
+                abandonQuietly(holding.engine, handOver.next());
+            }
+        }
+        return done.released();
     }
 
     void forget(Holding holding) {

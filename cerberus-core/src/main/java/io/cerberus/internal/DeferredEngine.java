@@ -139,6 +139,16 @@ final class DeferredEngine implements LockEngine {
     }
 
     @Override
+    public boolean handsOver() {
+        return open().handsOver();
+    }
+
+    @Override
+    public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
+        return open().handOver(holder, next);
+    }
+
+    @Override
     public boolean isLocked(LockKey key) {
         return open().isLocked(key);
     }

@@ -281,7 +281,7 @@ final class Holding implements Lease {
             }
             boolean released;
             try {
-                released = engine.engine().release(acquisition);
+                released = client.releaseInEngine(this);
             } catch (CerberusException | IllegalStateException e) {
                 if (before == State.LOST) {
                     throw copy(lostReason);

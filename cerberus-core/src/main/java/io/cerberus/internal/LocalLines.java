@@ -1,5 +1,6 @@
 package io.cerberus.internal;
 
+import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockKey;
 import java.util.ArrayDeque;
 import java.util.Map;
@@ -22,6 +23,14 @@ import java.util.function.Predicate;
  * line instead of winning against a waiter that learns of the release through the store (a
  * message, a poll), and a hand-off between threads of one client costs one acquire.
  *
+ * <p><b>Hand-off.</b> For an engine that {@link io.cerberus.spi.LockEngine#handsOver hands locks
+ * over}, the release of the hold a line waits for may grant the lock to the head in the same
+ * request ({@link #handOverFrom}, {@link #handOverEnded}): the head must be asleep on its turn,
+ * and no more than {@link #HAND_OFFS_IN_A_ROW} hand-offs follow one another, so that a waiter of
+ * another client, which learns of a release only when the lock is released for all, gets its
+ * chance. While a hand-off is under way the head waits for it; a head that gave up meanwhile has
+ * the handed hold released by the releaser.
+ *
  * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone
  * decides who holds. A stale mark (a hold released without the hook, say) is found at the next
  * recheck by looking the token up among the client's live holds, so it costs at most
@@ -36,6 +45,8 @@ import java.util.function.Predicate;
 final class LocalLines {
     /** How long a waiter sleeps at most before it looks at its place and the mark again. */
     static final long RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Hand-offs in a row within this client before a release frees the lock for all. */
+    static final int HAND_OFFS_IN_A_ROW = 4;
 
     private final Map<LineKey, Line> lines = new ConcurrentHashMap<>();
     private final Predicate<String> live;
@@ -56,22 +67,24 @@ final class LocalLines {
         final ArrayDeque<Ticket> queue = new ArrayDeque<>();
         /** The token of this client's hold of the lock, or null; guarded by {@link #lock}. */
         String heldBy;
+        /** Hand-offs in a row that led to the hold {@link #heldBy}; guarded by {@link #lock}. */
+        int handOffs;
     }
 
     /**
      * Puts a new attempt at the end of its lock's line.
      *
      * @param engine the engine the attempt asks
-     * @param key the lock
+     * @param attempt the attempt
      * @return the attempt's place
      */
-    Ticket enter(Object engine, LockKey key) {
+    Ticket enter(Object engine, Acquisition attempt) {
         Ticket[] entered = new Ticket[1];
-        lines.compute(new LineKey(engine, key), (k, line) -> {
+        lines.compute(new LineKey(engine, attempt.key()), (k, line) -> {
             Line joined = line == null ? new Line() : line;
             joined.lock.lock();
             try {
-                entered[0] = new Ticket(k, joined);
+                entered[0] = new Ticket(k, joined, attempt);
                 joined.queue.addLast(entered[0]);
             } finally {
                 joined.lock.unlock();
@@ -94,6 +107,7 @@ final class LocalLines {
             line.lock.lock();
             try {
                 line.heldBy = token;
+                line.handOffs = 0;
             } finally {
                 line.lock.unlock();
             }
@@ -127,6 +141,84 @@ final class LocalLines {
         });
     }
 
+    /**
+     * A hand-off to the head of a line, begun by {@link #handOverFrom}.
+     *
+     * @param ticket the head's place
+     * @param next the head's attempt, which the release grants if the engine agrees
+     */
+    record HandOver(Ticket ticket, Acquisition next) {
+    }
+
+    /**
+     * Starts a hand-off of this client's hold {@code token} to the head of its line, if the head
+     * sleeps on its turn and fewer than {@link #HAND_OFFS_IN_A_ROW} hand-offs led to the hold.
+     * Until {@link #handOverEnded} the head waits for the outcome.
+     *
+     * @param engine the engine of the hold
+     * @param key the lock
+     * @param token the releasing hold's token
+     * @return the hand-off to try, or null to release as usual
+     */
+    HandOver handOverFrom(Object engine, LockKey key, String token) {
+        Line line = lines.get(new LineKey(engine, key));
+        if (line == null || closed) {
+            return null;
+        }
+        line.lock.lock();
+        try {
+            Ticket head = line.queue.peekFirst();
+            if (head == null || !token.equals(line.heldBy) || line.handOffs >= HAND_OFFS_IN_A_ROW
+                    || !head.sleeping || head.handing || head.handed) {
+                return null;
+            }
+            head.handing = true;
+            return new HandOver(head, head.attempt);
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * Ends a hand-off begun with {@link #handOverFrom}: a head handed the lock is woken to take
+     * it, and the line waits for its hold.
+     *
+     * @param handOver the hand-off
+     * @param handed whether the engine granted the lock to the head
+     * @param fencingToken the head's fencing token when handed
+     * @param sentNanos when the request that handed it over was sent
+     * @return false when the lock was handed to a head that left the line meanwhile: the caller
+     *     releases that hold
+     */
+    boolean handOverEnded(HandOver handOver, boolean handed, long fencingToken, long sentNanos) {
+        Ticket head = handOver.ticket;
+        Line line = head.line;
+        line.lock.lock();
+        try {
+            head.handing = false;
+            head.turn.signal();
+            if (!handed) {
+                return true;
+            }
+            if (!head.inLine) {
+                return false;
+            }
+            head.handed = true;
+            head.asked = true;
+            head.handedFence = fencingToken;
+            head.handedSentNanos = sentNanos;
+            line.heldBy = head.attempt.token();
+            line.handOffs++;
+            return true;
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /** What a release handed to a waiting attempt: its fencing token, and when the request was sent. */
+    record Handed(long fencingToken, long sentNanos) {
+    }
+
     /** Wakes every waiter; they return to the core's loop, which finds the client closed. */
     void close() {
         closed = true;
@@ -150,13 +242,45 @@ final class LocalLines {
         private final LineKey lineKey;
         private final Line line;
         private final Condition turn;
+        private final Acquisition attempt;
         private boolean inLine = true;
-        private boolean asked;
+        private volatile boolean asked;
+        /** Asleep on its turn in {@link #await}; guarded by the line's lock. */
+        private boolean sleeping;
+        /** A release is handing the lock to this attempt; guarded by the line's lock. */
+        private boolean handing;
+        /** A release handed the lock to this attempt, not taken yet; guarded by the line's lock. */
+        private boolean handed;
+        private long handedFence;
+        private long handedSentNanos;
 
-        private Ticket(LineKey lineKey, Line line) {
+        private Ticket(LineKey lineKey, Line line, Acquisition attempt) {
             this.lineKey = lineKey;
             this.line = line;
+            this.attempt = attempt;
             this.turn = line.lock.newCondition();
+        }
+
+        /**
+         * Takes the lock a release handed to this attempt, first waiting out a hand-off under way
+         * (bounded by the engine's request timeout). Call {@link #granted} after.
+         *
+         * @return the hand-off, or null when nothing was handed
+         */
+        Handed takeHanded() {
+            line.lock.lock();
+            try {
+                while (handing) {
+                    turn.awaitUninterruptibly();
+                }
+                if (!handed) {
+                    return null;
+                }
+                handed = false;
+                return new Handed(handedFence, handedSentNanos);
+            } finally {
+                line.lock.unlock();
+            }
         }
 
         /**
@@ -166,7 +290,7 @@ final class LocalLines {
         boolean mayAsk() {
             line.lock.lock();
             try {
-                boolean may = closed || isHeadAndFree();
+                boolean may = closed || (!handing && !handed && isHeadAndFree());
                 asked |= may;
                 return may;
             } finally {
@@ -189,10 +313,15 @@ final class LocalLines {
         void await(long nanos) throws InterruptedException {
             line.lock.lock();
             try {
-                if (closed || isHeadAndFree()) {
+                if (closed || handing || handed || isHeadAndFree()) {
                     return;
                 }
-                turn.awaitNanos(Math.min(nanos, RECHECK_NANOS));
+                sleeping = true;
+                try {
+                    turn.awaitNanos(Math.min(nanos, RECHECK_NANOS));
+                } finally {
+                    sleeping = false;
+                }
             } finally {
                 line.lock.unlock();
             }
@@ -219,6 +348,11 @@ final class LocalLines {
             leave(token);
         }
 
+        /** @return the attempt waiting here */
+        Acquisition attempt() {
+            return attempt;
+        }
+
         /** This attempt gives up: it leaves the line, and if it was the head the next one asks. */
         void leave() {
             leave(null);
@@ -237,8 +371,17 @@ final class LocalLines {
                     inLine = false;
                     boolean wasHead = line.queue.peekFirst() == this;
                     line.queue.remove(this);
-                    if (heldBy != null) {
+                    if (heldBy == null && handed) {
+                        // handed the lock but gave up before taking it: the core abandons the hold
+                        handed = false;
+                        if (attempt.token().equals(line.heldBy)) {
+                            line.heldBy = null;
+                        }
+                    }
+                    if (heldBy != null && !heldBy.equals(line.heldBy)) {
+                        // taken by asking the engine (a handed hold is the line's mark already)
                         line.heldBy = heldBy;
+                        line.handOffs = 0;
                     }
                     if (line.queue.isEmpty()) {
                         return line.heldBy == null ? null : line;

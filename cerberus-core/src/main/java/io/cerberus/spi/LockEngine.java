@@ -129,6 +129,33 @@ public interface LockEngine extends AutoCloseable {
     boolean release(Acquisition attempt);
 
     /**
+     * Whether {@link #handOver} hands a lock over in one request. Only an engine that
+     * {@link #linesUpWaitersLocally lines up waiters locally} is asked. The default is no.
+     *
+     * @return whether this engine hands locks over
+     */
+    default boolean handsOver() {
+        return false;
+    }
+
+    /**
+     * Releases {@code holder}'s exclusive hold and grants the same lock to {@code next}, another
+     * exclusive attempt of the same client, in one request: owner, lease and a new fencing token
+     * for {@code next}, as a grant by {@link #tryAcquire} would give. The core calls it (for an
+     * engine that {@link #handsOver}) in a release while {@code next} sleeps first in the client's
+     * line for that lock, and no more than a few times in a row, so that other clients get their
+     * turn; the engine may still decline (say, others queue in the store) and only release. The
+     * default only releases.
+     *
+     * @param holder the releasing attempt
+     * @param next the attempt to grant
+     * @return what was done; never handed unless {@code holder} held
+     */
+    default HandOff handOver(Acquisition holder, Acquisition next) {
+        return HandOff.notHanded(release(holder));
+    }
+
+    /**
      * @param key the lock
      * @return whether anyone holds the lock now
      */

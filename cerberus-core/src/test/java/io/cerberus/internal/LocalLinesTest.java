@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.Lease;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
@@ -145,6 +146,77 @@ class LocalLinesTest {
     }
 
     @Test
+    void aReleaseHandsTheLockToTheSleepingHeadAtMostFourTimesInARow() throws Exception {
+        DistributedLock lock = client(true).lock("handed");
+        engine.handsOver = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        engine.acquireCalls.set(0);
+        int waiters = LocalLines.HAND_OFFS_IN_A_ROW + 2;
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<Long> fences = new CopyOnWriteArrayList<>();
+        List<Thread> line = new ArrayList<>();
+        for (int i = 1; i <= waiters; i++) {
+            String name = "waiter-" + i;
+            Thread thread = new Thread(() -> {
+                try (Lease lease = lock.acquire(Duration.ofMillis(bound(10_000)))) {
+                    order.add(name);
+                    fences.add(lease.fencingToken());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, name);
+            threads.add(thread);
+            thread.start();
+            await(name + " waits", () -> thread.getState() == Thread.State.TIMED_WAITING);
+            line.add(thread);
+        }
+        assertThat(engine.acquireCalls.get()).as("waiters behind a hold of their own client do not ask").isZero();
+        first.close();
+        for (Thread thread : line) {
+            thread.join(bound(5000));
+            assertThat(thread.isAlive()).as("%s done", thread.getName()).isFalse();
+        }
+        assertThat(order).as("served in turn").containsExactly(line.stream().map(Thread::getName).toArray(String[]::new));
+        for (int i = 1; i < fences.size(); i++) {
+            assertThat(fences.get(i)).as("fence of %s", order.get(i)).isGreaterThan(fences.get(i - 1));
+        }
+        assertThat(engine.handedOver.get()).as("4 hand-offs, a release for all, then hand-offs again")
+                .isEqualTo(LocalLines.HAND_OFFS_IN_A_ROW + 1);
+        assertThat(engine.acquireCalls.get()).as("only the waiter after the release for all asked").isEqualTo(1);
+    }
+
+    @Test
+    void aLockHandedToAWaiterThatGaveUpMeanwhileIsReleased() throws Exception {
+        DistributedLock lock = client(true).lock("gave-up");
+        engine.handsOver = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        AtomicInteger got = new AtomicInteger();
+        Thread head = new Thread(() -> {
+            try {
+                lock.acquire(Duration.ofMillis(bound(10_000))).close();
+                got.incrementAndGet();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "head");
+        threads.add(head);
+        head.start();
+        await("the head waits", () -> head.getState() == Thread.State.TIMED_WAITING);
+        CountDownLatch entered = new CountDownLatch(1);
+        engine.handOverEntered.set(entered);
+        CompletableFuture<Void> release = CompletableFuture.runAsync(first::close);
+        assertThat(entered.await(bound(5000), TimeUnit.MILLISECONDS)).as("the release hands over").isTrue();
+        head.interrupt();
+        head.join(bound(5000));
+        assertThat(head.isAlive()).isFalse();
+        engine.releaseHandOver.countDown();
+        release.get(bound(5000), TimeUnit.MILLISECONDS);
+        assertThat(got.get()).as("the interrupted waiter got nothing").isZero();
+        assertThat(engine.handedOver.get()).isEqualTo(1);
+        assertThat(lock.isLocked()).as("the hold handed to the waiter that left is released").isFalse();
+    }
+
+    @Test
     void aWaiterThatGivesUpPassesItsTurnOn() throws Exception {
         String store = UUID.randomUUID().toString();
         DistributedLock elsewhere = client(false, store).lock("gives-up");
@@ -244,8 +316,8 @@ class LocalLinesTest {
         LocalLines lines = new LocalLines(token -> true);
         Object engineHandle = new Object();
         LockKey key = new LockKey("ns", "k");
-        LocalLines.Ticket first = lines.enter(engineHandle, key);
-        LocalLines.Ticket second = lines.enter(engineHandle, key);
+        LocalLines.Ticket first = lines.enter(engineHandle, attempt(key));
+        LocalLines.Ticket second = lines.enter(engineHandle, attempt(key));
         assertThat(first.mayAsk()).isTrue();
         assertThat(second.mayAsk()).as("not the head").isFalse();
         first.granted("t1");
@@ -255,19 +327,24 @@ class LocalLinesTest {
         lines.ended(engineHandle, key, "t1");
         assertThat(lines.size()).isZero();
 
-        LocalLines.Ticket alone = lines.enter(engineHandle, key);
+        LocalLines.Ticket alone = lines.enter(engineHandle, attempt(key));
         alone.leave();
         assertThat(lines.size()).isZero();
         lines.grantedOutOfLine(engineHandle, key, "t2");
         assertThat(lines.size()).as("no line made for a grant out of line").isZero();
     }
 
+    private static io.cerberus.spi.Acquisition attempt(LockKey key) {
+        return new io.cerberus.spi.Acquisition(key, io.cerberus.spi.LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "test",
+                Duration.ofSeconds(5));
+    }
+
     @Test
     void aMarkWhoseHoldIsNoLongerLiveIsIgnored() {
         LocalLines lines = new LocalLines(token -> false);
         LockKey key = new LockKey("ns", "k");
-        LocalLines.Ticket first = lines.enter(this, key);
-        LocalLines.Ticket second = lines.enter(this, key);
+        LocalLines.Ticket first = lines.enter(this, attempt(key));
+        LocalLines.Ticket second = lines.enter(this, attempt(key));
         first.granted("gone");
         assertThat(second.mayAsk()).as("the mark names no live hold").isTrue();
     }

@@ -70,6 +70,15 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireCalls = new AtomicInteger();
         /** When set, grants say the request that made them was sent this long before (as a hand-off's are). */
         public volatile java.time.Duration grantedAge;
+        /** Whether the engine hands locks over ({@link LockEngine#handsOver}). */
+        public volatile boolean handsOver;
+        /** handOver calls, and those that handed the lock over. */
+        public final AtomicInteger handOverCalls = new AtomicInteger();
+        public final AtomicInteger handedOver = new AtomicInteger();
+        /** When set, a hand-off counts this down on entry and then waits for {@link #releaseHandOver}. */
+        public final AtomicReference<CountDownLatch> handOverEntered = new AtomicReference<>();
+        /** Lets a held-up hand-off finish. */
+        public final CountDownLatch releaseHandOver = new CountDownLatch(1);
 
         Scripted(String uri, MemoryStore store) {
             this.inner = new MemoryEngine(uri, store);
@@ -127,6 +136,36 @@ public final class ScriptedEngineProvider implements EngineProvider {
         @Override
         public boolean linesUpWaitersLocally() {
             return linesUp;
+        }
+
+        @Override
+        public boolean handsOver() {
+            return handsOver;
+        }
+
+        /** In memory: the release and the grant under one lock of this engine, which no other call takes. */
+        @Override
+        public synchronized io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
+            handOverCalls.incrementAndGet();
+            CountDownLatch entered = handOverEntered.getAndSet(null);
+            if (entered != null) {
+                entered.countDown();
+                try {
+                    releaseHandOver.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (!inner.release(holder)) {
+                return io.cerberus.spi.HandOff.notHanded(false);
+            }
+            io.cerberus.spi.AcquireResult granted = inner.tryAcquire(next);
+            if (granted instanceof io.cerberus.spi.AcquireResult.Granted g) {
+                handedOver.incrementAndGet();
+                return io.cerberus.spi.HandOff.handed(g.fencingToken());
+            }
+            inner.abandon(next);
+            return io.cerberus.spi.HandOff.notHanded(true);
         }
 
         @Override

@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.lettuce.core.KeyScanCursor;
@@ -55,7 +56,8 @@ import java.util.concurrent.locks.LockSupport;
  * waiters that may now be granted; {@link LockWaiters} wakes only those (and one exclusive waiter),
  * and closes the busy-then-subscribe race.
  *
- * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; renewal
+ * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; a
+ * hand-off to the next waiting thread of the same client ({@link #handOver}) 1; renewal
  * of any number of holds: one script per {@link #RENEW_BATCH} holds, all sent at once (one round
  * trip); a waiter: one subscribe per lock name and wait, then one acquire per wake-up or per retry
  * bound; reentrant holds: none (the core counts them).
@@ -256,6 +258,35 @@ final class RedisEngine implements LockEngine {
                 LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
             }
         }
+    }
+
+    /**
+     * Hands locks over unless grants must wait for replicas ({@code waitReplicas}): a hand-off
+     * would grant without that wait.
+     */
+    @Override
+    public boolean handsOver() {
+        return waitReplicas == 0;
+    }
+
+    /**
+     * One script: the holder's hold becomes {@code next}'s, with a new fence and {@code next}'s
+     * lease, as an exclusive acquire would make it, and no message is published (the lock is not
+     * free). Where others queue in the store (fair, read or write attempts on the same name) or
+     * readers hold, it only releases.
+     */
+    @Override
+    public HandOff handOver(Acquisition holder, Acquisition next) {
+        LockKeys keys = LockKeys.of(holder.key());
+        CompletableFuture<List<?>> reply = LockScripts.HAND_OVER.run(commands, keys.all(), holder.token(), next.token(),
+                millis(next.lease()), next.holder(), millis(FENCE_KEEP));
+        List<?> answer = Replies.await(reply, timeout, uri, () -> "hand " + holder + " over to " + next);
+        long outcome = ((Number) answer.get(0)).longValue();
+        if (outcome == 2) {
+            waiters.leave(next.token(), true);
+            return HandOff.handed(((Number) answer.get(1)).longValue());
+        }
+        return HandOff.notHanded(outcome != 0 && release(holder));
     }
 
     @Override

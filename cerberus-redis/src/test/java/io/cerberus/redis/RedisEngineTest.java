@@ -11,6 +11,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Engines;
@@ -140,6 +141,73 @@ class RedisEngineTest {
             assertThat(lock.lease().isValid()).isTrue();
         }
         held.forEach(DistributedLock::unlock);
+    }
+
+    @Test
+    void aReleaseHandsTheLockToTheNextThreadOfTheClientInOneScript() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        // the server learns each script at its first use (a refused EVALSHA, then EVAL): not counted below
+        Lease warmHolder = cerberus.lock("warm-up").acquire(Duration.ofSeconds(5));
+        Thread warmWaiter = thread("warm-up", () -> {
+            try {
+                cerberus.lock("warm-up").acquire(TestTimes.millis(20_000)).close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.untilWaiting(warmWaiter, TestTimes.millis(5000));
+        warmHolder.close();
+        warmWaiter.join(TestTimes.millis(10_000).toMillis());
+        DistributedLock lock = cerberus.lock("handed");
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        int waiters = 6;
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        List<Long> fences = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> line = new ArrayList<>();
+        for (int i = 1; i <= waiters; i++) {
+            String name = "waiter-" + i;
+            Thread waiter = thread(name, () -> {
+                try (Lease lease = lock.acquire(TestTimes.millis(20_000))) {
+                    order.add(name);
+                    fences.add(lease.fencingToken());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            Poll.untilWaiting(waiter, TestTimes.millis(5000));
+            line.add(waiter);
+        }
+        Map<String, Long> before = server.commandCalls();
+        first.close();
+        for (Thread waiter : line) {
+            waiter.join(TestTimes.millis(10_000).toMillis());
+            assertThat(waiter.isAlive()).as("%s done", waiter.getName()).isFalse();
+        }
+        Map<String, Long> after = server.commandCalls();
+        assertThat(order).as("served in turn").containsExactly("waiter-1", "waiter-2", "waiter-3", "waiter-4", "waiter-5", "waiter-6");
+        for (int i = 1; i < fences.size(); i++) {
+            assertThat(fences.get(i)).as("a hand-off is a new hold: a new fence").isGreaterThan(fences.get(i - 1));
+        }
+        long scripts = total(before, after, "evalsha", "eval");
+        // 4 hand-offs, then a release for all and the next waiter's acquire, a hand-off, the last release;
+        // without hand-offs 7 releases and 6 acquires
+        assertThat(scripts).as("scripts for 7 holds passed along a line of 6").isEqualTo(8);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aHandOverOnlyReleasesWhereOthersQueueAndNothingWhenNotHeld() {
+        RedisEngine engine = engine();
+        Acquisition holder = attempt("queued", LockMode.EXCLUSIVE);
+        Acquisition next = attempt("queued", LockMode.EXCLUSIVE);
+        Acquisition fair = attempt("queued", LockMode.FAIR);
+        assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(engine.tryAcquire(fair)).as("queued in the store").isInstanceOf(AcquireResult.Busy.class);
+        assertThat(engine.handOver(holder, next)).as("a fair waiter queues: released, not handed").isEqualTo(HandOff.notHanded(true));
+        assertThat(engine.tryAcquire(fair)).as("the queue's head takes it").isInstanceOf(AcquireResult.Granted.class);
+        assertThat(engine.handOver(holder, next)).as("no longer held: nothing").isEqualTo(HandOff.notHanded(false));
+        assertThat(engine.release(fair)).isTrue();
+        engine.abandon(next);
     }
 
     // ---- waking --------------------------------------------------------------------------------

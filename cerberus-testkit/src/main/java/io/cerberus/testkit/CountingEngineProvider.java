@@ -138,6 +138,17 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
+        public boolean handsOver() {
+            return inner.handsOver();
+        }
+
+        @Override
+        public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
+            calls.incrementAndGet();
+            return inner.handOver(holder, next);
+        }
+
+        @Override
         public boolean isLocked(LockKey key) {
             calls.incrementAndGet();
             return inner.isLocked(key);
