@@ -478,14 +478,8 @@ public final class CerberusClient implements Cerberus {
                 LocalLines.Handed handed = ticket != null ? ticket.takeHanded() : null;
                 if (handed != null) {
                     // the holder's release granted it to this attempt, which sent nothing
-                    Holding holding = new Holding(this, engine, attempt, handed.fencingToken(), renewed, threadBound,
-                            handed.sentNanos());
-                    switcher.granted(engine, lease);
-                    live.put(attempt.token(), holding);
-                    ticket.granted(attempt.token());
-                    renewer.start(holding);
                     done = true;
-                    return holding;
+                    return hold(engine, attempt, handed.fencingToken(), handed.sentNanos(), renewed, threadBound, ticket);
                 }
                 if (ticket != null && !ticket.mayAsk()) {
                     long pause = within(LocalLines.RECHECK_NANOS, start, waitNanos);
@@ -503,15 +497,10 @@ public final class CerberusClient implements Cerberus {
                         // granted by an earlier request (a hand-off): the lease runs from that one
                         sentAt = Math.min(sentAt, System.nanoTime() - granted.ageNanos());
                     }
-                    Holding holding = new Holding(this, engine, attempt, granted.fencingToken(), renewed, threadBound, sentAt);
-                    switcher.granted(engine, lease);
-                    live.put(attempt.token(), holding);
-                    if (ticket != null) {
-                        ticket.granted(attempt.token());
-                    } else if (lined) {
+                    Holding holding = hold(engine, attempt, granted.fencingToken(), sentAt, renewed, threadBound, ticket);
+                    if (ticket == null && lined) {
                         lines.grantedOutOfLine(engine, view.key(), attempt.token());
                     }
-                    renewer.start(holding);
                     done = true;
                     return holding;
                 }
@@ -536,6 +525,24 @@ public final class CerberusClient implements Cerberus {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Makes the hold of a granted attempt: counted live, its line (if any) left, its renewal
+     * scheduled.
+     *
+     * @param sentAt when the request that granted it was sent: the lease counts from then
+     */
+    private Holding hold(EngineHandle engine, Acquisition attempt, long fencingToken, long sentAt, boolean renewed,
+            boolean threadBound, LocalLines.Ticket ticket) {
+        Holding holding = new Holding(this, engine, attempt, fencingToken, renewed, threadBound, sentAt);
+        switcher.granted(engine, attempt.lease());
+        live.put(attempt.token(), holding);
+        if (ticket != null) {
+            ticket.granted(attempt.token());
+        }
+        renewer.start(holding);
+        return holding;
     }
 
     /** @return {@code pause} cut to what is left of a wait of {@code waitNanos} from {@code start}; -1 if nothing is left */

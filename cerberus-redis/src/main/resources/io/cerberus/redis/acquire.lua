@@ -14,16 +14,7 @@ if mode == 'exclusive' then
     return {1, tonumber(redis.call('HGET', owner, 'fence'))}
   end
   if not current and redis.call('EXISTS', readers) == 0 then
-    if redis.call('INCR', fence) == 1 then
-      -- there was no counter: start it at the server's clock in microseconds (see below)
-      local _, us = server_time()
-      redis.call('SET', fence, us)
-    end
-    redis.call('PEXPIRE', fence, fence_keep)
-    local f = redis.call('GET', fence)
-    redis.call('HSET', owner, 'token', token, 'fence', f, 'mode', mode, 'holder', holder)
-    redis.call('PEXPIRE', owner, lease)
-    return {1, tonumber(f)}
+    return {1, tonumber(take_exclusive(owner, fence, token, mode, holder, lease, fence_keep))}
   end
 end
 

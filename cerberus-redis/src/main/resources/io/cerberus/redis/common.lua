@@ -62,3 +62,17 @@ local function grantable_heads(owner, readers, queue)
   end
   return table.concat(heads, ' ')
 end
+
+-- make token the exclusive owner with the next fence (a lost counter restarts at the server's clock
+-- in microseconds, so tokens keep growing); returns the fence, a string
+local function take_exclusive(owner, fence, token, mode, holder, lease, fence_keep)
+  if redis.call('INCR', fence) == 1 then
+    local _, us = server_time()
+    redis.call('SET', fence, us)
+  end
+  redis.call('PEXPIRE', fence, fence_keep)
+  local f = redis.call('GET', fence)
+  redis.call('HSET', owner, 'token', token, 'fence', f, 'mode', mode, 'holder', holder)
+  redis.call('PEXPIRE', owner, lease)
+  return f
+end

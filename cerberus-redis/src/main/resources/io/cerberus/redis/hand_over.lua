@@ -5,7 +5,7 @@
 -- handed over, {0} when the holder no longer held, {-1} when it did nothing because others queue
 -- in the store or readers hold (the caller releases as usual then).
 local owner, fence, readers, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
-local token, next, lease, holder, fence_keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local token, next_token, lease, holder, fence_keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 
 if redis.call('HGET', owner, 'token') ~= token then
   return {0}
@@ -13,13 +13,4 @@ end
 if redis.call('EXISTS', queue) == 1 or redis.call('EXISTS', readers) == 1 then
   return {-1}
 end
-if redis.call('INCR', fence) == 1 then
-  -- there was no counter: start it at the server's clock in microseconds (as acquire does)
-  local _, us = server_time()
-  redis.call('SET', fence, us)
-end
-redis.call('PEXPIRE', fence, fence_keep)
-local f = redis.call('GET', fence)
-redis.call('HSET', owner, 'token', next, 'fence', f, 'mode', 'exclusive', 'holder', holder)
-redis.call('PEXPIRE', owner, lease)
-return {2, tonumber(f)}
+return {2, tonumber(take_exclusive(owner, fence, next_token, 'exclusive', holder, lease, fence_keep))}
