@@ -228,10 +228,8 @@ final class LeaseRowEngine implements LockEngine {
                     return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
                 }
                 String owner = rows.getString(1);
-                long mark = LocalGate.NO_MARK;
                 if (dialect.marksWanted()) {
-                    mark = rows.getLong(4);
-                    gate.marked(key, mark, rows.getLong(5), WANTED_MARK_MS);
+                    gate.marked(key, rows.getLong(4), rows.getLong(5), WANTED_MARK_MS);
                 }
                 if (attempt.token().equals(owner)) {
                     return new Answer(AcquireResult.granted(rows.getLong(2)), null);

@@ -181,11 +181,16 @@ final class LocalGate implements AutoCloseable {
      *
      * @param next the attempt that takes the lock in the release, if the database agrees
      * @param ownMark the wanted mark this engine last wrote on the row, or {@link #NO_MARK}
-     * @param evenIfWanted whether the hand-off may go ahead while another process marked the row
-     *     wanted (fewer than {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a row so far)
      * @param handOffs the hand-offs in a row that this one would make
      */
-    record HandOver(Ticket next, long ownMark, boolean evenIfWanted, int handOffs) {
+    record HandOver(Ticket next, long ownMark, int handOffs) {
+        /**
+         * @return whether the hand-off may go ahead while another process marked the row wanted:
+         *     at most {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a row do
+         */
+        boolean evenIfWanted() {
+            return handOffs <= HAND_OFFS_WHILE_WANTED;
+        }
     }
 
     /**
@@ -217,7 +222,7 @@ final class LocalGate implements AutoCloseable {
                     ticket.handing = true;
                     int handOffs = holds.getOrDefault(token, 0);
                     long ownMark = line.othersMarkUntil - now > 0 ? NO_MARK : line.ownMark;
-                    return new HandOver(ticket, ownMark, handOffs < HAND_OFFS_WHILE_WANTED, handOffs + 1);
+                    return new HandOver(ticket, ownMark, handOffs + 1);
                 }
             }
             return null;
