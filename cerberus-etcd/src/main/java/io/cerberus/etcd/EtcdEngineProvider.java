@@ -36,9 +36,10 @@ public final class EtcdEngineProvider implements EngineProvider {
         context.requireNoOptions();
         EtcdTarget target = EtcdTarget.parse(context.uri());
         String describe = Uris.redact(context.uri());
+        DeleteSends deleteSends = new DeleteSends();
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
                 .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
-                .executorService(new CallerRuns());
+                .executorService(new CallerRuns()).interceptor(deleteSends);
         target.user().ifPresent(user -> builder.user(LockKeys.bytes(user)));
         target.password().ifPresent(password -> builder.password(LockKeys.bytes(password)));
         if (target.tls()) {
@@ -49,7 +50,7 @@ public final class EtcdEngineProvider implements EngineProvider {
             }
         }
         Client client = builder.build();
-        EtcdEngine engine = new EtcdEngine(describe, client, target, context.connectTimeout(), context.lossReporter());
+        EtcdEngine engine = new EtcdEngine(describe, client, deleteSends, target, context.connectTimeout(), context.lossReporter());
         try {
             engine.start();
         } catch (RuntimeException e) {

@@ -289,6 +289,99 @@ class EtcdEngineTest {
         }
     }
 
+    /**
+     * A release whose delete is sent twice (the first copy unanswered past a quarter of the timeout)
+     * must not give its number back: that first copy may still reach etcd after the next hold has
+     * created its key, and a plain delete of the same name would end that hold. Here the first copy
+     * is held back by an interceptor and its late arrival is played by deleting the name from outside.
+     */
+    @Test
+    void aNumberWhoseDeleteWentOutTwiceIsNotReusedSoALateCopyCannotEndTheNextHold() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean holdBack = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.List<String> heldBack = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.grpc.ClientInterceptor firstCopyHeldBack = new io.grpc.ClientInterceptor() {
+            @Override
+            public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options,
+                    io.grpc.Channel next) {
+                if (!method.getFullMethodName().endsWith("/DeleteRange") || !holdBack.compareAndSet(true, false)) {
+                    return next.newCall(method, options);
+                }
+                return new io.grpc.ClientCall<>() {
+                    private Listener<R> listener;
+
+                    @Override
+                    public void start(Listener<R> responses, io.grpc.Metadata headers) {
+                        listener = responses;
+                    }
+
+                    @Override
+                    public void request(int messages) {
+                    }
+
+                    @Override
+                    public void cancel(String message, Throwable cause) {
+                        listener.onClose(io.grpc.Status.CANCELLED, new io.grpc.Metadata());
+                    }
+
+                    @Override
+                    public void halfClose() {
+                    }
+
+                    @Override
+                    public void sendMessage(Q message) {
+                        heldBack.add(((io.etcd.jetcd.api.DeleteRangeRequest) message).getKey().toStringUtf8());
+                    }
+                };
+            }
+        };
+        DeleteSends deleteSends = new DeleteSends();
+        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(server.uri("").replace("etcd://", "http://"))
+                .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteSends).build(); // the last is called first
+        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(server.uri("")), Duration.ofMillis(800),
+                (token, reason) -> { });
+        try (engine) {
+            engine.start();
+            LockKey key = new LockKey("late", "copy");
+            Acquisition first = attempt(key);
+            assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
+            String firstKey = keysOf("cerberus/late/copy/").get(0);
+            holdBack.set(true);
+            assertThat(engine.release(first)).as("the resend deleted the key").isTrue();
+            assertThat(heldBack).as("the first copy was held back").containsExactly(firstKey);
+            assertThat(keysOf("cerberus/late/copy/")).isEmpty();
+
+            Acquisition next = attempt(key);
+            assertThat(engine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(keysOf("cerberus/late/copy/")).as("the next hold's key has another name").hasSize(1).doesNotContain(firstKey);
+            server.ctl("del", firstKey); // the held-back copy arrives
+            assertThat(engine.isLocked(key)).as("the next hold keeps its key").isTrue();
+            assertThat(engine.renew(next)).isTrue();
+            assertThat(engine.release(next)).isTrue();
+
+            Acquisition third = attempt(key);
+            assertThat(engine.tryAcquire(third)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(keysOf("cerberus/late/copy/")).as("a number whose delete went out once is taken again, the retired one is not")
+                    .hasSize(1).allMatch(k -> k.endsWith("_1"));
+            assertThat(engine.release(third)).isTrue();
+        }
+    }
+
+    @Test
+    void aReleaseAfterTheKeyWasDeletedFromOutsideSaysTheLockWasNotHeld() {
+        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+            LockKey key = new LockKey("outside", "deleted");
+            Acquisition attempt = attempt(key);
+            assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
+            server.ctl("del", "--prefix", "cerberus/outside/deleted/");
+            assertThat(engine.release(attempt)).isFalse();
+            Acquisition again = attempt(key);
+            assertThat(engine.tryAcquire(again)).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(keysOf("cerberus/outside/deleted/")).as("the number came back: the delete went out once")
+                    .hasSize(1).allMatch(k -> k.endsWith("_0"));
+            assertThat(engine.release(again)).isTrue();
+        }
+    }
+
     private static java.util.List<String> keysOf(String directory) {
         return server.ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
     }
