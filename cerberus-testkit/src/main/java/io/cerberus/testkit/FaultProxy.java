@@ -32,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       in each direction (latency, not a slower pipe: chunks in flight together wait together).</li>
  * </ul>
  *
- * Each change of mode is counted ({@link #changes()}), so a test can show the fault happened.
+ * Each change of mode is counted ({@link #changes()}), and so is each chunk that passed in
+ * {@link Mode#DELAY}, per direction ({@link #delayedUp()}, {@link #delayedDown()}), so a test can
+ * show the fault happened and met traffic.
  * Thread-safe. Four threads per connection; meant for a handful of connections.
  */
 public final class FaultProxy implements AutoCloseable {
@@ -43,6 +45,8 @@ public final class FaultProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicLong changes = new AtomicLong();
+    private final AtomicLong delayedUp = new AtomicLong();
+    private final AtomicLong delayedDown = new AtomicLong();
     private final Object gate = new Object();
     private volatile Mode mode = Mode.PASS;
     private volatile long delayMillis;
@@ -84,6 +88,16 @@ public final class FaultProxy implements AutoCloseable {
     /** @return how many times the mode changed */
     public long changes() {
         return changes.get();
+    }
+
+    /** @return how many chunks from the clients to the server passed in {@link Mode#DELAY} */
+    public long delayedUp() {
+        return delayedUp.get();
+    }
+
+    /** @return how many chunks from the server to the clients passed in {@link Mode#DELAY} */
+    public long delayedDown() {
+        return delayedDown.get();
     }
 
     /**
@@ -131,8 +145,8 @@ public final class FaultProxy implements AutoCloseable {
                 Socket server = new Socket();
                 server.connect(target, 5_000);
                 sockets.add(server);
-                pump(client, server, "up");
-                pump(server, client, "down");
+                pump(client, server, "up", delayedUp);
+                pump(server, client, "down", delayedDown);
             } catch (IOException e) {
                 reset(client);
             }
@@ -145,7 +159,7 @@ public final class FaultProxy implements AutoCloseable {
      * arrival, so chunks in flight together are delayed together, as on a slow link, not one after
      * another.
      */
-    private void pump(Socket from, Socket to, String direction) {
+    private void pump(Socket from, Socket to, String direction, AtomicLong delayed) {
         BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         Thread reader = new Thread(() -> {
             byte[] buffer = new byte[16 * 1024];
@@ -163,7 +177,7 @@ public final class FaultProxy implements AutoCloseable {
         Thread writer = new Thread(() -> {
             try (OutputStream out = to.getOutputStream()) {
                 Chunk chunk;
-                while ((chunk = chunks.take()) != Chunk.END && await(chunk.arrivedNanos())) {
+                while ((chunk = chunks.take()) != Chunk.END && await(chunk.arrivedNanos(), delayed)) {
                     out.write(chunk.bytes());
                     out.flush();
                 }
@@ -187,8 +201,8 @@ public final class FaultProxy implements AutoCloseable {
         static final Chunk END = new Chunk(new byte[0], 0);
     }
 
-    /** Holds a chunk while blackholed, delays it when delaying; false when it must be dropped. */
-    private boolean await(long arrivedNanos) {
+    /** Holds a chunk while blackholed, delays it (and counts it) when delaying; false when it must be dropped. */
+    private boolean await(long arrivedNanos, AtomicLong delayed) {
         while (true) {
             Mode now = mode;
             switch (now) {
@@ -197,6 +211,7 @@ public final class FaultProxy implements AutoCloseable {
                 case DROP:
                     return false;
                 case DELAY:
+                    delayed.incrementAndGet();
                     long wait = arrivedNanos + TimeUnit.MILLISECONDS.toNanos(delayMillis) - System.nanoTime();
                     if (wait > 0) {
                         try {

@@ -112,6 +112,11 @@ class FaultProxyTest {
             long start = System.nanoTime();
             assertThat(roundTrip(socket, 7)).isEqualTo(7);
             assertThat((System.nanoTime() - start) / 1_000_000).as("two hops of 150 ms").isGreaterThanOrEqualTo(300);
+            assertThat(proxy.delayedUp()).as("the request passed delayed").isEqualTo(1);
+            assertThat(proxy.delayedDown()).as("the reply passed delayed").isEqualTo(1);
+            proxy.mode(FaultProxy.Mode.PASS);
+            assertThat(roundTrip(socket, 8)).isEqualTo(8);
+            assertThat(proxy.delayedUp() + proxy.delayedDown()).as("chunks that passed freely are not counted").isEqualTo(2);
         }
     }
 
