@@ -46,9 +46,11 @@ import java.util.concurrent.ScheduledExecutorService;
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: etcd revisions
  * only grow, and a lock's holders follow the create order of their keys. Every request is safe to
  * repeat ({@link EtcdRequests} resends unanswered ones): the create is keyed by lease and the
- * attempt's number on the lock ({@link KeySlots}) and writes the attempt's token; release and
- * abandon delete only when the key's create revision (or, for a create never answered, its value)
- * is still ours, so a stale release can never delete a newer key, even one on the same number; a
+ * attempt's number on the lock ({@link KeySlots}) and writes the attempt's token; abandon and
+ * expiry delete only when the key's create revision (or, for a create never answered, its value)
+ * is still ours; a release is a plain delete, and its number is used again only when exactly one
+ * copy of it went out and was answered ({@link DeleteSends}), so no stale delete can reach a newer
+ * key on the same number; a
  * key an earlier attempt left on the number is deleted, never adopted, so no fencing token is
  * handed out twice. Holds end on the server when the client's lease ends (a
  * crash, a revoke); a hold's own lease (explicit lease or watchdog) is enforced by this engine,
@@ -56,7 +58,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * every hold on it is reported to the {@link LossReporter}.
  *
  * <p><b>Costs.</b> Acquire uncontended: one transaction (one round trip). Release: one
- * transaction. Renew: one read of the key (one transaction for a batch of up to 100); a larger
+ * delete. Renew: one read of the key (one transaction for a batch of up to 100); a larger
  * batch asks the client lease for its attached keys instead, one round trip for thousands of holds
  * (the list is at most 1 MiB, else transactions again). Waiting: one watch per
  * wake-up, plus the keep-alive of the client lease every TTL/3 whatever the number of holds.
@@ -395,7 +397,7 @@ final class EtcdEngine implements LockEngine {
 
     /**
      * Deletes a hold's key with a plain delete, not a transaction: etcd 3.4 spends noticeably more
-     * on a transaction with a compare than on a delete (ETCD.md, "Costs"), and a release is half of
+     * on a transaction with a compare than on a delete (docs/ETCD.md, "Release"), and a release is half of
      * every cycle. A plain delete cannot check that the key is still the hold's, but while the
      * attempt holds, its key (named by the client lease and the attempt's number) is written by
      * nobody else, and the number is given back only when the delete went out exactly once and was
