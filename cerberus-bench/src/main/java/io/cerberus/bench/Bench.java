@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * main peer (Redisson, Curator, jetcd Lock, Spring's JdbcLockRegistry).
  *
  * <pre>
- * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres] [--threads 1,4,16] [--seconds 3] [--warmup 1]
+ * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres,mariadb] [--threads 1,4,16] [--seconds 3] [--warmup 1]
  *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks] [--peers cerberus,redisson,spring,...]
  *      [--names 100000] [--held 10000] [--lease 2] [--redis host:port] [--out report.md]
  * </pre>
@@ -137,6 +137,7 @@ public final class Bench {
                         : RedisProcess.start(), peerNames);
                 case "zk" -> EngineGroups.zooKeeper(peerNames);
                 case "etcd" -> EngineGroups.etcd(peerNames);
+                case "mariadb" -> EngineGroups.mariaDb(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
                 default -> EngineGroups.postgres(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
             };
         } catch (AssertionError e) {

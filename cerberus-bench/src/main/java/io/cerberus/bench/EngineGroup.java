@@ -8,7 +8,7 @@ import java.util.function.Supplier;
  * The server of one engine in a run and the peers that take turns on it; its tables compare every
  * peer with the group's main peer.
  *
- * @param engine the name in {@code --engines}: redis, zk, etcd, postgres
+ * @param engine the name in {@code --engines}: redis, zk, etcd, postgres, mariadb
  * @param title the engine in headings
  * @param server the server and its version, for the report
  * @param baseline the report name of the peer the ratio column divides by

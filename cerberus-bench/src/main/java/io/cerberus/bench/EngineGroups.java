@@ -19,6 +19,7 @@ final class EngineGroups {
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
         peers.put("postgres", List.of("cerberus", "session", "datasource", "spring", "shedlock", "roundtrip"));
+        peers.put("mariadb", List.of("cerberus", "session", "datasource", "spring", "shedlock", "roundtrip"));
         return peers;
     }
 
@@ -134,39 +135,55 @@ final class EngineGroups {
         PostgresProcess postgres = PostgresProcess.start();
         postgres.execute(JdbcPeers.INT_LOCK_DDL);
         postgres.execute(JdbcPeers.SHEDLOCK_DDL);
-        String url = postgres.jdbcUrl();
+        return sql("postgres", "PostgreSQL", "PostgreSQL statements per cycle (pg_stat_statements)", postgres, peerNames, poolSize);
+    }
+
+    /**
+     * The MariaDB group; every pool (Cerberus's own and the peers' HikariCP pools) gets
+     * {@code poolSize} connections.
+     */
+    static EngineGroup mariaDb(List<String> peerNames, int poolSize) {
+        MariaDbProcess mariaDb = MariaDbProcess.start();
+        mariaDb.execute(JdbcPeers.INT_LOCK_DDL_MYSQL);
+        mariaDb.execute(JdbcPeers.SHEDLOCK_DDL_MYSQL);
+        return sql("mariadb", "MariaDB", "MariaDB statements per cycle (Questions)", mariaDb, peerNames, poolSize);
+    }
+
+    private static EngineGroup sql(String engine, String title, String statementsLabel, SqlServer server, List<String> peerNames,
+            int poolSize) {
+        String url = server.jdbcUrl();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
         Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
-        for (String name : selected("postgres", peerNames)) {
+        for (String name : selected(engine, peerNames)) {
             switch (name) {
                 case "cerberus" -> {
-                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url + "&cerberus.poolSize=" + poolSize, poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec(engine, name, url + "&cerberus.poolSize=" + poolSize, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.CERBERUS_RENEWAL,
                             lease -> Peers.cerberus(url + "&cerberus.poolSize=" + poolSize, lease)));
                 }
                 // the way the Spring Boot starter's "jdbc:datasource" runs: on the application's pool
-                case "datasource" -> shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
+                case "datasource" -> shared(lockPeers, sharedPeers, new PeerSpec(engine, name, url, poolSize));
                 // session mode holds a connection per held lock: not in held-locks (10,000 connections)
                 case "session" -> shared(lockPeers, sharedPeers,
-                        new PeerSpec("postgres", name, url + "&cerberus.poolSize=" + poolSize + "&cerberus.mode=session", poolSize));
+                        new PeerSpec(engine, name, url + "&cerberus.poolSize=" + poolSize + "&cerberus.mode=session", poolSize));
                 case "spring" -> {
-                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec(engine, name, url, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (timeToLive)",
                             lease -> JdbcPeers.springJdbc(url, poolSize, HeldLocks.pastTheHold(lease))));
                 }
                 case "shedlock" -> {
-                    shared(lockPeers, sharedPeers, new PeerSpec("postgres", name, url, poolSize));
+                    shared(lockPeers, sharedPeers, new PeerSpec(engine, name, url, poolSize));
                     holders.put(name, new HeldLocks.Holder(HeldLocks.NO_RENEWAL + " (lockAtMostFor)",
                             lease -> JdbcPeers.shedLock(url, poolSize, HeldLocks.pastTheHold(lease))));
                 }
                 default -> lockPeers.put(name, () -> JdbcPeers.roundTripFloor(url, poolSize));
             }
         }
-        return new EngineGroup("postgres", "PostgreSQL", postgres.version(), JdbcPeers.JDBC_LOCK_REGISTRY, "JdbcLockRegistry",
-                "PostgreSQL statements per cycle (pg_stat_statements)", postgres.countsStatements() ? postgres::statements : null,
-                lockPeers, Map.of(), sharedPeers, holders, new EngineGroup.Residue("rows", postgres::rows, "database size", postgres::databaseSize),
-                postgres::close);
+        return new EngineGroup(engine, title, server.version(), JdbcPeers.JDBC_LOCK_REGISTRY, "JdbcLockRegistry",
+                statementsLabel, server.countsStatements() ? server::statements : null,
+                lockPeers, Map.of(), sharedPeers, holders, new EngineGroup.Residue("rows", server::rows, "database size", server::databaseSize),
+                server::close);
     }
 
     /** Adds a distributed lock peer, built from its spec here and, in {@code contended-2p}, in a second JVM too. */

@@ -19,11 +19,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /**
- * The JDBC peers of Cerberus's {@code jdbc:} lease-row mode on PostgreSQL, each with a HikariCP pool
+ * The JDBC peers of Cerberus's {@code jdbc:} lease-row mode on PostgreSQL and MariaDB, each with a HikariCP pool
  * of the size Cerberus's own pool gets in the run.
  */
 final class JdbcPeers {
-    /** The peer the PostgreSQL tables are compared with. */
+    /** The peer the PostgreSQL and MariaDB tables are compared with. */
     static final String JDBC_LOCK_REGISTRY = "Spring JdbcLockRegistry";
 
     /** Spring Integration's INT_LOCK table, as its schema-postgresql.sql creates it. */
@@ -32,6 +32,13 @@ final class JdbcPeers {
     /** ShedLock's table, as its documentation gives it for PostgreSQL. */
     static final String SHEDLOCK_DDL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
             + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
+
+    /** Spring Integration's INT_LOCK table, as its schema-mysql.sql creates it (MariaDB). */
+    static final String INT_LOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
+            + " CLIENT_ID CHAR(36), CREATED_DATE DATETIME(6) NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB";
+    /** ShedLock's table, as its documentation gives it for MySQL (MariaDB). */
+    static final String SHEDLOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL,"
+            + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
 
     private JdbcPeers() {
     }

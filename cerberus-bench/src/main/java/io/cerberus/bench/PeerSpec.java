@@ -50,10 +50,10 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
             case "redis/spring" -> Peers.springRedis(host(), port());
             case "zk/curator" -> ZooKeeperPeers.curator(address);
             case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);
-            case "postgres/session" -> Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
-            case "postgres/datasource" -> JdbcPeers.cerberusOnPool(address, poolSize);
-            case "postgres/spring" -> JdbcPeers.springJdbc(address, poolSize);
-            case "postgres/shedlock" -> JdbcPeers.shedLock(address, poolSize);
+            case "postgres/session", "mariadb/session" -> Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
+            case "postgres/datasource", "mariadb/datasource" -> JdbcPeers.cerberusOnPool(address, poolSize);
+            case "postgres/spring", "mariadb/spring" -> JdbcPeers.springJdbc(address, poolSize);
+            case "postgres/shedlock", "mariadb/shedlock" -> JdbcPeers.shedLock(address, poolSize);
             default -> throw new IllegalArgumentException("no distributed lock peer '" + peer + "' on " + engine);
         };
     }

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * minimum of cerberus-jdbc's test DatabaseServer.Postgres, which PostgreSQL's refusal of root needs).
  * {@code pg_stat_statements} is loaded when installed, to count the statements of a cycle.
  */
-final class PostgresProcess implements AutoCloseable {
+final class PostgresProcess implements SqlServer {
     private final int port;
     private final Path dataDir;
     private final ManagedProcess process;
@@ -118,12 +118,14 @@ final class PostgresProcess implements AutoCloseable {
     }
 
     /** @return the JDBC URL of the database, with its user (trust authentication on loopback) */
-    String jdbcUrl() {
+    @Override
+    public String jdbcUrl() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus";
     }
 
     /** Runs one statement, such as the DDL of a peer's table. */
-    void execute(String sql) {
+    @Override
+    public void execute(String sql) {
         try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
@@ -131,7 +133,8 @@ final class PostgresProcess implements AutoCloseable {
         }
     }
 
-    String version() {
+    @Override
+    public String version() {
         try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
             return "PostgreSQL " + connection.getMetaData().getDatabaseProductVersion();
         } catch (SQLException e) {
@@ -140,12 +143,14 @@ final class PostgresProcess implements AutoCloseable {
     }
 
     /** @return whether {@link #statements()} counts (pg_stat_statements is installed) */
-    boolean countsStatements() {
+    @Override
+    public boolean countsStatements() {
         return statementStats;
     }
 
     /** @return the statements the server has run, from pg_stat_statements, less the reads of this count */
-    synchronized long statements() {
+    @Override
+    public synchronized long statements() {
         try {
             if (stats == null) {
                 stats = DriverManager.getConnection(jdbcUrl());
@@ -161,7 +166,8 @@ final class PostgresProcess implements AutoCloseable {
     }
 
     /** @return the rows of every table of the bench's database (the lock tables of Cerberus and the peers) */
-    synchronized long rows() {
+    @Override
+    public synchronized long rows() {
         try {
             if (stats == null) {
                 stats = DriverManager.getConnection(jdbcUrl());
@@ -188,7 +194,8 @@ final class PostgresProcess implements AutoCloseable {
     }
 
     /** @return the bytes of the bench's database on disk ({@code pg_database_size}; dead rows count until vacuumed) */
-    synchronized long databaseSize() {
+    @Override
+    public synchronized long databaseSize() {
         try {
             if (stats == null) {
                 stats = DriverManager.getConnection(jdbcUrl());

@@ -81,4 +81,13 @@ class BenchSmokeTest {
                     "### PostgreSQL: held-locks", "| ShedLock JDBC (retried at once) | none");
         }
     }
+
+    @Test
+    void everyMariaDbPeerCompletesCycles() throws Exception {
+        try (EngineGroup group = EngineGroups.mariaDb(EngineGroups.PEERS.get("mariadb"), 4)) {
+            assertThat(runAndReport(group)).contains("### MariaDB: contended", "| Cerberus | 2 |", "| Cerberus session mode | 2 |",
+                    "| Spring JdbcLockRegistry | 2 |", "| ShedLock JDBC (retried at once) | 2 |", "vs JdbcLockRegistry", "1.00×",
+                    "MariaDB statements per cycle (Questions)", "### MariaDB: many-names", "rows left per name", "### MariaDB: held-locks");
+        }
+    }
 }

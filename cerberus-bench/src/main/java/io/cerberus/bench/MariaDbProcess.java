@@ -1,0 +1,215 @@
+package io.cerberus.bench;
+
+import io.cerberus.testkit.Executables;
+import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.testkit.Poll;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The MariaDB server of a run: {@code mariadb-install-db} into a temporary directory and
+ * {@code mariadbd} on a free loopback port, run as the {@code mysql} user when the bench runs as
+ * root, with a database {@code bench}. Like the PostgreSQL of the bench it does not wait for the
+ * disk on commit ({@code innodb_flush_log_at_trx_commit=2}: the log is written at each commit and
+ * flushed once a second). Statements are counted by the server's {@code Questions} status.
+ */
+final class MariaDbProcess implements SqlServer {
+    private final int port;
+    private final Path dataDir;
+    private final ManagedProcess process;
+    private Connection stats;
+    private long statsReads;
+
+    private MariaDbProcess(int port, Path dataDir, ManagedProcess process) {
+        this.port = port;
+        this.dataDir = dataDir;
+        this.process = process;
+    }
+
+    static MariaDbProcess start() {
+        try {
+            int port = FreePorts.next();
+            Path dataDir = Files.createTempDirectory("cerberus-bench-mariadb-");
+            chownToMysql(dataDir);
+            run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
+                    "--datadir=" + dataDir, "--user=" + (isRoot() ? "mysql" : System.getProperty("user.name")),
+                    "--auth-root-authentication-method=normal", "--skip-test-db"));
+            List<String> command = new ArrayList<>(List.of(Executables.require("mariadbd", "mariadb-server").toString(),
+                    "--no-defaults", "--datadir=" + dataDir, "--port=" + port, "--bind-address=127.0.0.1",
+                    "--socket=" + dataDir.resolve("mysqld.sock"), "--pid-file=" + dataDir.resolve("mysqld.pid"),
+                    "--innodb-buffer-pool-size=64M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=400", "--skip-log-bin"));
+            if (isRoot()) {
+                command.add("--user=mysql");
+            }
+            ManagedProcess process = ManagedProcess.start("mariadb-" + port, command);
+            MariaDbProcess server = new MariaDbProcess(port, dataDir, process);
+            try {
+                Poll.until("mariadbd on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
+                    if (!process.isAlive()) {
+                        throw new IllegalStateException("mariadbd ended at start:" + process.diagnostics());
+                    }
+                    try (Connection connection = DriverManager.getConnection(server.rootUrl())) {
+                        return connection.isValid(2);
+                    } catch (SQLException e) {
+                        return false;
+                    }
+                });
+                try (Connection connection = DriverManager.getConnection(server.rootUrl());
+                        Statement statement = connection.createStatement()) {
+                    statement.execute("CREATE DATABASE IF NOT EXISTS bench");
+                } catch (SQLException e) {
+                    throw new IllegalStateException("could not create the bench database: " + e.getMessage(), e);
+                }
+            } catch (AssertionError | RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static void chownToMysql(Path dir) throws IOException {
+        if (isRoot()) {
+            UserPrincipalLookupService lookup = dir.getFileSystem().getUserPrincipalLookupService();
+            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
+            view.setOwner(lookup.lookupPrincipalByName("mysql"));
+            view.setGroup(lookup.lookupPrincipalByGroupName("mysql"));
+        }
+    }
+
+    private static void run(List<String> command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        byte[] output = p.getInputStream().readAllBytes();
+        try {
+            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException("failed: " + String.join(" ", command) + "\n" + new String(output));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted: " + String.join(" ", command), e);
+        }
+    }
+
+    private String rootUrl() {
+        return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=root";
+    }
+
+    @Override
+    public String jdbcUrl() {
+        return "jdbc:mariadb://127.0.0.1:" + port + "/bench?user=root";
+    }
+
+    @Override
+    public void execute(String sql) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String version() {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
+            return "MariaDB " + connection.getMetaData().getDatabaseProductVersion();
+        } catch (SQLException e) {
+            return "MariaDB (version unknown)";
+        }
+    }
+
+    @Override
+    public boolean countsStatements() {
+        return true;
+    }
+
+    private Connection stats() throws SQLException {
+        if (stats == null) {
+            stats = DriverManager.getConnection(jdbcUrl());
+        }
+        return stats;
+    }
+
+    /** @return the statements clients sent ({@code Questions}), less this count's own reads */
+    @Override
+    public synchronized long statements() {
+        try (Statement statement = stats().createStatement();
+                ResultSet rows = statement.executeQuery("SHOW GLOBAL STATUS LIKE 'Questions'")) {
+            rows.next();
+            return rows.getLong(2) - ++statsReads;
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the Questions status: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized long rows() {
+        try {
+            List<String> tables = new ArrayList<>();
+            try (Statement statement = stats().createStatement();
+                    ResultSet names = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'bench'")) {
+                while (names.next()) {
+                    tables.add(names.getString(1));
+                }
+            }
+            long rows = 0;
+            for (String table : tables) {
+                try (Statement statement = stats().createStatement();
+                        ResultSet count = statement.executeQuery("SELECT count(*) FROM bench.`" + table + "`")) {
+                    count.next();
+                    rows += count.getLong(1);
+                }
+            }
+            statsReads += 1 + tables.size();
+            return rows;
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not count the rows of the lock tables: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the bytes of the bench database's tables and indexes, as InnoDB reports them (estimates, page-granular) */
+    @Override
+    public synchronized long databaseSize() {
+        try (Statement statement = stats().createStatement();
+                ResultSet size = statement.executeQuery("SELECT coalesce(sum(data_length + index_length), 0)"
+                        + " FROM information_schema.tables WHERE table_schema = 'bench'")) {
+            size.next();
+            statsReads++;
+            return size.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the database size: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (stats != null) {
+                stats.close();
+            }
+        } catch (SQLException e) {
+            // the server goes next
+        }
+        process.close();
+        TempDirectory.delete(dataDir);
+    }
+}
