@@ -100,7 +100,15 @@ final class Db {
 
     /** @return a statement cancelled at the engine's timeout, by the server or by a query timeout */
     PreparedStatement prepare(Connection connection, String sql) throws SQLException {
-        PreparedStatement statement = connection.prepareStatement(sql);
+        return timed(connection.prepareStatement(sql));
+    }
+
+    /** Like {@link #prepare}, for a statement whose generated key the caller reads ({@link PreparedStatement#getGeneratedKeys()}). */
+    PreparedStatement prepareReturningKey(Connection connection, String sql) throws SQLException {
+        return timed(connection.prepareStatement(sql, java.sql.Statement.RETURN_GENERATED_KEYS));
+    }
+
+    private PreparedStatement timed(PreparedStatement statement) throws SQLException {
         if (!serverTimesStatements) {
             statement.setQueryTimeout(queryTimeoutSeconds);
         }

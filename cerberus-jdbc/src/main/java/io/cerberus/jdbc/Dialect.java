@@ -69,8 +69,9 @@ enum Dialect {
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
      * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
-     * holder, lease in ms. On PostgreSQL it returns the fence of a granted hold (no row: busy);
-     * elsewhere {@link #afterAcquire} reads the outcome.
+     * holder, lease in ms. On PostgreSQL it returns the fence of a granted hold (no row: busy), on
+     * MariaDB and MySQL as its generated key when an existing row was taken (none: busy, or a new
+     * row); otherwise {@link #afterAcquire} reads the outcome.
      */
     String acquire(String table) {
         switch (this) {
@@ -86,11 +87,15 @@ enum Dialect {
                 // assignments run left to right and see the columns already assigned (unless
                 // SIMULTANEOUS_ASSIGNMENT is on): fence and owner are judged on the old row, holder
                 // and expiry on "owner is now ours", which is true in both orders exactly when taken
+                // LAST_INSERT_ID(fence) is called exactly when an existing row is taken: the
+                // statement's reply then carries the fence as its generated key, so that acquire
+                // needs no read after it. A refused one, and the insert of a new row (no call: the
+                // VALUES are evaluated before the row is found to exist), carry none and are read
                 String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
                 return "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
                         + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
                         + "ON DUPLICATE KEY UPDATE "
-                        + "fence = IF(owner <=> VALUES(owner), fence, IF(owner IS NULL OR expires_at <= " + now + ", fence + 1, fence)), "
+                        + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner), fence, fence + 1)), fence), "
                         + "owner = IF(" + taken + ", VALUES(owner), owner), "
                         + "holder = IF(" + taken + ", VALUES(holder), holder), "
                         + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
@@ -108,9 +113,38 @@ enum Dialect {
         }
     }
 
-    /** @return whether {@link #acquire} returns the fence itself */
+    /**
+     * MariaDB and MySQL: takes a lock's row that exists and is free, expired or already this
+     * attempt's, bumping the fence unless it is a retry, and returns the fence as the statement's
+     * generated key ({@code LAST_INSERT_ID(fence)}); no row matched (busy, or no row yet): no key.
+     * A plain {@code UPDATE} by primary key costs InnoDB less than the upsert, which first tries
+     * the insert. Parameters: owner, owner, holder, lease in ms, key, owner.
+     */
+    String takeExisting(String table) {
+        if (this != MARIADB) {
+            throw new UnsupportedOperationException("built for MariaDB and MySQL only");
+        }
+        // assignments run left to right: the fence is judged on the old owner
+        return "UPDATE " + table + " SET fence = LAST_INSERT_ID(IF(owner <=> ?, fence, fence + 1)), owner = ?, holder = ?, "
+                + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= " + now + ")";
+    }
+
+    /** @return whether an acquire first tries {@link #takeExisting} */
+    boolean takesExistingRowFirst() {
+        return this == MARIADB;
+    }
+
+    /** @return whether {@link #acquire} returns the fence itself, as a row */
     boolean acquireReturnsFence() {
         return this == POSTGRESQL;
+    }
+
+    /**
+     * @return whether {@link #acquire} returns the fence of a hold taken on an existing row as its
+     *     generated key (none when refused, or when the row was inserted)
+     */
+    boolean acquireReturnsFenceAsKey() {
+        return this == MARIADB;
     }
 
     /** Reads a lock's row: owner, fence, milliseconds left. Parameter: key. */

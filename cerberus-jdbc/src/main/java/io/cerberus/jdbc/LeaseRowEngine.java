@@ -81,6 +81,7 @@ final class LeaseRowEngine implements LockEngine {
     private final String table;
     private final String channel;
     private final String acquireSql;
+    private final String takeExistingSql;
     private final String afterAcquireSql;
     private final String readRowSql;
     private final String renewSql;
@@ -102,6 +103,7 @@ final class LeaseRowEngine implements LockEngine {
         this.table = table;
         this.channel = channel(table);
         this.acquireSql = dialect.acquire(table);
+        this.takeExistingSql = dialect.takesExistingRowFirst() ? dialect.takeExisting(table) : null;
         this.afterAcquireSql = dialect.afterAcquire(table);
         this.readRowSql = dialect.readRow(table);
         this.renewSql = dialect.renew(table);
@@ -183,8 +185,9 @@ final class LeaseRowEngine implements LockEngine {
     }
 
     /**
-     * Sends the acquire: one statement on PostgreSQL when granted, else the upsert and a read of
-     * the row (on PostgreSQL the read marks the row wanted). When the row was freed between the
+     * Sends the acquire: one statement on PostgreSQL when granted, and on MariaDB when granted on an
+     * existing row (an {@code UPDATE}, then the upsert only when no row was taken); else the upsert
+     * and a read of the row (on PostgreSQL the read marks the row wanted). When the row was freed between the
      * two, the acquire is sent once more rather than answered busy.
      */
     private Answer ask(Acquisition attempt, String key) {
@@ -199,7 +202,27 @@ final class LeaseRowEngine implements LockEngine {
 
     /** @return the answer, or {@code null} when the acquire was refused but the row read after it is free */
     private Answer askOnce(java.sql.Connection connection, Acquisition attempt, String key) throws java.sql.SQLException {
-        try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
+        if (dialect.takesExistingRowFirst()) {
+            try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
+                statement.setString(1, attempt.token());
+                statement.setString(2, attempt.token());
+                statement.setString(3, LockRows.holder(attempt.holder()));
+                statement.setLong(4, attempt.lease().toMillis());
+                statement.setString(5, key);
+                statement.setString(6, attempt.token());
+                if (statement.executeUpdate() == 1) {
+                    try (ResultSet keys = statement.getGeneratedKeys()) {
+                        if (keys.next() && keys.getLong(1) > 0) {
+                            return new Answer(AcquireResult.granted(keys.getLong(1)), null);
+                        }
+                    }
+                }
+                // no row taken (busy, or no row yet), or taken without a fence read back: the upsert
+                // below grants a retry of the same attempt with the same fence
+            }
+        }
+        try (PreparedStatement statement = dialect.acquireReturnsFenceAsKey() ? db.prepareReturningKey(connection, acquireSql)
+                : db.prepare(connection, acquireSql)) {
             statement.setString(1, key);
             statement.setString(2, attempt.key().namespace());
             statement.setString(3, attempt.key().name());
@@ -210,6 +233,13 @@ final class LeaseRowEngine implements LockEngine {
                 try (ResultSet rows = statement.executeQuery()) {
                     if (rows.next()) {
                         return new Answer(AcquireResult.granted(rows.getLong(1)), null);
+                    }
+                }
+            } else if (dialect.acquireReturnsFenceAsKey()) {
+                statement.executeUpdate();
+                try (ResultSet keys = statement.getGeneratedKeys()) {
+                    if (keys.next() && keys.getLong(1) > 0) {
+                        return new Answer(AcquireResult.granted(keys.getLong(1)), null);
                     }
                 }
             } else {

@@ -516,6 +516,58 @@ class JdbcEngineTest {
         }
     }
 
+    /**
+     * MariaDB's acquire of a row that exists is one {@code UPDATE} returning the fence as its
+     * generated key ({@code LAST_INSERT_ID(fence)}); a new name or a refusal adds the upsert and a
+     * read of the row. Counted on the application's data source.
+     */
+    @Test
+    void mariaDbTakesAnExistingRowInOneStatement() throws Exception {
+        String url = Servers.mariaDb();
+        List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
+        TestDataSource recording = new TestDataSource() {
+            @Override
+            public Connection getConnection() throws SQLException {
+                Connection physical = DriverManager.getConnection(url);
+                return (Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                        (proxy, method, args) -> {
+                            if (method.getName().startsWith("prepare") && ((String) args[0]).contains(JdbcTarget.DEFAULT_TABLE)) {
+                                sent.add((String) args[0]);
+                            }
+                            try {
+                                return method.invoke(physical, args);
+                            } catch (java.lang.reflect.InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        });
+            }
+        };
+        Cerberus cerberus = Cerberus.builder().engine(url, JdbcOptions.dataSource(recording)).namespace(namespace).build();
+        clients.add(cerberus);
+        DistributedLock lock = cerberus.lock("again");
+
+        io.cerberus.Lease first = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("a new name: the update finds no row, the upsert inserts it, a read").hasSize(3);
+        assertThat(sent.get(2)).startsWith("SELECT");
+        first.close();
+        sent.clear();
+        io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("the row exists: one update").hasSize(1);
+        assertThat(sent.get(0)).startsWith("UPDATE");
+        assertThat(second.fencingToken()).isEqualTo(first.fencingToken() + 1);
+
+        DistributedLock other = client(url).lock("again");
+        assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
+        sent.clear();
+        assertThat(lock.tryAcquire(Duration.ZERO)).as("refused to another attempt of the holder's client too").isEmpty();
+        assertThat(sent).as("refused: the update, the upsert, a read (then the release of the attempt given up)").hasSize(4);
+        assertThat(sent.get(2)).startsWith("SELECT");
+        second.close();
+        io.cerberus.Lease third = other.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(third.fencingToken()).as("another client's grant on the existing row").isEqualTo(second.fencingToken() + 1);
+        third.close();
+    }
+
     @Test
     void badSettingsAreRejectedWithTheRule() {
         String h2 = Servers.h2();
