@@ -70,8 +70,8 @@ enum Dialect {
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
      * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
      * holder, lease in ms. On PostgreSQL it returns the fence of a granted hold (no row: busy), on
-     * MariaDB and MySQL as its generated key when an existing row was taken (none: busy, or a new
-     * row); otherwise {@link #afterAcquire} reads the outcome.
+     * MariaDB and MySQL as its generated key (0: busy); otherwise {@link #afterAcquire} reads the
+     * outcome.
      */
     String acquire(String table) {
         switch (this) {
@@ -87,15 +87,15 @@ enum Dialect {
                 // assignments run left to right and see the columns already assigned (unless
                 // SIMULTANEOUS_ASSIGNMENT is on): fence and owner are judged on the old row, holder
                 // and expiry on "owner is now ours", which is true in both orders exactly when taken
-                // LAST_INSERT_ID(fence) is called exactly when an existing row is taken: the
-                // statement's reply then carries the fence as its generated key, so that acquire
-                // needs no read after it. A refused one, and the insert of a new row (no call: the
-                // VALUES are evaluated before the row is found to exist), carry none and are read
+                // the reply carries the fence as the statement's generated key: the last call of
+                // LAST_INSERT_ID(expr) in the statement sets it. The VALUES call (1, a new row's fence)
+                // is overridden when the row exists: by the fence when it is taken, by 0 when refused
                 String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
                 return "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                        + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                        + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(1), " + now + " + ?) "
                         + "ON DUPLICATE KEY UPDATE "
-                        + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner), fence, fence + 1)), fence), "
+                        + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner), fence, fence + 1)), "
+                        + "LAST_INSERT_ID(0) + fence), "
                         + "owner = IF(" + taken + ", VALUES(owner), owner), "
                         + "holder = IF(" + taken + ", VALUES(holder), holder), "
                         + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
@@ -139,10 +139,7 @@ enum Dialect {
         return this == POSTGRESQL;
     }
 
-    /**
-     * @return whether {@link #acquire} returns the fence of a hold taken on an existing row as its
-     *     generated key (none when refused, or when the row was inserted)
-     */
+    /** @return whether {@link #acquire} returns the fence of a granted hold as its generated key (0 or none when refused) */
     boolean acquireReturnsFenceAsKey() {
         return this == MARIADB;
     }

@@ -68,6 +68,7 @@ final class LeaseRowEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     private static final long MIN_BACKOFF_MS = LocalGate.MIN_BACKOFF_MS;
+    private static final int KNOWN_ROWS = 65_536;
     /**
      * How long a refused acquire marks a PostgreSQL row wanted. An engine with a waiter asks again
      * at least every {@link LocalGate#MAX_BACKOFF_MS} and renews the mark each time, so five of
@@ -92,6 +93,12 @@ final class LeaseRowEngine implements LockEngine {
     private final String inspectSql;
     /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
     private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
+    /**
+     * MariaDB: keys whose row this engine has seen, so an acquire of one of them tries the plain
+     * update first, and one of a name never seen goes straight to the upsert (a row deleted since
+     * only costs the update that finds nothing). Forgotten all at once when full.
+     */
+    private final Set<String> knownRows = ConcurrentHashMap.newKeySet();
     private final LocalGate gate = new LocalGate();
     private final PgListener listener;
 
@@ -185,9 +192,10 @@ final class LeaseRowEngine implements LockEngine {
     }
 
     /**
-     * Sends the acquire: one statement on PostgreSQL when granted, and on MariaDB when granted on an
-     * existing row (an {@code UPDATE}, then the upsert only when no row was taken); else the upsert
-     * and a read of the row (on PostgreSQL the read marks the row wanted). When the row was freed between the
+     * Sends the acquire: one statement on PostgreSQL and MariaDB when granted (on MariaDB an
+     * {@code UPDATE} for a row this engine has seen, then the upsert only when it took nothing;
+     * the upsert for a name never seen); after a refusal, a read of the row (on PostgreSQL the
+     * read marks the row wanted). When the row was freed between the
      * two, the acquire is sent once more rather than answered busy.
      */
     private Answer ask(Acquisition attempt, String key) {
@@ -202,7 +210,7 @@ final class LeaseRowEngine implements LockEngine {
 
     /** @return the answer, or {@code null} when the acquire was refused but the row read after it is free */
     private Answer askOnce(java.sql.Connection connection, Acquisition attempt, String key) throws java.sql.SQLException {
-        if (dialect.takesExistingRowFirst()) {
+        if (dialect.takesExistingRowFirst() && knownRows.contains(key)) {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
                 statement.setString(1, attempt.token());
                 statement.setString(2, attempt.token());
@@ -237,6 +245,7 @@ final class LeaseRowEngine implements LockEngine {
                 }
             } else if (dialect.acquireReturnsFenceAsKey()) {
                 statement.executeUpdate();
+                rowSeen(key);
                 try (ResultSet keys = statement.getGeneratedKeys()) {
                     if (keys.next() && keys.getLong(1) > 0) {
                         return new Answer(AcquireResult.granted(keys.getLong(1)), null);
@@ -271,6 +280,14 @@ final class LeaseRowEngine implements LockEngine {
                 return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, left))), owner);
             }
         }
+    }
+
+    /** Notes that a lock's row exists (after an upsert it always does), for {@link #knownRows}. */
+    private void rowSeen(String key) {
+        if (knownRows.size() >= KNOWN_ROWS) {
+            knownRows.clear();
+        }
+        knownRows.add(key);
     }
 
     @Override
