@@ -144,6 +144,12 @@ enum Dialect {
         return this == MARIADB;
     }
 
+    /** Reads the rows of {@code keys} locks: key, owner, milliseconds left. Parameters: the keys. */
+    String readRows(String table, int keys) {
+        return "SELECT lock_key, owner, expires_at - " + now + " FROM " + table + " WHERE lock_key IN ("
+                + String.join(", ", java.util.Collections.nCopies(keys, "?")) + ")";
+    }
+
     /** Reads a lock's row: owner, fence, milliseconds left. Parameter: key. */
     String readRow(String table) {
         return "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
