@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributeView;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -18,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The MariaDB server of a run: {@code mariadb-install-db} into a temporary directory and
@@ -46,15 +43,15 @@ final class MariaDbProcess implements SqlServer {
         try {
             int port = FreePorts.next();
             Path dataDir = Files.createTempDirectory("cerberus-bench-mariadb-");
-            chownToMysql(dataDir);
-            run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
-                    "--datadir=" + dataDir, "--user=" + (isRoot() ? "mysql" : System.getProperty("user.name")),
+            ServerSetup.chownTo(dataDir, "mysql");
+            ServerSetup.run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
+                    "--datadir=" + dataDir, "--user=" + (ServerSetup.isRoot() ? "mysql" : System.getProperty("user.name")),
                     "--auth-root-authentication-method=normal", "--skip-test-db"));
             List<String> command = new ArrayList<>(List.of(Executables.require("mariadbd", "mariadb-server").toString(),
                     "--no-defaults", "--datadir=" + dataDir, "--port=" + port, "--bind-address=127.0.0.1",
                     "--socket=" + dataDir.resolve("mysqld.sock"), "--pid-file=" + dataDir.resolve("mysqld.pid"),
                     "--innodb-buffer-pool-size=256M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=400", "--skip-log-bin"));
-            if (isRoot()) {
+            if (ServerSetup.isRoot()) {
                 command.add("--user=mysql");
             }
             ManagedProcess process = ManagedProcess.start("mariadb-" + port, command);
@@ -86,31 +83,8 @@ final class MariaDbProcess implements SqlServer {
         }
     }
 
-    private static boolean isRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
 
-    private static void chownToMysql(Path dir) throws IOException {
-        if (isRoot()) {
-            UserPrincipalLookupService lookup = dir.getFileSystem().getUserPrincipalLookupService();
-            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
-            view.setOwner(lookup.lookupPrincipalByName("mysql"));
-            view.setGroup(lookup.lookupPrincipalByGroupName("mysql"));
-        }
-    }
 
-    private static void run(List<String> command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] output = p.getInputStream().readAllBytes();
-        try {
-            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException("failed: " + String.join(" ", command) + "\n" + new String(output));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted: " + String.join(" ", command), e);
-        }
-    }
 
     private String rootUrl() {
         return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=root";

@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributeView;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -18,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The PostgreSQL server of a run: initdb into a temporary directory and {@code postgres} on a free
@@ -47,8 +44,8 @@ final class PostgresProcess implements SqlServer {
             Path dataDir = Files.createTempDirectory("cerberus-bench-postgres-");
             Path postgres = Executables.require("postgres", "postgresql").toRealPath();
             boolean statementStats = Files.exists(postgres.getParent().getParent().resolve("lib/pg_stat_statements.so"));
-            chownToPostgres(dataDir);
-            run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(), "-U", "cerberus",
+            ServerSetup.chownTo(dataDir, "postgres");
+            ServerSetup.run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(), "-U", "cerberus",
                     "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")));
             List<String> command = new ArrayList<>(List.of(postgres.toString(), "-D", dataDir.toString(), "-p", Integer.toString(port),
                     "-h", "127.0.0.1", "-k", dataDir.toString(), "-F", "-c", "max_connections=400", "-c", "shared_buffers=64MB"));
@@ -81,12 +78,9 @@ final class PostgresProcess implements SqlServer {
         }
     }
 
-    private static boolean isRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
 
     private static List<String> asPostgres(List<String> command) {
-        if (!isRoot()) {
+        if (!ServerSetup.isRoot()) {
             return command;
         }
         List<String> wrapped = new ArrayList<>(List.of(Executables.require("setpriv", "util-linux").toString(), "--reuid=postgres",
@@ -95,27 +89,7 @@ final class PostgresProcess implements SqlServer {
         return wrapped;
     }
 
-    private static void chownToPostgres(Path dir) throws IOException {
-        if (isRoot()) {
-            UserPrincipalLookupService lookup = dir.getFileSystem().getUserPrincipalLookupService();
-            PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
-            view.setOwner(lookup.lookupPrincipalByName("postgres"));
-            view.setGroup(lookup.lookupPrincipalByGroupName("postgres"));
-        }
-    }
 
-    private static void run(List<String> command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] output = p.getInputStream().readAllBytes();
-        try {
-            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException("failed: " + String.join(" ", command) + "\n" + new String(output));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted: " + String.join(" ", command), e);
-        }
-    }
 
     /** @return the JDBC URL of the database, with its user (trust authentication on loopback) */
     @Override
