@@ -82,6 +82,11 @@ final class CheckCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}")
     private String persistence;
 
+    @Option(names = "--wait-replicas", defaultValue = "0",
+            description = "With --server sentinel: the engine's waitReplicas, 0 or 1 (its one replica). With 1, each grant waits until"
+                    + " the replica has it, so a failover cannot lose it. Default: ${DEFAULT-VALUE}")
+    private int waitReplicas;
+
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
             description = "With --server postgres: the jdbc: engine's mode, lease-row or session. Default: ${DEFAULT-VALUE}")
     private String jdbcMode;
@@ -127,7 +132,7 @@ final class CheckCommand implements Callable<Integer> {
         Files.createDirectories(out);
         try (LockServer started = server == null ? null : LockServer.start(server, out.resolve("server"), persistence, jdbcMode, lease)) {
             this.lockServer = started;
-            return run(started == null ? engine.engineUri() : started.uri());
+            return run(started == null ? engine.engineUri() : waitReplicas > 0 ? withWaitReplicas(started.uri()) : started.uri());
         }
     }
 
@@ -222,6 +227,14 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock and sentinel"
                     + (server == null ? "" : "; --server " + server + " keeps its own data"));
         }
+        if (waitReplicas < 0 || waitReplicas > 1) {
+            throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was "
+                    + waitReplicas);
+        }
+        if (given("--wait-replicas") && !"sentinel".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel; with --engine, give waitReplicas in"
+                    + " the URI");
+        }
         if (!List.of("lease-row", "session").contains(jdbcMode)) {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
         }
@@ -239,6 +252,13 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need the servers in the engine URI; the"
                     + " clients of --server sentinel ask the Sentinels where the primary is and connect to it directly");
         }
+    }
+
+    /** @return a {@code redis-sentinel://} URI with {@code waitReplicas} among its parameters, before the {@code #MASTER} */
+    private String withWaitReplicas(String uri) {
+        int hash = uri.indexOf('#');
+        String head = hash < 0 ? uri : uri.substring(0, hash);
+        return head + (head.contains("?") ? "&" : "?") + "waitReplicas=" + waitReplicas + (hash < 0 ? "" : uri.substring(hash));
     }
 
     private boolean given(String option) {

@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
 
 /**
  * {@code cerberus check --server sentinel}: a Redis primary, one replica and three Sentinels
- * (quorum 2) on loopback ports, with small timeouts (a primary is down after 1 s without an answer,
+ * (quorum 2) on loopback ports, with small timeouts (a primary is down after 2 s without an answer,
  * failover timeout 2 s) so a failover takes seconds. Its fault, {@code failover}, kills the
  * current primary with SIGKILL, waits until the Sentinels name the replica as primary, and after
  * {@code --server-down} starts the old primary again as a replica of the new one. Redis replicates
@@ -29,11 +29,18 @@ final class SentinelServers implements LockServer {
      * 30 s more.
      */
     private static final Duration WITHIN = Duration.ofSeconds(60);
+    /** How long a primary may not answer the Sentinels before they fail it over. */
+    private static final int DOWN_AFTER_MS = 2000;
     /** A primary waits 5 s by default before it streams a full copy to a new replica, for more replicas to join in. */
     private static final List<String> NO_SYNC_DELAY = List.of("--repl-diskless-sync-delay", "0");
 
     private final List<CheckServer> nodes;
     private final List<CheckServer> sentinels;
+    /**
+     * The Sentinels' configuration epoch as of the last failover made here (0: none yet). A higher one at the next
+     * failover means the Sentinels failed over on their own in between.
+     */
+    private long expectedEpoch;
 
     private SentinelServers(List<CheckServer> nodes, List<CheckServer> sentinels) {
         this.nodes = nodes;
@@ -52,7 +59,11 @@ final class SentinelServers implements LockServer {
             for (int i = 1; i <= 3; i++) {
                 sentinels.add(CheckServer.startSentinel(dir.resolve("sentinel" + i), List.of(
                         "sentinel monitor " + MASTER + " 127.0.0.1 " + primary + " 2",
-                        "sentinel down-after-milliseconds " + MASTER + " 1000",
+                        // not 1 s: a Sentinel counts a new link (to a primary it just promoted) as waiting for an
+                        // answer from the start but sends its first PING only after 1 s, so with 1 s it took a
+                        // primary that answered that PING a few ms late for down, and failed it over while it
+                        // still took writes (seen in most runs on a loaded machine, and lost grants there)
+                        "sentinel down-after-milliseconds " + MASTER + " " + DOWN_AFTER_MS,
                         "sentinel failover-timeout " + MASTER + " 2000",
                         "sentinel parallel-syncs " + MASTER + " 1")));
             }
@@ -84,6 +95,13 @@ final class SentinelServers implements LockServer {
         }
         int oldPort = primaryPort();
         CheckServer old = node(oldPort);
+        long epoch = configEpoch();
+        if (epoch != expectedEpoch) {
+            // a live primary that did not answer the Sentinels in time (a stalled machine) is failed over while it still
+            // takes writes from the clients connected to it; what it takes until it is made a replica is lost
+            record.accept("unplanned-failover: the Sentinels failed over on their own (configuration epoch " + expectedEpoch + " -> "
+                    + epoch + "), node" + number(old) + " is primary");
+        }
         record.accept("failover: SIGKILL to the primary, node" + number(old));
         long killed = System.nanoTime();
         old.kill();
@@ -93,6 +111,7 @@ final class SentinelServers implements LockServer {
             return newPort[0] != oldPort && sentinels.stream().allMatch(sentinel -> masterPort(sentinel) == newPort[0]);
         });
         CheckServer promoted = node(newPort[0]);
+        expectedEpoch = configEpoch();
         long promotedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         record.accept("promoted node" + number(promoted) + " after " + promotedAfter + "ms");
         long rest = down.toMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
@@ -134,6 +153,18 @@ final class SentinelServers implements LockServer {
             }
         }
         throw new IllegalStateException("no Sentinel names a primary for " + MASTER);
+    }
+
+    /** @return the highest configuration epoch the Sentinels report for the primary: one more for each failover */
+    private long configEpoch() {
+        long highest = 0;
+        for (CheckServer sentinel : sentinels) {
+            String epoch = field(RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", MASTER), "config-epoch");
+            if (!epoch.isEmpty()) {
+                highest = Math.max(highest, Long.parseLong(epoch));
+            }
+        }
+        return highest;
     }
 
     /** @return the port of {@code SENTINEL GET-MASTER-ADDR-BY-NAME}, or -1 if the Sentinel does not answer */

@@ -153,10 +153,12 @@ class CheckCommandTest {
     }
 
     @Test
-    void aSentinelFailoverIsConfirmedAndJudged() {
-        // a failover takes 2-3 s (a primary is down after 1 s), so one per run; the lease is shorter than that, so the
-        // holder's lease runs out before the replica is promoted
-        Cli.Result run = check("--server", "sentinel", "--faults", "failover", "--fault-every", "1s", "--duration", "8s");
+    void aSentinelFailoverLosesNoGrantTheReplicaAcknowledged() {
+        // a failover takes 3-4 s (a primary is down after 2 s), so one or two per run; the lease is shorter than that, so
+        // the holder's lease runs out before the replica is promoted. Without waitReplicas a grant the replica did not
+        // have yet is lost with the primary, and tokens may go backwards
+        Cli.Result run = check("--server", "sentinel", "--faults", "failover", "--fault-every", "1s", "--duration", "8s",
+                "--wait-replicas", "1");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(confirmed(run.stdout(), "failover")).as("primary killed, replica promoted, old primary back").isPositive();
@@ -283,5 +285,11 @@ class CheckCommandTest {
         Cli.Result noDelay = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "delay", "--delay", "0");
         assertThat(noDelay.exitCode()).isEqualTo(64);
         assertThat(noDelay.stderr()).contains("--delay must be more than 0");
+        Cli.Result twoReplicas = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
+        assertThat(twoReplicas.exitCode()).isEqualTo(64);
+        assertThat(twoReplicas.stderr()).contains("--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was 2");
+        Cli.Result waitWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--wait-replicas", "1");
+        assertThat(waitWithout.exitCode()).isEqualTo(64);
+        assertThat(waitWithout.stderr()).contains("--wait-replicas applies to --server sentinel");
     }
 }
