@@ -58,7 +58,14 @@ enum Dialect {
 
     /** Adds the column a table of an earlier version lacks; PostgreSQL only, where it is used. */
     String addWantedColumn(String table) {
-        return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0";
+        // MySQL has no ADD COLUMN IF NOT EXISTS; the column is added only when a probe found it missing
+        return "ALTER TABLE " + table + " ADD COLUMN " + (this == POSTGRESQL ? "IF NOT EXISTS " : "")
+                + "wanted_until BIGINT NOT NULL DEFAULT 0";
+    }
+
+    /** @return whether the lease-row engine marks rows wanted, so a lock table needs the column {@code wanted_until} */
+    boolean usesWantedColumn() {
+        return this != H2;
     }
 
     /** A statement that fails when the table lacks the column {@code wanted_until}. */
@@ -168,7 +175,29 @@ enum Dialect {
                     + "FROM (SELECT wanted_until AS before FROM " + table + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
                     + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
         }
+        if (this == MARIADB) {
+            // the mark too: a waiter marks the row (markWanted) only when the holder is of another engine
+            return "SELECT owner, fence, expires_at - " + now + ", wanted_until, wanted_until - " + now + " FROM " + table
+                    + " WHERE lock_key = ?";
+        }
         return readRow(table);
+    }
+
+    /** @return whether {@link #afterAcquire} reads the row's wanted mark and how long it stands, as fourth and fifth columns */
+    boolean readsWantedMark() {
+        return this == MARIADB;
+    }
+
+    /**
+     * MariaDB and MySQL: marks a lock's row wanted for a while, unless its mark changed since it
+     * was read, and returns the new mark as the statement's generated key
+     * ({@code LAST_INSERT_ID}). Parameters: mark in ms, key, the mark read.
+     */
+    String markWanted(String table) {
+        if (this != MARIADB) {
+            throw new UnsupportedOperationException("built for MariaDB and MySQL only");
+        }
+        return "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now + " + ?) WHERE lock_key = ? AND wanted_until = ?";
     }
 
     /** @return whether {@link #afterAcquire} marks the row wanted and takes the mark's length */
@@ -198,8 +227,9 @@ enum Dialect {
     }
 
     /**
-     * PostgreSQL only: the release of a hold that hands the lock over, in the same statement, to a
-     * waiting attempt of the same engine, with the next fence and that attempt's lease. It hands
+     * The release of a hold that hands the lock over, in the same statement, to a waiting attempt
+     * of the same engine, with the next fence and that attempt's lease (this form is PostgreSQL's;
+     * MariaDB's and MySQL's is {@link #handOverByUpdate}). It hands
      * over unless another client marked the row wanted: the row is unmarked, or marked with this
      * engine's own mark, or the engine allows one more hand-off regardless. Otherwise it releases
      * as {@link #release} does, notifying when marked. One clock reading decides it all.
@@ -208,8 +238,11 @@ enum Dialect {
      * owner (null when released) and the fence.
      */
     String handOver(String table, String channel) {
+        if (this == MARIADB) {
+            return handOverByUpdate(table);
+        }
         if (this != POSTGRESQL) {
-            throw new UnsupportedOperationException("hand-over in one statement is built for PostgreSQL only");
+            throw new UnsupportedOperationException("hand-over in one statement is built for PostgreSQL, MariaDB and MySQL only");
         }
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
         return "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
@@ -223,6 +256,30 @@ enum Dialect {
                 + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
                 + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('" + channel
                 + "', lock_key) END FROM moved";
+    }
+
+    /**
+     * MariaDB and MySQL: {@link #handOver} as one {@code UPDATE}. It answers through the row count
+     * (1: the releasing hold was ours and unexpired) and the generated key: the new owner's fence
+     * when handed over ({@code LAST_INSERT_ID(fence + 1)}), 0 when released. No notification:
+     * waiters of other processes poll. Parameters: own mark and regardless (boolean) before each
+     * of the four assignments, the next owner, holder and lease in ms after the second, third and
+     * fourth pair; then key, releasing owner.
+     */
+    private String handOverByUpdate(String table) {
+        // the condition reads no column the statement assigns, so the left-to-right assignments all see the same answer
+        String pass = "(wanted_until <= " + now + " OR wanted_until = ? OR ?)";
+        return "UPDATE " + table + " SET "
+                + "fence = IF(" + pass + ", LAST_INSERT_ID(fence + 1), LAST_INSERT_ID(0) + fence), "
+                + "owner = IF(" + pass + ", ?, NULL), "
+                + "holder = IF(" + pass + ", ?, NULL), "
+                + "expires_at = IF(" + pass + ", " + now + " + ?, 0) "
+                + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+    }
+
+    /** @return whether {@link #handOver} is built */
+    boolean handsOver() {
+        return this == POSTGRESQL || this == MARIADB;
     }
 
     /** Counts live holds of a key. Parameter: key. */

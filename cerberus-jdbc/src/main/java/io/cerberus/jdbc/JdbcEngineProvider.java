@@ -74,7 +74,7 @@ public final class JdbcEngineProvider implements EngineProvider {
             if (needsTable) {
                 ensureTable(connection, dialect, target);
             }
-            if (dialect == Dialect.POSTGRESQL && target.mode() == JdbcOptions.Mode.LEASE_ROW) {
+            if (dialect.usesWantedColumn() && target.mode() == JdbcOptions.Mode.LEASE_ROW) {
                 ensureWantedColumn(connection, dialect, target);
             }
             return dialect;
@@ -110,8 +110,9 @@ public final class JdbcEngineProvider implements EngineProvider {
     }
 
     /**
-     * Adds {@code wanted_until} to a PostgreSQL lock table created before the column was: a release
-     * notifies waiters of other processes only when a refused acquire marked the row in it.
+     * Adds {@code wanted_until} to a PostgreSQL, MariaDB or MySQL lock table created before the
+     * column was: a refused acquire marks the row wanted in it, so that a release notifies waiters
+     * of other processes (PostgreSQL) and does not hand the lock to a thread of its own process.
      */
     private static void ensureWantedColumn(Connection connection, Dialect dialect, JdbcTarget target) throws SQLException {
         String table = target.table();

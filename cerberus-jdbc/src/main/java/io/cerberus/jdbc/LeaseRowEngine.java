@@ -47,20 +47,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * serialise on the row, and a refused acquire that then reads the row free asks once more at once.
  * The line only chooses who asks; the upsert alone decides who holds.
  *
- * <p><b>Hand-off on PostgreSQL.</b> When the head of the line sleeps waiting for the hold being
+ * <p><b>Hand-off on PostgreSQL and MariaDB.</b> When the head of the line sleeps waiting for the hold being
  * released, the release hands the lock over to it in the same statement ({@link Dialect#handOver}):
  * owner, holder, lease and the next fence are written in place of the release, and the head takes
  * the grant without a statement, its lease counted from the release. The statement hands over only
  * while no client of another process has marked the row wanted (this engine's own mark does not
  * count), or for the first {@link LocalGate#HAND_OFFS_WHILE_WANTED} hand-offs in a row; otherwise
  * it releases and notifies as a plain release does, so a waiter elsewhere gets its chance to race
- * for the lock. MariaDB and H2 have no {@code UPDATE … RETURNING} to say who holds after such a
- * statement, and no mark to tell of waiters elsewhere; there the next thread asks.
+ * for the lock. On MariaDB the statement is an {@code UPDATE} that says through its row count
+ * whether the hold was ours and through its generated key ({@code LAST_INSERT_ID}) the new fence;
+ * there a refused acquire marks the row only when another client holds it ({@link #markWanted}),
+ * and a waiter elsewhere is not notified but polls. H2 has neither; there the next thread asks.
  *
- * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL, an upsert and a read elsewhere;
- * a busy answer: an upsert and a read (on PostgreSQL the marking update). Release: one statement.
- * So a hand-off between threads of one JVM costs one statement on PostgreSQL, and one acquire and
- * one release elsewhere, however many threads wait. A waiter that gives up
+ * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL and MariaDB (see {@link #ask}),
+ * an upsert and a read on H2; a busy answer: the acquire and a read (on PostgreSQL the marking
+ * update; on MariaDB now and then a marking update more). Release: one statement. So a hand-off
+ * between threads of one JVM costs one statement on PostgreSQL and MariaDB, and one acquire and
+ * one release on H2, however many threads wait. A waiter that gives up
  * before its turn sends nothing. Renewals of many holds: one batch. The engine works on its own
  * pooled connections in auto-commit mode, outside any transaction of the application.
  */
@@ -89,8 +92,10 @@ final class LeaseRowEngine implements LockEngine {
     private final String readRowSql;
     private final String renewSql;
     private final String releaseSql;
-    /** The release that hands the lock to the next waiter of this engine; null where not built (not PostgreSQL). */
+    /** The release that hands the lock to the next waiter of this engine; null where not built (H2). */
     private final String handOverSql;
+    /** MariaDB: the update that marks a row wanted after a refusal read its mark; null elsewhere. */
+    private final String markWantedSql;
     private final String isLockedSql;
     private final String inspectSql;
     /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
@@ -117,7 +122,8 @@ final class LeaseRowEngine implements LockEngine {
         this.readRowSql = dialect.readRow(table);
         this.renewSql = dialect.renew(table);
         this.releaseSql = dialect.release(table, channel);
-        this.handOverSql = dialect == Dialect.POSTGRESQL ? dialect.handOver(table, channel) : null;
+        this.handOverSql = dialect.handsOver() ? dialect.handOver(table, channel) : null;
+        this.markWantedSql = dialect.readsWantedMark() ? dialect.markWanted(table) : null;
         this.isLockedSql = dialect.isLocked(table);
         this.inspectSql = dialect.inspect(table);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
@@ -195,10 +201,10 @@ final class LeaseRowEngine implements LockEngine {
 
     /**
      * Sends the acquire: one statement on PostgreSQL and MariaDB when granted (on MariaDB an
-     * {@code UPDATE} for a row this engine has seen, then the upsert only when it took nothing;
-     * the upsert for a name never seen); after a refusal, a read of the row (on PostgreSQL the
-     * read marks the row wanted). When the row was freed between the
-     * two, the acquire is sent once more rather than answered busy.
+     * {@code UPDATE} for a row this engine has seen, the upsert for a name never seen, or for a
+     * row the update found gone); after a refusal, a read of the row (on PostgreSQL the read
+     * marks the row wanted). When the row was freed between the two, the acquire is sent once
+     * more rather than answered busy.
      */
     private Answer ask(Acquisition attempt, String key) {
         return db.run(() -> "acquiring " + attempt, true, connection -> {
@@ -210,8 +216,11 @@ final class LeaseRowEngine implements LockEngine {
         });
     }
 
-    /** @return the answer, or {@code null} when the acquire was refused but the row read after it is free */
+    /** @return the answer, or {@code null} when the acquire was refused but the row read after it is free (or gone) */
     private Answer askOnce(java.sql.Connection connection, Acquisition attempt, String key) throws java.sql.SQLException {
+        // MariaDB: the update took nothing (busy, a row deleted since, or taken without the fence
+        // read back): the read below tells which, and only a missing row needs the upsert
+        boolean tookNothing = false;
         if (dialect.takesExistingRowFirst() && knownRows.contains(key)) {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
                 statement.setString(1, attempt.token());
@@ -227,10 +236,20 @@ final class LeaseRowEngine implements LockEngine {
                         }
                     }
                 }
-                // no row taken (busy, or no row yet), or taken without a fence read back: the upsert
-                // below grants a retry of the same attempt with the same fence
+                tookNothing = true;
             }
         }
+        if (!tookNothing) {
+            Answer upserted = upsert(connection, attempt, key);
+            if (upserted != null) {
+                return upserted;
+            }
+        }
+        return readAfterRefusal(connection, attempt, key, tookNothing);
+    }
+
+    /** The acquire's upsert; @return the grant, or {@code null} when it was refused or says nothing (then the row is read) */
+    private Answer upsert(java.sql.Connection connection, Acquisition attempt, String key) throws java.sql.SQLException {
         try (PreparedStatement statement = dialect.acquireReturnsFenceAsKey() ? db.prepareReturningKey(connection, acquireSql)
                 : db.prepare(connection, acquireSql)) {
             statement.setString(1, key);
@@ -257,6 +276,18 @@ final class LeaseRowEngine implements LockEngine {
                 statement.executeUpdate();
             }
         }
+        return null;
+    }
+
+    /**
+     * Reads the row after an acquire that did not say it granted.
+     *
+     * @param rowMayBeGone whether only MariaDB's update was sent, which takes nothing from a row
+     *     deleted since: a missing row is then forgotten and asked for again (by the upsert)
+     * @return the answer, or {@code null} to ask once more at once
+     */
+    private Answer readAfterRefusal(java.sql.Connection connection, Acquisition attempt, String key, boolean rowMayBeGone)
+            throws java.sql.SQLException {
         try (PreparedStatement statement = db.prepare(connection, afterAcquireSql)) {
             int index = 1;
             if (dialect.marksWanted()) {
@@ -266,6 +297,10 @@ final class LeaseRowEngine implements LockEngine {
             statement.setString(index, key);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
+                    if (rowMayBeGone) {
+                        knownRows.remove(key);
+                        return null;
+                    }
                     return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
                 }
                 String owner = rows.getString(1);
@@ -279,9 +314,41 @@ final class LeaseRowEngine implements LockEngine {
                 if (owner == null || left <= 0) {
                     return null;
                 }
+                if (dialect.readsWantedMark() && !gate.holds(owner)
+                        && (rows.getLong(4) != gate.ownMark(key) || rows.getLong(5) < WANTED_MARK_MS / 2)) {
+                    markWanted(connection, key, rows.getLong(4));
+                }
                 return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, left))), owner);
             }
         }
+    }
+
+    /**
+     * MariaDB: marks the row wanted after a refusal by a hold of another engine, which then stops
+     * handing the lock to its own threads ({@link Dialect#handOver}). A hold of this engine needs
+     * no mark: this engine's line hands it on. This engine's own mark that stands for more than
+     * half its length is left as it is, so a waiter polling every second writes about once in
+     * {@link #WANTED_MARK_MS} / 2; any other mark is replaced, since it may be the holder's own
+     * (written while it waited), which does not stop the holder's hand-offs.
+     *
+     * @param read the row's mark as the refusal read it
+     */
+    private void markWanted(java.sql.Connection connection, String key, long read) throws java.sql.SQLException {
+        try (PreparedStatement statement = db.prepareReturningKey(connection, markWantedSql)) {
+            statement.setLong(1, WANTED_MARK_MS);
+            statement.setString(2, key);
+            statement.setLong(3, read);
+            if (statement.executeUpdate() == 1) {
+                try (ResultSet keys = statement.getGeneratedKeys()) {
+                    if (keys.next()) {
+                        gate.marked(key, keys.getLong(1), read, WANTED_MARK_MS);
+                        return;
+                    }
+                }
+            }
+        }
+        // marked by another client since the read (or the mark not read back): a mark of another client stands
+        gate.othersMarked(key, WANTED_MARK_MS);
     }
 
     /** Notes that a lock's row exists (after an upsert it always does), for {@link #knownRows}. */
@@ -493,6 +560,9 @@ final class LeaseRowEngine implements LockEngine {
     private long handOverOnce(java.sql.Connection connection, String key, Acquisition attempt, LocalGate.HandOver handOver)
             throws java.sql.SQLException {
         Acquisition next = handOver.next().attempt();
+        if (dialect != Dialect.POSTGRESQL) {
+            return handOverByUpdate(connection, key, attempt, handOver);
+        }
         try (PreparedStatement statement = db.prepare(connection, handOverSql)) {
             statement.setString(1, next.token());
             statement.setString(2, LockRows.holder(next.holder()));
@@ -508,6 +578,37 @@ final class LeaseRowEngine implements LockEngine {
                 return next.token().equals(rows.getString(1)) ? rows.getLong(2) : RELEASED;
             }
         }
+    }
+
+    /** MariaDB: {@link #handOverOnce} by an {@code UPDATE} that answers with its row count and generated key. */
+    private long handOverByUpdate(java.sql.Connection connection, String key, Acquisition attempt, LocalGate.HandOver handOver)
+            throws java.sql.SQLException {
+        Acquisition next = handOver.next().attempt();
+        try (PreparedStatement statement = db.prepareReturningKey(connection, handOverSql)) {
+            // the condition's two parameters come before each assignment's own value
+            int index = passIf(statement, 1, handOver); // fence
+            index = passIf(statement, index, handOver);
+            statement.setString(index++, next.token());
+            index = passIf(statement, index, handOver);
+            statement.setString(index++, LockRows.holder(next.holder()));
+            index = passIf(statement, index, handOver);
+            statement.setLong(index++, next.lease().toMillis());
+            statement.setString(index++, key);
+            statement.setString(index, attempt.token());
+            if (statement.executeUpdate() != 1) {
+                return NOT_RELEASED;
+            }
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                return keys.next() && keys.getLong(1) > 0 ? keys.getLong(1) : RELEASED;
+            }
+        }
+    }
+
+    /** Sets the hand-over condition's parameters (own mark, regardless) at {@code index}; @return the next index */
+    private static int passIf(PreparedStatement statement, int index, LocalGate.HandOver handOver) throws java.sql.SQLException {
+        statement.setLong(index, handOver.ownMark());
+        statement.setBoolean(index + 1, handOver.evenIfWanted());
+        return index + 2;
     }
 
     /** Releases a hold handed over to an attempt that gave up while the hand-off was under way. */

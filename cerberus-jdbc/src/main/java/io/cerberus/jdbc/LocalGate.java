@@ -176,6 +176,44 @@ final class LocalGate implements AutoCloseable {
     }
 
     /**
+     * @param key the lock's row key
+     * @return the wanted mark this engine last wrote on the key's row while its line stood, or {@link #NO_MARK}
+     */
+    long ownMark(String key) {
+        Line line = lines.get(key);
+        if (line == null) {
+            return NO_MARK;
+        }
+        line.lock.lock();
+        try {
+            return line.ownMark;
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * A mark of another client is known to stand on the key's row for {@code millis} more (written
+     * in place of the one this engine read, so its exact value is unknown).
+     *
+     * @param key the lock's row key
+     * @param millis how long a mark stands
+     */
+    void othersMarked(String key, long millis) {
+        Line line = lines.get(key);
+        if (line == null) {
+            return;
+        }
+        line.lock.lock();
+        try {
+            line.othersMarkUntil = Math.max(line.othersMarkUntil - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(millis))
+                    + System.nanoTime();
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
      * A hand-off that a release in this engine may make: to the head of the key's line, asleep on
      * its turn while the line waits for the releasing hold.
      *

@@ -465,9 +465,68 @@ class JdbcEngineTest {
         return keys;
     }
 
+    /**
+     * MariaDB has no notification: the mark only stops a holder of another client from handing
+     * the lock round its own threads. So a refusal writes it only when the holder is of another
+     * client, and leaves a mark that still stands for more than half its length as it is.
+     */
     @Test
-    void postgresLockTableOfAnEarlierVersionGetsTheWantedColumn() throws Exception {
-        String url = Servers.postgres();
+    void mariaDbMarksTheRowWantedOnlyWhenTheHolderIsAnotherClients() throws Exception {
+        String url = Servers.mariaDb();
+        LockKey name = new LockKey(namespace, "wanted");
+        String key = LockRows.key("cerberus_locks", name);
+        try (LockEngine holder = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5));
+                LockEngine other = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5))) {
+            Acquisition held = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "holder", Duration.ofSeconds(30));
+            assertThat(holder.tryAcquire(held)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition sameClient = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "same", Duration.ofSeconds(30));
+            assertThat(holder.tryAcquire(sameClient)).as("refused to another attempt of the holder's client").isInstanceOf(AcquireResult.Busy.class);
+            holder.abandon(sameClient);
+            assertThat(wantedUntil(url, key)).as("the holder's own line hands the lock on: no mark").isZero();
+
+            // one waiting attempt of another client, asking again and again as it would while it waits
+            Acquisition waiting = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "waiter", Duration.ofSeconds(30));
+            long before = System.currentTimeMillis();
+            assertThat(other.tryAcquire(waiting)).as("refused to another client").isInstanceOf(AcquireResult.Busy.class);
+            long mark = wantedUntil(url, key);
+            assertThat(mark).as("marked for %d ms of the database's clock", LeaseRowEngine.WANTED_MARK_MS)
+                    .isBetween(before + LeaseRowEngine.WANTED_MARK_MS - 2000, System.currentTimeMillis() + LeaseRowEngine.WANTED_MARK_MS + 2000);
+            assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(wantedUntil(url, key)).as("its own mark that stands for most of its length is not written again").isEqualTo(mark);
+            try (Connection connection = DriverManager.getConnection(url)) {
+                // a mark as the holder could have left while it waited itself, standing for more than half of its
+                // length still: it must not keep the waiter's place
+                update(connection, "UPDATE cerberus_locks SET wanted_until = wanted_until - 1000 WHERE lock_key = ?", key);
+            }
+            assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
+            long replaced = wantedUntil(url, key);
+            assertThat(replaced).as("a mark not its own is replaced by the waiter's").isGreaterThanOrEqualTo(mark);
+            try (Connection connection = DriverManager.getConnection(url)) {
+                update(connection, "UPDATE cerberus_locks SET wanted_until = " + Dialect.MARIADB.now + " + 1000 WHERE lock_key = ?", key);
+            }
+            assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
+            assertThat(wantedUntil(url, key)).as("a mark about to lapse is renewed").isGreaterThan(replaced);
+            other.abandon(waiting);
+            assertThat(holder.release(held)).isTrue();
+        }
+    }
+
+    private static long wantedUntil(String url, String key) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(url);
+                PreparedStatement statement = connection.prepareStatement("SELECT wanted_until FROM cerberus_locks WHERE lock_key = ?")) {
+            statement.setString(1, key);
+            try (java.sql.ResultSet rows = statement.executeQuery()) {
+                assertThat(rows.next()).isTrue();
+                return rows.getLong(1);
+            }
+        }
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"postgres", "mariadb"})
+    void lockTableOfAnEarlierVersionGetsTheWantedColumn(String database) throws Exception {
+        String url = database.equals("postgres") ? Servers.postgres() : Servers.mariaDb();
+        String alter = database.equals("postgres") ? "ADD COLUMN IF NOT EXISTS wanted_until" : "ADD COLUMN wanted_until";
         String table = "old_locks_" + UUID.randomUUID().toString().substring(0, 8);
         try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE " + table + " (lock_key VARCHAR(64) NOT NULL PRIMARY KEY, namespace VARCHAR(128) NOT NULL, "
@@ -475,7 +534,7 @@ class JdbcEngineTest {
         }
         assertThatThrownBy(() -> client(Servers.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no column wanted_until")
-                .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0");
+                .hasMessageContaining("ALTER TABLE " + table + " " + alter + " BIGINT NOT NULL DEFAULT 0");
         DistributedLock lock = client(Servers.with(url, "cerberus.table=" + table)).lock("upgraded");
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
@@ -519,7 +578,8 @@ class JdbcEngineTest {
     /**
      * MariaDB's acquire of a row that exists is one {@code UPDATE} returning the fence as its
      * generated key ({@code LAST_INSERT_ID(fence)}); a name never seen is one upsert (which inserts
-     * the row and returns its fence the same way); a refusal adds the upsert and a read of the row.
+     * the row and returns its fence the same way); a refusal adds a read of the row, and a row
+     * deleted since the engine saw it the upsert.
      * Counted on the application's data source.
      */
     @Test
@@ -562,12 +622,22 @@ class JdbcEngineTest {
         assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
         sent.clear();
         assertThat(lock.tryAcquire(Duration.ZERO)).as("refused to another attempt of the holder's client too").isEmpty();
-        assertThat(sent).as("refused: the update, the upsert, a read (then the release of the attempt given up)").hasSize(4);
-        assertThat(sent.get(2)).startsWith("SELECT");
+        assertThat(sent).as("refused: the update, a read (then the release of the attempt given up)").hasSize(3);
+        assertThat(sent.get(1)).startsWith("SELECT");
         second.close();
         io.cerberus.Lease third = other.tryAcquire(Duration.ZERO).orElseThrow();
         assertThat(third.fencingToken()).as("another client's grant on the existing row").isEqualTo(second.fencingToken() + 1);
         third.close();
+
+        try (Connection connection = DriverManager.getConnection(url)) {
+            update(connection, "DELETE FROM cerberus_locks WHERE lock_key = ?", LockRows.key("cerberus_locks", new LockKey(namespace, "again")));
+        }
+        sent.clear();
+        io.cerberus.Lease afterDelete = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("a row deleted since: the update takes nothing, the read finds no row, the upsert inserts it").hasSize(3);
+        assertThat(sent.get(2)).startsWith("INSERT");
+        assertThat(afterDelete.fencingToken()).as("a new row starts its fences again (why the row is kept at release)").isEqualTo(1);
+        afterDelete.close();
     }
 
     /**
