@@ -83,9 +83,6 @@ final class MariaDbProcess implements SqlServer {
         }
     }
 
-
-
-
     private String rootUrl() {
         return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=root";
     }
