@@ -211,6 +211,26 @@ enum Dialect {
     }
 
     /**
+     * MariaDB and MySQL: extends {@code holds} holds with the same lease in one statement, each
+     * only while still its owner's and unexpired; the row count says how many. The list of keys
+     * lets the server find the rows by primary key; the pairs then pick the owners. Parameters:
+     * lease in ms, the keys, then key and owner of each hold.
+     */
+    String renewMany(String table, int holds) {
+        if (this != MARIADB) {
+            throw new UnsupportedOperationException("built for MariaDB and MySQL only");
+        }
+        return "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE lock_key IN ("
+                + String.join(", ", java.util.Collections.nCopies(holds, "?")) + ") AND (lock_key, owner) IN ("
+                + String.join(", ", java.util.Collections.nCopies(holds, "(?, ?)")) + ") AND expires_at > " + now;
+    }
+
+    /** @return whether renewals of many holds go as {@link #renewMany} rather than a batch of {@link #renew} */
+    boolean renewsMany() {
+        return this == MARIADB;
+    }
+
+    /**
      * Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key,
      * owner. On PostgreSQL it returns a row when released, and notifies the channel with the key
      * when the row is marked wanted (see {@link #afterAcquire}): only then can a client of another
