@@ -93,21 +93,8 @@ final class MariaDbProcess implements SqlServer {
     }
 
     @Override
-    public void execute(String sql) {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);
-        }
-    }
-
-    @Override
-    public String version() {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
-            return "MariaDB " + connection.getMetaData().getDatabaseProductVersion();
-        } catch (SQLException e) {
-            return "MariaDB (version unknown)";
-        }
+    public String product() {
+        return "MariaDB";
     }
 
     @Override

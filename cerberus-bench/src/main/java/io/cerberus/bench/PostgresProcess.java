@@ -78,7 +78,6 @@ final class PostgresProcess implements SqlServer {
         }
     }
 
-
     private static List<String> asPostgres(List<String> command) {
         if (!ServerSetup.isRoot()) {
             return command;
@@ -89,31 +88,15 @@ final class PostgresProcess implements SqlServer {
         return wrapped;
     }
 
-
-
     /** @return the JDBC URL of the database, with its user (trust authentication on loopback) */
     @Override
     public String jdbcUrl() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus";
     }
 
-    /** Runs one statement, such as the DDL of a peer's table. */
     @Override
-    public void execute(String sql) {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);
-        }
-    }
-
-    @Override
-    public String version() {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
-            return "PostgreSQL " + connection.getMetaData().getDatabaseProductVersion();
-        } catch (SQLException e) {
-            return "PostgreSQL (version unknown)";
-        }
+    public String product() {
+        return "PostgreSQL";
     }
 
     /** @return whether {@link #statements()} counts (pg_stat_statements is installed) */

@@ -1,15 +1,35 @@
 package io.cerberus.bench;
 
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+
 /** A SQL server of a run (PostgreSQL, MariaDB): what the JDBC group reads from it. */
 interface SqlServer extends AutoCloseable {
     /** @return the JDBC URL of the bench's database, with its user and query already begun ({@code ?user=...}) */
     String jdbcUrl();
 
+    /** @return the server's product name, for the report ({@code PostgreSQL}, {@code MariaDB}) */
+    String product();
+
     /** Runs one statement, such as the DDL of a peer's table. */
-    void execute(String sql);
+    default void execute(String sql) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);
+        }
+    }
 
     /** @return the server's name and version, for the report */
-    String version();
+    default String version() {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
+            return product() + " " + connection.getMetaData().getDatabaseProductVersion();
+        } catch (SQLException e) {
+            return product() + " (version unknown)";
+        }
+    }
 
     /** @return whether {@link #statements()} counts */
     boolean countsStatements();

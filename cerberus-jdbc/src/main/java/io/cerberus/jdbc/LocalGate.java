@@ -166,8 +166,7 @@ final class LocalGate implements AutoCloseable {
         try {
             long stoodFor = before - (mark - markMillis);
             if (stoodFor > 0 && before != line.ownMark) {
-                line.othersMarkUntil = Math.max(line.othersMarkUntil - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(stoodFor))
-                        + System.nanoTime();
+                othersMarkStands(line, stoodFor);
             }
             line.ownMark = mark;
         } finally {
@@ -206,11 +205,16 @@ final class LocalGate implements AutoCloseable {
         }
         line.lock.lock();
         try {
-            line.othersMarkUntil = Math.max(line.othersMarkUntil - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(millis))
-                    + System.nanoTime();
+            othersMarkStands(line, millis);
         } finally {
             line.lock.unlock();
         }
+    }
+
+    /** A mark of another client stands on the line's row for {@code millis} more, if not longer; caller holds the line's lock. */
+    private static void othersMarkStands(Line line, long millis) {
+        long now = System.nanoTime();
+        line.othersMarkUntil = Math.max(line.othersMarkUntil - now, TimeUnit.MILLISECONDS.toNanos(millis)) + now;
     }
 
     /**
