@@ -52,12 +52,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * owner, holder, lease and the next fence are written in place of the release, and the head takes
  * the grant without a statement, its lease counted from the release. The statement hands over only
  * while no client of another process has marked the row wanted (this engine's own mark does not
- * count), or for the first {@link LocalGate#HAND_OFFS_WHILE_WANTED} hand-offs in a row; otherwise
+ * count), or for the first {@link LocalGate#HAND_OFFS_WHILE_WANTED} hand-offs in a row (MariaDB: a turn); otherwise
  * it releases and notifies as a plain release does, so a waiter elsewhere gets its chance to race
  * for the lock. On MariaDB the statement is an {@code UPDATE} that says through its row count
  * whether the hold was ours and through its generated key ({@code LAST_INSERT_ID}) the new fence;
  * there a refused acquire marks the row only when another client holds it ({@link #markWanted}),
- * and a waiter elsewhere is not notified but polls. H2 has neither; there the next thread asks.
+ * and a waiter elsewhere is not notified but polls: the hand-offs go on for a turn
+ * ({@link LocalGate#TURN_MS}) rather than a count, after which the line here holds back so that
+ * the poll of the other process finds the lock free (see {@link LocalGate}). H2 has neither; there
+ * the next thread asks.
  *
  * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL and MariaDB (see {@link #ask}),
  * an upsert and a read on H2; a busy answer: the acquire and a read (on PostgreSQL the marking
@@ -106,7 +109,7 @@ final class LeaseRowEngine implements LockEngine {
      * only costs the update that finds nothing). Forgotten all at once when full.
      */
     private final Set<String> knownRows = ConcurrentHashMap.newKeySet();
-    private final LocalGate gate = new LocalGate();
+    private final LocalGate gate;
     private final PgListener listener;
 
     private final JdbcIdempotencyStore idempotency;
@@ -127,6 +130,8 @@ final class LeaseRowEngine implements LockEngine {
         this.isLockedSql = dialect.isLocked(table);
         this.inspectSql = dialect.inspect(table);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
+        // MariaDB: hands over with no notification, so waiters of other processes poll
+        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, dialect.readsWantedMark() ? Duration.ofMillis(LocalGate.TURN_MS) : null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
     }
 
@@ -187,7 +192,7 @@ final class LeaseRowEngine implements LockEngine {
                 waiting.remove(attempt.token());
                 ticket.granted(attempt.token(), attempt.lease());
             } else {
-                ticket.busy(answer.owner, ((AcquireResult.Busy) answer.result).retryWithin());
+                ticket.busy(answer.owner, ((AcquireResult.Busy) answer.result).retryWithin(), answer.fence);
             }
             return answer.result;
         } finally {
@@ -195,8 +200,11 @@ final class LeaseRowEngine implements LockEngine {
         }
     }
 
-    /** What the database answered: granted or busy, and on a busy answer the holder if it was read. */
-    private record Answer(AcquireResult result, String owner) {
+    /** What the database answered: granted or busy, and on a busy answer the holder and its fence if read (else -1). */
+    private record Answer(AcquireResult result, String owner, long fence) {
+        Answer(AcquireResult result) {
+            this(result, null, -1);
+        }
     }
 
     /**
@@ -212,7 +220,7 @@ final class LeaseRowEngine implements LockEngine {
             if (answer == null) {
                 answer = askOnce(connection, attempt, key);
             }
-            return answer != null ? answer : new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
+            return answer != null ? answer : new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)));
         });
     }
 
@@ -232,7 +240,7 @@ final class LeaseRowEngine implements LockEngine {
                 if (statement.executeUpdate() == 1) {
                     try (ResultSet keys = statement.getGeneratedKeys()) {
                         if (keys.next() && keys.getLong(1) > 0) {
-                            return new Answer(AcquireResult.granted(keys.getLong(1)), null);
+                            return new Answer(AcquireResult.granted(keys.getLong(1)));
                         }
                     }
                 }
@@ -261,7 +269,7 @@ final class LeaseRowEngine implements LockEngine {
             if (dialect.acquireReturnsFence()) {
                 try (ResultSet rows = statement.executeQuery()) {
                     if (rows.next()) {
-                        return new Answer(AcquireResult.granted(rows.getLong(1)), null);
+                        return new Answer(AcquireResult.granted(rows.getLong(1)));
                     }
                 }
             } else if (dialect.acquireReturnsFenceAsKey()) {
@@ -269,7 +277,7 @@ final class LeaseRowEngine implements LockEngine {
                 rowSeen(key);
                 try (ResultSet keys = statement.getGeneratedKeys()) {
                     if (keys.next() && keys.getLong(1) > 0) {
-                        return new Answer(AcquireResult.granted(keys.getLong(1)), null);
+                        return new Answer(AcquireResult.granted(keys.getLong(1)));
                     }
                 }
             } else {
@@ -301,14 +309,14 @@ final class LeaseRowEngine implements LockEngine {
                         knownRows.remove(key);
                         return null;
                     }
-                    return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)), null);
+                    return new Answer(AcquireResult.busy(Duration.ofMillis(MIN_BACKOFF_MS)));
                 }
                 String owner = rows.getString(1);
                 if (dialect.marksWanted()) {
                     gate.marked(key, rows.getLong(4), rows.getLong(5), WANTED_MARK_MS);
                 }
                 if (attempt.token().equals(owner)) {
-                    return new Answer(AcquireResult.granted(rows.getLong(2)), null);
+                    return new Answer(AcquireResult.granted(rows.getLong(2)));
                 }
                 long left = rows.getLong(3);
                 if (owner == null || left <= 0) {
@@ -317,8 +325,11 @@ final class LeaseRowEngine implements LockEngine {
                 if (dialect.readsWantedMark() && !gate.holds(owner)
                         && (rows.getLong(4) != gate.ownMark(key) || rows.getLong(5) < WANTED_MARK_MS / 2)) {
                     markWanted(connection, key, rows.getLong(4));
+                } else if (dialect.readsWantedMark() && rows.getLong(5) > 0 && rows.getLong(4) != gate.ownMark(key)) {
+                    // held here, and marked by another client: its turn comes when this engine's turn is over
+                    gate.othersMarked(key, rows.getLong(5));
                 }
-                return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, left))), owner);
+                return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(MIN_BACKOFF_MS, left))), owner, rows.getLong(2));
             }
         }
     }
@@ -592,7 +603,8 @@ final class LeaseRowEngine implements LockEngine {
             if (!gate.handOverEnded(handOver, outcome >= 0 ? outcome : -1, sentAt)) {
                 releaseLeftOver(next, key);
             }
-            gate.released(key, attempt.token());
+            // released for all although a waiter here was ready: another process waits for the lock
+            gate.released(key, attempt.token(), outcome == RELEASED);
         }
         if (outcome == RELEASED) {
             Wakeups.JVM.signal(key);

@@ -35,7 +35,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * The head must be asleep on its turn (so the hand-off is what wakes it), and while the hand-off
  * is under way it neither asks nor is granted otherwise; if it gave up meanwhile, the releaser
  * frees the handed hold. A lock another process waits for is handed on here at most
- * {@link #HAND_OFFS_WHILE_WANTED} times in a row before it is released for all.
+ * {@link #HAND_OFFS_WHILE_WANTED} times in a row before it is released for all, where that release
+ * wakes the other process (PostgreSQL's notification).
+ *
+ * <p><b>Turns, where other processes poll</b> (MariaDB: no notification). There a release for all
+ * would be taken straight back by the head here, which is woken in this JVM while the other
+ * process sleeps in its backoff. So a lock another process is known to wait for is handed on here
+ * for a turn of {@link #TURN_MS} from the grant that began the run (a plain release past the turn
+ * ends it too), then released for all, and the line holds back for {@link #YIELD_MS}: the head
+ * does not ask before then. The other process's head polls at the shortest backoff for as long as
+ * it sees the lock change hands (a new fence at every refusal), so its next poll falls in that
+ * time and it takes the lock for its own turn. Nothing depends on it for safety: a poll that
+ * comes late only leaves the lock free until the head here asks.
  *
  * <p><b>Why it is safe.</b> The line only decides who asks; the database alone decides who
  * holds, so a wrong guess here (two heads, a stale mark) costs a statement or a wait bounded by a
@@ -66,26 +77,56 @@ final class LocalGate implements AutoCloseable {
      * wait for the lock; after them the lock is released in the database for all to race for.
      */
     static final int HAND_OFFS_WHILE_WANTED = 4;
+    /**
+     * Where waiters of other processes poll (no notification): how long a lock another process is
+     * known to wait for stays in this JVM, counted from the grant that began the run of hand-offs.
+     */
+    static final long TURN_MS = 100;
+    /**
+     * Where waiters of other processes poll: how long the line holds back after it released a lock
+     * for them, longer than a poll of a waiter that sees the lock change hands ({@link Ticket#busy}).
+     */
+    static final long YIELD_MS = 2 * MIN_BACKOFF_MS;
+    /** What the line waits for while it holds back for another process: no hold has this token. */
+    private static final String YIELDED = "(yielded to another process)";
     /** The mark to pass when this engine wrote none: no mark in the database has this value. */
     static final long NO_MARK = -1;
 
     private final Map<String, Line> lines = new ConcurrentHashMap<>();
     /**
-     * The holds granted in this engine and not released yet, by token: how many hand-offs in this
-     * JVM in a row led to each (0 when it was taken by asking the database). Kept here, not in the
-     * line, since a line is dropped whenever nobody waits in it.
+     * The holds granted in this engine and not released yet, by token: the run of hand-offs in this
+     * JVM that led to each (0 hand-offs when it was taken by asking the database) and when the
+     * run's first hold was granted. Kept here, not in the line, since a line is dropped whenever
+     * nobody waits in it.
      */
-    private final Map<String, Integer> holds = new ConcurrentHashMap<>();
+    private final Map<String, Streak> holds = new ConcurrentHashMap<>();
     private final long staleHeadNanos;
+    /** Where others poll: the turn's length in ns; 0 where they are woken. */
+    private final long turnNanos;
+    private final boolean othersPoll;
     private volatile boolean closed;
 
+    /** A gate for an engine whose releases wake the waiters of other processes, or that hands nothing over. */
     LocalGate() {
-        this(STALE_HEAD_NANOS);
+        this(STALE_HEAD_NANOS, null);
     }
 
-    /** @param staleHeadNanos how long a head may be silent before it is passed over (tests shorten it) */
-    LocalGate(long staleHeadNanos) {
+    /**
+     * @param staleHeadNanos how long a head may be silent before it is passed over (tests shorten it)
+     * @param turn null where a release wakes the waiters of other processes. Otherwise they learn
+     *     of a release only by polling, and this is how long a lock they wait for is handed on here
+     *     ({@link #TURN_MS} in the engine) in place of {@link #HAND_OFFS_WHILE_WANTED} hand-offs;
+     *     the line then holds back for {@link #YIELD_MS} after releasing it for them, and a head
+     *     polls soon while the lock changes hands elsewhere
+     */
+    LocalGate(long staleHeadNanos, Duration turn) {
         this.staleHeadNanos = staleHeadNanos;
+        this.othersPoll = turn != null;
+        this.turnNanos = turn == null ? 0 : turn.toNanos();
+    }
+
+    /** How a hold came to this engine: after how many hand-offs in a row, the first granted when. */
+    record Streak(int handOffs, long sinceNanos) {
     }
 
     /** The attempts waiting for one key, and the hold of this engine they wait for, if known. */
@@ -223,16 +264,12 @@ final class LocalGate implements AutoCloseable {
      *
      * @param next the attempt that takes the lock in the release, if the database agrees
      * @param ownMark the wanted mark this engine last wrote on the row, or {@link #NO_MARK}
-     * @param handOffs the hand-offs in a row that this one would make
+     * @param streak the run of hand-offs that this one would extend
+     * @param evenIfWanted whether the hand-off may go ahead while another process marked the row
+     *     wanted: for the first {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a run, or where
+     *     others poll, for the turn from the run's first grant
      */
-    record HandOver(Ticket next, long ownMark, int handOffs) {
-        /**
-         * @return whether the hand-off may go ahead while another process marked the row wanted:
-         *     at most {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a row do
-         */
-        boolean evenIfWanted() {
-            return handOffs <= HAND_OFFS_WHILE_WANTED;
-        }
+    record HandOver(Ticket next, long ownMark, Streak streak, boolean evenIfWanted) {
     }
 
     /**
@@ -262,9 +299,10 @@ final class LocalGate implements AutoCloseable {
                         return null;
                     }
                     ticket.handing = true;
-                    int handOffs = holds.getOrDefault(token, 0);
+                    Streak streak = holds.getOrDefault(token, new Streak(0, now));
                     long ownMark = line.othersMarkUntil - now > 0 ? NO_MARK : line.ownMark;
-                    return new HandOver(ticket, ownMark, handOffs + 1);
+                    boolean evenIfWanted = othersPoll ? now - streak.sinceNanos < turnNanos : streak.handOffs < HAND_OFFS_WHILE_WANTED;
+                    return new HandOver(ticket, ownMark, new Streak(streak.handOffs + 1, streak.sinceNanos), evenIfWanted);
                 }
             }
             return null;
@@ -300,7 +338,7 @@ final class LocalGate implements AutoCloseable {
             next.handedFence = fence;
             next.handedSentNanos = sentNanos;
             next.asked = true;
-            holds.put(next.attempt.token(), handOver.handOffs);
+            holds.put(next.attempt.token(), handOver.streak);
             line.heldBy = next.attempt.token();
             line.heldUntil = sentNanos + next.attempt.lease().toNanos();
             return true;
@@ -317,8 +355,22 @@ final class LocalGate implements AutoCloseable {
      * @param token the hold's token
      */
     void released(String key, String token) {
+        released(key, token, false);
+    }
+
+    /**
+     * A hold of {@code key} ended in this engine; {@code forOthers}: its release refused to hand
+     * the lock on since another process waits for it. Where others poll, the line then holds back
+     * for {@link #YIELD_MS}, so that the other process's next poll finds the lock free; the head
+     * asks after that, or at once where others are woken.
+     *
+     * @param key the lock's row key
+     * @param token the hold's token
+     * @param forOthers whether the lock was released for a waiter of another process
+     */
+    void released(String key, String token, boolean forOthers) {
         // before the line's lock: a head that marks the line held by this token checks the set under that lock
-        holds.remove(token);
+        Streak streak = holds.remove(token);
         Line line = lines.get(key);
         if (line == null) {
             return;
@@ -326,7 +378,15 @@ final class LocalGate implements AutoCloseable {
         line.lock.lock();
         try {
             if (token.equals(line.heldBy)) {
-                line.heldBy = null;
+                long now = System.nanoTime();
+                // a release that handed nothing over (the head was not asleep yet) ends the turn as well
+                boolean turnOver = streak != null && now - streak.sinceNanos >= turnNanos && line.othersMarkUntil - now > 0;
+                if (othersPoll && (forOthers || turnOver)) {
+                    line.heldBy = YIELDED;
+                    line.heldUntil = now + TimeUnit.MILLISECONDS.toNanos(YIELD_MS);
+                } else {
+                    line.heldBy = null;
+                }
                 signalHead(line);
             }
         } finally {
@@ -392,6 +452,8 @@ final class LocalGate implements AutoCloseable {
         private String waitingFor;
         private long seen;
         private int busyAnswers;
+        /** The fence of the hold of another client that this head was last refused by, or -1. */
+        private long lastFence = -1;
         private volatile boolean asked;
         private boolean inLine = true;
 
@@ -473,6 +535,11 @@ final class LocalGate implements AutoCloseable {
             }
         }
 
+        /** @return the longest the next backoff of this head lasts, in ms: 20 doubling with every busy answer up to 1 s */
+        long backoffCeilingMillis() {
+            return Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(busyAnswers, 10));
+        }
+
         /** Ends a try begun with {@link #busyUnlessTurn()}. */
         void endTry() {
             lastCall = System.nanoTime();
@@ -495,8 +562,8 @@ final class LocalGate implements AutoCloseable {
                 if (!awaitTurn(deadline)) {
                     return;
                 }
-                int answers = busyAnswers++;
-                long ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS << Math.min(answers, 10));
+                long ceiling = backoffCeilingMillis();
+                busyAnswers++;
                 long backoff = TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
                 line.interest.await(seen, Duration.ofNanos(Math.max(0, Math.min(backoff, deadline - System.nanoTime()))));
             } finally {
@@ -571,7 +638,7 @@ final class LocalGate implements AutoCloseable {
          * @param lease the hold's lease
          */
         void granted(String token, Duration lease) {
-            holds.put(token, 0);
+            holds.put(token, new Streak(0, System.nanoTime()));
             leave(token, lease);
         }
 
@@ -583,7 +650,25 @@ final class LocalGate implements AutoCloseable {
          * @param remaining how long the holder's lease lasts
          */
         void busy(String owner, Duration remaining) {
+            busy(owner, remaining, -1);
+        }
+
+        /**
+         * As {@link #busy(String, Duration)}; where others poll, a hold of another client with a
+         * fence other than the one this head last saw means the lock changes hands there: the
+         * head's backoff starts again from the shortest, so that it is soon there to take the
+         * lock when that process releases it for it.
+         *
+         * @param fence the hold's fence as read, or -1 if not read
+         */
+        void busy(String owner, Duration remaining, long fence) {
             if (owner == null || !holds.containsKey(owner)) {
+                if (othersPoll && owner != null && fence >= 0) {
+                    if (lastFence >= 0 && fence != lastFence) {
+                        busyAnswers = 0;
+                    }
+                    lastFence = fence;
+                }
                 return;
             }
             line.lock.lock();

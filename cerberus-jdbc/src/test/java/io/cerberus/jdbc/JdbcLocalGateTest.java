@@ -370,9 +370,9 @@ class JdbcLocalGateTest {
                 .allSatisfy(wait -> assertThat(wait).isLessThan(TestTimes.millis(2000)));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("handOverTargets")
-    void handsOverOnlyAFewTimesInARowWhileAnotherProcessWaits(Target target) throws Exception {
+    @Test
+    void postgresHandsOverOnlyAFewTimesInARowWhileAnotherProcessWaits() throws Exception {
+        Target target = handOverTargets().get(0);
         CountingDataSource data = dataSource(target);
         DistributedLock lock = client(target, data).lock("wanted");
         Lease first = lock.acquire(Duration.ofSeconds(10));
@@ -413,6 +413,45 @@ class JdbcLocalGateTest {
                 .as("after %d hand-offs in a row the lock another process waits for is released for all: the last waiter asks",
                         LocalGate.HAND_OFFS_WHILE_WANTED)
                 .isEqualTo(1);
+    }
+
+    @Test
+    void mariaDbHandsOnForATurnThenReleasesForTheOtherProcessAndHoldsBack() throws Exception {
+        Target target = handOverTargets().get(1);
+        CountingDataSource data = dataSource(target);
+        DistributedLock lock = client(target, data).lock("turn");
+        Lease first = lock.acquire(Duration.ofSeconds(10));
+        long grantedAt = System.nanoTime();
+        try (LockEngine elsewhere = Engines.open(target.url(), Duration.ofSeconds(10))) {
+            Acquisition refused = attempt(new LockKey(namespace, "turn"), "elsewhere");
+            assertThat(elsewhere.tryAcquire(refused)).as("refused, the other client marks the lock wanted").isInstanceOf(AcquireResult.Busy.class);
+            elsewhere.abandon(refused);
+        }
+        AtomicReference<Lease> next = new AtomicReference<>();
+        AtomicLong nextAt = new AtomicLong();
+        Thread waiter = thread("waiter", () -> {
+            try {
+                Lease lease = lock.acquire(TestTimes.millis(20_000));
+                nextAt.set(System.nanoTime());
+                next.set(lease);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        Poll.until("the turn to pass", TestTimes.millis(10_000),
+                () -> System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(LocalGate.TURN_MS));
+        long released = System.nanoTime();
+        first.close();
+        join(waiter, TestTimes.millis(10_000));
+        assertThat(next.get()).as("the waiter got the lock").isNotNull();
+        assertThat(data.acquiresBy("waiter")).as("released for all once the turn is over, not handed over: the waiter asked again")
+                .isEqualTo(2);
+        assertThat(Duration.ofNanos(nextAt.get() - released)).as("the line held back for the other process's poll")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
+        assertThat(next.get().fencingToken()).isEqualTo(first.fencingToken() + 1);
+        next.get().close();
     }
 
     @ParameterizedTest(name = "{0}")

@@ -13,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.assertj.core.api.Condition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LocalGateTest {
     private final String key = "gate-" + UUID.randomUUID();
-    private final LocalGate gate = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200));
+    private final LocalGate gate = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), null);
 
     @AfterEach
     void close() {
@@ -302,7 +303,142 @@ class LocalGateTest {
         next.leave();
     }
 
+    @Test
+    void whereOthersPollALockTheyWaitForIsHandedOnForATurnNotAFewHandOffs() throws Exception {
+        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket holder = enter(polled);
+            tryOnce(holder);
+            long grantedAt = System.nanoTime();
+            holder.granted("holder-token", Duration.ofSeconds(30));
+            String releasing = "holder-token";
+            for (int handOff = 1; handOff <= LocalGate.HAND_OFFS_WHILE_WANTED + 2; handOff++) {
+                LocalGate.HandOver handOver = handOff(polled, releasing, handOff);
+                assertThat(handOver.evenIfWanted()).as("hand-off %d within the turn", handOff).isTrue();
+                assertThat(handOver.streak().sinceNanos()).as("the turn counts from the run's first grant")
+                        .isBetween(grantedAt, System.nanoTime());
+                releasing = handOver.next().attempt().token();
+            }
+            polled.released(key, releasing);
+        }
+        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
+            LocalGate.Ticket holder = enter(polled);
+            tryOnce(holder);
+            holder.granted("holder-token", Duration.ofSeconds(30));
+            LocalGate.HandOver handOver = handOff(polled, "holder-token", 1);
+            assertThat(handOver.evenIfWanted()).as("the turn is over: released for the other process").isFalse();
+            polled.released(key, handOver.next().attempt().token());
+        }
+    }
+
+    @Test
+    void whereOthersPollTheLineHoldsBackAfterReleasingALockForThem() throws Exception {
+        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket holder = enter(polled);
+            tryOnce(holder);
+            holder.granted("holder-token", Duration.ofSeconds(30));
+            LocalGate.Ticket head = enter(polled);
+            assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
+            head.busy("holder-token", Duration.ofSeconds(30));
+            long released = System.nanoTime();
+            polled.released(key, "holder-token", true);
+            AcquireResult.Busy heldBack = tryOnce(head);
+            assertThat(heldBack).as("released for another process: the head here does not ask at once").isNotNull();
+            assertThat(heldBack.retryWithin()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
+            while (tryOnce(head) != null) {
+                head.await(Duration.ofSeconds(30));
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - released)).as("it asks once the other process had its chance")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
+            head.leave();
+        }
+        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
+            for (boolean othersWait : new boolean[] {false, true}) {
+                LocalGate.Ticket holder = enter(polled);
+                tryOnce(holder);
+                holder.granted("holder-token", Duration.ofSeconds(30));
+                LocalGate.Ticket head = enter(polled);
+                assertThat(tryOnce(head)).isNull();
+                head.busy("holder-token", Duration.ofSeconds(30));
+                if (othersWait) {
+                    polled.othersMarked(key, 5000);
+                }
+                // a plain release (nothing handed over) after the turn
+                polled.released(key, "holder-token");
+                assertThat(tryOnce(head)).as(othersWait ? "another client marked the lock: the line holds back after its turn"
+                        : "nobody else waits: the head asks at once").is(othersWait ? HELD_BACK : ASKS);
+                head.leave();
+            }
+        }
+        LocalGate.Ticket holder = enter();
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = enter();
+        tryOnce(head);
+        head.busy("holder-token", Duration.ofSeconds(30));
+        gate.released(key, "holder-token", true);
+        assertThat(tryOnce(head)).as("where others are woken, the head asks at once").isNull();
+        head.leave();
+    }
+
+    @Test
+    void whereOthersPollAHeadPollsSoonWhileTheLockChangesHandsElsewhere() throws Exception {
+        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket head = enter(polled);
+            assertThat(tryOnce(head)).isNull();
+            head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
+            assertThat(head.backoffCeilingMillis()).isEqualTo(LocalGate.MIN_BACKOFF_MS);
+            for (int i = 0; i < 3; i++) {
+                head.await(Duration.ofSeconds(30));
+            }
+            assertThat(head.backoffCeilingMillis()).as("the backoff doubles with every busy answer").isEqualTo(8 * LocalGate.MIN_BACKOFF_MS);
+            head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
+            assertThat(head.backoffCeilingMillis()).as("the same hold: it goes on doubling").isEqualTo(8 * LocalGate.MIN_BACKOFF_MS);
+            head.busy("elsewhere-token", Duration.ofSeconds(30), 6);
+            assertThat(head.backoffCeilingMillis()).as("a new hold elsewhere: the backoff starts again").isEqualTo(LocalGate.MIN_BACKOFF_MS);
+            head.leave();
+        }
+        LocalGate.Ticket head = enter();
+        assertThat(tryOnce(head)).isNull();
+        head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
+        head.await(Duration.ofSeconds(30));
+        head.busy("elsewhere-token", Duration.ofSeconds(30), 6);
+        assertThat(head.backoffCeilingMillis()).as("where others are woken the backoff just doubles").isEqualTo(2 * LocalGate.MIN_BACKOFF_MS);
+        head.leave();
+    }
+
+    /** One hand-off in {@code gate} from the hold {@code releasing} to a new head asleep on its turn, with fence 40 + n. */
+    private LocalGate.HandOver handOff(LocalGate gate, String releasing, int n) throws Exception {
+        LocalGate.Ticket head = enter(gate);
+        assertThat(tryOnce(head)).isNull();
+        head.busy(releasing, Duration.ofSeconds(30));
+        Thread waiter = new Thread(() -> {
+            try {
+                head.await(Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "head-" + n);
+        waiter.start();
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        LocalGate.HandOver handOver = gate.handOverFrom(key, releasing);
+        assertThat(handOver).isNotNull();
+        assertThat(gate.handOverEnded(handOver, 40 + n, System.nanoTime())).isTrue();
+        waiter.join(TestTimes.millis(5000).toMillis());
+        assertThat(waiter.isAlive()).as("the hand-off wakes the head").isFalse();
+        assertThat(head.handedGrant()).isInstanceOf(AcquireResult.Granted.class);
+        return handOver;
+    }
+
+    private static final Condition<AcquireResult.Busy> ASKS = new Condition<>(
+            busy -> busy == null, "asks");
+    private static final Condition<AcquireResult.Busy> HELD_BACK = new Condition<>(
+            busy -> busy != null && busy.retryWithin().compareTo(Duration.ofMillis(LocalGate.YIELD_MS)) <= 0, "held back");
+
     private LocalGate.Ticket enter() {
+        return enter(gate);
+    }
+
+    private LocalGate.Ticket enter(LocalGate gate) {
         return gate.enter(key, new Acquisition(new LockKey("gate", "lock"), LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "test",
                 Duration.ofSeconds(30)));
     }
