@@ -52,15 +52,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * owner, holder, lease and the next fence are written in place of the release, and the head takes
  * the grant without a statement, its lease counted from the release. The statement hands over only
  * while no client of another process has marked the row wanted (this engine's own mark does not
- * count), or for the first {@link LocalGate#HAND_OFFS_WHILE_WANTED} hand-offs in a row (MariaDB: a turn); otherwise
- * it releases and notifies as a plain release does, so a waiter elsewhere gets its chance to race
- * for the lock. On MariaDB the statement is an {@code UPDATE} that says through its row count
+ * count), or within this engine's turn ({@link LocalGate#TURN_MS}); otherwise it releases and
+ * notifies as a plain release does, and this engine's line holds back a moment, so that the
+ * waiter elsewhere takes the lock. On MariaDB the statement is an {@code UPDATE} that says through its row count
  * whether the hold was ours and through its generated key ({@code LAST_INSERT_ID}) the new fence;
  * there a refused acquire marks the row only when another client holds it ({@link #markWanted}),
- * and a waiter elsewhere is not notified but polls: the hand-offs go on for a turn
- * ({@link LocalGate#TURN_MS}) rather than a count, after which the line here holds back so that
- * the poll of the other process finds the lock free (see {@link LocalGate}). H2 has neither; there
- * the next thread asks.
+ * and a waiter elsewhere is not notified but polls, at the shortest backoff while it sees the
+ * lock change hands, so that its poll falls in the hold-back (see {@link LocalGate}). H2 has
+ * neither; there the next thread asks.
  *
  * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL and MariaDB (see {@link #ask}),
  * an upsert and a read on H2; a busy answer: the acquire and a read (on PostgreSQL the marking
@@ -130,8 +129,7 @@ final class LeaseRowEngine implements LockEngine {
         this.isLockedSql = dialect.isLocked(table);
         this.inspectSql = dialect.inspect(table);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
-        // MariaDB: hands over with no notification, so waiters of other processes poll
-        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, dialect.readsWantedMark() ? Duration.ofMillis(LocalGate.TURN_MS) : null);
+        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, dialect.handsOver() ? Duration.ofMillis(LocalGate.TURN_MS) : null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
     }
 
@@ -192,7 +190,8 @@ final class LeaseRowEngine implements LockEngine {
                 waiting.remove(attempt.token());
                 ticket.granted(attempt.token(), attempt.lease());
             } else {
-                ticket.busy(answer.owner, ((AcquireResult.Busy) answer.result).retryWithin(), answer.fence);
+                // MariaDB: no notification, so the head polls soon while the lock changes hands elsewhere
+                ticket.busy(answer.owner, ((AcquireResult.Busy) answer.result).retryWithin(), dialect.readsWantedMark() ? answer.fence : -1);
             }
             return answer.result;
         } finally {

@@ -34,19 +34,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * head in one statement, with the next fence, and the head's next try takes it without asking.
  * The head must be asleep on its turn (so the hand-off is what wakes it), and while the hand-off
  * is under way it neither asks nor is granted otherwise; if it gave up meanwhile, the releaser
- * frees the handed hold. A lock another process waits for is handed on here at most
- * {@link #HAND_OFFS_WHILE_WANTED} times in a row before it is released for all, where that release
- * wakes the other process (PostgreSQL's notification).
+ * frees the handed hold.
  *
- * <p><b>Turns, where other processes poll</b> (MariaDB: no notification). There a release for all
- * would be taken straight back by the head here, which is woken in this JVM while the other
- * process sleeps in its backoff. So a lock another process is known to wait for is handed on here
- * for a turn of {@link #TURN_MS} from the grant that began the run (a plain release past the turn
- * ends it too), then released for all, and the line holds back for {@link #YIELD_MS}: the head
- * does not ask before then. The other process's head polls at the shortest backoff for as long as
- * it sees the lock change hands (a new fence at every refusal), so its next poll falls in that
- * time and it takes the lock for its own turn. Nothing depends on it for safety: a poll that
- * comes late only leaves the lock free until the head here asks.
+ * <p><b>Turns between processes.</b> A run of holds here begins with a grant and goes on through
+ * hand-offs and grants right after a hold here, until a busy answer says the lock is held
+ * elsewhere. A lock another process is known to wait for is handed on here for a turn of
+ * {@link #TURN_MS} from the start of the run (a plain release past the turn ends it too), then
+ * released for all, and the line holds back for {@link #YIELD_MS}: the head does not ask before
+ * then, so the other process takes the lock for its own turn. Without the hold-back the head here,
+ * woken in this JVM, would take it straight back: before the other process's notification
+ * arrives (PostgreSQL), or while it sleeps in its backoff (MariaDB, no notification; there the
+ * engine has a head poll at the shortest backoff for as long as it sees the lock change hands, a
+ * new fence at every refusal, so that its next poll falls in the hold-back). Turns keep the
+ * wake-ups of other processes to one per turn, which matters in session mode on PostgreSQL: a
+ * release within the turn while a thread here waits wakes nobody elsewhere ({@link #turnGoesOn}).
+ * Nothing depends on turns for safety: a poll or wake-up that comes late only leaves the lock
+ * free until a head asks.
  *
  * <p><b>Why it is safe.</b> The line only decides who asks; the database alone decides who
  * holds, so a wrong guess here (two heads, a stale mark) costs a statement or a wait bounded by a
@@ -73,18 +76,14 @@ final class LocalGate implements AutoCloseable {
     /** How long a head may be out of every engine call before the attempts behind it ask in its place. */
     static final long STALE_HEAD_NANOS = TimeUnit.SECONDS.toNanos(3);
     /**
-     * How many hand-offs in a row stay in this JVM while a client of another process is known to
-     * wait for the lock; after them the lock is released in the database for all to race for.
-     */
-    static final int HAND_OFFS_WHILE_WANTED = 4;
-    /**
-     * Where waiters of other processes poll (no notification): how long a lock another process is
-     * known to wait for stays in this JVM, counted from the grant that began the run of hand-offs.
+     * How long a lock another process is known to wait for stays with this engine's threads,
+     * counted from the grant that began their run of holds.
      */
     static final long TURN_MS = 100;
     /**
-     * Where waiters of other processes poll: how long the line holds back after it released a lock
-     * for them, longer than a poll of a waiter that sees the lock change hands ({@link Ticket#busy}).
+     * How long the line holds back after it released a lock for another process: longer than a
+     * poll of a waiter that sees the lock change hands ({@link Ticket#busy}), and than a
+     * notification takes.
      */
     static final long YIELD_MS = 2 * MIN_BACKOFF_MS;
     /** What the line waits for while it holds back for another process: no hold has this token. */
@@ -94,39 +93,33 @@ final class LocalGate implements AutoCloseable {
 
     private final Map<String, Line> lines = new ConcurrentHashMap<>();
     /**
-     * The holds granted in this engine and not released yet, by token: the run of hand-offs in this
-     * JVM that led to each (0 hand-offs when it was taken by asking the database) and when the
-     * run's first hold was granted. Kept here, not in the line, since a line is dropped whenever
+     * The holds granted in this engine and not released yet, by token: when the run of holds here
+     * that each belongs to began. Kept here, not in the line, since a line is dropped whenever
      * nobody waits in it.
      */
-    private final Map<String, Streak> holds = new ConcurrentHashMap<>();
+    private final Map<String, Long> holds = new ConcurrentHashMap<>();
     private final long staleHeadNanos;
-    /** Where others poll: the turn's length in ns; 0 where they are woken. */
+    /** Where processes take turns: the turn's length in ns; 0 elsewhere. */
     private final long turnNanos;
-    private final boolean othersPoll;
+    private final boolean takesTurns;
     private volatile boolean closed;
 
-    /** A gate for an engine whose releases wake the waiters of other processes, or that hands nothing over. */
+    /** A gate without turns, for an engine that hands nothing over and wakes nobody. */
     LocalGate() {
         this(STALE_HEAD_NANOS, null);
     }
 
     /**
      * @param staleHeadNanos how long a head may be silent before it is passed over (tests shorten it)
-     * @param turn null where a release wakes the waiters of other processes. Otherwise they learn
-     *     of a release only by polling, and this is how long a lock they wait for is handed on here
-     *     ({@link #TURN_MS} in the engine) in place of {@link #HAND_OFFS_WHILE_WANTED} hand-offs;
-     *     the line then holds back for {@link #YIELD_MS} after releasing it for them, and a head
-     *     polls soon while the lock changes hands elsewhere
+     * @param turn null for no turns (a lock another process waits for is not handed over).
+     *     Otherwise how long such a lock stays with this engine's threads ({@link #TURN_MS} in
+     *     the engines); the line then holds back for {@link #YIELD_MS} after releasing it for
+     *     that process, and a head polls soon while the lock changes hands elsewhere
      */
     LocalGate(long staleHeadNanos, Duration turn) {
         this.staleHeadNanos = staleHeadNanos;
-        this.othersPoll = turn != null;
+        this.takesTurns = turn != null;
         this.turnNanos = turn == null ? 0 : turn.toNanos();
-    }
-
-    /** How a hold came to this engine: after how many hand-offs in a row, the first granted when. */
-    record Streak(int handOffs, long sinceNanos) {
     }
 
     /** The attempts waiting for one key, and the hold of this engine they wait for, if known. */
@@ -147,6 +140,13 @@ final class LocalGate implements AutoCloseable {
         long ownMark = NO_MARK;
         /** Until when (this JVM's clock) a mark of another client is known to stand, or to have stood, on the row. */
         long othersMarkUntil = System.nanoTime();
+        /**
+         * Whether this engine's threads have held the lock one after another since {@link #runSince}
+         * (a grant while in a run continues it; a busy answer for a hold elsewhere, or holding
+         * back for another process, ends it).
+         */
+        boolean inRun;
+        long runSince;
 
         Line(String key) {
             this.key = key;
@@ -264,12 +264,11 @@ final class LocalGate implements AutoCloseable {
      *
      * @param next the attempt that takes the lock in the release, if the database agrees
      * @param ownMark the wanted mark this engine last wrote on the row, or {@link #NO_MARK}
-     * @param streak the run of hand-offs that this one would extend
+     * @param runSince when the run of holds here that the hand-off extends began
      * @param evenIfWanted whether the hand-off may go ahead while another process marked the row
-     *     wanted: for the first {@link #HAND_OFFS_WHILE_WANTED} hand-offs in a run, or where
-     *     others poll, for the turn from the run's first grant
+     *     wanted: within the turn
      */
-    record HandOver(Ticket next, long ownMark, Streak streak, boolean evenIfWanted) {
+    record HandOver(Ticket next, long ownMark, long runSince, boolean evenIfWanted) {
     }
 
     /**
@@ -299,10 +298,9 @@ final class LocalGate implements AutoCloseable {
                         return null;
                     }
                     ticket.handing = true;
-                    Streak streak = holds.getOrDefault(token, new Streak(0, now));
+                    long runSince = holds.getOrDefault(token, now);
                     long ownMark = line.othersMarkUntil - now > 0 ? NO_MARK : line.ownMark;
-                    boolean evenIfWanted = othersPoll ? now - streak.sinceNanos < turnNanos : streak.handOffs < HAND_OFFS_WHILE_WANTED;
-                    return new HandOver(ticket, ownMark, new Streak(streak.handOffs + 1, streak.sinceNanos), evenIfWanted);
+                    return new HandOver(ticket, ownMark, runSince, takesTurns && now - runSince < turnNanos);
                 }
             }
             return null;
@@ -338,7 +336,7 @@ final class LocalGate implements AutoCloseable {
             next.handedFence = fence;
             next.handedSentNanos = sentNanos;
             next.asked = true;
-            holds.put(next.attempt.token(), handOver.streak);
+            holds.put(next.attempt.token(), handOver.runSince);
             line.heldBy = next.attempt.token();
             line.heldUntil = sentNanos + next.attempt.lease().toNanos();
             return true;
@@ -370,7 +368,7 @@ final class LocalGate implements AutoCloseable {
      */
     void released(String key, String token, boolean forOthers) {
         // before the line's lock: a head that marks the line held by this token checks the set under that lock
-        Streak streak = holds.remove(token);
+        Long runSince = holds.remove(token);
         Line line = lines.get(key);
         if (line == null) {
             return;
@@ -380,8 +378,9 @@ final class LocalGate implements AutoCloseable {
             if (token.equals(line.heldBy)) {
                 long now = System.nanoTime();
                 // a release that handed nothing over (the head was not asleep yet) ends the turn as well
-                boolean turnOver = streak != null && now - streak.sinceNanos >= turnNanos && line.othersMarkUntil - now > 0;
-                if (othersPoll && (forOthers || turnOver)) {
+                boolean turnOver = runSince != null && now - runSince >= turnNanos && line.othersMarkUntil - now > 0;
+                if (takesTurns && (forOthers || turnOver)) {
+                    line.inRun = false;
                     line.heldBy = YIELDED;
                     line.heldUntil = now + TimeUnit.MILLISECONDS.toNanos(YIELD_MS);
                 } else {
@@ -389,6 +388,47 @@ final class LocalGate implements AutoCloseable {
                 }
                 signalHead(line);
             }
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * @param token a hold's token
+     * @return when the run of holds here that the hold belongs to began, or null when it is not held in this engine
+     */
+    Long runSince(String token) {
+        return holds.get(token);
+    }
+
+    /**
+     * Whether the release of the hold {@code token} of {@code key} should leave the lock to this
+     * engine's next thread without waking other processes: processes take turns here, a thread of
+     * this engine waits for the lock, and the run of holds that this one belongs to began less
+     * than a turn ago.
+     *
+     * @param key the lock's row key
+     * @param token the releasing hold's token
+     * @return whether the release may skip waking other processes
+     */
+    boolean turnGoesOn(String key, String token) {
+        Line line = lines.get(key);
+        Long runSince = holds.get(token);
+        if (line == null || runSince == null || !takesTurns) {
+            return false;
+        }
+        line.lock.lock();
+        try {
+            long now = System.nanoTime();
+            if (!token.equals(line.heldBy) || now - runSince >= turnNanos) {
+                return false;
+            }
+            for (Ticket ticket : line.queue) {
+                if (!ticket.isStale(now)) {
+                    return true;
+                }
+            }
+            return false;
         } finally {
             line.lock.unlock();
         }
@@ -638,7 +678,18 @@ final class LocalGate implements AutoCloseable {
          * @param lease the hold's lease
          */
         void granted(String token, Duration lease) {
-            holds.put(token, new Streak(0, System.nanoTime()));
+            long since;
+            line.lock.lock();
+            try {
+                if (!line.inRun) {
+                    line.inRun = true;
+                    line.runSince = System.nanoTime();
+                }
+                since = line.runSince;
+            } finally {
+                line.lock.unlock();
+            }
+            holds.put(token, since);
             leave(token, lease);
         }
 
@@ -654,16 +705,23 @@ final class LocalGate implements AutoCloseable {
         }
 
         /**
-         * As {@link #busy(String, Duration)}; where others poll, a hold of another client with a
-         * fence other than the one this head last saw means the lock changes hands there: the
-         * head's backoff starts again from the shortest, so that it is soon there to take the
-         * lock when that process releases it for it.
+         * As {@link #busy(String, Duration)}. With turns, a hold of another client with a fence
+         * other than the one this head last saw means the lock changes hands there: the head's
+         * backoff starts again from the shortest, so that it is soon there to take the lock when
+         * that process releases it for it (for an engine whose waiters are not woken otherwise).
          *
-         * @param fence the hold's fence as read, or -1 if not read
+         * @param fence the hold's fence as read, or -1 to leave the backoff as it is
          */
         void busy(String owner, Duration remaining, long fence) {
             if (owner == null || !holds.containsKey(owner)) {
-                if (othersPoll && owner != null && fence >= 0) {
+                line.lock.lock();
+                try {
+                    // the lock is (or may be) held elsewhere: a grant after this begins a new run
+                    line.inRun = false;
+                } finally {
+                    line.lock.unlock();
+                }
+                if (takesTurns && owner != null && fence >= 0) {
                     if (lastFence >= 0 && fence != lastFence) {
                         busyAnswers = 0;
                     }

@@ -49,7 +49,10 @@ import java.util.concurrent.TimeUnit;
  * (a key space apart from the single-bigint keys of the locks), held while its session waits. A
  * release frees the lock first, then tries that mark exclusively: it is refused exactly when a
  * waiter of another session holds it, and only then notifies. A waiter marks before it tries
- * again, so a release after that try sees the mark.
+ * again, so a release after that try sees the mark. Processes take turns
+ * ({@link LocalGate}): a release within this engine's turn while one of its threads waits frees
+ * the lock without the check or a notification, and a release that notified holds this engine's
+ * line back for a moment, so the woken waiter elsewhere gets the lock.
  */
 final class SessionEngine implements LockEngine {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
@@ -64,7 +67,7 @@ final class SessionEngine implements LockEngine {
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
     private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
-    private final LocalGate gate = new LocalGate();
+    private final LocalGate gate;
     private final ScheduledExecutorService watcher;
     private final PgListener listener;
     private volatile boolean tableReady;
@@ -79,6 +82,8 @@ final class SessionEngine implements LockEngine {
         volatile boolean held;
         /** PostgreSQL: whether the session holds the key's wanted mark (guarded by the session). */
         boolean marked;
+        /** PostgreSQL: whether its release notified a waiter of another session (guarded by the session). */
+        boolean wokeOthers;
 
         Session(Acquisition attempt, String key, Connection connection, boolean reused) {
             this.attempt = attempt;
@@ -114,6 +119,8 @@ final class SessionEngine implements LockEngine {
         });
         watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
         this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
+        // PostgreSQL: a notification costs every listening session and a database-wide lock at commit
+        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, listener != null ? Duration.ofMillis(LocalGate.TURN_MS) : null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
         this.pgRelease = pgRelease(channel, false);
         this.pgReleaseMarked = pgRelease(channel, true);
@@ -174,6 +181,7 @@ final class SessionEngine implements LockEngine {
                 ticket.granted(attempt.token(), attempt.lease());
                 return AcquireResult.granted(-1);
             }
+            ticket.busy(null, Duration.ofMillis(MAX_BACKOFF_MS));
             return AcquireResult.busy(Duration.ofMillis(MAX_BACKOFF_MS));
         } finally {
             ticket.endTry();
@@ -334,7 +342,7 @@ final class SessionEngine implements LockEngine {
             boolean clean = !session.held;
             if (session.held) {
                 try {
-                    released = unlock(session);
+                    released = unlock(session, gate.turnGoesOn(session.key, attempt.token()));
                     clean = released;
                 } catch (SQLException e) {
                     LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);
@@ -346,7 +354,7 @@ final class SessionEngine implements LockEngine {
                     clean = false;
                 }
             }
-            end(session, clean);
+            end(session, clean, released && session.wokeOthers);
         }
         if (released) {
             Wakeups.JVM.signal(session.key);
@@ -354,11 +362,28 @@ final class SessionEngine implements LockEngine {
         return released;
     }
 
-    private boolean unlock(Session session) throws SQLException {
+    /**
+     * @param quietly PostgreSQL: release without looking for waiters elsewhere (this engine's next
+     *     thread takes the lock in its turn, see {@link LocalGate#turnGoesOn})
+     */
+    private boolean unlock(Session session, boolean quietly) throws SQLException {
         Connection c = session.connection;
         switch (dialect) {
             case POSTGRESQL:
                 long advisory = LockRows.advisoryKey(table, session.attempt.key());
+                if (quietly) {
+                    try (PreparedStatement statement = db.prepare(c, session.marked ? PG_RELEASE_QUIETLY_MARKED : PG_RELEASE_QUIETLY)) {
+                        statement.setLong(1, advisory);
+                        if (session.marked) {
+                            statement.setInt(2, (int) (advisory >>> 32));
+                            statement.setInt(3, (int) advisory);
+                        }
+                        try (ResultSet rows = statement.executeQuery()) {
+                            session.marked = false;
+                            return rows.next() && rows.getBoolean(1);
+                        }
+                    }
+                }
                 try (PreparedStatement statement = db.prepare(c, session.marked ? pgReleaseMarked : pgRelease)) {
                     int next = 1;
                     statement.setInt(next++, (int) (advisory >>> 32));
@@ -372,6 +397,7 @@ final class SessionEngine implements LockEngine {
                     try (ResultSet rows = statement.executeQuery()) {
                         boolean released = rows.next() && rows.getBoolean(1);
                         session.marked = false;
+                        session.wokeOthers = released && rows.getBoolean(2);
                         return released;
                     }
                 }
@@ -396,17 +422,23 @@ final class SessionEngine implements LockEngine {
     /**
      * PostgreSQL's release: frees the lock, then notifies the channel with the row key when a waiter
      * of another session holds the key's wanted mark, and drops this session's own mark if it has
-     * one. Parameters: wanted mark (two ints), row key, [own mark (two ints)], key. Returns: released.
+     * one. Parameters: wanted mark (two ints), row key, [own mark (two ints)], key. Returns:
+     * released, notified.
      *
      * @param channel the notification channel
      * @param marked whether the releasing session holds the wanted mark itself
      * @return the statement
      */
     static String pgRelease(String channel, boolean marked) {
-        return "SELECT released, CASE WHEN NOT released THEN NULL WHEN pg_try_advisory_xact_lock(?, ?) THEN NULL "
-                + "ELSE pg_notify('" + channel + "', ?) END" + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
+        return "SELECT released, CASE WHEN NOT released THEN false WHEN pg_try_advisory_xact_lock(?, ?) THEN false "
+                + "ELSE pg_notify('" + channel + "', ?) IS NOT NULL END" + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
                 + " FROM (SELECT pg_advisory_unlock(?) AS released OFFSET 0) unlocked";
     }
+
+    /** PostgreSQL's release within a turn: frees the lock, notifies nobody. Parameter: key. Returns: released. */
+    private static final String PG_RELEASE_QUIETLY = "SELECT pg_advisory_unlock(?)";
+    /** {@link #PG_RELEASE_QUIETLY} that also drops the session's own wanted mark. Parameters: key, own mark (two ints). */
+    private static final String PG_RELEASE_QUIETLY_MARKED = "SELECT pg_advisory_unlock(?), pg_advisory_unlock_shared(?, ?)";
 
     /** Drops the wanted mark of a session that did not get the lock; @return whether it had it */
     private boolean unmark(Session session) throws SQLException {
@@ -428,6 +460,11 @@ final class SessionEngine implements LockEngine {
      * asks the database to free every session lock of the connection.
      */
     private void end(Session session, boolean clean) {
+        end(session, clean, false);
+    }
+
+    /** @param wokeOthers whether the release notified a waiter of another session: this engine's line holds back for it */
+    private void end(Session session, boolean clean, boolean wokeOthers) {
         sessions.remove(session.attempt.token(), session);
         session.held = false;
         if (clean) {
@@ -438,7 +475,7 @@ final class SessionEngine implements LockEngine {
             }
             ConnectionSource.closeQuietly(session.connection);
         }
-        gate.released(session.key, session.attempt.token());
+        gate.released(session.key, session.attempt.token(), wokeOthers);
     }
 
     /** Frees every session lock of a connection, so that an application's pool gets it back holding none. */

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -223,6 +224,55 @@ class JdbcEngineTest {
             assertThat(notifiedKeys(pg, 300)).as("the former waiter's release: nobody waits").doesNotContain(key);
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
+        }
+    }
+
+    @Test
+    void sessionModeWakesAnotherProcessOnlyAtTheEndOfATurn() throws Exception {
+        String url = Servers.with(Servers.postgres(), "cerberus.mode=session");
+        DistributedLock lock = client(url).lock("turns");
+        LockKey lockKey = new LockKey(namespace, "turns");
+        long advisory = LockRows.advisoryKey("cerberus_locks", lockKey);
+        String key = LockRows.key("cerberus_locks", lockKey);
+        try (Connection listening = DriverManager.getConnection(Servers.postgres());
+                Connection elsewhere = DriverManager.getConnection(Servers.postgres())) {
+            try (Statement statement = listening.createStatement()) {
+                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+            }
+            // a waiter of another process: it holds the key's wanted mark, as a refused try leaves it
+            try (Statement statement = elsewhere.createStatement()) {
+                statement.execute("SELECT pg_advisory_lock_shared(" + (int) (advisory >>> 32) + ", " + (int) advisory + ")");
+            }
+            AtomicInteger cycles = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        while (done.getCount() > 0) {
+                            if (lock.tryLock(20, TimeUnit.SECONDS)) {
+                                cycles.incrementAndGet();
+                                lock.unlock();
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "cycling-" + t);
+                thread.start();
+                threads.add(thread);
+            }
+            org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
+            Poll.until("the threads here to take the lock in turn", TestTimes.millis(20_000), () -> cycles.get() >= 300);
+            done.countDown();
+            for (Thread thread : threads) {
+                thread.join(TestTimes.millis(20_000).toMillis());
+                assertThat(thread.isAlive()).isFalse();
+            }
+            long notified = notifiedKeys(pg, 300).stream().filter(key::equals).count();
+            assertThat(notified).as("the other process is woken at the end of each turn").isPositive();
+            assertThat(notified).as("but not at every one of %d releases: a release leaves the lock to the next thread here", cycles.get())
+                    .isLessThan(cycles.get() / 4);
         }
     }
 

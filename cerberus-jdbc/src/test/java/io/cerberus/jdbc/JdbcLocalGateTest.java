@@ -370,54 +370,9 @@ class JdbcLocalGateTest {
                 .allSatisfy(wait -> assertThat(wait).isLessThan(TestTimes.millis(2000)));
     }
 
-    @Test
-    void postgresHandsOverOnlyAFewTimesInARowWhileAnotherProcessWaits() throws Exception {
-        Target target = handOverTargets().get(0);
-        CountingDataSource data = dataSource(target);
-        DistributedLock lock = client(target, data).lock("wanted");
-        Lease first = lock.acquire(Duration.ofSeconds(10));
-        try (LockEngine elsewhere = Engines.open(target.url(), Duration.ofSeconds(10))) {
-            Acquisition refused = attempt(new LockKey(namespace, "wanted"), "elsewhere");
-            assertThat(elsewhere.tryAcquire(refused)).as("refused, the other client marks the lock wanted").isInstanceOf(AcquireResult.Busy.class);
-            elsewhere.abandon(refused);
-        }
-        int waiters = LocalGate.HAND_OFFS_WHILE_WANTED + 1;
-        List<Long> fences = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<Thread> line = new ArrayList<>();
-        for (int i = 1; i <= waiters; i++) {
-            Thread waiter = thread("waiter-" + i, () -> {
-                try (Lease lease = lock.acquire(TestTimes.millis(20_000))) {
-                    fences.add(lease.fencingToken());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            if (i == 1) {
-                Poll.until("the head to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter-1") > 0);
-            }
-            Poll.untilWaiting(waiter, TestTimes.millis(5000));
-            line.add(waiter);
-        }
-        first.close();
-        for (Thread waiter : line) {
-            join(waiter, TestTimes.millis(20_000));
-        }
-        assertThat(fences).as("served in turn, every hold with the next fence")
-                .containsExactly(java.util.stream.LongStream.rangeClosed(1, waiters).map(i -> first.fencingToken() + i).boxed()
-                        .toArray(Long[]::new));
-        assertThat(data.acquiresBy("waiter-1")).as("the head asked once, before the hand-off").isEqualTo(1);
-        for (int i = 2; i < waiters; i++) {
-            assertThat(data.acquiresBy("waiter-" + i)).as("waiter %d was handed the lock", i).isZero();
-        }
-        assertThat(data.acquiresBy("waiter-" + waiters))
-                .as("after %d hand-offs in a row the lock another process waits for is released for all: the last waiter asks",
-                        LocalGate.HAND_OFFS_WHILE_WANTED)
-                .isEqualTo(1);
-    }
-
-    @Test
-    void mariaDbHandsOnForATurnThenReleasesForTheOtherProcessAndHoldsBack() throws Exception {
-        Target target = handOverTargets().get(1);
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("handOverTargets")
+    void handsOnForATurnThenReleasesForTheOtherProcessAndHoldsBack(Target target) throws Exception {
         CountingDataSource data = dataSource(target);
         DistributedLock lock = client(target, data).lock("turn");
         Lease first = lock.acquire(Duration.ofSeconds(10));

@@ -228,12 +228,12 @@ class LocalGateTest {
     }
 
     @Test
-    void releaseHandsTheLockToTheHeadThatWaitsForItAndYieldsAfterAFewWhileWanted() throws Exception {
+    void releaseHandsTheLockToTheHeadThatWaitsForIt() throws Exception {
         LocalGate.Ticket holder = enter();
         tryOnce(holder);
         holder.granted("holder-token", Duration.ofSeconds(30));
         String releasing = "holder-token";
-        for (int handOff = 1; handOff <= LocalGate.HAND_OFFS_WHILE_WANTED + 1; handOff++) {
+        for (int handOff = 1; handOff <= 5; handOff++) {
             LocalGate.Ticket head = enter();
             assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
             head.busy(releasing, Duration.ofSeconds(30));
@@ -253,8 +253,8 @@ class LocalGateTest {
             LocalGate.HandOver handOver = gate.handOverFrom(key, releasing);
             assertThat(handOver).isNotNull();
             assertThat(handOver.next()).isSameAs(head);
-            assertThat(handOver.evenIfWanted()).as("hand-off %d while another process waits", handOff)
-                    .isEqualTo(handOff <= LocalGate.HAND_OFFS_WHILE_WANTED);
+            assertThat(handOver.evenIfWanted()).as("without turns, hand-off %d goes ahead only while no other process waits", handOff)
+                    .isFalse();
             assertThat(gate.handOverFrom(key, releasing)).as("one hand-off at a time").isNull();
             long sent = System.nanoTime();
             assertThat(gate.handOverEnded(handOver, 40 + handOff, sent)).isTrue();
@@ -304,43 +304,43 @@ class LocalGateTest {
     }
 
     @Test
-    void whereOthersPollALockTheyWaitForIsHandedOnForATurnNotAFewHandOffs() throws Exception {
-        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
-            LocalGate.Ticket holder = enter(polled);
+    void aLockAnotherProcessWaitsForIsHandedOnForATurn() throws Exception {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket holder = enter(turns);
             tryOnce(holder);
             long grantedAt = System.nanoTime();
             holder.granted("holder-token", Duration.ofSeconds(30));
             String releasing = "holder-token";
-            for (int handOff = 1; handOff <= LocalGate.HAND_OFFS_WHILE_WANTED + 2; handOff++) {
-                LocalGate.HandOver handOver = handOff(polled, releasing, handOff);
+            for (int handOff = 1; handOff <= 6; handOff++) {
+                LocalGate.HandOver handOver = handOff(turns, releasing, handOff);
                 assertThat(handOver.evenIfWanted()).as("hand-off %d within the turn", handOff).isTrue();
-                assertThat(handOver.streak().sinceNanos()).as("the turn counts from the run's first grant")
+                assertThat(handOver.runSince()).as("the turn counts from the run's first grant")
                         .isBetween(grantedAt, System.nanoTime());
                 releasing = handOver.next().attempt().token();
             }
-            polled.released(key, releasing);
+            turns.released(key, releasing);
         }
-        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
-            LocalGate.Ticket holder = enter(polled);
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
+            LocalGate.Ticket holder = enter(turns);
             tryOnce(holder);
             holder.granted("holder-token", Duration.ofSeconds(30));
-            LocalGate.HandOver handOver = handOff(polled, "holder-token", 1);
+            LocalGate.HandOver handOver = handOff(turns, "holder-token", 1);
             assertThat(handOver.evenIfWanted()).as("the turn is over: released for the other process").isFalse();
-            polled.released(key, handOver.next().attempt().token());
+            turns.released(key, handOver.next().attempt().token());
         }
     }
 
     @Test
-    void whereOthersPollTheLineHoldsBackAfterReleasingALockForThem() throws Exception {
-        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
-            LocalGate.Ticket holder = enter(polled);
+    void withTurnsTheLineHoldsBackAfterReleasingALockForAnotherProcess() throws Exception {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket holder = enter(turns);
             tryOnce(holder);
             holder.granted("holder-token", Duration.ofSeconds(30));
-            LocalGate.Ticket head = enter(polled);
+            LocalGate.Ticket head = enter(turns);
             assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
             head.busy("holder-token", Duration.ofSeconds(30));
             long released = System.nanoTime();
-            polled.released(key, "holder-token", true);
+            turns.released(key, "holder-token", true);
             AcquireResult.Busy heldBack = tryOnce(head);
             assertThat(heldBack).as("released for another process: the head here does not ask at once").isNotNull();
             assertThat(heldBack.retryWithin()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
@@ -351,19 +351,19 @@ class LocalGateTest {
                     .isGreaterThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
             head.leave();
         }
-        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
             for (boolean othersWait : new boolean[] {false, true}) {
-                LocalGate.Ticket holder = enter(polled);
+                LocalGate.Ticket holder = enter(turns);
                 tryOnce(holder);
                 holder.granted("holder-token", Duration.ofSeconds(30));
-                LocalGate.Ticket head = enter(polled);
+                LocalGate.Ticket head = enter(turns);
                 assertThat(tryOnce(head)).isNull();
                 head.busy("holder-token", Duration.ofSeconds(30));
                 if (othersWait) {
-                    polled.othersMarked(key, 5000);
+                    turns.othersMarked(key, 5000);
                 }
                 // a plain release (nothing handed over) after the turn
-                polled.released(key, "holder-token");
+                turns.released(key, "holder-token");
                 assertThat(tryOnce(head)).as(othersWait ? "another client marked the lock: the line holds back after its turn"
                         : "nobody else waits: the head asks at once").is(othersWait ? HELD_BACK : ASKS);
                 head.leave();
@@ -376,14 +376,14 @@ class LocalGateTest {
         tryOnce(head);
         head.busy("holder-token", Duration.ofSeconds(30));
         gate.released(key, "holder-token", true);
-        assertThat(tryOnce(head)).as("where others are woken, the head asks at once").isNull();
+        assertThat(tryOnce(head)).as("without turns, the head asks at once").isNull();
         head.leave();
     }
 
     @Test
-    void whereOthersPollAHeadPollsSoonWhileTheLockChangesHandsElsewhere() throws Exception {
-        try (LocalGate polled = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
-            LocalGate.Ticket head = enter(polled);
+    void withTurnsAHeadPollsSoonWhileTheLockChangesHandsElsewhere() throws Exception {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket head = enter(turns);
             assertThat(tryOnce(head)).isNull();
             head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
             assertThat(head.backoffCeilingMillis()).isEqualTo(LocalGate.MIN_BACKOFF_MS);
@@ -397,13 +397,88 @@ class LocalGateTest {
             assertThat(head.backoffCeilingMillis()).as("a new hold elsewhere: the backoff starts again").isEqualTo(LocalGate.MIN_BACKOFF_MS);
             head.leave();
         }
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket head = enter(turns);
+            assertThat(tryOnce(head)).isNull();
+            head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
+            head.await(Duration.ofSeconds(30));
+            head.busy("elsewhere-token", Duration.ofSeconds(30), -1);
+            assertThat(head.backoffCeilingMillis()).as("fence not read (a notified engine): the backoff just doubles")
+                    .isEqualTo(2 * LocalGate.MIN_BACKOFF_MS);
+            head.leave();
+        }
         LocalGate.Ticket head = enter();
         assertThat(tryOnce(head)).isNull();
         head.busy("elsewhere-token", Duration.ofSeconds(30), 5);
         head.await(Duration.ofSeconds(30));
         head.busy("elsewhere-token", Duration.ofSeconds(30), 6);
-        assertThat(head.backoffCeilingMillis()).as("where others are woken the backoff just doubles").isEqualTo(2 * LocalGate.MIN_BACKOFF_MS);
+        assertThat(head.backoffCeilingMillis()).as("without turns the backoff just doubles").isEqualTo(2 * LocalGate.MIN_BACKOFF_MS);
         head.leave();
+    }
+
+    @Test
+    void withinATurnAReleaseLeavesTheLockToTheNextThreadHere() {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket alone = enter(turns);
+            assertThat(tryOnce(alone)).isNull();
+            alone.granted("alone-token", Duration.ofSeconds(30));
+            assertThat(turns.turnGoesOn(key, "alone-token")).as("nobody here waits: others are woken").isFalse();
+            turns.released(key, "alone-token");
+
+            LocalGate.Ticket holder = enter(turns);
+            LocalGate.Ticket next = enter(turns);
+            assertThat(tryOnce(holder)).isNull();
+            holder.granted("holder-token", Duration.ofSeconds(30));
+            assertThat(tryOnce(next)).as("held here: it waits").isNotNull();
+            assertThat(turns.turnGoesOn(key, "holder-token")).as("a thread here waits, within the turn").isTrue();
+            assertThat(turns.turnGoesOn(key, "another-token")).as("only the hold the line waits for").isFalse();
+            turns.released(key, "holder-token");
+            assertThat(tryOnce(next)).isNull();
+            next.granted("next-token", Duration.ofSeconds(30));
+            turns.released(key, "next-token");
+        }
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
+            LocalGate.Ticket holder = enter(turns);
+            LocalGate.Ticket next = enter(turns);
+            tryOnce(holder);
+            holder.granted("holder-token", Duration.ofSeconds(30));
+            assertThat(turns.turnGoesOn(key, "holder-token")).as("the turn is over").isFalse();
+            next.leave();
+            turns.released(key, "holder-token");
+        }
+        LocalGate.Ticket holder = enter();
+        LocalGate.Ticket next = enter();
+        tryOnce(holder);
+        holder.granted("holder-token", Duration.ofSeconds(30));
+        assertThat(gate.turnGoesOn(key, "holder-token")).as("a gate without turns").isFalse();
+        next.leave();
+        gate.released(key, "holder-token");
+    }
+
+    @Test
+    void aRunOfHoldsHereGoesOnUntilTheLockIsHeldElsewhere() {
+        try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
+            LocalGate.Ticket first = enter(turns);
+            LocalGate.Ticket second = enter(turns);
+            LocalGate.Ticket third = enter(turns);
+            assertThat(tryOnce(first)).isNull();
+            first.granted("first-token", Duration.ofSeconds(30));
+            long runSince = turns.runSince("first-token");
+            turns.released(key, "first-token");
+            assertThat(tryOnce(second)).isNull();
+            second.granted("second-token", Duration.ofSeconds(30));
+            assertThat(turns.runSince("second-token")).as("granted right after a hold here: the run goes on")
+                    .isEqualTo(runSince);
+            turns.released(key, "second-token");
+            assertThat(tryOnce(third)).isNull();
+            third.busy(null, Duration.ofSeconds(1));
+            long refused = System.nanoTime();
+            assertThat(tryOnce(third)).isNull();
+            third.granted("third-token", Duration.ofSeconds(30));
+            assertThat(turns.runSince("third-token")).as("told the lock is held elsewhere, its grant begins a new run")
+                    .isGreaterThanOrEqualTo(refused);
+            turns.released(key, "third-token");
+        }
     }
 
     /** One hand-off in {@code gate} from the hold {@code releasing} to a new head asleep on its turn, with fence 40 + n. */
