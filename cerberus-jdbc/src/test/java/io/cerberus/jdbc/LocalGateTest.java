@@ -275,12 +275,7 @@ class LocalGateTest {
 
     @Test
     void lockHandedToAnAttemptThatLeftMeanwhileIsGivenBackToTheReleaser() throws Exception {
-        LocalGate.Ticket holder = enter();
-        tryOnce(holder);
-        holder.granted("holder-token", Duration.ofSeconds(30));
-        LocalGate.Ticket head = enter();
-        tryOnce(head);
-        head.busy("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = headWaitingForAHold(gate, "holder-token");
         Thread waiter = new Thread(() -> {
             try {
                 head.await(Duration.ofSeconds(30));
@@ -333,12 +328,7 @@ class LocalGateTest {
     @Test
     void withTurnsTheLineHoldsBackAfterReleasingALockForAnotherProcess() throws Exception {
         try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofSeconds(30))) {
-            LocalGate.Ticket holder = enter(turns);
-            tryOnce(holder);
-            holder.granted("holder-token", Duration.ofSeconds(30));
-            LocalGate.Ticket head = enter(turns);
-            assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
-            head.busy("holder-token", Duration.ofSeconds(30));
+            LocalGate.Ticket head = headWaitingForAHold(turns, "holder-token");
             long released = System.nanoTime();
             turns.released(key, "holder-token", true);
             AcquireResult.Busy heldBack = tryOnce(head);
@@ -353,12 +343,7 @@ class LocalGateTest {
         }
         try (LocalGate turns = new LocalGate(TimeUnit.MILLISECONDS.toNanos(200), Duration.ofNanos(1))) {
             for (boolean othersWait : new boolean[] {false, true}) {
-                LocalGate.Ticket holder = enter(turns);
-                tryOnce(holder);
-                holder.granted("holder-token", Duration.ofSeconds(30));
-                LocalGate.Ticket head = enter(turns);
-                assertThat(tryOnce(head)).isNull();
-                head.busy("holder-token", Duration.ofSeconds(30));
+                LocalGate.Ticket head = headWaitingForAHold(turns, "holder-token");
                 if (othersWait) {
                     turns.othersMarked(key, 5000);
                 }
@@ -369,12 +354,7 @@ class LocalGateTest {
                 head.leave();
             }
         }
-        LocalGate.Ticket holder = enter();
-        tryOnce(holder);
-        holder.granted("holder-token", Duration.ofSeconds(30));
-        LocalGate.Ticket head = enter();
-        tryOnce(head);
-        head.busy("holder-token", Duration.ofSeconds(30));
+        LocalGate.Ticket head = headWaitingForAHold(gate, "holder-token");
         gate.released(key, "holder-token", true);
         assertThat(tryOnce(head)).as("without turns, the head asks at once").isNull();
         head.leave();
@@ -479,6 +459,17 @@ class LocalGateTest {
                     .isGreaterThanOrEqualTo(refused);
             turns.released(key, "third-token");
         }
+    }
+
+    /** @return a head, having asked once, told that the lock is held by the hold {@code token}, granted in {@code gate} */
+    private LocalGate.Ticket headWaitingForAHold(LocalGate gate, String token) {
+        LocalGate.Ticket holder = enter(gate);
+        assertThat(tryOnce(holder)).isNull();
+        holder.granted(token, Duration.ofSeconds(30));
+        LocalGate.Ticket head = enter(gate);
+        assertThat(tryOnce(head)).as("alone in a new line, it asks").isNull();
+        head.busy(token, Duration.ofSeconds(30));
+        return head;
     }
 
     /** One hand-off in {@code gate} from the hold {@code releasing} to a new head asleep on its turn, with fence 40 + n. */
