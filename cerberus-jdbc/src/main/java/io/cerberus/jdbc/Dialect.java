@@ -56,7 +56,7 @@ enum Dialect {
                 + "wanted_until BIGINT NOT NULL DEFAULT 0)" + tableSuffix;
     }
 
-    /** Adds the column a table of an earlier version lacks; PostgreSQL only, where it is used. */
+    /** Adds the column a table of an earlier version lacks (where it is used: {@link #usesWantedColumn}). */
     String addWantedColumn(String table) {
         // MySQL has no ADD COLUMN IF NOT EXISTS; the column is added only when a probe found it missing
         return "ALTER TABLE " + table + " ADD COLUMN " + (this == POSTGRESQL ? "IF NOT EXISTS " : "")

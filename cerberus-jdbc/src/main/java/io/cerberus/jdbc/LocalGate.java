@@ -101,7 +101,6 @@ final class LocalGate implements AutoCloseable {
     private final long staleHeadNanos;
     /** Where processes take turns: the turn's length in ns; 0 elsewhere. */
     private final long turnNanos;
-    private final boolean takesTurns;
     private volatile boolean closed;
 
     /** A gate without turns, for an engine that hands nothing over and wakes nobody. */
@@ -118,7 +117,6 @@ final class LocalGate implements AutoCloseable {
      */
     LocalGate(long staleHeadNanos, Duration turn) {
         this.staleHeadNanos = staleHeadNanos;
-        this.takesTurns = turn != null;
         this.turnNanos = turn == null ? 0 : turn.toNanos();
     }
 
@@ -300,7 +298,7 @@ final class LocalGate implements AutoCloseable {
                     ticket.handing = true;
                     long runSince = holds.getOrDefault(token, now);
                     long ownMark = line.othersMarkUntil - now > 0 ? NO_MARK : line.ownMark;
-                    return new HandOver(ticket, ownMark, runSince, takesTurns && now - runSince < turnNanos);
+                    return new HandOver(ticket, ownMark, runSince, now - runSince < turnNanos);
                 }
             }
             return null;
@@ -357,10 +355,10 @@ final class LocalGate implements AutoCloseable {
     }
 
     /**
-     * A hold of {@code key} ended in this engine; {@code forOthers}: its release refused to hand
-     * the lock on since another process waits for it. Where others poll, the line then holds back
-     * for {@link #YIELD_MS}, so that the other process's next poll finds the lock free; the head
-     * asks after that, or at once where others are woken.
+     * A hold of {@code key} ended in this engine; {@code forOthers}: its release did not hand the
+     * lock on, or woke a waiter elsewhere, since another process waits for it. With turns the line
+     * then holds back for {@link #YIELD_MS}, so that the other process takes the lock; the head
+     * asks after that, or at once without turns.
      *
      * @param key the lock's row key
      * @param token the hold's token
@@ -379,7 +377,7 @@ final class LocalGate implements AutoCloseable {
                 long now = System.nanoTime();
                 // a release that handed nothing over (the head was not asleep yet) ends the turn as well
                 boolean turnOver = runSince != null && now - runSince >= turnNanos && line.othersMarkUntil - now > 0;
-                if (takesTurns && (forOthers || turnOver)) {
+                if (turnNanos > 0 && (forOthers || turnOver)) {
                     line.inRun = false;
                     line.heldBy = YIELDED;
                     line.heldUntil = now + TimeUnit.MILLISECONDS.toNanos(YIELD_MS);
@@ -414,7 +412,7 @@ final class LocalGate implements AutoCloseable {
     boolean turnGoesOn(String key, String token) {
         Line line = lines.get(key);
         Long runSince = holds.get(token);
-        if (line == null || runSince == null || !takesTurns) {
+        if (line == null || runSince == null) {
             return false;
         }
         line.lock.lock();
@@ -721,7 +719,7 @@ final class LocalGate implements AutoCloseable {
                 } finally {
                     line.lock.unlock();
                 }
-                if (takesTurns && owner != null && fence >= 0) {
+                if (turnNanos > 0 && owner != null && fence >= 0) {
                     if (lastFence >= 0 && fence != lastFence) {
                         busyAnswers = 0;
                     }

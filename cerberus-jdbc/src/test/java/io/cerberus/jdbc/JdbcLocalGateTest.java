@@ -289,28 +289,17 @@ class JdbcLocalGateTest {
         CountingDataSource data = dataSource(target);
         DistributedLock lock = client(target, data).lock("handed");
         Lease held = lock.acquire(Duration.ofSeconds(10));
-        AtomicReference<Lease> handed = new AtomicReference<>();
-        AtomicLong grantedAt = new AtomicLong();
-        Thread waiter = thread("waiter", () -> {
-            try {
-                Lease lease = lock.acquire(TestTimes.millis(20_000));
-                grantedAt.set(System.nanoTime());
-                handed.set(lease);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
-        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        Waiter waiter = waiterAsleep(lock, data);
         long released = System.nanoTime();
         held.close();
-        join(waiter, TestTimes.millis(10_000));
-        assertThat(handed.get()).as("the waiter got the lock").isNotNull();
-        assertThat(handed.get().fencingToken()).as("a hand-off is a new hold: the next fence").isEqualTo(held.fencingToken() + 1);
+        join(waiter.thread, TestTimes.millis(10_000));
+        Lease handed = waiter.lease.get();
+        assertThat(handed).as("the waiter got the lock").isNotNull();
+        assertThat(handed.fencingToken()).as("a hand-off is a new hold: the next fence").isEqualTo(held.fencingToken() + 1);
         assertThat(data.acquiresBy("waiter")).as("handed over in the release, the waiter asked only before it").isEqualTo(1);
-        assertThat(Duration.ofNanos(grantedAt.get() - released)).as("woken by the hand-off").isLessThan(TestTimes.millis(1000));
+        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("woken by the hand-off").isLessThan(TestTimes.millis(1000));
         assertThat(lock.isLocked()).isTrue();
-        handed.get().close();
+        handed.close();
         assertThat(lock.isLocked()).isFalse();
     }
 
@@ -382,31 +371,20 @@ class JdbcLocalGateTest {
             assertThat(elsewhere.tryAcquire(refused)).as("refused, the other client marks the lock wanted").isInstanceOf(AcquireResult.Busy.class);
             elsewhere.abandon(refused);
         }
-        AtomicReference<Lease> next = new AtomicReference<>();
-        AtomicLong nextAt = new AtomicLong();
-        Thread waiter = thread("waiter", () -> {
-            try {
-                Lease lease = lock.acquire(TestTimes.millis(20_000));
-                nextAt.set(System.nanoTime());
-                next.set(lease);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
-        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        Waiter waiter = waiterAsleep(lock, data);
         Poll.until("the turn to pass", TestTimes.millis(10_000),
                 () -> System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(LocalGate.TURN_MS));
         long released = System.nanoTime();
         first.close();
-        join(waiter, TestTimes.millis(10_000));
-        assertThat(next.get()).as("the waiter got the lock").isNotNull();
+        join(waiter.thread, TestTimes.millis(10_000));
+        Lease next = waiter.lease.get();
+        assertThat(next).as("the waiter got the lock").isNotNull();
         assertThat(data.acquiresBy("waiter")).as("released for all once the turn is over, not handed over: the waiter asked again")
                 .isEqualTo(2);
-        assertThat(Duration.ofNanos(nextAt.get() - released)).as("the line held back for the other process's poll")
+        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("the line held back for the other process's poll")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
-        assertThat(next.get().fencingToken()).isEqualTo(first.fencingToken() + 1);
-        next.get().close();
+        assertThat(next.fencingToken()).isEqualTo(first.fencingToken() + 1);
+        next.close();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -483,6 +461,28 @@ class JdbcLocalGateTest {
         CountingDataSource data = new CountingDataSource(target, target.mode() == JdbcOptions.Mode.LEASE_ROW);
         resources.add(data);
         return data;
+    }
+
+    /** A thread named "waiter" that acquires a lock, and what it got when. */
+    private record Waiter(Thread thread, AtomicReference<Lease> lease, AtomicLong grantedAt) {
+    }
+
+    /** @return a waiter for {@code lock} that has asked the database once and sleeps in its line */
+    private Waiter waiterAsleep(DistributedLock lock, CountingDataSource data) {
+        AtomicReference<Lease> lease = new AtomicReference<>();
+        AtomicLong grantedAt = new AtomicLong();
+        Thread waiter = thread("waiter", () -> {
+            try {
+                Lease granted = lock.acquire(TestTimes.millis(20_000));
+                grantedAt.set(System.nanoTime());
+                lease.set(granted);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
+        Poll.untilWaiting(waiter, TestTimes.millis(5000));
+        return new Waiter(waiter, lease, grantedAt);
     }
 
     private Thread thread(String name, Runnable body) {
