@@ -162,14 +162,17 @@ public interface Cerberus extends AutoCloseable {
     List<LockInfo> inspectEngine(String engine, String prefix);
 
     /**
-     * A guard that lets the same operation take effect once, with its records on the current
-     * engine (see {@link io.cerberus.idempotency.IdempotencyGuard}). Keys live in this client's
-     * namespace. Guards are cheap (make one per set of options, or per call): all the guards of a
-     * client share one renewal thread, which ends with the client.
+     * A guard that lets the same operation take effect once, with its records on this client's
+     * first engine (see {@link io.cerberus.idempotency.IdempotencyGuard}). Records do not follow
+     * {@link #switchEngine()} or a failover: a retry must find what the first attempt stored, on
+     * every instance; while the first engine is down the guard fails closed (or runs unguarded, if
+     * its options fail open). Keys live in this client's namespace. Guards are cheap (make one per
+     * set of options, or per call): all the guards of a client share one renewal thread, which ends
+     * with the client.
      *
      * @param options how the guard behaves ({@link io.cerberus.idempotency.IdempotencyOptions#defaults()})
      * @return the guard
-     * @throws UnsupportedCapabilityException if the current engine keeps no idempotency records
+     * @throws UnsupportedCapabilityException if the first engine keeps no idempotency records
      */
     io.cerberus.idempotency.IdempotencyGuard idempotency(io.cerberus.idempotency.IdempotencyOptions options);
 

@@ -14,6 +14,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -24,6 +26,14 @@ import java.util.function.Supplier;
  * running anything. Obtain one with {@link io.cerberus.Cerberus#idempotency(IdempotencyOptions)}.
  * Thread-safe.
  *
+ * <p>Invariants: a store call resent after a lost answer carries the attempt's token, and the store
+ * recognises it as the attempt's own; an attempt's renewal and its settlement (complete, fail,
+ * release) never overlap, so a renewal cannot make its own completion fail; renewals run apart
+ * from each other, so one slow store call delays no other attempt; an attempt dropped without
+ * being settled stops being renewed once it is garbage, and its key is free after the lease; a
+ * result larger than the store keeps is stored as "ran, result not kept", so a duplicate never
+ * runs again; a retention the store cannot keep is refused before anything runs.
+ *
  * <pre>{@code
  * IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults());
  * Outcome<String> charged = guard.execute(IdempotencyKey.of("charge", header, body), Duration.ofDays(1),
@@ -32,6 +42,15 @@ import java.util.function.Supplier;
  */
 public final class IdempotencyGuard implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IdempotencyGuard.class.getName());
+    /** The longest retention a guard takes; {@code null} keeps a result for ever. */
+    public static final Duration MAX_RETENTION = Duration.ofDays(365L * 1000);
+    /** Stops renewing attempts that were dropped without being settled. */
+    private static final java.lang.ref.Cleaner DROPPED = java.lang.ref.Cleaner.create();
+    /** Runs the renewal calls, so a slow one holds up no other attempt; idle threads end after 30 s. */
+    private static final java.util.concurrent.ExecutorService RENEWAL_CALLS = renewalCalls();
+
+    /** Starts the text of a result stored in place of one too large for the store. */
+    private static final String NOT_KEPT = "cerberus:result-not-kept:";
 
     private final IdempotencyStore store;
     private final String namespace;
@@ -78,7 +97,17 @@ public final class IdempotencyGuard implements AutoCloseable {
         this.ownsRenewer = ownsRenewer;
     }
 
-    /** @return a one-thread daemon scheduler for lease renewals */
+    private static java.util.concurrent.ExecutorService renewalCalls() {
+        AtomicInteger threads = new AtomicInteger();
+        return new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.SynchronousQueue<>(), task -> {
+                    Thread thread = new Thread(task, "cerberus-idempotency-renewal-" + threads.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+    }
+
+    /** @return a one-thread daemon scheduler that times lease renewals (the calls run elsewhere) */
     public static ScheduledExecutorService newRenewer() {
         java.util.concurrent.ScheduledThreadPoolExecutor executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "cerberus-idempotency-renewer");
@@ -150,9 +179,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec) throws InterruptedException {
         Checks.notNull("key", key);
         Checks.notNull("codec", codec);
-        if (retention != null && (retention.isNegative() || retention.isZero())) {
-            throw new IllegalArgumentException("the retention must be positive (or null for ever), was " + retention);
-        }
+        checkRetention(retention);
         String id = namespace + "/" + key.id();
         String token = Tokens.next();
         long deadline = System.nanoTime() + options.waitAtMost().toNanos();
@@ -165,7 +192,10 @@ public final class IdempotencyGuard implements AutoCloseable {
                 return storeDown(key, e);
             }
             if (existing.isEmpty()) {
-                return IdempotencyAttempt.owned(Outcome.Status.EXECUTED, new Claim<>(key, id, token, retention, codec));
+                Claim<T> claim = new Claim<>(key, id, token, retention, codec);
+                IdempotencyAttempt<T> attempt = IdempotencyAttempt.owned(Outcome.Status.EXECUTED, claim);
+                claim.watch(attempt);
+                return attempt;
             }
             IdempotencyRecord record = existing.get();
             if (!record.fingerprint().equals(key.fingerprint())) {
@@ -175,8 +205,9 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
             if (record.completed()) {
                 if (record.failure()) {
-                    throw new ReplayedFailureException("the first attempt of " + key + " failed: "
-                            + new String(record.result(), StandardCharsets.UTF_8));
+                    String text = new String(record.result(), StandardCharsets.UTF_8);
+                    throw new ReplayedFailureException(text.startsWith(NOT_KEPT) ? "the first attempt of " + key + " ran, but "
+                            + text.substring(NOT_KEPT.length()) : "the first attempt of " + key + " failed: " + text);
                 }
                 return IdempotencyAttempt.replay(codec.decode(record.result()));
             }
@@ -189,12 +220,20 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
             // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
             long wait = store.notifiesChanges() ? 2_000 : pause;
-            store.awaitChange(id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
+            try {
+                store.awaitChange(id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
+            } catch (EngineUnavailableException e) {
+                return storeDown(key, e);
+            }
             pause = Math.min(pause * 2, 500);
         }
     }
 
-    /** An attempt that owns its key: renews the lease until it is completed, failed or released. */
+    /**
+     * An attempt that owns its key: renews the lease until it is completed, failed or released.
+     * A renewal and the settlement hold {@link #settling} in turn, so the settlement waits for a
+     * renewal in flight and no renewal starts after it.
+     */
     private final class Claim<T> implements IdempotencyAttempt.Settlement<T> {
         private final IdempotencyKey key;
         private final String id;
@@ -202,7 +241,11 @@ public final class IdempotencyGuard implements AutoCloseable {
         private final Duration retention;
         private final ResultCodec<T> codec;
         private final AtomicBoolean leaseLost = new AtomicBoolean();
+        private final AtomicBoolean renewing = new AtomicBoolean();
+        private final ReentrantLock settling = new ReentrantLock();
         private final ScheduledFuture<?> renewal;
+        private volatile boolean settled;
+        private java.lang.ref.Cleaner.Cleanable dropped;
 
         Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec) {
             this.key = key;
@@ -211,32 +254,97 @@ public final class IdempotencyGuard implements AutoCloseable {
             this.retention = retention;
             this.codec = codec;
             long every = Math.max(10, options.lease().toMillis() / 3);
-            this.renewal = renewer.scheduleAtFixedRate(this::renew, every, every, TimeUnit.MILLISECONDS);
+            this.renewal = renewer.scheduleAtFixedRate(this::startRenewal, every, every, TimeUnit.MILLISECONDS);
+        }
+
+        /** Stops the renewals once the attempt is garbage without having been settled. */
+        void watch(IdempotencyAttempt<T> attempt) {
+            dropped = DROPPED.register(attempt, this::dropped);
+        }
+
+        private void dropped() {
+            if (!settled) {
+                settled = true;
+                renewal.cancel(false);
+                LOG.log(Level.WARNING, "an attempt of " + key + " was dropped without being completed, failed or closed;"
+                        + " its key is free again after the lease of " + Checks.format(options.lease()));
+            }
+        }
+
+        /** Runs on the scheduler: hands the renewal call to its own thread, unless one is still in flight. */
+        private void startRenewal() {
+            if (settled || !renewing.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                RENEWAL_CALLS.execute(this::renew);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                renewing.set(false);
+            }
         }
 
         private void renew() {
+            settling.lock();
             try {
-                if (!store.renew(id, token, options.lease())) {
+                if (!settled && !store.renew(id, token, options.lease())) {
                     leaseLost.set(true);
                 }
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "could not renew the idempotency lease of " + key + ": " + e.getMessage());
+            } finally {
+                settling.unlock();
+                renewing.set(false);
+            }
+        }
+
+        /** Ends the renewals; waits for one in flight, so it cannot change the record under the settlement. */
+        private void stopRenewing() {
+            settling.lock();
+            try {
+                settled = true;
+            } finally {
+                settling.unlock();
+            }
+            renewal.cancel(false);
+            if (dropped != null) {
+                dropped.clean();
             }
         }
 
         @Override
         public Outcome<T> complete(T result) {
-            renewal.cancel(false);
+            stopRenewing();
             boolean stored;
+            byte[] encoded;
+            RuntimeException unencodable = null;
             try {
-                byte[] encoded = codec.encode(result);
-                stored = withRetries("complete " + key, () -> store.complete(id, token, encoded, false, retention));
+                encoded = codec.encode(result);
+            } catch (RuntimeException e) {
+                unencodable = e;
+                encoded = notKept("its result could not be encoded (" + e.getMessage() + ")");
+            }
+            boolean failure = unencodable != null;
+            if (!failure && encoded.length > store.maxResultBytes()) {
+                LOG.log(Level.WARNING, "the result of " + key + " is " + encoded.length + " bytes, more than the "
+                        + store.maxResultBytes() + " bytes " + engine + " keeps in a record; duplicates are told it ran, without it");
+                encoded = notKept("its result of " + encoded.length + " bytes was larger than the " + store.maxResultBytes()
+                        + " bytes " + engine + " keeps");
+                failure = true;
+            }
+            byte[] kept = encoded;
+            boolean asFailure = failure;
+            try {
+                stored = withRetries("complete " + key, () -> store.complete(id, token, kept, asFailure, retention));
             } catch (EngineUnavailableException e) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
                         + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
             } catch (RuntimeException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be encoded or was refused by the store ("
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result was refused by the store ("
                         + e.getMessage() + "): a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+            }
+            if (stored && unencodable != null) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be encoded ("
+                        + unencodable.getMessage() + "); duplicates are told it ran and do not run it again", unencodable);
             }
             if (!stored) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
@@ -248,13 +356,13 @@ public final class IdempotencyGuard implements AutoCloseable {
 
         @Override
         public void fail(Throwable error) {
-            renewal.cancel(false);
+            stopRenewing();
             settleFailure(key, id, token, retention, error);
         }
 
         @Override
         public void release() {
-            renewal.cancel(false);
+            stopRenewing();
             try {
                 withRetries("release " + key, () -> store.release(id, token));
             } catch (RuntimeException e) {
@@ -283,7 +391,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure) {
         try {
             if (remembered(failure)) {
-                byte[] text = (failure.getClass().getName() + ": " + failure.getMessage()).getBytes(StandardCharsets.UTF_8);
+                String said = failure.getClass().getName() + ": " + failure.getMessage();
+                // a message is kept short: it must fit any store, and a duplicate only needs to know why
+                byte[] text = (said.length() > 4096 ? said.substring(0, 4096) + "..." : said).getBytes(StandardCharsets.UTF_8);
                 withRetries("remember the failure of " + key, () -> store.complete(id, token, text, true, retention));
             } else {
                 withRetries("release " + key, () -> store.release(id, token));
@@ -292,6 +402,29 @@ public final class IdempotencyGuard implements AutoCloseable {
             failure.addSuppressed(e);
             LOG.log(Level.WARNING, "the operation of " + key + " failed, and its key could not be settled on " + engine
                     + "; it is free again after the lease of " + Checks.format(options.lease()), e);
+        }
+    }
+
+    /** @return the text stored in place of a result that cannot be kept, read back by {@link #begin} */
+    private static byte[] notKept(String why) {
+        return (NOT_KEPT + why + ", so it cannot be replayed; the operation does not run again").getBytes(StandardCharsets.UTF_8);
+    }
+
+    private void checkRetention(Duration retention) {
+        if (retention == null) {
+            return;
+        }
+        if (retention.isNegative() || retention.isZero()) {
+            throw new IllegalArgumentException("the retention must be positive (or null for ever), was " + retention);
+        }
+        if (retention.compareTo(MAX_RETENTION) > 0) {
+            throw new IllegalArgumentException("the retention must be at most " + MAX_RETENTION.toDays()
+                    + " days (or null for ever), was " + retention);
+        }
+        Optional<Duration> most = store.maxRetention();
+        if (most.isPresent() && retention.compareTo(most.get()) > 0) {
+            throw new IllegalArgumentException("the retention must be at most " + most.get().toDays() + " days on " + engine
+                    + " (or null for ever), was " + retention + "; nothing ran");
         }
     }
 

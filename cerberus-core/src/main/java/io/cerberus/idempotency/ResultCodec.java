@@ -11,29 +11,50 @@ import java.nio.charset.StandardCharsets;
  * @param <T> the result type
  */
 public interface ResultCodec<T> {
-    /** UTF-8 text; a null result is stored as no bytes and replayed as null. */
+    /**
+     * UTF-8 text. A null result is stored as no bytes, the empty text as the one byte {@code 0xFF}
+     * (never the first byte of UTF-8), so each replays as itself.
+     */
     ResultCodec<String> STRING = new ResultCodec<>() {
         @Override
         public byte[] encode(String value) {
-            return value == null ? new byte[0] : value.getBytes(StandardCharsets.UTF_8);
+            return value == null ? new byte[0] : value.isEmpty() ? new byte[] {Marks.EMPTY} : value.getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
         public String decode(byte[] bytes) {
-            return bytes == null || bytes.length == 0 ? null : new String(bytes, StandardCharsets.UTF_8);
+            if (bytes == null || bytes.length == 0) {
+                return null;
+            }
+            return bytes[0] == Marks.EMPTY ? "" : new String(bytes, StandardCharsets.UTF_8);
         }
     };
 
-    /** Bytes as they are. */
+    /**
+     * Bytes as they are. A null result is stored as no bytes; a value that is empty or starts with
+     * {@code 0xFF} is stored behind one {@code 0xFF}, so each replays as itself.
+     */
     ResultCodec<byte[]> BYTES = new ResultCodec<>() {
         @Override
         public byte[] encode(byte[] value) {
-            return value == null ? new byte[0] : value.clone();
+            if (value == null) {
+                return new byte[0];
+            }
+            if (value.length > 0 && value[0] != Marks.EMPTY) {
+                return value.clone();
+            }
+            byte[] marked = new byte[value.length + 1];
+            marked[0] = Marks.EMPTY;
+            System.arraycopy(value, 0, marked, 1, value.length);
+            return marked;
         }
 
         @Override
         public byte[] decode(byte[] bytes) {
-            return bytes == null ? new byte[0] : bytes.clone();
+            if (bytes == null || bytes.length == 0) {
+                return null;
+            }
+            return bytes[0] == Marks.EMPTY ? java.util.Arrays.copyOfRange(bytes, 1, bytes.length) : bytes.clone();
         }
     };
 
@@ -73,4 +94,12 @@ public interface ResultCodec<T> {
     byte[] encode(T value);
 
     T decode(byte[] bytes);
+}
+
+/** The byte that marks an empty text (STRING) or a value stored behind a mark (BYTES). */
+final class Marks {
+    static final byte EMPTY = (byte) 0xFF;
+
+    private Marks() {
+    }
 }

@@ -197,10 +197,13 @@ public final class CerberusClient implements Cerberus {
     public IdempotencyGuard idempotency(IdempotencyOptions options) {
         Checks.notNull("options", options);
         ensureOpen();
-        EngineHandle engine = switcher.current();
+        // Records stay on the primary whatever the current engine: a switch must not hide a completed
+        // or running attempt from a retry, and every instance with the same engines finds the same records.
+        EngineHandle engine = switcher.primary();
         IdempotencyStore store = engine.engine().idempotencyStore().orElseThrow(() -> new UnsupportedCapabilityException(
-                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster),"
-                        + " zk://, etcd://, jdbc:"));
+                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records, and a client keeps them on its"
+                        + " first engine; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster), zk://, etcd://, jdbc:"
+                        + (engines.size() > 1 ? ". Put one of those first, or use a client of its own for the guard" : "")));
         synchronized (this) {
             if (idempotencyRenewer == null) {
                 idempotencyRenewer = IdempotencyGuard.newRenewer();

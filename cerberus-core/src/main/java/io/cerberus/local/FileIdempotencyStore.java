@@ -127,6 +127,9 @@ final class FileIdempotencyStore implements IdempotencyStore {
         purgeNowAndThen();
         Stored[] existing = new Stored[1];
         change(id, true, live -> {
+            if (owned(live, token)) {
+                return new Write(encode(live.record(), BOOT_ID, leaseEnd(lease))); // our own claim, sent again
+            }
             if (live != null) {
                 existing[0] = live;
                 return new Keep();
@@ -153,6 +156,10 @@ final class FileIdempotencyStore implements IdempotencyStore {
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
         boolean[] done = new boolean[1];
         change(id, false, live -> {
+            if (live != null && live.record().completed() && live.record().token().equals(token)) {
+                done[0] = true; // this completion, sent again
+                return new Keep();
+            }
             if (!owned(live, token)) {
                 return new Keep();
             }

@@ -10,12 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The {@code mem:} idempotency store: records in this JVM, one map per store name, expiry on the
  * monotonic clock. Each change is one atomic {@code compute} of the record; completions and
- * releases wake waiting duplicates.
+ * releases wake waiting duplicates. Records that are over are swept at most once a minute, by a
+ * claim.
  */
 final class MemoryIdempotencyStore implements IdempotencyStore {
     private static final Map<String, MemoryIdempotencyStore> NAMED = new ConcurrentHashMap<>();
 
     private final Map<String, Entry> records = new ConcurrentHashMap<>();
+    private final long sweepEveryNanos;
+    private final java.util.concurrent.atomic.AtomicLong nextSweep = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
     /** Waiting duplicates wait on this; completions and releases wake them. */
     private final Object changes = new Object();
 
@@ -26,8 +29,13 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    /** @param sweepEvery how often a claim removes the records that are over */
+    MemoryIdempotencyStore(Duration sweepEvery) {
+        this.sweepEveryNanos = sweepEvery.toNanos();
+    }
+
     static MemoryIdempotencyStore named(String name) {
-        return NAMED.computeIfAbsent(name, n -> new MemoryIdempotencyStore());
+        return NAMED.computeIfAbsent(name, n -> new MemoryIdempotencyStore(Duration.ofMinutes(1)));
     }
 
     private static long until(long now, Duration time) {
@@ -41,9 +49,13 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     @Override
     public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
         long now = System.nanoTime();
+        sweepNowAndThen(now);
         IdempotencyRecord[] existing = new IdempotencyRecord[1];
         records.compute(id, (key, entry) -> {
             if (entry != null && entry.live(now)) {
+                if (!entry.record().completed() && entry.record().token().equals(token)) {
+                    return new Entry(entry.record(), until(now, lease)); // our own claim, sent again
+                }
                 existing[0] = entry.record();
                 return entry;
             }
@@ -72,9 +84,10 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         boolean[] done = new boolean[1];
         records.computeIfPresent(id, (key, entry) -> {
             IdempotencyRecord record = entry.record();
-            if (entry.live(now) && !record.completed() && record.token().equals(token)) {
-                done[0] = true;
-                return new Entry(new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure), until(now, retention));
+            if (entry.live(now) && record.token().equals(token)) {
+                done[0] = true; // completed already: this completion, sent again
+                return record.completed() ? entry
+                        : new Entry(new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure), until(now, retention));
             }
             return entry;
         });
@@ -82,6 +95,20 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             changed();
         }
         return done[0];
+    }
+
+    /** Removes the records that are over, at most once a minute. */
+    private void sweepNowAndThen(long now) {
+        long due = nextSweep.get();
+        if (now - due < 0 || !nextSweep.compareAndSet(due, now + sweepEveryNanos)) {
+            return;
+        }
+        records.entrySet().removeIf(entry -> !entry.getValue().live(now));
+    }
+
+    /** @return how many records this store holds, live or not yet swept (for tests) */
+    int size() {
+        return records.size();
     }
 
     @Override

@@ -10,6 +10,12 @@ import java.util.Optional;
  * record never outlives its lease (IN_PROGRESS) or its retention (COMPLETED, unless forever): the
  * claim and its expiry are one write. Failures to reach the store throw
  * {@link io.cerberus.EngineUnavailableException}.
+ *
+ * <p>Every change may be sent again by its caller after a lost answer, with the same token, and
+ * must then answer as if it had been sent once: a claim resent by the token that owns the
+ * IN_PROGRESS record is its own ({@code empty}), a completion resent by the token whose record is
+ * completed succeeded ({@code true}). A renewal by the owner never makes its own completion or
+ * release fail.
  */
 public interface IdempotencyStore {
 
@@ -21,7 +27,8 @@ public interface IdempotencyStore {
      * @param fingerprint the payload fingerprint
      * @param token the attempt's token
      * @param lease how long the record lives unless renewed or completed
-     * @return empty if this attempt now owns the key; else the record that exists
+     * @return empty if this attempt now owns the key (also when it already owned it: a resent
+     *     claim); else the record that exists
      */
     Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease);
 
@@ -36,7 +43,8 @@ public interface IdempotencyStore {
      * Completes the record this token owns: stores the result and keeps it for the retention.
      *
      * @param retention how long to keep it; null for ever
-     * @return false if the token no longer owns an IN_PROGRESS record (nothing was written)
+     * @return true if the record is now completed by this token (also when an earlier send of this
+     *     completion did it); false if the token no longer owns the record (nothing was written)
      */
     boolean complete(String id, String token, byte[] result, boolean failure, Duration retention);
 
@@ -46,6 +54,22 @@ public interface IdempotencyStore {
      * @return false if the token did not own it (nothing was deleted)
      */
     boolean release(String id, String token);
+
+    /**
+     * @return the largest result, in bytes, one record keeps; the guard stores a larger one as
+     *     "ran, result not kept" instead of failing after the operation ran
+     */
+    default int maxResultBytes() {
+        return Integer.MAX_VALUE - 1024;
+    }
+
+    /**
+     * @return the longest retention this store keeps a result for (other than for ever), if it has
+     *     a limit; the guard refuses a longer one before the operation runs
+     */
+    default Optional<Duration> maxRetention() {
+        return Optional.empty();
+    }
 
     /** @return the live record of this id, if any */
     Optional<IdempotencyRecord> read(String id);

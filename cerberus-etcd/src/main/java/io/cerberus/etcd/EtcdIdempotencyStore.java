@@ -246,6 +246,16 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public int maxResultBytes() {
+        return IdempotencyValues.MAX_RESULT_BYTES;
+    }
+
+    @Override
+    public Optional<Duration> maxRetention() {
+        return Optional.of(RetentionLeases.MAX_RETENTION);
+    }
+
+    @Override
     public boolean notifiesChanges() {
         return true;
     }

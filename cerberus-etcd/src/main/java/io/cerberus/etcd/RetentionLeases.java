@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 final class RetentionLeases {
     /** etcd's largest lease TTL ({@code MaxLeaseTTL}), in seconds. */
     static final long MAX_TTL_SECONDS = 9_000_000_000L;
+    /** The longest retention whose TTL, with its slack, is still a lease etcd grants. */
+    static final Duration MAX_RETENTION = Duration.ofSeconds(MAX_TTL_SECONDS * 100 / 101);
     private static final int MAX_CACHED = 64;
 
     private record Granted(long id, long grantedAtNanos, long ttlSeconds) {

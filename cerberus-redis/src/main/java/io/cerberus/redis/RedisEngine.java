@@ -362,6 +362,6 @@ final class RedisEngine implements LockEngine {
 
     @Override
     public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.of(new RedisIdempotencyStore(commands, timeout, uri, waiters));
+        return java.util.Optional.of(new RedisIdempotencyStore(link, timeout, uri, waiters, waitReplicas, waitTimeout));
     }
 }

@@ -1,5 +1,6 @@
 package io.cerberus.redis;
 
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
@@ -24,18 +25,42 @@ import java.util.concurrent.CompletableFuture;
  * Completion and release publish on {@code cerberus:{NS:idem:KEY}:c}; a waiting duplicate subscribes
  * to it (through the engine's {@link LockWaiters}: one connection, wake-one, each woken waiter
  * passing the wake-up on as it leaves), then reads the record, then waits.
+ *
+ * <p>With {@code waitReplicas}, a claim and a completion return only once that many replicas
+ * have them ({@code WAIT}), as grants do: a claim they do not acknowledge in time is released and
+ * fails; a completion fails (the guard sends it again, and it finds itself done), so a failover
+ * cannot lose a record its caller was told about.
  */
 final class RedisIdempotencyStore implements IdempotencyStore {
     private final RedisClusterAsyncCommands<String, String> commands;
     private final Duration timeout;
     private final String uri;
     private final LockWaiters waiters;
+    private final RedisLink link;
+    private final int waitReplicas;
+    private final Duration waitTimeout;
 
-    RedisIdempotencyStore(RedisClusterAsyncCommands<String, String> commands, Duration timeout, String uri, LockWaiters waiters) {
-        this.commands = commands;
+    RedisIdempotencyStore(RedisLink link, Duration timeout, String uri, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
+        this.link = link;
+        this.commands = link.commands();
         this.timeout = timeout;
         this.uri = uri;
         this.waiters = waiters;
+        this.waitReplicas = waitReplicas;
+        this.waitTimeout = waitTimeout;
+    }
+
+    /** @return how many replicas have every write made so far on this key's connection ({@code WAIT}) */
+    private long replicated(String id, String what) {
+        return Replies.await(link.waitForReplicas(key(id), waitReplicas, waitTimeout), waitTimeout.plus(timeout), uri,
+                "wait for " + waitReplicas + " replica(s) to have the " + what + " of idempotency key " + id);
+    }
+
+    private EngineUnavailableException unreplicated(String id, String what, long acknowledged, String then) {
+        return new EngineUnavailableException("redis engine " + uri + ": only " + acknowledged + " of the " + waitReplicas
+                + " replica(s) asked for (waitReplicas) acknowledged the " + what + " of idempotency key " + id + " within "
+                + io.cerberus.internal.Checks.format(waitTimeout) + "; " + then
+                + ". Check the replicas (INFO replication), or lower waitReplicas", null);
     }
 
     static String channel(String id) {
@@ -60,6 +85,19 @@ final class RedisIdempotencyStore implements IdempotencyStore {
                 Long.toString(Math.max(1, lease.toMillis())));
         List<Object> fields = Replies.await(reply, timeout, uri, "claim idempotency key " + id);
         if (fields.isEmpty()) {
+            if (waitReplicas > 0) {
+                long acknowledged;
+                try {
+                    acknowledged = replicated(id, "claim");
+                } catch (EngineUnavailableException e) {
+                    releaseQuietly(id, token);
+                    throw e;
+                }
+                if (acknowledged < waitReplicas) {
+                    releaseQuietly(id, token);
+                    throw unreplicated(id, "claim", acknowledged, "the claim was released again, since a failover now could lose it");
+                }
+            }
             return Optional.empty();
         }
         return Optional.of(record(text(fields.get(0)), text(fields.get(1)), text(fields.get(2)), text(fields.get(3)), text(fields.get(4))));
@@ -77,7 +115,22 @@ final class RedisIdempotencyStore implements IdempotencyStore {
         CompletableFuture<Long> reply = LockScripts.IDEM_COMPLETE.run(commands, new String[] {key(id)}, token,
                 Base64.getEncoder().encodeToString(result), failure ? "1" : "0",
                 retention == null ? "" : Long.toString(Math.max(1, retention.toMillis())));
-        return Replies.await(reply, timeout, uri, "complete idempotency key " + id) == 1L;
+        boolean completed = Replies.await(reply, timeout, uri, "complete idempotency key " + id) == 1L;
+        if (completed && waitReplicas > 0) {
+            long acknowledged = replicated(id, "completion");
+            if (acknowledged < waitReplicas) {
+                throw unreplicated(id, "completion", acknowledged, "the result is on the primary only, where a failover could lose it");
+            }
+        }
+        return completed;
+    }
+
+    private void releaseQuietly(String id, String token) {
+        try {
+            release(id, token);
+        } catch (RuntimeException e) {
+            // it ends with its lease
+        }
     }
 
     @Override

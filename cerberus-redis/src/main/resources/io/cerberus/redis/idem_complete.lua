@@ -1,8 +1,12 @@
 -- Cerberus idempotency complete: KEYS record; ARGV token, result, failure (0|1), retention ms ('' = for ever).
--- 1 if the token owned an IN_PROGRESS record, now COMPLETED (waiting duplicates told on KEYS[1]:c); 0 and nothing written otherwise.
+-- 1 if the token owned an IN_PROGRESS record, now COMPLETED (waiting duplicates told on KEYS[1]:c), or if the
+-- token's record is completed already (this completion, sent again); 0 and nothing written otherwise.
 local r = redis.call('HMGET', KEYS[1], 't', 's')
-if r[1] ~= ARGV[1] or r[2] ~= '0' then
+if r[1] ~= ARGV[1] then
   return 0
+end
+if r[2] == '1' then
+  return 1
 end
 redis.call('HSET', KEYS[1], 's', '1', 'r', ARGV[2], 'x', ARGV[3])
 if ARGV[4] == '' then

@@ -2,7 +2,18 @@ package io.cerberus.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.idempotency.IdempotencyGuard;
+import io.cerberus.idempotency.IdempotencyKey;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
+import io.cerberus.idempotency.Outcome;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
+import java.util.concurrent.atomic.AtomicInteger;
 import io.cerberus.testkit.Engines;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -39,6 +50,42 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
             assertThat(server.admin().pttl(RedisIdempotencyStore.key(id))).as("kept for the retention").isBetween(30_001L, 3_600_000L);
             assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(new String(record.result(),
                     java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("done"));
+        }
+    }
+
+    @Test
+    void withWaitReplicasARecordNoReplicaAcknowledgesIsRefusedAndTheOperationDoesNotRun() throws Exception {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?waitReplicas=1&waitTimeout=200ms").build()) {
+            IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().withStoreAttempts(1));
+            IdempotencyKey key = IdempotencyKey.ofContent("charge", "no-replica");
+            AtomicInteger runs = new AtomicInteger();
+            assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "charged " + runs.incrementAndGet()))
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                    .rootCause().hasMessageContaining("only 0 of the 1 replica").hasMessageContaining("claim was released again");
+            assertThat(runs).hasValue(0);
+            try (io.cerberus.spi.LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+                assertThat(engine.idempotencyStore().orElseThrow().read(cerberus.namespace() + "/" + key.id()))
+                        .as("the unacknowledged claim was released").isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void withWaitReplicasARecordIsOnTheReplicaWhenTheCallerLearnsOfIt() throws Exception {
+        try (RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", Integer.toString(server.port()));
+                Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?waitReplicas=1&waitTimeout=5s").build()) {
+            Poll.until("the replica to be in sync", TestTimes.millis(20_000),
+                    () -> replica.admin().info("replication").contains("master_link_status:up"));
+            IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults());
+            IdempotencyKey key = IdempotencyKey.ofContent("charge", "replicated");
+            String recordKey = RedisIdempotencyStore.key(cerberus.namespace() + "/" + key.id());
+            Outcome<String> outcome = guard.execute(key, Duration.ofHours(1), () -> {
+                assertThat(replica.admin().hget(recordKey, "s")).as("the claim is on the replica before the operation runs")
+                        .isEqualTo("0");
+                return "charged";
+            });
+            assertThat(outcome.executed()).isTrue();
+            assertThat(replica.admin().hget(recordKey, "s")).as("the completion is on the replica when execute returns").isEqualTo("1");
         }
     }
 }

@@ -245,4 +245,85 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
             waiter.shutdownNow();
         }
     }
+
+    @Test
+    void aClaimResentByItsOwnerIsItsOwnNotAnotherAttemptInProgress() {
+        IdempotencyStore records = rawStore();
+        String id = cerberus.namespace() + "/resent-claim";
+        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
+        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).as("the same claim, sent again after a lost answer").isEmpty();
+        assertThat(records.claim(id, "f", "someone-else", Duration.ofSeconds(30))).as("another attempt still finds it taken")
+                .hasValueSatisfying(record -> assertThat(record.token()).isEqualTo("owner"));
+        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1))).isTrue();
+    }
+
+    @Test
+    void aCompletionResentByItsOwnerIsReportedStored() {
+        IdempotencyStore records = rawStore();
+        String id = cerberus.namespace() + "/resent-complete";
+        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
+        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1))).isTrue();
+        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1)))
+                .as("the same completion, sent again after a lost answer").isTrue();
+        assertThat(records.complete(id, "someone-else", new byte[] {8}, false, Duration.ofHours(1))).isFalse();
+        assertThat(records.read(id)).hasValueSatisfying(record -> {
+            assertThat(record.completed()).isTrue();
+            assertThat(record.result()).containsExactly(7);
+        });
+    }
+
+    @Test
+    void theOwnersRenewalsNeverMakeItsCompletionFail() throws Exception {
+        IdempotencyStore records = rawStore();
+        ExecutorService renewer = Executors.newSingleThreadExecutor();
+        try {
+            for (int round = 0; round < 20; round++) {
+                String id = cerberus.namespace() + "/renewed-while-completing-" + round;
+                assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
+                java.util.concurrent.atomic.AtomicBoolean completed = new java.util.concurrent.atomic.AtomicBoolean();
+                Future<?> renewals = renewer.submit(() -> {
+                    while (!completed.get() && records.renew(id, "owner", Duration.ofSeconds(30))) {
+                        Thread.onSpinWait();
+                    }
+                });
+                assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1)))
+                        .as("round %d: completed while its own renewals run", round).isTrue();
+                completed.set(true);
+                renewals.get(10, TimeUnit.SECONDS);
+                assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(record.completed()).isTrue());
+            }
+        } finally {
+            renewer.shutdownNow();
+        }
+    }
+
+    @Test
+    void aResultLargerThanTheStoreKeepsIsRememberedAsRunSoADuplicateDoesNotRunAgain() throws Exception {
+        int most = rawStore().maxResultBytes();
+        org.junit.jupiter.api.Assumptions.assumeTrue(most <= 16 * 1024 * 1024, "this store keeps results of any size a test can make");
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("report", "too-large");
+        AtomicInteger runs = new AtomicInteger();
+        Outcome<byte[]> first = guard.execute(key, Duration.ofHours(1), ResultCodec.BYTES, () -> {
+            runs.incrementAndGet();
+            return new byte[most + 1];
+        });
+        assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
+        assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), ResultCodec.BYTES, () -> {
+            runs.incrementAndGet();
+            return new byte[0];
+        })).isInstanceOf(ReplayedFailureException.class).hasMessageContaining("cannot be replayed");
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void aRetentionTheStoreCannotKeepIsRefusedBeforeAnythingRuns() {
+        java.util.Optional<Duration> most = rawStore().maxRetention();
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        Duration tooLong = most.map(limit -> limit.plusDays(1)).orElse(IdempotencyGuard.MAX_RETENTION.plusDays(1));
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("keep", "too-long"), tooLong, () -> "run " + runs.incrementAndGet()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retention must be at most");
+        assertThat(runs).hasValue(0);
+    }
 }

@@ -32,7 +32,9 @@ import org.apache.zookeeper.data.Stat;
  * judged). (2) Every change of an existing record is one multi-operation guarded by the version
  * read and by the owner marker: the version alone is not enough, since a node deleted and created
  * again starts at version 0 once more, and an owner paused between its read and its write would
- * then write into the new record; the new record has another marker, so the multi fails. (3) An
+ * then write into the new record; the new record has another marker, so the multi fails. A
+ * completion is guarded by the marker alone, so the owner's own renewals cannot make it fail; a
+ * renewal read before it fails on the version, so nothing turns a completed record back. (3) An
  * expired record is taken over by a write to the same node (setData with the version read), never
  * by delete and create, so versions only grow while the node lives.
  *
@@ -50,6 +52,11 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
      * leaves room for the path, token, fingerprint and request header.
      */
     static final int MAX_RESULT_BYTES = 1_000_000;
+
+    @Override
+    public int maxResultBytes() {
+        return MAX_RESULT_BYTES;
+    }
     /** How often a claim tries again when the record changes under it before giving up. */
     private static final int ROUNDS = 10;
 
@@ -91,6 +98,7 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         String dir = directory(root, id);
         String path = path(root, id);
         byte[] data = StoredRecord.inProgress(token, fingerprint, lease.toMillis()).encode();
+        Found seen = null;
         for (int round = 0; round < ROUNDS; round++) {
             CuratorEvent created = multi(what, () -> List.of(op().create().withMode(CreateMode.PERSISTENT).forPath(path, data),
                     op().create().withMode(CreateMode.PERSISTENT).forPath(marker(path, token))));
@@ -110,6 +118,7 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
                 // our own create, sent again after its answer was lost
                 return Optional.empty();
             }
+            seen = found;
             if (live(dir, found, what)) {
                 return Optional.of(found.stored().record());
             }
@@ -120,6 +129,10 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
                 requests.check(taken, what);
                 return Optional.empty();
             }
+        }
+        if (seen != null) {
+            // other attempts race for the key and take it over: to this caller it is in progress, never "store down"
+            return Optional.of(seen.stored().record());
         }
         throw new EngineUnavailableException("idempotency key " + id + " changed under each of " + ROUNDS
                 + " tries to claim it on zookeeper engine " + requests.shown() + "; many attempts race for it, try again", null);
@@ -152,19 +165,25 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         }
         String what = "complete idempotency key " + id;
         String path = path(root, id);
-        Found found = read(path, what);
-        if (found == null || !found.ownedInProgress(token) || !live(directory(root, id), found, what)) {
-            return found != null && isOwnCompletion(found, token);
+        for (int round = 0; round < ROUNDS; round++) {
+            Found found = read(path, what);
+            if (found == null || !found.ownedInProgress(token) || !live(directory(root, id), found, what)) {
+                // completed by this token: a completion sent again after its answer was lost
+                return found != null && isOwnCompletion(found, token);
+            }
+            byte[] data = found.stored().completedWith(result.clone(), failure, retention == null ? -1 : retention.toMillis()).encode();
+            // guarded by the owner's marker alone: a renewal of this attempt in between changes the version, not the owner;
+            // a renewal read before and landing after fails on its version, so it cannot undo the completion
+            CuratorEvent completed = multi(what, () -> List.of(op().check().forPath(marker(path, token)),
+                    op().setData().forPath(path, data)));
+            if (!changedMeanwhile(completed)) {
+                requests.check(completed, what);
+                return true;
+            }
+            // changed since read: by a renewal of this same attempt (the record is still ours, read it again), or taken over
         }
-        byte[] data = found.stored().completedWith(result.clone(), failure, retention == null ? -1 : retention.toMillis()).encode();
-        CuratorEvent completed = ownerWrite(what, path, found, data);
-        if (changedMeanwhile(completed)) {
-            // a completion sent again after its answer was lost finds itself done
-            Found now = read(path, what);
-            return now != null && isOwnCompletion(now, token);
-        }
-        requests.check(completed, what);
-        return true;
+        throw new EngineUnavailableException("idempotency key " + id + " changed under each of " + ROUNDS
+                + " tries to complete it on zookeeper engine " + requests.shown() + "; its result was not stored", null);
     }
 
     private static boolean isOwnCompletion(Found found, String token) {
@@ -175,16 +194,19 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     public boolean release(String id, String token) {
         String what = "release idempotency key " + id;
         String path = path(root, id);
-        Found found = read(path, what);
-        if (found == null || !found.ownedInProgress(token)) {
-            return false;
+        for (int round = 0; round < ROUNDS; round++) {
+            Found found = read(path, what);
+            if (found == null || !found.ownedInProgress(token)) {
+                return false;
+            }
+            CuratorEvent released = delete(what, path, found);
+            if (!changedMeanwhile(released)) {
+                requests.check(released, what);
+                return true;
+            }
+            // changed since read: by a renewal of this same attempt (read it again), or taken over
         }
-        CuratorEvent released = delete(what, path, found);
-        if (changedMeanwhile(released)) {
-            return false;
-        }
-        requests.check(released, what);
-        return true;
+        return false;
     }
 
     @Override

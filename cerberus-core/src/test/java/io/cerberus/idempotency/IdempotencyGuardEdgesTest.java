@@ -1,0 +1,294 @@
+package io.cerberus.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Cerberus;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.local.MemoryIdempotencyStoreAccess;
+import io.cerberus.spi.IdempotencyRecord;
+import io.cerberus.spi.IdempotencyStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The guard at its edges: switches, renewals racing settlements, slow stores, dropped attempts, limits. */
+class IdempotencyGuardEdgesTest {
+    private static final Duration HOUR = Duration.ofHours(1);
+
+    /** A mem: store whose calls a test may slow down, fail or watch. */
+    static class HookedStore implements IdempotencyStore {
+        final IdempotencyStore inner = MemoryIdempotencyStoreAccess.of("mem:hooked-" + UUID.randomUUID());
+
+        @Override
+        public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
+            return inner.claim(id, fingerprint, token, lease);
+        }
+
+        @Override
+        public boolean renew(String id, String token, Duration lease) {
+            return inner.renew(id, token, lease);
+        }
+
+        @Override
+        public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
+            return inner.complete(id, token, result, failure, retention);
+        }
+
+        @Override
+        public boolean release(String id, String token) {
+            return inner.release(id, token);
+        }
+
+        @Override
+        public Optional<IdempotencyRecord> read(String id) {
+            return inner.read(id);
+        }
+    }
+
+    private static IdempotencyGuard guardOn(IdempotencyStore store, IdempotencyOptions options) {
+        return new IdempotencyGuard(store, "ns", "test://hooked", options);
+    }
+
+    @Test
+    void recordsStayOnTheFirstEngineAcrossASwitchSoARetryIsReplayedNotRunAgain() throws Exception {
+        String suffix = UUID.randomUUID().toString();
+        try (Cerberus cerberus = Cerberus.builder().engine("first", "mem:first-" + suffix).engine("second", "mem:second-" + suffix)
+                .build()) {
+            IdempotencyKey charge = IdempotencyKey.ofContent("charge", "order-1");
+            AtomicInteger charges = new AtomicInteger();
+            cerberus.idempotency(IdempotencyOptions.defaults()).execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
+            IdempotencyKey running = IdempotencyKey.ofContent("charge", "order-2");
+            try (IdempotencyAttempt<String> first = cerberus.idempotency(IdempotencyOptions.defaults()).begin(running, HOUR,
+                    ResultCodec.STRING)) {
+                assertThat(first.mustRun()).isTrue();
+
+                cerberus.switchEngine("second");
+
+                IdempotencyGuard after = cerberus.idempotency(IdempotencyOptions.defaults());
+                Outcome<String> retried = after.execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
+                assertThat(retried).isEqualTo(new Outcome<>("charge#1", Outcome.Status.REPLAYED));
+                assertThatThrownBy(() -> after.execute(running, HOUR, () -> "duplicate"))
+                        .as("an attempt still running on the first engine").isInstanceOf(OperationInProgressException.class);
+                first.complete("done");
+            }
+            assertThat(charges).hasValue(1);
+        }
+    }
+
+    @Test
+    void aRenewalInFlightIsWaitedForSoItCannotFailItsOwnCompletion() throws Exception {
+        CountDownLatch renewalStarted = new CountDownLatch(1);
+        CountDownLatch finishRenewal = new CountDownLatch(1);
+        AtomicBoolean renewing = new AtomicBoolean();
+        AtomicBoolean overlapped = new AtomicBoolean();
+        HookedStore store = new HookedStore() {
+            @Override
+            public boolean renew(String id, String token, Duration lease) {
+                renewing.set(true);
+                renewalStarted.countDown();
+                try {
+                    finishRenewal.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                boolean renewed = super.renew(id, token, lease);
+                renewing.set(false);
+                return renewed;
+            }
+
+            @Override
+            public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
+                overlapped.compareAndSet(false, renewing.get());
+                return super.complete(id, token, result, failure, retention);
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
+            IdempotencyAttempt<String> attempt = guard.begin(IdempotencyKey.ofContent("ship", "p-1"), HOUR, ResultCodec.STRING);
+            assertThat(renewalStarted.await(5, TimeUnit.SECONDS)).as("a renewal started").isTrue();
+            AtomicReference<Outcome<String>> completed = new AtomicReference<>();
+            Thread completer = new Thread(() -> completed.set(attempt.complete("shipped")));
+            completer.start();
+            completer.join(200);
+            assertThat(completed.get()).as("the completion waits for the renewal in flight").isNull();
+            finishRenewal.countDown();
+            completer.join(5_000);
+            assertThat(completed.get()).isEqualTo(new Outcome<>("shipped", Outcome.Status.EXECUTED));
+            assertThat(overlapped).as("the store saw the completion while the renewal ran").isFalse();
+        }
+    }
+
+    @Test
+    void aSlowRenewalDelaysNoOtherAttempt() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger fastRenewals = new AtomicInteger();
+        IdempotencyKey slow = IdempotencyKey.ofContent("ship", "slow");
+        HookedStore store = new HookedStore() {
+            @Override
+            public boolean renew(String id, String token, Duration lease) {
+                if (id.endsWith(slow.id())) {
+                    try {
+                        release.await(10, TimeUnit.SECONDS); // a store call that hangs until its timeout
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                } else {
+                    fastRenewals.incrementAndGet();
+                }
+                return super.renew(id, token, lease);
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
+            IdempotencyAttempt<String> stuck = guard.begin(slow, HOUR, ResultCodec.STRING);
+            Thread.sleep(400); // the slow attempt's first renewal (every 333 ms) is now hanging
+            IdempotencyAttempt<String> other = guard.begin(IdempotencyKey.ofContent("ship", "fast"), HOUR, ResultCodec.STRING);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (fastRenewals.get() < 3 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(20);
+            }
+            assertThat(fastRenewals.get()).as("the other attempt is renewed while one renewal hangs").isGreaterThanOrEqualTo(3);
+            assertThat(other.complete("ok").executed()).isTrue();
+            release.countDown();
+            stuck.close();
+        }
+    }
+
+    @Test
+    void anAttemptDroppedWithoutBeingSettledStopsBeingRenewed() throws Exception {
+        AtomicLong lastRenewal = new AtomicLong(System.nanoTime());
+        HookedStore store = new HookedStore() {
+            @Override
+            public boolean renew(String id, String token, Duration lease) {
+                lastRenewal.set(System.nanoTime());
+                return super.renew(id, token, lease);
+            }
+        };
+        IdempotencyKey key = IdempotencyKey.ofContent("consume", "dropped");
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofMillis(150)))) {
+            beginAndDrop(guard, key);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            boolean stopped = false;
+            while (!stopped && System.nanoTime() - deadline < 0) {
+                System.gc();
+                Thread.sleep(50);
+                stopped = System.nanoTime() - lastRenewal.get() > TimeUnit.MILLISECONDS.toNanos(400);
+            }
+            assertThat(stopped).as("no renewal for 8 renewal periods once the attempt is garbage").isTrue();
+            long freeBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (store.read("ns/" + key.id()).isPresent() && System.nanoTime() - freeBy < 0) {
+                Thread.sleep(20);
+            }
+            assertThat(store.read("ns/" + key.id())).as("the key is free after the lease").isEmpty();
+        }
+    }
+
+    private static void beginAndDrop(IdempotencyGuard guard, IdempotencyKey key) throws InterruptedException {
+        assertThat(guard.begin(key, HOUR, ResultCodec.STRING).mustRun()).isTrue();
+    }
+
+    @Test
+    void aResultLargerThanTheStoreKeepsIsRememberedAsRunSoADuplicateDoesNotRunAgain() throws Exception {
+        HookedStore store = new HookedStore() {
+            @Override
+            public int maxResultBytes() {
+                return 16;
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            IdempotencyKey key = IdempotencyKey.ofContent("report", "big");
+            AtomicInteger runs = new AtomicInteger();
+            Outcome<String> first = guard.execute(key, HOUR, () -> "x".repeat(17) + runs.incrementAndGet());
+            assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
+            assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "again" + runs.incrementAndGet()))
+                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("ran, but its result of 18 bytes")
+                    .hasMessageContaining("does not run again");
+            assertThat(runs).hasValue(1);
+        }
+    }
+
+    @Test
+    void aResultTheCodecCannotEncodeIsRememberedAsRunAndTheCallerIsTold() throws Exception {
+        ResultCodec<Object> failing = new ResultCodec<>() {
+            @Override
+            public byte[] encode(Object value) {
+                throw new IllegalStateException("no serializer for " + value.getClass().getSimpleName());
+            }
+
+            @Override
+            public Object decode(byte[] bytes) {
+                return null;
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+            IdempotencyKey key = IdempotencyKey.ofContent("export", "x");
+            AtomicInteger runs = new AtomicInteger();
+            assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> new Object[] {runs.incrementAndGet()}))
+                    .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("could not be encoded");
+            assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> runs.incrementAndGet()))
+                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("could not be encoded");
+            assertThat(runs).hasValue(1);
+        }
+    }
+
+    @Test
+    void aRetentionTheStoreCannotKeepIsRefusedBeforeAnythingRuns() {
+        HookedStore store = new HookedStore() {
+            @Override
+            public Optional<Duration> maxRetention() {
+                return Optional.of(Duration.ofDays(30));
+            }
+        };
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("a", 1), Duration.ofDays(31), () -> "" + runs.incrementAndGet()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 30 days on test://hooked");
+            assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("a", 2), Duration.ofSeconds(Long.MAX_VALUE),
+                    () -> "" + runs.incrementAndGet())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null for ever");
+        }
+        assertThat(runs).hasValue(0);
+    }
+
+    @Test
+    void anErrorWhileWaitingForAnotherAttemptFollowsTheStoreDownRule() throws Exception {
+        HookedStore store = new HookedStore() {
+            @Override
+            public void awaitChange(String id, Duration atMost) {
+                throw new EngineUnavailableException("test://hooked went away", null);
+            }
+        };
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "waited-for");
+        store.claim("ns/" + key.id(), key.fingerprint(), "the-first-attempt", Duration.ofSeconds(30));
+        IdempotencyOptions waiting = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(5));
+        try (IdempotencyGuard closed = guardOn(store, waiting); IdempotencyGuard open = guardOn(store, waiting.failingOpen())) {
+            assertThatThrownBy(() -> closed.execute(key, HOUR, () -> "must not run"))
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class).hasMessageContaining("fails closed");
+            assertThat(open.execute(key, HOUR, () -> "ran unguarded")).isEqualTo(new Outcome<>("ran unguarded", Outcome.Status.UNGUARDED));
+        }
+    }
+
+    @Test
+    void theEmptyTextAndNullReplayAsThemselves() throws Exception {
+        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+            for (String value : new String[] {"", null, "text"}) {
+                IdempotencyKey key = IdempotencyKey.ofContent("text", String.valueOf(value) + (value == null));
+                guard.execute(key, HOUR, () -> value);
+                assertThat(guard.execute(key, HOUR, () -> "ran again").value()).isEqualTo(value);
+            }
+            byte[][] values = {null, new byte[0], new byte[] {(byte) 0xFF}, new byte[] {(byte) 0xFF, 1}, "raw".getBytes(StandardCharsets.UTF_8)};
+            for (int i = 0; i < values.length; i++) {
+                byte[] value = values[i];
+                IdempotencyKey key = IdempotencyKey.ofContent("bytes", i);
+                guard.execute(key, HOUR, ResultCodec.BYTES, () -> value);
+                assertThat(guard.execute(key, HOUR, ResultCodec.BYTES, () -> new byte[] {42}).value()).isEqualTo(value);
+            }
+        }
+    }
+}
