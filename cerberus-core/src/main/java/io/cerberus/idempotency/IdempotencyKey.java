@@ -85,10 +85,10 @@ public final class IdempotencyKey {
     /**
      * A key made of the content itself: the same operation with the same content is the same key.
      *
-     * @param operation the operation name, 1 to 256 characters
+     * @param operation the operation name, 1 to 256 characters, no NUL, no unpaired surrogate
      * @param content what the operation acts on (see the accepted types above)
      * @return the key
-     * @throws IllegalArgumentException if the operation name is empty or too long, or the content has an unsupported type
+     * @throws IllegalArgumentException if the operation name breaks its rule, or the content has an unsupported type
      */
     public static IdempotencyKey ofContent(String operation, Object content) {
         String canonical = canonical(content);
@@ -100,8 +100,8 @@ public final class IdempotencyKey {
      * coming with: the same key with another payload is refused with
      * {@link IdempotencyKeyMismatchException}.
      *
-     * @param operation the operation name, 1 to 256 characters
-     * @param clientKey the client's key, 1 to 512 characters
+     * @param operation the operation name, 1 to 256 characters, no NUL, no unpaired surrogate
+     * @param clientKey the client's key, 1 to 512 characters, no unpaired surrogate
      * @param payload the request's content
      * @return the key
      * @throws IllegalArgumentException if a name breaks its rule or the payload has an unsupported type
@@ -111,6 +111,7 @@ public final class IdempotencyKey {
         if (clientKey.isEmpty() || clientKey.length() > 512) {
             throw new IllegalArgumentException("an idempotency key must have 1 to 512 characters, had " + clientKey.length());
         }
+        checkWellFormed("an idempotency key", clientKey);
         return new IdempotencyKey(checkOperation(operation), hash(operation + "\u0000key\u0000" + clientKey), hash(canonical(payload)));
     }
 
@@ -119,7 +120,21 @@ public final class IdempotencyKey {
             throw new IllegalArgumentException("an operation name must have 1 to 256 characters, was "
                     + (operation == null ? "null" : operation.length() + " long"));
         }
+        if (operation.indexOf(0) >= 0) {
+            // NUL separates the operation from what follows it in the hashed text
+            throw new IllegalArgumentException("an operation name must not contain NUL, had one at index " + operation.indexOf(0));
+        }
+        checkWellFormed("an operation name", operation);
         return operation;
+    }
+
+    /** UTF-8 turns an unpaired surrogate into '?', so such a name would share its hash with another. */
+    private static void checkWellFormed(String what, String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (unpaired(text, i)) {
+                throw new IllegalArgumentException(what + " must not contain an unpaired surrogate, had one at index " + i);
+            }
+        }
     }
 
     /** @return the operation name */

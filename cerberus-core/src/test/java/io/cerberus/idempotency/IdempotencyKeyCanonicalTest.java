@@ -205,6 +205,17 @@ class IdempotencyKeyCanonicalTest {
         assertThat(id("null")).isNotEqualTo(id(null));
     }
 
+    @Test
+    void operationNamesCannotReachIntoTheContent() {
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("a\u0000key", "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("NUL");
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("op\uD800", "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate");
+        assertThatThrownBy(() -> IdempotencyKey.of("op", "k\uDC00", "x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired surrogate");
+        assertThat(IdempotencyKey.of("op", "k\uD83D\uDE00", "x").id()).isNotEqualTo(IdempotencyKey.of("op", "k?", "x").id());
+    }
+
     static final class Basket implements Iterable<String> {
         public String getOwner() {
             return "ann";
