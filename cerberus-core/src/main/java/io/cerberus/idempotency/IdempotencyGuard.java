@@ -143,6 +143,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IdempotencyStoreUnavailableException if the store is down and the guard fails closed
      * @throws IdempotencyCompletionException if the operation ran but its result could not be stored
      * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
+     * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
      * @throws Exception what the operation threw, when it ran here
      */
     public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation) throws Exception {
@@ -174,6 +175,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws OperationInProgressException if another attempt runs now (REJECT, or WAIT ran out)
      * @throws IdempotencyStoreUnavailableException if the store is down and the guard fails closed
      * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
+     * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
      * @throws InterruptedException if interrupted while waiting for another attempt (WAIT)
      */
     public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec) throws InterruptedException {
@@ -206,8 +208,10 @@ public final class IdempotencyGuard implements AutoCloseable {
             if (record.completed()) {
                 if (record.failure()) {
                     String text = new String(record.result(), StandardCharsets.UTF_8);
-                    throw new ReplayedFailureException(text.startsWith(NOT_KEPT) ? "the first attempt of " + key + " ran, but "
-                            + text.substring(NOT_KEPT.length()) : "the first attempt of " + key + " failed: " + text);
+                    if (text.startsWith(NOT_KEPT)) {
+                        throw new ResultNotKeptException("the first attempt of " + key + " ran, but " + text.substring(NOT_KEPT.length()));
+                    }
+                    throw new ReplayedFailureException("the first attempt of " + key + " failed: " + text);
                 }
                 return IdempotencyAttempt.replay(codec.decode(record.result()));
             }

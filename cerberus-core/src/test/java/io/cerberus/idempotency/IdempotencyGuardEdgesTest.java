@@ -208,7 +208,7 @@ class IdempotencyGuardEdgesTest {
             Outcome<String> first = guard.execute(key, HOUR, () -> "x".repeat(17) + runs.incrementAndGet());
             assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
             assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "again" + runs.incrementAndGet()))
-                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("ran, but its result of 18 bytes")
+                    .isInstanceOf(ResultNotKeptException.class).hasMessageContaining("ran, but its result of 18 bytes")
                     .hasMessageContaining("does not run again");
             assertThat(runs).hasValue(1);
         }
@@ -233,7 +233,7 @@ class IdempotencyGuardEdgesTest {
             assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> new Object[] {runs.incrementAndGet()}))
                     .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("could not be encoded");
             assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> runs.incrementAndGet()))
-                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("could not be encoded");
+                    .isInstanceOf(ResultNotKeptException.class).hasMessageContaining("could not be encoded");
             assertThat(runs).hasValue(1);
         }
     }

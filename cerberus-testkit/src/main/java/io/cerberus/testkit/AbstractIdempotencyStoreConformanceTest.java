@@ -312,7 +312,7 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), ResultCodec.BYTES, () -> {
             runs.incrementAndGet();
             return new byte[0];
-        })).isInstanceOf(ReplayedFailureException.class).hasMessageContaining("cannot be replayed");
+        })).isInstanceOf(io.cerberus.idempotency.ResultNotKeptException.class).hasMessageContaining("cannot be replayed");
         assertThat(runs).hasValue(1);
     }
 
