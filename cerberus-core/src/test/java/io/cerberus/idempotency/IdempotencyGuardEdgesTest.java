@@ -129,12 +129,14 @@ class IdempotencyGuardEdgesTest {
     @Test
     void aSlowRenewalDelaysNoOtherAttempt() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch slowRenewalHangs = new CountDownLatch(1);
         AtomicInteger fastRenewals = new AtomicInteger();
         IdempotencyKey slow = IdempotencyKey.ofContent("ship", "slow");
         HookedStore store = new HookedStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 if (id.endsWith(slow.id())) {
+                    slowRenewalHangs.countDown();
                     try {
                         release.await(10, TimeUnit.SECONDS); // a store call that hangs until its timeout
                     } catch (InterruptedException e) {
@@ -148,7 +150,7 @@ class IdempotencyGuardEdgesTest {
         };
         try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
             IdempotencyAttempt<String> stuck = guard.begin(slow, HOUR, ResultCodec.STRING);
-            Thread.sleep(400); // the slow attempt's first renewal (every 333 ms) is now hanging
+            assertThat(slowRenewalHangs.await(5, TimeUnit.SECONDS)).as("the slow attempt's renewal hangs").isTrue();
             IdempotencyAttempt<String> other = guard.begin(IdempotencyKey.ofContent("ship", "fast"), HOUR, ResultCodec.STRING);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (fastRenewals.get() < 3 && System.nanoTime() - deadline < 0) {
