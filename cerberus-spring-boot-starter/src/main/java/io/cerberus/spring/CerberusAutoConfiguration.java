@@ -118,13 +118,13 @@ public class CerberusAutoConfiguration {
      *
      * @param cerberus the client whose guards it uses
      * @param options the base options, adjusted per method
-     * @param beanFactory resolves {@code @bean} references in keys
+     * @param beanFactory resolves {@code @bean} references in keys, and has the transaction attributes
      * @return the aspect
      */
     @Bean
     static IdempotentAspect cerberusIdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options,
             BeanFactory beanFactory) {
-        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory));
+        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory), new TransactionRules(beanFactory));
     }
 
     /**

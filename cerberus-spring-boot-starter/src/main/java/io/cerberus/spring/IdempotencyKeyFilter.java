@@ -27,8 +27,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.Principal;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -39,7 +37,6 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.filter.OncePerRequestFilter;
-import org.springframework.web.util.ContentCachingResponseWrapper;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -59,12 +56,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * store cannot be reached (and the guard fails closed).
  *
  * <p>A response of status 500 or more, or 408, 409, 425, 429 (which say "try again"), is not
- * stored: the key is released and a retry runs again. Asynchronous requests are not stored either.
- * Thread-safe.
+ * stored: the key is released and a retry runs again. An asynchronous request (DeferredResult,
+ * Callable, CompletableFuture...) keeps its key claimed until its last dispatch, whose response
+ * is stored by the same rules; its timeout or error releases the key; a streamed response (SSE,
+ * ResponseBodyEmitter, StreamingResponseBody) goes to the client as written and is never stored
+ * ({@link GuardedExchange}). Thread-safe.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
-    private static final Set<Integer> RETRYABLE = Set.of(408, 409, 425, 429);
 
     private final Supplier<Cerberus> cerberus;
     private final Supplier<IdempotencyOptions> options;
@@ -133,6 +132,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
 
     @Override
     protected boolean shouldNotFilter(HttpServletRequest request) {
+        if (GuardedExchange.of(request) != null) {
+            return false;
+        }
         if (!methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
             return true;
         }
@@ -140,9 +142,25 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return paths.stream().noneMatch(pattern -> pattern.matches(path));
     }
 
+    /** @return false: the ASYNC dispatch of a guarded request writes the response that is stored */
+    @Override
+    protected boolean shouldNotFilterAsyncDispatch() {
+        return false;
+    }
+
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        GuardedExchange exchange = GuardedExchange.of(request);
+        if (exchange != null) {
+            exchange.redispatch(request, response, chain);
+            return;
+        }
+        if (isAsyncDispatch(request)) {
+            // the first dispatch was not guarded (no key, or answered by this filter): nothing to do now
+            chain.doFilter(request, response);
+            return;
+        }
         String clientKey = request.getHeader(settings.getHeaderName());
         if (clientKey == null) {
             if (settings.isRequired()) {
@@ -190,49 +208,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             problem(response, 503, "Interrupted", "the request was not run; retry later");
             return;
         }
-        try (attempt) {
-            if (!attempt.mustRun()) {
-                replay(attempt.replayed(), response);
-                return;
-            }
-            run(new CachedBodyRequest(request, body), response, chain, attempt);
+        if (!attempt.mustRun()) {
+            replay(attempt.replayed(), response);
+            return;
         }
-    }
-
-    private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-            IdempotencyAttempt<StoredResponse> attempt) throws IOException, ServletException {
-        ContentCachingResponseWrapper recorded = new ContentCachingResponseWrapper(response);
-        try {
-            chain.doFilter(request, recorded);
-        } catch (IOException | ServletException | RuntimeException | Error e) {
-            attempt.fail(e);
-            throw e;
-        }
-        try {
-            int status = recorded.getStatus();
-            if (request.isAsyncStarted()) {
-                LOG.debug("{} {} went asynchronous; its response is not stored", request.getMethod(), request.getRequestURI());
-            } else if (status < 500 && !RETRYABLE.contains(status)) {
-                attempt.complete(new StoredResponse(status, storedHeaders(recorded), recorded.getContentAsByteArray()));
-            }
-            // Settled before the client sees the response: released (not stored), a retry that the client
-            // sends the moment it reads this response must find the key free, not in progress.
-            attempt.close();
-        } finally {
-            recorded.copyBodyToResponse();
-        }
-    }
-
-    private List<Map.Entry<String, String>> storedHeaders(HttpServletResponse response) {
-        List<Map.Entry<String, String>> headers = new ArrayList<>();
-        for (String name : settings.getStoredHeaders()) {
-            Collection<String> values = "Content-Type".equalsIgnoreCase(name) && response.getContentType() != null
-                    ? List.of(response.getContentType()) : response.getHeaders(name);
-            for (String value : values) {
-                headers.add(Map.entry(name, value));
-            }
-        }
-        return headers;
+        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, settings.getStoredHeaders());
     }
 
     private void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

@@ -8,21 +8,36 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.ResultCodec;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 
 /**
  * Runs an {@link Idempotent @Idempotent} method through the idempotency guard, in the two-call
- * form: begin (claim the key, or get the first result), run, complete with the result or fail
- * (which releases the key). A guard is taken from the client on every call (guards are cheap), so
- * records follow the client to a new engine after a switch. Per method, the codec, retention and
- * options are worked out once.
+ * form: begin (claim the key, or get the first result), run, complete with the result or fail. A
+ * guard is taken from the client on every call (guards are cheap), so records follow the client to
+ * a new engine after a switch. Per method and bean class, the operation name, codec, retention,
+ * options and transaction rules are worked out once.
+ *
+ * <p>A failure releases the key (a retry runs again), unless the method's Spring transaction
+ * committed in spite of it ({@link TransactionRules}: by default, a checked exception under
+ * {@code @Transactional}): then the effect is there, so the failure is stored and a retry gets
+ * {@link io.cerberus.idempotency.ReplayedFailureException} instead of running it twice.
  */
 @Aspect
 final class IdempotentAspect implements Ordered {
@@ -30,6 +45,8 @@ final class IdempotentAspect implements Ordered {
     static final int ORDER = DistributedLockAspect.ORDER - 100;
     private static final String ANNOTATION = "@Idempotent";
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
+    private static final int MAX_OPERATION = 256;
+    private static final String JACKSON = "com.fasterxml.jackson.databind.ObjectMapper";
 
     /** The result of a void method: nothing to store, nothing to replay. */
     private static final ResultCodec<Object> NOTHING = new ResultCodec<>() {
@@ -47,15 +64,23 @@ final class IdempotentAspect implements Ordered {
     private final ObjectProvider<Cerberus> cerberus;
     private final ObjectProvider<IdempotencyOptions> baseOptions;
     private final KeyExpressions keys;
-    private final Map<Method, Plan> plans = new ConcurrentHashMap<>();
+    private final TransactionRules transactions;
+    private final Map<Target, Plan> plans = new ConcurrentHashMap<>();
 
-    private record Plan(String operation, Duration retention, ResultCodec<Object> codec, IdempotencyOptions options) {
+    /** A method as called on a bean class: an inherited method is one operation per bean class. */
+    private record Target(Method method, Class<?> beanClass) {
     }
 
-    IdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> baseOptions, KeyExpressions keys) {
+    private record Plan(String operation, Duration retention, ResultCodec<Object> codec, IdempotencyOptions options,
+            Predicate<Throwable> committedOn) {
+    }
+
+    IdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> baseOptions, KeyExpressions keys,
+            TransactionRules transactions) {
         this.cerberus = cerberus;
         this.baseOptions = baseOptions;
         this.keys = keys;
+        this.transactions = transactions;
     }
 
     @Override
@@ -66,7 +91,8 @@ final class IdempotentAspect implements Ordered {
     @Around(value = "@annotation(annotation)", argNames = "call,annotation")
     Object runOnce(ProceedingJoinPoint call, Idempotent annotation) throws Throwable {
         Method method = Invocations.targetMethod(call);
-        Plan plan = plans.computeIfAbsent(method, m -> plan(annotation, m));
+        Class<?> beanClass = call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
+        Plan plan = plans.computeIfAbsent(new Target(method, beanClass), target -> plan(annotation, target));
         Object content = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs());
         IdempotencyKey key;
         try {
@@ -92,17 +118,54 @@ final class IdempotentAspect implements Ordered {
             try {
                 result = call.proceed();
             } catch (Throwable t) {
-                attempt.fail(t);
+                if (plan.committedOn().test(t)) {
+                    CommittedFailure committed = new CommittedFailure(t);
+                    attempt.fail(committed);
+                    for (Throwable suppressed : committed.getSuppressed()) {
+                        t.addSuppressed(suppressed);
+                    }
+                } else {
+                    attempt.fail(t);
+                }
                 throw t;
             }
             return attempt.complete(result).value();
         }
     }
 
-    private Plan plan(Idempotent annotation, Method method) {
-        Checked checked = check(annotation, method);
-        String operation = method.getDeclaringClass().getSimpleName() + "." + method.getName();
-        return new Plan(operation, checked.retention(), checked.codec(), options(annotation, checked.waitTime()));
+    private Plan plan(Idempotent annotation, Target target) {
+        Checked checked = check(annotation, target.method());
+        String operation = annotation.operation().isEmpty() ? operation(target.method(), target.beanClass()) : annotation.operation();
+        Predicate<Throwable> committedOn = transactions.committedOn(target.method(), target.beanClass());
+        IdempotencyOptions options = options(annotation, checked.waitTime());
+        if (committedOn != null) {
+            List<Class<? extends Throwable>> remember = new ArrayList<>(options.remember());
+            remember.add(CommittedFailure.class);
+            options = options.remembering(remember);
+        }
+        return new Plan(operation, checked.retention(), checked.codec(), options, committedOn == null ? failure -> false : committedOn);
+    }
+
+    /**
+     * @return the default operation name: {@code <bean class>.<method>(<parameter types>)}, fully
+     *     qualified, so overloads, classes of one simple name and an inherited method on two bean
+     *     classes are apart; at most 256 characters (a longer one ends with its SHA-256 instead)
+     */
+    static String operation(Method method, Class<?> beanClass) {
+        StringJoiner parameters = new StringJoiner(",", "(", ")");
+        for (Class<?> type : method.getParameterTypes()) {
+            parameters.add(type.getTypeName());
+        }
+        String name = ClassUtils.getUserClass(beanClass).getName() + "." + method.getName() + parameters;
+        if (name.length() <= MAX_OPERATION) {
+            return name;
+        }
+        try {
+            String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8)));
+            return name.substring(0, MAX_OPERATION - hash.length() - 1) + "#" + hash;
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {
@@ -124,9 +187,20 @@ final class IdempotentAspect implements Ordered {
             throw new IllegalArgumentException(ANNOTATION + "(waitTime = \"" + annotation.waitTime() + "\") on " + Invocations.describe(method)
                     + " needs onInProgress = WAIT; with " + annotation.onInProgress() + " a duplicate does not wait");
         }
+        String operation = annotation.operation();
+        if (!operation.isEmpty() && (operation.isBlank() || operation.length() > MAX_OPERATION)) {
+            throw new IllegalArgumentException(ANNOTATION + "(operation = \"" + operation + "\") on " + Invocations.describe(method)
+                    + " must have 1 to " + MAX_OPERATION + " characters, not only spaces (or be left out for the default name)");
+        }
         Class<?> returned = method.getReturnType();
-        ResultCodec<Object> codec = returned == void.class || returned == Void.class ? NOTHING : ResultCodec.jsonOf(method.getGenericReturnType());
-        return new Checked(retention, wait, codec);
+        if (returned == void.class || returned == Void.class) {
+            return new Checked(retention, wait, NOTHING);
+        }
+        if (!ClassUtils.isPresent(JACKSON, IdempotentAspect.class.getClassLoader())) {
+            throw new IllegalStateException(ANNOTATION + " on " + Invocations.describe(method) + " stores its result as JSON, and there is"
+                    + " no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson (it brings Jackson)");
+        }
+        return new Checked(retention, wait, new ResultJson(method));
     }
 
     private IdempotencyOptions options(Idempotent annotation, Duration wait) {
@@ -140,6 +214,19 @@ final class IdempotentAspect implements Ordered {
                         base.storeAttempts(), base.remember());
             default:
                 return base;
+        }
+    }
+
+    /**
+     * Stands for a failure whose transaction committed, so that the guard stores it (the options of
+     * a transactional method remember this type) and replays it as ReplayedFailureException.
+     */
+    static final class CommittedFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        CommittedFailure(Throwable failure) {
+            super(failure.getClass().getName() + ": " + failure.getMessage() + " (its transaction committed all the same)", failure,
+                    true, false);
         }
     }
 }

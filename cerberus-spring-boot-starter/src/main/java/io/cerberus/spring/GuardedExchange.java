@@ -1,0 +1,228 @@
+package io.cerberus.spring;
+
+import io.cerberus.idempotency.IdempotencyAttempt;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.web.filter.ShallowEtagHeaderFilter;
+import org.springframework.web.util.ContentCachingResponseWrapper;
+import org.springframework.web.util.WebUtils;
+
+/**
+ * One request that {@link IdempotencyKeyFilter} runs under a claimed key, from its first dispatch
+ * to its last. A synchronous request has one dispatch; an asynchronous one (DeferredResult,
+ * Callable, CompletableFuture...) has a first dispatch that starts the work and an ASYNC dispatch
+ * that writes the response, maybe more. The exchange lives in a request attribute in between.
+ *
+ * <p>Invariants: the attempt stays open (its key claimed, its lease renewed by the guard) until the
+ * request ends; it is settled exactly once (an atomic flag, as container callbacks run on other
+ * threads than dispatches), before the recorded body is copied to the client, so a retry sent the
+ * moment the client reads the response finds the key stored or free, never in progress. How:
+ * <ul>
+ * <li>the last dispatch (the one after which the request is no longer asynchronous) stores the
+ *     response by the status rules, or releases the key;
+ * <li>an async timeout or error releases the key at once: what the application answers then (a
+ *     timeout result) is not stored;
+ * <li>a response that Spring streams (StreamingResponseBody, ResponseBodyEmitter, SSE: they mark
+ *     the request with {@link ShallowEtagHeaderFilter#disableContentCaching}) goes to the client as
+ *     it is written; it cannot be replayed, so it is not stored and the key is released when the
+ *     request ends (logged);
+ * <li>an {@link AsyncListener} is the safety net: a request the container ends without a last
+ *     dispatch through the filter releases its key on {@code onComplete}.
+ * </ul>
+ */
+final class GuardedExchange implements AsyncListener {
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
+    private static final String ATTRIBUTE = GuardedExchange.class.getName();
+    private static final Set<Integer> RETRYABLE = Set.of(408, 409, 425, 429);
+
+    private final IdempotencyAttempt<StoredResponse> attempt;
+    private final Recorder recorder;
+    private final List<String> storedHeaders;
+    private final String request;
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile AsyncContext listenedTo;
+
+    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, Recorder recorder, List<String> storedHeaders, String request) {
+        this.attempt = attempt;
+        this.recorder = recorder;
+        this.storedHeaders = storedHeaders;
+        this.request = request;
+    }
+
+    /** @return the exchange of a request whose first dispatch the filter guarded, or null */
+    static GuardedExchange of(ServletRequest request) {
+        return request.getAttribute(ATTRIBUTE) instanceof GuardedExchange exchange ? exchange : null;
+    }
+
+    /**
+     * Runs the first dispatch of a request whose attempt must run.
+     *
+     * @param storedHeaders the names of the response headers to store
+     */
+    static void start(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
+            FilterChain chain, List<String> storedHeaders) throws IOException, ServletException {
+        GuardedExchange exchange = new GuardedExchange(attempt, new Recorder(response, request), storedHeaders,
+                request.getMethod() + " " + request.getRequestURI());
+        request.setAttribute(ATTRIBUTE, exchange);
+        exchange.dispatch(request, exchange.recorder, chain);
+    }
+
+    /** Runs a later (ASYNC) dispatch: what it writes goes to the same recorder. */
+    void redispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+        // The container hands back the response given to startAsync, which wraps the recorder; a container
+        // that hands back the bare response gets the recorder, so the body is recorded either way.
+        boolean wrapsRecorder = WebUtils.getNativeResponse(response, Recorder.class) == recorder;
+        dispatch(request, wrapsRecorder ? response : recorder, chain);
+    }
+
+    private void dispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+        try {
+            chain.doFilter(request, response);
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+            request.removeAttribute(ATTRIBUTE);
+            if (settled.compareAndSet(false, true)) {
+                attempt.fail(e);
+            }
+            throw e;
+        }
+        if (request.isAsyncStarted()) {
+            AsyncContext async = request.getAsyncContext();
+            if (async != listenedTo) {
+                listenedTo = async;
+                async.addListener(this);
+            }
+            return;
+        }
+        request.removeAttribute(ATTRIBUTE);
+        finish();
+    }
+
+    /** The last dispatch: store the response or release the key, then let the body go to the client. */
+    private void finish() throws IOException {
+        try {
+            if (!settled.compareAndSet(false, true)) {
+                return;
+            }
+            if (recorder.streamed()) {
+                LOG.warn("{} streamed its response (StreamingResponseBody, ResponseBodyEmitter or SSE): a streamed response cannot be"
+                        + " replayed, so it was not stored and its Idempotency-Key was released; leave such paths out of"
+                        + " cerberus.idempotency.http.paths", request);
+            } else {
+                int status = recorder.getStatus();
+                if (status < 500 && !RETRYABLE.contains(status)) {
+                    attempt.complete(new StoredResponse(status, storedHeaders(), recorder.getContentAsByteArray()));
+                }
+            }
+            attempt.close();
+        } finally {
+            recorder.copyBodyToResponse();
+        }
+    }
+
+    private List<Map.Entry<String, String>> storedHeaders() {
+        List<Map.Entry<String, String>> headers = new ArrayList<>();
+        for (String name : storedHeaders) {
+            Collection<String> values = "Content-Type".equalsIgnoreCase(name) && recorder.getContentType() != null
+                    ? List.of(recorder.getContentType()) : recorder.getHeaders(name);
+            for (String value : values) {
+                headers.add(Map.entry(name, value));
+            }
+        }
+        return headers;
+    }
+
+    private void release(String why) {
+        if (settled.compareAndSet(false, true)) {
+            LOG.debug("{} {}: its response is not stored, its Idempotency-Key is released", request, why);
+            attempt.close();
+        }
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+        release("timed out while asynchronous");
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+        release("failed while asynchronous (" + event.getThrowable() + ")");
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+        if (!settled.get()) {
+            LOG.warn("{} ended without a last dispatch through the Idempotency-Key filter; its response is not stored,"
+                    + " its key is released", request);
+            release("ended");
+        }
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+        // A container clears the listeners when a later dispatch starts async processing again.
+        listenedTo = event.getAsyncContext();
+        listenedTo.addListener(this);
+    }
+
+    /**
+     * Records the response to store it, except one that Spring streams: that goes to the client as
+     * it is written, as {@link ShallowEtagHeaderFilter} lets it.
+     */
+    static final class Recorder extends ContentCachingResponseWrapper {
+        /** Set by {@link ShallowEtagHeaderFilter#disableContentCaching}, whose constant is private. */
+        private static final String STREAMING = ShallowEtagHeaderFilter.class.getName() + ".STREAMING";
+
+        private final ServletRequest request;
+
+        Recorder(HttpServletResponse response, ServletRequest request) {
+            super(response);
+            this.request = request;
+        }
+
+        boolean streamed() {
+            return request.getAttribute(STREAMING) != null;
+        }
+
+        @Override
+        public ServletOutputStream getOutputStream() throws IOException {
+            if (streamed()) {
+                copyBodyToResponse(false);
+                return getResponse().getOutputStream();
+            }
+            return super.getOutputStream();
+        }
+
+        @Override
+        public PrintWriter getWriter() throws IOException {
+            if (streamed()) {
+                copyBodyToResponse(false);
+                return getResponse().getWriter();
+            }
+            return super.getWriter();
+        }
+
+        @Override
+        public void flushBuffer() throws IOException {
+            if (streamed()) {
+                getResponse().flushBuffer();
+            }
+        }
+    }
+}

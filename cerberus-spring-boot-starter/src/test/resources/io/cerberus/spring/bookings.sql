@@ -1,0 +1,1 @@
+create table booking (seat varchar(64) not null);
