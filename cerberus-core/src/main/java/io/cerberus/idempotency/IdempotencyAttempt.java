@@ -26,7 +26,7 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
     interface Settlement<T> {
         Outcome<T> complete(T result);
 
-        void fail(Throwable error);
+        void fail(Throwable error, boolean remember);
 
         void release();
     }
@@ -95,11 +95,25 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
      * @throws IllegalStateException if the attempt was replayed or already settled
      */
     public void fail(Throwable error) {
+        fail(error, false);
+    }
+
+    /**
+     * Reports that the operation failed, and whether its effect took place all the same (a
+     * transaction committed in spite of the error, say): then the failure is stored and replayed
+     * to duplicates as {@link ReplayedFailureException}, whatever the guard remembers; else as
+     * {@link #fail(Throwable)}.
+     *
+     * @param error what the operation threw
+     * @param tookEffect true to store the failure for duplicates
+     * @throws IllegalStateException if the attempt was replayed or already settled
+     */
+    public void fail(Throwable error, boolean tookEffect) {
         if (error == null) {
             throw new IllegalArgumentException("the error must not be null");
         }
         settle("fail");
-        settlement.fail(error);
+        settlement.fail(error, tookEffect);
     }
 
     private void settle(String what) {

@@ -359,9 +359,9 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
 
         @Override
-        public void fail(Throwable error) {
+        public void fail(Throwable error, boolean remember) {
             stopRenewing();
-            settleFailure(key, id, token, retention, error);
+            settleFailure(key, id, token, retention, error, remember);
         }
 
         @Override
@@ -384,7 +384,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
 
         @Override
-        public void fail(Throwable error) {
+        public void fail(Throwable error, boolean remember) {
         }
 
         @Override
@@ -392,10 +392,10 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
     }
 
-    private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure) {
+    private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure, boolean remember) {
         try {
-            if (remembered(failure)) {
-                String said = failure.getClass().getName() + ": " + failure.getMessage();
+            if (remember || remembered(failure)) {
+                String said = failure.getClass().getName() + ": " + failure.getMessage() + (remember ? " (it took effect all the same)" : "");
                 // a message is kept short: it must fit any store, and a duplicate only needs to know why
                 byte[] text = (said.length() > 4096 ? said.substring(0, 4096) + "..." : said).getBytes(StandardCharsets.UTF_8);
                 withRetries("remember the failure of " + key, () -> store.complete(id, token, text, true, retention));

@@ -293,4 +293,17 @@ class IdempotencyGuardEdgesTest {
             }
         }
     }
+
+    @Test
+    void aFailureThatTookEffectIsStoredWhateverTheGuardRemembers() throws Exception {
+        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+            IdempotencyKey key = IdempotencyKey.ofContent("book", "room-7");
+            try (IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING)) {
+                attempt.fail(new java.io.IOException("no confirmation"), true);
+            }
+            assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "booked twice"))
+                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("no confirmation")
+                    .hasMessageContaining("took effect all the same");
+        }
+    }
 }

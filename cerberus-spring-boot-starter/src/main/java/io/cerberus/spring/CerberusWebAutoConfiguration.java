@@ -27,7 +27,7 @@ public class CerberusWebAutoConfiguration {
     static final int FILTER_ORDER = 0;
 
     /**
-     * @param cerberus the client whose current engine keeps the records
+     * @param cerberus the client whose first engine keeps the records
      * @param options the guard's options ({@code cerberus.idempotency.*})
      * @param properties the {@code cerberus.idempotency.http.*} settings
      * @return the filter, registered for every URL (it selects the paths itself)

@@ -8,6 +8,7 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.ReplayedFailureException;
+import io.cerberus.idempotency.ResultNotKeptException;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -72,8 +73,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final Set<String> methods;
 
     /**
-     * @param cerberus the client whose current engine keeps the records (asked on every request, so
-     *     records follow engine switches)
+     * @param cerberus the client whose first engine keeps the records (they stay there across switches)
      * @param options the guard's options
      * @param settings the {@code cerberus.idempotency.http.*} settings
      * @throws IllegalArgumentException if a setting is empty or a path pattern does not parse
@@ -195,6 +195,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         } catch (OperationInProgressException e) {
             problem(response, 409, "Request in progress", "a request with this " + settings.getHeaderName()
                     + " is still being processed; retry later to get its response");
+            return;
+        } catch (ResultNotKeptException e) {
+            problem(response, 422, "Response not kept", "the first request with this " + settings.getHeaderName()
+                    + " was processed, but its response could not be kept to replay (" + e.getMessage()
+                    + "); it is not run again: send a new request with a new key");
             return;
         } catch (ReplayedFailureException e) {
             problem(response, 500, "Request failed", "the first request with this " + settings.getHeaderName() + " failed");

@@ -12,9 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,8 +28,8 @@ import org.springframework.util.ClassUtils;
 /**
  * Runs an {@link Idempotent @Idempotent} method through the idempotency guard, in the two-call
  * form: begin (claim the key, or get the first result), run, complete with the result or fail. A
- * guard is taken from the client on every call (guards are cheap), so records follow the client to
- * a new engine after a switch. Per method and bean class, the operation name, codec, retention,
+ * guard is taken from the client on every call (guards are cheap); its records stay on the
+ * client's first engine across switches. Per method and bean class, the operation name, codec, retention,
  * options and transaction rules are worked out once.
  *
  * <p>A failure releases the key (a retry runs again), unless the method's Spring transaction
@@ -118,15 +116,8 @@ final class IdempotentAspect implements Ordered {
             try {
                 result = call.proceed();
             } catch (Throwable t) {
-                if (plan.committedOn().test(t)) {
-                    CommittedFailure committed = new CommittedFailure(t);
-                    attempt.fail(committed);
-                    for (Throwable suppressed : committed.getSuppressed()) {
-                        t.addSuppressed(suppressed);
-                    }
-                } else {
-                    attempt.fail(t);
-                }
+                // a failure its transaction committed all the same took effect: stored, so a retry does not run it twice
+                attempt.fail(t, plan.committedOn().test(t));
                 throw t;
             }
             return attempt.complete(result).value();
@@ -138,11 +129,6 @@ final class IdempotentAspect implements Ordered {
         String operation = annotation.operation().isEmpty() ? operation(target.method(), target.beanClass()) : annotation.operation();
         Predicate<Throwable> committedOn = transactions.committedOn(target.method(), target.beanClass());
         IdempotencyOptions options = options(annotation, checked.waitTime());
-        if (committedOn != null) {
-            List<Class<? extends Throwable>> remember = new ArrayList<>(options.remember());
-            remember.add(CommittedFailure.class);
-            options = options.remembering(remember);
-        }
         return new Plan(operation, checked.retention(), checked.codec(), options, committedOn == null ? failure -> false : committedOn);
     }
 
@@ -214,19 +200,6 @@ final class IdempotentAspect implements Ordered {
                         base.storeAttempts(), base.remember());
             default:
                 return base;
-        }
-    }
-
-    /**
-     * Stands for a failure whose transaction committed, so that the guard stores it (the options of
-     * a transactional method remember this type) and replays it as ReplayedFailureException.
-     */
-    static final class CommittedFailure extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        CommittedFailure(Throwable failure) {
-            super(failure.getClass().getName() + ": " + failure.getMessage() + " (its transaction committed all the same)", failure,
-                    true, false);
         }
     }
 }

@@ -56,7 +56,7 @@ class IdempotentTransactionTest {
                 .isInstanceOf(ReplayedFailureException.class)
                 .hasMessageContaining(NoConfirmationException.class.getName())
                 .hasMessageContaining("no confirmation for " + seat)
-                .hasMessageContaining("committed");
+                .hasMessageContaining("took effect all the same");
         assertThat(rows()).isEqualTo(1);
         assertThat(bookings.runs()).hasValue(1);
     }
