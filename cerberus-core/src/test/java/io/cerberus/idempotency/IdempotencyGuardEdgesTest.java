@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.local.MemoryIdempotencyStoreAccess;
-import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,36 +21,6 @@ import org.junit.jupiter.api.Test;
 /** The guard at its edges: switches, renewals racing settlements, slow stores, dropped attempts, limits. */
 class IdempotencyGuardEdgesTest {
     private static final Duration HOUR = Duration.ofHours(1);
-
-    /** A mem: store whose calls a test may slow down, fail or watch. */
-    static class HookedStore implements IdempotencyStore {
-        final IdempotencyStore inner = MemoryIdempotencyStoreAccess.of("mem:hooked-" + UUID.randomUUID());
-
-        @Override
-        public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
-            return inner.claim(id, fingerprint, token, lease);
-        }
-
-        @Override
-        public boolean renew(String id, String token, Duration lease) {
-            return inner.renew(id, token, lease);
-        }
-
-        @Override
-        public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
-            return inner.complete(id, token, result, failure, retention);
-        }
-
-        @Override
-        public boolean release(String id, String token) {
-            return inner.release(id, token);
-        }
-
-        @Override
-        public Optional<IdempotencyRecord> read(String id) {
-            return inner.read(id);
-        }
-    }
 
     private static IdempotencyGuard guardOn(IdempotencyStore store, IdempotencyOptions options) {
         return new IdempotencyGuard(store, "ns", "test://hooked", options);
@@ -90,7 +58,7 @@ class IdempotencyGuardEdgesTest {
         CountDownLatch finishRenewal = new CountDownLatch(1);
         AtomicBoolean renewing = new AtomicBoolean();
         AtomicBoolean overlapped = new AtomicBoolean();
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 renewing.set(true);
@@ -132,7 +100,7 @@ class IdempotencyGuardEdgesTest {
         CountDownLatch slowRenewalHangs = new CountDownLatch(1);
         AtomicInteger fastRenewals = new AtomicInteger();
         IdempotencyKey slow = IdempotencyKey.ofContent("ship", "slow");
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 if (id.endsWith(slow.id())) {
@@ -166,7 +134,7 @@ class IdempotencyGuardEdgesTest {
     @Test
     void anAttemptDroppedWithoutBeingSettledStopsBeingRenewed() throws Exception {
         AtomicLong lastRenewal = new AtomicLong(System.nanoTime());
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 lastRenewal.set(System.nanoTime());
@@ -198,7 +166,7 @@ class IdempotencyGuardEdgesTest {
 
     @Test
     void aResultLargerThanTheStoreKeepsIsRememberedAsRunSoADuplicateDoesNotRunAgain() throws Exception {
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public int maxResultBytes() {
                 return 16;
@@ -229,7 +197,7 @@ class IdempotencyGuardEdgesTest {
                 return null;
             }
         };
-        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
             IdempotencyKey key = IdempotencyKey.ofContent("export", "x");
             AtomicInteger runs = new AtomicInteger();
             assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> new Object[] {runs.incrementAndGet()}))
@@ -242,7 +210,7 @@ class IdempotencyGuardEdgesTest {
 
     @Test
     void aRetentionTheStoreCannotKeepIsRefusedBeforeAnythingRuns() {
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public Optional<Duration> maxRetention() {
                 return Optional.of(Duration.ofDays(30));
@@ -260,7 +228,7 @@ class IdempotencyGuardEdgesTest {
 
     @Test
     void anErrorWhileWaitingForAnotherAttemptFollowsTheStoreDownRule() throws Exception {
-        HookedStore store = new HookedStore() {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public void awaitChange(String id, Duration atMost) {
                 throw new EngineUnavailableException("test://hooked went away", null);
@@ -278,7 +246,7 @@ class IdempotencyGuardEdgesTest {
 
     @Test
     void theEmptyTextAndNullReplayAsThemselves() throws Exception {
-        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
             for (String value : new String[] {"", null, "text"}) {
                 IdempotencyKey key = IdempotencyKey.ofContent("text", String.valueOf(value) + (value == null));
                 guard.execute(key, HOUR, () -> value);
@@ -296,7 +264,7 @@ class IdempotencyGuardEdgesTest {
 
     @Test
     void aFailureThatTookEffectIsStoredWhateverTheGuardRemembers() throws Exception {
-        try (IdempotencyGuard guard = guardOn(new HookedStore(), IdempotencyOptions.defaults())) {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
             IdempotencyKey key = IdempotencyKey.ofContent("book", "room-7");
             try (IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING)) {
                 attempt.fail(new java.io.IOException("no confirmation"), true);

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.IdempotencyRecord;
-import io.cerberus.spi.IdempotencyStore;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +25,6 @@ import org.junit.jupiter.api.Test;
 
 class IdempotencyGuardTest {
     private Cerberus cerberus;
-    private IdempotencyStore store;
 
     @BeforeEach
     void open() {
@@ -40,14 +38,6 @@ class IdempotencyGuardTest {
 
     private IdempotencyGuard guard(IdempotencyOptions options) {
         return cerberus.idempotency(options);
-    }
-
-    /** The mem: store of this test's engine, to play a second party against the guard. */
-    private IdempotencyStore rawStore() {
-        if (store == null) {
-            store = io.cerberus.local.MemoryIdempotencyStoreAccess.of(cerberus.currentEngineUri());
-        }
-        return store;
     }
 
     record Order(String customer, BigDecimal amount, List<String> items) {
@@ -76,14 +66,9 @@ class IdempotencyGuardTest {
     }
 
     /** A store that fails on the calls a test chooses. */
-    private static final class FlakyStore implements IdempotencyStore {
-        final IdempotencyStore inner;
+    private static final class FlakyStore extends HookedIdempotencyStore {
         volatile boolean claimsFail;
         volatile boolean completionsFail;
-
-        FlakyStore(IdempotencyStore inner) {
-            this.inner = inner;
-        }
 
         private static EngineUnavailableException down() {
             return new EngineUnavailableException("store down (test)", null);
@@ -94,12 +79,7 @@ class IdempotencyGuardTest {
             if (claimsFail) {
                 throw down();
             }
-            return inner.claim(id, fingerprint, token, lease);
-        }
-
-        @Override
-        public boolean renew(String id, String token, Duration lease) {
-            return inner.renew(id, token, lease);
+            return super.claim(id, fingerprint, token, lease);
         }
 
         @Override
@@ -107,23 +87,13 @@ class IdempotencyGuardTest {
             if (completionsFail) {
                 throw down();
             }
-            return inner.complete(id, token, result, failure, retention);
-        }
-
-        @Override
-        public boolean release(String id, String token) {
-            return inner.release(id, token);
-        }
-
-        @Override
-        public Optional<IdempotencyRecord> read(String id) {
-            return inner.read(id);
+            return super.complete(id, token, result, failure, retention);
         }
     }
 
     @Test
     void aStoreThatIsDownFailsClosedByDefaultAndRunsUnguardedWhenFailingOpen() throws Exception {
-        FlakyStore flaky = new FlakyStore(rawStore());
+        FlakyStore flaky = new FlakyStore();
         flaky.claimsFail = true;
         AtomicInteger runs = new AtomicInteger();
         IdempotencyKey key = IdempotencyKey.ofContent("charge", "store-down");
@@ -143,7 +113,7 @@ class IdempotencyGuardTest {
 
     @Test
     void aResultThatCannotBeStoredAfterTheWorkIsAnErrorNotASilentRerun() throws Exception {
-        FlakyStore flaky = new FlakyStore(rawStore());
+        FlakyStore flaky = new FlakyStore();
         flaky.completionsFail = true;
         AtomicInteger runs = new AtomicInteger();
         try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults())) {
