@@ -88,6 +88,24 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     }
 
     @Test
+    void aClaimThatLosesEveryRoundAnswersInProgressSoAFailOpenGuardDoesNotRunUnguarded() throws Exception {
+        String uri = server.uri() + "/idempotency-rounds";
+        try (Cerberus cerberus = Cerberus.builder().engine(uri).namespace("rounds").build();
+                CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:" + server.port(), new RetryNTimes(3, 100))) {
+            client.start();
+            IdempotencyKey key = IdempotencyKey.ofContent("charge", "contended");
+            // an expired record whose owner marker is gone: every takeover of it fails, as when others keep changing it
+            client.create().creatingParentContainersIfNeeded().forPath(ZooKeeperIdempotencyStore.path("/idempotency-rounds",
+                    "rounds/" + key.id()), StoredRecord.inProgress("another", key.fingerprint(), 1).encode());
+            java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+            assertThatThrownBy(() -> cerberus.idempotency(IdempotencyOptions.defaults().failingOpen())
+                    .execute(key, Duration.ofHours(1), () -> "charged " + runs.incrementAndGet()))
+                    .isInstanceOf(io.cerberus.idempotency.OperationInProgressException.class);
+            assertThat(runs).as("not run unguarded as if the store were down").hasValue(0);
+        }
+    }
+
+    @Test
     void aWaitingDuplicateWakesSoonAfterAnotherPartyCompletes() throws Exception {
         try (LockEngine waiting = open(""); LockEngine completing = open("")) {
             IdempotencyStore waiterStore = waiting.idempotencyStore().orElseThrow();
