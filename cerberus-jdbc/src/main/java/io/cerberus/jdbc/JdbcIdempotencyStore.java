@@ -43,6 +43,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     private final boolean listening;
     /** Whether completions and releases notify the channel (PostgreSQL). */
     private final boolean notifies;
+    /** The largest result MariaDB takes in one statement, read once from the server; 0 until read. */
+    private volatile int mariaDbMaxResult;
 
     /**
      * @param channel the engine's PostgreSQL notification channel (completions and releases notify
@@ -299,6 +301,29 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             }
             interest.await(seen, atMost);
         }
+    }
+
+    /**
+     * @return on MariaDB/MySQL, what {@code max_allowed_packet} lets one completion carry: the
+     *     driver may send the bytes escaped, up to twice as long, within the statement; elsewhere
+     *     no limit below the default's (PostgreSQL's {@code bytea} and H2's {@code BLOB} take more)
+     */
+    @Override
+    public int maxResultBytes() {
+        if (db.dialect != Dialect.MARIADB) {
+            return IdempotencyStore.super.maxResultBytes();
+        }
+        int known = mariaDbMaxResult;
+        if (known == 0) {
+            long packet = db.run("reading max_allowed_packet", true, connection -> {
+                try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery("SELECT @@max_allowed_packet")) {
+                    return row.next() ? row.getLong(1) : 16L * 1024 * 1024;
+                }
+            });
+            known = (int) Math.max(1, Math.min(Integer.MAX_VALUE - 1024, (packet - 16 * 1024) / 2));
+            mariaDbMaxResult = known;
+        }
+        return known;
     }
 
     @Override
