@@ -11,11 +11,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -44,10 +40,6 @@ public final class IdempotencyGuard implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IdempotencyGuard.class.getName());
     /** The longest retention a guard takes; {@code null} keeps a result for ever. */
     public static final Duration MAX_RETENTION = Duration.ofDays(365L * 1000);
-    /** Stops renewing attempts that were dropped without being settled. */
-    private static final java.lang.ref.Cleaner DROPPED = java.lang.ref.Cleaner.create();
-    /** Runs the renewal calls, so a slow one holds up no other attempt; idle threads end after 30 s. */
-    private static final java.util.concurrent.ExecutorService RENEWAL_CALLS = renewalCalls();
 
     /** Starts the text of a result stored in place of one too large for the store. */
     private static final String NOT_KEPT = "cerberus:result-not-kept:";
@@ -95,16 +87,6 @@ public final class IdempotencyGuard implements AutoCloseable {
         this.options = Checks.notNull("options", options);
         this.renewer = renewer;
         this.ownsRenewer = ownsRenewer;
-    }
-
-    private static java.util.concurrent.ExecutorService renewalCalls() {
-        AtomicInteger threads = new AtomicInteger();
-        return new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new java.util.concurrent.SynchronousQueue<>(), task -> {
-                    Thread thread = new Thread(task, "cerberus-idempotency-renewal-" + threads.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
     }
 
     /** @return a one-thread daemon scheduler that times lease renewals (the calls run elsewhere) */
@@ -233,23 +215,14 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
     }
 
-    /**
-     * An attempt that owns its key: renews the lease until it is completed, failed or released.
-     * A renewal and the settlement hold {@link #settling} in turn, so the settlement waits for a
-     * renewal in flight and no renewal starts after it.
-     */
+    /** An attempt that owns its key: renewed ({@link AttemptRenewal}) until it is completed, failed or released. */
     private final class Claim<T> implements IdempotencyAttempt.Settlement<T> {
         private final IdempotencyKey key;
         private final String id;
         private final String token;
         private final Duration retention;
         private final ResultCodec<T> codec;
-        private final AtomicBoolean leaseLost = new AtomicBoolean();
-        private final AtomicBoolean renewing = new AtomicBoolean();
-        private final ReentrantLock settling = new ReentrantLock();
-        private final ScheduledFuture<?> renewal;
-        private volatile boolean settled;
-        private java.lang.ref.Cleaner.Cleanable dropped;
+        private final AttemptRenewal renewal;
 
         Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec) {
             this.key = key;
@@ -257,67 +230,16 @@ public final class IdempotencyGuard implements AutoCloseable {
             this.token = token;
             this.retention = retention;
             this.codec = codec;
-            long every = Math.max(10, options.lease().toMillis() / 3);
-            this.renewal = renewer.scheduleAtFixedRate(this::startRenewal, every, every, TimeUnit.MILLISECONDS);
+            this.renewal = new AttemptRenewal(store, key, id, token, options.lease(), renewer);
         }
 
-        /** Stops the renewals once the attempt is garbage without having been settled. */
         void watch(IdempotencyAttempt<T> attempt) {
-            dropped = DROPPED.register(attempt, this::dropped);
-        }
-
-        private void dropped() {
-            if (!settled) {
-                settled = true;
-                renewal.cancel(false);
-                LOG.log(Level.WARNING, "an attempt of " + key + " was dropped without being completed, failed or closed;"
-                        + " its key is free again after the lease of " + Checks.format(options.lease()));
-            }
-        }
-
-        /** Runs on the scheduler: hands the renewal call to its own thread, unless one is still in flight. */
-        private void startRenewal() {
-            if (settled || !renewing.compareAndSet(false, true)) {
-                return;
-            }
-            try {
-                RENEWAL_CALLS.execute(this::renew);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                renewing.set(false);
-            }
-        }
-
-        private void renew() {
-            settling.lock();
-            try {
-                if (!settled && !store.renew(id, token, options.lease())) {
-                    leaseLost.set(true);
-                }
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "could not renew the idempotency lease of " + key + ": " + e.getMessage());
-            } finally {
-                settling.unlock();
-                renewing.set(false);
-            }
-        }
-
-        /** Ends the renewals; waits for one in flight, so it cannot change the record under the settlement. */
-        private void stopRenewing() {
-            settling.lock();
-            try {
-                settled = true;
-            } finally {
-                settling.unlock();
-            }
-            renewal.cancel(false);
-            if (dropped != null) {
-                dropped.clean();
-            }
+            renewal.watch(attempt);
         }
 
         @Override
         public Outcome<T> complete(T result) {
-            stopRenewing();
+            renewal.stop();
             boolean stored;
             byte[] encoded;
             RuntimeException unencodable = null;
@@ -352,7 +274,7 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
             if (!stored) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
-                        + Checks.format(options.lease()) + " ran out first" + (leaseLost.get() ? " (a renewal was refused)" : "")
+                        + Checks.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
                         + " and another attempt may have taken the key: its result was not stored", null);
             }
             return new Outcome<>(result, Outcome.Status.EXECUTED);
@@ -360,13 +282,13 @@ public final class IdempotencyGuard implements AutoCloseable {
 
         @Override
         public void fail(Throwable error, boolean remember) {
-            stopRenewing();
+            renewal.stop();
             settleFailure(key, id, token, retention, error, remember);
         }
 
         @Override
         public void release() {
-            stopRenewing();
+            renewal.stop();
             try {
                 withRetries("release " + key, () -> store.release(id, token));
             } catch (RuntimeException e) {
