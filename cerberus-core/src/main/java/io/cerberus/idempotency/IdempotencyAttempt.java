@@ -26,6 +26,8 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
     interface Settlement<T> {
         Outcome<T> complete(T result);
 
+        void completeNotKept(String why);
+
         void fail(Throwable error, boolean remember);
 
         void release();
@@ -86,6 +88,23 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
     public Outcome<T> complete(T result) {
         settle("complete");
         return settlement.complete(result);
+    }
+
+    /**
+     * Reports that the operation took effect but its result is not to be kept (too large for the
+     * caller's own limit, say): duplicates get {@link ResultNotKeptException} with this reason for
+     * the retention given to {@code begin}, and do not run the operation again.
+     *
+     * @param why why the result is not kept, for the duplicates' message
+     * @throws IdempotencyCompletionException if the record could not be stored
+     * @throws IllegalStateException if the attempt was replayed or already settled
+     */
+    public void completeNotKept(String why) {
+        if (why == null || why.isEmpty()) {
+            throw new IllegalArgumentException("the reason must not be empty");
+        }
+        settle("complete");
+        settlement.completeNotKept(why);
     }
 
     /**

@@ -281,6 +281,23 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
 
         @Override
+        public void completeNotKept(String why) {
+            renewal.stop();
+            byte[] text = notKept(why);
+            boolean stored;
+            try {
+                stored = withRetries("complete " + key, () -> store.complete(id, token, text, true, retention));
+            } catch (RuntimeException e) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but that it ran could not be stored on "
+                        + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+            }
+            if (!stored) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
+                        + Checks.format(options.lease()) + " ran out first and another attempt may have taken the key", null);
+            }
+        }
+
+        @Override
         public void fail(Throwable error, boolean remember) {
             renewal.stop();
             settleFailure(key, id, token, retention, error, remember);
@@ -303,6 +320,10 @@ public final class IdempotencyGuard implements AutoCloseable {
         @Override
         public Outcome<T> complete(T result) {
             return new Outcome<>(result, Outcome.Status.UNGUARDED);
+        }
+
+        @Override
+        public void completeNotKept(String why) {
         }
 
         @Override

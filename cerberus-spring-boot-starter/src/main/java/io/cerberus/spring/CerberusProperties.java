@@ -250,6 +250,31 @@ public class CerberusProperties {
          */
         private boolean perUser = true;
 
+        /** Whether a guarded request without an authenticated user is refused with 401 instead of sharing one scope. */
+        private boolean requireUser;
+
+        /**
+         * Largest response body stored for replay. A larger response is sent, and remembered as
+         * "ran, response not kept": a duplicate gets 422 and nothing runs again.
+         */
+        private DataSize maxStoredResponseSize = DataSize.ofMegabytes(1);
+
+        public boolean isRequireUser() {
+            return requireUser;
+        }
+
+        public void setRequireUser(boolean requireUser) {
+            this.requireUser = requireUser;
+        }
+
+        public DataSize getMaxStoredResponseSize() {
+            return maxStoredResponseSize;
+        }
+
+        public void setMaxStoredResponseSize(DataSize maxStoredResponseSize) {
+            this.maxStoredResponseSize = maxStoredResponseSize;
+        }
+
         public boolean isPerUser() {
             return perUser;
         }

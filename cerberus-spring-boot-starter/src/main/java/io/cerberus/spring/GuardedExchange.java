@@ -55,14 +55,17 @@ final class GuardedExchange implements AsyncListener {
     private final IdempotencyAttempt<StoredResponse> attempt;
     private final Recorder recorder;
     private final List<String> storedHeaders;
+    private final long maxStored;
     private final String request;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile AsyncContext listenedTo;
 
-    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, Recorder recorder, List<String> storedHeaders, String request) {
+    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, Recorder recorder, List<String> storedHeaders, long maxStored,
+            String request) {
         this.attempt = attempt;
         this.recorder = recorder;
         this.storedHeaders = storedHeaders;
+        this.maxStored = maxStored;
         this.request = request;
     }
 
@@ -75,10 +78,11 @@ final class GuardedExchange implements AsyncListener {
      * Runs the first dispatch of a request whose attempt must run.
      *
      * @param storedHeaders the names of the response headers to store
+     * @param maxStored the largest response body stored; a larger one is remembered as not kept
      */
     static void start(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
-            FilterChain chain, List<String> storedHeaders) throws IOException, ServletException {
-        GuardedExchange exchange = new GuardedExchange(attempt, new Recorder(response, request), storedHeaders,
+            FilterChain chain, List<String> storedHeaders, long maxStored) throws IOException, ServletException {
+        GuardedExchange exchange = new GuardedExchange(attempt, new Recorder(response, request), storedHeaders, maxStored,
                 request.getMethod() + " " + request.getRequestURI());
         request.setAttribute(ATTRIBUTE, exchange);
         exchange.dispatch(request, exchange.recorder, chain);
@@ -126,7 +130,13 @@ final class GuardedExchange implements AsyncListener {
                         + " cerberus.idempotency.http.paths", request);
             } else {
                 int status = recorder.getStatus();
-                if (status < 500 && !RETRYABLE.contains(status)) {
+                int size = recorder.getContentSize();
+                if (status < 500 && !RETRYABLE.contains(status) && size > maxStored) {
+                    LOG.warn("{} answered {} with {} bytes, more than cerberus.idempotency.http.max-stored-response-size ({} bytes):"
+                            + " sent but not stored; a duplicate gets 422", request, status, size, maxStored);
+                    attempt.completeNotKept("its response of " + size + " bytes was larger than the " + maxStored
+                            + " bytes stored for replay");
+                } else if (status < 500 && !RETRYABLE.contains(status)) {
                     attempt.complete(new StoredResponse(status, storedHeaders(), recorder.getContentAsByteArray()));
                 }
             }

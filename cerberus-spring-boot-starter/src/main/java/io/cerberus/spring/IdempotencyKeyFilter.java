@@ -47,9 +47,12 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * {@code draft-ietf-httpapi-idempotency-key-header} describes: the first request runs and its
  * response (status, selected headers, body) is stored; a duplicate (same key, same method and
  * path, same body) gets that response replayed, marked with a replay header, without running
- * anything. The key is {@code IdempotencyKey.of(method + " " + path, header, body)}, so the same
- * key with another body is a mismatch; with {@code per-user} (the default), the operation also
- * names the authenticated user, so two users' equal keys never meet.
+ * anything. The key is {@code IdempotencyKey.of(method + " " + path, header, body and query)}, so
+ * the same key with another body or query string is a mismatch; with {@code per-user} (the
+ * default), the operation also names the authenticated user, so two users' equal keys never meet;
+ * with {@code require-user}, a request without one is refused (401). A response body larger than
+ * {@code max-stored-response-size} is sent but not stored: the key is remembered as "ran, response
+ * not kept", and a duplicate gets 422.
  *
  * <p>Answers of its own, as {@code application/problem+json}: 400 when the header is required and
  * missing (or malformed), 409 while the first request still runs, 422 when the key comes with
@@ -97,6 +100,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
                 && settings.getMaxBodySize().toBytes() <= Integer.MAX_VALUE - 8,
                 "cerberus.idempotency.http.max-body-size must be 1B to 2GB, was " + settings.getMaxBodySize());
         require(settings.getStoredHeaders() != null, "cerberus.idempotency.http.stored-headers must not be null");
+        require(settings.getMaxStoredResponseSize() != null && settings.getMaxStoredResponseSize().toBytes() >= 0
+                && settings.getMaxStoredResponseSize().toBytes() <= Integer.MAX_VALUE - 8,
+                "cerberus.idempotency.http.max-stored-response-size must be 0B to 2GB, was " + settings.getMaxStoredResponseSize());
         return settings;
     }
 
@@ -171,6 +177,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             }
             return;
         }
+        if (settings.isRequireUser() && request.getUserPrincipal() == null) {
+            problem(response, 401, "Authentication required", "a request with a " + settings.getHeaderName()
+                    + " header must come from an authenticated user here (cerberus.idempotency.http.require-user)");
+            return;
+        }
         byte[] body = readBody(request);
         if (body == null) {
             problem(response, 413, "Request body too large", "a request with a " + settings.getHeaderName()
@@ -180,7 +191,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         String operation = operation(request);
         IdempotencyKey key;
         try {
-            key = IdempotencyKey.of(operation, clientKey, body);
+            // the query string is part of the request: the same key sent to ?account=2 must not replay ?account=1
+            String query = request.getQueryString();
+            key = IdempotencyKey.of(operation, clientKey, query == null ? body : Map.of("body", body, "query", query));
         } catch (IllegalArgumentException e) {
             problem(response, 400, "Idempotency-Key is malformed", e.getMessage());
             return;
@@ -190,7 +203,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             attempt = cerberus.get().idempotency(options.get()).begin(key, settings.getRetention(), StoredResponse.CODEC);
         } catch (IdempotencyKeyMismatchException e) {
             problem(response, 422, "Idempotency-Key reused", "this " + settings.getHeaderName()
-                    + " was already used with another request body; a retry must send the same body, a new request a new key");
+                    + " was already used with another request body or query; a retry must send the same request, a new request a new key");
             return;
         } catch (OperationInProgressException e) {
             problem(response, 409, "Request in progress", "a request with this " + settings.getHeaderName()
@@ -217,7 +230,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             replay(attempt.replayed(), response);
             return;
         }
-        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, settings.getStoredHeaders());
+        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, settings.getStoredHeaders(),
+                settings.getMaxStoredResponseSize().toBytes());
     }
 
     private void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

@@ -31,7 +31,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The Idempotency-Key filter in a running servlet application over a file: engine, through real HTTP. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = IdempotencyKeyFilterTest.App.class,
-        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**"})
+        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**",
+            "cerberus.idempotency.http.max-stored-response-size=1KB"})
 class IdempotencyKeyFilterTest {
     @TempDir
     static Path directory;
@@ -154,6 +155,34 @@ class IdempotencyKeyFilterTest {
         assertThat(annAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
         assertThat(annAgain.body()).isEqualTo(ann.body());
         assertThat(orders.created).hasValue(2);
+    }
+
+    @Test
+    void theSameKeyAndBodyWithAnotherQueryStringIs422AndRunsNothing() throws Exception {
+        String key = UUID.randomUUID().toString();
+        HttpResponse<String> first = post("/orders/7?account=1", key, "{\"qty\":2}");
+        HttpResponse<String> otherAccount = post("/orders/7?account=2", key, "{\"qty\":2}");
+        HttpResponse<String> retry = post("/orders/7?account=1", key, "{\"qty\":2}");
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(otherAccount.statusCode()).as("not account 1's response replayed").isEqualTo(422);
+        assertThat(otherAccount.body()).contains("query");
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(orders.created).hasValue(1);
+    }
+
+    @Test
+    void aResponseLargerThanTheStoredLimitIsSentButNotStoredAndADuplicateIs422NotRunAgain() throws Exception {
+        String key = UUID.randomUUID().toString();
+        String large = "{\"note\":\"" + "x".repeat(2048) + "\"}";
+        HttpResponse<String> first = post("/orders/8", key, large);
+        HttpResponse<String> duplicate = post("/orders/8", key, large);
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.body()).as("the client gets the whole response").hasSizeGreaterThan(2048);
+        assertThat(duplicate.statusCode()).isEqualTo(422);
+        assertThat(duplicate.body()).contains("Response not kept").contains("larger than the 1024 bytes stored for replay");
+        assertThat(orders.created).as("the duplicate did not run again").hasValue(1);
     }
 
     private HttpResponse<String> post(String path, String key, String body) throws Exception {
