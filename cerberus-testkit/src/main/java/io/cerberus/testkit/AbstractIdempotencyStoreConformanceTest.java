@@ -236,6 +236,8 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
                 records.awaitChange(id, Duration.ofSeconds(10));
                 return System.nanoTime();
             });
+            assertThatThrownBy(() -> returnedAt.get(300, TimeUnit.MILLISECONDS)).as("still waiting while the record is in progress")
+                    .isInstanceOf(java.util.concurrent.TimeoutException.class);
             assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1))).isTrue();
             long completedAt = System.nanoTime();
             long woke = returnedAt.get(10, TimeUnit.SECONDS);
