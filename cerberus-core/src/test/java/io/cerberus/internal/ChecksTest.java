@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ChecksTest {
     @Test
     void passwordsNeverAppearInRedactedUris() {
-        assertThat(Uris.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://user:****@host:6379/0");
+        assertThat(Uris.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://****@host:6379/0");
         assertThat(Uris.redact("jdbc:postgresql://db/app?user=a&password=s3cret&ssl=true"))
                 .isEqualTo("jdbc:postgresql://db/app?user=a&password=****&ssl=true");
         assertThat(Uris.redact("file:/tmp/locks")).isEqualTo("file:/tmp/locks");

@@ -46,7 +46,7 @@ class EtcdAuthTest {
     void wrongPasswordFailsCleanlyWithoutShowingIt() {
         assertThatThrownBy(() -> Cerberus.builder().engine(uri("root:wrong-secret")).connectTimeout(Duration.ofSeconds(3)).build())
                 .isInstanceOf(EngineUnavailableException.class)
-                .hasMessageContaining("root:****@127.0.0.1")
+                .hasMessageContaining("//****@127.0.0.1")
                 .hasMessageNotContaining("wrong-secret");
     }
 }

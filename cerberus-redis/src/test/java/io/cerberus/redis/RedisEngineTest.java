@@ -392,12 +392,28 @@ class RedisEngineTest {
     }
 
     @Test
+    void aPasswordWithoutAUserIsNeverShown() {
+        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret");
+                Cerberus cerberus = Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + secured.port()).build()) {
+            assertThat(cerberus.lock("guarded").tryLock()).as("the bare user-info is the password").isTrue();
+            assertThat(cerberus.toString()).contains("redis://****@127.0.0.1:" + secured.port()).doesNotContain("s3cret");
+            assertThat(cerberus.currentEngineUri()).doesNotContain("s3cret");
+        }
+        int closed = io.cerberus.testkit.FreePorts.next();
+        assertThatThrownBy(() -> Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + closed).connectTimeout(Duration.ofSeconds(2)).build())
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("redis://****@127.0.0.1:" + closed)
+                .satisfies(e -> assertThat(String.valueOf(e.getCause())).doesNotContain("s3cret"))
+                .hasMessageNotContaining("s3cret");
+    }
+
+    @Test
     void wrongPasswordSaysSoWithoutShowingIt() {
         try (RedisServer secured = RedisServer.start("--requirepass", "s3cret")) {
             String wrong = "redis://:wrong-pass@127.0.0.1:" + secured.port();
             assertThatThrownBy(() -> Cerberus.builder().engine(wrong).connectTimeout(Duration.ofSeconds(2)).build())
                     .isInstanceOf(EngineUnavailableException.class)
-                    .hasMessageContaining("redis://:****@127.0.0.1:" + secured.port())
+                    .hasMessageContaining("redis://****@127.0.0.1:" + secured.port())
                     .hasMessageContaining("password")
                     .hasMessageNotContaining("wrong-pass");
             assertThatThrownBy(() -> Cerberus.builder().engine(secured.uri()).connectTimeout(Duration.ofSeconds(2)).build())

@@ -1,0 +1,40 @@
+package io.cerberus.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class UrisTest {
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "redis://s3cret@127.0.0.1:6379|redis://****@127.0.0.1:6379",
+        "redis://app:s3cret@127.0.0.1:6379/0|redis://****@127.0.0.1:6379/0",
+        "rediss://app:s3cret@h1:1,h2:2?timeout=5s|rediss://****@h1:1,h2:2?timeout=5s",
+        "redis-sentinel://:s3cret@h1:26379,h2:26379/mymaster|redis-sentinel://****@h1:26379,h2:26379/mymaster",
+        "redlock://s3cret@h1:1,h2:2,h3:3|redlock://****@h1:1,h2:2,h3:3",
+        "redis://app:pa/s3cret@127.0.0.1:6379|redis://****@127.0.0.1:6379",
+        "redis://app:pa?s3cret#x@127.0.0.1:6379|redis://****@127.0.0.1:6379",
+        "zk://admin:s3cret@h1:2181,h2:2181/app|zk://****@h1:2181,h2:2181/app",
+        "etcd://root:s3cret@[::1]:2379|etcd://****@[::1]:2379",
+        "jdbc:postgresql://db:5432/app?user=app&password=s3cret&sslmode=require|jdbc:postgresql://db:5432/app?user=app&password=****&sslmode=require",
+        "jdbc:postgresql://db/app?sslpassword=s3cret|jdbc:postgresql://db/app?sslpassword=****",
+        "jdbc:mariadb://db/app?keyStorePassword=s3cret&trustStorePassword=s3cret|jdbc:mariadb://db/app?keyStorePassword=****&trustStorePassword=****",
+        "jdbc:sqlserver://db;user=app;password=s3cret;encrypt=true|jdbc:sqlserver://db;user=app;password=****;encrypt=true",
+        "etcd://h:2379?token=s3cret|etcd://h:2379?token=****",
+        "redis://h:6379?AUTH=s3cret|redis://h:6379?AUTH=****",
+        "jdbc:postgresql://db/app?user=me@example.com|jdbc:postgresql://db/app?user=me@example.com",
+        "file:/var/lib/locks|file:/var/lib/locks",
+        "mem:|mem:",
+    })
+    void everySecretAnEngineUriCarriesIsHidden(String uri, String shown) {
+        assertThat(Uris.redact(uri)).isEqualTo(shown).doesNotContain("s3cret");
+    }
+
+    @Test
+    void nullIsShownAsNull() {
+        assertThat(Uris.redact(null)).isEqualTo("null");
+    }
+}
