@@ -1,10 +1,14 @@
 package io.cerberus.internal;
 
+import java.lang.System.Logger.Level;
+import java.util.Collection;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Engine URI helpers. */
 public final class Uris {
+    private static final System.Logger LOG = System.getLogger(Uris.class.getName());
     /** A parameter whose name says it carries a secret: any value up to the next separator. */
     private static final Pattern SECRET_PARAMETER = Pattern.compile(
             "(?i)([?&;](?:[\\w.\\-]*(?:password|passwd|pwd|secret|token|credential|key-?store|key_store)[\\w.\\-]*|pass|auth)=)[^&;#]*");
@@ -59,6 +63,49 @@ public final class Uris {
             }
         }
         return uri.substring(0, start) + "****" + uri.substring(at);
+    }
+
+    /**
+     * Logs a WARNING when an engine sends credentials without TLS to a host that is not this
+     * machine's loopback: anyone on the path can read them.
+     *
+     * @param engine the engine's kind, e.g. {@code redis}
+     * @param uri the engine's URI (shown redacted)
+     * @param hosts the hosts the credentials go to
+     * @return whether it warned
+     */
+    public static boolean warnIfCredentialsInPlaintext(String engine, String uri, Collection<String> hosts) {
+        boolean remote = hosts.stream().anyMatch(host -> !isLoopback(host));
+        if (remote) {
+            LOG.log(Level.WARNING, engine + " engine " + redact(uri) + " sends its credentials without TLS to " + String.join(", ", hosts)
+                    + ": anyone on the network path can read them. Turn TLS on (see the engine's page in the docs)");
+        }
+        return remote;
+    }
+
+    /** @return whether {@code host} (a name or address, maybe with brackets) is this machine's loopback */
+    static boolean isLoopback(String host) {
+        String bare = host.toLowerCase(Locale.ROOT);
+        if (bare.startsWith("[") && bare.endsWith("]")) {
+            bare = bare.substring(1, bare.length() - 1);
+        }
+        return bare.equals("localhost") || bare.startsWith("127.") || bare.equals("::1") || bare.equals("0:0:0:0:0:0:0:1");
+    }
+
+    /**
+     * @param what the setting, for the message
+     * @param value its text
+     * @return {@code true} or {@code false}
+     * @throws IllegalArgumentException for anything else ({@code yes}, {@code 1}, {@code on} are refused, not read as false)
+     */
+    public static boolean strictBoolean(String what, String value) {
+        if ("true".equals(value)) {
+            return true;
+        }
+        if ("false".equals(value)) {
+            return false;
+        }
+        throw new IllegalArgumentException(what + " must be true or false, was '" + value + "'");
     }
 
     /** @return the index of the first '/', '?' or '#' at or after {@code from}, or the length */

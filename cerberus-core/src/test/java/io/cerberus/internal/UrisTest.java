@@ -34,6 +34,25 @@ class UrisTest {
     }
 
     @Test
+    void credentialsInPlaintextAreWarnedAboutUnlessTheyStayOnThisMachine() {
+        assertThat(Uris.warnIfCredentialsInPlaintext("redis", "redis://s3cret@cache.internal:6379", java.util.List.of("cache.internal")))
+                .isTrue();
+        assertThat(Uris.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@127.0.0.1:2379", java.util.List.of("127.0.0.1", "localhost", "[::1]")))
+                .isFalse();
+        assertThat(Uris.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@h", java.util.List.of("127.0.0.1", "10.0.0.7"))).isTrue();
+    }
+
+    @Test
+    void booleansAreTrueOrFalseAndNothingElse() {
+        assertThat(Uris.strictBoolean("tls", "true")).isTrue();
+        assertThat(Uris.strictBoolean("tls", "false")).isFalse();
+        for (String loose : new String[] {"1", "yes", "on", "TRUE", "", "0"}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Uris.strictBoolean("tls", loose))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tls must be true or false");
+        }
+    }
+
+    @Test
     void nullIsShownAsNull() {
         assertThat(Uris.redact(null)).isEqualTo("null");
     }

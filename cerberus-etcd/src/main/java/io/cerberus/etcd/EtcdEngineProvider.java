@@ -36,6 +36,10 @@ public final class EtcdEngineProvider implements EngineProvider {
         context.requireNoOptions();
         EtcdTarget target = EtcdTarget.parse(context.uri());
         String describe = Uris.redact(context.uri());
+        if (!target.tls() && target.password().isPresent()) {
+            Uris.warnIfCredentialsInPlaintext("etcd", context.uri(),
+                    target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
+        }
         DeleteSends deleteSends = new DeleteSends();
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
                 .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())

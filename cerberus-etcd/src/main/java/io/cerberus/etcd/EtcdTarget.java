@@ -1,5 +1,6 @@
 package io.cerberus.etcd;
 
+import io.cerberus.internal.Uris;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -75,7 +76,7 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
                 throw new IllegalArgumentException("the etcd user in the URI must not be empty");
             }
         }
-        boolean tls = scheme.equals("etcds") || Boolean.parseBoolean(query.getOrDefault("tls", "false"));
+        boolean tls = scheme.equals("etcds") || (query.containsKey("tls") && Uris.strictBoolean("the etcd URI parameter tls", query.get("tls")));
         List<String> endpoints = new ArrayList<>();
         for (String hostPort : rest.split(",")) {
             endpoints.add((tls ? "https://" : "http://") + hostPort(hostPort));

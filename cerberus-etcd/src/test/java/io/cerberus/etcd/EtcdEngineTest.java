@@ -403,5 +403,11 @@ class EtcdEngineTest {
         assertThat(target.prefix()).isEqualTo("locks");
         assertThat(target.ttl()).isEqualTo(Duration.ofSeconds(7));
         assertThat(EtcdTarget.parse("etcds://h1").endpoints()).containsExactly("https://h1:2379");
+        for (String loose : new String[] {"1", "yes", "on", "TRUE"}) {
+            assertThatThrownBy(() -> EtcdTarget.parse("etcd://h1:2379?tls=" + loose)).as("tls=" + loose + " is not plaintext")
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tls must be true or false");
+        }
+        assertThat(EtcdTarget.parse("etcd://h1:2379?tls=true").endpoints()).containsExactly("https://h1:2379");
+        assertThat(EtcdTarget.parse("etcd://h1:2379?tls=false").endpoints()).containsExactly("http://h1:2379");
     }
 }

@@ -3,6 +3,7 @@ package io.cerberus.redis;
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.internal.Checks;
+import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
@@ -66,11 +67,28 @@ public final class RedisEngineProvider implements EngineProvider {
         return RedisEngine.CAPABILITIES;
     }
 
+    /** @return whether the URI carries a user-info (a password, or user and password) before its hosts */
+    private static boolean hasUserInfo(String uri) {
+        int start = uri.indexOf("//");
+        int at = uri.indexOf('@');
+        return start >= 0 && at > start;
+    }
+
     @Override
     public LockEngine open(EngineContext context) {
         RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
         RedisTarget target = RedisTarget.parse(context.uri(), options);
         String shown = target.shown();
+        if (!target.tls() && (hasUserInfo(context.uri()) || options != null && options.password().isPresent())) {
+            java.util.List<String> hosts = new java.util.ArrayList<>();
+            for (RedisURI uri : target.uris()) {
+                if (uri.getHost() != null) {
+                    hosts.add(uri.getHost());
+                }
+                uri.getSentinels().forEach(sentinel -> hosts.add(sentinel.getHost()));
+            }
+            Uris.warnIfCredentialsInPlaintext("redis", context.uri(), hosts);
+        }
         Duration commandTimeout = target.commandTimeout().orElse(context.connectTimeout());
         for (RedisURI uri : target.uris()) {
             uri.setTimeout(commandTimeout);
