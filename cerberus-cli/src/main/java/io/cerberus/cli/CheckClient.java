@@ -28,10 +28,10 @@ final class CheckClient {
         reader.start();
     }
 
-    static CheckClient start(String name, List<String> workerArgs) {
+    static CheckClient start(String name, List<String> workerArgs, String engineUri) {
         List<String> args = new ArrayList<>(List.of("--client", name));
         args.addAll(workerArgs);
-        return new CheckClient(name, DemoInstance.startWorker("check-worker", args, "check client " + name));
+        return new CheckClient(name, DemoInstance.startWorker("check-worker", args, engineUri, "check client " + name));
     }
 
     private void readOutput() {

@@ -1,6 +1,7 @@
 package io.cerberus.cli;
 
 import io.cerberus.Cerberus;
+import io.cerberus.internal.Uris;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -140,7 +141,7 @@ final class CheckCommand implements Callable<Integer> {
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
             throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://"
-                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + engineUri);
+                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Uris.redact(engineUri));
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -149,7 +150,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
-        String title = "cerberus check: " + (noLock ? "no lock" : engineUri)
+        String title = "cerberus check: " + (noLock ? "no lock" : Uris.redact(engineUri))
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients, " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
@@ -268,7 +269,7 @@ final class CheckCommand implements Callable<Integer> {
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
         String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
-        List<String> args = new ArrayList<>(List.of("--engine", clientUri, "--namespace", engine.namespace(), "--lock", lockName,
+        List<String> args = new ArrayList<>(List.of("--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
                 "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
         if (noLock) {
@@ -277,7 +278,7 @@ final class CheckCommand implements Callable<Integer> {
         if (noFencing) {
             args.add("--no-fencing");
         }
-        return CheckClient.start(name, args);
+        return CheckClient.start(name, args, clientUri);
     }
 
     private static void awaitReady(List<CheckClient> clients) throws InterruptedException {

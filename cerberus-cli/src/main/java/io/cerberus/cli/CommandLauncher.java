@@ -75,7 +75,7 @@ final class CommandLauncher {
 
     /**
      * @param command the command and its arguments
-     * @param environment variables to add to the inherited environment
+     * @param environment variables to add to the inherited environment, less {@value EngineOptions#ENGINE_ENV}
      * @param dieWithParent whether to start it through {@code setpriv --pdeathsig KILL}
      * @return the process builder, standard streams inherited
      */
@@ -86,6 +86,8 @@ final class CommandLauncher {
         }
         argv.addAll(command);
         ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
+        // the engine URI may carry credentials: the user's command gets the lock, not the keys to the engine
+        builder.environment().remove(EngineOptions.ENGINE_ENV);
         builder.environment().putAll(environment);
         return builder;
     }

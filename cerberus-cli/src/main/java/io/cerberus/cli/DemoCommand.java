@@ -104,7 +104,7 @@ final class DemoCommand implements Callable<Integer> {
         out.flush();
 
         for (String name : INSTANCES) {
-            instances.add(DemoInstance.start(name, workerArgs(name, dir, engineUri)));
+            instances.add(DemoInstance.start(name, workerArgs(name, dir), engineUri));
         }
         for (DemoInstance instance : instances) {
             instance.awaitLine(DemoWorkerCommand.READY, STARTUP);
@@ -146,10 +146,10 @@ final class DemoCommand implements Callable<Integer> {
         out.flush();
     }
 
-    private List<String> workerArgs(String name, Path dir, String engineUri) {
+    private List<String> workerArgs(String name, Path dir) {
         List<String> args = new ArrayList<>(List.of("--instance", name, "--store", dir.resolve("stock").toString(),
                 "--seconds", Integer.toString(seconds), "--buyers", Integer.toString(buyers),
-                "--engine", engineUri, "--namespace", engine.namespace()));
+                "--namespace", engine.namespace()));
         if (noLock) {
             args.add("--no-lock");
         }

@@ -43,8 +43,8 @@ final class DemoInstance implements AutoCloseable {
      * @param workerArgs the arguments after {@code demo-worker}
      * @return the running instance
      */
-    static DemoInstance start(String name, List<String> workerArgs) {
-        return new DemoInstance(name, startWorker("demo-worker", workerArgs, "instance " + name));
+    static DemoInstance start(String name, List<String> workerArgs, String engineUri) {
+        return new DemoInstance(name, startWorker("demo-worker", workerArgs, engineUri, "instance " + name));
     }
 
     /**
@@ -57,15 +57,22 @@ final class DemoInstance implements AutoCloseable {
      * @param what what is started, for the error message
      * @return the process
      */
-    static Process startWorker(String subcommand, List<String> args, String what) {
+    /**
+     * Starts a worker JVM with this JVM's class path. The engine URI goes in the worker's
+     * environment ({@value EngineOptions#ENGINE_ENV}), never on its command line, where any local
+     * user could read its credentials ({@code ps}).
+     */
+    static Process startWorker(String subcommand, List<String> args, String engineUri, String what) {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
                 "-cp", System.getProperty("java.class.path"),
                 CerberusCommand.class.getName(), subcommand));
         command.addAll(args);
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+        builder.environment().put(EngineOptions.ENGINE_ENV, engineUri);
         try {
-            return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            return builder.start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + what + " (" + command.get(0) + ")", e);
         }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs {@code cerberus} in child JVMs, the way users run it. */
@@ -35,6 +36,18 @@ final class Cli {
      * @return how it ended
      */
     static Result run(Duration timeout, String... args) {
+        return runWith(Map.of(), timeout, args);
+    }
+
+    /**
+     * Like {@link #run}, with these variables in the command's environment.
+     *
+     * @param environment variables to set (after {@code CERBERUS_ENGINE} is removed)
+     * @param timeout how long it may take (scaled here)
+     * @param args the arguments of {@code cerberus}
+     * @return how it ended
+     */
+    static Result runWith(Map<String, String> environment, Duration timeout, String... args) {
         Duration scaled = TestTimes.scaled(timeout);
         try {
             Path out = Files.createTempFile("cerberus-cli-", ".out");
@@ -44,6 +57,7 @@ final class Cli {
                         .redirectOutput(out.toFile())
                         .redirectError(err.toFile());
                 builder.environment().remove(EngineOptions.ENGINE_ENV);
+                builder.environment().putAll(environment);
                 Process process = builder.start();
                 process.getOutputStream().close();
                 if (!process.waitFor(scaled.toNanos(), TimeUnit.NANOSECONDS)) {
