@@ -146,9 +146,11 @@ class LeaseRenewerTest {
         });
         watcher.start();
         lock.unlock();
+        // read before anything else can block the owner: an unlock that did not wait returns while the renewal is still held
+        long heldWhenUnlockReturned = engine.releaseRenewal.getCount();
         watcher.join();
         releaser.join();
-        assertThat(engine.releaseRenewal.getCount()).as("unlock returned only after the renewal was let go").isZero();
+        assertThat(heldWhenUnlockReturned).as("unlock returned only after the renewal was let go").isZero();
         assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
 }
