@@ -55,8 +55,9 @@ class OptionalPartsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new ApplicationContextRunner().withConfiguration(ALL).withBean(SimpleMeterRegistry.class, () -> registry)
                 .run(context -> {
-                    context.getBean(Cerberus.class).lock("metered").tryLock();
-                    assertThat(registry.find("cerberus.lock.acquire").timer()).isNotNull();
+                    assertThat(context.getBean(Cerberus.class).lock("metered").tryLock()).isTrue();
+                    assertThat(registry.find("cerberus.lock.acquire").timer()).as("the client's acquire timer in the application's registry")
+                            .isNotNull().satisfies(timer -> assertThat(timer.count()).isEqualTo(1));
                 });
     }
 }
