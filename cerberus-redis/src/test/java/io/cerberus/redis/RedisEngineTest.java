@@ -367,12 +367,16 @@ class RedisEngineTest {
         RedisEngine engine = engine();
         Acquisition reader = new Acquisition(new LockKey(namespace, "stale-reader"), LockMode.READ, "r".repeat(32), "reader",
                 Duration.ofMillis(300));
+        long grantedAt = System.nanoTime();
         long readerFence = ((AcquireResult.Granted) engine.tryAcquire(reader)).fencingToken();
         Acquisition writer = attempt("stale-reader", LockMode.WRITE);
         assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
-        Thread.sleep(400);
-        AcquireResult result = engine.tryAcquire(writer);
-        assertThat(result).isInstanceOf(AcquireResult.Granted.class);
+        AcquireResult[] polled = new AcquireResult[1];
+        Poll.until("the writer to be granted once the reader's lease of 300 ms is over", TestTimes.millis(5_000),
+                () -> (polled[0] = engine.tryAcquire(writer)) instanceof AcquireResult.Granted);
+        assertThat(Duration.ofNanos(System.nanoTime() - grantedAt)).as("not before the reader's lease ended")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(250));
+        AcquireResult result = polled[0];
         assertThat(((AcquireResult.Granted) result).fencingToken()).isGreaterThan(readerFence);
         assertThat(engine.renew(reader)).as("the expired reader cannot renew").isFalse();
         assertThat(engine.release(writer)).isTrue();
