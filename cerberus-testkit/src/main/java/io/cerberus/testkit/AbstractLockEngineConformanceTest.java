@@ -656,4 +656,34 @@ public abstract class AbstractLockEngineConformanceTest {
         }
         assertThat(cerberus.capabilities()).isNotNull();
     }
+
+    @Test
+    void everyDeclaredCapabilityWorks() {
+        Cerberus cerberus = client();
+        if (cerberus.capabilities().contains(Capability.FAIR)) {
+            DistributedLock fair = cerberus.fairLock("declared-fair");
+            assertThat(fair.tryLock()).as("a fair lock of an engine that declares FAIR").isTrue();
+            fair.unlock();
+        }
+        if (cerberus.capabilities().contains(Capability.READ_WRITE)) {
+            DistributedReadWriteLock rw = cerberus.readWriteLock("declared-rw");
+            assertThat(rw.readLock().tryLock()).as("a read lock of an engine that declares READ_WRITE").isTrue();
+            assertThat(client().readWriteLock("declared-rw").writeLock().tryLock()).as("no writer (another client) beside a reader")
+                    .isFalse();
+            rw.readLock().unlock();
+        }
+        if (cerberus.capabilities().contains(Capability.INSPECT)) {
+            DistributedLock held = cerberus.lock("declared-inspect");
+            assertThat(held.tryLock()).isTrue();
+            assertThat(cerberus.inspect("declared-inspect")).as("an engine that declares INSPECT lists a held lock")
+                    .extracting(LockInfo::name).contains("declared-inspect");
+            held.unlock();
+        }
+        if (cerberus.capabilities().contains(Capability.FENCING)) {
+            DistributedLock fenced = cerberus.lock("declared-fencing");
+            assertThat(fenced.tryLock()).isTrue();
+            assertThat(fenced.lease().fencingToken()).as("an engine that declares FENCING gives a token").isPositive();
+            fenced.unlock();
+        }
+    }
 }
