@@ -37,13 +37,16 @@ import picocli.CommandLine.Spec;
                 + " 'server-kill' and 'failover' fault the server the checker runs."
                 + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
                 + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
-                + " refused every stale write) or UNSAFE."},
+                + " refused every stale write), UNSAFE, or NO_PROGRESS (no client held the lock: nothing was shown)."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:verdict SAFE or SAFE_WITH_FENCING", "1:verdict UNSAFE: lost updates or tokens backwards",
+                "2:verdict NO_PROGRESS: no client held the lock during the run",
                 ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
 final class CheckCommand implements Callable<Integer> {
     /** Exit code of an UNSAFE verdict. */
     static final int UNSAFE = 1;
+    /** Exit code of a run in which no client held the lock. */
+    static final int NO_PROGRESS = 2;
     private static final Duration CONFIRM = Duration.ofSeconds(10);
 
     @Mixin
@@ -182,7 +185,11 @@ final class CheckCommand implements Callable<Integer> {
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + out.resolve("report.txt") + ", timeline: " + out.resolve("timeline.html"));
         console.flush();
-        return report.verdict().equals("UNSAFE") ? UNSAFE : ExitCodes.OK;
+        return switch (report.verdict()) {
+            case "UNSAFE" -> UNSAFE;
+            case "NO_PROGRESS" -> NO_PROGRESS;
+            default -> ExitCodes.OK;
+        };
     }
 
     private void validate() {

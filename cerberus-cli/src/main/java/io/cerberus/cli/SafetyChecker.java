@@ -22,7 +22,8 @@ import java.util.TreeMap;
  * </ul>
  *
  * Verdict: {@code SAFE} (no overlap, nothing lost), {@code SAFE_WITH_FENCING} (holders overlapped
- * but the register refused every stale write), {@code UNSAFE} (lost updates or tokens backwards).
+ * but the register refused every stale write), {@code UNSAFE} (lost updates or tokens backwards),
+ * {@code NO_PROGRESS} (no hold at all: a run that shows nothing is never called safe).
  */
 final class SafetyChecker {
 
@@ -45,6 +46,9 @@ final class SafetyChecker {
         String verdict() {
             if (lostUpdates > 0 || tokensBackwards > 0) {
                 return "UNSAFE";
+            }
+            if (holds.isEmpty()) {
+                return "NO_PROGRESS";
             }
             return overlaps.isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
         }

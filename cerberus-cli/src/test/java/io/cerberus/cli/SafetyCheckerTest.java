@@ -27,6 +27,15 @@ class SafetyCheckerTest {
     }
 
     @Test
+    void aRunInWhichNobodyHeldTheLockIsNoProgressNeverSafe() {
+        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+                e("FAULT", "c1", -1, 12, "pause"), e("FAULT", "c1", -1, 60, "resume")), register(0, 0, 0), 0, 70);
+
+        assertThat(report.holds()).isEmpty();
+        assertThat(report.verdict()).isEqualTo("NO_PROGRESS");
+    }
+
+    @Test
     void aPausedHolderOverlapsButFencingStopsItsWrite() {
         SafetyChecker.Report report = SafetyChecker.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 12, "pause"),
