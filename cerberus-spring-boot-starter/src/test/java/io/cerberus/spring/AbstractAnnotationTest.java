@@ -189,6 +189,8 @@ abstract class AbstractAnnotationTest {
         assertThat(first.awaitEntered(5_000)).isTrue();
         Gate second = new Gate();
         CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() -> payments.slowWaiting(id, second), callers);
+        assertThatThrownBy(() -> duplicate.get(300, TimeUnit.MILLISECONDS)).as("the duplicate waits while the first call runs")
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
 
         first.open();
         assertThat(duplicate.get(10, TimeUnit.SECONDS)).isEqualTo(firstCall.get(5, TimeUnit.SECONDS));
