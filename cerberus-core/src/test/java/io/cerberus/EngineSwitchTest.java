@@ -135,9 +135,13 @@ class EngineSwitchTest {
     void theLockDelayEnds() throws Exception {
         try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().lockDelay(Duration.ofMillis(300)).build()) {
             assertThat(unswitched.lock("stock").tryLock()).isTrue();
+            long switchedAt = System.nanoTime();
             switched.switchEngine();
             assertThat(switched.lock("stock").tryLock()).isFalse();
             assertThat(pollUntil(Duration.ofSeconds(5), () -> switched.lock("stock").tryLock())).isTrue();
+            Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
+            assertThat(after).as("not before the lock-delay of 300ms ended").isGreaterThanOrEqualTo(Duration.ofMillis(300));
+            assertThat(after).as("soon after it ended").isLessThan(Duration.ofMillis(300 + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
             switched.lock("stock").unlock();
             unswitched.lock("stock").unlock();
         }
