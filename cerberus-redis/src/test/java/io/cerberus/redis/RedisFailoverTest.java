@@ -54,6 +54,11 @@ class RedisFailoverTest {
         final LongAdder unavailable = new LongAdder();
         final List<Thread> threads = new ArrayList<>();
         volatile boolean stopped;
+        /**
+         * Set when redis dies: a holder there keeps using what it protects until its lease's time is up, as a holder
+         * that is never told (paused, cut off) does; only the lock-delay keeps the switched clients out meanwhile.
+         */
+        volatile boolean holdWhileValid;
 
         Workload(List<Cerberus> clients, int threadsPerClient) {
             for (Cerberus client : clients) {
@@ -80,11 +85,15 @@ class RedisFailoverTest {
                 if (lease.isEmpty()) {
                     continue;
                 }
+                long leaseEnds = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
                 if (inside.incrementAndGet() != 1) {
                     overlaps.incrementAndGet();
                 }
                 grants.computeIfAbsent(lease.get().engineName(), k -> new LongAdder()).increment();
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+                while (holdWhileValid && !stopped && lease.get().engineName().equals("redis") && System.nanoTime() - leaseEnds < 0) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                }
                 inside.decrementAndGet();
                 try {
                     lease.get().close();
@@ -119,6 +128,7 @@ class RedisFailoverTest {
             try {
                 Poll.until("grants on redis", TestTimes.scaled(Duration.ofSeconds(20)), () -> work.grantsOn("redis") >= 20);
                 long killedAt = System.nanoTime();
+                work.holdWhileValid = true; // a holder on redis now stays inside until its lease runs out: the lock-delay must cover it
                 redis.kill();
 
                 for (int i = 0; i < 2; i++) {
