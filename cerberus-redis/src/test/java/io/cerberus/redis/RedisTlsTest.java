@@ -43,10 +43,15 @@ class RedisTlsTest {
 
     /** Makes a self-signed key pair with keytool: NAME.p12 (password changeit), NAME.crt and NAME.key (PEM). */
     private static Path keyPair(String name, String subject) throws Exception {
+        return keyPair(name, subject, "ip:127.0.0.1");
+    }
+
+    /** @param san the certificate's subject alternative name, e.g. {@code ip:127.0.0.1} or {@code dns:host.example} */
+    private static Path keyPair(String name, String subject, String san) throws Exception {
         Path store = dir.resolve(name + ".p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
         Process generate = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", name, "-keyalg", "RSA",
-                "-keysize", "2048", "-dname", subject, "-ext", "san=ip:127.0.0.1", "-validity", "2",
+                "-keysize", "2048", "-dname", subject, "-ext", "san=" + san, "-validity", "2",
                 "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "changeit"))
                 .redirectErrorStream(true).start();
         String output = new String(generate.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -87,6 +92,28 @@ class RedisTlsTest {
         assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(3)).build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(uri);
+    }
+
+    @Test
+    void aTrustedCertificateForAnotherHostIsRefusedUnlessOnlyTheCertificateIsChecked() throws Exception {
+        Path otherStore = keyPair("other-host", "CN=cache.example", "dns:cache.example");
+        try (RedisServer impostor = RedisServer.startTls(dir.resolve("other-host.crt"), dir.resolve("other-host.key"))) {
+            RedisOptions trusting = RedisOptions.builder().trustStore(otherStore, "changeit".toCharArray()).build();
+            String uri = "rediss://127.0.0.1:" + impostor.port();
+            assertThatThrownBy(() -> Cerberus.builder().engine(uri, trusting).connectTimeout(Duration.ofSeconds(3)).build())
+                    .as("a certificate the client trusts, issued for cache.example, from 127.0.0.1")
+                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining(uri);
+            try (Cerberus caOnly = Cerberus.builder().engine(uri + "?verifyPeer=CA", trusting).build()) {
+                assertThat(caOnly.lock("ca-only").tryLock()).as("the same certificate, its host name not checked").isTrue();
+            }
+        }
+    }
+
+    @Test
+    void optionsNeverShowTheirPasswords() {
+        RedisOptions options = RedisOptions.builder().user("app").password("pw-main".toCharArray())
+                .trustStore(serverStore, "pw-trust".toCharArray()).keyStore(serverStore, "pw-key".toCharArray()).build();
+        assertThat(options.toString()).contains("user=app").doesNotContain("pw-main", "pw-trust", "pw-key");
     }
 
     @Test

@@ -158,6 +158,15 @@ class IdempotencyKeyFilterTest {
     }
 
     @Test
+    void aBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
+        HttpResponse<String> large = post("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
+
+        assertThat(large.statusCode()).isEqualTo(413);
+        assertThat(large.body()).contains("at most 1048576B");
+        assertThat(orders.created).hasValue(0);
+    }
+
+    @Test
     void theSameKeyAndBodyWithAnotherQueryStringIs422AndRunsNothing() throws Exception {
         String key = UUID.randomUUID().toString();
         HttpResponse<String> first = post("/orders/7?account=1", key, "{\"qty\":2}");
