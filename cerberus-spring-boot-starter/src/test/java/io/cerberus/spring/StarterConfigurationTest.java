@@ -74,9 +74,19 @@ class StarterConfigurationTest {
                     assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(10));
                     hold.release();
 
+                    // lock-delay 0, as the built client shows it: after a switch, a lock held on the old engine by another
+                    // client is granted on the new one at once (with a lock-delay it would also be asked of the old engine)
+                    try (Cerberus other = Cerberus.builder().engine("mem:starter-props").namespace("billing").build()) {
+                        assertThat(other.lock("delay").tryLock()).isTrue();
+                        cerberus.switchEngine("file");
+                        assertThat(cerberus.lock("delay").tryLock()).as("no lock-delay on the client").isTrue();
+                        cerberus.lock("delay").unlock();
+                        cerberus.switchEngine("mem");
+                        other.lock("delay").unlock();
+                    }
+
                     CerberusProperties properties = context.getBean(CerberusProperties.class);
                     assertThat(properties.getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
-                    assertThat(properties.getLockDelay()).isZero();
                     FailoverPolicy failover = CerberusAutoConfiguration.failoverPolicy(properties.getFailover()).orElseThrow();
                     assertThat(failover.unhealthyFor()).isEqualTo(Duration.ofSeconds(3));
                     assertThat(failover.checkEvery()).isEqualTo(Duration.ofMillis(200));
