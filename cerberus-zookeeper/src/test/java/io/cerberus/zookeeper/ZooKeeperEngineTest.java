@@ -44,6 +44,15 @@ class ZooKeeperEngineTest {
         server.close();
     }
 
+    /** @return a started plain Curator client on the shared server, authenticated with a ZooKeeper digest {@code user:password} */
+    private static org.apache.curator.framework.CuratorFramework digestClient(String userAndPassword) {
+        org.apache.curator.framework.CuratorFramework client = org.apache.curator.framework.CuratorFrameworkFactory.builder()
+                .connectString("127.0.0.1:" + server.port()).retryPolicy(new org.apache.curator.retry.RetryNTimes(3, 100))
+                .authorization("digest", userAndPassword.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build();
+        client.start();
+        return client;
+    }
+
     private static Cerberus client(ZooKeeperServer on, String query, String namespace) {
         return client(on, query, namespace, Duration.ofSeconds(5));
     }
@@ -361,6 +370,18 @@ class ZooKeeperEngineTest {
                     .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not authorised")
                     .hasMessageNotContaining("secret-b");
             assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
+            // B, with its own credentials, cannot release A's hold by deleting its node, nor list the namespace
+            String lockDir = LockPaths.lock("/engine-test", new io.cerberus.spi.LockKey(namespace, "order:1"));
+            try (org.apache.curator.framework.CuratorFramework asA = digestClient("app-a:secret-a");
+                    org.apache.curator.framework.CuratorFramework asB = digestClient("app-b:secret-b")) {
+                List<String> holds = asA.getChildren().forPath(lockDir);
+                assertThat(holds).as("A's hold node").hasSize(1);
+                assertThatThrownBy(() -> asB.delete().forPath(lockDir + "/" + holds.get(0)))
+                        .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> asB.getChildren().forPath(lockDir))
+                        .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
+                assertThat(asA.getChildren().forPath(lockDir)).as("A's hold is still there").isEqualTo(holds);
+            }
             assertThat(lock.isHeldByCurrentThread()).isTrue();
             lock.unlock();
             assertThat(appA.lock("order:1").tryLock()).isTrue();
