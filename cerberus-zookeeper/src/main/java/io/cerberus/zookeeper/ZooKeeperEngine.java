@@ -70,6 +70,7 @@ final class ZooKeeperEngine implements LockEngine {
     private final boolean ownsClient;
     private final org.apache.curator.framework.state.ConnectionStateListener stateListener;
     private final LossReporter losses;
+    private final NamespaceOwnership namespaces;
     private final ZooKeeperRequests requests;
     private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
@@ -92,14 +93,20 @@ final class ZooKeeperEngine implements LockEngine {
         }
     }
 
-    ZooKeeperEngine(String shown, String root, CuratorFramework client, boolean ownsClient, LossReporter losses, Duration timeout) {
+    /**
+     * @param ownAcl the ACL this client gives its nodes (its credentials' user alone), or null
+     *     without credentials: then namespaces are not checked ({@link NamespaceOwnership})
+     */
+    ZooKeeperEngine(String shown, String root, CuratorFramework client, boolean ownsClient, LossReporter losses, Duration timeout,
+            List<org.apache.zookeeper.data.ACL> ownAcl) {
         this.shown = shown;
         this.root = root;
         this.client = client;
         this.ownsClient = ownsClient;
         this.losses = losses;
         this.requests = new ZooKeeperRequests(shown, timeout, client);
-        this.records = new ZooKeeperIdempotencyStore(root, client, requests);
+        this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
+        this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
         this.stateListener = (c, state) -> {
             switch (state) {
                 case LOST -> sessionLost();
@@ -146,6 +153,7 @@ final class ZooKeeperEngine implements LockEngine {
 
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
+        namespaces.verify(attempt.key().namespace());
         String dir = LockPaths.lock(root, attempt.key());
         Node node = nodes.get(attempt.token());
         List<String> children;

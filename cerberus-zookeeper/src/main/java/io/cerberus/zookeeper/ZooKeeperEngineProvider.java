@@ -67,6 +67,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
                 .connectionTimeoutMs(connectMillis)
                 .zkClientConfig(zooKeeperConfig)
                 .retryPolicy(new RetryNTimes(1, 50));
+        List<ACL> ownAcl = null;
         if (target.user() != null) {
             Id owner;
             try {
@@ -76,6 +77,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             }
             // (lists that allow contains(null): ZooKeeper checks its ACL lists for null entries)
             List<ACL> ownerOnly = java.util.Arrays.asList(new ACL(ZooDefs.Perms.ALL, owner));
+            ownAcl = ownerOnly;
             List<ACL> sharedParent = java.util.Arrays.asList(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE),
                     new ACL(ZooDefs.Perms.ALL, owner));
             builder.authorization("digest", (target.user() + ":" + target.password()).getBytes(StandardCharsets.UTF_8))
@@ -109,7 +111,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             client.close();
             throw e;
         }
-        return new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout());
+        return new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(), ownAcl);
     }
 
     private static LockEngine onClientOf(ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context,
@@ -133,6 +135,6 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             Thread.currentThread().interrupt();
             throw new EngineUnavailableException("interrupted while waiting for the CuratorFramework of " + shown, e);
         }
-        return new ZooKeeperEngine(shown, target.root(), client, false, context.lossReporter(), context.connectTimeout());
+        return new ZooKeeperEngine(shown, target.root(), client, false, context.lossReporter(), context.connectTimeout(), null);
     }
 }

@@ -63,11 +63,13 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     private final String root;
     private final CuratorFramework client;
     private final ZooKeeperRequests requests;
+    private final NamespaceOwnership namespaces;
 
-    ZooKeeperIdempotencyStore(String root, CuratorFramework client, ZooKeeperRequests requests) {
+    ZooKeeperIdempotencyStore(String root, CuratorFramework client, ZooKeeperRequests requests, NamespaceOwnership namespaces) {
         this.root = root;
         this.client = client;
         this.requests = requests;
+        this.namespaces = namespaces;
     }
 
     /** @return the directory of the records of the namespace of {@code id} (the part before its last '/') */
@@ -95,6 +97,10 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     @Override
     public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
         String what = "claim idempotency key " + id;
+        int slash = id.lastIndexOf('/');
+        if (slash > 0) {
+            namespaces.verify(id.substring(0, slash));
+        }
         String dir = directory(root, id);
         String path = path(root, id);
         byte[] data = StoredRecord.inProgress(token, fingerprint, lease.toMillis()).encode();

@@ -359,6 +359,33 @@ class ZooKeeperEngineTest {
     }
 
     @Test
+    void aNamespaceNodeSomeoneElseCreatedFirstIsRefusedNotUsed() throws Exception {
+        String worldOpen = "squatted-" + UUID.randomUUID();
+        String foreign = "taken-" + UUID.randomUUID();
+        try (org.apache.curator.framework.CuratorFramework anyone = digestClient("mallory:nothing");
+                org.apache.curator.framework.CuratorFramework appB = digestClient("app-b:secret-b")) {
+            anyone.create().creatingParentsIfNeeded().withACL(org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                    .forPath(LockPaths.namespace("/engine-test", worldOpen));
+            appB.create().creatingParentsIfNeeded().withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL)
+                    .forPath(LockPaths.namespace("/engine-test", foreign));
+        }
+        for (String namespace : List.of(worldOpen, foreign)) {
+            try (Cerberus appA = client(server, "?user=app-a&password=secret-a", namespace)) {
+                assertThatThrownBy(() -> appA.lock("order:1").tryLock()).as(namespace)
+                        .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
+                        .hasMessageContaining(namespace).hasMessageNotContaining("secret-a");
+                assertThatThrownBy(() -> appA.idempotency(io.cerberus.idempotency.IdempotencyOptions.defaults().withStoreAttempts(1))
+                        .execute(io.cerberus.idempotency.IdempotencyKey.ofContent("charge", 1), Duration.ofHours(1), () -> "ran"))
+                        .as("its records too").isInstanceOf(io.cerberus.idempotency.IdempotencyStoreUnavailableException.class);
+            }
+        }
+        try (Cerberus own = client(server, "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
+            assertThat(own.lock("order:1").tryLock()).as("a namespace the application creates itself").isTrue();
+            own.lock("order:1").unlock();
+        }
+    }
+
+    @Test
     void appsWithTheirOwnUsersCannotTakeReleaseOrBlockEachOthersLocks() throws Exception {
         String namespace = "app-a-" + UUID.randomUUID();
         try (Cerberus appA = client(server, "?user=app-a&password=secret-a", namespace);
@@ -366,8 +393,8 @@ class ZooKeeperEngineTest {
                 Cerberus ownNamespace = client(server, "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
             DistributedLock lock = appA.lock("order:1");
             lock.lock();
-            assertThatThrownBy(() -> appB.lock("order:1").tryLock())
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not authorised")
+            assertThatThrownBy(() -> appB.lock("order:1").tryLock()).as("A's namespace is not B's")
+                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
                     .hasMessageNotContaining("secret-b");
             assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
             // B, with its own credentials, cannot release A's hold by deleting its node, nor list the namespace
