@@ -45,7 +45,10 @@ class RedisAclIsolationTest {
                     .addCategory(io.lettuce.core.AclCategory.KEYSPACE)
                     .addCategory(io.lettuce.core.AclCategory.READ)
                     .addCategory(io.lettuce.core.AclCategory.WRITE)
-                    .removeCategory(io.lettuce.core.AclCategory.DANGEROUS));
+                    .removeCategory(io.lettuce.core.AclCategory.DANGEROUS)
+                    // SCAN and RANDOMKEY ignore key patterns: they would list other applications' lock names
+                    .removeCommand(io.lettuce.core.protocol.CommandType.SCAN)
+                    .removeCommand(io.lettuce.core.protocol.CommandType.RANDOMKEY));
         }
     }
 
@@ -73,7 +76,12 @@ class RedisAclIsolationTest {
             try (Lease lease = a.lock("order:1").acquire(Duration.ofSeconds(1))) {
                 assertThat(b.lock("order:1").tryLock()).as("same name, other app: another lock").isTrue();
                 b.lock("order:1").unlock();
-                assertThat(a.inspect("")).extracting(info -> info.name()).containsExactly("order:1");
+                assertThatThrownBy(() -> a.inspect("")).as("inspect needs SCAN, which the application's user may not run")
+                        .isInstanceOf(CerberusException.class).hasMessageContaining("NOPERM");
+                try (Cerberus operator = Cerberus.builder().engine(server.uri()).namespace("appA").build()) {
+                    assertThat(operator.inspect("")).as("an operator's user lists them").extracting(info -> info.name())
+                            .containsExactly("order:1");
+                }
                 assertThat(lease.isValid()).isTrue();
             }
         }
@@ -104,6 +112,10 @@ class RedisAclIsolationTest {
                             .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
                     assertThatThrownBy(() -> b.publish("cerberus:{appA:order%3A2}:changed", "x"))
                             .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                    assertThatThrownBy(() -> b.scan()).as("listing every key, A's lock names too")
+                            .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                    assertThatThrownBy(() -> b.randomkey()).isInstanceOf(RedisCommandExecutionException.class)
+                            .hasMessageContaining("NOPERM");
                 } finally {
                     client.shutdown();
                 }
