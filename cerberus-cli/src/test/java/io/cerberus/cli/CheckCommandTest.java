@@ -127,8 +127,6 @@ class CheckCommandTest {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("partition=[1-9]").containsPattern("heal=[1-9]");
-        assertThat(confirmed(run.stdout(), "partition")).as("cut off and felt by the client").isEqualTo(injected(run.stdout(), "partition"))
-                .isPositive();
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
     }
