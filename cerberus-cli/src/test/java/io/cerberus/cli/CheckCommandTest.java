@@ -76,7 +76,8 @@ class CheckCommandTest {
 
     @Test
     void theFileEngineStaysSafeUnderPausesAndKills() throws Exception {
-        Cli.Result run = check("--engine", "file:" + dir.resolve("locks"));
+        // long critical sections and several kills, so that a kill lands on a holder even when signals are slow to arrive
+        Cli.Result run = check("--engine", "file:" + dir.resolve("locks"), "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("verdict:               SAFE\n");
