@@ -240,7 +240,6 @@ public final class IdempotencyGuard implements AutoCloseable {
         @Override
         public Outcome<T> complete(T result) {
             renewal.stop();
-            boolean stored;
             byte[] encoded;
             RuntimeException unencodable = null;
             try {
@@ -257,25 +256,10 @@ public final class IdempotencyGuard implements AutoCloseable {
                         + " bytes " + engine + " keeps");
                 failure = true;
             }
-            byte[] kept = encoded;
-            boolean asFailure = failure;
-            try {
-                stored = withRetries("complete " + key, () -> store.complete(id, token, kept, asFailure, retention));
-            } catch (EngineUnavailableException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
-                        + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
-            } catch (RuntimeException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result was refused by the store ("
-                        + e.getMessage() + "): a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
-            }
-            if (stored && unencodable != null) {
+            store(encoded, failure);
+            if (unencodable != null) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be encoded ("
                         + unencodable.getMessage() + "); duplicates are told it ran and do not run it again", unencodable);
-            }
-            if (!stored) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
-                        + Checks.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
-                        + " and another attempt may have taken the key: its result was not stored", null);
             }
             return new Outcome<>(result, Outcome.Status.EXECUTED);
         }
@@ -283,17 +267,25 @@ public final class IdempotencyGuard implements AutoCloseable {
         @Override
         public void completeNotKept(String why) {
             renewal.stop();
-            byte[] text = notKept(why);
+            store(notKept(why), true);
+        }
+
+        /** Completes the record with these bytes; the caller is told when they could not be stored. */
+        private void store(byte[] bytes, boolean failure) {
             boolean stored;
             try {
-                stored = withRetries("complete " + key, () -> store.complete(id, token, text, true, retention));
-            } catch (RuntimeException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but that it ran could not be stored on "
+                stored = withRetries("complete " + key, () -> store.complete(id, token, bytes, failure, retention));
+            } catch (EngineUnavailableException e) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
                         + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+            } catch (RuntimeException e) {
+                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result was refused by the store ("
+                        + e.getMessage() + "): a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
             }
             if (!stored) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
-                        + Checks.format(options.lease()) + " ran out first and another attempt may have taken the key", null);
+                        + Checks.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
+                        + " and another attempt may have taken the key: its result was not stored", null);
             }
         }
 
