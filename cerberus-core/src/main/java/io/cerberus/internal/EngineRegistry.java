@@ -34,7 +34,11 @@ final class EngineRegistry {
             throw new IllegalArgumentException("no engine serves '" + scheme + ":' URIs" + hint
                     + " (engines found: " + String.join(", ", providers().keySet()) + ")");
         }
-        return provider.open(context);
+        try {
+            return provider.open(context);
+        } catch (RuntimeException e) {
+            throw ScrubbedErrors.scrub(e, context.uri()); // a client library may echo the URI's password
+        }
     }
 
     /** @return what the engine of this URI's scheme declares it can do, before it is opened */

@@ -1,8 +1,15 @@
 package io.cerberus.internal;
 
 import java.lang.System.Logger.Level;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -29,15 +36,56 @@ public final class Uris {
      * @return the URI with each of those replaced by {@code ****}
      */
     public static String redact(String uri) {
-        if (uri == null) {
-            return "null";
-        }
-        String hidden = redactUserInfo(uri);
-        Matcher parameters = SECRET_PARAMETER.matcher(hidden);
-        return parameters.replaceAll("$1****");
+        return uri == null ? "null" : redact(uri, new ArrayList<>());
     }
 
-    private static String redactUserInfo(String uri) {
+    /**
+     * The secrets {@link #redact} hides, for text that may echo them apart from the URI (a
+     * driver's message naming a host it parsed out of a password).
+     *
+     * @param uri an engine URI
+     * @return the password of the user-info (a bare user-info whole), each secret parameter's
+     *     value, and their %-decoded forms, longest first
+     */
+    public static List<String> secrets(String uri) {
+        List<String> found = new ArrayList<>();
+        if (uri != null) {
+            redact(uri, found);
+        }
+        Set<String> all = new LinkedHashSet<>();
+        for (String secret : found) {
+            all.add(secret);
+            all.add(decoded(secret));
+        }
+        all.remove("");
+        List<String> longestFirst = new ArrayList<>(all);
+        longestFirst.sort(Comparator.comparingInt(String::length).reversed());
+        return List.copyOf(longestFirst);
+    }
+
+    private static String decoded(String part) {
+        try {
+            return URLDecoder.decode(part, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return part; // not %-encoded text
+        }
+    }
+
+    private static String redact(String uri, List<String> found) {
+        String hidden = redactUserInfo(uri, found);
+        Matcher parameters = SECRET_PARAMETER.matcher(hidden);
+        StringBuilder shown = new StringBuilder();
+        while (parameters.find()) {
+            String value = parameters.group().substring(parameters.group(1).length());
+            if (!value.isEmpty()) {
+                found.add(value);
+            }
+            parameters.appendReplacement(shown, "$1****");
+        }
+        return parameters.appendTail(shown).toString();
+    }
+
+    private static String redactUserInfo(String uri, List<String> found) {
         int slashes = uri.indexOf("//");
         if (slashes < 0) {
             return uri;
@@ -62,6 +110,9 @@ public final class Uris {
                 return uri;
             }
         }
+        String userInfo = uri.substring(start, at);
+        int colon = userInfo.indexOf(':');
+        found.add(colon < 0 ? userInfo : userInfo.substring(colon + 1)); // a bare user-info is a password to Redis clients
         return uri.substring(0, start) + "****" + uri.substring(at);
     }
 

@@ -34,6 +34,16 @@ class UrisTest {
     }
 
     @Test
+    void theSecretsAreWhatRedactionHidesAndTheirDecodedForms() {
+        assertThat(Uris.secrets("redis://s3cret@h:1")).containsExactly("s3cret");
+        assertThat(Uris.secrets("redis://app:s%40cret@h:1?timeout=1s")).containsExactly("s%40cret", "s@cret");
+        assertThat(Uris.secrets("jdbc:postgresql://h/db?user=app&password=pw1&sslpassword=longer-pw"))
+                .containsExactly("longer-pw", "pw1");
+        assertThat(Uris.secrets("etcd://h:2379/locks?ttl=5")).isEmpty();
+        assertThat(Uris.secrets(null)).isEmpty();
+    }
+
+    @Test
     void credentialsInPlaintextAreWarnedAboutUnlessTheyStayOnThisMachine() {
         assertThat(Uris.warnIfCredentialsInPlaintext("redis", "redis://s3cret@cache.internal:6379", java.util.List.of("cache.internal")))
                 .isTrue();

@@ -1,6 +1,7 @@
 package io.cerberus.jdbc;
 
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.ScrubbedErrors;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -283,7 +284,7 @@ abstract class ConnectionSource implements AutoCloseable {
 
         private Connection connect() throws SQLException {
             return open(() -> {
-                Connection connection = DriverManager.getConnection(url);
+                Connection connection = driverConnection();
                 if (serverTimeout) {
                     try (Statement statement = connection.createStatement()) {
                         statement.execute("SET statement_timeout = " + statementTimeout(timeout).toMillis());
@@ -294,6 +295,21 @@ abstract class ConnectionSource implements AutoCloseable {
                 }
                 return connection;
             });
+        }
+
+        /** A new connection from the driver, whose errors may echo the URL: shown without its secrets. */
+        private Connection driverConnection() throws SQLException {
+            try {
+                return DriverManager.getConnection(url);
+            } catch (SQLException e) {
+                Throwable shown = ScrubbedErrors.scrubAny(e, url);
+                if (shown == e) {
+                    throw e;
+                }
+                SQLException scrubbed = new SQLException(shown.getMessage(), e.getSQLState(), e.getErrorCode(), shown.getCause());
+                scrubbed.setStackTrace(e.getStackTrace());
+                throw scrubbed;
+            }
         }
 
         @Override
