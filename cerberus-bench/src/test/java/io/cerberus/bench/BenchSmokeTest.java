@@ -28,8 +28,13 @@ class BenchSmokeTest {
         assertThat(results).allSatisfy(result -> assertThat(result.cycles()).as(result.peer()).isPositive());
         assertThat(results).hasSize(3 * group.lockPeers().size() + 2 * group.guardPeers().size() + group.sharedPeers().size());
         assertThat(results).filteredOn(result -> result.workload().equals(Bench.TWO_PROCESSES)).hasSize(group.sharedPeers().size())
-                .allSatisfy(result -> assertThat(result.childShare()).as(result.peer() + ": the child's share of the hand-offs")
-                        .isBetween(0.0, 1.0));
+                .allSatisfy(result -> {
+                    // a share is measured for every peer; Cerberus takes turns between processes, so each JVM got the lock
+                    assertThat(result.childShare()).as(result.peer() + ": the child's share of the hand-offs").isNotNaN().isBetween(0.0, 1.0);
+                    if (result.peer().startsWith("Cerberus")) {
+                        assertThat(result.childShare()).as(result.peer() + ": the child's share of the hand-offs").isStrictlyBetween(0.0, 1.0);
+                    }
+                });
         assertThat(results).filteredOn(result -> result.workload().equals("many-names"))
                 .allSatisfy(result -> assertThat(result.namesTouched()).as(result.peer()).isPositive());
         List<HeldLocks.Result> holds = HeldLocks.run(group, HELD_LOCKS, LEASE);
