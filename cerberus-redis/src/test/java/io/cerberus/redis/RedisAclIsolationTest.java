@@ -108,6 +108,8 @@ class RedisAclIsolationTest {
                             .hasMessageContaining("NOPERM");
                     assertThatThrownBy(() -> b.del(owner)).isInstanceOf(RedisCommandExecutionException.class)
                             .hasMessageContaining("NOPERM");
+                    assertThatThrownBy(() -> b.pexpire(owner, 3_600_000)).as("extending A's hold")
+                            .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
                     assertThatThrownBy(() -> b.eval("return redis.call('DEL', KEYS[1])", ScriptOutputType.INTEGER, owner))
                             .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
                     assertThatThrownBy(() -> b.publish("cerberus:{appA:order%3A2}:changed", "x"))

@@ -397,7 +397,7 @@ class ZooKeeperEngineTest {
                     .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
                     .hasMessageNotContaining("secret-b");
             assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
-            // B, with its own credentials, cannot release A's hold by deleting its node, nor list the namespace
+            // B, with its own credentials, cannot release A's hold by deleting its node, list, read or rewrite it
             String lockDir = LockPaths.lock("/engine-test", new io.cerberus.spi.LockKey(namespace, "order:1"));
             try (org.apache.curator.framework.CuratorFramework asA = digestClient("app-a:secret-a");
                     org.apache.curator.framework.CuratorFramework asB = digestClient("app-b:secret-b")) {
@@ -406,6 +406,11 @@ class ZooKeeperEngineTest {
                 assertThatThrownBy(() -> asB.delete().forPath(lockDir + "/" + holds.get(0)))
                         .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
                 assertThatThrownBy(() -> asB.getChildren().forPath(lockDir))
+                        .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
+                String hold = lockDir + "/" + holds.get(0);
+                assertThatThrownBy(() -> asB.getData().forPath(hold)).as("reading A's hold")
+                        .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> asB.setData().forPath(hold, asA.getData().forPath(hold))).as("rewriting (extending) A's hold")
                         .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
                 assertThat(asA.getChildren().forPath(lockDir)).as("A's hold is still there").isEqualTo(holds);
             }
