@@ -148,20 +148,17 @@ class EtcdIsolationTest {
         try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB")) {
             DistributedLock lock = a.lock("order:3");
             assertThat(lock.tryLock()).isTrue();
-            try {
-                String key = keysOf("order%3A3").get(0);
-                long leaseId = leaseOf(key);
-                assertThatThrownBy(() -> answer(appB.getLeaseClient().revoke(leaseId)))
-                        .as("revoking needs write permission on every key of the lease").hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> server.ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
-                        .hasMessageContaining("permission denied");
-                assertThatThrownBy(() -> answer(appB.getKVClient().delete(LockKeys.bytes(key))))
-                        .as("deleting the key by its exact name").hasStackTraceContaining("permission denied");
-                assertThat(keysOf("order%3A3")).as("A's key is still there").containsExactly(key);
-                assertThat(lock.lease().isValid()).isTrue();
-            } finally {
-                lock.unlock();
-            }
+            String key = keysOf("order%3A3").get(0);
+            long leaseId = leaseOf(key);
+            assertThatThrownBy(() -> answer(appB.getLeaseClient().revoke(leaseId)))
+                    .as("revoking needs write permission on every key of the lease").hasStackTraceContaining("permission denied");
+            assertThatThrownBy(() -> server.ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
+                    .hasMessageContaining("permission denied");
+            assertThatThrownBy(() -> answer(appB.getKVClient().delete(LockKeys.bytes(key))))
+                    .as("deleting the key by its exact name").hasStackTraceContaining("permission denied");
+            assertThat(keysOf("order%3A3")).as("A's key is still there").containsExactly(key);
+            assertThat(lock.lease().isValid()).isTrue();
+            lock.unlock();
         }
     }
 
@@ -170,24 +167,21 @@ class EtcdIsolationTest {
         try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB")) {
             DistributedLock lock = a.lock("order:4");
             assertThat(lock.tryLock()).isTrue();
-            try {
-                String key = keysOf("order%3A4").get(0);
-                long leaseId = leaseOf(key);
-                assertThat(server.ctl("--user", "appB:appB-secret", "lease", "list")).as("lease ids are listed to every user")
-                        .contains(Long.toHexString(leaseId));
-                String version = serverVersion(appB);
-                CompletableFuture<List<String>> attached = appB.getLeaseClient()
-                        .timeToLive(leaseId, LeaseOption.builder().withAttachedKeys().build())
-                        .thenApply(reply -> reply.getKeys().stream().map(name -> name.toString(StandardCharsets.UTF_8)).toList());
-                if (KeyNameExposure.exposesKeyNames(version)) {
-                    assertThat(answer(attached)).as("etcd %s shows A's key names to B (CVE-2023-32082)", version).contains(key);
-                } else {
-                    assertThatThrownBy(() -> answer(attached)).as("etcd %s checks read permission on the keys", version)
-                            .hasStackTraceContaining("permission denied");
-                }
-            } finally {
-                lock.unlock();
+            String key = keysOf("order%3A4").get(0);
+            long leaseId = leaseOf(key);
+            assertThat(server.ctl("--user", "appB:appB-secret", "lease", "list")).as("lease ids are listed to every user")
+                    .contains(Long.toHexString(leaseId));
+            String version = serverVersion(appB);
+            CompletableFuture<List<String>> attached = appB.getLeaseClient()
+                    .timeToLive(leaseId, LeaseOption.builder().withAttachedKeys().build())
+                    .thenApply(reply -> reply.getKeys().stream().map(name -> name.toString(StandardCharsets.UTF_8)).toList());
+            if (KeyNameExposure.exposesKeyNames(version)) {
+                assertThat(answer(attached)).as("etcd %s shows A's key names to B (CVE-2023-32082)", version).contains(key);
+            } else {
+                assertThatThrownBy(() -> answer(attached)).as("etcd %s checks read permission on the keys", version)
+                        .hasStackTraceContaining("permission denied");
             }
+            lock.unlock();
         }
     }
 
