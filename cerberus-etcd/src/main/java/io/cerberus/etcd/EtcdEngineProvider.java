@@ -64,6 +64,8 @@ public final class EtcdEngineProvider implements EngineProvider {
             }
             throw new EngineUnavailableException("could not open etcd " + describe + ": " + e, e);
         }
+        KeyNameExposure.checkInBackground(client.getMaintenanceClient(), target.endpoints(), target.user().isPresent(), describe,
+                context.connectTimeout());
         return engine;
     }
 }

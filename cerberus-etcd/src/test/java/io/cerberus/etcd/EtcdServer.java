@@ -69,6 +69,11 @@ final class EtcdServer implements AutoCloseable {
         ctl("endpoint", "health");
     }
 
+    /** @return the client URL, for a jetcd client of the test's own */
+    String endpoint() {
+        return (certificate == null ? "http" : "https") + "://127.0.0.1:" + clientPort;
+    }
+
     String uri(String query) {
         return "etcd://127.0.0.1:" + clientPort + (query.isEmpty() ? "" : "?" + query);
     }
