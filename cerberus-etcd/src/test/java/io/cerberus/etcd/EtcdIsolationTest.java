@@ -9,6 +9,7 @@ import io.cerberus.Lease;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.ClientProcess;
 import io.cerberus.testkit.ManagedProcess;
 import io.cerberus.testkit.Poll;
@@ -242,7 +243,7 @@ class EtcdIsolationTest {
         }
         // a URI of its own, so a late line from another test's client is not taken for this one's
         String engine = uri("appA") + "&tls=false";
-        try (CapturedLog log = CapturedLog.of(KeyNameExposure.class)) {
+        try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
             Cerberus a = Cerberus.builder().engine(engine).namespace("appA").connectTimeout(Duration.ofSeconds(3)).build();
             try {
                 awaitVersionsRead(log, "?ttl=" + TTL_SECONDS + "&tls=false");
@@ -263,7 +264,7 @@ class EtcdIsolationTest {
     @Test
     void aClientWithoutCredentialsIsNotWarned() {
         String engine = server.uri("ttl=" + TTL_SECONDS);
-        try (CapturedLog log = CapturedLog.of(KeyNameExposure.class)) {
+        try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
             Cerberus anonymous = Cerberus.builder().engine(engine).namespace("public").connectTimeout(Duration.ofSeconds(3)).build();
             try {
                 awaitVersionsRead(log, engine);
@@ -276,7 +277,7 @@ class EtcdIsolationTest {
     }
 
     /** Waits for the line the version check logs last, after any warning. */
-    private static void awaitVersionsRead(CapturedLog log, String engine) {
+    private static void awaitVersionsRead(CapturedLogs log, String engine) {
         Poll.until("the member versions to be read", TestTimes.millis(10_000),
                 () -> about(log.messages(Level.FINE), engine).stream().anyMatch(message -> message.contains("member versions")));
     }

@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -22,24 +23,14 @@ import java.util.logging.SimpleFormatter;
 public final class CapturedLogs implements AutoCloseable {
     private final Logger logger;
     private final Level previousLevel;
-    private final List<String> lines = new ArrayList<>();
+    private static final SimpleFormatter FORMATTER = new SimpleFormatter();
+    /** Held here: java.util.logging keeps loggers weakly, and a collected one would lose the handler. */
+    private final List<LogRecord> records = new CopyOnWriteArrayList<>();
     private final Handler handler = new Handler() {
-        private final SimpleFormatter formatter = new SimpleFormatter();
-
         @Override
         public void publish(LogRecord record) {
-            if (!isLoggable(record)) {
-                return;
-            }
-            StringWriter text = new StringWriter();
-            text.append(record.getLevel().getName()).append(' ').append(String.valueOf(record.getLoggerName())).append(": ")
-                    .append(formatter.formatMessage(record));
-            if (record.getThrown() != null) {
-                text.append('\n');
-                record.getThrown().printStackTrace(new PrintWriter(text));
-            }
-            synchronized (lines) {
-                lines.add(text.toString());
+            if (isLoggable(record)) {
+                records.add(record);
             }
         }
 
@@ -71,11 +62,28 @@ public final class CapturedLogs implements AutoCloseable {
         return new CapturedLogs(Logger.getLogger(loggerName), level);
     }
 
-    /** @return the records captured so far, oldest first */
+    /** @return the records captured so far, oldest first: level, logger, message, and the exception's stack trace */
     public List<String> lines() {
-        synchronized (lines) {
-            return List.copyOf(lines);
+        List<String> lines = new ArrayList<>();
+        for (LogRecord record : records) {
+            StringWriter text = new StringWriter();
+            text.append(record.getLevel().getName()).append(' ').append(String.valueOf(record.getLoggerName())).append(": ")
+                    .append(FORMATTER.formatMessage(record));
+            if (record.getThrown() != null) {
+                text.append('\n');
+                record.getThrown().printStackTrace(new PrintWriter(text));
+            }
+            lines.add(text.toString());
         }
+        return lines;
+    }
+
+    /**
+     * @param level a level
+     * @return the messages captured at exactly that level, parameters filled in, oldest first
+     */
+    public List<String> messages(Level level) {
+        return records.stream().filter(record -> record.getLevel().equals(level)).map(FORMATTER::formatMessage).toList();
     }
 
     /** @return the records captured so far, one after the other */
