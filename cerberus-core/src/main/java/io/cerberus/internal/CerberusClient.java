@@ -470,6 +470,21 @@ public final class CerberusClient implements Cerberus {
      */
     private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
             boolean interruptible, boolean threadBound) throws InterruptedException {
+        while (true) {
+            Holding holding = acquireOnce(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound);
+            if (holding == null || !holding.isReleased()) {
+                return holding;
+            }
+            // granted too late and given back: try again within the wait
+            if (waitNanos >= 0 && System.nanoTime() - start - waitNanos >= 0) {
+                return null;
+            }
+        }
+    }
+
+    /** As {@link #acquireOn}, once: a grant that arrived after its lease had run out comes back released. */
+    private Holding acquireOnce(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
+            boolean interruptible, boolean threadBound) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
         boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().linesUpWaitersLocally();
@@ -539,13 +554,34 @@ public final class CerberusClient implements Cerberus {
     private Holding hold(EngineHandle engine, Acquisition attempt, long fencingToken, long sentAt, boolean renewed,
             boolean threadBound, LocalLines.Ticket ticket) {
         Holding holding = new Holding(this, engine, attempt, fencingToken, renewed, threadBound, sentAt);
-        switcher.granted(engine, attempt.lease());
         live.put(attempt.token(), holding);
         if (ticket != null) {
             ticket.granted(attempt.token());
         }
+        if (holding.localLeaseOver()) {
+            giveBackLate(holding, sentAt);
+            return holding;
+        }
+        switcher.granted(engine, attempt.lease());
         renewer.start(holding);
         return holding;
+    }
+
+    /**
+     * Gives back a grant whose answer arrived after its lease had run out, judged from when its
+     * request was sent (the caller was paused, or the answer was slow): the engine may already have
+     * granted the lock to another, so the caller is never told it holds it.
+     */
+    private void giveBackLate(Holding holding, long sentAt) {
+        LOG.log(Level.INFO, "lock '" + holding.lockName() + "' was granted by engine '" + holding.engine.name() + "' "
+                + Checks.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
+                + Checks.format(holding.leaseTime()) + ": given back, not handed to the caller");
+        try {
+            holding.giveBack();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "the late grant of lock '" + holding.lockName() + "' was not given back (its lease has run out anyway): "
+                    + e.getMessage());
+        }
     }
 
     /** @return {@code pause} cut to what is left of a wait of {@code waitNanos} from {@code start}; -1 if nothing is left */

@@ -148,6 +148,11 @@ final class Holding implements Lease {
         uncertain = false;
     }
 
+    /** @return whether the hold was released (or given back) */
+    boolean isReleased() {
+        return state == State.RELEASED;
+    }
+
     boolean localLeaseOver() {
         return expires && System.nanoTime() - validUntilNanos >= 0;
     }
@@ -310,6 +315,24 @@ final class Holding implements Lease {
         }
         if (lost != null) {
             throw lost;
+        }
+    }
+
+    /**
+     * Gives back a grant never handed to a caller (its answer came after its lease had run out):
+     * released in the engine, or passed on to the next in its line, with no loss reported.
+     */
+    void giveBack() {
+        stateLock.lock();
+        try {
+            state = State.RELEASED;
+        } finally {
+            stateLock.unlock();
+        }
+        try {
+            client.releaseInEngine(this);
+        } finally {
+            client.forget(this);
         }
     }
 

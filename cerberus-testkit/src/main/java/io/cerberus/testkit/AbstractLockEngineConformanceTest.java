@@ -217,6 +217,30 @@ public abstract class AbstractLockEngineConformanceTest {
         assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).isLessThan(TestTimes.millis(500));
     }
 
+    // ---- late grants ---------------------------------------------------------------------------
+
+    @Test
+    void aGrantWhoseAnswerComesAfterItsLeaseIsNeverHandedToTheCaller() throws Exception {
+        Cerberus counting = countingClient();
+        CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
+        Duration lease = TestTimes.millis(500);
+        DistributedLock lock = counting.lock("late");
+
+        engine.delayGrants(1, lease.plusMillis(300));
+        long releasesBefore = engine.releases();
+        assertThatThrownBy(() -> lock.acquire(Duration.ZERO, lease)).as("no wait left after the late grant")
+                .isInstanceOf(LockTimeoutException.class);
+        assertThat(engine.releases() - releasesBefore).as("the late grant given back").isEqualTo(1);
+
+        engine.delayGrants(1, lease.plusMillis(300));
+        long tries = engine.tryAcquires();
+        try (Lease held = lock.acquire(TestTimes.millis(10_000), lease)) {
+            assertThat(held.isValid()).as("the grant handed over is the second, in time").isTrue();
+            assertThat(engine.tryAcquires() - tries).as("asked again within the wait").isEqualTo(2);
+            assertThat(client().lock("late").tryLock()).as("and it holds the lock").isFalse();
+        }
+    }
+
     // ---- reentrancy and ownership ------------------------------------------------------------
 
     @Test

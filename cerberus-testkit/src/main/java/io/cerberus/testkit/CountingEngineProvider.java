@@ -60,6 +60,9 @@ public final class CountingEngineProvider implements EngineProvider {
         private final LockEngine inner;
         private final AtomicLong calls = new AtomicLong();
         private final AtomicLong tryAcquires = new AtomicLong();
+        private final AtomicLong releases = new AtomicLong();
+        private final AtomicLong lateGrants = new AtomicLong();
+        private volatile Duration lateBy = Duration.ZERO;
 
         Counting(LockEngine inner) {
             this.inner = inner;
@@ -73,6 +76,23 @@ public final class CountingEngineProvider implements EngineProvider {
         /** @return the tryAcquire calls so far */
         public long tryAcquires() {
             return tryAcquires.get();
+        }
+
+        /** @return the release calls so far */
+        public long releases() {
+            return releases.get();
+        }
+
+        /**
+         * Makes the next {@code count} grants reach the core {@code late} after the engine made
+         * them, as an answer held up on its way back (or a caller paused during its call) would.
+         *
+         * @param count how many grants to hold up
+         * @param late by how long
+         */
+        public void delayGrants(int count, Duration late) {
+            lateBy = late;
+            lateGrants.set(count);
         }
 
         @Override
@@ -99,7 +119,11 @@ public final class CountingEngineProvider implements EngineProvider {
         public AcquireResult tryAcquire(Acquisition attempt) {
             calls.incrementAndGet();
             tryAcquires.incrementAndGet();
-            return inner.tryAcquire(attempt);
+            AcquireResult result = inner.tryAcquire(attempt);
+            if (result instanceof AcquireResult.Granted && lateGrants.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+                holdUp(lateBy);
+            }
+            return result;
         }
 
         @Override
@@ -131,9 +155,25 @@ public final class CountingEngineProvider implements EngineProvider {
             return inner.renewAll(attempts);
         }
 
+        private static void holdUp(Duration late) {
+            long until = System.nanoTime() + late.toNanos();
+            boolean interrupted = false;
+            for (long left = late.toNanos(); left > 0; left = until - System.nanoTime()) {
+                try {
+                    java.util.concurrent.TimeUnit.NANOSECONDS.sleep(left); // the answer's time on the way back, not a wait for anything
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
         @Override
         public boolean release(Acquisition attempt) {
             calls.incrementAndGet();
+            releases.incrementAndGet();
             return inner.release(attempt);
         }
 
