@@ -13,6 +13,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -51,9 +52,10 @@ final class ChildJvm implements AutoCloseable {
      *
      * @param description what the child runs, for messages ("Cerberus on redis, 1 thread(s), cell redis-2p-1")
      * @param args the worker's arguments
+     * @param environment variables to add to the child's environment (what must not be on its command line)
      * @throws UncheckedIOException if the JVM cannot be started
      */
-    static ChildJvm start(String description, List<String> args) {
+    static ChildJvm start(String description, List<String> args, Map<String, String> environment) {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.add("-cp");
@@ -61,7 +63,9 @@ final class ChildJvm implements AutoCloseable {
         command.add(ContendedWorker.class.getName());
         command.addAll(args);
         try {
-            return new ChildJvm(description, new ProcessBuilder(command).start());
+            ProcessBuilder builder = new ProcessBuilder(command);
+            builder.environment().putAll(environment);
+            return new ChildJvm(description, builder.start());
         } catch (IOException e) {
             throw new UncheckedIOException("could not start the child JVM of contended-2p (" + description + "): " + command.get(0), e);
         }

@@ -36,7 +36,10 @@ final class ContendedWorker {
     private ContendedWorker() {
     }
 
-    /** @return the arguments of {@link #main}: {@code THREADS SAMPLES_FILE ENGINE PEER ADDRESS POOL_SIZE} */
+    /**
+     * @return the arguments of {@link #main}: {@code THREADS SAMPLES_FILE ENGINE PEER POOL_SIZE}; the
+     *     peer's address goes in the environment ({@link PeerSpec#environment()})
+     */
     static List<String> arguments(int threads, Path samplesFile, PeerSpec spec) {
         List<String> args = new ArrayList<>(List.of(Integer.toString(threads), samplesFile.toString()));
         args.addAll(spec.arguments());
@@ -52,7 +55,7 @@ final class ContendedWorker {
         try {
             int threads = Integer.parseInt(args[0]);
             Path samplesFile = Path.of(args[1]);
-            PeerSpec spec = PeerSpec.parse(List.of(args), 2);
+            PeerSpec spec = PeerSpec.parse(List.of(args), 2, System.getenv());
             Peer peer = spec.build();
             try {
                 Bench.Samples measured = null;

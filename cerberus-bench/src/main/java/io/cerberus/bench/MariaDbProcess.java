@@ -4,6 +4,7 @@ import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.ManagedProcess;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerPasswords;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -25,16 +26,21 @@ import java.util.List;
  * flushed once a second). Its buffer pool is 256 MB: InnoDB reads its pages past the OS cache,
  * and with 64 MB the tables the {@code many-names} cells leave behind pushed the renewals of
  * {@code held-locks} onto the disk. Statements are counted by the server's {@code Questions} status.
+ * Over TCP only {@code cerberus@127.0.0.1} logs in, with a password drawn at start and created from
+ * an init file only the server's user may read, deleted once the server is up; root logs in only by
+ * {@code unix_socket}, through the socket in the private data directory; no anonymous users.
  */
 final class MariaDbProcess implements SqlServer {
     private final int port;
+    private final String password;
     private final Path dataDir;
     private final ManagedProcess process;
     private Connection stats;
     private long statsReads;
 
-    private MariaDbProcess(int port, Path dataDir, ManagedProcess process) {
+    private MariaDbProcess(int port, String password, Path dataDir, ManagedProcess process) {
         this.port = port;
+        this.password = password;
         this.dataDir = dataDir;
         this.process = process;
     }
@@ -46,36 +52,36 @@ final class MariaDbProcess implements SqlServer {
             ServerSetup.chownTo(dataDir, "mysql");
             ServerSetup.run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
                     "--datadir=" + dataDir, "--user=" + (ServerSetup.isRoot() ? "mysql" : System.getProperty("user.name")),
-                    "--auth-root-authentication-method=normal", "--skip-test-db"));
+                    "--auth-root-authentication-method=socket", "--skip-test-db"));
+            String password = ServerPasswords.random();
+            Path initFile = ServerPasswords.ownerOnlyFile("CREATE USER 'cerberus'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
+                    + "GRANT ALL PRIVILEGES ON *.* TO 'cerberus'@'127.0.0.1';\nCREATE DATABASE IF NOT EXISTS bench;\n", "mysql");
             List<String> command = new ArrayList<>(List.of(Executables.require("mariadbd", "mariadb-server").toString(),
                     "--no-defaults", "--datadir=" + dataDir, "--port=" + port, "--bind-address=127.0.0.1",
                     "--socket=" + dataDir.resolve("mysqld.sock"), "--pid-file=" + dataDir.resolve("mysqld.pid"),
-                    "--innodb-buffer-pool-size=256M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=400", "--skip-log-bin"));
+                    "--innodb-buffer-pool-size=256M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=400", "--skip-log-bin",
+                    "--init-file=" + initFile));
             if (ServerSetup.isRoot()) {
                 command.add("--user=mysql");
             }
             ManagedProcess process = ManagedProcess.start("mariadb-" + port, command);
-            MariaDbProcess server = new MariaDbProcess(port, dataDir, process);
+            MariaDbProcess server = new MariaDbProcess(port, password, dataDir, process);
             try {
                 Poll.until("mariadbd on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
                     if (!process.isAlive()) {
                         throw new IllegalStateException("mariadbd ended at start:" + process.diagnostics());
                     }
-                    try (Connection connection = DriverManager.getConnection(server.rootUrl())) {
+                    try (Connection connection = DriverManager.getConnection(server.jdbcUrl())) {
                         return connection.isValid(2);
                     } catch (SQLException e) {
                         return false;
                     }
                 });
-                try (Connection connection = DriverManager.getConnection(server.rootUrl());
-                        Statement statement = connection.createStatement()) {
-                    statement.execute("CREATE DATABASE IF NOT EXISTS bench");
-                } catch (SQLException e) {
-                    throw new IllegalStateException("could not create the bench database: " + e.getMessage(), e);
-                }
             } catch (AssertionError | RuntimeException e) {
                 server.close();
                 throw e;
+            } finally {
+                Files.deleteIfExists(initFile);
             }
             return server;
         } catch (IOException e) {
@@ -83,13 +89,9 @@ final class MariaDbProcess implements SqlServer {
         }
     }
 
-    private String rootUrl() {
-        return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=root";
-    }
-
     @Override
     public String jdbcUrl() {
-        return "jdbc:mariadb://127.0.0.1:" + port + "/bench?user=root";
+        return "jdbc:mariadb://127.0.0.1:" + port + "/bench?user=cerberus&password=" + password;
     }
 
     @Override

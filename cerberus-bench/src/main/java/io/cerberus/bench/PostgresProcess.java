@@ -4,6 +4,7 @@ import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.ManagedProcess;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerPasswords;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -21,18 +22,22 @@ import java.util.List;
  * The PostgreSQL server of a run: initdb into a temporary directory and {@code postgres} on a free
  * loopback port without fsync, run as the {@code postgres} user when the bench runs as root (the
  * minimum of cerberus-jdbc's test DatabaseServer.Postgres, which PostgreSQL's refusal of root needs).
- * {@code pg_stat_statements} is loaded when installed, to count the statements of a cycle.
+ * {@code pg_stat_statements} is loaded when installed, to count the statements of a cycle. Over TCP
+ * the user {@code cerberus} logs in with scram-sha-256 and a password drawn at start; the unix
+ * socket, in the data directory only the server's user may enter, takes peer authentication.
  */
 final class PostgresProcess implements SqlServer {
     private final int port;
+    private final String password;
     private final Path dataDir;
     private final ManagedProcess process;
     private final boolean statementStats;
     private Connection stats;
     private long statsReads;
 
-    private PostgresProcess(int port, Path dataDir, ManagedProcess process, boolean statementStats) {
+    private PostgresProcess(int port, String password, Path dataDir, ManagedProcess process, boolean statementStats) {
         this.port = port;
+        this.password = password;
         this.dataDir = dataDir;
         this.process = process;
         this.statementStats = statementStats;
@@ -45,15 +50,22 @@ final class PostgresProcess implements SqlServer {
             Path postgres = Executables.require("postgres", "postgresql").toRealPath();
             boolean statementStats = Files.exists(postgres.getParent().getParent().resolve("lib/pg_stat_statements.so"));
             ServerSetup.chownTo(dataDir, "postgres");
-            ServerSetup.run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(), "-U", "cerberus",
-                    "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")));
+            String password = ServerPasswords.random();
+            Path passwordFile = ServerPasswords.ownerOnlyFile(password, "postgres");
+            try {
+                ServerSetup.run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(),
+                        "-U", "cerberus", "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
+                        "--no-sync", "--no-instructions")));
+            } finally {
+                Files.deleteIfExists(passwordFile);
+            }
             List<String> command = new ArrayList<>(List.of(postgres.toString(), "-D", dataDir.toString(), "-p", Integer.toString(port),
                     "-h", "127.0.0.1", "-k", dataDir.toString(), "-F", "-c", "max_connections=400", "-c", "shared_buffers=64MB"));
             if (statementStats) {
                 command.addAll(List.of("-c", "shared_preload_libraries=pg_stat_statements"));
             }
             ManagedProcess process = ManagedProcess.start("postgres-" + port, asPostgres(command));
-            PostgresProcess server = new PostgresProcess(port, dataDir, process, statementStats);
+            PostgresProcess server = new PostgresProcess(port, password, dataDir, process, statementStats);
             try {
                 Poll.until("postgres on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
                     if (!process.isAlive()) {
@@ -88,10 +100,10 @@ final class PostgresProcess implements SqlServer {
         return wrapped;
     }
 
-    /** @return the JDBC URL of the database, with its user (trust authentication on loopback) */
+    /** @return the JDBC URL of the database, with its user and password */
     @Override
     public String jdbcUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus";
+        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus&password=" + password;
     }
 
     @Override

@@ -92,7 +92,7 @@ final class TwoProcessContention {
                 samplesFiles[i] = Files.createTempFile("cerberus-bench-" + cells[i] + "-", ".samples");
                 PeerSpec spec = specs.get(i);
                 children.add(ChildJvm.start(spec.peer() + " on " + spec.engine() + ", " + inChild(threads) + " thread(s), cell " + cells[i],
-                        ContendedWorker.arguments(inChild(threads), samplesFiles[i], spec)));
+                        ContendedWorker.arguments(inChild(threads), samplesFiles[i], spec), spec.environment()));
             }
             for (PeerSpec spec : specs) {
                 peers.add(spec.build());

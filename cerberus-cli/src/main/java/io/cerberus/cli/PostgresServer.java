@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.ServerPasswords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +26,11 @@ import java.util.stream.Stream;
  * PostgreSQL refuses root. Its fault, {@code server-kill}, kills the postmaster with SIGKILL, waits
  * until it, its port and its backends are gone, and after {@code --server-down} starts it again on
  * the same data directory (crash recovery) until it accepts a login.
+ *
+ * <p>Not open to the other users of the machine: over TCP the one user {@code cerberus} logs in
+ * with scram-sha-256 and a password drawn at start (in {@link #uri()}, which the clients get in
+ * their environment, never on a command line); the unix socket lies in the data directory, which
+ * only the server's user may enter, and takes peer authentication.
  */
 final class PostgresServer implements LockServer {
     private static final Duration WITHIN = Duration.ofSeconds(60);
@@ -33,6 +39,7 @@ final class PostgresServer implements LockServer {
     private final Path dataDir;
     private final int port;
     private final String mode;
+    private final String password = ServerPasswords.random();
     private Process process;
 
     private PostgresServer(Path output, Path dataDir, int port, String mode) {
@@ -62,11 +69,16 @@ final class PostgresServer implements LockServer {
                 view.setOwner(users.lookupPrincipalByName("postgres"));
                 view.setGroup(users.lookupPrincipalByGroupName("postgres"));
             }
-            Process initdb = new ProcessBuilder(asPostgres(List.of(program("initdb"), "-D", dataDir.toString(), "-U", "cerberus",
-                    "--auth=trust", "-E", "UTF8", "--no-instructions")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(server.output.toFile())).redirectErrorStream(true).start();
-            if (!initdb.waitFor(120, TimeUnit.SECONDS) || initdb.exitValue() != 0) {
-                throw new IllegalStateException("initdb failed; see " + server.output);
+            Path passwordFile = ServerPasswords.ownerOnlyFile(server.password, "postgres");
+            try {
+                Process initdb = new ProcessBuilder(asPostgres(List.of(program("initdb"), "-D", dataDir.toString(), "-U", "cerberus",
+                        "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8", "--no-instructions")))
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(server.output.toFile())).redirectErrorStream(true).start();
+                if (!initdb.waitFor(120, TimeUnit.SECONDS) || initdb.exitValue() != 0) {
+                    throw new IllegalStateException("initdb failed; see " + server.output);
+                }
+            } finally {
+                Files.deleteIfExists(passwordFile);
             }
             server.startPostmaster();
         } catch (IOException | InterruptedException | RuntimeException e) {
@@ -78,7 +90,11 @@ final class PostgresServer implements LockServer {
 
     @Override
     public String uri() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus" + (mode.equals("session") ? "&cerberus.mode=session" : "");
+        return url() + (mode.equals("session") ? "&cerberus.mode=session" : "");
+    }
+
+    private String url() {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus&password=" + password;
     }
 
     @Override
@@ -110,8 +126,7 @@ final class PostgresServer implements LockServer {
             if (!process.isAlive()) {
                 throw new IllegalStateException("postgres exited at start; see " + output);
             }
-            try (Connection connection = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus"
-                    + "&connectTimeout=2")) {
+            try (Connection connection = DriverManager.getConnection(url() + "&connectTimeout=2")) {
                 return connection.isValid(2);
             } catch (SQLException e) {
                 return false;

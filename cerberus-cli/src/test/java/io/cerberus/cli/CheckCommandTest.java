@@ -183,6 +183,8 @@ class CheckCommandTest {
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(confirmed(run.stdout(), "server-kill")).isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
         assertThat(run.stdout()).as("the lease rows are in the database: a crash keeps them").containsPattern("verdict: +SAFE");
+        assertThat(run.stdout()).as("the server's random password is not shown").contains("password=****")
+                .doesNotContainPattern("password=[^*]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
     }

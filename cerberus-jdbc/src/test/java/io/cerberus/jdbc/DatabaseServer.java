@@ -4,6 +4,7 @@ import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.ManagedProcess;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerPasswords;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,10 +24,18 @@ import java.util.concurrent.TimeUnit;
  * A real PostgreSQL or MariaDB server for tests, on a free loopback port with a temporary data
  * directory (initdb / mariadb-install-db), never the system service. Run as the servers' own
  * system users when the tests run as root (PostgreSQL refuses root).
+ *
+ * <p>Not open to the other users of the machine: over TCP only the user {@code cerberus} logs in,
+ * with a password drawn at start and handed out in {@link #url()}; the administrators' logins
+ * (PostgreSQL's peer authentication, MariaDB's root by {@code unix_socket}) take the server's unix
+ * socket, in the data directory only its owner may enter (mode 0700).
  */
 abstract class DatabaseServer implements AutoCloseable {
+    /** The one TCP login of every server: an administrator, to create databases, users and grants. */
+    static final String USER = "cerberus";
     final int port = FreePorts.next();
     final Path dataDir;
+    final String password = ServerPasswords.random();
     private ManagedProcess process;
 
     DatabaseServer(String name) {
@@ -134,8 +143,15 @@ abstract class DatabaseServer implements AutoCloseable {
         static Postgres start() {
             Postgres server = new Postgres();
             chown(server.dataDir, "postgres");
-            run(as("postgres", List.of(Executables.require("initdb", "postgresql").toString(), "-D", server.dataDir.toString(),
-                    "-U", "cerberus", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")), "initdb");
+            Path passwordFile = ServerPasswords.ownerOnlyFile(server.password, "postgres");
+            try {
+                // scram over TCP; the socket (in the private data directory) only for the postgres system user
+                run(as("postgres", List.of(Executables.require("initdb", "postgresql").toString(), "-D", server.dataDir.toString(),
+                        "-U", USER, "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
+                        "--no-sync", "--no-instructions")), "initdb");
+            } finally {
+                passwordFile.toFile().delete();
+            }
             server.startProcess();
             return server;
         }
@@ -154,12 +170,19 @@ abstract class DatabaseServer implements AutoCloseable {
 
         @Override
         String url() {
-            return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=cerberus";
+            return "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=" + USER + "&password=" + password;
         }
     }
 
-    /** MariaDB from the Debian package {@code mariadb-server}. */
+    /**
+     * MariaDB from the Debian package {@code mariadb-server}. Its root (and the account of the
+     * system user it runs as) logs in only by {@code unix_socket} through the private socket; there
+     * are no anonymous users. The first start creates {@code cerberus@127.0.0.1} with the password,
+     * from an init file only the server's user may read, deleted once the server is up.
+     */
     static final class MariaDb extends DatabaseServer {
+        private Path initFile;
+
         MariaDb() {
             super("mariadb");
         }
@@ -169,8 +192,15 @@ abstract class DatabaseServer implements AutoCloseable {
             chown(server.dataDir, "mysql");
             run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
                     "--datadir=" + server.dataDir, "--user=" + (isRoot() ? "mysql" : System.getProperty("user.name")),
-                    "--auth-root-authentication-method=normal", "--skip-test-db"), "mariadb-install-db");
-            server.startProcess();
+                    "--auth-root-authentication-method=socket", "--skip-test-db"), "mariadb-install-db");
+            server.initFile = ServerPasswords.ownerOnlyFile("CREATE USER '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + server.password
+                    + "';\nGRANT ALL PRIVILEGES ON *.* TO '" + USER + "'@'127.0.0.1' WITH GRANT OPTION;\n", "mysql");
+            try {
+                server.startProcess();
+            } finally {
+                server.initFile.toFile().delete();
+                server.initFile = null;
+            }
             return server;
         }
 
@@ -189,12 +219,15 @@ abstract class DatabaseServer implements AutoCloseable {
             if (isRoot()) {
                 command.add("--user=mysql");
             }
+            if (initFile != null) {
+                command.add("--init-file=" + initFile);
+            }
             return command;
         }
 
         @Override
         String url() {
-            return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=root";
+            return "jdbc:mariadb://127.0.0.1:" + port + "/mysql?user=" + USER + "&password=" + password;
         }
     }
 }
