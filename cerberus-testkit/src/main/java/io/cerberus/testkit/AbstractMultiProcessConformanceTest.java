@@ -90,7 +90,7 @@ public abstract class AbstractMultiProcessConformanceTest {
         int iterations = 150;
         List<ManagedProcess> workers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            ManagedProcess worker = ManagedProcess.startJava(CounterWorker.class, engineUri(), namespace, "counter",
+            ManagedProcess worker = ManagedProcess.startJavaWithEngine(CounterWorker.class, engineUri(), namespace, "counter",
                     counter.toString(), Integer.toString(iterations));
             children.add(worker);
             workers.add(worker);

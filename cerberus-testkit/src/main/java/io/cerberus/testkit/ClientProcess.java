@@ -46,7 +46,7 @@ public final class ClientProcess {
      * @return the running client; close it
      */
     public static ManagedProcess start(String uri, String namespace, Duration lease) {
-        ManagedProcess child = ManagedProcess.startJava(ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
+        ManagedProcess child = ManagedProcess.startJavaWithEngine(ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
         try {
             child.awaitLine("READY", TestTimes.millis(20_000));
         } catch (AssertionError e) {
@@ -73,12 +73,12 @@ public final class ClientProcess {
     }
 
     /**
-     * @param args URI NAMESPACE [LEASE_MS]
+     * @param args NAMESPACE [LEASE_MS]; the engine URI comes in {@link ManagedProcess#ENGINE_ENV}
      * @throws IOException if standard input fails
      */
     public static void main(String[] args) throws IOException {
-        Duration lease = args.length > 2 ? Duration.ofMillis(Long.parseLong(args[2])) : Duration.ofSeconds(30);
-        try (Cerberus cerberus = Cerberus.builder().engine(args[0]).namespace(args[1]).defaultLease(lease).build()) {
+        Duration lease = args.length > 1 ? Duration.ofMillis(Long.parseLong(args[1])) : Duration.ofSeconds(30);
+        try (Cerberus cerberus = Cerberus.builder().engine(ManagedProcess.engineUri()).namespace(args[0]).defaultLease(lease).build()) {
             System.out.println("READY");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -12,7 +12,8 @@ import java.nio.charset.StandardCharsets;
  * A child JVM that increments a plain counter in a file, under a lock, with a deliberately
  * non-atomic read-modify-write: any overlap of two holders loses an increment.
  *
- * <p>Arguments: {@code URI NAMESPACE NAME COUNTER_FILE ITERATIONS}. Prints {@code READY}, waits
+ * <p>Arguments: {@code NAMESPACE NAME COUNTER_FILE ITERATIONS}; the engine URI comes in
+ * {@link ManagedProcess#ENGINE_ENV}. Prints {@code READY}, waits
  * for {@code GO} on standard input, runs, prints {@code DONE}.
  */
 public final class CounterWorker {
@@ -20,14 +21,14 @@ public final class CounterWorker {
     }
 
     /**
-     * @param args URI NAMESPACE NAME COUNTER_FILE ITERATIONS
+     * @param args NAMESPACE NAME COUNTER_FILE ITERATIONS
      * @throws IOException if the counter file fails
      */
     public static void main(String[] args) throws IOException {
-        int iterations = Integer.parseInt(args[4]);
-        try (Cerberus cerberus = Cerberus.builder().engine(args[0]).namespace(args[1]).build();
-                RandomAccessFile counter = new RandomAccessFile(args[3], "rw")) {
-            DistributedLock lock = cerberus.lock(args[2]);
+        int iterations = Integer.parseInt(args[3]);
+        try (Cerberus cerberus = Cerberus.builder().engine(ManagedProcess.engineUri()).namespace(args[0]).build();
+                RandomAccessFile counter = new RandomAccessFile(args[2], "rw")) {
+            DistributedLock lock = cerberus.lock(args[1]);
             System.out.println("READY");
             System.out.flush();
             String go = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();

@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  * ({@code SIGSTOP}), resume and kill it. Closing kills it.
  */
 public final class ManagedProcess implements AutoCloseable {
+    /** The variable a child JVM finds its engine URI in. */
+    public static final String ENGINE_ENV = "CERBERUS_ENGINE";
     private static final String EOF = "\u0000eof";
 
     private final String name;
@@ -50,11 +52,15 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running process
      */
     public static ManagedProcess start(String name, List<String> command) {
+        return start(name, command, java.util.Map.of());
+    }
+
+    private static ManagedProcess start(String name, List<String> command, java.util.Map<String, String> environment) {
         try {
             Path log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
-            Process process = new ProcessBuilder(command)
-                    .redirectError(log.toFile())
-                    .start();
+            ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             return new ManagedProcess(name, process, log);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start " + name + ": " + String.join(" ", command), e);
@@ -69,6 +75,33 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJava(Class<?> mainClass, String... args) {
+        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), java.util.Map.of());
+    }
+
+    /**
+     * Like {@link #startJava(Class, String...)}, with an engine URI handed over in the child's
+     * environment ({@value #ENGINE_ENV}, read with {@link #engineUri()}), never on its command
+     * line, where any local user could read its password.
+     *
+     * @param mainClass the class
+     * @param engineUri the engine URI
+     * @param args its other arguments
+     * @return the running child
+     */
+    public static ManagedProcess startJavaWithEngine(Class<?> mainClass, String engineUri, String... args) {
+        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), java.util.Map.of(ENGINE_ENV, engineUri));
+    }
+
+    /** @return in a child started by {@link #startJavaWithEngine}, the engine URI it was given */
+    public static String engineUri() {
+        String uri = System.getenv(ENGINE_ENV);
+        if (uri == null || uri.isEmpty()) {
+            throw new IllegalStateException(ENGINE_ENV + " is not set: start this class with ManagedProcess.startJavaWithEngine");
+        }
+        return uri;
+    }
+
+    private static List<String> javaCommand(Class<?> mainClass, String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx128m");
@@ -79,7 +112,7 @@ public final class ManagedProcess implements AutoCloseable {
         command.add(System.getProperty("java.class.path"));
         command.add(mainClass.getName());
         command.addAll(List.of(args));
-        return start(mainClass.getSimpleName(), command);
+        return command;
     }
 
     private void pump() {
