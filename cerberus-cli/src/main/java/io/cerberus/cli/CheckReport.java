@@ -29,6 +29,11 @@ final class CheckReport {
         out.append("lost updates:          ").append(report.lostUpdates()).append(" (").append(report.writesAccepted())
                 .append(" writes accepted, final value ").append(report.finalValue()).append(")\n");
         out.append("tokens backwards:      ").append(report.tokensBackwards()).append('\n');
+        if (report.lateGrants() > 0) {
+            out.append("grants reaching late:  ").append(report.lateGrants())
+                    .append(" (the client was paused during its acquire; its token was below others' already granted,"
+                            + " and fencing refused its writes)\n");
+        }
         out.append("longest time unheld:   ").append(millis(report.longestGapNanos())).append('\n');
         out.append("recovery after a holder was killed: ")
                 .append(report.recoveriesNanos().isEmpty() ? "no holder was killed"

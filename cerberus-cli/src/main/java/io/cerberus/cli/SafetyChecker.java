@@ -18,6 +18,10 @@ import java.util.TreeMap;
  *       (writes accepted minus the final value).</li>
  *   <li><em>Tokens backwards</em>: a grant whose fencing token is not larger than an earlier grant's
  *       (lower, or the same again: a token must be strictly larger than every earlier one).</li>
+ *   <li>A <em>late grant</em>: such a grant reaching a client that was paused during its acquire
+ *       call, none of whose writes the register accepted: the engine's counter did not go
+ *       backwards, the grant only reached its holder late (after others), and fencing stopped it.
+ *       Counted apart, not as tokens backwards.</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *
@@ -40,7 +44,7 @@ final class SafetyChecker {
 
     /** The judgement of a run. */
     record Report(List<Hold> holds, List<Fault> faults, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards,
-            long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
+            long lateGrants, long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
             long startNanos, long endNanos) {
 
         String verdict() {
@@ -85,6 +89,42 @@ final class SafetyChecker {
     private SafetyChecker() {
     }
 
+    /** @return when the acquire call a worker's {@code acquire Nms} line reports was made */
+    private static java.util.Optional<Long> acquireStart(HoldLog.Event event) {
+        String detail = event.detail();
+        if (!detail.startsWith("acquire ") || !detail.endsWith("ms")) {
+            return java.util.Optional.empty();
+        }
+        try {
+            long took = Long.parseLong(detail.substring("acquire ".length(), detail.length() - 2));
+            return java.util.Optional.of(event.nanos() - java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(took));
+        } catch (NumberFormatException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    /** @return whether the client was paused at some moment from {@code from} to {@code to} */
+    private static boolean pausedBetween(List<Fault> faults, String client, long from, long to) {
+        boolean paused = false;
+        for (Fault fault : faults) {
+            if (!fault.client().equals(client) || fault.nanos() > to) {
+                continue;
+            }
+            if (fault.kind().equals("pause")) {
+                paused = true;
+                if (fault.nanos() >= from) {
+                    return true;
+                }
+            } else if (fault.kind().equals("resume")) {
+                if (paused && fault.nanos() >= from) {
+                    return true; // paused before the call, resumed during it
+                }
+                paused = false;
+            }
+        }
+        return paused;
+    }
+
     static Report judge(List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
         Map<String, HoldLog.Event> open = new HashMap<>();
         Map<String, String> writes = new HashMap<>();
@@ -92,6 +132,8 @@ final class SafetyChecker {
         List<Fault> faults = new ArrayList<>();
         long tokensBackwards = 0;
         long highest = Long.MIN_VALUE;
+        Map<String, Long> acquireStarts = new HashMap<>();
+        List<String> lateCandidates = new ArrayList<>();
         for (HoldLog.Event event : events) {
             String key = event.client() + "/" + event.token();
             switch (event.kind()) {
@@ -99,11 +141,17 @@ final class SafetyChecker {
                     open.put(key, event);
                     if (event.token() >= 0) {
                         if (event.token() <= highest) {
-                            tokensBackwards++;
+                            long askedAt = acquireStarts.getOrDefault(key, event.nanos());
+                            if (pausedBetween(faults, event.client(), askedAt, event.nanos())) {
+                                lateCandidates.add(key);
+                            } else {
+                                tokensBackwards++;
+                            }
                         }
                         highest = Math.max(highest, event.token());
                     }
                 }
+                case "ENGINE" -> acquireStart(event).ifPresent(start -> acquireStarts.put(key, start));
                 case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
                 case "REL", "LOST" -> close(open.remove(key), event.nanos(), event.kind().equals("REL") ? "released" : "lost",
                         writes, holds);
@@ -123,7 +171,15 @@ final class SafetyChecker {
             close(still, endNanos, "run ended", writes, holds);
         }
         holds.sort(Comparator.comparingLong(Hold::startNanos));
-        return new Report(holds, faults, overlaps(holds), register.accepted() - register.value(), tokensBackwards,
+        long lateGrants = 0;
+        for (String key : lateCandidates) {
+            if (writes.getOrDefault(key, "").contains("ok")) {
+                tokensBackwards++; // a write under it was accepted: not only late
+            } else {
+                lateGrants++;
+            }
+        }
+        return new Report(holds, faults, overlaps(holds), register.accepted() - register.value(), tokensBackwards, lateGrants,
                 register.staleRefused(), register.accepted(), register.value(), longestGap(holds, startNanos, endNanos),
                 recoveries(holds, faults), startNanos, endNanos);
     }

@@ -64,6 +64,34 @@ class SafetyCheckerTest {
     }
 
     @Test
+    void aGrantThatReachesAClientPausedDuringItsAcquireIsLateNotBackwardsWhenFencingStoppedIt() {
+        // c1 asked at 10 (its acquire took 50 ms of nanos here: 10..60), was paused at 12 and resumed at 55;
+        // meanwhile c2 was granted 6 and wrote; c1's grant of 5 reached it late, and its write was refused
+        List<HoldLog.Event> events = List.of(
+                e("FAULT", "c1", -1, 12, "pause"),
+                e("ENGINE", "c2", 6, 20, "acquire 0ms"), e("ACQ", "c2", 6, 20, ""), e("WRITE", "c2", 6, 25, "ok"), e("REL", "c2", 6, 30, ""),
+                e("FAULT", "c1", -1, 55, "resume"),
+                e("ENGINE", "c1", 5, 60_000_010, "acquire 60ms"), e("ACQ", "c1", 5, 60_000_010, ""),
+                e("WRITE", "c1", 5, 60_000_020, "stale"), e("LOST", "c1", 5, 60_000_030, ""));
+        SafetyChecker.Report late = SafetyChecker.judge(events, register(1, 1, 1), 0, 60_000_040);
+
+        assertThat(late.tokensBackwards()).isZero();
+        assertThat(late.lateGrants()).isEqualTo(1);
+        assertThat(late.verdict()).isNotEqualTo("UNSAFE");
+
+        List<HoldLog.Event> accepted = new java.util.ArrayList<>(events);
+        accepted.set(8, e("WRITE", "c1", 5, 60_000_020, "ok"));
+        SafetyChecker.Report written = SafetyChecker.judge(accepted, register(2, 2, 0), 0, 60_000_040);
+        assertThat(written.tokensBackwards()).as("a write under the lower token was accepted").isEqualTo(1);
+        assertThat(written.verdict()).isEqualTo("UNSAFE");
+
+        List<HoldLog.Event> unpaused = events.stream().filter(event -> !event.kind().equals("FAULT")).toList();
+        SafetyChecker.Report backwards = SafetyChecker.judge(unpaused, register(1, 1, 1), 0, 60_000_040);
+        assertThat(backwards.tokensBackwards()).as("no pause during its acquire: the counter went backwards").isEqualTo(1);
+        assertThat(backwards.verdict()).isEqualTo("UNSAFE");
+    }
+
+    @Test
     void aKilledHolderHoldsUntilItDiesAndRecoveryIsMeasuredToTheNextGrant() {
         SafetyChecker.Report report = SafetyChecker.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 20, "kill"), e("ACQ", "c2", 2, 520, ""), e("REL", "c2", 2, 530, "")),
