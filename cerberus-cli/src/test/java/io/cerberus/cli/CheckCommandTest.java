@@ -2,6 +2,8 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.Cerberus;
+import io.cerberus.DistributedLock;
 import io.cerberus.testkit.Executables;
 import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.ManagedProcess;
@@ -21,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The safety checker in short runs: real client JVMs, real faults (SIGSTOP past the lease,
  * SIGKILL while holding, connections cut or slowed through a proxy, a server killed, a Sentinel
  * failover), real redis-server, Sentinels and PostgreSQL. Also its negative controls: without the lock, and
- * with fencing ignored, it must find violations.
+ * with fencing ignored, it must find violations; a run in which no client held the lock must say so
+ * (NO_PROGRESS, exit code 2), never SAFE.
  */
 class CheckCommandTest {
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
@@ -243,6 +246,22 @@ class CheckCommandTest {
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(count(run.stdout(), "lost updates")).isPositive();
         assertThat(count(run.stdout(), "stale writes stopped")).isZero();
+    }
+
+    @Test
+    void aRunInWhichNoClientEverHeldTheLockIsNoProgressNeverSafe() {
+        String engine = "file:" + dir.resolve("locks");
+        // the lock is held here, outside the run, for the whole of it: no client of the run ever gets it
+        try (Cerberus outside = Cerberus.builder().engine(engine).build()) {
+            DistributedLock lock = outside.lock("cerberus-check");
+            assertThat(lock.tryLock()).isTrue();
+            Cli.Result run = check("--engine", engine, "--faults", "none", "--duration", "2s");
+
+            assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.NO_PROGRESS);
+            assertThat(run.stdout()).contains("verdict:               NO_PROGRESS\n");
+            assertThat(count(run.stdout(), "holds (operations)")).isZero();
+            lock.unlock();
+        }
     }
 
     @Test
