@@ -163,6 +163,84 @@ class EngineSwitchTest {
     }
 
     @Test
+    void aWaitOnTheEngineSwitchedAwayFromGoesOnOnTheNewOne() throws Exception {
+        try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
+            assertThat(holder.lock("stock").tryLock()).isTrue();
+            BlockingQueue<Object> got = new LinkedBlockingQueue<>();
+            Thread waiter = new Thread(() -> {
+                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
+                    got.add(lease.engineName());
+                } catch (Exception | Error e) {
+                    got.add(e);
+                }
+            });
+            waiter.start();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> waiter.getState() == Thread.State.TIMED_WAITING
+                    || waiter.getState() == Thread.State.WAITING)).as("the waiter waits on the primary").isTrue();
+            long switchedAt = System.nanoTime();
+            cerberus.switchEngine();
+            assertThat(got.poll(5, TimeUnit.SECONDS)).as("the wait went on on the new engine, where the lock is free")
+                    .isEqualTo("secondary");
+            assertThat(Duration.ofNanos(System.nanoTime() - switchedAt)).as("soon after the switch").isLessThan(Duration.ofSeconds(2));
+            assertThat(holder.lock("stock").isHeldByCurrentThread()).as("the primary's holder kept its lock").isTrue();
+            holder.lock("stock").unlock();
+            waiter.join(5_000);
+        }
+    }
+
+    @Test
+    void aWaitTriesAnUnreachableEngineAgainWithinItsWaitThenFailsNamingIt() throws Exception {
+        try (Cerberus cerberus = onlyA()) {
+            SwitchableEngineProvider.down(a, true);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> cerberus.lock("stock").tryAcquire(Duration.ofMillis(300)))
+                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("switchable:" + a);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("tried for the whole wait")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofSeconds(3));
+
+            BlockingQueue<Object> got = new LinkedBlockingQueue<>();
+            Thread waiter = new Thread(() -> {
+                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
+                    got.add(lease.engineName());
+                } catch (Exception | Error e) {
+                    got.add(e);
+                }
+            });
+            waiter.start();
+            assertThat(got.poll(300, TimeUnit.MILLISECONDS)).as("still trying while the engine is down").isNull();
+            SwitchableEngineProvider.down(a, false);
+            assertThat(got.poll(5, TimeUnit.SECONDS)).as("granted once the engine is back, within the wait").isEqualTo("primary");
+            waiter.join(5_000);
+        }
+    }
+
+    @Test
+    void aWaitOnAPrimaryThatDiesGoesOnOnTheEngineFailoverSwitchesTo() throws Exception {
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
+        try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
+            assertThat(holder.lock("stock").tryLock()).isTrue();
+            BlockingQueue<Object> got = new LinkedBlockingQueue<>();
+            Thread waiter = new Thread(() -> {
+                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
+                    got.add(lease.engineName());
+                } catch (Exception | Error e) {
+                    got.add(e);
+                }
+            });
+            waiter.start();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> waiter.getState() == Thread.State.TIMED_WAITING
+                    || waiter.getState() == Thread.State.WAITING)).as("the waiter waits on the primary").isTrue();
+            long downAt = System.nanoTime();
+            SwitchableEngineProvider.down(a, true);
+            assertThat(got.poll(10, TimeUnit.SECONDS)).as("the wait went on on the engine failover switched to").isEqualTo("secondary");
+            // unhealthy for 200 ms, then the 300 ms lock-delay of the dead primary (it cannot be asked)
+            assertThat(Duration.ofNanos(System.nanoTime() - downAt)).as("no longer than unhealthyFor + lock-delay + 1 s")
+                    .isLessThan(Duration.ofMillis(200 + 300 + 1_000));
+            waiter.join(5_000);
+        }
+    }
+
+    @Test
     void withoutFailoverAnUnreachableEngineFailsTheCaller() {
         try (Cerberus cerberus = twoEngines().build()) {
             SwitchableEngineProvider.down(a, true);

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -44,6 +45,11 @@ public final class CerberusClient implements Cerberus {
     private static final System.Logger LOG = System.getLogger(CerberusClient.class.getName());
     private static final AtomicInteger CLIENTS = new AtomicInteger();
     private static final long MIN_PAUSE_NANOS = 1_000_000L;
+    /** The first pause before trying an unreachable engine again; it doubles up to the max, jittered. */
+    private static final long FIRST_OUTAGE_PAUSE_NANOS = 50_000_000L;
+    private static final long MAX_OUTAGE_PAUSE_NANOS = 1_000_000_000L;
+    /** How often a waiter of a client with several engines and no failover looks for a switch by hand. */
+    private static final long SWITCH_WATCH_NANOS = 250_000_000L;
 
     private final ClientSettings settings;
     private final List<EngineHandle> engines;
@@ -345,9 +351,29 @@ public final class CerberusClient implements Cerberus {
         EngineHandle engine = switcher.current();
         CerberusMetrics.AcquireOutcome outcome = CerberusMetrics.AcquireOutcome.FAILED;
         try {
-            Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
-            outcome = holding == null ? CerberusMetrics.AcquireOutcome.TIMED_OUT : CerberusMetrics.AcquireOutcome.GRANTED;
-            return holding;
+            long outagePause = FIRST_OUTAGE_PAUSE_NANOS;
+            while (true) {
+                try {
+                    Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
+                    outcome = holding == null ? CerberusMetrics.AcquireOutcome.TIMED_OUT : CerberusMetrics.AcquireOutcome.GRANTED;
+                    return holding;
+                } catch (Rerouted e) {
+                    engine = switcher.current(); // the wait goes on where new acquisitions go now
+                } catch (EngineUnavailableException e) {
+                    long left = outageBudgetNanos(waitNanos) - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        throw e;
+                    }
+                    // an engine that cannot be reached is tried again within the wait, on whichever engine is current
+                    long pause = Math.min(left, ThreadLocalRandom.current().nextLong(outagePause / 2, outagePause + 1));
+                    outagePause = Math.min(outagePause * 2, MAX_OUTAGE_PAUSE_NANOS);
+                    LOG.log(Level.DEBUG, "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
+                            + e.getMessage() + "); trying again within the wait");
+                    parkFor(pause, interruptible, view);
+                    ensureOpen();
+                    engine = switcher.current();
+                }
+            }
         } catch (InterruptedException e) {
             outcome = CerberusMetrics.AcquireOutcome.INTERRUPTED;
             throw e;
@@ -367,7 +393,7 @@ public final class CerberusClient implements Cerberus {
         if (needed != null) {
             engine.require(needed);
         }
-        Holding holding = acquireOn(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound);
+        Holding holding = acquireOn(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, true);
         if (holding == null || guards.isEmpty()) {
             return holding;
         }
@@ -404,7 +430,7 @@ public final class CerberusClient implements Cerberus {
             why = "fails its health checks";
         } else {
             try {
-                Holding extra = acquireOn(old, view, lease, renewed, start, waitNanos, interruptible, false);
+                Holding extra = acquireOn(old, view, lease, renewed, start, waitNanos, interruptible, false, false);
                 if (extra == null) {
                     return false;
                 }
@@ -425,17 +451,17 @@ public final class CerberusClient implements Cerberus {
         }
         LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Checks.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
                 + old.name() + "', which " + why + ": a hold it granted may still be live until then");
-        parkUntil(guard.untilNanos(), interruptible, view);
+        parkUntil(guard.untilNanos(), interruptible, view, "waited for a lock-delay");
         return true;
     }
 
-    private static void parkUntil(long deadlineNanos, boolean interruptible, LockView view) throws InterruptedException {
+    private static void parkUntil(long deadlineNanos, boolean interruptible, LockView view, String doing) throws InterruptedException {
         boolean interrupted = false;
         for (long left = deadlineNanos - System.nanoTime(); left > 0; left = deadlineNanos - System.nanoTime()) {
             LockSupport.parkNanos(left);
             if (Thread.interrupted()) {
                 if (interruptible) {
-                    throw new InterruptedException("interrupted while lock '" + view.name() + "' waited for a lock-delay");
+                    throw new InterruptedException("interrupted while lock '" + view.name() + "' " + doing);
                 }
                 interrupted = true;
             }
@@ -469,9 +495,9 @@ public final class CerberusClient implements Cerberus {
      * line ({@link LocalLines}) and asks the engine only in its turn.
      */
     private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
-            boolean interruptible, boolean threadBound) throws InterruptedException {
+            boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
         while (true) {
-            Holding holding = acquireOnce(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound);
+            Holding holding = acquireOnce(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, followSwitch);
             if (holding == null || !holding.isReleased()) {
                 return holding;
             }
@@ -482,9 +508,13 @@ public final class CerberusClient implements Cerberus {
         }
     }
 
-    /** As {@link #acquireOn}, once: a grant that arrived after its lease had run out comes back released. */
+    /**
+     * As {@link #acquireOn}, once: a grant that arrived after its lease had run out comes back
+     * released; with {@code followSwitch}, a wait that sees the client switch away from
+     * {@code engine} is withdrawn there and throws {@link Rerouted}.
+     */
     private Holding acquireOnce(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
-            boolean interruptible, boolean threadBound) throws InterruptedException {
+            boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
         boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().linesUpWaitersLocally();
@@ -493,6 +523,9 @@ public final class CerberusClient implements Cerberus {
         boolean done = false;
         try {
             while (true) {
+                if (followSwitch && switcher.current() != engine) {
+                    throw Rerouted.INSTANCE;
+                }
                 LocalLines.Handed handed = ticket != null ? ticket.takeHanded() : null;
                 if (handed != null) {
                     // the holder's release granted it to this attempt, which sent nothing
@@ -500,7 +533,7 @@ public final class CerberusClient implements Cerberus {
                     return hold(engine, attempt, handed.fencingToken(), handed.sentNanos(), renewed, threadBound, ticket);
                 }
                 if (ticket != null && !ticket.mayAsk()) {
-                    long pause = within(LocalLines.RECHECK_NANOS, start, waitNanos);
+                    long pause = within(watchingSwitches(LocalLines.RECHECK_NANOS), start, waitNanos);
                     if (pause < 0) {
                         return null;
                     }
@@ -522,7 +555,7 @@ public final class CerberusClient implements Cerberus {
                     done = true;
                     return holding;
                 }
-                long pause = within(((AcquireResult.Busy) result).retryWithin().toNanos(), start, waitNanos);
+                long pause = within(watchingSwitches(((AcquireResult.Busy) result).retryWithin().toNanos()), start, waitNanos);
                 if (pause < 0) {
                     return null;
                 }
@@ -581,6 +614,48 @@ public final class CerberusClient implements Cerberus {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "the late grant of lock '" + holding.lockName() + "' was not given back (its lease has run out anyway): "
                     + e.getMessage());
+        }
+    }
+
+    /**
+     * @return {@code pause}, cut to the failover check interval on a client with failover (to a
+     *     quarter of a second on other clients of several engines): a waiter then sees a switch
+     *     soon and goes on waiting on the new engine
+     */
+    private long watchingSwitches(long pause) {
+        if (health != null) {
+            return Math.min(pause, settings.failover().checkEvery().toNanos());
+        }
+        return engines.size() > 1 ? Math.min(pause, SWITCH_WATCH_NANOS) : pause;
+    }
+
+    /**
+     * How long an acquisition keeps trying an engine that cannot be reached: its own wait, or for
+     * a wait without end, the connect timeout (plus the time failover takes to switch, on a client
+     * with failover); {@code tryLock()} (no wait) fails at once.
+     */
+    private long outageBudgetNanos(long waitNanos) {
+        if (waitNanos >= 0) {
+            return waitNanos;
+        }
+        long budget = settings.connectTimeout().toNanos();
+        if (health != null) {
+            budget += settings.failover().unhealthyFor().toNanos() + settings.failover().checkEvery().toNanos();
+        }
+        return budget;
+    }
+
+    private static void parkFor(long nanos, boolean interruptible, LockView view) throws InterruptedException {
+        parkUntil(System.nanoTime() + nanos, interruptible, view, "waited to try an unreachable engine again");
+    }
+
+    /** Thrown inside an acquisition whose wait saw the client switch engines: it goes on on the new one. */
+    private static final class Rerouted extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        static final Rerouted INSTANCE = new Rerouted();
+
+        private Rerouted() {
+            super("the client switched engines", null, false, false);
         }
     }
 
