@@ -25,6 +25,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -74,6 +76,12 @@ final class RedisEngine implements LockEngine {
     static final Duration FENCE_KEEP = Duration.ofDays(1);
     /** Pause between tries of a release while disconnected. */
     private static final Duration RECONNECT_PAUSE = Duration.ofMillis(50);
+    /** Finishes withdrawals that wait for a reconnect, off the callers' threads. */
+    private static final Executor BACKGROUND = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "cerberus-redis-withdraw");
+        thread.setDaemon(true);
+        return thread;
+    });
     /** Holds renewed by one script call. */
     static final int RENEW_BATCH = 200;
     /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
@@ -178,10 +186,34 @@ final class RedisEngine implements LockEngine {
         waiters.await(attempt, max);
     }
 
+    /**
+     * Withdraws an attempt; when the connection is being re-established, the withdrawal is
+     * finished in the background (within the command timeout, as a release is) so the caller,
+     * whose acquire failed, moves on at once: to another engine after a switch, or to its retry.
+     */
     @Override
     public void abandon(Acquisition attempt) {
         waiters.leave(attempt.token(), false);
-        if (release(attempt)) {
+        boolean released;
+        try {
+            released = releaseOnce(attempt, timeout);
+        } catch (EngineUnavailableException e) {
+            if (!Replies.disconnected(e)) {
+                throw e;
+            }
+            BACKGROUND.execute(() -> {
+                try {
+                    if (release(attempt)) {
+                        LOG.log(Level.DEBUG, () -> "released " + attempt + ", granted after it was given up");
+                    }
+                } catch (RuntimeException late) {
+                    LOG.log(Level.DEBUG, () -> "could not withdraw " + attempt + " (the server frees it when its lease ends): "
+                            + late.getMessage());
+                }
+            });
+            return;
+        }
+        if (released) {
             LOG.log(Level.DEBUG, () -> "released " + attempt + ", granted after it was given up");
         }
     }
@@ -244,13 +276,10 @@ final class RedisEngine implements LockEngine {
      * left behind would block others until its lease ends.
      */
     public boolean release(Acquisition attempt) {
-        LockKeys keys = LockKeys.of(attempt.key());
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
-                    keys.channel());
             try {
-                return Replies.await(reply, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), uri, () -> "release " + attempt) == 1L;
+                return releaseOnce(attempt, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
             } catch (EngineUnavailableException e) {
                 if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
                     throw e;
@@ -258,6 +287,13 @@ final class RedisEngine implements LockEngine {
                 LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
             }
         }
+    }
+
+    private boolean releaseOnce(Acquisition attempt, Duration within) {
+        LockKeys keys = LockKeys.of(attempt.key());
+        CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
+                keys.channel());
+        return Replies.await(reply, within, uri, () -> "release " + attempt) == 1L;
     }
 
     /**

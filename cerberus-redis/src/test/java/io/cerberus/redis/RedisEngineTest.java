@@ -15,6 +15,7 @@ import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.FaultProxy;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import io.lettuce.core.cluster.SlotHash;
@@ -404,6 +405,44 @@ class RedisEngineTest {
         server.admin().del(LockKeys.of(new LockKey(namespace, "deleted")).owner());
         assertThat(lost.await(TestTimes.millis(1500).toMillis(), TimeUnit.MILLISECONDS)).as("loss noticed").isTrue();
         assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'");
+    }
+
+    @Test
+    void anAcquireCutOffByADroppedConnectionFailsAtOnceNotAfterTheCommandTimeout() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start("127.0.0.1", server.port());
+                Cerberus cerberus = Cerberus.builder().engine("redis://127.0.0.1:" + proxy.port() + "?timeout=20s").build()) {
+            assertThat(cerberus.lock("warm").tryLock()).isTrue();
+            cerberus.lock("warm").unlock();
+            proxy.mode(FaultProxy.Mode.BLACKHOLE); // the request goes out, no answer comes back
+            java.util.concurrent.BlockingQueue<Object> outcome = new java.util.concurrent.LinkedBlockingQueue<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    outcome.add(cerberus.lock("in-flight").tryLock());
+                } catch (RuntimeException e) {
+                    outcome.add(e);
+                }
+            });
+            caller.start();
+            Poll.untilWaiting(caller, TestTimes.millis(5_000));
+            long dropped = System.nanoTime();
+            proxy.mode(FaultProxy.Mode.DROP); // the connection is reset, as when the server dies
+            Object failed = outcome.poll(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS);
+            // its withdrawal waits for the reconnect in the background, not in the caller
+            assertThat(failed).as("the call ended well before its 20 s command timeout").isInstanceOf(EngineUnavailableException.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - dropped)).isLessThan(TestTimes.millis(5_000));
+            proxy.mode(FaultProxy.Mode.PASS);
+            Poll.until("the client to reconnect", TestTimes.millis(10_000), () -> {
+                try {
+                    return cerberus.lock("after").tryLock();
+                } catch (EngineUnavailableException e) {
+                    return false;
+                }
+            });
+            cerberus.lock("after").unlock();
+            assertThat(cerberus.lock("in-flight").isLocked()).as("the acquire given up on was not sent again after the reconnect")
+                    .isFalse();
+            caller.join(5_000);
+        }
     }
 
     @Test
