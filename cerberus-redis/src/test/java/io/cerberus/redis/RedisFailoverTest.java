@@ -35,11 +35,15 @@ class RedisFailoverTest {
     Path dir;
 
     private Cerberus client(RedisServer redis, boolean failover) {
+        return client(redis, failover, Duration.ofSeconds(1));
+    }
+
+    private Cerberus client(RedisServer redis, boolean failover, Duration connectTimeout) {
         var builder = Cerberus.builder()
                 .engine("redis", redis.uri())
                 .engine("file", "file:" + dir)
                 .defaultLease(Duration.ofSeconds(1))
-                .connectTimeout(Duration.ofSeconds(1));
+                .connectTimeout(connectTimeout);
         if (failover) {
             builder.failover(FailoverPolicy.after(Duration.ofMillis(500)).checkEvery(Duration.ofMillis(100)));
         }
@@ -51,6 +55,10 @@ class RedisFailoverTest {
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger overlaps = new AtomicInteger();
         final Map<String, LongAdder> grants = new ConcurrentHashMap<>();
+        /** When each thread was first granted the lock by the file engine, on the monotonic clock. */
+        final Map<String, Long> firstFileGrant = new ConcurrentHashMap<>();
+        /** How long each attempt waits: long enough that threads are waiting on redis when it dies. */
+        volatile Duration wait = Duration.ofMillis(300);
         final LongAdder unavailable = new LongAdder();
         final List<Thread> threads = new ArrayList<>();
         volatile boolean stopped;
@@ -74,7 +82,7 @@ class RedisFailoverTest {
             while (!stopped) {
                 Optional<Lease> lease;
                 try {
-                    lease = client.lock("stock").tryAcquire(Duration.ofMillis(300));
+                    lease = client.lock("stock").tryAcquire(wait);
                 } catch (EngineUnavailableException e) {
                     unavailable.increment();
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
@@ -90,6 +98,9 @@ class RedisFailoverTest {
                     overlaps.incrementAndGet();
                 }
                 grants.computeIfAbsent(lease.get().engineName(), k -> new LongAdder()).increment();
+                if (lease.get().engineName().equals("file")) {
+                    firstFileGrant.putIfAbsent(Thread.currentThread().getName(), System.nanoTime());
+                }
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
                 while (holdWhileValid && !stopped && lease.get().engineName().equals("redis") && System.nanoTime() - leaseEnds < 0) {
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
@@ -119,12 +130,14 @@ class RedisFailoverTest {
     @Test
     void whenRedisDiesFailoverMovesAcquisitionsToTheFileEngineAndMutualExclusionHoldsAcrossTheSwitch() throws Exception {
         try (RedisServer redis = RedisServer.start();
-                Cerberus first = client(redis, true);
-                Cerberus second = client(redis, true)) {
+                // the default command timeout: no wait on the dead server may last that long
+                Cerberus first = client(redis, true, Duration.ofSeconds(10));
+                Cerberus second = client(redis, true, Duration.ofSeconds(10))) {
             BlockingQueue<EngineSwitchEvent> switches = new LinkedBlockingQueue<>();
             first.onEngineSwitch(switches::add);
             second.onEngineSwitch(switches::add);
-            Workload work = new Workload(List.of(first, second), 2);
+            Workload work = new Workload(List.of(first, second), 4);
+            work.wait = Duration.ofSeconds(10);
             try {
                 Poll.until("grants on redis", TestTimes.scaled(Duration.ofSeconds(20)), () -> work.grantsOn("redis") >= 20);
                 long killedAt = System.nanoTime();
@@ -139,12 +152,20 @@ class RedisFailoverTest {
                 }
                 long switchedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
                 Poll.until("grants on the file engine", TestTimes.scaled(Duration.ofSeconds(20)), () -> work.grantsOn("file") >= 20);
+                Poll.until("every thread to be granted on the file engine", TestTimes.scaled(Duration.ofSeconds(20)),
+                        () -> work.firstFileGrant.size() == work.threads.size());
                 long servingMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
                 System.out.println("redis killed: both clients switched after " + switchedMillis + " ms (failover after 500ms unhealthy),"
                         + " 20 grants on the file engine after " + servingMillis + " ms (lock-delay 1s); grants redis="
                         + work.grantsOn("redis") + " file=" + work.grantsOn("file") + ", calls refused as unavailable=" + work.unavailable.sum());
                 work.stop();
                 assertThat(work.overlaps.get()).as("two holders at once").isZero();
+                // threads waiting on redis when it died go on on the file engine: each is granted there after
+                // unhealthyFor (500 ms) and the lock-delay (the 1 s lease), not after a 10 s command timeout
+                long slowestMillis = TimeUnit.NANOSECONDS.toMillis(work.firstFileGrant.values().stream().mapToLong(at -> at - killedAt)
+                        .max().orElseThrow());
+                assertThat(slowestMillis).as("from the kill to the last thread's first grant on the file engine")
+                        .isLessThan(TestTimes.scaled(Duration.ofMillis(500 + 1_000 + 1_000)).toMillis());
             } finally {
                 work.stop();
             }
