@@ -76,7 +76,9 @@ final class RedisEngine implements LockEngine {
     static final Duration FENCE_KEEP = Duration.ofDays(1);
     /** Pause between tries of a release while disconnected. */
     private static final Duration RECONNECT_PAUSE = Duration.ofMillis(50);
-    /** Finishes withdrawals that wait for a reconnect, off the callers' threads. */
+    /** How long a release waits on the caller's thread for a connection being re-established. */
+    private static final Duration RELEASE_IN_CALLER = Duration.ofMillis(500);
+    /** Finishes releases and withdrawals that wait for a reconnect, off the callers' threads. */
     private static final Executor BACKGROUND = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "cerberus-redis-withdraw");
         thread.setDaemon(true);
@@ -201,16 +203,8 @@ final class RedisEngine implements LockEngine {
             if (!Replies.disconnected(e)) {
                 throw e;
             }
-            BACKGROUND.execute(() -> {
-                try {
-                    if (release(attempt)) {
-                        LOG.log(Level.DEBUG, () -> "released " + attempt + ", granted after it was given up");
-                    }
-                } catch (RuntimeException late) {
-                    LOG.log(Level.DEBUG, () -> "could not withdraw " + attempt + " (the server frees it when its lease ends): "
-                            + late.getMessage());
-                }
-            });
+            long deadline = System.nanoTime() + timeout.toNanos();
+            BACKGROUND.execute(() -> releaseLate(attempt, deadline));
             return;
         }
         if (released) {
@@ -272,11 +266,16 @@ final class RedisEngine implements LockEngine {
     @Override
     /**
      * Releases; while the connection is being re-established (a restart, a failover), tries again
-     * within the command timeout, since a release is token-checked and safe to repeat, and a hold
-     * left behind would block others until its lease ends.
+     * for up to {@link #RELEASE_IN_CALLER} on the caller's thread, then goes on trying in the
+     * background within the command timeout (a release is token-checked and safe to repeat, and a
+     * hold left behind would block others until its lease ends) and tells the caller the release
+     * is not confirmed: a holder whose server died moves on at once, to its next lock on whichever
+     * engine is current.
      */
     public boolean release(Acquisition attempt) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        long inCaller = start + Math.min(timeout.toNanos(), RELEASE_IN_CALLER.toNanos());
         while (true) {
             try {
                 return releaseOnce(attempt, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
@@ -284,7 +283,31 @@ final class RedisEngine implements LockEngine {
                 if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
                     throw e;
                 }
+                if (System.nanoTime() + RECONNECT_PAUSE.toNanos() - inCaller > 0) {
+                    BACKGROUND.execute(() -> releaseLate(attempt, deadline));
+                    throw e;
+                }
                 LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
+            }
+        }
+    }
+
+    /** Goes on releasing while the connection is re-established, until {@code deadline}. */
+    private void releaseLate(Acquisition attempt, long deadline) {
+        while (true) {
+            try {
+                releaseOnce(attempt, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                return;
+            } catch (EngineUnavailableException e) {
+                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
+                    LOG.log(Level.DEBUG, () -> "could not release " + attempt + " (the server frees it when its lease ends): "
+                            + e.getMessage());
+                    return;
+                }
+                LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, () -> "could not release " + attempt + ": " + e.getMessage());
+                return;
             }
         }
     }

@@ -155,15 +155,16 @@ class RedisFailoverTest {
                 Poll.until("every thread to be granted on the file engine", TestTimes.scaled(Duration.ofSeconds(20)),
                         () -> work.firstFileGrant.size() == work.threads.size());
                 long servingMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                long slowestMillis = TimeUnit.NANOSECONDS.toMillis(work.firstFileGrant.values().stream().mapToLong(at -> at - killedAt)
+                        .max().orElseThrow());
                 System.out.println("redis killed: both clients switched after " + switchedMillis + " ms (failover after 500ms unhealthy),"
                         + " 20 grants on the file engine after " + servingMillis + " ms (lock-delay 1s); grants redis="
-                        + work.grantsOn("redis") + " file=" + work.grantsOn("file") + ", calls refused as unavailable=" + work.unavailable.sum());
+                        + work.grantsOn("redis") + " file=" + work.grantsOn("file") + ", calls refused as unavailable=" + work.unavailable.sum()
+                        + ", every thread granted on the file engine " + slowestMillis + " ms after the kill");
                 work.stop();
                 assertThat(work.overlaps.get()).as("two holders at once").isZero();
                 // threads waiting on redis when it died go on on the file engine: each is granted there after
                 // unhealthyFor (500 ms) and the lock-delay (the 1 s lease), not after a 10 s command timeout
-                long slowestMillis = TimeUnit.NANOSECONDS.toMillis(work.firstFileGrant.values().stream().mapToLong(at -> at - killedAt)
-                        .max().orElseThrow());
                 assertThat(slowestMillis).as("from the kill to the last thread's first grant on the file engine")
                         .isLessThan(TestTimes.scaled(Duration.ofMillis(500 + 1_000 + 1_000)).toMillis());
             } finally {
