@@ -167,16 +167,8 @@ class EngineSwitchTest {
         try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
-            Thread waiter = new Thread(() -> {
-                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
-                    got.add(lease.engineName());
-                } catch (Exception | Error e) {
-                    got.add(e);
-                }
-            });
-            waiter.start();
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> waiter.getState() == Thread.State.TIMED_WAITING
-                    || waiter.getState() == Thread.State.WAITING)).as("the waiter waits on the primary").isTrue();
+            Thread waiter = waiter(cerberus, got);
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter))).as("the waiter waits on the primary").isTrue();
             long switchedAt = System.nanoTime();
             cerberus.switchEngine();
             assertThat(got.poll(5, TimeUnit.SECONDS)).as("the wait went on on the new engine, where the lock is free")
@@ -199,14 +191,7 @@ class EngineSwitchTest {
                     .isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofSeconds(3));
 
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
-            Thread waiter = new Thread(() -> {
-                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
-                    got.add(lease.engineName());
-                } catch (Exception | Error e) {
-                    got.add(e);
-                }
-            });
-            waiter.start();
+            Thread waiter = waiter(cerberus, got);
             assertThat(got.poll(300, TimeUnit.MILLISECONDS)).as("still trying while the engine is down").isNull();
             SwitchableEngineProvider.down(a, false);
             assertThat(got.poll(5, TimeUnit.SECONDS)).as("granted once the engine is back, within the wait").isEqualTo("primary");
@@ -220,16 +205,8 @@ class EngineSwitchTest {
         try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
-            Thread waiter = new Thread(() -> {
-                try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
-                    got.add(lease.engineName());
-                } catch (Exception | Error e) {
-                    got.add(e);
-                }
-            });
-            waiter.start();
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> waiter.getState() == Thread.State.TIMED_WAITING
-                    || waiter.getState() == Thread.State.WAITING)).as("the waiter waits on the primary").isTrue();
+            Thread waiter = waiter(cerberus, got);
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter))).as("the waiter waits on the primary").isTrue();
             long downAt = System.nanoTime();
             SwitchableEngineProvider.down(a, true);
             assertThat(got.poll(10, TimeUnit.SECONDS)).as("the wait went on on the engine failover switched to").isEqualTo("secondary");
@@ -353,6 +330,23 @@ class EngineSwitchTest {
         assertThatThrownBy(() -> FailoverPolicy.after(Duration.ofSeconds(1)).checkEvery(null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("health check interval");
         assertThatThrownBy(() -> Cerberus.builder().failover(null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** @return a started thread that acquires "stock" waiting up to 20 s, then puts the granting engine's name (or what it threw) */
+    private static Thread waiter(Cerberus cerberus, BlockingQueue<Object> got) {
+        Thread waiter = new Thread(() -> {
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(20))) {
+                got.add(lease.engineName());
+            } catch (Exception | Error e) {
+                got.add(e);
+            }
+        });
+        waiter.start();
+        return waiter;
+    }
+
+    private static boolean isWaiting(Thread thread) {
+        return thread.getState() == Thread.State.TIMED_WAITING || thread.getState() == Thread.State.WAITING;
     }
 
     private static boolean pollUntil(Duration limit, BooleanSupplier condition) throws InterruptedException {
