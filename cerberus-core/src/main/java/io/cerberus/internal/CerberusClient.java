@@ -108,7 +108,7 @@ public final class CerberusClient implements Cerberus {
         try {
             for (EngineSpec spec : engineSpecs) {
                 EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), reporter,
-                        spec.options());
+                        spec.options(), settings.defaultLease());
                 if (opened.isEmpty()) {
                     opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
                     continue;

@@ -17,14 +17,31 @@ import java.util.stream.Collectors;
  *     gives up with {@link io.cerberus.EngineUnavailableException}
  * @param lossReporter where to report holds the engine learns are lost
  * @param options the options the user gave for this engine, at most one of each class
+ * @param defaultLease the client's default lease: how long a silent holder keeps a lock, which an
+ *     engine whose holds live as long as a session or a lease of the client's own (ZooKeeper's
+ *     session timeout, etcd's lease TTL) takes as that timeout when its URI does not set one
  */
-public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options) {
+public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options,
+        Duration defaultLease) {
     /** Checks for {@code null} and copies the options. */
     public EngineContext {
         Objects.requireNonNull(uri, "uri");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(lossReporter, "lossReporter");
+        Objects.requireNonNull(defaultLease, "defaultLease");
         options = List.copyOf(options);
+    }
+
+    /**
+     * A context with the default lease of a client built without one.
+     *
+     * @param uri the engine URI
+     * @param connectTimeout the connect and command timeout
+     * @param lossReporter where to report lost holds
+     * @param options the user's options for the engine
+     */
+    public EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options) {
+        this(uri, connectTimeout, lossReporter, options, io.cerberus.CerberusBuilder.DEFAULT_LEASE);
     }
 
     /**

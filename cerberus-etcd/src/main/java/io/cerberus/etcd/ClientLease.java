@@ -2,6 +2,7 @@ package io.cerberus.etcd;
 
 import io.cerberus.EngineUnavailableException;
 import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -39,6 +40,8 @@ final class ClientLease {
     /** Written under {@link #lock}; read without it by {@link #current()} once granted (every acquire asks). */
     private volatile long leaseId;
     private long confirmedAtNanos;
+    /** Whether the server was found to grant longer leases than asked (said once per client). */
+    private boolean warnedLonger;
     /** Set when the engine closes: a keep-alive cut short by the closing channel is no news. */
     private volatile boolean stopped;
 
@@ -79,8 +82,15 @@ final class ClientLease {
             if (leaseId == 0) {
                 long sentAt = System.nanoTime();
                 // a resent grant may leave an unused lease behind; it ends by itself after the TTL
-                leaseId = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds())).getID();
+                LeaseGrantResponse grant = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds()));
+                leaseId = grant.getID();
                 confirmedAtNanos = sentAt;
+                if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
+                    warnedLonger = true;
+                    LOG.log(Level.WARNING, "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
+                            + ttl.toSeconds() + " s was asked (etcd raises TTLs below its minimum, 1.5 election timeouts): a client"
+                            + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
+                }
                 LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(leaseId), ttl.toSeconds());
             }
             return leaseId;

@@ -34,7 +34,7 @@ public final class EtcdEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
-        EtcdTarget target = EtcdTarget.parse(context.uri());
+        EtcdTarget target = EtcdTarget.parse(context.uri(), context.defaultLease());
         String describe = Uris.redact(context.uri());
         if (!target.tls() && target.password().isPresent()) {
             Uris.warnIfCredentialsInPlaintext("etcd", context.uri(),

@@ -30,6 +30,11 @@ final class EtcdRequests {
     /** A quarter of the timeout, made once: {@link Duration#dividedBy(long)} computes in {@code BigDecimal}. */
     private final Duration quarter;
 
+    /** @return the engine as shown in messages (its password redacted) */
+    String describe() {
+        return describe;
+    }
+
     EtcdRequests(String describe, Duration timeout) {
         this.describe = describe;
         this.timeout = timeout;

@@ -29,7 +29,7 @@ import java.util.Set;
 record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String> password, String prefix,
         Duration ttl, boolean tls, Optional<Path> trustedCertificates) {
 
-    static final long DEFAULT_TTL_SECONDS = 10;
+    static final long MAX_TTL_SECONDS = 3600;
     private static final Set<String> PARAMETERS = Set.of("ttl", "tls", "ca");
 
     /**
@@ -38,6 +38,17 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
      * @throws IllegalArgumentException naming the rule the URI breaks
      */
     static EtcdTarget parse(String uri) {
+        return parse(uri, io.cerberus.CerberusBuilder.DEFAULT_LEASE);
+    }
+
+    /**
+     * @param uri the engine URI
+     * @param defaultLease the client's default lease: the lease TTL when the URI sets none (whole
+     *     seconds, rounded up, 1 to 3600), so a silent holder keeps a lock for about one lease
+     * @return the parsed target
+     * @throws IllegalArgumentException naming the rule the URI breaks
+     */
+    static EtcdTarget parse(String uri, Duration defaultLease) {
         int schemeEnd = uri.indexOf("://");
         if (schemeEnd < 0) {
             throw new IllegalArgumentException("an etcd URI looks like etcd://host:2379[,host:2379]");
@@ -81,7 +92,7 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
         for (String hostPort : rest.split(",")) {
             endpoints.add((tls ? "https://" : "http://") + hostPort(hostPort));
         }
-        Duration ttl = Duration.ofSeconds(ttlSeconds(query.get("ttl")));
+        Duration ttl = Duration.ofSeconds(ttlSeconds(query.get("ttl"), defaultLease));
         Optional<Path> ca = Optional.ofNullable(query.get("ca")).map(Path::of);
         if (ca.isPresent() && !Files.isReadable(ca.get())) {
             throw new IllegalArgumentException("the etcd trusted certificates file (ca=) must be readable: " + ca.get());
@@ -128,13 +139,14 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
         return hostPort;
     }
 
-    private static long ttlSeconds(String value) {
+    private static long ttlSeconds(String value, Duration defaultLease) {
         if (value == null) {
-            return DEFAULT_TTL_SECONDS;
+            long seconds = (defaultLease.toMillis() + 999) / 1000;
+            return Math.max(1, Math.min(MAX_TTL_SECONDS, seconds));
         }
         try {
             long seconds = Long.parseLong(value);
-            if (seconds >= 1 && seconds <= 3600) {
+            if (seconds >= 1 && seconds <= MAX_TTL_SECONDS) {
                 return seconds;
             }
         } catch (NumberFormatException e) {

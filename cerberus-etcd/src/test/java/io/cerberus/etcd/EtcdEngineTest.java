@@ -13,6 +13,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -384,6 +385,29 @@ class EtcdEngineTest {
 
     private static java.util.List<String> keysOf(String directory) {
         return server.ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
+    }
+
+    @Test
+    void withoutATtlTheClientLeaseLastsTheDefaultLeaseInWholeSeconds() {
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(1500)).ttl()).as("rounded up").isEqualTo(Duration.ofSeconds(2));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofSeconds(30)).ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(200)).ttl()).as("at least 1 s").isEqualTo(Duration.ofSeconds(1));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofDays(1)).ttl()).as("at most an hour").isEqualTo(Duration.ofHours(1));
+        assertThat(EtcdTarget.parse("etcd://h1:2379?ttl=7", Duration.ofSeconds(30)).ttl()).as("the URI's own wins")
+                .isEqualTo(Duration.ofSeconds(7));
+    }
+
+    @Test
+    void aLeaseLongerThanAskedIsWarnedAbout() {
+        // etcd raises TTLs below 1.5 election timeouts (1 s by default): 1 s becomes 2 s
+        String uri = server.uri("ttl=1");
+        try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
+                Cerberus cerberus = Cerberus.builder().engine(uri).namespace("ttl-" + java.util.UUID.randomUUID()).build()) {
+            assertThat(cerberus.lock("x").tryLock()).isTrue();
+            cerberus.lock("x").unlock();
+            assertThat(logs.messages(java.util.logging.Level.WARNING)).singleElement().asString()
+                    .contains("granted a lease of 2 s where 1 s was asked").contains("keeps its locks for up to 2 s");
+        }
     }
 
     @Test

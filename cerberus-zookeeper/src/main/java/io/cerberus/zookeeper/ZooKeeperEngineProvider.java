@@ -7,7 +7,9 @@ import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,7 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  * stays open for reading and creating.
  */
 public final class ZooKeeperEngineProvider implements EngineProvider {
+    private static final System.Logger LOG = System.getLogger(ZooKeeperEngineProvider.class.getName());
 
     static boolean isRootOrAbove(String path, String root) {
         return root.equals(path) || root.startsWith(path.endsWith("/") ? path : path + "/");
@@ -47,7 +50,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class)).orElse(null);
-        ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri());
+        ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri(), context.defaultLease());
         String shown = Uris.redact(context.uri());
         int connectMillis = (int) Math.max(1, context.connectTimeout().toMillis());
         if (options != null) {
@@ -111,7 +114,31 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             client.close();
             throw e;
         }
+        warnIfSessionLonger(client, target.sessionTimeout(), shown);
         return new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(), ownAcl);
+    }
+
+    /**
+     * The ensemble bounds session timeouts ({@code minSessionTimeout}, by default 2 × tickTime;
+     * {@code maxSessionTimeout}, 20 × tickTime): a longer session than asked means a holder that
+     * stops answering keeps its locks that much longer, which the user must be told.
+     *
+     * @return the session timeout the ensemble granted, or null if the session is gone already
+     */
+    static Duration warnIfSessionLonger(CuratorFramework client, Duration asked, String shown) {
+        int granted;
+        try {
+            granted = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (Exception e) {
+            return null;
+        }
+        Duration session = Duration.ofMillis(granted);
+        if (session.compareTo(asked) > 0) {
+            LOG.log(Level.WARNING, "zookeeper engine " + shown + ": the ensemble granted a session timeout of " + Checks.format(session)
+                    + " where " + Checks.format(asked) + " was asked (it raises shorter ones to its minSessionTimeout, by default"
+                    + " 2 x tickTime): a client that stops answering keeps its locks for up to " + Checks.format(session));
+        }
+        return session;
     }
 
     private static LockEngine onClientOf(ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context,

@@ -19,10 +19,20 @@ import java.util.Map;
  * @param password digest password, or null
  */
 record ZooKeeperTarget(String connectString, String root, Duration sessionTimeout, String user, String password) {
-    static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
     static final String DEFAULT_ROOT = "/cerberus";
+    /** The shortest session timeout the URI may ask for. */
+    static final Duration MIN_SESSION_TIMEOUT = Duration.ofMillis(100);
 
     static ZooKeeperTarget parse(String uri) {
+        return parse(uri, io.cerberus.CerberusBuilder.DEFAULT_LEASE);
+    }
+
+    /**
+     * @param uri the engine URI
+     * @param defaultLease the client's default lease: the session timeout when the URI sets none (at
+     *     least {@link #MIN_SESSION_TIMEOUT}), so a silent holder keeps a lock for about one lease
+     */
+    static ZooKeeperTarget parse(String uri, Duration defaultLease) {
         String shown = io.cerberus.internal.Uris.redact(uri);
         if (!uri.startsWith("zk://")) {
             throw new IllegalArgumentException("a ZooKeeper URI starts with zk://, was " + shown);
@@ -57,7 +67,7 @@ record ZooKeeperTarget(String connectString, String root, Duration sessionTimeou
                 parameters.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
             }
         }
-        Duration session = DEFAULT_SESSION_TIMEOUT;
+        Duration session = defaultLease.compareTo(MIN_SESSION_TIMEOUT) < 0 ? MIN_SESSION_TIMEOUT : defaultLease;
         String user = null;
         String password = null;
         for (Map.Entry<String, String> parameter : parameters.entrySet()) {
@@ -72,7 +82,7 @@ record ZooKeeperTarget(String connectString, String root, Duration sessionTimeou
         if ((user == null) != (password == null)) {
             throw new IllegalArgumentException("give both user and password (digest authentication) in " + shown + ", or neither");
         }
-        if (session.compareTo(Duration.ofMillis(100)) < 0) {
+        if (session.compareTo(MIN_SESSION_TIMEOUT) < 0) {
             throw new IllegalArgumentException("sessionTimeout must be at least 100ms in " + shown);
         }
         return new ZooKeeperTarget(String.join(",", checked), root, session, user, password);

@@ -9,6 +9,7 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.LockKey;
+import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -420,6 +421,37 @@ class ZooKeeperEngineTest {
             appA.lock("order:1").unlock();
             assertThat(ownNamespace.lock("order:1").tryLock()).as("B in its own namespace").isTrue();
             ownNamespace.lock("order:1").unlock();
+        }
+    }
+
+    @Test
+    void withoutASessionTimeoutTheSessionLastsTheDefaultLease() {
+        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(1500)).sessionTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(ZooKeeperTarget.parse("zk://h:2181?sessionTimeout=3s", Duration.ofMillis(1500)).sessionTimeout())
+                .as("the URI's own wins").isEqualTo(Duration.ofSeconds(3));
+        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(20)).sessionTimeout()).as("at least 100 ms")
+                .isEqualTo(ZooKeeperTarget.MIN_SESSION_TIMEOUT);
+    }
+
+    @Test
+    void aSessionLongerThanAskedIsWarnedAbout() {
+        // the test server's minSessionTimeout is 400 ms
+        String namespace = "session-" + UUID.randomUUID();
+        try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
+                Cerberus shortLease = Cerberus.builder().engine(server.uri() + "/engine-test").namespace(namespace)
+                        .defaultLease(Duration.ofMillis(200)).build()) {
+            assertThat(shortLease.lock("x").tryLock()).isTrue();
+            shortLease.lock("x").unlock();
+            assertThat(logs.messages(java.util.logging.Level.WARNING)).singleElement().asString()
+                    .contains("granted a session timeout of 400ms where 200ms was asked")
+                    .contains("keeps its locks for up to 400ms");
+        }
+        try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
+                Cerberus asGranted = Cerberus.builder().engine(server.uri() + "/engine-test").namespace(namespace)
+                        .defaultLease(Duration.ofSeconds(2)).build()) {
+            assertThat(asGranted.lock("x").tryLock()).isTrue();
+            asGranted.lock("x").unlock();
+            assertThat(logs.messages(java.util.logging.Level.WARNING)).as("2 s is granted as asked").isEmpty();
         }
     }
 
