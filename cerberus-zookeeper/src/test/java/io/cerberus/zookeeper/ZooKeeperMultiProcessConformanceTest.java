@@ -1,6 +1,7 @@
 package io.cerberus.zookeeper;
 
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
+import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,12 +22,14 @@ class ZooKeeperMultiProcessConformanceTest extends AbstractMultiProcessConforman
 
     @Override
     protected String engineUri() {
-        return server.uri() + "/multi?sessionTimeout=2s";
+        // no sessionTimeout: the session follows each client's default lease (the children's 800 ms)
+        return server.uri() + "/multi";
     }
 
     @Override
     protected Duration expiryBound() {
-        return Duration.ofSeconds(6);
+        // the child's session (its 800 ms default lease), one tick (200 ms) of the server's expiry, and a second
+        return shortLease().plus(TestTimes.millis(1200));
     }
 
     @Override
