@@ -198,14 +198,12 @@ final class RedisEngine implements LockEngine {
         waiters.leave(attempt.token(), false);
         boolean released;
         try {
-            released = releaseOnce(attempt, timeout);
+            released = release(attempt, Duration.ZERO);
         } catch (EngineUnavailableException e) {
             if (!Replies.disconnected(e)) {
                 throw e;
             }
-            long deadline = System.nanoTime() + timeout.toNanos();
-            BACKGROUND.execute(() -> releaseLate(attempt, deadline));
-            return;
+            return; // goes on in the background
         }
         if (released) {
             LOG.log(Level.DEBUG, () -> "released " + attempt + ", granted after it was given up");
@@ -263,7 +261,6 @@ final class RedisEngine implements LockEngine {
         return lost;
     }
 
-    @Override
     /**
      * Releases; while the connection is being re-established (a restart, a failover), tries again
      * for up to {@link #RELEASE_IN_CALLER} on the caller's thread, then goes on trying in the
@@ -272,42 +269,48 @@ final class RedisEngine implements LockEngine {
      * is not confirmed: a holder whose server died moves on at once, to its next lock on whichever
      * engine is current.
      */
+    @Override
     public boolean release(Acquisition attempt) {
+        return release(attempt, RELEASE_IN_CALLER);
+    }
+
+    /**
+     * Releases, trying again while the connection is re-established: on this thread for
+     * {@code inCaller}, then in the background until the command timeout ends.
+     *
+     * @throws EngineUnavailableException if the release is not confirmed by then (it may go on in
+     *     the background)
+     */
+    private boolean release(Acquisition attempt, Duration inCaller) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
-        long inCaller = start + Math.min(timeout.toNanos(), RELEASE_IN_CALLER.toNanos());
+        try {
+            return releaseRetrying(attempt, start + Math.min(timeout.toNanos(), inCaller.toNanos()), deadline);
+        } catch (EngineUnavailableException e) {
+            if (Replies.disconnected(e) && System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline <= 0) {
+                BACKGROUND.execute(() -> {
+                    try {
+                        releaseRetrying(attempt, deadline, deadline);
+                    } catch (RuntimeException late) {
+                        LOG.log(Level.DEBUG, () -> "could not release " + attempt + " (the server frees it when its lease ends): "
+                                + late.getMessage());
+                    }
+                });
+            }
+            throw e;
+        }
+    }
+
+    /** Releases, trying again while the connection is re-established, until {@code tryUntil} (nanoTime). */
+    private boolean releaseRetrying(Acquisition attempt, long tryUntil, long deadline) {
         while (true) {
             try {
                 return releaseOnce(attempt, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
             } catch (EngineUnavailableException e) {
-                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
-                    throw e;
-                }
-                if (System.nanoTime() + RECONNECT_PAUSE.toNanos() - inCaller > 0) {
-                    BACKGROUND.execute(() -> releaseLate(attempt, deadline));
+                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - tryUntil > 0) {
                     throw e;
                 }
                 LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
-            }
-        }
-    }
-
-    /** Goes on releasing while the connection is re-established, until {@code deadline}. */
-    private void releaseLate(Acquisition attempt, long deadline) {
-        while (true) {
-            try {
-                releaseOnce(attempt, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
-                return;
-            } catch (EngineUnavailableException e) {
-                if (!Replies.disconnected(e) || System.nanoTime() + RECONNECT_PAUSE.toNanos() - deadline > 0) {
-                    LOG.log(Level.DEBUG, () -> "could not release " + attempt + " (the server frees it when its lease ends): "
-                            + e.getMessage());
-                    return;
-                }
-                LockSupport.parkNanos(RECONNECT_PAUSE.toNanos());
-            } catch (RuntimeException e) {
-                LOG.log(Level.DEBUG, () -> "could not release " + attempt + ": " + e.getMessage());
-                return;
             }
         }
     }
