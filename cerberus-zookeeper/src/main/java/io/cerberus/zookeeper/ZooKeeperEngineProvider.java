@@ -122,15 +122,13 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
      * The ensemble bounds session timeouts ({@code minSessionTimeout}, by default 2 × tickTime;
      * {@code maxSessionTimeout}, 20 × tickTime): a longer session than asked means a holder that
      * stops answering keeps its locks that much longer, which the user must be told.
-     *
-     * @return the session timeout the ensemble granted, or null if the session is gone already
      */
-    static Duration warnIfSessionLonger(CuratorFramework client, Duration asked, String shown) {
+    private static void warnIfSessionLonger(CuratorFramework client, Duration asked, String shown) {
         int granted;
         try {
             granted = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
         } catch (Exception e) {
-            return null;
+            return; // the session is gone already: the engine finds out on its first call
         }
         Duration session = Duration.ofMillis(granted);
         if (session.compareTo(asked) > 0) {
@@ -138,7 +136,6 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
                     + " where " + Checks.format(asked) + " was asked (it raises shorter ones to its minSessionTimeout, by default"
                     + " 2 x tickTime): a client that stops answering keeps its locks for up to " + Checks.format(session));
         }
-        return session;
     }
 
     private static LockEngine onClientOf(ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context,
