@@ -1,6 +1,7 @@
 package io.cerberus;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * One acquisition of a distributed lock. Unlike the thread-bound {@link DistributedLock} facade,
@@ -45,6 +46,19 @@ public interface Lease extends AutoCloseable {
      * @return the lease time: how long the engine keeps the lock if this client stops renewing it
      */
     Duration leaseTime();
+
+    /**
+     * How long the engine keeps this lock after this client falls silent — crashes, is paused, or
+     * loses its network — before another client can take it. On Redis and a SQL lease-row engine
+     * it is {@link #leaseTime()}; on ZooKeeper and etcd it is the session timeout or lease TTL the
+     * server granted this client (it follows the client's default lease unless the URI sets it, and
+     * the server may raise it to its minimum); empty where the lock lasts as long as the holder's
+     * connection or process (a SQL session lock, a file lock): a crash frees it at once and a
+     * paused holder keeps it.
+     *
+     * @return the time a silent holder keeps this lock, or empty when that is its connection's life
+     */
+    Optional<Duration> silentHolderExpiry();
 
     /**
      * Registers a listener told when this lease is lost. If it is already lost the listener is

@@ -95,6 +95,11 @@ final class DeferredEngine implements LockEngine {
     }
 
     @Override
+    public Optional<Duration> silentHolderExpiry(Duration lease) {
+        return open().silentHolderExpiry(lease);
+    }
+
+    @Override
     public Optional<String> whyNot(Capability capability) {
         LockEngine open = engine;
         return open != null ? open.whyNot(capability) : Optional.empty();

@@ -11,6 +11,7 @@ import io.cerberus.spi.Acquisition;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -118,6 +119,11 @@ final class Holding implements Lease {
     @Override
     public Duration leaseTime() {
         return acquisition.lease();
+    }
+
+    @Override
+    public Optional<Duration> silentHolderExpiry() {
+        return engine.engine().silentHolderExpiry(acquisition.lease());
     }
 
     boolean expires() {

@@ -39,6 +39,21 @@ public interface LockEngine extends AutoCloseable {
     }
 
     /**
+     * How long this engine keeps a hold after its holder falls silent (crashes, pauses, loses its
+     * network), for {@link io.cerberus.Lease#silentHolderExpiry()}. The default: the lease on an
+     * engine whose holds expire; empty on a {@link Capability#SESSION_BOUND} engine, whose holds
+     * last as long as the holder's connection or process. An engine whose holds live with a
+     * server-side session or lease (ZooKeeper, etcd) returns what the server granted, which may be
+     * longer than asked.
+     *
+     * @param lease the lease of the hold
+     * @return how long after the holder's last word the store frees the lock, or empty
+     */
+    default Optional<Duration> silentHolderExpiry(Duration lease) {
+        return capabilities().contains(Capability.SESSION_BOUND) ? Optional.empty() : Optional.of(lease);
+    }
+
+    /**
      * Why this engine lacks a capability, for the message of the exception that refuses it (Redlock
      * says why it has no fencing tokens). The default has nothing to add.
      *

@@ -40,6 +40,8 @@ final class ClientLease {
     /** Written under {@link #lock}; read without it by {@link #current()} once granted (every acquire asks). */
     private volatile long leaseId;
     private long confirmedAtNanos;
+    /** The TTL the server granted the last lease, in seconds; 0 before the first grant. */
+    private volatile long grantedSeconds;
     /** Whether the server was found to grant longer leases than asked (said once per client). */
     private boolean warnedLonger;
     /** Set when the engine closes: a keep-alive cut short by the closing channel is no news. */
@@ -55,6 +57,15 @@ final class ClientLease {
 
     Duration ttl() {
         return ttl;
+    }
+
+    /**
+     * @return the TTL the server granted (it raises one below its minimum), or the TTL asked
+     *     before the first grant: how long the keys of a client that falls silent live on
+     */
+    Duration grantedTtl() {
+        long granted = grantedSeconds;
+        return granted > 0 ? Duration.ofSeconds(granted) : ttl;
     }
 
     /** Starts the keep-alive rounds on {@code scheduler}. */
@@ -84,6 +95,7 @@ final class ClientLease {
                 // a resent grant may leave an unused lease behind; it ends by itself after the TTL
                 LeaseGrantResponse grant = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds()));
                 leaseId = grant.getID();
+                grantedSeconds = grant.getTTL();
                 confirmedAtNanos = sentAt;
                 if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
                     warnedLonger = true;

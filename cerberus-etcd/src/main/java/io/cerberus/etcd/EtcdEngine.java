@@ -27,6 +27,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -138,6 +139,12 @@ final class EtcdEngine implements LockEngine {
     @Override
     public Set<Capability> capabilities() {
         return CAPABILITIES;
+    }
+
+    /** A silent client's keys go with its client lease: the TTL the server granted, whatever the hold's lease. */
+    @Override
+    public Optional<Duration> silentHolderExpiry(Duration lease) {
+        return Optional.of(this.lease.grantedTtl());
     }
 
     @Override

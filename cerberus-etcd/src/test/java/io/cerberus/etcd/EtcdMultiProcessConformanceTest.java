@@ -1,7 +1,6 @@
 package io.cerberus.etcd;
 
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
-import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,9 +32,8 @@ class EtcdMultiProcessConformanceTest extends AbstractMultiProcessConformanceTes
     }
 
     @Override
-    protected Duration expiryBound() {
-        // the server ends a lease up to a TTL after the last keep-alive (its minimum TTL here, not the 10 s it once
-        // was), and checks expiries twice a second
-        return Duration.ofSeconds(MIN_TTL_SECONDS).plus(TestTimes.millis(1000));
+    protected Duration serverRounding() {
+        // the server raises the child's TTL to its minimum, and checks for expired leases twice a second
+        return Duration.ofSeconds(MIN_TTL_SECONDS).minus(shortLease()).plus(Duration.ofMillis(500));
     }
 }

@@ -25,6 +25,8 @@ import java.time.Duration;
  * <li>{@code LOCK MODE NAME} (waits) → {@code ACQUIRED <fencing token>} (-1 on an engine without fencing tokens)
  * <li>{@code TRY MODE NAME} → {@code ACQUIRED <fencing token>} or {@code BUSY}
  * <li>{@code VALID MODE NAME} → {@code VALID true|false}
+ * <li>{@code SILENT MODE NAME} → {@code SILENT <ms>} or {@code SILENT none}: the hold's
+ *     {@link io.cerberus.Lease#silentHolderExpiry()}
  * <li>{@code UNLOCK MODE NAME} → {@code UNLOCKED} or {@code LOST <message>}
  * <li>{@code ONCE SLEEP_MS CONTENT} → {@code EXECUTED|REPLAYED <pid of the process that ran it>}:
  *     an idempotency-guarded operation that sleeps (duplicates wait for it)
@@ -70,6 +72,23 @@ public final class ClientProcess {
             throw new AssertionError("the client answered '" + answer + "' to LOCK" + child.diagnostics());
         }
         return Long.parseLong(answer.substring("ACQUIRED ".length()));
+    }
+
+    /**
+     * Asks a client how long the engine keeps one of its holds once it falls silent.
+     *
+     * @param child a client started with {@link #start}, holding the lock
+     * @param mode the mode it holds the lock in
+     * @param name the lock name
+     * @return the hold's {@link io.cerberus.Lease#silentHolderExpiry()}
+     */
+    public static java.util.Optional<Duration> silentHolderExpiry(ManagedProcess child, String mode, String name) {
+        String answer = child.ask("SILENT " + mode + " " + name, TestTimes.millis(10_000));
+        if (!answer.startsWith("SILENT ")) {
+            throw new AssertionError("the client answered '" + answer + "' to SILENT" + child.diagnostics());
+        }
+        String value = answer.substring("SILENT ".length());
+        return value.equals("none") ? java.util.Optional.empty() : java.util.Optional.of(Duration.ofMillis(Long.parseLong(value)));
     }
 
     /**
@@ -181,6 +200,8 @@ public final class ClientProcess {
                 return lock.tryLock() ? "ACQUIRED " + fence(lock) : "BUSY";
             case "VALID":
                 return "VALID " + lock.lease().isValid();
+            case "SILENT":
+                return "SILENT " + lock.lease().silentHolderExpiry().map(expiry -> Long.toString(expiry.toMillis())).orElse("none");
             case "UNLOCK":
                 try {
                     lock.unlock();

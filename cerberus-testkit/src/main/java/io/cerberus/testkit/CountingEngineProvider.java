@@ -111,6 +111,11 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
+        public java.util.Optional<Duration> silentHolderExpiry(Duration lease) {
+            return inner.silentHolderExpiry(lease);
+        }
+
+        @Override
         public java.util.Optional<String> whyNot(Capability capability) {
             return inner.whyNot(capability);
         }

@@ -75,6 +75,8 @@ final class ZooKeeperEngine implements LockEngine {
     private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+    /** The session timeout the ensemble last granted, in milliseconds; kept for when no session is up to ask. */
+    private volatile int grantedSessionMillis;
 
     /** One attempt's node; {@code waitingFor} is the node it last found in its way. */
     private static final class Node {
@@ -122,6 +124,31 @@ final class ZooKeeperEngine implements LockEngine {
             }
         };
         client.getConnectionStateListenable().addListener(stateListener);
+        this.grantedSessionMillis = grantedSessionMillis(client);
+    }
+
+    /**
+     * @return the session timeout the ensemble granted the client's current session, in
+     *     milliseconds, or 0 while it has none
+     */
+    static int grantedSessionMillis(CuratorFramework client) {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (Exception e) {
+            return 0; // no session now: the caller keeps what it knew
+        }
+    }
+
+    /** A silent client's nodes go when its session times out on the ensemble: the timeout it granted. */
+    @Override
+    public Optional<Duration> silentHolderExpiry(Duration lease) {
+        int granted = grantedSessionMillis(client);
+        if (granted > 0) {
+            grantedSessionMillis = granted;
+        } else {
+            granted = grantedSessionMillis;
+        }
+        return Optional.of(Duration.ofMillis(granted));
     }
 
     private void forEachHold(java.util.function.Consumer<String> action) {

@@ -124,12 +124,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
      * stops answering keeps its locks that much longer, which the user must be told.
      */
     private static void warnIfSessionLonger(CuratorFramework client, Duration asked, String shown) {
-        int granted;
-        try {
-            granted = client.getZookeeperClient().getZooKeeper().getSessionTimeout();
-        } catch (Exception e) {
-            return; // the session is gone already: the engine finds out on its first call
-        }
+        int granted = ZooKeeperEngine.grantedSessionMillis(client);
         Duration session = Duration.ofMillis(granted);
         if (session.compareTo(asked) > 0) {
             LOG.log(Level.WARNING, "zookeeper engine " + shown + ": the ensemble granted a session timeout of " + Checks.format(session)
