@@ -13,7 +13,10 @@ import java.util.logging.Logger;
 /**
  * Routes the library's {@link System.Logger} output (java.util.logging by default) to standard
  * error as one line per record, warnings and worse only, so a routine run prints nothing but its
- * own output. {@code --verbose} lowers the level to INFO and adds stack traces.
+ * own output. The client libraries' records (Lettuce, Netty, gRPC, ZooKeeper, the JDBC drivers)
+ * are shown only when SEVERE: Cerberus reports what their warnings mean (an engine it cannot reach,
+ * a lost lock) in its own words, once, where a reconnecting client would repeat itself every
+ * second. {@code --verbose} shows every record from INFO up, and stack traces.
  */
 final class CliLogging {
     private static volatile boolean verbose;
@@ -28,8 +31,14 @@ final class CliLogging {
         ConsoleHandler handler = new ConsoleHandler();
         handler.setLevel(Level.ALL);
         handler.setFormatter(new OneLine());
+        handler.setFilter(record -> verbose || record.getLevel().intValue() >= Level.SEVERE.intValue() || fromCerberus(record));
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
+    }
+
+    private static boolean fromCerberus(LogRecord record) {
+        String logger = record.getLoggerName();
+        return logger != null && logger.startsWith("io.cerberus");
     }
 
     /** Shows INFO records and stack traces from now on. */

@@ -29,16 +29,18 @@ import picocli.CommandLine.Spec;
  * processes and, with a networked engine, across machines. Meant for cron jobs and deploy steps
  * that must never run twice at once.
  *
- * <p>Order of events: check the command exists (no lock taken for a typo), take the lock (once,
- * or waiting up to {@code --wait}), start the command with the lock's name and fencing token in
- * its environment, wait for it while forwarding SIGTERM/SIGINT/SIGHUP, release the lock, exit with
- * the command's status.
+ * <p>Order of events: check the command exists (no lock taken for a typo), connect (an engine
+ * that cannot exclude other processes, {@code mem:}, is refused), take the lock (once, or waiting
+ * up to {@code --wait}), start the command with the lock's name and fencing token in its
+ * environment, wait for it while forwarding SIGTERM/SIGINT/SIGHUP, release the lock, exit with the
+ * command's status — or with {@link ExitCodes#LOCK_LOST} if the lock was lost meanwhile, unless
+ * {@code --on-lost=continue}. A loss is reported in one line on stderr.
  */
 @Command(name = "exec",
         header = "Runs a command while holding a lock, so that it never runs twice at once (flock for many machines).",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
-        customSynopsis = {"cerberus exec --name=NAME [--wait=DURATION] [--lease=DURATION]",
+        customSynopsis = {"cerberus exec --name=NAME [--wait=DURATION] [--lease=DURATION] [--on-lost=fail|continue|kill]",
             "              [--engine=URI] [--namespace=NS] [--verbose] [--] CMD [ARG...]"},
         description = {
             "Takes lock NAME (waiting up to --wait), runs CMD, and releases the lock when CMD ends. If the lock"
@@ -56,14 +58,19 @@ import picocli.CommandLine.Spec;
                     + " its lock. Processes the command started itself are not covered.",
             "",
             "If the lock is lost while the command runs (its lease ran out: cerberus was paused or cut off from"
-                    + " the engine), cerberus prints a warning to stderr and lets the command finish; another"
-                    + " holder may start meanwhile. The exit code is still the command's."},
+                    + " the engine), another holder may start meanwhile; cerberus says so in one line on stderr and"
+                    + " does what --on-lost says. The default, fail, lets the command finish and exits with 79, so"
+                    + " cron and CI notice.",
+            "",
+            "The engine must be shared by processes: mem: keeps locks inside the one cerberus process and is"
+                    + " refused (exit 64)."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "N:the command's own exit code",
             "128+N:the command died of signal N, or cerberus got signal N before starting it",
             ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE,
             "75:the lock is held by someone else (stderr says who, if the engine can tell); the command was not run",
+            "79:the lock was lost while the command ran (--on-lost=fail or kill)",
             "126:the command was found but cannot be executed",
             "127:the command was not found, or could not be started"},
         footer = {"", "Example: cerberus exec --name nightly-report --wait 10s -- ./report.sh --full"})
@@ -73,6 +80,8 @@ final class ExecCommand implements Callable<Integer> {
     /** The environment variable that gives the command the fencing token of its hold. */
     static final String FENCING_TOKEN_ENV = "CERBERUS_FENCING_TOKEN";
     private static final Duration SHORTEST_LEASE = Duration.ofMillis(100);
+    /** How long {@code --on-lost=kill} gives the command after SIGTERM before SIGKILL. */
+    static final Duration KILL_GRACE = Duration.ofSeconds(10);
 
     @Mixin
     private EngineOptions engine;
@@ -90,6 +99,12 @@ final class ExecCommand implements Callable<Integer> {
                     + " Session-bound engines (file:) free it at once when cerberus dies. Default: 30s.")
     private Duration lease;
 
+    @Option(names = "--on-lost", paramLabel = "ACTION", defaultValue = "fail",
+            description = "What to do if the lock is lost while the command runs: fail (default): let the command finish,"
+                    + " then exit with 79; continue: let it finish and exit with its own code; kill: stop it (SIGTERM, then"
+                    + " SIGKILL after 10s) and exit with 79.")
+    private String onLost;
+
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments, after --.")
     private List<String> command;
 
@@ -101,6 +116,9 @@ final class ExecCommand implements Callable<Integer> {
         if (lease.compareTo(SHORTEST_LEASE) < 0) {
             throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
         }
+        if (!List.of("fail", "continue", "kill").contains(onLost)) {
+            throw new ParameterException(spec.commandLine(), "--on-lost must be fail, continue or kill, was '" + onLost + "'");
+        }
         PrintWriter err = spec.commandLine().getErr();
         try {
             CommandLauncher.checkRunnable(command.get(0));
@@ -110,6 +128,10 @@ final class ExecCommand implements Callable<Integer> {
         boolean dieWithParent = CommandLauncher.canDieWithParent();
         SignalForwarder signals = SignalForwarder.install(Thread.currentThread());
         try (Cerberus cerberus = engine.connect(engine.engineUri(), lease)) {
+            if (!cerberus.capabilities().contains(Capability.MULTI_PROCESS)) {
+                return fail(err, "engine " + cerberus.currentEngineUri() + " keeps its locks inside this one cerberus process, so"
+                        + " exec would exclude nothing; use file:DIR on one machine, or a server engine across machines", ExitCodes.USAGE);
+            }
             Optional<Lease> acquired;
             try {
                 acquired = cerberus.lock(name).tryAcquire(wait);
@@ -121,17 +143,65 @@ final class ExecCommand implements Callable<Integer> {
                         + (wait.isZero() ? " (use --wait to wait for it)" : " (waited " + Durations.format(wait) + ")"), ExitCodes.LOCK_BUSY);
             }
             Lease held = acquired.get();
+            CommandStopper stopper = new CommandStopper();
             AtomicBoolean lossReported = new AtomicBoolean();
-            held.onLost((lost, reason) -> warnLost(err, reason, lossReported));
+            held.onLost((lost, reason) -> {
+                reportLost(err, reason, lossReported);
+                if (onLost.equals("kill")) {
+                    stopper.stop();
+                }
+            });
+            int status;
             try {
-                return runCommand(err, signals, environment(cerberus, held), dieWithParent);
+                status = runCommand(err, signals, environment(cerberus, held), dieWithParent, stopper);
             } finally {
                 release(err, held, lossReported);
             }
+            return lossReported.get() && !onLost.equals("continue") ? ExitCodes.LOCK_LOST : status;
         }
     }
 
-    private int runCommand(PrintWriter err, SignalForwarder signals, Map<String, String> environment, boolean dieWithParent) {
+    /**
+     * Stops the command for {@code --on-lost=kill}: SIGTERM at once (or as soon as it has started),
+     * SIGKILL if it still runs {@link #KILL_GRACE} later.
+     */
+    private static final class CommandStopper {
+        private Process process;
+        private boolean stopped;
+
+        synchronized void started(Process started) {
+            process = started;
+            if (stopped) {
+                terminate();
+            }
+        }
+
+        synchronized void stop() {
+            stopped = true;
+            if (process != null) {
+                terminate();
+            }
+        }
+
+        private void terminate() {
+            Process running = process;
+            running.destroy();
+            Thread killer = new Thread(() -> {
+                try {
+                    if (!running.waitFor(KILL_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                        running.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    running.destroyForcibly();
+                }
+            }, "cerberus-exec-kill");
+            killer.setDaemon(true);
+            killer.start();
+        }
+    }
+
+    private int runCommand(PrintWriter err, SignalForwarder signals, Map<String, String> environment, boolean dieWithParent,
+            CommandStopper stopper) {
         Process child;
         try {
             child = signals.start(CommandLauncher.builder(command, environment, dieWithParent));
@@ -141,6 +211,7 @@ final class ExecCommand implements Callable<Integer> {
         if (child == null) {
             return stoppedBeforeStart(err, signals);
         }
+        stopper.started(child);
         while (true) {
             try {
                 return child.waitFor();
@@ -176,10 +247,17 @@ final class ExecCommand implements Callable<Integer> {
         }
     }
 
-    private void warnLost(PrintWriter err, LockLostException reason, AtomicBoolean lossReported) {
+    /** The one line a loss gets: what happened, and what exec does about it. */
+    private void reportLost(PrintWriter err, LockLostException reason, AtomicBoolean lossReported) {
         if (lossReported.compareAndSet(false, true)) {
-            err.println(prefix() + "warning: lost lock '" + name + "' while the command runs (" + reason.getMessage()
-                    + "); another holder may take it now. The command keeps running.");
+            String then = switch (onLost) {
+                case "kill" -> "stopping the command (SIGTERM, SIGKILL after " + Durations.format(KILL_GRACE) + "); exit code "
+                        + ExitCodes.LOCK_LOST;
+                case "continue" -> "the command keeps running (--on-lost=continue)";
+                default -> "the command keeps running; exit code " + ExitCodes.LOCK_LOST + " when it ends";
+            };
+            err.println(prefix() + "lost lock '" + name + "' while the command ran (" + reason.getMessage()
+                    + "); another holder may have it now: " + then);
             err.flush();
         }
     }
@@ -188,7 +266,7 @@ final class ExecCommand implements Callable<Integer> {
         try {
             held.close();
         } catch (LockLostException e) {
-            warnLost(err, e, lossReported);
+            reportLost(err, e, lossReported);
         } catch (EngineUnavailableException e) {
             err.println(prefix() + "warning: could not release lock '" + name + "': " + e.getMessage()
                     + "; the engine frees it when its lease ends");

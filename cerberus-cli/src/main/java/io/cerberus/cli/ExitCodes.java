@@ -16,6 +16,8 @@ final class ExitCodes {
     static final int INTERNAL_ERROR = 70;
     /** EX_TEMPFAIL: {@code exec} found the lock held by someone else; try again later. */
     static final int LOCK_BUSY = 75;
+    /** {@code exec} lost its lock while the command ran (outside sysexits.h, so it means nothing else). */
+    static final int LOCK_LOST = 79;
     /** As in POSIX shells: the command was found but cannot be executed. */
     static final int CANNOT_EXECUTE = 126;
     /** As in POSIX shells: the command was not found, or could not be started. */

@@ -128,4 +128,77 @@ class ExecCommandTest {
         assertThat(result.stderr().lines()).singleElement().asString().startsWith("cerberus exec: no engine serves 'nosuch:'");
         assertThat(Files.exists(dir.resolve("locks"))).isFalse();
     }
+
+    @Test
+    void anEngineThatExcludesNoOtherProcessIsRefused() {
+        Path ran = dir.resolve("ran");
+        Cli.Result result = Cli.run(QUICK, "exec", "--engine", "mem:", "--name", "job", "--", "touch", ran.toString());
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
+        assertThat(result.stderr().lines()).singleElement().asString()
+                .startsWith("cerberus exec: engine mem:").contains("inside this one cerberus process").contains("file:DIR");
+        assertThat(ran).as("the command was not run").doesNotExist();
+    }
+
+    @Test
+    void anUnknownOnLostActionIsRefused() {
+        Cli.Result result = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--on-lost", "ignore", "--", "true");
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
+        assertThat(result.stderr()).contains("--on-lost must be fail, continue or kill, was 'ignore'");
+    }
+
+    /**
+     * Holds a lock on Redis with a 1 s lease from a paused {@code cerberus exec}, takes the lock
+     * from this JVM once the lease ran out, and lets exec go on: its renewal is refused, the loss is
+     * reported in one line, and the exit code says so (or not, with {@code continue}).
+     */
+    private Cli.Result loseTheLockWhileTheCommandRuns(String onLost, String script) throws Exception {
+        try (CheckServer redis = CheckServer.startRedis(dir.resolve("redis"), false);
+                ManagedProcess exec = Cli.start("exec", "--engine", redis.uri(), "--name", "job", "--lease", "1s",
+                        "--on-lost", onLost, "--", "sh", "-c", script);
+                io.cerberus.Cerberus other = io.cerberus.Cerberus.builder().engine(redis.uri()).build()) {
+            exec.awaitLine("STARTED", TestTimes.scaled(QUICK));
+            exec.signal("STOP");
+            io.cerberus.DistributedLock lock = other.lock("job");
+            try {
+                assertThat(lock.tryLock(TestTimes.scaled(Duration.ofSeconds(5)).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                        .as("the paused holder's 1 s lease runs out").isTrue();
+            } finally {
+                exec.signal("CONT");
+            }
+            try {
+                int exitCode = exec.awaitExit(TestTimes.scaled(QUICK));
+                return new Cli.Result(exitCode, "", exec.stderr());
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    @Test
+    void aLockLostWhileTheCommandRunsEndsWith79AndOneLine() throws Exception {
+        // the command goes on after the loss (fail is the default), then cerberus exits with 79, not the command's 0
+        Cli.Result result = loseTheLockWhileTheCommandRuns("fail", "echo STARTED; sleep 2; exit 0");
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.LOCK_LOST);
+        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
+                .startsWith("cerberus exec: lost lock 'job' while the command ran").contains("exit code 79 when it ends");
+    }
+
+    @Test
+    void onLostKillStopsTheCommandAtOnce() throws Exception {
+        long started = System.nanoTime();
+        Cli.Result result = loseTheLockWhileTheCommandRuns("kill", "echo STARTED; exec sleep 60");
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.LOCK_LOST);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("the command was stopped, not waited for")
+                .isLessThan(Duration.ofSeconds(30));
+        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
+                .contains("lost lock 'job'").contains("stopping the command (SIGTERM");
+    }
+
+    @Test
+    void onLostContinueKeepsTheCommandsExitCode() throws Exception {
+        Cli.Result result = loseTheLockWhileTheCommandRuns("continue", "echo STARTED; sleep 2; exit 3");
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(3);
+        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
+                .contains("lost lock 'job'").contains("--on-lost=continue");
+    }
 }

@@ -93,7 +93,8 @@ public final class CerberusClient implements Cerberus {
                 Holding holding = live.get(token);
                 if (holding != null) {
                     holding.markUncertain();
-                    LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' is uncertain: " + reason);
+                    // the engine has said once why all its holds are uncertain; one line per hold would repeat it
+                    LOG.log(Level.DEBUG, "lock '" + holding.lockName() + "' is uncertain: " + reason);
                 }
             }
 
@@ -709,11 +710,15 @@ public final class CerberusClient implements Cerberus {
 
     // ---- loss and release bookkeeping ------------------------------------------------------
 
-    /** A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. */
-    void lost(Holding holding) {
+    /**
+     * A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. Logged at
+     * INFO: the holder is told by {@link io.cerberus.LockLostException} and its loss listeners, and
+     * the loss is counted in the metrics; a WARNING too would report one event twice.
+     */
+    void lost(Holding holding, io.cerberus.LockLostException reason) {
         live.remove(holding.acquisition.token());
         lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
-        LOG.log(Level.WARNING, "lock '" + holding.lockName() + "' on engine '" + holding.engine.name() + "' was lost");
+        LOG.log(Level.INFO, reason.getMessage());
     }
 
     /**

@@ -57,6 +57,8 @@ final class Holding implements Lease {
     private final List<LeaseLossListener> listeners = new ArrayList<>();
     /** Holds of the same lock on engines in their lock-delay after a switch, released with this one. */
     private final List<Holding> guards = new CopyOnWriteArrayList<>();
+    /** Renewals in a row that could not reach the engine, reset by one that does; guarded by stateLock. */
+    private int failedRenewals;
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
     LeaseRenewer.Task task;
 
@@ -142,11 +144,31 @@ final class Holding implements Lease {
     void extendedFrom(long requestSentNanos) {
         validUntilNanos = requestSentNanos + validityNanos;
         uncertain = false;
+        if (failedRenewals > 0) {
+            LOG.log(System.Logger.Level.INFO, "renewed " + this + " again after " + failedRenewals + " failed "
+                    + (failedRenewals == 1 ? "try" : "tries"));
+            failedRenewals = 0;
+        }
     }
 
     /** A renewal failed to reach the engine: invalid until a renewal succeeds or the lease runs out. */
     void markUncertain() {
         uncertain = true;
+    }
+
+    /**
+     * Counts a renewal that could not reach the engine; called under {@code stateLock}.
+     *
+     * @return how many renewals in a row have failed so far, this one included
+     */
+    int renewalFailed() {
+        uncertain = true;
+        return ++failedRenewals;
+    }
+
+    /** @return how many renewals in a row have failed (read under {@code stateLock}) */
+    int failedRenewals() {
+        return failedRenewals;
     }
 
     /** The engine vouches for the hold again, after it was uncertain. */
@@ -245,7 +267,7 @@ final class Holding implements Lease {
         } finally {
             stateLock.unlock();
         }
-        client.lost(this);
+        client.lost(this, reason);
         client.metrics().loss(engine, acquisition.mode().label());
         if (!toTell.isEmpty()) {
             client.events().notify(this, toTell, reason);

@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.CerberusMetrics;
 import io.cerberus.spi.Acquisition;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -267,15 +268,20 @@ final class LeaseRenewer implements AutoCloseable {
         long now = System.nanoTime();
         long left = holding.validUntilNanos() - now;
         if (left <= 0) {
+            int tries = holding.failedRenewals() + 1;
             if (holding.markLostLocked("its lease of " + Checks.format(holding.leaseTime())
-                    + " ran out while the engine could not be reached to renew it", failure)) {
+                    + " ran out while the engine could not be reached to renew it (" + tries + (tries == 1 ? " try" : " tries") + ")",
+                    failure)) {
                 lost.add(holding);
             }
             return;
         }
-        holding.markUncertain();
-        LOG.log(Level.WARNING, "could not renew " + holding + ", retrying while " + left / 1_000_000 + "ms of lease are left: " + failure);
         long retry = Math.max(MIN_RETRY_NANOS, holding.leaseTime().toNanos() / 10);
+        // one line per episode: the first failure says what happens next, the retries are details
+        int failures = holding.renewalFailed();
+        LOG.log(failures == 1 ? Level.WARNING : Level.DEBUG, "could not renew " + holding + " (" + failure + "); "
+                + (failures == 1 ? "retrying every " + Checks.format(Duration.ofNanos(retry)) + " while its lease lasts, "
+                        + left / 1_000_000 + "ms more" : "try " + failures + ", " + left / 1_000_000 + "ms of lease left"));
         holding.task = schedule(holding, now + Math.min(retry, left), false);
     }
 

@@ -114,6 +114,73 @@ class LeaseRenewerTest {
         lock.unlock();
     }
 
+    /** Records what the core logs (System.Logger goes to java.util.logging in tests), at every level. */
+    private static final class CoreLog extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger logger = java.util.logging.Logger.getLogger("io.cerberus");
+        private final java.util.logging.Level before = logger.getLevel();
+        final List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        CoreLog() {
+            logger.setLevel(java.util.logging.Level.ALL);
+            logger.addHandler(this);
+        }
+
+        List<String> at(java.util.logging.Level level, String containing) {
+            return records.stream().filter(r -> r.getLevel().equals(level)).map(java.util.logging.LogRecord::getMessage)
+                    .filter(message -> message.contains(containing)).toList();
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord record) {
+            records.add(record);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+            logger.setLevel(before);
+        }
+    }
+
+    @Test
+    void failedRenewalsOfOneHoldAreOneWarningAndItsLossIsNoWarning() throws Exception {
+        try (CoreLog log = new CoreLog()) {
+            DistributedLock lock = client().lock("quiet");
+            Scripted engine = ScriptedEngineProvider.last;
+            lock.lock();
+            CountDownLatch told = new CountDownLatch(1);
+            lock.lease().onLost((lease, reason) -> told.countDown());
+            engine.renewals = RenewalMode.UNREACHABLE;
+            assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS)).isTrue();
+
+            assertThat(log.at(java.util.logging.Level.FINE, "could not renew")).as("the retries, at DEBUG").isNotEmpty();
+            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew")).as("one warning for the episode").hasSize(1);
+            assertThat(log.at(java.util.logging.Level.WARNING, "was lost")).as("the holder is told by exception and listener").isEmpty();
+            assertThat(log.at(java.util.logging.Level.INFO, "was lost")).singleElement().asString().contains("tries)");
+            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    @Test
+    void aRenewalThatSucceedsAgainIsLoggedOnce() throws Exception {
+        try (CoreLog log = new CoreLog()) {
+            DistributedLock lock = client(Duration.ofSeconds(2)).lock("back");
+            Scripted engine = ScriptedEngineProvider.last;
+            lock.lock();
+            engine.renewals = RenewalMode.UNREACHABLE;
+            pollUntil("the lease to be uncertain", () -> !lock.lease().isValid());
+            engine.renewals = RenewalMode.NORMAL;
+            pollUntil("the lease to be confirmed again", () -> lock.lease().isValid());
+            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew")).hasSize(1);
+            assertThat(log.at(java.util.logging.Level.INFO, "again after")).singleElement().asString().contains("'back'");
+            lock.unlock();
+        }
+    }
+
     private static void pollUntil(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(3000));
         while (!condition.getAsBoolean()) {

@@ -263,13 +263,22 @@ public final class ManagedProcess implements AutoCloseable {
         }
     }
 
+    /** @return everything the process wrote to standard error so far */
+    public String stderr() {
+        try {
+            return Files.readString(stderrLog, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read the standard error of " + name + " in " + stderrLog, e);
+        }
+    }
+
     /** @return the lines read so far and the standard error, for failure messages */
     public String diagnostics() {
         String stderr;
         try {
-            stderr = Files.readString(stderrLog, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            stderr = "(unreadable: " + e + ")";
+            stderr = stderr();
+        } catch (UncheckedIOException e) {
+            stderr = "(unreadable: " + e.getCause() + ")";
         }
         if (stderr.length() > 4000) {
             stderr = "..." + stderr.substring(stderr.length() - 4000);
