@@ -25,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 public final class ManagedProcess implements AutoCloseable {
     /** The variable a child JVM finds its engine URI in. */
     public static final String ENGINE_ENV = "CERBERUS_ENGINE";
+    /** The variable a child JVM of two engines finds its second engine URI in. */
+    public static final String SECOND_ENGINE_ENV = "CERBERUS_SECOND_ENGINE";
     private static final String EOF = "\u0000eof";
 
     private final String name;
@@ -92,11 +94,36 @@ public final class ManagedProcess implements AutoCloseable {
         return start(mainClass.getSimpleName(), javaCommand(mainClass, args), java.util.Map.of(ENGINE_ENV, engineUri));
     }
 
+    /**
+     * Like {@link #startJavaWithEngine}, with two engine URIs, both in the child's environment
+     * ({@value #ENGINE_ENV} and {@value #SECOND_ENGINE_ENV}, read with {@link #engineUri()} and
+     * {@link #secondEngineUri()}).
+     *
+     * @param mainClass the class
+     * @param engineUri the first engine URI
+     * @param secondEngineUri the second engine URI
+     * @param args its other arguments
+     * @return the running child
+     */
+    public static ManagedProcess startJavaWithEngines(Class<?> mainClass, String engineUri, String secondEngineUri, String... args) {
+        return start(mainClass.getSimpleName(), javaCommand(mainClass, args),
+                java.util.Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri));
+    }
+
     /** @return in a child started by {@link #startJavaWithEngine}, the engine URI it was given */
     public static String engineUri() {
-        String uri = System.getenv(ENGINE_ENV);
+        return fromEnvironment(ENGINE_ENV, "startJavaWithEngine");
+    }
+
+    /** @return in a child started by {@link #startJavaWithEngines}, the second engine URI it was given */
+    public static String secondEngineUri() {
+        return fromEnvironment(SECOND_ENGINE_ENV, "startJavaWithEngines");
+    }
+
+    private static String fromEnvironment(String variable, String starter) {
+        String uri = System.getenv(variable);
         if (uri == null || uri.isEmpty()) {
-            throw new IllegalStateException(ENGINE_ENV + " is not set: start this class with ManagedProcess.startJavaWithEngine");
+            throw new IllegalStateException(variable + " is not set: start this class with ManagedProcess." + starter);
         }
         return uri;
     }
