@@ -596,7 +596,9 @@ public final class CerberusClient implements Cerberus {
             giveBackLate(holding, sentAt);
             return holding;
         }
-        switcher.granted(engine, attempt.lease());
+        // a switch away from this engine guards it for as long as it keeps a silent holder's lock: the lease, or the
+        // longer session or TTL the server granted
+        switcher.granted(engine, holding.silentHolderExpiry().filter(kept -> kept.compareTo(attempt.lease()) > 0).orElse(attempt.lease()));
         renewer.start(holding);
         return holding;
     }

@@ -15,7 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Which of a client's engines new acquisitions go to, and the lock-delay after a switch.
  *
  * <p>After a switch away from an engine, and until the longest lease this client has been granted
- * there has passed (at least the default lease; or the lock delay the builder was given), a new
+ * there has passed (or the longer time the engine keeps a silent holder's lock, a session or TTL
+ * the server raised; at least the default lease; or the lock delay the builder was given), a new
  * acquisition is also taken on that old engine: holders that have not switched (other hosts, or
  * holds taken before the switch) keep excluding the new holder while the old engine can still be
  * reached; while it cannot be, new acquisitions wait for its lock-delay to end, by when every

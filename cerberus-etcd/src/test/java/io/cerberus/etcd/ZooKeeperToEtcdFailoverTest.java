@@ -10,11 +10,10 @@ import org.junit.jupiter.api.BeforeEach;
  * etcd standby. The ZooKeeper session timeout is the workers' default lease (the URI names none);
  * etcd rounds its lease up to whole seconds, and the fail-back's lock-delay follows that lease.
  *
- * <p>The connect timeout is 1 s, not the default 10 s: the ZooKeeper engine withdraws an attempt
- * whose answer was lost on the caller's thread, and against a dead server that waits out the
- * whole timeout (a thread waiting when ZooKeeper died is granted on etcd about 10 s later with the
- * default), where the Redis engine hands the withdrawal to the background. With 1 s the gap stays
- * within the bound; the override goes once the ZooKeeper engine withdraws in the background too.
+ *
+ * <p>The connect timeout (and with it every ZooKeeper request's timeout) is the default 10 s: an
+ * attempt waiting on ZooKeeper when it dies is withdrawn in the background, so it goes on at once
+ * on etcd; with a withdrawal on the caller's thread the gap after the kill was about 10 s.
  */
 class ZooKeeperToEtcdFailoverTest extends AbstractFailoverAcrossProcessesTest {
     private StandaloneZooKeeper zookeeper;
@@ -34,11 +33,6 @@ class ZooKeeperToEtcdFailoverTest extends AbstractFailoverAcrossProcessesTest {
         if (etcd != null) {
             etcd.close();
         }
-    }
-
-    @Override
-    protected Duration connectTimeout() {
-        return Duration.ofSeconds(1);
     }
 
     /** A ZooKeeper client tries a restarted server after a pause of up to a second and then needs a new session. */

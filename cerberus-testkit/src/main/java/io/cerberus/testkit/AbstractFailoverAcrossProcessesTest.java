@@ -165,18 +165,23 @@ public abstract class AbstractFailoverAcrossProcessesTest {
         long[] grants = results.stream().flatMapToLong(result -> Arrays.stream(result.grantNanos())).sorted().toArray();
         Duration afterKill = longestWithoutGrant(grants, killedAt, restartingAt);
         Duration atFailBack = longestWithoutGrant(grants, restartingAt, stoppingAt);
+        long lastOnPrimary = results.stream().mapToLong(result -> result.lastGrantOn("primary", killedAt, restartingAt)).max().orElse(killedAt);
+        long firstOnStandby = results.stream().mapToLong(result -> result.firstGrantOn("standby", killedAt, restartingAt))
+                .min().orElse(restartingAt);
         Duration lockDelayAfterKill = lockDelay(results, "primary");
         Duration lockDelayAtFailBack = lockDelay(results, "standby");
         long accepted = results.stream().mapToLong(FailoverWorker.Result::accepted).sum();
         long value = FencedCounterFile.value(counter);
         System.out.printf("%s: %d processes x %d threads, after(%d ms).checkEvery(%d ms).failBackAfter(%d ms), default lease %d ms,"
                         + " connect timeout %d ms;"
+                        + " after the kill, the last grant on the primary at %d ms and the first on the standby at %d ms;"
                         + " longest time without a grant: %d ms after the kill of the primary (lock-delay %d ms),"
                         + " %d ms around the fail-back (lock-delay %d ms); back on the primary %d ms after its restart;"
                         + " grants primary=%d standby=%d; counter %d, accepted increments %d; stale writes stopped %d;"
                         + " acquisitions refused as unavailable %d; releases that failed %d%n",
                 getClass().getSimpleName(), PROCESSES, THREADS_PER_PROCESS, unhealthyFor().toMillis(), checkEvery().toMillis(),
-                failBackAfter().toMillis(), defaultLease().toMillis(), connectTimeout().toMillis(), afterKill.toMillis(), lockDelayAfterKill.toMillis(),
+                failBackAfter().toMillis(), defaultLease().toMillis(), connectTimeout().toMillis(),
+                TimeUnit.NANOSECONDS.toMillis(lastOnPrimary - killedAt), TimeUnit.NANOSECONDS.toMillis(firstOnStandby - killedAt), afterKill.toMillis(), lockDelayAfterKill.toMillis(),
                 atFailBack.toMillis(), lockDelayAtFailBack.toMillis(), TimeUnit.NANOSECONDS.toMillis(backAt - restartedAt),
                 results.stream().mapToLong(result -> result.grantsOn("primary")).sum(),
                 results.stream().mapToLong(result -> result.grantsOn("standby")).sum(), value, accepted,

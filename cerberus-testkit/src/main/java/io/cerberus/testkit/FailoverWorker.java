@@ -74,7 +74,8 @@ public final class FailoverWorker {
      * @param staleWritesStopped writes the counter refused for an older fencing token
      * @param unavailable acquisitions that threw {@link EngineUnavailableException}
      * @param releaseFailures closes that threw (the engine was down, or the lease was lost)
-     * @param longestLeaseMillis the longest lease time each engine granted, in milliseconds
+     * @param longestLeaseMillis per engine, the longest lease it granted or the longer time it keeps a silent
+     *     holder's lock ({@link Lease#silentHolderExpiry()}), in milliseconds: what the lock-delay covers
      */
     public record Result(long[] grantNanos, String[] grantEngines, long accepted, long staleWritesStopped, long unavailable,
             long releaseFailures, Map<String, Long> longestLeaseMillis) {
@@ -104,6 +105,28 @@ public final class FailoverWorker {
             return new Result(nanos.stream().mapToLong(Long::longValue).toArray(), engines.toArray(String[]::new),
                     totals.getOrDefault("ACCEPTED", 0L), totals.getOrDefault("STALE", 0L), totals.getOrDefault("UNAVAILABLE", 0L),
                     totals.getOrDefault("RELEASE_FAILURES", 0L), Map.copyOf(leases));
+        }
+
+        /** @return the time of the first grant by {@code engine} in {@code [from, to)}, or {@code to} if none */
+        public long firstGrantOn(String engine, long from, long to) {
+            long first = to;
+            for (int i = 0; i < grantNanos.length; i++) {
+                if (grantEngines[i].equals(engine) && grantNanos[i] - from >= 0 && grantNanos[i] - first < 0) {
+                    first = grantNanos[i];
+                }
+            }
+            return first;
+        }
+
+        /** @return the time of the last grant by {@code engine} in {@code [from, to)}, or {@code from} if none */
+        public long lastGrantOn(String engine, long from, long to) {
+            long last = from;
+            for (int i = 0; i < grantNanos.length; i++) {
+                if (grantEngines[i].equals(engine) && grantNanos[i] - last > 0 && grantNanos[i] - to < 0) {
+                    last = grantNanos[i];
+                }
+            }
+            return last;
         }
 
         /**
@@ -196,7 +219,9 @@ public final class FailoverWorker {
             Lease lease = granted.get();
             grants.add(new Grant(System.nanoTime(), lease.engineName()));
             grantsPerEngine.computeIfAbsent(lease.engineName(), name -> new LongAdder()).increment();
-            longestLease.merge(lease.engineName(), lease.leaseTime().toMillis(), Math::max);
+            // what the lock-delay covers: the lease, or the longer time the engine keeps a silent holder's lock
+            long kept = Math.max(lease.leaseTime().toMillis(), lease.silentHolderExpiry().map(Duration::toMillis).orElse(0L));
+            longestLease.merge(lease.engineName(), kept, Math::max);
             try {
                 long value = counter.read();
                 // the work under the lock: long enough that a second holder at the same time reads the same value

@@ -57,6 +57,13 @@ final class ZooKeeperEngine implements LockEngine {
     static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
             Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
 
+    /** Withdraws attempts while the ensemble is out of reach, off the callers' threads. */
+    private static final java.util.concurrent.Executor BACKGROUND = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "cerberus-zookeeper-withdraw");
+        thread.setDaemon(true);
+        return thread;
+    });
+
     /** The data of a lock's node: none (its children are the queue). */
     private static final byte[] NO_DATA = new byte[0];
 
@@ -117,14 +124,18 @@ final class ZooKeeperEngine implements LockEngine {
                     forEachHold(token -> losses.uncertain(token, "the connection to zookeeper engine " + shown
                             + " is down; the hold lasts while the session does"));
                 }
-                case RECONNECTED -> forEachHold(losses::confirmed);
+                case RECONNECTED -> {
+                    refreshGrantedSession();
+                    forEachHold(losses::confirmed);
+                }
+                case CONNECTED -> refreshGrantedSession();
                 default -> {
-                    // CONNECTED, READ_ONLY: nothing held changes
+                    // READ_ONLY: nothing held changes
                 }
             }
         };
         client.getConnectionStateListenable().addListener(stateListener);
-        this.grantedSessionMillis = grantedSessionMillis(client);
+        refreshGrantedSession();
     }
 
     /**
@@ -139,16 +150,22 @@ final class ZooKeeperEngine implements LockEngine {
         }
     }
 
-    /** A silent client's nodes go when its session times out on the ensemble: the timeout it granted. */
-    @Override
-    public Optional<Duration> silentHolderExpiry(Duration lease) {
+    /** A new session may have been granted another timeout; keeps the last one known while there is none. */
+    private void refreshGrantedSession() {
         int granted = grantedSessionMillis(client);
         if (granted > 0) {
             grantedSessionMillis = granted;
-        } else {
-            granted = grantedSessionMillis;
+            requests.sessionTimeout(Duration.ofMillis(granted));
         }
-        return Optional.of(Duration.ofMillis(granted));
+    }
+
+    /**
+     * A silent client's nodes go when its session times out on the ensemble: the timeout it granted
+     * (read when a session is established, so this costs nothing per call).
+     */
+    @Override
+    public Optional<Duration> silentHolderExpiry(Duration lease) {
+        return Optional.of(Duration.ofMillis(grantedSessionMillis));
     }
 
     private void forEachHold(java.util.function.Consumer<String> action) {
@@ -276,7 +293,8 @@ final class ZooKeeperEngine implements LockEngine {
                 return Claim.refused(e.code());
             }
         }
-        CuratorEvent claimed = requests.send(() -> "acquire " + attempt, callback -> client.transaction().inBackground(callback).forOperations(ops));
+        CuratorEvent claimed = requests.sendAcquiring(() -> "acquire " + attempt,
+                callback -> client.transaction().inBackground(callback).forOperations(ops), this::deleteLateNode);
         if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
             return Claim.refused(KeeperException.Code.get(claimed.getResultCode()));
         }
@@ -297,8 +315,8 @@ final class ZooKeeperEngine implements LockEngine {
      * @return whether it exists now
      */
     private boolean createLockNode(String dir) {
-        CuratorEvent created = requests.send(() -> "create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
-                .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir, NO_DATA));
+        CuratorEvent created = requests.sendAcquiring(() -> "create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
+                .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir, NO_DATA), null);
         return created.getResultCode() == KeeperException.Code.OK.intValue()
                 || ZooKeeperRequests.failedWith(created, KeeperException.Code.NODEEXISTS);
     }
@@ -350,12 +368,33 @@ final class ZooKeeperEngine implements LockEngine {
 
     private Node create(String dir, Acquisition attempt) {
         Stat stat = new Stat();
-        CuratorEvent created = requests.send(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
+        CuratorEvent created = requests.sendAcquiring(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
                 .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
-                .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)));
+                .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
+                this::deleteLateNode);
         requests.check(created, () -> "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
         return new Node(created.getName(), actual.getCzxid());
+    }
+
+    /**
+     * A create carried out after its caller gave up (sent again by Curator when a connection was
+     * back): nobody owns the node, which would stand in the queue for as long as the session lives.
+     */
+    private void deleteLateNode(CuratorEvent late) {
+        if (late.getResultCode() != KeeperException.Code.OK.intValue()) {
+            return;
+        }
+        // a plain create names its node; a claim's transaction names it in its first result
+        String node = late.getOpResults() != null && !late.getOpResults().isEmpty() ? late.getOpResults().get(0).getResultPath() : late.getName();
+        if (node != null) {
+            try {
+                client.delete().guaranteed().inBackground().forPath(node);
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node
+                        + ", made by an acquisition given up before it was answered; it goes with the session: " + e);
+            }
+        }
     }
 
     private List<String> children(String dir) {
@@ -372,7 +411,7 @@ final class ZooKeeperEngine implements LockEngine {
             }
             // no answer (an interrupt, a lost connection): a read is safe to send again, the background way
         }
-        CuratorEvent listed = requests.send(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir));
+        CuratorEvent listed = requests.sendAcquiring(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir), null);
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
@@ -416,8 +455,8 @@ final class ZooKeeperEngine implements LockEngine {
             WAKE_UPS.incrementAndGet();
             changed.countDown();
         };
-        CuratorEvent watched = requests.send(() -> "watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
-                .inBackground(callback).forPath(blocker));
+        CuratorEvent watched = requests.sendAcquiring(() -> "watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
+                .inBackground(callback).forPath(blocker), null);
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return;
         }
@@ -428,6 +467,24 @@ final class ZooKeeperEngine implements LockEngine {
     @Override
     public void abandon(Acquisition attempt) {
         Node node = nodes.remove(attempt.token());
+        if (!client.getZookeeperClient().isConnected()) {
+            // the ensemble is out of reach (it may be dead, and the client switching away from it): the
+            // caller must not wait for it. The withdrawal goes on in the background until the connection
+            // is back or the session is gone, and with it the attempt's node
+            BACKGROUND.execute(() -> {
+                try {
+                    withdraw(attempt, node);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.DEBUG, () -> "could not withdraw " + attempt + " (its node goes with the session): " + e.getMessage());
+                }
+            });
+            return;
+        }
+        withdraw(attempt, node);
+    }
+
+    /** Deletes the attempt's node: the one it made, or one a create whose answer was lost left behind. */
+    private void withdraw(Acquisition attempt, Node node) {
         if (node != null) {
             delete(node.path);
             return;

@@ -33,6 +33,12 @@ import org.apache.zookeeper.client.ZKClientConfig;
  * only on platform threads: ZooKeeper waits in a monitor, which would pin a virtual thread to its
  * carrier. Its callers handle an answer that never came (interrupt, connection loss) by asking the
  * background way, which can tell what happened: requests of a session are answered in order.
+ *
+ * <p>A request waits for its answer at most the timeout. A step of an acquisition
+ * ({@link #sendAcquiring}) also gives up once the client has had no connection for the session
+ * timeout: by then the ensemble has ended the session the request belongs to (a dead server, a
+ * client cut off), so waiting longer only keeps the caller from going elsewhere — to the engine a
+ * failover switched to, say. A release or a renewal waits on, to learn what became of the hold.
  */
 final class ZooKeeperRequests {
     /** {@code Thread.isVirtual()} where the platform has it (Java 21), else null. */
@@ -43,6 +49,11 @@ final class ZooKeeperRequests {
     private final Duration timeout;
     /** The client that {@link #direct} requests go through; null when they may not (see the class comment). */
     private final CuratorFramework directClient;
+    private final CuratorFramework client;
+    /** The session timeout the ensemble granted, in nanoseconds: how long a request waits with no connection. */
+    private volatile long sessionNanos;
+    /** How often a waiting request looks whether the client is still connected. */
+    private static final long CONNECTION_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** Starts a request in the background. */
     @FunctionalInterface
@@ -63,7 +74,14 @@ final class ZooKeeperRequests {
     ZooKeeperRequests(String shown, Duration timeout, CuratorFramework client) {
         this.shown = shown;
         this.timeout = timeout;
+        this.client = client;
+        this.sessionNanos = timeout.toNanos();
         this.directClient = boundsRequestsWithin(client, timeout) ? client : null;
+    }
+
+    /** Sets the session timeout the ensemble granted (the engine reads it when a session is established). */
+    void sessionTimeout(Duration granted) {
+        sessionNanos = Math.min(timeout.toNanos(), granted.toNanos());
     }
 
     /**
@@ -172,6 +190,23 @@ final class ZooKeeperRequests {
 
     /** As {@link #send(String, Request)}; {@code what} is said only in an error, so it is made only then. */
     CuratorEvent send(Supplier<String> what, Request request) {
+        return send(what, request, false, null);
+    }
+
+    /**
+     * Sends a step of an acquisition: as {@link #send(Supplier, Request)}, but gives up once the
+     * client has had no connection for the session timeout. Curator keeps a request sent without a
+     * connection and sends it when one is back, so a request given up may still be carried out:
+     * {@code onLateAnswer} gets that late answer, to undo its effect.
+     *
+     * @param onLateAnswer told of an answer that comes after this method threw; null for none
+     */
+    CuratorEvent sendAcquiring(Supplier<String> what, Request request, java.util.function.Consumer<CuratorEvent> onLateAnswer) {
+        return send(what, request, true, onLateAnswer);
+    }
+
+    private CuratorEvent send(Supplier<String> what, Request request, boolean giveUpWhenDisconnected,
+            java.util.function.Consumer<CuratorEvent> onLateAnswer) {
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {
             request.start((c, event) -> answer.complete(event));
@@ -179,20 +214,41 @@ final class ZooKeeperRequests {
             throw failure(what.get(), e);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
+        long disconnectedSince = 0;
         boolean interrupted = false;
+        boolean answered = false;
         try {
             while (true) {
+                long now = System.nanoTime();
                 try {
-                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    CuratorEvent event = answer.get(Math.max(0, Math.min(deadline - now, CONNECTION_CHECK_NANOS)), TimeUnit.NANOSECONDS);
+                    answered = true;
+                    return event;
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
-                    throw unanswered(what.get(), e);
+                    now = System.nanoTime();
+                    if (deadline - now <= 0) {
+                        throw unanswered(what.get(), e);
+                    }
+                    if (!giveUpWhenDisconnected || client.getZookeeperClient().isConnected()) {
+                        disconnectedSince = 0;
+                    } else if (disconnectedSince == 0) {
+                        disconnectedSince = now;
+                    } else if (now - disconnectedSince >= sessionNanos) {
+                        throw new EngineUnavailableException("zookeeper engine " + shown + " has had no connection for the session timeout of "
+                                + Checks.format(Duration.ofNanos(sessionNanos)) + " while waiting to " + what.get()
+                                + "; check that a quorum of the ensemble runs and is reachable", e);
+                    }
                 } catch (ExecutionException e) {
+                    answered = true;
                     throw failure(what.get(), e);
                 }
             }
         } finally {
+            if (!answered && onLateAnswer != null) {
+                answer.thenAccept(onLateAnswer);
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
