@@ -66,8 +66,9 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
     }
 
     /**
-     * A copy of the application's mapper that reads what Jackson 2 stored: unknown properties
-     * ignored, a missing or null primitive as its default, enums by name. The mapper given is not changed.
+     * A copy of the application's mapper that reads what Jackson 2 stored, as Jackson 2 read it:
+     * unknown properties ignored, a missing or null primitive as its default, enums by name, a value
+     * read from within a larger document (no trailing-token check). The mapper given is not changed.
      *
      * @param mapper the application's mapper
      * @return the copy
@@ -78,7 +79,8 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
             throw new IllegalArgumentException("the mapper must not be null");
         }
         return mapper.rebuild()
-                .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES,
+                        DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .disable(EnumFeature.READ_ENUMS_USING_TO_STRING, EnumFeature.WRITE_ENUMS_USING_TO_STRING)
                 .build();
     }
