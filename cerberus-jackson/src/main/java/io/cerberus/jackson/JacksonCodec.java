@@ -1,23 +1,26 @@
 package io.cerberus.jackson;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.cerberus.idempotency.ResultCodec;
-import java.io.IOException;
 import java.lang.reflect.Type;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.cfg.EnumFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Stores an idempotency result as JSON (UTF-8) through Jackson and reads it back as the same type.
- * A null result is stored as no bytes and replayed as null.
+ * Stores an idempotency result as JSON (UTF-8) through Jackson 3 ({@code tools.jackson.databind})
+ * and reads it back as the same type. A null result is stored as no bytes and replayed as null.
+ * Thread-safe. For Jackson 2, {@link Jackson2Codec} does the same.
  *
- * <p>The default mapper registers the Jackson modules found on the class path (java.time, JDK 8
- * types when their modules are there) and ignores unknown properties, so a result stored by an
- * older version of a class still replays after a field was removed. Pass your own mapper to share
- * the application's settings.
+ * <p>The default mapper registers the Jackson modules found on the class path and reads what
+ * {@link Jackson2Codec} and earlier versions of this module (on Jackson 2) wrote: unknown
+ * properties are ignored (a result stored by an older version of a class still replays after a
+ * field was removed), a missing or null primitive is its default, enums are written and read by
+ * name (Jackson 3 would use {@code toString()}), dates stored as numbers are read. Pass your own
+ * mapper to share the application's settings; {@link #compatible(ObjectMapper)} gives it these.
  *
  * <pre>{@code
  * guard.execute(key, Duration.ofDays(1), JacksonCodec.of(Receipt.class), () -> payments.charge(order));
@@ -26,8 +29,7 @@ import java.lang.reflect.Type;
  * @param <T> the result type
  */
 public final class JacksonCodec<T> implements ResultCodec<T> {
-    private static final ObjectMapper DEFAULT = JsonMapper.builder().findAndAddModules()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+    private static final ObjectMapper DEFAULT = compatible(JsonMapper.builder().findAndAddModules().build());
 
     private final ObjectMapper mapper;
     private final JavaType type;
@@ -53,14 +55,34 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
         return new JacksonCodec<>(DEFAULT, type == null ? null : type.getType());
     }
 
-    /** @return a codec for this class with the application's mapper */
+    /** @return a codec for this class with the application's mapper, used as it is */
     public static <T> JacksonCodec<T> of(ObjectMapper mapper, Class<T> type) {
         return new JacksonCodec<>(mapper, type);
     }
 
-    /** @return a codec for this generic type with the application's mapper */
+    /** @return a codec for this generic type with the application's mapper, used as it is */
     public static <T> JacksonCodec<T> of(ObjectMapper mapper, TypeReference<T> type) {
         return new JacksonCodec<>(mapper, type == null ? null : type.getType());
+    }
+
+    /**
+     * A copy of the application's mapper that reads what Jackson 2 stored, as Jackson 2 read it:
+     * unknown properties ignored, a missing or null primitive as its default, enums by name, a value
+     * read from within a larger document (no trailing-token check). The mapper given is not changed.
+     *
+     * @param mapper the application's mapper
+     * @return the copy
+     * @throws IllegalArgumentException if the mapper is null
+     */
+    public static ObjectMapper compatible(ObjectMapper mapper) {
+        if (mapper == null) {
+            throw new IllegalArgumentException("the mapper must not be null");
+        }
+        return mapper.rebuild()
+                .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES,
+                        DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .disable(EnumFeature.READ_ENUMS_USING_TO_STRING, EnumFeature.WRITE_ENUMS_USING_TO_STRING)
+                .build();
     }
 
     static <T> JacksonCodec<T> forType(Type type) {
@@ -74,7 +96,7 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
         }
         try {
             return mapper.writerFor(type).writeValueAsBytes(value);
-        } catch (JsonProcessingException e) {
+        } catch (JacksonException e) {
             throw new IllegalArgumentException("the result (" + value.getClass().getName() + ") cannot be written as JSON of "
                     + type + ": " + e.getOriginalMessage(), e);
         }
@@ -87,7 +109,7 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
         }
         try {
             return mapper.readValue(bytes, type);
-        } catch (IOException e) {
+        } catch (JacksonException e) {
             throw new IllegalStateException("the stored result cannot be read as " + type + " (was the class changed"
                     + " incompatibly since it was stored?): " + e.getMessage(), e);
         }

@@ -3,7 +3,6 @@ package io.cerberus.jackson;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import io.cerberus.Cerberus;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
@@ -18,7 +17,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import tools.jackson.core.type.TypeReference;
 
+/** JacksonCodec, on Jackson 3, and what ResultCodec.json(..) finds when Jackson 3 is on the class path. */
 class JacksonCodecTest {
     record Receipt(String id, BigDecimal amount, List<String> items) {
     }
@@ -33,6 +34,7 @@ class JacksonCodecTest {
             IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 7));
             AtomicInteger runs = new AtomicInteger();
             ResultCodec<Receipt> codec = ResultCodec.json(Receipt.class);
+            assertThat(codec).as("Jackson 3 is preferred when both are on the class path").isInstanceOf(JacksonCodec.class);
             Outcome<Receipt> first = guard.execute(key, Duration.ofHours(1), codec, () -> {
                 runs.incrementAndGet();
                 return new Receipt("r-1", new BigDecimal("10.50"), List.of("book"));

@@ -51,7 +51,7 @@ final class AnnotatedMethodsCheck implements BeanPostProcessor {
         }
         Idempotent idempotent = method.getAnnotation(Idempotent.class);
         if (idempotent != null) {
-            IdempotentAspect.check(idempotent, method);
+            IdempotentAspect.check(idempotent, method, ResultJsons.DEFAULTS);
             KeyExpressions.parse("@Idempotent", idempotent.key(), method);
         }
     }

@@ -24,7 +24,9 @@ import org.springframework.util.ClassUtils;
  * {@link DistributedLock @DistributedLock} and {@link Idempotent @Idempotent}. Each bean steps
  * aside when the application defines its own of the same type.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
+// the DataSource's auto-configuration on Boot 4 and on Boot 3; a name that is not there orders nothing
+@AutoConfiguration(afterName = {"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
 @EnableConfigurationProperties(CerberusProperties.class)
 public class CerberusAutoConfiguration {
     /** The engine URI that stands for the application's own {@link DataSource}. */
@@ -118,13 +120,14 @@ public class CerberusAutoConfiguration {
      *
      * @param cerberus the client whose guards it uses
      * @param options the base options, adjusted per method
-     * @param beanFactory resolves {@code @bean} references in keys, and has the transaction attributes
+     * @param beanFactory resolves {@code @bean} references in keys, has the transaction attributes and the application's JSON mapper
      * @return the aspect
      */
     @Bean
     static IdempotentAspect cerberusIdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options,
             BeanFactory beanFactory) {
-        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory), new TransactionRules(beanFactory));
+        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory), new TransactionRules(beanFactory),
+                new ResultJsons(beanFactory));
     }
 
     /**

@@ -3,16 +3,17 @@ package io.cerberus.spring;
 import io.cerberus.Cerberus;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.springframework.boot.actuate.health.CompositeHealthContributor;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.HealthContributor;
-import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthContributor;
+import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * The health of each engine of a client, as {@code /actuator/health/cerberus/<engine>}: UP when
  * the engine answers the light read the failover checks make ({@link Cerberus#checkEngine}),
  * DOWN with the error otherwise. Details: the engine URI (without password) and whether it is
  * the current engine. An engine that does not answer takes up to the connect timeout to be DOWN.
+ * Spring Boot 4's health classes; on Boot 3, {@code cerberus-spring-boot3-support} has the same indicator.
  */
 final class CerberusHealthIndicators {
     private CerberusHealthIndicators() {

@@ -34,6 +34,7 @@ public class CerberusLocksEndpoint {
      * @return the namespace, the current engine, and the holds of every engine
      */
     @ReadOperation
+    @SuppressWarnings("deprecation") // Spring's @Nullable: the one both Boot 3 and Boot 4 take for an optional parameter
     public Locks locks(@Nullable String prefix) {
         Map<String, EngineLocks> engines = new LinkedHashMap<>();
         for (String engine : cerberus.engines()) {
@@ -48,6 +49,7 @@ public class CerberusLocksEndpoint {
      * @return the holds on that engine, or null (404) when the client has no such engine
      */
     @ReadOperation
+    @SuppressWarnings("deprecation") // as above
     public EngineLocks engineLocks(@Selector String engine, @Nullable String prefix) {
         if (!cerberus.engines().contains(engine)) {
             return null;

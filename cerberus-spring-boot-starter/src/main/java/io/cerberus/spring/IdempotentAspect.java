@@ -44,7 +44,6 @@ final class IdempotentAspect implements Ordered {
     private static final String ANNOTATION = "@Idempotent";
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
     private static final int MAX_OPERATION = 256;
-    private static final String JACKSON = "com.fasterxml.jackson.databind.ObjectMapper";
 
     /** The result of a void method: nothing to store, nothing to replay. */
     private static final ResultCodec<Object> NOTHING = new ResultCodec<>() {
@@ -63,6 +62,7 @@ final class IdempotentAspect implements Ordered {
     private final ObjectProvider<IdempotencyOptions> baseOptions;
     private final KeyExpressions keys;
     private final TransactionRules transactions;
+    private final ResultJsons json;
     private final Map<Target, Plan> plans = new ConcurrentHashMap<>();
 
     /** A method as called on a bean class: an inherited method is one operation per bean class. */
@@ -74,8 +74,9 @@ final class IdempotentAspect implements Ordered {
     }
 
     IdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> baseOptions, KeyExpressions keys,
-            TransactionRules transactions) {
+            TransactionRules transactions, ResultJsons json) {
         this.cerberus = cerberus;
+        this.json = json;
         this.baseOptions = baseOptions;
         this.keys = keys;
         this.transactions = transactions;
@@ -125,7 +126,7 @@ final class IdempotentAspect implements Ordered {
     }
 
     private Plan plan(Idempotent annotation, Target target) {
-        Checked checked = check(annotation, target.method());
+        Checked checked = check(annotation, target.method(), json);
         String operation = annotation.operation().isEmpty() ? operation(target.method(), target.beanClass()) : annotation.operation();
         Predicate<Throwable> committedOn = transactions.committedOn(target.method(), target.beanClass());
         IdempotencyOptions options = options(annotation, checked.waitTime());
@@ -158,10 +159,11 @@ final class IdempotentAspect implements Ordered {
     }
 
     /**
+     * @param json makes the codec of the method's results
      * @return the annotation's values, checked
      * @throws IllegalArgumentException or IllegalStateException if they or the method do not fit
      */
-    static Checked check(Idempotent annotation, Method method) {
+    static Checked check(Idempotent annotation, Method method, ResultJsons json) {
         Invocations.refuseAsynchronous(ANNOTATION, method);
         Duration retention = Invocations.duration(ANNOTATION, "retention", annotation.retention(), method);
         if (retention == null || retention.isZero()) {
@@ -182,11 +184,11 @@ final class IdempotentAspect implements Ordered {
         if (returned == void.class || returned == Void.class) {
             return new Checked(retention, wait, NOTHING);
         }
-        if (!ClassUtils.isPresent(JACKSON, IdempotentAspect.class.getClassLoader())) {
+        if (!ResultJsons.available()) {
             throw new IllegalStateException(ANNOTATION + " on " + Invocations.describe(method) + " stores its result as JSON, and there is"
                     + " no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson (it brings Jackson)");
         }
-        return new Checked(retention, wait, new ResultJson(method));
+        return new Checked(retention, wait, json.codec(method));
     }
 
     private IdempotencyOptions options(Idempotent annotation, Duration wait) {

@@ -1,38 +1,30 @@
 package io.cerberus.spring;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.cerberus.idempotency.ResultCodec;
+import io.cerberus.jackson.JacksonCodec;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.util.ClassUtils;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Stores an {@link Idempotent @Idempotent} method's result as JSON with the class it had, so a
  * duplicate gets that class back: a subclass of the declared return type keeps its class and
  * fields, an interface or {@code Object} return type replays as what was returned,
  * {@code ResponseEntity<T>} keeps status, headers and a body of its own class, {@code Optional<T>}
- * its content. Thread-safe.
+ * its content. Written with Jackson 3 (the application's {@code JsonMapper} on Spring Boot 4);
+ * {@link ResultJson} writes and reads the same layout with Jackson 2. Thread-safe.
  *
  * <p>Layout: {@code {"@class": "<class name>", "@value": <the value as that class>}}, with no
  * {@code @class} when the declared type says it all (the same class, a collection, a map, an
@@ -41,33 +33,37 @@ import org.springframework.util.ClassUtils;
  * layout of its content or null; a null result is no bytes. A record without this layout (plain
  * JSON of the declared type, as earlier versions stored) is read as the declared type.
  *
- * <p>Stored data never chooses an arbitrary class: a stored class name is resolved by the
- * method's class loader without initializing the class, and used only if it is assignable to
- * the declared return type; under a JDK type ({@code Object}, {@code Serializable},
- * {@code Number}...) it must also be a record, an enum, or a JDK value (String, a boxed primitive,
- * BigDecimal, BigInteger, UUID, java.time). Anything else is refused (IllegalStateException). The
- * same rule decides on writing whether the class is stored, so what is written reads back; a
- * result outside it is written as the declared type, as plain JSON would be, and logged once.
+ * <p>Which class a stored name may stand for is {@link StoredClasses}'s rule; anything else is
+ * refused (IllegalStateException). The same rule decides on writing whether the class is stored,
+ * so what is written reads back; a result outside it is written as the declared type, as plain
+ * JSON would be, and logged once.
  */
 final class ResultJson implements ResultCodec<Object> {
-    private static final Logger LOG = LoggerFactory.getLogger(IdempotentAspect.class);
-    private static final ObjectMapper MAPPER = JsonMapper.builder().findAndAddModules()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+    private static final ObjectMapper DEFAULT = compatible(JsonMapper.builder().findAndAddModules().build());
     private static final String CLASS = "@class";
     private static final String VALUE = "@value";
     private static final String RESPONSE_ENTITY = "org.springframework.http.ResponseEntity";
-    private static final Set<Class<?>> JDK_VALUES = Set.of(String.class, Boolean.class, Character.class, Byte.class, Short.class,
-            Integer.class, Long.class, Float.class, Double.class, BigDecimal.class, BigInteger.class, UUID.class);
-
+    private final ObjectMapper mapper;
     private final JavaType declared;
-    private final ClassLoader loader;
+    private final StoredClasses classes;
     private final String method;
-    private final Set<Class<?>> warned = ConcurrentHashMap.newKeySet();
 
+    /** With a mapper of the defaults. */
     ResultJson(Method method) {
-        this.declared = MAPPER.constructType(method.getGenericReturnType());
-        this.loader = method.getDeclaringClass().getClassLoader();
-        this.method = Invocations.describe(method);
+        this(method, DEFAULT);
+    }
+
+    /** @param mapper the mapper to write and read with, as {@link #compatible(ObjectMapper)} made it */
+    ResultJson(Method method, ObjectMapper mapper) {
+        this.mapper = mapper;
+        this.declared = mapper.constructType(method.getGenericReturnType());
+        this.classes = new StoredClasses(method);
+        this.method = classes.method();
+    }
+
+    /** @return a copy of the application's mapper that reads what Jackson 2 stored ({@link JacksonCodec#compatible}) */
+    static ObjectMapper compatible(ObjectMapper applications) {
+        return JacksonCodec.compatible(applications);
     }
 
     @Override
@@ -76,9 +72,9 @@ final class ResultJson implements ResultCodec<Object> {
             return new byte[0];
         }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (JsonGenerator out = MAPPER.createGenerator(bytes)) {
+        try (JsonGenerator out = mapper.createGenerator(bytes)) {
             write(out, value, declared);
-        } catch (IOException e) {
+        } catch (JacksonException e) {
             throw new IllegalArgumentException("the result of " + method + " (" + value.getClass().getName()
                     + ") cannot be written as JSON: " + e.getMessage(), e);
         }
@@ -90,20 +86,20 @@ final class ResultJson implements ResultCodec<Object> {
         if (bytes == null || bytes.length == 0) {
             return null;
         }
-        try (JsonParser in = MAPPER.createParser(bytes)) {
-            if (in.nextToken() == JsonToken.START_OBJECT && in.nextToken() == JsonToken.FIELD_NAME
+        try (JsonParser in = mapper.createParser(bytes)) {
+            if (in.nextToken() == JsonToken.START_OBJECT && in.nextToken() == JsonToken.PROPERTY_NAME
                     && (CLASS.equals(in.currentName()) || VALUE.equals(in.currentName()))) {
                 return fields(in, declared);
             }
-            return MAPPER.readerFor(declared).readValue(bytes);
-        } catch (IOException e) {
+            return mapper.readerFor(declared).readValue(bytes);
+        } catch (JacksonException e) {
             throw new IllegalStateException("the stored result of " + method + " cannot be read as " + declared.toCanonical()
                     + " (was the class changed incompatibly since it was stored?): " + e.getMessage(), e);
         }
     }
 
-    /** Writes the layout of a value of this declared type. */
-    void write(JsonGenerator out, Object value, JavaType type) throws IOException {
+    /** Writes the layout ({@link ResultJson}) of a value of this declared type. */
+    void write(JsonGenerator out, Object value, JavaType type) {
         if (value == null) {
             out.writeNull();
             return;
@@ -111,24 +107,24 @@ final class ResultJson implements ResultCodec<Object> {
         out.writeStartObject();
         Class<?> raw = type.getRawClass();
         if (raw == Optional.class) {
-            out.writeFieldName(VALUE);
+            out.writeName(VALUE);
             write(out, ((Optional<?>) value).orElse(null), type.containedTypeOrUnknown(0));
         } else if (raw.getName().equals(RESPONSE_ENTITY)) {
-            out.writeFieldName(VALUE);
+            out.writeName(VALUE);
             ResponseEntities.write(this, out, value, type.containedTypeOrUnknown(0));
         } else {
-            Class<?> stored = storedClass(value.getClass(), raw);
+            Class<?> stored = classes.storedClass(value.getClass(), raw, declared.toCanonical());
             if (stored != null) {
-                out.writeStringField(CLASS, stored.getName());
+                out.writeStringProperty(CLASS, stored.getName());
             }
-            out.writeFieldName(VALUE);
-            MAPPER.writerFor(stored == null ? type : specialized(type, stored)).writeValue(out, value);
+            out.writeName(VALUE);
+            mapper.writerFor(stored == null ? type : specialized(type, stored)).writeValue(out, value);
         }
         out.writeEndObject();
     }
 
     /** Reads the layout of a value of this declared type: null, or an object (the current token). */
-    Object read(JsonParser in, JavaType type) throws IOException {
+    Object read(JsonParser in, JavaType type) {
         if (in.currentToken() == JsonToken.VALUE_NULL) {
             return null;
         }
@@ -137,10 +133,10 @@ final class ResultJson implements ResultCodec<Object> {
         return fields(in, type);
     }
 
-    private Object fields(JsonParser in, JavaType type) throws IOException {
+    private Object fields(JsonParser in, JavaType type) {
         String stored = null;
         Object value = null;
-        for (; in.currentToken() == JsonToken.FIELD_NAME; in.nextToken()) {
+        for (; in.currentToken() == JsonToken.PROPERTY_NAME; in.nextToken()) {
             String field = in.currentName();
             in.nextToken();
             if (CLASS.equals(field)) {
@@ -155,7 +151,7 @@ final class ResultJson implements ResultCodec<Object> {
         return value;
     }
 
-    private Object value(JsonParser in, JavaType type, String stored) throws IOException {
+    private Object value(JsonParser in, JavaType type, String stored) {
         Class<?> raw = type.getRawClass();
         if (raw == Optional.class) {
             return Optional.ofNullable(read(in, type.containedTypeOrUnknown(0)));
@@ -163,89 +159,21 @@ final class ResultJson implements ResultCodec<Object> {
         if (raw.getName().equals(RESPONSE_ENTITY)) {
             return ResponseEntities.read(this, in, type.containedTypeOrUnknown(0));
         }
-        return MAPPER.readerFor(stored == null ? type : specialized(type, resolve(stored, raw))).readValue(in);
+        return mapper.readerFor(stored == null ? type : specialized(type, classes.resolve(stored, raw, declared.toCanonical()))).readValue(in);
     }
 
-    private static void expect(JsonParser in, JsonToken token) throws IOException {
+    private static void expect(JsonParser in, JsonToken token) {
         if (in.currentToken() != token) {
-            throw new IOException("expected " + token + ", found " + in.currentToken() + " at " + in.currentLocation());
+            throw new StreamReadException(in, "expected " + token + ", found " + in.currentToken());
         }
     }
 
-    /** @return the class to store with a result, or null to write it as its declared type */
-    private Class<?> storedClass(Class<?> actual, Class<?> declaredRaw) {
-        Class<?> expected = ClassUtils.resolvePrimitiveIfNecessary(declaredRaw);
-        Class<?> user = ClassUtils.getUserClass(actual);
-        if (user == expected || user.isArray() || Collection.class.isAssignableFrom(user) || Map.class.isAssignableFrom(user)) {
-            return null;
-        }
-        if (!readable(user, expected) || !resolvable(user)) {
-            if (warned.add(user)) {
-                LOG.warn("{} returned an instance of {}, which is stored as JSON of the declared return type {}: a duplicate"
-                        + " gets what JSON makes of that (a map, for Object); declare a closer return type, or return a record",
-                        method, user.getName(), declared.toCanonical());
-            }
-            return null;
-        }
-        return user;
-    }
-
-    private boolean resolvable(Class<?> type) {
-        try {
-            return Class.forName(type.getName(), false, loader) == type;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
-    }
-
-    /**
-     * @return the class a stored name stands for
-     * @throws IllegalStateException if it is missing or not one this method may return
-     */
-    private Class<?> resolve(String name, Class<?> declaredRaw) {
-        Class<?> expected = ClassUtils.resolvePrimitiveIfNecessary(declaredRaw);
-        if (name.equals(expected.getName())) {
-            return expected;
-        }
-        Class<?> found;
-        try {
-            found = Class.forName(name, false, loader);
-        } catch (ClassNotFoundException | LinkageError e) {
-            throw new IllegalStateException("the stored result of " + method + " is a " + name + ", which this application"
-                    + " does not have (was it renamed since?)", e);
-        }
-        if (!readable(found, expected)) {
-            throw new IllegalStateException("the stored result of " + method + " names the class " + name + ", which is not a "
-                    + declared.toCanonical() + " that can be read back; refused");
-        }
-        return found;
-    }
-
-    /** The one rule for a class named in stored data, on reading and on writing. */
-    private static boolean readable(Class<?> type, Class<?> declaredRaw) {
-        if (!declaredRaw.isAssignableFrom(type) || type.isAnonymousClass() || type.isLocalClass() || type.isSynthetic()
-                || type.isHidden() || type.isInterface() || Modifier.isAbstract(type.getModifiers())
-                || type.isMemberClass() && !Modifier.isStatic(type.getModifiers())) {
-            return false;
-        }
-        if (!isJdk(declaredRaw)) {
-            return true;
-        }
-        return type.isRecord() || type.isEnum()
-                || Modifier.isPublic(type.getModifiers()) && (JDK_VALUES.contains(type) || type.getPackageName().equals("java.time"));
-    }
-
-    private static boolean isJdk(Class<?> type) {
-        String name = type.getName();
-        return name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("jdk.");
-    }
-
-    private static JavaType specialized(JavaType type, Class<?> actual) {
+    private JavaType specialized(JavaType type, Class<?> actual) {
         if (type.getRawClass() == actual) {
             return type;
         }
         // keeps the declared type's parameters: List<Receipt> declared, ArrayList returned: ArrayList<Receipt>
-        return type.isPrimitive() ? MAPPER.constructType(actual) : MAPPER.getTypeFactory().constructSpecializedType(type, actual);
+        return type.isPrimitive() ? mapper.constructType(actual) : mapper.getTypeFactory().constructSpecializedType(type, actual);
     }
 
     /** Keeps spring-web optional: loaded only for a method that returns a ResponseEntity. */
@@ -253,30 +181,30 @@ final class ResultJson implements ResultCodec<Object> {
         private static final TypeReference<LinkedHashMap<String, List<String>>> HEADERS = new TypeReference<>() {
         };
 
-        static void write(ResultJson json, JsonGenerator out, Object value, JavaType bodyType) throws IOException {
+        static void write(ResultJson json, JsonGenerator out, Object value, JavaType bodyType) {
             org.springframework.http.ResponseEntity<?> entity = (org.springframework.http.ResponseEntity<?>) value;
             Map<String, List<String>> headers = new LinkedHashMap<>();
             entity.getHeaders().forEach((name, values) -> headers.put(name, List.copyOf(values)));
             out.writeStartObject();
-            out.writeNumberField("status", entity.getStatusCode().value());
-            out.writeFieldName("headers");
-            MAPPER.writeValue(out, headers);
-            out.writeFieldName("body");
+            out.writeNumberProperty("status", entity.getStatusCode().value());
+            out.writeName("headers");
+            json.mapper.writeValue(out, headers);
+            out.writeName("body");
             json.write(out, entity.getBody(), bodyType);
             out.writeEndObject();
         }
 
-        static Object read(ResultJson json, JsonParser in, JavaType bodyType) throws IOException {
+        static Object read(ResultJson json, JsonParser in, JavaType bodyType) {
             expect(in, JsonToken.START_OBJECT);
             int status = 200;
             org.springframework.http.HttpHeaders headers = new org.springframework.http.HttpHeaders();
             Object body = null;
-            while (in.nextToken() == JsonToken.FIELD_NAME) {
+            while (in.nextToken() == JsonToken.PROPERTY_NAME) {
                 String field = in.currentName();
                 in.nextToken();
                 switch (field) {
                     case "status" -> status = in.getIntValue();
-                    case "headers" -> MAPPER.readerFor(HEADERS).<Map<String, List<String>>>readValue(in).forEach(headers::addAll);
+                    case "headers" -> json.mapper.readerFor(HEADERS).<Map<String, List<String>>>readValue(in).forEach(headers::addAll);
                     case "body" -> body = json.read(in, bodyType);
                     default -> in.skipChildren();
                 }

@@ -48,6 +48,12 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
 class AsyncIdempotencyKeyFilterTest {
     private static final long WAIT = TestTimes.millis(10_000).toMillis();
 
+    static {
+        // Spring Framework 7 hands a StreamingResponseBody a stream whose flush() does nothing unless this flag is set
+        // (ServletServerHttpResponse); an application that streams sets it, and the filter must then let each flush through
+        System.setProperty("spring.http.response.flush.enabled", "true");
+    }
+
     @LocalServerPort
     int port;
 

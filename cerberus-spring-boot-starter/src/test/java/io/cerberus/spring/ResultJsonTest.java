@@ -11,6 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.json.JsonMapper;
 
 /** What {@link ResultJson} writes, reads back, and refuses to read. */
 class ResultJsonTest {
@@ -21,6 +24,9 @@ class ResultJsonTest {
     }
 
     record Label(String text) {
+    }
+
+    record LabelPair(String firstText, Label second) {
     }
 
     /** Not a Shape; tells {@link Initialized} when anything initializes it. */
@@ -56,6 +62,10 @@ class ResultJsonTest {
 
     long count() {
         return 0;
+    }
+
+    LabelPair pair() {
+        return null;
     }
 
     private static ResultJson codec(String method) throws NoSuchMethodException {
@@ -119,5 +129,35 @@ class ResultJsonTest {
     void plainJsonOfTheDeclaredTypeIsStillRead() throws Exception {
         assertThat(codec("labels").decode(json("[{\"text\":\"old\"}]"))).isEqualTo(List.of(new Label("old")));
         assertThat(codec("count").decode(json("12"))).isEqualTo(12L);
+    }
+
+    @Test
+    void whatJackson2StoredJackson3ReadsAsTheSameValue() throws Exception {
+        for (String method : List.of("shape", "anything", "labels", "count", "pair")) {
+            java.lang.reflect.Method declared = ResultJsonTest.class.getDeclaredMethod(method);
+            Object value = switch (method) {
+                case "shape" -> new Circle(2.5);
+                case "anything" -> new BigDecimal("10.50");
+                case "labels" -> new ArrayList<>(List.of(new Label("a"), new Label("b")));
+                case "count" -> 7L;
+                default -> new LabelPair("x", new Label("y"));
+            };
+            byte[] stored = new Jackson2ResultJson(declared).encode(value);
+            assertThat(new ResultJson(declared).decode(stored)).as(method).isEqualTo(value).hasSameClassAs(value);
+            assertThat(new Jackson2ResultJson(declared).decode(new ResultJson(declared).encode(value))).as(method).isEqualTo(value);
+        }
+    }
+
+    @Test
+    void theApplicationsJsonMapperWritesTheResult() throws Exception {
+        DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+        beans.registerSingleton("jsonMapper", JsonMapper.builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build());
+        ResultJsons json = new ResultJsons(beans);
+        io.cerberus.idempotency.ResultCodec<Object> codec = json.codec(ResultJsonTest.class.getDeclaredMethod("pair"));
+        byte[] stored = codec.encode(new LabelPair("x", new Label("y")));
+        assertThat(new String(stored, StandardCharsets.UTF_8)).contains("\"first_text\":\"x\"");
+        assertThat(codec.decode(stored)).isEqualTo(new LabelPair("x", new Label("y")));
+        assertThat(ResultJsons.DEFAULTS.codec(ResultJsonTest.class.getDeclaredMethod("pair")).encode(new LabelPair("x", null)))
+                .asString(StandardCharsets.UTF_8).contains("\"firstText\"");
     }
 }
