@@ -41,7 +41,7 @@ class IdempotencyGuardEdgesTest {
 
                 cerberus.switchEngine("second");
 
-                IdempotencyGuard after = cerberus.idempotency(IdempotencyOptions.defaults());
+                IdempotencyGuard after = cerberus.idempotency(IdempotencyOptions.defaults().rejectingWhenInProgress());
                 Outcome<String> retried = after.execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
                 assertThat(retried).isEqualTo(new Outcome<>("charge#1", Outcome.Status.REPLAYED));
                 assertThatThrownBy(() -> after.execute(running, HOUR, () -> "duplicate"))

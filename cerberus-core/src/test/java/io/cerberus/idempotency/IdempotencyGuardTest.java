@@ -116,7 +116,7 @@ class IdempotencyGuardTest {
         FlakyStore flaky = new FlakyStore();
         flaky.completionsFail = true;
         AtomicInteger runs = new AtomicInteger();
-        try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults())) {
+        try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults().rejectingWhenInProgress())) {
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "completion-fails");
             assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
                     .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("ran, but its result could not be stored");

@@ -168,9 +168,10 @@ public class CerberusAutoConfiguration {
         IdempotencyOptions options = IdempotencyOptions.defaults()
                 .withLease(required("cerberus.idempotency.lease", settings.getLease()))
                 .withStoreAttempts(settings.getStoreAttempts());
-        if (settings.getWaitWhenInProgress() != null) {
-            options = options.waitingWhenInProgress(settings.getWaitWhenInProgress());
-        }
+        // unlike the core's default, a duplicate is rejected unless a wait is set: the Idempotency-Key filter answers
+        // 409 at once to a request whose first copy still runs, as HTTP clients of idempotency keys expect
+        options = settings.getWaitWhenInProgress() != null ? options.waitingWhenInProgress(settings.getWaitWhenInProgress())
+                : options.rejectingWhenInProgress();
         return settings.isFailOpen() ? options.failingOpen() : options;
     }
 

@@ -95,8 +95,34 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     }
 
     @Test
-    void aDuplicateWhileTheFirstRunsIsRejectedByDefault() throws Exception {
+    void aDuplicateWhileTheFirstRunsWaitsForItsResultByDefault() throws Exception {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-waited-for");
+        java.util.concurrent.atomic.AtomicReference<Thread> waiter = new java.util.concurrent.atomic.AtomicReference<>();
+        ExecutorService duplicates = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "duplicate");
+            waiter.set(thread);
+            return thread;
+        });
+        try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(first.mustRun()).isTrue();
+            Future<Outcome<String>> duplicate = duplicates.submit(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped twice"));
+            // the duplicate has met the running attempt and waits (a rejection would end it instead)
+            Poll.until("the duplicate to wait for the first attempt", TestTimes.millis(10_000), () -> duplicate.isDone()
+                    || waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING);
+            assertThat(duplicate.isDone()).as("the duplicate was not rejected: it waits").isFalse();
+            first.complete("shipped");
+            assertThat(duplicate.get(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the duplicate waited for the first attempt and replays its result")
+                    .isEqualTo(new Outcome<>("shipped", Outcome.Status.REPLAYED));
+        } finally {
+            duplicates.shutdownNow();
+        }
+    }
+
+    @Test
+    void aDuplicateWhileTheFirstRunsIsRejectedWhenAsked() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().rejectingWhenInProgress());
         IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-1");
         rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "someone-else", Duration.ofSeconds(30));
         assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped"))
@@ -175,7 +201,7 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
 
     @Test
     void theTwoCallFormClaimsCompletesAndReplays() throws Exception {
-        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().rejectingWhenInProgress());
         IdempotencyKey key = IdempotencyKey.ofContent("consume", Map.of("message", "m-1"));
         try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(first.mustRun()).isTrue();

@@ -98,7 +98,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
             client.create().creatingParentContainersIfNeeded().forPath(ZooKeeperIdempotencyStore.path("/idempotency-rounds",
                     "rounds/" + key.id()), StoredRecord.inProgress("another", key.fingerprint(), 1).encode());
             java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
-            assertThatThrownBy(() -> cerberus.idempotency(IdempotencyOptions.defaults().failingOpen())
+            assertThatThrownBy(() -> cerberus.idempotency(IdempotencyOptions.defaults().rejectingWhenInProgress().failingOpen())
                     .execute(key, Duration.ofHours(1), () -> "charged " + runs.incrementAndGet()))
                     .isInstanceOf(io.cerberus.idempotency.OperationInProgressException.class);
             assertThat(runs).as("not run unguarded as if the store were down").hasValue(0);
