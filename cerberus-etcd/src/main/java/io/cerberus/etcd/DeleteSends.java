@@ -14,9 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Counts the copies of a plain delete that leave the client, including those jetcd resends on its
- * own (it retries a call that failed as unavailable, where the first copy may have reached a
- * member). A release deletes its key without a compare, so a copy applied late could delete a key
+ * Counts the copies of a plain delete that leave the client: those {@link EtcdRequests} resends
+ * when a copy goes unanswered or fails as unavailable (where the copy may have reached a member),
+ * and any jetcd resends on its own (after an expired auth token). A release deletes its key without a compare, so a copy applied late could delete a key
  * created later under the same name; a release that sent exactly one copy, and had it answered,
  * has no copy left anywhere, and only then may its key's number be used again ({@link KeySlots}).
  *

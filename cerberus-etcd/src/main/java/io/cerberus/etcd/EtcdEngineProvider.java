@@ -43,7 +43,10 @@ public final class EtcdEngineProvider implements EngineProvider {
         DeleteSends deleteSends = new DeleteSends();
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
                 .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
-                .executorService(new CallerRuns()).interceptor(deleteSends);
+                .executorService(new CallerRuns()).interceptor(deleteSends)
+                // one member at a time, the next one when it fails (jetcd 0.8 spreads calls round robin
+                // by default): a resend goes to whichever member the client talks to now (EtcdRequests)
+                .loadBalancerPolicy("pick_first");
         target.user().ifPresent(user -> builder.user(LockKeys.bytes(user)));
         target.password().ifPresent(password -> builder.password(LockKeys.bytes(password)));
         if (target.tls()) {

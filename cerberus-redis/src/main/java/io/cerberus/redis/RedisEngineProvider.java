@@ -129,10 +129,9 @@ public final class RedisEngineProvider implements EngineProvider {
                 .sslOptions(ssl)
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                // a failover is noticed by the adaptive triggers (MOVED, reconnects failing), at most
-                // one refresh a second; the periodic refresh catches what they miss
+                // a failover is noticed by the adaptive triggers (MOVED, reconnects failing; all of them
+                // are on by default), at most one refresh a second; the periodic refresh catches what they miss
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers()
                         .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
                         .enablePeriodicRefresh(Duration.ofSeconds(15))
                         .build())
@@ -141,7 +140,8 @@ public final class RedisEngineProvider implements EngineProvider {
             StatefulRedisClusterConnection<String, String> connection = connect(
                     () -> client.refreshPartitionsAsync().toCompletableFuture().thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
                     connectTimeout, shown);
-            RedisLink link = new RedisLink.Cluster(client, connection, commandTimeout);
+            RedisLink.Cluster link = new RedisLink.Cluster(client, connection, commandTimeout);
+            link.connectNodes(connectTimeout);
             ping(link, commandTimeout, shown);
             LockWaiters waiters = new LockWaiters(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));

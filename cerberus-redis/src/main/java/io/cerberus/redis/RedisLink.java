@@ -8,8 +8,12 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The command connection of an engine: to one server (standalone, or the master a Sentinel names),
@@ -78,6 +82,28 @@ interface RedisLink extends AutoCloseable {
         @Override
         public int group(String key) {
             return SlotHash.getSlot(key);
+        }
+
+        /**
+         * Opens the connection to every node the topology names, replicas too, waiting up to
+         * {@code timeout} for them. Lettuce opens a node's connection for the first command routed to
+         * it and, since 7.7, refuses that command (commands are rejected while disconnected here)
+         * until the connection is made; made now, a replica's connection is ready when a failover
+         * makes it the master. A node that is not reached in time is left to its first command.
+         */
+        void connectNodes(Duration timeout) {
+            List<CompletableFuture<?>> nodes = new ArrayList<>();
+            for (RedisClusterNode node : connection.getPartitions()) {
+                // by host and port, as Lettuce keys the connection a slot's commands go to
+                nodes.add(connection.getConnectionAsync(node.getUri().getHost(), node.getUri().getPort()).exceptionally(failure -> null));
+            }
+            try {
+                CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0])).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException | ExecutionException e) {
+                // the nodes not reached yet connect on their first command
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         /**
