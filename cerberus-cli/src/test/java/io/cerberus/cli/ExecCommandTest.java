@@ -140,6 +140,13 @@ class ExecCommandTest {
     }
 
     @Test
+    void anEtcdThatRefusesConnectionsFailsWith69NotAfterTheTimeout() {
+        Cli.Result result = Cli.run(QUICK, "exec", "--engine", "etcd://127.0.0.1:1", "--name", "job", "--", "true");
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.ENGINE_UNAVAILABLE);
+        assertThat(result.stderr()).contains("etcd://127.0.0.1:1").contains("no member accepts connections");
+    }
+
+    @Test
     void anUnknownOnLostActionIsRefused() {
         Cli.Result result = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--on-lost", "ignore", "--", "true");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);

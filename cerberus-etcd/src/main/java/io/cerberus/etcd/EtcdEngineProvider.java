@@ -8,6 +8,14 @@ import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import javax.net.ssl.SSLException;
 
@@ -40,6 +48,7 @@ public final class EtcdEngineProvider implements EngineProvider {
             Uris.warnIfCredentialsInPlaintext("etcd", context.uri(),
                     target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
         }
+        refuseIfNoMemberListens(target.endpoints(), describe, context.connectTimeout());
         DeleteSends deleteSends = new DeleteSends();
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
                 .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
@@ -70,5 +79,29 @@ public final class EtcdEngineProvider implements EngineProvider {
         KeyNameExposure.checkInBackground(client.getMaintenanceClient(), target.endpoints(), target.user().isPresent(), describe,
                 context.connectTimeout());
         return engine;
+    }
+
+    /**
+     * Fails at once when no member of the URI accepts a connection — refused, or its host unknown —
+     * as a Redis client does: gRPC would try again until the connect timeout and then report only
+     * that nothing answered. A member that does not answer the connect at all (a dropped packet) is
+     * left to the client, which waits for it up to the connect timeout.
+     */
+    private static void refuseIfNoMemberListens(List<String> endpoints, String describe, Duration connectTimeout) {
+        int probeMillis = (int) Math.max(1, Math.min(connectTimeout.toMillis(), 1000));
+        List<String> refusals = new ArrayList<>();
+        for (String endpoint : endpoints) {
+            java.net.URI address = java.net.URI.create(endpoint);
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(address.getHost(), address.getPort()), probeMillis);
+                return;
+            } catch (ConnectException | UnknownHostException e) {
+                refusals.add(address.getHost() + ":" + address.getPort() + ": " + (e instanceof UnknownHostException ? "unknown host" : e.getMessage()));
+            } catch (IOException e) {
+                return; // no answer (a timeout): not known to be down, the client waits for it within the timeout
+            }
+        }
+        throw new EngineUnavailableException("etcd " + describe + ": no member accepts connections (" + String.join("; ", refusals)
+                + "); check that etcd runs and that the URI's hosts and ports are its client URLs", null);
     }
 }

@@ -47,6 +47,16 @@ class EtcdEngineTest {
     }
 
     @Test
+    void anEtcdThatRefusesConnectionsFailsAtOnceNamingIt() {
+        String uri = "etcd://127.0.0.1:" + io.cerberus.testkit.FreePorts.next() + "/down";
+        long start = System.nanoTime();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Cerberus.builder().engine(uri).build())
+                .isInstanceOf(io.cerberus.EngineUnavailableException.class)
+                .hasMessageContaining(uri).hasMessageContaining("no member accepts connections").hasMessageContaining("refused");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not the 10 s connect timeout").isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
     void leaseRevokedFromOutsideLosesTheHolds() throws Exception {
         try (Cerberus cerberus = Cerberus.builder().engine(server.uri("ttl=3")).namespace("revoke").build()) {
             DistributedLock lock = cerberus.lock("revoked");

@@ -41,7 +41,8 @@ class StarterConfigurationTest {
             Cerberus cerberus = context.getBean(Cerberus.class);
             assertThat(cerberus.engines()).containsExactly("mem");
             assertThat(cerberus.namespace()).isEqualTo("default");
-            assertThat(context.getBean(IdempotencyOptions.class)).isEqualTo(IdempotencyOptions.defaults());
+            // the core's defaults, but a duplicate in progress is rejected (the filter answers 409) unless a wait is set
+            assertThat(context.getBean(IdempotencyOptions.class)).isEqualTo(IdempotencyOptions.defaults().rejectingWhenInProgress());
             DistributedLockHold hold = DistributedLockHold.take(cerberus, "defaults");
             assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(30));
             hold.release();
