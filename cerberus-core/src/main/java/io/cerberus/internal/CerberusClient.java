@@ -596,9 +596,7 @@ public final class CerberusClient implements Cerberus {
             giveBackLate(holding, sentAt);
             return holding;
         }
-        // a switch away from this engine guards it for as long as it keeps a silent holder's lock: the lease, or the
-        // longer session or TTL the server granted
-        switcher.granted(engine, holding.silentHolderExpiry().filter(kept -> kept.compareTo(attempt.lease()) > 0).orElse(attempt.lease()));
+        switcher.granted(engine, attempt.lease());
         renewer.start(holding);
         return holding;
     }

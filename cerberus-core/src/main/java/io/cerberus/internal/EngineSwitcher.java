@@ -140,7 +140,13 @@ final class EngineSwitcher {
         if (lockDelay != null) {
             return lockDelay;
         }
-        long longest = Math.max(defaultLease.toNanos(), longestLease.getOrDefault(from.name(), 0L));
+        Long granted = longestLease.get(from.name());
+        long longest = Math.max(defaultLease.toNanos(), granted == null ? 0L : granted);
+        if (granted != null) {
+            // the engine may keep a silent holder's lock longer than its lease (a session or TTL the server raised):
+            // asked here, once per switch, not on every grant
+            longest = Math.max(longest, from.engine().silentHolderExpiry(Duration.ofNanos(longest)).map(Duration::toNanos).orElse(0L));
+        }
         return Duration.ofNanos(longest);
     }
 }

@@ -162,7 +162,7 @@ final class Holding implements Lease {
      * @return how many renewals in a row have failed so far, this one included
      */
     int renewalFailed() {
-        uncertain = true;
+        markUncertain();
         return ++failedRenewals;
     }
 

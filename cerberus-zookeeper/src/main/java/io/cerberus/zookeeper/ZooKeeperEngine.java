@@ -82,8 +82,6 @@ final class ZooKeeperEngine implements LockEngine {
     private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
-    /** The session timeout the ensemble last granted, in milliseconds; kept for when no session is up to ask. */
-    private volatile int grantedSessionMillis;
 
     /** One attempt's node; {@code waitingFor} is the node it last found in its way. */
     private static final class Node {
@@ -154,8 +152,7 @@ final class ZooKeeperEngine implements LockEngine {
     private void refreshGrantedSession() {
         int granted = grantedSessionMillis(client);
         if (granted > 0) {
-            grantedSessionMillis = granted;
-            requests.sessionTimeout(Duration.ofMillis(granted));
+            requests.grantedSession(Duration.ofMillis(granted));
         }
     }
 
@@ -165,7 +162,7 @@ final class ZooKeeperEngine implements LockEngine {
      */
     @Override
     public Optional<Duration> silentHolderExpiry(Duration lease) {
-        return Optional.of(Duration.ofMillis(grantedSessionMillis));
+        return Optional.of(requests.grantedSession());
     }
 
     private void forEachHold(java.util.function.Consumer<String> action) {

@@ -50,9 +50,9 @@ final class ZooKeeperRequests {
     /** The client that {@link #direct} requests go through; null when they may not (see the class comment). */
     private final CuratorFramework directClient;
     private final CuratorFramework client;
-    /** The session timeout the ensemble granted, in nanoseconds: how long a request waits with no connection. */
-    private volatile long sessionNanos;
-    /** How often a waiting request looks whether the client is still connected. */
+    /** The session timeout the ensemble last granted, in nanoseconds; 0 until one is known. */
+    private volatile long grantedSessionNanos;
+    /** How often a waiting step of an acquisition looks whether the client is still connected. */
     private static final long CONNECTION_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** Starts a request in the background. */
@@ -75,13 +75,17 @@ final class ZooKeeperRequests {
         this.shown = shown;
         this.timeout = timeout;
         this.client = client;
-        this.sessionNanos = timeout.toNanos();
         this.directClient = boundsRequestsWithin(client, timeout) ? client : null;
     }
 
     /** Sets the session timeout the ensemble granted (the engine reads it when a session is established). */
-    void sessionTimeout(Duration granted) {
-        sessionNanos = Math.min(timeout.toNanos(), granted.toNanos());
+    void grantedSession(Duration granted) {
+        grantedSessionNanos = granted.toNanos();
+    }
+
+    /** @return the session timeout the ensemble last granted; zero until one is known */
+    Duration grantedSession() {
+        return Duration.ofNanos(grantedSessionNanos);
     }
 
     /**
@@ -214,6 +218,10 @@ final class ZooKeeperRequests {
             throw failure(what.get(), e);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
+        // only a step of an acquisition wakes up to look at the connection; no longer than the session without one
+        long granted = grantedSessionNanos;
+        long disconnectedBound = granted > 0 ? Math.min(timeout.toNanos(), granted) : timeout.toNanos();
+        long slice = giveUpWhenDisconnected ? CONNECTION_CHECK_NANOS : Long.MAX_VALUE;
         long disconnectedSince = 0;
         boolean interrupted = false;
         boolean answered = false;
@@ -221,7 +229,7 @@ final class ZooKeeperRequests {
             while (true) {
                 long now = System.nanoTime();
                 try {
-                    CuratorEvent event = answer.get(Math.max(0, Math.min(deadline - now, CONNECTION_CHECK_NANOS)), TimeUnit.NANOSECONDS);
+                    CuratorEvent event = answer.get(Math.max(0, Math.min(deadline - now, slice)), TimeUnit.NANOSECONDS);
                     answered = true;
                     return event;
                 } catch (InterruptedException e) {
@@ -235,9 +243,9 @@ final class ZooKeeperRequests {
                         disconnectedSince = 0;
                     } else if (disconnectedSince == 0) {
                         disconnectedSince = now;
-                    } else if (now - disconnectedSince >= sessionNanos) {
+                    } else if (now - disconnectedSince >= disconnectedBound) {
                         throw new EngineUnavailableException("zookeeper engine " + shown + " has had no connection for the session timeout of "
-                                + Checks.format(Duration.ofNanos(sessionNanos)) + " while waiting to " + what.get()
+                                + Checks.format(Duration.ofNanos(disconnectedBound)) + " while waiting to " + what.get()
                                 + "; check that a quorum of the ensemble runs and is reachable", e);
                     }
                 } catch (ExecutionException e) {
