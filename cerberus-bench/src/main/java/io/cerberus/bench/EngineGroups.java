@@ -15,7 +15,7 @@ final class EngineGroups {
 
     private static Map<String, List<String>> peers() {
         Map<String, List<String>> peers = new LinkedHashMap<>();
-        peers.put("redis", List.of("cerberus", "redisson", "spring", "setnx", "roundtrip", "scripts", "jvm"));
+        peers.put("redis", List.of("cerberus", "redisson", "redisson-fenced", "spring", "setnx", "roundtrip", "scripts", "jvm"));
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
         peers.put("postgres", List.of("cerberus", "session", "datasource", "spring", "shedlock", "roundtrip"));
@@ -57,7 +57,12 @@ final class EngineGroups {
                 case "redisson" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
                     holders.put(name, new HeldLocks.Holder("watchdog (lockWatchdogTimeout = lease), every lease/3",
-                            lease -> Peers.redisson(redis.host(), redis.port(), lease)));
+                            lease -> Peers.redisson(redis.host(), redis.port(), lease, false)));
+                }
+                case "redisson-fenced" -> {
+                    shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
+                    holders.put(name, new HeldLocks.Holder("watchdog (lockWatchdogTimeout = lease), every lease/3",
+                            lease -> Peers.redisson(redis.host(), redis.port(), lease, true)));
                 }
                 case "spring" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));

@@ -28,14 +28,16 @@ final class JdbcPeers {
 
     /** Spring Integration's INT_LOCK table, as its schema-postgresql.sql creates it. */
     static final String INT_LOCK_DDL = "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
-            + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))";
+            + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL,"
+            + " EXPIRED_AFTER TIMESTAMP NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))";
     /** ShedLock's table, as its documentation gives it for PostgreSQL. */
     static final String SHEDLOCK_DDL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
             + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
 
     /** Spring Integration's INT_LOCK table, as its schema-mysql.sql creates it (MariaDB). */
     static final String INT_LOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
-            + " CLIENT_ID CHAR(36), CREATED_DATE DATETIME(6) NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB";
+            + " CLIENT_ID CHAR(36), CREATED_DATE DATETIME(6) NOT NULL,"
+            + " EXPIRED_AFTER DATETIME(6) NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB";
     /** ShedLock's table, as its documentation gives it for MySQL (MariaDB). */
     static final String SHEDLOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL,"
             + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
@@ -52,7 +54,6 @@ final class JdbcPeers {
         return new HikariDataSource(config);
     }
 
-    /** Spring Integration's {@code JdbcLockRegistry} over its {@code DefaultLockRepository} (polls every 100 ms while it waits). */
     /**
      * Cerberus's lease-row mode on an application's HikariCP pool, as the Spring Boot starter's
      * {@code jdbc:datasource} runs it: one connection more than the others get, for the engine's
@@ -64,20 +65,20 @@ final class JdbcPeers {
         return Peers.cerberus(cerberus, "Cerberus on a HikariCP DataSource", pool::close);
     }
 
+    /** Spring Integration's {@code JdbcLockRegistry} over its {@code DefaultLockRepository} (polls every 100 ms while it waits). */
     static Peer springJdbc(String jdbcUrl, int poolSize) {
-        return springJdbc(jdbcUrl, poolSize, DefaultLockRepository.DEFAULT_TTL);
+        return springJdbc(jdbcUrl, poolSize, JdbcLockRegistry.DEFAULT_TTL);
     }
 
     /** {@code JdbcLockRegistry} whose rows expire after this time to live; it renews nothing by itself. */
     static Peer springJdbc(String jdbcUrl, int poolSize, Duration timeToLive) {
         HikariDataSource pool = pool(jdbcUrl, poolSize, "bench-spring-jdbc");
         DefaultLockRepository repository = new DefaultLockRepository(pool);
-        repository.setTimeToLive((int) timeToLive.toMillis());
         repository.setTransactionManager(new DataSourceTransactionManager(pool));
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
         repository.start();
-        JdbcLockRegistry registry = new JdbcLockRegistry(repository);
+        JdbcLockRegistry registry = new JdbcLockRegistry(repository, timeToLive);
         // obtain() refuses once every cached lock is held: the held-locks workload may hold many
         registry.setCacheCapacity(Integer.MAX_VALUE);
         return new Peer() {

@@ -63,6 +63,7 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
         }
         return switch (engine + "/" + peer) {
             case "redis/redisson" -> Peers.redisson(host(), port());
+            case "redis/redisson-fenced" -> Peers.redissonFenced(host(), port());
             case "redis/spring" -> Peers.springRedis(host(), port());
             case "zk/curator" -> ZooKeeperPeers.curator(address);
             case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
 import org.redisson.Redisson;
+import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -30,6 +31,7 @@ final class Peers {
     static final String FLOOR_GUARD = "SET NX + SET (floor)";
     /** The peer the Redis lock tables are compared with. */
     static final String REDISSON = "Redisson RLock";
+    static final String REDISSON_FENCED = "Redisson RFencedLock";
 
     private Peers() {
     }
@@ -149,11 +151,22 @@ final class Peers {
 
     /** Redisson's {@code RLock} (pub/sub waiting, watchdog renewal). */
     static Peer redisson(String host, int port) {
-        return redisson(host, port, Duration.ofSeconds(30));
+        return redisson(host, port, Duration.ofSeconds(30), false);
     }
 
-    /** Redisson's {@code RLock} with this watchdog timeout: a held lock's expiry, reset every timeout/3. */
-    static Peer redisson(String host, int port, Duration watchdogTimeout) {
+    /**
+     * Redisson's {@code RFencedLock}: an {@code RLock} that also increments a token per grant,
+     * taken with {@code lockAndGetToken()} (Redisson's answer to fencing, as Cerberus's grants carry a token).
+     */
+    static Peer redissonFenced(String host, int port) {
+        return redisson(host, port, Duration.ofSeconds(30), true);
+    }
+
+    /**
+     * Redisson's {@code RLock}, or its {@code RFencedLock}, with this watchdog timeout: a held
+     * lock's expiry, reset every timeout/3.
+     */
+    static Peer redisson(String host, int port, Duration watchdogTimeout, boolean fenced) {
         Config config = new Config();
         config.useSingleServer().setAddress("redis://" + host + ":" + port);
         config.setLockWatchdogTimeout(watchdogTimeout.toMillis());
@@ -161,11 +174,19 @@ final class Peers {
         return new Peer() {
             @Override
             public String name() {
-                return REDISSON;
+                return fenced ? REDISSON_FENCED : REDISSON;
             }
 
             @Override
             public Held lock(String name) {
+                if (fenced) {
+                    RFencedLock lock = client.getFencedLock("bench-fenced:" + name);
+                    Long token = lock.lockAndGetToken();
+                    if (token == null) {
+                        throw new IllegalStateException("RFencedLock granted " + name + " without a token");
+                    }
+                    return lock::unlock;
+                }
                 RLock lock = client.getLock("bench:" + name);
                 lock.lock();
                 return lock::unlock;
@@ -173,7 +194,7 @@ final class Peers {
 
             @Override
             public boolean isLocked(String name) {
-                return client.getLock("bench:" + name).isLocked();
+                return fenced ? client.getFencedLock("bench-fenced:" + name).isLocked() : client.getLock("bench:" + name).isLocked();
             }
 
             @Override
@@ -184,7 +205,7 @@ final class Peers {
     }
 
     /** Locks {@code name} in a Spring Integration registry (Redis or JDBC): the registry's lock, held by this thread. */
-    static Peer.Held lockIn(LockRegistry registry, String name) {
+    static Peer.Held lockIn(LockRegistry<?> registry, String name) {
         Lock lock = registry.obtain(name);
         lock.lock();
         return lock::unlock;
@@ -194,7 +215,7 @@ final class Peers {
      * @return whether {@code name} is held elsewhere, by a try from this registry (its own client
      *     id): another registry's hold makes it fail; a success is undone
      */
-    static boolean isLockedIn(LockRegistry registry, String name) {
+    static boolean isLockedIn(LockRegistry<?> registry, String name) {
         Lock lock = registry.obtain(name);
         if (lock.tryLock()) {
             lock.unlock();
