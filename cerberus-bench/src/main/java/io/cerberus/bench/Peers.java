@@ -32,6 +32,8 @@ final class Peers {
     /** The peer the Redis lock tables are compared with. */
     static final String REDISSON = "Redisson RLock";
     static final String REDISSON_FENCED = "Redisson RFencedLock";
+    /** How often a Spring registry's lock refused as evicted from its cache is obtained afresh and tried again. */
+    private static final int EVICTED_RETRIES = 10;
 
     private Peers() {
     }
@@ -204,11 +206,25 @@ final class Peers {
         };
     }
 
-    /** Locks {@code name} in a Spring Integration registry (Redis or JDBC): the registry's lock, held by this thread. */
+    /**
+     * Locks {@code name} in a Spring Integration registry (Redis or JDBC): the registry's lock, held
+     * by this thread. Spring Integration 7.1's {@code RedisLockRegistry} at times refuses a lock it
+     * has just handed out when other threads obtain new names at the same time ("evicted from the
+     * exhausted cache", with a cache far from full: its check reads the cache without the lock that
+     * guards it); as its message says, a fresh lock is obtained and tried again.
+     */
     static Peer.Held lockIn(LockRegistry<?> registry, String name) {
-        Lock lock = registry.obtain(name);
-        lock.lock();
-        return lock::unlock;
+        for (int attempt = 1; ; attempt++) {
+            Lock lock = registry.obtain(name);
+            try {
+                lock.lock();
+                return lock::unlock;
+            } catch (RuntimeException e) {
+                if (!evictedFromCache(e) || attempt == EVICTED_RETRIES) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /**
@@ -216,12 +232,29 @@ final class Peers {
      *     id): another registry's hold makes it fail; a success is undone
      */
     static boolean isLockedIn(LockRegistry<?> registry, String name) {
-        Lock lock = registry.obtain(name);
-        if (lock.tryLock()) {
-            lock.unlock();
-            return false;
+        for (int attempt = 1; ; attempt++) {
+            Lock lock = registry.obtain(name);
+            try {
+                if (lock.tryLock()) {
+                    lock.unlock();
+                    return false;
+                }
+                return true;
+            } catch (RuntimeException e) {
+                if (!evictedFromCache(e) || attempt == EVICTED_RETRIES) {
+                    throw e;
+                }
+            }
         }
-        return true;
+    }
+
+    private static boolean evictedFromCache(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof IllegalStateException && String.valueOf(t.getMessage()).contains("evicted from the exhausted cache")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Spring Integration's {@code RedisLockRegistry} in pub/sub mode (locks expire after 60 s, not renewed). */
@@ -240,14 +273,15 @@ final class Peers {
         RedisLockRegistry registry = lease == null ? new RedisLockRegistry(factory, "bench-spring")
                 : new RedisLockRegistry(factory, "bench-spring", lease.toMillis());
         registry.setRedisLockType(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+        // obtain() refuses once every cached lock is held, and a lock evicted from the cache between obtain()
+        // and lock() fails: held-locks holds many, many-names uses 100,000 names
+        registry.setCacheCapacity(Integer.MAX_VALUE);
         ThreadPoolTaskScheduler renewals = new ThreadPoolTaskScheduler();
         if (lease != null) {
             renewals.setThreadNamePrefix("bench-spring-renewal-");
             renewals.setPoolSize(2);
             renewals.initialize();
             registry.setRenewalTaskScheduler(renewals);
-            // obtain() refuses once every cached lock is held (default 10,000): the held-locks workload may hold more
-            registry.setCacheCapacity(Integer.MAX_VALUE);
         }
         return new Peer() {
             @Override
