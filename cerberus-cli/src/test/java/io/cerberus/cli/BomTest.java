@@ -13,13 +13,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code cerberus-bom} names every published module of the build, at the build's version, and
- * nothing else: a module added to the build and forgotten in the BOM fails here. Unpublished
- * modules (the bench, the examples) set {@code maven.deploy.skip}.
+ * besides them only the netty and gRPC lines the modules share, at the build's versions: a module
+ * added to the build and forgotten in the BOM fails here, and so does a netty or gRPC upgrade of
+ * the build that the BOM does not follow. Unpublished modules (the bench, the examples) set
+ * {@code maven.deploy.skip}.
  */
 class BomTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
     private static final Pattern ARTIFACT = Pattern.compile("<artifactId>([^<]+)</artifactId>");
+    /** The shared lines the BOM imports, by artifact, with the property of the parent that sets the build's version. */
+    private static final java.util.Map<String, String> SHARED_LINES = java.util.Map.of("netty-bom", "netty.version", "grpc-bom", "grpc.version");
 
     @Test
     void theBomNamesEveryPublishedModuleAndNothingElse() throws IOException {
@@ -41,9 +45,25 @@ class BomTest {
             managed.add(artifacts.group(1));
         }
         assertThat(published).as("published modules of the build").contains("cerberus-core", "cerberus-redis");
-        assertThat(managed).as("the modules cerberus-bom manages").containsExactlyInAnyOrderElementsOf(published);
-        assertThat(bom).as("the BOM has no parent, so importing it sets no third-party version").doesNotContain("<parent>");
+        List<String> expected = new ArrayList<>(published);
+        expected.addAll(SHARED_LINES.keySet());
+        assertThat(managed).as("what cerberus-bom manages: the modules and the shared lines").containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(bom).as("the BOM has no parent, so importing it sets no other third-party version").doesNotContain("<parent>");
+        SHARED_LINES.forEach((artifact, property) -> assertThat(managedVersion(bom, artifact))
+                .as("%s in the BOM, at the build's %s", artifact, property).isEqualTo(property(root, property)));
         assertThat(version(bom)).as("the BOM's version is the build's").isEqualTo(version(root));
+    }
+
+    private static String managedVersion(String bom, String artifact) {
+        Matcher matcher = Pattern.compile("<artifactId>" + Pattern.quote(artifact) + "</artifactId>\\s*<version>([^<]+)</version>").matcher(bom);
+        assertThat(matcher.find()).as("%s with a version in the BOM", artifact).isTrue();
+        return matcher.group(1);
+    }
+
+    private static String property(String pom, String name) {
+        Matcher matcher = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</" + Pattern.quote(name) + ">").matcher(pom);
+        assertThat(matcher.find()).as("property %s in the parent", name).isTrue();
+        return matcher.group(1);
     }
 
     /** @return the module's own artifactId: the first one after its parent block, if any */

@@ -2,6 +2,7 @@ package io.cerberus.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.idempotency.IdempotencyAttempt;
@@ -66,6 +67,12 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
             store = raw.idempotencyStore().orElseThrow();
         }
         return store;
+    }
+
+    @Test
+    void theReadmeIdempotencyExampleChargesOnceAndReplaysTheReceipt() throws Exception {
+        assumeThat(ReadmeExamples.readme()).as("the README's examples run from the Cerberus source tree").isPresent();
+        ReadmeExamples.runIdempotencyExample(cerberus);
     }
 
     @Test

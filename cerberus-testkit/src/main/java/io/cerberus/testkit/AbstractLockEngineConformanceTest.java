@@ -135,6 +135,14 @@ public abstract class AbstractLockEngineConformanceTest {
         }
     }
 
+    // ---- the README --------------------------------------------------------------------------
+
+    @Test
+    void theReadmeLockExampleRunsOnThisEngine() throws Exception {
+        assumeThat(ReadmeExamples.readme()).as("the README's examples run from the Cerberus source tree").isPresent();
+        ReadmeExamples.runLockExample(engineUri());
+    }
+
     // ---- mutual exclusion --------------------------------------------------------------------
 
     @Test

@@ -1,0 +1,274 @@
+package io.cerberus.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.idempotency.Outcome;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.tools.Diagnostic;
+import javax.tools.DiagnosticCollector;
+import javax.tools.FileObject;
+import javax.tools.ForwardingJavaFileManager;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileManager;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
+
+/**
+ * The Java examples of the project's README, compiled and run against an engine, so that the code a
+ * new user copies first keeps working: the lock example and the idempotency example of "In code"
+ * run; the block of one line per engine is compiled only (its servers are the reader's). The
+ * examples are found in the README of the source tree (the working directory or a parent holds
+ * it); the names an example leaves to the reader ({@code ship}, {@code order}, {@code store},
+ * {@code data}, {@code payments}) come from a small frame around it, which records what the
+ * example did. The frame is compiled once per JVM.
+ */
+public final class ReadmeExamples {
+    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern CONNECT_URI = Pattern.compile("Cerberus\\.connect\\(\"[^\"]*\"\\)");
+    private static Class<?> frame;
+
+    private ReadmeExamples() {
+    }
+
+    /** @return the README of the Cerberus source tree around the working directory, if there is one */
+    public static Optional<Path> readme() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path readme = dir.resolve("README.md");
+            if (Files.isRegularFile(readme) && Files.isDirectory(dir.resolve("cerberus-core"))) {
+                return Optional.of(readme);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Runs the README's lock example with {@code uri} in place of its URI, then checks what it
+     * did: the order shipped once under the lock, the report written with the lease's fencing token
+     * (or, on an engine without fencing tokens, {@code fencingToken()} refused with its reason), and
+     * both locks free again afterwards.
+     */
+    public static void runLockExample(String uri) throws Exception {
+        Class<?> examples = frame();
+        boolean fencing;
+        try (Cerberus probe = Cerberus.connect(uri)) {
+            fencing = probe.capabilities().contains(Capability.FENCING);
+        }
+        @SuppressWarnings("unchecked")
+        List<Object> shipped = (List<Object>) examples.getField("shipped").get(null);
+        @SuppressWarnings("unchecked")
+        List<Long> tokens = (List<Long>) examples.getMethod("tokens").invoke(null);
+        shipped.clear();
+        tokens.clear();
+        Method lock = examples.getMethod("lock", String.class);
+        if (fencing) {
+            invoke(lock, uri);
+            assertThat(tokens).as("the report written once, with the lease's fencing token").hasSize(1);
+            assertThat(tokens.get(0)).as("a fencing token").isPositive();
+        } else {
+            assertThatThrownBy(() -> invoke(lock, uri)).as("fencingToken() on an engine without fencing tokens")
+                    .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("fencing");
+            assertThat(tokens).isEmpty();
+        }
+        assertThat(shipped).as("the order shipped once, under the lock").containsExactly(examples.getField("order").get(null));
+        try (Cerberus other = Cerberus.connect(uri)) {
+            for (String name : List.of("order:42", "report")) {
+                assertThat(other.lock(name).isLocked()).as("'%s' free after the example", name).isFalse();
+            }
+        }
+    }
+
+    /**
+     * Runs the README's idempotency example twice on {@code cerberus}: the first run charges and is
+     * {@code EXECUTED}, the second finds the record and is {@code REPLAYED} with the same receipt.
+     */
+    public static void runIdempotencyExample(Cerberus cerberus) throws Exception {
+        Class<?> examples = frame();
+        AtomicInteger charges = (AtomicInteger) examples.getMethod("charges").invoke(null);
+        int before = charges.get();
+        Method idempotency = examples.getMethod("idempotency", Cerberus.class);
+        Outcome<?> first = (Outcome<?>) invoke(idempotency, cerberus);
+        Outcome<?> second = (Outcome<?>) invoke(idempotency, cerberus);
+        assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
+        assertThat(second).as("the duplicate gets the stored receipt").isEqualTo(new Outcome<>(first.value(), Outcome.Status.REPLAYED));
+        assertThat(charges.get() - before).as("cards charged").isEqualTo(1);
+    }
+
+    private static Object invoke(Method method, Object argument) throws Exception {
+        try {
+            return method.invoke(null, argument);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        }
+    }
+
+    private static synchronized Class<?> frame() throws IOException, ClassNotFoundException {
+        if (frame == null) {
+            Path readme = readme().orElseThrow(() -> new IllegalStateException(
+                    "no README.md of the Cerberus source tree in " + Path.of("").toAbsolutePath() + " or a parent"));
+            frame = compile(source(Files.readString(readme, StandardCharsets.UTF_8)));
+        }
+        return frame;
+    }
+
+    /** @return the frame's source: the three README blocks as method bodies, with the names they leave to the reader */
+    static String source(String readme) {
+        List<String> blocks = new ArrayList<>();
+        Matcher matcher = JAVA_BLOCK.matcher(readme);
+        while (matcher.find()) {
+            blocks.add(matcher.group(1));
+        }
+        String lock = block(blocks, "cerberus.lock(", "the lock example");
+        String idempotency = block(blocks, "cerberus.idempotency(", "the idempotency example");
+        String engines = block(blocks, ".failover(", "the block of one line per engine");
+        Matcher connect = CONNECT_URI.matcher(lock);
+        if (!connect.find()) {
+            throw new IllegalStateException("the README's lock example connects with no Cerberus.connect(\"URI\"):\n" + lock);
+        }
+        lock = connect.replaceFirst("Cerberus.connect(uri)");
+        return """
+                package readme;
+
+                import io.cerberus.*;
+                import io.cerberus.idempotency.*;
+                import java.time.Duration;
+                import java.util.List;
+                import java.util.Map;
+                import java.util.concurrent.CopyOnWriteArrayList;
+                import java.util.concurrent.atomic.AtomicInteger;
+
+                public final class Examples {
+                    public static final List<Object> shipped = new CopyOnWriteArrayList<>();
+                    public static final Object order = "order 42";
+                    static final Object data = "the report";
+                    static final Store store = new Store();
+                    static final Payments payments = new Payments();
+
+                    static final class Store {
+                        final List<Long> tokens = new CopyOnWriteArrayList<>();
+
+                        void write(Object data, long fencingToken) {
+                            tokens.add(fencingToken);
+                        }
+                    }
+
+                    static final class Payments {
+                        final AtomicInteger charges = new AtomicInteger();
+
+                        String charge(int order, int cents) {
+                            return "receipt " + order + "/" + cents + " #" + charges.incrementAndGet();
+                        }
+                    }
+
+                    static void ship(Object order) {
+                        shipped.add(order);
+                    }
+
+                    public static List<Long> tokens() {
+                        return store.tokens;
+                    }
+
+                    public static AtomicInteger charges() {
+                        return payments.charges;
+                    }
+
+                    public static void lock(String uri) throws Exception {
+                %s
+                    }
+
+                    public static Outcome<String> idempotency(Cerberus cerberus) throws Exception {
+                %s
+                        return outcome;
+                    }
+
+                    static void engineLines() {
+                %s
+                    }
+                }
+                """.formatted(lock, idempotency, engines);
+    }
+
+    private static String block(List<String> blocks, String marker, String what) {
+        return blocks.stream().filter(block -> block.contains(marker)).findFirst()
+                .orElseThrow(() -> new IllegalStateException("the README has no Java block with " + marker + " (" + what + ")"));
+    }
+
+    static Class<?> compile(String source) throws ClassNotFoundException {
+        JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+        if (compiler == null) {
+            throw new IllegalStateException("the README examples need a JDK's compiler; this runtime (" + System.getProperty("java.home") + ") has none");
+        }
+        String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+        StandardJavaFileManager files = compiler.getStandardFileManager(diagnostics, null, StandardCharsets.UTF_8);
+        InMemoryClasses classes = new InMemoryClasses(files);
+        JavaFileObject unit = new SimpleJavaFileObject(URI.create("string:///readme/Examples.java"), JavaFileObject.Kind.SOURCE) {
+            @Override
+            public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+                return source;
+            }
+        };
+        boolean compiled = compiler.getTask(null, classes, diagnostics, List.of("-classpath", classPath, "-proc:none"), null, List.of(unit)).call();
+        if (!compiled) {
+            StringBuilder errors = new StringBuilder("the README's Java examples do not compile:\n");
+            for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
+                errors.append("line ").append(d.getLineNumber()).append(": ").append(d.getMessage(null)).append('\n');
+            }
+            throw new AssertionError(errors.append("in\n").append(source));
+        }
+        return classes.loader().loadClass("readme.Examples");
+    }
+
+    /** Keeps the compiled classes in memory and loads them over the test's class loader. */
+    private static final class InMemoryClasses extends ForwardingJavaFileManager<JavaFileManager> {
+        private final java.util.Map<String, java.io.ByteArrayOutputStream> bytes = new java.util.concurrent.ConcurrentHashMap<>();
+
+        InMemoryClasses(JavaFileManager files) {
+            super(files);
+        }
+
+        @Override
+        public JavaFileObject getJavaFileForOutput(Location location, String className, JavaFileObject.Kind kind, FileObject sibling) {
+            return new SimpleJavaFileObject(URI.create("bytes:///" + className.replace('.', '/') + kind.extension), kind) {
+                @Override
+                public java.io.OutputStream openOutputStream() {
+                    return bytes.computeIfAbsent(className, name -> new java.io.ByteArrayOutputStream());
+                }
+            };
+        }
+
+        ClassLoader loader() {
+            return new ClassLoader(ReadmeExamples.class.getClassLoader()) {
+                @Override
+                protected Class<?> findClass(String name) throws ClassNotFoundException {
+                    java.io.ByteArrayOutputStream compiled = bytes.get(name);
+                    if (compiled == null) {
+                        throw new ClassNotFoundException(name);
+                    }
+                    byte[] code = compiled.toByteArray();
+                    return defineClass(name, code, 0, code.length);
+                }
+            };
+        }
+    }
+}

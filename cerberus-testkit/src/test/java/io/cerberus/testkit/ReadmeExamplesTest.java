@@ -1,0 +1,48 @@
+package io.cerberus.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import org.junit.jupiter.api.Test;
+
+/** The README check fails when an example is missing or no longer compiles, not only when it misbehaves. */
+class ReadmeExamplesTest {
+    private static final String LOCK = """
+            ```java
+            try (Cerberus cerberus = Cerberus.connect("file:/var/lock/myapp")) {
+                cerberus.lock("order:42").lock();
+            }
+            ```
+            """;
+    private static final String IDEMPOTENCY = """
+            ```java
+            Outcome<String> outcome = cerberus.idempotency(IdempotencyOptions.defaults())
+                    .execute(IdempotencyKey.ofContent("charge", 42), Duration.ofDays(1), () -> "receipt");
+            ```
+            """;
+    private static final String ENGINES = """
+            ```java
+            Cerberus.builder().engine("mem:").failover(FailoverPolicy.after(Duration.ofSeconds(2))).build();
+            ```
+            """;
+
+    @Test
+    void theProjectReadmeHasTheThreeExamplesAndTheyCompile() throws Exception {
+        String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
+        assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName()).isEqualTo("readme.Examples");
+    }
+
+    @Test
+    void aReadmeWithoutTheIdempotencyExampleIsRefusedByName() {
+        assertThatThrownBy(() -> ReadmeExamples.source(LOCK + ENGINES))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("the idempotency example");
+    }
+
+    @Test
+    void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES).replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
+        assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("do not compile").hasMessageContaining("mutex");
+    }
+}
