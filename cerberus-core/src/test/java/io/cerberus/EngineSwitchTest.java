@@ -23,6 +23,7 @@ class EngineSwitchTest {
     void bringBack() {
         SwitchableEngineProvider.down(a, false);
         SwitchableEngineProvider.down(b, false);
+        SwitchableEngineProvider.silentSlack(a, Duration.ZERO);
     }
 
     private CerberusBuilder twoEngines() {
@@ -142,6 +143,24 @@ class EngineSwitchTest {
             Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
             assertThat(after).as("not before the lock-delay of 300ms ended").isGreaterThanOrEqualTo(Duration.ofMillis(300));
             assertThat(after).as("soon after it ended").isLessThan(Duration.ofMillis(300 + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
+            switched.lock("stock").unlock();
+            unswitched.lock("stock").unlock();
+        }
+    }
+
+    @Test
+    void theDefaultLockDelayCoversTheOldEnginesSilentHolderExpiryWhenItIsLongerThanTheLease() throws Exception {
+        // the old engine keeps a silent holder's lock 800ms past its 400ms lease (a server that raised the TTL)
+        SwitchableEngineProvider.silentSlack(a, Duration.ofMillis(800));
+        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().defaultLease(Duration.ofMillis(400)).build()) {
+            switched.lock("warm-up").acquire(Duration.ofSeconds(5)).close();
+            assertThat(unswitched.lock("stock").tryLock()).isTrue();
+            long switchedAt = System.nanoTime();
+            switched.switchEngine();
+            assertThat(pollUntil(Duration.ofSeconds(10), () -> switched.lock("stock").tryLock())).isTrue();
+            Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
+            assertThat(after).as("not before the silent-holder expiry of 1200ms, not the 400ms lease").isGreaterThanOrEqualTo(Duration.ofMillis(1_200));
+            assertThat(after).as("soon after it").isLessThan(Duration.ofMillis(1_200 + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
             switched.lock("stock").unlock();
             unswitched.lock("stock").unlock();
         }

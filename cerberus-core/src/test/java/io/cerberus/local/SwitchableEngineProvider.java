@@ -12,20 +12,28 @@ import io.cerberus.spi.LockKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Test engine {@code switchable:NAME}: the mem: store NAME, which a test can take down (every call
  * then fails with {@link EngineUnavailableException}, as an unreachable server would) and bring
- * back with {@link #down(String, boolean)}.
+ * back with {@link #down(String, boolean)}. {@link #silentSlack(String, Duration)} makes it keep a
+ * silent holder's lock longer than its lease, as a server that raised a session or TTL would.
  */
 public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> DOWN = new ConcurrentHashMap<>();
+    private static final Map<String, Duration> SLACK = new ConcurrentHashMap<>();
 
     /** Takes the store NAME down or brings it back, for every engine open on it. */
     public static void down(String name, boolean down) {
         DOWN.put(name, down);
+    }
+
+    /** Makes the engines of store NAME report a silent-holder expiry of the lease plus {@code slack} (zero: the lease). */
+    public static void silentSlack(String name, Duration slack) {
+        SLACK.put(name, slack);
     }
 
     @Override
@@ -99,6 +107,11 @@ public final class SwitchableEngineProvider implements EngineProvider {
         public boolean isLocked(LockKey key) {
             reachable();
             return inner.isLocked(key);
+        }
+
+        @Override
+        public Optional<Duration> silentHolderExpiry(Duration lease) {
+            return Optional.of(lease.plus(SLACK.getOrDefault(name, Duration.ZERO)));
         }
 
         @Override
