@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
@@ -214,17 +215,10 @@ final class Peers {
      * guards it); as its message says, a fresh lock is obtained and tried again.
      */
     static Peer.Held lockIn(LockRegistry<?> registry, String name) {
-        for (int attempt = 1; ; attempt++) {
-            Lock lock = registry.obtain(name);
-            try {
-                lock.lock();
-                return lock::unlock;
-            } catch (RuntimeException e) {
-                if (!evictedFromCache(e) || attempt == EVICTED_RETRIES) {
-                    throw e;
-                }
-            }
-        }
+        return onFreshLock(registry, name, lock -> {
+            lock.lock();
+            return lock::unlock;
+        });
     }
 
     /**
@@ -232,14 +226,21 @@ final class Peers {
      *     id): another registry's hold makes it fail; a success is undone
      */
     static boolean isLockedIn(LockRegistry<?> registry, String name) {
+        return onFreshLock(registry, name, lock -> {
+            if (lock.tryLock()) {
+                lock.unlock();
+                return false;
+            }
+            return true;
+        });
+    }
+
+    /** Applies {@code use} to the registry's lock of {@code name}, on a freshly obtained one while it is refused as evicted. */
+    private static <T> T onFreshLock(LockRegistry<?> registry, String name, Function<Lock, T> use) {
         for (int attempt = 1; ; attempt++) {
             Lock lock = registry.obtain(name);
             try {
-                if (lock.tryLock()) {
-                    lock.unlock();
-                    return false;
-                }
-                return true;
+                return use.apply(lock);
             } catch (RuntimeException e) {
                 if (!evictedFromCache(e) || attempt == EVICTED_RETRIES) {
                     throw e;

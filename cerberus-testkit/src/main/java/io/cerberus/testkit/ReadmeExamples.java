@@ -7,7 +7,9 @@ import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.Outcome;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URI;
@@ -16,7 +18,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -241,7 +245,7 @@ public final class ReadmeExamples {
 
     /** Keeps the compiled classes in memory and loads them over the test's class loader. */
     private static final class InMemoryClasses extends ForwardingJavaFileManager<JavaFileManager> {
-        private final java.util.Map<String, java.io.ByteArrayOutputStream> bytes = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<String, ByteArrayOutputStream> bytes = new ConcurrentHashMap<>();
 
         InMemoryClasses(JavaFileManager files) {
             super(files);
@@ -251,8 +255,8 @@ public final class ReadmeExamples {
         public JavaFileObject getJavaFileForOutput(Location location, String className, JavaFileObject.Kind kind, FileObject sibling) {
             return new SimpleJavaFileObject(URI.create("bytes:///" + className.replace('.', '/') + kind.extension), kind) {
                 @Override
-                public java.io.OutputStream openOutputStream() {
-                    return bytes.computeIfAbsent(className, name -> new java.io.ByteArrayOutputStream());
+                public OutputStream openOutputStream() {
+                    return bytes.computeIfAbsent(className, name -> new ByteArrayOutputStream());
                 }
             };
         }
@@ -261,7 +265,7 @@ public final class ReadmeExamples {
             return new ClassLoader(ReadmeExamples.class.getClassLoader()) {
                 @Override
                 protected Class<?> findClass(String name) throws ClassNotFoundException {
-                    java.io.ByteArrayOutputStream compiled = bytes.get(name);
+                    ByteArrayOutputStream compiled = bytes.get(name);
                     if (compiled == null) {
                         throw new ClassNotFoundException(name);
                     }
