@@ -1,0 +1,169 @@
+package io.cerberus.spi.support;
+
+import io.cerberus.Capability;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A lock engine built on a {@link KeyValueStore}: exclusive locks with a lease, owner-checked
+ * renewal and release, and fencing tokens when the store is also a {@link FencingCounter}.
+ *
+ * <p><b>How.</b> A lock is one entry whose value is the holding attempt's token: acquire is
+ * put-if-absent with the lease as expiry, renew and release replace or delete it only while it
+ * still holds that token. A grant then takes the next value of the lock's counter as its fencing
+ * token; the counter is read while the lock is held, so a later holder always gets a larger one.
+ * A repeated acquire of an attempt that already holds (its answer lost) finds its own token and
+ * is granted again, with the same fencing token.
+ *
+ * <p><b>Waiting.</b> The store sends no notifications, so a waiter asks again after a backoff
+ * ({@link #FIRST_PAUSE} doubling to {@link #MAX_PAUSE}, jittered). The core lines up the waiters of
+ * one client ({@link #linesUpWaitersLocally()}), so only one of them per lock asks, and a release in
+ * this client wakes the next at once; a release in another process is seen within one pause.
+ */
+public final class KeyValueEngine implements LockEngine {
+    /** The ceiling of a waiter's first pause. */
+    public static final Duration FIRST_PAUSE = Duration.ofMillis(10);
+    /** The ceiling of a waiter's later pauses, and so the longest a release elsewhere goes unseen. */
+    public static final Duration MAX_PAUSE = Duration.ofMillis(250);
+
+    private final KeyValueStore store;
+    private final FencingCounter counter;
+    private final Set<Capability> capabilities;
+    /** The fencing token of each grant of this engine not yet released, by attempt token. */
+    private final Map<String, Long> fences = new ConcurrentHashMap<>();
+    /** The backoff of each attempt that found its lock busy, by attempt token. */
+    private final Map<String, Backoff> waits = new ConcurrentHashMap<>();
+
+    /** @param store the store; a {@link FencingCounter} too if its counters only go up */
+    public KeyValueEngine(KeyValueStore store) {
+        this.store = store;
+        this.counter = store instanceof FencingCounter fencing ? fencing : null;
+        EnumSet<Capability> can = EnumSet.noneOf(Capability.class);
+        if (counter != null) {
+            can.add(Capability.FENCING);
+        }
+        if (store.shared()) {
+            can.add(Capability.MULTI_PROCESS);
+        }
+        this.capabilities = Set.copyOf(can);
+    }
+
+    /**
+     * The store key of a lock: a prefix, the namespace's length, the namespace and the name, so
+     * that no two locks share a key whatever their text.
+     *
+     * @param key the lock
+     * @return its entry's key
+     */
+    public static String entryKey(LockKey key) {
+        return "cerberus:" + key.namespace().length() + ":" + key.namespace() + ":" + key.name();
+    }
+
+    /**
+     * @param key the lock
+     * @return the key of the lock's fencing counter, which no entry key equals
+     */
+    public static String counterKey(LockKey key) {
+        return "cerberus-fence:" + key.namespace().length() + ":" + key.namespace() + ":" + key.name();
+    }
+
+    @Override
+    public String describe() {
+        return store.describe();
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public Optional<Duration> silentHolderExpiry(Duration lease) {
+        return Optional.of(store.expiryFor(lease));
+    }
+
+    @Override
+    public Optional<String> whyNot(Capability capability) {
+        return store.whyNot(capability);
+    }
+
+    @Override
+    public boolean linesUpWaitersLocally() {
+        return true;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Acquisition attempt) {
+        exclusiveOnly(attempt);
+        String key = entryKey(attempt.key());
+        if (store.putIfAbsent(key, attempt.token(), store.expiryFor(attempt.lease()))
+                || store.get(key).filter(attempt.token()::equals).isPresent()) {
+            waits.remove(attempt.token());
+            return AcquireResult.granted(fence(attempt));
+        }
+        return AcquireResult.busy(waits.computeIfAbsent(attempt.token(), token -> new Backoff(FIRST_PAUSE, MAX_PAUSE)).next());
+    }
+
+    private long fence(Acquisition attempt) {
+        if (counter == null) {
+            return -1;
+        }
+        Long known = fences.get(attempt.token());
+        if (known != null) {
+            return known;
+        }
+        long next = counter.increment(counterKey(attempt.key()));
+        fences.put(attempt.token(), next);
+        return next;
+    }
+
+    @Override
+    public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
+        // nothing to listen to: a release elsewhere is seen by asking again after the pause
+        TimeUnit.NANOSECONDS.sleep(max.toNanos());
+    }
+
+    @Override
+    public void abandon(Acquisition attempt) {
+        waits.remove(attempt.token());
+        release(attempt);
+    }
+
+    @Override
+    public boolean renew(Acquisition attempt) {
+        return store.replaceIfEquals(entryKey(attempt.key()), attempt.token(), attempt.token(), store.expiryFor(attempt.lease()));
+    }
+
+    @Override
+    public boolean release(Acquisition attempt) {
+        fences.remove(attempt.token());
+        return store.deleteIfEquals(entryKey(attempt.key()), attempt.token());
+    }
+
+    @Override
+    public boolean isLocked(LockKey key) {
+        return store.get(entryKey(key)).isPresent();
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+
+    private void exclusiveOnly(Acquisition attempt) {
+        if (attempt.mode() != LockMode.EXCLUSIVE) {
+            throw new UnsupportedCapabilityException("engine " + describe() + " has exclusive locks only, not " + attempt.mode().label());
+        }
+    }
+}
