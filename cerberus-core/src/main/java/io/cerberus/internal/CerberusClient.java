@@ -21,6 +21,9 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -118,7 +121,7 @@ public final class CerberusClient implements Cerberus {
                 try {
                     opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
                 } catch (EngineUnavailableException e) {
-                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Uris.redact(spec.uri())
+                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Redaction.redact(spec.uri())
                             + ") cannot be reached; starting without it, and trying it again when it is used or checked: "
                             + e.getMessage());
                     opened.add(EngineHandle.of(spec.name(), new DeferredEngine(context,
@@ -202,7 +205,7 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public IdempotencyGuard idempotency(IdempotencyOptions options) {
-        Checks.notNull("options", options);
+        Arguments.notNull("options", options);
         ensureOpen();
         // Records stay on the primary whatever the current engine: a switch must not hide a completed
         // or running attempt from a retry, and every instance with the same engines finds the same records.
@@ -242,7 +245,7 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public List<LockInfo> inspectEngine(String engineName, String prefix) {
-        Checks.notNull("prefix", prefix);
+        Arguments.notNull("prefix", prefix);
         ensureOpen();
         EngineHandle engine = switcher.named(engineName);
         engine.require(Capability.INSPECT);
@@ -450,7 +453,7 @@ public final class CerberusClient implements Cerberus {
                     + " and its lock-delay lasts longer than the wait");
             return false;
         }
-        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Checks.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
+        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
                 + old.name() + "', which " + why + ": a hold it granted may still be live until then");
         parkUntil(guard.untilNanos(), interruptible, view, "waited for a lock-delay");
         return true;
@@ -608,8 +611,8 @@ public final class CerberusClient implements Cerberus {
      */
     private void giveBackLate(Holding holding, long sentAt) {
         LOG.log(Level.INFO, "lock '" + holding.lockName() + "' was granted by engine '" + holding.engine.name() + "' "
-                + Checks.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
-                + Checks.format(holding.leaseTime()) + ": given back, not handed to the caller");
+                + Durations.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
+                + Durations.format(holding.leaseTime()) + ": given back, not handed to the caller");
         try {
             holding.giveBack();
         } catch (RuntimeException e) {

@@ -2,7 +2,7 @@ package io.cerberus.etcd;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Uris;
+import io.cerberus.spi.support.Redaction;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
@@ -43,9 +43,9 @@ public final class EtcdEngineProvider implements EngineProvider {
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         EtcdTarget target = EtcdTarget.parse(context.uri(), context.defaultLease());
-        String describe = Uris.redact(context.uri());
+        String describe = Redaction.redact(context.uri());
         if (!target.tls() && target.password().isPresent()) {
-            Uris.warnIfCredentialsInPlaintext("etcd", context.uri(),
+            Redaction.warnIfCredentialsInPlaintext("etcd", context.uri(),
                     target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
         }
         refuseIfNoMemberListens(target.endpoints(), describe, context.connectTimeout());
