@@ -1,7 +1,7 @@
 package io.cerberus;
 
-import io.cerberus.internal.Checks;
 import io.cerberus.internal.CerberusClient;
+import io.cerberus.internal.Checks;
 import io.cerberus.internal.ClientSettings;
 import io.cerberus.internal.EngineSpec;
 import io.cerberus.spi.support.Arguments;

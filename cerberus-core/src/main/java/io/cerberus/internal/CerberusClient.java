@@ -12,16 +12,17 @@ import io.cerberus.LockInfo;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyOptions;
-import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.HandOff;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Backoff;
 import io.cerberus.spi.support.Durations;
 import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
@@ -32,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -49,8 +49,8 @@ public final class CerberusClient implements Cerberus {
     private static final AtomicInteger CLIENTS = new AtomicInteger();
     private static final long MIN_PAUSE_NANOS = 1_000_000L;
     /** The first pause before trying an unreachable engine again; it doubles up to the max, jittered. */
-    private static final long FIRST_OUTAGE_PAUSE_NANOS = 50_000_000L;
-    private static final long MAX_OUTAGE_PAUSE_NANOS = 1_000_000_000L;
+    private static final Duration FIRST_OUTAGE_PAUSE = Duration.ofMillis(50);
+    private static final Duration MAX_OUTAGE_PAUSE = Duration.ofSeconds(1);
     /** How often a waiter of a client with several engines and no failover looks for a switch by hand. */
     private static final long SWITCH_WATCH_NANOS = 250_000_000L;
 
@@ -355,7 +355,7 @@ public final class CerberusClient implements Cerberus {
         EngineHandle engine = switcher.current();
         CerberusMetrics.AcquireOutcome outcome = CerberusMetrics.AcquireOutcome.FAILED;
         try {
-            long outagePause = FIRST_OUTAGE_PAUSE_NANOS;
+            Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
             while (true) {
                 try {
                     Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
@@ -369,8 +369,7 @@ public final class CerberusClient implements Cerberus {
                         throw e;
                     }
                     // an engine that cannot be reached is tried again within the wait, on whichever engine is current
-                    long pause = Math.min(left, ThreadLocalRandom.current().nextLong(outagePause / 2, outagePause + 1));
-                    outagePause = Math.min(outagePause * 2, MAX_OUTAGE_PAUSE_NANOS);
+                    long pause = Math.min(left, outagePauses.next().toNanos());
                     LOG.log(Level.DEBUG, "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
                             + e.getMessage() + "); trying again within the wait");
                     parkFor(pause, interruptible, view);

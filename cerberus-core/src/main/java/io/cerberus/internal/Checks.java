@@ -1,8 +1,8 @@
 package io.cerberus.internal;
 
-import io.cerberus.spi.support.Redaction;
 import io.cerberus.spi.support.Arguments;
 import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;

@@ -2,10 +2,10 @@ package io.cerberus.local;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.spi.support.Redaction;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Redaction;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.FileSystems;

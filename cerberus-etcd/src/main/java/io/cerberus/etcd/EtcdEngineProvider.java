@@ -2,10 +2,10 @@ package io.cerberus.etcd;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.spi.support.Redaction;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Redaction;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.io.IOException;

@@ -1,15 +1,15 @@
 package io.cerberus.redis;
 
 import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
-import io.lettuce.core.KeyScanCursor;
-import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.support.Durations;
+import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;

@@ -2,11 +2,11 @@ package io.cerberus.zookeeper;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.spi.support.Redaction;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
