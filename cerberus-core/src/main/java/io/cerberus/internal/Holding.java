@@ -269,7 +269,7 @@ final class Holding implements Lease {
         } finally {
             stateLock.unlock();
         }
-        client.lost(this, reason);
+        client.holds.lost(this, reason);
         client.metrics().loss(engine, acquisition.mode().label());
         if (!toTell.isEmpty()) {
             client.events().notify(this, toTell, reason);
@@ -316,7 +316,7 @@ final class Holding implements Lease {
             }
             boolean released;
             try {
-                released = client.releaseInEngine(this);
+                released = client.holds.releaseInEngine(this);
             } catch (CerberusException | IllegalStateException e) {
                 if (before == State.LOST) {
                     throw copy(lostReason);
@@ -335,7 +335,7 @@ final class Holding implements Lease {
             }
         } finally {
             stateLock.unlock();
-            client.forget(this);
+            client.holds.forget(this);
             if (releasing) {
                 client.metrics().release(engine, acquisition.mode().label(), grantedNanos);
             }
@@ -360,9 +360,9 @@ final class Holding implements Lease {
             stateLock.unlock();
         }
         try {
-            client.releaseInEngine(this);
+            client.holds.releaseInEngine(this);
         } finally {
-            client.forget(this);
+            client.holds.forget(this);
         }
     }
 

@@ -96,7 +96,7 @@ final class LockView implements DistributedLock {
     }
 
     private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
-        Holding holding = client.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
+        Holding holding = client.acquirer.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
         if (holding == null) {
             throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
                     + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
@@ -107,7 +107,7 @@ final class LockView implements DistributedLock {
 
     @Override
     public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-        return Optional.ofNullable(client.acquire(this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
+        return Optional.ofNullable(client.acquirer.acquire(this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
     }
 
     @Override

@@ -1,0 +1,132 @@
+package io.cerberus.internal;
+
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.HandOff;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockMode;
+import io.cerberus.spi.LossReporter;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The holds of one client not yet released, by token, and the lines of its waiters: where an
+ * engine's loss reports find their hold, and where a release hands the lock to the next waiter of
+ * this client when the engine can ({@link #releaseInEngine}).
+ *
+ * <p>Invariants: a hold is here from its grant until it is released, given back or lost; a line's
+ * mark is ended whenever its hold leaves, so no waiter waits on a hold that is gone.
+ */
+final class LiveHolds {
+    private static final System.Logger LOG = System.getLogger(LiveHolds.class.getName());
+    private final Map<String, Holding> live = new ConcurrentHashMap<>();
+    /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
+    private final LocalLines lines = new LocalLines(live::containsKey);
+
+    LocalLines lines() {
+        return lines;
+    }
+
+    void add(Holding holding) {
+        live.put(holding.acquisition.token(), holding);
+    }
+
+    /** @return where the engines report holds lost, uncertain or confirmed again */
+    LossReporter reporter() {
+        return new LossReporter() {
+            @Override
+            public void lost(String token, String reason) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.markLost(reason, null);
+                }
+            }
+
+            @Override
+            public void uncertain(String token, String reason) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.markUncertain();
+                    // the engine has said once why all its holds are uncertain; one line per hold would repeat it
+                    LOG.log(Level.DEBUG, "lock '" + holding.lockName() + "' is uncertain: " + reason);
+                }
+            }
+
+            @Override
+            public void confirmed(String token) {
+                Holding holding = live.get(token);
+                if (holding != null) {
+                    holding.confirmed();
+                }
+            }
+        };
+    }
+
+    /**
+     * A hold was lost; it stays in the thread map until unlocked, so unlock() can say so. Logged at
+     * INFO: the holder is told by {@link io.cerberus.LockLostException} and its loss listeners, and
+     * the loss is counted in the metrics; a WARNING too would report one event twice.
+     */
+    void lost(Holding holding, io.cerberus.LockLostException reason) {
+        live.remove(holding.acquisition.token());
+        lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
+        LOG.log(Level.INFO, reason.getMessage());
+    }
+
+    /**
+     * Releases a hold in its engine. When the engine hands locks over and the hold's line has a
+     * head asleep on its turn, the release grants the lock to that head in the same request
+     * ({@link LocalLines#handOverFrom}).
+     *
+     * @param holding the hold
+     * @return whether the engine still had the hold
+     */
+    boolean releaseInEngine(Holding holding) {
+        LockEngine engine = holding.engine.engine();
+        Acquisition holder = holding.acquisition;
+        LocalLines.HandOver handOver = holder.mode() == LockMode.EXCLUSIVE && engine.linesUpWaitersLocally() && engine.handsOver()
+                ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
+        if (handOver == null) {
+            return engine.release(holder);
+        }
+        long sentAt = System.nanoTime();
+        HandOff done = null;
+        try {
+            done = engine.handOver(holder, handOver.next());
+        } finally {
+            boolean handed = done != null && done.handed();
+            if (!lines.handOverEnded(handOver, handed, handed ? done.fencingToken() : -1, sentAt)) {
+                // the waiter gave up while the lock was handed to it
+                abandonQuietly(holding.engine, handOver.next());
+            }
+        }
+        return done.released();
+    }
+
+    void forget(Holding holding) {
+        live.remove(holding.acquisition.token());
+        lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
+    }
+
+    static void abandonQuietly(EngineHandle engine, Acquisition attempt) {
+        try {
+            engine.engine().abandon(attempt);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not withdraw " + attempt + " from engine '" + engine.name()
+                    + "'; if it was granted the engine frees it when its lease ends", e);
+        }
+    }
+
+    /** Closes the lines and releases every hold still live (the client is closing). */
+    void close() {
+        lines.close();
+        for (Holding holding : List.copyOf(live.values())) {
+            try {
+                holding.release();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "while closing, lock '" + holding.lockName() + "': " + e.getMessage());
+            }
+        }
+    }
+}
