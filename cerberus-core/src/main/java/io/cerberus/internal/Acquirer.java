@@ -5,6 +5,7 @@ import io.cerberus.CerberusMetrics;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.support.Backoff;
 import io.cerberus.spi.support.Durations;
@@ -237,7 +238,7 @@ final class Acquirer {
             boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
-        boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().linesUpWaitersLocally();
+        boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().ability(LinesUpLocally.class).isPresent();
         LocalLines.Ticket ticket = lined && waitNanos != 0 ? holds.lines().enter(engine, attempt) : null;
         boolean interrupted = false;
         boolean done = false;

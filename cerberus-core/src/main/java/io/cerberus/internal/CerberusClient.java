@@ -13,6 +13,8 @@ import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
@@ -172,7 +174,8 @@ public final class CerberusClient implements Cerberus {
         // Records stay on the primary whatever the current engine: a switch must not hide a completed
         // or running attempt from a retry, and every instance with the same engines finds the same records.
         EngineHandle engine = switcher.primary();
-        IdempotencyStore store = engine.engine().idempotencyStore().orElseThrow(() -> new UnsupportedCapabilityException(
+        IdempotencyStore store = engine.engine().ability(KeepsIdempotencyRecords.class).map(KeepsIdempotencyRecords::idempotencyStore)
+                .orElseThrow(() -> new UnsupportedCapabilityException(
                 "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records, and a client keeps them on its"
                         + " first engine; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster), zk://, etcd://, jdbc:"
                         + (engines.size() > 1 ? ". Put one of those first, or use a client of its own for the guard" : "")));
@@ -211,7 +214,9 @@ public final class CerberusClient implements Cerberus {
         ensureOpen();
         EngineHandle engine = switcher.named(engineName);
         engine.require(Capability.INSPECT);
-        List<LockInfo> infos = new ArrayList<>(engine.engine().inspect(settings.namespace(), prefix));
+        Inspects lister = engine.engine().ability(Inspects.class)
+                .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri() + ") cannot list its locks"));
+        List<LockInfo> infos = new ArrayList<>(lister.inspect(settings.namespace(), prefix));
         infos.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::fencingToken));
         return infos;
     }

@@ -2,18 +2,14 @@ package io.cerberus.internal;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
-import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -112,11 +108,6 @@ final class DeferredEngine implements LockEngine {
     }
 
     @Override
-    public boolean linesUpWaitersLocally() {
-        return open().linesUpWaitersLocally();
-    }
-
-    @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         open().awaitChange(attempt, max);
     }
@@ -135,23 +126,8 @@ final class DeferredEngine implements LockEngine {
     }
 
     @Override
-    public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
-        return open().renewAll(attempts);
-    }
-
-    @Override
     public boolean release(Acquisition attempt) {
         return open().release(attempt);
-    }
-
-    @Override
-    public boolean handsOver() {
-        return open().handsOver();
-    }
-
-    @Override
-    public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
-        return open().handOver(holder, next);
     }
 
     @Override
@@ -159,14 +135,11 @@ final class DeferredEngine implements LockEngine {
         return open().isLocked(key);
     }
 
-    @Override
-    public List<LockInfo> inspect(String namespace, String prefix) {
-        return open().inspect(namespace, prefix);
-    }
 
+    /** The engine's abilities are those of the engine it opens. */
     @Override
-    public Optional<IdempotencyStore> idempotencyStore() {
-        return open().idempotencyStore();
+    public <A> Optional<A> ability(Class<A> ability) {
+        return open().ability(ability);
     }
 
     @Override

@@ -3,6 +3,8 @@ package io.cerberus.internal;
 import io.cerberus.Capability;
 import io.cerberus.CerberusMetrics;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -232,7 +234,9 @@ final class LeaseRenewer implements AutoCloseable {
             long sentAt = System.nanoTime();
             Set<Acquisition> refused;
             try {
-                refused = engine.engine().renewAll(attempts);
+                LockEngine store = engine.engine();
+                refused = store.ability(RenewsInBatches.class).map(batch -> batch.renewAll(attempts))
+                        .orElseGet(() -> RenewsInBatches.oneByOne(store, attempts));
             } catch (RuntimeException e) {
                 for (Holding holding : locked) {
                     retryOrLose(holding, e, lost);

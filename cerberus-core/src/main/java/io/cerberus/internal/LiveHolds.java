@@ -2,12 +2,14 @@ package io.cerberus.internal;
 
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
+import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -85,15 +87,15 @@ final class LiveHolds {
     boolean releaseInEngine(Holding holding) {
         LockEngine engine = holding.engine.engine();
         Acquisition holder = holding.acquisition;
-        LocalLines.HandOver handOver = holder.mode() == LockMode.EXCLUSIVE && engine.linesUpWaitersLocally() && engine.handsOver()
-                ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
+        Optional<HandsOver> handsOver = holder.mode() == LockMode.EXCLUSIVE ? engine.ability(HandsOver.class) : Optional.empty();
+        LocalLines.HandOver handOver = handsOver.isPresent() ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
         if (handOver == null) {
             return engine.release(holder);
         }
         long sentAt = System.nanoTime();
         HandOff done = null;
         try {
-            done = engine.handOver(holder, handOver.next());
+            done = handsOver.get().handOver(holder, handOver.next());
         } finally {
             boolean handed = done != null && done.handed();
             if (!lines.handOverEnded(handOver, handed, handed ? done.fencingToken() : -1, sentAt)) {

@@ -5,6 +5,9 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import java.io.IOException;
@@ -69,7 +72,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code /tmp}) splits its lock in two: keep long-lived lock directories out of cleaned places.
  * Network file systems may not support the locks.
  */
-final class FileEngine implements LockEngine {
+final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(FileEngine.class.getName());
 
     private final String uri;
@@ -252,7 +255,7 @@ final class FileEngine implements LockEngine {
 
     /** Records live in {@code DIR/idempotency/}, one file per key ({@link FileIdempotencyStore}). */
     @Override
-    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
+    public IdempotencyStore idempotencyStore() {
         ensureOpen();
         FileIdempotencyStore store = idempotency;
         if (store == null) {
@@ -263,7 +266,7 @@ final class FileEngine implements LockEngine {
                 store = idempotency;
             }
         }
-        return Optional.of(store);
+        return store;
     }
 
     private EngineUnavailableException unavailable(String what, LockKey key, IOException cause) {

@@ -4,6 +4,9 @@ import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import java.time.Duration;
@@ -11,7 +14,7 @@ import java.util.List;
 import java.util.Set;
 
 /** A client of a {@link MemoryStore}. Closing it releases nothing: the core releases first. */
-final class MemoryEngine implements LockEngine {
+final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
     private final String uri;
     private final MemoryStore store;
     private final MemoryIdempotencyStore records;
@@ -73,7 +76,7 @@ final class MemoryEngine implements LockEngine {
     }
 
     @Override
-    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.of(records);
+    public IdempotencyStore idempotencyStore() {
+        return records;
     }
 }

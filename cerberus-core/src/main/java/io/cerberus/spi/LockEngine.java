@@ -1,18 +1,16 @@
 package io.cerberus.spi;
 
 import io.cerberus.Capability;
-import io.cerberus.LockInfo;
-import io.cerberus.UnsupportedCapabilityException;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * An open connection to a lock store. Every operation is atomic and owner-checked in the store;
- * the core adds reentrancy, renewal, deadlines and interruption. Methods are called from many
+ * An open connection to a lock store: the required tier. Every operation is atomic and
+ * owner-checked in the store; the core adds reentrancy, renewal, deadlines, interruption and
+ * waiting in line. What an engine can do better than the core's default is a separate optional
+ * ability it implements ({@link #ability}); a plain key-value store implements
+ * {@link io.cerberus.spi.support.KeyValueStore} instead. Methods are called from many
  * threads at once. Failures to reach the store throw {@link io.cerberus.EngineUnavailableException}
  * naming the redacted URI, within the connect timeout.
  */
@@ -76,20 +74,6 @@ public interface LockEngine extends AutoCloseable {
     AcquireResult tryAcquire(Acquisition attempt);
 
     /**
-     * Whether the core should line up this client's waiters for an exclusive lock, so that only the
-     * first of them asks the engine and a release in this client wakes the next one at once. Say
-     * yes when exclusive waiters race in the store (each asks again when told of a release): then
-     * a thread that releases and asks again cannot win against the waiters of its own client, and
-     * a hand-off between them costs one acquire. An engine that queues waiters in the store (in
-     * turn order) says no. The default is no.
-     *
-     * @return whether exclusive waiters of one client line up in the core
-     */
-    default boolean linesUpWaitersLocally() {
-        return false;
-    }
-
-    /**
      * Waits until the lock of {@code attempt} may have changed (a release, an expiry, this
      * attempt's turn), or {@code max} has passed, whichever comes first. May return early for no
      * reason; must not busy-poll the store.
@@ -118,23 +102,6 @@ public interface LockEngine extends AutoCloseable {
     boolean renew(Acquisition attempt);
 
     /**
-     * Renews several holds, in as few round trips as the engine can. The default renews one by
-     * one.
-     *
-     * @param attempts holding attempts
-     * @return the attempts that no longer hold their lock (not renewed)
-     */
-    default Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
-        Set<Acquisition> lost = new HashSet<>();
-        for (Acquisition attempt : attempts) {
-            if (!renew(attempt)) {
-                lost.add(attempt);
-            }
-        }
-        return lost;
-    }
-
-    /**
      * Releases a hold if the attempt still holds it.
      *
      * @param attempt the holding attempt
@@ -144,60 +111,27 @@ public interface LockEngine extends AutoCloseable {
     boolean release(Acquisition attempt);
 
     /**
-     * Whether {@link #handOver} hands a lock over in one request. Only an engine that
-     * {@link #linesUpWaitersLocally lines up waiters locally} is asked. The default is no.
-     *
-     * @return whether this engine hands locks over
-     */
-    default boolean handsOver() {
-        return false;
-    }
-
-    /**
-     * Releases {@code holder}'s exclusive hold and grants the same lock to {@code next}, another
-     * exclusive attempt of the same client, in one request: owner, lease and a new fencing token
-     * for {@code next}, as a grant by {@link #tryAcquire} would give. The core calls it (for an
-     * engine that {@link #handsOver}) in a release while {@code next} sleeps first in the client's
-     * line for that lock, and no more than a few times in a row, so that other clients get their
-     * turn; the engine may still decline (say, others queue in the store) and only release. The
-     * default only releases.
-     *
-     * @param holder the releasing attempt
-     * @param next the attempt to grant
-     * @return what was done; never handed unless {@code holder} held
-     */
-    default HandOff handOver(Acquisition holder, Acquisition next) {
-        return HandOff.notHanded(release(holder));
-    }
-
-    /**
      * @param key the lock
      * @return whether anyone holds the lock now
      */
     boolean isLocked(LockKey key);
 
     /**
-     * Lists current holds, for engines with {@link Capability#INSPECT}.
+     * One of this engine's optional abilities, if it has it: {@link RenewsInBatches},
+     * {@link LinesUpLocally}, {@link HandsOver}, {@link Inspects}, {@link KeepsIdempotencyRecords}.
+     * The default answers by what the engine implements; an engine whose abilities depend on its
+     * settings (hand-offs only without replica waits, say) or a wrapper of another engine answers
+     * for itself.
      *
-     * @param namespace the namespace to list
-     * @param prefix a lock-name prefix, empty for all
-     * @return the holds, in any order
-     * @throws UnsupportedCapabilityException if the engine cannot list
+     * @param ability the ability's interface
+     * @param <A> the ability
+     * @return this engine as that ability, or empty
      */
-    default List<LockInfo> inspect(String namespace, String prefix) {
-        throw new UnsupportedCapabilityException("engine " + describe() + " cannot list its locks");
+    default <A> Optional<A> ability(Class<A> ability) {
+        return ability.isInstance(this) ? Optional.of(ability.cast(this)) : Optional.empty();
     }
 
     /** Closes the connection. Holds not released are freed by the store when their leases end. */
-    /**
-     * The engine's idempotency store, if it has one (see {@link IdempotencyStore}).
-     *
-     * @return the store, or empty
-     */
-    default java.util.Optional<IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.empty();
-    }
-
     @Override
     void close();
 }

@@ -5,8 +5,12 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.HandsOver;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.RenewsInBatches;
 import java.util.Collection;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,7 +46,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
     }
 
     /** The scriptable engine. */
-    public static final class Scripted implements LockEngine {
+    public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver {
         private static final java.time.Duration RACING_RECHECK = java.time.Duration.ofMillis(20);
         private final MemoryEngine inner;
         /** What renewals do now. */
@@ -59,7 +63,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public volatile java.time.Duration validity;
         /** When set, the engine gives no fencing tokens and says this is why. */
         public volatile String whyNoFencing;
-        /** Whether the core lines up this engine's exclusive waiters ({@link LockEngine#linesUpWaitersLocally}). */
+        /** Whether the core lines up this engine's exclusive waiters ({@link LinesUpLocally}). */
         public volatile boolean linesUp;
         /**
          * Whether exclusive waiters race (like Redis's): a busy answer does not queue the attempt,
@@ -70,7 +74,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireCalls = new AtomicInteger();
         /** When set, grants say the request that made them was sent this long before (as a hand-off's are). */
         public volatile java.time.Duration grantedAge;
-        /** Whether the engine hands locks over ({@link LockEngine#handsOver}). */
+        /** Whether the engine hands locks over ({@link HandsOver}). */
         public volatile boolean handsOver;
         /** handOver calls, and those that handed the lock over. */
         public final AtomicInteger handOverCalls = new AtomicInteger();
@@ -103,7 +107,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
                     throw new EngineUnavailableException("scripted engine unreachable", null);
                 default:
                     renewedHolds.addAndGet(attempts.size());
-                    return LockEngine.super.renewAll(attempts);
+                    return RenewsInBatches.oneByOne(this, attempts);
             }
         }
 
@@ -134,13 +138,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         }
 
         @Override
-        public boolean linesUpWaitersLocally() {
-            return linesUp;
-        }
-
-        @Override
-        public boolean handsOver() {
-            return handsOver;
+        public <A> Optional<A> ability(Class<A> ability) {
+            boolean has = ability == HandsOver.class ? linesUp && handsOver : ability == LinesUpLocally.class ? linesUp : ability.isInstance(this);
+            return has ? Optional.of(ability.cast(this)) : Optional.empty();
         }
 
         /** In memory: the release and the grant under one lock of this engine, which no other call takes. */

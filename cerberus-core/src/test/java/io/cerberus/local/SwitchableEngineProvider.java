@@ -7,6 +7,7 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
+import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import java.time.Duration;
@@ -55,7 +56,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
         return new Switchable(context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
     }
 
-    private record Switchable(String uri, String name, MemoryEngine inner) implements LockEngine {
+    private record Switchable(String uri, String name, MemoryEngine inner) implements LockEngine, Inspects {
 
         private void reachable() {
             if (DOWN.getOrDefault(name, false)) {
@@ -117,7 +118,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
         @Override
         public List<LockInfo> inspect(String namespace, String prefix) {
             reachable();
-            return inner.inspect(namespace, prefix);
+            return inner.ability(Inspects.class).orElseThrow().inspect(namespace, prefix);
         }
 
         @Override

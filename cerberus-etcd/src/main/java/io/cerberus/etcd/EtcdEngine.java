@@ -4,9 +4,13 @@ import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.RenewsInBatches;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -64,7 +68,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * (the list is at most 1 MiB, else transactions again). Waiting: one watch per
  * wake-up, plus the keep-alive of the client lease every TTL/3 whatever the number of holds.
  */
-final class EtcdEngine implements LockEngine {
+final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
             Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -473,8 +477,8 @@ final class EtcdEngine implements LockEngine {
 
     /** Idempotency records live beside the locks, under their own branch of the prefix ({@link EtcdIdempotencyStore}). */
     @Override
-    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.of(idempotency);
+    public IdempotencyStore idempotencyStore() {
+        return idempotency;
     }
 
     private void leaseLost(long leaseId, String reason) {

@@ -10,9 +10,11 @@ import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.TestTimes;
@@ -88,10 +90,10 @@ class EtcdEngineTest {
                 assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 held.add(attempt);
             }
-            assertThat(engine.renewAll(held)).as("nothing is lost yet").isEmpty();
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("nothing is lost yet").isEmpty();
             server.ctl("del", "--prefix", "cerberus/" + namespace + "/lock-7/");
-            assertThat(engine.renewAll(held)).as("the renewal after the delete").containsExactly(held.get(7));
-            assertThat(engine.renewAll(held.subList(8, holds))).as("the others are still held").isEmpty();
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("the renewal after the delete").containsExactly(held.get(7));
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held.subList(8, holds))).as("the others are still held").isEmpty();
             held.subList(8, holds).forEach(attempt -> assertThat(engine.release(attempt)).isTrue());
         }
     }
@@ -210,12 +212,12 @@ class EtcdEngineTest {
             assertThat(engine.tryAcquire(reader1)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.tryAcquire(reader2)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(engine.inspect("listed", "sh")).extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
+            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", "sh")).extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
                     .containsExactly(tuple("reader one", "read", 1), tuple("reader two", "read", 1));
             engine.abandon(writer);
             engine.release(reader1);
             engine.release(reader2);
-            assertThat(engine.inspect("listed", "")).isEmpty();
+            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", "")).isEmpty();
         }
     }
 

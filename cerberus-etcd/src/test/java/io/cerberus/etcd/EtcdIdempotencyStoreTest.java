@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.TestTimes;
@@ -45,7 +47,7 @@ class EtcdIdempotencyStoreTest {
     @BeforeEach
     void open() {
         engine = Engines.open(server.uri(""), Duration.ofSeconds(5));
-        records = engine.idempotencyStore().orElseThrow();
+        records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
         namespace = "idem-" + UUID.randomUUID();
     }
 
@@ -114,7 +116,7 @@ class EtcdIdempotencyStoreTest {
         String id = namespace + "/v1:awaited";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
         try (LockEngine other = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
-            IdempotencyStore waiting = other.idempotencyStore().orElseThrow();
+            IdempotencyStore waiting = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(waiting.notifiesChanges()).isTrue();
             long watchersBefore = server.metric("etcd_debugging_mvcc_watcher_total");
             long[] wokeAt = new long[1];
@@ -178,7 +180,7 @@ class EtcdIdempotencyStoreTest {
         String id = namespace + "/v1:shared-attempt";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
         try (LockEngine other = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
-            IdempotencyStore elsewhere = other.idempotencyStore().orElseThrow();
+            IdempotencyStore elsewhere = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(elsewhere.renew(id, "t1", Duration.ofSeconds(30))).as("renewed from the value alone").isTrue();
             assertThat(elsewhere.renew(id, "t2", Duration.ofSeconds(30))).as("not by another token").isFalse();
             assertThat(elsewhere.complete(id, "t1", utf8("done"), true, Duration.ofHours(1))).isTrue();
@@ -195,7 +197,7 @@ class EtcdIdempotencyStoreTest {
     void recordsStayOutOfTheLockListingsOfTheirNamespace() {
         String id = namespace + "/v1:unlisted";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-        assertThat(engine.inspect(namespace, "")).isEmpty();
+        assertThat(engine.ability(Inspects.class).orElseThrow().inspect(namespace, "")).isEmpty();
         assertThat(KEYS.idempotencyKey(id).toString(StandardCharsets.UTF_8))
                 .isEqualTo("cerberus/" + namespace + "/!idempotency/v1%3Aunlisted");
     }

@@ -4,8 +4,12 @@ import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.RenewsInBatches;
 import java.lang.System.Logger.Level;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -69,7 +73,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * before its turn sends nothing. Renewals of many holds: one batch. The engine works on its own
  * pooled connections in auto-commit mode, outside any transaction of the application.
  */
-final class LeaseRowEngine implements LockEngine {
+final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     private static final long MIN_BACKOFF_MS = LocalGate.MIN_BACKOFF_MS;
@@ -410,7 +414,7 @@ final class LeaseRowEngine implements LockEngine {
     @Override
     public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
         if (attempts.size() <= 1) {
-            return LockEngine.super.renewAll(attempts);
+            return RenewsInBatches.oneByOne(this, attempts);
         }
         if (dialect.renewsMany()) {
             return renewMany(attempts);
@@ -726,8 +730,8 @@ final class LeaseRowEngine implements LockEngine {
     }
 
     @Override
-    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return Optional.of(idempotency);
+    public IdempotencyStore idempotencyStore() {
+        return idempotency;
     }
 
     @Override

@@ -5,6 +5,8 @@ import io.cerberus.CerberusException;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
@@ -54,7 +56,7 @@ import java.util.concurrent.TimeUnit;
  * the lock without the check or a notification, and a release that notified holds this engine's
  * line back for a moment, so the woken waiter elsewhere gets the lock.
  */
-final class SessionEngine implements LockEngine {
+final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
     private static final long MAX_BACKOFF_MS = LocalGate.MAX_BACKOFF_MS;
@@ -580,8 +582,8 @@ final class SessionEngine implements LockEngine {
     }
 
     @Override
-    public Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return Optional.of(idempotency);
+    public IdempotencyStore idempotencyStore() {
+        return idempotency;
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.sql.Connection;
@@ -708,12 +709,12 @@ class JdbcEngineTest {
                 assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 held.add(attempt);
             }
-            assertThat(engine.renewAll(held)).as("nothing taken away yet").isEmpty();
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("nothing taken away yet").isEmpty();
             try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
                 statement.executeUpdate("UPDATE " + JdbcTarget.DEFAULT_TABLE + " SET owner = 'someone else' WHERE name IN ('renew-3', 'renew-650',"
                         + " 'renew-7') AND namespace = '" + namespace + "'");
             }
-            assertThat(engine.renewAll(held)).containsExactlyInAnyOrder(held.get(3), held.get(650), held.get(7));
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).containsExactlyInAnyOrder(held.get(3), held.get(650), held.get(7));
         }
     }
 

@@ -14,9 +14,12 @@ import io.cerberus.idempotency.Outcome;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.ServerPasswords;
 import java.nio.charset.StandardCharsets;
@@ -220,18 +223,18 @@ class JdbcIsolationTest {
                 Acquisition taking = new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), "appb",
                         Duration.ofSeconds(30));
                 Map<String, ThrowingCallable> operations = new LinkedHashMap<>();
-                operations.put("list (inspect)", () -> b.inspect("orders", ""));
+                operations.put("list (inspect)", () -> b.ability(Inspects.class).orElseThrow().inspect("orders", ""));
                 operations.put("read (isLocked)", () -> b.isLocked(key));
                 operations.put("take", () -> b.tryAcquire(taking));
                 operations.put("extend A's hold, even with A's token", () -> b.renew(held));
-                operations.put("extend A's hold in a batch", () -> b.renewAll(List.of(held)));
+                operations.put("extend A's hold in a batch", () -> b.ability(RenewsInBatches.class).orElseThrow().renewAll(List.of(held)));
                 operations.put("release A's hold, even with A's token", () -> b.release(held));
                 refusedToAppB(operations);
                 refusedToAppBByHand("SELECT * FROM appa.cerberus_locks", "UPDATE appa.cerberus_locks SET expires_at = 0",
                         "DELETE FROM appa.cerberus_locks", "INSERT INTO appa.cerberus_locks (lock_key, namespace, name, fence, expires_at)"
                                 + " VALUES ('k', 'orders', 'order:9', 1, 0)");
 
-                assertThat(a.inspect("orders", "order:2")).as("A's hold is untouched").extracting(LockInfo::holder, LockInfo::fencingToken)
+                assertThat(a.ability(Inspects.class).orElseThrow().inspect("orders", "order:2")).as("A's hold is untouched").extracting(LockInfo::holder, LockInfo::fencingToken)
                         .containsExactly(tuple("appa", fence));
                 assertThat(a.renew(held)).as("A still holds").isTrue();
                 assertThat(a.release(held)).isTrue();
@@ -246,7 +249,7 @@ class JdbcIsolationTest {
             try (Cerberus a = app("appa", "appa"); LockEngine b = appBsEngineOnAppAsTables()) {
                 assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
                         .isEqualTo(Outcome.Status.EXECUTED);
-                IdempotencyStore store = b.idempotencyStore().orElseThrow();
+                IdempotencyStore store = b.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
                 Map<String, ThrowingCallable> operations = new LinkedHashMap<>();
                 operations.put("read", () -> store.read(id));
                 operations.put("claim", () -> store.claim(id, key.fingerprint(), token, Duration.ofSeconds(30)));

@@ -6,8 +6,13 @@ import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
+import io.cerberus.spi.HandsOver;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
@@ -64,7 +69,7 @@ import java.util.concurrent.locks.LockSupport;
  * trip); a waiter: one subscribe per lock name and wait, then one acquire per wake-up or per retry
  * bound; reentrant holds: none (the core counts them).
  */
-final class RedisEngine implements LockEngine {
+final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -178,11 +183,6 @@ final class RedisEngine implements LockEngine {
     }
 
     /** Exclusive waiters race in the server, each told of a release by a message: line them up here. */
-    @Override
-    public boolean linesUpWaitersLocally() {
-        return true;
-    }
-
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt, max);
@@ -327,8 +327,8 @@ final class RedisEngine implements LockEngine {
      * would grant without that wait.
      */
     @Override
-    public boolean handsOver() {
-        return waitReplicas == 0;
+    public <A> Optional<A> ability(Class<A> ability) {
+        return ability == HandsOver.class && waitReplicas > 0 ? Optional.empty() : LockEngine.super.ability(ability);
     }
 
     /**
@@ -423,7 +423,7 @@ final class RedisEngine implements LockEngine {
     }
 
     @Override
-    public java.util.Optional<io.cerberus.spi.IdempotencyStore> idempotencyStore() {
-        return java.util.Optional.of(new RedisIdempotencyStore(link, timeout, uri, waiters, waitReplicas, waitTimeout));
+    public IdempotencyStore idempotencyStore() {
+        return new RedisIdempotencyStore(link, timeout, uri, waiters, waitReplicas, waitTimeout);
     }
 }

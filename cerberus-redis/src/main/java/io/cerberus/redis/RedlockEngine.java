@@ -5,9 +5,12 @@ import io.cerberus.LockInfo;
 import io.cerberus.redis.RedlockNodes.Outcome;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -72,7 +75,7 @@ import java.util.concurrent.TimeoutException;
  * <p><b>Round trips.</b> acquire, release, renewal: one per node, all nodes at once (so one in
  * time); renewals of many holds: one script per {@link RedisEngine#RENEW_BATCH} holds per node.
  */
-final class RedlockEngine implements LockEngine {
+final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, LinesUpLocally {
     private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.MULTI_PROCESS, Capability.INSPECT);
     /** The fixed part of the drift allowance, for the resolution of the nodes' clocks and timers. */
@@ -224,11 +227,6 @@ final class RedlockEngine implements LockEngine {
     }
 
     /** Exclusive waiters race in the server, each told of a release by a message: line them up here. */
-    @Override
-    public boolean linesUpWaitersLocally() {
-        return true;
-    }
-
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt, max);

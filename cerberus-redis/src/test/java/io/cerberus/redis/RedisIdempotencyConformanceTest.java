@@ -10,15 +10,16 @@ import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
+import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
-import java.util.concurrent.atomic.AtomicInteger;
-import io.cerberus.testkit.Engines;
 import java.time.Duration;
-import org.junit.jupiter.api.Test;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The Redis idempotency store passes the store conformance suite against a real redis-server. */
 class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
@@ -43,7 +44,7 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
     void aClaimAlwaysCarriesItsExpirySoNoRecordBecomesImmortal() {
         String id = "ns/v1:immortal-check";
         try (io.cerberus.spi.LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
-            io.cerberus.spi.IdempotencyStore records = engine.idempotencyStore().orElseThrow();
+            io.cerberus.spi.IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
             assertThat(server.admin().pttl(RedisIdempotencyStore.key(id))).as("claimed with its lease").isBetween(1L, 30_000L);
             assertThat(records.complete(id, "t1", "done".getBytes(java.nio.charset.StandardCharsets.UTF_8), false, Duration.ofHours(1))).isTrue();
@@ -64,7 +65,7 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
                     .rootCause().hasMessageContaining("only 0 of the 1 replica").hasMessageContaining("claim was released again");
             assertThat(runs).hasValue(0);
             try (io.cerberus.spi.LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
-                assertThat(engine.idempotencyStore().orElseThrow().read(cerberus.namespace() + "/" + key.id()))
+                assertThat(engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore().read(cerberus.namespace() + "/" + key.id()))
                         .as("the unacknowledged claim was released").isEmpty();
             }
         }

@@ -15,6 +15,7 @@ import io.cerberus.idempotency.Outcome;
 import io.cerberus.idempotency.ReplayedFailureException;
 import io.cerberus.idempotency.ResultCodec;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,7 +65,7 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     private IdempotencyStore rawStore() {
         if (store == null) {
             raw = Engines.open(engineUri(), Duration.ofSeconds(10));
-            store = raw.idempotencyStore().orElseThrow();
+            store = raw.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
         }
         return store;
     }

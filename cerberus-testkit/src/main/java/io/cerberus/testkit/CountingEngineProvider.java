@@ -7,7 +7,10 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.HandsOver;
+import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.RenewsInBatches;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -56,7 +59,7 @@ public final class CountingEngineProvider implements EngineProvider {
     }
 
     /** The counting wrapper. */
-    public static final class Counting implements LockEngine {
+    public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, Inspects {
         private final LockEngine inner;
         private final AtomicLong calls = new AtomicLong();
         private final AtomicLong tryAcquires = new AtomicLong();
@@ -132,11 +135,6 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
-        public boolean linesUpWaitersLocally() {
-            return inner.linesUpWaitersLocally();
-        }
-
-        @Override
         public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
             calls.incrementAndGet();
             inner.awaitChange(attempt, max);
@@ -157,7 +155,7 @@ public final class CountingEngineProvider implements EngineProvider {
         @Override
         public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
             calls.incrementAndGet();
-            return inner.renewAll(attempts);
+            return inner.ability(RenewsInBatches.class).orElseThrow().renewAll(attempts);
         }
 
         private static void holdUp(Duration late) {
@@ -183,14 +181,9 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
-        public boolean handsOver() {
-            return inner.handsOver();
-        }
-
-        @Override
         public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
             calls.incrementAndGet();
-            return inner.handOver(holder, next);
+            return inner.ability(HandsOver.class).orElseThrow().handOver(holder, next);
         }
 
         @Override
@@ -202,7 +195,14 @@ public final class CountingEngineProvider implements EngineProvider {
         @Override
         public List<LockInfo> inspect(String namespace, String prefix) {
             calls.incrementAndGet();
-            return inner.inspect(namespace, prefix);
+            return inner.ability(Inspects.class).orElseThrow().inspect(namespace, prefix);
+        }
+
+        /** Counted where the inner engine has the ability, absent where it has not. */
+        @Override
+        public <A> java.util.Optional<A> ability(Class<A> ability) {
+            return inner.ability(ability).isPresent() && ability.isInstance(this) ? java.util.Optional.of(ability.cast(this))
+                    : java.util.Optional.empty();
         }
 
         @Override

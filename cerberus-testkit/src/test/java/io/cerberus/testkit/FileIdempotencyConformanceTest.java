@@ -3,6 +3,7 @@ package io.cerberus.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,7 +86,7 @@ class FileIdempotencyConformanceTest extends AbstractIdempotencyStoreConformance
     @Test
     void aReleasedRecordLeavesNoFileAndATornOneCountsAsFree() throws Exception {
         try (LockEngine engine = Engines.open(engineUri(), Duration.ofSeconds(5))) {
-            IdempotencyStore records = engine.idempotencyStore().orElseThrow();
+            IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(records.claim("ns/v1:released", "f", "t1", Duration.ofSeconds(30))).isEmpty();
             Path recordDir = dir.resolve("locks").resolve("idempotency");
             assertThat(files(recordDir)).hasSize(1);

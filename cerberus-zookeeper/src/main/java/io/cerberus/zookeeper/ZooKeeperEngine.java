@@ -3,8 +3,10 @@ package io.cerberus.zookeeper;
 import io.cerberus.Capability;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
-import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
@@ -50,7 +52,7 @@ import org.apache.zookeeper.data.Stat;
  * <p>Holds live with the client's session: nothing is renewed. When the session expires the
  * ensemble deletes the nodes and every hold is reported lost.
  */
-final class ZooKeeperEngine implements LockEngine {
+final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
@@ -588,8 +590,8 @@ final class ZooKeeperEngine implements LockEngine {
     }
 
     @Override
-    public Optional<IdempotencyStore> idempotencyStore() {
-        return Optional.of(records);
+    public IdempotencyStore idempotencyStore() {
+        return records;
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import io.cerberus.testkit.Engines;
@@ -60,7 +61,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     @Test
     void aLeaseAndARetentionEndOnTheEnsemblesClockAndTheExpiredRecordIsDeleted() throws Exception {
         try (LockEngine engine = open("")) {
-            IdempotencyStore records = engine.idempotencyStore().orElseThrow();
+            IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             String id = freshId();
             long claimed = System.nanoTime();
             assertThat(records.claim(id, "f", "crashed", Duration.ofMillis(300))).isEmpty();
@@ -108,8 +109,8 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     @Test
     void aWaitingDuplicateWakesSoonAfterAnotherPartyCompletes() throws Exception {
         try (LockEngine waiting = open(""); LockEngine completing = open("")) {
-            IdempotencyStore waiterStore = waiting.idempotencyStore().orElseThrow();
-            IdempotencyStore ownerStore = completing.idempotencyStore().orElseThrow();
+            IdempotencyStore waiterStore = waiting.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+            IdempotencyStore ownerStore = completing.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(waiterStore.notifiesChanges()).isTrue();
             String id = freshId();
             assertThat(ownerStore.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
@@ -139,7 +140,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     @Test
     void aResultOverTheSizeLimitIsRefusedAndOneAtTheLimitIsKept() {
         try (LockEngine engine = open("")) {
-            IdempotencyStore records = engine.idempotencyStore().orElseThrow();
+            IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             String id = freshId();
             assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
             byte[] tooLarge = new byte[ZooKeeperIdempotencyStore.MAX_RESULT_BYTES + 1];
@@ -158,8 +159,8 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     void appsWithTheirOwnUsersCannotReadOrTakeEachOthersRecords() {
         String id = freshId();
         try (LockEngine appA = open("?user=app-a&password=secret-a"); LockEngine appB = open("?user=app-b&password=secret-b")) {
-            IdempotencyStore recordsA = appA.idempotencyStore().orElseThrow();
-            IdempotencyStore recordsB = appB.idempotencyStore().orElseThrow();
+            IdempotencyStore recordsA = appA.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+            IdempotencyStore recordsB = appB.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(recordsA.claim(id, "f", "a", Duration.ofSeconds(30))).isEmpty();
             assertThatThrownBy(() -> recordsB.read(id)).isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining("not authorised").hasMessageNotContaining("secret-b");

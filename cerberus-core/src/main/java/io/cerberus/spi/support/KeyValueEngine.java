@@ -5,6 +5,8 @@ import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsIdempotencyRecords;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
@@ -33,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  * one client ({@link #linesUpWaitersLocally()}), so only one of them per lock asks, and a release in
  * this client wakes the next at once; a release in another process is seen within one pause.
  */
-public final class KeyValueEngine implements LockEngine {
+public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally {
     /** The ceiling of a waiter's first pause. */
     public static final Duration FIRST_PAUSE = Duration.ofMillis(10);
     /** The ceiling of a waiter's later pauses, and so the longest a release elsewhere goes unseen. */
@@ -103,11 +105,6 @@ public final class KeyValueEngine implements LockEngine {
     }
 
     @Override
-    public boolean linesUpWaitersLocally() {
-        return true;
-    }
-
-    @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         exclusiveOnly(attempt);
         String key = entryKey(attempt.key());
@@ -161,8 +158,8 @@ public final class KeyValueEngine implements LockEngine {
     }
 
     @Override
-    public Optional<IdempotencyStore> idempotencyStore() {
-        return Optional.of(records);
+    public IdempotencyStore idempotencyStore() {
+        return records;
     }
 
     @Override
