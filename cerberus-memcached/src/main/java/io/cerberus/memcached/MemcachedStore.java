@@ -25,11 +25,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.rubyeye.xmemcached.GetsResponse;
+import net.rubyeye.xmemcached.HashAlgorithm;
 import net.rubyeye.xmemcached.MemcachedClient;
 import net.rubyeye.xmemcached.XMemcachedClientBuilder;
 import net.rubyeye.xmemcached.command.BinaryCommandFactory;
 import net.rubyeye.xmemcached.exception.MemcachedException;
-import net.rubyeye.xmemcached.impl.KetamaMemcachedSessionLocator;
+import net.rubyeye.xmemcached.impl.ArrayMemcachedSessionLocator;
 import net.rubyeye.xmemcached.transcoders.StringTranscoder;
 
 /**
@@ -52,10 +53,11 @@ import net.rubyeye.xmemcached.transcoders.StringTranscoder;
  * key (and any key that starts with {@link #HASHED_KEY_PREFIX}) is stored under that prefix and the
  * base64url SHA-256 of its UTF-8 bytes, so two keys share an entry only if SHA-256 collides.
  *
- * <p><b>Several servers.</b> Keys are spread over the servers by consistent hashing (ketama) of the
- * key and the servers' addresses. The client runs in failure mode: while a key's server is down,
- * calls on that key fail instead of moving to another server, where a second holder could take
- * a lock the first still holds.
+ * <p><b>Several servers.</b> A key lives on the server at the index CRC32(key) modulo the number of
+ * servers, in the order the URI lists them; no address or DNS name enters the choice, so clients
+ * that list the same servers in the same order agree on every key. The client runs in failure
+ * mode: while a key's server is down, calls on that key fail instead of moving to the next
+ * server, where a second holder could take a lock the first still holds.
  *
  * <p><b>Calls</b> run on a worker thread; the caller waits for the answer through interrupts and
  * keeps its interrupt flag, so an interrupt never loses an answer (xmemcached gives up waiting when
@@ -102,11 +104,15 @@ final class MemcachedStore implements KeyValueStore {
             if (resolved.isUnresolved()) {
                 throw new EngineUnavailableException("memcached engine " + uri + ": cannot resolve host " + server.getHostString(), null);
             }
+            if (servers.contains(resolved)) {
+                throw new IllegalArgumentException("memcached engine " + uri + " names server " + resolved.getAddress().getHostAddress()
+                        + ":" + resolved.getPort() + " twice (under two names); list each server once");
+            }
             servers.add(resolved);
         }
         XMemcachedClientBuilder builder = new XMemcachedClientBuilder(servers);
         builder.setCommandFactory(new BinaryCommandFactory());
-        builder.setSessionLocator(new KetamaMemcachedSessionLocator());
+        builder.setSessionLocator(new ArrayMemcachedSessionLocator(HashAlgorithm.CRC32_HASH));
         builder.setFailureMode(true);
         builder.setConnectTimeout(connectTimeout.toMillis());
         builder.setHealSessionInterval(RECONNECT_MILLIS);
@@ -134,19 +140,24 @@ final class MemcachedStore implements KeyValueStore {
             throw e;
         }
         try {
-            store.checkServers(servers, connectTimeout);
+            store.checkServers(target.servers(), servers, connectTimeout);
             return store;
         } catch (RuntimeException e) {
-            store.close();
+            store.close(Duration.ZERO); // xmemcached waits up to 5 s for a silent server to close its connection
             throw e;
         }
     }
 
-    /** Refuses servers that are down or run with CAS off; warns once if any may evict lock entries. */
-    private void checkServers(List<InetSocketAddress> servers, Duration connectTimeout) {
-        List<InetSocketAddress> down = new ArrayList<>(servers);
+    /**
+     * Refuses servers that are down or run with CAS off; warns once if any may evict lock entries.
+     *
+     * @param given the servers as the URI names them, for messages
+     * @param resolved the same servers, resolved, as the client knows them
+     */
+    private void checkServers(List<InetSocketAddress> given, List<InetSocketAddress> resolved, Duration connectTimeout) {
+        List<InetSocketAddress> down = new ArrayList<>(given);
         client.getConnector().getSessionSet().stream().filter(session -> !session.isClosed())
-                .forEach(session -> down.remove(session.getRemoteSocketAddress()));
+                .forEach(session -> down.remove(given.get(resolved.indexOf(session.getRemoteSocketAddress()))));
         if (!down.isEmpty()) {
             throw new EngineUnavailableException("memcached engine " + uri + " could not connect to " + shown(down) + " within "
                     + connectTimeout.toMillis() + "ms; check that memcached runs there and listens on that address (-l, -p)", null);
@@ -155,12 +166,13 @@ final class MemcachedStore implements KeyValueStore {
                 () -> client.getStatsByItem("settings", timeout.toMillis()));
         List<InetSocketAddress> evicting = new ArrayList<>();
         settings.forEach((server, values) -> {
+            InetSocketAddress named = given.get(resolved.indexOf(server));
             if ("no".equals(values.get("cas_enabled"))) {
-                throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(server)) + " runs with CAS off (-C);"
-                        + " owner-checked renewal and release need it: run memcached without -C", null);
+                throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
+                        + " off (-C); owner-checked renewal and release need it: run memcached without -C", null);
             }
             if ("on".equals(values.get("evictions"))) {
-                evicting.add(server);
+                evicting.add(named);
             }
         });
         if (!evicting.isEmpty()) {
@@ -325,7 +337,22 @@ final class MemcachedStore implements KeyValueStore {
 
     @Override
     public void close() {
-        shutDown(client);
+        close(timeout);
+    }
+
+    /** Closes the client, waiting for it at most {@code wait}; the rest happens in the background. */
+    private void close(Duration wait) {
+        if (calls.isShutdown()) {
+            return;
+        }
+        Future<?> closing = calls.submit(() -> shutDown(client));
         calls.shutdown();
+        try {
+            closing.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.log(Level.DEBUG, "the memcached client of " + uri + " goes on closing in the background", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

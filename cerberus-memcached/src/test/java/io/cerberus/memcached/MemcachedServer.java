@@ -23,24 +23,26 @@ import java.util.Map;
  */
 final class MemcachedServer implements AutoCloseable {
     private final int port;
-    private final boolean evicting;
+    private final List<String> options;
     private ManagedProcess process;
 
-    private MemcachedServer(int port, boolean evicting) {
+    private MemcachedServer(int port, List<String> options) {
         this.port = port;
-        this.evicting = evicting;
+        this.options = options;
     }
 
     /** @return a started server that never evicts (-M), as docs/MEMCACHED.md recommends */
     static MemcachedServer start() {
-        MemcachedServer server = new MemcachedServer(FreePorts.next(), false);
-        server.startProcess();
-        return server;
+        return startWith("-M");
     }
 
-    /** @return a started server with memcached's default: evictions on */
-    static MemcachedServer startEvicting() {
-        MemcachedServer server = new MemcachedServer(FreePorts.next(), true);
+    /**
+     * @param options memcached options beside the address and port, e.g. none for memcached's
+     *     defaults (evictions on), {@code -M -C} for no evictions and no CAS
+     * @return a started server
+     */
+    static MemcachedServer startWith(String... options) {
+        MemcachedServer server = new MemcachedServer(FreePorts.next(), List.of(options));
         server.startProcess();
         return server;
     }
@@ -48,9 +50,7 @@ final class MemcachedServer implements AutoCloseable {
     private void startProcess() {
         List<String> command = new ArrayList<>(List.of(Executables.require("memcached", "memcached").toString(),
                 "-l", "127.0.0.1", "-p", Integer.toString(port), "-U", "0", "-m", "16"));
-        if (!evicting) {
-            command.add("-M");
-        }
+        command.addAll(options);
         if ("root".equals(System.getProperty("user.name"))) {
             command.addAll(List.of("-u", "nobody")); // memcached refuses to run as root without -u
         }
