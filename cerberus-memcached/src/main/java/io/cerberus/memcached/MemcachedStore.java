@@ -7,6 +7,7 @@ import io.cerberus.spi.support.KeyValueStore;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -110,6 +111,7 @@ final class MemcachedStore implements KeyValueStore {
             }
             servers.add(resolved);
         }
+        probe(uri, target.servers(), servers, connectTimeout);
         XMemcachedClientBuilder builder = new XMemcachedClientBuilder(servers);
         builder.setCommandFactory(new BinaryCommandFactory());
         builder.setSessionLocator(new ArrayMemcachedSessionLocator(HashAlgorithm.CRC32_HASH));
@@ -140,7 +142,7 @@ final class MemcachedStore implements KeyValueStore {
             throw e;
         }
         try {
-            store.checkServers(target.servers(), servers, connectTimeout);
+            store.checkServers(target.servers(), servers);
             return store;
         } catch (RuntimeException e) {
             store.close(Duration.ZERO); // xmemcached waits up to 5 s for a silent server to close its connection
@@ -148,20 +150,28 @@ final class MemcachedStore implements KeyValueStore {
         }
     }
 
+    /** Connects to each server once first: one that is down fails opening at once, without xmemcached's error logs. */
+    private static void probe(String uri, List<InetSocketAddress> given, List<InetSocketAddress> servers, Duration connectTimeout) {
+        long deadline = System.nanoTime() + connectTimeout.toNanos();
+        for (int i = 0; i < servers.size(); i++) {
+            try (Socket socket = new Socket()) {
+                socket.connect(servers.get(i), (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            } catch (IOException e) {
+                throw new EngineUnavailableException("memcached engine " + uri + " could not connect to " + shown(List.of(given.get(i)))
+                        + " within " + connectTimeout.toMillis() + "ms (" + e.getMessage() + "); check that memcached runs there and"
+                        + " listens on that address (-l, -p)", e);
+            }
+        }
+    }
+
     /**
-     * Refuses servers that are down or run with CAS off; warns once if any may evict lock entries.
+     * Refuses servers that run with CAS off; warns once if any may evict lock entries. A server
+     * that went down since the probe does not answer here, which fails opening too.
      *
      * @param given the servers as the URI names them, for messages
      * @param resolved the same servers, resolved, as the client knows them
      */
-    private void checkServers(List<InetSocketAddress> given, List<InetSocketAddress> resolved, Duration connectTimeout) {
-        List<InetSocketAddress> down = new ArrayList<>(given);
-        client.getConnector().getSessionSet().stream().filter(session -> !session.isClosed())
-                .forEach(session -> down.remove(given.get(resolved.indexOf(session.getRemoteSocketAddress()))));
-        if (!down.isEmpty()) {
-            throw new EngineUnavailableException("memcached engine " + uri + " could not connect to " + shown(down) + " within "
-                    + connectTimeout.toMillis() + "ms; check that memcached runs there and listens on that address (-l, -p)", null);
-        }
+    private void checkServers(List<InetSocketAddress> given, List<InetSocketAddress> resolved) {
         Map<InetSocketAddress, Map<String, String>> settings = call("read the servers' settings (stats settings)",
                 () -> client.getStatsByItem("settings", timeout.toMillis()));
         List<InetSocketAddress> evicting = new ArrayList<>();
