@@ -1,9 +1,11 @@
 package io.cerberus;
 
-import io.cerberus.internal.Checks;
 import io.cerberus.internal.CerberusClient;
+import io.cerberus.internal.Checks;
 import io.cerberus.internal.ClientSettings;
 import io.cerberus.internal.EngineSpec;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -94,7 +96,7 @@ public final class CerberusBuilder {
      *     option is null
      */
     public CerberusBuilder engine(String name, String uri, EngineOptions... options) {
-        Checks.name("engine name", name, 64);
+        Arguments.name("engine name", name, 64);
         Checks.uriScheme(uri);
         if (engines.containsKey(name)) {
             throw new IllegalArgumentException("engine name '" + name + "' is already used");
@@ -132,7 +134,7 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the namespace breaks a rule
      */
     public CerberusBuilder namespace(String namespace) {
-        this.namespace = Checks.name("namespace", namespace, 128);
+        this.namespace = Arguments.name("namespace", namespace, 128);
         return this;
     }
 
@@ -146,7 +148,7 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the lease is shorter than 100 ms
      */
     public CerberusBuilder defaultLease(Duration lease) {
-        Checks.notNull("default lease", lease);
+        Arguments.notNull("default lease", lease);
         if (lease.compareTo(Duration.ofMillis(100)) < 0) {
             throw new IllegalArgumentException("default lease must be at least 100ms, was " + lease.toMillis() + "ms");
         }
@@ -163,7 +165,7 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the timeout is not positive
      */
     public CerberusBuilder connectTimeout(Duration timeout) {
-        this.connectTimeout = Checks.positive("connect timeout", timeout);
+        this.connectTimeout = Arguments.positive("connect timeout", timeout);
         return this;
     }
 
@@ -180,9 +182,9 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the delay is null or negative
      */
     public CerberusBuilder lockDelay(Duration delay) {
-        Checks.notNull("lock delay", delay);
+        Arguments.notNull("lock delay", delay);
         if (delay.isNegative()) {
-            throw new IllegalArgumentException("lock delay must be zero or positive, was " + Checks.format(delay));
+            throw new IllegalArgumentException("lock delay must be zero or positive, was " + Durations.format(delay));
         }
         this.lockDelay = delay;
         return this;
@@ -197,7 +199,7 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if the policy is null
      */
     public CerberusBuilder failover(FailoverPolicy policy) {
-        this.failover = Checks.notNull("failover policy", policy);
+        this.failover = Arguments.notNull("failover policy", policy);
         return this;
     }
 
@@ -211,7 +213,7 @@ public final class CerberusBuilder {
      * @throws IllegalArgumentException if null
      */
     public CerberusBuilder metrics(CerberusMetrics metrics) {
-        this.metrics = Checks.notNull("metrics", metrics);
+        this.metrics = Arguments.notNull("metrics", metrics);
         return this;
     }
 

@@ -1,6 +1,7 @@
 package io.cerberus;
 
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -82,16 +83,16 @@ public final class FailoverPolicy {
     }
 
     private static Duration atLeast10ms(String what, Duration duration) {
-        Checks.notNull(what, duration);
+        Arguments.notNull(what, duration);
         if (duration.compareTo(Duration.ofMillis(10)) < 0) {
-            throw new IllegalArgumentException(what + " must be at least 10ms, was " + Checks.format(duration));
+            throw new IllegalArgumentException(what + " must be at least 10ms, was " + Durations.format(duration));
         }
         return duration;
     }
 
     @Override
     public String toString() {
-        return "FailoverPolicy[after " + Checks.format(unhealthyFor) + " unhealthy, checks every " + Checks.format(checkEvery)
-                + (failBackAfter == null ? ", no fail-back" : ", fail-back after " + Checks.format(failBackAfter) + " healthy") + "]";
+        return "FailoverPolicy[after " + Durations.format(unhealthyFor) + " unhealthy, checks every " + Durations.format(checkEvery)
+                + (failBackAfter == null ? ", no fail-back" : ", fail-back after " + Durations.format(failBackAfter) + " healthy") + "]";
     }
 }

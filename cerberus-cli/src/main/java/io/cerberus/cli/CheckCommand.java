@@ -1,7 +1,7 @@
 package io.cerberus.cli;
 
 import io.cerberus.Cerberus;
-import io.cerberus.internal.Uris;
+import io.cerberus.spi.support.Redaction;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,7 +144,7 @@ final class CheckCommand implements Callable<Integer> {
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
             throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://"
-                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Uris.redact(engineUri));
+                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -153,7 +153,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
         PrintWriter console = spec.commandLine().getOut();
-        String title = "cerberus check: " + (noLock ? "no lock" : Uris.redact(engineUri))
+        String title = "cerberus check: " + (noLock ? "no lock" : Redaction.redact(engineUri))
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients, " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");

@@ -1,7 +1,7 @@
 package io.cerberus.idempotency;
 
-import io.cerberus.internal.Checks;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -93,7 +93,7 @@ final class AttemptRenewal {
             stopped = true;
             timer.cancel(false);
             LOG.log(Level.WARNING, "an attempt of " + key + " was dropped without being completed, failed or closed;"
-                    + " its key is free again after the lease of " + Checks.format(lease));
+                    + " its key is free again after the lease of " + Durations.format(lease));
         }
     }
 

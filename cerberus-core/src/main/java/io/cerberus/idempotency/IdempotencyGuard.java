@@ -1,10 +1,11 @@
 package io.cerberus.idempotency;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
 import io.cerberus.internal.Tokens;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -76,15 +77,15 @@ public final class IdempotencyGuard implements AutoCloseable {
      */
     public IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
             ScheduledExecutorService renewer) {
-        this(store, namespace, engine, options, Checks.notNull("renewer", renewer), false);
+        this(store, namespace, engine, options, Arguments.notNull("renewer", renewer), false);
     }
 
     private IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
             ScheduledExecutorService renewer, boolean ownsRenewer) {
-        this.store = Checks.notNull("store", store);
-        this.namespace = Checks.notNull("namespace", namespace);
+        this.store = Arguments.notNull("store", store);
+        this.namespace = Arguments.notNull("namespace", namespace);
         this.engine = engine;
-        this.options = Checks.notNull("options", options);
+        this.options = Arguments.notNull("options", options);
         this.renewer = renewer;
         this.ownsRenewer = ownsRenewer;
     }
@@ -129,7 +130,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws Exception what the operation threw, when it ran here
      */
     public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation) throws Exception {
-        Checks.notNull("operation", operation);
+        Arguments.notNull("operation", operation);
         try (IdempotencyAttempt<T> attempt = begin(key, retention, codec)) {
             if (!attempt.mustRun()) {
                 return new Outcome<>(attempt.replayed(), Outcome.Status.REPLAYED);
@@ -161,8 +162,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws InterruptedException if interrupted while waiting for another attempt (WAIT)
      */
     public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec) throws InterruptedException {
-        Checks.notNull("key", key);
-        Checks.notNull("codec", codec);
+        Arguments.notNull("key", key);
+        Arguments.notNull("codec", codec);
         checkRetention(retention);
         String id = namespace + "/" + key.id();
         String token = Tokens.next();
@@ -201,7 +202,7 @@ public final class IdempotencyGuard implements AutoCloseable {
             if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || left <= 0) {
                 throw new OperationInProgressException("another attempt of " + key + " is running now"
                         + (options.whenInProgress() == IdempotencyOptions.InProgress.WAIT
-                                ? " and did not finish within " + Checks.format(options.waitAtMost()) : "")
+                                ? " and did not finish within " + Durations.format(options.waitAtMost()) : "")
                         + "; try again later");
             }
             // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
@@ -277,14 +278,14 @@ public final class IdempotencyGuard implements AutoCloseable {
                 stored = withRetries("complete " + key, () -> store.complete(id, token, bytes, failure, retention));
             } catch (EngineUnavailableException e) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
-                        + engine + ": a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+                        + engine + ": a retry after the lease of " + Durations.format(options.lease()) + " may run it again", e);
             } catch (RuntimeException e) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result was refused by the store ("
-                        + e.getMessage() + "): a retry after the lease of " + Checks.format(options.lease()) + " may run it again", e);
+                        + e.getMessage() + "): a retry after the lease of " + Durations.format(options.lease()) + " may run it again", e);
             }
             if (!stored) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
-                        + Checks.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
+                        + Durations.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
                         + " and another attempt may have taken the key: its result was not stored", null);
             }
         }
@@ -302,7 +303,7 @@ public final class IdempotencyGuard implements AutoCloseable {
                 withRetries("release " + key, () -> store.release(id, token));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "the key " + key + " could not be released on " + engine
-                        + "; it is free again after the lease of " + Checks.format(options.lease()), e);
+                        + "; it is free again after the lease of " + Durations.format(options.lease()), e);
             }
         }
     }
@@ -340,7 +341,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
             LOG.log(Level.WARNING, "the operation of " + key + " failed, and its key could not be settled on " + engine
-                    + "; it is free again after the lease of " + Checks.format(options.lease()), e);
+                    + "; it is free again after the lease of " + Durations.format(options.lease()), e);
         }
     }
 

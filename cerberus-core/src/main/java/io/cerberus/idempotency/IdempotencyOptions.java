@@ -1,6 +1,7 @@
 package io.cerberus.idempotency;
 
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.List;
 
@@ -37,20 +38,20 @@ public record IdempotencyOptions(Duration lease, InProgress whenInProgress, Dura
     }
 
     public IdempotencyOptions {
-        Checks.notNull("lease", lease);
+        Arguments.notNull("lease", lease);
         if (lease.compareTo(Duration.ofMillis(100)) < 0) {
-            throw new IllegalArgumentException("the idempotency lease must be at least 100ms, was " + Checks.format(lease));
+            throw new IllegalArgumentException("the idempotency lease must be at least 100ms, was " + Durations.format(lease));
         }
-        Checks.notNull("whenInProgress", whenInProgress);
-        Checks.notNull("waitAtMost", waitAtMost);
+        Arguments.notNull("whenInProgress", whenInProgress);
+        Arguments.notNull("waitAtMost", waitAtMost);
         if (waitAtMost.isNegative()) {
             throw new IllegalArgumentException("waitAtMost must not be negative");
         }
-        Checks.notNull("whenStoreDown", whenStoreDown);
+        Arguments.notNull("whenStoreDown", whenStoreDown);
         if (storeAttempts < 1 || storeAttempts > 10) {
             throw new IllegalArgumentException("storeAttempts must be 1 to 10, was " + storeAttempts);
         }
-        remember = List.copyOf(Checks.notNull("remember", remember));
+        remember = List.copyOf(Arguments.notNull("remember", remember));
     }
 
     /**

@@ -12,15 +12,19 @@ import io.cerberus.LockInfo;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyOptions;
-import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.HandOff;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Backoff;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -46,8 +49,8 @@ public final class CerberusClient implements Cerberus {
     private static final AtomicInteger CLIENTS = new AtomicInteger();
     private static final long MIN_PAUSE_NANOS = 1_000_000L;
     /** The first pause before trying an unreachable engine again; it doubles up to the max, jittered. */
-    private static final long FIRST_OUTAGE_PAUSE_NANOS = 50_000_000L;
-    private static final long MAX_OUTAGE_PAUSE_NANOS = 1_000_000_000L;
+    private static final Duration FIRST_OUTAGE_PAUSE = Duration.ofMillis(50);
+    private static final Duration MAX_OUTAGE_PAUSE = Duration.ofSeconds(1);
     /** How often a waiter of a client with several engines and no failover looks for a switch by hand. */
     private static final long SWITCH_WATCH_NANOS = 250_000_000L;
 
@@ -118,7 +121,7 @@ public final class CerberusClient implements Cerberus {
                 try {
                     opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
                 } catch (EngineUnavailableException e) {
-                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Uris.redact(spec.uri())
+                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Redaction.redact(spec.uri())
                             + ") cannot be reached; starting without it, and trying it again when it is used or checked: "
                             + e.getMessage());
                     opened.add(EngineHandle.of(spec.name(), new DeferredEngine(context,
@@ -202,7 +205,7 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public IdempotencyGuard idempotency(IdempotencyOptions options) {
-        Checks.notNull("options", options);
+        Arguments.notNull("options", options);
         ensureOpen();
         // Records stay on the primary whatever the current engine: a switch must not hide a completed
         // or running attempt from a retry, and every instance with the same engines finds the same records.
@@ -242,7 +245,7 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public List<LockInfo> inspectEngine(String engineName, String prefix) {
-        Checks.notNull("prefix", prefix);
+        Arguments.notNull("prefix", prefix);
         ensureOpen();
         EngineHandle engine = switcher.named(engineName);
         engine.require(Capability.INSPECT);
@@ -352,7 +355,7 @@ public final class CerberusClient implements Cerberus {
         EngineHandle engine = switcher.current();
         CerberusMetrics.AcquireOutcome outcome = CerberusMetrics.AcquireOutcome.FAILED;
         try {
-            long outagePause = FIRST_OUTAGE_PAUSE_NANOS;
+            Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
             while (true) {
                 try {
                     Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
@@ -366,8 +369,7 @@ public final class CerberusClient implements Cerberus {
                         throw e;
                     }
                     // an engine that cannot be reached is tried again within the wait, on whichever engine is current
-                    long pause = Math.min(left, ThreadLocalRandom.current().nextLong(outagePause / 2, outagePause + 1));
-                    outagePause = Math.min(outagePause * 2, MAX_OUTAGE_PAUSE_NANOS);
+                    long pause = Math.min(left, outagePauses.next().toNanos());
                     LOG.log(Level.DEBUG, "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
                             + e.getMessage() + "); trying again within the wait");
                     parkFor(pause, interruptible, view);
@@ -450,7 +452,7 @@ public final class CerberusClient implements Cerberus {
                     + " and its lock-delay lasts longer than the wait");
             return false;
         }
-        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Checks.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
+        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
                 + old.name() + "', which " + why + ": a hold it granted may still be live until then");
         parkUntil(guard.untilNanos(), interruptible, view, "waited for a lock-delay");
         return true;
@@ -608,8 +610,8 @@ public final class CerberusClient implements Cerberus {
      */
     private void giveBackLate(Holding holding, long sentAt) {
         LOG.log(Level.INFO, "lock '" + holding.lockName() + "' was granted by engine '" + holding.engine.name() + "' "
-                + Checks.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
-                + Checks.format(holding.leaseTime()) + ": given back, not handed to the caller");
+                + Durations.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
+                + Durations.format(holding.leaseTime()) + ": given back, not handed to the caller");
         try {
             holding.giveBack();
         } catch (RuntimeException e) {

@@ -9,6 +9,7 @@ import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
@@ -37,7 +38,7 @@ final class DeferredEngine implements LockEngine {
 
     DeferredEngine(EngineContext context, Set<Capability> declared, EngineUnavailableException failure) {
         this.context = context;
-        this.shown = Uris.redact(context.uri());
+        this.shown = Redaction.redact(context.uri());
         this.declared = Set.copyOf(declared);
         this.lastFailure = failure;
         this.lastAttemptNanos = System.nanoTime();

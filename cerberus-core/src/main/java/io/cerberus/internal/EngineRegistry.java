@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.ScrubbedErrors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -2,6 +2,8 @@ package io.cerberus.internal;
 
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,7 +64,7 @@ final class EngineSwitcher {
     }
 
     EngineHandle named(String name) {
-        Checks.notNull("engine name", name);
+        Arguments.notNull("engine name", name);
         for (EngineHandle engine : engines) {
             if (engine.name().equals(name)) {
                 return engine;
@@ -76,7 +78,7 @@ final class EngineSwitcher {
     }
 
     void addListener(EngineSwitchListener listener) {
-        listeners.add(Checks.notNull("listener", listener));
+        listeners.add(Arguments.notNull("listener", listener));
     }
 
     /** Notes a grant, so a later switch away from this engine guards it for long enough. */
@@ -123,7 +125,7 @@ final class EngineSwitcher {
             event = new EngineSwitchEvent(from.name(), to.name(), reason, switches, Instant.now());
             LOG.log(reason == EngineSwitchEvent.Reason.MANUAL ? Level.INFO : Level.WARNING,
                     "Cerberus " + event + (why == null ? "" : ": " + why) + "; new acquisitions go to " + to.uri()
-                            + (delay.isZero() ? "" : " and, for the next " + Checks.format(delay) + " (lock-delay), also to "
+                            + (delay.isZero() ? "" : " and, for the next " + Durations.format(delay) + " (lock-delay), also to "
                                     + from.uri() + " while it can be reached"));
         }
         for (EngineSwitchListener listener : listeners) {

@@ -3,6 +3,7 @@ package io.cerberus.internal;
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.FailoverPolicy;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -107,14 +108,14 @@ final class HealthMonitor implements AutoCloseable {
             if (next == null) {
                 if (!warnedNoneHealthy) {
                     LOG.log(Level.WARNING, "engine '" + current.engine.name() + "' has failed its health checks for "
-                            + Checks.format(policy.unhealthyFor()) + " but no other engine passes them; staying on it");
+                            + Durations.format(policy.unhealthyFor()) + " but no other engine passes them; staying on it");
                     warnedNoneHealthy = true;
                 }
                 return;
             }
             warnedNoneHealthy = false;
             switcher.switchTo(next.engine, EngineSwitchEvent.Reason.FAILOVER, "engine '" + current.engine.name()
-                    + "' failed its health checks for " + Checks.format(policy.unhealthyFor()) + " (last: " + current.lastFailure + ")");
+                    + "' failed its health checks for " + Durations.format(policy.unhealthyFor()) + " (last: " + current.lastFailure + ")");
             return;
         }
         if (policy.failBackAfter().isPresent() && current.engine != switcher.primary()) {
@@ -122,7 +123,7 @@ final class HealthMonitor implements AutoCloseable {
             if (primary.passing && now - primary.lastPassedNanos < unhealthy
                     && now - primary.passingSinceNanos >= policy.failBackAfter().get().toNanos()) {
                 switcher.switchTo(primary.engine, EngineSwitchEvent.Reason.FAILBACK, "the primary engine passed its health checks for "
-                        + Checks.format(policy.failBackAfter().get()));
+                        + Durations.format(policy.failBackAfter().get()));
             }
         }
     }

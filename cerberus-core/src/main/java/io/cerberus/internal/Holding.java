@@ -8,6 +8,8 @@ import io.cerberus.LeaseLossListener;
 import io.cerberus.LockLostException;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,7 +85,7 @@ final class Holding implements Lease {
         Duration validity = engine.engine().validity(lease);
         if (validity == null || validity.isNegative() || validity.isZero() || validity.compareTo(lease) > 0) {
             throw new IllegalStateException("engine '" + engine.name() + "' (" + engine.uri() + ") gave a validity of "
-                    + validity + " for a lease of " + Checks.format(lease) + "; it must be positive and at most the lease");
+                    + validity + " for a lease of " + Durations.format(lease) + "; it must be positive and at most the lease");
         }
         return validity.toNanos();
     }
@@ -192,7 +194,7 @@ final class Holding implements Lease {
 
     @Override
     public void onLost(LeaseLossListener listener) {
-        Checks.notNull("listener", listener);
+        Arguments.notNull("listener", listener);
         LockLostException already;
         stateLock.lock();
         try {
@@ -216,7 +218,7 @@ final class Holding implements Lease {
                 throw copy(lostReason);
             }
             if (localLeaseOver()) {
-                throw new LockLostException(describeLoss("its lease of " + Checks.format(acquisition.lease())
+                throw new LockLostException(describeLoss("its lease of " + Durations.format(acquisition.lease())
                         + " ran out before it was renewed"));
             }
         } finally {
@@ -321,7 +323,7 @@ final class Holding implements Lease {
                 }
                 throw new EngineUnavailableException("could not release lock '" + lockName() + "' on engine '"
                         + engine.name() + "' (" + engine.uri() + "); it is no longer renewed and the engine frees it"
-                        + " when its lease of " + Checks.format(acquisition.lease()) + " ends", e);
+                        + " when its lease of " + Durations.format(acquisition.lease()) + " ends", e);
             }
             if (before == State.LOST) {
                 lost = copy(lostReason);

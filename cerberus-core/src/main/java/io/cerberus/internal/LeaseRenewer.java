@@ -3,6 +3,7 @@ package io.cerberus.internal;
 import io.cerberus.Capability;
 import io.cerberus.CerberusMetrics;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -201,7 +202,7 @@ final class LeaseRenewer implements AutoCloseable {
                     LOG.log(Level.WARNING, "could not release " + holding + " at the end of its lease", e);
                 }
             }
-            lost = holding.markLostLocked("its explicit lease of " + Checks.format(holding.leaseTime()) + " ended", null);
+            lost = holding.markLostLocked("its explicit lease of " + Durations.format(holding.leaseTime()) + " ended", null);
         } finally {
             holding.stateLock.unlock();
         }
@@ -269,7 +270,7 @@ final class LeaseRenewer implements AutoCloseable {
         long left = holding.validUntilNanos() - now;
         if (left <= 0) {
             int tries = holding.failedRenewals() + 1;
-            if (holding.markLostLocked("its lease of " + Checks.format(holding.leaseTime())
+            if (holding.markLostLocked("its lease of " + Durations.format(holding.leaseTime())
                     + " ran out while the engine could not be reached to renew it (" + tries + (tries == 1 ? " try" : " tries") + ")",
                     failure)) {
                 lost.add(holding);
@@ -280,7 +281,7 @@ final class LeaseRenewer implements AutoCloseable {
         // one line per episode: the first failure says what happens next, the retries are details
         int failures = holding.renewalFailed();
         LOG.log(failures == 1 ? Level.WARNING : Level.DEBUG, "could not renew " + holding + " (" + failure + "); "
-                + (failures == 1 ? "retrying every " + Checks.format(Duration.ofNanos(retry)) + " while its lease lasts, "
+                + (failures == 1 ? "retrying every " + Durations.format(Duration.ofNanos(retry)) + " while its lease lasts, "
                         + left / 1_000_000 + "ms more" : "try " + failures + ", " + left / 1_000_000 + "ms of lease left"));
         holding.task = schedule(holding, now + Math.min(retry, left), false);
     }

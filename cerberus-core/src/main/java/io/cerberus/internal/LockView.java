@@ -5,6 +5,7 @@ import io.cerberus.Lease;
 import io.cerberus.LockTimeoutException;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -97,7 +98,7 @@ final class LockView implements DistributedLock {
     private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
         Holding holding = client.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
         if (holding == null) {
-            throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Checks.format(wait)
+            throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
                     + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
                     + "); `cerberus inspect` shows who holds it");
         }

@@ -2,10 +2,10 @@ package io.cerberus.local;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Redaction;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.FileSystems;
@@ -69,14 +69,14 @@ public final class FileEngineProvider implements EngineProvider {
         String path = uri.substring(uri.indexOf(':') + 1);
         if (path.indexOf('?') >= 0 || path.indexOf('#') >= 0) {
             throw new IllegalArgumentException("file: URI must not have a query or fragment ('?' or '#'); " + FORMS
-                    + "; was \"" + Uris.redact(uri) + "\"");
+                    + "; was \"" + Redaction.redact(uri) + "\"");
         }
         if (path.startsWith("//")) {
             int slash = path.indexOf('/', 2);
             String authority = slash < 0 ? path.substring(2) : path.substring(2, slash);
             if (!authority.isEmpty() && !authority.equalsIgnoreCase("localhost")) {
                 throw new IllegalArgumentException("file: URI must name a directory on this machine, not host '" + authority
-                        + "' (did you mean file:///" + path.substring(2) + "?); " + FORMS + "; was \"" + Uris.redact(uri) + "\"");
+                        + "' (did you mean file:///" + path.substring(2) + "?); " + FORMS + "; was \"" + Redaction.redact(uri) + "\"");
             }
             path = slash < 0 ? "" : path.substring(slash);
         }
@@ -87,7 +87,7 @@ public final class FileEngineProvider implements EngineProvider {
             return Path.of(path).toAbsolutePath().normalize();
         } catch (InvalidPathException e) {
             throw new IllegalArgumentException("file: URI must name a valid directory path (" + e.getReason() + "); "
-                    + FORMS + "; was \"" + Uris.redact(uri) + "\"", e);
+                    + FORMS + "; was \"" + Redaction.redact(uri) + "\"", e);
         }
     }
 
@@ -116,7 +116,7 @@ public final class FileEngineProvider implements EngineProvider {
             return directory.toRealPath();
         } catch (IOException | SecurityException | UnsupportedOperationException e) {
             throw new EngineUnavailableException("file: engine cannot use directory " + directory + " (URI \""
-                    + Uris.redact(uri) + "\"): " + e + "; check that the path is a directory, or can be created, and that user '"
+                    + Redaction.redact(uri) + "\"): " + e + "; check that the path is a directory, or can be created, and that user '"
                     + System.getProperty("user.name") + "' may create and write files in it", e);
         }
     }

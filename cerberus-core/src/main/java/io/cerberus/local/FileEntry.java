@@ -4,6 +4,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.support.Backoff;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.channels.FileLock;
@@ -14,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -32,8 +32,9 @@ final class FileEntry {
     private static final System.Logger LOG = System.getLogger(FileEntry.class.getName());
     /** Waiting for an in-JVM holder: its release signals, so this only bounds a lost signal. */
     static final Duration IN_JVM_RETRY = Duration.ofSeconds(1);
-    static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
-    static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    static final Duration MIN_BACKOFF = Duration.ofMillis(2);
+    /** Pauses fall between half of this and this: about 100 ms on average once a wait is long. */
+    static final Duration MAX_BACKOFF = Duration.ofMillis(130);
     /** Waiters not seen for this long are forgotten, so a vanished waiter does not keep the file open. */
     static final long STALE_WAITER_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** How long an acquisition tries for the counter mutex before it answers busy. */
@@ -61,14 +62,12 @@ final class FileEntry {
     private static final class Waiter {
         long seenVersion;
         long touchedAt;
-        long backoffNanos;
+        final Backoff backoff = new Backoff(MIN_BACKOFF, MAX_BACKOFF);
         int awaiting;
 
         Duration nextBackoff() {
-            backoffNanos = backoffNanos == 0 ? MIN_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
             // jitter spreads processes that found the lock busy at the same moment
-            double jitter = 0.75 + ThreadLocalRandom.current().nextDouble() / 2;
-            return Duration.ofNanos((long) (backoffNanos * jitter));
+            return backoff.next();
         }
     }
 

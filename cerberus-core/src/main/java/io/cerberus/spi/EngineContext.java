@@ -1,6 +1,7 @@
 package io.cerberus.spi;
 
 import io.cerberus.EngineOptions;
+import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -70,7 +71,7 @@ public record EngineContext(String uri, Duration connectTimeout, LossReporter lo
             if (!known.contains(option.getClass())) {
                 String accepted = known.isEmpty() ? "none" : known.stream().map(Class::getSimpleName).sorted()
                         .collect(Collectors.joining(", "));
-                throw new IllegalArgumentException("the engine of " + io.cerberus.internal.Uris.redact(uri) + " does not take "
+                throw new IllegalArgumentException("the engine of " + Redaction.redact(uri) + " does not take "
                         + option.getClass().getSimpleName() + " (options it takes: " + accepted + ")");
             }
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.Lease;
+import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -13,10 +14,10 @@ import org.junit.jupiter.api.Test;
 class ChecksTest {
     @Test
     void passwordsNeverAppearInRedactedUris() {
-        assertThat(Uris.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://****@host:6379/0");
-        assertThat(Uris.redact("jdbc:postgresql://db/app?user=a&password=s3cret&ssl=true"))
+        assertThat(Redaction.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://****@host:6379/0");
+        assertThat(Redaction.redact("jdbc:postgresql://db/app?user=a&password=s3cret&ssl=true"))
                 .isEqualTo("jdbc:postgresql://db/app?user=a&password=****&ssl=true");
-        assertThat(Uris.redact("file:/tmp/locks")).isEqualTo("file:/tmp/locks");
+        assertThat(Redaction.redact("file:/tmp/locks")).isEqualTo("file:/tmp/locks");
     }
 
     @Test

@@ -2,10 +2,10 @@ package io.cerberus.etcd;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Redaction;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.io.IOException;
@@ -43,9 +43,9 @@ public final class EtcdEngineProvider implements EngineProvider {
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         EtcdTarget target = EtcdTarget.parse(context.uri(), context.defaultLease());
-        String describe = Uris.redact(context.uri());
+        String describe = Redaction.redact(context.uri());
         if (!target.tls() && target.password().isPresent()) {
-            Uris.warnIfCredentialsInPlaintext("etcd", context.uri(),
+            Redaction.warnIfCredentialsInPlaintext("etcd", context.uri(),
                     target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
         }
         refuseIfNoMemberListens(target.endpoints(), describe, context.connectTimeout());

@@ -429,7 +429,7 @@ class EtcdEngineTest {
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("port");
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?tll=3")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown etcd URI parameter 'tll'");
+                .hasMessageContaining("unknown parameter 'tll' in etcd URI");
         EtcdTarget target = EtcdTarget.parse("etcd://app:s%40cret@h1:2379,h2/locks?ttl=7");
         assertThat(target.endpoints()).containsExactly("http://h1:2379", "http://h2:2379");
         assertThat(target.user()).contains("app");
@@ -439,7 +439,7 @@ class EtcdEngineTest {
         assertThat(EtcdTarget.parse("etcds://h1").endpoints()).containsExactly("https://h1:2379");
         for (String loose : new String[] {"1", "yes", "on", "TRUE"}) {
             assertThatThrownBy(() -> EtcdTarget.parse("etcd://h1:2379?tls=" + loose)).as("tls=" + loose + " is not plaintext")
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tls must be true or false");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be true or false");
         }
         assertThat(EtcdTarget.parse("etcd://h1:2379?tls=true").endpoints()).containsExactly("https://h1:2379");
         assertThat(EtcdTarget.parse("etcd://h1:2379?tls=false").endpoints()).containsExactly("http://h1:2379");

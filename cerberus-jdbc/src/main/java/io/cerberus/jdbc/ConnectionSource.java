@@ -1,7 +1,7 @@
 package io.cerberus.jdbc;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.ScrubbedErrors;
+import io.cerberus.spi.support.ScrubbedErrors;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

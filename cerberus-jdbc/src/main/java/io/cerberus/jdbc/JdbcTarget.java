@@ -1,6 +1,6 @@
 package io.cerberus.jdbc;
 
-import io.cerberus.internal.Uris;
+import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -35,7 +35,7 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
     private static final Set<String> KNOWN = Set.of("table", "mode", "createTable", "sessionCheckMs", "poolSize");
 
     static JdbcTarget parse(String uri, JdbcOptions options) {
-        String describe = Uris.redact(uri);
+        String describe = Redaction.redact(uri);
         if (!uri.regionMatches(true, 0, "jdbc:", 0, 5) || uri.length() <= 5) {
             throw new IllegalArgumentException("a jdbc engine URI is a JDBC URL such as jdbc:postgresql://host:5432/db, was " + describe);
         }

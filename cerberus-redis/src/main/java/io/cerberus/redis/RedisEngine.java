@@ -1,15 +1,15 @@
 package io.cerberus.redis;
 
 import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyScanCursor;
-import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -163,7 +163,7 @@ final class RedisEngine implements LockEngine {
             releaseAfterFailedWait(attempt);
             throw new EngineUnavailableException("redis engine " + uri + " granted lock '" + attempt.key().name() + "' but only "
                     + acknowledged + " of the " + waitReplicas + " replica(s) asked for (waitReplicas) acknowledged it within "
-                    + Checks.format(waitTimeout) + "; the grant was released again, since a failover now could lose it."
+                    + Durations.format(waitTimeout) + "; the grant was released again, since a failover now could lose it."
                     + " Check the replicas (INFO replication), or lower waitReplicas", null);
         }
     }

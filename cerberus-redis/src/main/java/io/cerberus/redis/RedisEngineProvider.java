@@ -2,19 +2,19 @@ package io.cerberus.redis;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.SslOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -87,7 +87,7 @@ public final class RedisEngineProvider implements EngineProvider {
                 }
                 uri.getSentinels().forEach(sentinel -> hosts.add(sentinel.getHost()));
             }
-            Uris.warnIfCredentialsInPlaintext("redis", context.uri(), hosts);
+            Redaction.warnIfCredentialsInPlaintext("redis", context.uri(), hosts);
         }
         Duration commandTimeout = target.commandTimeout().orElse(context.connectTimeout());
         for (RedisURI uri : target.uris()) {
@@ -202,9 +202,9 @@ public final class RedisEngineProvider implements EngineProvider {
                     LockSupport.parkNanos(RETRY_PAUSE_NANOS); // no connect storm if the failure persists
                     continue;
                 }
-                String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Checks.format(timeout)
-                        : rootMessage(cause) + " (after " + Checks.format(Duration.ofNanos(System.nanoTime() - start))
-                                + " of the connect timeout of " + Checks.format(timeout) + ")";
+                String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Durations.format(timeout)
+                        : rootMessage(cause) + " (after " + Durations.format(Duration.ofNanos(System.nanoTime() - start))
+                                + " of the connect timeout of " + Durations.format(timeout) + ")";
                 throw credentialsProblem(cause, shown).orElseGet(() -> new EngineUnavailableException("could not connect to redis engine "
                         + shown + ": " + waited + "; check that the server runs and that the URI's host and port are right", cause));
             }

@@ -6,6 +6,7 @@ import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -59,7 +60,7 @@ final class RedisIdempotencyStore implements IdempotencyStore {
     private EngineUnavailableException unreplicated(String id, String what, long acknowledged, String then) {
         return new EngineUnavailableException("redis engine " + uri + ": only " + acknowledged + " of the " + waitReplicas
                 + " replica(s) asked for (waitReplicas) acknowledged the " + what + " of idempotency key " + id + " within "
-                + io.cerberus.internal.Checks.format(waitTimeout) + "; " + then
+                + Durations.format(waitTimeout) + "; " + then
                 + ". Check the replicas (INFO replication), or lower waitReplicas", null);
     }
 

@@ -1,7 +1,8 @@
 package io.cerberus.redis;
 
 import io.cerberus.EngineOptions;
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Arguments;
+import io.cerberus.spi.support.Durations;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,7 +88,7 @@ public final class RedisOptions implements EngineOptions {
     @Override
     public String toString() {
         return "RedisOptions[user=" + user + ", password=" + (password == null ? "none" : "(hidden)") + ", trustStore=" + trustStore
-                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout=" + Checks.format(waitTimeout) + "]";
+                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout=" + Durations.format(waitTimeout) + "]";
     }
 
     /** Builds {@link RedisOptions}. Bad values fail in the setter, naming the rule. */
@@ -109,7 +110,7 @@ public final class RedisOptions implements EngineOptions {
          * @return this builder
          */
         public Builder user(String user) {
-            this.user = Checks.name("redis user", user, 256);
+            this.user = Arguments.name("redis user", user, 256);
             return this;
         }
 
@@ -118,7 +119,7 @@ public final class RedisOptions implements EngineOptions {
          * @return this builder
          */
         public Builder password(char[] password) {
-            Checks.notNull("redis password", password);
+            Arguments.notNull("redis password", password);
             this.password = password.clone();
             return this;
         }
@@ -167,7 +168,7 @@ public final class RedisOptions implements EngineOptions {
                 throw new IllegalArgumentException("the replicas to wait for must be 0 or more, was " + replicas);
             }
             this.waitReplicas = replicas;
-            this.waitTimeout = Checks.positive("replica wait timeout", timeout);
+            this.waitTimeout = Arguments.positive("replica wait timeout", timeout);
             return this;
         }
 
@@ -186,7 +187,7 @@ public final class RedisOptions implements EngineOptions {
         }
 
         private static Path readable(String what, Path file) {
-            Checks.notNull(what, file);
+            Arguments.notNull(what, file);
             if (!Files.isReadable(file)) {
                 throw new IllegalArgumentException("the " + what + " " + file + " must be a readable file");
             }

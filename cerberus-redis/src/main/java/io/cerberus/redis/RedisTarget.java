@@ -1,21 +1,17 @@
 package io.cerberus.redis;
 
-import io.cerberus.internal.Checks;
-import io.cerberus.internal.Uris;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.EngineUri;
+import io.cerberus.spi.support.Redaction;
 import io.lettuce.core.RedisCredentials;
 import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * What a Redis engine URI (and its {@link RedisOptions}) asks for: the kind of deployment, the
@@ -38,21 +34,16 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
     private static final Set<String> LETTUCE_PARAMETERS = Set.of("timeout", "database", "db", "clientName", "verifyPeer", "sentinelMasterId");
     private static final Set<String> OWN_PARAMETERS = Set.of("waitReplicas", "waitTimeout");
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ns|us|ms|s|m|h)?");
 
     static RedisTarget parse(String uri, RedisOptions options) {
-        String shown = Uris.redact(uri);
-        int colon = uri.indexOf(':');
-        String scheme = uri.substring(0, Math.max(0, colon)).toLowerCase(Locale.ROOT);
-        if (!SCHEMES.contains(scheme) || !uri.startsWith("//", colon + 1)) {
-            throw new IllegalArgumentException("redis engine URIs start with one of " + String.join(", ", new TreeSet<>(SCHEMES))
-                    + " followed by ://, was " + shown);
-        }
-        Map<String, String> own = new LinkedHashMap<>();
-        String lettuceUri = splitParameters(uri, shown, own);
-        int waitReplicas = own.containsKey("waitReplicas") ? count("waitReplicas", own.get("waitReplicas"), shown) : 0;
-        Duration waitTimeout = own.containsKey("waitTimeout") ? duration("waitTimeout", own.get("waitTimeout"), shown)
-                : RedisEngine.DEFAULT_WAIT_TIMEOUT;
+        Set<String> known = new TreeSet<>(LETTUCE_PARAMETERS);
+        known.addAll(OWN_PARAMETERS);
+        EngineUri parts = EngineUri.parse(uri, "redis", SCHEMES, known);
+        String shown = parts.shown();
+        String scheme = parts.scheme();
+        String lettuceUri = withoutOwnParameters(uri);
+        int waitReplicas = parts.number("waitReplicas", 0, 1000).orElse(0L).intValue();
+        Duration waitTimeout = parts.duration("waitTimeout").orElse(RedisEngine.DEFAULT_WAIT_TIMEOUT);
         if (options != null && options.waitReplicas() > 0) {
             waitReplicas = options.waitReplicas();
             waitTimeout = options.waitTimeout();
@@ -101,7 +92,8 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         uri.setCredentialsProvider(RedisCredentialsProvider.from(() -> credentials));
     }
 
-    private static String splitParameters(String uri, String shown, Map<String, String> own) {
+    /** @return {@code uri} without the parameters Lettuce does not know (ours) */
+    private static String withoutOwnParameters(String uri) {
         int query = uri.indexOf('?');
         if (query < 0) {
             return uri;
@@ -110,20 +102,9 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         String parameters = fragment < 0 ? uri.substring(query + 1) : uri.substring(query + 1, fragment);
         List<String> kept = new ArrayList<>();
         for (String parameter : parameters.split("&")) {
-            if (parameter.isEmpty()) {
-                continue;
-            }
-            int equals = parameter.indexOf('=');
-            String name = equals < 0 ? parameter : parameter.substring(0, equals);
-            if (OWN_PARAMETERS.contains(name)) {
-                own.put(name, equals < 0 ? "" : parameter.substring(equals + 1));
-            } else if (LETTUCE_PARAMETERS.contains(name)) {
+            String name = parameter.contains("=") ? parameter.substring(0, parameter.indexOf('=')) : parameter;
+            if (!parameter.isEmpty() && !OWN_PARAMETERS.contains(name)) {
                 kept.add(parameter);
-            } else {
-                Set<String> known = new TreeSet<>(LETTUCE_PARAMETERS);
-                known.addAll(OWN_PARAMETERS);
-                throw new IllegalArgumentException("unknown parameter '" + name + "' in redis URI " + shown
-                        + "; known parameters: " + String.join(", ", known));
             }
         }
         return uri.substring(0, query) + (kept.isEmpty() ? "" : "?" + String.join("&", kept))
@@ -136,7 +117,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("redis URI must look like redis://[user:password@]host[:port][/database][?timeout=10s]"
                     + " (rediss:// for TLS; redis-sentinel://host:port,host:port#master; redis-cluster://host:port,host:port),"
-                    + " was " + shown + ": " + Uris.redact(String.valueOf(e.getMessage())), e);
+                    + " was " + shown + ": " + Redaction.redact(String.valueOf(e.getMessage())), e);
         }
     }
 
@@ -187,43 +168,8 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         return false;
     }
 
-    private static int count(String name, String value, String shown) {
-        try {
-            int n = Integer.parseInt(value);
-            if (n >= 0) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("parameter " + name + " of redis URI " + shown + " must be a whole number, 0 or more, was '"
-                + value + "'");
-    }
-
-    /** Parses {@code 250ms}, {@code 2s}, {@code 1m}; a bare number is milliseconds. */
-    static Duration duration(String name, String value, String shown) {
-        Matcher m = DURATION.matcher(value);
-        if (m.matches()) {
-            long amount = Long.parseLong(m.group(1));
-            String unit = m.group(2) == null ? "ms" : m.group(2);
-            Duration d = switch (unit) {
-                case "ns" -> Duration.ofNanos(amount);
-                case "us" -> Duration.ofNanos(amount * 1000);
-                case "ms" -> Duration.ofMillis(amount);
-                case "s" -> Duration.ofSeconds(amount);
-                case "m" -> Duration.ofMinutes(amount);
-                default -> Duration.ofHours(amount);
-            };
-            if (!d.isZero()) {
-                return d;
-            }
-        }
-        throw new IllegalArgumentException("parameter " + name + " of redis URI " + shown
-                + " must be a positive duration such as 250ms, 2s or 1m, was '" + value + "'");
-    }
-
     @Override
     public String toString() {
-        return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Checks.format(waitTimeout) + ")" : "");
+        return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "");
     }
 }

@@ -2,13 +2,13 @@ package io.cerberus.redis;
 
 import io.cerberus.Capability;
 import io.cerberus.LockInfo;
-import io.cerberus.internal.Checks;
 import io.cerberus.redis.RedlockNodes.Outcome;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -189,12 +189,12 @@ final class RedlockEngine implements LockEngine {
         }
         if (answered < quorum) {
             int silent = nodes.size() - answered;
-            LOG.log(Level.DEBUG, () -> "acquire of " + attempt + " missed the node timeout of " + Checks.format(bound) + " on "
+            LOG.log(Level.DEBUG, () -> "acquire of " + attempt + " missed the node timeout of " + Durations.format(bound) + " on "
                     + silent + " node(s) that answer otherwise; backing off");
         }
         if (granted >= quorum) {
             LOG.log(Level.DEBUG, () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
-                    + "ms of a validity of " + Checks.format(validity(attempt.lease())) + "); released, trying again");
+                    + "ms of a validity of " + Durations.format(validity(attempt.lease())) + "); released, trying again");
         }
         busyMillis.sort(null);
         int needed = Math.max(1, quorum - granted);

@@ -2,11 +2,12 @@ package io.cerberus.redis;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.EngineUri;
+import io.cerberus.spi.support.Redaction;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -14,15 +15,11 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.lang.System.Logger.Level;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.StringJoiner;
@@ -49,7 +46,6 @@ import java.util.regex.Pattern;
 public final class RedlockEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
     private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift"));
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m)");
     private static final Pattern NODE = Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[^\\[\\]:/]+)(?::(\\d{1,5}))?");
     private static final String SHAPE = "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
     private static final AtomicInteger ENGINES = new AtomicInteger();
@@ -80,7 +76,7 @@ public final class RedlockEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        String shown = Uris.redact(context.uri());
+        String shown = Redaction.redact(context.uri());
         Settings settings = parse(context.uri(), shown);
         RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
         if (options != null && (options.trustStore().isPresent() || options.keyStore().isPresent())) {
@@ -185,7 +181,7 @@ public final class RedlockEngineProvider implements EngineProvider {
         for (int i = 0; i < nodes.size(); i++) {
             CompletableFuture<StatefulRedisConnection<String, String>> attempt = attempts.get(i);
             if (!attempt.isDone() && timedOut) {
-                down.add(nodes.get(i).address() + " (no answer within the connect timeout of " + Checks.format(connectTimeout) + ")");
+                down.add(nodes.get(i).address() + " (no answer within the connect timeout of " + Durations.format(connectTimeout) + ")");
             } else if (!attempt.isDone()) {
                 connecting.add(nodes.get(i).address());
             } else if (attempt.isCompletedExceptionally()) {
@@ -218,31 +214,17 @@ public final class RedlockEngineProvider implements EngineProvider {
      * @throws IllegalArgumentException naming the rule broken
      */
     static Settings parse(String uri, String shown) {
-        String prefix = "redlock://";
-        if (!uri.regionMatches(true, 0, prefix, 0, prefix.length())) {
-            throw new IllegalArgumentException("redlock URIs must look like " + SHAPE + ", was " + shown);
-        }
-        String rest = uri.substring(prefix.length());
-        int query = rest.indexOf('?');
-        Map<String, String> parameters = parameters(query < 0 ? "" : rest.substring(query + 1), shown);
-        String authority = query < 0 ? rest : rest.substring(0, query);
-        int at = authority.lastIndexOf('@');
-        String user = null;
-        String password = null;
-        if (at >= 0) {
-            String userInfo = authority.substring(0, at);
-            int colon = userInfo.indexOf(':');
-            user = decode(colon < 0 ? userInfo : userInfo.substring(0, colon));
-            password = colon < 0 ? null : decode(userInfo.substring(colon + 1));
-            authority = authority.substring(at + 1);
-        }
-        if (authority.contains("/")) {
-            throw new IllegalArgumentException("a redlock URI has no path (each node uses database 0): " + SHAPE + ", was " + shown);
+        EngineUri parts = EngineUri.parse(uri, "redlock", Set.of("redlock"), QUERY_PARAMETERS);
+        String user = parts.user().orElse(null);
+        String password = parts.password().orElse(null);
+        if (!parts.path().isEmpty() || parts.fragment().isPresent()) {
+            throw new IllegalArgumentException("a redlock URI has no path or fragment (each node uses database 0): " + SHAPE + ", was "
+                    + shown);
         }
         List<String> addresses = new ArrayList<>();
         List<RedisURI> nodes = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        for (String node : authority.split(",", -1)) {
+        for (String node : parts.hosts()) {
             Matcher matcher = NODE.matcher(node);
             if (!matcher.matches()) {
                 throw new IllegalArgumentException("redlock node '" + node + "' must look like host:port, in " + shown);
@@ -273,63 +255,20 @@ public final class RedlockEngineProvider implements EngineProvider {
             throw new IllegalArgumentException("a redlock URI needs at least " + MIN_NODES + " nodes (independent Redis masters;"
                     + " an odd number such as 3 or 5), so that a majority survives a failed node; " + shown + " has " + nodes.size());
         }
-        Optional<Duration> timeout = Optional.ofNullable(parameters.get("timeout")).map(value -> duration("timeout", value, shown));
-        Optional<Duration> nodeTimeout = Optional.ofNullable(parameters.get("nodeTimeout"))
-                .map(value -> duration("nodeTimeout", value, shown));
+        Optional<Duration> timeout = parts.duration("timeout");
+        Optional<Duration> nodeTimeout = parts.duration("nodeTimeout");
         double drift = RedlockEngine.DEFAULT_DRIFT_FACTOR;
-        if (parameters.containsKey("drift")) {
+        if (parts.parameter("drift").isPresent()) {
             try {
-                drift = Double.parseDouble(parameters.get("drift"));
+                drift = Double.parseDouble(parts.parameter("drift").get());
             } catch (NumberFormatException e) {
                 drift = Double.NaN;
             }
             if (!(drift >= 0 && drift < 0.5)) {
                 throw new IllegalArgumentException("drift of redlock URI " + shown + " must be a fraction of the lease from 0 to"
-                        + " below 0.5, such as 0.01 (the default), was '" + parameters.get("drift") + "'");
+                        + " below 0.5, such as 0.01 (the default), was '" + parts.parameter("drift").get() + "'");
             }
         }
         return new Settings(List.copyOf(addresses), List.copyOf(nodes), timeout, nodeTimeout, drift);
-    }
-
-    private static Map<String, String> parameters(String query, String shown) {
-        Map<String, String> parameters = new LinkedHashMap<>();
-        if (query.isEmpty()) {
-            return parameters;
-        }
-        for (String parameter : query.split("&")) {
-            int equals = parameter.indexOf('=');
-            String name = equals < 0 ? parameter : parameter.substring(0, equals);
-            if (!QUERY_PARAMETERS.contains(name)) {
-                throw new IllegalArgumentException("unknown parameter '" + name + "' in redlock URI " + shown
-                        + "; known parameters: " + String.join(", ", QUERY_PARAMETERS));
-            }
-            parameters.put(name, equals < 0 ? "" : decode(parameter.substring(equals + 1)));
-        }
-        return parameters;
-    }
-
-    private static Duration duration(String name, String value, String shown) {
-        Matcher matcher = DURATION.matcher(value);
-        if (!matcher.matches() || Long.parseLong(matcher.group(1)) == 0) {
-            throw new IllegalArgumentException(name + " of redlock URI " + shown
-                    + " must be a positive duration in ms, s or m, such as 50ms or 5s, was '" + value + "'");
-        }
-        long amount = Long.parseLong(matcher.group(1));
-        return switch (matcher.group(2)) {
-            case "ms" -> Duration.ofMillis(amount);
-            case "s" -> Duration.ofSeconds(amount);
-            default -> Duration.ofMinutes(amount);
-        };
-    }
-
-    /** Percent-decoding of URI parts; unlike form decoding, a {@code +} stays a plus. */
-    private static String decode(String part) {
-        try {
-            return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            // the decoder's message may quote the password: not chained
-            throw new IllegalArgumentException("a redlock URI has a malformed percent-escape (%XX) in its user, password or"
-                    + " parameters");
-        }
     }
 }

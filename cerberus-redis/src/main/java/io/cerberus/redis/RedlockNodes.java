@@ -1,7 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Durations;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -9,8 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -156,7 +156,7 @@ final class RedlockNodes implements AutoCloseable {
             if (reply == null) {
                 outcomes.add(new Outcome<>(node, null, node.problem(), false));
             } else if (!reply.isDone()) {
-                outcomes.add(timedOut ? new Outcome<>(node, null, "no answer within " + Checks.format(bound), !node.silentFor(timeout))
+                outcomes.add(timedOut ? new Outcome<>(node, null, "no answer within " + Durations.format(bound), !node.silentFor(timeout))
                         : new Outcome<>(node, null, "no answer yet when the others had decided", true));
             } else if (reply.isCompletedExceptionally()) {
                 Throwable failure = reply.handle((value, error) -> error).join();

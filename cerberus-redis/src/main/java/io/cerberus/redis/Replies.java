@@ -1,7 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Durations;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
@@ -55,7 +55,7 @@ final class Replies {
                 } catch (TimeoutException e) {
                     future.cancel(false);
                     throw new EngineUnavailableException("redis engine " + uri + " did not answer within "
-                            + Checks.format(timeout) + " to " + what.get() + "; check that the server runs and is not overloaded", e);
+                            + Durations.format(timeout) + " to " + what.get() + "; check that the server runs and is not overloaded", e);
                 } catch (ExecutionException | CompletionException | CancellationException e) {
                     throw failure(e.getCause() == null ? e : e.getCause(), uri, what.get());
                 }

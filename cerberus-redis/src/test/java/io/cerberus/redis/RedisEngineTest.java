@@ -504,7 +504,7 @@ class RedisEngineTest {
     @Test
     void badUrisAreRejectedWithTheRule() {
         assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitReplicas=-1").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitReplicas").hasMessageContaining("0 or more");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitReplicas").hasMessageContaining("whole number from 0 to 1000");
         assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitTimeout=soon").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitTimeout");
         assertThatThrownBy(() -> Cerberus.builder().engine("redis-cluster://127.0.0.1:1,,127.0.0.1:2").build())

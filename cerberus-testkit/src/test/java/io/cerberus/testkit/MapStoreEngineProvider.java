@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The sample engine of the simple tier: {@code kv-map:NAME}, a map in this JVM shared by every
  * client that names it, made a full engine by {@link KeyValueEngine}. It shows what an engine
- * author writes for a plain key-value store: five atomic operations and a provider.
+ * author writes for a plain key-value store: five atomic operations and a provider. Idempotency
+ * records come with it.
  */
 public final class MapStoreEngineProvider implements EngineProvider {
     private static final Map<String, MapStore> STORES = new ConcurrentHashMap<>();
@@ -71,13 +72,14 @@ public final class MapStoreEngineProvider implements EngineProvider {
         }
     }
 
-    private record Entry(String value, long expiresAt) {
+    private record Entry(String value, long expiresAt, boolean forever) {
         static Entry of(String value, Duration expiry) {
-            return new Entry(value, System.nanoTime() + expiry.toNanos());
+            boolean forever = expiry.equals(KeyValueStore.FOREVER);
+            return new Entry(value, forever ? 0 : System.nanoTime() + expiry.toNanos(), forever);
         }
 
         boolean expired() {
-            return System.nanoTime() - expiresAt >= 0;
+            return !forever && System.nanoTime() - expiresAt >= 0;
         }
     }
 

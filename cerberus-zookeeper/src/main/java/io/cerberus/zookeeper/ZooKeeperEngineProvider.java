@@ -2,11 +2,11 @@ package io.cerberus.zookeeper;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
-import io.cerberus.internal.Uris;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.support.Durations;
+import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -51,7 +51,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
     public LockEngine open(EngineContext context) {
         ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class)).orElse(null);
         ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri(), context.defaultLease());
-        String shown = Uris.redact(context.uri());
+        String shown = Redaction.redact(context.uri());
         int connectMillis = (int) Math.max(1, context.connectTimeout().toMillis());
         if (options != null) {
             return onClientOf(options, target, shown, context, connectMillis);
@@ -104,7 +104,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         try {
             if (!client.blockUntilConnected(connectMillis, TimeUnit.MILLISECONDS)) {
                 throw new EngineUnavailableException("could not connect to zookeeper engine " + shown + " within the connect timeout of "
-                        + Checks.format(context.connectTimeout()) + "; check that a quorum of the ensemble runs and the hosts are right", null);
+                        + Durations.format(context.connectTimeout()) + "; check that a quorum of the ensemble runs and the hosts are right", null);
             }
         } catch (InterruptedException e) {
             client.close();
@@ -127,9 +127,9 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         int granted = ZooKeeperEngine.grantedSessionMillis(client);
         Duration session = Duration.ofMillis(granted);
         if (session.compareTo(asked) > 0) {
-            LOG.log(Level.WARNING, "zookeeper engine " + shown + ": the ensemble granted a session timeout of " + Checks.format(session)
-                    + " where " + Checks.format(asked) + " was asked (it raises shorter ones to its minSessionTimeout, by default"
-                    + " 2 x tickTime): a client that stops answering keeps its locks for up to " + Checks.format(session));
+            LOG.log(Level.WARNING, "zookeeper engine " + shown + ": the ensemble granted a session timeout of " + Durations.format(session)
+                    + " where " + Durations.format(asked) + " was asked (it raises shorter ones to its minSessionTimeout, by default"
+                    + " 2 x tickTime): a client that stops answering keeps its locks for up to " + Durations.format(session));
         }
     }
 
@@ -148,7 +148,7 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         try {
             if (!client.blockUntilConnected(connectMillis, TimeUnit.MILLISECONDS)) {
                 throw new EngineUnavailableException("the CuratorFramework given for " + shown + " did not connect within the connect timeout of "
-                        + Checks.format(context.connectTimeout()) + "; check that a quorum of its ensemble runs", null);
+                        + Durations.format(context.connectTimeout()) + "; check that a quorum of its ensemble runs", null);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,7 +1,7 @@
 package io.cerberus.zookeeper;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Checks;
+import io.cerberus.spi.support.Durations;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -245,7 +245,7 @@ final class ZooKeeperRequests {
                         disconnectedSince = now;
                     } else if (now - disconnectedSince >= disconnectedBound) {
                         throw new EngineUnavailableException("zookeeper engine " + shown + " has had no connection for the session timeout of "
-                                + Checks.format(Duration.ofNanos(disconnectedBound)) + " while waiting to " + what.get()
+                                + Durations.format(Duration.ofNanos(disconnectedBound)) + " while waiting to " + what.get()
                                 + "; check that a quorum of the ensemble runs and is reachable", e);
                     }
                 } catch (ExecutionException e) {
@@ -282,7 +282,7 @@ final class ZooKeeperRequests {
     }
 
     private EngineUnavailableException unanswered(String what, Exception e) {
-        return new EngineUnavailableException("zookeeper engine " + shown + " did not answer within " + Checks.format(timeout)
+        return new EngineUnavailableException("zookeeper engine " + shown + " did not answer within " + Durations.format(timeout)
                 + " to " + what + "; check that a quorum of the ensemble runs and is reachable", e);
     }
 

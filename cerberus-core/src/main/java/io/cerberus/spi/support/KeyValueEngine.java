@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
@@ -24,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * still holds that token. A grant then takes the next value of the lock's counter as its fencing
  * token; the counter is read while the lock is held, so a later holder always gets a larger one.
  * A repeated acquire of an attempt that already holds (its answer lost) finds its own token and
- * is granted again, with the same fencing token.
+ * is granted again, with the same fencing token. Idempotency records live in the same store
+ * (one entry per key, changed only while unchanged since read).
  *
  * <p><b>Waiting.</b> The store sends no notifications, so a waiter asks again after a backoff
  * ({@link #FIRST_PAUSE} doubling to {@link #MAX_PAUSE}, jittered). The core lines up the waiters of
@@ -40,6 +42,7 @@ public final class KeyValueEngine implements LockEngine {
     private final KeyValueStore store;
     private final FencingCounter counter;
     private final Set<Capability> capabilities;
+    private final KeyValueIdempotencyStore records;
     /** The fencing token of each grant of this engine not yet released, by attempt token. */
     private final Map<String, Long> fences = new ConcurrentHashMap<>();
     /** The backoff of each attempt that found its lock busy, by attempt token. */
@@ -57,6 +60,7 @@ public final class KeyValueEngine implements LockEngine {
             can.add(Capability.MULTI_PROCESS);
         }
         this.capabilities = Set.copyOf(can);
+        this.records = new KeyValueIdempotencyStore(store);
     }
 
     /**
@@ -154,6 +158,11 @@ public final class KeyValueEngine implements LockEngine {
     @Override
     public boolean isLocked(LockKey key) {
         return store.get(entryKey(key)).isPresent();
+    }
+
+    @Override
+    public Optional<IdempotencyStore> idempotencyStore() {
+        return Optional.of(records);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.cerberus.spi.support;
 
 import io.cerberus.Capability;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 /**
@@ -19,6 +20,8 @@ import java.util.Optional;
  * effect, and the engine is written so that a repeat is harmless.
  */
 public interface KeyValueStore extends AutoCloseable {
+    /** The expiry of an entry that lives until it is deleted (an idempotency record kept for ever). */
+    Duration FOREVER = ChronoUnit.FOREVER.getDuration();
 
     /** @return the store's URI without any password, for messages and logs */
     String describe();
@@ -43,7 +46,7 @@ public interface KeyValueStore extends AutoCloseable {
      *
      * @param key the key
      * @param value the value
-     * @param expiry how long the entry lives, from {@link #expiryFor}
+     * @param expiry how long the entry lives, from {@link #expiryFor}, or {@link #FOREVER}
      * @return whether it was stored
      */
     boolean putIfAbsent(String key, String value, Duration expiry);
@@ -54,7 +57,7 @@ public interface KeyValueStore extends AutoCloseable {
      * @param key the key
      * @param expected the value the entry must have
      * @param value the new value (may equal {@code expected}: only the expiry changes)
-     * @param expiry how long the entry lives from now, from {@link #expiryFor}
+     * @param expiry how long the entry lives from now, from {@link #expiryFor}, or {@link #FOREVER}
      * @return whether it was replaced; {@code false} if the entry is gone or has another value
      */
     boolean replaceIfEquals(String key, String expected, String value, Duration expiry);
@@ -73,6 +76,21 @@ public interface KeyValueStore extends AutoCloseable {
      * @return the value of the live entry under {@code key}, or empty
      */
     Optional<String> get(String key);
+
+    /**
+     * @return the longest value the store keeps, in characters (values are ASCII when they are
+     *     long: idempotency results are Base64)
+     */
+    default int maxValueLength() {
+        return Integer.MAX_VALUE / 2;
+    }
+
+    /**
+     * @return the longest expiry (other than {@link #FOREVER}) the store sets, if it has a limit
+     */
+    default Optional<Duration> longestExpiry() {
+        return Optional.empty();
+    }
 
     /**
      * Why the engine built on this store lacks a capability, for the exception that refuses it

@@ -1,4 +1,4 @@
-package io.cerberus.internal;
+package io.cerberus.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.cerberus.internal;
+package io.cerberus.spi.support;
 
 import io.cerberus.EngineUnavailableException;
 import java.util.IdentityHashMap;
@@ -9,7 +9,7 @@ import java.util.Map;
  * Exceptions made safe to show when a client library echoes an engine URI's secrets in its
  * messages (a JDBC driver naming the "host" it parsed out of {@code user:password@host}).
  *
- * <p>Invariants: an exception whose chain shows none of the URI's {@link Uris#secrets} is returned
+ * <p>Invariants: an exception whose chain shows none of the URI's {@link Redaction#secrets} is returned
  * as it is, type and all; otherwise the copy has the same messages with each secret replaced by
  * {@code ****}, the same stack traces, causes and suppressed exceptions, and reads the same when
  * printed. The top keeps its type when it is one Cerberus throws at connect
@@ -26,7 +26,7 @@ public final class ScrubbedErrors {
      * @return {@code error}, or a copy that shows none of the URI's secrets
      */
     public static RuntimeException scrub(RuntimeException error, String uri) {
-        List<String> secrets = Uris.secrets(uri);
+        List<String> secrets = Redaction.secrets(uri);
         if (!shows(error, secrets, new IdentityHashMap<>())) {
             return error;
         }
@@ -55,7 +55,7 @@ public final class ScrubbedErrors {
      *     type's name) that shows none of the URI's secrets
      */
     public static Throwable scrubAny(Throwable error, String uri) {
-        List<String> secrets = Uris.secrets(uri);
+        List<String> secrets = Redaction.secrets(uri);
         return shows(error, secrets, new IdentityHashMap<>()) ? copy(error, secrets, new IdentityHashMap<>()) : error;
     }
 

@@ -1,4 +1,4 @@
-package io.cerberus.internal;
+package io.cerberus.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-class UrisTest {
+class RedactionTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -30,40 +30,30 @@ class UrisTest {
         "mem:|mem:",
     })
     void everySecretAnEngineUriCarriesIsHidden(String uri, String shown) {
-        assertThat(Uris.redact(uri)).isEqualTo(shown).doesNotContain("s3cret");
+        assertThat(Redaction.redact(uri)).isEqualTo(shown).doesNotContain("s3cret");
     }
 
     @Test
     void theSecretsAreWhatRedactionHidesAndTheirDecodedForms() {
-        assertThat(Uris.secrets("redis://s3cret@h:1")).containsExactly("s3cret");
-        assertThat(Uris.secrets("redis://app:s%40cret@h:1?timeout=1s")).containsExactly("s%40cret", "s@cret");
-        assertThat(Uris.secrets("jdbc:postgresql://h/db?user=app&password=pw1&sslpassword=longer-pw"))
+        assertThat(Redaction.secrets("redis://s3cret@h:1")).containsExactly("s3cret");
+        assertThat(Redaction.secrets("redis://app:s%40cret@h:1?timeout=1s")).containsExactly("s%40cret", "s@cret");
+        assertThat(Redaction.secrets("jdbc:postgresql://h/db?user=app&password=pw1&sslpassword=longer-pw"))
                 .containsExactly("longer-pw", "pw1");
-        assertThat(Uris.secrets("etcd://h:2379/locks?ttl=5")).isEmpty();
-        assertThat(Uris.secrets(null)).isEmpty();
+        assertThat(Redaction.secrets("etcd://h:2379/locks?ttl=5")).isEmpty();
+        assertThat(Redaction.secrets(null)).isEmpty();
     }
 
     @Test
     void credentialsInPlaintextAreWarnedAboutUnlessTheyStayOnThisMachine() {
-        assertThat(Uris.warnIfCredentialsInPlaintext("redis", "redis://s3cret@cache.internal:6379", java.util.List.of("cache.internal")))
+        assertThat(Redaction.warnIfCredentialsInPlaintext("redis", "redis://s3cret@cache.internal:6379", java.util.List.of("cache.internal")))
                 .isTrue();
-        assertThat(Uris.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@127.0.0.1:2379", java.util.List.of("127.0.0.1", "localhost", "[::1]")))
+        assertThat(Redaction.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@127.0.0.1:2379", java.util.List.of("127.0.0.1", "localhost", "[::1]")))
                 .isFalse();
-        assertThat(Uris.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@h", java.util.List.of("127.0.0.1", "10.0.0.7"))).isTrue();
-    }
-
-    @Test
-    void booleansAreTrueOrFalseAndNothingElse() {
-        assertThat(Uris.strictBoolean("tls", "true")).isTrue();
-        assertThat(Uris.strictBoolean("tls", "false")).isFalse();
-        for (String loose : new String[] {"1", "yes", "on", "TRUE", "", "0"}) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Uris.strictBoolean("tls", loose))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tls must be true or false");
-        }
+        assertThat(Redaction.warnIfCredentialsInPlaintext("etcd", "etcd://u:p@h", java.util.List.of("127.0.0.1", "10.0.0.7"))).isTrue();
     }
 
     @Test
     void nullIsShownAsNull() {
-        assertThat(Uris.redact(null)).isEqualTo("null");
+        assertThat(Redaction.redact(null)).isEqualTo("null");
     }
 }

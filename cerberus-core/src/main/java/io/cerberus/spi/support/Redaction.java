@@ -1,4 +1,4 @@
-package io.cerberus.internal;
+package io.cerberus.spi.support;
 
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
@@ -14,15 +14,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Engine URI helpers. */
-public final class Uris {
-    private static final System.Logger LOG = System.getLogger(Uris.class.getName());
+public final class Redaction {
+    private static final System.Logger LOG = System.getLogger(Redaction.class.getName());
     /** A parameter whose name says it carries a secret: any value up to the next separator. */
     private static final Pattern SECRET_PARAMETER = Pattern.compile(
             "(?i)([?&;](?:[\\w.\\-]*(?:password|passwd|pwd|secret|token|credential|key-?store|key_store)[\\w.\\-]*|pass|auth)=)[^&;#]*");
     /** What follows a user-info: hosts and ports (a list for clusters), up to the path, query or fragment. */
     private static final Pattern HOSTS = Pattern.compile("[\\w.\\-\\[\\]:,%]+");
 
-    private Uris() {
+    private Redaction() {
     }
 
     /**
@@ -141,22 +141,6 @@ public final class Uris {
             bare = bare.substring(1, bare.length() - 1);
         }
         return bare.equals("localhost") || bare.startsWith("127.") || bare.equals("::1") || bare.equals("0:0:0:0:0:0:0:1");
-    }
-
-    /**
-     * @param what the setting, for the message
-     * @param value its text
-     * @return {@code true} or {@code false}
-     * @throws IllegalArgumentException for anything else ({@code yes}, {@code 1}, {@code on} are refused, not read as false)
-     */
-    public static boolean strictBoolean(String what, String value) {
-        if ("true".equals(value)) {
-            return true;
-        }
-        if ("false".equals(value)) {
-            return false;
-        }
-        throw new IllegalArgumentException(what + " must be true or false, was '" + value + "'");
     }
 
     /** @return the index of the first '/', '?' or '#' at or after {@code from}, or the length */

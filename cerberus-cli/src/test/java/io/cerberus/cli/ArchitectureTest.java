@@ -1,0 +1,92 @@
+package io.cerberus.cli;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.CompositeArchRule;
+import java.util.Arrays;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who may import whom, checked on the compiled main classes (DESIGN section 3). It lives here
+ * because this module's class path holds the core and every engine. The rules:
+ * <ul>
+ *   <li>nothing outside the core imports {@code io.cerberus.internal}: engines use the SPI and
+ *       {@code io.cerberus.spi.support};</li>
+ *   <li>no engine imports another engine;</li>
+ *   <li>the core imports only the JDK and itself: no engine, no framework, no client library.</li>
+ * </ul>
+ */
+class ArchitectureTest {
+    /** The core's packages. */
+    private static final String[] CORE = {"io.cerberus", "io.cerberus.idempotency..", "io.cerberus.spi..", "io.cerberus.internal..",
+        "io.cerberus.local.."};
+    /** Every engine module's package. */
+    private static final String[] ENGINES = {"io.cerberus.redis..", "io.cerberus.zookeeper..", "io.cerberus.etcd..", "io.cerberus.jdbc..",
+        "io.cerberus.memcached.."};
+
+    static final ArchRule NO_INTERNAL_OUTSIDE_THE_CORE = noClasses().that().resideOutsideOfPackages(CORE)
+            .should().dependOnClassesThat().resideInAPackage("io.cerberus.internal..")
+            .because("engines and tools use the SPI and io.cerberus.spi.support, not the core's internals");
+    static final ArchRule NO_ENGINE_IMPORTS_ANOTHER = CompositeArchRule.of(Arrays.stream(ENGINES)
+            .map(engine -> noClasses().that().resideInAPackage(engine).should().dependOnClassesThat()
+                    .resideInAnyPackage(Arrays.stream(ENGINES).filter(other -> !other.equals(engine)).toArray(String[]::new)).allowEmptyShould(true))
+            .map(ArchRule.class::cast).toList()).because("each engine stands alone on the SPI");
+    static final ArchRule THE_CORE_IMPORTS_ONLY_THE_JDK = noClasses().that().resideInAnyPackage(CORE)
+            .should().dependOnClassesThat().resideOutsideOfPackages(concat(CORE, "java.."))
+            .because("cerberus-core has no third-party runtime dependency and knows no engine");
+
+    private static JavaClasses mainClasses;
+
+    @BeforeAll
+    static void importMainClasses() {
+        mainClasses = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("io.cerberus");
+    }
+
+    @Test
+    void theClassPathHoldsTheCoreAndTheEngines() {
+        assertThat(mainClasses.containPackage("io.cerberus.internal")).isTrue();
+        for (String engine : new String[] {"redis", "zookeeper", "etcd", "jdbc"}) {
+            assertThat(mainClasses.containPackage("io.cerberus." + engine)).as(engine).isTrue();
+        }
+    }
+
+    @Test
+    void nothingOutsideTheCoreImportsItsInternals() {
+        NO_INTERNAL_OUTSIDE_THE_CORE.check(mainClasses);
+    }
+
+    @Test
+    void noEngineImportsAnother() {
+        NO_ENGINE_IMPORTS_ANOTHER.check(mainClasses);
+    }
+
+    @Test
+    void theCoreImportsOnlyTheJdkAndItself() {
+        THE_CORE_IMPORTS_ONLY_THE_JDK.check(mainClasses);
+    }
+
+    @Test
+    void anEngineClassThatImportsTheInternalsOrAnotherEngineFailsTheRules() {
+        JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.redis.ArchitectureOffender.class);
+        assertThatThrownBy(() -> NO_INTERNAL_OUTSIDE_THE_CORE.check(offender)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.cerberus.internal.Checks");
+        JavaClasses withTarget = new ClassFileImporter().importClasses(io.cerberus.redis.ArchitectureOffender.class,
+                io.cerberus.jdbc.JdbcEngineProvider.class);
+        assertThatThrownBy(() -> NO_ENGINE_IMPORTS_ANOTHER.check(withTarget)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.cerberus.jdbc");
+    }
+
+    private static String[] concat(String[] first, String... more) {
+        String[] all = Arrays.copyOf(first, first.length + more.length);
+        System.arraycopy(more, 0, all, first.length, more.length);
+        return all;
+    }
+}

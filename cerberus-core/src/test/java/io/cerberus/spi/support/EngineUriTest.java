@@ -1,0 +1,56 @@
+package io.cerberus.spi.support;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class EngineUriTest {
+    private static EngineUri parse(String uri) {
+        return EngineUri.parse(uri, "kv", Set.of("kv", "kvs"), Set.of("timeout", "size", "tls", "name"));
+    }
+
+    @Test
+    void takesTheUriApart() {
+        EngineUri uri = parse("KV://app:s%40cret+x@h1:1,[::1]:2,h3/some/path?timeout=250ms&size=7&tls=true&name=a%20b#frag");
+        assertThat(uri.scheme()).isEqualTo("kv");
+        assertThat(uri.user()).contains("app");
+        assertThat(uri.password()).contains("s@cret+x");
+        assertThat(uri.hosts()).containsExactly("h1:1", "[::1]:2", "h3");
+        assertThat(uri.hostsWithPorts(9)).containsExactly("h1:1", "[::1]:2", "h3:9");
+        assertThat(uri.path()).isEqualTo("/some/path");
+        assertThat(uri.fragment()).contains("frag");
+        assertThat(uri.duration("timeout")).contains(Duration.ofMillis(250));
+        assertThat(uri.number("size", 1, 10)).contains(7L);
+        assertThat(uri.flag("tls")).contains(true);
+        assertThat(uri.parameter("name")).contains("a b");
+        assertThat(uri.shown()).doesNotContain("cret").contains("****");
+        EngineUri bare = parse("kvs://h");
+        assertThat(bare.user()).isEmpty();
+        assertThat(bare.password()).isEmpty();
+        assertThat(bare.path()).isEmpty();
+        assertThat(bare.fragment()).isEmpty();
+        assertThat(bare.duration("timeout")).isEmpty();
+    }
+
+    @Test
+    void refusesWhatAnEngineWouldMisreadNamingTheRuleAndNeverThePassword() {
+        assertThatThrownBy(() -> parse("redis://h")).hasMessageContaining("starts with kv:// or kvs://");
+        assertThatThrownBy(() -> parse("kv://u:pw@h?tiemout=1s")).hasMessageContaining("unknown parameter 'tiemout'")
+                .hasMessageContaining("known parameters: name, size, timeout, tls").hasMessageNotContaining("pw");
+        assertThatThrownBy(() -> parse("kv://h?size=1&size=2")).hasMessageContaining("'size' is given twice");
+        assertThatThrownBy(() -> parse("kv://h1,,h2")).hasMessageContaining("empty host");
+        assertThatThrownBy(() -> parse("kv://h:0").hostsWithPorts(1)).hasMessageContaining("1 to 65535");
+        assertThatThrownBy(() -> parse("kv://h:x").hostsWithPorts(1)).hasMessageContaining("1 to 65535");
+        assertThatThrownBy(() -> parse("kv://h?timeout=10").duration("timeout")).hasMessageContaining("whole number with a unit");
+        assertThatThrownBy(() -> parse("kv://h?timeout=0s").duration("timeout")).hasMessageContaining("positive");
+        assertThatThrownBy(() -> parse("kv://h?size=11").number("size", 1, 10)).hasMessageContaining("from 1 to 10");
+        for (String loose : new String[] {"1", "yes", "on", "TRUE", ""}) {
+            assertThatThrownBy(() -> parse("kv://h?tls=" + loose).flag("tls")).as(loose).hasMessageContaining("must be true or false");
+        }
+        assertThatThrownBy(() -> parse("kv://u:p/w@h")).hasMessageContaining("percent-encode").hasMessageNotContaining("p/w");
+        assertThatThrownBy(() -> parse("kv://u:%zz@h")).hasMessageContaining("percent-escape").hasMessageNotContaining("%zz");
+    }
+}

@@ -1,0 +1,150 @@
+package io.cerberus.spi.support;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.Capability;
+import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** What {@link KeyValueEngine} adds to a store's five operations; the whole contract is the conformance suite's (kv-map: in the testkit). */
+class KeyValueEngineTest {
+    private static final LockKey KEY = new LockKey("app", "orders");
+
+    /** Entries without expiry, enough for what is tested here. */
+    private static class Store implements KeyValueStore {
+        final Map<String, String> entries = new HashMap<>();
+        int puts;
+
+        @Override
+        public String describe() {
+            return "kv-test:";
+        }
+
+        @Override
+        public boolean shared() {
+            return true;
+        }
+
+        @Override
+        public Duration expiryFor(Duration lease) {
+            return lease.plusSeconds(1);
+        }
+
+        @Override
+        public synchronized boolean putIfAbsent(String key, String value, Duration expiry) {
+            puts++;
+            return entries.putIfAbsent(key, value) == null;
+        }
+
+        @Override
+        public synchronized boolean replaceIfEquals(String key, String expected, String value, Duration expiry) {
+            return entries.replace(key, expected, value);
+        }
+
+        @Override
+        public synchronized boolean deleteIfEquals(String key, String expected) {
+            return entries.remove(key, expected);
+        }
+
+        @Override
+        public synchronized Optional<String> get(String key) {
+            return Optional.ofNullable(entries.get(key));
+        }
+
+        @Override
+        public Optional<String> whyNot(Capability capability) {
+            return Optional.of("the test store forgets its counters");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private static final class CountingStore extends Store implements FencingCounter {
+        private final AtomicLong counter = new AtomicLong();
+
+        @Override
+        public long increment(String key) {
+            return counter.incrementAndGet();
+        }
+    }
+
+    private static Acquisition attempt(String token, LockMode mode) {
+        return new Acquisition(KEY, mode, token, "test", Duration.ofSeconds(5));
+    }
+
+    private static long fence(AcquireResult result) {
+        assertThat(result).isInstanceOf(AcquireResult.Granted.class);
+        return ((AcquireResult.Granted) result).fencingToken();
+    }
+
+    @Test
+    void aRetriedAcquireOfTheHolderIsGrantedAgainWithTheSameFenceAndLaterHoldersGetLargerOnes() {
+        KeyValueEngine engine = new KeyValueEngine(new CountingStore());
+        assertThat(engine.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.MULTI_PROCESS);
+        Acquisition first = attempt("t1", LockMode.EXCLUSIVE);
+        long fence = fence(engine.tryAcquire(first));
+        assertThat(fence(engine.tryAcquire(first))).as("a retry after a lost answer").isEqualTo(fence);
+        Acquisition second = attempt("t2", LockMode.EXCLUSIVE);
+        assertThat(engine.tryAcquire(second)).isInstanceOf(AcquireResult.Busy.class);
+        assertThat(engine.release(first)).isTrue();
+        assertThat(fence(engine.tryAcquire(second))).isGreaterThan(fence);
+    }
+
+    @Test
+    void renewAndReleaseAreOwnerChecked() {
+        Store store = new Store();
+        KeyValueEngine engine = new KeyValueEngine(store);
+        Acquisition holder = attempt("t1", LockMode.EXCLUSIVE);
+        Acquisition other = attempt("t2", LockMode.EXCLUSIVE);
+        assertThat(fence(engine.tryAcquire(holder))).as("no counter, no fence").isEqualTo(-1);
+        assertThat(engine.renew(other)).isFalse();
+        assertThat(engine.release(other)).isFalse();
+        assertThat(engine.isLocked(KEY)).isTrue();
+        assertThat(engine.renew(holder)).isTrue();
+        engine.abandon(other);
+        assertThat(engine.isLocked(KEY)).as("abandoning another attempt frees nothing").isTrue();
+        assertThat(engine.release(holder)).isTrue();
+        assertThat(engine.isLocked(KEY)).isFalse();
+        assertThat(engine.release(holder)).as("released once").isFalse();
+    }
+
+    @Test
+    void aStoreWithoutACounterHasNoFencingAndSaysWhy() {
+        KeyValueEngine engine = new KeyValueEngine(new Store());
+        assertThat(engine.capabilities()).containsExactly(Capability.MULTI_PROCESS);
+        assertThat(engine.whyNot(Capability.FENCING)).contains("the test store forgets its counters");
+        assertThat(engine.silentHolderExpiry(Duration.ofSeconds(2))).as("what the store really sets").contains(Duration.ofSeconds(3));
+        assertThatThrownBy(() -> engine.tryAcquire(attempt("t", LockMode.READ))).isInstanceOf(UnsupportedCapabilityException.class)
+                .hasMessageContaining("exclusive locks only");
+    }
+
+    @Test
+    void busyAnswersBackOffAndNoTwoLocksShareAnEntry() {
+        Store store = new Store();
+        KeyValueEngine engine = new KeyValueEngine(store);
+        engine.tryAcquire(attempt("holder", LockMode.EXCLUSIVE));
+        Acquisition waiter = attempt("waiter", LockMode.EXCLUSIVE);
+        Duration first = ((AcquireResult.Busy) engine.tryAcquire(waiter)).retryWithin();
+        Duration later = first;
+        for (int i = 0; i < 8; i++) {
+            later = ((AcquireResult.Busy) engine.tryAcquire(waiter)).retryWithin();
+        }
+        assertThat(first).isLessThanOrEqualTo(KeyValueEngine.FIRST_PAUSE);
+        assertThat(later).isBetween(KeyValueEngine.MAX_PAUSE.dividedBy(2), KeyValueEngine.MAX_PAUSE);
+        assertThat(KeyValueEngine.entryKey(new LockKey("a:b", "c"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "b:c")));
+        assertThat(KeyValueEngine.counterKey(new LockKey("a", "x"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
+                .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x#fence")));
+    }
+}
