@@ -48,7 +48,7 @@ import net.rubyeye.xmemcached.transcoders.StringTranscoder;
  * an entry set with exptime N is dropped once that clock has ticked N times, which can be just over
  * N - 1 seconds after the set (memcached issue #307). {@link #expiryFor} therefore asks for the
  * lease's seconds rounded up, plus one. An exptime over 30 days is read as a Unix time, on the
- * server's clock: such leases are refused.
+ * server's clock: longer leases are refused, and one of 30 days gets no extra second.
  *
  * <p><b>Keys.</b> memcached keys are at most 250 bytes of printable ASCII without spaces. Any other
  * key (and any key that starts with {@link #HASHED_KEY_PREFIX}) is stored under that prefix and the
@@ -80,6 +80,8 @@ final class MemcachedStore implements KeyValueStore {
     private final Duration timeout;
     private final ExecutorService calls;
     private final MemcachedClient client;
+    /** The longest value every server keeps: its largest item less room for the key and the item's header. */
+    private int maxValueLength = Integer.MAX_VALUE / 2;
 
     private MemcachedStore(String uri, Duration timeout, ExecutorService calls, MemcachedClient client) {
         this.uri = uri;
@@ -176,6 +178,7 @@ final class MemcachedStore implements KeyValueStore {
                 () -> client.getStatsByItem("settings", timeout.toMillis()));
         List<InetSocketAddress> evicting = new ArrayList<>();
         settings.forEach((server, values) -> {
+            maxValueLength = Math.min(maxValueLength, Integer.parseInt(values.getOrDefault("item_size_max", "1048576")) - 512);
             InetSocketAddress named = given.get(resolved.indexOf(server));
             if ("no".equals(values.get("cas_enabled"))) {
                 throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
@@ -208,17 +211,31 @@ final class MemcachedStore implements KeyValueStore {
 
     @Override
     public Duration expiryFor(Duration lease) {
-        // the lease's whole seconds, rounded up, plus the tick memcached's clock may be behind (see the class comment)
-        long seconds = lease.getSeconds() + (lease.getNano() > 0 ? 1 : 0) + 1;
+        // the lease's whole seconds, rounded up, plus the tick memcached's clock may be behind (see the class
+        // comment); memcached takes no longer relative expiry than 30 days, so a lease of 30 days gets no extra tick
+        long seconds = lease.getSeconds() + (lease.getNano() > 0 ? 1 : 0);
         if (seconds > MAX_RELATIVE_EXPIRY_SECONDS) {
-            throw new IllegalArgumentException("a lease on memcached must be under 30 days (memcached reads a longer expiry as"
+            throw new IllegalArgumentException("a lease on memcached must be at most 30 days (memcached reads a longer expiry as"
                     + " a date), was " + lease);
         }
-        return Duration.ofSeconds(seconds);
+        return Duration.ofSeconds(Math.min(seconds + 1, MAX_RELATIVE_EXPIRY_SECONDS));
     }
 
-    /** @return the exptime of an expiry from {@link #expiryFor}: whole seconds, rounded up */
+    @Override
+    public Optional<Duration> longestExpiry() {
+        return Optional.of(Duration.ofSeconds(MAX_RELATIVE_EXPIRY_SECONDS));
+    }
+
+    @Override
+    public int maxValueLength() {
+        return maxValueLength;
+    }
+
+    /** @return the exptime of an expiry from {@link #expiryFor}: whole seconds, rounded up; 0 (never) for {@link #FOREVER} */
     private static int exptime(Duration expiry) {
+        if (expiry.equals(FOREVER)) {
+            return 0;
+        }
         long seconds = expiry.getSeconds() + (expiry.getNano() > 0 ? 1 : 0);
         if (seconds < 1 || seconds > MAX_RELATIVE_EXPIRY_SECONDS) {
             throw new IllegalArgumentException("a memcached expiry must be 1 s to 30 days, was " + expiry);
@@ -236,9 +253,16 @@ final class MemcachedStore implements KeyValueStore {
     public boolean replaceIfEquals(String key, String expected, String value, Duration expiry) {
         String stored = storeKey(key);
         return call("replace " + stored, () -> {
-            GetsResponse<String> current = client.gets(stored, timeout.toMillis());
-            return current != null && expected.equals(current.getValue())
-                    && client.cas(stored, exptime(expiry), value, timeout.toMillis(), casOf(current, stored));
+            // a cas refused because the entry was written since the gets (by a renewal of the same value) is tried again
+            while (true) {
+                GetsResponse<String> current = client.gets(stored, timeout.toMillis());
+                if (current == null || !expected.equals(current.getValue())) {
+                    return false;
+                }
+                if (client.cas(stored, exptime(expiry), value, timeout.toMillis(), casOf(current, stored))) {
+                    return true;
+                }
+            }
         });
     }
 
@@ -246,9 +270,15 @@ final class MemcachedStore implements KeyValueStore {
     public boolean deleteIfEquals(String key, String expected) {
         String stored = storeKey(key);
         return call("delete " + stored, () -> {
-            GetsResponse<String> current = client.gets(stored, timeout.toMillis());
-            return current != null && expected.equals(current.getValue())
-                    && client.delete(stored, casOf(current, stored), timeout.toMillis());
+            while (true) {
+                GetsResponse<String> current = client.gets(stored, timeout.toMillis());
+                if (current == null || !expected.equals(current.getValue())) {
+                    return false;
+                }
+                if (client.delete(stored, casOf(current, stored), timeout.toMillis())) {
+                    return true;
+                }
+            }
         });
     }
 
