@@ -1,0 +1,50 @@
+package io.cerberus.memcached;
+
+import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.FreePorts;
+import io.cerberus.testkit.TestTimes;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The memcached engine passes the engine conformance suite against a real memcached. */
+class MemcachedConformanceTest extends AbstractLockEngineConformanceTest {
+    private static MemcachedServer server;
+
+    @BeforeAll
+    static void startServer() {
+        server = MemcachedServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    @Override
+    protected String engineUri() {
+        return server.uri();
+    }
+
+    @Override
+    protected Optional<String> unreachableUri() {
+        return Optional.of("memcached://127.0.0.1:" + FreePorts.next());
+    }
+
+    /** Whole seconds: memcached's expiries are, and a lease under one would be rounded up to two anyway. */
+    @Override
+    protected Duration shortLease() {
+        return Duration.ofSeconds(1);
+    }
+
+    /**
+     * An entry lives up to one second past its lease (the lease rounded up to whole seconds, plus
+     * the second memcached's clock may lag: {@link MemcachedStore#expiryFor}), then the waiter sees
+     * it within one backoff pause; one more second for a loaded machine, as for every engine.
+     */
+    @Override
+    protected Duration expiryBound() {
+        return TestTimes.millis(2000);
+    }
+}
