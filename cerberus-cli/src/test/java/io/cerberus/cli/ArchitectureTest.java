@@ -53,7 +53,7 @@ class ArchitectureTest {
     @Test
     void theClassPathHoldsTheCoreAndTheEngines() {
         assertThat(mainClasses.containPackage("io.cerberus.internal")).isTrue();
-        for (String engine : new String[] {"redis", "zookeeper", "etcd", "jdbc"}) {
+        for (String engine : new String[] {"redis", "zookeeper", "etcd", "jdbc", "memcached"}) {
             assertThat(mainClasses.containPackage("io.cerberus." + engine)).as(engine).isTrue();
         }
     }

@@ -177,7 +177,7 @@ public final class CerberusClient implements Cerberus {
         IdempotencyStore store = engine.engine().ability(KeepsIdempotencyRecords.class).map(KeepsIdempotencyRecords::idempotencyStore)
                 .orElseThrow(() -> new UnsupportedCapabilityException(
                 "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records, and a client keeps them on its"
-                        + " first engine; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster), zk://, etcd://, jdbc:"
+                        + " first engine; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster), zk://, etcd://, jdbc:, memcached://"
                         + (engines.size() > 1 ? ". Put one of those first, or use a client of its own for the guard" : "")));
         synchronized (this) {
             if (idempotencyRenewer == null) {
