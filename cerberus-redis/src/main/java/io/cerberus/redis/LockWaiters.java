@@ -5,44 +5,109 @@ import io.cerberus.spi.LockMode;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The waiting attempts of one engine and the pub/sub subscriptions that wake them: one
- * connection, one subscription per lock channel while at least one local attempt waits on it.
+ * The waiting attempts of one engine and the pub/sub subscriptions that wake them, for every Redis
+ * engine: one pub/sub connection (one server, Sentinel, Cluster) or one per node (Redlock), and one
+ * subscription per lock channel while at least one local attempt waits on it.
  *
- * <p>A release publishes the queued waiters that may be granted now (see {@code release.lua}). A
- * message wakes those of them that wait here, and one waiting {@link LockMode#EXCLUSIVE} attempt
- * (exclusive attempts do not queue; they take their chance), never the whole herd. A waiter woken
- * for nothing, or one whose wake-up was lost (a reconnect), still tries again within its retry
- * bound, so a lost message delays, never blocks.
+ * <p><b>Wake-ups.</b> A release publishes the queued waiters that may be granted now (named in the
+ * message, see {@code release.lua}); a message wakes those of them that wait here, and one waiting
+ * {@link LockMode#EXCLUSIVE} attempt when none is woken yet (exclusive attempts do not queue; the
+ * core lines up one client's exclusive waiters, so there is one per lock and client). Never the
+ * whole herd: on Redlock a release publishes on every node, N messages, and still wakes one. A
+ * waiter woken for nothing, or whose message was lost (a reconnect, a node down), tries again
+ * within its retry bound, so a lost message delays, never blocks.
  *
- * <p>The lost-wake-up race: an attempt learns that the lock is busy, then subscribes; a release
- * published in between would be missed. So {@link #join} is given the subscription as it was
- * before the acquire script was sent ({@link #coverage}); if the channel was not already
- * subscribed then, the new waiter starts woken, and its first wait returns at once for one more
- * try. Waiters that join an existing subscription, and every later wait, cost nothing extra.
+ * <p><b>The lost-wake-up race.</b> An attempt learns that the lock is busy, then subscribes; a
+ * release published in between would be missed. So {@link #join} is given the subscription as it
+ * was before the acquire was sent ({@link #coverage}); if the channel was not subscribed and
+ * confirmed then, the new waiter starts woken, and its first wait returns at once for one more try.
+ * A connection that opens later (a Redlock node back) subscribes every channel waited on and wakes
+ * one waiter of each.
  *
- * <p>Messages arrive on a Lettuce I/O thread, which only takes {@link #lock} briefly; no thread
- * waits for a reply while holding it. Subscribe and unsubscribe commands are issued under the lock,
- * so they reach the server in the order of the state changes.
+ * <p><b>Split votes</b> (Redlock): an attempt that won some nodes but no majority released them,
+ * which publishes; it backs off ({@link #nextWait}) and hears no message meanwhile.
+ *
+ * <p>Messages arrive on Lettuce I/O threads, which take {@link #lock} only briefly; no thread waits
+ * for a reply while holding it. Subscribe and unsubscribe commands are issued under the lock, so
+ * they reach each server in the order of the state changes.
  */
 final class LockWaiters implements AutoCloseable {
-    private final Supplier<StatefulRedisPubSubConnection<String, String>> connector;
-    private final ReentrantLock connectLock = new ReentrantLock();
-    private volatile StatefulRedisPubSubConnection<String, String> connection;
+    /** The first back-off after an attempt that won some nodes but no majority. */
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
+    private final List<? extends PubSubSource> sources;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new HashMap<>();
     private final Map<String, Waiter> waiters = new HashMap<>();
+    private final RedisPubSubAdapter<String, String> listener = new RedisPubSubAdapter<>() {
+        @Override
+        public void message(String channel, String payload) {
+            LockWaiters.this.message(channel, payload);
+        }
+    };
     private boolean closed;
+
+    /** Where pub/sub connections come from: one server, or one Redlock node. */
+    interface PubSubSource {
+        /**
+         * Opens the connection if there is none and tells {@code onOpen} of it once it is open (now,
+         * or later in the background).
+         *
+         * @param onOpen told once of each new connection
+         * @throws RuntimeException if a source that opens at once cannot
+         */
+        void ensurePubSub(Consumer<StatefulRedisPubSubConnection<String, String>> onOpen);
+
+        /** @return the open connection, or null */
+        StatefulRedisPubSubConnection<String, String> pubSubOrNull();
+    }
+
+    /** One server's connection, opened at the first need by the caller's thread (which learns why it could not). */
+    private static final class Connecting implements PubSubSource {
+        private final Supplier<StatefulRedisPubSubConnection<String, String>> connector;
+        private final ReentrantLock connectLock = new ReentrantLock();
+        private volatile StatefulRedisPubSubConnection<String, String> connection;
+
+        Connecting(Supplier<StatefulRedisPubSubConnection<String, String>> connector) {
+            this.connector = connector;
+        }
+
+        @Override
+        public void ensurePubSub(Consumer<StatefulRedisPubSubConnection<String, String>> onOpen) {
+            if (connection != null) {
+                return;
+            }
+            connectLock.lock();
+            try {
+                if (connection == null) {
+                    StatefulRedisPubSubConnection<String, String> created = connector.get();
+                    onOpen.accept(created);
+                    connection = created;
+                }
+            } finally {
+                connectLock.unlock();
+            }
+        }
+
+        @Override
+        public StatefulRedisPubSubConnection<String, String> pubSubOrNull() {
+            return connection;
+        }
+    }
 
     private static final class Channel {
         final String name;
@@ -63,6 +128,10 @@ final class LockWaiters implements AutoCloseable {
         final Channel channel;
         final Condition changed;
         boolean woken;
+        /** Attempts in a row that won some nodes but no majority. */
+        int splits;
+        /** Until then, messages do not wake this waiter: it backs off (System.nanoTime()). */
+        long deafUntilNanos = System.nanoTime();
 
         Waiter(Acquisition attempt, Channel channel, Condition changed) {
             this.attempt = attempt;
@@ -76,9 +145,24 @@ final class LockWaiters implements AutoCloseable {
         }
     }
 
-    /** @param connector opens the pub/sub connection, on first need; throws if it cannot */
-    LockWaiters(Supplier<StatefulRedisPubSubConnection<String, String>> connector) {
-        this.connector = connector;
+    private LockWaiters(List<? extends PubSubSource> sources) {
+        this.sources = sources;
+    }
+
+    /**
+     * @param connector opens the server's pub/sub connection, on first need; throws if it cannot
+     * @return the waiters of an engine on one server (or Sentinel-managed primary, or Cluster)
+     */
+    static LockWaiters ofOneServer(Supplier<StatefulRedisPubSubConnection<String, String>> connector) {
+        return new LockWaiters(List.of(new Connecting(connector)));
+    }
+
+    /**
+     * @param nodes the Redlock engine's nodes, which open their pub/sub connections in the background
+     * @return the waiters of a Redlock engine
+     */
+    static LockWaiters ofNodes(List<? extends PubSubSource> nodes) {
+        return new LockWaiters(List.copyOf(nodes));
     }
 
     /**
@@ -101,8 +185,9 @@ final class LockWaiters implements AutoCloseable {
      *
      * @param attempt the attempt told busy
      * @param channel its lock's channel
-     * @param coverage what {@link #coverage} said before the acquire script was sent
-     * @return the subscription to wait for: complete once the channel is subscribed
+     * @param coverage what {@link #coverage} said before the acquire was sent
+     * @return completes when every open connection confirmed the subscription (exceptionally if
+     *     one failed: the retry bound covers that server)
      */
     CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage) {
         return join(attempt, channel, coverage, false);
@@ -121,7 +206,9 @@ final class LockWaiters implements AutoCloseable {
     }
 
     private CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage, boolean quiet) {
-        StatefulRedisPubSubConnection<String, String> pubSub = connection();
+        for (PubSubSource source : sources) {
+            source.ensurePubSub(this::opened);
+        }
         lock.lock();
         try {
             if (closed) {
@@ -134,7 +221,14 @@ final class LockWaiters implements AutoCloseable {
             Channel subscription = channels.get(channel);
             if (subscription == null) {
                 subscription = new Channel(channel);
-                subscription.subscribed = pubSub.async().subscribe(channel).toCompletableFuture();
+                List<CompletableFuture<Void>> confirmations = new ArrayList<>();
+                for (PubSubSource source : sources) {
+                    StatefulRedisPubSubConnection<String, String> pubSub = source.pubSubOrNull();
+                    if (pubSub != null && pubSub.isOpen()) {
+                        confirmations.add(pubSub.async().subscribe(channel).toCompletableFuture());
+                    }
+                }
+                subscription.subscribed = CompletableFuture.allOf(confirmations.toArray(new CompletableFuture<?>[0]));
                 channels.put(channel, subscription);
             }
             waiter = new Waiter(attempt, subscription, lock.newCondition());
@@ -142,6 +236,62 @@ final class LockWaiters implements AutoCloseable {
             subscription.waiters.add(waiter);
             waiters.put(attempt.token(), waiter);
             return subscription.subscribed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A pub/sub connection opened: listen, and subscribe to every channel waited on now. A release
+     * may have passed unseen before, so once subscribed each channel wakes one waiter.
+     */
+    private void opened(StatefulRedisPubSubConnection<String, String> pubSub) {
+        pubSub.addListener(listener);
+        lock.lock();
+        try {
+            if (!channels.isEmpty()) {
+                String[] waitedOn = channels.keySet().toArray(new String[0]);
+                pubSub.async().subscribe(waitedOn).thenRun(() -> {
+                    for (String channel : waitedOn) {
+                        message(channel, "");
+                    }
+                });
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Decides how long a waiting attempt waits before its next try. An attempt that won no node
+     * waits for a release message, at most {@code untilFree}. One that won some nodes but no
+     * majority (a split vote among competitors, or a holder that has the lock on fewer than all
+     * nodes) has released them, which publishes; it backs off for a random time that doubles with
+     * each such attempt in a row, from {@link #FIRST_BACKOFF} up to {@code untilFree}, and hears no
+     * message meanwhile, so it is not woken by its own release, and competitors spread out.
+     *
+     * @param attempt a waiting attempt ({@link #join} was called)
+     * @param split whether it won some nodes but no majority
+     * @param untilFree when the lock may be free, by the remaining leases seen
+     * @return how long to wait at most
+     */
+    Duration nextWait(Acquisition attempt, boolean split, Duration untilFree) {
+        lock.lock();
+        try {
+            Waiter waiter = waiters.get(attempt.token());
+            if (waiter == null || !split) {
+                if (waiter != null) {
+                    waiter.splits = 0;
+                    waiter.deafUntilNanos = System.nanoTime();
+                }
+                return untilFree;
+            }
+            long ceiling = Math.min(untilFree.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(waiter.splits, 20));
+            waiter.splits++;
+            long backoff = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+            waiter.woken = false;
+            waiter.deafUntilNanos = System.nanoTime() + backoff;
+            return Duration.ofNanos(backoff);
         } finally {
             lock.unlock();
         }
@@ -194,9 +344,11 @@ final class LockWaiters implements AutoCloseable {
             }
             if (subscription.waiters.isEmpty()) {
                 channels.remove(subscription.name);
-                StatefulRedisPubSubConnection<String, String> pubSub = connection;
-                if (pubSub != null && pubSub.isOpen()) {
-                    pubSub.async().unsubscribe(subscription.name);
+                for (PubSubSource source : sources) {
+                    StatefulRedisPubSubConnection<String, String> pubSub = source.pubSubOrNull();
+                    if (pubSub != null && pubSub.isOpen()) {
+                        pubSub.async().unsubscribe(subscription.name);
+                    }
                 }
             }
         } finally {
@@ -215,15 +367,21 @@ final class LockWaiters implements AutoCloseable {
             for (String member : payload.isEmpty() ? new String[0] : payload.split(" ")) {
                 grantable.add(member.substring(1));
             }
-            grantable.retainAll(waiters.keySet());
             boolean exclusiveWoken = false;
+            Waiter nextExclusive = null;
+            long now = System.nanoTime();
             for (Waiter waiter : subscription.waiters) {
                 if (grantable.contains(waiter.attempt.token())) {
                     waiter.wake();
-                } else if (!exclusiveWoken && !waiter.woken && waiter.attempt.mode() == LockMode.EXCLUSIVE) {
-                    waiter.wake();
-                    exclusiveWoken = true;
+                } else if (waiter.attempt.mode() == LockMode.EXCLUSIVE) {
+                    exclusiveWoken |= waiter.woken;
+                    if (nextExclusive == null && !waiter.woken && now - waiter.deafUntilNanos >= 0) {
+                        nextExclusive = waiter;
+                    }
                 }
+            }
+            if (!exclusiveWoken && nextExclusive != null) {
+                nextExclusive.wake();
             }
         } finally {
             lock.unlock();
@@ -240,29 +398,7 @@ final class LockWaiters implements AutoCloseable {
         }
     }
 
-    private StatefulRedisPubSubConnection<String, String> connection() {
-        StatefulRedisPubSubConnection<String, String> open = connection;
-        if (open != null) {
-            return open;
-        }
-        connectLock.lock();
-        try {
-            if (connection == null) {
-                StatefulRedisPubSubConnection<String, String> created = connector.get();
-                created.addListener(new RedisPubSubAdapter<>() {
-                    @Override
-                    public void message(String channel, String payload) {
-                        LockWaiters.this.message(channel, payload);
-                    }
-                });
-                connection = created;
-            }
-            return connection;
-        } finally {
-            connectLock.unlock();
-        }
-    }
-
+    /** Wakes every waiter and forgets them; closes a connection this object opened (a Redlock node closes its own). */
     @Override
     public void close() {
         lock.lock();
@@ -274,9 +410,13 @@ final class LockWaiters implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        StatefulRedisPubSubConnection<String, String> pubSub = connection;
-        if (pubSub != null) {
-            pubSub.close();
+        for (PubSubSource source : sources) {
+            if (source instanceof Connecting connecting) {
+                StatefulRedisPubSubConnection<String, String> pubSub = connecting.pubSubOrNull();
+                if (pubSub != null) {
+                    pubSub.close();
+                }
+            }
         }
     }
 }

@@ -111,7 +111,7 @@ public final class RedisEngineProvider implements EngineProvider {
                     () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
             RedisLink link = new RedisLink.Single(client, connection, commandTimeout);
             ping(link, commandTimeout, shown);
-            LockWaiters waiters = new LockWaiters(() -> connect(
+            LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
             return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
         } catch (RuntimeException e) {
@@ -143,7 +143,7 @@ public final class RedisEngineProvider implements EngineProvider {
             RedisLink.Cluster link = new RedisLink.Cluster(client, connection, commandTimeout);
             link.connectNodes(connectTimeout);
             ping(link, commandTimeout, shown);
-            LockWaiters waiters = new LockWaiters(() -> connect(
+            LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));
             return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
         } catch (RuntimeException e) {

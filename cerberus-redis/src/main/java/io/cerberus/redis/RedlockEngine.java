@@ -65,7 +65,7 @@ import java.util.concurrent.TimeoutException;
  *
  * <p><b>Waiting.</b> A busy answer that won no node says when a majority of nodes may be free
  * (the k-th shortest remaining lease among the busy nodes, at most {@link RedisEngine#RETRY_CAP},
- * plus a little jitter); releases publish on every node and {@link RedlockWaiters} wakes one
+ * plus a little jitter); releases publish on every node and {@link LockWaiters} wakes one
  * local waiter per release. An attempt that won some nodes but no majority (a split vote, or a
  * holder whose lock is missing on some nodes) backs off for a random, doubling time instead, as
  * the algorithm's author advises, so competitors spread out and nobody is woken by its own release.
@@ -96,7 +96,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     private final Duration timeout;
     private final Optional<Duration> nodeTimeout;
     private final double driftFactor;
-    private final RedlockWaiters waiters;
+    private final LockWaiters waiters;
 
     /**
      * @param uri the redacted URI
@@ -115,7 +115,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         this.timeout = timeout;
         this.nodeTimeout = nodeTimeout;
         this.driftFactor = driftFactor;
-        this.waiters = new RedlockWaiters(this.nodes.list());
+        this.waiters = LockWaiters.ofNodes(this.nodes.list());
     }
 
     @Override
@@ -369,7 +369,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     }
 
     /** @return the waiters, for tests */
-    RedlockWaiters waiters() {
+    LockWaiters waiters() {
         return waiters;
     }
 

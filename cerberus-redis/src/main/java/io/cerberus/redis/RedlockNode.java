@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * the engine next needs it; until then it counts as down. Once connected, Lettuce reconnects by
  * itself after a loss and rejects commands while disconnected, so a down node fails fast.
  */
-final class RedlockNode implements AutoCloseable {
+final class RedlockNode implements LockWaiters.PubSubSource, AutoCloseable {
     /** Shortest pause between two connect attempts of a node that is down. */
     static final Duration RECONNECT_PAUSE = Duration.ofSeconds(1);
 
@@ -151,7 +151,8 @@ final class RedlockNode implements AutoCloseable {
      *
      * @param onOpen told, once, of the new connection
      */
-    void ensurePubSub(Consumer<StatefulRedisPubSubConnection<String, String>> onOpen) {
+    @Override
+    public void ensurePubSub(Consumer<StatefulRedisPubSubConnection<String, String>> onOpen) {
         synchronized (guard) {
             if (closed || pubSub != null || connectingPubSub != null || System.nanoTime() - nextPubSubAttemptNanos < 0) {
                 return;
@@ -180,7 +181,8 @@ final class RedlockNode implements AutoCloseable {
     }
 
     /** @return the pub/sub connection, or null if it is not open yet */
-    StatefulRedisPubSubConnection<String, String> pubSubOrNull() {
+    @Override
+    public StatefulRedisPubSubConnection<String, String> pubSubOrNull() {
         return pubSub;
     }
 
