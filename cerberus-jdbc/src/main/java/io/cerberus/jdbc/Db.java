@@ -20,13 +20,13 @@ import java.util.function.Supplier;
 final class Db {
     private static final int MAX_RETRIES = 20;
     final ConnectionSource source;
-    final Dialect dialect;
+    final SqlDialect dialect;
     final String describe;
     final Duration timeout;
     private final boolean serverTimesStatements;
     private final int queryTimeoutSeconds;
 
-    Db(ConnectionSource source, Dialect dialect, Duration timeout) {
+    Db(ConnectionSource source, SqlDialect dialect, Duration timeout) {
         this.source = source;
         this.dialect = dialect;
         this.describe = source.describe;
@@ -113,6 +113,11 @@ final class Db {
             statement.setQueryTimeout(queryTimeoutSeconds);
         }
         return statement;
+    }
+
+    /** @return the engine's timeout in whole seconds, at least one: for {@link java.sql.Connection#isValid} and query timeouts */
+    int timeoutSeconds() {
+        return queryTimeoutSeconds;
     }
 
     private static void pause(int attempt) {

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class JdbcIdempotencyStore implements IdempotencyStore {
     private static final long PURGE_EVERY_MS = 600_000;
     private final Db db;
+    private final SqlDialect dialect;
     private final String table;
     private final String claimSql;
     private final String readSql;
@@ -39,35 +40,30 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     private final AtomicLong nextPurge = new AtomicLong(System.nanoTime());
     private final boolean createTable;
     private volatile boolean ready;
-    /** Whether a PostgreSQL LISTEN connection of the engine relays other processes' notifications. */
+    /** Whether a LISTEN connection of the engine relays other processes' notifications (PostgreSQL). */
     private final boolean listening;
-    /** Whether completions and releases notify the channel (PostgreSQL). */
-    private final boolean notifies;
-    /** The largest result MariaDB takes in one statement, read once from the server; 0 until read. */
-    private volatile int mariaDbMaxResult;
 
     /**
-     * @param channel the engine's PostgreSQL notification channel (completions and releases notify
-     *     it with the record's key), or null
-     * @param listening whether the engine listens on that channel
+     * @param listening whether the engine listens for the notifications that completions and
+     *     releases send where the database notifies ({@link SqlDialect#notifying})
      */
-    JdbcIdempotencyStore(Db db, String lockTable, boolean createTable, String channel, boolean listening) {
+    JdbcIdempotencyStore(Db db, String lockTable, boolean createTable, boolean listening) {
         this.db = db;
+        this.dialect = db.dialect;
         this.createTable = createTable;
-        this.notifies = db.dialect == Dialect.POSTGRESQL && channel != null;
-        this.listening = listening && notifies;
+        this.listening = listening;
         this.table = tableFor(lockTable);
-        String now = db.dialect.now;
+        String now = dialect.now;
         String live = "(expires_at IS NULL OR expires_at > " + now + ")";
-        this.claimSql = claim(db.dialect, table, now);
+        this.claimSql = dialect.claimRecord(table);
         this.readSql = "SELECT completed, token, fingerprint, result, failure FROM " + table + " WHERE id_key = ? AND " + live;
         this.renewSql = "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > "
                 + now;
         String complete = "UPDATE " + table + " SET completed = 1, result = ?, failure = ?, expires_at = ";
         String owned = " WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > " + now;
-        this.completeForSql = notifying(complete + now + " + ?" + owned, channel);
-        this.completeForeverSql = notifying(complete + "NULL" + owned, channel);
-        this.releaseSql = notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0", channel);
+        this.completeForSql = dialect.notifying(complete + now + " + ?" + owned);
+        this.completeForeverSql = dialect.notifying(complete + "NULL" + owned);
+        this.releaseSql = dialect.notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0");
         this.purgeSql = "DELETE FROM " + table + " WHERE expires_at IS NOT NULL AND expires_at < " + now + " - 60000";
     }
 
@@ -79,75 +75,15 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         return schema + (name.length() > 58 ? name.substring(0, 58) : name) + "_idem";
     }
 
-    /**
-     * On PostgreSQL a change also notifies the engine's channel with the record's key, in the same
-     * statement (delivered at commit); the statement then returns one row per changed record.
-     */
-    private String notifying(String change, String channel) {
-        if (!notifies) {
-            return change;
-        }
-        return "WITH changed AS (" + change + " RETURNING id_key) SELECT pg_notify('" + channel + "', id_key) FROM changed";
-    }
-
-    /** Runs a change made by {@link #notifying}: @return how many records it changed */
-    private int change(PreparedStatement statement) throws SQLException {
-        if (!notifies) {
-            return statement.executeUpdate();
-        }
-        int rows = 0;
-        try (ResultSet changed = statement.executeQuery()) {
-            while (changed.next()) {
-                rows++;
-            }
-        }
-        return rows;
-    }
-
-    static String createTable(Dialect dialect, String table) {
-        String bytes = dialect == Dialect.POSTGRESQL ? "BYTEA" : dialect == Dialect.MARIADB ? "LONGBLOB" : "BLOB";
-        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
-                + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result " + bytes + ", failure SMALLINT NOT NULL, "
-                + "expires_at BIGINT)" + (dialect == Dialect.MARIADB ? " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin" : "");
-    }
-
-    private static String claim(Dialect dialect, String table, String now) {
-        String expired = "expires_at IS NOT NULL AND expires_at <= " + now;
-        switch (dialect) {
-            case POSTGRESQL:
-                return "INSERT INTO " + table + " AS t (id_key, completed, token, fingerprint, result, failure, expires_at) "
-                        + "VALUES (?, 0, ?, ?, NULL, 0, " + now + " + ?) ON CONFLICT (id_key) DO UPDATE SET completed = 0, "
-                        + "token = EXCLUDED.token, fingerprint = EXCLUDED.fingerprint, result = NULL, failure = 0, "
-                        + "expires_at = EXCLUDED.expires_at WHERE t.expires_at IS NOT NULL AND t.expires_at <= " + now;
-            case MARIADB:
-                // expires_at is assigned last, so every condition before it sees the old expiry
-                String taken = "(" + expired + ")";
-                return "INSERT INTO " + table + " (id_key, completed, token, fingerprint, result, failure, expires_at) "
-                        + "VALUES (?, 0, ?, ?, NULL, 0, " + now + " + ?) ON DUPLICATE KEY UPDATE "
-                        + "completed = IF(" + taken + ", 0, completed), token = IF(" + taken + ", VALUES(token), token), "
-                        + "fingerprint = IF(" + taken + ", VALUES(fingerprint), fingerprint), result = IF(" + taken + ", NULL, result), "
-                        + "failure = IF(" + taken + ", 0, failure), expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
-            case H2:
-                return "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(64)), "
-                        + "CAST(? AS VARCHAR(128)), CAST(? AS BIGINT))) AS s(id_key, token, fingerprint, lease_ms) ON t.id_key = s.id_key "
-                        + "WHEN MATCHED AND t.expires_at IS NOT NULL AND t.expires_at <= " + now + " THEN UPDATE SET completed = 0, token = s.token, fingerprint = s.fingerprint, "
-                        + "result = NULL, failure = 0, expires_at = " + now + " + s.lease_ms "
-                        + "WHEN NOT MATCHED THEN INSERT (id_key, completed, token, fingerprint, result, failure, expires_at) "
-                        + "VALUES (s.id_key, 0, s.token, s.fingerprint, NULL, 0, " + now + " + s.lease_ms)";
-            default:
-                throw new AssertionError(dialect);
-        }
-    }
-
     /** Creates the table at first use, when the engine may create tables and it is missing. */
     private void ready() {
         if (ready || !createTable) {
             return;
         }
-        String ddl = createTable(db.dialect, table);
+        String ddl = dialect.createRecordTable(table);
         db.run("creating the idempotency table " + table, true, connection -> {
             try (Statement statement = connection.createStatement()) {
-                statement.executeQuery(db.dialect.probeTable(table)).close();
+                statement.executeQuery(SqlDialect.probeTable(table)).close();
                 return null;
             } catch (SQLException missing) {
                 if (SqlErrors.isConnectionFailure(missing)) {
@@ -158,7 +94,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 statement.execute(ddl);
             } catch (SQLException e) {
                 try (Statement statement = connection.createStatement()) {
-                    statement.executeQuery(db.dialect.probeTable(table)).close();
+                    statement.executeQuery(SqlDialect.probeTable(table)).close();
                 } catch (SQLException stillMissing) {
                     throw new SQLException("could not create the idempotency table " + table + " (" + e.getMessage()
                             + "); a DBA can create it with: " + ddl, e.getSQLState(), e.getErrorCode(), e);
@@ -251,7 +187,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 }
                 statement.setString(i++, key);
                 statement.setString(i, token);
-                if (change(statement) == 1) {
+                if (dialect.change(statement) == 1) {
                     Wakeups.JVM.signal(key);
                     return true;
                 }
@@ -270,7 +206,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
                 statement.setString(1, key);
                 statement.setString(2, token);
-                if (change(statement) == 1) {
+                if (dialect.change(statement) == 1) {
                     Wakeups.JVM.signal(key);
                     return true;
                 }
@@ -304,26 +240,13 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     /**
-     * @return on MariaDB/MySQL, what {@code max_allowed_packet} lets one completion carry: the
-     *     driver may send the bytes escaped, up to twice as long, within the statement; elsewhere
-     *     no limit below the default's (PostgreSQL's {@code bytea} and H2's {@code BLOB} take more)
+     * @return what the database lets one completion carry ({@link SqlDialect#maxResultBytes}: on
+     *     MariaDB/MySQL {@code max_allowed_packet} bounds it); elsewhere no limit below the
+     *     default's (PostgreSQL's {@code bytea} and H2's {@code BLOB} take more)
      */
     @Override
     public int maxResultBytes() {
-        if (db.dialect != Dialect.MARIADB) {
-            return IdempotencyStore.super.maxResultBytes();
-        }
-        int known = mariaDbMaxResult;
-        if (known == 0) {
-            long packet = db.run("reading max_allowed_packet", true, connection -> {
-                try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery("SELECT @@max_allowed_packet")) {
-                    return row.next() ? row.getLong(1) : 16L * 1024 * 1024;
-                }
-            });
-            known = (int) Math.max(1, Math.min(Integer.MAX_VALUE - 1024, (packet - 16 * 1024) / 2));
-            mariaDbMaxResult = known;
-        }
-        return known;
+        return dialect.maxResultBytes(db, IdempotencyStore.super.maxResultBytes());
     }
 
     @Override

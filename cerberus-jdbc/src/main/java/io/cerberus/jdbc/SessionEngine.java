@@ -12,10 +12,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -29,12 +26,8 @@ import java.util.concurrent.TimeUnit;
  * The {@code jdbc:} engine in session mode: the database's own session locks, each attempt on a
  * connection of its own that it keeps while it waits and while it holds.
  *
- * <ul>
- *   <li>PostgreSQL: {@code pg_try_advisory_lock(bigint)} with the digest's first 64 bits; a
- *       release notifies the waiters ({@link PgListener}).
- *   <li>MariaDB/MySQL: {@code GET_LOCK(name, 0)} with a 49-character digest name (the limit is 64).
- *   <li>H2: {@code SELECT ... FOR UPDATE NOWAIT} on the lock's row, in a transaction held open.
- * </ul>
+ * <p>The locks themselves are the database's ({@link SessionLocks}, chosen by the dialect): PostgreSQL's
+ * advisory locks, MariaDB's and MySQL's named locks, or row locks (H2).
  *
  * <p>The database frees the lock when the connection dies (a client killed, a network cut, a
  * server-side idle timeout). A watcher checks every held connection at the session check interval
@@ -46,14 +39,10 @@ import java.util.concurrent.TimeUnit;
  * PostgreSQL) a notification from another process wakes it. A connection whose session holds
  * nothing any more serves the next hold: opening one costs milliseconds, a hold a round trip.
  *
- * <p>On PostgreSQL a release notifies only when a client was refused the lock: a refused try marks
- * the key wanted, in the same statement, with a shared advisory lock on the key's two-int form
- * (a key space apart from the single-bigint keys of the locks), held while its session waits. A
- * release frees the lock first, then tries that mark exclusively: it is refused exactly when a
- * waiter of another session holds it, and only then notifies. A waiter marks before it tries
- * again, so a release after that try sees the mark. Processes take turns
+ * <p>Where the database notifies (PostgreSQL: a release notifies only when a client of another
+ * session was refused the lock, see {@link PostgresAdvisoryLocks}) processes take turns
  * ({@link LocalGate}): a release within this engine's turn while one of its threads waits frees
- * the lock without the check or a notification, and a release that notified holds this engine's
+ * the lock without looking for waiters elsewhere, and a release that notified holds this engine's
  * line back for a moment, so the woken waiter elsewhere gets the lock.
  */
 final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
@@ -62,9 +51,8 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     private static final long MAX_BACKOFF_MS = LocalGate.MAX_BACKOFF_MS;
 
     private final Db db;
-    private final Dialect dialect;
     private final String table;
-    private final String channel;
+    private final SessionLocks locks;
     private final LossReporter lossReporter;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
@@ -72,19 +60,18 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     private final LocalGate gate;
     private final ScheduledExecutorService watcher;
     private final PgListener listener;
-    private volatile boolean tableReady;
 
     /** One attempt's connection: while it waits, then while it holds. */
-    private final class Session {
+    static final class Session {
         final Acquisition attempt;
         final String key;
         final Connection connection;
         /** Whether the connection served an earlier hold and waited idle since: it may have died meanwhile. */
         final boolean reused;
         volatile boolean held;
-        /** PostgreSQL: whether the session holds the key's wanted mark (guarded by the session). */
+        /** Whether the session holds the key's wanted mark, where session locks mark (guarded by the session). */
         boolean marked;
-        /** PostgreSQL: whether its release notified a waiter of another session (guarded by the session). */
+        /** Whether its release notified a waiter of another session (guarded by the session). */
         boolean wokeOthers;
 
         Session(Acquisition attempt, String key, Connection connection, boolean reused) {
@@ -95,24 +82,12 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
         }
     }
 
-    /**
-     * PostgreSQL's try: takes the lock, or when refused marks the key wanted and tries once more (a
-     * release between the two tries did not see the mark). The subqueries fix the order. Parameters:
-     * key, wanted mark (two ints), key. Returns: marked, granted.
-     */
-    private static final String PG_TRY_OR_MARK = "SELECT marked, CASE WHEN got THEN true WHEN marked THEN pg_try_advisory_lock(?) "
-            + "ELSE false END FROM (SELECT got, CASE WHEN got THEN false ELSE pg_try_advisory_lock_shared(?, ?) END AS marked "
-            + "FROM (SELECT pg_try_advisory_lock(?) AS got OFFSET 0) tried OFFSET 0) marking";
-
     private final JdbcIdempotencyStore idempotency;
-    private final String pgRelease;
-    private final String pgReleaseMarked;
 
-    SessionEngine(Db db, String table, boolean createTable, Duration checkInterval, LossReporter lossReporter) {
+    SessionEngine(Db db, boolean createTable, Duration checkInterval, LossReporter lossReporter) {
         this.db = db;
-        this.dialect = db.dialect;
-        this.table = table;
-        this.channel = LeaseRowEngine.channel(table);
+        this.table = db.dialect.table;
+        this.locks = db.dialect.sessionLocks(db);
         this.lossReporter = lossReporter;
         this.watcher = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "cerberus-jdbc-session-check");
@@ -120,12 +95,10 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             return thread;
         });
         watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
-        this.listener = dialect == Dialect.POSTGRESQL ? PgListener.start(db.source, channel) : null;
-        // PostgreSQL: a notification costs every listening session and a database-wide lock at commit
+        this.listener = db.dialect.notifications(db.source).orElse(null);
+        // a notification costs every listening session and a database-wide lock at commit
         this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, listener != null ? Duration.ofMillis(LocalGate.TURN_MS) : null);
-        this.idempotency = new JdbcIdempotencyStore(db, table, createTable, channel, listener != null);
-        this.pgRelease = pgRelease(channel, false);
-        this.pgReleaseMarked = pgRelease(channel, true);
+        this.idempotency = new JdbcIdempotencyStore(db, table, createTable, listener != null);
     }
 
     @Override
@@ -210,7 +183,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     private boolean ask(Session session) {
         synchronized (session) {
             try {
-                if (tryLock(session)) {
+                if (locks.tryLock(session)) {
                     session.held = true;
                     return true;
                 }
@@ -225,86 +198,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
                         + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
             }
         }
-    }
-
-    private boolean tryLock(Session session) throws SQLException {
-        Connection c = session.connection;
-        LockKey key = session.attempt.key();
-        switch (dialect) {
-            case POSTGRESQL:
-                long advisory = LockRows.advisoryKey(table, key);
-                if (session.marked) {
-                    try (PreparedStatement statement = db.prepare(c, "SELECT pg_try_advisory_lock(?)")) {
-                        statement.setLong(1, advisory);
-                        try (ResultSet rows = statement.executeQuery()) {
-                            return rows.next() && rows.getBoolean(1);
-                        }
-                    }
-                }
-                try (PreparedStatement statement = db.prepare(c, PG_TRY_OR_MARK)) {
-                    statement.setLong(1, advisory);
-                    statement.setInt(2, (int) (advisory >>> 32));
-                    statement.setInt(3, (int) advisory);
-                    statement.setLong(4, advisory);
-                    try (ResultSet rows = statement.executeQuery()) {
-                        if (!rows.next()) {
-                            return false;
-                        }
-                        session.marked = rows.getBoolean(1);
-                        return rows.getBoolean(2);
-                    }
-                }
-            case MARIADB:
-                try (PreparedStatement statement = db.prepare(c, "SELECT GET_LOCK(?, 0)")) {
-                    statement.setString(1, LockRows.sessionLockName(table, key));
-                    try (ResultSet rows = statement.executeQuery()) {
-                        return rows.next() && rows.getInt(1) == 1;
-                    }
-                }
-            case H2:
-                return tryRowLock(c, session.key, key);
-            default:
-                throw new AssertionError(dialect);
-        }
-    }
-
-    /** H2: makes sure the lock's row exists, then locks it in a transaction left open. */
-    private boolean tryRowLock(Connection c, String rowKey, LockKey key) throws SQLException {
-        if (!tableReady) {
-            throw new IllegalStateException("the lock table is not ready");
-        }
-        c.setAutoCommit(true);
-        try (PreparedStatement insert = db.prepare(c, "INSERT INTO " + table
-                + " (lock_key, namespace, name, owner, holder, fence, expires_at) SELECT ?, ?, ?, NULL, NULL, 0, 0 FROM DUAL "
-                + "WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE lock_key = ?)")) {
-            insert.setString(1, rowKey);
-            insert.setString(2, key.namespace());
-            insert.setString(3, key.name());
-            insert.setString(4, rowKey);
-            insert.executeUpdate();
-        } catch (SQLException e) {
-            if (!SqlErrors.isRetryable(e)) {
-                throw e;
-            }
-            // inserted by someone else at the same moment: the row is there
-        }
-        c.setAutoCommit(false);
-        try (PreparedStatement select = db.prepare(c, "SELECT fence FROM " + table + " WHERE lock_key = ? FOR UPDATE NOWAIT")) {
-            select.setString(1, rowKey);
-            try (ResultSet rows = select.executeQuery()) {
-                return rows.next();
-            }
-        } catch (SQLException e) {
-            c.rollback();
-            if (SqlErrors.isRetryable(e)) {
-                return false;
-            }
-            throw e;
-        }
-    }
-
-    void tableReady() {
-        tableReady = true;
     }
 
     @Override
@@ -344,14 +237,14 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             boolean clean = !session.held;
             if (session.held) {
                 try {
-                    released = unlock(session, gate.turnGoesOn(session.key, attempt.token()));
+                    released = locks.release(session, gate.turnGoesOn(session.key, attempt.token()));
                     clean = released;
                 } catch (SQLException e) {
                     LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);
                 }
             } else if (session.marked) {
                 try {
-                    clean = unmark(session);
+                    clean = locks.dropMark(session);
                 } catch (SQLException e) {
                     clean = false;
                 }
@@ -362,97 +255,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             Wakeups.JVM.signal(session.key);
         }
         return released;
-    }
-
-    /**
-     * @param quietly PostgreSQL: release without looking for waiters elsewhere (this engine's next
-     *     thread takes the lock in its turn, see {@link LocalGate#turnGoesOn})
-     */
-    private boolean unlock(Session session, boolean quietly) throws SQLException {
-        Connection c = session.connection;
-        switch (dialect) {
-            case POSTGRESQL:
-                long advisory = LockRows.advisoryKey(table, session.attempt.key());
-                if (quietly) {
-                    try (PreparedStatement statement = db.prepare(c, session.marked ? PG_RELEASE_QUIETLY_MARKED : PG_RELEASE_QUIETLY)) {
-                        statement.setLong(1, advisory);
-                        if (session.marked) {
-                            statement.setInt(2, (int) (advisory >>> 32));
-                            statement.setInt(3, (int) advisory);
-                        }
-                        try (ResultSet rows = statement.executeQuery()) {
-                            session.marked = false;
-                            return rows.next() && rows.getBoolean(1);
-                        }
-                    }
-                }
-                try (PreparedStatement statement = db.prepare(c, session.marked ? pgReleaseMarked : pgRelease)) {
-                    int next = 1;
-                    statement.setInt(next++, (int) (advisory >>> 32));
-                    statement.setInt(next++, (int) advisory);
-                    statement.setString(next++, session.key);
-                    if (session.marked) {
-                        statement.setInt(next++, (int) (advisory >>> 32));
-                        statement.setInt(next++, (int) advisory);
-                    }
-                    statement.setLong(next, advisory);
-                    try (ResultSet rows = statement.executeQuery()) {
-                        boolean released = rows.next() && rows.getBoolean(1);
-                        session.marked = false;
-                        session.wokeOthers = released && rows.getBoolean(2);
-                        return released;
-                    }
-                }
-            case MARIADB:
-                try (PreparedStatement statement = db.prepare(c, "SELECT RELEASE_LOCK(?)")) {
-                    statement.setString(1, LockRows.sessionLockName(table, session.attempt.key()));
-                    try (ResultSet rows = statement.executeQuery()) {
-                        return rows.next() && rows.getInt(1) == 1;
-                    }
-                }
-            case H2:
-                if (!c.isValid(timeoutSeconds())) {
-                    return false;
-                }
-                c.rollback();
-                return true;
-            default:
-                throw new AssertionError(dialect);
-        }
-    }
-
-    /**
-     * PostgreSQL's release: frees the lock, then notifies the channel with the row key when a waiter
-     * of another session holds the key's wanted mark, and drops this session's own mark if it has
-     * one. Parameters: wanted mark (two ints), row key, [own mark (two ints)], key. Returns:
-     * released, notified.
-     *
-     * @param channel the notification channel
-     * @param marked whether the releasing session holds the wanted mark itself
-     * @return the statement
-     */
-    static String pgRelease(String channel, boolean marked) {
-        return "SELECT released, CASE WHEN NOT released THEN false WHEN pg_try_advisory_xact_lock(?, ?) THEN false "
-                + "ELSE pg_notify('" + channel + "', ?) IS NOT NULL END" + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
-                + " FROM (SELECT pg_advisory_unlock(?) AS released OFFSET 0) unlocked";
-    }
-
-    /** PostgreSQL's release within a turn: frees the lock, notifies nobody. Parameter: key. Returns: released. */
-    private static final String PG_RELEASE_QUIETLY = "SELECT pg_advisory_unlock(?)";
-    /** {@link #PG_RELEASE_QUIETLY} that also drops the session's own wanted mark. Parameters: key, own mark (two ints). */
-    private static final String PG_RELEASE_QUIETLY_MARKED = "SELECT pg_advisory_unlock(?), pg_advisory_unlock_shared(?, ?)";
-
-    /** Drops the wanted mark of a session that did not get the lock; @return whether it had it */
-    private boolean unmark(Session session) throws SQLException {
-        long advisory = LockRows.advisoryKey(table, session.attempt.key());
-        try (PreparedStatement statement = db.prepare(session.connection, "SELECT pg_advisory_unlock_shared(?, ?)")) {
-            statement.setInt(1, (int) (advisory >>> 32));
-            statement.setInt(2, (int) advisory);
-            try (ResultSet rows = statement.executeQuery()) {
-                session.marked = false;
-                return rows.next() && rows.getBoolean(1);
-            }
-        }
     }
 
     /**
@@ -483,25 +285,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     /** Frees every session lock of a connection, so that an application's pool gets it back holding none. */
     private void freeAll(Connection c) {
         try {
-            switch (dialect) {
-                case POSTGRESQL:
-                    try (Statement statement = c.createStatement()) {
-                        statement.execute("SELECT pg_advisory_unlock_all()");
-                    }
-                    break;
-                case MARIADB:
-                    try (Statement statement = c.createStatement()) {
-                        statement.execute("SELECT RELEASE_ALL_LOCKS()");
-                    }
-                    break;
-                case H2:
-                    if (!c.getAutoCommit()) {
-                        c.rollback();
-                    }
-                    break;
-                default:
-                    throw new AssertionError(dialect);
-            }
+            locks.freeAll(c);
         } catch (SQLException | RuntimeException e) {
             // a connection that fails here is broken: the pool drops it, and its session with it
             LOG.log(Level.DEBUG, "freeing the session locks of a connection of " + db.describe + " failed: " + e);
@@ -511,15 +295,11 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     private boolean alive(Session session) {
         synchronized (session) {
             try {
-                return session.held && session.connection.isValid(timeoutSeconds());
+                return session.held && session.connection.isValid(db.timeoutSeconds());
             } catch (SQLException e) {
                 return false;
             }
         }
-    }
-
-    private int timeoutSeconds() {
-        return (int) Math.max(1, (db.timeout.toMillis() + 999) / 1000);
     }
 
     private void checkSessions() {
@@ -533,52 +313,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
 
     @Override
     public boolean isLocked(LockKey key) {
-        return db.run("reading lock '" + key.name() + "'", true, connection -> {
-            switch (dialect) {
-                case POSTGRESQL:
-                    long advisory = LockRows.advisoryKey(table, key);
-                    try (PreparedStatement statement = db.prepare(connection, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
-                            + "AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                            + "AND classid = CAST(? AS bigint)::oid AND objid = CAST(? AS bigint)::oid AND objsubid = 1")) {
-                        statement.setLong(1, advisory >>> 32);
-                        statement.setLong(2, advisory & 0xffffffffL);
-                        try (ResultSet rows = statement.executeQuery()) {
-                            return rows.next() && rows.getLong(1) > 0;
-                        }
-                    }
-                case MARIADB:
-                    try (PreparedStatement statement = db.prepare(connection, "SELECT IS_USED_LOCK(?)")) {
-                        statement.setString(1, LockRows.sessionLockName(table, key));
-                        try (ResultSet rows = statement.executeQuery()) {
-                            return rows.next() && rows.getObject(1) != null;
-                        }
-                    }
-                case H2:
-                    return probeRowLock(connection, LockRows.key(table, key));
-                default:
-                    throw new AssertionError(dialect);
-            }
-        });
-    }
-
-    /** H2 has no view of row locks: try the row lock and give it back at once. */
-    private boolean probeRowLock(Connection c, String rowKey) throws SQLException {
-        c.setAutoCommit(false);
-        try (PreparedStatement select = db.prepare(c, "SELECT fence FROM " + table + " WHERE lock_key = ? FOR UPDATE NOWAIT")) {
-            select.setString(1, rowKey);
-            try (ResultSet rows = select.executeQuery()) {
-                rows.next();
-                return false;
-            }
-        } catch (SQLException e) {
-            if (SqlErrors.isRetryable(e)) {
-                return true;
-            }
-            throw e;
-        } finally {
-            c.rollback();
-            c.setAutoCommit(true);
-        }
+        return db.run("reading lock '" + key.name() + "'", true, connection -> locks.isLocked(connection, key));
     }
 
     @Override

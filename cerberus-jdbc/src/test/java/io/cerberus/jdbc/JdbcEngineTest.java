@@ -187,7 +187,7 @@ class JdbcEngineTest {
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
         try (Connection listening = DriverManager.getConnection(Servers.postgres())) {
             try (Statement statement = listening.createStatement()) {
-                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+                statement.execute("LISTEN " + PostgresDialect.channel("cerberus_locks"));
             }
             org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
             for (int i = 0; i < 3; i++) {
@@ -238,7 +238,7 @@ class JdbcEngineTest {
         try (Connection listening = DriverManager.getConnection(Servers.postgres());
                 Connection elsewhere = DriverManager.getConnection(Servers.postgres())) {
             try (Statement statement = listening.createStatement()) {
-                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+                statement.execute("LISTEN " + PostgresDialect.channel("cerberus_locks"));
             }
             // a waiter of another process: it holds the key's wanted mark, as a refused try leaves it
             try (Statement statement = elsewhere.createStatement()) {
@@ -291,7 +291,7 @@ class JdbcEngineTest {
             AtomicLong acquiredAt = new AtomicLong();
             Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
             long releasedAt = System.nanoTime();
-            try (PreparedStatement release = other.prepareStatement(SessionEngine.pgRelease(LeaseRowEngine.channel("cerberus_locks"), false))) {
+            try (PreparedStatement release = other.prepareStatement(PostgresAdvisoryLocks.release(PostgresDialect.channel("cerberus_locks"), false))) {
                 release.setInt(1, (int) (advisory >>> 32));
                 release.setInt(2, (int) advisory);
                 release.setString(3, LockRows.key("cerberus_locks", lockKey));
@@ -344,12 +344,12 @@ class JdbcEngineTest {
                 DistributedLock lock = cerberus.lock("among-many");
                 assertThat(lock.tryLock()).isTrue();
                 String key = "'" + LockRows.key(table, new LockKey(namespace, "among-many")) + "'";
-                String plan = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.readRow(table).replace("?", key)
-                        .replace(Dialect.POSTGRESQL.now, url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL.now : Dialect.MARIADB.now));
+                String plan = explain(statement, "EXPLAIN " + new PostgresDialect(table).readRowSql.replace("?", key)
+                        .replace(PostgresDialect.NOW, url.startsWith("jdbc:postgresql") ? PostgresDialect.NOW : MariaDbDialect.NOW));
                 assertThat(plan).as("the plan on %s", url).containsAnyOf("Index Scan", "Index Only Scan", "PRIMARY");
                 if (url.startsWith("jdbc:postgresql")) {
                     // the read after a refused acquire marks the row wanted: an update by primary key too
-                    String mark = explain(statement, "EXPLAIN " + Dialect.POSTGRESQL.afterAcquire(table).replaceFirst("\\?", "5000")
+                    String mark = explain(statement, "EXPLAIN " + new PostgresDialect(table).markWantedSql.replaceFirst("\\?", "5000")
                             .replace("?", key));
                     assertThat(mark).as("the marking update's plan").contains("Index Scan");
                 }
@@ -404,13 +404,13 @@ class JdbcEngineTest {
         lock.unlock();
         try (Connection other = DriverManager.getConnection(url)) {
             // another process holds the lock: its row, written by hand, for a minute
-            update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + Dialect.POSTGRESQL.now
+            update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
                     + " + 60000 WHERE lock_key = ?", key);
             for (int round = 0; round < 3; round++) {
                 AtomicLong acquiredAt = new AtomicLong();
                 Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
                 long releasedAt = System.nanoTime();
-                try (PreparedStatement release = other.prepareStatement(Dialect.POSTGRESQL.release("cerberus_locks", "cerberus_cerberus_locks"))) {
+                try (PreparedStatement release = other.prepareStatement(new PostgresDialect("cerberus_locks").notifyingReleaseSql)) {
                     release.setString(1, key);
                     release.setString(2, "elsewhere");
                     try (ResultSet rows = release.executeQuery()) {
@@ -421,7 +421,7 @@ class JdbcEngineTest {
                 assertThat(acquiredAt.get()).as("the waiter acquired").isNotZero();
                 assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).as("woken by the notification, round %d", round)
                         .isLessThan(Duration.ofMillis(400));
-                update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + Dialect.POSTGRESQL.now
+                update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
                         + " + 60000 WHERE lock_key = ?", key);
             }
             update(other, "UPDATE cerberus_locks SET owner = NULL, expires_at = 0 WHERE lock_key = ?", key);
@@ -436,7 +436,7 @@ class JdbcEngineTest {
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
         try (Connection listening = DriverManager.getConnection(url)) {
             try (Statement statement = listening.createStatement()) {
-                statement.execute("LISTEN " + LeaseRowEngine.channel("cerberus_locks"));
+                statement.execute("LISTEN " + PostgresDialect.channel("cerberus_locks"));
             }
             org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
             for (int i = 0; i < 3; i++) {
@@ -553,7 +553,7 @@ class JdbcEngineTest {
             long replaced = wantedUntil(url, key);
             assertThat(replaced).as("a mark not its own is replaced by the waiter's").isGreaterThanOrEqualTo(mark);
             try (Connection connection = DriverManager.getConnection(url)) {
-                update(connection, "UPDATE cerberus_locks SET wanted_until = " + Dialect.MARIADB.now + " + 1000 WHERE lock_key = ?", key);
+                update(connection, "UPDATE cerberus_locks SET wanted_until = " + MariaDbDialect.NOW + " + 1000 WHERE lock_key = ?", key);
             }
             assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
             assertThat(wantedUntil(url, key)).as("a mark about to lapse is renewed").isGreaterThan(replaced);

@@ -73,8 +73,8 @@ class JdbcIsolationTest {
         }
 
         @Override
-        Dialect dialect() {
-            return Dialect.POSTGRESQL;
+        SqlDialect dialect(String table) {
+            return new PostgresDialect(table);
         }
 
         @Override
@@ -108,8 +108,8 @@ class JdbcIsolationTest {
         }
 
         @Override
-        Dialect dialect() {
-            return Dialect.MARIADB;
+        SqlDialect dialect(String table) {
+            return new MariaDbDialect(table);
         }
 
         @Override
@@ -132,7 +132,7 @@ class JdbcIsolationTest {
         /** @return the URL on which {@code user} logs in with {@code password} */
         abstract String userUrl(String user, String password);
 
-        abstract Dialect dialect();
+        abstract SqlDialect dialect(String table);
 
         /** @return what the database says when it refuses a statement for lack of privileges */
         abstract String refusal();
@@ -164,7 +164,7 @@ class JdbcIsolationTest {
         private LockEngine appBsEngineOnAppAsTables() {
             JdbcTarget target = JdbcTarget.parse(uri("appb", "appa"), JdbcOptions.defaults());
             ConnectionSource source = ConnectionSource.of(target, JdbcOptions.defaults(), TIMEOUT);
-            return new LeaseRowEngine(new Db(source, dialect(), TIMEOUT), target.table(), false);
+            return new LeaseRowEngine(new Db(source, dialect(target.table()), TIMEOUT), false);
         }
 
         /** Each statement, sent by appb with its own password, is refused by the database. */

@@ -55,14 +55,27 @@ class JdbcLocalGateTest {
 
     /** One database in one mode. */
     record Target(String label, String url, JdbcOptions.Mode mode) {
-        Dialect dialect() {
-            return url.startsWith("jdbc:postgresql") ? Dialect.POSTGRESQL : url.startsWith("jdbc:mariadb") ? Dialect.MARIADB : Dialect.H2;
+        SqlDialect dialect() {
+            return url.startsWith("jdbc:postgresql") ? new PostgresDialect(TABLE)
+                    : url.startsWith("jdbc:mariadb") ? new MariaDbDialect(TABLE) : new H2Dialect(TABLE);
+        }
+
+        /** @return the upsert that takes a lock's row in one statement */
+        String upsert() {
+            SqlDialect dialect = dialect();
+            return dialect instanceof PostgresDialect postgres ? postgres.acquireSql
+                    : dialect instanceof MariaDbDialect mariaDb ? mariaDb.acquireSql : ((H2Dialect) dialect).acquireSql;
+        }
+
+        /** @return on MariaDB the update that tries a row already seen before the upsert; elsewhere null */
+        String takeExisting() {
+            return dialect() instanceof MariaDbDialect mariaDb ? mariaDb.takeExistingSql : null;
         }
 
         /** @return whether the statement begins an ask: the acquire, or on MariaDB the update that tries a row already seen */
         boolean isAcquire(String sql) {
             if (mode == JdbcOptions.Mode.LEASE_ROW) {
-                return sql.equals(dialect().acquire(TABLE)) || dialect().takesExistingRowFirst() && sql.equals(dialect().takeExisting(TABLE));
+                return sql.equals(upsert()) || sql.equals(takeExisting());
             }
             return sql.contains("pg_try_advisory_lock") || sql.contains("GET_LOCK(") || sql.contains("FOR UPDATE NOWAIT");
         }
@@ -140,7 +153,7 @@ class JdbcLocalGateTest {
         // before the line, every release made all waiters ask: about one acquire per waiter and hand-off
         assertThat(acquires).as("acquire statements for %d grants among %d threads", grants.get(), workers)
                 .isLessThanOrEqualTo(grants.get() + grants.get() / 10 + workers);
-        if (target.mode() == JdbcOptions.Mode.LEASE_ROW && target.dialect().handsOver()) {
+        if (target.mode() == JdbcOptions.Mode.LEASE_ROW && target.dialect().handOverRelease().isPresent()) {
             // the release hands the lock to the sleeping head: most grants send no acquire at all
             assertThat(acquires).as("acquire statements for %d grants handed round %d threads", grants.get(), workers)
                     .isLessThanOrEqualTo(grants.get() / 3);
@@ -277,7 +290,7 @@ class JdbcLocalGateTest {
         assertThat(order).as("the line is served first come, first served").containsExactly("first", "second", "third");
     }
 
-    /** The lease-row targets whose release hands the lock over ({@link Dialect#handsOver}). */
+    /** The lease-row targets whose release hands the lock over ({@link SqlDialect#handOverRelease}). */
     static List<Target> handOverTargets() {
         return List.of(new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW),
                 new Target("MariaDB lease-row", Servers.mariaDb(), JdbcOptions.Mode.LEASE_ROW));
@@ -510,7 +523,7 @@ class JdbcLocalGateTest {
         LockKey key = new LockKey(namespace, name);
         String rowKey = LockRows.key(TABLE, key);
         if (target.mode() == JdbcOptions.Mode.LEASE_ROW) {
-            try (PreparedStatement acquire = connection.prepareStatement(target.dialect().acquire(TABLE))) {
+            try (PreparedStatement acquire = connection.prepareStatement(target.upsert())) {
                 acquire.setString(1, rowKey);
                 acquire.setString(2, namespace);
                 acquire.setString(3, name);
@@ -521,27 +534,27 @@ class JdbcLocalGateTest {
             }
             return () -> update(connection, "UPDATE " + TABLE + " SET owner = NULL, holder = NULL, expires_at = 0 WHERE lock_key = ? AND owner = 'elsewhere'", rowKey);
         }
-        switch (target.dialect()) {
-            case POSTGRESQL:
-                long advisory = LockRows.advisoryKey(TABLE, key);
-                query(connection, "SELECT pg_advisory_lock(?)", advisory);
-                return () -> query(connection, "SELECT pg_advisory_unlock(?)", advisory);
-            case MARIADB:
-                String lockName = LockRows.sessionLockName(TABLE, key);
-                query(connection, "SELECT GET_LOCK(?, 10)", lockName);
-                return () -> query(connection, "SELECT RELEASE_LOCK(?)", lockName);
-            default:
-                try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE
-                        + " (lock_key, namespace, name, owner, holder, fence, expires_at) VALUES (?, ?, ?, NULL, NULL, 0, 0)")) {
-                    insert.setString(1, rowKey);
-                    insert.setString(2, namespace);
-                    insert.setString(3, name);
-                    insert.executeUpdate();
-                }
-                connection.setAutoCommit(false);
-                query(connection, "SELECT fence FROM " + TABLE + " WHERE lock_key = ? FOR UPDATE", rowKey);
-                return connection::rollback;
+        SqlDialect dialect = target.dialect();
+        if (dialect instanceof PostgresDialect) {
+            long advisory = LockRows.advisoryKey(TABLE, key);
+            query(connection, "SELECT pg_advisory_lock(?)", advisory);
+            return () -> query(connection, "SELECT pg_advisory_unlock(?)", advisory);
         }
+        if (dialect instanceof MariaDbDialect) {
+            String lockName = LockRows.sessionLockName(TABLE, key);
+            query(connection, "SELECT GET_LOCK(?, 10)", lockName);
+            return () -> query(connection, "SELECT RELEASE_LOCK(?)", lockName);
+        }
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE
+                + " (lock_key, namespace, name, owner, holder, fence, expires_at) VALUES (?, ?, ?, NULL, NULL, 0, 0)")) {
+            insert.setString(1, rowKey);
+            insert.setString(2, namespace);
+            insert.setString(3, name);
+            insert.executeUpdate();
+        }
+        connection.setAutoCommit(false);
+        query(connection, "SELECT fence FROM " + TABLE + " WHERE lock_key = ? FOR UPDATE", rowKey);
+        return connection::rollback;
     }
 
     private static void update(Connection connection, String sql, String key) throws SQLException {
@@ -597,8 +610,7 @@ class JdbcLocalGateTest {
                     String thread = Thread.currentThread().getName();
                     String previous = lastByThread.put(thread, sql);
                     // on MariaDB the upsert right after the update that took nothing is the same ask
-                    boolean sameAsk = target.dialect().takesExistingRowFirst() && sql.equals(target.dialect().acquire(TABLE))
-                            && target.dialect().takeExisting(TABLE).equals(previous);
+                    boolean sameAsk = sql.equals(target.upsert()) && previous != null && previous.equals(target.takeExisting());
                     if (target.isAcquire(sql) && !sameAsk) {
                         acquiresByThread.computeIfAbsent(thread, name -> new AtomicInteger()).incrementAndGet();
                     }

@@ -55,7 +55,7 @@ class JdbcTargetTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms");
         assertThatThrownBy(() -> JdbcTarget.parse("jdbc:postgresql://h/db?cerberus.poolSize=many", JdbcOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole number");
-        assertThatThrownBy(() -> Dialect.of("Oracle", "jdbc:oracle:x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> SqlDialect.of("Oracle", "jdbc:oracle:x", "cerberus_locks")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("supports PostgreSQL, MariaDB, MySQL and H2");
     }
 

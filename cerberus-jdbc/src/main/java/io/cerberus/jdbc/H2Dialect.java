@@ -1,0 +1,88 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.spi.Acquisition;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * H2. The acquire is a {@code MERGE} that returns nothing, so every acquire is followed by a read
+ * of the row: two statements, granted or not. No wanted marks (the column stays 0), no hand-over
+ * in the release (the next thread asks), no notifications. Session locks: {@link RowLocks}, which
+ * lock rows of the lock table, so session mode needs the table too.
+ */
+final class H2Dialect extends SqlDialect {
+    static final String NOW = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
+    /**
+     * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
+     * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
+     * holder, lease in ms.
+     */
+    final String acquireSql;
+
+    H2Dialect(String table) {
+        super(NOW, table);
+        this.acquireSql = "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
+                + "CAST(? AS VARCHAR(512)), CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(256)), CAST(? AS BIGINT))) "
+                + "AS s(lock_key, namespace, name, owner, holder, lease_ms) ON t.lock_key = s.lock_key "
+                + "WHEN MATCHED AND (t.owner IS NULL OR t.owner = s.owner OR t.expires_at <= " + now + ") THEN UPDATE SET "
+                + "fence = CASE WHEN t.owner = s.owner THEN t.fence ELSE t.fence + 1 END, "
+                + "owner = s.owner, holder = s.holder, expires_at = " + now + " + s.lease_ms "
+                + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                + "VALUES (s.lock_key, s.namespace, s.name, s.owner, s.holder, 1, " + now + " + s.lease_ms)";
+    }
+
+    @Override
+    void prepareSessionLocks(LockTable tables) throws SQLException {
+        tables.ensure(createTable());
+    }
+
+    /** The {@code MERGE}, then {@link #readRowSql}: the row says whether this attempt holds it. */
+    @Override
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
+            bindAcquire(statement, attempt, key);
+            statement.executeUpdate();
+        }
+        try (PreparedStatement statement = db.prepare(connection, readRowSql)) {
+            statement.setString(1, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return Answer.busy();
+                }
+                String owner = rows.getString(1);
+                if (attempt.token().equals(owner)) {
+                    return Answer.granted(rows.getLong(2));
+                }
+                long left = rows.getLong(3);
+                if (owner == null || left <= 0) {
+                    return null;
+                }
+                return Answer.busy(owner, left, -1);
+            }
+        }
+    }
+
+    @Override
+    SessionLocks sessionLocks(Db db) {
+        return new RowLocks(db, table);
+    }
+
+    @Override
+    String createRecordTable(String table) {
+        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
+                + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result BLOB, failure SMALLINT NOT NULL, "
+                + "expires_at BIGINT)";
+    }
+
+    @Override
+    String claimRecord(String table) {
+        return "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(64)), "
+                + "CAST(? AS VARCHAR(128)), CAST(? AS BIGINT))) AS s(id_key, token, fingerprint, lease_ms) ON t.id_key = s.id_key "
+                + "WHEN MATCHED AND t.expires_at IS NOT NULL AND t.expires_at <= " + now + " THEN UPDATE SET completed = 0, token = s.token, fingerprint = s.fingerprint, "
+                + "result = NULL, failure = 0, expires_at = " + now + " + s.lease_ms "
+                + "WHEN NOT MATCHED THEN INSERT (id_key, completed, token, fingerprint, result, failure, expires_at) "
+                + "VALUES (s.id_key, 0, s.token, s.fingerprint, NULL, 0, " + now + " + s.lease_ms)";
+    }
+}

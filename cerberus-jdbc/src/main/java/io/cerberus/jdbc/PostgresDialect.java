@@ -1,0 +1,202 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.spi.Acquisition;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * PostgreSQL. A granted acquire is one statement (an upsert {@code RETURNING} the fence); a refused
+ * one then reads the row with an update that marks it wanted for
+ * {@link LeaseRowEngine#WANTED_MARK_MS}, so that the holder's release notifies the engine's channel
+ * ({@link #channel}, relayed by {@link PgListener}). A release notifies only when the row is marked:
+ * a lock nobody else waits for is released without a notification, which costs a wake-up of every
+ * listening session and a database-wide lock at commit. No wake-up is lost to the mark: the release
+ * and the marking update serialise on the row, and a refusal that then reads the row free asks once
+ * more at once. The release hands over in the same statement ({@link HandOverRelease}); changes of
+ * idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}.
+ */
+final class PostgresDialect extends SqlDialect implements HandOverRelease {
+    static final String NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
+    /** The notification channel of the lock table: an identifier, lower case. */
+    final String channel;
+    /**
+     * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
+     * retry), bumping the fence unless it is a retry, and returns the fence of a granted hold (no
+     * row: busy). Parameters: key, namespace, name, owner, holder, lease in ms.
+     */
+    final String acquireSql;
+    /**
+     * The read after a refused acquire: marks the row wanted for a while and returns owner, fence,
+     * milliseconds left, the mark written and the one it replaced. Parameters: mark in ms, key, key.
+     */
+    final String markWantedSql;
+    /** {@link #releaseSql} that returns a row when released, and notifies when the row is marked wanted. Parameters: key, owner. */
+    final String notifyingReleaseSql;
+    /**
+     * {@link HandOverRelease} in one statement. Parameters: next owner, next holder, next lease in
+     * ms, own mark, regardless (boolean), key, releasing owner. Returns, when the releasing hold was
+     * still ours and unexpired, the new owner (null when released) and the fence.
+     */
+    final String handOverSql;
+
+    PostgresDialect(String table) {
+        super(NOW, table);
+        this.channel = channel(table);
+        this.acquireSql = "INSERT INTO " + table + " AS t (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                + "ON CONFLICT (lock_key) DO UPDATE SET "
+                + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE t.fence + 1 END, "
+                + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
+                + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
+                + "RETURNING t.fence";
+        this.markWantedSql = "UPDATE " + table + " t SET wanted_until = " + now + " + ? "
+                + "FROM (SELECT wanted_until AS before FROM " + table + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
+                + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
+        this.notifyingReleaseSql = "WITH released AS (" + releaseSql + " RETURNING lock_key, wanted_until) "
+                + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel + "', lock_key) END FROM released";
+        String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
+        this.handOverSql = "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
+                + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now + " AS now), "
+                + "moved AS (UPDATE " + table + " t SET "
+                + "owner = CASE WHEN " + pass + " THEN p.next END, "
+                + "holder = CASE WHEN " + pass + " THEN p.holder END, "
+                + "fence = CASE WHEN " + pass + " THEN t.fence + 1 ELSE t.fence END, "
+                + "expires_at = CASE WHEN " + pass + " THEN p.now + p.lease ELSE 0 END "
+                + "FROM p WHERE t.lock_key = ? AND t.owner = ? AND t.expires_at > p.now "
+                + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
+                + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('" + channel
+                + "', lock_key) END FROM moved";
+    }
+
+    /** @return the notification channel of a lock table: an identifier, lower case */
+    static String channel(String table) {
+        String name = "cerberus_" + table.replace('.', '_').toLowerCase(Locale.ROOT);
+        return name.length() <= 63 ? name : name.substring(0, 63);
+    }
+
+    /** Adds the column {@code wanted_until} to a table of an earlier version. */
+    String addWantedColumn() {
+        return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0";
+    }
+
+    @Override
+    void prepareLeaseRows(LockTable tables) throws SQLException {
+        super.prepareLeaseRows(tables);
+        tables.ensureWantedColumn(addWantedColumn());
+    }
+
+    /** The upsert, then, when it granted nothing, the marking read: two statements only when refused. */
+    @Override
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
+            bindAcquire(statement, attempt, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (rows.next()) {
+                    return Answer.granted(rows.getLong(1));
+                }
+            }
+        }
+        try (PreparedStatement statement = db.prepare(connection, markWantedSql)) {
+            statement.setLong(1, LeaseRowEngine.WANTED_MARK_MS);
+            statement.setString(2, key);
+            statement.setString(3, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return Answer.busy();
+                }
+                String owner = rows.getString(1);
+                gate.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
+                if (attempt.token().equals(owner)) {
+                    return Answer.granted(rows.getLong(2));
+                }
+                long left = rows.getLong(3);
+                if (owner == null || left <= 0) {
+                    return null;
+                }
+                return Answer.busy(owner, left, -1);
+            }
+        }
+    }
+
+    @Override
+    boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, notifyingReleaseSql)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next();
+            }
+        }
+    }
+
+    @Override
+    Optional<HandOverRelease> handOverRelease() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, LocalGate.HandOver handOver) throws SQLException {
+        Acquisition next = handOver.next().attempt();
+        try (PreparedStatement statement = db.prepare(connection, handOverSql)) {
+            statement.setString(1, next.token());
+            statement.setString(2, LockRows.holder(next.holder()));
+            statement.setLong(3, next.lease().toMillis());
+            statement.setLong(4, handOver.ownMark());
+            statement.setBoolean(5, handOver.evenIfWanted());
+            statement.setString(6, key);
+            statement.setString(7, releasing.token());
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return NOT_RELEASED;
+                }
+                return next.token().equals(rows.getString(1)) ? rows.getLong(2) : RELEASED;
+            }
+        }
+    }
+
+    @Override
+    Optional<PgListener> notifications(ConnectionSource source) {
+        return Optional.ofNullable(PgListener.start(source, channel));
+    }
+
+    @Override
+    SessionLocks sessionLocks(Db db) {
+        return new PostgresAdvisoryLocks(db, table, channel);
+    }
+
+    @Override
+    String createRecordTable(String table) {
+        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
+                + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result BYTEA, failure SMALLINT NOT NULL, "
+                + "expires_at BIGINT)";
+    }
+
+    @Override
+    String claimRecord(String table) {
+        return "INSERT INTO " + table + " AS t (id_key, completed, token, fingerprint, result, failure, expires_at) "
+                + "VALUES (?, 0, ?, ?, NULL, 0, " + now + " + ?) ON CONFLICT (id_key) DO UPDATE SET completed = 0, "
+                + "token = EXCLUDED.token, fingerprint = EXCLUDED.fingerprint, result = NULL, failure = 0, "
+                + "expires_at = EXCLUDED.expires_at WHERE t.expires_at IS NOT NULL AND t.expires_at <= " + now;
+    }
+
+    /** A change also notifies the channel with the record's key, in the same statement (delivered at commit), and returns one row per changed record. */
+    @Override
+    String notifying(String change) {
+        return "WITH changed AS (" + change + " RETURNING id_key) SELECT pg_notify('" + channel + "', id_key) FROM changed";
+    }
+
+    @Override
+    int change(PreparedStatement statement) throws SQLException {
+        int rows = 0;
+        try (ResultSet changed = statement.executeQuery()) {
+            while (changed.next()) {
+                rows++;
+            }
+        }
+        return rows;
+    }
+}

@@ -1,0 +1,255 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * One database's way of keeping the engine's locks: a subclass per database
+ * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}) owns the statements that
+ * differ and does what only some databases can (a hand-over in the release, notifications, renewing
+ * many rows in one statement). The engines call these methods and never ask which database it is.
+ *
+ * <p>An instance belongs to one engine and one lock table: its statements are built once, in the
+ * constructor, and prepared on the engine's connections exactly as they are used. Every statement
+ * takes its values as parameters; only table names (checked by {@link JdbcTarget#checkTable}) and
+ * the notification channel are spliced in. Expiries are set and judged by {@link #now}, the
+ * database's clock, never the client's. Methods that take a connection send their statements on it
+ * in the order their javadoc gives, and throw the driver's {@link SQLException} for
+ * {@link Db#run} to judge.
+ */
+abstract class SqlDialect {
+    /** The database's clock in milliseconds since the epoch: every expiry is set and judged by it. */
+    final String now;
+    /** The lock table, as the user named it. */
+    final String table;
+    /** Reads a lock's row: owner, fence, milliseconds left. Parameter: key. */
+    final String readRowSql;
+    /** Extends a hold still ours and unexpired. Parameters: lease in ms, key, owner. */
+    final String renewSql;
+    /** Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key, owner. */
+    final String releaseSql;
+    /** Counts live holds of a key. Parameter: key. */
+    final String isLockedSql;
+    /** Lists live holds of a namespace: name, holder, fence, ms left. Parameter: namespace. */
+    final String inspectSql;
+
+    SqlDialect(String now, String table) {
+        this.now = now;
+        this.table = table;
+        this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
+        this.renewSql = "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.releaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
+                + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.isLockedSql = "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
+        this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
+                + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
+    }
+
+    /**
+     * @param productName {@link java.sql.DatabaseMetaData#getDatabaseProductName()}
+     * @param describe the engine, for the message
+     * @param table the lock table
+     * @return the dialect of that database, for that table
+     * @throws IllegalArgumentException for a database we do not support
+     */
+    static SqlDialect of(String productName, String describe, String table) {
+        String name = productName.toLowerCase(Locale.ROOT);
+        if (name.contains("postgres")) {
+            return new PostgresDialect(table);
+        }
+        if (name.contains("mariadb") || name.contains("mysql")) {
+            return new MariaDbDialect(table);
+        }
+        if (name.equals("h2")) {
+            return new H2Dialect(table);
+        }
+        throw new IllegalArgumentException("the database of " + describe + " is " + productName
+                + "; the jdbc engine supports PostgreSQL, MariaDB, MySQL and H2");
+    }
+
+    // ---- tables
+
+    /** @return what follows the column list of a {@code CREATE TABLE}: storage engine, character set */
+    String tableOptions() {
+        return "";
+    }
+
+    /** @return the lock table's DDL, for the engine and for DBAs who create the table themselves */
+    final String createTable() {
+        return "CREATE TABLE IF NOT EXISTS " + table + " ("
+                + "lock_key VARCHAR(64) NOT NULL PRIMARY KEY, "
+                + "namespace VARCHAR(128) NOT NULL, "
+                + "name VARCHAR(512) NOT NULL, "
+                + "owner VARCHAR(64), "
+                + "holder VARCHAR(256), "
+                + "fence BIGINT NOT NULL, "
+                + "expires_at BIGINT NOT NULL, "
+                + "wanted_until BIGINT NOT NULL DEFAULT 0)" + tableOptions();
+    }
+
+    /** A statement that fails when {@code table} is missing. */
+    static String probeTable(String table) {
+        return "SELECT COUNT(*) FROM " + table + " WHERE 1 = 0";
+    }
+
+    /** Makes sure lease-row mode finds its lock table, as this database's engine uses it. */
+    void prepareLeaseRows(LockTable tables) throws SQLException {
+        tables.ensure(createTable());
+    }
+
+    /** Makes sure session mode finds what its session locks use: by default nothing. */
+    void prepareSessionLocks(LockTable tables) throws SQLException {
+    }
+
+    // ---- lease-row mode
+
+    /**
+     * What the database answered an acquire.
+     *
+     * @param result granted or busy
+     * @param holder on a busy answer, the holding attempt's token if read, else null
+     * @param holderFence on a busy answer, the holder's fence where this engine's line watches the
+     *     lock change hands elsewhere (a database that does not notify: waiters poll), else -1
+     */
+    record Answer(AcquireResult result, String holder, long holderFence) {
+        static Answer granted(long fence) {
+            return new Answer(AcquireResult.granted(fence), null, -1);
+        }
+
+        /** @return busy for a holder with {@code left} ms of lease, to be asked again within that, not before the shortest backoff */
+        static Answer busy(String holder, long left, long holderFence) {
+            return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(LocalGate.MIN_BACKOFF_MS, left))), holder, holderFence);
+        }
+
+        /** @return busy with nothing known of the holder: ask again at the shortest backoff */
+        static Answer busy() {
+            return new Answer(AcquireResult.busy(Duration.ofMillis(LocalGate.MIN_BACKOFF_MS)), null, -1);
+        }
+    }
+
+    /**
+     * Sends the acquire of {@code attempt} and, when it did not say it granted, reads the row
+     * (see the subclasses for the statements and what they cost).
+     *
+     * @param key the lock's row key
+     * @param gate this engine's line, told of the wanted marks the statements write and read
+     * @return the answer, or {@code null} when the acquire was refused but the row read after it
+     *     is free or gone: ask once more at once
+     */
+    abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException;
+
+    /** Sets the upsert's parameters: key, namespace, name, owner, holder, lease in ms. */
+    static void bindAcquire(PreparedStatement statement, Acquisition attempt, String key) throws SQLException {
+        statement.setString(1, key);
+        statement.setString(2, attempt.key().namespace());
+        statement.setString(3, attempt.key().name());
+        statement.setString(4, attempt.token());
+        statement.setString(5, LockRows.holder(attempt.holder()));
+        statement.setLong(6, attempt.lease().toMillis());
+    }
+
+    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and is released */
+    boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** @return the release that hands the lock over in the same statement, where this database has one */
+    Optional<HandOverRelease> handOverRelease() {
+        return Optional.empty();
+    }
+
+    /** @return a started listener for the releases of other processes, where this database notifies */
+    Optional<PgListener> notifications(ConnectionSource source) {
+        return Optional.empty();
+    }
+
+    /**
+     * Renews two holds or more: by default one batch of {@link #renewSql}, a row count per hold.
+     *
+     * @param notHeld reads the rows of holds whose count the driver did not tell, and returns
+     *     those no longer held
+     * @return the attempts no longer held
+     */
+    Set<Acquisition> renewAll(Db db, Collection<Acquisition> attempts, Function<List<Acquisition>, Set<Acquisition>> notHeld) {
+        List<Acquisition> list = new ArrayList<>(attempts);
+        int[] counts = db.run("renewing " + list.size() + " locks", true, connection -> {
+            try (PreparedStatement statement = db.prepare(connection, renewSql)) {
+                for (Acquisition attempt : list) {
+                    statement.setLong(1, attempt.lease().toMillis());
+                    statement.setString(2, LockRows.key(table, attempt.key()));
+                    statement.setString(3, attempt.token());
+                    statement.addBatch();
+                }
+                return statement.executeBatch();
+            }
+        });
+        Set<Acquisition> lost = new HashSet<>();
+        List<Acquisition> untold = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            int count = i < counts.length ? counts[i] : Statement.EXECUTE_FAILED;
+            if (count == Statement.SUCCESS_NO_INFO || count == Statement.EXECUTE_FAILED) {
+                untold.add(list.get(i));
+            } else if (count != 1) {
+                lost.add(list.get(i));
+            }
+        }
+        lost.addAll(notHeld.apply(untold));
+        return lost;
+    }
+
+    /** Reads the rows of {@code keys} locks: key, owner, milliseconds left. Parameters: the keys. */
+    final String readRows(int keys) {
+        return "SELECT lock_key, owner, expires_at - " + now + " FROM " + table + " WHERE lock_key IN ("
+                + String.join(", ", Collections.nCopies(keys, "?")) + ")";
+    }
+
+    // ---- session mode
+
+    /** @return this database's session locks, on {@code db}'s connections */
+    abstract SessionLocks sessionLocks(Db db);
+
+    // ---- idempotency records
+
+    /** @return the DDL of the idempotency table {@code table} */
+    abstract String createRecordTable(String table);
+
+    /**
+     * The claim: takes the record's row when it is missing or expired. Parameters: key, token,
+     * fingerprint, lease in ms.
+     */
+    abstract String claimRecord(String table);
+
+    /** @return {@code change} (an update or delete of records) as this database sends it: by default as it is */
+    String notifying(String change) {
+        return change;
+    }
+
+    /** Runs a change built by {@link #notifying}: @return how many records it changed */
+    int change(PreparedStatement statement) throws SQLException {
+        return statement.executeUpdate();
+    }
+
+    /** @return the largest result one completion may carry here, or {@code otherwise} when the database sets no lower limit */
+    int maxResultBytes(Db db, int otherwise) {
+        return otherwise;
+    }
+}
