@@ -2,20 +2,17 @@ package io.cerberus.cli;
 
 import java.time.Duration;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * Durations as people type them on a command line: a whole number and a unit, {@code 500ms},
- * {@code 10s}, {@code 2m}, {@code 1h}, or a bare {@code 0}. Parsed strictly: no fractions, no
- * spaces, no unit-less numbers other than zero, nothing longer than 365 days.
+ * Durations as people type them on a command line: the engines' grammar (a whole number and a
+ * unit, {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}; see
+ * {@link io.cerberus.spi.support.Durations}) or a bare {@code 0}. No fractions, no spaces, no
+ * unit-less numbers other than zero, nothing longer than 365 days.
  */
 final class Durations implements ITypeConverter<Duration> {
-    private static final Pattern AMOUNT_AND_UNIT = Pattern.compile("(\\d{1,12})(ms|s|m|h)");
-    private static final Duration LONGEST = Duration.ofDays(365);
-    static final String FORMS = "a whole number with a unit: 500ms, 10s, 2m, 1h, or 0";
+    static final String FORMS = "a whole number with a unit: 500ms, 10s, 2m, 1h (at most 365 days), or 0";
 
     /** For picocli. */
     Durations() {
@@ -32,24 +29,14 @@ final class Durations implements ITypeConverter<Duration> {
      * @throws TypeConversionException naming the accepted forms, if the text is not one of them
      */
     static Duration parse(String text) {
-        if (text.equals("0")) {
+        if (text.matches("0{1,12}(ns|us|ms|s|m|h)?")) {
             return Duration.ZERO;
         }
-        Matcher m = AMOUNT_AND_UNIT.matcher(text);
-        if (!m.matches()) {
+        try {
+            return io.cerberus.spi.support.Durations.parsePositive("'" + text + "'", text);
+        } catch (IllegalArgumentException e) {
             throw new TypeConversionException("'" + text + "' is not a duration; use " + FORMS);
         }
-        long amount = Long.parseLong(m.group(1));
-        Duration d = switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(amount);
-            case "s" -> Duration.ofSeconds(amount);
-            case "m" -> Duration.ofMinutes(amount);
-            default -> Duration.ofHours(amount);
-        };
-        if (d.compareTo(LONGEST) > 0) {
-            throw new TypeConversionException("'" + text + "' is too long; the longest duration is 365 days (8760h)");
-        }
-        return d;
     }
 
     /**
