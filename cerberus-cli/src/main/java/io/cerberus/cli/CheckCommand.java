@@ -143,8 +143,8 @@ final class CheckCommand implements Callable<Integer> {
     private int run(String engineUri) throws Exception {
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
-            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://"
-                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
+            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
+                    + " memcached:// and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -233,7 +233,8 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (given("--persistence") && !List.of("redis", "redlock", "sentinel").contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock and sentinel"
-                    + (server == null ? "" : "; --server " + server + " keeps its own data"));
+                    + (server == null ? "" : "; --server " + server + ("memcached".equals(server) ? " keeps nothing across a restart"
+                    : " keeps its own data")));
         }
         if (waitReplicas < 0 || waitReplicas > 1) {
             throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was "
