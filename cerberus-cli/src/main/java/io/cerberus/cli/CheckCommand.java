@@ -68,17 +68,17 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd:// and jdbc: engines),"
-                    + " server-kill (needs --server redis, redlock, postgres, zk or etcd: kills the server, a minority of Redlock's nodes,"
-                    + " or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
+            description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd://, memcached:// and jdbc:"
+                    + " engines), server-kill (needs --server redis, redlock, postgres, zk, etcd or memcached: kills the server, a minority of"
+                    + " Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
                     + " redlock: 3 of 5 nodes), failover (--server sentinel: kills the primary), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
             + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), zk (a 3-server"
-            + " ZooKeeper ensemble, session timeout = --lease) or etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
-            + " seconds, at least 2).")
+            + " ZooKeeper ensemble, session timeout = --lease), etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
+            + " seconds, at least 2) or memcached (one memcached with -M; a restart empties it).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",

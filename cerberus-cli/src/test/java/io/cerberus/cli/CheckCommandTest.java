@@ -280,7 +280,7 @@ class CheckCommandTest {
         assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
-        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd:// and jdbc: engines");
+        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd://, memcached:// and jdbc: engines");
         Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
         assertThat(leaderKill.exitCode()).isEqualTo(64);
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
