@@ -68,17 +68,17 @@ final class CheckCommand implements Callable<Integer> {
     private Duration think;
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
-            description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd:// and jdbc: engines),"
-                    + " server-kill (needs --server redis, redlock, postgres, zk or etcd: kills the server, a minority of Redlock's nodes,"
-                    + " or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
+            description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd://, memcached:// and jdbc:"
+                    + " engines), server-kill (needs --server redis, redlock, postgres, zk, etcd or memcached: kills the server, a minority of"
+                    + " Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
                     + " redlock: 3 of 5 nodes), failover (--server sentinel: kills the primary), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
             + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), zk (a 3-server"
-            + " ZooKeeper ensemble, session timeout = --lease) or etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
-            + " seconds, at least 2).")
+            + " ZooKeeper ensemble, session timeout = --lease), etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
+            + " seconds, at least 2) or memcached (one memcached with -M; a restart empties it).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
@@ -143,8 +143,8 @@ final class CheckCommand implements Callable<Integer> {
     private int run(String engineUri) throws Exception {
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
-            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://"
-                    + " and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
+            throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
+                    + " memcached:// and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -233,7 +233,8 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (given("--persistence") && !List.of("redis", "redlock", "sentinel").contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock and sentinel"
-                    + (server == null ? "" : "; --server " + server + " keeps its own data"));
+                    + (server == null ? "" : "; --server " + server + ("memcached".equals(server) ? " keeps nothing across a restart"
+                    : " keeps its own data")));
         }
         if (waitReplicas < 0 || waitReplicas > 1) {
             throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was "

@@ -45,7 +45,7 @@ final class ClientProxies implements AutoCloseable {
         this.logs = logs;
     }
 
-    /** @return whether the servers of this engine URI can be put behind proxies: redis://, zk://, etcd:// and jdbc: URLs */
+    /** @return whether the servers of this engine URI can be put behind proxies: redis://, zk://, etcd://, memcached:// and jdbc: URLs */
     static boolean proxiable(String engineUri) {
         return ProxiedUri.proxiable(engineUri);
     }

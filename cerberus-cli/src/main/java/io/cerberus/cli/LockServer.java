@@ -9,14 +9,14 @@ import java.util.function.Consumer;
 /**
  * A lock server that {@code cerberus check --server KIND} runs itself (one redis-server, Redlock's
  * five, Sentinel's primary, replica and Sentinels, PostgreSQL, a ZooKeeper ensemble, an etcd
- * cluster), so that it can fault it:
+ * cluster, memcached), so that it can fault it:
  * start it, give the clients its engine URI, inject a server fault (each step confirmed, not only
  * sent), stop it.
  */
 interface LockServer extends AutoCloseable {
 
     /** The kinds {@code --server} takes. */
-    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "zk", "etcd");
+    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "zk", "etcd", "memcached");
 
     /** The faults ({@code --faults}) that need a server the checker runs. */
     List<String> FAULTS = List.of("server-kill", "leader-kill", "majority-kill", "failover");
@@ -27,7 +27,7 @@ interface LockServer extends AutoCloseable {
      */
     static List<String> faultsOf(String kind) {
         return switch (kind) {
-            case "redis", "postgres" -> List.of("server-kill");
+            case "redis", "postgres", "memcached" -> List.of("server-kill");
             case "redlock" -> List.of("server-kill", "majority-kill");
             case "sentinel" -> List.of("failover");
             case "zk", "etcd" -> List.of("server-kill", "leader-kill");
@@ -54,6 +54,7 @@ interface LockServer extends AutoCloseable {
             case "postgres" -> PostgresServer.start(dir, jdbcMode);
             case "zk" -> CheckZooKeeperEnsemble.start(dir, lease);
             case "etcd" -> CheckEtcdCluster.start(dir, lease);
+            case "memcached" -> MemcachedServer.start(dir);
             default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
         };
     }

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * One member of an ensemble the safety checker runs (a ZooKeeper server, an etcd member): started
+ * One server process the safety checker runs (a ZooKeeper server, an etcd member, memcached): started
  * with its output appended to a file, killed with SIGKILL and confirmed gone (exited, client port
  * refusing), started again with the same command and data. Not thread-safe: the checker's fault
  * loop is its only user.

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The safety checker in short runs: real client JVMs, real faults (SIGSTOP past the lease,
  * SIGKILL while holding, connections cut or slowed through a proxy, a server killed, a Sentinel
- * failover), real redis-server, Sentinels and PostgreSQL. Also its negative controls: without the lock, and
+ * failover), real redis-server, Sentinels, PostgreSQL and memcached. Also its negative controls: without the lock, and
  * with fencing ignored, it must find violations; a run in which no client held the lock must say so
  * (NO_PROGRESS, exit code 2), never SAFE.
  */
@@ -230,6 +230,21 @@ class CheckCommandTest {
     }
 
     @Test
+    void aKilledMemcachedIsConfirmedDownAndComesBackEmpty() throws Exception {
+        Cli.Result run = check("--server", "memcached", "--faults", "server-kill", "--server-down", "0", "--think", "300ms",
+                "--fault-every", "2s");
+
+        // no fencing token: whether a holder's write lands after a restart freed its lock is timing, so SAFE or UNSAFE
+        assertThat(run.exitCode()).as(run.toString()).isIn(ExitCodes.OK, CheckCommand.UNSAFE);
+        assertThat(confirmed(run.stdout(), "server-kill")).as("exited, port closed, answering again")
+                .isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
+        assertThat(run.stdout()).containsPattern("server-restart=[1-9]");
+        assertThat(count(run.stdout(), "tokens backwards")).as("memcached hands out no tokens").isZero();
+        assertThat(Files.readString(dir.resolve("out/faults.log"))).as("memcached keeps nothing across a restart")
+                .contains("after the restart 0 (memcached keeps nothing)");
+    }
+
+    @Test
     void negativeControlWithoutTheLockIsUnsafe() {
         Cli.Result run = check("--no-lock", "--faults", "none", "--duration", "2s", "--think", "20ms");
 
@@ -280,13 +295,20 @@ class CheckCommandTest {
         assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
-        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd:// and jdbc: engines");
+        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd://, memcached:// and jdbc: engines");
         Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
         assertThat(leaderKill.exitCode()).isEqualTo(64);
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, zk, etcd, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, zk, etcd, memcached, was 'consul'");
+        Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
+        assertThat(memcachedLeader.exitCode()).isEqualTo(64);
+        assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
+        Cli.Result memcachedAof = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--persistence", "aof");
+        assertThat(memcachedAof.exitCode()).isEqualTo(64);
+        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server memcached keeps"
+                + " nothing across a restart");
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
         assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server zk keeps its own data");

@@ -43,6 +43,18 @@ class ProxiedUriTest {
     }
 
     @Test
+    void memcachedServersKeepTheirOrderAndTheTimeoutStays() {
+        // the engine finds a lock's server by its index in the URI, so the proxies must keep the order
+        ProxiedUri proxied = ProxiedUri.start("memcached://127.0.0.1:11311,127.0.0.1?timeout=2s");
+        try {
+            assertThat(proxied.uri()).isEqualTo("memcached://127.0.0.1:" + proxied.proxies().get(0).port() + ",127.0.0.1:"
+                    + proxied.proxies().get(1).port() + "?timeout=2s");
+        } finally {
+            proxied.proxies().forEach(FaultProxy::close);
+        }
+    }
+
+    @Test
     void enginesWithoutServersInTheirUriCannotBeProxied() {
         assertThat(ProxiedUri.proxiable("file:/tmp/locks")).isFalse();
         assertThat(ProxiedUri.proxiable("redis-sentinel://127.0.0.1:26379#locks")).isFalse();
