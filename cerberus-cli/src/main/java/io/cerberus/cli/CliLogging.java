@@ -14,7 +14,8 @@ import java.util.logging.Logger;
  * Routes the library's {@link System.Logger} output (java.util.logging by default) to standard
  * error as one line per record, warnings and worse only, so a routine run prints nothing but its
  * own output. The client libraries' records (Lettuce, Netty, gRPC, ZooKeeper, the JDBC drivers)
- * are shown only when SEVERE: Cerberus reports what their warnings mean (an engine it cannot reach,
+ * are shown only when SEVERE (xmemcached's not even then: it logs every failed reconnect as an
+ * error): Cerberus reports what their warnings mean (an engine it cannot reach,
  * a lost lock) in its own words, once, where a reconnecting client would repeat itself every
  * second. {@code --verbose} shows every record from INFO up, and stack traces.
  */
@@ -31,7 +32,8 @@ final class CliLogging {
         ConsoleHandler handler = new ConsoleHandler();
         handler.setLevel(Level.ALL);
         handler.setFormatter(new OneLine());
-        handler.setFilter(record -> verbose || record.getLevel().intValue() >= Level.SEVERE.intValue() || fromCerberus(record));
+        handler.setFilter(record -> verbose || fromCerberus(record)
+                || record.getLevel().intValue() >= Level.SEVERE.intValue() && !fromReconnectingMemcachedClient(record));
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
     }
@@ -39,6 +41,15 @@ final class CliLogging {
     private static boolean fromCerberus(LogRecord record) {
         String logger = record.getLoggerName();
         return logger != null && logger.startsWith("io.cerberus");
+    }
+
+    /**
+     * xmemcached logs each failed reconnect to a server that is down as an error, once a second;
+     * the engine says once, in its own words, that the server cannot be reached.
+     */
+    private static boolean fromReconnectingMemcachedClient(LogRecord record) {
+        String logger = record.getLoggerName();
+        return logger != null && (logger.startsWith("net.rubyeye.xmemcached") || logger.startsWith("com.google.code.yanf4j"));
     }
 
     /** Shows INFO records and stack traces from now on. */
