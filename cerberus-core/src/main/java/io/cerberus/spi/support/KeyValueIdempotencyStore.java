@@ -57,14 +57,14 @@ final class KeyValueIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
         Optional<String> text = store.get(entryKey(id));
-        if (text.filter(value -> owns(value, token, true)).isPresent()) {
-            return true; // a resent completion
-        }
-        if (text.filter(value -> owns(value, token, false)).isEmpty()) {
+        IdempotencyRecord record = text.map(KeyValueIdempotencyStore::decode).orElse(null);
+        if (record == null || !record.token().equals(token)) {
             return false;
         }
-        String fingerprint = decode(text.get()).fingerprint();
-        String done = "C\n" + token + "\n" + fingerprint + "\n" + (failure ? "F" : "V") + "\n" + Base64.getEncoder().encodeToString(result);
+        if (record.completed()) {
+            return true; // a resent completion
+        }
+        String done = "C\n" + token + "\n" + record.fingerprint() + "\n" + (failure ? "F" : "V") + "\n" + Base64.getEncoder().encodeToString(result);
         return store.replaceIfEquals(entryKey(id), text.get(), done, retention == null ? KeyValueStore.FOREVER : store.expiryFor(retention));
     }
 
