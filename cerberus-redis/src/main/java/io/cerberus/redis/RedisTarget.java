@@ -49,12 +49,12 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             waitTimeout = options.waitTimeout();
         }
         Kind kind = scheme.endsWith("-sentinel") ? Kind.SENTINEL : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
-        if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && !hasParameter(lettuceUri, "sentinelMasterId")) {
+        if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && parts.parameter("sentinelMasterId").isEmpty()) {
             throw new IllegalArgumentException("a redis-sentinel URI names its master after #, e.g."
                     + " redis-sentinel://sentinel1:26379,sentinel2:26379#mymaster, was " + shown);
         }
         List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, scheme, shown) : List.of(lettuce(lettuceUri, shown));
-        Optional<Duration> timeout = hasParameter(uri, "timeout") ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
+        Optional<Duration> timeout = parts.parameter("timeout").isPresent() ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
         timeout.ifPresent(t -> {
             if (t.isZero() || t.isNegative()) {
                 throw new IllegalArgumentException("the timeout of redis URI " + shown + " must be positive");
@@ -145,27 +145,10 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             throw new IllegalArgumentException("Redis Cluster has only database 0; drop the database parameter of " + shown);
         }
         List<RedisURI> seeds = new ArrayList<>();
-        for (String host : hosts.split(",")) {
-            if (host.isBlank()) {
-                throw new IllegalArgumentException("redis-cluster URI " + shown + " has an empty host in its list; write"
-                        + " redis-cluster://host1:port1,host2:port2");
-            }
+        for (String host : hosts.split(",")) { // none empty: EngineUri refused that
             seeds.add(lettuce(base + userInfo + host + parameters, shown));
         }
         return seeds;
-    }
-
-    private static boolean hasParameter(String uri, String name) {
-        int query = uri.indexOf('?');
-        if (query < 0) {
-            return false;
-        }
-        for (String parameter : uri.substring(query + 1).split("[&#]")) {
-            if (parameter.equals(name) || parameter.startsWith(name + "=")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
