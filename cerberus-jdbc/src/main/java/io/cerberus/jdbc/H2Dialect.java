@@ -51,15 +51,7 @@ final class H2Dialect extends SqlDialect {
                 if (!rows.next()) {
                     return Answer.busy();
                 }
-                String owner = rows.getString(1);
-                if (attempt.token().equals(owner)) {
-                    return Answer.granted(rows.getLong(2));
-                }
-                long left = rows.getLong(3);
-                if (owner == null || left <= 0) {
-                    return null;
-                }
-                return Answer.busy(owner, left, -1);
+                return readHolder(rows, attempt, -1);
             }
         }
     }

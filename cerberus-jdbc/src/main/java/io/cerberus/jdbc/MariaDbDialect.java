@@ -176,23 +176,19 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                     }
                     return Answer.busy();
                 }
-                String owner = rows.getString(1);
-                if (attempt.token().equals(owner)) {
-                    return Answer.granted(rows.getLong(2));
-                }
-                long left = rows.getLong(3);
-                if (owner == null || left <= 0) {
-                    return null;
+                Answer answer = readHolder(rows, attempt, rows.getLong(2));
+                if (answer == null || answer.holder() == null) {
+                    return answer; // granted again, or free
                 }
                 long mark = rows.getLong(4);
                 long markLeft = rows.getLong(5);
-                if (!gate.holds(owner) && (mark != gate.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
+                if (!gate.holds(answer.holder()) && (mark != gate.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
                     markWanted(db, connection, key, mark, gate);
                 } else if (markLeft > 0 && mark != gate.ownMark(key)) {
                     // held here, and marked by another client: its turn comes when this engine's turn is over
                     gate.othersMarked(key, markLeft);
                 }
-                return Answer.busy(owner, left, rows.getLong(2));
+                return answer;
             }
         }
     }

@@ -108,16 +108,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 if (!rows.next()) {
                     return Answer.busy();
                 }
-                String owner = rows.getString(1);
                 gate.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
-                if (attempt.token().equals(owner)) {
-                    return Answer.granted(rows.getLong(2));
-                }
-                long left = rows.getLong(3);
-                if (owner == null || left <= 0) {
-                    return null;
-                }
-                return Answer.busy(owner, left, -1);
+                return readHolder(rows, attempt, -1);
             }
         }
     }

@@ -143,6 +143,27 @@ abstract class SqlDialect {
     }
 
     /**
+     * What a lock's row says to an attempt whose acquire granted nothing, from its first three
+     * columns: owner, fence, lease left in ms (on the database's clock).
+     *
+     * @param rows positioned on the row
+     * @param holderFence the {@link Answer#holderFence} of a busy answer
+     * @return granted again with the row's fence (the attempt holds: its earlier answer was lost),
+     *     null (free or expired: ask again at once), or busy naming the holder
+     */
+    static Answer readHolder(ResultSet rows, Acquisition attempt, long holderFence) throws SQLException {
+        String owner = rows.getString(1);
+        if (attempt.token().equals(owner)) {
+            return Answer.granted(rows.getLong(2));
+        }
+        long left = rows.getLong(3);
+        if (owner == null || left <= 0) {
+            return null;
+        }
+        return Answer.busy(owner, left, holderFence);
+    }
+
+    /**
      * Sends the acquire of {@code attempt} and, when it did not say it granted, reads the row
      * (see the subclasses for the statements and what they cost).
      *
