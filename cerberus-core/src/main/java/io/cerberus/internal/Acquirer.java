@@ -238,8 +238,9 @@ final class Acquirer {
             boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
         Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
                 HolderIdentity.describeCurrentThread(), lease);
-        boolean lined = view.mode() == LockMode.EXCLUSIVE && engine.engine().ability(LinesUpLocally.class).isPresent();
-        LocalLines.Ticket ticket = lined && waitNanos != 0 ? holds.lines().enter(engine, attempt) : null;
+        LinesUpLocally lining = view.mode() == LockMode.EXCLUSIVE ? engine.engine().ability(LinesUpLocally.class).orElse(null) : null;
+        boolean lined = lining != null;
+        LocalLines.Ticket ticket = lined && waitNanos != 0 ? holds.lines().enter(engine, attempt, lining) : null;
         boolean interrupted = false;
         boolean done = false;
         try {
@@ -276,7 +277,13 @@ final class Acquirer {
                     done = true;
                     return holding;
                 }
-                long pause = within(watchingSwitches(((AcquireResult.Busy) result).retryWithin().toNanos()), start, waitNanos);
+                AcquireResult.Busy busy = (AcquireResult.Busy) result;
+                long wait = ticket != null ? ticket.afterBusy(busy) : busy.retryWithin().toNanos();
+                if (wait < 0) {
+                    // held by a hold of this client: wait in line for its release
+                    continue;
+                }
+                long pause = within(watchingSwitches(wait), start, waitNanos);
                 if (pause < 0) {
                     return null;
                 }

@@ -6,11 +6,13 @@ import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The holds of one client not yet released, by token, and the lines of its waiters: where an
@@ -24,7 +26,16 @@ final class LiveHolds {
     private static final System.Logger LOG = System.getLogger(LiveHolds.class.getName());
     private final Map<String, Holding> live = new ConcurrentHashMap<>();
     /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
-    private final LocalLines lines = new LocalLines(live::containsKey);
+    private final LocalLines lines = new LocalLines(this::liveFor);
+
+    /** @return how many more nanoseconds {@code token} is a live hold of this client by its local lease; 0 when it is none */
+    private long liveFor(String token) {
+        Holding holding = live.get(token);
+        if (holding == null) {
+            return 0;
+        }
+        return holding.expires() ? Math.max(0, holding.validUntilNanos() - System.nanoTime()) : Long.MAX_VALUE;
+    }
 
     LocalLines lines() {
         return lines;
@@ -79,7 +90,9 @@ final class LiveHolds {
     /**
      * Releases a hold in its engine. When the engine hands locks over and the hold's line has a
      * head asleep on its turn, the release grants the lock to that head in the same request
-     * ({@link LocalLines#handOverFrom}).
+     * ({@link LocalLines#handOverFrom}). An engine that takes turns with other clients is told where
+     * the line stands ({@link LocalLines#turnAt}), and a release that yielded to another client
+     * holds the line back.
      *
      * @param holding the hold
      * @return whether the engine still had the hold
@@ -87,15 +100,35 @@ final class LiveHolds {
     boolean releaseInEngine(Holding holding) {
         LockEngine engine = holding.engine.engine();
         Acquisition holder = holding.acquisition;
-        Optional<HandsOver> handsOver = holder.mode() == LockMode.EXCLUSIVE ? engine.ability(HandsOver.class) : Optional.empty();
+        if (holder.mode() != LockMode.EXCLUSIVE) {
+            return engine.release(holder);
+        }
+        Optional<TakesTurns> turns = engine.ability(TakesTurns.class);
+        if (turns.isPresent()) {
+            LocalLines.Turn turn = lines.turnAt(holding.engine, holder.key(), holder.token(), turns.get().turn());
+            HandOff done = release(holding, turn.handOver(), next -> turns.get().release(holder, next, turn.withinTurn()));
+            if (done.yielded()) {
+                lines.holdBack(holding.engine, holder.key(), holder.token(), turns.get().holdBack());
+            }
+            return done.released();
+        }
+        Optional<HandsOver> handsOver = engine.ability(HandsOver.class);
         LocalLines.HandOver handOver = handsOver.isPresent() ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
         if (handOver == null) {
             return engine.release(holder);
         }
+        return release(holding, handOver, next -> handsOver.get().handOver(holder, next)).released();
+    }
+
+    /** Releases through {@code release}, handing the lock to the head of {@code handOver} (if any) when the engine agrees. */
+    private HandOff release(Holding holding, LocalLines.HandOver handOver, Function<Acquisition, HandOff> release) {
+        if (handOver == null) {
+            return release.apply(null);
+        }
         long sentAt = System.nanoTime();
         HandOff done = null;
         try {
-            done = handsOver.get().handOver(holder, handOver.next());
+            done = release.apply(handOver.next());
         } finally {
             boolean handed = done != null && done.handed();
             if (!lines.handOverEnded(handOver, handed, handed ? done.fencingToken() : -1, sentAt)) {
@@ -103,7 +136,7 @@ final class LiveHolds {
                 abandonQuietly(holding.engine, handOver.next());
             }
         }
-        return done.released();
+        return done;
     }
 
     void forget(Holding holding) {

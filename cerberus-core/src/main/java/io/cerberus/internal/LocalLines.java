@@ -1,42 +1,55 @@
 package io.cerberus.internal;
 
+import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.support.Backoff;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * The exclusive waiters of one client, lined up per engine and lock, for engines whose waiters
- * would otherwise race in the store ({@link io.cerberus.spi.LockEngine#linesUpWaitersLocally()}).
+ * would otherwise race in the store ({@link io.cerberus.spi.LinesUpLocally}).
  *
  * <p><b>Rules.</b> An attempt that may wait enters its lock's line before its first try and leaves
  * it when it is granted or gives up. Only the head asks the engine, and only while no hold of this
- * client is known on the lock: a grant marks the line with the hold's token, and the mark stays
- * until this client releases or loses that hold. The others wait on a condition of their own,
- * bounded by their wait. The end of the marking hold wakes the head, which asks at once; the head
- * leaving wakes the next. So a thread that releases and at once asks again goes to the back of the
- * line instead of winning against a waiter that learns of the release through the store (a
- * message, a poll), and a hand-off between threads of one client costs one acquire.
+ * client is known on the lock: a grant marks the line with the hold's token, and so does a busy
+ * answer that names a live hold of this client; the mark stays until this client releases or loses
+ * that hold. The others wait on a condition of their own, bounded by their wait. The end of the
+ * marking hold wakes the head, which asks at once; the head leaving wakes the next. So a thread
+ * that releases and at once asks again goes to the back of the line instead of winning against a
+ * waiter that learns of the release through the store, and a hand-off between threads of one
+ * client costs one acquire. A head told busy by a hold elsewhere pauses as the answer says, or by
+ * the engine's backoff ({@link io.cerberus.spi.LinesUpLocally#firstBackoff()}), restarted when the
+ * answer names a holder with a new fencing token.
  *
- * <p><b>Hand-off.</b> For an engine that {@link io.cerberus.spi.LockEngine#handsOver hands locks
+ * <p><b>Hand-off and turns.</b> For an engine that {@link io.cerberus.spi.HandsOver hands locks
  * over}, the release of the hold a line waits for may grant the lock to the head in the same
  * request ({@link #handOverFrom}, {@link #handOverEnded}): the head must be asleep on its turn,
  * and no more than {@link #HAND_OFFS_IN_A_ROW} hand-offs follow one another, so that a waiter of
  * another client, which learns of a release only when the lock is released for all, gets its
- * chance. While a hand-off is under way the head waits for it; a head that gave up meanwhile has
- * the handed hold released by the releaser.
+ * chance. An engine that {@link io.cerberus.spi.TakesTurns sees other clients' waiters} is offered
+ * the hand-off without a count and told whether this client's turn goes on ({@link #turnAt}): the
+ * line tracks the <em>run</em> of this client's holds (from a grant, through hand-offs and grants,
+ * until a busy answer shows a holder elsewhere), and after a release that yielded to another client
+ * the line <em>holds back</em> ({@link #holdBack}): the head does not ask until then. While a
+ * hand-off is under way the head waits for it; a head that gave up meanwhile has the handed hold
+ * released by the releaser.
  *
  * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone
  * decides who holds. A stale mark (a hold released without the hook, say) is found at the next
  * recheck by looking the token up among the client's live holds, so it costs at most
- * {@link #RECHECK_NANOS}, never a stranded waiter. Every way out of the core's acquire loop leaves
- * the line, so no head is silent for ever. A {@code tryLock()} without a wait does not line up: it
- * asks at once (it may barge, as {@code ReentrantLock.tryLock()} does), and a grant marks the line.
+ * {@link #RECHECK_NANOS}, never a stranded waiter; a hold-back ends by the clock. Every way out of
+ * the core's acquire loop leaves the line, so no head is silent for ever. A {@code tryLock()}
+ * without a wait does not line up: it asks at once (it may barge, as
+ * {@code ReentrantLock.tryLock()} does), and a grant marks the line.
  *
  * <p><b>Costs.</b> Uncontended, a map entry made at the grant and removed at the release. A
  * hand-off between threads of this client, one acquire and one release in the store, however many
@@ -49,12 +62,15 @@ final class LocalLines {
     static final int HAND_OFFS_IN_A_ROW = 4;
 
     private final Map<LineKey, Line> lines = new ConcurrentHashMap<>();
-    private final Predicate<String> live;
+    private final ToLongFunction<String> liveFor;
     private volatile boolean closed;
 
-    /** @param live whether a token is a hold of this client not yet released or lost */
-    LocalLines(Predicate<String> live) {
-        this.live = live;
+    /**
+     * @param liveFor how many more nanoseconds a token is a hold of this client, by its local lease
+     *     (not released, not lost); 0 or less when it is none
+     */
+    LocalLines(ToLongFunction<String> liveFor) {
+        this.liveFor = liveFor;
     }
 
     private record LineKey(Object engine, LockKey key) {
@@ -69,6 +85,34 @@ final class LocalLines {
         String heldBy;
         /** Hand-offs in a row that led to the hold {@link #heldBy}; guarded by {@link #lock}. */
         int handOffs;
+        /** Whether this client's threads have held the lock one after another since {@link #runSince}; guarded by {@link #lock}. */
+        boolean inRun;
+        long runSince;
+        /** Until when (nanoTime) the head does not ask, after a release that yielded to another client; guarded by {@link #lock}. */
+        long holdBackUntil;
+        boolean holdingBack;
+
+        /** The hold {@code token} of this client now holds the lock; caller holds {@link #lock}. */
+        void heldBy(String token) {
+            heldBy = token;
+            if (!inRun) {
+                inRun = true;
+                runSince = System.nanoTime();
+            }
+        }
+
+        /** @return nanoseconds the head still holds back for, or 0; caller holds {@link #lock} */
+        long holdingBackFor() {
+            if (!holdingBack) {
+                return 0;
+            }
+            long left = holdBackUntil - System.nanoTime();
+            if (left <= 0) {
+                holdingBack = false;
+                return 0;
+            }
+            return left;
+        }
     }
 
     /**
@@ -76,15 +120,16 @@ final class LocalLines {
      *
      * @param engine the engine the attempt asks
      * @param attempt the attempt
+     * @param policy how the head backs off after a busy answer
      * @return the attempt's place
      */
-    Ticket enter(Object engine, Acquisition attempt) {
+    Ticket enter(Object engine, Acquisition attempt, LinesUpLocally policy) {
         Ticket[] entered = new Ticket[1];
         lines.compute(new LineKey(engine, attempt.key()), (k, line) -> {
             Line joined = line == null ? new Line() : line;
             joined.lock.lock();
             try {
-                entered[0] = new Ticket(k, joined, attempt);
+                entered[0] = new Ticket(k, joined, attempt, policy.firstBackoff(), policy.maxBackoff());
                 joined.queue.addLast(entered[0]);
             } finally {
                 joined.lock.unlock();
@@ -106,7 +151,7 @@ final class LocalLines {
         lines.computeIfPresent(new LineKey(engine, key), (k, line) -> {
             line.lock.lock();
             try {
-                line.heldBy = token;
+                line.heldBy(token);
                 line.handOffs = 0;
             } finally {
                 line.lock.unlock();
@@ -180,6 +225,76 @@ final class LocalLines {
     }
 
     /**
+     * Where a release of this client's hold {@code token} stands in its line, for an engine that
+     * takes turns with other clients.
+     *
+     * @param handOver the hand-off to try (the head sleeps on its turn), begun as by
+     *     {@link #handOverFrom} but without a count; null when no head is ready
+     * @param withinTurn whether a thread of this client waits and the run began less than the turn ago
+     */
+    record Turn(HandOver handOver, boolean withinTurn) {
+    }
+
+    /**
+     * As {@link #handOverFrom} for an engine that takes turns: the hand-off is offered however many
+     * came before, and the engine is told whether the run of this client's holds is within its turn.
+     *
+     * @param engine the engine of the hold
+     * @param key the lock
+     * @param token the releasing hold's token
+     * @param turn how long a run keeps a lock another client wants
+     * @return the hand-off (maybe none) and the turn
+     */
+    Turn turnAt(Object engine, LockKey key, String token, Duration turn) {
+        Line line = lines.get(new LineKey(engine, key));
+        if (line == null || closed) {
+            return new Turn(null, false);
+        }
+        line.lock.lock();
+        try {
+            Ticket head = line.queue.peekFirst();
+            if (head == null || !token.equals(line.heldBy)) {
+                return new Turn(null, false);
+            }
+            boolean withinTurn = line.inRun && System.nanoTime() - line.runSince < turn.toNanos();
+            if (!head.sleeping || head.handing || head.handed) {
+                return new Turn(null, withinTurn);
+            }
+            head.handing = true;
+            return new Turn(new HandOver(head, head.attempt), withinTurn);
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
+     * The release of this client's hold {@code token} yielded the lock to another client: the run
+     * ends, and the head of the line (if any) does not ask for {@code holdBack}. Call before
+     * {@link #ended}.
+     *
+     * @param engine the engine of the hold
+     * @param key the lock
+     * @param token the released hold's token
+     * @param holdBack how long the line holds back
+     */
+    void holdBack(Object engine, LockKey key, String token, Duration holdBack) {
+        Line line = lines.get(new LineKey(engine, key));
+        if (line == null) {
+            return;
+        }
+        line.lock.lock();
+        try {
+            if (token.equals(line.heldBy)) {
+                line.inRun = false;
+                line.holdingBack = true;
+                line.holdBackUntil = System.nanoTime() + holdBack.toNanos();
+            }
+        } finally {
+            line.lock.unlock();
+        }
+    }
+
+    /**
      * Ends a hand-off begun with {@link #handOverFrom}: a head handed the lock is woken to take
      * it, and the line waits for its hold.
      *
@@ -207,7 +322,7 @@ final class LocalLines {
             head.asked = true;
             head.handedFence = fencingToken;
             head.handedSentNanos = sentNanos;
-            line.heldBy = head.attempt.token();
+            line.heldBy(head.attempt.token());
             line.handOffs++;
             return true;
         } finally {
@@ -253,12 +368,20 @@ final class LocalLines {
         private boolean handed;
         private long handedFence;
         private long handedSentNanos;
+        private final Duration firstBackoff;
+        private final Duration maxBackoff;
+        /** The head's backoff since its last restart, or null; used by the attempt's thread only. */
+        private Backoff backoff;
+        /** The fencing token of the holder elsewhere that this head was last refused by, or -1. */
+        private long lastFence = -1;
 
-        private Ticket(LineKey lineKey, Line line, Acquisition attempt) {
+        private Ticket(LineKey lineKey, Line line, Acquisition attempt, Duration firstBackoff, Duration maxBackoff) {
             this.lineKey = lineKey;
             this.line = line;
             this.attempt = attempt;
             this.turn = line.lock.newCondition();
+            this.firstBackoff = firstBackoff;
+            this.maxBackoff = maxBackoff;
         }
 
         /**
@@ -290,12 +413,54 @@ final class LocalLines {
         boolean mayAsk() {
             line.lock.lock();
             try {
-                boolean may = closed || (!handing && !handed && isHeadAndFree());
+                boolean may = closed || (!handing && !handed && isHeadAndFree() && line.holdingBackFor() == 0);
                 asked |= may;
+                if (!may) {
+                    // waiting in line, not refused by a hold elsewhere: the backoff starts again after
+                    backoff = null;
+                }
                 return may;
             } finally {
                 line.lock.unlock();
             }
+        }
+
+        /**
+         * The engine answered busy to this head. A holder that is a live hold of this client marks
+         * the line: the head waits for its end in line. Any other ends this client's run, and the
+         * head pauses: as the answer says, or by the engine's backoff, never past the answer's
+         * bound.
+         *
+         * @param busy the answer
+         * @return how long to pause before asking again, in nanoseconds; -1 to wait in line instead
+         */
+        long afterBusy(AcquireResult.Busy busy) {
+            String holder = busy.holder();
+            line.lock.lock();
+            try {
+                if (holder != null && inLine && liveFor.applyAsLong(holder) > 0) {
+                    line.heldBy(holder);
+                    return -1;
+                }
+                line.inRun = false;
+            } finally {
+                line.lock.unlock();
+            }
+            long pause = busy.retryWithin().toNanos();
+            if (firstBackoff.isZero()) {
+                return pause;
+            }
+            if (holder != null && busy.holderFence() >= 0) {
+                if (lastFence >= 0 && busy.holderFence() != lastFence) {
+                    // the lock changes hands elsewhere: be there soon when it is released for all
+                    backoff = null;
+                }
+                lastFence = busy.holderFence();
+            }
+            if (backoff == null) {
+                backoff = new Backoff(firstBackoff, maxBackoff);
+            }
+            return Math.min(pause, backoff.next().toNanos());
         }
 
         /** @return whether this attempt ever asked the engine (so may hold the lock unknown to it) */
@@ -313,12 +478,23 @@ final class LocalLines {
         void await(long nanos) throws InterruptedException {
             line.lock.lock();
             try {
-                if (closed || handing || handed || isHeadAndFree()) {
+                if (closed || handing || handed) {
                     return;
+                }
+                long wait = Math.min(nanos, RECHECK_NANOS);
+                if (isHeadAndFree()) {
+                    long holdingBack = line.holdingBackFor();
+                    if (holdingBack == 0) {
+                        return;
+                    }
+                    wait = Math.min(wait, holdingBack);
+                } else if (line.heldBy != null && line.queue.peekFirst() == this) {
+                    // a hold whose lease may run out unrenewed: look again when it does
+                    wait = Math.min(wait, liveFor.applyAsLong(line.heldBy));
                 }
                 sleeping = true;
                 try {
-                    turn.awaitNanos(Math.min(nanos, RECHECK_NANOS));
+                    turn.awaitNanos(wait);
                 } finally {
                     sleeping = false;
                 }
@@ -332,7 +508,7 @@ final class LocalLines {
             if (line.queue.peekFirst() != this) {
                 return false;
             }
-            if (line.heldBy != null && !live.test(line.heldBy)) {
+            if (line.heldBy != null && liveFor.applyAsLong(line.heldBy) <= 0) {
                 line.heldBy = null;
             }
             return line.heldBy == null;
@@ -380,7 +556,7 @@ final class LocalLines {
                     }
                     if (heldBy != null && !heldBy.equals(line.heldBy)) {
                         // taken by asking the engine (a handed hold is the line's mark already)
-                        line.heldBy = heldBy;
+                        line.heldBy(heldBy);
                         line.handOffs = 0;
                     }
                     if (line.queue.isEmpty()) {

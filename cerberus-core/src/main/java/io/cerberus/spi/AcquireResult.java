@@ -24,6 +24,21 @@ public sealed interface AcquireResult {
     }
 
     /**
+     * A busy answer that names the holder, as far as the engine read it. The core uses it for
+     * engines that {@link LinesUpLocally line up waiters locally}: a holder that is a live hold of
+     * the same client makes the waiters wait for that hold's release instead of asking again; a
+     * holder of another client with a new fencing token shows the lock changing hands there.
+     *
+     * @param retryWithin as {@link #busy(Duration)}
+     * @param holder the holder's token, or null if not known
+     * @param holderFence the holder's fencing token, or -1 if not known
+     * @return a busy result
+     */
+    static AcquireResult busy(Duration retryWithin, String holder, long holderFence) {
+        return new Busy(retryWithin, holder, holderFence);
+    }
+
+    /**
      * A grant whose lease began before this call: the request that took the lock for the attempt
      * was sent {@code ageNanos} before the answer (an engine that handed the lock over to a waiting
      * attempt in the holder's release, say). The caller counts the lease from then.
@@ -61,14 +76,21 @@ public sealed interface AcquireResult {
      * The lock is held by someone else, or other waiters come first.
      *
      * @param retryWithin the longest to wait before trying again
+     * @param holder the holder's token, or null if the engine did not read it
+     * @param holderFence the holder's fencing token, or -1 if the engine did not read it
      */
-    record Busy(Duration retryWithin) implements AcquireResult {
+    record Busy(Duration retryWithin, String holder, long holderFence) implements AcquireResult {
         /** Checks for {@code null} and negative durations. */
         public Busy {
             Objects.requireNonNull(retryWithin, "retryWithin");
             if (retryWithin.isNegative()) {
                 throw new IllegalArgumentException("retryWithin must not be negative");
             }
+        }
+
+        /** @param retryWithin the longest to wait before trying again; the holder is not named */
+        public Busy(Duration retryWithin) {
+            this(retryWithin, null, -1);
         }
     }
 }

@@ -9,17 +9,22 @@ import io.cerberus.Lease;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -29,6 +34,22 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class LocalLinesTest {
     private static final double SCALE = Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1"));
+
+    /** Lines whose head waits as each busy answer says. */
+    private static final LinesUpLocally NO_BACKOFF = new LinesUpLocally() {
+    };
+    /** Lines whose head backs off from 20 ms up to 160 ms. */
+    private static final LinesUpLocally BACKOFF = new LinesUpLocally() {
+        @Override
+        public Duration firstBackoff() {
+            return Duration.ofMillis(20);
+        }
+
+        @Override
+        public Duration maxBackoff() {
+            return Duration.ofMillis(160);
+        }
+    };
 
     private final List<Cerberus> clients = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -313,11 +334,11 @@ class LocalLinesTest {
 
     @Test
     void linesLastOnlyWhileTheyHaveWaitersOrAHold() {
-        LocalLines lines = new LocalLines(token -> true);
+        LocalLines lines = new LocalLines(token -> Long.MAX_VALUE);
         Object engineHandle = new Object();
         LockKey key = new LockKey("ns", "k");
-        LocalLines.Ticket first = lines.enter(engineHandle, attempt(key));
-        LocalLines.Ticket second = lines.enter(engineHandle, attempt(key));
+        LocalLines.Ticket first = lines.enter(engineHandle, attempt(key), NO_BACKOFF);
+        LocalLines.Ticket second = lines.enter(engineHandle, attempt(key), NO_BACKOFF);
         assertThat(first.mayAsk()).isTrue();
         assertThat(second.mayAsk()).as("not the head").isFalse();
         first.granted("t1");
@@ -327,7 +348,7 @@ class LocalLinesTest {
         lines.ended(engineHandle, key, "t1");
         assertThat(lines.size()).isZero();
 
-        LocalLines.Ticket alone = lines.enter(engineHandle, attempt(key));
+        LocalLines.Ticket alone = lines.enter(engineHandle, attempt(key), NO_BACKOFF);
         alone.leave();
         assertThat(lines.size()).isZero();
         lines.grantedOutOfLine(engineHandle, key, "t2");
@@ -341,11 +362,101 @@ class LocalLinesTest {
 
     @Test
     void aMarkWhoseHoldIsNoLongerLiveIsIgnored() {
-        LocalLines lines = new LocalLines(token -> false);
+        LocalLines lines = new LocalLines(token -> 0L);
         LockKey key = new LockKey("ns", "k");
-        LocalLines.Ticket first = lines.enter(this, attempt(key));
-        LocalLines.Ticket second = lines.enter(this, attempt(key));
+        LocalLines.Ticket first = lines.enter(this, attempt(key), NO_BACKOFF);
+        LocalLines.Ticket second = lines.enter(this, attempt(key), NO_BACKOFF);
         first.granted("gone");
         assertThat(second.mayAsk()).as("the mark names no live hold").isTrue();
+    }
+
+    @Test
+    void aBusyAnswerNamingALiveHoldOfThisClientMakesTheHeadWaitForItsEnd() {
+        Map<String, Long> live = new ConcurrentHashMap<>(Map.of("mine", Long.MAX_VALUE));
+        LocalLines lines = new LocalLines(token -> live.getOrDefault(token, 0L));
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket head = lines.enter(this, attempt(key), BACKOFF);
+        assertThat(head.mayAsk()).isTrue();
+        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(5), "mine", 7))).as("wait in line").isEqualTo(-1);
+        assertThat(head.mayAsk()).as("the lock is held in this client").isFalse();
+        lines.ended(this, key, "mine");
+        assertThat(head.mayAsk()).as("its end lets the head ask").isTrue();
+
+        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(5), "released-already", 8)))
+                .as("a holder that is no live hold here: pause").isNotNegative();
+        assertThat(head.mayAsk()).isTrue();
+    }
+
+    @Test
+    void theMarkOfAHoldEndsWithItsLocalLease() {
+        AtomicLong left = new AtomicLong(Long.MAX_VALUE);
+        LocalLines lines = new LocalLines(token -> left.get());
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket first = lines.enter(this, attempt(key), NO_BACKOFF);
+        LocalLines.Ticket second = lines.enter(this, attempt(key), NO_BACKOFF);
+        first.granted("unrenewed");
+        assertThat(second.mayAsk()).isFalse();
+        left.set(0);
+        assertThat(second.mayAsk()).as("the hold's lease ran out by this client's clock").isTrue();
+    }
+
+    @Test
+    void theHeadBacksOffByTheEnginesBackoffAndStartsAgainWhenTheLockChangesHandsElsewhere() {
+        LocalLines lines = new LocalLines(token -> 0L);
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket head = lines.enter(this, attempt(key), BACKOFF);
+        Duration bound = Duration.ofSeconds(10);
+        long[] ceilings = {20, 40, 80, 160, 160};
+        for (long ceiling : ceilings) {
+            assertThat(head.afterBusy(new AcquireResult.Busy(bound, "elsewhere", 1)))
+                    .isBetween(TimeUnit.MILLISECONDS.toNanos(ceiling / 2), TimeUnit.MILLISECONDS.toNanos(ceiling));
+        }
+        assertThat(head.afterBusy(new AcquireResult.Busy(bound, "elsewhere-next", 2))).as("a new holder's fence: from the first pause")
+                .isBetween(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(20));
+        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofMillis(3), "elsewhere-next", 2))).as("never past the answer's bound")
+                .isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(3));
+
+        LocalLines.Ticket plain = lines.enter(new Object(), attempt(key), NO_BACKOFF);
+        assertThat(plain.afterBusy(new AcquireResult.Busy(Duration.ofMillis(700)))).as("no backoff: as the answer says")
+                .isEqualTo(TimeUnit.MILLISECONDS.toNanos(700));
+    }
+
+    @Test
+    void aTurnLastsFromTheRunsFirstGrantUntilAHolderElsewhereIsSeen() {
+        LocalLines lines = new LocalLines(token -> Long.MAX_VALUE);
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket first = lines.enter(this, attempt(key), NO_BACKOFF);
+        LocalLines.Ticket second = lines.enter(this, attempt(key), NO_BACKOFF);
+        first.granted("t1");
+        LocalLines.Turn turn = lines.turnAt(this, key, "t1", Duration.ofHours(1));
+        assertThat(turn.withinTurn()).as("a thread here waits, the run began just now").isTrue();
+        assertThat(turn.handOver()).as("the head is not asleep: nothing to hand").isNull();
+        assertThat(lines.turnAt(this, key, "t1", Duration.ZERO).withinTurn()).as("a turn of zero is over").isFalse();
+        assertThat(lines.turnAt(this, key, "other", Duration.ofHours(1)).withinTurn()).as("not the hold the line waits for").isFalse();
+
+        lines.ended(this, key, "t1");
+        assertThat(second.mayAsk()).isTrue();
+        second.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(1), "elsewhere", 3));
+        LocalLines.Ticket third = lines.enter(this, attempt(key), NO_BACKOFF);
+        second.granted("t2");
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a new run began with t2").isTrue();
+        third.leave();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("nobody here waits").isFalse();
+    }
+
+    @Test
+    void afterAYieldTheHeadHoldsBackThenAsks() throws InterruptedException {
+        LocalLines lines = new LocalLines(token -> Long.MAX_VALUE);
+        LockKey key = new LockKey("ns", "k");
+        LocalLines.Ticket first = lines.enter(this, attempt(key), NO_BACKOFF);
+        LocalLines.Ticket second = lines.enter(this, attempt(key), NO_BACKOFF);
+        first.granted("t1");
+        long yielded = System.nanoTime();
+        lines.holdBack(this, key, "t1", Duration.ofMillis(200));
+        lines.ended(this, key, "t1");
+        assertThat(second.mayAsk()).as("holding back for the other client").isFalse();
+        second.await(TimeUnit.SECONDS.toNanos(5));
+        assertThat(second.mayAsk()).as("the hold-back is over when its wait ends").isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - yielded)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
     }
 }

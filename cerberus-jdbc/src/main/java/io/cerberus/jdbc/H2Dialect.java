@@ -40,7 +40,7 @@ final class H2Dialect extends SqlDialect {
 
     /** The {@code MERGE}, then {@link #readRowSql}: the row says whether this attempt holds it. */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
             bindAcquire(statement, attempt, key);
             statement.executeUpdate();

@@ -5,12 +5,15 @@ import io.cerberus.LockInfo;
 import io.cerberus.jdbc.SqlDialect.Answer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.HandOff;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.RenewsInBatches;
+import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The {@code jdbc:} engine in lease-row mode.
@@ -36,26 +38,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * differs between the databases is the dialect's ({@link PostgresDialect}, {@link MariaDbDialect},
  * {@link H2Dialect}); this class never asks which database it is.
  *
- * <p><b>Waiting.</b> The waiters of this engine line up per key in the JVM ({@link LocalGate}):
- * only the first in line asks the database; the others answer busy without a statement and wait
- * for their turn (first come, first served), which comes at once when the head is granted, gives
- * up or fails. When the head was granted, the next one does not ask until that hold is released
- * here (or its lease has run out), since the release wakes it; when the database answers busy
- * with a holder of this engine, likewise. Otherwise the head backs off with jitter (20 ms doubling
- * up to 1 s, never past the holder's remaining lease) and is woken early by a release in this JVM
- * ({@link Wakeups}) or, where the database notifies ({@link SqlDialect#notifications}), by a
- * release in another process of a row that a refused acquire marked wanted for
- * {@link #WANTED_MARK_MS}; the waiting engine renews the mark at every ask. The line only chooses
- * who asks; the upsert alone decides who holds.
+ * <p><b>Waiting.</b> The core lines up this engine's waiters per lock ({@link LinesUpLocally}): only
+ * the first in line asks the database, and not while a hold of the same client holds the lock (a
+ * busy answer names the holder). A head refused by a hold elsewhere backs off with jitter
+ * ({@link #FIRST_BACKOFF} doubling up to {@link #MAX_BACKOFF}, never past the holder's remaining
+ * lease) and is woken early by a release in this JVM ({@link Wakeups}) or, where the database
+ * notifies ({@link SqlDialect#notifications}), by a release in another process of a row that a
+ * refused acquire marked wanted for {@link #WANTED_MARK_MS}; the waiting engine renews the mark at
+ * every ask. The line only chooses who asks; the upsert alone decides who holds.
  *
  * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB) and the
  * head of the line sleeps waiting for the hold being released, the release hands the lock over to
  * it in the same statement: owner, holder, lease and the next fence are written in place of the
  * release, and the head takes the grant without a statement, its lease counted from the release.
  * It hands over only while no client of another process has marked the row wanted, or within this
- * engine's turn ({@link LocalGate#TURN_MS}); otherwise it releases as a plain release does, and
- * this engine's line holds back a moment, so that the waiter elsewhere takes the lock. Elsewhere
- * (H2) the next thread asks.
+ * client's turn ({@link #TURN}, {@link TakesTurns}); otherwise it releases as a plain release does
+ * and says it yielded, so the core's line holds back a moment and the waiter elsewhere takes the
+ * lock. Elsewhere (H2) the next thread asks.
  *
  * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL and MariaDB, an upsert and a read
  * on H2; a busy answer: the acquire and a read (on PostgreSQL the marking update; on MariaDB now
@@ -65,27 +64,38 @@ import java.util.concurrent.ConcurrentHashMap;
  * many holds: one batch ({@link SqlDialect#renewAll}). The engine works on its own pooled
  * connections in auto-commit mode, outside any transaction of the application.
  */
-final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
+final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, TakesTurns {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     /** Keys per read when renewals are checked by reading their rows. */
     private static final int ROWS_PER_READ = 500;
+    /** The first pause of a refused head's backoff, and the shortest bound of a busy answer. */
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(20);
+    /** The longest pause of a refused head's backoff. */
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+    /** How long a lock another process wants stays with this client's threads, from the run's first grant. */
+    static final Duration TURN = Duration.ofMillis(100);
     /**
-     * How long a refused acquire marks a PostgreSQL row wanted. An engine with a waiter asks again
-     * at least every {@link LocalGate#MAX_BACKOFF_MS} and renews the mark each time, so five of
-     * those keep it standing between asks with room to spare; a mark that lapses anyway only
-     * leaves a waiter of another process to its backoff.
+     * How long the line holds back after releasing a lock for another process: longer than the
+     * first poll of a waiter there that sees the lock change hands, and than a notification takes.
      */
-    static final long WANTED_MARK_MS = 5 * LocalGate.MAX_BACKOFF_MS;
+    static final Duration HOLD_BACK = FIRST_BACKOFF.multipliedBy(2);
+    /**
+     * How long a refused acquire marks a row wanted. An engine with a waiter asks again at least
+     * every {@link #MAX_BACKOFF} and renews the mark each time, so five of those keep it standing
+     * between asks with room to spare; a mark that lapses anyway only leaves a waiter of another
+     * process to its backoff.
+     */
+    static final long WANTED_MARK_MS = 5 * MAX_BACKOFF.toMillis();
 
     private final Db db;
     private final SqlDialect dialect;
     private final String table;
     /** The release that hands the lock to the next waiter of this engine; null where the database has none (H2). */
     private final HandOverRelease handOver;
-    /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
-    private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
-    private final LocalGate gate;
+    /** What wakes each waiting attempt early, by token, from its first ask until granted or abandoned. */
+    private final Wakeups.Waiters waiters = new Wakeups.Waiters();
+    private final WantedMarks marks = new WantedMarks();
     private final PgListener listener;
 
     private final JdbcIdempotencyStore idempotency;
@@ -96,7 +106,6 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
         this.table = dialect.table;
         this.handOver = dialect.handOverRelease().orElse(null);
         this.listener = dialect.notifications(db.source).orElse(null);
-        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, handOver != null ? Duration.ofMillis(LocalGate.TURN_MS) : null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, listener != null);
     }
 
@@ -122,42 +131,13 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
-        LocalGate.Ticket pending = waiting.get(attempt.token());
-        if (pending != null) {
-            AcquireResult handed = pending.handedGrant();
-            if (handed != null) {
-                // the holder's release gave this attempt the lock: nothing to send
-                waiting.remove(attempt.token());
-                return handed;
-            }
+        waiters.asking(attempt.token(), key);
+        AcquireResult result = ask(attempt, key).result();
+        if (result instanceof AcquireResult.Granted) {
+            waiters.done(attempt.token());
+            marks.held(attempt.token());
         }
-        if (gate.holds(attempt.token())) {
-            // a repeat of a granted attempt is answered by the database, whoever waits in line
-            AcquireResult repeated = ask(attempt, key).result();
-            if (repeated instanceof AcquireResult.Busy) {
-                // its hold is gone (expired, taken over): from its next try on it waits in line
-                gate.released(key, attempt.token());
-            }
-            return repeated;
-        }
-        LocalGate.Ticket ticket = pending != null ? pending : waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key, attempt));
-        try {
-            AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
-            if (notAsked != null) {
-                return notAsked;
-            }
-            Answer answer = ask(attempt, key);
-            if (answer.result() instanceof AcquireResult.Granted) {
-                waiting.remove(attempt.token());
-                ticket.granted(attempt.token(), attempt.lease());
-            } else {
-                // with the holder's fence where nothing notifies, so the head polls soon while the lock changes hands elsewhere
-                ticket.busy(answer.holder(), ((AcquireResult.Busy) answer.result()).retryWithin(), answer.holderFence());
-            }
-            return answer.result();
-        } finally {
-            ticket.endTry();
-        }
+        return result;
     }
 
     /**
@@ -167,9 +147,9 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
      */
     private Answer ask(Acquisition attempt, String key) {
         return db.run(() -> "acquiring " + attempt, true, connection -> {
-            Answer answer = dialect.acquire(db, connection, attempt, key, gate);
+            Answer answer = dialect.acquire(db, connection, attempt, key, marks);
             if (answer == null) {
-                answer = dialect.acquire(db, connection, attempt, key, gate);
+                answer = dialect.acquire(db, connection, attempt, key, marks);
             }
             return answer != null ? answer : Answer.busy();
         });
@@ -177,22 +157,38 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
 
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
-        LocalGate.Ticket ticket = waiting.get(attempt.token());
-        if (ticket != null) {
-            ticket.await(max);
-        }
+        waiters.await(attempt.token(), max);
+    }
+
+    @Override
+    public Duration firstBackoff() {
+        return FIRST_BACKOFF;
+    }
+
+    @Override
+    public Duration maxBackoff() {
+        return MAX_BACKOFF;
+    }
+
+    @Override
+    public Duration turn() {
+        return TURN;
+    }
+
+    @Override
+    public Duration holdBack() {
+        return HOLD_BACK;
+    }
+
+    /** Takes turns with other processes only where the release can hand over (not on H2). */
+    @Override
+    public <A> Optional<A> ability(Class<A> ability) {
+        return ability == TakesTurns.class && handOver == null ? Optional.empty() : LockEngine.super.ability(ability);
     }
 
     @Override
     public void abandon(Acquisition attempt) {
-        LocalGate.Ticket ticket = waiting.remove(attempt.token());
-        if (ticket != null) {
-            ticket.leave();
-            if (!ticket.asked()) {
-                // it waited in line only: the database never saw it
-                return;
-            }
-        }
+        waiters.done(attempt.token());
         try {
             release(attempt);
         } catch (RuntimeException e) {
@@ -263,26 +259,16 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public boolean release(Acquisition attempt) {
         String key = LockRows.key(table, attempt.key());
-        LocalGate.HandOver next = handOver == null ? null : gate.handOverFrom(key, attempt.token());
-        if (next != null) {
-            return releaseHandingOver(attempt, key, next);
-        }
+        marks.ended(attempt.token());
         boolean[] failedOnce = new boolean[1];
-        boolean released;
-        try {
-            released = db.run(() -> "releasing " + attempt, true, connection -> {
-                try {
-                    return releaseOnce(connection, key, attempt);
-                } catch (java.sql.SQLException e) {
-                    failedOnce[0] |= SqlErrors.isConnectionFailure(e);
-                    throw e;
-                }
-            });
-        } finally {
-            // the hold is over for this JVM either way (a failed release ends with the lease):
-            // the local head asks now
-            gate.released(key, attempt.token());
-        }
+        boolean released = db.run(() -> "releasing " + attempt, true, connection -> {
+            try {
+                return releaseOnce(connection, key, attempt);
+            } catch (java.sql.SQLException e) {
+                failedOnce[0] |= SqlErrors.isConnectionFailure(e);
+                throw e;
+            }
+        });
         if (!released && failedOnce[0]) {
             // the first try may have released before its reply was lost: a row freed (no owner)
             // since then is taken as our release
@@ -302,63 +288,66 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     }
 
     /**
-     * Releases {@code attempt}'s hold and, in the same statement, hands the lock to the head of
-     * the line unless another process waits for it ({@link HandOverRelease}). A failed statement
-     * whose first try may have gone through is checked as {@link #release} checks it.
+     * Releases {@code holder}; with a {@code next} waiter of this client, in the same statement
+     * hands the lock to it unless another process wants the row and the turn is over
+     * ({@link HandOverRelease}). A plain release past the turn while another process's mark stands
+     * yields too.
      */
-    private boolean releaseHandingOver(Acquisition attempt, String key, LocalGate.HandOver handOff) {
-        Acquisition next = handOff.next().attempt();
-        long sentAt = System.nanoTime();
-        boolean[] failedOnce = new boolean[1];
-        long outcome = HandOverRelease.NOT_RELEASED;
-        try {
-            outcome = db.run(() -> "releasing " + attempt + " to " + next, true, connection -> {
-                try {
-                    return handOver.releaseHandingOver(db, connection, key, attempt, handOff);
-                } catch (java.sql.SQLException e) {
-                    failedOnce[0] |= SqlErrors.isConnectionFailure(e);
-                    throw e;
-                }
-            });
-            if (outcome == HandOverRelease.NOT_RELEASED && failedOnce[0]) {
-                // the first try may have gone through before its reply was lost
-                outcome = db.run("checking the release of " + attempt, true, connection -> {
-                    try (PreparedStatement statement = db.prepare(connection, dialect.readRowSql)) {
-                        statement.setString(1, key);
-                        try (ResultSet rows = statement.executeQuery()) {
-                            if (!rows.next()) {
-                                return HandOverRelease.NOT_RELEASED;
-                            }
-                            String owner = rows.getString(1);
-                            return owner == null ? HandOverRelease.RELEASED
-                                    : owner.equals(next.token()) ? rows.getLong(2) : HandOverRelease.NOT_RELEASED;
-                        }
-                    }
-                });
-            }
-        } finally {
-            if (!gate.handOverEnded(handOff, outcome >= 0 ? outcome : -1, sentAt)) {
-                releaseLeftOver(next, key);
-            }
-            // released for all although a waiter here was ready: another process waits for the lock
-            gate.released(key, attempt.token(), outcome == HandOverRelease.RELEASED);
+    @Override
+    public HandOff release(Acquisition holder, Acquisition next, boolean withinTurn) {
+        String key = LockRows.key(table, holder.key());
+        if (next == null) {
+            boolean released = release(holder);
+            return released && !withinTurn && marks.othersWait(key) ? HandOff.yieldedToOthers() : HandOff.notHanded(released);
+        }
+        marks.ended(holder.token());
+        long outcome = releaseHandingOver(holder, key, next, withinTurn);
+        if (outcome >= 0) {
+            waiters.done(next.token());
+            marks.held(next.token());
+            return HandOff.handed(outcome);
         }
         if (outcome == HandOverRelease.RELEASED) {
             Wakeups.JVM.signal(key);
+            return HandOff.yieldedToOthers();
         }
-        return outcome != HandOverRelease.NOT_RELEASED;
+        return HandOff.notHanded(false);
     }
 
-    /** Releases a hold handed over to an attempt that gave up while the hand-off was under way. */
-    private void releaseLeftOver(Acquisition next, String key) {
-        try {
-            if (db.run(() -> "releasing " + next + ", which gave up while handed the lock", true,
-                    connection -> releaseOnce(connection, key, next))) {
-                Wakeups.JVM.signal(key);
+    /**
+     * Sends the hand-over release; a failed statement whose first try may have gone through is
+     * checked as {@link #release} checks it.
+     *
+     * @return the new owner's fence, {@link HandOverRelease#RELEASED} or {@link HandOverRelease#NOT_RELEASED}
+     */
+    private long releaseHandingOver(Acquisition attempt, String key, Acquisition next, boolean withinTurn) {
+        boolean[] failedOnce = new boolean[1];
+        long ownMark = marks.ownMarkToPass(key);
+        long outcome = db.run(() -> "releasing " + attempt + " to " + next, true, connection -> {
+            try {
+                return handOver.releaseHandingOver(db, connection, key, attempt, next, ownMark, withinTurn);
+            } catch (java.sql.SQLException e) {
+                failedOnce[0] |= SqlErrors.isConnectionFailure(e);
+                throw e;
             }
-        } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "could not release " + next + " on " + db.describe + "; it expires with its lease: " + e);
+        });
+        if (outcome == HandOverRelease.NOT_RELEASED && failedOnce[0]) {
+            // the first try may have gone through before its reply was lost
+            outcome = db.run("checking the release of " + attempt, true, connection -> {
+                try (PreparedStatement statement = db.prepare(connection, dialect.readRowSql)) {
+                    statement.setString(1, key);
+                    try (ResultSet rows = statement.executeQuery()) {
+                        if (!rows.next()) {
+                            return HandOverRelease.NOT_RELEASED;
+                        }
+                        String owner = rows.getString(1);
+                        return owner == null ? HandOverRelease.RELEASED
+                                : owner.equals(next.token()) ? rows.getLong(2) : HandOverRelease.NOT_RELEASED;
+                    }
+                }
+            });
         }
+        return outcome;
     }
 
     private boolean releaseOnce(java.sql.Connection connection, String key, Acquisition attempt) throws java.sql.SQLException {
@@ -406,8 +395,7 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
 
     @Override
     public void close() {
-        gate.close();
-        waiting.clear();
+        waiters.close();
         if (listener != null) {
             listener.close();
         }

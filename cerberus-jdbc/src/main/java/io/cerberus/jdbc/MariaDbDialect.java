@@ -27,7 +27,7 @@ import java.util.function.Function;
  * the upsert. A refused acquire reads the row and its wanted mark, and marks it
  * ({@link #markWantedSql}) only when a hold of another engine refused it. Nobody is notified: a
  * waiter of another process polls, at the shortest backoff while it sees the lock change hands (the
- * line watches the holder's fence), so that its poll falls in this engine's hold-back. The release
+ * line's backoff watches the holder's fence), so that its poll falls in this engine's hold-back. The release
  * hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one statement per
  * 500. Session locks: {@link MySqlNamedLocks}.
  *
@@ -128,7 +128,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      * upsert. A refusal by a hold of another engine may add {@link #markWantedSql}.
      */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
         boolean tookNothing = false;
         if (knownRows.contains(key)) {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
@@ -160,11 +160,11 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 }
             }
         }
-        return readAfterRefusal(db, connection, attempt, key, gate, tookNothing);
+        return readAfterRefusal(db, connection, attempt, key, marks, tookNothing);
     }
 
     /** @param rowMayBeGone whether only the update was sent: a missing row is then forgotten and asked for again */
-    private Answer readAfterRefusal(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate, boolean rowMayBeGone)
+    private Answer readAfterRefusal(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks, boolean rowMayBeGone)
             throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, readMarkSql)) {
             statement.setString(1, key);
@@ -182,11 +182,11 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 }
                 long mark = rows.getLong(4);
                 long markLeft = rows.getLong(5);
-                if (!gate.holds(answer.holder()) && (mark != gate.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
-                    markWanted(db, connection, key, mark, gate);
-                } else if (markLeft > 0 && mark != gate.ownMark(key)) {
+                if (!marks.holds(answer.holder()) && (mark != marks.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
+                    markWanted(db, connection, key, mark, marks);
+                } else if (markLeft > 0 && mark != marks.ownMark(key)) {
                     // held here, and marked by another client: its turn comes when this engine's turn is over
-                    gate.othersMarked(key, markLeft);
+                    marks.othersMarked(key, markLeft);
                 }
                 return answer;
             }
@@ -203,7 +203,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      *
      * @param read the row's mark as the refusal read it
      */
-    private void markWanted(Db db, Connection connection, String key, long read, LocalGate gate) throws SQLException {
+    private void markWanted(Db db, Connection connection, String key, long read, WantedMarks marks) throws SQLException {
         try (PreparedStatement statement = db.prepareReturningKey(connection, markWantedSql)) {
             statement.setLong(1, LeaseRowEngine.WANTED_MARK_MS);
             statement.setString(2, key);
@@ -211,14 +211,14 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             if (statement.executeUpdate() == 1) {
                 try (ResultSet keys = statement.getGeneratedKeys()) {
                     if (keys.next()) {
-                        gate.marked(key, keys.getLong(1), read, LeaseRowEngine.WANTED_MARK_MS);
+                        marks.marked(key, keys.getLong(1), read, LeaseRowEngine.WANTED_MARK_MS);
                         return;
                     }
                 }
             }
         }
         // marked by another client since the read (or the mark not read back): a mark of another client stands
-        gate.othersMarked(key, LeaseRowEngine.WANTED_MARK_MS);
+        marks.othersMarked(key, LeaseRowEngine.WANTED_MARK_MS);
     }
 
     /** Notes that a lock's row exists (after an upsert it always does), for {@link #knownRows}. */
@@ -235,17 +235,16 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     @Override
-    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, LocalGate.HandOver handOver)
-            throws SQLException {
-        Acquisition next = handOver.next().attempt();
+    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, Acquisition next, long ownMark,
+            boolean evenIfWanted) throws SQLException {
         try (PreparedStatement statement = db.prepareReturningKey(connection, handOverSql)) {
             // the condition's two parameters come before each assignment's own value
-            int index = passIf(statement, 1, handOver); // fence
-            index = passIf(statement, index, handOver);
+            int index = passIf(statement, 1, ownMark, evenIfWanted); // fence
+            index = passIf(statement, index, ownMark, evenIfWanted);
             statement.setString(index++, next.token());
-            index = passIf(statement, index, handOver);
+            index = passIf(statement, index, ownMark, evenIfWanted);
             statement.setString(index++, LockRows.holder(next.holder()));
-            index = passIf(statement, index, handOver);
+            index = passIf(statement, index, ownMark, evenIfWanted);
             statement.setLong(index++, next.lease().toMillis());
             statement.setString(index++, key);
             statement.setString(index, releasing.token());
@@ -259,9 +258,9 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     /** Sets the hand-over condition's parameters (own mark, regardless) at {@code index}; @return the next index */
-    private static int passIf(PreparedStatement statement, int index, LocalGate.HandOver handOver) throws SQLException {
-        statement.setLong(index, handOver.ownMark());
-        statement.setBoolean(index + 1, handOver.evenIfWanted());
+    private static int passIf(PreparedStatement statement, int index, long ownMark, boolean evenIfWanted) throws SQLException {
+        statement.setLong(index, ownMark);
+        statement.setBoolean(index + 1, evenIfWanted);
         return index + 2;
     }
 

@@ -91,7 +91,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
 
     /** The upsert, then, when it granted nothing, the marking read: two statements only when refused. */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
             bindAcquire(statement, attempt, key);
             try (ResultSet rows = statement.executeQuery()) {
@@ -108,7 +108,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 if (!rows.next()) {
                     return Answer.busy();
                 }
-                gate.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
+                marks.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
                 return readHolder(rows, attempt, -1);
             }
         }
@@ -131,14 +131,14 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     }
 
     @Override
-    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, LocalGate.HandOver handOver) throws SQLException {
-        Acquisition next = handOver.next().attempt();
+    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, Acquisition next, long ownMark,
+            boolean evenIfWanted) throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, handOverSql)) {
             statement.setString(1, next.token());
             statement.setString(2, LockRows.holder(next.holder()));
             statement.setLong(3, next.lease().toMillis());
-            statement.setLong(4, handOver.ownMark());
-            statement.setBoolean(5, handOver.evenIfWanted());
+            statement.setLong(4, ownMark);
+            statement.setBoolean(5, evenIfWanted);
             statement.setString(6, key);
             statement.setString(7, releasing.token());
             try (ResultSet rows = statement.executeQuery()) {

@@ -5,11 +5,14 @@ import io.cerberus.CerberusException;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.HandOff;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.KeepsIdempotencyRecords;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -34,30 +37,28 @@ import java.util.concurrent.TimeUnit;
  * and reports one that died as lost, so the holder learns it then, not at unlock. The cost is one
  * connection per held lock and per attempt whose turn it is to ask; locks carry no fencing token.
  *
- * <p>Waiters of this engine line up per key as in lease-row mode ({@link LocalGate}): only the
- * first in line takes a connection and asks; a release here, the end of a session, or (on
- * PostgreSQL) a notification from another process wakes it. A connection whose session holds
+ * <p>The core lines up this engine's waiters per lock as in lease-row mode ({@link LinesUpLocally}):
+ * only the first in line takes a connection and asks; a release here, the end of a session, or
+ * (on PostgreSQL) a notification from another process wakes it. A connection whose session holds
  * nothing any more serves the next hold: opening one costs milliseconds, a hold a round trip.
  *
  * <p>Where the database notifies (PostgreSQL: a release notifies only when a client of another
  * session was refused the lock, see {@link PostgresAdvisoryLocks}) processes take turns
- * ({@link LocalGate}): a release within this engine's turn while one of its threads waits frees
- * the lock without looking for waiters elsewhere, and a release that notified holds this engine's
- * line back for a moment, so the woken waiter elsewhere gets the lock.
+ * ({@link TakesTurns}): a release within this client's turn while one of its threads waits frees
+ * the lock without looking for waiters elsewhere, and a release that notified yields: the line
+ * holds back for a moment, so the woken waiter elsewhere gets the lock.
  */
-final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
+final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, TakesTurns {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
-    private static final long MAX_BACKOFF_MS = LocalGate.MAX_BACKOFF_MS;
 
     private final Db db;
     private final String table;
     private final SessionLocks locks;
     private final LossReporter lossReporter;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-    /** The local line of each waiting attempt, by token, from its first try until granted or abandoned. */
-    private final Map<String, LocalGate.Ticket> waiting = new ConcurrentHashMap<>();
-    private final LocalGate gate;
+    /** What wakes each waiting attempt early, by token, from its first ask until granted or abandoned. */
+    private final Wakeups.Waiters waiters = new Wakeups.Waiters();
     private final ScheduledExecutorService watcher;
     private final PgListener listener;
 
@@ -96,8 +97,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
         });
         watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
         this.listener = db.dialect.notifications(db.source).orElse(null);
-        // a notification costs every listening session and a database-wide lock at commit
-        this.gate = new LocalGate(LocalGate.STALE_HEAD_NANOS, listener != null ? Duration.ofMillis(LocalGate.TURN_MS) : null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, listener != null);
     }
 
@@ -129,38 +128,28 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             return AcquireResult.granted(-1);
         }
         String key = LockRows.key(table, attempt.key());
-        LocalGate.Ticket ticket = waiting.computeIfAbsent(attempt.token(), token -> gate.enter(key, attempt));
-        try {
-            AcquireResult.Busy notAsked = ticket.busyUnlessTurn();
-            if (notAsked != null) {
-                return notAsked;
-            }
-            if (session == null) {
-                // only the attempt whose turn it is takes a connection: the others wait without one
-                session = open(attempt, key, true);
-            }
-            boolean asked;
-            try {
-                asked = ask(session);
-            } catch (EngineUnavailableException e) {
-                if (!session.reused) {
-                    throw e;
-                }
-                // an idle connection died while it waited (a restarted server): so did its peers
-                db.source.purgeIdleSessions();
-                session = open(attempt, key, false);
-                asked = ask(session);
-            }
-            if (asked) {
-                waiting.remove(attempt.token());
-                ticket.granted(attempt.token(), attempt.lease());
-                return AcquireResult.granted(-1);
-            }
-            ticket.busy(null, Duration.ofMillis(MAX_BACKOFF_MS));
-            return AcquireResult.busy(Duration.ofMillis(MAX_BACKOFF_MS));
-        } finally {
-            ticket.endTry();
+        waiters.asking(attempt.token(), key);
+        if (session == null) {
+            // only the attempt whose turn it is asks (the core's line): the others wait without a connection
+            session = open(attempt, key, true);
         }
+        boolean asked;
+        try {
+            asked = ask(session);
+        } catch (EngineUnavailableException e) {
+            if (!session.reused) {
+                throw e;
+            }
+            // an idle connection died while it waited (a restarted server): so did its peers
+            db.source.purgeIdleSessions();
+            session = open(attempt, key, false);
+            asked = ask(session);
+        }
+        if (asked) {
+            waiters.done(attempt.token());
+            return AcquireResult.granted(-1);
+        }
+        return AcquireResult.busy(LeaseRowEngine.MAX_BACKOFF);
     }
 
     /** Gives an attempt a connection of its own: an idle one when allowed and there is one, else a new one. */
@@ -202,18 +191,38 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
 
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
-        LocalGate.Ticket ticket = waiting.get(attempt.token());
-        if (ticket != null) {
-            ticket.await(max);
-        }
+        waiters.await(attempt.token(), max);
+    }
+
+    @Override
+    public Duration firstBackoff() {
+        return LeaseRowEngine.FIRST_BACKOFF;
+    }
+
+    @Override
+    public Duration maxBackoff() {
+        return LeaseRowEngine.MAX_BACKOFF;
+    }
+
+    @Override
+    public Duration turn() {
+        return LeaseRowEngine.TURN;
+    }
+
+    @Override
+    public Duration holdBack() {
+        return LeaseRowEngine.HOLD_BACK;
+    }
+
+    /** Takes turns with other processes only where a release notifies them (PostgreSQL): a notification is what turns save. */
+    @Override
+    public <A> Optional<A> ability(Class<A> ability) {
+        return ability == TakesTurns.class && listener == null ? Optional.empty() : LockEngine.super.ability(ability);
     }
 
     @Override
     public void abandon(Acquisition attempt) {
-        LocalGate.Ticket ticket = waiting.remove(attempt.token());
-        if (ticket != null) {
-            ticket.leave();
-        }
+        waiters.done(attempt.token());
         if (sessions.containsKey(attempt.token())) {
             release(attempt);
         }
@@ -227,9 +236,15 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
 
     @Override
     public boolean release(Acquisition attempt) {
+        return release(attempt, null, false).released();
+    }
+
+    /** Releases quietly within the turn (see {@link SessionLocks#release}); a release that woke a waiter elsewhere yields. */
+    @Override
+    public HandOff release(Acquisition attempt, Acquisition next, boolean withinTurn) {
         Session session = sessions.get(attempt.token());
         if (session == null) {
-            return false;
+            return HandOff.notHanded(false);
         }
         boolean released = false;
         synchronized (session) {
@@ -237,7 +252,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             boolean clean = !session.held;
             if (session.held) {
                 try {
-                    released = locks.release(session, gate.turnGoesOn(session.key, attempt.token()));
+                    released = locks.release(session, withinTurn);
                     clean = released;
                 } catch (SQLException e) {
                     LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);
@@ -249,12 +264,12 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
                     clean = false;
                 }
             }
-            end(session, clean, released && session.wokeOthers);
+            end(session, clean);
         }
         if (released) {
             Wakeups.JVM.signal(session.key);
         }
-        return released;
+        return released && session.wokeOthers ? HandOff.yieldedToOthers() : HandOff.notHanded(released);
     }
 
     /**
@@ -264,11 +279,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
      * asks the database to free every session lock of the connection.
      */
     private void end(Session session, boolean clean) {
-        end(session, clean, false);
-    }
-
-    /** @param wokeOthers whether the release notified a waiter of another session: this engine's line holds back for it */
-    private void end(Session session, boolean clean, boolean wokeOthers) {
         sessions.remove(session.attempt.token(), session);
         session.held = false;
         if (clean) {
@@ -279,7 +289,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
             }
             ConnectionSource.closeQuietly(session.connection);
         }
-        gate.released(session.key, session.attempt.token(), wokeOthers);
     }
 
     /** Frees every session lock of a connection, so that an application's pool gets it back holding none. */
@@ -324,8 +333,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords {
     @Override
     public void close() {
         watcher.shutdownNow();
-        gate.close();
-        waiting.clear();
+        waiters.close();
         for (Session session : sessions.values()) {
             synchronized (session) {
                 end(session, !session.held);

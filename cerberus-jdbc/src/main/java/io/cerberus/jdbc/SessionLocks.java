@@ -27,7 +27,7 @@ interface SessionLocks {
      * Releases the session's lock.
      *
      * @param quietly release without looking for waiters elsewhere (this engine's next thread
-     *     takes the lock in its turn, see {@link LocalGate#turnGoesOn}); only locks that notify heed it
+     *     takes the lock in its turn, see {@link io.cerberus.spi.TakesTurns}); only locks that notify heed it
      * @return whether the session held the lock and released it
      */
     boolean release(SessionEngine.Session session, boolean quietly) throws SQLException;

@@ -123,7 +123,7 @@ abstract class SqlDialect {
      *
      * @param result granted or busy
      * @param holder on a busy answer, the holding attempt's token if read, else null
-     * @param holderFence on a busy answer, the holder's fence where this engine's line watches the
+     * @param holderFence on a busy answer, the holder's fence where the line's backoff watches the
      *     lock change hands elsewhere (a database that does not notify: waiters poll), else -1
      */
     record Answer(AcquireResult result, String holder, long holderFence) {
@@ -133,12 +133,13 @@ abstract class SqlDialect {
 
         /** @return busy for a holder with {@code left} ms of lease, to be asked again within that, not before the shortest backoff */
         static Answer busy(String holder, long left, long holderFence) {
-            return new Answer(AcquireResult.busy(Duration.ofMillis(Math.max(LocalGate.MIN_BACKOFF_MS, left))), holder, holderFence);
+            Duration within = Duration.ofMillis(Math.max(LeaseRowEngine.FIRST_BACKOFF.toMillis(), left));
+            return new Answer(AcquireResult.busy(within, holder, holderFence), holder, holderFence);
         }
 
         /** @return busy with nothing known of the holder: ask again at the shortest backoff */
         static Answer busy() {
-            return new Answer(AcquireResult.busy(Duration.ofMillis(LocalGate.MIN_BACKOFF_MS)), null, -1);
+            return new Answer(AcquireResult.busy(LeaseRowEngine.FIRST_BACKOFF), null, -1);
         }
     }
 
@@ -168,11 +169,11 @@ abstract class SqlDialect {
      * (see the subclasses for the statements and what they cost).
      *
      * @param key the lock's row key
-     * @param gate this engine's line, told of the wanted marks the statements write and read
+     * @param marks what this engine knows of wanted marks, told of the marks the statements write and read
      * @return the answer, or {@code null} when the acquire was refused but the row read after it
      *     is free or gone: ask once more at once
      */
-    abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, LocalGate gate) throws SQLException;
+    abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException;
 
     /** Sets the upsert's parameters: key, namespace, name, owner, holder, lease in ms. */
     static void bindAcquire(PreparedStatement statement, Acquisition attempt, String key) throws SQLException {

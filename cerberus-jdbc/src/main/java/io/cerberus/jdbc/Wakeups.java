@@ -3,6 +3,7 @@ package io.cerberus.jdbc;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Wake-ups of waiters in this JVM: a release by any engine of this JVM, or a PostgreSQL
@@ -89,6 +90,57 @@ final class Wakeups {
                 slot.version++;
                 slot.notifyAll();
             }
+        }
+    }
+
+    /**
+     * The interests of one engine's waiting attempts, by token: an attempt notes the key's version
+     * before each ask, so that a change after it ends its next wait; its interest is dropped when
+     * it is granted or gives up.
+     */
+    static final class Waiters {
+        private final Map<String, Waiter> byToken = new ConcurrentHashMap<>();
+
+        private static final class Waiter {
+            final Interest interest;
+            volatile long seen;
+
+            Waiter(Interest interest) {
+                this.interest = interest;
+            }
+        }
+
+        /** Notes the version of {@code key} for the attempt {@code token}, which is about to ask. */
+        void asking(String token, String key) {
+            Waiter waiter = byToken.computeIfAbsent(token, t -> new Waiter(JVM.register(key)));
+            waiter.seen = waiter.interest.version();
+        }
+
+        /**
+         * Waits until the key of the attempt changed since its last ask, or {@code max} passed.
+         *
+         * @throws InterruptedException if interrupted
+         */
+        void await(String token, Duration max) throws InterruptedException {
+            Waiter waiter = byToken.get(token);
+            if (waiter == null) {
+                TimeUnit.NANOSECONDS.sleep(max.toNanos());
+                return;
+            }
+            waiter.interest.await(waiter.seen, max);
+        }
+
+        /** The attempt was granted or gave up: its interest ends. */
+        void done(String token) {
+            Waiter waiter = byToken.remove(token);
+            if (waiter != null) {
+                waiter.interest.close();
+            }
+        }
+
+        /** Ends every interest (the engine is closing). */
+        void close() {
+            byToken.keySet().forEach(this::done);
         }
     }
 }

@@ -160,8 +160,8 @@ class JdbcEngineTest {
     @Test
     void sessionLocksAreFreedWhenAnApplicationPoolKeepsTheSessionOpen() throws Exception {
         for (String url : List.of(Servers.postgres(), Servers.mariaDb(), Servers.h2())) {
-            JdbcLocalGateTest.Target target = new JdbcLocalGateTest.Target(url, url, JdbcOptions.Mode.SESSION);
-            try (JdbcLocalGateTest.CountingDataSource pool = new JdbcLocalGateTest.CountingDataSource(target, true)) {
+            JdbcLocalLinesTest.Target target = new JdbcLocalLinesTest.Target(url, url, JdbcOptions.Mode.SESSION);
+            try (JdbcLocalLinesTest.CountingDataSource pool = new JdbcLocalLinesTest.CountingDataSource(target, true)) {
                 LockKey key = new LockKey(namespace, "pooled");
                 JdbcOptions options = JdbcOptions.dataSource(pool).mode(JdbcOptions.Mode.SESSION);
                 // the engine closed while it holds: no client releases first

@@ -10,7 +10,9 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.RenewsInBatches;
+import io.cerberus.spi.TakesTurns;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -59,7 +61,7 @@ public final class CountingEngineProvider implements EngineProvider {
     }
 
     /** The counting wrapper. */
-    public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, Inspects {
+    public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, Inspects {
         private final LockEngine inner;
         private final AtomicLong calls = new AtomicLong();
         private final AtomicLong tryAcquires = new AtomicLong();
@@ -184,6 +186,33 @@ public final class CountingEngineProvider implements EngineProvider {
         public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
             calls.incrementAndGet();
             return inner.ability(HandsOver.class).orElseThrow().handOver(holder, next);
+        }
+
+        @Override
+        public Duration firstBackoff() {
+            return inner.ability(LinesUpLocally.class).map(LinesUpLocally::firstBackoff).orElse(Duration.ZERO);
+        }
+
+        @Override
+        public Duration maxBackoff() {
+            return inner.ability(LinesUpLocally.class).map(LinesUpLocally::maxBackoff).orElse(Duration.ZERO);
+        }
+
+        @Override
+        public Duration turn() {
+            return inner.ability(TakesTurns.class).orElseThrow().turn();
+        }
+
+        @Override
+        public Duration holdBack() {
+            return inner.ability(TakesTurns.class).orElseThrow().holdBack();
+        }
+
+        @Override
+        public io.cerberus.spi.HandOff release(Acquisition holder, Acquisition next, boolean withinTurn) {
+            calls.incrementAndGet();
+            releases.incrementAndGet();
+            return inner.ability(TakesTurns.class).orElseThrow().release(holder, next, withinTurn);
         }
 
         @Override

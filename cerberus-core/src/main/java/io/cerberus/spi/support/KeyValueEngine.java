@@ -32,8 +32,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Waiting.</b> The store sends no notifications, so a waiter asks again after a backoff
  * ({@link #FIRST_PAUSE} doubling to {@link #MAX_PAUSE}, jittered). The core lines up the waiters of
- * one client ({@link #linesUpWaitersLocally()}), so only one of them per lock asks, and a release in
- * this client wakes the next at once; a release in another process is seen within one pause.
+ * one client ({@link LinesUpLocally}) and runs that backoff, so only one of them per lock asks; a
+ * busy answer names the holder, so a waiter behind a hold of its own client waits for its release
+ * here, which wakes it at once. A release in another process is seen within one pause.
  */
 public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally {
     /** The ceiling of a waiter's first pause. */
@@ -48,7 +49,6 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     /** The fencing token of each grant of this engine not yet released, by attempt token. */
     private final Map<String, Long> fences = new ConcurrentHashMap<>();
     /** The backoff of each attempt that found its lock busy, by attempt token. */
-    private final Map<String, Backoff> waits = new ConcurrentHashMap<>();
 
     /** @param store the store; a {@link FencingCounter} too if its counters only go up */
     public KeyValueEngine(KeyValueStore store) {
@@ -108,12 +108,24 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     public AcquireResult tryAcquire(Acquisition attempt) {
         exclusiveOnly(attempt);
         String key = entryKey(attempt.key());
-        if (store.putIfAbsent(key, attempt.token(), store.expiryFor(attempt.lease()))
-                || store.get(key).filter(attempt.token()::equals).isPresent()) {
-            waits.remove(attempt.token());
+        if (store.putIfAbsent(key, attempt.token(), store.expiryFor(attempt.lease()))) {
             return AcquireResult.granted(fence(attempt));
         }
-        return AcquireResult.busy(waits.computeIfAbsent(attempt.token(), token -> new Backoff(FIRST_PAUSE, MAX_PAUSE)).next());
+        Optional<String> holder = store.get(key);
+        if (holder.filter(attempt.token()::equals).isPresent()) {
+            return AcquireResult.granted(fence(attempt));
+        }
+        return AcquireResult.busy(MAX_PAUSE, holder.orElse(null), -1);
+    }
+
+    @Override
+    public Duration firstBackoff() {
+        return FIRST_PAUSE;
+    }
+
+    @Override
+    public Duration maxBackoff() {
+        return MAX_PAUSE;
     }
 
     private long fence(Acquisition attempt) {
@@ -137,7 +149,6 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
 
     @Override
     public void abandon(Acquisition attempt) {
-        waits.remove(attempt.token());
         release(attempt);
     }
 

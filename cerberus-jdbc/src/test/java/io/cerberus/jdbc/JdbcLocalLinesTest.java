@@ -41,15 +41,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The local line of waiters ({@link LocalGate}) on real PostgreSQL, MariaDB and H2, in both modes:
+ * The core's local line of waiters, with the JDBC engines' turns and hand-overs, on real PostgreSQL, MariaDB and H2, in both modes:
  * what the waiters of one JVM send, and that timeouts, interrupts and releases in another process
  * still work when only the head of the line asks. Statements are counted by the application's
  * data source, per thread.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class JdbcLocalGateTest {
+class JdbcLocalLinesTest {
     private static final String TABLE = "cerberus_locks";
-    private final String namespace = "gate-" + UUID.randomUUID().toString().substring(0, 8);
+    private final String namespace = "lines-" + UUID.randomUUID().toString().substring(0, 8);
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
 
@@ -189,7 +189,6 @@ class JdbcLocalGateTest {
             headGot.set(System.nanoTime());
             lock.unlock();
         });
-        Poll.until("the head to ask", TestTimes.millis(10_000), () -> data.acquiresBy("head") > 0);
         Poll.untilWaiting(head, TestTimes.millis(5000));
         AtomicReference<Duration> took = new AtomicReference<>();
         AtomicReference<Boolean> got = new AtomicReference<>();
@@ -206,9 +205,7 @@ class JdbcLocalGateTest {
         assertThat(got.get()).isFalse();
         assertThat(took.get()).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
         assertThat(data.acquiresBy("queued")).as("the queued waiter never asked").isZero();
-        if (target.mode() == JdbcOptions.Mode.LEASE_ROW) {
-            assertThat(data.acquiresBy("head")).as("told the holder is in this JVM, the head waits for its release").isEqualTo(1);
-        }
+        assertThat(data.acquiresBy("head")).as("the lock is held in this client: the head waits for its release without asking").isZero();
         long released = System.nanoTime();
         letGo.countDown();
         join(head, TestTimes.millis(10_000));
@@ -309,7 +306,7 @@ class JdbcLocalGateTest {
         Lease handed = waiter.lease.get();
         assertThat(handed).as("the waiter got the lock").isNotNull();
         assertThat(handed.fencingToken()).as("a hand-off is a new hold: the next fence").isEqualTo(held.fencingToken() + 1);
-        assertThat(data.acquiresBy("waiter")).as("handed over in the release, the waiter asked only before it").isEqualTo(1);
+        assertThat(data.acquiresBy("waiter")).as("handed over in the release, the waiter never asked").isZero();
         assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("woken by the hand-off").isLessThan(TestTimes.millis(1000));
         assertThat(lock.isLocked()).isTrue();
         handed.close();
@@ -386,16 +383,16 @@ class JdbcLocalGateTest {
         }
         Waiter waiter = waiterAsleep(lock, data);
         Poll.until("the turn to pass", TestTimes.millis(10_000),
-                () -> System.nanoTime() - grantedAt > TimeUnit.MILLISECONDS.toNanos(LocalGate.TURN_MS));
+                () -> System.nanoTime() - grantedAt > LeaseRowEngine.TURN.toNanos());
         long released = System.nanoTime();
         first.close();
         join(waiter.thread, TestTimes.millis(10_000));
         Lease next = waiter.lease.get();
         assertThat(next).as("the waiter got the lock").isNotNull();
-        assertThat(data.acquiresBy("waiter")).as("released for all once the turn is over, not handed over: the waiter asked again")
-                .isEqualTo(2);
+        assertThat(data.acquiresBy("waiter")).as("released for all once the turn is over, not handed over: the waiter asked")
+                .isEqualTo(1);
         assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("the line held back for the other process's poll")
-                .isGreaterThanOrEqualTo(Duration.ofMillis(LocalGate.YIELD_MS));
+                .isGreaterThanOrEqualTo(LeaseRowEngine.HOLD_BACK);
         assertThat(next.fencingToken()).isEqualTo(first.fencingToken() + 1);
         next.close();
     }
@@ -436,7 +433,7 @@ class JdbcLocalGateTest {
     }
 
     @Test
-    void repeatedTryOfAGrantedAttemptIsGrantedWhileOthersWaitInLine() {
+    void repeatedTryOfAGrantedAttemptIsGrantedAgainWhileOthersAreRefused() {
         for (String url : List.of(Servers.h2(), Servers.postgres(), Servers.mariaDb())) {
             try (LockEngine engine = Engines.open(url, Duration.ofSeconds(10))) {
                 LockKey key = new LockKey(namespace, "repeated");
@@ -480,7 +477,7 @@ class JdbcLocalGateTest {
     private record Waiter(Thread thread, AtomicReference<Lease> lease, AtomicLong grantedAt) {
     }
 
-    /** @return a waiter for {@code lock} that has asked the database once and sleeps in its line */
+    /** @return a waiter for {@code lock}, held in this client, that sleeps in its line */
     private Waiter waiterAsleep(DistributedLock lock, CountingDataSource data) {
         AtomicReference<Lease> lease = new AtomicReference<>();
         AtomicLong grantedAt = new AtomicLong();
@@ -493,7 +490,6 @@ class JdbcLocalGateTest {
                 Thread.currentThread().interrupt();
             }
         });
-        Poll.until("the waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("waiter") > 0);
         Poll.untilWaiting(waiter, TestTimes.millis(5000));
         return new Waiter(waiter, lease, grantedAt);
     }
