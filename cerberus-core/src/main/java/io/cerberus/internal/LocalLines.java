@@ -230,7 +230,8 @@ final class LocalLines {
      *
      * @param handOver the hand-off to try (the head sleeps on its turn), begun as by
      *     {@link #handOverFrom} but without a count; null when no head is ready
-     * @param withinTurn whether a thread of this client waits and the run began less than the turn ago
+     * @param withinTurn whether the run of this client's holds that the releasing hold belongs to
+     *     began less than the turn ago
      */
     record Turn(HandOver handOver, boolean withinTurn) {
     }
@@ -252,12 +253,12 @@ final class LocalLines {
         }
         line.lock.lock();
         try {
-            Ticket head = line.queue.peekFirst();
-            if (head == null || !token.equals(line.heldBy)) {
+            if (!token.equals(line.heldBy)) {
                 return new Turn(null, false);
             }
             boolean withinTurn = line.inRun && System.nanoTime() - line.runSince < turn.toNanos();
-            if (!head.sleeping || head.handing || head.handed) {
+            Ticket head = line.queue.peekFirst();
+            if (head == null || !head.sleeping || head.handing || head.handed) {
                 return new Turn(null, withinTurn);
             }
             head.handing = true;

@@ -31,9 +31,9 @@ public interface TakesTurns extends LinesUpLocally {
      * @param next the attempt asleep first in this client's line, which the engine may grant in the
      *     same request (owner, lease and a new fencing token, as {@link LockEngine#tryAcquire}
      *     would); null when no waiter is ready to be handed the lock
-     * @param withinTurn whether a thread of this client waits for the lock and the run began less
-     *     than {@link #turn()} ago: the engine may leave the lock to this client without waking
-     *     other clients
+     * @param withinTurn whether the run of this client's holds that {@code holder} belongs to began
+     *     less than {@link #turn()} ago: the engine may leave the lock to this client (hand it to
+     *     {@code next}, or, with a {@code next}, release it without waking other clients)
      * @return what was done: released, handed to {@code next}, or released for another client
      *     ({@link HandOff#yielded()})
      */

@@ -56,27 +56,14 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
         for (String hostPort : parts.hostsWithPorts(2379)) {
             endpoints.add((tls ? "https://" : "http://") + hostPort);
         }
-        Duration ttl = Duration.ofSeconds(ttlSeconds(parts.parameter("ttl").orElse(null), defaultLease));
+        // the TTL in whole seconds; by default the client's default lease, rounded up
+        long seconds = parts.number("ttl", 1, MAX_TTL_SECONDS)
+                .orElse(Math.max(1, Math.min(MAX_TTL_SECONDS, (defaultLease.toMillis() + 999) / 1000)));
+        Duration ttl = Duration.ofSeconds(seconds);
         Optional<Path> ca = parts.parameter("ca").map(Path::of);
         if (ca.isPresent() && !Files.isReadable(ca.get())) {
             throw new IllegalArgumentException("the etcd trusted certificates file (ca=) must be readable: " + ca.get());
         }
         return new EtcdTarget(List.copyOf(endpoints), parts.user(), parts.password(), prefix, ttl, tls || ca.isPresent(), ca);
-    }
-
-    private static long ttlSeconds(String value, Duration defaultLease) {
-        if (value == null) {
-            long seconds = (defaultLease.toMillis() + 999) / 1000;
-            return Math.max(1, Math.min(MAX_TTL_SECONDS, seconds));
-        }
-        try {
-            long seconds = Long.parseLong(value);
-            if (seconds >= 1 && seconds <= MAX_TTL_SECONDS) {
-                return seconds;
-            }
-        } catch (NumberFormatException e) {
-            // falls through to the message below
-        }
-        throw new IllegalArgumentException("the etcd lease ttl must be whole seconds from 1 to 3600, not '" + value + "'");
     }
 }

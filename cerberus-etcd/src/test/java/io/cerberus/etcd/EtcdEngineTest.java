@@ -425,9 +425,9 @@ class EtcdEngineTest {
     @Test
     void badUrisAreRejectedWithTheRule() {
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=0")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("whole seconds");
+                .hasMessageContaining("ttl").hasMessageContaining("whole number from 1 to 3600");
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=1.5")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("whole seconds");
+                .hasMessageContaining("ttl").hasMessageContaining("whole number from 1 to 3600");
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("port");
         assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?tll=3")).isInstanceOf(IllegalArgumentException.class)

@@ -239,7 +239,10 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, TakesT
         return release(attempt, null, false).released();
     }
 
-    /** Releases quietly within the turn (see {@link SessionLocks#release}); a release that woke a waiter elsewhere yields. */
+    /**
+     * Releases quietly within the turn while a thread of this client sleeps first in line (see
+     * {@link SessionLocks#release}); a release that woke a waiter elsewhere yields.
+     */
     @Override
     public HandOff release(Acquisition attempt, Acquisition next, boolean withinTurn) {
         Session session = sessions.get(attempt.token());
@@ -252,7 +255,8 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, TakesT
             boolean clean = !session.held;
             if (session.held) {
                 try {
-                    released = locks.release(session, withinTurn);
+                    // quietly only while a thread of this client is there to take the lock
+                    released = locks.release(session, withinTurn && next != null);
                     clean = released;
                 } catch (SQLException e) {
                     LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);

@@ -2,6 +2,7 @@ package io.cerberus.redis;
 
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.support.Backoff;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -49,6 +49,8 @@ import java.util.function.Supplier;
 final class LockWaiters implements AutoCloseable {
     /** The first back-off after an attempt that won some nodes but no majority. */
     static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
+    /** The ceiling of that backoff; in practice the remaining leases bound it first. */
+    private static final Duration MAX_SPLIT_BACKOFF = Duration.ofMinutes(10);
     private final List<? extends PubSubSource> sources;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new HashMap<>();
@@ -128,8 +130,8 @@ final class LockWaiters implements AutoCloseable {
         final Channel channel;
         final Condition changed;
         boolean woken;
-        /** Attempts in a row that won some nodes but no majority. */
-        int splits;
+        /** The backoff of attempts in a row that won some nodes but no majority, or null. */
+        Backoff splits;
         /** Until then, messages do not wake this waiter: it backs off (System.nanoTime()). */
         long deafUntilNanos = System.nanoTime();
 
@@ -281,17 +283,18 @@ final class LockWaiters implements AutoCloseable {
             Waiter waiter = waiters.get(attempt.token());
             if (waiter == null || !split) {
                 if (waiter != null) {
-                    waiter.splits = 0;
+                    waiter.splits = null;
                     waiter.deafUntilNanos = System.nanoTime();
                 }
                 return untilFree;
             }
-            long ceiling = Math.min(untilFree.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(waiter.splits, 20));
-            waiter.splits++;
-            long backoff = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+            if (waiter.splits == null) {
+                waiter.splits = new Backoff(FIRST_BACKOFF, MAX_SPLIT_BACKOFF);
+            }
+            Duration backoff = waiter.splits.next(untilFree);
             waiter.woken = false;
-            waiter.deafUntilNanos = System.nanoTime() + backoff;
-            return Duration.ofNanos(backoff);
+            waiter.deafUntilNanos = System.nanoTime() + backoff.toNanos();
+            return backoff;
         } finally {
             lock.unlock();
         }

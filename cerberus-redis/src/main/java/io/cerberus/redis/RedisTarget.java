@@ -53,7 +53,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             throw new IllegalArgumentException("a redis-sentinel URI names its master after #, e.g."
                     + " redis-sentinel://sentinel1:26379,sentinel2:26379#mymaster, was " + shown);
         }
-        List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, scheme, shown) : List.of(lettuce(lettuceUri, shown));
+        List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, parts) : List.of(lettuce(lettuceUri, shown));
         Optional<Duration> timeout = parts.parameter("timeout").isPresent() ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
         timeout.ifPresent(t -> {
             if (t.isZero() || t.isNegative()) {
@@ -122,7 +122,9 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     }
 
     /** {@code redis-cluster://[user:password@]h1:p1,h2:p2[?...]}: one Lettuce URI per seed node. */
-    private static List<RedisURI> clusterSeeds(String uri, String scheme, String shown) {
+    private static List<RedisURI> clusterSeeds(String uri, EngineUri parts) {
+        String scheme = parts.scheme();
+        String shown = parts.shown();
         String base = scheme.startsWith("rediss") ? "rediss://" : "redis://";
         String rest = uri.substring(uri.indexOf("//") + 2);
         int query = rest.indexOf('?');
@@ -141,7 +143,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
                 throw new IllegalArgumentException("Redis Cluster has only database 0, but redis URI " + shown + " asks for " + path);
             }
         }
-        if (parameters.contains("database=") || parameters.contains("db=")) {
+        if (parts.parameter("database").isPresent() || parts.parameter("db").isPresent()) {
             throw new IllegalArgumentException("Redis Cluster has only database 0; drop the database parameter of " + shown);
         }
         List<RedisURI> seeds = new ArrayList<>();

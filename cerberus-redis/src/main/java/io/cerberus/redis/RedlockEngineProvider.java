@@ -31,8 +31,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Serves {@code redlock://[user:password@]h1:p1,h2:p2,h3:p3[?timeout=5s&nodeTimeout=50ms&drift=0.01]}:
@@ -46,7 +44,6 @@ import java.util.regex.Pattern;
 public final class RedlockEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
     private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift"));
-    private static final Pattern NODE = Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[^\\[\\]:/]+)(?::(\\d{1,5}))?");
     private static final String SHAPE = "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
     private static final AtomicInteger ENGINES = new AtomicInteger();
     /** The smallest number of nodes: with fewer, one failure leaves no majority. */
@@ -224,17 +221,9 @@ public final class RedlockEngineProvider implements EngineProvider {
         List<String> addresses = new ArrayList<>();
         List<RedisURI> nodes = new ArrayList<>();
         Set<String> seen = new HashSet<>();
-        for (String node : parts.hosts()) {
-            Matcher matcher = NODE.matcher(node);
-            if (!matcher.matches()) {
-                throw new IllegalArgumentException("redlock node '" + node + "' must look like host:port, in " + shown);
-            }
-            String host = matcher.group(1);
-            int port = matcher.group(2) == null ? DEFAULT_PORT : Integer.parseInt(matcher.group(2));
-            if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("the port of redlock node '" + node + "' must be 1 to 65535, in " + shown);
-            }
-            String address = host + ":" + port;
+        for (String address : parts.hostsWithPorts(DEFAULT_PORT)) {
+            String host = address.substring(0, address.lastIndexOf(':'));
+            int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
             if (!seen.add(address.toLowerCase(Locale.ROOT))) {
                 throw new IllegalArgumentException("redlock node " + address + " is listed twice in " + shown
                         + "; the nodes must be distinct, independent masters");

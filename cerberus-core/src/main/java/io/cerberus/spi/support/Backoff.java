@@ -27,8 +27,19 @@ public final class Backoff {
 
     /** @return the next pause, between half its ceiling and the ceiling; the ceiling then doubles, up to the max */
     public Duration next() {
-        long ceiling = ceilingNanos;
-        ceilingNanos = Math.min(maxNanos, ceiling * 2);
+        return next(Duration.ofNanos(maxNanos));
+    }
+
+    /**
+     * As {@link #next()}, with this pause's ceiling lowered to {@code bound} when that is less (a
+     * holder's lease that ends sooner, say); the pause is still drawn from the upper half.
+     *
+     * @param bound the highest ceiling for this pause; not negative
+     * @return the next pause
+     */
+    public Duration next(Duration bound) {
+        long ceiling = Math.min(ceilingNanos, Math.max(0, bound.toNanos()));
+        ceilingNanos = Math.min(maxNanos, ceilingNanos * 2);
         return Duration.ofNanos(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
     }
 }
