@@ -64,7 +64,7 @@ import java.util.Set;
  * many holds: one batch ({@link SqlDialect#renewAll}). The engine works on its own pooled
  * connections in auto-commit mode, outside any transaction of the application.
  */
-final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, TakesTurns {
+final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     /** Keys per read when renewals are checked by reading their rows. */
@@ -158,26 +158,6 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt.token(), max);
-    }
-
-    @Override
-    public Duration firstBackoff() {
-        return FIRST_BACKOFF;
-    }
-
-    @Override
-    public Duration maxBackoff() {
-        return MAX_BACKOFF;
-    }
-
-    @Override
-    public Duration turn() {
-        return TURN;
-    }
-
-    @Override
-    public Duration holdBack() {
-        return HOLD_BACK;
     }
 
     /** Takes turns with other processes only where the release can hand over (not on H2). */

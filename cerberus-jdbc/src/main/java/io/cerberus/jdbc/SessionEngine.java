@@ -48,7 +48,7 @@ import java.util.concurrent.TimeUnit;
  * the lock without looking for waiters elsewhere, and a release that notified yields: the line
  * holds back for a moment, so the woken waiter elsewhere gets the lock.
  */
-final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, TakesTurns {
+final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTurns {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
 
@@ -192,26 +192,6 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, TakesT
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt.token(), max);
-    }
-
-    @Override
-    public Duration firstBackoff() {
-        return LeaseRowEngine.FIRST_BACKOFF;
-    }
-
-    @Override
-    public Duration maxBackoff() {
-        return LeaseRowEngine.MAX_BACKOFF;
-    }
-
-    @Override
-    public Duration turn() {
-        return LeaseRowEngine.TURN;
-    }
-
-    @Override
-    public Duration holdBack() {
-        return LeaseRowEngine.HOLD_BACK;
     }
 
     /** Takes turns with other processes only where a release notifies them (PostgreSQL): a notification is what turns save. */
