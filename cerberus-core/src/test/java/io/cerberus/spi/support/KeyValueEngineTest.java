@@ -131,18 +131,16 @@ class KeyValueEngineTest {
     }
 
     @Test
-    void busyAnswersBackOffAndNoTwoLocksShareAnEntry() {
+    void busyAnswersNameTheHolderTheCoreBacksOffAndNoTwoLocksShareAnEntry() {
         Store store = new Store();
         KeyValueEngine engine = new KeyValueEngine(store);
-        engine.tryAcquire(attempt("holder", LockMode.EXCLUSIVE));
-        Acquisition waiter = attempt("waiter", LockMode.EXCLUSIVE);
-        Duration first = ((AcquireResult.Busy) engine.tryAcquire(waiter)).retryWithin();
-        Duration later = first;
-        for (int i = 0; i < 8; i++) {
-            later = ((AcquireResult.Busy) engine.tryAcquire(waiter)).retryWithin();
-        }
-        assertThat(first).isLessThanOrEqualTo(KeyValueEngine.FIRST_PAUSE);
-        assertThat(later).isBetween(KeyValueEngine.MAX_PAUSE.dividedBy(2), KeyValueEngine.MAX_PAUSE);
+        Acquisition holder = attempt("holder", LockMode.EXCLUSIVE);
+        engine.tryAcquire(holder);
+        AcquireResult.Busy busy = (AcquireResult.Busy) engine.tryAcquire(attempt("waiter", LockMode.EXCLUSIVE));
+        assertThat(busy.holder()).as("a waiter behind a hold of its own client waits in line for it").isEqualTo(holder.token());
+        assertThat(busy.retryWithin()).as("a release elsewhere is seen within the longest pause").isEqualTo(KeyValueEngine.MAX_PAUSE);
+        assertThat(engine.firstBackoff()).as("the core's line backs the head off").isEqualTo(KeyValueEngine.FIRST_PAUSE);
+        assertThat(engine.maxBackoff()).isEqualTo(KeyValueEngine.MAX_PAUSE);
         assertThat(KeyValueEngine.entryKey(new LockKey("a:b", "c"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "b:c")));
         assertThat(KeyValueEngine.counterKey(new LockKey("a", "x"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x#fence")));
