@@ -1,5 +1,6 @@
 package io.cerberus.bench;
 
+import io.cerberus.servers.ServerException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -140,9 +141,9 @@ public final class Bench {
                 case "mariadb" -> EngineGroups.mariaDb(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
                 default -> EngineGroups.postgres(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
             };
-        } catch (AssertionError e) {
-            // the testkit's helpers say what to install; the bench can also leave the engine out
-            throw new IllegalStateException(e.getMessage() + " (or leave the engine out: --engines without " + engine + ")", e);
+        } catch (ServerException e) {
+            // a server that is missing or does not start: its message says what to install or what it printed
+            throw new ServerException(e.getMessage() + " (or leave the engine out: --engines without " + engine + ")", e);
         }
     }
 

@@ -1,9 +1,9 @@
 package io.cerberus.bench;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
-import io.cerberus.testkit.Poll;
+import io.cerberus.servers.Await;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.OutputStream;
@@ -50,12 +50,11 @@ final class EtcdProcess implements AutoCloseable {
             EtcdProcess server = new EtcdProcess(clientPort, metricsPort, dataDir, process);
             // the member accepts connections before it has elected itself; /health says when it serves
             try {
-                Poll.until("etcd on port " + clientPort + " to be healthy", Duration.ofSeconds(60),
+                Await.until("etcd on port " + clientPort + " to be healthy", Duration.ofSeconds(60), process,
                         () -> server.get("/health").contains("\"true\""));
-            } catch (AssertionError e) {
-                IllegalStateException failure = new IllegalStateException(e.getMessage() + process.diagnostics(), e);
+            } catch (RuntimeException e) {
                 server.close();
-                throw failure;
+                throw e;
             }
             return server;
         } catch (IOException e) {

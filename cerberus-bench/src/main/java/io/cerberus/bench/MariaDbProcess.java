@@ -1,10 +1,10 @@
 package io.cerberus.bench;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
-import io.cerberus.testkit.Poll;
-import io.cerberus.testkit.ServerPasswords;
+import io.cerberus.servers.Await;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.Passwords;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -53,8 +53,8 @@ final class MariaDbProcess implements SqlServer {
             ServerSetup.run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
                     "--datadir=" + dataDir, "--user=" + (ServerSetup.isRoot() ? "mysql" : System.getProperty("user.name")),
                     "--auth-root-authentication-method=socket", "--skip-test-db"));
-            String password = ServerPasswords.random();
-            Path initFile = ServerPasswords.ownerOnlyFile("CREATE USER 'cerberus'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
+            String password = Passwords.random();
+            Path initFile = Passwords.ownerOnlyFile("CREATE USER 'cerberus'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
                     + "GRANT ALL PRIVILEGES ON *.* TO 'cerberus'@'127.0.0.1';\nCREATE DATABASE IF NOT EXISTS bench;\n", "mysql");
             List<String> command = new ArrayList<>(List.of(Executables.require("mariadbd", "mariadb-server").toString(),
                     "--no-defaults", "--datadir=" + dataDir, "--port=" + port, "--bind-address=127.0.0.1",
@@ -67,17 +67,14 @@ final class MariaDbProcess implements SqlServer {
             ManagedProcess process = ManagedProcess.start("mariadb-" + port, command);
             MariaDbProcess server = new MariaDbProcess(port, password, dataDir, process);
             try {
-                Poll.until("mariadbd on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
-                    if (!process.isAlive()) {
-                        throw new IllegalStateException("mariadbd ended at start:" + process.diagnostics());
-                    }
+                Await.until("mariadbd on port " + port + " to accept a login", Duration.ofSeconds(60), process, () -> {
                     try (Connection connection = DriverManager.getConnection(server.jdbcUrl())) {
                         return connection.isValid(2);
                     } catch (SQLException e) {
                         return false;
                     }
                 });
-            } catch (AssertionError | RuntimeException e) {
+            } catch (RuntimeException e) {
                 server.close();
                 throw e;
             } finally {

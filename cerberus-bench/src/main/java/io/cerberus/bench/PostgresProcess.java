@@ -1,10 +1,10 @@
 package io.cerberus.bench;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
-import io.cerberus.testkit.Poll;
-import io.cerberus.testkit.ServerPasswords;
+import io.cerberus.servers.Await;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.Passwords;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -50,8 +50,8 @@ final class PostgresProcess implements SqlServer {
             Path postgres = Executables.require("postgres", "postgresql").toRealPath();
             boolean statementStats = Files.exists(postgres.getParent().getParent().resolve("lib/pg_stat_statements.so"));
             ServerSetup.chownTo(dataDir, "postgres");
-            String password = ServerPasswords.random();
-            Path passwordFile = ServerPasswords.ownerOnlyFile(password, "postgres");
+            String password = Passwords.random();
+            Path passwordFile = Passwords.ownerOnlyFile(password, "postgres");
             try {
                 ServerSetup.run(asPostgres(List.of(Executables.require("initdb", "postgresql").toString(), "-D", dataDir.toString(),
                         "-U", "cerberus", "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
@@ -67,10 +67,7 @@ final class PostgresProcess implements SqlServer {
             ManagedProcess process = ManagedProcess.start("postgres-" + port, asPostgres(command));
             PostgresProcess server = new PostgresProcess(port, password, dataDir, process, statementStats);
             try {
-                Poll.until("postgres on port " + port + " to accept a login", Duration.ofSeconds(60), () -> {
-                    if (!process.isAlive()) {
-                        throw new IllegalStateException("postgres ended at start:" + process.diagnostics());
-                    }
+                Await.until("postgres on port " + port + " to accept a login", Duration.ofSeconds(60), process, () -> {
                     try (Connection connection = DriverManager.getConnection(server.jdbcUrl())) {
                         return connection.isValid(2);
                     } catch (SQLException e) {
@@ -80,7 +77,7 @@ final class PostgresProcess implements SqlServer {
                 if (statementStats) {
                     server.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
                 }
-            } catch (AssertionError | RuntimeException e) {
+            } catch (RuntimeException e) {
                 server.close();
                 throw e;
             }

@@ -1,8 +1,8 @@
 package io.cerberus.bench;
 
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
-import io.cerberus.testkit.Poll;
+import io.cerberus.servers.Await;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.Socket;
@@ -41,12 +41,11 @@ final class ZooKeeperProcess implements AutoCloseable {
                     System.getProperty("java.class.path"), QuorumPeerMain.class.getName(), config.toString()));
             ZooKeeperProcess server = new ZooKeeperProcess(port, dir, process);
             try {
-                Poll.until("zookeeper on port " + port + " serving requests", Duration.ofSeconds(60),
+                Await.until("zookeeper on port " + port + " serving requests", Duration.ofSeconds(60), process,
                         () -> server.srvr().contains("Mode:"));
-            } catch (AssertionError e) {
-                IllegalStateException failure = new IllegalStateException(e.getMessage() + process.diagnostics(), e);
+            } catch (RuntimeException e) {
                 server.close();
-                throw failure;
+                throw e;
             }
             return server;
         } catch (IOException e) {

@@ -177,7 +177,7 @@ final class CheckServer implements AutoCloseable {
     }
 
     private static int freePort() {
-        return io.cerberus.testkit.FreePorts.next();
+        return io.cerberus.servers.FreePorts.next();
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.FreePorts;
+import io.cerberus.servers.FreePorts;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

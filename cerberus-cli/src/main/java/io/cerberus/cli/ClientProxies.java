@@ -1,6 +1,6 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.FaultProxy;
+import io.cerberus.servers.FaultProxy;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

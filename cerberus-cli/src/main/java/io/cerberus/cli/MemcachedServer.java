@@ -1,7 +1,7 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,8 +1,8 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ServerPasswords;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.Passwords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +39,7 @@ final class PostgresServer implements LockServer {
     private final Path dataDir;
     private final int port;
     private final String mode;
-    private final String password = ServerPasswords.random();
+    private final String password = Passwords.random();
     private Process process;
 
     private PostgresServer(Path output, Path dataDir, int port, String mode) {
@@ -69,7 +69,7 @@ final class PostgresServer implements LockServer {
                 view.setOwner(users.lookupPrincipalByName("postgres"));
                 view.setGroup(users.lookupPrincipalByGroupName("postgres"));
             }
-            Path passwordFile = ServerPasswords.ownerOnlyFile(server.password, "postgres");
+            Path passwordFile = Passwords.ownerOnlyFile(server.password, "postgres");
             try {
                 Process initdb = new ProcessBuilder(asPostgres(List.of(program("initdb"), "-D", dataDir.toString(), "-U", "cerberus",
                         "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8", "--no-instructions")))

@@ -1,6 +1,6 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.FaultProxy;
+import io.cerberus.servers.FaultProxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

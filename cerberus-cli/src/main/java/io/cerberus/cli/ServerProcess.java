@@ -1,6 +1,6 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.FreePorts;
+import io.cerberus.servers.FreePorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

@@ -20,7 +20,11 @@ import org.junit.jupiter.api.Test;
  *   <li>nothing outside the core imports {@code io.cerberus.internal}: engines use the SPI and
  *       {@code io.cerberus.spi.support};</li>
  *   <li>no engine imports another engine;</li>
- *   <li>the core imports only the JDK and itself: no engine, no framework, no client library.</li>
+ *   <li>the core imports only the JDK and itself: no engine, no framework, no client library;</li>
+ *   <li>the cerberus command and the bench do not use the testkit: they start their servers with
+ *       cerberus-servers, and their jars carry no test framework and no counting engine. The bench's
+ *       classes are not on this class path, so here the rule checks the command; the bench's pom
+ *       does not name the testkit at all.</li>
  * </ul>
  */
 class ArchitectureTest {
@@ -41,6 +45,9 @@ class ArchitectureTest {
     static final ArchRule THE_CORE_IMPORTS_ONLY_THE_JDK = noClasses().that().resideInAnyPackage(CORE)
             .should().dependOnClassesThat().resideOutsideOfPackages(concat(CORE, "java.."))
             .because("cerberus-core has no third-party runtime dependency and knows no engine");
+    static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses().that().resideInAnyPackage("io.cerberus.cli..", "io.cerberus.bench..")
+            .should().dependOnClassesThat().resideInAPackage("io.cerberus.testkit..")
+            .because("the cerberus command and the bench start servers with cerberus-servers; the testkit is for tests");
 
     private static JavaClasses mainClasses;
 
@@ -53,6 +60,7 @@ class ArchitectureTest {
     @Test
     void theClassPathHoldsTheCoreAndTheEngines() {
         assertThat(mainClasses.containPackage("io.cerberus.internal")).isTrue();
+        assertThat(mainClasses.containPackage("io.cerberus.cli")).isTrue();
         for (String engine : new String[] {"redis", "zookeeper", "etcd", "jdbc", "memcached"}) {
             assertThat(mainClasses.containPackage("io.cerberus." + engine)).as(engine).isTrue();
         }
@@ -74,6 +82,11 @@ class ArchitectureTest {
     }
 
     @Test
+    void theCommandLineDoesNotUseTheTestkit() {
+        NO_TESTKIT_IN_THE_TOOLS.check(mainClasses);
+    }
+
+    @Test
     void anEngineClassThatImportsTheInternalsOrAnotherEngineFailsTheRules() {
         JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.redis.ArchitectureOffender.class);
         assertThatThrownBy(() -> NO_INTERNAL_OUTSIDE_THE_CORE.check(offender)).isInstanceOf(AssertionError.class)
@@ -82,6 +95,13 @@ class ArchitectureTest {
                 io.cerberus.jdbc.JdbcEngineProvider.class);
         assertThatThrownBy(() -> NO_ENGINE_IMPORTS_ANOTHER.check(withTarget)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.jdbc");
+    }
+
+    @Test
+    void aCommandLineClassThatUsesTheTestkitFailsTheRule() {
+        JavaClasses offender = new ClassFileImporter().importClasses(ArchitectureOffender.class);
+        assertThatThrownBy(() -> NO_TESTKIT_IN_THE_TOOLS.check(offender)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("io.cerberus.testkit.TestTimes");
     }
 
     private static String[] concat(String[] first, String... more) {

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.cerberus.cli;
 
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;

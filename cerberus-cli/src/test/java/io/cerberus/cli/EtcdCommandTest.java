@@ -2,9 +2,9 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.nio.file.Files;

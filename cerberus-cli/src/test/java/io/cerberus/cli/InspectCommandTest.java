@@ -2,7 +2,7 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.nio.file.Path;
 import java.time.Duration;

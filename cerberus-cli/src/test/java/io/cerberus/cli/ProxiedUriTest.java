@@ -3,7 +3,7 @@ package io.cerberus.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cerberus.testkit.FaultProxy;
+import io.cerberus.servers.FaultProxy;
 import org.junit.jupiter.api.Test;
 
 /** A check client's URI with each server behind a proxy of its own, for {@code --faults partition}. */

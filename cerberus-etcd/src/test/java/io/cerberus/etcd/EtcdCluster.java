@@ -1,8 +1,9 @@
 package io.cerberus.etcd;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.ServerException;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -40,8 +41,8 @@ final class EtcdCluster implements AutoCloseable {
             for (int i = 0; i < size; i++) {
                 try {
                     FreePorts.awaitAccepting(cluster.clientPorts[i], TestTimes.millis(20_000), "etcd member " + i);
-                } catch (AssertionError e) {
-                    AssertionError failure = new AssertionError(e.getMessage() + "\n" + cluster.members[i].diagnostics(), e);
+                } catch (ServerException e) {
+                    ServerException failure = new ServerException(e.getMessage() + "\n" + cluster.members[i].diagnostics(), e);
                     cluster.close();
                     throw failure;
                 }

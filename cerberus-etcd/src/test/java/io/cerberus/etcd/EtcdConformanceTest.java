@@ -1,7 +1,7 @@
 package io.cerberus.etcd;
 
+import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
-import io.cerberus.testkit.FreePorts;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

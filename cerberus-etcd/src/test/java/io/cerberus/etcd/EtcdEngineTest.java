@@ -50,7 +50,7 @@ class EtcdEngineTest {
 
     @Test
     void anEtcdThatRefusesConnectionsFailsAtOnceNamingIt() {
-        String uri = "etcd://127.0.0.1:" + io.cerberus.testkit.FreePorts.next() + "/down";
+        String uri = "etcd://127.0.0.1:" + io.cerberus.servers.FreePorts.next() + "/down";
         long start = System.nanoTime();
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> Cerberus.builder().engine(uri).build())
                 .isInstanceOf(io.cerberus.EngineUnavailableException.class)

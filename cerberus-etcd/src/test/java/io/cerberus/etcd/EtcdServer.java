@@ -1,8 +1,8 @@
 package io.cerberus.etcd;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,7 +1,8 @@
 package io.cerberus.etcd;
 
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.ServerException;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
@@ -50,7 +51,7 @@ final class StandaloneZooKeeper implements AutoCloseable {
         try {
             FreePorts.awaitAccepting(port, TestTimes.scaled(Duration.ofSeconds(30)), "zookeeper");
             Poll.until("zookeeper on port " + port + " serving requests", TestTimes.scaled(Duration.ofSeconds(30)), this::serving);
-        } catch (AssertionError e) {
+        } catch (ServerException | AssertionError e) {
             AssertionError failed = new AssertionError(e.getMessage() + process.diagnostics(), e);
             process.close();
             throw failed;

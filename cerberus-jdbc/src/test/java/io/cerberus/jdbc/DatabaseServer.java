@@ -1,10 +1,10 @@
 package io.cerberus.jdbc;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.Passwords;
 import io.cerberus.testkit.Poll;
-import io.cerberus.testkit.ServerPasswords;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -35,7 +35,7 @@ abstract class DatabaseServer implements AutoCloseable {
     static final String USER = "cerberus";
     final int port = FreePorts.next();
     final Path dataDir;
-    final String password = ServerPasswords.random();
+    final String password = Passwords.random();
     private ManagedProcess process;
 
     DatabaseServer(String name) {
@@ -143,7 +143,7 @@ abstract class DatabaseServer implements AutoCloseable {
         static Postgres start() {
             Postgres server = new Postgres();
             chown(server.dataDir, "postgres");
-            Path passwordFile = ServerPasswords.ownerOnlyFile(server.password, "postgres");
+            Path passwordFile = Passwords.ownerOnlyFile(server.password, "postgres");
             try {
                 // scram over TCP; the socket (in the private data directory) only for the postgres system user
                 run(as("postgres", List.of(Executables.require("initdb", "postgresql").toString(), "-D", server.dataDir.toString(),
@@ -193,7 +193,7 @@ abstract class DatabaseServer implements AutoCloseable {
             run(List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(), "--no-defaults",
                     "--datadir=" + server.dataDir, "--user=" + (isRoot() ? "mysql" : System.getProperty("user.name")),
                     "--auth-root-authentication-method=socket", "--skip-test-db"), "mariadb-install-db");
-            server.initFile = ServerPasswords.ownerOnlyFile("CREATE USER '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + server.password
+            server.initFile = Passwords.ownerOnlyFile("CREATE USER '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + server.password
                     + "';\nGRANT ALL PRIVILEGES ON *.* TO '" + USER + "'@'127.0.0.1' WITH GRANT OPTION;\n", "mysql");
             try {
                 server.startProcess();

@@ -11,6 +11,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.Passwords;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
@@ -21,7 +22,6 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.Engines;
-import io.cerberus.testkit.ServerPasswords;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -121,7 +121,7 @@ class JdbcIsolationTest {
     /** The isolation cases, for a server with its own way to give each application its own tables. */
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     abstract static class Isolation {
-        private final Map<String, String> passwords = Map.of("appa", ServerPasswords.random(), "appb", ServerPasswords.random());
+        private final Map<String, String> passwords = Map.of("appa", Passwords.random(), "appb", Passwords.random());
 
         /** @return the server's administrator URL */
         abstract String adminUrl();

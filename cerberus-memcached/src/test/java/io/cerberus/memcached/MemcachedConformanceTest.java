@@ -1,7 +1,7 @@
 package io.cerberus.memcached;
 
+import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
-import io.cerberus.testkit.FreePorts;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.Optional;

@@ -1,7 +1,7 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
-import io.cerberus.testkit.FreePorts;
 import java.util.Optional;
 
 /** The Redis engine passes the engine conformance suite against a real Redis Cluster (3 masters, 3 replicas). */

@@ -2,8 +2,8 @@ package io.cerberus.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cerberus.testkit.Executables;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;

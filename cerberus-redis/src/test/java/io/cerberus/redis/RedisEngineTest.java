@@ -9,13 +9,13 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
+import io.cerberus.servers.FaultProxy;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Engines;
-import io.cerberus.testkit.FaultProxy;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import io.lettuce.core.cluster.SlotHash;
@@ -453,7 +453,7 @@ class RedisEngineTest {
             assertThat(cerberus.toString()).contains("redis://****@127.0.0.1:" + secured.port()).doesNotContain("s3cret");
             assertThat(cerberus.currentEngineUri()).doesNotContain("s3cret");
         }
-        int closed = io.cerberus.testkit.FreePorts.next();
+        int closed = io.cerberus.servers.FreePorts.next();
         assertThatThrownBy(() -> Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + closed).connectTimeout(Duration.ofSeconds(2)).build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining("redis://****@127.0.0.1:" + closed)

@@ -1,7 +1,7 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
-import io.cerberus.testkit.FreePorts;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -2,7 +2,7 @@ package io.cerberus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cerberus.testkit.FreePorts;
+import io.cerberus.servers.FreePorts;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -2,6 +2,7 @@ package io.cerberus.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.servers.ManagedProcess;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

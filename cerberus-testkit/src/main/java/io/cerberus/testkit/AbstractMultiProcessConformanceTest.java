@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.servers.ManagedProcess;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;

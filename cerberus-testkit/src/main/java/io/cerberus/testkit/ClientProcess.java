@@ -8,6 +8,8 @@ import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.ServerException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -51,7 +53,7 @@ public final class ClientProcess {
         ManagedProcess child = ManagedProcess.startJavaWithEngine(ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
         try {
             child.awaitLine("READY", TestTimes.millis(20_000));
-        } catch (AssertionError e) {
+        } catch (ServerException e) {
             child.close();
             throw e;
         }

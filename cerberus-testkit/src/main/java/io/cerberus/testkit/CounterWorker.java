@@ -2,6 +2,7 @@ package io.cerberus.testkit;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.servers.ManagedProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

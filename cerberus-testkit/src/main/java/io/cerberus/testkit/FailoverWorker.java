@@ -5,6 +5,7 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.FailoverPolicy;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
+import io.cerberus.servers.ManagedProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,30 +1,23 @@
 package io.cerberus.testkit;
 
+import io.cerberus.servers.Timeouts;
 import java.time.Duration;
 
 /**
  * Test time bounds, scaled for slow machines by one system property:
- * {@code -Dcerberus.test.timeScale=3} makes every bound three times longer.
+ * {@code -Dcerberus.test.timeScale=3} makes every bound three times longer. The property and the
+ * factor are {@link Timeouts}'s, which the child JVMs of the tests are started with too.
  */
 public final class TestTimes {
     /** The system property that scales every test time bound. */
-    public static final String SCALE_PROPERTY = "cerberus.test.timeScale";
+    public static final String SCALE_PROPERTY = Timeouts.SCALE_PROPERTY;
 
     private TestTimes() {
     }
 
     /** @return the scale factor, 1 unless the property says otherwise */
     public static double scale() {
-        String value = System.getProperty(SCALE_PROPERTY, "1");
-        try {
-            double scale = Double.parseDouble(value.isBlank() ? "1" : value);
-            if (scale < 1) {
-                throw new IllegalArgumentException(SCALE_PROPERTY + " must be at least 1, was " + value);
-            }
-            return scale;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(SCALE_PROPERTY + " must be a number, was '" + value + "'", e);
-        }
+        return Timeouts.scale();
     }
 
     /**
@@ -32,7 +25,7 @@ public final class TestTimes {
      * @return the bound scaled for this machine
      */
     public static Duration scaled(Duration bound) {
-        return Duration.ofNanos((long) (bound.toNanos() * scale()));
+        return Timeouts.scaled(bound);
     }
 
     /**

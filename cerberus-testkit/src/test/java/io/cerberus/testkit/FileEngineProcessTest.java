@@ -7,6 +7,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
+import io.cerberus.servers.ManagedProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,6 +2,7 @@ package io.cerberus.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;

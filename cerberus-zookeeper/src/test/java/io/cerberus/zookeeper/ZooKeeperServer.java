@@ -1,7 +1,7 @@
 package io.cerberus.zookeeper;
 
-import io.cerberus.testkit.FreePorts;
-import io.cerberus.testkit.ManagedProcess;
+import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;

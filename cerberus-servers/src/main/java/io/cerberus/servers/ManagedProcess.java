@@ -1,10 +1,9 @@
-package io.cerberus.testkit;
+package io.cerberus.servers;
 
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,15 +11,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A process started by a test: a child JVM holding a lock, or a real server. Its standard output is
- * read line by line (to synchronise on what it prints, with deadlines), its standard error goes to
- * a log file shown in failure messages. Signals are sent with {@code kill}, so a test can pause
- * ({@code SIGSTOP}), resume and kill it. Closing kills it.
+ * A child process: a real server, or a child JVM holding a lock. Its standard output is read line
+ * by line by a daemon thread into a queue, so the caller synchronises on what it prints, always
+ * with a deadline ({@link #awaitLine}, {@link #nextLine}, {@link #ask}); its standard error goes to
+ * a temporary file, shown with the lines read so far in every failure message
+ * ({@link #diagnostics()}). Signals are sent with {@code kill}, so a caller can pause
+ * ({@code SIGSTOP}), resume ({@code SIGCONT}) and kill it. Closing kills it (continuing it first if
+ * it was stopped), waits for it, and deletes the file. Every failure is a {@link ServerException}.
+ * One reader of the output at a time: the line methods are not meant for concurrent callers.
  */
 public final class ManagedProcess implements AutoCloseable {
     /** The variable a child JVM finds its engine URI in. */
@@ -52,20 +56,25 @@ public final class ManagedProcess implements AutoCloseable {
      * @param name a short name for messages and the log file
      * @param command the command and its arguments
      * @return the running process
+     * @throws ServerException if it cannot be started
      */
     public static ManagedProcess start(String name, List<String> command) {
-        return start(name, command, java.util.Map.of());
+        return start(name, command, Map.of());
     }
 
-    private static ManagedProcess start(String name, List<String> command, java.util.Map<String, String> environment) {
+    private static ManagedProcess start(String name, List<String> command, Map<String, String> environment) {
+        Path log = null;
         try {
-            Path log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
+            log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
             ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
             builder.environment().putAll(environment);
             Process process = builder.start();
             return new ManagedProcess(name, process, log);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not start " + name + ": " + String.join(" ", command), e);
+            if (log != null) {
+                log.toFile().delete();
+            }
+            throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
         }
     }
 
@@ -77,7 +86,7 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJava(Class<?> mainClass, String... args) {
-        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), java.util.Map.of());
+        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), Map.of());
     }
 
     /**
@@ -91,7 +100,7 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJavaWithEngine(Class<?> mainClass, String engineUri, String... args) {
-        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), java.util.Map.of(ENGINE_ENV, engineUri));
+        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), Map.of(ENGINE_ENV, engineUri));
     }
 
     /**
@@ -107,7 +116,7 @@ public final class ManagedProcess implements AutoCloseable {
      */
     public static ManagedProcess startJavaWithEngines(Class<?> mainClass, String engineUri, String secondEngineUri, String... args) {
         return start(mainClass.getSimpleName(), javaCommand(mainClass, args),
-                java.util.Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri));
+                Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri));
     }
 
     /** @return in a child started by {@link #startJavaWithEngine}, the engine URI it was given */
@@ -123,7 +132,7 @@ public final class ManagedProcess implements AutoCloseable {
     private static String fromEnvironment(String variable, String starter) {
         String uri = System.getenv(variable);
         if (uri == null || uri.isEmpty()) {
-            throw new IllegalStateException(variable + " is not set: start this class with ManagedProcess." + starter);
+            throw new ServerException(variable + " is not set: start this class with ManagedProcess." + starter);
         }
         return uri;
     }
@@ -134,7 +143,7 @@ public final class ManagedProcess implements AutoCloseable {
         command.add("-Xmx128m");
         command.add("-XX:TieredStopAtLevel=1");
         command.add("-Xshare:auto");
-        command.add("-D" + TestTimes.SCALE_PROPERTY + "=" + TestTimes.scale());
+        command.add("-D" + Timeouts.SCALE_PROPERTY + "=" + Timeouts.scale());
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(mainClass.getName());
@@ -155,6 +164,11 @@ public final class ManagedProcess implements AutoCloseable {
         }
     }
 
+    /** @return the short name given at start, as in messages */
+    public String name() {
+        return name;
+    }
+
     /** @return the operating-system process id */
     public long pid() {
         return process.pid();
@@ -172,7 +186,7 @@ public final class ManagedProcess implements AutoCloseable {
      * @param prefix the start of the awaited line
      * @param timeout the deadline
      * @return the whole line
-     * @throws AssertionError if the deadline passes or the process ends first
+     * @throws ServerException if the deadline passes or the process ends first
      */
     public String awaitLine(String prefix, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -181,8 +195,8 @@ public final class ManagedProcess implements AutoCloseable {
             String line;
             try {
                 line = nextLine(Duration.ofNanos(left));
-            } catch (AssertionError e) {
-                throw new AssertionError("waiting for a line starting with '" + prefix + "': " + e.getMessage(), e);
+            } catch (ServerException e) {
+                throw new ServerException("waiting for a line starting with '" + prefix + "': " + e.getMessage(), e);
             }
             if (line.startsWith(prefix)) {
                 return line;
@@ -195,33 +209,34 @@ public final class ManagedProcess implements AutoCloseable {
      *
      * @param timeout the deadline
      * @return the line
-     * @throws AssertionError if the deadline passes or the process ends first
+     * @throws ServerException if the deadline passes or the process ends first
      */
     public String nextLine(Duration timeout) {
         try {
             String line = lines.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new AssertionError(name + " printed nothing within " + timeout.toMillis() + "ms" + diagnostics());
+                throw new ServerException(name + " printed nothing within " + timeout.toMillis() + "ms" + diagnostics());
             }
             if (line.equals(EOF)) {
                 lines.add(EOF);
-                throw new AssertionError(name + " ended" + diagnostics());
+                throw new ServerException(name + " ended" + exitCode() + diagnostics());
             }
             seen.add(line);
             return line;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted waiting for " + name, e);
+            throw new ServerException("interrupted waiting for " + name, e);
         }
     }
 
     /**
      * Sends a command line and returns the next line printed: for children that answer each
-     * command with one line, such as {@link ClientProcess}.
+     * command with one line, such as the testkit's client process.
      *
      * @param command the command line
      * @param timeout the deadline for the answer
      * @return the answer
+     * @throws ServerException if it cannot be sent, or no answer comes within the deadline
      */
     public String ask(String command, Duration timeout) {
         send(command);
@@ -232,13 +247,14 @@ public final class ManagedProcess implements AutoCloseable {
      * Sends one line to the process's standard input.
      *
      * @param line the line, without the line break
+     * @throws ServerException if the process no longer reads its input
      */
     public void send(String line) {
         try {
             stdin.write(line + "\n");
             stdin.flush();
         } catch (IOException e) {
-            throw new UncheckedIOException("could not write to " + name + diagnostics(), e);
+            throw new ServerException("could not write to " + name + exitCode() + diagnostics(), e);
         }
     }
 
@@ -246,19 +262,21 @@ public final class ManagedProcess implements AutoCloseable {
      * Sends a signal with {@code kill}.
      *
      * @param signal the signal name without {@code SIG}: {@code STOP}, {@code CONT}, {@code KILL}, {@code TERM}
+     * @throws ServerException if {@code kill} fails, say because the process has ended
      */
     public void signal(String signal) {
         try {
             Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).redirectErrorStream(true).start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new AssertionError("kill -" + signal + " " + pid() + " failed: "
-                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+                throw new ServerException("kill -" + signal + " " + pid() + " (" + name + ") failed: "
+                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("could not run kill", e);
+            throw new ServerException("could not run kill to send SIG" + signal + " to " + name
+                    + "; install it with: apt-get install -y procps", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted sending " + signal, e);
+            throw new ServerException("interrupted sending SIG" + signal + " to " + name, e);
         }
     }
 
@@ -266,6 +284,7 @@ public final class ManagedProcess implements AutoCloseable {
      * Kills the process with SIGKILL and waits until it is gone.
      *
      * @param timeout how long to wait for it to disappear
+     * @throws ServerException if it is still there after {@code timeout}
      */
     public void kill(Duration timeout) {
         process.destroyForcibly();
@@ -277,26 +296,35 @@ public final class ManagedProcess implements AutoCloseable {
      *
      * @param timeout the deadline
      * @return its exit code
+     * @throws ServerException if it is still running after {@code timeout}
      */
     public int awaitExit(Duration timeout) {
         try {
             if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new AssertionError(name + " did not end within " + timeout.toMillis() + "ms" + diagnostics());
+                throw new ServerException(name + " did not end within " + timeout.toMillis() + "ms" + diagnostics());
             }
             return process.exitValue();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted waiting for " + name + " to end", e);
+            throw new ServerException("interrupted waiting for " + name + " to end", e);
         }
     }
 
-    /** @return everything the process wrote to standard error so far */
+    /**
+     * @return everything the process wrote to standard error so far
+     * @throws ServerException if its file cannot be read
+     */
     public String stderr() {
         try {
             return Files.readString(stderrLog, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not read the standard error of " + name + " in " + stderrLog, e);
+            throw new ServerException("could not read the standard error of " + name + " in " + stderrLog + ": " + e, e);
         }
+    }
+
+    /** @return {@code " (exit code N)"} once the process has ended, else nothing */
+    private String exitCode() {
+        return process.isAlive() ? "" : " (exit code " + process.exitValue() + ")";
     }
 
     /** @return the lines read so far and the standard error, for failure messages */
@@ -304,7 +332,7 @@ public final class ManagedProcess implements AutoCloseable {
         String stderr;
         try {
             stderr = stderr();
-        } catch (UncheckedIOException e) {
+        } catch (ServerException e) {
             stderr = "(unreadable: " + e.getCause() + ")";
         }
         if (stderr.length() > 4000) {
@@ -319,7 +347,7 @@ public final class ManagedProcess implements AutoCloseable {
             // a stopped process must be continued to die; it may also have ended since the check
             try {
                 signal("CONT");
-            } catch (AssertionError ended) {
+            } catch (ServerException ended) {
                 // nothing to continue
             }
             process.destroyForcibly();

@@ -1,13 +1,13 @@
-package io.cerberus.testkit;
+package io.cerberus.servers;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipalLookupService;
+import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.security.SecureRandom;
 import java.util.Base64;
 
@@ -17,10 +17,10 @@ import java.util.Base64;
  * in to them, and a private file to hand one to a set-up program ({@code initdb --pwfile},
  * {@code mariadbd --init-file}) without putting it on a command line.
  */
-public final class ServerPasswords {
+public final class Passwords {
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private ServerPasswords() {
+    private Passwords() {
     }
 
     /**
@@ -41,7 +41,7 @@ public final class ServerPasswords {
      * @param owner the system user who is to read it when this JVM runs as root (the server's own
      *     user); otherwise the file stays this JVM's user's
      * @return the file
-     * @throws UncheckedIOException if the file cannot be written or given to {@code owner}
+     * @throws ServerException if the file cannot be written or given to {@code owner}
      */
     public static Path ownerOnlyFile(String content, String owner) {
         Path file = null;
@@ -59,7 +59,10 @@ public final class ServerPasswords {
             if (file != null) {
                 file.toFile().delete();
             }
-            throw new UncheckedIOException("could not write a private file for " + owner, e);
+            String why = e instanceof UserPrincipalNotFoundException ? "there is no such user; its server's package creates it"
+                    : e.toString();
+            throw new ServerException("could not write a private file for the user " + owner + " in "
+                    + System.getProperty("java.io.tmpdir") + ": " + why, e);
         }
     }
 }

@@ -1,9 +1,8 @@
-package io.cerberus.testkit;
+package io.cerberus.servers;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -66,12 +65,13 @@ public final class FaultProxy implements AutoCloseable {
      * @param host the server host
      * @param port the server port
      * @return the running proxy, in {@link Mode#PASS}
+     * @throws ServerException if no loopback port can be opened for it
      */
     public static FaultProxy start(String host, int port) {
         try {
             return new FaultProxy(new InetSocketAddress(host, port));
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot open a proxy port", e);
+            throw new ServerException("cannot open a loopback port for a proxy to " + host + ":" + port + ": " + e, e);
         }
     }
 

@@ -1,4 +1,4 @@
-package io.cerberus.testkit;
+package io.cerberus.servers;
 
 import java.io.File;
 import java.nio.file.Files;
@@ -6,7 +6,11 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
-/** Finds the server programs engine tests need, and fails with install instructions when missing. */
+/**
+ * Finds the server programs on this machine: on the PATH, then in the directories Debian puts
+ * servers in that are often not on a user's PATH ({@code sbin}, PostgreSQL's versioned
+ * {@code bin}). A missing program fails with the Debian package to install.
+ */
 public final class Executables {
     private static final List<String> EXTRA_DIRS = List.of("/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin",
             "/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin");
@@ -39,11 +43,11 @@ public final class Executables {
      * @param program a program name
      * @param debianPackage the Debian package that provides it
      * @return its path
-     * @throws AssertionError saying how to install it, if it is missing
+     * @throws ServerException naming the package to install, if the program is missing
      */
     public static Path require(String program, String debianPackage) {
-        return find(program).orElseThrow(() -> new AssertionError(program + " is needed by this test but was not found;"
-                + " install it with: apt-get install -y " + debianPackage + " (or run ./test-all, which installs"
-                + " every server the tests need)"));
+        return find(program).orElseThrow(() -> new ServerException(program + " was not found on the PATH nor in "
+                + String.join(", ", EXTRA_DIRS) + "; install it with: apt-get install -y " + debianPackage
+                + " (for the tests, ./test-all installs every server they need)"));
     }
 }

@@ -1,4 +1,4 @@
-package io.cerberus.testkit;
+package io.cerberus.servers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,0 +1,114 @@
+package io.cerberus.servers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ManagedProcessTest {
+    private static final Duration WAIT = Timeouts.scaled(Duration.ofSeconds(10));
+
+    @Test
+    void standardOutputIsReadLineByLine() {
+        try (ManagedProcess process = ManagedProcess.start("echo", List.of("sh", "-c", "echo starting; echo hi; echo there"))) {
+            assertThat(process.awaitLine("hi", WAIT)).isEqualTo("hi");
+            assertThat(process.nextLine(WAIT)).isEqualTo("there");
+            assertThat(process.awaitExit(WAIT)).isZero();
+        }
+    }
+
+    @Test
+    void aProcessThatEndsFailsTheWaitWithItsStandardError() {
+        try (ManagedProcess process = ManagedProcess.start("failing", List.of("sh", "-c", "echo oops >&2; exit 3"))) {
+            assertThat(process.awaitExit(WAIT)).isEqualTo(3);
+            assertThat(process.stderr()).isEqualTo("oops\n");
+            assertThatThrownBy(() -> process.awaitLine("READY", WAIT)).isInstanceOf(ServerException.class)
+                    .hasMessageContaining("waiting for a line starting with 'READY'").hasMessageContaining("failing ended (exit code 3)")
+                    .hasMessageContaining("oops");
+        }
+    }
+
+    @Test
+    void aSilentProcessFailsTheWaitAtTheDeadline() {
+        try (ManagedProcess process = ManagedProcess.start("silent", List.of("cat"))) {
+            assertThatThrownBy(() -> process.nextLine(Duration.ofMillis(50))).isInstanceOf(ServerException.class)
+                    .hasMessageContaining("silent printed nothing within 50ms");
+        }
+    }
+
+    @Test
+    void askSendsALineAndReturnsTheAnswer() {
+        try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
+            assertThat(process.ask("ping", WAIT)).isEqualTo("ping");
+        }
+    }
+
+    @Test
+    void killEndsTheProcessAndWaitsForIt() {
+        try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
+            process.kill(WAIT);
+            assertThat(process.isAlive()).isFalse();
+            assertThatThrownBy(() -> process.signal("CONT")).isInstanceOf(ServerException.class).hasMessageContaining("kill -CONT");
+        }
+    }
+
+    @Test
+    void aStoppedProcessHoldsItsInputUntilItIsContinued() {
+        try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
+            process.signal("STOP");
+            Await.until("cat to be stopped", WAIT, () -> state(process) == 'T');
+            process.send("held");
+            process.signal("CONT");
+            Await.until("cat to run again", WAIT, () -> state(process) != 'T');
+            assertThat(process.nextLine(WAIT)).as("the line sent while it was stopped").isEqualTo("held");
+        }
+    }
+
+    @Test
+    void closeKillsAStoppedProcess() {
+        ManagedProcess process = ManagedProcess.start("cat", List.of("cat"));
+        process.signal("STOP");
+        Await.until("cat to be stopped", WAIT, () -> state(process) == 'T');
+        process.close();
+        assertThat(process.isAlive()).isFalse();
+    }
+
+    @Test
+    void aProgramThatCannotBeStartedIsAServerException() {
+        assertThatThrownBy(() -> ManagedProcess.start("missing", List.of("/nonexistent/cerberus-no-such-program")))
+                .isInstanceOf(ServerException.class).hasMessageContaining("could not start missing: /nonexistent/cerberus-no-such-program");
+    }
+
+    @Test
+    void aChildJvmGetsItsEngineUriInItsEnvironmentAndTheTimeScale() {
+        try (ManagedProcess child = ManagedProcess.startJavaWithEngine(PrintEngineUri.class, "mem://secret@host", "extra")) {
+            assertThat(child.nextLine(Timeouts.scaled(Duration.ofSeconds(30)))).isEqualTo("mem://secret@host extra " + Timeouts.scale());
+            assertThat(child.awaitExit(WAIT)).isZero();
+        }
+    }
+
+    /** The child JVM of {@link #aChildJvmGetsItsEngineUriInItsEnvironmentAndTheTimeScale}. */
+    public static final class PrintEngineUri {
+        private PrintEngineUri() {
+        }
+
+        public static void main(String[] args) {
+            System.out.println(ManagedProcess.engineUri() + " " + String.join(" ", args) + " " + Timeouts.scale());
+        }
+    }
+
+    /** @return the process's state letter in {@code /proc/PID/stat}: {@code T} when stopped */
+    private static char state(ManagedProcess process) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2);
+        } catch (IOException e) {
+            throw new AssertionError("cannot read the state of " + process.name(), e);
+        }
+    }
+}
