@@ -54,7 +54,7 @@ interface LockServer extends AutoCloseable {
             case "postgres" -> PostgresServer.start(dir, jdbcMode);
             case "zk" -> CheckZooKeeperEnsemble.start(dir, lease);
             case "etcd" -> CheckEtcdCluster.start(dir, lease);
-            case "memcached" -> MemcachedServer.start(dir);
+            case "memcached" -> CheckMemcached.start(dir);
             default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
         };
     }

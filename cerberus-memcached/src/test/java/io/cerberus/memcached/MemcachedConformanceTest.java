@@ -1,6 +1,7 @@
 package io.cerberus.memcached;
 
 import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -14,7 +15,7 @@ class MemcachedConformanceTest extends AbstractLockEngineConformanceTest {
 
     @BeforeAll
     static void startServer() {
-        server = MemcachedServer.start();
+        server = MemcachedServer.builder().memoryMb(16).start();
     }
 
     @AfterAll

@@ -8,6 +8,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockLostException;
 import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
@@ -39,7 +40,7 @@ class MemcachedEngineTest {
 
     @BeforeAll
     static void startServer() {
-        server = MemcachedServer.start();
+        server = MemcachedServer.builder().memoryMb(16).start();
     }
 
     @AfterAll
@@ -197,7 +198,7 @@ class MemcachedEngineTest {
 
     @Test
     void aRestartFreesLocksAndTheHolderLearnsAtItsNextRenewal() {
-        try (MemcachedServer own = MemcachedServer.start()) {
+        try (MemcachedServer own = MemcachedServer.builder().memoryMb(16).start()) {
             DistributedLock mine = client(own.uri(), Duration.ofSeconds(3)).lock("restart");
             mine.lock();
             AtomicReference<LockLostException> lost = new AtomicReference<>();
@@ -219,7 +220,7 @@ class MemcachedEngineTest {
 
     @Test
     void aPausedServerFailsCallsWithinTheTimeoutInsteadOfHanging() {
-        try (MemcachedServer own = MemcachedServer.start()) {
+        try (MemcachedServer own = MemcachedServer.builder().memoryMb(16).start()) {
             Cerberus cerberus = client(own.uri() + "?timeout=500ms", Duration.ofSeconds(30));
             DistributedLock lock = cerberus.lock("paused");
             own.pause();
@@ -254,7 +255,7 @@ class MemcachedEngineTest {
 
     @Test
     void aServerThatMayEvictIsUsedWithOneWarning() {
-        try (MemcachedServer evicting = MemcachedServer.startWith();
+        try (MemcachedServer evicting = MemcachedServer.builder().memoryMb(16).evictions(true).start();
                 CapturedLogs logs = CapturedLogs.of("io.cerberus.memcached", Level.WARNING)) {
             Cerberus cerberus = client(evicting.uri(), Duration.ofSeconds(30));
             assertThat(cerberus.lock("evictable").tryLock()).isTrue();
@@ -273,7 +274,7 @@ class MemcachedEngineTest {
 
     @Test
     void aServerWithoutCasIsRefused() {
-        try (MemcachedServer noCas = MemcachedServer.startWith("-M", "-C")) {
+        try (MemcachedServer noCas = MemcachedServer.builder().memoryMb(16).cas(false).start()) {
             assertThatThrownBy(() -> Cerberus.builder().engine(noCas.uri()).build()).isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining(noCas.uri()).hasMessageContaining("CAS off (-C)");
         }
@@ -283,7 +284,8 @@ class MemcachedEngineTest {
 
     @Test
     void aKeyNeverMovesToAnotherServerWhileItsOwnIsDown() {
-        try (MemcachedServer first = MemcachedServer.start(); MemcachedServer second = MemcachedServer.start()) {
+        try (MemcachedServer first = MemcachedServer.builder().memoryMb(16).start();
+                MemcachedServer second = MemcachedServer.builder().memoryMb(16).start()) {
             String uri = "memcached://127.0.0.1:" + first.port() + ",127.0.0.1:" + second.port() + "?timeout=500ms";
             Cerberus mine = client(uri, Duration.ofSeconds(30));
             Cerberus theirs = client(uri.replace("?timeout=500ms", "?timeout=200ms"), Duration.ofSeconds(30));

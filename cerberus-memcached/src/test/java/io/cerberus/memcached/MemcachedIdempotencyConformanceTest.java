@@ -1,5 +1,6 @@
 package io.cerberus.memcached;
 
+import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -10,7 +11,7 @@ class MemcachedIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
 
     @BeforeAll
     static void startServer() {
-        server = MemcachedServer.start();
+        server = MemcachedServer.builder().memoryMb(16).start();
     }
 
     @AfterAll

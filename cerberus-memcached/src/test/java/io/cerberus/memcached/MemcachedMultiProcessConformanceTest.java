@@ -1,5 +1,6 @@
 package io.cerberus.memcached;
 
+import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -11,7 +12,7 @@ class MemcachedMultiProcessConformanceTest extends AbstractMultiProcessConforman
 
     @BeforeAll
     static void startServer() {
-        server = MemcachedServer.start();
+        server = MemcachedServer.builder().memoryMb(16).start();
     }
 
     @AfterAll

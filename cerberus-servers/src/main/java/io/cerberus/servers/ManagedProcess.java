@@ -36,14 +36,17 @@ public final class ManagedProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final Path stderrLog;
+    /** Whether {@link #stderrLog} is this object's temporary file, deleted on close, or the caller's output file. */
+    private final boolean temporaryLog;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>();
     private final Writer stdin;
 
-    private ManagedProcess(String name, Process process, Path stderrLog) {
+    private ManagedProcess(String name, Process process, Path stderrLog, boolean temporaryLog) {
         this.name = name;
         this.process = process;
         this.stderrLog = stderrLog;
+        this.temporaryLog = temporaryLog;
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         Thread reader = new Thread(this::pump, "stdout-of-" + name);
         reader.setDaemon(true);
@@ -69,11 +72,33 @@ public final class ManagedProcess implements AutoCloseable {
             ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
             builder.environment().putAll(environment);
             Process process = builder.start();
-            return new ManagedProcess(name, process, log);
+            return new ManagedProcess(name, process, log, true);
         } catch (IOException e) {
             if (log != null) {
                 log.toFile().delete();
             }
+            throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Starts a process whose standard output and error are both appended to a file the caller
+     * keeps (it is not deleted on close): for a server whose output a user reads afterwards, as
+     * {@code cerberus check} does. The line methods then see only the end of the output; failure
+     * messages show the end of the file.
+     *
+     * @param name a short name for messages
+     * @param command the command and its arguments
+     * @param output the file to append to; its directory must exist
+     * @return the running process
+     * @throws ServerException if it cannot be started
+     */
+    public static ManagedProcess startWithOutput(String name, List<String> command, Path output) {
+        try {
+            Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
+                    .redirectErrorStream(true).start();
+            return new ManagedProcess(name, process, output, false);
+        } catch (IOException e) {
             throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
         }
     }
@@ -311,7 +336,8 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * @return everything the process wrote to standard error so far
+     * @return everything the process wrote to standard error so far (with {@link #startWithOutput},
+     *     everything in its output file)
      * @throws ServerException if its file cannot be read
      */
     public String stderr() {
@@ -338,7 +364,9 @@ public final class ManagedProcess implements AutoCloseable {
         if (stderr.length() > 4000) {
             stderr = "..." + stderr.substring(stderr.length() - 4000);
         }
-        return "\n  stdout so far: " + seen + "\n  stderr (" + stderrLog + "):\n" + stderr;
+        return temporaryLog
+                ? "\n  stdout so far: " + seen + "\n  stderr (" + stderrLog + "):\n" + stderr
+                : "\n  output (" + stderrLog + "):\n" + stderr;
     }
 
     @Override
@@ -357,10 +385,12 @@ public final class ManagedProcess implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        try {
-            Files.deleteIfExists(stderrLog);
-        } catch (IOException e) {
-            // a temp file; the OS cleans it up
+        if (temporaryLog) {
+            try {
+                Files.deleteIfExists(stderrLog);
+            } catch (IOException e) {
+                // a temp file; the OS cleans it up
+            }
         }
     }
 }

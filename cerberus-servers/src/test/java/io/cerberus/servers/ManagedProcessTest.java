@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ManagedProcessTest {
     private static final Duration WAIT = Timeouts.scaled(Duration.ofSeconds(10));
@@ -110,5 +111,18 @@ class ManagedProcessTest {
         } catch (IOException e) {
             throw new AssertionError("cannot read the state of " + process.name(), e);
         }
+    }
+
+    @Test
+    void outputGoesToTheCallersFileWhichOutlivesTheProcess(@TempDir Path dir) throws IOException {
+        Path output = dir.resolve("server.out");
+        try (ManagedProcess process = ManagedProcess.startWithOutput("both", List.of("sh", "-c", "echo out; echo err >&2; exit 2"), output)) {
+            assertThat(process.awaitExit(WAIT)).isEqualTo(2);
+            assertThat(process.diagnostics()).contains("output (" + output + ")").contains("out").contains("err");
+        }
+        try (ManagedProcess again = ManagedProcess.startWithOutput("again", List.of("sh", "-c", "echo again"), output)) {
+            again.awaitExit(WAIT);
+        }
+        assertThat(Files.readAllLines(output)).containsExactlyInAnyOrder("out", "err", "again");
     }
 }
