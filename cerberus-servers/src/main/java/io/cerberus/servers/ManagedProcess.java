@@ -41,6 +41,7 @@ public final class ManagedProcess implements AutoCloseable {
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>();
     private final Writer stdin;
+    private final Thread reader;
 
     private ManagedProcess(String name, Process process, Path stderrLog, boolean temporaryLog) {
         this.name = name;
@@ -48,7 +49,7 @@ public final class ManagedProcess implements AutoCloseable {
         this.stderrLog = stderrLog;
         this.temporaryLog = temporaryLog;
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-        Thread reader = new Thread(this::pump, "stdout-of-" + name);
+        this.reader = new Thread(this::pump, "stdout-of-" + name);
         reader.setDaemon(true);
         reader.start();
     }
@@ -177,9 +178,9 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     private void pump() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
-            while ((line = reader.readLine()) != null) {
+            while ((line = in.readLine()) != null) {
                 lines.add(line);
             }
         } catch (IOException e) {
@@ -353,8 +354,24 @@ public final class ManagedProcess implements AutoCloseable {
         return process.isAlive() ? "" : " (exit code " + process.exitValue() + ")";
     }
 
-    /** @return the lines read so far and the standard error, for failure messages */
+    /**
+     * @return the standard output so far (the lines read and those not read yet) and the standard
+     *     error, for failure messages
+     */
     public String diagnostics() {
+        if (!process.isAlive()) {
+            try {
+                reader.join(1000); // an ended process's last lines, often the reason it ended
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        List<String> stdout = new ArrayList<>(seen);
+        lines.stream().filter(line -> !line.equals(EOF)).forEach(stdout::add);
+        if (stdout.size() > 50) {
+            stdout = new ArrayList<>(stdout.subList(stdout.size() - 50, stdout.size()));
+            stdout.add(0, "...");
+        }
         String stderr;
         try {
             stderr = stderr();
@@ -365,7 +382,7 @@ public final class ManagedProcess implements AutoCloseable {
             stderr = "..." + stderr.substring(stderr.length() - 4000);
         }
         return temporaryLog
-                ? "\n  stdout so far: " + seen + "\n  stderr (" + stderrLog + "):\n" + stderr
+                ? "\n  stdout so far: " + stdout + "\n  stderr (" + stderrLog + "):\n" + stderr
                 : "\n  output (" + stderrLog + "):\n" + stderr;
     }
 
