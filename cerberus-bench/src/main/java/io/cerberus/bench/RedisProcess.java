@@ -1,31 +1,29 @@
 package io.cerberus.bench;
 
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.RedisServer;
+import io.cerberus.servers.ServerException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /** The Redis server of a run: a redis-server started here on a free loopback port, or one given. */
 final class RedisProcess implements AutoCloseable {
     private final String host;
     private final int port;
-    private final Process process;
+    /** The server started here, or null for an external one. */
+    private final RedisServer server;
     private RedisClient admin;
     private StatefulRedisConnection<String, String> stats;
     private long statsReads;
 
-    private RedisProcess(String host, int port, Process process) {
+    private RedisProcess(String host, int port, RedisServer server) {
         this.host = host;
         this.port = port;
-        this.process = process;
+        this.server = server;
     }
 
     static RedisProcess external(String hostPort) {
@@ -36,42 +34,18 @@ final class RedisProcess implements AutoCloseable {
         return new RedisProcess(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)), null);
     }
 
-    static RedisProcess start() throws IOException, InterruptedException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
+    /**
+     * @return a redis-server started here on a free loopback port, without persistence
+     * @throws ServerException if redis-server is not installed or does not come up
+     */
+    static RedisProcess start() {
+        RedisServer server;
+        try {
+            server = RedisServer.builder().startTimeout(Duration.ofSeconds(20)).start();
+        } catch (ServerException e) {
+            throw new ServerException(e.getMessage() + " (or pass --redis host:port)", e);
         }
-        Process process = new ProcessBuilder(List.of(redisServer(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--protected-mode", "no")).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectErrorStream(true).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!accepts(port)) {
-            if (!process.isAlive() || System.nanoTime() - deadline > 0) {
-                process.destroyForcibly();
-                throw new IllegalStateException("redis-server did not start on port " + port);
-            }
-            Thread.sleep(10);
-        }
-        return new RedisProcess("127.0.0.1", port, process);
-    }
-
-    private static String redisServer() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(File.pathSeparator)) {
-            Path candidate = Path.of(dir.isEmpty() ? "." : dir, "redis-server");
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new IllegalStateException("redis-server not found; install it with: apt-get install redis-server (or pass --redis host:port)");
-    }
-
-    private static boolean accepts(int port) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return new RedisProcess("127.0.0.1", server.port(), server);
     }
 
     String host() {
@@ -88,7 +62,8 @@ final class RedisProcess implements AutoCloseable {
 
     String version() {
         try {
-            Process version = new ProcessBuilder(redisServer(), "--version").redirectErrorStream(true).start();
+            Path redisServer = Executables.find("redis-server").orElseThrow(() -> new IOException("redis-server not found"));
+            Process version = new ProcessBuilder(redisServer.toString(), "--version").redirectErrorStream(true).start();
             String text = new String(version.getInputStream().readAllBytes()).strip();
             version.waitFor(5, TimeUnit.SECONDS);
             return text;
@@ -138,8 +113,8 @@ final class RedisProcess implements AutoCloseable {
             stats.close();
             admin.shutdown();
         }
-        if (process != null) {
-            process.destroyForcibly();
+        if (server != null) {
+            server.close();
         }
     }
 }

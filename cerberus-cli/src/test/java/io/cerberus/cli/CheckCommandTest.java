@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
-import io.cerberus.servers.Executables;
-import io.cerberus.servers.FreePorts;
-import io.cerberus.servers.ManagedProcess;
-import io.cerberus.testkit.TestTimes;
+import io.cerberus.servers.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,18 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CheckCommandTest {
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
-    private static ManagedProcess redis;
-    private static int redisPort;
+    private static RedisServer redis;
 
     @TempDir
     Path dir;
 
     @BeforeAll
     static void startRedis() {
-        redisPort = FreePorts.next();
-        redis = ManagedProcess.start("redis-server-" + redisPort, List.of(Executables.require("redis-server", "redis-server").toString(),
-                "--port", Integer.toString(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"));
-        FreePorts.awaitAccepting(redisPort, TestTimes.scaled(Duration.ofSeconds(10)), "redis-server");
+        redis = RedisServer.start();
     }
 
     @AfterAll
@@ -94,7 +87,7 @@ class CheckCommandTest {
     @Test
     void redisWithFencingLosesNoUpdateWhenAHolderIsPausedPastItsLease() {
         // a long critical section, so that the pause lands inside it even when signals are slow to arrive
-        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--think", "500ms", "--duration", "8s");
+        Cli.Result run = check("--engine", redis.uri(), "--faults", "pause", "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("verdict:               SAFE_WITH_FENCING");
@@ -255,7 +248,7 @@ class CheckCommandTest {
 
     @Test
     void negativeControlWithFencingIgnoredLosesTheUpdateThatFencingStops() {
-        Cli.Result run = check("--engine", "redis://127.0.0.1:" + redisPort, "--faults", "pause", "--no-fencing", "--think", "500ms",
+        Cli.Result run = check("--engine", redis.uri(), "--faults", "pause", "--no-fencing", "--think", "500ms",
                 "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);

@@ -8,9 +8,7 @@ import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
-import io.cerberus.servers.Executables;
-import io.cerberus.servers.FreePorts;
-import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,16 +44,12 @@ class EtcdBesideRedisTest {
     private static final int RESULT_CHARS = 600 * 1024;
 
     private static EtcdServer etcd;
-    private static ManagedProcess redis;
-    private static int redisPort;
+    private static RedisServer redis;
 
     @BeforeAll
     static void startServers() {
         etcd = EtcdServer.start();
-        redisPort = FreePorts.next();
-        redis = ManagedProcess.start("redis-server-" + redisPort, List.of(Executables.require("redis-server", "redis-server").toString(),
-                "--port", Integer.toString(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"));
-        FreePorts.awaitAccepting(redisPort, TestTimes.scaled(Duration.ofSeconds(10)), "redis-server");
+        redis = RedisServer.start();
     }
 
     @AfterAll
@@ -95,7 +89,7 @@ class EtcdBesideRedisTest {
     @Test
     void etcdLocksAndRepliesStayIntactUnderHeavyTrafficBesideTheRedisEngine() throws Exception {
         try (Cerberus onEtcd = Cerberus.builder().engine(etcd.uri("")).namespace("beside-redis").build();
-                Cerberus onRedis = Cerberus.builder().engine("redis://127.0.0.1:" + redisPort).namespace("beside-etcd").build()) {
+                Cerberus onRedis = Cerberus.builder().engine(redis.uri()).namespace("beside-etcd").build()) {
             ExecutorService workers = Executors.newFixedThreadPool(4);
             AtomicBoolean etcdDone = new AtomicBoolean();
             try {

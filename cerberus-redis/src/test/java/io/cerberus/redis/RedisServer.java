@@ -1,33 +1,25 @@
 package io.cerberus.redis;
 
-import io.cerberus.servers.Executables;
-import io.cerberus.servers.FreePorts;
-import io.cerberus.servers.ManagedProcess;
-import io.cerberus.testkit.TestTimes;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.util.ArrayList;
+import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
- * A real redis-server on a free loopback port, started by a test (never the system service), with
- * an admin connection to read its statistics.
+ * A real redis-server for these tests: an {@link io.cerberus.servers.RedisServer} (which starts,
+ * kills, pauses and restarts it) plus a Lettuce admin connection to read its statistics and
+ * change its data behind the engine's back.
  */
 final class RedisServer implements AutoCloseable {
-    private final int port;
-    private final List<String> extraArgs;
-    private ManagedProcess process;
-    private boolean paused;
+    private final io.cerberus.servers.RedisServer server;
     private RedisClient adminClient;
     private StatefulRedisConnection<String, String> admin;
 
-    private RedisServer(int port, List<String> extraArgs) {
-        this.port = port;
-        this.extraArgs = extraArgs;
+    private RedisServer(io.cerberus.servers.RedisServer server) {
+        this.server = server;
     }
 
     /**
@@ -36,14 +28,8 @@ final class RedisServer implements AutoCloseable {
      * @param extraArgs more options (later ones win), e.g. {@code --tls-auth-clients yes}
      * @return a started server that speaks only TLS, on {@link #port()}
      */
-    static RedisServer startTls(java.nio.file.Path certificate, java.nio.file.Path key, String... extraArgs) {
-        int port = FreePorts.next();
-        List<String> args = new ArrayList<>(List.of("--port", "0", "--tls-port", Integer.toString(port),
-                "--tls-cert-file", certificate.toString(), "--tls-key-file", key.toString(), "--tls-auth-clients", "no"));
-        args.addAll(List.of(extraArgs));
-        RedisServer server = new RedisServer(port, args);
-        server.startProcess();
-        return server;
+    static RedisServer startTls(Path certificate, Path key, String... extraArgs) {
+        return new RedisServer(io.cerberus.servers.RedisServer.builder().tls(certificate, key).args(extraArgs).start());
     }
 
     /**
@@ -51,65 +37,53 @@ final class RedisServer implements AutoCloseable {
      * @return a started server
      */
     static RedisServer start(String... extraArgs) {
-        RedisServer server = new RedisServer(FreePorts.next(), List.of(extraArgs));
-        server.startProcess();
-        return server;
-    }
-
-    private void startProcess() {
-        List<String> command = new ArrayList<>(List.of(Executables.require("redis-server", "redis-server").toString(),
-                "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--daemonize", "no", "--protected-mode", "no"));
-        command.addAll(extraArgs);
-        process = ManagedProcess.start("redis-server-" + port, command);
-        FreePorts.awaitAccepting(port, TestTimes.millis(10_000), "redis-server");
+        return new RedisServer(io.cerberus.servers.RedisServer.start(extraArgs));
     }
 
     int port() {
-        return port;
+        return server.port();
     }
 
     String uri() {
-        return "redis://127.0.0.1:" + port;
+        return server.uri();
     }
 
     /** Kills the server with SIGKILL (no shutdown, no save). */
     void kill() {
         closeAdmin();
-        process.kill(TestTimes.millis(10_000));
+        server.kill();
     }
 
     /** Stops the server process (SIGSTOP): it keeps its connections but answers nothing. */
     void pause() {
-        process.signal("STOP");
-        paused = true;
+        server.pause();
     }
 
     /** Lets a paused server go on (SIGCONT). */
     void resume() {
-        process.signal("CONT");
-        paused = false;
+        server.resume();
     }
 
     /** @return whether the server is paused */
     boolean isPaused() {
-        return paused;
+        return server.isPaused();
     }
 
     /** @return whether the server process is running (not killed) */
     boolean isRunning() {
-        return process.isAlive();
+        return server.isRunning();
     }
 
     /** Starts the server again, empty, on the same port. */
     void restart() {
-        startProcess();
+        closeAdmin();
+        server.restart();
     }
 
     /** @return the admin connection's commands (authenticated with {@code password} if not null) */
     RedisCommands<String, String> admin(String password) {
         if (admin == null) {
-            RedisURI.Builder uri = RedisURI.builder().withHost("127.0.0.1").withPort(port);
+            RedisURI.Builder uri = RedisURI.builder().withHost("127.0.0.1").withPort(server.port());
             if (password != null) {
                 uri.withPassword(password.toCharArray());
             }
@@ -148,6 +122,6 @@ final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         closeAdmin();
-        process.close();
+        server.close();
     }
 }

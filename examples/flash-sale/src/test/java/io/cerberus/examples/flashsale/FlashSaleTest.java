@@ -2,6 +2,7 @@ package io.cerberus.examples.flashsale;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.servers.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
