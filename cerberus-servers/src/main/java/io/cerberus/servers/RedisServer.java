@@ -8,7 +8,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,7 +22,7 @@ import java.util.List;
  * (same port and arguments: empty without persistence, its data back with
  * {@link Persistence#AOF_ALWAYS}). Not thread-safe: one test or one fault loop drives it.
  */
-public final class RedisServer implements AutoCloseable {
+public final class RedisServer extends LoopbackServer {
 
     /** What the server keeps across a kill. */
     public enum Persistence {
@@ -33,21 +32,16 @@ public final class RedisServer implements AutoCloseable {
         AOF_ALWAYS
     }
 
-    private final int port;
     private final boolean tls;
-    private final List<String> command;
-    private final Path output;
-    private final Duration startTimeout;
-    private ManagedProcess process;
-    private boolean paused;
 
     private RedisServer(Builder builder, int port) {
-        this.port = port;
+        super("redis-server", port, command(builder, port), builder);
         this.tls = builder.certificate != null;
-        this.output = builder.output;
-        this.startTimeout = builder.startTimeout;
+    }
+
+    private static List<String> command(Builder builder, int port) {
         List<String> command = new ArrayList<>(List.of(Executables.require("redis-server", "redis-server").toString()));
-        if (tls) {
+        if (builder.certificate != null) {
             command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file", builder.certificate.toString(),
                     "--tls-key-file", builder.key.toString(), "--tls-auth-clients", "no"));
         } else {
@@ -60,7 +54,7 @@ public final class RedisServer implements AutoCloseable {
         command.addAll(builder.persistence == Persistence.AOF_ALWAYS ? List.of("--appendonly", "yes", "--appendfsync", "always")
                 : List.of("--appendonly", "no"));
         command.addAll(builder.args);
-        this.command = List.copyOf(command);
+        return command;
     }
 
     /** @return a builder with the defaults: a free port, no TLS, no persistence, no extra arguments */
@@ -79,17 +73,14 @@ public final class RedisServer implements AutoCloseable {
         return builder().args(args).start();
     }
 
-    private void startProcess() {
-        String name = "redis-server-" + port;
-        process = output == null ? ManagedProcess.start(name, command) : ManagedProcess.startWithOutput(name, command, output);
-        paused = false;
-        try {
-            Await.until("redis-server on 127.0.0.1:" + port + (tls ? " to accept connections" : " to answer PING"), startTimeout, process,
-                    () -> tls ? FreePorts.accepts(port) : answersPing());
-        } catch (RuntimeException e) {
-            process.close();
-            throw e;
-        }
+    @Override
+    protected String servesWhen() {
+        return tls ? "accept connections" : "answer PING";
+    }
+
+    @Override
+    protected boolean serves() {
+        return tls ? FreePorts.accepts(port()) : answersPing();
     }
 
     /**
@@ -98,7 +89,7 @@ public final class RedisServer implements AutoCloseable {
      */
     private boolean answersPing() {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port()), 200);
             socket.setSoTimeout(1000);
             socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             String answer = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
@@ -108,116 +99,21 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** @return the port it serves clients on (its TLS port when started with TLS) */
-    public int port() {
-        return port;
-    }
-
-    /** @return {@code 127.0.0.1:PORT} */
-    public String hostPort() {
-        return "127.0.0.1:" + port;
-    }
-
     /** @return its engine URI: {@code redis://127.0.0.1:PORT}, or {@code rediss://} with TLS */
+    @Override
     public String uri() {
         return (tls ? "rediss://" : "redis://") + hostPort();
     }
 
-    /** @return the command that starts it, for messages */
-    public List<String> command() {
-        return command;
-    }
-
-    /**
-     * Kills the server with SIGKILL (no shutdown, no save) and waits until it has exited and its
-     * port refuses connections.
-     *
-     * @throws ServerException if either does not happen within 10 s (scaled)
-     */
-    public void kill() {
-        Duration within = Timeouts.scaled(Duration.ofSeconds(10));
-        process.kill(within);
-        paused = false;
-        Await.until("killed redis-server's port " + port + " to refuse connections", within, () -> !FreePorts.accepts(port));
-    }
-
-    /**
-     * Stops the server process (SIGSTOP): it keeps its connections but answers nothing.
-     *
-     * @throws ServerException if the signal cannot be sent
-     */
-    public void pause() {
-        process.signal("STOP");
-        paused = true;
-    }
-
-    /**
-     * Lets a paused server go on (SIGCONT).
-     *
-     * @throws ServerException if the signal cannot be sent
-     */
-    public void resume() {
-        process.signal("CONT");
-        paused = false;
-    }
-
-    /** @return whether it was paused and not resumed since */
-    public boolean isPaused() {
-        return paused;
-    }
-
-    /** @return whether its process is running (a paused one is) */
-    public boolean isRunning() {
-        return process.isAlive();
-    }
-
-    /**
-     * Starts the server again on the same port with the same arguments; kills it first if it
-     * still runs. Without persistence it comes back empty.
-     *
-     * @throws ServerException if it does not come up in time
-     */
-    public void restart() {
-        if (process.isAlive()) {
-            kill();
-        }
-        process.close();
-        startProcess();
-    }
-
-    /** Kills the server (continuing it first if paused) and waits for it. */
-    @Override
-    public void close() {
-        if (process != null) {
-            process.close();
-        }
-    }
-
     /** Options of a {@link RedisServer}; each has the default the tests want. Not thread-safe. */
-    public static final class Builder {
-        private int port;
+    public static final class Builder extends LoopbackServer.Options<Builder> {
         private Path certificate;
         private Path key;
         private Persistence persistence = Persistence.NONE;
         private Path dir;
-        private Path output;
         private final List<String> args = new ArrayList<>();
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(10));
 
         private Builder() {
-        }
-
-        /**
-         * @param port the port to serve on; 0 (the default) for a free one from {@link FreePorts}
-         * @return this builder
-         * @throws IllegalArgumentException if it is not a port number
-         */
-        public Builder port(int port) {
-            if (port < 0 || port > 65_535) {
-                throw new IllegalArgumentException("port must be 0 to 65535, was " + port);
-            }
-            this.port = port;
-            return this;
         }
 
         /**
@@ -257,31 +153,12 @@ public final class RedisServer implements AutoCloseable {
         }
 
         /**
-         * @param output a file that the server's standard output and error are appended to, kept
-         *     after close; by default they go to a temporary file shown in failure messages
-         * @return this builder
-         */
-        public Builder output(Path output) {
-            this.output = output;
-            return this;
-        }
-
-        /**
          * @param args more redis-server options, after the others so they win, e.g.
          *     {@code "--requirepass", "secret"} or {@code "--replicaof", "127.0.0.1", "15001"}
          * @return this builder
          */
         public Builder args(String... args) {
             this.args.addAll(List.of(args));
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long a start or restart may take until it serves; 10 s scaled by {@link Timeouts} by default
-         * @return this builder
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            this.startTimeout = startTimeout;
             return this;
         }
 
@@ -297,7 +174,7 @@ public final class RedisServer implements AutoCloseable {
             if (persistence != Persistence.NONE && dir == null) {
                 throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only file");
             }
-            RedisServer server = new RedisServer(this, port == 0 ? FreePorts.next() : port);
+            RedisServer server = new RedisServer(this, portOrFree());
             server.startProcess();
             return server;
         }
