@@ -99,22 +99,23 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /**
-     * Stops the server process (SIGSTOP): it keeps its connections but answers nothing.
+     * Stops the server process (SIGSTOP) and waits until the kernel shows it stopped: it keeps
+     * its connections but answers nothing.
      *
-     * @throws ServerException if the signal cannot be sent
+     * @throws ServerException if the signal cannot be sent, or the stop is not seen within 10 s (scaled)
      */
     public final void pause() {
-        process.signal("STOP");
+        process.pause(Timeouts.scaled(Duration.ofSeconds(10)));
         paused = true;
     }
 
     /**
-     * Lets a paused server go on (SIGCONT).
+     * Lets a paused server go on (SIGCONT) and waits until the kernel shows it running.
      *
-     * @throws ServerException if the signal cannot be sent
+     * @throws ServerException if the signal cannot be sent, or it still shows stopped after 10 s (scaled)
      */
     public final void resume() {
-        process.signal("CONT");
+        process.resume(Timeouts.scaled(Duration.ofSeconds(10)));
         paused = false;
     }
 

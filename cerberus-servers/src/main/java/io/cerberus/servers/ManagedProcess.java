@@ -10,11 +10,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A child process: a real server, or a child JVM holding a lock. Its standard output is read line
@@ -24,7 +26,9 @@ import java.util.concurrent.TimeUnit;
  * ({@link #diagnostics()}). Signals are sent with {@code kill}, so a caller can pause
  * ({@code SIGSTOP}), resume ({@code SIGCONT}) and kill it. Closing kills it (continuing it first if
  * it was stopped), waits for it, and deletes the file. Every failure is a {@link ServerException}.
- * One reader of the output at a time: the line methods are not meant for concurrent callers.
+ * {@link #launch} chooses otherwise: an output file the caller keeps, standard error shown with
+ * this JVM's, each output line handed to a listener instead of the queue, added environment. One
+ * reader of the output at a time: the line methods are not meant for concurrent callers.
  */
 public final class ManagedProcess implements AutoCloseable {
     /** The variable a child JVM finds its engine URI in. */
@@ -41,13 +45,15 @@ public final class ManagedProcess implements AutoCloseable {
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>();
     private final Writer stdin;
+    private final Consumer<String> listener;
     private final Thread reader;
 
-    private ManagedProcess(String name, Process process, Path stderrLog, boolean temporaryLog) {
+    private ManagedProcess(String name, Process process, Path stderrLog, boolean temporaryLog, Consumer<String> listener) {
         this.name = name;
         this.process = process;
         this.stderrLog = stderrLog;
         this.temporaryLog = temporaryLog;
+        this.listener = listener;
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         this.reader = new Thread(this::pump, "stdout-of-" + name);
         reader.setDaemon(true);
@@ -55,7 +61,7 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * Starts a process.
+     * Starts a process: standard output read line by line, standard error into a temporary file.
      *
      * @param name a short name for messages and the log file
      * @param command the command and its arguments
@@ -63,30 +69,12 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if it cannot be started
      */
     public static ManagedProcess start(String name, List<String> command) {
-        return start(name, command, Map.of());
-    }
-
-    private static ManagedProcess start(String name, List<String> command, Map<String, String> environment) {
-        Path log = null;
-        try {
-            log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
-            ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
-            builder.environment().putAll(environment);
-            Process process = builder.start();
-            return new ManagedProcess(name, process, log, true);
-        } catch (IOException e) {
-            if (log != null) {
-                log.toFile().delete();
-            }
-            throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
-        }
+        return launch(name, command).start();
     }
 
     /**
      * Starts a process whose standard output and error are both appended to a file the caller
-     * keeps (it is not deleted on close): for a server whose output a user reads afterwards, as
-     * {@code cerberus check} does. The line methods then see only the end of the output; failure
-     * messages show the end of the file.
+     * keeps: {@code launch(name, command).output(output).start()}.
      *
      * @param name a short name for messages
      * @param command the command and its arguments
@@ -95,24 +83,27 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if it cannot be started
      */
     public static ManagedProcess startWithOutput(String name, List<String> command, Path output) {
-        try {
-            Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
-                    .redirectErrorStream(true).start();
-            return new ManagedProcess(name, process, output, false);
-        } catch (IOException e) {
-            throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
-        }
+        return launch(name, command).output(output).start();
     }
 
     /**
-     * Starts a class's {@code main} in a child JVM with this JVM's class path.
+     * @param name a short name for messages and the log file
+     * @param command the command and its arguments
+     * @return the choices of how to start it, to be ended with {@link Launch#start()}
+     */
+    public static Launch launch(String name, List<String> command) {
+        return new Launch(name, command);
+    }
+
+    /**
+     * Starts a class's {@code main} in a small child JVM with this JVM's class path and time scale.
      *
      * @param mainClass the class
      * @param args its arguments
      * @return the running child
      */
     public static ManagedProcess startJava(Class<?> mainClass, String... args) {
-        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), Map.of());
+        return start(mainClass.getSimpleName(), childJvm(mainClass, args));
     }
 
     /**
@@ -126,7 +117,7 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJavaWithEngine(Class<?> mainClass, String engineUri, String... args) {
-        return start(mainClass.getSimpleName(), javaCommand(mainClass, args), Map.of(ENGINE_ENV, engineUri));
+        return launch(mainClass.getSimpleName(), childJvm(mainClass, args)).environment(Map.of(ENGINE_ENV, engineUri)).start();
     }
 
     /**
@@ -141,8 +132,12 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJavaWithEngines(Class<?> mainClass, String engineUri, String secondEngineUri, String... args) {
-        return start(mainClass.getSimpleName(), javaCommand(mainClass, args),
-                Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri));
+        return launch(mainClass.getSimpleName(), childJvm(mainClass, args))
+                .environment(Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri)).start();
+    }
+
+    private static List<String> childJvm(Class<?> mainClass, String... args) {
+        return JavaCommand.of(mainClass).quickStart("128m").timeScale().args(args).toList();
     }
 
     /** @return in a child started by {@link #startJavaWithEngine}, the engine URI it was given */
@@ -163,25 +158,15 @@ public final class ManagedProcess implements AutoCloseable {
         return uri;
     }
 
-    private static List<String> javaCommand(Class<?> mainClass, String... args) {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx128m");
-        command.add("-XX:TieredStopAtLevel=1");
-        command.add("-Xshare:auto");
-        command.add("-D" + Timeouts.SCALE_PROPERTY + "=" + Timeouts.scale());
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(mainClass.getName());
-        command.addAll(List.of(args));
-        return command;
-    }
-
     private void pump() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
-                lines.add(line);
+                if (listener == null) {
+                    lines.add(line);
+                } else {
+                    listener.accept(line);
+                }
             }
         } catch (IOException e) {
             // the process ended; EOF below tells the readers
@@ -307,6 +292,48 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
+     * Stops the process (SIGSTOP) and waits until the kernel shows it stopped: from then on it
+     * runs no instruction until {@link #resume}.
+     *
+     * @param confirmWithin how long the kernel may take to show it stopped
+     * @throws ServerException if the signal cannot be sent or the stop is not seen in time
+     */
+    public void pause(Duration confirmWithin) {
+        signal("STOP");
+        Await.until(name + " (pid " + pid() + ") to show as stopped after SIGSTOP", confirmWithin, () -> state() == 'T');
+    }
+
+    /**
+     * Continues a stopped process (SIGCONT) and waits until the kernel no longer shows it stopped.
+     *
+     * @param confirmWithin how long the kernel may take
+     * @throws ServerException if the signal cannot be sent or it still shows stopped after that
+     */
+    public void resume(Duration confirmWithin) {
+        signal("CONT");
+        Await.until(name + " (pid " + pid() + ") to run again after SIGCONT", confirmWithin, () -> state() != 'T');
+    }
+
+    /** @return the state letter of {@code /proc/PID/stat} ('T' when stopped), or '?' when it cannot be read */
+    private char state() {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2);
+        } catch (IOException | RuntimeException e) {
+            return '?';
+        }
+    }
+
+    /** Closes the process's standard input: a child that reads commands sees the end and may exit. */
+    public void closeInput() {
+        try {
+            stdin.close();
+        } catch (IOException e) {
+            // it has ended
+        }
+    }
+
+    /**
      * Kills the process with SIGKILL and waits until it is gone.
      *
      * @param timeout how long to wait for it to disappear
@@ -318,7 +345,7 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * Waits for the process to end.
+     * Waits for the process to end and its standard output to be read to the end.
      *
      * @param timeout the deadline
      * @return its exit code
@@ -329,6 +356,7 @@ public final class ManagedProcess implements AutoCloseable {
             if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
                 throw new ServerException(name + " did not end within " + timeout.toMillis() + "ms" + diagnostics());
             }
+            reader.join(1000); // its last lines reach the queue or the listener before this returns
             return process.exitValue();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -342,6 +370,9 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if its file cannot be read
      */
     public String stderr() {
+        if (stderrLog == null) {
+            return "(shown with this JVM's standard error)";
+        }
         try {
             return Files.readString(stderrLog, StandardCharsets.UTF_8);
         } catch (IOException e) {
@@ -381,6 +412,9 @@ public final class ManagedProcess implements AutoCloseable {
         if (stderr.length() > 4000) {
             stderr = "..." + stderr.substring(stderr.length() - 4000);
         }
+        if (stderrLog == null) {
+            return "\n  stdout so far: " + stdout + "\n  stderr: " + stderr;
+        }
         return temporaryLog
                 ? "\n  stdout so far: " + stdout + "\n  stderr (" + stderrLog + "):\n" + stderr
                 : "\n  output (" + stderrLog + "):\n" + stderr;
@@ -402,11 +436,95 @@ public final class ManagedProcess implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        if (temporaryLog) {
+        if (temporaryLog && stderrLog != null) {
             try {
                 Files.deleteIfExists(stderrLog);
             } catch (IOException e) {
                 // a temp file; the OS cleans it up
+            }
+        }
+    }
+
+    /** How to start a process, from {@link #launch}; the defaults are those of {@link #start}. Not thread-safe. */
+    public static final class Launch {
+        private final String name;
+        private final List<String> command;
+        private final Map<String, String> environment = new HashMap<>();
+        private Path output;
+        private boolean inheritStderr;
+        private Consumer<String> listener;
+
+        private Launch(String name, List<String> command) {
+            if (command.isEmpty()) {
+                throw new IllegalArgumentException("a process needs a command, " + name + " has none");
+            }
+            this.name = name;
+            this.command = List.copyOf(command);
+        }
+
+        /**
+         * @param variables variables added to the environment it inherits from this JVM, for what must
+         *     not be on its command line (where any local user can read it)
+         * @return this launch
+         */
+        public Launch environment(Map<String, String> variables) {
+            environment.putAll(variables);
+            return this;
+        }
+
+        /**
+         * @param output a file its standard output and error are both appended to, kept after close
+         *     (its directory must exist); the line methods then see nothing, and failure messages
+         *     show the end of the file
+         * @return this launch
+         */
+        public Launch output(Path output) {
+            this.output = output;
+            return this;
+        }
+
+        /** @return this launch, with the process's standard error written straight to this JVM's */
+        public Launch inheritStderr() {
+            this.inheritStderr = true;
+            return this;
+        }
+
+        /**
+         * @param listener receives each line of standard output, on the reading thread, instead of
+         *     the queue the line methods read
+         * @return this launch
+         */
+        public Launch onLine(Consumer<String> listener) {
+            this.listener = listener;
+            return this;
+        }
+
+        /**
+         * @return the running process
+         * @throws ServerException if it cannot be started
+         */
+        public ManagedProcess start() {
+            Path log = null;
+            boolean temporary = false;
+            try {
+                ProcessBuilder builder = new ProcessBuilder(command);
+                builder.environment().putAll(environment);
+                if (output != null) {
+                    builder.redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).redirectErrorStream(true);
+                    log = output;
+                } else if (inheritStderr) {
+                    builder.redirectError(ProcessBuilder.Redirect.INHERIT);
+                } else {
+                    log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
+                    temporary = true;
+                    builder.redirectError(log.toFile());
+                }
+                return new ManagedProcess(name, builder.start(), log, temporary, listener);
+            } catch (IOException e) {
+                if (temporary) {
+                    log.toFile().delete();
+                }
+                throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
             }
         }
     }

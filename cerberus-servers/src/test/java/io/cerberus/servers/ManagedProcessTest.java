@@ -125,4 +125,46 @@ class ManagedProcessTest {
         }
         assertThat(Files.readAllLines(output)).containsExactlyInAnyOrder("out", "err", "again");
     }
+
+    @Test
+    void pauseAndResumeAreConfirmedByTheKernel() {
+        try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
+            process.pause(WAIT);
+            assertThat(procState(process.pid())).isEqualTo('T');
+            process.resume(WAIT);
+            assertThat(procState(process.pid())).isNotEqualTo('T');
+            assertThat(process.ask("after", WAIT)).isEqualTo("after");
+        }
+    }
+
+    @Test
+    void aListenerGetsEveryLineAndTheEnvironmentIsAdded() throws InterruptedException {
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (ManagedProcess process = ManagedProcess.launch("env", List.of("sh", "-c", "echo \"$GREETING\"; cat"))
+                .environment(java.util.Map.of("GREETING", "hello")).onLine(heard::add).start()) {
+            process.send("echoed");
+            process.closeInput();
+            assertThat(process.awaitExit(WAIT)).isZero();
+        }
+        assertThat(heard).containsExactly("hello", "echoed");
+    }
+
+    @Test
+    void aChildJvmCommandHasThisJvmsJavaClassPathAndTheOptionsAsked() {
+        List<String> command = JavaCommand.of(ManagedProcessTest.class).quickStart("64m").args("a", "b").toList();
+
+        assertThat(command.get(0)).isEqualTo(JavaCommand.java().toString());
+        assertThat(command).contains("-Xmx64m", "-XX:TieredStopAtLevel=1").endsWith("-cp", System.getProperty("java.class.path"),
+                ManagedProcessTest.class.getName(), "a", "b");
+        assertThatThrownBy(() -> JavaCommand.of(" ")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("main class");
+    }
+
+    private static char procState(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 }
