@@ -21,7 +21,7 @@ class TwoProcessContentionTest {
         try (ChildJvm child = ChildJvm.start("no peer", arguments(NO_PEER), NO_PEER.environment())) {
             assertThatThrownBy(() -> child.await("READY", Duration.ofSeconds(60))).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("failed before saying READY").hasMessageContaining("no distributed lock peer 'nosuch' on redis")
-                    .hasMessageContaining("the end of its standard error");
+                    .hasMessageContaining("stderr (");
         }
     }
 

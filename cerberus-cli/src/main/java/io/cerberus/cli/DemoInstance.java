@@ -1,39 +1,24 @@
 package io.cerberus.cli;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import io.cerberus.servers.JavaCommand;
+import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.ServerException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * One "service instance" of the demo: a child JVM running {@code cerberus demo-worker}, talked to
  * line by line over its standard streams. Its standard error goes straight to ours.
  */
 final class DemoInstance implements AutoCloseable {
-    private static final String END_OF_OUTPUT = "\u0000end";
-
     private final String name;
-    private final Process process;
-    private final Writer input;
-    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final ManagedProcess process;
 
-    private DemoInstance(String name, Process process) {
+    private DemoInstance(String name, ManagedProcess process) {
         this.name = name;
         this.process = process;
-        this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-        Thread reader = new Thread(this::readOutput, "output-of-instance-" + name);
-        reader.setDaemon(true);
-        reader.start();
     }
 
     /**
@@ -41,58 +26,41 @@ final class DemoInstance implements AutoCloseable {
      *
      * @param name the instance name
      * @param workerArgs the arguments after {@code demo-worker}
+     * @param engineUri the engine the worker locks on
      * @return the running instance
      */
     static DemoInstance start(String name, List<String> workerArgs, String engineUri) {
-        return new DemoInstance(name, startWorker("demo-worker", workerArgs, engineUri, "instance " + name));
+        return new DemoInstance(name, startWorker("demo-worker", workerArgs, engineUri, "instance " + name, null));
     }
 
     /**
      * Starts {@code cerberus SUBCOMMAND ARGS} in a small, quick-starting child JVM with this JVM's
      * class path (workers wait on files, locks and servers; they compute little), its standard
-     * error shown with ours.
+     * error shown with ours. The engine URI goes in the worker's environment
+     * ({@value EngineOptions#ENGINE_ENV}), never on its command line, where any local user could
+     * read its credentials ({@code ps}).
      *
      * @param subcommand the hidden worker command
      * @param args its arguments
-     * @param what what is started, for the error message
+     * @param engineUri the engine URI
+     * @param what what is started, for messages
+     * @param onLine receives each line the worker prints, or null to read them with the line methods
      * @return the process
+     * @throws CliFailure if it cannot be started
      */
-    /**
-     * Starts a worker JVM with this JVM's class path. The engine URI goes in the worker's
-     * environment ({@value EngineOptions#ENGINE_ENV}), never on its command line, where any local
-     * user could read its credentials ({@code ps}).
-     */
-    static Process startWorker(String subcommand, List<String> args, String engineUri, String what) {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m",
-                "-cp", System.getProperty("java.class.path"),
-                CerberusCommand.class.getName(), subcommand));
-        command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
-        builder.environment().put(EngineOptions.ENGINE_ENV, engineUri);
+    static ManagedProcess startWorker(String subcommand, List<String> args, String engineUri, String what, Consumer<String> onLine) {
+        List<String> command = JavaCommand.of(CerberusCommand.class).quickStart("128m").args(subcommand).args(args).toList();
+        ManagedProcess.Launch launch = ManagedProcess.launch(what, command).environment(Map.of(EngineOptions.ENGINE_ENV, engineUri))
+                .inheritStderr();
         try {
-            return builder.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + what + " (" + command.get(0) + ")", e);
+            return (onLine == null ? launch : launch.onLine(onLine)).start();
+        } catch (ServerException e) {
+            throw new CliFailure("cannot start " + what + ": " + e.getMessage(), e);
         }
     }
 
     String name() {
         return name;
-    }
-
-    private void readOutput() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = reader.readLine()) != null) {
-                lines.add(line);
-            }
-        } catch (IOException e) {
-            // the process ended; END_OF_OUTPUT tells the waiting side
-        } finally {
-            lines.add(END_OF_OUTPUT);
-        }
     }
 
     /**
@@ -102,24 +70,14 @@ final class DemoInstance implements AutoCloseable {
      * @param timeout how long to wait
      * @return the rest of the line after the prefix
      * @throws CliFailure if the instance ends or the time runs out first
-     * @throws InterruptedException if interrupted
      */
-    String awaitLine(String prefix, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            if (line == null) {
-                throw new CliFailure("instance " + name + " printed no " + prefix.strip() + " within " + Durations.format(timeout));
-            }
-            if (line.equals(END_OF_OUTPUT)) {
-                lines.add(END_OF_OUTPUT);
-                process.waitFor(5, TimeUnit.SECONDS);
-                throw new CliFailure("instance " + name + " ended before printing " + prefix.strip()
-                        + (process.isAlive() ? "" : " (exit code " + process.exitValue() + ")"));
-            }
-            if (line.startsWith(prefix)) {
-                return line.substring(prefix.length());
-            }
+    String awaitLine(String prefix, Duration timeout) {
+        try {
+            return process.awaitLine(prefix, timeout).substring(prefix.length());
+        } catch (ServerException e) {
+            throw new CliFailure(process.isAlive()
+                    ? "instance " + name + " printed no " + prefix.strip() + " within " + Durations.format(timeout)
+                    : "instance " + name + " ended before printing " + prefix.strip(), e);
         }
     }
 
@@ -127,12 +85,12 @@ final class DemoInstance implements AutoCloseable {
      * Sends one line to the instance.
      *
      * @param line the line
+     * @throws CliFailure if it has ended
      */
     void send(String line) {
         try {
-            input.write(line + "\n");
-            input.flush();
-        } catch (IOException e) {
+            process.send(line);
+        } catch (ServerException e) {
             throw new CliFailure("cannot talk to instance " + name + ": it has ended", e);
         }
     }
@@ -140,22 +98,19 @@ final class DemoInstance implements AutoCloseable {
     /**
      * @param timeout how long to wait
      * @return whether the instance has ended within the timeout
-     * @throws InterruptedException if interrupted
      */
-    boolean awaitExit(Duration timeout) throws InterruptedException {
-        return process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    boolean awaitExit(Duration timeout) {
+        try {
+            process.awaitExit(timeout);
+            return true;
+        } catch (ServerException e) {
+            return false;
+        }
     }
 
     /** Kills the instance if it still runs. */
     @Override
     public void close() {
-        if (process.isAlive()) {
-            process.destroyForcibly();
-            try {
-                process.waitFor(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        process.close();
     }
 }

@@ -1,18 +1,18 @@
 package io.cerberus.cli;
 
+import io.cerberus.servers.JavaCommand;
 import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.ServerException;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /** Runs {@code cerberus} in child JVMs, the way users run it. */
 final class Cli {
@@ -49,34 +49,17 @@ final class Cli {
      */
     static Result runWith(Map<String, String> environment, Duration timeout, String... args) {
         Duration scaled = TestTimes.scaled(timeout);
-        try {
-            Path out = Files.createTempFile("cerberus-cli-", ".out");
-            Path err = Files.createTempFile("cerberus-cli-", ".err");
+        try (ManagedProcess process = ManagedProcess.launch("cerberus-" + args[0], javaCommand(args))
+                .withoutEnvironment(EngineOptions.ENGINE_ENV).environment(environment).start()) {
+            process.closeInput();
             try {
-                ProcessBuilder builder = new ProcessBuilder(javaCommand(args))
-                        .redirectOutput(out.toFile())
-                        .redirectError(err.toFile());
-                builder.environment().remove(EngineOptions.ENGINE_ENV);
-                builder.environment().putAll(environment);
-                Process process = builder.start();
-                process.getOutputStream().close();
-                if (!process.waitFor(scaled.toNanos(), TimeUnit.NANOSECONDS)) {
-                    process.destroyForcibly();
-                    process.waitFor(10, TimeUnit.SECONDS);
-                    throw new AssertionError("cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis()
-                            + "ms\n" + new Result(-1, Files.readString(out), Files.readString(err)));
-                }
-                return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                        Files.readString(err, StandardCharsets.UTF_8));
-            } finally {
-                Files.deleteIfExists(out);
-                Files.deleteIfExists(err);
+                process.awaitExit(scaled);
+            } catch (ServerException e) {
+                throw new AssertionError("cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
+                        + process.diagnostics(), e);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
+            String stdout = process.stdout().stream().map(line -> line + "\n").collect(Collectors.joining());
+            return new Result(process.awaitExit(Duration.ZERO), stdout, process.stderr());
         }
     }
 
@@ -92,13 +75,7 @@ final class Cli {
     }
 
     private static List<String> javaCommand(String... args) {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"),
-                CerberusCommand.class.getName()));
-        command.addAll(List.of(args));
-        return command;
+        return JavaCommand.of(CerberusCommand.class).quickStart("256m").args(args).toList();
     }
 
     /**

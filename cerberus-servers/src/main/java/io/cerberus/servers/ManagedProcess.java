@@ -386,6 +386,16 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
+     * @return every line of standard output so far, those the line methods returned and those not
+     *     read yet; after {@link #awaitExit}, the whole output
+     */
+    public List<String> stdout() {
+        List<String> stdout = new ArrayList<>(seen);
+        lines.stream().filter(line -> !line.equals(EOF)).forEach(stdout::add);
+        return stdout;
+    }
+
+    /**
      * @return the standard output so far (the lines read and those not read yet) and the standard
      *     error, for failure messages
      */
@@ -397,8 +407,7 @@ public final class ManagedProcess implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        List<String> stdout = new ArrayList<>(seen);
-        lines.stream().filter(line -> !line.equals(EOF)).forEach(stdout::add);
+        List<String> stdout = new ArrayList<>(stdout());
         if (stdout.size() > 50) {
             stdout = new ArrayList<>(stdout.subList(stdout.size() - 50, stdout.size()));
             stdout.add(0, "...");
@@ -450,6 +459,7 @@ public final class ManagedProcess implements AutoCloseable {
         private final String name;
         private final List<String> command;
         private final Map<String, String> environment = new HashMap<>();
+        private final List<String> removed = new ArrayList<>();
         private Path output;
         private boolean inheritStderr;
         private Consumer<String> listener;
@@ -469,6 +479,15 @@ public final class ManagedProcess implements AutoCloseable {
          */
         public Launch environment(Map<String, String> variables) {
             environment.putAll(variables);
+            return this;
+        }
+
+        /**
+         * @param variables variables removed from the environment it inherits from this JVM
+         * @return this launch
+         */
+        public Launch withoutEnvironment(String... variables) {
+            removed.addAll(List.of(variables));
             return this;
         }
 
@@ -508,6 +527,7 @@ public final class ManagedProcess implements AutoCloseable {
             boolean temporary = false;
             try {
                 ProcessBuilder builder = new ProcessBuilder(command);
+                builder.environment().keySet().removeAll(removed);
                 builder.environment().putAll(environment);
                 if (output != null) {
                     builder.redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).redirectErrorStream(true);
