@@ -3,29 +3,20 @@ package io.cerberus.memcached;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The memcached engine passes the engine conformance suite against a real memcached. */
 class MemcachedConformanceTest extends AbstractLockEngineConformanceTest {
-    private static MemcachedServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = MemcachedServer.builder().memoryMb(16).start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 
     @Override

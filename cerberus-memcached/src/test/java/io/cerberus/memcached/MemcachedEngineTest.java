@@ -11,6 +11,7 @@ import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -25,28 +26,18 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What is memcached's own: keys, expiry rounding, owner checks on CAS, restarts, several servers, the URI. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MemcachedEngineTest {
-    private static MemcachedServer server;
+    @RegisterExtension
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
     private final String namespace = "engine-" + UUID.randomUUID().toString().substring(0, 8);
-
-    @BeforeAll
-    static void startServer() {
-        server = MemcachedServer.builder().memoryMb(16).start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
 
     @AfterEach
     void closeAll() throws Exception {
@@ -90,14 +81,14 @@ class MemcachedEngineTest {
 
     @Test
     void oddKeysAreSeparateEntriesOnTheServer() {
-        MemcachedStore store = store(server.uri());
+        MemcachedStore store = store(SERVER.get().uri());
         String base = UUID.randomUUID().toString();
         List<String> keys = List.of(base + " with spaces", base + "ключ", base + "x".repeat(600), base + "x".repeat(599) + "y");
-        long before = server.items();
+        long before = SERVER.get().items();
         for (String key : keys) {
             assertThat(store.putIfAbsent(key, "owner of " + key, Duration.ofSeconds(30))).as("'%s' is free", key).isTrue();
         }
-        assertThat(server.items() - before).as("one entry per key").isEqualTo(keys.size());
+        assertThat(SERVER.get().items() - before).as("one entry per key").isEqualTo(keys.size());
         for (String key : keys) {
             assertThat(store.get(key)).contains("owner of " + key);
             assertThat(store.putIfAbsent(key, "someone else", Duration.ofSeconds(30))).isFalse();
@@ -107,8 +98,8 @@ class MemcachedEngineTest {
     @Test
     void oddNamesLockSeparately() {
         List<String> names = List.of("a b", "ключ", "x".repeat(512), "x".repeat(511) + "y");
-        Cerberus mine = client(server.uri(), Duration.ofSeconds(30));
-        Cerberus theirs = client(server.uri(), Duration.ofSeconds(30));
+        Cerberus mine = client(SERVER.get().uri(), Duration.ofSeconds(30));
+        Cerberus theirs = client(SERVER.get().uri(), Duration.ofSeconds(30));
         for (String name : names) {
             assertThat(mine.lock(name).tryLock()).as("'%s' is free", name).isTrue();
         }
@@ -124,7 +115,7 @@ class MemcachedEngineTest {
 
     @Test
     void anotherTokenCanNeitherExtendNorDelete() {
-        MemcachedStore store = store(server.uri());
+        MemcachedStore store = store(SERVER.get().uri());
         String key = "owned-" + UUID.randomUUID();
         assertThat(store.putIfAbsent(key, "owner", Duration.ofSeconds(30))).isTrue();
         assertThat(store.replaceIfEquals(key, "intruder", "intruder", Duration.ofSeconds(30))).isFalse();
@@ -139,7 +130,7 @@ class MemcachedEngineTest {
 
     @Test
     void anOwnerWhoseEntryExpiredAndWasRetakenCannotTouchTheNewOne() {
-        MemcachedStore store = store(server.uri());
+        MemcachedStore store = store(SERVER.get().uri());
         String key = "retaken-" + UUID.randomUUID();
         assertThat(store.putIfAbsent(key, "first", store.expiryFor(Duration.ofMillis(1)))).isTrue();
         Poll.until("the first owner's entry to expire", TestTimes.millis(5000), () -> store.get(key).isEmpty());
@@ -151,7 +142,7 @@ class MemcachedEngineTest {
 
     @Test
     void thereAreNoFencingTokensAndTheErrorSaysWhy() {
-        DistributedLock lock = client(server.uri(), Duration.ofSeconds(30)).lock("unfenced");
+        DistributedLock lock = client(SERVER.get().uri(), Duration.ofSeconds(30)).lock("unfenced");
         lock.lock();
         assertThatThrownBy(() -> lock.lease().fencingToken()).isInstanceOf(UnsupportedCapabilityException.class)
                 .hasMessageContaining("gives no fencing tokens").hasMessageContaining("evicts them or restarts");
@@ -162,7 +153,7 @@ class MemcachedEngineTest {
 
     @Test
     void expiryIsTheLeaseRoundedUpToSecondsPlusTheTickMemcachedMayLag() {
-        MemcachedStore store = store(server.uri());
+        MemcachedStore store = store(SERVER.get().uri());
         assertThat(store.expiryFor(Duration.ofMillis(1))).isEqualTo(Duration.ofSeconds(2));
         assertThat(store.expiryFor(Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(2));
         assertThat(store.expiryFor(Duration.ofMillis(1001))).isEqualTo(Duration.ofSeconds(3));
@@ -175,7 +166,7 @@ class MemcachedEngineTest {
 
     @Test
     void anEntryOutlivesItsLeaseByAtMostTheRounding() {
-        MemcachedStore store = store(server.uri());
+        MemcachedStore store = store(SERVER.get().uri());
         String key = "rounded-" + UUID.randomUUID();
         Duration lease = Duration.ofSeconds(1);
         long setAt = System.nanoTime();
@@ -188,7 +179,7 @@ class MemcachedEngineTest {
 
     @Test
     void aLeaseOverThirtyDaysIsRefusedNotReadAsADate() {
-        DistributedLock lock = client(server.uri(), Duration.ofSeconds(30)).lock("month");
+        DistributedLock lock = client(SERVER.get().uri(), Duration.ofSeconds(30)).lock("month");
         assertThatThrownBy(() -> lock.lock(Duration.ofDays(31))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 30 days");
         assertThat(lock.isLocked()).isFalse();
@@ -267,7 +258,7 @@ class MemcachedEngineTest {
     @Test
     void aServerWithoutEvictionsIsUsedSilently() {
         try (CapturedLogs logs = CapturedLogs.of("io.cerberus.memcached", Level.WARNING)) {
-            assertThat(client(server.uri(), Duration.ofSeconds(30)).lock("quiet").tryLock()).isTrue();
+            assertThat(client(SERVER.get().uri(), Duration.ofSeconds(30)).lock("quiet").tryLock()).isTrue();
             assertThat(logs.messages(Level.WARNING)).isEmpty();
         }
     }
@@ -334,7 +325,7 @@ class MemcachedEngineTest {
         assertRefused("memcached://cache_1", "bad memcached server 'cache_1:11211'");
         assertRefused("memcached://cache/locks", "no path");
         assertRefused("memcached://cache,cache:11211", "listed twice");
-        assertRefused("memcached://localhost:" + server.port() + ",127.0.0.1:" + server.port(), "twice (under two names)");
+        assertRefused("memcached://localhost:" + SERVER.get().port() + ",127.0.0.1:" + SERVER.get().port(), "twice (under two names)");
         assertRefused("memcached://cache?foo=1", "unknown parameter 'foo'");
         assertRefused("memcached://cache?timeout=2s&timeout=3s", "given twice");
         assertRefused("memcached://cache?timeout=soon", "positive duration");

@@ -2,25 +2,16 @@ package io.cerberus.memcached;
 
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.cerberus.testkit.ServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Idempotency records in memcached (the simple tier's records) pass the store conformance suite against a real memcached. */
 class MemcachedIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
-    private static MemcachedServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = MemcachedServer.builder().memoryMb(16).start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 }

@@ -2,27 +2,18 @@ package io.cerberus.memcached;
 
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The memcached engine passes the multi-process conformance suite: killed and paused holders in child JVMs. */
 class MemcachedMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
-    private static MemcachedServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = MemcachedServer.builder().memoryMb(16).start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 
     /**
