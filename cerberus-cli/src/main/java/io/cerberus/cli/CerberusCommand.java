@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
         description = "Distributed locks from the command line.",
-        subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, DemoWorkerCommand.class,
+        subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, ServersCommand.class, DemoWorkerCommand.class,
                 CheckWorkerCommand.class},
         footer = {"", "Run 'cerberus COMMAND --help' for a command's options and exit codes.", "Documentation: docs/CLI.md"},
         exitCodeListHeading = "%nExit codes:%n",
