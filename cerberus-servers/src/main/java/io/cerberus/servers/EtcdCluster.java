@@ -16,7 +16,7 @@ import java.util.stream.IntStream;
  * rejoins); {@link #leader()} names the member whose metrics say it leads. {@link #heal()}
  * resumes and relaunches every faulted member and waits until all are healthy. Not thread-safe.
  */
-public final class EtcdCluster implements Deployment {
+public final class EtcdCluster implements Ensemble {
     private final List<EtcdServer> members;
     private final Path dir;
     private final boolean temporaryDir;
@@ -48,7 +48,7 @@ public final class EtcdCluster implements Deployment {
         return "etcd://" + members.stream().map(LoopbackServer::hostPort).collect(Collectors.joining(","));
     }
 
-    /** @return how many members it has */
+    @Override
     public int size() {
         return members.size();
     }
@@ -58,6 +58,7 @@ public final class EtcdCluster implements Deployment {
      * @return that member, to fault or ask
      * @throws IndexOutOfBoundsException if there is no such member
      */
+    @Override
     public EtcdServer member(int index) {
         return members.get(index);
     }
@@ -67,19 +68,23 @@ public final class EtcdCluster implements Deployment {
         return List.copyOf(members);
     }
 
-    /** @return the index of the member that says it leads now; empty while there is none (an election runs) */
+    /** @return {@code leader} if its metrics say it leads, {@code follower} if it is healthy; empty otherwise */
+    @Override
+    public String role(int index) {
+        EtcdServer member = members.get(index);
+        if (!member.isRunning() || member.isPaused()) {
+            return "";
+        }
+        return member.isLeader() ? "leader" : member.healthy() ? "follower" : "";
+    }
+
+    @Override
     public OptionalInt leader() {
         return IntStream.range(0, members.size())
                 .filter(i -> members.get(i).isRunning() && !members.get(i).isPaused() && members.get(i).isLeader()).findFirst();
     }
 
-    /**
-     * Waits until a member says it leads.
-     *
-     * @param within how long an election may take
-     * @return the index of the leader
-     * @throws ServerException if none leads within the time
-     */
+    @Override
     public int awaitLeader(Duration within) {
         Await.until("a leader among the etcd members of " + uri(), within, () -> leader().isPresent());
         return leader().orElseThrow(() -> new ServerException("the etcd leader of " + uri() + " went away at once"));

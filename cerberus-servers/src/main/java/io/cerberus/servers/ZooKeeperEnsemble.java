@@ -16,7 +16,7 @@ import java.util.stream.Collectors;
  * rejoins); {@link #leader()} names the member that says it leads. {@link #heal()} resumes and
  * relaunches every faulted member and waits until all serve again. Not thread-safe.
  */
-public final class ZooKeeperEnsemble implements Deployment {
+public final class ZooKeeperEnsemble implements Ensemble {
     private final List<ZooKeeperServer> members;
     private final Path dir;
     private final boolean temporaryDir;
@@ -53,7 +53,7 @@ public final class ZooKeeperEnsemble implements Deployment {
         return members.stream().map(LoopbackServer::hostPort).collect(Collectors.joining(","));
     }
 
-    /** @return how many members it has */
+    @Override
     public int size() {
         return members.size();
     }
@@ -63,6 +63,7 @@ public final class ZooKeeperEnsemble implements Deployment {
      * @return that member, to fault or ask
      * @throws IndexOutOfBoundsException if there is no such member
      */
+    @Override
     public ZooKeeperServer member(int index) {
         return members.get(index);
     }
@@ -72,7 +73,13 @@ public final class ZooKeeperEnsemble implements Deployment {
         return List.copyOf(members);
     }
 
-    /** @return the index of the member that says it leads now; empty while there is none (an election runs) */
+    /** @return its {@code srvr} mode: {@code leader} or {@code follower}; empty when it does not serve */
+    @Override
+    public String role(int index) {
+        return members.get(index).mode().orElse("");
+    }
+
+    @Override
     public OptionalInt leader() {
         for (int i = 0; i < members.size(); i++) {
             if (members.get(i).mode().filter("leader"::equals).isPresent()) {
@@ -82,13 +89,7 @@ public final class ZooKeeperEnsemble implements Deployment {
         return OptionalInt.empty();
     }
 
-    /**
-     * Waits until a member says it leads.
-     *
-     * @param within how long an election may take
-     * @return the index of the leader
-     * @throws ServerException if none leads within the time
-     */
+    @Override
     public int awaitLeader(Duration within) {
         Await.until("a leader among the zookeeper members on " + connectString(), within, () -> leader().isPresent());
         return leader().orElseThrow(() -> new ServerException("the zookeeper leader on " + connectString() + " went away at once"));
