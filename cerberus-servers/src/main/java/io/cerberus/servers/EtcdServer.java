@@ -1,12 +1,9 @@
 package io.cerberus.servers;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A real {@code etcd} member on loopback ports, started by this JVM (never the system service):
@@ -168,8 +165,8 @@ public final class EtcdServer extends LoopbackServer {
      * {@code ctl("user", "add", "root", "--new-user-password=secret")}.
      *
      * @param args etcdctl's arguments after {@code --endpoints}
-     * @return its standard output and error
-     * @throws ServerException if etcdctl is not installed, fails, or takes over 20 s (scaled)
+     * @return its standard output
+     * @throws ServerException if etcdctl is not installed, fails (with its standard error), or takes over 20 s (scaled)
      */
     public String ctl(String... args) {
         List<String> command = new ArrayList<>(List.of(Executables.require("etcdctl", "etcd-client").toString(), "--endpoints",
@@ -178,24 +175,7 @@ public final class EtcdServer extends LoopbackServer {
             command.addAll(List.of("--cacert", certificate.toString()));
         }
         command.addAll(List.of(args));
-        try {
-            Process ctl = new ProcessBuilder(command).redirectErrorStream(true).start();
-            ctl.getOutputStream().close();
-            String output = new String(ctl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!ctl.waitFor(Timeouts.scaled(CTL_TIMEOUT).toMillis(), TimeUnit.MILLISECONDS)) {
-                ctl.destroyForcibly();
-                throw new ServerException("etcdctl " + String.join(" ", args) + " did not end: " + output);
-            }
-            if (ctl.exitValue() != 0) {
-                throw new ServerException("etcdctl " + String.join(" ", args) + " failed (exit code " + ctl.exitValue() + "): " + output);
-            }
-            return output;
-        } catch (IOException e) {
-            throw new ServerException("could not run etcdctl " + String.join(" ", args) + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServerException("interrupted running etcdctl " + String.join(" ", args), e);
-        }
+        return ManagedProcess.run("etcdctl " + String.join(" ", args), command, Timeouts.scaled(CTL_TIMEOUT));
     }
 
     /** Kills the member (continuing it first if paused), and deletes its data directory if it made it. */
