@@ -86,8 +86,9 @@ public final class EtcdCluster implements Ensemble {
 
     @Override
     public int awaitLeader(Duration within) {
-        Await.until("a leader among the etcd members of " + uri(), within, () -> leader().isPresent());
-        return leader().orElseThrow(() -> new ServerException("the etcd leader of " + uri() + " went away at once"));
+        OptionalInt[] leader = {OptionalInt.empty()};
+        Await.until("a leader among the etcd members of " + uri(), within, () -> (leader[0] = leader()).isPresent());
+        return leader[0].getAsInt();
     }
 
     /**

@@ -91,8 +91,9 @@ public final class ZooKeeperEnsemble implements Ensemble {
 
     @Override
     public int awaitLeader(Duration within) {
-        Await.until("a leader among the zookeeper members on " + connectString(), within, () -> leader().isPresent());
-        return leader().orElseThrow(() -> new ServerException("the zookeeper leader on " + connectString() + " went away at once"));
+        OptionalInt[] leader = {OptionalInt.empty()};
+        Await.until("a leader among the zookeeper members on " + connectString(), within, () -> (leader[0] = leader()).isPresent());
+        return leader[0].getAsInt();
     }
 
     /**
