@@ -1,5 +1,8 @@
 package io.cerberus.bench;
 
+import io.cerberus.servers.EtcdServer;
+import io.cerberus.servers.ZooKeeperServer;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +87,9 @@ final class EngineGroups {
     }
 
     static EngineGroup zooKeeper(List<String> peerNames) {
-        ZooKeeperProcess zk = ZooKeeperProcess.start();
+        // ticks, sessions and JIT as a production server has them, without fsync like the bench's other servers
+        ZooKeeperServer zk = ZooKeeperServer.builder().tickTime(Duration.ofSeconds(2)).sessionTimeouts(Duration.ofSeconds(4),
+                Duration.ofSeconds(40)).forceSync(false).jvmOptions("-Xmx256m").startTimeout(Duration.ofSeconds(60)).start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
         Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
@@ -102,13 +107,14 @@ final class EngineGroups {
                 default -> lockPeers.put(name, () -> ZooKeeperPeers.roundTripFloor(zk.connectString()));
             }
         }
-        return new EngineGroup("zk", "ZooKeeper", zk.version(), ZooKeeperPeers.CURATOR, "Curator",
-                "ZooKeeper packets received per cycle (pings too)", zk::packetsReceived, lockPeers, Map.of(), sharedPeers, holders,
-                new EngineGroup.Residue("znodes", zk::nodes, "data size", zk::dataSize), zk::close);
+        return new EngineGroup("zk", "ZooKeeper", "ZooKeeper " + zk.version(), ZooKeeperPeers.CURATOR, "Curator",
+                "ZooKeeper packets received per cycle (pings too)", () -> Long.parseLong(zk.srvr().get("Received")), lockPeers, Map.of(),
+                sharedPeers, holders, new EngineGroup.Residue("znodes", () -> Long.parseLong(zk.srvr().get("Node count")), "data size",
+                        () -> Long.parseLong(zk.mntr().get("zk_approximate_data_size"))), zk::close);
     }
 
     static EngineGroup etcd(List<String> peerNames) {
-        EtcdProcess etcd = EtcdProcess.start();
+        EtcdServer etcd = EtcdServer.builder().startTimeout(Duration.ofSeconds(60)).start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
         Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
@@ -127,9 +133,11 @@ final class EngineGroups {
                 default -> lockPeers.put(name, () -> EtcdPeers.roundTripFloor(etcd.endpoint()));
             }
         }
-        return new EngineGroup("etcd", "etcd", etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
-                "etcd gRPC messages received per cycle (keep-alives too)", etcd::messagesReceived, lockPeers, Map.of(), sharedPeers, holders,
-                new EngineGroup.Residue("keys", etcd::keys, "db size in use", etcd::bytesInUse), etcd::close);
+        // gRPC messages: unary requests, and each message on a stream; keys of every prefix; freed pages excluded from the size
+        return new EngineGroup("etcd", "etcd", "etcd " + etcd.version(), EtcdPeers.JETCD_LOCK, "jetcd Lock",
+                "etcd gRPC messages received per cycle (keep-alives too)", () -> etcd.counter("grpc_server_msg_received_total"), lockPeers,
+                Map.of(), sharedPeers, holders, new EngineGroup.Residue("keys", () -> (long) etcd.gauge("etcd_debugging_mvcc_keys_total"),
+                        "db size in use", () -> (long) etcd.gauge("etcd_mvcc_db_total_size_in_use_in_bytes")), etcd::close);
     }
 
     /**

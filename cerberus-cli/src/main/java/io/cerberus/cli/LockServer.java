@@ -52,8 +52,8 @@ interface LockServer extends AutoCloseable {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
             case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
             case "postgres" -> PostgresServer.start(dir, jdbcMode);
-            case "zk" -> CheckZooKeeperEnsemble.start(dir, lease);
-            case "etcd" -> CheckEtcdCluster.start(dir, lease);
+            case "zk" -> CheckEnsemble.zooKeeper(dir, lease);
+            case "etcd" -> CheckEnsemble.etcd(dir, lease);
             case "memcached" -> CheckMemcached.start(dir);
             default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
         };

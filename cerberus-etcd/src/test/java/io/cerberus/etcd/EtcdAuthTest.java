@@ -3,6 +3,7 @@ package io.cerberus.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
@@ -29,7 +30,7 @@ class EtcdAuthTest {
     }
 
     private static String uri(String userInfo) {
-        return server.uri("ttl=2").replace("etcd://", "etcd://" + userInfo + "@");
+        return (server.uri() + "?ttl=2").replace("etcd://", "etcd://" + userInfo + "@");
     }
 
     @Test

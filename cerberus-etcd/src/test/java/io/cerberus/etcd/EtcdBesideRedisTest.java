@@ -8,6 +8,7 @@ import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -88,7 +89,7 @@ class EtcdBesideRedisTest {
 
     @Test
     void etcdLocksAndRepliesStayIntactUnderHeavyTrafficBesideTheRedisEngine() throws Exception {
-        try (Cerberus onEtcd = Cerberus.builder().engine(etcd.uri("")).namespace("beside-redis").build();
+        try (Cerberus onEtcd = Cerberus.builder().engine(etcd.uri()).namespace("beside-redis").build();
                 Cerberus onRedis = Cerberus.builder().engine(redis.uri()).namespace("beside-etcd").build()) {
             ExecutorService workers = Executors.newFixedThreadPool(4);
             AtomicBoolean etcdDone = new AtomicBoolean();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.EtcdCluster;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -27,7 +28,7 @@ class EtcdClusterTest {
 
     @BeforeEach
     void start() {
-        cluster = EtcdCluster.start(3);
+        cluster = EtcdCluster.start();
         holder = connect();
         waiter = connect();
     }
@@ -37,7 +38,7 @@ class EtcdClusterTest {
         Cerberus[] connected = new Cerberus[1];
         Poll.until("the cluster to grant a lease", TestTimes.millis(20_000), () -> {
             try {
-                connected[0] = Cerberus.builder().engine(cluster.uri("ttl=5")).namespace("cluster").connectTimeout(TIMEOUT).build();
+                connected[0] = Cerberus.builder().engine(cluster.uri() + "?ttl=5").namespace("cluster").connectTimeout(TIMEOUT).build();
                 return true;
             } catch (EngineUnavailableException e) {
                 return false;
@@ -73,7 +74,7 @@ class EtcdClusterTest {
             }
         });
 
-        cluster.kill(0);
+        cluster.member(0).kill();
         DistributedLock other = holder.lock("during-one-down");
         assertThat(other.tryLock(10, TimeUnit.SECONDS)).as("a new lock with one member down").isTrue();
         other.unlock();
@@ -81,7 +82,7 @@ class EtcdClusterTest {
         held.unlock();
         assertThat(next.get(20, TimeUnit.SECONDS)).as("the waiter got the lock after the release").isGreaterThan(fence);
 
-        cluster.kill(1);
+        cluster.member(1).kill();
         DistributedLock noMajority = waiter.lock("no-majority");
         long start = System.nanoTime();
         assertThatThrownBy(() -> noMajority.tryLock(5, TimeUnit.SECONDS)).isInstanceOf(EngineUnavailableException.class)
@@ -89,8 +90,8 @@ class EtcdClusterTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start)).as("fails within the wait")
                 .isLessThan(Duration.ofSeconds(5).plus(TIMEOUT).plus(TestTimes.millis(1000)));
 
-        cluster.startMember(0);
-        cluster.startMember(1);
+        cluster.member(0).restart();
+        cluster.member(1).restart();
         DistributedLock after = waiter.lock("after-restart");
         Poll.until("the same client to lock again", TestTimes.millis(30_000), () -> {
             try {

@@ -1,28 +1,20 @@
 package io.cerberus.etcd;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The etcd engine passes the engine conformance suite against a real etcd. */
 class EtcdConformanceTest extends AbstractLockEngineConformanceTest {
-    private static EtcdServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri("ttl=2");
+        return SERVER.uri() + "?ttl=2";
     }
 
     @Override

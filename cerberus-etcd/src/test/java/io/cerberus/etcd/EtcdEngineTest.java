@@ -8,6 +8,7 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.Inspects;
@@ -60,7 +61,7 @@ class EtcdEngineTest {
 
     @Test
     void leaseRevokedFromOutsideLosesTheHolds() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri("ttl=3")).namespace("revoke").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?ttl=3").namespace("revoke").build()) {
             DistributedLock lock = cerberus.lock("revoked");
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
@@ -82,7 +83,7 @@ class EtcdEngineTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(ints = {20, 150})
     void renewalLosesExactlyTheHoldWhoseKeyWasDeleted(int holds) {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             String namespace = "renew-" + holds;
             java.util.List<Acquisition> held = new java.util.ArrayList<>();
             for (int i = 0; i < holds; i++) {
@@ -100,8 +101,8 @@ class EtcdEngineTest {
 
     @Test
     void staleReleaseRetryCannotDeleteANewerHoldersKey() {
-        try (LockEngine first = Engines.open(server.uri(""), Duration.ofSeconds(5));
-                LockEngine second = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine first = Engines.open(server.uri(), Duration.ofSeconds(5));
+                LockEngine second = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("stale", "released-twice");
             Acquisition old = attempt(key);
             long oldFence = ((AcquireResult.Granted) first.tryAcquire(old)).fencingToken();
@@ -118,7 +119,7 @@ class EtcdEngineTest {
 
     @Test
     void waiterIsGrantedWhenItsPredecessorGoesWithoutPolling() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "chain");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
@@ -140,14 +141,14 @@ class EtcdEngineTest {
      */
     @Test
     void aWaiterWatchesFromNowEvenWhenOthersWroteSinceItsRead() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "busy-server");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
             Acquisition elsewhere = attempt(new LockKey("queue", "another"));
             assertThat(engine.tryAcquire(elsewhere)).as("a write after the waiter's read").isInstanceOf(AcquireResult.Granted.class);
-            long watchersBefore = server.metric("etcd_debugging_mvcc_watcher_total");
-            long slowBefore = server.metric("etcd_debugging_mvcc_slow_watcher_total");
+            long watchersBefore = server.counter("etcd_debugging_mvcc_watcher_total");
+            long slowBefore = server.counter("etcd_debugging_mvcc_slow_watcher_total");
             Thread waiting = new Thread(() -> {
                 try {
                     engine.awaitChange(waiter, Duration.ofSeconds(30));
@@ -157,11 +158,11 @@ class EtcdEngineTest {
             });
             waiting.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (server.metric("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (server.counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(server.metric("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
-            assertThat(server.metric("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
+            assertThat(server.counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
+            assertThat(server.counter("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
             assertThat(waiting.isAlive()).as("its predecessor is still there").isTrue();
             assertThat(engine.release(holder)).isTrue();
             waiting.join(TestTimes.millis(10_000).toMillis());
@@ -174,7 +175,7 @@ class EtcdEngineTest {
 
     @Test
     void aPredecessorGoneBeforeTheWatchIsInPlaceEndsTheWaitAtOnce() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "gone-first");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
@@ -204,7 +205,7 @@ class EtcdEngineTest {
 
     @Test
     void inspectListsHoldersAndCountsWaiters() {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("listed", "shared");
             Acquisition reader1 = new Acquisition(key, LockMode.READ, token(), "reader one", Duration.ofSeconds(30));
             Acquisition reader2 = new Acquisition(key, LockMode.READ, token(), "reader two", Duration.ofSeconds(30));
@@ -223,14 +224,14 @@ class EtcdEngineTest {
 
     @Test
     void aBlockedWaiterSendsNoRequestsWhileNothingChanges() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri("")).namespace("quiet").build();
-                Cerberus other = Cerberus.builder().engine(server.uri("")).namespace("quiet").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine(server.uri()).namespace("quiet").build();
+                Cerberus other = Cerberus.builder().engine(server.uri()).namespace("quiet").build()) {
             DistributedLock held = cerberus.lock("quiet");
             held.lock();
             DistributedLock waiting = other.lock("quiet");
-            long before = server.metric("grpc_server_started_total{grpc_method=\"Txn\"");
+            long before = server.counter("grpc_server_started_total{grpc_method=\"Txn\"");
             assertThat(waiting.tryLock(3, TimeUnit.SECONDS)).isFalse();
-            long txns = server.metric("grpc_server_started_total{grpc_method=\"Txn\"") - before;
+            long txns = server.counter("grpc_server_started_total{grpc_method=\"Txn\"") - before;
             assertThat(txns).as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
                     + " none in between").isLessThanOrEqualTo(3);
             held.unlock();
@@ -240,7 +241,7 @@ class EtcdEngineTest {
     /** etcd keeps a deleted key in its index until a compaction, and a read of the lock walks them all. */
     @Test
     void aLockTakenAgainAndAgainReusesOneKey() {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("reuse", "busy");
             java.util.Set<String> keysUsed = new java.util.HashSet<>();
             long lastFence = 0;
@@ -258,7 +259,7 @@ class EtcdEngineTest {
 
     @Test
     void twoAttemptsOfOneClientOnOneLockHaveTwoKeysAndTheFirstComesBack() {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("numbers", "two");
             Acquisition first = attempt(key);
             Acquisition second = attempt(key);
@@ -282,7 +283,7 @@ class EtcdEngineTest {
     /** A late resend of an earlier attempt's create, or a release whose delete failed, leaves a key on a number. */
     @Test
     void aKeyLeftByAnEarlierAttemptOnTheSameNumberIsReplacedNotAdopted() {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("leftover", "lock");
             Acquisition first = attempt(key);
             assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
@@ -348,9 +349,9 @@ class EtcdEngineTest {
             }
         };
         DeleteSends deleteSends = new DeleteSends();
-        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(server.uri("").replace("etcd://", "http://"))
+        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(server.endpoint())
                 .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteSends).build(); // the last is called first
-        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(server.uri("")), Duration.ofMillis(800),
+        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(server.uri()), Duration.ofMillis(800),
                 (token, reason) -> { });
         try (engine) {
             engine.start();
@@ -381,7 +382,7 @@ class EtcdEngineTest {
 
     @Test
     void aReleaseAfterTheKeyWasDeletedFromOutsideSaysTheLockWasNotHeld() {
-        try (LockEngine engine = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("outside", "deleted");
             Acquisition attempt = attempt(key);
             assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
@@ -412,7 +413,7 @@ class EtcdEngineTest {
     @Test
     void aLeaseLongerThanAskedIsWarnedAbout() {
         // etcd raises TTLs below 1.5 election timeouts (1 s by default): 1 s becomes 2 s
-        String uri = server.uri("ttl=1");
+        String uri = server.uri() + "?ttl=1";
         try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
                 Cerberus cerberus = Cerberus.builder().engine(uri).namespace("ttl-" + java.util.UUID.randomUUID()).build()) {
             assertThat(cerberus.lock("x").tryLock()).isTrue();

@@ -1,25 +1,17 @@
 package io.cerberus.etcd;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.cerberus.testkit.ServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The etcd idempotency store passes the store conformance suite against a real etcd. */
 class EtcdIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
-    private static EtcdServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri("ttl=2");
+        return SERVER.uri() + "?ttl=2";
     }
 }

@@ -3,6 +3,7 @@ package io.cerberus.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
@@ -35,7 +36,7 @@ class EtcdIdempotencyStoreTest {
     @BeforeAll
     static void startServer() {
         server = EtcdServer.start();
-        etcd = Client.builder().endpoints(EtcdTarget.parse(server.uri("")).endpoints().toArray(String[]::new)).build();
+        etcd = Client.builder().endpoints(EtcdTarget.parse(server.uri()).endpoints().toArray(String[]::new)).build();
     }
 
     @AfterAll
@@ -46,7 +47,7 @@ class EtcdIdempotencyStoreTest {
 
     @BeforeEach
     void open() {
-        engine = Engines.open(server.uri(""), Duration.ofSeconds(5));
+        engine = Engines.open(server.uri(), Duration.ofSeconds(5));
         records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
         namespace = "idem-" + UUID.randomUUID();
     }
@@ -115,10 +116,10 @@ class EtcdIdempotencyStoreTest {
     void aWaiterWakesSoonAfterAnotherPartyCompletesTheRecord() throws Exception {
         String id = namespace + "/v1:awaited";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
-        try (LockEngine other = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine other = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             IdempotencyStore waiting = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(waiting.notifiesChanges()).isTrue();
-            long watchersBefore = server.metric("etcd_debugging_mvcc_watcher_total");
+            long watchersBefore = server.counter("etcd_debugging_mvcc_watcher_total");
             long[] wokeAt = new long[1];
             Thread waiter = new Thread(() -> {
                 try {
@@ -130,12 +131,12 @@ class EtcdIdempotencyStoreTest {
             });
             waiter.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (server.metric("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (server.counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(server.metric("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
+            assertThat(server.counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
                     .isGreaterThan(watchersBefore);
-            assertThat(server.metric("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
+            assertThat(server.counter("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
             assertThat(waiter.isAlive()).isTrue();
             long completedAt = System.nanoTime();
             assertThat(records.complete(id, "owner", utf8("done"), false, Duration.ofHours(1))).isTrue();
@@ -179,7 +180,7 @@ class EtcdIdempotencyStoreTest {
     void anotherClientOfTheSameAttemptCanRenewCompleteAndRelease() {
         String id = namespace + "/v1:shared-attempt";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-        try (LockEngine other = Engines.open(server.uri(""), Duration.ofSeconds(5))) {
+        try (LockEngine other = Engines.open(server.uri(), Duration.ofSeconds(5))) {
             IdempotencyStore elsewhere = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(elsewhere.renew(id, "t1", Duration.ofSeconds(30))).as("renewed from the value alone").isTrue();
             assertThat(elsewhere.renew(id, "t2", Duration.ofSeconds(30))).as("not by another token").isFalse();

@@ -9,6 +9,7 @@ import io.cerberus.Lease;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.ClientProcess;
@@ -63,7 +64,7 @@ class EtcdIsolationTest {
     }
 
     private static String uri(String user) {
-        return server.uri("ttl=" + TTL_SECONDS).replace("etcd://", "etcd://" + user + ":" + user + "-secret@");
+        return (server.uri() + "?ttl=" + TTL_SECONDS).replace("etcd://", "etcd://" + user + ":" + user + "-secret@");
     }
 
     /** @return a bare jetcd client with the user's credentials, for the lease APIs the engine does not offer */
@@ -263,7 +264,7 @@ class EtcdIsolationTest {
 
     @Test
     void aClientWithoutCredentialsIsNotWarned() {
-        String engine = server.uri("ttl=" + TTL_SECONDS);
+        String engine = server.uri() + "?ttl=" + TTL_SECONDS;
         try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
             Cerberus anonymous = Cerberus.builder().engine(engine).namespace("public").connectTimeout(Duration.ofSeconds(3)).build();
             try {

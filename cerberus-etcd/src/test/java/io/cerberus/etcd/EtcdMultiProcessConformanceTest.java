@@ -1,9 +1,10 @@
 package io.cerberus.etcd;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The etcd engine passes the multi-process conformance suite: a killed or paused child's keys go
@@ -14,21 +15,12 @@ import org.junit.jupiter.api.BeforeAll;
 class EtcdMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
     /** etcd's shortest TTL with its default election timeout (1.5 timeouts, rounded up). */
     private static final int MIN_TTL_SECONDS = 2;
-    private static EtcdServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri("");
+        return SERVER.uri();
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.cerberus.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
@@ -45,7 +46,7 @@ class EtcdTlsTest {
                 "-----BEGIN PRIVATE KEY-----\n" + pem.encodeToString(key.getEncoded()) + "\n-----END PRIVATE KEY-----\n");
         Files.writeString(dir.resolve("server.crt"), "-----BEGIN CERTIFICATE-----\n"
                 + pem.encodeToString(keys.getCertificate("server").getEncoded()) + "\n-----END CERTIFICATE-----\n");
-        server = EtcdServer.start(dir.resolve("server.crt"), dir.resolve("server.key"));
+        server = EtcdServer.builder().tls(dir.resolve("server.crt"), dir.resolve("server.key")).start();
     }
 
     @AfterAll
@@ -57,7 +58,7 @@ class EtcdTlsTest {
 
     @Test
     void locksWorkOverTlsWithTheGivenTrust() {
-        String uri = server.uri("ttl=2&ca=" + dir.resolve("server.crt")).replace("etcd://", "etcds://");
+        String uri = server.uri() + "?ttl=2&ca=" + dir.resolve("server.crt");
         try (Cerberus cerberus = Cerberus.builder().engine(uri).namespace("tls").build()) {
             DistributedLock lock = cerberus.lock("tls");
             assertThat(lock.tryLock()).isTrue();
@@ -68,7 +69,7 @@ class EtcdTlsTest {
 
     @Test
     void untrustedCertificateFailsCleanly() {
-        String uri = server.uri("ttl=2").replace("etcd://", "etcds://");
+        String uri = server.uri() + "?ttl=2";
         assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(2)).build())
                 .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("etcds://127.0.0.1");
     }

@@ -1,5 +1,7 @@
 package io.cerberus.etcd;
 
+import io.cerberus.servers.EtcdServer;
+import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.AbstractFailoverAcrossProcessesTest;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -16,12 +18,12 @@ import org.junit.jupiter.api.BeforeEach;
  * on etcd; with a withdrawal on the caller's thread the gap after the kill was about 10 s.
  */
 class ZooKeeperToEtcdFailoverTest extends AbstractFailoverAcrossProcessesTest {
-    private StandaloneZooKeeper zookeeper;
+    private ZooKeeperServer zookeeper;
     private EtcdServer etcd;
 
     @BeforeEach
     void startServers() {
-        zookeeper = StandaloneZooKeeper.start();
+        zookeeper = ZooKeeperServer.start();
         etcd = EtcdServer.start();
     }
 
@@ -58,6 +60,6 @@ class ZooKeeperToEtcdFailoverTest extends AbstractFailoverAcrossProcessesTest {
 
     @Override
     protected String standbyUri() {
-        return etcd.uri("");
+        return etcd.uri();
     }
 }

@@ -49,15 +49,52 @@ public abstract class LoopbackServer implements Deployment {
      * @throws ServerException if it cannot start, ends first, or does not serve in time
      */
     protected final void startProcess() {
+        launch();
+        awaitServes();
+    }
+
+    /**
+     * Starts the process without waiting for it to serve: for a group whose members serve only
+     * once enough of them run (a quorum). Follow with {@link #awaitServes()}.
+     *
+     * @throws ServerException if it cannot start
+     */
+    final void launch() {
         String name = kind + "-" + port;
         process = output == null ? ManagedProcess.start(name, command) : ManagedProcess.startWithOutput(name, command, output);
         paused = false;
+    }
+
+    /**
+     * Waits until the launched process serves; kills it if it does not.
+     *
+     * @throws ServerException if it ends first (with its output), or does not serve within the start timeout
+     */
+    final void awaitServes() {
         try {
             Await.until(kind + " on 127.0.0.1:" + port + " to " + servesWhen(), startTimeout, process, this::serves);
         } catch (RuntimeException e) {
             process.close();
             throw e;
         }
+    }
+
+    /**
+     * The first half of {@link #heal()} for a group: resumes the server if paused and launches it
+     * again if it is not running, without waiting for it to serve.
+     *
+     * @return whether it was launched again (then follow with {@link #awaitServes()})
+     */
+    final boolean healWithoutWaiting() {
+        if (paused) {
+            resume();
+        }
+        if (process.isAlive()) {
+            return false;
+        }
+        process.close();
+        launch();
+        return true;
     }
 
     /** @return the running process, for a subclass's own faults and messages */
@@ -168,6 +205,22 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /**
+     * @param output the member's output file, or null for a temporary one
+     * @param startTimeout how long it may take to serve
+     * @return the options of one member of a group ({@link ZooKeeperEnsemble}, {@link EtcdCluster}),
+     *     which the group's own builder sets for all of them
+     */
+    static Options<?> memberOptions(Path output, Duration startTimeout) {
+        Options<?> options = new Member().startTimeout(startTimeout);
+        options.output = output;
+        return options;
+    }
+
+    /** The options of a group's member. */
+    private static final class Member extends Options<Member> {
+    }
+
+    /**
      * The options every kind's builder has: port, output file, start timeout. Not thread-safe.
      *
      * @param <B> the kind's builder, returned by each setter
@@ -220,6 +273,11 @@ public abstract class LoopbackServer implements Deployment {
             }
             this.startTimeout = startTimeout;
             return self();
+        }
+
+        /** @return the start timeout set, for a group that starts its members itself */
+        protected final Duration startTimeout() {
+            return startTimeout;
         }
 
         /** @return the port asked for, or a free one from {@link FreePorts} if none was */

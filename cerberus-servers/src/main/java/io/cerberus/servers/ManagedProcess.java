@@ -73,6 +73,39 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
+     * Runs a short command to its end, such as a server's own client tool ({@code etcdctl}).
+     *
+     * @param name a short name for messages
+     * @param command the command and its arguments; its standard input is closed at once
+     * @param timeout how long it may run; it is killed after that
+     * @return its standard output, each line ended by a line break
+     * @throws ServerException if it cannot be started, does not end in time, or ends with an exit
+     *     code other than 0 (with its output and standard error)
+     */
+    public static String run(String name, List<String> command, Duration timeout) {
+        try (ManagedProcess process = start(name, command)) {
+            try {
+                process.stdin.close();
+            } catch (IOException e) {
+                // it ended already: its exit code tells
+            }
+            int exitCode = process.awaitExit(timeout);
+            try {
+                process.reader.join(timeout.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServerException("interrupted reading the output of " + name, e);
+            }
+            if (exitCode != 0) {
+                throw new ServerException(name + " failed (exit code " + exitCode + "): " + String.join(" ", command) + process.diagnostics());
+            }
+            StringBuilder stdout = new StringBuilder();
+            process.lines.stream().filter(line -> !line.equals(EOF)).forEach(line -> stdout.append(line).append('\n'));
+            return stdout.toString();
+        }
+    }
+
+    /**
      * Starts a process whose standard output and error are both appended to a file the caller
      * keeps: {@code launch(name, command).output(output).start()}.
      *

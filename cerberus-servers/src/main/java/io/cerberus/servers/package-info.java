@@ -6,7 +6,10 @@
  * ({@link io.cerberus.servers.Passwords}), a TCP proxy that injects network faults
  * ({@link io.cerberus.servers.FaultProxy}) and waiting with a deadline
  * ({@link io.cerberus.servers.Await}), and the servers themselves
- * ({@link io.cerberus.servers.RedisServer}, {@link io.cerberus.servers.MemcachedServer}). The JDK only: no test framework, so the cerberus command
+ * ({@link io.cerberus.servers.RedisServer}, {@link io.cerberus.servers.MemcachedServer},
+ * {@link io.cerberus.servers.ZooKeeperServer} and {@link io.cerberus.servers.ZooKeeperEnsemble}, asked with
+ * {@link io.cerberus.servers.FourLetterWords}, {@link io.cerberus.servers.EtcdServer} and
+ * {@link io.cerberus.servers.EtcdCluster}). The JDK only: no test framework, so the cerberus command
  * and the bench carry it in their jars. Every failure is a {@link io.cerberus.servers.ServerException}
  * that says what failed and how to fix it.
  */

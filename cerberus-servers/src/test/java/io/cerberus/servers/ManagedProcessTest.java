@@ -24,6 +24,24 @@ class ManagedProcessTest {
     }
 
     @Test
+    void aShortCommandRunsToItsEndAndGivesItsStandardOutput() {
+        assertThat(ManagedProcess.run("two lines", List.of("sh", "-c", "echo one; echo two >&2; echo three"), WAIT))
+                .isEqualTo("one\nthree\n");
+    }
+
+    @Test
+    void aShortCommandThatFailsGivesItsExitCodeAndStandardError() {
+        assertThatThrownBy(() -> ManagedProcess.run("failing", List.of("sh", "-c", "echo denied >&2; exit 3"), WAIT))
+                .isInstanceOf(ServerException.class).hasMessageContaining("failing failed (exit code 3)").hasMessageContaining("denied");
+    }
+
+    @Test
+    void aShortCommandThatDoesNotEndInTimeFails() {
+        assertThatThrownBy(() -> ManagedProcess.run("sleeper", List.of("sleep", "30"), Duration.ofMillis(200)))
+                .isInstanceOf(ServerException.class).hasMessageContaining("sleeper did not end within 200ms");
+    }
+
+    @Test
     void aProcessThatEndsFailsTheWaitWithItsStandardError() {
         try (ManagedProcess process = ManagedProcess.start("failing", List.of("sh", "-c", "echo oops >&2; exit 3"))) {
             assertThat(process.awaitExit(WAIT)).isEqualTo(3);

@@ -1,29 +1,21 @@
 package io.cerberus.zookeeper;
 
 import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The ZooKeeper engine passes the engine conformance suite against a real ZooKeeper server. */
 class ZooKeeperConformanceTest extends AbstractLockEngineConformanceTest {
-    private static ZooKeeperServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = ZooKeeperServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri() + "/conformance?sessionTimeout=2s";
+        return SERVER.uri() + "/conformance?sessionTimeout=2s";
     }
 
     @Override

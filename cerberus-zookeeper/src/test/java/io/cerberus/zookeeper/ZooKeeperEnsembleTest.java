@@ -6,6 +6,7 @@ import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
+import io.cerberus.servers.ZooKeeperEnsemble;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
@@ -63,12 +64,11 @@ class ZooKeeperEnsembleTest {
                     worker.start();
                 }
                 Poll.until("grants before the kill", TestTimes.scaled(Duration.ofSeconds(30)), () -> grants.get() >= 20);
-                int leader = ensemble.leader();
-                assertThat(leader).as("a leader").isNotNegative();
-                ensemble.kill(leader);
+                int leader = ensemble.awaitLeader(TestTimes.scaled(Duration.ofSeconds(30)));
+                ensemble.member(leader).kill();
                 long killedAt = System.nanoTime();
                 long before = grants.get();
-                Poll.until("a new leader", TestTimes.scaled(Duration.ofSeconds(60)), ensemble::hasLeader);
+                ensemble.awaitLeader(TestTimes.scaled(Duration.ofSeconds(60)));
                 try {
                     Poll.until("grants after the election", TestTimes.scaled(Duration.ofSeconds(30)), () -> grants.get() >= before + 20);
                 } catch (AssertionError e) {

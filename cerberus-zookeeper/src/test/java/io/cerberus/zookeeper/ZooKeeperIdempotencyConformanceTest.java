@@ -9,12 +9,14 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,31 +29,21 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The ZooKeeper idempotency store passes the store conformance suite against a real ZooKeeper server, and keeps its own promises. */
 class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
-    private static ZooKeeperServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = ZooKeeperServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri() + "/idempotency-conformance?sessionTimeout=2s";
+        return SERVER.uri() + "/idempotency-conformance?sessionTimeout=2s";
     }
 
     private static LockEngine open(String query) {
-        return Engines.open(server.uri() + "/idempotency-test" + query, Duration.ofSeconds(10));
+        return Engines.open(SERVER.uri() + "/idempotency-test" + query, Duration.ofSeconds(10));
     }
 
     private static String freshId() {
@@ -82,7 +74,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
 
     /** Looks at the ensemble with a client of its own. */
     private static boolean exists(String path) throws Exception {
-        try (CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:" + server.port(), new RetryNTimes(3, 100))) {
+        try (CuratorFramework client = CuratorFrameworkFactory.newClient(SERVER.get().connectString(), new RetryNTimes(3, 100))) {
             client.start();
             return client.checkExists().forPath(path) != null;
         }
@@ -90,9 +82,9 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
 
     @Test
     void aClaimThatLosesEveryRoundAnswersInProgressSoAFailOpenGuardDoesNotRunUnguarded() throws Exception {
-        String uri = server.uri() + "/idempotency-rounds";
+        String uri = SERVER.uri() + "/idempotency-rounds";
         try (Cerberus cerberus = Cerberus.builder().engine(uri).namespace("rounds").build();
-                CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:" + server.port(), new RetryNTimes(3, 100))) {
+                CuratorFramework client = CuratorFrameworkFactory.newClient(SERVER.get().connectString(), new RetryNTimes(3, 100))) {
             client.start();
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "contended");
             // an expired record whose owner marker is gone: every takeover of it fails, as when others keep changing it
@@ -172,7 +164,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
 
     @Test
     void recordsLiveBesideTheLocksOfTheirNamespaceWithoutShowingAsLocks() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri() + "/idempotency-test").namespace("beside-" + UUID.randomUUID())
+        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri() + "/idempotency-test").namespace("beside-" + UUID.randomUUID())
                 .build()) {
             DistributedLock lock = cerberus.lock("order:1");
             lock.lock();

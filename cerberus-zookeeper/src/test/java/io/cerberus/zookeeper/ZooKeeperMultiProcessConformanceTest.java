@@ -1,32 +1,24 @@
 package io.cerberus.zookeeper;
 
+import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Holders in separate JVMs on one ZooKeeper server; a killed or paused holder's lock is freed when its session expires. */
 class ZooKeeperMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
-    private static ZooKeeperServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = ZooKeeperServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     @Override
     protected String engineUri() {
         // no sessionTimeout: the session follows each client's default lease (the children's 800 ms)
-        return server.uri() + "/multi";
+        return SERVER.uri() + "/multi";
     }
 
     @Override
     protected Duration serverRounding() {
-        return Duration.ofMillis(200); // the test server's tickTime: sessions are expired on tick boundaries
+        return Duration.ofMillis(200); // the server's tickTime (ZooKeeperServer's default): sessions are expired on tick boundaries
     }
 }

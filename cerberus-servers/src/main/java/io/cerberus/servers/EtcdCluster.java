@@ -1,0 +1,201 @@
+package io.cerberus.servers;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * An etcd cluster of N {@link EtcdServer} members (3 by default) on loopback ports, each with its
+ * own data directory; plain text. All members are launched before any is awaited, since none is
+ * healthy until a quorum runs; the cluster is up once every member is. Faults go to one member
+ * ({@link #member(int)}: kill, pause, resume, restart on the same ports and data, after which it
+ * rejoins); {@link #leader()} names the member whose metrics say it leads. {@link #heal()}
+ * resumes and relaunches every faulted member and waits until all are healthy. Not thread-safe.
+ */
+public final class EtcdCluster implements Ensemble {
+    private final List<EtcdServer> members;
+    private final Path dir;
+    private final boolean temporaryDir;
+
+    private EtcdCluster(List<EtcdServer> members, Path dir, boolean temporaryDir) {
+        this.members = members;
+        this.dir = dir;
+        this.temporaryDir = temporaryDir;
+    }
+
+    /** @return a builder with the defaults: 3 members in a temporary directory */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts three members.
+     *
+     * @return the running cluster
+     * @throws ServerException if etcd is not installed, or a member is not healthy in time
+     */
+    public static EtcdCluster start() {
+        return builder().start();
+    }
+
+    /** @return its engine URI, {@code etcd://127.0.0.1:P1,127.0.0.1:P2,...}; add a path and query as needed */
+    @Override
+    public String uri() {
+        return "etcd://" + members.stream().map(LoopbackServer::hostPort).collect(Collectors.joining(","));
+    }
+
+    @Override
+    public int size() {
+        return members.size();
+    }
+
+    /**
+     * @param index 0 to {@link #size()} - 1
+     * @return that member, to fault or ask
+     * @throws IndexOutOfBoundsException if there is no such member
+     */
+    @Override
+    public EtcdServer member(int index) {
+        return members.get(index);
+    }
+
+    /** @return the members, in start order */
+    public List<EtcdServer> members() {
+        return List.copyOf(members);
+    }
+
+    /** @return {@code leader} if its metrics say it leads, {@code follower} if it is healthy; empty otherwise */
+    @Override
+    public String role(int index) {
+        EtcdServer member = members.get(index);
+        if (!member.isRunning() || member.isPaused()) {
+            return "";
+        }
+        return member.isLeader() ? "leader" : member.healthy() ? "follower" : "";
+    }
+
+    @Override
+    public OptionalInt leader() {
+        return IntStream.range(0, members.size())
+                .filter(i -> members.get(i).isRunning() && !members.get(i).isPaused() && members.get(i).isLeader()).findFirst();
+    }
+
+    @Override
+    public int awaitLeader(Duration within) {
+        OptionalInt[] leader = {OptionalInt.empty()};
+        Await.until("a leader among the etcd members of " + uri(), within, () -> (leader[0] = leader()).isPresent());
+        return leader[0].getAsInt();
+    }
+
+    /**
+     * Resumes paused members and starts killed ones again, then waits until every one is healthy.
+     *
+     * @throws ServerException if a member is not healthy in time
+     */
+    @Override
+    public void heal() {
+        List<EtcdServer> launched = members.stream().filter(LoopbackServer::healWithoutWaiting).toList();
+        launched.forEach(LoopbackServer::awaitServes);
+    }
+
+    /** Kills every member and waits for them; deletes the directory if it made it. */
+    @Override
+    public void close() {
+        members.forEach(LoopbackServer::close);
+        if (temporaryDir) {
+            TemporaryDirectories.delete(dir);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "etcd cluster " + uri();
+    }
+
+    /** Options of an {@link EtcdCluster}. Not thread-safe. */
+    public static final class Builder {
+        private int size = 3;
+        private Path dir;
+        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(60));
+
+        private Builder() {
+        }
+
+        /**
+         * @param size how many members; 3 by default
+         * @return this builder
+         * @throws IllegalArgumentException if it is less than 2
+         */
+        public Builder size(int size) {
+            if (size < 2) {
+                throw new IllegalArgumentException("a cluster needs at least 2 members, was " + size + "; start one with EtcdServer");
+            }
+            this.size = size;
+            return this;
+        }
+
+        /**
+         * @param dir where member N keeps its data ({@code etcdN/data}) and appends its output
+         *     ({@code etcdN/server.out}), kept after close; by default a temporary directory deleted
+         *     on close, the output shown only in failure messages
+         * @return this builder
+         */
+        public Builder dir(Path dir) {
+            this.dir = dir;
+            return this;
+        }
+
+        /**
+         * @param startTimeout how long the members, or a restarted member, may take to be healthy; 60 s scaled by default
+         * @return this builder
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder startTimeout(Duration startTimeout) {
+            if (startTimeout.isNegative() || startTimeout.isZero()) {
+                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
+            }
+            this.startTimeout = startTimeout;
+            return this;
+        }
+
+        /**
+         * Starts every member, then waits until each is healthy.
+         *
+         * @return the running cluster
+         * @throws ServerException if etcd is not installed (naming the package), or a member ends
+         *     before it is healthy (with its output), or is not healthy in time
+         */
+        public EtcdCluster start() {
+            Path home = dir == null ? TemporaryDirectories.create("cerberus-etcd-cluster-") : dir;
+            List<EtcdServer> members = new ArrayList<>();
+            EtcdCluster cluster = new EtcdCluster(members, home, dir == null);
+            try {
+                int[] clientPorts = new int[size];
+                int[] peerPorts = new int[size];
+                for (int i = 0; i < size; i++) {
+                    clientPorts[i] = FreePorts.next();
+                    peerPorts[i] = FreePorts.next();
+                }
+                String initialCluster = IntStream.range(0, size).mapToObj(i -> "m" + (i + 1) + "=http://127.0.0.1:" + peerPorts[i])
+                        .collect(Collectors.joining(","));
+                for (int i = 0; i < size; i++) {
+                    Path memberDir = TemporaryDirectories.directory(home.resolve("etcd" + (i + 1)));
+                    Path output = dir == null ? null : memberDir.resolve("server.out");
+                    EtcdServer member = EtcdServer.member("m" + (i + 1), clientPorts[i], peerPorts[i], initialCluster,
+                            "cerberus-" + peerPorts[0], memberDir.resolve("data"), LoopbackServer.memberOptions(output, startTimeout));
+                    members.add(member);
+                    member.launch();
+                }
+                members.forEach(LoopbackServer::awaitServes);
+                return cluster;
+            } catch (RuntimeException e) {
+                cluster.close();
+                throw e;
+            }
+        }
+    }
+}
