@@ -1,10 +1,12 @@
 package io.cerberus.cli;
 
 import io.cerberus.servers.Deployment;
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.Executables;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.ServerException;
+import io.cerberus.servers.ZooKeeperServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -44,7 +46,10 @@ import picocli.CommandLine.Spec;
                 ExitCodes.INTERNAL_LINE})
 final class ServersCommand implements Callable<Integer> {
 
-    /** A kind of deployment: the program it needs (and its package), and how to start it in a directory. */
+    /**
+     * A kind of deployment: the program it needs (and its package; none for ZooKeeper, whose
+     * server is in this jar), and how to start it in a directory.
+     */
     private record Kind(String program, String debianPackage, Function<Path, Deployment> start) {
     }
 
@@ -62,6 +67,8 @@ final class ServersCommand implements Callable<Integer> {
         Map<String, Kind> kinds = new LinkedHashMap<>();
         kinds.put("redis", new Kind("redis-server", "redis-server", dir -> RedisServer.start()));
         kinds.put("memcached", new Kind("memcached", "memcached", dir -> MemcachedServer.start()));
+        kinds.put("zk", new Kind(null, null, dir -> ZooKeeperServer.start()));
+        kinds.put("etcd", new Kind("etcd", "etcd-server", dir -> EtcdServer.start()));
         return kinds;
     }
 
@@ -96,7 +103,7 @@ final class ServersCommand implements Callable<Integer> {
         try {
             for (String name : wanted) {
                 Kind kind = KINDS.get(name);
-                if (Executables.find(kind.program()).isEmpty()) {
+                if (kind.program() != null && Executables.find(kind.program()).isEmpty()) {
                     if (kinds != null) {
                         throw new CliFailure(kind.program() + " is not installed; install it with: apt-get install -y " + kind.debianPackage());
                     }
