@@ -1,5 +1,6 @@
 package io.cerberus.cli;
 
+import io.cerberus.servers.RespQuery;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -6,7 +6,9 @@
  * ({@link io.cerberus.servers.Passwords}), a TCP proxy that injects network faults
  * ({@link io.cerberus.servers.FaultProxy}) and waiting with a deadline
  * ({@link io.cerberus.servers.Await}), and the servers themselves
- * ({@link io.cerberus.servers.RedisServer}, {@link io.cerberus.servers.MemcachedServer}). The JDK only: no test framework, so the cerberus command
+ * ({@link io.cerberus.servers.RedisServer}, {@link io.cerberus.servers.MemcachedServer}) and groups of them
+ * ({@link io.cerberus.servers.RedisGroup}, {@link io.cerberus.servers.RedisSentinel}, {@link io.cerberus.servers.RedisCluster}),
+ * asked about their state with {@link io.cerberus.servers.RespQuery}. The JDK only: no test framework, so the cerberus command
  * and the bench carry it in their jars. Every failure is a {@link io.cerberus.servers.ServerException}
  * that says what failed and how to fix it.
  */
