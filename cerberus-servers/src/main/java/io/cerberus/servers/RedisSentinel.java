@@ -166,7 +166,7 @@ public final class RedisSentinel implements Deployment {
     public RedisServer awaitNewPrimary(RedisServer old) {
         int[] port = new int[1];
         await("the Sentinels to promote a replica of " + old, options.awaitTimeout, () -> {
-            port[0] = primaryPort(sentinels.get(0)).orElse(old.port());
+            port[0] = sentinels.stream().map(this::primaryPort).flatMap(Optional::stream).findFirst().orElse(old.port());
             return port[0] != old.port() && sentinels.stream().allMatch(sentinel -> primaryPort(sentinel).orElse(-1) == port[0]);
         });
         return node(port[0]);
