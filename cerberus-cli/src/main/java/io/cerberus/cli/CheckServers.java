@@ -65,12 +65,12 @@ final class CheckServers implements LockServer {
         List<Integer> nodes = killAndRestart(count, down);
         record.accept("server-restart" + (servers.size() > 1 ? " nodes " + nodes : ""));
         record.accept("confirmed " + fault + ": " + (nodes.size() == 1 ? "node " + nodes.get(0) : "nodes " + nodes)
-                + " exited of SIGKILL with the port closed, then answered PING again");
+                + " exited of SIGKILL with the port closed, then accepted connections again");
     }
 
     /**
      * Kills {@code count} servers with SIGKILL (confirmed: exited, port closed), keeps them down, and
-     * starts them again (confirmed: answering PING).
+     * starts them again (confirmed: answering PING, so accepting connections).
      *
      * @return which nodes (1-based) were killed
      */
