@@ -5,9 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -66,11 +64,8 @@ public final class RedisSentinel implements Deployment {
             sentinels.add(startSentinel(i));
         }
         // a failover needs a quorum that knows the replicas and a majority of Sentinels that know each other
-        await("the Sentinels to find the replicas and each other", options.awaitTimeout, () -> sentinels.stream().allMatch(sentinel -> {
-            List<String> master = RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", options.masterName);
-            return RespQuery.field(master, "num-slaves").equals(Integer.toString(options.replicas))
-                    && RespQuery.field(master, "num-other-sentinels").equals(Integer.toString(options.sentinels - 1));
-        }));
+        await("the Sentinels to find the replicas and each other", options.awaitTimeout,
+                () -> sentinels.stream().allMatch(sentinel -> answers(sentinel).knows(options.replicas, options.sentinels - 1)));
     }
 
     /** Starts node {@code number} on a free port (or its old one), as a replica of {@code primary} if not null. */
@@ -141,15 +136,6 @@ public final class RedisSentinel implements Deployment {
         throw new ServerException("no Sentinel names a primary for " + options.masterName + "; " + state());
     }
 
-    /**
-     * @param sentinel one of {@link #sentinels()}
-     * @return the port of the primary it names ({@code SENTINEL GET-MASTER-ADDR-BY-NAME}), empty if it does not answer
-     */
-    public Optional<Integer> primaryPort(RedisServer sentinel) {
-        List<String> address = RespQuery.send(sentinel.port(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", options.masterName);
-        return address.size() == 2 ? Optional.of(Integer.parseInt(address.get(1))) : Optional.empty();
-    }
-
     private RedisServer node(int port) {
         return nodes.stream().filter(node -> node.port() == port).findFirst()
                 .orElseThrow(() -> new ServerException("the Sentinels name a primary on port " + port + ", which is none of " + nodes));
@@ -192,7 +178,7 @@ public final class RedisSentinel implements Deployment {
      *
      * @param killed one of {@link #nodes()}, no longer running
      * @return the new server on its port, which replaces it in {@link #nodes()}
-     * @throws IllegalArgumentException if it is not one of the nodes or still runs
+     * @throws IllegalArgumentException if it is not one of the nodes, still runs, or is still the primary
      * @throws ServerException if it does not come up, or is not in sync, within the await timeout
      */
     public RedisServer restartAsReplica(RedisServer killed) {
@@ -202,6 +188,10 @@ public final class RedisSentinel implements Deployment {
                     + (index < 0 ? " (not a node)" : " (running)"));
         }
         RedisServer primary = primary();
+        if (primary == killed) {
+            throw new IllegalArgumentException("the Sentinels still name " + killed + " primary: await a new one (awaitNewPrimary) before"
+                    + " restarting it as a replica");
+        }
         killed.close();
         RedisServer restarted = startNode(index + 1, killed.port(), primary);
         nodes.set(index, restarted);
@@ -224,7 +214,7 @@ public final class RedisSentinel implements Deployment {
                 return false;
             }
             return replicasInSync(primary) && sentinels.stream().allMatch(sentinel -> nodes.stream()
-                    .filter(node -> node != primary).allMatch(replica -> replicaUp(sentinel, replica)));
+                    .filter(node -> node != primary).allMatch(replica -> answers(sentinel).listsUp(replica.port())));
         });
     }
 
@@ -238,26 +228,12 @@ public final class RedisSentinel implements Deployment {
                         .allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:up"));
     }
 
-    /** @return whether the Sentinel lists the replica with no flag but {@code slave}, and the replica says it is one */
-    private boolean replicaUp(RedisServer sentinel, RedisServer replica) {
-        // not the link status the Sentinel last read: it refreshes a replica's INFO only every 10 s while the primary is up
-        return replicas(sentinel).stream().anyMatch(fields -> fields.getOrDefault("port", "").equals(Integer.toString(replica.port()))
-                && fields.getOrDefault("flags", "").equals("slave") && fields.getOrDefault("role-reported", "").equals("slave"));
+    private SentinelAnswers answers(RedisServer sentinel) {
+        return new SentinelAnswers(sentinel.port(), options.masterName);
     }
 
-    /** @return the Sentinel's {@code SENTINEL REPLICAS}: one map of fields per replica */
-    private List<Map<String, String>> replicas(RedisServer sentinel) {
-        List<String> flat = RespQuery.send(sentinel.port(), "SENTINEL", "REPLICAS", options.masterName);
-        List<Map<String, String>> replicas = new ArrayList<>();
-        for (int i = 0; i + 1 < flat.size(); i += 2) { // key, value pairs; each replica's begin with "name"
-            if (flat.get(i).equals("name")) {
-                replicas.add(new HashMap<>());
-            }
-            if (!replicas.isEmpty()) {
-                replicas.get(replicas.size() - 1).put(flat.get(i), flat.get(i + 1));
-            }
-        }
-        return replicas;
+    private Optional<Integer> primaryPort(RedisServer sentinel) {
+        return answers(sentinel).primaryPort();
     }
 
     /**
@@ -267,16 +243,7 @@ public final class RedisSentinel implements Deployment {
     public String state() {
         List<String> said = new ArrayList<>();
         for (int i = 0; i < sentinels.size(); i++) {
-            RedisServer sentinel = sentinels.get(i);
-            String info = RespQuery.text(sentinel.port(), "INFO", "sentinel");
-            if (info.isEmpty()) {
-                said.add("sentinel" + (i + 1) + " does not answer");
-                continue;
-            }
-            List<String> replicas = replicas(sentinel).stream().map(fields -> "port=" + fields.get("port") + " flags=" + fields.get("flags")
-                    + " role-reported=" + fields.get("role-reported")).toList();
-            said.add("sentinel" + (i + 1) + (info.contains("sentinel_tilt:1") ? " in TILT mode" : "") + " names primary port "
-                    + primaryPort(sentinel).map(String::valueOf).orElse("none") + ", replicas " + replicas);
+            said.add("sentinel" + (i + 1) + " " + answers(sentinels.get(i)).describe());
         }
         return String.join("; ", said);
     }
@@ -295,13 +262,9 @@ public final class RedisSentinel implements Deployment {
         for (RedisServer node : List.copyOf(nodes)) {
             if (!node.isRunning()) {
                 RedisServer primary = primary();
-                if (primary == node) {
-                    node.restart();
-                } else {
-                    int index = nodes.indexOf(node);
-                    node.close();
-                    nodes.set(index, startNode(index + 1, node.port(), primary));
-                }
+                int index = nodes.indexOf(node);
+                node.close();
+                nodes.set(index, startNode(index + 1, node.port(), primary == node ? null : primary));
             }
         }
         awaitReplicated();
