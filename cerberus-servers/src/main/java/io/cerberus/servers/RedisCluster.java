@@ -217,8 +217,12 @@ public final class RedisCluster implements Deployment {
         /**
          * @param startTimeout how long each node's start may take; 10 s scaled by default
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder startTimeout(Duration startTimeout) {
+            if (startTimeout.isNegative() || startTimeout.isZero()) {
+                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
+            }
             this.startTimeout = startTimeout;
             return this;
         }
@@ -227,8 +231,12 @@ public final class RedisCluster implements Deployment {
          * @param awaitTimeout how long creating the cluster, and each wait until it is ready, may
          *     take; 60 s scaled by default
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder awaitTimeout(Duration awaitTimeout) {
+            if (awaitTimeout.isNegative() || awaitTimeout.isZero()) {
+                throw new IllegalArgumentException("awaitTimeout must be positive, was " + awaitTimeout);
+            }
             this.awaitTimeout = awaitTimeout;
             return this;
         }

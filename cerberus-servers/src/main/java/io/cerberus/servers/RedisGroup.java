@@ -129,8 +129,12 @@ public final class RedisGroup implements Deployment {
         /**
          * @param startTimeout how long each node's start or restart may take; 10 s scaled by default
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder startTimeout(Duration startTimeout) {
+            if (startTimeout.isNegative() || startTimeout.isZero()) {
+                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
+            }
             this.startTimeout = startTimeout;
             return this;
         }

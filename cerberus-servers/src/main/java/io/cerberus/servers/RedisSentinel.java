@@ -404,8 +404,12 @@ public final class RedisSentinel implements Deployment {
         /**
          * @param startTimeout how long each server's start may take; 10 s scaled by default
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder startTimeout(Duration startTimeout) {
+            if (startTimeout.isNegative() || startTimeout.isZero()) {
+                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
+            }
             this.startTimeout = startTimeout;
             return this;
         }
@@ -414,10 +418,29 @@ public final class RedisSentinel implements Deployment {
          * @param awaitTimeout how long a wait for the deployment (replicas in sync, a promotion) may
          *     take; 60 s scaled by default: a Sentinel in TILT mode does nothing for 30 s
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder awaitTimeout(Duration awaitTimeout) {
+            if (awaitTimeout.isNegative() || awaitTimeout.isZero()) {
+                throw new IllegalArgumentException("awaitTimeout must be positive, was " + awaitTimeout);
+            }
             this.awaitTimeout = awaitTimeout;
             return this;
+        }
+
+        /** @return a copy, so that a deployment keeps the options it was started with when this builder changes */
+        private Builder copy() {
+            Builder copy = new Builder();
+            copy.replicas = replicas;
+            copy.sentinels = sentinels;
+            copy.masterName = masterName;
+            copy.downAfter = downAfter;
+            copy.failoverTimeout = failoverTimeout;
+            copy.persistence = persistence;
+            copy.dir = dir;
+            copy.startTimeout = startTimeout;
+            copy.awaitTimeout = awaitTimeout;
+            return copy;
         }
 
         private int quorum() {
@@ -439,7 +462,7 @@ public final class RedisSentinel implements Deployment {
             }
             Path workDir = dir == null ? Directories.createTemp(null, "cerberus-redis-sentinel-") : Directories.create(dir);
             Path memory = Directories.memory();
-            RedisSentinel deployment = new RedisSentinel(this, workDir, dir == null,
+            RedisSentinel deployment = new RedisSentinel(copy(), workDir, dir == null,
                     memory == null ? null : Directories.createTemp(memory, "cerberus-sentinel-"));
             try {
                 deployment.startAll();
