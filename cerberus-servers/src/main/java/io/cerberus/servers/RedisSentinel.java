@@ -18,9 +18,9 @@ import java.util.stream.Collectors;
  * {@link #failover()} asks them for one, and after a test kills the primary
  * {@link #awaitNewPrimary} waits for theirs. Invariants: {@link #nodes()} keeps its order (node 1
  * was the first primary) and its ports; a killed node comes back on its port as a replica of the
- * current primary ({@link #restartAsReplica}, {@link #heal()}), in a new {@link RedisServer} that
- * replaces it in {@link #nodes()}. A Sentinel rewrites its configuration file with an fsync at each
- * step of a failover, and one whose timer runs 2 s late (a slow disk) stops failing over for 30 s
+ * current primary, or as the primary if the Sentinels still name it ({@link #restartAsReplica},
+ * {@link #heal()}), in a new {@link RedisServer} that replaces it in {@link #nodes()}. A Sentinel rewrites its configuration file with an fsync at each
+ * step of a failover, and one whose timer runs 2 s late (a slow disk, a loaded machine) stops failing over for 30 s
  * (TILT mode); so the files are in memory ({@code /dev/shm}) where there is one, and deleted on
  * close. Not thread-safe: one test or one fault loop drives it.
  */
@@ -86,7 +86,7 @@ public final class RedisSentinel implements Deployment {
 
     private RedisServer startSentinel(int number) {
         Path dir = Directories.create(workDir.resolve("sentinel" + number));
-        Path configDir = Directories.create((this.configDir == null ? dir : this.configDir.resolve("sentinel" + number)));
+        Path configDir = Directories.create(this.configDir == null ? dir : this.configDir.resolve("sentinel" + number));
         String name = options.masterName;
         Path config;
         try {
