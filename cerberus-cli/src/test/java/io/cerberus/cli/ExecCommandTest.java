@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.servers.Executables;
 import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.nio.file.Files;
@@ -159,7 +160,7 @@ class ExecCommandTest {
      * reported in one line, and the exit code says so (or not, with {@code continue}).
      */
     private Cli.Result loseTheLockWhileTheCommandRuns(String onLost, String script) throws Exception {
-        try (CheckServer redis = CheckServer.startRedis(dir.resolve("redis"), false);
+        try (RedisServer redis = RedisServer.start();
                 ManagedProcess exec = Cli.start("exec", "--engine", redis.uri(), "--name", "job", "--lease", "1s",
                         "--on-lost", onLost, "--", "sh", "-c", script);
                 io.cerberus.Cerberus other = io.cerberus.Cerberus.builder().engine(redis.uri()).build()) {

@@ -8,9 +8,9 @@ import io.cerberus.CerberusMetrics.AcquireOutcome;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.servers.Executables;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.TestTimes;
 import java.io.PrintWriter;
@@ -80,7 +80,7 @@ class SecretsTest {
     @Test
     void aWorkingClientShowsItsPasswordNowhere() throws Exception {
         int port = FreePorts.next();
-        try (ManagedProcess redis = securedRedis(port); CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO);
+        try (RedisServer redis = securedRedis(port); CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO);
                 CapturedLogs ours = CapturedLogs.of("io.cerberus", Level.ALL)) {
             String uri = "redis://" + SECRET + "@127.0.0.1:" + port;
             List<String> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -111,18 +111,14 @@ class SecretsTest {
                 assertThat(reported).as("metrics were reported").anyMatch(line -> line.startsWith("redis "));
                 assertThat(String.join("\n", shown)).contains("****").doesNotContain(SECRET);
             }
-            assertThat(redis.isAlive()).as("the password-protected server served the whole test").isTrue();
+            assertThat(redis.isRunning()).as("the password-protected server served the whole test").isTrue();
             assertThat(everyLogger.text()).as("log records").doesNotContain(SECRET);
             assertThat(ours.text()).as("Cerberus's own records, debug included").contains("****").doesNotContain(SECRET);
         }
     }
 
-    private static ManagedProcess securedRedis(int port) {
-        ManagedProcess redis = ManagedProcess.start("redis-server-" + port, List.of(
-                Executables.require("redis-server", "redis-server").toString(), "--port", Integer.toString(port),
-                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--requirepass", SECRET));
-        FreePorts.awaitAccepting(port, TestTimes.scaled(Duration.ofSeconds(10)), "redis-server");
-        return redis;
+    private static RedisServer securedRedis(int port) {
+        return RedisServer.builder().port(port).args("--requirepass", SECRET).start();
     }
 
     @TempDir
@@ -131,7 +127,7 @@ class SecretsTest {
     @Test
     void aCheckShowsThePasswordNowhereNotEvenInItsClientsCommandLines() throws Exception {
         int port = FreePorts.next();
-        try (ManagedProcess redis = securedRedis(port)) {
+        try (RedisServer redis = securedRedis(port)) {
             Path out = dir.resolve("out");
             try (ManagedProcess check = Cli.start("check", "--engine", "redis://" + SECRET + "@127.0.0.1:" + port, "--out", out.toString(),
                     "--duration", "3s", "--lease", "500ms", "--think", "50ms", "--faults", "pause", "--fault-every", "1s")) {

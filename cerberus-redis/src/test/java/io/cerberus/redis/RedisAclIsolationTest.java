@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Test;
  * release or block app A's locks.
  */
 class RedisAclIsolationTest {
-    private static RedisServer server;
+    private static RedisWithAdmin server;
 
     @BeforeAll
     static void start() {
-        server = RedisServer.start();
+        server = RedisWithAdmin.start();
         for (String app : new String[] {"appA", "appB"}) {
             server.admin().aclSetuser(app, io.lettuce.core.AclSetuserArgs.Builder.on()
                     .addPassword(app + "-secret")

@@ -1,15 +1,20 @@
 package io.cerberus.redis;
 
 import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.RedisCluster;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.util.Optional;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The Redis engine passes the engine conformance suite against a real Redis Cluster (3 masters, 3 replicas). */
+/** The Redis engine passes the engine conformance suite against a real Redis Cluster (3 masters, 3 replicas), shared per run. */
 class RedisClusterConformanceTest extends AbstractLockEngineConformanceTest {
+    @RegisterExtension
+    static final ServerExtension<RedisCluster> CLUSTER = RedisClusterTest.sharedCluster();
 
     @Override
     protected String engineUri() {
-        return RedisClusterSetup.shared().uri();
+        return CLUSTER.uri();
     }
 
     @Override

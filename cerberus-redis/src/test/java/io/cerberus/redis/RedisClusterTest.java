@@ -8,7 +8,10 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.LockKey;
+import io.cerberus.servers.RedisCluster;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
@@ -21,11 +24,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the engine does on a real Redis Cluster beyond the conformance suite. */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class RedisClusterTest {
+    @RegisterExtension
+    static final ServerExtension<RedisCluster> CLUSTER = sharedCluster();
+
     private final String namespace = "cluster-" + UUID.randomUUID().toString().substring(0, 8);
+
+    /** @return the cluster the test classes share, started once per run: three masters and a replica of each */
+    static ServerExtension<RedisCluster> sharedCluster() {
+        return ServerExtension.shared("redis-cluster", () -> RedisCluster.builder().masters(3).replicasPerMaster(1).start());
+    }
 
     private Cerberus client(String uri, Duration lease) {
         return Cerberus.builder().engine(uri).namespace(namespace).defaultLease(lease).build();
@@ -35,7 +47,7 @@ class RedisClusterTest {
     private static Set<Integer> mastersOf(String namespace, List<String> names) {
         Set<Integer> masters = new HashSet<>();
         for (String name : names) {
-            masters.add(RedisClusterSetup.shared().masterOf(slotOf(namespace, name)).port());
+            masters.add(CLUSTER.get().masterOf(slotOf(namespace, name)).orElseThrow().port());
         }
         return masters;
     }
@@ -62,7 +74,7 @@ class RedisClusterTest {
 
     @Test
     void aReplicatedLockSurvivesTheFailoverOfItsMaster() throws Exception {
-        try (RedisClusterSetup cluster = new RedisClusterSetup(3, 1);
+        try (RedisCluster cluster = RedisCluster.builder().start();
                 Cerberus holder = Cerberus.builder().engine(cluster.uri() + "?waitReplicas=1&waitTimeout=2s").namespace(namespace)
                         .defaultLease(Duration.ofSeconds(15)).connectTimeout(Duration.ofSeconds(2)).build();
                 Cerberus other = Cerberus.builder().engine(cluster.uri()).namespace(namespace)
@@ -72,12 +84,10 @@ class RedisClusterTest {
             long fence = lock.lease().fencingToken();
             AtomicReference<Object> lost = new AtomicReference<>();
             lock.lease().onLost((lease, reason) -> lost.set(reason));
-            RedisServer master = cluster.masterOf(slotOf(namespace, "order-7"));
+            RedisServer master = cluster.masterOf(slotOf(namespace, "order-7")).orElseThrow();
             master.kill();
-            Poll.until("a replica to take over the slot of the lock", TestTimes.millis(60_000), () -> {
-                RedisServer now = cluster.masterOf(slotOf(namespace, "order-7"));
-                return now != null && now != master;
-            });
+            Poll.until("a replica to take over the slot of the lock", TestTimes.millis(60_000),
+                    () -> cluster.masterOf(slotOf(namespace, "order-7")).filter(now -> now != master).isPresent());
             DistributedLock contender = other.lock("order-7");
             Poll.until("the other client to see the hold on the new master", TestTimes.millis(30_000),
                     () -> isLockedQuietly(contender));
@@ -99,7 +109,7 @@ class RedisClusterTest {
             names.add("held-" + i);
         }
         assertThat(mastersOf(namespace, names)).as("the names spread over every master").hasSize(3);
-        try (Cerberus cerberus = client(RedisClusterSetup.shared().uri(), lease)) {
+        try (Cerberus cerberus = client(CLUSTER.uri(), lease)) {
             List<DistributedLock> held = new ArrayList<>();
             for (String name : names) {
                 DistributedLock lock = cerberus.lock(name);
@@ -122,7 +132,7 @@ class RedisClusterTest {
             names.add("seen-" + i);
         }
         assertThat(mastersOf(namespace, names)).hasSize(3);
-        try (Cerberus cerberus = client(RedisClusterSetup.shared().uri(), Duration.ofSeconds(30))) {
+        try (Cerberus cerberus = client(CLUSTER.uri(), Duration.ofSeconds(30))) {
             for (String name : names) {
                 assertThat(cerberus.lock(name).tryLock()).isTrue();
             }
@@ -133,7 +143,7 @@ class RedisClusterTest {
 
     @Test
     void aGrantWaitsForItsReplica() {
-        try (Cerberus cerberus = client(RedisClusterSetup.shared().uri() + "?waitReplicas=1&waitTimeout=2s", Duration.ofSeconds(30))) {
+        try (Cerberus cerberus = client(CLUSTER.uri() + "?waitReplicas=1&waitTimeout=2s", Duration.ofSeconds(30))) {
             List<String> names = List.of("replicated-a", "replicated-b", "replicated-c", "replicated-d", "replicated-e");
             for (String name : names) {
                 DistributedLock lock = cerberus.lock(name);
@@ -145,7 +155,7 @@ class RedisClusterTest {
 
     @Test
     void aClusterHasOnlyDatabaseZero() {
-        String uri = RedisClusterSetup.shared().uri();
+        String uri = CLUSTER.uri();
         assertThatThrownBy(() -> Cerberus.builder().engine(uri + "/3").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only database 0");
     }

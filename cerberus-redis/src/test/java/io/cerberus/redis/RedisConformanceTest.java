@@ -1,28 +1,20 @@
 package io.cerberus.redis;
 
 import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redis engine passes the engine conformance suite against a real redis-server. */
 class RedisConformanceTest extends AbstractLockEngineConformanceTest {
-    private static RedisServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<RedisServer> SERVER = ServerExtension.perClass(RedisServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 
     @Override

@@ -38,14 +38,14 @@ import org.junit.jupiter.api.Timeout;
 /** What the Redis engine promises beyond the conformance suite, measured on a real redis-server. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisEngineTest {
-    private static RedisServer server;
+    private static RedisWithAdmin server;
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private String namespace;
 
     @BeforeAll
     static void startServer() {
-        server = RedisServer.start();
+        server = RedisWithAdmin.start();
     }
 
     @AfterAll
@@ -447,7 +447,7 @@ class RedisEngineTest {
 
     @Test
     void aPasswordWithoutAUserIsNeverShown() {
-        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret");
+        try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret");
                 Cerberus cerberus = Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + secured.port()).build()) {
             assertThat(cerberus.lock("guarded").tryLock()).as("the bare user-info is the password").isTrue();
             assertThat(cerberus.toString()).contains("redis://****@127.0.0.1:" + secured.port()).doesNotContain("s3cret");
@@ -463,7 +463,7 @@ class RedisEngineTest {
 
     @Test
     void wrongPasswordSaysSoWithoutShowingIt() {
-        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret")) {
+        try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret")) {
             String wrong = "redis://:wrong-pass@127.0.0.1:" + secured.port();
             assertThatThrownBy(() -> Cerberus.builder().engine(wrong).connectTimeout(Duration.ofSeconds(2)).build())
                     .isInstanceOf(EngineUnavailableException.class)
@@ -483,7 +483,7 @@ class RedisEngineTest {
 
     @Test
     void credentialsFromTheOptionsReplaceTheUris() {
-        try (RedisServer secured = RedisServer.start("--requirepass", "s3cret")) {
+        try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret")) {
             String uri = "redis://:stale@127.0.0.1:" + secured.port();
             RedisOptions right = RedisOptions.builder().password("s3cret".toCharArray()).build();
             try (Cerberus cerberus = Cerberus.builder().engine(uri, right).build()) {
@@ -515,7 +515,7 @@ class RedisEngineTest {
 
     @Test
     void killedServerLosesTheLockVisiblyAndARestartedOneServesAgain() throws Exception {
-        try (RedisServer own = RedisServer.start()) {
+        try (RedisWithAdmin own = RedisWithAdmin.start()) {
             Duration lease = Duration.ofMillis(800);
             Cerberus cerberus = Cerberus.builder().engine(own.uri()).namespace(namespace).defaultLease(lease)
                     .connectTimeout(Duration.ofSeconds(2)).build();

@@ -1,5 +1,6 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.AbstractFailoverAcrossProcessesTest;
 import java.io.IOException;
 import java.nio.file.Files;

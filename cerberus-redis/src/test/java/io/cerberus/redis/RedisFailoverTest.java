@@ -9,6 +9,7 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.FailoverPolicy;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.nio.file.Path;

@@ -1,7 +1,6 @@
 package io.cerberus.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
@@ -14,41 +13,32 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redis idempotency store passes the store conformance suite against a real redis-server. */
 class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
-    private static RedisServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<RedisWithAdmin> SERVER = ServerExtension.perClass(RedisWithAdmin::start);
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 
     @Test
     void aClaimAlwaysCarriesItsExpirySoNoRecordBecomesImmortal() {
         String id = "ns/v1:immortal-check";
-        try (io.cerberus.spi.LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (io.cerberus.spi.LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             io.cerberus.spi.IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-            assertThat(server.admin().pttl(RedisIdempotencyStore.key(id))).as("claimed with its lease").isBetween(1L, 30_000L);
+            assertThat(SERVER.get().admin().pttl(RedisIdempotencyStore.key(id))).as("claimed with its lease").isBetween(1L, 30_000L);
             assertThat(records.complete(id, "t1", "done".getBytes(java.nio.charset.StandardCharsets.UTF_8), false, Duration.ofHours(1))).isTrue();
-            assertThat(server.admin().pttl(RedisIdempotencyStore.key(id))).as("kept for the retention").isBetween(30_001L, 3_600_000L);
+            assertThat(SERVER.get().admin().pttl(RedisIdempotencyStore.key(id))).as("kept for the retention").isBetween(30_001L, 3_600_000L);
             assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(new String(record.result(),
                     java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("done"));
         }
@@ -56,7 +46,7 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
 
     @Test
     void withWaitReplicasARecordNoReplicaAcknowledgesIsRefusedAndTheOperationDoesNotRun() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?waitReplicas=1&waitTimeout=200ms").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri() + "?waitReplicas=1&waitTimeout=200ms").build()) {
             IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().withStoreAttempts(1));
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "no-replica");
             AtomicInteger runs = new AtomicInteger();
@@ -64,7 +54,7 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
                     .isInstanceOf(IdempotencyStoreUnavailableException.class)
                     .rootCause().hasMessageContaining("only 0 of the 1 replica").hasMessageContaining("claim was released again");
             assertThat(runs).hasValue(0);
-            try (io.cerberus.spi.LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+            try (io.cerberus.spi.LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
                 assertThat(engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore().read(cerberus.namespace() + "/" + key.id()))
                         .as("the unacknowledged claim was released").isEmpty();
             }
@@ -73,8 +63,8 @@ class RedisIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanc
 
     @Test
     void withWaitReplicasARecordIsOnTheReplicaWhenTheCallerLearnsOfIt() throws Exception {
-        try (RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", Integer.toString(server.port()));
-                Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?waitReplicas=1&waitTimeout=5s").build()) {
+        try (RedisWithAdmin replica = RedisWithAdmin.start("--replicaof", "127.0.0.1", Integer.toString(SERVER.get().port()));
+                Cerberus cerberus = Cerberus.builder().engine(SERVER.uri() + "?waitReplicas=1&waitTimeout=5s").build()) {
             Poll.until("the replica to be in sync", TestTimes.millis(20_000),
                     () -> replica.admin().info("replication").contains("master_link_status:up"));
             IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults());

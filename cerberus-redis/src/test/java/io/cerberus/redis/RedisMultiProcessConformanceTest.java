@@ -1,25 +1,17 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.cerberus.testkit.ServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redis engine passes the multi-process conformance suite: killed and paused holders in child JVMs. */
 class RedisMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
-    private static RedisServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<RedisServer> SERVER = ServerExtension.perClass(RedisServer::start);
 
     @Override
     protected String engineUri() {
-        return server.uri();
+        return SERVER.uri();
     }
 }

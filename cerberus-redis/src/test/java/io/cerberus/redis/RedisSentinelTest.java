@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.RedisSentinel;
+import io.cerberus.servers.RedisServer;
+import io.cerberus.servers.RespQuery;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Failover through a real Sentinel, and {@code WAIT} for replicas. */
+/** Failover through real Sentinels, and {@code WAIT} for replicas; each test fails over a deployment of its own. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisSentinelTest {
 
@@ -30,8 +32,8 @@ class RedisSentinelTest {
 
     @Test
     void aReplicatedLockSurvivesAFailoverAndItsHolderKeepsIt() throws Exception {
-        try (RedisSentinelSetup setup = new RedisSentinelSetup();
-                Cerberus holder = Cerberus.builder().engine(setup.uri() + "?waitReplicas=1&waitTimeout=2s")
+        try (RedisSentinel servers = RedisSentinel.start();
+                Cerberus holder = Cerberus.builder().engine(servers.uri() + "?waitReplicas=1&waitTimeout=2s")
                         .defaultLease(Duration.ofSeconds(15)).connectTimeout(Duration.ofSeconds(2)).build()) {
             DistributedLock lock = holder.lock("order-1");
             assertThat(lock.tryLock()).isTrue();
@@ -39,11 +41,11 @@ class RedisSentinelTest {
             AtomicReference<Object> lostReason = new AtomicReference<>();
             lock.lease().onLost((lease, reason) -> lostReason.set(reason));
 
-            setup.master().kill();
-            Poll.until("the Sentinel to promote the replica", TestTimes.millis(60_000),
-                    () -> ((InetSocketAddress) setup.currentMaster()).getPort() == setup.replica().port());
+            RedisServer master = servers.primary();
+            master.kill();
+            assertThat(servers.awaitNewPrimary(master)).as("the promoted node").isSameAs(servers.nodes().get(1));
 
-            try (Cerberus other = Cerberus.builder().engine(setup.uri()).connectTimeout(Duration.ofSeconds(2)).build()) {
+            try (Cerberus other = Cerberus.builder().engine(servers.uri()).connectTimeout(Duration.ofSeconds(2)).build()) {
                 DistributedLock contender = other.lock("order-1");
                 // the new master got the hold before the grant returned (WAIT): nobody else can take it
                 Poll.until("the contender to reach the new master", TestTimes.millis(20_000), () -> {
@@ -73,15 +75,15 @@ class RedisSentinelTest {
 
     @Test
     void aGrantNoReplicaAcknowledgesIsReleasedAndRefused() throws Exception {
-        try (RedisSentinelSetup setup = new RedisSentinelSetup();
-                Cerberus cerberus = Cerberus.builder().engine(setup.master().uri() + "?waitReplicas=1&waitTimeout=300ms").build()) {
+        try (RedisSentinel servers = RedisSentinel.start();
+                Cerberus cerberus = Cerberus.builder().engine(servers.primary().uri() + "?waitReplicas=1&waitTimeout=300ms").build()) {
             DistributedLock lock = cerberus.lock("needs-a-replica");
             assertThat(lock.tryLock()).as("granted while the replica answers").isTrue();
             lock.unlock();
 
-            setup.replica().kill();
+            servers.nodes().get(1).kill();
             Poll.until("the master to see its replica gone", TestTimes.millis(20_000),
-                    () -> setup.master().admin().info("replication").contains("connected_slaves:0"));
+                    () -> RespQuery.text(servers.primary().port(), "INFO", "replication").contains("connected_slaves:0"));
             assertThatThrownBy(lock::tryLock)
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining("only 0 of the 1 replica")
@@ -92,17 +94,17 @@ class RedisSentinelTest {
 
     @Test
     void waitersFollowTheMasterAcrossAFailover() throws Exception {
-        try (RedisSentinelSetup setup = new RedisSentinelSetup();
-                Cerberus cerberus = Cerberus.builder().engine(setup.uri()).defaultLease(Duration.ofSeconds(2))
+        try (RedisSentinel servers = RedisSentinel.start();
+                Cerberus cerberus = Cerberus.builder().engine(servers.uri()).defaultLease(Duration.ofSeconds(2))
                         .connectTimeout(Duration.ofSeconds(2)).build()) {
-            setup.master().kill();
-            Poll.until("the Sentinel to promote the replica", TestTimes.millis(60_000),
-                    () -> ((InetSocketAddress) setup.currentMaster()).getPort() == setup.replica().port());
+            RedisServer master = servers.primary();
+            master.kill();
+            assertThat(servers.awaitNewPrimary(master)).as("the promoted node").isSameAs(servers.nodes().get(1));
             DistributedLock lock = cerberus.lock("after-failover");
             Poll.until("the client to serve locks on the new master", TestTimes.millis(20_000), () -> tryLockQuietly(lock));
             CountDownLatch acquired = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
-                try (Cerberus second = Cerberus.builder().engine(setup.uri()).build()) {
+                try (Cerberus second = Cerberus.builder().engine(servers.uri()).build()) {
                     DistributedLock same = second.lock("after-failover");
                     if (same.tryLock(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS)) {
                         acquired.countDown();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.RedisServer;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,7 +39,7 @@ class RedisTlsTest {
         serverStore = keyPair("server", "CN=localhost");
         serverCert = dir.resolve("server.crt");
         serverKey = dir.resolve("server.key");
-        server = RedisServer.startTls(serverCert, serverKey);
+        server = RedisServer.builder().tls(serverCert, serverKey).start();
     }
 
     /** Makes a self-signed key pair with keytool: NAME.p12 (password changeit), NAME.crt and NAME.key (PEM). */
@@ -97,7 +98,7 @@ class RedisTlsTest {
     @Test
     void aTrustedCertificateForAnotherHostIsRefusedUnlessOnlyTheCertificateIsChecked() throws Exception {
         Path otherStore = keyPair("other-host", "CN=cache.example", "dns:cache.example");
-        try (RedisServer impostor = RedisServer.startTls(dir.resolve("other-host.crt"), dir.resolve("other-host.key"))) {
+        try (RedisServer impostor = RedisServer.builder().tls(dir.resolve("other-host.crt"), dir.resolve("other-host.key")).start()) {
             RedisOptions trusting = RedisOptions.builder().trustStore(otherStore, "changeit".toCharArray()).build();
             String uri = "rediss://127.0.0.1:" + impostor.port();
             assertThatThrownBy(() -> Cerberus.builder().engine(uri, trusting).connectTimeout(Duration.ofSeconds(3)).build())
@@ -139,8 +140,8 @@ class RedisTlsTest {
     @Test
     void aServerThatAsksForAClientCertificateGetsTheOneFromTheOptions() throws Exception {
         Path clientStore = keyPair("client", "CN=cerberus-client");
-        try (RedisServer mutual = RedisServer.startTls(serverCert, serverKey, "--tls-auth-clients", "yes",
-                "--tls-ca-cert-file", dir.resolve("client.crt").toString())) {
+        try (RedisServer mutual = RedisServer.builder().tls(serverCert, serverKey).args("--tls-auth-clients", "yes",
+                "--tls-ca-cert-file", dir.resolve("client.crt").toString()).start()) {
             String uri = "rediss://127.0.0.1:" + mutual.port();
             RedisOptions.Builder options = RedisOptions.builder().trustStore(serverStore, "changeit".toCharArray());
             assertThatThrownBy(() -> Cerberus.builder().engine(uri, options.build()).connectTimeout(Duration.ofSeconds(3)).build())

@@ -1,30 +1,17 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.RedisGroup;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.cerberus.testkit.ServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redlock engine passes the multi-process conformance suite on three masters: killed and paused holders in child JVMs. */
 class RedlockMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
-    private static final List<RedisServer> servers = new ArrayList<>();
-
-    @BeforeAll
-    static void startServers() {
-        for (int i = 0; i < 3; i++) {
-            servers.add(RedisServer.start());
-        }
-    }
-
-    @AfterAll
-    static void stopServers() {
-        servers.forEach(RedisServer::close);
-        servers.clear();
-    }
+    @RegisterExtension
+    static final ServerExtension<RedisGroup> SERVERS = ServerExtension.perClass(() -> RedisGroup.start(3));
 
     @Override
     protected String engineUri() {
-        return RedlockConformanceTest.uri(servers);
+        return SERVERS.uri();
     }
 }

@@ -15,7 +15,8 @@ import java.util.List;
  * A real {@code redis-server} on a loopback port, started by this JVM (never the system service):
  * {@code --bind 127.0.0.1 --daemonize no --protected-mode no}, no snapshots ({@code --save ""}),
  * and either no persistence or an append-only file synced on every write. Extra arguments
- * ({@code --requirepass}, {@code --replicaof}, cluster options) come last, so they win. It is ready
+ * ({@code --requirepass}, {@code --replicaof}, cluster options) come last, so they win; with
+ * {@link Builder#sentinel} it is a Sentinel instead of a data server. It is ready
  * once it answers PING (with TLS: once its port accepts connections), not while it is still
  * loading its append-only file; a process that ends before that fails the start at once with
  * its output. Faults: {@link #kill()}, {@link #pause()}, {@link #resume()}, {@link #restart()}
@@ -35,12 +36,15 @@ public final class RedisServer extends LoopbackServer {
     private final boolean tls;
 
     private RedisServer(Builder builder, int port) {
-        super("redis-server", port, command(builder, port), builder);
+        super(builder.sentinelConfig == null ? "redis-server" : "redis-sentinel", port, command(builder, port), builder);
         this.tls = builder.certificate != null;
     }
 
     private static List<String> command(Builder builder, int port) {
         List<String> command = new ArrayList<>(List.of(Executables.require("redis-server", "redis-server").toString()));
+        if (builder.sentinelConfig != null) {
+            command.add(builder.sentinelConfig.toString()); // a configuration file must come first
+        }
         if (builder.certificate != null) {
             command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file", builder.certificate.toString(),
                     "--tls-key-file", builder.key.toString(), "--tls-auth-clients", "no"));
@@ -54,6 +58,9 @@ public final class RedisServer extends LoopbackServer {
         command.addAll(builder.persistence == Persistence.AOF_ALWAYS ? List.of("--appendonly", "yes", "--appendfsync", "always")
                 : List.of("--appendonly", "no"));
         command.addAll(builder.args);
+        if (builder.sentinelConfig != null) {
+            command.add("--sentinel");
+        }
         return command;
     }
 
@@ -111,6 +118,7 @@ public final class RedisServer extends LoopbackServer {
         private Path key;
         private Persistence persistence = Persistence.NONE;
         private Path dir;
+        private Path sentinelConfig;
         private final List<String> args = new ArrayList<>();
 
         private Builder() {
@@ -163,16 +171,32 @@ public final class RedisServer extends LoopbackServer {
         }
 
         /**
+         * Starts it as a Sentinel ({@code redis-server FILE ... --sentinel}) rather than a data
+         * server: the file holds its {@code sentinel monitor} lines, and the Sentinel rewrites it
+         * on every change of what it knows, so it must be writable and outlive restarts.
+         *
+         * @param config the Sentinel's configuration file
+         * @return this builder
+         */
+        public Builder sentinel(Path config) {
+            this.sentinelConfig = config;
+            return this;
+        }
+
+        /**
          * Starts the server and waits until it serves.
          *
          * @return the running server
-         * @throws IllegalArgumentException if persistence is asked for without a directory
+         * @throws IllegalArgumentException if persistence is asked for without a directory, or for a Sentinel
          * @throws ServerException if redis-server is not installed (naming the package), ends
          *     before it serves (with its output), or does not serve in time
          */
         public RedisServer start() {
             if (persistence != Persistence.NONE && dir == null) {
                 throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only file");
+            }
+            if (persistence != Persistence.NONE && sentinelConfig != null) {
+                throw new IllegalArgumentException("a Sentinel keeps no data: persistence must be NONE, was " + persistence);
             }
             RedisServer server = new RedisServer(this, portOrFree());
             server.startProcess();

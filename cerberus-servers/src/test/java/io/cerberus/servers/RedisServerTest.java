@@ -68,6 +68,13 @@ class RedisServerTest {
     }
 
     @Test
+    void aSentinelKeepsNoData(@TempDir Path dir) {
+        assertThatThrownBy(() -> RedisServer.builder().sentinel(dir.resolve("sentinel.conf")).dir(dir)
+                .persistence(RedisServer.Persistence.AOF_ALWAYS).start())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a Sentinel keeps no data");
+    }
+
+    @Test
     void aPausedServerAnswersNothingUntilResumed() throws IOException {
         try (RedisServer server = RedisServer.start()) {
             server.pause();

@@ -1,9 +1,10 @@
-package io.cerberus.cli;
+package io.cerberus.servers;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -11,22 +12,27 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One command to a Redis or Sentinel on loopback in the Redis protocol (RESP2), on a connection of
- * its own: how the checker asks servers it kills about their state, with no client library whose
- * reconnection logic would outlive the question.
+ * One command to a Redis server or Sentinel on loopback in the Redis protocol (RESP2), on a
+ * connection of its own: how this module and {@code cerberus check} ask servers they kill and pause
+ * about their state, with no client library whose reconnection logic would outlive the question.
+ * A server that cannot be reached, does not answer within 2 s or answers an error gives an empty
+ * reply, so a caller polls with {@link Await} until the answer is the one it waits for. Thread-safe.
  */
-final class RespQuery {
+public final class RespQuery {
     private RespQuery() {
     }
 
     /**
-     * Sends one command in the Redis protocol and flattens the reply (arrays into their elements).
+     * Sends one command and flattens the reply (arrays into their elements, in order).
      *
-     * @return the reply's strings; empty when the server cannot be reached or answers an error
+     * @param port the loopback port of the server
+     * @param command the command and its arguments, e.g. {@code "INFO", "replication"}
+     * @return the reply's strings; empty when the server cannot be reached, does not answer in
+     *     time, or answers an error
      */
-    static List<String> send(int port, String... command) {
+    public static List<String> send(int port, String... command) {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 500);
             socket.setSoTimeout(2000);
             StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
             for (String part : command) {
@@ -42,9 +48,33 @@ final class RespQuery {
         }
     }
 
+    /**
+     * Sends one command whose reply is one text, such as {@code INFO} or {@code CLUSTER NODES}.
+     *
+     * @param port the loopback port of the server
+     * @param command the command and its arguments
+     * @return the reply's strings joined by line breaks; empty as for {@link #send}
+     */
+    public static String text(int port, String... command) {
+        return String.join("\n", send(port, command));
+    }
+
+    /**
+     * @param flat a flattened reply of field names and values, such as {@code SENTINEL MASTER}'s
+     * @param name a field name
+     * @return the value after the first {@code name}, or empty if there is none
+     */
+    public static String field(List<String> flat, String name) {
+        int at = flat.indexOf(name);
+        return at >= 0 && at + 1 < flat.size() ? flat.get(at + 1) : "";
+    }
+
     /** @return false if the reply is an error */
     private static boolean read(InputStream in, List<String> into) throws IOException {
         String line = line(in);
+        if (line.isEmpty()) {
+            return false;
+        }
         switch (line.charAt(0)) {
             case '+', ':' -> into.add(line.substring(1));
             case '$' -> {
@@ -82,5 +112,4 @@ final class RespQuery {
         }
         return line.toString();
     }
-
 }

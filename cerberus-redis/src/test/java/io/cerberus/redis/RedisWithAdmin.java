@@ -1,50 +1,42 @@
 package io.cerberus.redis;
 
+import io.cerberus.servers.Deployment;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * A real redis-server for these tests: an {@link io.cerberus.servers.RedisServer} (which starts,
  * kills, pauses and restarts it) plus a Lettuce admin connection to read its statistics and
- * change its data behind the engine's back.
+ * change its data behind the engine's back. The connection is opened on first use and closed when
+ * the server is killed or restarted.
  */
-final class RedisServer implements AutoCloseable {
+final class RedisWithAdmin implements Deployment {
     private final io.cerberus.servers.RedisServer server;
     private RedisClient adminClient;
     private StatefulRedisConnection<String, String> admin;
 
-    private RedisServer(io.cerberus.servers.RedisServer server) {
+    private RedisWithAdmin(io.cerberus.servers.RedisServer server) {
         this.server = server;
-    }
-
-    /**
-     * @param certificate PEM certificate of the server
-     * @param key PEM private key of the server
-     * @param extraArgs more options (later ones win), e.g. {@code --tls-auth-clients yes}
-     * @return a started server that speaks only TLS, on {@link #port()}
-     */
-    static RedisServer startTls(Path certificate, Path key, String... extraArgs) {
-        return new RedisServer(io.cerberus.servers.RedisServer.builder().tls(certificate, key).args(extraArgs).start());
     }
 
     /**
      * @param extraArgs more redis-server options, e.g. {@code --requirepass secret}
      * @return a started server
      */
-    static RedisServer start(String... extraArgs) {
-        return new RedisServer(io.cerberus.servers.RedisServer.start(extraArgs));
+    static RedisWithAdmin start(String... extraArgs) {
+        return new RedisWithAdmin(io.cerberus.servers.RedisServer.start(extraArgs));
     }
 
     int port() {
         return server.port();
     }
 
-    String uri() {
+    @Override
+    public String uri() {
         return server.uri();
     }
 
@@ -117,6 +109,15 @@ final class RedisServer implements AutoCloseable {
             admin = null;
             adminClient = null;
         }
+    }
+
+    /** Resumes the server if paused and starts it again, empty, if killed. */
+    @Override
+    public void heal() {
+        if (!server.isRunning()) {
+            closeAdmin();
+        }
+        server.heal();
     }
 
     @Override
