@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
-/** The directories of server groups: made on start, temporary ones deleted on close. */
+/** The directories of servers and server groups: made on start, temporary ones deleted on close. */
 final class Directories {
     private Directories() {
     }
@@ -55,6 +55,20 @@ final class Directories {
             paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         } catch (IOException e) {
             // left for the OS's temporary-file cleaning
+        }
+    }
+
+    /**
+     * @param file a file to write, its directory made if missing
+     * @param text its whole text
+     * @throws ServerException if it cannot be written
+     */
+    static void write(Path file, String text) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, text);
+        } catch (IOException e) {
+            throw new ServerException("could not write " + file + ": " + e, e);
         }
     }
 }

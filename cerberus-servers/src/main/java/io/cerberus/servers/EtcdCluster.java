@@ -107,7 +107,7 @@ public final class EtcdCluster implements Ensemble {
     public void close() {
         members.forEach(LoopbackServer::close);
         if (temporaryDir) {
-            TemporaryDirectories.delete(dir);
+            Directories.deleteQuietly(dir);
         }
     }
 
@@ -170,7 +170,7 @@ public final class EtcdCluster implements Ensemble {
          *     before it is healthy (with its output), or is not healthy in time
          */
         public EtcdCluster start() {
-            Path home = dir == null ? TemporaryDirectories.create("cerberus-etcd-cluster-") : dir;
+            Path home = dir == null ? Directories.createTemp(null, "cerberus-etcd-cluster-") : dir;
             List<EtcdServer> members = new ArrayList<>();
             EtcdCluster cluster = new EtcdCluster(members, home, dir == null);
             try {
@@ -183,7 +183,7 @@ public final class EtcdCluster implements Ensemble {
                 String initialCluster = IntStream.range(0, size).mapToObj(i -> "m" + (i + 1) + "=http://127.0.0.1:" + peerPorts[i])
                         .collect(Collectors.joining(","));
                 for (int i = 0; i < size; i++) {
-                    Path memberDir = TemporaryDirectories.directory(home.resolve("etcd" + (i + 1)));
+                    Path memberDir = Directories.create(home.resolve("etcd" + (i + 1)));
                     Path output = dir == null ? null : memberDir.resolve("server.out");
                     EtcdServer member = EtcdServer.member("m" + (i + 1), clientPorts[i], peerPorts[i], initialCluster,
                             "cerberus-" + peerPorts[0], memberDir.resolve("data"), LoopbackServer.memberOptions(output, startTimeout));

@@ -183,7 +183,7 @@ public final class EtcdServer extends LoopbackServer {
     public void close() {
         super.close();
         if (temporaryDir) {
-            TemporaryDirectories.delete(dir);
+            Directories.deleteQuietly(dir);
         }
     }
 
@@ -235,7 +235,7 @@ public final class EtcdServer extends LoopbackServer {
             int port = portOrFree();
             int peerPort = FreePorts.next();
             int metricsPort = FreePorts.next();
-            Path data = dir == null ? TemporaryDirectories.create("cerberus-etcd-") : dir;
+            Path data = dir == null ? Directories.createTemp(null, "cerberus-etcd-") : dir;
             try {
                 List<String> command = command("member", port, peerPort, metricsPort, "member=http://127.0.0.1:" + peerPort,
                         "cerberus-" + peerPort, data, certificate, key);
@@ -244,7 +244,7 @@ public final class EtcdServer extends LoopbackServer {
                 return server;
             } catch (RuntimeException e) {
                 if (dir == null) {
-                    TemporaryDirectories.delete(data);
+                    Directories.deleteQuietly(data);
                 }
                 throw e;
             }

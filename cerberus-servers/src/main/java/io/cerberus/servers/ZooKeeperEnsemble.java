@@ -112,7 +112,7 @@ public final class ZooKeeperEnsemble implements Ensemble {
     public void close() {
         members.forEach(LoopbackServer::close);
         if (temporaryDir) {
-            TemporaryDirectories.delete(dir);
+            Directories.deleteQuietly(dir);
         }
     }
 
@@ -227,7 +227,7 @@ public final class ZooKeeperEnsemble implements Ensemble {
          *     ends before it serves (with its output), or does not serve in time
          */
         public ZooKeeperEnsemble start() {
-            Path home = dir == null ? TemporaryDirectories.create("cerberus-zk-ensemble-") : dir;
+            Path home = dir == null ? Directories.createTemp(null, "cerberus-zk-ensemble-") : dir;
             List<ZooKeeperServer> members = new ArrayList<>();
             ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(members, home, dir == null);
             try {
@@ -240,12 +240,12 @@ public final class ZooKeeperEnsemble implements Ensemble {
                 for (int i = 0; i < size; i++) {
                     Path memberDir = home.resolve("zk" + (i + 1));
                     Path data = memberDir.resolve("data");
-                    TemporaryDirectories.write(data.resolve("myid"), Integer.toString(i + 1));
+                    Directories.write(data.resolve("myid"), Integer.toString(i + 1));
                     Path config = memberDir.resolve("zoo.cfg");
                     List<String> lines = new ArrayList<>(settings.configLines(data, clientPorts[i]));
                     lines.addAll(settings.ensembleLines());
                     lines.addAll(peers);
-                    TemporaryDirectories.write(config, String.join("\n", lines) + "\n");
+                    Directories.write(config, String.join("\n", lines) + "\n");
                     Path output = dir == null ? null : memberDir.resolve("server.out");
                     ZooKeeperServer member = new ZooKeeperServer(clientPorts[i], settings.command(config),
                             LoopbackServer.memberOptions(output, startTimeout), memberDir, false);

@@ -112,7 +112,7 @@ public final class ZooKeeperServer extends LoopbackServer {
     public void close() {
         super.close();
         if (temporaryDir) {
-            TemporaryDirectories.delete(dir);
+            Directories.deleteQuietly(dir);
         }
     }
 
@@ -199,18 +199,18 @@ public final class ZooKeeperServer extends LoopbackServer {
          */
         public ZooKeeperServer start() {
             int port = portOrFree();
-            Path home = dir == null ? TemporaryDirectories.create("cerberus-zk-") : dir;
+            Path home = dir == null ? Directories.createTemp(null, "cerberus-zk-") : dir;
             try {
                 Path config = home.resolve("zoo.cfg");
                 List<String> command = settings.command(config);
                 List<String> lines = new ArrayList<>(settings.configLines(home.resolve("data"), port));
-                TemporaryDirectories.write(config, String.join("\n", lines) + "\n");
+                Directories.write(config, String.join("\n", lines) + "\n");
                 ZooKeeperServer server = new ZooKeeperServer(port, command, this, home, dir == null);
                 server.startProcess();
                 return server;
             } catch (RuntimeException e) {
                 if (dir == null) {
-                    TemporaryDirectories.delete(home);
+                    Directories.deleteQuietly(home);
                 }
                 throw e;
             }
