@@ -4,6 +4,9 @@ import io.cerberus.servers.Deployment;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.Executables;
 import io.cerberus.servers.MemcachedServer;
+import io.cerberus.servers.RedisCluster;
+import io.cerberus.servers.RedisGroup;
+import io.cerberus.servers.RedisSentinel;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.ServerException;
 import io.cerberus.servers.ZooKeeperServer;
@@ -66,6 +69,9 @@ final class ServersCommand implements Callable<Integer> {
     private static Map<String, Kind> kinds() {
         Map<String, Kind> kinds = new LinkedHashMap<>();
         kinds.put("redis", new Kind("redis-server", "redis-server", dir -> RedisServer.start()));
+        kinds.put("redlock", new Kind("redis-server", "redis-server", dir -> RedisGroup.builder().dir(dir).start()));
+        kinds.put("sentinel", new Kind("redis-server", "redis-server", dir -> RedisSentinel.builder().dir(dir).start()));
+        kinds.put("cluster", new Kind("redis-cli", "redis-tools", dir -> RedisCluster.builder().dir(dir).start()));
         kinds.put("memcached", new Kind("memcached", "memcached", dir -> MemcachedServer.start()));
         kinds.put("zk", new Kind(null, null, dir -> ZooKeeperServer.start()));
         kinds.put("etcd", new Kind("etcd", "etcd-server", dir -> EtcdServer.start()));
