@@ -1,14 +1,14 @@
 package io.cerberus.bench;
 
 import io.cerberus.servers.Executables;
+import io.cerberus.servers.ManagedProcess;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.ServerException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 
 /** The Redis server of a run: a redis-server started here on a free loopback port, or one given. */
 final class RedisProcess implements AutoCloseable {
@@ -62,15 +62,9 @@ final class RedisProcess implements AutoCloseable {
 
     String version() {
         try {
-            Path redisServer = Executables.find("redis-server").orElseThrow(() -> new IOException("redis-server not found"));
-            Process version = new ProcessBuilder(redisServer.toString(), "--version").redirectErrorStream(true).start();
-            String text = new String(version.getInputStream().readAllBytes()).strip();
-            version.waitFor(5, TimeUnit.SECONDS);
-            return text;
-        } catch (IOException | RuntimeException e) {
-            return "redis-server (version unknown)";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            Path redisServer = Executables.require("redis-server", "redis-server");
+            return ManagedProcess.run("redis-server --version", List.of(redisServer.toString(), "--version"), Duration.ofSeconds(5)).strip();
+        } catch (ServerException e) {
             return "redis-server (version unknown)";
         }
     }

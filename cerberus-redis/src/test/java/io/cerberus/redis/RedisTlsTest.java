@@ -7,15 +7,9 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.servers.RedisServer;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import io.cerberus.servers.SelfSignedCertificate;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.PrivateKey;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code rediss://} against a redis-server that speaks only TLS, with a self-signed certificate made by keytool. */
+/** {@code rediss://} against a redis-server that speaks only TLS, with self-signed certificates. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisTlsTest {
     @TempDir
@@ -35,39 +29,16 @@ class RedisTlsTest {
     private static Path serverKey;
 
     @BeforeAll
-    static void startServer() throws Exception {
-        serverStore = keyPair("server", "CN=localhost");
-        serverCert = dir.resolve("server.crt");
-        serverKey = dir.resolve("server.key");
+    static void startServer() {
+        SelfSignedCertificate made = keyPair("server", "CN=localhost", "ip:127.0.0.1");
+        serverStore = made.keyStore();
+        serverCert = made.certificate();
+        serverKey = made.privateKey();
         server = RedisServer.builder().tls(serverCert, serverKey).start();
     }
 
-    /** Makes a self-signed key pair with keytool: NAME.p12 (password changeit), NAME.crt and NAME.key (PEM). */
-    private static Path keyPair(String name, String subject) throws Exception {
-        return keyPair(name, subject, "ip:127.0.0.1");
-    }
-
-    /** @param san the certificate's subject alternative name, e.g. {@code ip:127.0.0.1} or {@code dns:host.example} */
-    private static Path keyPair(String name, String subject, String san) throws Exception {
-        Path store = dir.resolve(name + ".p12");
-        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process generate = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", name, "-keyalg", "RSA",
-                "-keysize", "2048", "-dname", subject, "-ext", "san=" + san, "-validity", "2",
-                "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "changeit"))
-                .redirectErrorStream(true).start();
-        String output = new String(generate.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(generate.waitFor()).as("keytool: %s", output).isZero();
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(store)) {
-            keys.load(in, "changeit".toCharArray());
-        }
-        Base64.Encoder pem = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
-        PrivateKey key = (PrivateKey) keys.getKey(name, "changeit".toCharArray());
-        Files.writeString(dir.resolve(name + ".key"),
-                "-----BEGIN PRIVATE KEY-----\n" + pem.encodeToString(key.getEncoded()) + "\n-----END PRIVATE KEY-----\n");
-        Files.writeString(dir.resolve(name + ".crt"),
-                "-----BEGIN CERTIFICATE-----\n" + pem.encodeToString(keys.getCertificate(name).getEncoded()) + "\n-----END CERTIFICATE-----\n");
-        return store;
+    private static SelfSignedCertificate keyPair(String name, String subject, String san) {
+        return SelfSignedCertificate.create(dir, name, subject, san);
     }
 
     @AfterAll
@@ -97,9 +68,10 @@ class RedisTlsTest {
 
     @Test
     void aTrustedCertificateForAnotherHostIsRefusedUnlessOnlyTheCertificateIsChecked() throws Exception {
-        Path otherStore = keyPair("other-host", "CN=cache.example", "dns:cache.example");
-        try (RedisServer impostor = RedisServer.builder().tls(dir.resolve("other-host.crt"), dir.resolve("other-host.key")).start()) {
-            RedisOptions trusting = RedisOptions.builder().trustStore(otherStore, "changeit".toCharArray()).build();
+        SelfSignedCertificate other = keyPair("other-host", "CN=cache.example", "dns:cache.example");
+        Path otherStore = other.keyStore();
+        try (RedisServer impostor = RedisServer.builder().tls(other.certificate(), other.privateKey()).start()) {
+            RedisOptions trusting = RedisOptions.builder().trustStore(otherStore, SelfSignedCertificate.PASSWORD.toCharArray()).build();
             String uri = "rediss://127.0.0.1:" + impostor.port();
             assertThatThrownBy(() -> Cerberus.builder().engine(uri, trusting).connectTimeout(Duration.ofSeconds(3)).build())
                     .as("a certificate the client trusts, issued for cache.example, from 127.0.0.1")
@@ -129,7 +101,7 @@ class RedisTlsTest {
 
     @Test
     void aTrustStoreFromTheOptionsVerifiesTheServerFully() {
-        RedisOptions trusting = RedisOptions.builder().trustStore(serverStore, "changeit".toCharArray()).build();
+        RedisOptions trusting = RedisOptions.builder().trustStore(serverStore, SelfSignedCertificate.PASSWORD.toCharArray()).build();
         try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + server.port(), trusting).build()) {
             DistributedLock lock = cerberus.lock("verified");
             assertThat(lock.tryLock()).isTrue();
@@ -139,16 +111,17 @@ class RedisTlsTest {
 
     @Test
     void aServerThatAsksForAClientCertificateGetsTheOneFromTheOptions() throws Exception {
-        Path clientStore = keyPair("client", "CN=cerberus-client");
+        SelfSignedCertificate client = keyPair("client", "CN=cerberus-client", "ip:127.0.0.1");
+        Path clientStore = client.keyStore();
         try (RedisServer mutual = RedisServer.builder().tls(serverCert, serverKey).args("--tls-auth-clients", "yes",
-                "--tls-ca-cert-file", dir.resolve("client.crt").toString()).start()) {
+                "--tls-ca-cert-file", client.certificate().toString()).start()) {
             String uri = "rediss://127.0.0.1:" + mutual.port();
-            RedisOptions.Builder options = RedisOptions.builder().trustStore(serverStore, "changeit".toCharArray());
+            RedisOptions.Builder options = RedisOptions.builder().trustStore(serverStore, SelfSignedCertificate.PASSWORD.toCharArray());
             assertThatThrownBy(() -> Cerberus.builder().engine(uri, options.build()).connectTimeout(Duration.ofSeconds(3)).build())
                     .as("no client certificate")
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining(uri);
-            try (Cerberus cerberus = Cerberus.builder().engine(uri, options.keyStore(clientStore, "changeit".toCharArray()).build())
+            try (Cerberus cerberus = Cerberus.builder().engine(uri, options.keyStore(clientStore, SelfSignedCertificate.PASSWORD.toCharArray()).build())
                     .build()) {
                 DistributedLock lock = cerberus.lock("mutual");
                 assertThat(lock.tryLock()).isTrue();

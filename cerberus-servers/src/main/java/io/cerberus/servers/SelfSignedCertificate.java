@@ -50,13 +50,9 @@ public record SelfSignedCertificate(Path keyStore, Path certificate, Path privat
     public static SelfSignedCertificate create(Path dir, String name, String subject, String san) {
         Path store = dir.resolve(name + ".p12");
         Path keytool = JavaCommand.java().resolveSibling("keytool");
-        try (ManagedProcess generate = ManagedProcess.start("keytool", List.of(keytool.toString(), "-genkeypair", "-alias", name,
-                "-keyalg", "RSA", "-keysize", "2048", "-dname", subject, "-ext", "san=" + san, "-validity", "2",
-                "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", PASSWORD))) {
-            if (generate.awaitExit(Timeouts.scaled(Duration.ofSeconds(30))) != 0) {
-                throw new ServerException("keytool could not make a key pair for " + subject + generate.diagnostics());
-            }
-        }
+        ManagedProcess.run("keytool", List.of(keytool.toString(), "-genkeypair", "-alias", name, "-keyalg", "RSA", "-keysize", "2048",
+                "-dname", subject, "-ext", "san=" + san, "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(),
+                "-storepass", PASSWORD), Timeouts.scaled(Duration.ofSeconds(30)));
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
             try (InputStream in = Files.newInputStream(store)) {
