@@ -2,7 +2,10 @@ package io.cerberus.cli;
 
 import io.cerberus.testkit.TestTimes;
 
-/** A test class that breaks the architecture on purpose: a class of the cerberus command using the testkit. */
+/**
+ * A test class that breaks the architecture on purpose: a class of the cerberus command using the
+ * testkit, and handling a process builder of its own.
+ */
 public final class ArchitectureOffender {
     private ArchitectureOffender() {
     }
@@ -10,5 +13,13 @@ public final class ArchitectureOffender {
     /** @return something of the forbidden import */
     public static Object offend() {
         return TestTimes.scale();
+    }
+
+    /**
+     * @param builder a process builder this class should not handle
+     * @return it, set to share this process's streams
+     */
+    public static ProcessBuilder offendWith(ProcessBuilder builder) {
+        return builder.inheritIO();
     }
 }

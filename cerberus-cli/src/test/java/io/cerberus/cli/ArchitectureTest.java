@@ -9,7 +9,14 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.CompositeArchRule;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +31,11 @@ import org.junit.jupiter.api.Test;
  *   <li>the cerberus command and the bench do not use the testkit: they start their servers with
  *       cerberus-servers, and their jars carry no test framework and no counting engine. The bench's
  *       classes are not on this class path, so here the rule checks the command; the bench's pom
- *       does not name the testkit at all.</li>
+ *       does not name the testkit at all;</li>
+ *   <li>processes are started only by cerberus-servers, and by {@code cerberus exec}, which runs the
+ *       user's command ({@code CommandLauncher}, {@code SignalForwarder}): checked on these main
+ *       classes and, since the bench's and the tests' classes are not here, on every source file of
+ *       the repository.</li>
  * </ul>
  */
 class ArchitectureTest {
@@ -48,6 +59,15 @@ class ArchitectureTest {
     static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses().that().resideInAnyPackage("io.cerberus.cli..", "io.cerberus.bench..")
             .should().dependOnClassesThat().resideInAPackage("io.cerberus.testkit..")
             .because("the cerberus command and the bench start servers with cerberus-servers; the testkit is for tests");
+
+    /** The classes of {@code cerberus exec}, which starts the user's command and signals it. */
+    private static final String[] EXEC = {"io.cerberus.cli.CommandLauncher", "io.cerberus.cli.SignalForwarder"};
+    static final ArchRule PROCESSES_ONLY_FROM_THE_SERVERS_MODULE = noClasses().that().resideOutsideOfPackage("io.cerberus.servers..")
+            .and().doNotHaveFullyQualifiedName(EXEC[0]).and().doNotHaveFullyQualifiedName(EXEC[1])
+            .should().dependOnClassesThat().areAssignableTo(ProcessBuilder.class)
+            .because("servers and child JVMs are started from cerberus-servers (ManagedProcess), in one way");
+    /** What starts a process in source code. */
+    private static final Pattern STARTS_A_PROCESS = Pattern.compile("new ProcessBuilder\\(|Runtime\\.getRuntime\\(\\)\\.exec\\(|QuorumPeerMain");
 
     private static JavaClasses mainClasses;
 
@@ -102,6 +122,42 @@ class ArchitectureTest {
         JavaClasses offender = new ClassFileImporter().importClasses(ArchitectureOffender.class);
         assertThatThrownBy(() -> NO_TESTKIT_IN_THE_TOOLS.check(offender)).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.testkit.TestTimes");
+    }
+
+    @Test
+    void processesAreStartedOnlyFromTheServersModuleAndCerberusExec() {
+        PROCESSES_ONLY_FROM_THE_SERVERS_MODULE.check(mainClasses);
+    }
+
+    @Test
+    void noSourceFileOutsideTheServersModuleStartsAProcess() throws IOException {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        assertThat(root.resolve("cerberus-servers")).as("the repository root above this module").isDirectory();
+        List<String> offenders;
+        try (Stream<Path> files = Files.walk(root)) {
+            offenders = files.filter(file -> file.toString().endsWith(".java") && file.toString().contains("/src/"))
+                    .filter(file -> !root.relativize(file).startsWith("cerberus-servers"))
+                    .filter(file -> Arrays.stream(EXEC).noneMatch(exec -> file.endsWith(exec.replace('.', '/') + ".java")))
+                    .filter(file -> !file.endsWith("ArchitectureTest.java"))
+                    .filter(ArchitectureTest::startsAProcess)
+                    .map(file -> root.relativize(file).toString()).sorted().toList();
+        }
+        assertThat(offenders).as("source files that start a process themselves instead of through cerberus-servers").isEmpty();
+    }
+
+    @Test
+    void aClassThatStartsAProcessItselfFailsTheRule() {
+        JavaClasses offender = new ClassFileImporter().importClasses(ArchitectureOffender.class);
+        assertThatThrownBy(() -> PROCESSES_ONLY_FROM_THE_SERVERS_MODULE.check(offender)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("java.lang.ProcessBuilder");
+    }
+
+    private static boolean startsAProcess(Path file) {
+        try {
+            return STARTS_A_PROCESS.matcher(Files.readString(file)).find();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static String[] concat(String[] first, String... more) {
