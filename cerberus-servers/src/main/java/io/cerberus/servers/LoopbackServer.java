@@ -123,8 +123,9 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /**
-     * Kills the server with SIGKILL (no shutdown, nothing saved that was not already) and waits
-     * until it has exited and its port refuses connections.
+     * Kills the server with SIGKILL (no shutdown, nothing saved that was not already), with every
+     * process it started (a PostgreSQL's backends), and waits until they have exited and its port
+     * refuses connections: it can start again at once.
      *
      * @throws ServerException if either does not happen within 10 s (scaled)
      */
@@ -136,8 +137,9 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /**
-     * Stops the server process (SIGSTOP) and waits until the kernel shows it stopped: it keeps
-     * its connections but answers nothing.
+     * Stops the server process and the processes it started (SIGSTOP) and waits until the kernel
+     * shows it stopped: it keeps its connections but answers nothing, nor do its children (a
+     * PostgreSQL's backends).
      *
      * @throws ServerException if the signal cannot be sent, or the stop is not seen within 10 s (scaled)
      */
@@ -147,7 +149,7 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /**
-     * Lets a paused server go on (SIGCONT) and waits until the kernel shows it running.
+     * Lets a paused server and its children go on (SIGCONT) and waits until the kernel shows it running.
      *
      * @throws ServerException if the signal cannot be sent, or it still shows stopped after 10 s (scaled)
      */
@@ -191,7 +193,7 @@ public abstract class LoopbackServer implements Deployment {
         }
     }
 
-    /** Kills the server (continuing it first if paused) and waits for it. */
+    /** Kills the server and the processes it started, and waits for it. */
     @Override
     public void close() {
         if (process != null) {

@@ -24,8 +24,9 @@ import java.util.function.Consumer;
  * with a deadline ({@link #awaitLine}, {@link #nextLine}, {@link #ask}); its standard error goes to
  * a temporary file, shown with the lines read so far in every failure message
  * ({@link #diagnostics()}). Signals are sent with {@code kill}, so a caller can pause
- * ({@code SIGSTOP}), resume ({@code SIGCONT}) and kill it. Closing kills it (continuing it first if
- * it was stopped), waits for it, and deletes the file. Every failure is a {@link ServerException}.
+ * ({@code SIGSTOP}), resume ({@code SIGCONT}) and kill it, with the processes it started (a
+ * forking server's children). Closing kills them all (SIGKILL ends a stopped process too), waits
+ * for it, and deletes the file. Every failure is a {@link ServerException}.
  * {@link #launch} chooses otherwise: an output file the caller keeps, standard error shown with
  * this JVM's, each output line handed to a listener instead of the queue, added environment. One
  * reader of the output at a time: the line methods are not meant for concurrent callers.
@@ -309,10 +310,14 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if {@code kill} fails, say because the process has ended
      */
     public void signal(String signal) {
+        signal(signal, pid());
+    }
+
+    private void signal(String signal, long pid) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).redirectErrorStream(true).start();
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new ServerException("kill -" + signal + " " + pid() + " (" + name + ") failed: "
+                throw new ServerException("kill -" + signal + " " + pid + " (" + name + ") failed: "
                         + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
             }
         } catch (IOException e) {
@@ -325,32 +330,48 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * Stops the process (SIGSTOP) and waits until the kernel shows it stopped: from then on it
-     * runs no instruction until {@link #resume}.
+    /**
+     * Stops the process and the processes it started (SIGSTOP) and waits until the kernel shows
+     * it stopped: from then on none of them runs an instruction until {@link #resume}.
      *
      * @param confirmWithin how long the kernel may take to show it stopped
      * @throws ServerException if the signal cannot be sent or the stop is not seen in time
      */
     public void pause(Duration confirmWithin) {
+        List<ProcessHandle> children = process.descendants().toList();
         signal("STOP");
-        Await.until(name + " (pid " + pid() + ") to show as stopped after SIGSTOP", confirmWithin, () -> state() == 'T');
+        signalEach("STOP", children);
+        Await.until(name + " (pid " + pid() + ") to show as stopped after SIGSTOP", confirmWithin, () -> state(pid()) == 'T');
     }
 
     /**
-     * Continues a stopped process (SIGCONT) and waits until the kernel no longer shows it stopped.
+     * Continues a stopped process and the processes it started (SIGCONT) and waits until the
+     * kernel no longer shows it stopped.
      *
      * @param confirmWithin how long the kernel may take
      * @throws ServerException if the signal cannot be sent or it still shows stopped after that
      */
     public void resume(Duration confirmWithin) {
         signal("CONT");
-        Await.until(name + " (pid " + pid() + ") to run again after SIGCONT", confirmWithin, () -> state() != 'T');
+        signalEach("CONT", process.descendants().toList());
+        Await.until(name + " (pid " + pid() + ") to run again after SIGCONT", confirmWithin, () -> state(pid()) != 'T');
     }
 
-    /** @return the state letter of {@code /proc/PID/stat} ('T' when stopped), or '?' when it cannot be read */
-    private char state() {
+    /** Sends a signal to children, some of which may have ended meanwhile (a backend may end at any time). */
+    private void signalEach(String signal, List<ProcessHandle> children) {
+        for (ProcessHandle child : children) {
+            try {
+                signal(signal, child.pid());
+            } catch (ServerException ended) {
+                // it has ended
+            }
+        }
+    }
+
+    /** @return the state letter of {@code /proc/PID/stat} ('T' when stopped, 'Z' when ended but not reaped), or '?' when it cannot be read */
+    private static char state(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             return stat.charAt(stat.lastIndexOf(')') + 2);
         } catch (IOException | RuntimeException e) {
             return '?';
@@ -367,14 +388,92 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * Kills the process with SIGKILL and waits until it is gone.
+     * Kills the process and every process it started with SIGKILL and waits until all are gone:
+     * a forking server's children (PostgreSQL's backends, which hold its port and shared memory)
+     * are gone too when this returns, so the server can start again at once. The process is
+     * stopped first, so that it starts no child between the listing and the kill.
      *
-     * @param timeout how long to wait for it to disappear
-     * @throws ServerException if it is still there after {@code timeout}
+     * @param timeout how long to wait for them to disappear
+     * @throws ServerException if one is still there after {@code timeout}
      */
     public void kill(Duration timeout) {
+        List<ProcessHandle> children = stopAndListChildren();
         process.destroyForcibly();
+        children.forEach(ProcessHandle::destroyForcibly);
         awaitExit(timeout);
+        Await.until(name + "'s " + children.size() + " child processes to end", timeout,
+                () -> children.stream().allMatch(ManagedProcess::ended));
+    }
+
+    /**
+     * @return whether the process has ended; a zombie has (its new parent, often a container's
+     *     init, may reap it much later, and {@link ProcessHandle#isAlive()} counts it until then)
+     */
+    private static boolean ended(ProcessHandle handle) {
+        if (!handle.isAlive()) {
+            return true;
+        }
+        char state = state(handle.pid());
+        return state == 'Z' || state == '?';
+    }
+
+    /** @return the children of the process, which is stopped (SIGSTOP) unless it has ended */
+    private List<ProcessHandle> stopAndListChildren() {
+        if (process.isAlive()) {
+            try {
+                signal("STOP");
+            } catch (ServerException ended) {
+                // it ended since the check: its children are listed all the same
+            }
+        }
+        return process.descendants().toList();
+    }
+
+    /**
+     * Runs a program to its end: a set-up step such as {@code initdb}, or a client that checks
+     * a server. Standard output and error are read together.
+     *
+     * @param name a short name for messages
+     * @param command the command and its arguments
+     * @param environment variables added to this JVM's, e.g. a password for the client, never on its command line
+     * @param input what the program reads on its standard input (empty: nothing)
+     * @param timeout how long it may run
+     * @return its output
+     * @throws ServerException if it cannot start, runs longer than {@code timeout} (it is then
+     *     killed) or exits with another code than 0; the message has its output
+     */
+    public static String run(String name, List<String> command, Map<String, String> environment, String input, Duration timeout) {
+        Path output = null;
+        try {
+            output = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".out");
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
+            try (Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8)) {
+                in.write(input);
+            } catch (IOException ended) {
+                // it stopped reading: its exit code and output say why
+            }
+            boolean ended = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            if (!ended) {
+                process.destroyForcibly().waitFor();
+            }
+            String printed = Files.readString(output, StandardCharsets.UTF_8);
+            if (!ended || process.exitValue() != 0) {
+                throw new ServerException(name + (ended ? " failed (exit code " + process.exitValue() + ")" : " did not end within "
+                        + timeout.toMillis() + "ms") + ": " + String.join(" ", command) + "\n  output:\n" + printed);
+            }
+            return printed;
+        } catch (IOException e) {
+            throw new ServerException("could not run " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServerException("interrupted running " + name, e);
+        } finally {
+            if (output != null) {
+                output.toFile().delete();
+            }
+        }
     }
 
     /**
@@ -465,13 +564,9 @@ public final class ManagedProcess implements AutoCloseable {
     @Override
     public void close() {
         if (process.isAlive()) {
-            // a stopped process must be continued to die; it may also have ended since the check
-            try {
-                signal("CONT");
-            } catch (ServerException ended) {
-                // nothing to continue
-            }
+            List<ProcessHandle> children = stopAndListChildren();
             process.destroyForcibly();
+            children.forEach(ProcessHandle::destroyForcibly);
             try {
                 process.waitFor(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -95,6 +96,51 @@ class ManagedProcessTest {
         Await.until("cat to be stopped", WAIT, () -> state(process) == 'T');
         process.close();
         assertThat(process.isAlive()).isFalse();
+    }
+
+    @Test
+    void killEndsTheProcessesItStartedToo() {
+        try (ManagedProcess process = ManagedProcess.start("forking", List.of("sh", "-c", "sleep 600 & sleep 600 & echo forked; wait"))) {
+            process.awaitLine("forked", WAIT);
+            List<ProcessHandle> children = ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
+            assertThat(children).hasSize(2);
+            process.kill(WAIT);
+            assertThat(children).allMatch(ManagedProcessTest::endedOrZombie);
+        }
+    }
+
+    @Test
+    void closeEndsTheProcessesItStartedToo() {
+        ManagedProcess process = ManagedProcess.start("forking", List.of("sh", "-c", "sleep 600 & echo forked; wait"));
+        process.awaitLine("forked", WAIT);
+        List<ProcessHandle> children = ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
+        process.close();
+        Await.until("the child of a closed process to end", WAIT, () -> children.stream().allMatch(ManagedProcessTest::endedOrZombie));
+    }
+
+    /** A killed child that its new parent (a container's init) has not reaped yet is a zombie, holding nothing. */
+    static boolean endedOrZombie(ProcessHandle process) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
+        } catch (IOException ended) {
+            return true;
+        }
+    }
+
+    @Test
+    void runGivesAProgramItsInputAndEnvironmentAndReturnsItsOutput() {
+        String output = ManagedProcess.run("echo", List.of("sh", "-c", "read line; echo \"$line $SECRET\"; echo done >&2"),
+                Map.of("SECRET", "s3cret"), "hello\n", WAIT);
+        assertThat(output).isEqualTo("hello s3cret\ndone\n");
+    }
+
+    @Test
+    void aProgramThatFailsIsAServerExceptionWithItsOutput() {
+        assertThatThrownBy(() -> ManagedProcess.run("setup", List.of("sh", "-c", "echo broken; exit 4"), Map.of(), "", WAIT))
+                .isInstanceOf(ServerException.class).hasMessageContaining("setup failed (exit code 4)").hasMessageContaining("broken");
+        assertThatThrownBy(() -> ManagedProcess.run("slow", List.of("sleep", "600"), Map.of(), "", Duration.ofMillis(100)))
+                .isInstanceOf(ServerException.class).hasMessageContaining("slow did not end within 100ms");
     }
 
     @Test
