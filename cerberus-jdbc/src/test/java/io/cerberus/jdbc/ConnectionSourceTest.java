@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.PostgresServer;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -12,9 +14,12 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.ds.PGSimpleDataSource;
 
 class ConnectionSourceTest {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
 
     @Test
     void theServerCancelsAStatementBeforeTheNetworkTimeoutGivesUpOnTheConnection() {
@@ -27,7 +32,7 @@ class ConnectionSourceTest {
 
     @Test
     void anApplicationsPoolIsAskedOnTheCallersThreadWhileItsConnectionsWork() throws Exception {
-        RecordingDataSource data = new RecordingDataSource(Servers.postgres());
+        RecordingDataSource data = new RecordingDataSource(POSTGRES.uri());
         ConnectionSource.FromDataSource source = new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);
         try {
             source.giveBack(source.borrow(), false);
@@ -51,7 +56,7 @@ class ConnectionSourceTest {
 
     @Test
     void aThreadGetsBackTheConnectionItGaveBackLast() throws Exception {
-        JdbcTarget target = JdbcTarget.parse(Servers.postgres(), JdbcOptions.defaults());
+        JdbcTarget target = JdbcTarget.parse(POSTGRES.uri(), JdbcOptions.defaults());
         try (ConnectionSource source = ConnectionSource.of(target, JdbcOptions.defaults(), Duration.ofSeconds(5))) {
             Connection mine = source.borrow();
             Connection[] theirs = new Connection[1];

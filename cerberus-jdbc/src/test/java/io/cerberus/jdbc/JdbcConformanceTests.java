@@ -1,18 +1,28 @@
 package io.cerberus.jdbc;
 
 import io.cerberus.servers.FreePorts;
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import java.util.Optional;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The jdbc engine passes the engine conformance suite on H2, PostgreSQL and MariaDB, in both modes. */
 class JdbcConformanceTests {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    @RegisterExtension
+    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
 
     @Nested
     class H2LeaseRow extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.h2();
+            return H2.uri();
         }
 
         @Override
@@ -25,7 +35,7 @@ class JdbcConformanceTests {
     class H2Session extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.h2(), "cerberus.mode=session");
+            return Databases.with(H2.uri(), "cerberus.mode=session");
         }
     }
 
@@ -33,7 +43,7 @@ class JdbcConformanceTests {
     class PostgresLeaseRow extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.postgres();
+            return POSTGRES.uri();
         }
 
         @Override
@@ -46,7 +56,7 @@ class JdbcConformanceTests {
     class PostgresSession extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.postgres(), "cerberus.mode=session");
+            return Databases.with(POSTGRES.uri(), "cerberus.mode=session");
         }
     }
 
@@ -54,7 +64,7 @@ class JdbcConformanceTests {
     class MariaDbLeaseRow extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.mariaDb();
+            return MARIADB.uri();
         }
 
         @Override
@@ -67,7 +77,7 @@ class JdbcConformanceTests {
     class MariaDbSession extends AbstractLockEngineConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.mariaDb(), "cerberus.mode=session");
+            return Databases.with(MARIADB.uri(), "cerberus.mode=session");
         }
     }
 }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
@@ -13,6 +15,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -33,11 +36,19 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** The jdbc engine's own cases, on real PostgreSQL, MariaDB and H2. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcEngineTest {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    @RegisterExtension
+    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
+
     private final List<Cerberus> clients = new ArrayList<>();
     private final String namespace = "engine-" + UUID.randomUUID().toString().substring(0, 8);
 
@@ -54,10 +65,10 @@ class JdbcEngineTest {
 
     @Test
     void restartedDatabaseKeepsLeaseRowsAndSignalsLostSessions() throws Exception {
-        try (DatabaseServer.Postgres server = DatabaseServer.Postgres.start()) {
-            Cerberus rows = Cerberus.builder().engine(server.url()).namespace(namespace).defaultLease(Duration.ofSeconds(6)).build();
+        try (PostgresServer server = PostgresServer.start()) {
+            Cerberus rows = Cerberus.builder().engine(server.uri()).namespace(namespace).defaultLease(Duration.ofSeconds(6)).build();
             clients.add(rows);
-            Cerberus sessions = client(Servers.with(server.url(), "cerberus.mode=session&cerberus.sessionCheckMs=200"));
+            Cerberus sessions = client(Databases.with(server.uri(), "cerberus.mode=session&cerberus.sessionCheckMs=200"));
             DistributedLock row = rows.lock("row");
             row.lock();
             long fence = row.lease().fencingToken();
@@ -81,7 +92,7 @@ class JdbcEngineTest {
             long until = System.nanoTime() + Duration.ofSeconds(12).toNanos();
             Poll.until("two lease periods", TestTimes.millis(30_000), () -> System.nanoTime() - until > 0);
             assertThat(row.lease().isValid()).as("the lease-row hold survived the restart").isTrue();
-            Cerberus other = client(server.url());
+            Cerberus other = client(server.uri());
             assertThat(other.lock("row").tryLock()).as("nobody else can take it").isFalse();
             assertThat(other.lock("session").tryLock()).as("the lost session lock is free").isTrue();
             row.unlock();
@@ -95,8 +106,8 @@ class JdbcEngineTest {
 
     @Test
     void sessionDroppedByTheServerIsReportedLost() throws Exception {
-        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
-            Cerberus cerberus = client(Servers.with(url, "cerberus.mode=session&cerberus.sessionCheckMs=200"));
+        for (String url : List.of(POSTGRES.uri(), MARIADB.uri())) {
+            Cerberus cerberus = client(Databases.with(url, "cerberus.mode=session&cerberus.sessionCheckMs=200"));
             DistributedLock lock = cerberus.lock("dropped");
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
@@ -122,8 +133,8 @@ class JdbcEngineTest {
 
     @Test
     void sessionModeServesTheNextHoldOnTheSameConnection() throws Exception {
-        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
-            Cerberus cerberus = client(Servers.with(url, "cerberus.mode=session"));
+        for (String url : List.of(POSTGRES.uri(), MARIADB.uri())) {
+            Cerberus cerberus = client(Databases.with(url, "cerberus.mode=session"));
             LockKey key = new LockKey(namespace, "reused");
             Set<Long> sessions = new HashSet<>();
             for (int i = 0; i < 10; i++) {
@@ -159,7 +170,7 @@ class JdbcEngineTest {
 
     @Test
     void sessionLocksAreFreedWhenAnApplicationPoolKeepsTheSessionOpen() throws Exception {
-        for (String url : List.of(Servers.postgres(), Servers.mariaDb(), Servers.h2())) {
+        for (String url : List.of(POSTGRES.uri(), MARIADB.uri(), H2.uri())) {
             JdbcLocalLinesTest.Target target = new JdbcLocalLinesTest.Target(url, url, JdbcOptions.Mode.SESSION);
             try (JdbcLocalLinesTest.CountingDataSource pool = new JdbcLocalLinesTest.CountingDataSource(target, true)) {
                 LockKey key = new LockKey(namespace, "pooled");
@@ -171,7 +182,7 @@ class JdbcEngineTest {
                             Duration.ofSeconds(30));
                     assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 }
-                DistributedLock other = client(Servers.with(url, "cerberus.mode=session")).lock("pooled");
+                DistributedLock other = client(Databases.with(url, "cerberus.mode=session")).lock("pooled");
                 assertThat(other.tryLock()).as("closing the engine freed its lock on %s, though the pool keeps its connection open", url)
                         .isTrue();
                 other.unlock();
@@ -181,11 +192,11 @@ class JdbcEngineTest {
 
     @Test
     void sessionModeReleaseNotifiesOnlyWhenAWaiterOfAnotherSessionMarkedTheLock() throws Exception {
-        String url = Servers.with(Servers.postgres(), "cerberus.mode=session");
+        String url = Databases.with(POSTGRES.uri(), "cerberus.mode=session");
         DistributedLock lock = client(url).lock("wanted");
         Cerberus other = client(url);
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
-        try (Connection listening = DriverManager.getConnection(Servers.postgres())) {
+        try (Connection listening = DriverManager.getConnection(POSTGRES.uri())) {
             try (Statement statement = listening.createStatement()) {
                 statement.execute("LISTEN " + PostgresDialect.channel("cerberus_locks"));
             }
@@ -230,13 +241,13 @@ class JdbcEngineTest {
 
     @Test
     void sessionModeWakesAnotherProcessOnlyAtTheEndOfATurn() throws Exception {
-        String url = Servers.with(Servers.postgres(), "cerberus.mode=session");
+        String url = Databases.with(POSTGRES.uri(), "cerberus.mode=session");
         DistributedLock lock = client(url).lock("turns");
         LockKey lockKey = new LockKey(namespace, "turns");
         long advisory = LockRows.advisoryKey("cerberus_locks", lockKey);
         String key = LockRows.key("cerberus_locks", lockKey);
-        try (Connection listening = DriverManager.getConnection(Servers.postgres());
-                Connection elsewhere = DriverManager.getConnection(Servers.postgres())) {
+        try (Connection listening = DriverManager.getConnection(POSTGRES.uri());
+                Connection elsewhere = DriverManager.getConnection(POSTGRES.uri())) {
             try (Statement statement = listening.createStatement()) {
                 statement.execute("LISTEN " + PostgresDialect.channel("cerberus_locks"));
             }
@@ -279,8 +290,8 @@ class JdbcEngineTest {
 
     @Test
     void sessionModeNotificationWakesAWaiterOfAnotherProcess() throws Exception {
-        String url = Servers.postgres();
-        DistributedLock lock = client(Servers.with(url, "cerberus.mode=session")).lock("notified");
+        String url = POSTGRES.uri();
+        DistributedLock lock = client(Databases.with(url, "cerberus.mode=session")).lock("notified");
         LockKey lockKey = new LockKey(namespace, "notified");
         long advisory = LockRows.advisoryKey("cerberus_locks", lockKey);
         try (Connection other = DriverManager.getConnection(url)) {
@@ -310,7 +321,7 @@ class JdbcEngineTest {
     void namesAreParametersAndTableNamesAreChecked() {
         List<String> hostile = List.of("x'); DROP TABLE cerberus_locks; --", "' OR '1'='1", "\"; DELETE FROM cerberus_locks; --",
                 "a\\'b", "%", "_");
-        for (String url : List.of(Servers.h2(), Servers.postgres(), Servers.mariaDb())) {
+        for (String url : List.of(H2.uri(), POSTGRES.uri(), MARIADB.uri())) {
             Cerberus cerberus = client(url);
             DistributedLock bystander = cerberus.lock("bystander");
             bystander.lock();
@@ -326,15 +337,15 @@ class JdbcEngineTest {
         }
         assertThatThrownBy(() -> JdbcOptions.defaults().table("locks; DROP TABLE users"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("letters, digits and underscores");
-        assertThatThrownBy(() -> client(Servers.with(Servers.postgres(), "cerberus.table=a%3BDROP")))
+        assertThatThrownBy(() -> client(Databases.with(POSTGRES.uri(), "cerberus.table=a%3BDROP")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table name must be");
     }
 
     @Test
     void manyNamesDoNotSlowAcquireTheLookupUsesThePrimaryKey() throws Exception {
         String table = "many_" + UUID.randomUUID().toString().substring(0, 8);
-        for (String url : List.of(Servers.postgres(), Servers.mariaDb())) {
-            Cerberus cerberus = client(Servers.with(url, "cerberus.table=" + table));
+        for (String url : List.of(POSTGRES.uri(), MARIADB.uri())) {
+            Cerberus cerberus = client(Databases.with(url, "cerberus.table=" + table));
             try (Connection c = DriverManager.getConnection(url); Statement statement = c.createStatement()) {
                 String series = url.startsWith("jdbc:postgresql")
                         ? "SELECT md5(i::text) || md5((i + 1)::text), 'bulk', 'n' || i, NULL, NULL, 1, 0 FROM generate_series(1, 100000) i"
@@ -375,7 +386,7 @@ class JdbcEngineTest {
     @Test
     void locksLiveOutsideTheCallersTransaction() throws Exception {
         PGSimpleDataSource dataSource = new PGSimpleDataSource();
-        dataSource.setUrl(Servers.postgres());
+        dataSource.setUrl(POSTGRES.uri());
         Cerberus cerberus = Cerberus.builder().engine("jdbc:postgresql://app-pool", JdbcOptions.dataSource(dataSource))
                 .namespace(namespace).build();
         clients.add(cerberus);
@@ -388,15 +399,15 @@ class JdbcEngineTest {
             DistributedLock lock = cerberus.lock("order:1");
             lock.lock();
             app.rollback();
-            assertThat(client(Servers.postgres()).lock("order:1").tryLock()).as("the caller's rollback did not free the lock").isFalse();
+            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock()).as("the caller's rollback did not free the lock").isFalse();
             lock.unlock();
-            assertThat(client(Servers.postgres()).lock("order:1").tryLock()).as("the release did not wait for a commit").isTrue();
+            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock()).as("the release did not wait for a commit").isTrue();
         }
     }
 
     @Test
     void notificationWakesAWaiterOfAnotherProcess() throws Exception {
-        String url = Servers.postgres();
+        String url = POSTGRES.uri();
         Cerberus cerberus = client(url);
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "notified"));
         DistributedLock lock = cerberus.lock("notified");
@@ -430,7 +441,7 @@ class JdbcEngineTest {
 
     @Test
     void releaseNotifiesOnlyWhenAnotherClientWasRefused() throws Exception {
-        String url = Servers.postgres();
+        String url = POSTGRES.uri();
         DistributedLock lock = client(url).lock("wanted");
         Cerberus other = client(url);
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "wanted"));
@@ -523,7 +534,7 @@ class JdbcEngineTest {
      */
     @Test
     void mariaDbMarksTheRowWantedOnlyWhenTheHolderIsAnotherClients() throws Exception {
-        String url = Servers.mariaDb();
+        String url = MARIADB.uri();
         LockKey name = new LockKey(namespace, "wanted");
         String key = LockRows.key("cerberus_locks", name);
         try (LockEngine holder = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5));
@@ -576,26 +587,26 @@ class JdbcEngineTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"postgres", "mariadb"})
     void lockTableOfAnEarlierVersionGetsTheWantedColumn(String database) throws Exception {
-        String url = database.equals("postgres") ? Servers.postgres() : Servers.mariaDb();
+        String url = database.equals("postgres") ? POSTGRES.uri() : MARIADB.uri();
         String alter = database.equals("postgres") ? "ADD COLUMN IF NOT EXISTS wanted_until" : "ADD COLUMN wanted_until";
         String table = "old_locks_" + UUID.randomUUID().toString().substring(0, 8);
         try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
             statement.execute("CREATE TABLE " + table + " (lock_key VARCHAR(64) NOT NULL PRIMARY KEY, namespace VARCHAR(128) NOT NULL, "
                     + "name VARCHAR(512) NOT NULL, owner VARCHAR(64), holder VARCHAR(256), fence BIGINT NOT NULL, expires_at BIGINT NOT NULL)");
         }
-        assertThatThrownBy(() -> client(Servers.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")))
+        assertThatThrownBy(() -> client(Databases.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no column wanted_until")
                 .hasMessageContaining("ALTER TABLE " + table + " " + alter + " BIGINT NOT NULL DEFAULT 0");
-        DistributedLock lock = client(Servers.with(url, "cerberus.table=" + table)).lock("upgraded");
+        DistributedLock lock = client(Databases.with(url, "cerberus.table=" + table)).lock("upgraded");
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
-        assertThat(client(Servers.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")).lock("upgraded").tryLock())
+        assertThat(client(Databases.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")).lock("upgraded").tryLock())
                 .as("the table has the column now").isTrue();
     }
 
     @Test
     void postgresCancelsAStatementThatWaitsPastTheTimeout() throws Exception {
-        String url = Servers.postgres();
+        String url = POSTGRES.uri();
         Cerberus cerberus = Cerberus.builder().engine(url).namespace(namespace).connectTimeout(Duration.ofSeconds(1)).build();
         clients.add(cerberus);
         DistributedLock lock = cerberus.lock("blocked");
@@ -635,7 +646,7 @@ class JdbcEngineTest {
      */
     @Test
     void mariaDbTakesAnExistingRowInOneStatement() throws Exception {
-        String url = Servers.mariaDb();
+        String url = MARIADB.uri();
         List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         TestDataSource recording = new TestDataSource() {
             @Override
@@ -699,7 +710,7 @@ class JdbcEngineTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"postgres", "mariadb"})
     void aBatchOfRenewalsLosesExactlyTheHoldsTakenAway(String database) throws Exception {
-        String url = database.equals("postgres") ? Servers.postgres() : Servers.mariaDb();
+        String url = database.equals("postgres") ? POSTGRES.uri() : MARIADB.uri();
         try (LockEngine engine = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5))) {
             List<Acquisition> held = new ArrayList<>();
             for (int i = 0; i < 700; i++) {
@@ -720,16 +731,16 @@ class JdbcEngineTest {
 
     @Test
     void badSettingsAreRejectedWithTheRule() {
-        String h2 = Servers.h2();
-        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.colour=blue"))).isInstanceOf(IllegalArgumentException.class)
+        String h2 = H2.uri();
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.colour=blue"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown setting cerberus.colour");
-        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.mode=exclusive"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.mode=exclusive"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cerberus.mode must be lease-row or session");
-        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.poolSize=0"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.poolSize=0"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cerberus.poolSize must be 1 to 1000");
-        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.sessionCheckMs=5"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.sessionCheckMs=5"))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least 100ms");
-        assertThatThrownBy(() -> client(Servers.with(h2, "cerberus.table=absent&cerberus.createTable=false")))
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.table=absent&cerberus.createTable=false")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not exist")
                 .hasMessageContaining("CREATE TABLE IF NOT EXISTS absent");
         assertThatThrownBy(() -> client("jdbc:nosuchdb://127.0.0.1/x")).isInstanceOf(IllegalArgumentException.class)

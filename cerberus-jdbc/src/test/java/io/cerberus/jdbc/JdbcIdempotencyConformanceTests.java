@@ -1,16 +1,26 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The jdbc idempotency store passes the store conformance suite on H2, PostgreSQL and MariaDB. */
 class JdbcIdempotencyConformanceTests {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    @RegisterExtension
+    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
 
     @Nested
     class H2 extends AbstractIdempotencyStoreConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.h2();
+            return H2.uri();
         }
     }
 
@@ -18,7 +28,7 @@ class JdbcIdempotencyConformanceTests {
     class Postgres extends AbstractIdempotencyStoreConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.postgres();
+            return POSTGRES.uri();
         }
     }
 
@@ -26,7 +36,7 @@ class JdbcIdempotencyConformanceTests {
     class MariaDb extends AbstractIdempotencyStoreConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.mariaDb(), "cerberus.mode=session");
+            return Databases.with(MARIADB.uri(), "cerberus.mode=session");
         }
     }
 }

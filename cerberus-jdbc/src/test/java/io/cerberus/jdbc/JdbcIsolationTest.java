@@ -11,7 +11,9 @@ import io.cerberus.LockInfo;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.Passwords;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
@@ -22,6 +24,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.ServerExtension;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -37,6 +40,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Per-application isolation enforced by the database itself, with password authentication: one
@@ -49,13 +53,18 @@ import org.junit.jupiter.api.TestInstance;
  * isolation: advisory locks and {@code GET_LOCK} are not subject to privileges; see docs/JDBC.md.)
  */
 class JdbcIsolationTest {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     @Nested
     class Postgres extends Isolation {
         @Override
         String adminUrl() {
-            return Servers.postgres();
+            return POSTGRES.uri();
         }
 
         @Override
@@ -87,7 +96,7 @@ class JdbcIsolationTest {
     class MariaDb extends Isolation {
         @Override
         String adminUrl() {
-            return Servers.mariaDb();
+            return MARIADB.uri();
         }
 
         /** The grant docs/JDBC.md names: the four statements on the tables, and CREATE for the engine to create them. */

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.Lease;
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
@@ -12,6 +14,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -37,6 +40,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -48,6 +52,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcLocalLinesTest {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    @RegisterExtension
+    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
+
     private static final String TABLE = "cerberus_locks";
     private final String namespace = "lines-" + UUID.randomUUID().toString().substring(0, 8);
     private final List<AutoCloseable> resources = new ArrayList<>();
@@ -88,12 +99,12 @@ class JdbcLocalLinesTest {
 
     static List<Target> targets() {
         return List.of(
-                new Target("H2 lease-row", Servers.h2(), JdbcOptions.Mode.LEASE_ROW),
-                new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW),
-                new Target("MariaDB lease-row", Servers.mariaDb(), JdbcOptions.Mode.LEASE_ROW),
-                new Target("H2 session", Servers.h2(), JdbcOptions.Mode.SESSION),
-                new Target("PostgreSQL session", Servers.postgres(), JdbcOptions.Mode.SESSION),
-                new Target("MariaDB session", Servers.mariaDb(), JdbcOptions.Mode.SESSION));
+                new Target("H2 lease-row", H2.uri(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("PostgreSQL lease-row", POSTGRES.uri(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("MariaDB lease-row", MARIADB.uri(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("H2 session", H2.uri(), JdbcOptions.Mode.SESSION),
+                new Target("PostgreSQL session", POSTGRES.uri(), JdbcOptions.Mode.SESSION),
+                new Target("MariaDB session", MARIADB.uri(), JdbcOptions.Mode.SESSION));
     }
 
     @AfterEach
@@ -289,8 +300,8 @@ class JdbcLocalLinesTest {
 
     /** The lease-row targets whose release hands the lock over ({@link SqlDialect#handOverRelease}). */
     static List<Target> handOverTargets() {
-        return List.of(new Target("PostgreSQL lease-row", Servers.postgres(), JdbcOptions.Mode.LEASE_ROW),
-                new Target("MariaDB lease-row", Servers.mariaDb(), JdbcOptions.Mode.LEASE_ROW));
+        return List.of(new Target("PostgreSQL lease-row", POSTGRES.uri(), JdbcOptions.Mode.LEASE_ROW),
+                new Target("MariaDB lease-row", MARIADB.uri(), JdbcOptions.Mode.LEASE_ROW));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -434,7 +445,7 @@ class JdbcLocalLinesTest {
 
     @Test
     void repeatedTryOfAGrantedAttemptIsGrantedAgainWhileOthersAreRefused() {
-        for (String url : List.of(Servers.h2(), Servers.postgres(), Servers.mariaDb())) {
+        for (String url : List.of(H2.uri(), POSTGRES.uri(), MARIADB.uri())) {
             try (LockEngine engine = Engines.open(url, Duration.ofSeconds(10))) {
                 LockKey key = new LockKey(namespace, "repeated");
                 Acquisition owner = attempt(key, "owner");

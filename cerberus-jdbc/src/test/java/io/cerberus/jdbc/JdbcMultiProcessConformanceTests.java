@@ -1,16 +1,26 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
+import io.cerberus.testkit.ServerExtension;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The jdbc engine passes the multi-process conformance suite on H2, PostgreSQL and MariaDB, in both modes. */
 class JdbcMultiProcessConformanceTests {
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    @RegisterExtension
+    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
 
     @Nested
     class H2LeaseRow extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.h2();
+            return H2.uri();
         }
     }
 
@@ -18,7 +28,7 @@ class JdbcMultiProcessConformanceTests {
     class H2Session extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.h2(), "cerberus.mode=session");
+            return Databases.with(H2.uri(), "cerberus.mode=session");
         }
     }
 
@@ -26,7 +36,7 @@ class JdbcMultiProcessConformanceTests {
     class PostgresLeaseRow extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.postgres();
+            return POSTGRES.uri();
         }
     }
 
@@ -34,7 +44,7 @@ class JdbcMultiProcessConformanceTests {
     class PostgresSession extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.postgres(), "cerberus.mode=session");
+            return Databases.with(POSTGRES.uri(), "cerberus.mode=session");
         }
     }
 
@@ -42,7 +52,7 @@ class JdbcMultiProcessConformanceTests {
     class MariaDbLeaseRow extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.mariaDb();
+            return MARIADB.uri();
         }
     }
 
@@ -50,7 +60,7 @@ class JdbcMultiProcessConformanceTests {
     class MariaDbSession extends AbstractMultiProcessConformanceTest {
         @Override
         protected String engineUri() {
-            return Servers.with(Servers.mariaDb(), "cerberus.mode=session");
+            return Databases.with(MARIADB.uri(), "cerberus.mode=session");
         }
     }
 }
