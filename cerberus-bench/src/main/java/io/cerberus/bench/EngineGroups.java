@@ -145,7 +145,7 @@ final class EngineGroups {
      * {@code poolSize} connections.
      */
     static EngineGroup postgres(List<String> peerNames, int poolSize) {
-        PostgresProcess postgres = PostgresProcess.start();
+        BenchPostgres postgres = BenchPostgres.start();
         postgres.execute(JdbcPeers.INT_LOCK_DDL);
         postgres.execute(JdbcPeers.SHEDLOCK_DDL);
         return sql("postgres", "PostgreSQL", "PostgreSQL statements per cycle (pg_stat_statements)", postgres, peerNames, poolSize);
@@ -156,7 +156,7 @@ final class EngineGroups {
      * {@code poolSize} connections.
      */
     static EngineGroup mariaDb(List<String> peerNames, int poolSize) {
-        MariaDbProcess mariaDb = MariaDbProcess.start();
+        BenchMariaDb mariaDb = BenchMariaDb.start();
         mariaDb.execute(JdbcPeers.INT_LOCK_DDL_MYSQL);
         mariaDb.execute(JdbcPeers.SHEDLOCK_DDL_MYSQL);
         return sql("mariadb", "MariaDB", "MariaDB statements per cycle (Questions)", mariaDb, peerNames, poolSize);
