@@ -57,11 +57,6 @@ public final class PostgresServer extends DatabaseServer {
         return "jdbc:postgresql://" + hostPort() + "/" + database() + "?user=" + user() + "&password=" + password();
     }
 
-    /** @return the directory of PostgreSQL's programs (its {@code lib} is beside it) */
-    public Path binDir() {
-        return bin;
-    }
-
     @Override
     protected String loginCheckName() {
         return "psql-" + port();

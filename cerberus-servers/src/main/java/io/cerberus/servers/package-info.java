@@ -11,7 +11,9 @@
  *   <li>ZooKeeper: {@link io.cerberus.servers.ZooKeeperServer}, {@link io.cerberus.servers.ZooKeeperEnsemble},
  *       asked with {@link io.cerberus.servers.FourLetterWords};</li>
  *   <li>etcd: {@link io.cerberus.servers.EtcdServer}, {@link io.cerberus.servers.EtcdCluster};</li>
- *   <li>memcached: {@link io.cerberus.servers.MemcachedServer}.</li>
+ *   <li>memcached: {@link io.cerberus.servers.MemcachedServer};</li>
+ *   <li>SQL: {@link io.cerberus.servers.PostgresServer}, {@link io.cerberus.servers.MariaDbServer}, what they share in
+ *       {@link io.cerberus.servers.DatabaseServer}.</li>
  * </ul>
  * Beside them: child processes ({@link io.cerberus.servers.ManagedProcess},
  * {@link io.cerberus.servers.JavaCommand}), free ports ({@link io.cerberus.servers.FreePorts}),
