@@ -51,7 +51,7 @@ interface LockServer extends AutoCloseable {
         return switch (kind) {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
             case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
-            case "postgres" -> PostgresServer.start(dir, jdbcMode);
+            case "postgres" -> CheckPostgres.start(dir, jdbcMode);
             case "zk" -> CheckEnsemble.zooKeeper(dir, lease);
             case "etcd" -> CheckEnsemble.etcd(dir, lease);
             case "memcached" -> CheckMemcached.start(dir);
