@@ -84,11 +84,29 @@ public final class ManagedProcess implements AutoCloseable {
      *     code other than 0 (with its output and standard error)
      */
     public static String run(String name, List<String> command, Duration timeout) {
-        try (ManagedProcess process = start(name, command)) {
-            try {
-                process.stdin.close();
+        return run(name, command, Map.of(), "", timeout);
+    }
+
+    /**
+     * Like {@link #run(String, List, Duration)}, with variables added to the command's environment
+     * (a client's password, which on its command line any local user could read) and text on its
+     * standard input (a set-up script).
+     *
+     * @param name a short name for messages
+     * @param command the command and its arguments
+     * @param environment variables added to this JVM's
+     * @param input what it reads on its standard input, which is closed after it
+     * @param timeout how long it may run; it is killed after that
+     * @return its standard output, each line ended by a line break
+     * @throws ServerException if it cannot be started, does not end in time, or ends with an exit
+     *     code other than 0 (with its output and standard error)
+     */
+    public static String run(String name, List<String> command, Map<String, String> environment, String input, Duration timeout) {
+        try (ManagedProcess process = launch(name, command).environment(environment).start()) {
+            try (Writer in = process.stdin) {
+                in.write(input);
             } catch (IOException e) {
-                // it ended already: its exit code tells
+                // it ended already, or stopped reading: its exit code tells
             }
             int exitCode = process.awaitExit(timeout);
             try {
@@ -427,53 +445,6 @@ public final class ManagedProcess implements AutoCloseable {
             }
         }
         return process.descendants().toList();
-    }
-
-    /**
-     * Runs a program to its end: a set-up step such as {@code initdb}, or a client that checks
-     * a server. Standard output and error are read together.
-     *
-     * @param name a short name for messages
-     * @param command the command and its arguments
-     * @param environment variables added to this JVM's, e.g. a password for the client, never on its command line
-     * @param input what the program reads on its standard input (empty: nothing)
-     * @param timeout how long it may run
-     * @return its output
-     * @throws ServerException if it cannot start, runs longer than {@code timeout} (it is then
-     *     killed) or exits with another code than 0; the message has its output
-     */
-    public static String run(String name, List<String> command, Map<String, String> environment, String input, Duration timeout) {
-        Path output = null;
-        try {
-            output = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".out");
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
-            builder.environment().putAll(environment);
-            Process process = builder.start();
-            try (Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8)) {
-                in.write(input);
-            } catch (IOException ended) {
-                // it stopped reading: its exit code and output say why
-            }
-            boolean ended = process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            if (!ended) {
-                process.destroyForcibly().waitFor();
-            }
-            String printed = Files.readString(output, StandardCharsets.UTF_8);
-            if (!ended || process.exitValue() != 0) {
-                throw new ServerException(name + (ended ? " failed (exit code " + process.exitValue() + ")" : " did not end within "
-                        + timeout.toMillis() + "ms") + ": " + String.join(" ", command) + "\n  output:\n" + printed);
-            }
-            return printed;
-        } catch (IOException e) {
-            throw new ServerException("could not run " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServerException("interrupted running " + name, e);
-        } finally {
-            if (output != null) {
-                output.toFile().delete();
-            }
-        }
     }
 
     /**

@@ -129,18 +129,10 @@ class ManagedProcessTest {
     }
 
     @Test
-    void runGivesAProgramItsInputAndEnvironmentAndReturnsItsOutput() {
-        String output = ManagedProcess.run("echo", List.of("sh", "-c", "read line; echo \"$line $SECRET\"; echo done >&2"),
+    void aShortCommandGetsItsEnvironmentAndInput() {
+        String output = ManagedProcess.run("echo", List.of("sh", "-c", "read line; echo \"$line $SECRET\"; echo ignored >&2"),
                 Map.of("SECRET", "s3cret"), "hello\n", WAIT);
-        assertThat(output).isEqualTo("hello s3cret\ndone\n");
-    }
-
-    @Test
-    void aProgramThatFailsIsAServerExceptionWithItsOutput() {
-        assertThatThrownBy(() -> ManagedProcess.run("setup", List.of("sh", "-c", "echo broken; exit 4"), Map.of(), "", WAIT))
-                .isInstanceOf(ServerException.class).hasMessageContaining("setup failed (exit code 4)").hasMessageContaining("broken");
-        assertThatThrownBy(() -> ManagedProcess.run("slow", List.of("sleep", "600"), Map.of(), "", Duration.ofMillis(100)))
-                .isInstanceOf(ServerException.class).hasMessageContaining("slow did not end within 100ms");
+        assertThat(output).isEqualTo("hello s3cret\n");
     }
 
     @Test
