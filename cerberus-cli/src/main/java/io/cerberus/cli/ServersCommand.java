@@ -3,7 +3,9 @@ package io.cerberus.cli;
 import io.cerberus.servers.Deployment;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.Executables;
+import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.MemcachedServer;
+import io.cerberus.servers.PostgresServer;
 import io.cerberus.servers.RedisCluster;
 import io.cerberus.servers.RedisGroup;
 import io.cerberus.servers.RedisSentinel;
@@ -75,6 +77,9 @@ final class ServersCommand implements Callable<Integer> {
         kinds.put("memcached", new Kind("memcached", "memcached", dir -> MemcachedServer.start()));
         kinds.put("zk", new Kind(null, null, dir -> ZooKeeperServer.start()));
         kinds.put("etcd", new Kind("etcd", "etcd-server", dir -> EtcdServer.start()));
+        // their data directories are their own temporary ones: the servers' system users must reach them
+        kinds.put("postgres", new Kind("postgres", "postgresql", dir -> PostgresServer.start()));
+        kinds.put("mariadb", new Kind("mariadbd", "mariadb-server", dir -> MariaDbServer.start()));
         return kinds;
     }
 

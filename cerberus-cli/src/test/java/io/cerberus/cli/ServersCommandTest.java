@@ -20,12 +20,12 @@ class ServersCommandTest {
     @Test
     void theServersServeLocksUntilSigtermStopsThemAll() {
         Map<String, String> uris = new LinkedHashMap<>();
-        try (ManagedProcess servers = Cli.start("servers", "--kinds", "redis,memcached")) {
+        try (ManagedProcess servers = Cli.start("servers", "--kinds", "redis,memcached,postgres,mariadb")) {
             for (String line = servers.nextLine(START); !line.startsWith("ready"); line = servers.nextLine(START)) {
                 String[] fields = line.split("\\s+", 2);
                 uris.put(fields[0], fields[1]);
             }
-            assertThat(uris).containsOnlyKeys("redis", "memcached");
+            assertThat(uris).containsOnlyKeys("redis", "memcached", "postgres", "mariadb");
             for (String uri : uris.values()) {
                 try (Cerberus cerberus = Cerberus.builder().engine(uri).build()) {
                     DistributedLock lock = cerberus.lock("by-hand");
@@ -39,7 +39,7 @@ class ServersCommandTest {
             assertThat(servers.awaitExit(START)).as("the exit code of SIGTERM").isEqualTo(143);
         }
         for (String uri : uris.values()) {
-            assertThat(FreePorts.accepts(URI.create(uri).getPort())).as("%s after the stop", uri).isFalse();
+            assertThat(FreePorts.accepts(URI.create(uri.replaceFirst("^jdbc:", "")).getPort())).as("%s after the stop", uri).isFalse();
         }
     }
 
