@@ -6,11 +6,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * A real SQL server ({@link PostgresServer}, {@link MariaDbServer}) on a loopback port with a data
@@ -294,13 +292,8 @@ public abstract class DatabaseServer extends LoopbackServer {
 
         /** Deletes the data directory if {@link #prepare()} created it; what cannot be deleted is left to the system. */
         protected final void deleteCreatedDataDir() {
-            if (!createdDataDir) {
-                return;
-            }
-            try (Stream<Path> files = Files.walk(dataDir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
-            } catch (IOException e) {
-                // a temporary directory: the system clears it
+            if (createdDataDir) {
+                Directories.deleteQuietly(dataDir);
             }
         }
     }
