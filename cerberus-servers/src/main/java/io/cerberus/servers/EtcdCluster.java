@@ -116,13 +116,16 @@ public final class EtcdCluster implements Ensemble {
         return "etcd cluster " + uri();
     }
 
-    /** Options of an {@link EtcdCluster}. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Options of an {@link EtcdCluster}. Member N keeps its data in {@code dir/etcdN/data} and its
+     * output in {@code dir/etcdN/server.out}; the members, or a restarted member, may take 60 s
+     * (scaled) to be healthy. Not thread-safe.
+     */
+    public static final class Builder extends GroupOptions<Builder> {
         private int size = 3;
-        private Path dir;
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(60));
 
         private Builder() {
+            super(Duration.ofSeconds(60));
         }
 
         /**
@@ -139,30 +142,6 @@ public final class EtcdCluster implements Ensemble {
         }
 
         /**
-         * @param dir where member N keeps its data ({@code etcdN/data}) and appends its output
-         *     ({@code etcdN/server.out}), kept after close; by default a temporary directory deleted
-         *     on close, the output shown only in failure messages
-         * @return this builder
-         */
-        public Builder dir(Path dir) {
-            this.dir = dir;
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long the members, or a restarted member, may take to be healthy; 60 s scaled by default
-         * @return this builder
-         * @throws IllegalArgumentException if it is not positive
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
-            return this;
-        }
-
-        /**
          * Starts every member, then waits until each is healthy.
          *
          * @return the running cluster
@@ -170,9 +149,9 @@ public final class EtcdCluster implements Ensemble {
          *     before it is healthy (with its output), or is not healthy in time
          */
         public EtcdCluster start() {
-            Path home = dir == null ? Directories.createTemp(null, "cerberus-etcd-cluster-") : dir;
+            Path home = home("cerberus-etcd-cluster-");
             List<EtcdServer> members = new ArrayList<>();
-            EtcdCluster cluster = new EtcdCluster(members, home, dir == null);
+            EtcdCluster cluster = new EtcdCluster(members, home, temporaryHome());
             try {
                 int[] clientPorts = new int[size];
                 int[] peerPorts = new int[size];
@@ -184,9 +163,9 @@ public final class EtcdCluster implements Ensemble {
                         .collect(Collectors.joining(","));
                 for (int i = 0; i < size; i++) {
                     Path memberDir = Directories.create(home.resolve("etcd" + (i + 1)));
-                    Path output = dir == null ? null : memberDir.resolve("server.out");
+                    Path output = dir() == null ? null : memberDir.resolve("server.out");
                     EtcdServer member = EtcdServer.member("m" + (i + 1), clientPorts[i], peerPorts[i], initialCluster,
-                            "cerberus-" + peerPorts[0], memberDir.resolve("data"), LoopbackServer.memberOptions(output, startTimeout));
+                            "cerberus-" + peerPorts[0], memberDir.resolve("data"), LoopbackServer.memberOptions(output, startTimeout()));
                     members.add(member);
                     member.launch();
                 }

@@ -142,17 +142,19 @@ public final class RedisCluster implements Deployment {
         return "Redis Cluster of " + nodes.stream().map(RedisServer::hostPort).collect(Collectors.joining(","));
     }
 
-    /** Options of a {@link RedisCluster}. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Options of a {@link RedisCluster}. Node N keeps its data, {@code nodes.conf} and output in
+     * {@code dir/nodeN}; each start may take 10 s (scaled). Not thread-safe.
+     */
+    public static final class Builder extends GroupOptions<Builder> {
         private int masters = 3;
         private int replicasPerMaster = 1;
         private Duration nodeTimeout = Duration.ofSeconds(2);
         private RedisServer.Persistence persistence = RedisServer.Persistence.NONE;
-        private Path dir;
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(10));
         private Duration awaitTimeout = Timeouts.scaled(Duration.ofSeconds(60));
 
         private Builder() {
+            super(Duration.ofSeconds(10));
         }
 
         /**
@@ -205,29 +207,6 @@ public final class RedisCluster implements Deployment {
         }
 
         /**
-         * @param dir where node N keeps its data, {@code nodes.conf} and output ({@code dir/nodeN});
-         *     by default a temporary directory, deleted on close
-         * @return this builder
-         */
-        public Builder dir(Path dir) {
-            this.dir = dir;
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long each node's start may take; 10 s scaled by default
-         * @return this builder
-         * @throws IllegalArgumentException if it is not positive
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
-            return this;
-        }
-
-        /**
          * @param awaitTimeout how long creating the cluster, and each wait until it is ready, may
          *     take; 60 s scaled by default
          * @return this builder
@@ -250,14 +229,14 @@ public final class RedisCluster implements Deployment {
          *     package), a node does not come up, or the cluster is not ready in time
          */
         public RedisCluster start() {
-            Path workDir = dir == null ? Directories.createTemp(null, "cerberus-redis-cluster-") : Directories.create(dir);
+            Path workDir = home("cerberus-redis-cluster-");
             List<RedisServer> nodes = new ArrayList<>();
-            RedisCluster cluster = new RedisCluster(nodes, this, workDir, dir == null);
+            RedisCluster cluster = new RedisCluster(nodes, this, workDir, temporaryHome());
             try {
                 for (int i = 1; i <= masters * (1 + replicasPerMaster); i++) {
                     Path nodeDir = Directories.create(workDir.resolve("node" + i));
                     nodes.add(RedisServer.builder().persistence(persistence).dir(nodeDir).output(nodeDir.resolve("server.out"))
-                            .startTimeout(startTimeout).args("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                            .startTimeout(startTimeout()).args("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                                     "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()), "--repl-diskless-sync-delay", "0")
                             .start());
                 }

@@ -73,15 +73,18 @@ public final class RedisGroup implements Deployment {
         return "Redis masters " + uri();
     }
 
-    /** Options of a {@link RedisGroup}. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Options of a {@link RedisGroup}. With a {@link #dir}, node N keeps its data and output in
+     * {@code dir/nodeN} ({@code server.out}); without one, the nodes keep no files (no persistence)
+     * and their output is temporary; each start may take 10 s (scaled). Not thread-safe.
+     */
+    public static final class Builder extends GroupOptions<Builder> {
         private int count = 5;
         private RedisServer.Persistence persistence = RedisServer.Persistence.NONE;
-        private Path dir;
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(10));
         private final List<String> args = new ArrayList<>();
 
         private Builder() {
+            super(Duration.ofSeconds(10));
         }
 
         /**
@@ -108,34 +111,11 @@ public final class RedisGroup implements Deployment {
         }
 
         /**
-         * @param dir where node N keeps its data and output: {@code dir/nodeN}, its output in
-         *     {@code dir/nodeN/server.out}; by default nowhere (no persistence) and temporary output
-         * @return this builder
-         */
-        public Builder dir(Path dir) {
-            this.dir = dir;
-            return this;
-        }
-
-        /**
          * @param args more redis-server options for every node, e.g. {@code "--requirepass", "secret"}
          * @return this builder
          */
         public Builder args(String... args) {
             this.args.addAll(List.of(args));
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long each node's start or restart may take; 10 s scaled by default
-         * @return this builder
-         * @throws IllegalArgumentException if it is not positive
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
             return this;
         }
 
@@ -147,16 +127,16 @@ public final class RedisGroup implements Deployment {
          * @throws ServerException if a node does not come up in time, or its directory cannot be made
          */
         public RedisGroup start() {
-            if (persistence != RedisServer.Persistence.NONE && dir == null) {
+            if (persistence != RedisServer.Persistence.NONE && dir() == null) {
                 throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only files");
             }
             List<RedisServer> nodes = new ArrayList<>();
             try {
                 for (int i = 1; i <= count; i++) {
-                    RedisServer.Builder node = RedisServer.builder().persistence(persistence).startTimeout(startTimeout)
+                    RedisServer.Builder node = RedisServer.builder().persistence(persistence).startTimeout(startTimeout())
                             .args(args.toArray(String[]::new));
-                    if (dir != null) {
-                        Path nodeDir = Directories.create(dir.resolve("node" + i));
+                    if (dir() != null) {
+                        Path nodeDir = Directories.create(dir().resolve("node" + i));
                         node.dir(nodeDir).output(nodeDir.resolve("server.out"));
                     }
                     nodes.add(node.start());

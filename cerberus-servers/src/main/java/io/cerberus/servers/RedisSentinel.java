@@ -77,7 +77,7 @@ public final class RedisSentinel implements Deployment {
         Path dir = Directories.create(workDir.resolve("node" + number));
         // a primary waits 5 s by default before it streams a full copy to a new replica, for more replicas to join in
         RedisServer.Builder node = RedisServer.builder().port(port).persistence(options.persistence).dir(dir).output(dir.resolve("server.out"))
-                .startTimeout(options.startTimeout).args("--repl-diskless-sync-delay", "0");
+                .startTimeout(options.startTimeout()).args("--repl-diskless-sync-delay", "0");
         if (primary != null) {
             node.args("--replicaof", "127.0.0.1", Integer.toString(primary.port()));
         }
@@ -98,7 +98,7 @@ public final class RedisSentinel implements Deployment {
         } catch (IOException e) {
             throw new ServerException("could not write the configuration of Sentinel " + number + " in " + configDir + ": " + e, e);
         }
-        return RedisServer.builder().sentinel(config).dir(configDir).output(dir.resolve("server.out")).startTimeout(options.startTimeout).start();
+        return RedisServer.builder().sentinel(config).dir(configDir).output(dir.resolve("server.out")).startTimeout(options.startTimeout()).start();
     }
 
     /** @return {@code redis-sentinel://127.0.0.1:S1,127.0.0.1:S2,...#MASTER}: the Sentinels and the name they know the primary by */
@@ -294,19 +294,22 @@ public final class RedisSentinel implements Deployment {
         return "Redis Sentinel deployment " + uri();
     }
 
-    /** Options of a {@link RedisSentinel}; each has the default the tests and {@code cerberus check} want. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Options of a {@link RedisSentinel}; each has the default the tests and {@code cerberus check}
+     * want. Node N keeps its data and output in {@code dir/nodeN}, Sentinel N its output in
+     * {@code dir/sentinelN}; each start may take 10 s (scaled). Not thread-safe.
+     */
+    public static final class Builder extends GroupOptions<Builder> {
         private int replicas = 1;
         private int sentinels = 3;
         private String masterName = "locks";
         private Duration downAfter = Duration.ofSeconds(2);
         private Duration failoverTimeout = Duration.ofSeconds(2);
         private RedisServer.Persistence persistence = RedisServer.Persistence.NONE;
-        private Path dir;
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(10));
         private Duration awaitTimeout = Timeouts.scaled(Duration.ofSeconds(60));
 
         private Builder() {
+            super(Duration.ofSeconds(10));
         }
 
         /**
@@ -391,30 +394,6 @@ public final class RedisSentinel implements Deployment {
         }
 
         /**
-         * @param dir where node N keeps its data and output ({@code dir/nodeN}, {@code server.out})
-         *     and Sentinel N its output ({@code dir/sentinelN}); by default a temporary directory,
-         *     deleted on close
-         * @return this builder
-         */
-        public Builder dir(Path dir) {
-            this.dir = dir;
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long each server's start may take; 10 s scaled by default
-         * @return this builder
-         * @throws IllegalArgumentException if it is not positive
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
-            return this;
-        }
-
-        /**
          * @param awaitTimeout how long a wait for the deployment (replicas in sync, a promotion) may
          *     take; 60 s scaled by default: a Sentinel in TILT mode does nothing for 30 s
          * @return this builder
@@ -437,8 +416,7 @@ public final class RedisSentinel implements Deployment {
             copy.downAfter = downAfter;
             copy.failoverTimeout = failoverTimeout;
             copy.persistence = persistence;
-            copy.dir = dir;
-            copy.startTimeout = startTimeout;
+            copy.copyGroupOptions(this);
             copy.awaitTimeout = awaitTimeout;
             return copy;
         }
@@ -457,12 +435,12 @@ public final class RedisSentinel implements Deployment {
          *     replicas and each other, in time
          */
         public RedisSentinel start() {
-            if (persistence != RedisServer.Persistence.NONE && dir == null) {
+            if (persistence != RedisServer.Persistence.NONE && dir() == null) {
                 throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only files");
             }
-            Path workDir = dir == null ? Directories.createTemp(null, "cerberus-redis-sentinel-") : Directories.create(dir);
+            Path workDir = home("cerberus-redis-sentinel-");
             Path memory = Directories.memory();
-            RedisSentinel deployment = new RedisSentinel(copy(), workDir, dir == null,
+            RedisSentinel deployment = new RedisSentinel(copy(), workDir, temporaryHome(),
                     memory == null ? null : Directories.createTemp(memory, "cerberus-sentinel-"));
             try {
                 deployment.startAll();

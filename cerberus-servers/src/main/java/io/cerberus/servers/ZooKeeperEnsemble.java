@@ -121,14 +121,17 @@ public final class ZooKeeperEnsemble implements Ensemble {
         return "zookeeper ensemble on " + connectString();
     }
 
-    /** Options of a {@link ZooKeeperEnsemble}, applied to every member. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Options of a {@link ZooKeeperEnsemble}, applied to every member. Member N keeps its
+     * configuration and data in {@code dir/zkN} and its output in {@code dir/zkN/server.out}; the
+     * members, or a restarted member, may take 60 s (scaled) to serve. Not thread-safe.
+     */
+    public static final class Builder extends GroupOptions<Builder> {
         private final ZooKeeperSettings settings = new ZooKeeperSettings();
         private int size = 3;
-        private Path dir;
-        private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(60));
 
         private Builder() {
+            super(Duration.ofSeconds(60));
         }
 
         /**
@@ -196,30 +199,6 @@ public final class ZooKeeperEnsemble implements Ensemble {
         }
 
         /**
-         * @param dir where member N keeps its configuration and data ({@code zkN/}) and appends
-         *     its output ({@code zkN/server.out}), kept after close; by default a temporary
-         *     directory deleted on close, the output shown only in failure messages
-         * @return this builder
-         */
-        public Builder dir(Path dir) {
-            this.dir = dir;
-            return this;
-        }
-
-        /**
-         * @param startTimeout how long the members, or a restarted member, may take to serve; 60 s scaled by default
-         * @return this builder
-         * @throws IllegalArgumentException if it is not positive
-         */
-        public Builder startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
-            return this;
-        }
-
-        /**
          * Starts every member, then waits until each serves as leader or follower.
          *
          * @return the running ensemble
@@ -227,9 +206,9 @@ public final class ZooKeeperEnsemble implements Ensemble {
          *     ends before it serves (with its output), or does not serve in time
          */
         public ZooKeeperEnsemble start() {
-            Path home = dir == null ? Directories.createTemp(null, "cerberus-zk-ensemble-") : dir;
+            Path home = home("cerberus-zk-ensemble-");
             List<ZooKeeperServer> members = new ArrayList<>();
-            ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(members, home, dir == null);
+            ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(members, home, temporaryHome());
             try {
                 int[] clientPorts = new int[size];
                 List<String> peers = new ArrayList<>();
@@ -246,9 +225,9 @@ public final class ZooKeeperEnsemble implements Ensemble {
                     lines.addAll(settings.ensembleLines());
                     lines.addAll(peers);
                     Directories.write(config, String.join("\n", lines) + "\n");
-                    Path output = dir == null ? null : memberDir.resolve("server.out");
+                    Path output = dir() == null ? null : memberDir.resolve("server.out");
                     ZooKeeperServer member = new ZooKeeperServer(clientPorts[i], settings.command(config),
-                            LoopbackServer.memberOptions(output, startTimeout), memberDir, false);
+                            LoopbackServer.memberOptions(output, startTimeout()), memberDir, false);
                     members.add(member);
                     member.launch();
                 }
