@@ -26,14 +26,14 @@ import java.util.function.Consumer;
 final class CheckEnsemble implements LockServer {
     private static final Duration START = Duration.ofSeconds(60);
 
-    private final Ensemble servers;
+    private final Ensemble<?> servers;
     private final String kind;
     /** What the kind calls one of its servers in the fault log: ZooKeeper's "server", etcd's "member". */
     private final String memberWord;
     private final String uri;
     private int next;
 
-    private CheckEnsemble(Ensemble servers, String kind, String memberWord, String uri) {
+    private CheckEnsemble(Ensemble<?> servers, String kind, String memberWord, String uri) {
         this.servers = servers;
         this.kind = kind;
         this.memberWord = memberWord;

@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalInt;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -16,15 +15,9 @@ import java.util.stream.IntStream;
  * rejoins); {@link #leader()} names the member whose metrics say it leads. {@link #heal()}
  * resumes and relaunches every faulted member and waits until all are healthy. Not thread-safe.
  */
-public final class EtcdCluster implements Ensemble {
-    private final List<EtcdServer> members;
-    private final Path dir;
-    private final boolean temporaryDir;
-
+public final class EtcdCluster extends Ensemble<EtcdServer> {
     private EtcdCluster(List<EtcdServer> members, Path dir, boolean temporaryDir) {
-        this.members = members;
-        this.dir = dir;
-        this.temporaryDir = temporaryDir;
+        super(members, dir, temporaryDir);
     }
 
     /** @return a builder with the defaults: 3 members in a temporary directory */
@@ -45,70 +38,17 @@ public final class EtcdCluster implements Ensemble {
     /** @return its engine URI, {@code etcd://127.0.0.1:P1,127.0.0.1:P2,...}; add a path and query as needed */
     @Override
     public String uri() {
-        return "etcd://" + members.stream().map(LoopbackServer::hostPort).collect(Collectors.joining(","));
-    }
-
-    @Override
-    public int size() {
-        return members.size();
-    }
-
-    /**
-     * @param index 0 to {@link #size()} - 1
-     * @return that member, to fault or ask
-     * @throws IndexOutOfBoundsException if there is no such member
-     */
-    @Override
-    public EtcdServer member(int index) {
-        return members.get(index);
-    }
-
-    /** @return the members, in start order */
-    public List<EtcdServer> members() {
-        return List.copyOf(members);
+        return "etcd://" + hostPorts();
     }
 
     /** @return {@code leader} if its metrics say it leads, {@code follower} if it is healthy; empty otherwise */
     @Override
     public String role(int index) {
-        EtcdServer member = members.get(index);
+        EtcdServer member = member(index);
         if (!member.isRunning() || member.isPaused()) {
             return "";
         }
         return member.isLeader() ? "leader" : member.healthy() ? "follower" : "";
-    }
-
-    @Override
-    public OptionalInt leader() {
-        return IntStream.range(0, members.size())
-                .filter(i -> members.get(i).isRunning() && !members.get(i).isPaused() && members.get(i).isLeader()).findFirst();
-    }
-
-    @Override
-    public int awaitLeader(Duration within) {
-        OptionalInt[] leader = {OptionalInt.empty()};
-        Await.until("a leader among the etcd members of " + uri(), within, () -> (leader[0] = leader()).isPresent());
-        return leader[0].getAsInt();
-    }
-
-    /**
-     * Resumes paused members and starts killed ones again, then waits until every one is healthy.
-     *
-     * @throws ServerException if a member is not healthy in time
-     */
-    @Override
-    public void heal() {
-        List<EtcdServer> launched = members.stream().filter(LoopbackServer::healWithoutWaiting).toList();
-        launched.forEach(LoopbackServer::awaitServes);
-    }
-
-    /** Kills every member and waits for them; deletes the directory if it made it. */
-    @Override
-    public void close() {
-        members.forEach(LoopbackServer::close);
-        if (temporaryDir) {
-            Directories.deleteQuietly(dir);
-        }
     }
 
     @Override

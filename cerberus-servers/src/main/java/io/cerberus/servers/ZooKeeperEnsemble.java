@@ -4,8 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalInt;
-import java.util.stream.Collectors;
 
 /**
  * A ZooKeeper ensemble of N {@link ZooKeeperServer} members (3 by default) on loopback ports, each
@@ -16,15 +14,9 @@ import java.util.stream.Collectors;
  * rejoins); {@link #leader()} names the member that says it leads. {@link #heal()} resumes and
  * relaunches every faulted member and waits until all serve again. Not thread-safe.
  */
-public final class ZooKeeperEnsemble implements Ensemble {
-    private final List<ZooKeeperServer> members;
-    private final Path dir;
-    private final boolean temporaryDir;
-
+public final class ZooKeeperEnsemble extends Ensemble<ZooKeeperServer> {
     private ZooKeeperEnsemble(List<ZooKeeperServer> members, Path dir, boolean temporaryDir) {
-        this.members = members;
-        this.dir = dir;
-        this.temporaryDir = temporaryDir;
+        super(members, dir, temporaryDir);
     }
 
     /** @return a builder with the defaults: 3 members, and the defaults of {@link ZooKeeperServer#builder()} */
@@ -50,70 +42,13 @@ public final class ZooKeeperEnsemble implements Ensemble {
 
     /** @return its connect string for a ZooKeeper or Curator client */
     public String connectString() {
-        return members.stream().map(LoopbackServer::hostPort).collect(Collectors.joining(","));
-    }
-
-    @Override
-    public int size() {
-        return members.size();
-    }
-
-    /**
-     * @param index 0 to {@link #size()} - 1 (member {@code index + 1} in ZooKeeper's {@code myid})
-     * @return that member, to fault or ask
-     * @throws IndexOutOfBoundsException if there is no such member
-     */
-    @Override
-    public ZooKeeperServer member(int index) {
-        return members.get(index);
-    }
-
-    /** @return the members, in {@code myid} order */
-    public List<ZooKeeperServer> members() {
-        return List.copyOf(members);
+        return hostPorts();
     }
 
     /** @return its {@code srvr} mode: {@code leader} or {@code follower}; empty when it does not serve */
     @Override
     public String role(int index) {
-        return members.get(index).mode().orElse("");
-    }
-
-    @Override
-    public OptionalInt leader() {
-        for (int i = 0; i < members.size(); i++) {
-            if (members.get(i).mode().filter("leader"::equals).isPresent()) {
-                return OptionalInt.of(i);
-            }
-        }
-        return OptionalInt.empty();
-    }
-
-    @Override
-    public int awaitLeader(Duration within) {
-        OptionalInt[] leader = {OptionalInt.empty()};
-        Await.until("a leader among the zookeeper members on " + connectString(), within, () -> (leader[0] = leader()).isPresent());
-        return leader[0].getAsInt();
-    }
-
-    /**
-     * Resumes paused members and starts killed ones again, then waits until every member serves.
-     *
-     * @throws ServerException if a member does not serve in time
-     */
-    @Override
-    public void heal() {
-        List<ZooKeeperServer> launched = members.stream().filter(LoopbackServer::healWithoutWaiting).toList();
-        launched.forEach(LoopbackServer::awaitServes);
-    }
-
-    /** Kills every member and waits for them; deletes the directory if it made it. */
-    @Override
-    public void close() {
-        members.forEach(LoopbackServer::close);
-        if (temporaryDir) {
-            Directories.deleteQuietly(dir);
-        }
+        return member(index).mode().orElse("");
     }
 
     @Override
