@@ -5,15 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.servers.RedisServer;
+import io.cerberus.testkit.ServerExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,20 +25,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CheckCommandTest {
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
-    private static RedisServer redis;
+    @RegisterExtension
+    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        redis.close();
-    }
 
     private Cli.Result check(String... args) {
         List<String> given = List.of(args);
@@ -87,7 +78,7 @@ class CheckCommandTest {
     @Test
     void redisWithFencingLosesNoUpdateWhenAHolderIsPausedPastItsLease() {
         // a long critical section, so that the pause lands inside it even when signals are slow to arrive
-        Cli.Result run = check("--engine", redis.uri(), "--faults", "pause", "--think", "500ms", "--duration", "8s");
+        Cli.Result run = check("--engine", REDIS.uri(), "--faults", "pause", "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("verdict:               SAFE_WITH_FENCING");
@@ -248,7 +239,7 @@ class CheckCommandTest {
 
     @Test
     void negativeControlWithFencingIgnoredLosesTheUpdateThatFencingStops() {
-        Cli.Result run = check("--engine", redis.uri(), "--faults", "pause", "--no-fencing", "--think", "500ms",
+        Cli.Result run = check("--engine", REDIS.uri(), "--faults", "pause", "--no-fencing", "--think", "500ms",
                 "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);

@@ -3,34 +3,36 @@ package io.cerberus.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cerberus.servers.EtcdServer;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.EtcdServer;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** User and password against an etcd with authentication enabled. */
 class EtcdAuthTest {
-    private static EtcdServer server;
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdAuthTest::startWithAuthentication);
 
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-        server.ctl("user", "add", "root", "--new-user-password=r00t-secret");
-        server.ctl("user", "grant-role", "root", "root");
-        server.ctl("auth", "enable");
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
+    /** @return an etcd whose root user has the password r00t-secret, with authentication on */
+    private static EtcdServer startWithAuthentication() {
+        EtcdServer server = EtcdServer.start();
+        try {
+            server.ctl("user", "add", "root", "--new-user-password=r00t-secret");
+            server.ctl("user", "grant-role", "root", "root");
+            server.ctl("auth", "enable");
+            return server;
+        } catch (RuntimeException | Error e) {
+            server.close();
+            throw e;
+        }
     }
 
     private static String uri(String userInfo) {
-        return (server.uri() + "?ttl=2").replace("etcd://", "etcd://" + userInfo + "@");
+        return (SERVER.uri() + "?ttl=2").replace("etcd://", "etcd://" + userInfo + "@");
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.RedisServer;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,9 +26,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The etcd engine in one JVM with the Redis engine, as in an application that uses both: this
@@ -44,20 +44,10 @@ class EtcdBesideRedisTest {
     /** Large enough that each reply spans many socket reads, so the HTTP/2 reader must piece frames together. */
     private static final int RESULT_CHARS = 600 * 1024;
 
-    private static EtcdServer etcd;
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void startServers() {
-        etcd = EtcdServer.start();
-        redis = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopServers() {
-        redis.close();
-        etcd.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> ETCD = ServerExtension.perClass(EtcdServer::start);
+    @RegisterExtension
+    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
     @Test
     void theClassPathHasANettyWhoseBuffersBrokeOldGrpc() {
@@ -89,8 +79,8 @@ class EtcdBesideRedisTest {
 
     @Test
     void etcdLocksAndRepliesStayIntactUnderHeavyTrafficBesideTheRedisEngine() throws Exception {
-        try (Cerberus onEtcd = Cerberus.builder().engine(etcd.uri()).namespace("beside-redis").build();
-                Cerberus onRedis = Cerberus.builder().engine(redis.uri()).namespace("beside-etcd").build()) {
+        try (Cerberus onEtcd = Cerberus.builder().engine(ETCD.uri()).namespace("beside-redis").build();
+                Cerberus onRedis = Cerberus.builder().engine(REDIS.uri()).namespace("beside-etcd").build()) {
             ExecutorService workers = Executors.newFixedThreadPool(4);
             AtomicBoolean etcdDone = new AtomicBoolean();
             try {

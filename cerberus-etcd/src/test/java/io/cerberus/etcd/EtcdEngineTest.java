@@ -18,28 +18,19 @@ import io.cerberus.spi.LockMode;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** etcd-specific cases beside the conformance suite, against a real etcd. */
 class EtcdEngineTest {
-    private static EtcdServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
 
     private static String token() {
         return UUID.randomUUID().toString().replace("-", "");
@@ -61,14 +52,14 @@ class EtcdEngineTest {
 
     @Test
     void leaseRevokedFromOutsideLosesTheHolds() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri() + "?ttl=3").namespace("revoke").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri() + "?ttl=3").namespace("revoke").build()) {
             DistributedLock lock = cerberus.lock("revoked");
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
             lock.lease().onLost((lease, reason) -> lost.countDown());
-            String leases = server.ctl("lease", "list");
+            String leases = SERVER.get().ctl("lease", "list");
             String leaseId = leases.lines().filter(line -> line.matches("[0-9a-f]+")).reduce((a, b) -> b).orElseThrow();
-            server.ctl("lease", "revoke", leaseId);
+            SERVER.get().ctl("lease", "revoke", leaseId);
             assertThat(lost.await(TestTimes.millis(3000).toMillis(), TimeUnit.MILLISECONDS))
                     .as("the holder learns within a keep-alive round").isTrue();
             assertThat(lock.lease().isValid()).isFalse();
@@ -83,7 +74,7 @@ class EtcdEngineTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(ints = {20, 150})
     void renewalLosesExactlyTheHoldWhoseKeyWasDeleted(int holds) {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             String namespace = "renew-" + holds;
             java.util.List<Acquisition> held = new java.util.ArrayList<>();
             for (int i = 0; i < holds; i++) {
@@ -92,7 +83,7 @@ class EtcdEngineTest {
                 held.add(attempt);
             }
             assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("nothing is lost yet").isEmpty();
-            server.ctl("del", "--prefix", "cerberus/" + namespace + "/lock-7/");
+            SERVER.get().ctl("del", "--prefix", "cerberus/" + namespace + "/lock-7/");
             assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("the renewal after the delete").containsExactly(held.get(7));
             assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held.subList(8, holds))).as("the others are still held").isEmpty();
             held.subList(8, holds).forEach(attempt -> assertThat(engine.release(attempt)).isTrue());
@@ -101,8 +92,8 @@ class EtcdEngineTest {
 
     @Test
     void staleReleaseRetryCannotDeleteANewerHoldersKey() {
-        try (LockEngine first = Engines.open(server.uri(), Duration.ofSeconds(5));
-                LockEngine second = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine first = Engines.open(SERVER.uri(), Duration.ofSeconds(5));
+                LockEngine second = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("stale", "released-twice");
             Acquisition old = attempt(key);
             long oldFence = ((AcquireResult.Granted) first.tryAcquire(old)).fencingToken();
@@ -119,7 +110,7 @@ class EtcdEngineTest {
 
     @Test
     void waiterIsGrantedWhenItsPredecessorGoesWithoutPolling() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "chain");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
@@ -141,14 +132,14 @@ class EtcdEngineTest {
      */
     @Test
     void aWaiterWatchesFromNowEvenWhenOthersWroteSinceItsRead() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "busy-server");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
             Acquisition elsewhere = attempt(new LockKey("queue", "another"));
             assertThat(engine.tryAcquire(elsewhere)).as("a write after the waiter's read").isInstanceOf(AcquireResult.Granted.class);
-            long watchersBefore = server.counter("etcd_debugging_mvcc_watcher_total");
-            long slowBefore = server.counter("etcd_debugging_mvcc_slow_watcher_total");
+            long watchersBefore = SERVER.get().counter("etcd_debugging_mvcc_watcher_total");
+            long slowBefore = SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total");
             Thread waiting = new Thread(() -> {
                 try {
                     engine.awaitChange(waiter, Duration.ofSeconds(30));
@@ -158,11 +149,11 @@ class EtcdEngineTest {
             });
             waiting.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (server.counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(server.counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
-            assertThat(server.counter("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
             assertThat(waiting.isAlive()).as("its predecessor is still there").isTrue();
             assertThat(engine.release(holder)).isTrue();
             waiting.join(TestTimes.millis(10_000).toMillis());
@@ -175,7 +166,7 @@ class EtcdEngineTest {
 
     @Test
     void aPredecessorGoneBeforeTheWatchIsInPlaceEndsTheWaitAtOnce() throws Exception {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             Queued queued = holderAndWaiter(engine, "gone-first");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
@@ -205,7 +196,7 @@ class EtcdEngineTest {
 
     @Test
     void inspectListsHoldersAndCountsWaiters() {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("listed", "shared");
             Acquisition reader1 = new Acquisition(key, LockMode.READ, token(), "reader one", Duration.ofSeconds(30));
             Acquisition reader2 = new Acquisition(key, LockMode.READ, token(), "reader two", Duration.ofSeconds(30));
@@ -224,14 +215,14 @@ class EtcdEngineTest {
 
     @Test
     void aBlockedWaiterSendsNoRequestsWhileNothingChanges() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(server.uri()).namespace("quiet").build();
-                Cerberus other = Cerberus.builder().engine(server.uri()).namespace("quiet").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri()).namespace("quiet").build();
+                Cerberus other = Cerberus.builder().engine(SERVER.uri()).namespace("quiet").build()) {
             DistributedLock held = cerberus.lock("quiet");
             held.lock();
             DistributedLock waiting = other.lock("quiet");
-            long before = server.counter("grpc_server_started_total{grpc_method=\"Txn\"");
+            long before = SERVER.get().counter("grpc_server_started_total{grpc_method=\"Txn\"");
             assertThat(waiting.tryLock(3, TimeUnit.SECONDS)).isFalse();
-            long txns = server.counter("grpc_server_started_total{grpc_method=\"Txn\"") - before;
+            long txns = SERVER.get().counter("grpc_server_started_total{grpc_method=\"Txn\"") - before;
             assertThat(txns).as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
                     + " none in between").isLessThanOrEqualTo(3);
             held.unlock();
@@ -241,7 +232,7 @@ class EtcdEngineTest {
     /** etcd keeps a deleted key in its index until a compaction, and a read of the lock walks them all. */
     @Test
     void aLockTakenAgainAndAgainReusesOneKey() {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("reuse", "busy");
             java.util.Set<String> keysUsed = new java.util.HashSet<>();
             long lastFence = 0;
@@ -259,7 +250,7 @@ class EtcdEngineTest {
 
     @Test
     void twoAttemptsOfOneClientOnOneLockHaveTwoKeysAndTheFirstComesBack() {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("numbers", "two");
             Acquisition first = attempt(key);
             Acquisition second = attempt(key);
@@ -283,21 +274,21 @@ class EtcdEngineTest {
     /** A late resend of an earlier attempt's create, or a release whose delete failed, leaves a key on a number. */
     @Test
     void aKeyLeftByAnEarlierAttemptOnTheSameNumberIsReplacedNotAdopted() {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("leftover", "lock");
             Acquisition first = attempt(key);
             assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
             String left = keysOf("cerberus/leftover/lock/").get(0);
             String leaseHex = left.substring(left.lastIndexOf('/') + 1, left.lastIndexOf('_'));
             assertThat(engine.release(first)).isTrue();
-            server.ctl("put", "--lease=" + leaseHex, left, "exclusive 0123456789abcdef0123456789abcdef\nan earlier attempt");
-            long leftRevision = Long.parseLong(server.ctl("get", left, "-w", "fields").lines()
+            SERVER.get().ctl("put", "--lease=" + leaseHex, left, "exclusive 0123456789abcdef0123456789abcdef\nan earlier attempt");
+            long leftRevision = Long.parseLong(SERVER.get().ctl("get", left, "-w", "fields").lines()
                     .filter(line -> line.startsWith("\"CreateRevision\"")).findFirst().orElseThrow().replaceAll("\\D", ""));
             Acquisition next = attempt(key);
             AcquireResult result = engine.tryAcquire(next);
             assertThat(result).isInstanceOf(AcquireResult.Granted.class);
             assertThat(((AcquireResult.Granted) result).fencingToken()).as("a new key, not the one left").isGreaterThan(leftRevision);
-            assertThat(server.ctl("get", left, "--print-value-only")).contains(next.token()).doesNotContain("an earlier attempt");
+            assertThat(SERVER.get().ctl("get", left, "--print-value-only")).contains(next.token()).doesNotContain("an earlier attempt");
             assertThat(engine.release(next)).isTrue();
             assertThat(keysOf("cerberus/leftover/lock/")).isEmpty();
         }
@@ -349,9 +340,9 @@ class EtcdEngineTest {
             }
         };
         DeleteSends deleteSends = new DeleteSends();
-        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(server.endpoint())
+        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(SERVER.get().endpoint())
                 .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteSends).build(); // the last is called first
-        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(server.uri()), Duration.ofMillis(800),
+        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(SERVER.uri()), Duration.ofMillis(800),
                 (token, reason) -> { });
         try (engine) {
             engine.start();
@@ -367,7 +358,7 @@ class EtcdEngineTest {
             Acquisition next = attempt(key);
             assertThat(engine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(keysOf("cerberus/late/copy/")).as("the next hold's key has another name").hasSize(1).doesNotContain(firstKey);
-            server.ctl("del", firstKey); // the held-back copy arrives
+            SERVER.get().ctl("del", firstKey); // the held-back copy arrives
             assertThat(engine.isLocked(key)).as("the next hold keeps its key").isTrue();
             assertThat(engine.renew(next)).isTrue();
             assertThat(engine.release(next)).isTrue();
@@ -382,11 +373,11 @@ class EtcdEngineTest {
 
     @Test
     void aReleaseAfterTheKeyWasDeletedFromOutsideSaysTheLockWasNotHeld() {
-        try (LockEngine engine = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             LockKey key = new LockKey("outside", "deleted");
             Acquisition attempt = attempt(key);
             assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
-            server.ctl("del", "--prefix", "cerberus/outside/deleted/");
+            SERVER.get().ctl("del", "--prefix", "cerberus/outside/deleted/");
             assertThat(engine.release(attempt)).isFalse();
             Acquisition again = attempt(key);
             assertThat(engine.tryAcquire(again)).isInstanceOf(AcquireResult.Granted.class);
@@ -397,7 +388,7 @@ class EtcdEngineTest {
     }
 
     private static java.util.List<String> keysOf(String directory) {
-        return server.ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
+        return SERVER.get().ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
     }
 
     @Test
@@ -413,7 +404,7 @@ class EtcdEngineTest {
     @Test
     void aLeaseLongerThanAskedIsWarnedAbout() {
         // etcd raises TTLs below 1.5 election timeouts (1 s by default): 1 s becomes 2 s
-        String uri = server.uri() + "?ttl=1";
+        String uri = SERVER.uri() + "?ttl=1";
         try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
                 Cerberus cerberus = Cerberus.builder().engine(uri).namespace("ttl-" + java.util.UUID.randomUUID()).build()) {
             assertThat(cerberus.lock("x").tryLock()).isTrue();

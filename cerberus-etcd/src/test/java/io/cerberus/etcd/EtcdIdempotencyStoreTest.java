@@ -9,6 +9,7 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -23,31 +24,31 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** etcd-specific cases of the idempotency store beside the conformance suite, against a real etcd. */
 class EtcdIdempotencyStoreTest {
     private static final LockKeys KEYS = new LockKeys("cerberus");
-    private static EtcdServer server;
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
     private static Client etcd;
     private LockEngine engine;
     private IdempotencyStore records;
     private String namespace;
 
     @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-        etcd = Client.builder().endpoints(EtcdTarget.parse(server.uri()).endpoints().toArray(String[]::new)).build();
+    static void connect() {
+        etcd = Client.builder().endpoints(EtcdTarget.parse(SERVER.uri()).endpoints().toArray(String[]::new)).build();
     }
 
     @AfterAll
-    static void stopServer() {
+    static void disconnect() {
         etcd.close();
-        server.close();
     }
 
     @BeforeEach
     void open() {
-        engine = Engines.open(server.uri(), Duration.ofSeconds(5));
+        engine = Engines.open(SERVER.uri(), Duration.ofSeconds(5));
         records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
         namespace = "idem-" + UUID.randomUUID();
     }
@@ -116,10 +117,10 @@ class EtcdIdempotencyStoreTest {
     void aWaiterWakesSoonAfterAnotherPartyCompletesTheRecord() throws Exception {
         String id = namespace + "/v1:awaited";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
-        try (LockEngine other = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine other = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             IdempotencyStore waiting = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(waiting.notifiesChanges()).isTrue();
-            long watchersBefore = server.counter("etcd_debugging_mvcc_watcher_total");
+            long watchersBefore = SERVER.get().counter("etcd_debugging_mvcc_watcher_total");
             long[] wokeAt = new long[1];
             Thread waiter = new Thread(() -> {
                 try {
@@ -131,12 +132,12 @@ class EtcdIdempotencyStoreTest {
             });
             waiter.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (server.counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(server.counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
                     .isGreaterThan(watchersBefore);
-            assertThat(server.counter("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
             assertThat(waiter.isAlive()).isTrue();
             long completedAt = System.nanoTime();
             assertThat(records.complete(id, "owner", utf8("done"), false, Duration.ofHours(1))).isTrue();
@@ -180,7 +181,7 @@ class EtcdIdempotencyStoreTest {
     void anotherClientOfTheSameAttemptCanRenewCompleteAndRelease() {
         String id = namespace + "/v1:shared-attempt";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-        try (LockEngine other = Engines.open(server.uri(), Duration.ofSeconds(5))) {
+        try (LockEngine other = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
             IdempotencyStore elsewhere = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(elsewhere.renew(id, "t1", Duration.ofSeconds(30))).as("renewed from the value alone").isTrue();
             assertThat(elsewhere.renew(id, "t2", Duration.ofSeconds(30))).as("not by another token").isFalse();

@@ -14,6 +14,7 @@ import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.ClientProcess;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.LeaseOption;
@@ -25,9 +26,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Per-application isolation enforced by etcd itself: one user and role per application, the role
@@ -38,25 +38,27 @@ import org.junit.jupiter.api.Test;
  */
 class EtcdIsolationTest {
     private static final int TTL_SECONDS = 2;
-    private static EtcdServer server;
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdIsolationTest::startWithAppUsers);
 
-    @BeforeAll
-    static void startServer() {
-        server = EtcdServer.start();
-        server.ctl("user", "add", "root", "--new-user-password=r00t-secret");
-        server.ctl("user", "grant-role", "root", "root");
-        for (String app : new String[] {"appA", "appB"}) {
-            server.ctl("role", "add", app);
-            server.ctl("role", "grant-permission", app, "readwrite", "cerberus/" + app + "/", "--prefix=true");
-            server.ctl("user", "add", app, "--new-user-password=" + app + "-secret");
-            server.ctl("user", "grant-role", app, app);
+    /** @return an etcd with authentication on, a root user and one user and role per application */
+    private static EtcdServer startWithAppUsers() {
+        EtcdServer server = EtcdServer.start();
+        try {
+            server.ctl("user", "add", "root", "--new-user-password=r00t-secret");
+            server.ctl("user", "grant-role", "root", "root");
+            for (String app : new String[] {"appA", "appB"}) {
+                server.ctl("role", "add", app);
+                server.ctl("role", "grant-permission", app, "readwrite", "cerberus/" + app + "/", "--prefix=true");
+                server.ctl("user", "add", app, "--new-user-password=" + app + "-secret");
+                server.ctl("user", "grant-role", app, app);
+            }
+            server.ctl("auth", "enable");
+            return server;
+        } catch (RuntimeException | Error e) {
+            server.close();
+            throw e;
         }
-        server.ctl("auth", "enable");
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
     }
 
     private static Cerberus app(String user, String namespace) {
@@ -64,12 +66,12 @@ class EtcdIsolationTest {
     }
 
     private static String uri(String user) {
-        return (server.uri() + "?ttl=" + TTL_SECONDS).replace("etcd://", "etcd://" + user + ":" + user + "-secret@");
+        return (SERVER.uri() + "?ttl=" + TTL_SECONDS).replace("etcd://", "etcd://" + user + ":" + user + "-secret@");
     }
 
     /** @return a bare jetcd client with the user's credentials, for the lease APIs the engine does not offer */
     private static Client jetcd(String user) {
-        return Client.builder().endpoints(server.endpoint()).user(LockKeys.bytes(user)).password(LockKeys.bytes(user + "-secret"))
+        return Client.builder().endpoints(SERVER.get().endpoint()).user(LockKeys.bytes(user)).password(LockKeys.bytes(user + "-secret"))
                 .build();
     }
 
@@ -79,12 +81,12 @@ class EtcdIsolationTest {
 
     /** @return the server's version, e.g. {@code 3.4.23} */
     private static String serverVersion(Client client) throws Exception {
-        return answer(client.getMaintenanceClient().statusMember(server.endpoint().substring("http://".length()))).getVersion();
+        return answer(client.getMaintenanceClient().statusMember(SERVER.get().endpoint().substring("http://".length()))).getVersion();
     }
 
     /** @return the keys of an app A lock (its name URL-encoded), as root reads them */
     private static List<String> keysOf(String encodedName) {
-        return server.ctl("--user", "root:r00t-secret", "get", "cerberus/appA/" + encodedName + "/", "--prefix", "--keys-only")
+        return SERVER.get().ctl("--user", "root:r00t-secret", "get", "cerberus/appA/" + encodedName + "/", "--prefix", "--keys-only")
                 .lines().filter(line -> !line.isBlank()).toList();
     }
 
@@ -132,9 +134,9 @@ class EtcdIsolationTest {
                 assertThatThrownBy(() -> intruder.inspect("")).as("listing").hasStackTraceContaining("permission denied");
                 assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again"))
                         .as("reading or claiming A's records").hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> server.ctl("--user", "appB:appB-secret", "get", "cerberus/appA/", "--prefix"))
+                assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "get", "cerberus/appA/", "--prefix"))
                         .as("B's etcdctl may not read A's keys").hasMessageContaining("permission denied");
-                assertThatThrownBy(() -> server.ctl("--user", "appB:appB-secret", "del", "cerberus/appA/", "--prefix"))
+                assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "del", "cerberus/appA/", "--prefix"))
                         .as("nor delete them").hasMessageContaining("permission denied");
             } finally {
                 assertThat(lock.lease().isValid()).as("A's lock is untouched").isTrue();
@@ -154,7 +156,7 @@ class EtcdIsolationTest {
             long leaseId = leaseOf(key);
             assertThatThrownBy(() -> answer(appB.getLeaseClient().revoke(leaseId)))
                     .as("revoking needs write permission on every key of the lease").hasStackTraceContaining("permission denied");
-            assertThatThrownBy(() -> server.ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
+            assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
                     .hasMessageContaining("permission denied");
             assertThatThrownBy(() -> answer(appB.getKVClient().delete(LockKeys.bytes(key))))
                     .as("deleting the key by its exact name").hasStackTraceContaining("permission denied");
@@ -171,7 +173,7 @@ class EtcdIsolationTest {
             assertThat(lock.tryLock()).isTrue();
             String key = keysOf("order%3A4").get(0);
             long leaseId = leaseOf(key);
-            assertThat(server.ctl("--user", "appB:appB-secret", "lease", "list")).as("lease ids are listed to every user")
+            assertThat(SERVER.get().ctl("--user", "appB:appB-secret", "lease", "list")).as("lease ids are listed to every user")
                     .contains(Long.toHexString(leaseId));
             String version = serverVersion(appB);
             CompletableFuture<List<String>> attached = appB.getLeaseClient()
@@ -264,7 +266,7 @@ class EtcdIsolationTest {
 
     @Test
     void aClientWithoutCredentialsIsNotWarned() {
-        String engine = server.uri() + "?ttl=" + TTL_SECONDS;
+        String engine = SERVER.uri() + "?ttl=" + TTL_SECONDS;
         try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
             Cerberus anonymous = Cerberus.builder().engine(engine).namespace("public").connectTimeout(Duration.ofSeconds(3)).build();
             try {

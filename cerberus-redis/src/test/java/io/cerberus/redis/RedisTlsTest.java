@@ -8,13 +8,13 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.SelfSignedCertificate;
+import io.cerberus.testkit.ServerExtension;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code rediss://} against a redis-server that speaks only TLS, with self-signed certificates. */
@@ -22,35 +22,21 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisTlsTest {
     @TempDir
     static Path dir;
-    private static RedisServer server;
+    private static SelfSignedCertificate serverKeys;
 
-    private static Path serverStore;
-    private static Path serverCert;
-    private static Path serverKey;
-
-    @BeforeAll
-    static void startServer() {
-        SelfSignedCertificate made = keyPair("server", "CN=localhost", "ip:127.0.0.1");
-        serverStore = made.keyStore();
-        serverCert = made.certificate();
-        serverKey = made.privateKey();
-        server = RedisServer.builder().tls(serverCert, serverKey).start();
-    }
+    @RegisterExtension
+    static final ServerExtension<RedisServer> SERVER = ServerExtension.perClass(() -> {
+        serverKeys = keyPair("server", "CN=localhost", "ip:127.0.0.1");
+        return RedisServer.builder().tls(serverKeys.certificate(), serverKeys.privateKey()).start();
+    });
 
     private static SelfSignedCertificate keyPair(String name, String subject, String san) {
         return SelfSignedCertificate.create(dir, name, subject, san);
     }
 
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
-    }
-
     @Test
     void locksWorkOverTls() {
-        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + server.port() + "?verifyPeer=NONE").build()) {
+        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + SERVER.get().port() + "?verifyPeer=NONE").build()) {
             DistributedLock lock = cerberus.lock("tls");
             assertThat(lock.tryLock()).isTrue();
             assertThat(lock.lease().fencingToken()).isPositive();
@@ -60,7 +46,7 @@ class RedisTlsTest {
 
     @Test
     void anUntrustedCertificateIsRefusedClearly() {
-        String uri = "rediss://127.0.0.1:" + server.port();
+        String uri = "rediss://127.0.0.1:" + SERVER.get().port();
         assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(3)).build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(uri);
@@ -85,13 +71,14 @@ class RedisTlsTest {
     @Test
     void optionsNeverShowTheirPasswords() {
         RedisOptions options = RedisOptions.builder().user("app").password("pw-main".toCharArray())
-                .trustStore(serverStore, "pw-trust".toCharArray()).keyStore(serverStore, "pw-key".toCharArray()).build();
+                .trustStore(serverKeys.keyStore(), "pw-trust".toCharArray()).keyStore(serverKeys.keyStore(), "pw-key".toCharArray())
+                .build();
         assertThat(options.toString()).contains("user=app").doesNotContain("pw-main", "pw-trust", "pw-key");
     }
 
     @Test
     void plainTextToATlsPortFailsWithinTheTimeout() {
-        String uri = "redis://127.0.0.1:" + server.port();
+        String uri = "redis://127.0.0.1:" + SERVER.get().port();
         long start = System.nanoTime();
         assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(1)).build())
                 .isInstanceOf(EngineUnavailableException.class)
@@ -101,8 +88,9 @@ class RedisTlsTest {
 
     @Test
     void aTrustStoreFromTheOptionsVerifiesTheServerFully() {
-        RedisOptions trusting = RedisOptions.builder().trustStore(serverStore, SelfSignedCertificate.PASSWORD.toCharArray()).build();
-        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + server.port(), trusting).build()) {
+        RedisOptions trusting = RedisOptions.builder().trustStore(serverKeys.keyStore(), SelfSignedCertificate.PASSWORD.toCharArray())
+                .build();
+        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + SERVER.get().port(), trusting).build()) {
             DistributedLock lock = cerberus.lock("verified");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
@@ -113,10 +101,11 @@ class RedisTlsTest {
     void aServerThatAsksForAClientCertificateGetsTheOneFromTheOptions() throws Exception {
         SelfSignedCertificate client = keyPair("client", "CN=cerberus-client", "ip:127.0.0.1");
         Path clientStore = client.keyStore();
-        try (RedisServer mutual = RedisServer.builder().tls(serverCert, serverKey).args("--tls-auth-clients", "yes",
-                "--tls-ca-cert-file", client.certificate().toString()).start()) {
+        try (RedisServer mutual = RedisServer.builder().tls(serverKeys.certificate(), serverKeys.privateKey())
+                .args("--tls-auth-clients", "yes", "--tls-ca-cert-file", client.certificate().toString()).start()) {
             String uri = "rediss://127.0.0.1:" + mutual.port();
-            RedisOptions.Builder options = RedisOptions.builder().trustStore(serverStore, SelfSignedCertificate.PASSWORD.toCharArray());
+            RedisOptions.Builder options = RedisOptions.builder()
+                    .trustStore(serverKeys.keyStore(), SelfSignedCertificate.PASSWORD.toCharArray());
             assertThatThrownBy(() -> Cerberus.builder().engine(uri, options.build()).connectTimeout(Duration.ofSeconds(3)).build())
                     .as("no client certificate")
                     .isInstanceOf(EngineUnavailableException.class)

@@ -12,6 +12,7 @@ import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.spi.LockKey;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,28 +29,18 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** ZooKeeper-specific behaviour on real servers: no herd, FIFO, sessions across restarts, per-app ACLs, bad URIs. */
 class ZooKeeperEngineTest {
-    private static ZooKeeperServer server;
-
-    @BeforeAll
-    static void startServer() {
-        server = ZooKeeperServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     /** @return a started plain Curator client on the shared server, authenticated with a ZooKeeper digest {@code user:password} */
     private static org.apache.curator.framework.CuratorFramework digestClient(String userAndPassword) {
         org.apache.curator.framework.CuratorFramework client = org.apache.curator.framework.CuratorFrameworkFactory.builder()
-                .connectString("127.0.0.1:" + server.port()).retryPolicy(new org.apache.curator.retry.RetryNTimes(3, 100))
+                .connectString("127.0.0.1:" + SERVER.get().port()).retryPolicy(new org.apache.curator.retry.RetryNTimes(3, 100))
                 .authorization("digest", userAndPassword.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build();
         client.start();
         return client;
@@ -74,7 +65,7 @@ class ZooKeeperEngineTest {
     void waitersDrainInArrivalOrderAndEachReleaseWakesOneWaiter() throws Exception {
         int waiters = 100;
         String namespace = "herd-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(server, "", namespace)) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace)) {
             DistributedLock first = cerberus.fairLock("queue");
             first.lock();
             List<Integer> order = new CopyOnWriteArrayList<>();
@@ -106,17 +97,17 @@ class ZooKeeperEngineTest {
 
     @Test
     void anUncontendedLockAndUnlockIsTwoRequests() throws Exception {
-        try (Cerberus cerberus = client(server, "", "requests-" + UUID.randomUUID())) {
+        try (Cerberus cerberus = client(SERVER.get(), "", "requests-" + UUID.randomUUID())) {
             DistributedLock lock = cerberus.lock("alone");
             lock.lock(); // the first acquisition also creates the lock's node
             lock.unlock();
             int cycles = 200;
-            long before = packetsReceived(server);
+            long before = packetsReceived(SERVER.get());
             for (int i = 0; i < cycles; i++) {
                 lock.lock();
                 lock.unlock();
             }
-            double perCycle = (double) (packetsReceived(server) - before) / cycles;
+            double perCycle = (double) (packetsReceived(SERVER.get()) - before) / cycles;
             System.out.println("uncontended lock and unlock: " + perCycle + " packets received per cycle (pings too)");
             assertThat(perCycle).as("the create-and-write transaction, the delete; no listing").isLessThan(2.2);
         }
@@ -124,7 +115,7 @@ class ZooKeeperEngineTest {
 
     @Test
     void theFencingTokenOfAnUncontendedHoldIsItsNodesCreatingTransaction() throws Exception {
-        try (Cerberus cerberus = client(server, "", "fence-" + UUID.randomUUID())) {
+        try (Cerberus cerberus = client(SERVER.get(), "", "fence-" + UUID.randomUUID())) {
             long previous = 0;
             for (int i = 0; i < 3; i++) {
                 try (Lease lease = cerberus.lock("fenced").acquire(Duration.ZERO)) {
@@ -141,7 +132,7 @@ class ZooKeeperEngineTest {
     @Test
     void aLockWhoseNodeWasDeletedMeanwhileIsTakenAgain() throws Exception {
         String namespace = "recreated-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(server, "", namespace); CuratorFramework admin = admin()) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace); CuratorFramework admin = admin()) {
             DistributedLock lock = cerberus.lock("gone");
             lock.lock();
             long fence = lock.lease().fencingToken();
@@ -157,14 +148,14 @@ class ZooKeeperEngineTest {
     @Test
     void aLockNodeThatMayNotBeWrittenIsStillTakenWithACreateAndAListing() throws Exception {
         String namespace = "unwritable-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(server, "", namespace); CuratorFramework admin = admin()) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace); CuratorFramework admin = admin()) {
             // nodes may be created in it and deleted from it, but it may not be written: the one-request claim fails
             admin.create().creatingParentsIfNeeded().withACL(List.of(new ACL(
                     ZooDefs.Perms.READ | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
                     .forPath(LockPaths.lock("/engine-test", new LockKey(namespace, "read-only")));
             DistributedLock lock = cerberus.lock("read-only");
             lock.lock();
-            try (Cerberus other = client(server, "", namespace)) {
+            try (Cerberus other = client(SERVER.get(), "", namespace)) {
                 assertThat(other.lock("read-only").tryLock()).as("held").isFalse();
             }
             lock.unlock();
@@ -285,7 +276,7 @@ class ZooKeeperEngineTest {
     }
 
     private static CuratorFramework admin() throws InterruptedException {
-        return admin(server);
+        return admin(SERVER.get());
     }
 
     private static CuratorFramework admin(ZooKeeperServer on) throws InterruptedException {
@@ -298,7 +289,7 @@ class ZooKeeperEngineTest {
     @Test
     void inspectCountsHoldersAndWaiters() throws Exception {
         String namespace = "inspect-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(server, "", namespace)) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace)) {
             DistributedLock lock = cerberus.lock("busy");
             lock.lock();
             List<Thread> threads = new ArrayList<>();
@@ -377,7 +368,7 @@ class ZooKeeperEngineTest {
                     .forPath(LockPaths.namespace("/engine-test", foreign));
         }
         for (String namespace : List.of(worldOpen, foreign)) {
-            try (Cerberus appA = client(server, "?user=app-a&password=secret-a", namespace)) {
+            try (Cerberus appA = client(SERVER.get(), "?user=app-a&password=secret-a", namespace)) {
                 assertThatThrownBy(() -> appA.lock("order:1").tryLock()).as(namespace)
                         .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
                         .hasMessageContaining(namespace).hasMessageNotContaining("secret-a");
@@ -386,7 +377,7 @@ class ZooKeeperEngineTest {
                         .as("its records too").isInstanceOf(io.cerberus.idempotency.IdempotencyStoreUnavailableException.class);
             }
         }
-        try (Cerberus own = client(server, "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
+        try (Cerberus own = client(SERVER.get(), "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
             assertThat(own.lock("order:1").tryLock()).as("a namespace the application creates itself").isTrue();
             own.lock("order:1").unlock();
         }
@@ -395,9 +386,9 @@ class ZooKeeperEngineTest {
     @Test
     void appsWithTheirOwnUsersCannotTakeReleaseOrBlockEachOthersLocks() throws Exception {
         String namespace = "app-a-" + UUID.randomUUID();
-        try (Cerberus appA = client(server, "?user=app-a&password=secret-a", namespace);
-                Cerberus appB = client(server, "?user=app-b&password=secret-b", namespace);
-                Cerberus ownNamespace = client(server, "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
+        try (Cerberus appA = client(SERVER.get(), "?user=app-a&password=secret-a", namespace);
+                Cerberus appB = client(SERVER.get(), "?user=app-b&password=secret-b", namespace);
+                Cerberus ownNamespace = client(SERVER.get(), "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
             DistributedLock lock = appA.lock("order:1");
             lock.lock();
             assertThatThrownBy(() -> appB.lock("order:1").tryLock()).as("A's namespace is not B's")
@@ -444,7 +435,7 @@ class ZooKeeperEngineTest {
         // the test server's minSessionTimeout is 400 ms
         String namespace = "session-" + UUID.randomUUID();
         try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
-                Cerberus shortLease = Cerberus.builder().engine(server.uri() + "/engine-test").namespace(namespace)
+                Cerberus shortLease = Cerberus.builder().engine(SERVER.uri() + "/engine-test").namespace(namespace)
                         .defaultLease(Duration.ofMillis(200)).build()) {
             assertThat(shortLease.lock("x").tryLock()).isTrue();
             shortLease.lock("x").unlock();
@@ -453,7 +444,7 @@ class ZooKeeperEngineTest {
                     .contains("keeps its locks for up to 400ms");
         }
         try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
-                Cerberus asGranted = Cerberus.builder().engine(server.uri() + "/engine-test").namespace(namespace)
+                Cerberus asGranted = Cerberus.builder().engine(SERVER.uri() + "/engine-test").namespace(namespace)
                         .defaultLease(Duration.ofSeconds(2)).build()) {
             assertThat(asGranted.lock("x").tryLock()).isTrue();
             asGranted.lock("x").unlock();
@@ -463,11 +454,11 @@ class ZooKeeperEngineTest {
 
     @Test
     void badUrisAreRejectedWithTheRule() {
-        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?sessionTimeot=5s"))
+        assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?sessionTimeot=5s"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'sessionTimeot'");
-        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?user=a"))
+        assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?user=a"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("both user and password");
-        assertThatThrownBy(() -> Cerberus.connect(server.uri() + "?sessionTimeout=soon"))
+        assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?sessionTimeout=soon"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");
         assertThatThrownBy(() -> Cerberus.connect("zk://127.0.0.1:1,,127.0.0.1:2"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty host");

@@ -6,31 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.servers.ZooKeeperServer;
+import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.RetryNTimes;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The engine on the application's own CuratorFramework ({@link ZooKeeperOptions#client}). */
 class ZooKeeperSharedClientTest {
-    private static ZooKeeperServer server;
-
-    @BeforeAll
-    static void start() {
-        server = ZooKeeperServer.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     private static CuratorFramework curator() {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(server.uri().substring("zk://".length()), new RetryNTimes(3, 100));
+        CuratorFramework client = CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(3, 100));
         client.start();
         return client;
     }
@@ -38,7 +29,7 @@ class ZooKeeperSharedClientTest {
     @Test
     void locksRunOnTheApplicationsClientWhichOutlivesTheCerberusClient() throws Exception {
         try (CuratorFramework curator = curator();
-                Cerberus other = Cerberus.builder().engine(server.uri() + "/shared").namespace("app").build()) {
+                Cerberus other = Cerberus.builder().engine(SERVER.uri() + "/shared").namespace("app").build()) {
             Cerberus shared = Cerberus.builder().engine("zk", "zk://curator/shared", ZooKeeperOptions.client(curator))
                     .namespace("app").build();
             DistributedLock lock = shared.lock("order:1");
@@ -63,7 +54,7 @@ class ZooKeeperSharedClientTest {
     @Test
     void theUriAndTheClientMustAgree() {
         try (CuratorFramework curator = curator()) {
-            assertThatThrownBy(() -> Cerberus.builder().engine("zk", server.uri(), ZooKeeperOptions.client(curator)).build())
+            assertThatThrownBy(() -> Cerberus.builder().engine("zk", SERVER.uri(), ZooKeeperOptions.client(curator)).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zk://curator");
             assertThatThrownBy(() -> Cerberus.builder().engine("zk://curator/x").build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ZooKeeperOptions.client");
@@ -71,7 +62,7 @@ class ZooKeeperSharedClientTest {
                     ZooKeeperOptions.client(curator)).build()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("credentials");
         }
-        CuratorFramework unstarted = CuratorFrameworkFactory.newClient(server.uri().substring("zk://".length()), new RetryNTimes(1, 10));
+        CuratorFramework unstarted = CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(1, 10));
         assertThatThrownBy(() -> Cerberus.builder().engine("zk", "zk://curator", ZooKeeperOptions.client(unstarted))
                 .connectTimeout(Duration.ofSeconds(2)).build()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("start it");

@@ -3,6 +3,7 @@ package io.cerberus.examples.flashsale;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.servers.RedisServer;
+import io.cerberus.testkit.ServerExtension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.servlet.context.ServletWebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -36,7 +38,8 @@ class FlashSaleTest {
     private static final int BUYERS = 20;
     private static final Duration SALE = Duration.ofSeconds(3);
 
-    private static RedisServer redis;
+    @RegisterExtension
+    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
     private static final List<ConfigurableApplicationContext> instances = new ArrayList<>();
     private static final List<Integer> ports = new ArrayList<>();
     private static RedisClient client;
@@ -45,15 +48,14 @@ class FlashSaleTest {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
-    static void startRedisAndTwoInstances() {
-        redis = RedisServer.start();
+    static void startTwoInstances() {
         for (int i = 0; i < 2; i++) {
             ConfigurableApplicationContext instance = new SpringApplicationBuilder(FlashSaleApplication.class)
-                    .run("--server.port=0", "--flash-sale.redis-uri=" + redis.uri(), "--spring.main.banner-mode=off");
+                    .run("--server.port=0", "--flash-sale.redis-uri=" + REDIS.uri(), "--spring.main.banner-mode=off");
             instances.add(instance);
             ports.add(((ServletWebServerApplicationContext) instance).getWebServer().getPort());
         }
-        client = RedisClient.create(redis.uri());
+        client = RedisClient.create(REDIS.uri());
         StatefulRedisConnection<String, String> connection = client.connect();
         data = connection.sync();
     }
@@ -63,9 +65,6 @@ class FlashSaleTest {
         instances.forEach(ConfigurableApplicationContext::close);
         if (client != null) {
             client.shutdown();
-        }
-        if (redis != null) {
-            redis.close();
         }
     }
 
