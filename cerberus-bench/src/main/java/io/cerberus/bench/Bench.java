@@ -343,8 +343,13 @@ public final class Bench {
         }
     }
 
-    /** At most this many warm-up rounds per cell. */
-    static final int MAX_WARM_ROUNDS = 8;
+    /** The system property that bounds the warm-up rounds per cell ({@link #MAX_WARM_ROUNDS}). */
+    static final String MAX_WARM_ROUNDS_PROPERTY = "cerberus.bench.maxWarmRounds";
+    /**
+     * At most this many warm-up rounds per cell: 8, or {@value #MAX_WARM_ROUNDS_PROPERTY}. The
+     * build's smoke test, whose figures are not judged, takes 1.
+     */
+    static final int MAX_WARM_ROUNDS = Math.max(1, Integer.getInteger(MAX_WARM_ROUNDS_PROPERTY, 8));
     /** A warm-up round is quiet when the JIT compiler spent less than this share of it compiling. */
     static final double QUIET_COMPILING = 0.02;
 

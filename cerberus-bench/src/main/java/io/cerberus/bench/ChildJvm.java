@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The child JVM of a {@code contended-2p} cell, running {@link ContendedWorker} with this JVM's java
- * and class path and no options (it is measured: full JIT). What it says on standard output is
+ * and class path and no options but this one's warm-up bound (it is measured: full JIT). What it says on standard output is
  * awaited with a deadline; its standard error is kept and shown in failure messages. Any failure
  * destroys it. Closing it ends it: once it has given its result it may take a while to close its peer;
  * before that it is destroyed at once.
@@ -36,7 +36,8 @@ final class ChildJvm implements AutoCloseable {
      * @throws IllegalStateException if the JVM cannot be started
      */
     static ChildJvm start(String description, List<String> args, Map<String, String> environment) {
-        List<String> command = JavaCommand.of(ContendedWorker.class).args(args).toList();
+        List<String> command = JavaCommand.of(ContendedWorker.class)
+                .jvmOptions("-D" + Bench.MAX_WARM_ROUNDS_PROPERTY + "=" + Bench.MAX_WARM_ROUNDS).args(args).toList();
         try {
             return new ChildJvm(description, ManagedProcess.launch("contended-2p child", command).environment(environment).start());
         } catch (ServerException e) {
