@@ -9,6 +9,7 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -23,8 +24,10 @@ import org.springframework.mock.web.MockHttpServletResponse;
  * Idempotency-Key: released, never left claimed until the lease runs out, nothing stored.
  */
 class AsyncRequestEndTest {
+    /** A duplicate of a running request waits this briefly (30 s by default) before its 409. */
+    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
     private final Cerberus cerberus = Cerberus.connect("mem:async-request-end");
-    private final IdempotencyKeyFilter filter = new IdempotencyKeyFilter(() -> cerberus, IdempotencyOptions::defaults, http());
+    private final IdempotencyKeyFilter filter = new IdempotencyKeyFilter(() -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, http());
     private final String key = UUID.randomUUID().toString();
     private final AtomicInteger runs = new AtomicInteger();
 

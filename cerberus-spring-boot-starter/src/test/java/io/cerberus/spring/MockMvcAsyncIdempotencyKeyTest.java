@@ -9,6 +9,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 import io.cerberus.Cerberus;
 import io.cerberus.idempotency.IdempotencyOptions;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -25,10 +26,12 @@ import org.springframework.web.context.request.async.DeferredResult;
 
 /** The Idempotency-Key filter around a DeferredResult in MockMvc, as applications test it: {@code asyncDispatch}. */
 class MockMvcAsyncIdempotencyKeyTest {
+    /** A duplicate of a running request waits this briefly (30 s by default) before its 409. */
+    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
     private final Cerberus cerberus = Cerberus.connect("mem:mockmvc-async");
     private final Deferred controller = new Deferred();
     private final MockMvc mvc = MockMvcBuilders.standaloneSetup(controller)
-            .addFilters(new IdempotencyKeyFilter(() -> cerberus, IdempotencyOptions::defaults, new CerberusProperties.Http()))
+            .addFilters(new IdempotencyKeyFilter(() -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, new CerberusProperties.Http()))
             .build();
     private final String key = UUID.randomUUID().toString();
 
