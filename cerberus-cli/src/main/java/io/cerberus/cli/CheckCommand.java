@@ -21,9 +21,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code cerberus check}: the safety checker. K client JVMs loop on one lock around a fenced
- * register while faults are injected; the event logs are then judged for overlapping holds, lost
- * updates and fencing tokens going backwards (see {@link SafetyChecker}).
+ * {@code cerberus check}: the safety checker. K client JVMs loop on one lock (or on N, each with its
+ * own, {@code --locks}) around a fenced register while faults are injected; the event logs are then
+ * judged for overlapping holds, lost updates and fencing tokens going backwards (see
+ * {@link SafetyChecker}).
  */
 @Command(name = "check",
         header = "Runs clients against one lock under faults and judges mutual exclusion.",
@@ -48,6 +49,8 @@ final class CheckCommand implements Callable<Integer> {
     /** Exit code of a run in which no client held the lock. */
     static final int NO_PROGRESS = 2;
     private static final Duration CONFIRM = Duration.ofSeconds(10);
+    private static final int MAX_LOCKS = 10_000;
+    private static final int MAX_LOOPS = 8;
 
     @Mixin
     private EngineOptions engine;
@@ -107,8 +110,14 @@ final class CheckCommand implements Callable<Integer> {
             description = "Time between two faults. Default: ${DEFAULT-VALUE}")
     private Duration faultEvery;
 
-    @Option(names = "--lock", defaultValue = "cerberus-check", description = "The lock name. Default: ${DEFAULT-VALUE}")
+    @Option(names = "--lock", defaultValue = "cerberus-check", description = "The lock name (with --locks N: the names' prefix,"
+            + " NAME-0 to NAME-N-1). Default: ${DEFAULT-VALUE}")
     private String lockName;
+
+    @Option(names = "--locks", defaultValue = "1", description = "How many independent locks, 1 to " + MAX_LOCKS + ", each with a"
+            + " register of its own; each client runs min(N, " + MAX_LOOPS + ") loops, each taking a lock at random per round. The"
+            + " report gives the totals and the worst lock. Default: ${DEFAULT-VALUE}")
+    private int lockCount;
 
     @Option(names = "--out", description = "Directory for logs and the report. Default: ./cerberus-check-TIMESTAMP")
     private Path out;
@@ -151,11 +160,14 @@ final class CheckCommand implements Callable<Integer> {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
             probe.close();
         }
-        FencedRegister register = FencedRegister.create(out.resolve("register"), !noFencing);
+        CheckLocks locks = new CheckLocks(lockName, out.resolve("register"), lockCount);
+        for (int lock = 0; lock < lockCount; lock++) {
+            FencedRegister.create(locks.register(lock), !noFencing);
+        }
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : Redaction.redact(engineUri))
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
-                + ", " + clients + " clients, " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
+                + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
@@ -178,7 +190,8 @@ final class CheckCommand implements Callable<Integer> {
             }
         }
         long end = System.nanoTime();
-        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), register.read(), start, end);
+        List<FencedRegister.State> registers = locks.registers(!noFencing).stream().map(FencedRegister::read).toList();
+        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), registers, locks.names(), start, end);
         String text = CheckReport.text(title, report);
         Files.writeString(out.resolve("report.txt"), text);
         CheckReport.html(out.resolve("timeline.html"), title, report);
@@ -195,6 +208,9 @@ final class CheckCommand implements Callable<Integer> {
     private void validate() {
         if (clients < 2 || clients > 16) {
             throw new ParameterException(spec.commandLine(), "--clients must be 2 to 16, was " + clients);
+        }
+        if (lockCount < 1 || lockCount > MAX_LOCKS) {
+            throw new ParameterException(spec.commandLine(), "--locks must be 1 to " + MAX_LOCKS + ", was " + lockCount);
         }
         if (duration.compareTo(Duration.ofSeconds(1)) < 0 || duration.compareTo(Duration.ofHours(24)) > 0) {
             throw new ParameterException(spec.commandLine(), "--duration must be 1s to 24h, was " + Durations.format(duration));
@@ -279,7 +295,8 @@ final class CheckCommand implements Callable<Integer> {
         String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
         List<String> args = new ArrayList<>(List.of("--namespace", engine.namespace(), "--lock", lockName,
                 "--register", out.resolve("register").toString(), "--log", out.resolve(name + ".log").toString(),
-                "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms"));
+                "--lease", lease.toMillis() + "ms", "--think", think.toMillis() + "ms",
+                "--locks", Integer.toString(lockCount), "--loops", Integer.toString(Math.min(lockCount, MAX_LOOPS))));
         if (noLock) {
             args.add("--no-lock");
         }
@@ -323,6 +340,8 @@ final class CheckCommand implements Callable<Integer> {
                 case "kill" -> {
                     faultLog.log("FAULT", target.name(), -1, "kill");
                     target.kill(CONFIRM);
+                    // lines its loops wrote between the signal and their death come after "kill": they end here
+                    faultLog.log("FAULT", target.name(), -1, "confirmed kill: the process exited");
                     running.remove(target);
                     running.add(startClient(engineUri));
                 }

@@ -19,6 +19,13 @@ final class CheckReport {
         out.append(title).append('\n');
         out.append("verdict:               ").append(report.verdict()).append('\n');
         out.append("holds (operations):    ").append(report.holds().size()).append('\n');
+        if (report.locks().size() > 1) {
+            SafetyChecker.LockReport worst = report.worst();
+            out.append("locks:                 ").append(report.locks().size()).append(", each judged on its own; worst: ")
+                    .append(worst.name()).append(" (").append(worst.holds().size()).append(" holds, ").append(worst.overlaps().size())
+                    .append(" overlapping, ").append(worst.lostUpdates()).append(" lost, ").append(worst.tokensBackwards())
+                    .append(" tokens backwards, longest unheld ").append(millis(worst.longestGapNanos())).append(")\n");
+        }
         out.append("faults injected:       ").append(report.faultCounts().isEmpty() ? "none" : report.faultCounts()).append('\n');
         if (!report.confirmations(true).isEmpty() || !report.confirmations(false).isEmpty()) {
             out.append("faults confirmed:      ").append(report.confirmations(true).isEmpty() ? "none" : report.confirmations(true));
@@ -51,8 +58,13 @@ final class CheckReport {
     }
 
     private static String describe(SafetyChecker.Hold hold, SafetyChecker.Report report) {
-        return hold.client() + " token " + hold.token() + " [" + millis(hold.startNanos() - report.startNanos()) + " – "
+        return hold.client() + on(hold, report) + " token " + hold.token() + " [" + millis(hold.startNanos() - report.startNanos()) + " – "
                 + millis(hold.endNanos() - report.startNanos()) + ", " + hold.end() + ", write " + hold.write() + "]";
+    }
+
+    /** @return " on NAME" in a run of several locks, else nothing */
+    private static String on(SafetyChecker.Hold hold, SafetyChecker.Report report) {
+        return report.locks().size() > 1 ? " on " + report.locks().get(hold.lock()).name() : "";
     }
 
     private static String millis(long nanos) {
@@ -97,7 +109,7 @@ final class CheckReport {
             double w = Math.max(1, (hold.endNanos() - hold.startNanos()) / span * width);
             String color = hold.write().contains("stale") ? "#f0a030" : overlapping.contains(hold) ? "#d03030" : "#40a060";
             svg.append(String.format(Locale.ROOT, "<rect x='%.1f' y='%d' width='%.1f' height='24' fill='%s'><title>%s</title></rect>%n",
-                    x, y, w, color, escape(hold.client() + " token " + hold.token() + ": " + millis(hold.startNanos() - report.startNanos())
+                    x, y, w, color, escape(hold.client() + on(hold, report) + " token " + hold.token() + ": " + millis(hold.startNanos() - report.startNanos())
                             + " to " + millis(hold.endNanos() - report.startNanos()) + " (" + hold.end() + ", write " + hold.write() + ")")));
         }
         for (SafetyChecker.Fault fault : report.faults()) {

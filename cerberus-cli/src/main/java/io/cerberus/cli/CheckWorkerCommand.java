@@ -10,11 +10,16 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -26,7 +31,9 @@ import picocli.CommandLine.Spec;
  * One client of {@code cerberus check}, in its own JVM: loops acquire → read the register → think
  * → write value + 1 with the fencing token → release, logging every step to its event log and
  * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
- * aim faults at the holder. What the engine got wrong (failed acquisitions, renewals refused or
+ * aim faults at the holder. With {@code --locks N} each round takes one of the N locks at random
+ * (and works on that lock's register), and {@code --loops K} runs K such loops on K threads of
+ * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. What the engine got wrong (failed acquisitions, renewals refused or
  * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
@@ -42,11 +49,17 @@ final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--client", required = true, description = "Name of this client in the logs.")
     private String client;
 
-    @Option(names = "--lock", required = true, description = "The lock name.")
+    @Option(names = "--lock", required = true, description = "The lock name, or the prefix of the names of several.")
     private String lockName;
 
-    @Option(names = "--register", required = true, description = "The register file.")
+    @Option(names = "--register", required = true, description = "The register file, or the prefix of the files of several.")
     private Path registerFile;
+
+    @Option(names = "--locks", defaultValue = "1", description = "How many locks (each with its register).")
+    private int lockCount;
+
+    @Option(names = "--loops", defaultValue = "1", description = "How many loops this client runs, one thread each.")
+    private int loops;
 
     @Option(names = "--log", required = true, description = "The event log.")
     private Path logFile;
@@ -66,8 +79,11 @@ final class CheckWorkerCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
+    private final AtomicInteger holding = new AtomicInteger();
+    private final AtomicInteger reading = new AtomicInteger();
+
     @Override
-    public Integer call() throws InterruptedException {
+    public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         AtomicBoolean stopped = new AtomicBoolean();
         Thread stdin = new Thread(() -> {
@@ -82,62 +98,100 @@ final class CheckWorkerCommand implements Callable<Integer> {
         }, "check-worker-input");
         stdin.setDaemon(true);
         stdin.start();
-        FencedRegister register = new FencedRegister(registerFile, !noFencing);
+        CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
+        List<FencedRegister> registers = locks.registers(!noFencing);
         try (HoldLog log = new HoldLog(logFile);
                 Cerberus cerberus = noLock ? null : connect(log)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
             announce(out, "READY");
-            while (!stopped.get()) {
-                if (cerberus == null) {
-                    cycle(register, log, out, -1, null);
-                    continue;
-                }
-                Optional<Lease> lease;
-                long acquiring = System.nanoTime();
-                try {
-                    lease = cerberus.lock(lockName).tryAcquire(Duration.ofMillis(500));
-                } catch (EngineUnavailableException e) {
-                    log.log("ENGINE", client, -1, "acquire failed");
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                    continue;
-                }
-                if (lease.isPresent()) {
-                    long token = fencing ? lease.get().fencingToken() : -1;
-                    log.log("ENGINE", client, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
-                    cycle(register, log, out, token, lease.get());
-                }
+            List<Thread> threads = new ArrayList<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int i = 0; i < loops; i++) {
+                String name = loops == 1 ? client : client + "." + i;
+                Thread thread = new Thread(() -> {
+                    try {
+                        loop(name, cerberus, fencing, locks, registers, log, out, stopped);
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        stopped.set(true);
+                    }
+                }, "check-loop-" + i);
+                threads.add(thread);
+                thread.start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
             }
             log.log("END", client, -1, "");
+            if (failure.get() instanceof Exception e) {
+                throw e;
+            } else if (failure.get() instanceof Error e) {
+                throw e;
+            }
         }
         return ExitCodes.OK;
     }
 
-    private void cycle(FencedRegister register, HoldLog log, PrintWriter out, long token, Lease lease) throws InterruptedException {
-        log.log("ACQ", client, token, "");
-        if (lease != null) {
-            lease.onLost((lost, reason) -> log.log("LOST", client, token, ""));
+    /** One loop: takes a lock (one of the N at random), works on its register, releases, until stopped. */
+    private void loop(String name, Cerberus cerberus, boolean fencing, CheckLocks locks, List<FencedRegister> registers, HoldLog log,
+            PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
+        while (!stopped.get()) {
+            int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
+            if (cerberus == null) {
+                cycle(name, lock, registers.get(lock), log, out, -1, null);
+                continue;
+            }
+            Optional<Lease> lease;
+            long acquiring = System.nanoTime();
+            try {
+                lease = cerberus.lock(locks.name(lock)).tryAcquire(Duration.ofMillis(500));
+            } catch (EngineUnavailableException e) {
+                log.log("ENGINE", name, lock, -1, "acquire failed");
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                continue;
+            }
+            if (lease.isPresent()) {
+                long token = fencing ? lease.get().fencingToken() : -1;
+                log.log("ENGINE", name, lock, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
+                cycle(name, lock, registers.get(lock), log, out, token, lease.get());
+            }
         }
-        announce(out, "HOLD " + token);
+    }
+
+    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token, Lease lease)
+            throws InterruptedException {
+        log.log("ACQ", name, lock, token, "");
+        if (lease != null) {
+            lease.onLost((lost, reason) -> log.log("LOST", name, lock, token, ""));
+        }
+        holding.incrementAndGet();
+        announce(out);
         FencedRegister.State state = register.read(token);
-        log.log("READ", client, token, Long.toString(state.value()));
-        announce(out, "READ " + token);
-        Thread.sleep(think.toMillis());
-        boolean written = register.write(state.value() + 1, token);
-        log.log("WRITE", client, token, written ? "ok" : "stale");
-        // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
-        log.log("REL", client, token, "");
+        log.log("READ", name, lock, token, Long.toString(state.value()));
+        reading.incrementAndGet();
+        announce(out);
+        try {
+            Thread.sleep(think.toMillis());
+            boolean written = register.write(state.value() + 1, token);
+            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+            // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
+            log.log("REL", name, lock, token, "");
+        } finally {
+            reading.decrementAndGet();
+            holding.decrementAndGet();
+        }
         if (lease != null) {
             long releasing = System.nanoTime();
             try {
                 lease.close();
-                log.log("ENGINE", client, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
+                log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
             } catch (LockLostException e) {
-                log.log("LOST", client, token, "at release");
+                log.log("LOST", name, lock, token, "at release");
             } catch (EngineUnavailableException e) {
-                log.log("LOST", client, token, "release unconfirmed");
+                log.log("LOST", name, lock, token, "release unconfirmed");
             }
         }
-        announce(out, "FREE");
+        announce(out);
     }
 
     /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */
@@ -153,8 +207,15 @@ final class CheckWorkerCommand implements Callable<Integer> {
                 }).build();
     }
 
+    /** Announces the client's busiest state: READ if a loop is inside its critical section, else HOLD if one holds, else FREE. */
+    private void announce(PrintWriter out) {
+        announce(out, reading.get() > 0 ? "READ" : holding.get() > 0 ? "HOLD" : "FREE");
+    }
+
     private static void announce(PrintWriter out, String line) {
-        out.println(line);
-        out.flush();
+        synchronized (out) {
+            out.println(line);
+            out.flush();
+        }
     }
 }

@@ -90,7 +90,8 @@ final class FencedRegister {
         return written[0];
     }
 
-    private void update(java.util.function.UnaryOperator<State> change) {
+    /** Synchronized: OS file locks are held by the process, so two loops of one client must take turns here first. */
+    private synchronized void update(java.util.function.UnaryOperator<State> change) {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             FileLock lock = channel.lock();
             try {

@@ -10,9 +10,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The safety checker's event log: one line per event, {@code KIND CLIENT TOKEN NANOS [DETAIL]},
+ * The safety checker's event log: one line per event, {@code KIND CLIENT LOCK TOKEN NANOS [DETAIL]},
  * times from {@link System#nanoTime()} (one machine, so one monotonic clock for every process).
  * Each line is one unbuffered write, so a process killed with SIGKILL loses no line it wrote.
+ * LOCK is the index of the lock the event is about ({@code --locks N}: 0 to N-1), or
+ * {@value #NO_LOCK} for an event about no lock in particular (a fault, a renewal round, the end).
+ * CLIENT names the process, or {@code PROCESS.THREAD} when a client runs several loops.
  *
  * <p>Kinds: {@code ACQ} granted, {@code READ} the register was read, {@code WRITE} written
  * ({@code ok} or {@code stale}), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
@@ -21,19 +24,28 @@ import java.util.List;
  * the client stopped.
  */
 final class HoldLog implements AutoCloseable {
+    /** The lock index of an event about no lock in particular. */
+    static final int NO_LOCK = -1;
+
     /** One event. */
-    record Event(String kind, String client, long token, long nanos, String detail) {
+    record Event(String kind, String client, int lock, long token, long nanos, String detail) {
+
+        /** An event about no lock in particular, or about the only lock of a one-lock run. */
+        Event(String kind, String client, long token, long nanos, String detail) {
+            this(kind, client, NO_LOCK, token, nanos, detail);
+        }
 
         static Event parse(String line) {
-            String[] parts = line.split(" ", 5);
-            if (parts.length < 4) {
+            String[] parts = line.split(" ", 6);
+            if (parts.length < 5) {
                 throw new IllegalArgumentException("not an event line: '" + line + "'");
             }
-            return new Event(parts[0], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]), parts.length == 5 ? parts[4] : "");
+            return new Event(parts[0], parts[1], Integer.parseInt(parts[2]), Long.parseLong(parts[3]), Long.parseLong(parts[4]),
+                    parts.length == 6 ? parts[5] : "");
         }
 
         String line() {
-            return kind + " " + client + " " + token + " " + nanos + (detail.isEmpty() ? "" : " " + detail);
+            return kind + " " + client + " " + lock + " " + token + " " + nanos + (detail.isEmpty() ? "" : " " + detail);
         }
     }
 
@@ -47,8 +59,14 @@ final class HoldLog implements AutoCloseable {
         }
     }
 
-    synchronized void log(String kind, String client, long token, String detail) {
-        Event event = new Event(kind, client, token, System.nanoTime(), detail);
+    /** Logs an event about no lock in particular (or about the only lock of a one-lock run). */
+    void log(String kind, String client, long token, String detail) {
+        log(kind, client, NO_LOCK, token, detail);
+    }
+
+    /** Logs an event about lock number {@code lock}. */
+    synchronized void log(String kind, String client, int lock, long token, String detail) {
+        Event event = new Event(kind, client, lock, token, System.nanoTime(), detail);
         try {
             out.write((event.line() + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {

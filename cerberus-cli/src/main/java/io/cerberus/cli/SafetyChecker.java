@@ -9,7 +9,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Judges a safety-checker run from its event logs and the register's final state.
+ * Judges a safety-checker run from its event logs and the registers' final states. With
+ * {@code --locks N} each lock is judged on its own (its holds, its tokens, its register); the run's
+ * figures are the sums over the locks, and the report names the worst lock.
  *
  * <ul>
  *   <li>An <em>overlap</em>: holds of two clients whose intervals (grant to release, loss notice,
@@ -32,9 +34,14 @@ import java.util.TreeMap;
 final class SafetyChecker {
 
     /** One hold as the client believed it. */
-    record Hold(String client, long token, long startNanos, long endNanos, String end, String write) {
+    record Hold(String client, int lock, long token, long startNanos, long endNanos, String end, String write) {
         boolean overlaps(Hold other) {
-            return startNanos < other.endNanos && other.startNanos < endNanos;
+            return lock == other.lock && startNanos < other.endNanos && other.startNanos < endNanos;
+        }
+
+        /** @return whether this hold was made by that process (the client itself, or one of its loops) */
+        boolean heldBy(String process) {
+            return client.equals(process) || client.startsWith(process + ".");
         }
     }
 
@@ -42,19 +49,76 @@ final class SafetyChecker {
     record Fault(String client, long nanos, String kind) {
     }
 
-    /** The judgement of a run. */
-    record Report(List<Hold> holds, List<Fault> faults, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards,
-            long lateGrants, long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
-            long startNanos, long endNanos) {
+    /** The judgement of one lock: its holds and what its register ended with. */
+    record LockReport(String name, List<Hold> holds, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards, long lateGrants,
+            long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos) {
+
+        /** @return how bad this lock's run was: lost updates and tokens backwards first, then overlaps, then the longest gap */
+        private static Comparator<LockReport> severity() {
+            return Comparator.comparingLong((LockReport lock) -> lock.lostUpdates() + lock.tokensBackwards())
+                    .thenComparingInt(lock -> lock.overlaps().size()).thenComparingLong(LockReport::longestGapNanos);
+        }
+    }
+
+    /** The judgement of a run: each lock's, and the totals over the locks. */
+    record Report(List<LockReport> locks, List<Fault> faults, long startNanos, long endNanos) {
 
         String verdict() {
-            if (lostUpdates > 0 || tokensBackwards > 0) {
+            if (lostUpdates() > 0 || tokensBackwards() > 0) {
                 return "UNSAFE";
             }
-            if (holds.isEmpty()) {
+            if (holds().isEmpty()) {
                 return "NO_PROGRESS";
             }
-            return overlaps.isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
+            return overlaps().isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
+        }
+
+        /** @return every lock's holds, by start */
+        List<Hold> holds() {
+            return locks.stream().flatMap(lock -> lock.holds().stream()).sorted(Comparator.comparingLong(Hold::startNanos)).toList();
+        }
+
+        List<Hold[]> overlaps() {
+            return locks.stream().flatMap(lock -> lock.overlaps().stream()).toList();
+        }
+
+        long lostUpdates() {
+            return locks.stream().mapToLong(LockReport::lostUpdates).sum();
+        }
+
+        long tokensBackwards() {
+            return locks.stream().mapToLong(LockReport::tokensBackwards).sum();
+        }
+
+        long lateGrants() {
+            return locks.stream().mapToLong(LockReport::lateGrants).sum();
+        }
+
+        long staleStopped() {
+            return locks.stream().mapToLong(LockReport::staleStopped).sum();
+        }
+
+        long writesAccepted() {
+            return locks.stream().mapToLong(LockReport::writesAccepted).sum();
+        }
+
+        long finalValue() {
+            return locks.stream().mapToLong(LockReport::finalValue).sum();
+        }
+
+        /** @return the longest time one lock was held by nobody (the worst lock's) */
+        long longestGapNanos() {
+            return locks.stream().mapToLong(LockReport::longestGapNanos).max().orElse(endNanos - startNanos);
+        }
+
+        /** @return for each kill of a holder, the time to the next grant of the lock it held */
+        List<Long> recoveriesNanos() {
+            return locks.stream().flatMap(lock -> lock.recoveriesNanos().stream()).sorted().toList();
+        }
+
+        /** @return the lock that fared worst (lost updates and tokens backwards, then overlaps, then the longest gap) */
+        LockReport worst() {
+            return locks.stream().max(LockReport.severity()).orElseThrow();
         }
 
         /** @return how many times each fault and step was logged, confirmations left out */
@@ -107,7 +171,7 @@ final class SafetyChecker {
     private static boolean pausedBetween(List<Fault> faults, String client, long from, long to) {
         boolean paused = false;
         for (Fault fault : faults) {
-            if (!fault.client().equals(client) || fault.nanos() > to) {
+            if (!ofProcess(client, fault.client()) || fault.nanos() > to) {
                 continue;
             }
             if (fault.kind().equals("pause")) {
@@ -125,7 +189,50 @@ final class SafetyChecker {
         return paused;
     }
 
+    /** @return whether the client (a process, or one loop {@code PROCESS.N} of it) belongs to that process */
+    private static boolean ofProcess(String client, String process) {
+        return client.equals(process) || client.startsWith(process + ".");
+    }
+
+    /** Judges a run on one lock. */
     static Report judge(List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
+        return judge(events, List.of(register), List.of("the lock"), startNanos, endNanos);
+    }
+
+    /**
+     * Judges a run on several locks, each on its own: a lock's holds, overlaps and tokens are
+     * compared with that lock's only, and its lost updates come from its own register.
+     *
+     * @param events every event of the run, in time order
+     * @param registers each lock's register at the end, by lock index
+     * @param names each lock's name, by lock index
+     */
+    static Report judge(List<HoldLog.Event> events, List<FencedRegister.State> registers, List<String> names, long startNanos,
+            long endNanos) {
+        List<Fault> faults = events.stream().filter(event -> event.kind().equals("FAULT"))
+                .map(event -> new Fault(event.client(), event.nanos(), event.detail())).toList();
+        List<LockReport> locks = new ArrayList<>();
+        for (int lock = 0; lock < registers.size(); lock++) {
+            int index = lock;
+            List<HoldLog.Event> own = events.stream().filter(event -> lockOf(event) == index || lockOf(event) == HoldLog.NO_LOCK).toList();
+            locks.add(judgeLock(names.get(lock), lock, own, registers.get(lock), startNanos, endNanos));
+        }
+        return new Report(locks, faults, startNanos, endNanos);
+    }
+
+    /** @return the lock an event is about; a hold's step logged without one is about lock 0 (a one-lock run) */
+    private static int lockOf(HoldLog.Event event) {
+        if (event.lock() != HoldLog.NO_LOCK) {
+            return event.lock();
+        }
+        return switch (event.kind()) {
+            case "ACQ", "READ", "WRITE", "REL", "LOST" -> 0;
+            default -> HoldLog.NO_LOCK;
+        };
+    }
+
+    private static LockReport judgeLock(String name, int lock, List<HoldLog.Event> events, FencedRegister.State register, long startNanos,
+            long endNanos) {
         Map<String, HoldLog.Event> open = new HashMap<>();
         Map<String, String> writes = new HashMap<>();
         List<Hold> holds = new ArrayList<>();
@@ -153,22 +260,23 @@ final class SafetyChecker {
                 }
                 case "ENGINE" -> acquireStart(event).ifPresent(start -> acquireStarts.put(key, start));
                 case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
-                case "REL", "LOST" -> close(open.remove(key), event.nanos(), event.kind().equals("REL") ? "released" : "lost",
+                case "REL", "LOST" -> close(open.remove(key), lock, event.nanos(), event.kind().equals("REL") ? "released" : "lost",
                         writes, holds);
                 case "FAULT" -> {
                     faults.add(new Fault(event.client(), event.nanos(), event.detail()));
-                    if (event.detail().startsWith("kill")) {
-                        closeAll(open, event.client(), event.nanos(), "killed", writes, holds);
+                    // holds open at the signal end then; any a loop of it logged before dying but after that line, at the confirmation
+                    if (event.detail().startsWith("kill") || event.detail().startsWith("confirmed kill")) {
+                        closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
                     }
                 }
-                case "END" -> closeAll(open, event.client(), event.nanos(), "stopped", writes, holds);
+                case "END" -> closeAll(open, lock, event.client(), event.nanos(), "stopped", writes, holds);
                 default -> {
                     // READ: for the timeline only
                 }
             }
         }
         for (HoldLog.Event still : List.copyOf(open.values())) {
-            close(still, endNanos, "run ended", writes, holds);
+            close(still, lock, endNanos, "run ended", writes, holds);
         }
         holds.sort(Comparator.comparingLong(Hold::startNanos));
         long lateGrants = 0;
@@ -179,24 +287,25 @@ final class SafetyChecker {
                 lateGrants++;
             }
         }
-        return new Report(holds, faults, overlaps(holds), register.accepted() - register.value(), tokensBackwards, lateGrants,
+        return new LockReport(name, holds, overlaps(holds), register.accepted() - register.value(), tokensBackwards, lateGrants,
                 register.staleRefused(), register.accepted(), register.value(), longestGap(holds, startNanos, endNanos),
-                recoveries(holds, faults), startNanos, endNanos);
+                recoveries(holds, faults));
     }
 
-    private static void close(HoldLog.Event acquired, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
+    private static void close(HoldLog.Event acquired, int lock, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
         if (acquired != null) {
             String key = acquired.client() + "/" + acquired.token();
-            holds.add(new Hold(acquired.client(), acquired.token(), acquired.nanos(), nanos, end, writes.getOrDefault(key, "none")));
+            holds.add(new Hold(acquired.client(), lock, acquired.token(), acquired.nanos(), nanos, end, writes.getOrDefault(key, "none")));
         }
     }
 
-    private static void closeAll(Map<String, HoldLog.Event> open, String client, long nanos, String end, Map<String, String> writes,
-            List<Hold> holds) {
+    /** Ends every open hold of a process (all its loops): it was killed or stopped. */
+    private static void closeAll(Map<String, HoldLog.Event> open, int lock, String process, long nanos, String end,
+            Map<String, String> writes, List<Hold> holds) {
         for (HoldLog.Event event : List.copyOf(open.values())) {
-            if (event.client().equals(client)) {
+            if (ofProcess(event.client(), process)) {
                 open.remove(event.client() + "/" + event.token());
-                close(event, nanos, end, writes, holds);
+                close(event, lock, nanos, end, writes, holds);
             }
         }
     }
@@ -230,7 +339,7 @@ final class SafetyChecker {
         return longest;
     }
 
-    /** For each kill of a holder: time from the kill to the next grant to anyone. */
+    /** For each kill of a holder of this lock: time from the kill to the lock's next grant to anyone. */
     private static List<Long> recoveries(List<Hold> holds, List<Fault> faults) {
         List<Long> recoveries = new ArrayList<>();
         Map<String, Boolean> seen = new LinkedHashMap<>();
@@ -238,7 +347,7 @@ final class SafetyChecker {
             if (!fault.kind().startsWith("kill") || seen.put(fault.client() + fault.nanos(), true) != null) {
                 continue;
             }
-            boolean wasHolding = holds.stream().anyMatch(h -> h.client().equals(fault.client()) && h.end().equals("killed")
+            boolean wasHolding = holds.stream().anyMatch(h -> h.heldBy(fault.client()) && h.end().equals("killed")
                     && h.endNanos() == fault.nanos());
             if (!wasHolding) {
                 continue;

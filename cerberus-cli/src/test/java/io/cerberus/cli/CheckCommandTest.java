@@ -88,6 +88,20 @@ class CheckCommandTest {
     }
 
     @Test
+    void manyLocksAreEachJudgedOnTheirOwnRegister() {
+        Cli.Result run = check("--engine", REDIS.uri(), "--locks", "8", "--faults", "pause,kill");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("on 8 locks").containsPattern("locks: +8, each judged on its own; worst: cerberus-check-[0-7] ");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+        for (int lock = 0; lock < 8; lock++) {
+            assertThat(new FencedRegister(dir.resolve("out").resolve("register-" + lock), true).read().value())
+                    .as("updates of lock %d's register", lock).isPositive();
+        }
+    }
+
+    @Test
     void aRedisRestartedWithoutPersistenceLosesNoUpdateThanksToFencing() {
         Cli.Result run = check("--server", "redis", "--persistence", "none", "--faults", "server-kill", "--server-down", "0",
                 "--think", "300ms");

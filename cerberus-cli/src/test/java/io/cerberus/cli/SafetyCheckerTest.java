@@ -130,4 +130,72 @@ class SafetyCheckerTest {
         assertThat(report.confirmations(true)).containsOnly(java.util.Map.entry("drop", 1), java.util.Map.entry("failover", 1));
         assertThat(report.confirmations(false)).containsOnly(java.util.Map.entry("drop", 1));
     }
+
+    private static HoldLog.Event on(int lock, String kind, String client, long token, long nanos, String detail) {
+        return new HoldLog.Event(kind, client, lock, token, nanos, detail);
+    }
+
+    @Test
+    void eachLockIsJudgedOnItsOwnAndTheWorstIsNamed() {
+        // c1 on lock 0 and c2 on lock 1 at the same time: not an overlap; equal tokens on two locks: not backwards
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1", 7, 10, ""), on(1, "ACQ", "c2.1", 7, 11, ""),
+                on(0, "WRITE", "c1", 7, 15, "ok"), on(1, "WRITE", "c2.1", 7, 16, "ok"),
+                on(0, "REL", "c1", 7, 20, ""), on(1, "REL", "c2.1", 7, 21, ""),
+                // on lock 1, c3 is granted while c2.0 still holds: an overlap on lock 1 only
+                on(1, "ACQ", "c2.0", 8, 30, ""), on(1, "ACQ", "c3", 9, 35, ""), on(1, "WRITE", "c3", 9, 36, "ok"),
+                on(1, "REL", "c3", 9, 37, ""), on(1, "WRITE", "c2.0", 8, 40, "stale"), on(1, "REL", "c2.0", 8, 41, ""));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(2, 2, 1)),
+                List.of("job-0", "job-1"), 0, 50);
+
+        assertThat(report.locks()).hasSize(2);
+        assertThat(report.holds()).hasSize(4);
+        assertThat(report.tokensBackwards()).isZero();
+        assertThat(report.overlaps()).hasSize(1);
+        assertThat(report.overlaps().get(0)[0].lock()).isEqualTo(1);
+        assertThat(report.staleStopped()).isEqualTo(1);
+        assertThat(report.verdict()).isEqualTo("SAFE_WITH_FENCING");
+        assertThat(report.worst().name()).isEqualTo("job-1");
+    }
+
+    @Test
+    void aLostUpdateOnOneLockOfManyMakesTheRunUnsafeAndThatLockTheWorst() {
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1", 1, 10, ""), on(0, "REL", "c1", 1, 20, ""),
+                on(1, "ACQ", "c2", 1, 10, ""), on(1, "REL", "c2", 1, 20, ""),
+                on(2, "ACQ", "c3", 1, 10, ""), on(2, "REL", "c3", 1, 20, ""));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(1, 2, 0), register(1, 1, 0)),
+                List.of("a", "b", "c"), 0, 30);
+
+        assertThat(report.lostUpdates()).isEqualTo(1);
+        assertThat(report.verdict()).isEqualTo("UNSAFE");
+        assertThat(report.worst().name()).isEqualTo("b");
+    }
+
+    @Test
+    void aKilledProcessEndsTheHoldsOfEveryOneOfItsLoops() {
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1.0", 1, 10, ""), on(1, "ACQ", "c1.1", 1, 11, ""), on(1, "ACQ", "c10", 2, 12, ""),
+                e("FAULT", "c1", -1, 20, "kill"),
+                on(0, "ACQ", "c2", 2, 30, ""), on(0, "REL", "c2", 2, 40, ""), on(1, "REL", "c10", 2, 41, ""));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0), register(0, 0, 0)), List.of("a", "b"), 0,
+                50);
+
+        assertThat(report.holds()).filteredOn(hold -> hold.end().equals("killed")).extracting(SafetyChecker.Hold::client)
+                .containsExactlyInAnyOrder("c1.0", "c1.1");
+        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c10")).extracting(SafetyChecker.Hold::end)
+                .containsExactly("released");
+        assertThat(report.recoveriesNanos()).containsExactly(10L);
+    }
+
+    @Test
+    void eventLinesKeepTheirLock() {
+        HoldLog.Event event = on(3, "ACQ", "c1.2", 42, 1234, "some detail");
+
+        assertThat(HoldLog.Event.parse(event.line())).isEqualTo(event);
+        assertThat(HoldLog.Event.parse(e("END", "c1", -1, 5, "").line()).lock()).isEqualTo(HoldLog.NO_LOCK);
+    }
 }
