@@ -11,6 +11,8 @@ import java.util.Locale;
 
 /** Writes a safety-checker report as text and as an HTML timeline. */
 final class CheckReport {
+    /** The most holds the timeline draws; past it, only those worth a look. */
+    private static final int MAX_DRAWN = 20_000;
     private CheckReport() {
     }
 
@@ -103,7 +105,10 @@ final class CheckReport {
             overlapping.add(pair[0]);
             overlapping.add(pair[1]);
         });
-        for (SafetyChecker.Hold hold : report.holds()) {
+        List<SafetyChecker.Hold> drawn = report.holds().size() <= MAX_DRAWN ? report.holds() : report.holds().stream()
+                .filter(hold -> overlapping.contains(hold) || !hold.write().equals("ok") || !hold.end().equals("released"))
+                .limit(MAX_DRAWN).toList();
+        for (SafetyChecker.Hold hold : drawn) {
             int y = 30 + clients.indexOf(hold.client()) * lane;
             double x = left + (hold.startNanos() - report.startNanos()) / span * width;
             double w = Math.max(1, (hold.endNanos() - hold.startNanos()) / span * width);
@@ -124,6 +129,8 @@ final class CheckReport {
         svg.append("</svg>\n");
         String page = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>" + escape(title) + "</title></head>\n"
                 + "<body style='font-family:sans-serif'>\n<h1>" + escape(title) + "</h1>\n<pre>" + escape(text(title, report)) + "</pre>\n"
+                + (drawn.size() < report.holds().size() ? "<p>" + drawn.size() + " of " + report.holds().size() + " holds drawn: those"
+                        + " that overlapped, were refused as stale, lost or killed (a long run has too many to draw).</p>\n" : "")
                 + "<p>One lane per client, time left to right (" + millis(report.endNanos() - report.startNanos()) + " in all). Green: a hold"
                 + " whose write was accepted; orange: its write was refused as stale (fencing); red: it overlapped another client's"
                 + " hold. Dashed marks: faults. Hover for details.</p>\n" + svg + "</body></html>\n";
