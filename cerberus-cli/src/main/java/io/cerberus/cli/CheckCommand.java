@@ -10,8 +10,16 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -110,6 +118,11 @@ final class CheckCommand implements Callable<Integer> {
             description = "Time between two faults. Default: ${DEFAULT-VALUE}")
     private Duration faultEvery;
 
+    @Option(names = "--parallel-faults", defaultValue = "1", description = "Faults in flight at once, 1 to --clients - 1, each on"
+            + " another client (server faults one at a time): a new fault starts --fault-every after the last one started, not"
+            + " after it ended, so a long run gets many. 1: one after the other, --fault-every apart. Default: ${DEFAULT-VALUE}")
+    private int parallelFaults;
+
     @Option(names = "--lock", defaultValue = "cerberus-check", description = "The lock name (with --locks N: the names' prefix,"
             + " NAME-0 to NAME-N-1). Default: ${DEFAULT-VALUE}")
     private String lockName;
@@ -171,7 +184,7 @@ final class CheckCommand implements Callable<Integer> {
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
-        List<CheckClient> running = new ArrayList<>();
+        List<CheckClient> running = new CopyOnWriteArrayList<>(); // a kill replaces its target while other faults run
         long start = System.nanoTime();
         try (HoldLog faultLog = new HoldLog(out.resolve("faults.log"))) {
             for (int i = 0; i < clients; i++) {
@@ -208,6 +221,10 @@ final class CheckCommand implements Callable<Integer> {
     private void validate() {
         if (clients < 2 || clients > 16) {
             throw new ParameterException(spec.commandLine(), "--clients must be 2 to 16, was " + clients);
+        }
+        if (parallelFaults < 1 || parallelFaults > clients - 1) {
+            throw new ParameterException(spec.commandLine(), "--parallel-faults must be 1 to --clients - 1 (" + (clients - 1)
+                    + ": one client is always left unfaulted), was " + parallelFaults);
         }
         if (lockCount < 1 || lockCount > MAX_LOCKS) {
             throw new ParameterException(spec.commandLine(), "--locks must be 1 to " + MAX_LOCKS + ", was " + lockCount);
@@ -318,58 +335,113 @@ final class CheckCommand implements Callable<Integer> {
         }
     }
 
-    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws InterruptedException, java.io.IOException {
-        int next = 0;
-        long nextFault = System.nanoTime() + faultEvery.toNanos();
-        while (System.nanoTime() - endNanos < 0) {
-            long now = System.nanoTime();
-            if (now - nextFault < 0 || faults.equals(List.of("none"))) {
-                Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), TimeUnit.NANOSECONDS.toMillis(endNanos - now))));
-                continue;
+    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws Exception {
+        ExecutorService pool = parallelFaults == 1 ? null : Executors.newFixedThreadPool(parallelFaults, task -> {
+            Thread thread = new Thread(task, "check-fault");
+            thread.setDaemon(true);
+            return thread;
+        });
+        Set<String> busy = ConcurrentHashMap.newKeySet(); // clients under a fault now
+        AtomicBoolean serverBusy = new AtomicBoolean();
+        List<Future<?>> inFlight = new ArrayList<>();
+        try {
+            int next = 0;
+            long nextFault = System.nanoTime() + faultEvery.toNanos();
+            while (System.nanoTime() - endNanos < 0) {
+                long now = System.nanoTime();
+                for (Future<?> done : inFlight.stream().filter(Future::isDone).toList()) {
+                    done.get(); // a fault that could not be confirmed stops the run
+                    inFlight.remove(done);
+                }
+                String fault = faults.get(next % faults.size());
+                boolean serverFault = LockServer.FAULTS.contains(fault);
+                if (now - nextFault < 0 || faults.equals(List.of("none")) || inFlight.size() >= parallelFaults
+                        || serverFault && serverBusy.get()) {
+                    Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), Math.min(20,
+                            TimeUnit.NANOSECONDS.toMillis(endNanos - now)))));
+                    continue;
+                }
+                next++;
+                CheckClient target = holder(running, busy); // server faults too: timed while a client is inside its critical section
+                if (pool == null) {
+                    inject(fault, target, running, faultLog);
+                } else {
+                    if (serverFault) {
+                        serverBusy.set(true);
+                    } else {
+                        busy.add(target.name());
+                    }
+                    inFlight.add(pool.submit(() -> {
+                        try {
+                            inject(fault, target, running, faultLog);
+                        } finally {
+                            if (serverFault) {
+                                serverBusy.set(false);
+                            } else {
+                                busy.remove(target.name());
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                nextFault = System.nanoTime() + faultEvery.toNanos();
             }
-            String fault = faults.get(next++ % faults.size());
-            CheckClient target = holder(running); // server faults too: timed while a client is inside its critical section
-            switch (fault) {
-                case "pause" -> {
-                    faultLog.log("FAULT", target.name(), -1, "pause");
-                    target.pause(CONFIRM);
-                    Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-                    target.resume(CONFIRM);
-                    faultLog.log("FAULT", target.name(), -1, "resume");
-                }
-                case "kill" -> {
-                    faultLog.log("FAULT", target.name(), -1, "kill");
-                    target.kill(CONFIRM);
-                    // lines its loops wrote between the signal and their death come after "kill": they end here
-                    faultLog.log("FAULT", target.name(), -1, "confirmed kill: the process exited");
-                    running.remove(target);
-                    running.add(startClient(engineUri));
-                }
-                case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
-                        faultLog, lease.multipliedBy(2).plusSeconds(1));
-                case "server-kill", "majority-kill", "leader-kill", "failover" ->
-                        lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
-                default -> {
-                    // none
-                }
+            for (Future<?> last : inFlight) {
+                last.get();
             }
-            nextFault = System.nanoTime() + faultEvery.toNanos();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } finally {
+            if (pool != null) {
+                pool.shutdownNow();
+            }
         }
     }
 
-    /** @return the client in its critical section (read done), else one holding, else any, waiting up to 2 s for one */
-    private static CheckClient holder(List<CheckClient> running) throws InterruptedException {
+    /** Injects one fault, and waits until it is over (a paused client resumed, a killed one replaced, a server back). */
+    private void inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+        switch (fault) {
+            case "pause" -> {
+                faultLog.log("FAULT", target.name(), -1, "pause");
+                target.pause(CONFIRM);
+                Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
+                target.resume(CONFIRM);
+                faultLog.log("FAULT", target.name(), -1, "resume");
+            }
+            case "kill" -> {
+                faultLog.log("FAULT", target.name(), -1, "kill");
+                target.kill(CONFIRM);
+                // lines its loops wrote between the signal and their death come after "kill": they end here
+                faultLog.log("FAULT", target.name(), -1, "confirmed kill: the process exited");
+                running.remove(target);
+                running.add(startClient(engineUri));
+            }
+            case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
+                    faultLog, lease.multipliedBy(2).plusSeconds(1));
+            case "server-kill", "majority-kill", "leader-kill", "failover" ->
+                    lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
+            default -> {
+                // none
+            }
+        }
+    }
+
+    /**
+     * @param busy clients under a fault now, passed over
+     * @return the client in its critical section (read done), else one holding, else any free one, waiting up to 2 s for one
+     */
+    private static CheckClient holder(List<CheckClient> running, Set<String> busy) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (System.nanoTime() - deadline < 0) {
             for (String wanted : List.of("READ", "HOLD")) {
                 for (CheckClient client : running) {
-                    if (client.alive() && !client.paused() && client.state().equals(wanted)) {
+                    if (client.alive() && !client.paused() && !busy.contains(client.name()) && client.state().equals(wanted)) {
                         return client;
                     }
                 }
             }
             Thread.sleep(1);
         }
-        return running.get(0);
+        return running.stream().filter(client -> !busy.contains(client.name())).findFirst().orElseThrow();
     }
 }

@@ -38,7 +38,7 @@ final class ClientProxies implements AutoCloseable {
     private static final String FASTER = "FASTER than two delays";
 
     private final Path logs;
-    private final Map<String, List<FaultProxy>> proxies = new HashMap<>();
+    private final Map<String, List<FaultProxy>> proxies = new java.util.concurrent.ConcurrentHashMap<>(); // faults may run on several clients at once
 
     /** @param logs the directory of the clients' event logs ({@code NAME.log}) */
     ClientProxies(Path logs) {

@@ -88,8 +88,9 @@ class CheckCommandTest {
     }
 
     @Test
-    void manyLocksAreEachJudgedOnTheirOwnRegister() {
-        Cli.Result run = check("--engine", REDIS.uri(), "--locks", "8", "--faults", "pause,kill");
+    void manyLocksAreEachJudgedOnTheirOwnRegisterUnderFaultsInParallel() throws Exception {
+        Cli.Result run = check("--engine", REDIS.uri(), "--locks", "8", "--faults", "pause,kill", "--parallel-faults", "2",
+                "--fault-every", "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("on 8 locks").containsPattern("locks: +8, each judged on its own; worst: cerberus-check-[0-7] ");
@@ -99,6 +100,16 @@ class CheckCommandTest {
             assertThat(new FencedRegister(dir.resolve("out").resolve("register-" + lock), true).read().value())
                     .as("updates of lock %d's register", lock).isPositive();
         }
+        // a fault began on another client while a pause was still on
+        List<HoldLog.Event> faults = HoldLog.read(dir.resolve("out").resolve("faults.log"));
+        boolean overlapped = false;
+        for (HoldLog.Event pause : faults.stream().filter(event -> event.detail().equals("pause")).toList()) {
+            long resumed = faults.stream().filter(event -> event.client().equals(pause.client()) && event.detail().equals("resume")
+                    && event.nanos() > pause.nanos()).mapToLong(HoldLog.Event::nanos).min().orElse(Long.MAX_VALUE);
+            overlapped |= faults.stream().anyMatch(event -> !event.client().equals(pause.client()) && event.detail().equals("kill")
+                    && event.nanos() > pause.nanos() && event.nanos() < resumed);
+        }
+        assertThat(overlapped).as("a kill during another client's pause, in:%n%s", faults).isTrue();
     }
 
     @Test
