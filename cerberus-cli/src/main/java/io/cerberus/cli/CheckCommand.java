@@ -50,12 +50,15 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:verdict SAFE or SAFE_WITH_FENCING", "1:verdict UNSAFE: lost updates or tokens backwards",
                 "2:verdict NO_PROGRESS: no client held the lock during the run",
+                "3:verdict STUCK: clients asked for a lock at the end of the run and nobody was granted it",
                 ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
 final class CheckCommand implements Callable<Integer> {
     /** Exit code of an UNSAFE verdict. */
     static final int UNSAFE = 1;
     /** Exit code of a run in which no client held the lock. */
     static final int NO_PROGRESS = 2;
+    /** Exit code of a run in which a lock was asked for at the end and granted to nobody. */
+    static final int STUCK = 3;
     private static final Duration CONFIRM = Duration.ofSeconds(10);
     private static final int MAX_LOCKS = 10_000;
     private static final int MAX_LOOPS = 8;
@@ -141,6 +144,12 @@ final class CheckCommand implements Callable<Integer> {
     @Option(names = "--no-fencing", description = "Negative control: the register ignores fencing tokens.")
     private boolean noFencing;
 
+    @Option(names = "--recipe", description = "Negative control: the clients take a hand-rolled lock from the classic articles"
+            + " instead of Cerberus's: setnx-expire, setnx-getset, set-nx-px-del, check-then-delete, no-renewal (on --server redis or"
+            + " a redis:// engine), unique-row (a table with a clean-up job; on --server postgres or a jdbc: engine). See SAFETY.md"
+            + " for what each gets wrong.")
+    private String recipe;
+
     @Spec
     private CommandSpec spec;
 
@@ -168,6 +177,10 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
                     + " memcached:// and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
         }
+        if (recipe != null && !Recipe.runsOn(recipe, engineUri)) {
+            throw new ParameterException(spec.commandLine(), "--recipe " + recipe + " needs " + Recipe.needs(recipe) + "; the engine is "
+                    + Redaction.redact(engineUri));
+        }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
             Cerberus probe = engine.connect(engineUri, lease); // fails early, with a clear message, when the engine is unreachable
@@ -178,13 +191,14 @@ final class CheckCommand implements Callable<Integer> {
             FencedRegister.create(locks.register(lock), !noFencing);
         }
         PrintWriter console = spec.commandLine().getOut();
-        String title = "cerberus check: " + (noLock ? "no lock" : Redaction.redact(engineUri))
+        String title = "cerberus check: " + (noLock ? "no lock" : (recipe == null ? "" : "recipe " + recipe + " on ") + Redaction.redact(engineUri))
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
-        List<CheckClient> running = new CopyOnWriteArrayList<>(); // a kill replaces its target while other faults run
+        List<CheckClient> running = new CopyOnWriteArrayList<>();
+        long stopping = 0; // a kill replaces its target while other faults run
         long start = System.nanoTime();
         try (HoldLog faultLog = new HoldLog(out.resolve("faults.log"))) {
             for (int i = 0; i < clients; i++) {
@@ -194,6 +208,7 @@ final class CheckCommand implements Callable<Integer> {
             awaitReady(running);
             // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
             injectFaults(running, faultLog, System.nanoTime() + duration.toNanos());
+            stopping = System.nanoTime();
         } finally {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
@@ -204,7 +219,9 @@ final class CheckCommand implements Callable<Integer> {
         }
         long end = System.nanoTime();
         List<FencedRegister.State> registers = locks.registers(!noFencing).stream().map(FencedRegister::read).toList();
-        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), registers, locks.names(), start, end);
+        // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one that long
+        SafetyChecker.Stuck stuck = new SafetyChecker.Stuck(stopping, Math.max(lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5)));
+        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(out), registers, locks.names(), start, end, stuck);
         String text = CheckReport.text(title, report);
         Files.writeString(out.resolve("report.txt"), text);
         CheckReport.html(out.resolve("timeline.html"), title, report);
@@ -214,6 +231,7 @@ final class CheckCommand implements Callable<Integer> {
         return switch (report.verdict()) {
             case "UNSAFE" -> UNSAFE;
             case "NO_PROGRESS" -> NO_PROGRESS;
+            case "STUCK" -> STUCK;
             default -> ExitCodes.OK;
         };
     }
@@ -239,7 +257,7 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         List<String> known = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover",
-                "none");
+                "between-steps", "none");
         for (String fault : faults) {
             if (!known.contains(fault)) {
                 throw new ParameterException(spec.commandLine(), "--faults takes " + String.join(", ", known) + "; '" + fault
@@ -257,6 +275,21 @@ final class CheckCommand implements Callable<Integer> {
                         + " it faults" + ("sentinel".equals(server) && fault.equals("server-kill")
                         ? "; with --server sentinel the primary is killed by --faults failover" : ""));
             }
+        }
+        if (recipe != null && !Recipe.NAMES.contains(recipe)) {
+            throw new ParameterException(spec.commandLine(), "--recipe takes " + String.join(", ", Recipe.NAMES) + "; '" + recipe
+                    + "' is none of them");
+        }
+        if (recipe != null && noLock) {
+            throw new ParameterException(spec.commandLine(), "give --recipe or --no-lock, not both: each is a negative control of its own");
+        }
+        if (faults.contains("between-steps") && (recipe == null || Recipe.failpoint(recipe).isEmpty())) {
+            throw new ParameterException(spec.commandLine(), "--faults between-steps needs --recipe setnx-expire (the client dies between"
+                    + " SETNX and PEXPIRE) or --recipe check-then-delete (it stalls between GET and DEL)");
+        }
+        if (recipe != null && server != null && !Recipe.runsOn(recipe, LockServer.uriScheme(server))) {
+            throw new ParameterException(spec.commandLine(), "--recipe " + recipe + " needs " + Recipe.needs(recipe) + "; --server "
+                    + server + " is not one");
         }
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
@@ -319,6 +352,9 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (noFencing) {
             args.add("--no-fencing");
+        }
+        if (recipe != null) {
+            args.addAll(List.of("--recipe", recipe, "--armed", armedFile(name).toString()));
         }
         return CheckClient.start(name, args, clientUri);
     }
@@ -420,9 +456,44 @@ final class CheckCommand implements Callable<Integer> {
                     faultLog, lease.multipliedBy(2).plusSeconds(1));
             case "server-kill", "majority-kill", "leader-kill", "failover" ->
                     lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
+            case "between-steps" -> betweenSteps(target, running, faultLog);
             default -> {
                 // none
             }
+        }
+    }
+
+    /** @return the file whose existence arms a client's recipe failpoint */
+    private Path armedFile(String client) {
+        return out.resolve("armed-" + client);
+    }
+
+    /**
+     * Arms the recipe's failpoint on one client and waits until a loop of it has reached it: it died there (then a new
+     * client takes its place) or stalled there for twice the lease and went on.
+     */
+    private void betweenSteps(CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+        Recipe.FailpointAction action = Recipe.failpoint(recipe).orElseThrow();
+        faultLog.log("FAULT", target.name(), -1, "between-steps");
+        Files.createFile(armedFile(target.name()));
+        Path log = out.resolve(target.name() + ".log");
+        String evidence = action == Recipe.FailpointAction.CRASH ? "failpoint crash" : "failpoint stall over";
+        long deadline = System.nanoTime() + lease.multipliedBy(2).plus(CONFIRM).toNanos();
+        while (HoldLog.read(log).stream().noneMatch(event -> event.detail().equals(evidence))) {
+            if (System.nanoTime() - deadline > 0) {
+                Files.deleteIfExists(armedFile(target.name()));
+                faultLog.log("FAULT", target.name(), -1, "unconfirmed between-steps: " + target.name() + " never reached the failpoint");
+                return;
+            }
+            Thread.sleep(10);
+        }
+        if (action == Recipe.FailpointAction.CRASH) {
+            target.kill(CONFIRM); // it halted itself: this only waits for its end
+            faultLog.log("FAULT", target.name(), -1, "confirmed between-steps: crashed between the recipe's two commands");
+            running.remove(target);
+            running.add(startClient(engineUri));
+        } else {
+            faultLog.log("FAULT", target.name(), -1, "confirmed between-steps: stalled between the recipe's two commands");
         }
     }
 

@@ -44,6 +44,10 @@ final class CheckReport {
                             + " and fencing refused its writes)\n");
         }
         out.append("longest time unheld:   ").append(millis(report.longestGapNanos())).append('\n');
+        for (SafetyChecker.LockReport stuck : report.stuckLocks()) {
+            out.append("stuck:                 ").append(stuck.name()).append(": asked for, and granted to nobody, for the last ")
+                    .append(millis(stuck.stuckNanos())).append(" of the run\n");
+        }
         out.append("recovery after a holder was killed: ")
                 .append(report.recoveriesNanos().isEmpty() ? "no holder was killed"
                         : report.recoveriesNanos().stream().map(CheckReport::millis).toList())

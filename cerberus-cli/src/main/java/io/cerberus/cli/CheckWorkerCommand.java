@@ -8,6 +8,7 @@ import io.cerberus.Lease;
 import io.cerberus.LockLostException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,8 +77,17 @@ final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
     private boolean noFencing;
 
+    @Option(names = "--recipe", description = "Take a hand-rolled lock instead of Cerberus's (negative control).")
+    private String recipeName;
+
+    @Option(names = "--armed", description = "The file whose existence arms the recipe's failpoint.")
+    private Path armed;
+
     @Spec
     private CommandSpec spec;
+
+    /** Logged when a try for a lock ran out of time: another held it. A lock asked for and never granted is stuck. */
+    static final String BUSY = "busy";
 
     private final AtomicInteger holding = new AtomicInteger();
     private final AtomicInteger reading = new AtomicInteger();
@@ -101,7 +111,8 @@ final class CheckWorkerCommand implements Callable<Integer> {
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
         List<FencedRegister> registers = locks.registers(!noFencing);
         try (HoldLog log = new HoldLog(logFile);
-                Cerberus cerberus = noLock ? null : connect(log)) {
+                Recipe recipe = recipeName == null ? null : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
+                Cerberus cerberus = noLock || recipe != null ? null : connect(log)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
             announce(out, "READY");
             List<Thread> threads = new ArrayList<>();
@@ -110,7 +121,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
                 String name = loops == 1 ? client : client + "." + i;
                 Thread thread = new Thread(() -> {
                     try {
-                        loop(name, cerberus, fencing, locks, registers, log, out, stopped);
+                        loop(name, cerberus, recipe, fencing, locks, registers, log, out, stopped);
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
                         stopped.set(true);
@@ -133,12 +144,30 @@ final class CheckWorkerCommand implements Callable<Integer> {
     }
 
     /** One loop: takes a lock (one of the N at random), works on its register, releases, until stopped. */
-    private void loop(String name, Cerberus cerberus, boolean fencing, CheckLocks locks, List<FencedRegister> registers, HoldLog log,
-            PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
+    private void loop(String name, Cerberus cerberus, Recipe recipe, boolean fencing, CheckLocks locks, List<FencedRegister> registers,
+            HoldLog log, PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
+            if (recipe != null) {
+                long acquiring = System.nanoTime();
+                Optional<Recipe.Hold> hold;
+                try {
+                    hold = recipe.tryAcquire(locks.name(lock), Duration.ofMillis(500));
+                } catch (RuntimeException e) {
+                    log.log("ENGINE", name, lock, -1, "acquire failed");
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                    continue;
+                }
+                if (hold.isPresent()) {
+                    log.log("ENGINE", name, lock, -1, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
+                    cycle(name, lock, registers.get(lock), log, out, -1, null, hold.get());
+                } else {
+                    log.log("ENGINE", name, lock, -1, BUSY);
+                }
+                continue;
+            }
             if (cerberus == null) {
-                cycle(name, lock, registers.get(lock), log, out, -1, null);
+                cycle(name, lock, registers.get(lock), log, out, -1, null, null);
                 continue;
             }
             Optional<Lease> lease;
@@ -153,13 +182,15 @@ final class CheckWorkerCommand implements Callable<Integer> {
             if (lease.isPresent()) {
                 long token = fencing ? lease.get().fencingToken() : -1;
                 log.log("ENGINE", name, lock, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, token, lease.get());
+                cycle(name, lock, registers.get(lock), log, out, token, lease.get(), null);
+            } else {
+                log.log("ENGINE", name, lock, -1, BUSY);
             }
         }
     }
 
-    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token, Lease lease)
-            throws InterruptedException {
+    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token, Lease lease,
+            Recipe.Hold recipeHold) throws InterruptedException {
         log.log("ACQ", name, lock, token, "");
         if (lease != null) {
             lease.onLost((lost, reason) -> log.log("LOST", name, lock, token, ""));
@@ -190,8 +221,46 @@ final class CheckWorkerCommand implements Callable<Integer> {
             } catch (EngineUnavailableException e) {
                 log.log("LOST", name, lock, token, "release unconfirmed");
             }
+        } else if (recipeHold != null) {
+            long releasing = System.nanoTime();
+            try {
+                recipeHold.release();
+                log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
+            } catch (RuntimeException e) {
+                log.log("LOST", name, lock, token, "release unconfirmed");
+            }
         }
         announce(out);
+    }
+
+    /**
+     * @return the recipe's failpoint: when the checker has armed it (created the {@code --armed} file), the first loop
+     *     to reach it disarms it, logs {@code failpoint crash} and halts the process, or logs {@code failpoint stall},
+     *     stalls for twice the lease + 200 ms and logs {@code failpoint stall over}
+     */
+    private Recipe.Failpoint failpoint(HoldLog log) {
+        Optional<Recipe.FailpointAction> action = Recipe.failpoint(recipeName);
+        return () -> {
+            if (armed == null || action.isEmpty() || !Files.exists(armed) || !deleted(armed)) {
+                return;
+            }
+            if (action.get() == Recipe.FailpointAction.CRASH) {
+                log.log("ENGINE", client, -1, "failpoint crash");
+                Runtime.getRuntime().halt(137);
+            }
+            log.log("ENGINE", client, -1, "failpoint stall");
+            Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
+            log.log("ENGINE", client, -1, "failpoint stall over");
+        };
+    }
+
+    /** @return whether this call deleted the file (one loop of several wins) */
+    private static boolean deleted(Path file) {
+        try {
+            return Files.deleteIfExists(file);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */

@@ -59,6 +59,20 @@ interface LockServer extends AutoCloseable {
         };
     }
 
+    /** @return the scheme of the engine URI a kind's clients get ({@code redis://}, {@code jdbc:}, ...) */
+    static String uriScheme(String kind) {
+        return switch (kind) {
+            case "redis" -> "redis://";
+            case "redlock" -> "redlock://";
+            case "sentinel" -> "redis-sentinel://";
+            case "postgres" -> "jdbc:postgresql:";
+            case "zk" -> "zk://";
+            case "etcd" -> "etcd://";
+            case "memcached" -> "memcached://";
+            default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
+        };
+    }
+
     /** @return the engine URI the clients connect to */
     String uri();
 

@@ -51,7 +51,13 @@ final class SafetyChecker {
 
     /** The judgement of one lock: its holds and what its register ended with. */
     record LockReport(String name, List<Hold> holds, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards, long lateGrants,
-            long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos) {
+            long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
+            long stuckNanos) {
+
+        /** @return whether clients asked for this lock at the end of the run and nobody was granted it */
+        boolean stuck() {
+            return stuckNanos > 0;
+        }
 
         /** @return how bad this lock's run was: lost updates and tokens backwards first, then overlaps, then the longest gap */
         private static Comparator<LockReport> severity() {
@@ -70,7 +76,15 @@ final class SafetyChecker {
             if (holds().isEmpty()) {
                 return "NO_PROGRESS";
             }
+            if (!stuckLocks().isEmpty()) {
+                return "STUCK";
+            }
             return overlaps().isEmpty() ? "SAFE" : "SAFE_WITH_FENCING";
+        }
+
+        /** @return the locks that clients asked for at the end of the run and nobody was granted */
+        List<LockReport> stuckLocks() {
+            return locks.stream().filter(LockReport::stuck).toList();
         }
 
         /** @return every lock's holds, by start */
@@ -194,9 +208,21 @@ final class SafetyChecker {
         return client.equals(process) || client.startsWith(process + ".");
     }
 
-    /** Judges a run on one lock. */
+    /** Judges a run on one lock (never stuck). */
     static Report judge(List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
-        return judge(events, List.of(register), List.of("the lock"), startNanos, endNanos);
+        return judge(events, List.of(register), List.of("the lock"), startNanos, endNanos, Stuck.NEVER);
+    }
+
+    /**
+     * When a lock counts as stuck: a client asked for it (its try ran out of time, logged {@code busy})
+     * within {@code afterNanos} before {@code untilNanos}, and nobody was granted it in that time.
+     *
+     * @param untilNanos when the clients were told to stop
+     * @param afterNanos how long without a grant, while asked for, makes a lock stuck
+     */
+    record Stuck(long untilNanos, long afterNanos) {
+        /** No lock is ever called stuck. */
+        static final Stuck NEVER = new Stuck(Long.MAX_VALUE, Long.MAX_VALUE);
     }
 
     /**
@@ -208,14 +234,14 @@ final class SafetyChecker {
      * @param names each lock's name, by lock index
      */
     static Report judge(List<HoldLog.Event> events, List<FencedRegister.State> registers, List<String> names, long startNanos,
-            long endNanos) {
+            long endNanos, Stuck stuck) {
         List<Fault> faults = events.stream().filter(event -> event.kind().equals("FAULT"))
                 .map(event -> new Fault(event.client(), event.nanos(), event.detail())).toList();
         List<LockReport> locks = new ArrayList<>();
         for (int lock = 0; lock < registers.size(); lock++) {
             int index = lock;
             List<HoldLog.Event> own = events.stream().filter(event -> lockOf(event) == index || lockOf(event) == HoldLog.NO_LOCK).toList();
-            locks.add(judgeLock(names.get(lock), lock, own, registers.get(lock), startNanos, endNanos));
+            locks.add(judgeLock(names.get(lock), lock, own, registers.get(lock), startNanos, endNanos, stuck));
         }
         return new Report(locks, faults, startNanos, endNanos);
     }
@@ -232,7 +258,7 @@ final class SafetyChecker {
     }
 
     private static LockReport judgeLock(String name, int lock, List<HoldLog.Event> events, FencedRegister.State register, long startNanos,
-            long endNanos) {
+            long endNanos, Stuck stuck) {
         Map<String, HoldLog.Event> open = new HashMap<>();
         Map<String, String> writes = new HashMap<>();
         List<Hold> holds = new ArrayList<>();
@@ -265,7 +291,8 @@ final class SafetyChecker {
                 case "FAULT" -> {
                     faults.add(new Fault(event.client(), event.nanos(), event.detail()));
                     // holds open at the signal end then; any a loop of it logged before dying but after that line, at the confirmation
-                    if (event.detail().startsWith("kill") || event.detail().startsWith("confirmed kill")) {
+                    if (event.detail().startsWith("kill") || event.detail().startsWith("confirmed kill")
+                            || event.detail().startsWith("confirmed between-steps: crashed")) {
                         closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
                     }
                 }
@@ -281,21 +308,45 @@ final class SafetyChecker {
         holds.sort(Comparator.comparingLong(Hold::startNanos));
         long lateGrants = 0;
         for (String key : lateCandidates) {
-            if (writes.getOrDefault(key, "").contains("ok")) {
+            if (holds.stream().anyMatch(hold -> (hold.client() + "/" + hold.token()).equals(key) && hold.write().contains("ok"))) {
                 tokensBackwards++; // a write under it was accepted: not only late
             } else {
                 lateGrants++;
             }
         }
+        long stuckNanos = stuckFor(lock, events, startNanos, stuck); // a stuck lock's gap runs to the stop
         return new LockReport(name, holds, overlaps(holds), register.accepted() - register.value(), tokensBackwards, lateGrants,
-                register.staleRefused(), register.accepted(), register.value(), longestGap(holds, startNanos, endNanos),
-                recoveries(holds, faults));
+                register.staleRefused(), register.accepted(), register.value(),
+                Math.max(longestGap(holds, startNanos, endNanos), stuckNanos), recoveries(holds, faults), stuckNanos);
+    }
+
+    /** @return how long before the stop the lock was last granted, if it is stuck; else 0 */
+    private static long stuckFor(int lock, List<HoldLog.Event> events, long startNanos, Stuck stuck) {
+        if (stuck.equals(Stuck.NEVER) || stuck.afterNanos() > stuck.untilNanos() - startNanos) {
+            return 0; // too short a run to tell
+        }
+        long windowStart = stuck.untilNanos() - stuck.afterNanos();
+        long lastGrant = startNanos;
+        boolean askedInWindow = false;
+        for (HoldLog.Event event : events) {
+            if (event.nanos() > stuck.untilNanos() || lockOf(event) != lock) {
+                continue;
+            }
+            if (event.kind().equals("ACQ")) {
+                lastGrant = Math.max(lastGrant, event.nanos());
+            } else if (event.kind().equals("ENGINE") && event.detail().equals(CheckWorkerCommand.BUSY) && event.nanos() >= windowStart) {
+                askedInWindow = true;
+            }
+        }
+        return askedInWindow && lastGrant < windowStart ? stuck.untilNanos() - lastGrant : 0;
     }
 
     private static void close(HoldLog.Event acquired, int lock, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
         if (acquired != null) {
             String key = acquired.client() + "/" + acquired.token();
-            holds.add(new Hold(acquired.client(), lock, acquired.token(), acquired.nanos(), nanos, end, writes.getOrDefault(key, "none")));
+            // removed: a client without fencing tokens (-1) has the same key for each of its holds
+            String written = writes.containsKey(key) ? writes.remove(key) : "none";
+            holds.add(new Hold(acquired.client(), lock, acquired.token(), acquired.nanos(), nanos, end, written));
         }
     }
 

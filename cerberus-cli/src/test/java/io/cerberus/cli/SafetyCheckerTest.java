@@ -147,7 +147,7 @@ class SafetyCheckerTest {
                 on(1, "REL", "c3", 9, 37, ""), on(1, "WRITE", "c2.0", 8, 40, "stale"), on(1, "REL", "c2.0", 8, 41, ""));
 
         SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(2, 2, 1)),
-                List.of("job-0", "job-1"), 0, 50);
+                List.of("job-0", "job-1"), 0, 50, SafetyChecker.Stuck.NEVER);
 
         assertThat(report.locks()).hasSize(2);
         assertThat(report.holds()).hasSize(4);
@@ -167,7 +167,7 @@ class SafetyCheckerTest {
                 on(2, "ACQ", "c3", 1, 10, ""), on(2, "REL", "c3", 1, 20, ""));
 
         SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(1, 2, 0), register(1, 1, 0)),
-                List.of("a", "b", "c"), 0, 30);
+                List.of("a", "b", "c"), 0, 30, SafetyChecker.Stuck.NEVER);
 
         assertThat(report.lostUpdates()).isEqualTo(1);
         assertThat(report.verdict()).isEqualTo("UNSAFE");
@@ -182,7 +182,7 @@ class SafetyCheckerTest {
                 on(0, "ACQ", "c2", 2, 30, ""), on(0, "REL", "c2", 2, 40, ""), on(1, "REL", "c10", 2, 41, ""));
 
         SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0), register(0, 0, 0)), List.of("a", "b"), 0,
-                50);
+                50, SafetyChecker.Stuck.NEVER);
 
         assertThat(report.holds()).filteredOn(hold -> hold.end().equals("killed")).extracting(SafetyChecker.Hold::client)
                 .containsExactlyInAnyOrder("c1.0", "c1.1");
@@ -197,5 +197,26 @@ class SafetyCheckerTest {
 
         assertThat(HoldLog.Event.parse(event.line())).isEqualTo(event);
         assertThat(HoldLog.Event.parse(e("END", "c1", -1, 5, "").line()).lock()).isEqualTo(HoldLog.NO_LOCK);
+    }
+
+    @Test
+    void aLockAskedForAndGrantedToNobodyAtTheEndIsStuck() {
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1", -1, 10, ""), on(0, "REL", "c1", -1, 20, ""),
+                on(1, "ACQ", "c2", -1, 10, ""), on(1, "REL", "c2", -1, 20, ""),
+                on(0, "ENGINE", "c1", -1, 600, CheckWorkerCommand.BUSY), on(1, "ACQ", "c2", -1, 650, ""), on(1, "REL", "c2", -1, 660, ""));
+        List<FencedRegister.State> registers = List.of(register(0, 0, 0), register(0, 0, 0));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, registers, List.of("a", "b"), 0, 1100,
+                new SafetyChecker.Stuck(1000, 500));
+        SafetyChecker.Report notAsked = SafetyChecker.judge(events.stream().filter(event -> !event.kind().equals("ENGINE")).toList(),
+                registers, List.of("a", "b"), 0, 1100, new SafetyChecker.Stuck(1000, 500));
+
+        assertThat(report.stuckLocks()).extracting(SafetyChecker.LockReport::name).containsExactly("a");
+        assertThat(report.stuckLocks().get(0).stuckNanos()).isEqualTo(990);
+        assertThat(report.verdict()).isEqualTo("STUCK");
+        assertThat(report.longestGapNanos()).as("the stuck lock's gap runs to the stop").isEqualTo(990);
+        assertThat(notAsked.stuckLocks()).as("a lock nobody asked for is idle, not stuck").isEmpty();
+        assertThat(notAsked.verdict()).isEqualTo("SAFE");
     }
 }
