@@ -273,6 +273,26 @@ class CheckCommandTest {
     }
 
     @Test
+    void aHandRolledSetNxPxLockWithAPlainDelLosesUpdatesWhenItsHolderIsPaused() {
+        Cli.Result run = check("--server", "redis", "--recipe", "set-nx-px-del", "--faults", "pause", "--think", "300ms", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(run.stdout()).contains("recipe set-nx-px-del on redis://");
+        assertThat(count(run.stdout(), "lost updates")).isPositive();
+        assertThat(count(run.stdout(), "overlapping holds")).isPositive();
+    }
+
+    @Test
+    void aHandRolledSetNxThenExpireLockIsStuckForeverOnceAClientDiesBetweenTheTwo() {
+        Cli.Result run = check("--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.STUCK);
+        assertThat(run.stdout()).containsPattern("faults confirmed: +\\{between-steps=1\\}");
+        assertThat(run.stdout()).containsPattern("stuck: +cerberus-check: asked for, and granted to nobody, for the last [0-9.]+ ms");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+    }
+
+    @Test
     void aRunInWhichNoClientEverHeldTheLockIsNoProgressNeverSafe() {
         String engine = "file:" + dir.resolve("locks");
         // the lock is held here, outside the run, for the whole of it: no client of the run ever gets it
@@ -293,6 +313,15 @@ class CheckCommandTest {
         Cli.Result run = Cli.run(RUN_LIMIT, "check", "--clients", "1");
         assertThat(run.exitCode()).isEqualTo(64);
         assertThat(run.stderr()).contains("--clients must be 2 to 16");
+        Cli.Result failpoint = Cli.run(RUN_LIMIT, "check", "--faults", "between-steps");
+        assertThat(failpoint.exitCode()).isEqualTo(64);
+        assertThat(failpoint.stderr()).contains("--faults between-steps needs --recipe setnx-expire");
+        Cli.Result recipeOnRedis = Cli.run(RUN_LIMIT, "check", "--recipe", "unique-row", "--server", "redis");
+        assertThat(recipeOnRedis.exitCode()).isEqualTo(64);
+        assertThat(recipeOnRedis.stderr()).contains("--recipe unique-row needs a jdbc: URL");
+        Cli.Result parallel = Cli.run(RUN_LIMIT, "check", "--parallel-faults", "3");
+        assertThat(parallel.exitCode()).isEqualTo(64);
+        assertThat(parallel.stderr()).contains("--parallel-faults must be 1 to --clients - 1 (2");
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
