@@ -43,10 +43,7 @@ public abstract class GroupOptions<B extends GroupOptions<B>> {
      * @throws IllegalArgumentException if it is not positive
      */
     public B startTimeout(Duration startTimeout) {
-        if (startTimeout.isNegative() || startTimeout.isZero()) {
-            throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-        }
-        this.startTimeout = startTimeout;
+        this.startTimeout = Timeouts.positive("startTimeout", startTimeout);
         return self();
     }
 

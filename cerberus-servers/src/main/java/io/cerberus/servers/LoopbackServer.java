@@ -185,11 +185,8 @@ public abstract class LoopbackServer implements Deployment {
     /** Resumes the server if paused and starts it again if it is not running. */
     @Override
     public void heal() {
-        if (paused) {
-            resume();
-        }
-        if (!process.isAlive()) {
-            restart();
+        if (healWithoutWaiting()) {
+            awaitServes();
         }
     }
 
@@ -270,10 +267,7 @@ public abstract class LoopbackServer implements Deployment {
          * @throws IllegalArgumentException if it is not positive
          */
         public B startTimeout(Duration startTimeout) {
-            if (startTimeout.isNegative() || startTimeout.isZero()) {
-                throw new IllegalArgumentException("startTimeout must be positive, was " + startTimeout);
-            }
-            this.startTimeout = startTimeout;
+            this.startTimeout = Timeouts.positive("startTimeout", startTimeout);
             return self();
         }
 

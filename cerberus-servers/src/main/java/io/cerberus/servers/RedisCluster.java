@@ -213,10 +213,7 @@ public final class RedisCluster implements Deployment {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder awaitTimeout(Duration awaitTimeout) {
-            if (awaitTimeout.isNegative() || awaitTimeout.isZero()) {
-                throw new IllegalArgumentException("awaitTimeout must be positive, was " + awaitTimeout);
-            }
-            this.awaitTimeout = awaitTimeout;
+            this.awaitTimeout = Timeouts.positive("awaitTimeout", awaitTimeout);
             return this;
         }
 

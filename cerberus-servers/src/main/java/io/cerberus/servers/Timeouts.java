@@ -39,4 +39,17 @@ public final class Timeouts {
     public static Duration scaled(Duration bound) {
         return Duration.ofNanos((long) (bound.toNanos() * scale()));
     }
+
+    /**
+     * @param name the bound's name, for the message
+     * @param bound a time bound a caller gives
+     * @return the bound
+     * @throws IllegalArgumentException if it is zero or negative
+     */
+    public static Duration positive(String name, Duration bound) {
+        if (bound.isNegative() || bound.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + bound);
+        }
+        return bound;
+    }
 }
