@@ -1,8 +1,6 @@
 package io.cerberus.bench;
 
 import io.cerberus.servers.MariaDbServer;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -20,7 +18,7 @@ import java.util.List;
  */
 final class BenchMariaDb implements SqlServer {
     private final MariaDbServer server;
-    private Connection stats;
+    private final StatsConnection stats = new StatsConnection(this::jdbcUrl);
     private long statsReads;
 
     private BenchMariaDb(MariaDbServer server) {
@@ -47,17 +45,10 @@ final class BenchMariaDb implements SqlServer {
         return true;
     }
 
-    private Connection stats() throws SQLException {
-        if (stats == null) {
-            stats = DriverManager.getConnection(jdbcUrl());
-        }
-        return stats;
-    }
-
     /** @return the statements clients sent ({@code Questions}), less this count's own reads */
     @Override
     public synchronized long statements() {
-        try (Statement statement = stats().createStatement();
+        try (Statement statement = stats.get().createStatement();
                 ResultSet rows = statement.executeQuery("SHOW GLOBAL STATUS LIKE 'Questions'")) {
             rows.next();
             return rows.getLong(2) - ++statsReads;
@@ -70,7 +61,7 @@ final class BenchMariaDb implements SqlServer {
     public synchronized long rows() {
         try {
             List<String> tables = new ArrayList<>();
-            try (Statement statement = stats().createStatement();
+            try (Statement statement = stats.get().createStatement();
                     ResultSet names = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'bench'")) {
                 while (names.next()) {
                     tables.add(names.getString(1));
@@ -78,7 +69,7 @@ final class BenchMariaDb implements SqlServer {
             }
             long rows = 0;
             for (String table : tables) {
-                try (Statement statement = stats().createStatement();
+                try (Statement statement = stats.get().createStatement();
                         ResultSet count = statement.executeQuery("SELECT count(*) FROM bench.`" + table + "`")) {
                     count.next();
                     rows += count.getLong(1);
@@ -94,7 +85,7 @@ final class BenchMariaDb implements SqlServer {
     /** @return the bytes of the bench database's tables and indexes, as InnoDB reports them (estimates, page-granular) */
     @Override
     public synchronized long databaseSize() {
-        try (Statement statement = stats().createStatement();
+        try (Statement statement = stats.get().createStatement();
                 ResultSet size = statement.executeQuery("SELECT coalesce(sum(data_length + index_length), 0)"
                         + " FROM information_schema.tables WHERE table_schema = 'bench'")) {
             size.next();
@@ -107,13 +98,7 @@ final class BenchMariaDb implements SqlServer {
 
     @Override
     public void close() {
-        try {
-            if (stats != null) {
-                stats.close();
-            }
-        } catch (SQLException e) {
-            // the server goes next
-        }
+        stats.close();
         server.close();
     }
 }

@@ -6,8 +6,6 @@ import io.cerberus.servers.ServerException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -22,7 +20,7 @@ import java.util.List;
 final class BenchPostgres implements SqlServer {
     private final PostgresServer server;
     private final boolean statementStats;
-    private Connection stats;
+    private final StatsConnection stats = new StatsConnection(this::jdbcUrl);
     private long statsReads;
 
     private BenchPostgres(PostgresServer server, boolean statementStats) {
@@ -75,10 +73,7 @@ final class BenchPostgres implements SqlServer {
     @Override
     public synchronized long statements() {
         try {
-            if (stats == null) {
-                stats = DriverManager.getConnection(jdbcUrl());
-            }
-            try (Statement statement = stats.createStatement();
+            try (Statement statement = stats.get().createStatement();
                     ResultSet rows = statement.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements")) {
                 rows.next();
                 return rows.getLong(1) - statsReads++;
@@ -92,11 +87,8 @@ final class BenchPostgres implements SqlServer {
     @Override
     public synchronized long rows() {
         try {
-            if (stats == null) {
-                stats = DriverManager.getConnection(jdbcUrl());
-            }
             List<String> tables = new ArrayList<>();
-            try (Statement statement = stats.createStatement();
+            try (Statement statement = stats.get().createStatement();
                     ResultSet names = statement.executeQuery("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables"
                             + " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")) {
                 while (names.next()) {
@@ -105,7 +97,7 @@ final class BenchPostgres implements SqlServer {
             }
             long rows = 0;
             for (String table : tables) {
-                try (Statement statement = stats.createStatement(); ResultSet count = statement.executeQuery("SELECT count(*) FROM " + table)) {
+                try (Statement statement = stats.get().createStatement(); ResultSet count = statement.executeQuery("SELECT count(*) FROM " + table)) {
                     count.next();
                     rows += count.getLong(1);
                 }
@@ -120,10 +112,7 @@ final class BenchPostgres implements SqlServer {
     @Override
     public synchronized long databaseSize() {
         try {
-            if (stats == null) {
-                stats = DriverManager.getConnection(jdbcUrl());
-            }
-            try (Statement statement = stats.createStatement();
+            try (Statement statement = stats.get().createStatement();
                     ResultSet size = statement.executeQuery("SELECT pg_database_size(current_database())")) {
                 size.next();
                 return size.getLong(1);
@@ -135,13 +124,7 @@ final class BenchPostgres implements SqlServer {
 
     @Override
     public void close() {
-        try {
-            if (stats != null) {
-                stats.close();
-            }
-        } catch (SQLException e) {
-            // the server goes next
-        }
+        stats.close();
         server.close();
     }
 }
