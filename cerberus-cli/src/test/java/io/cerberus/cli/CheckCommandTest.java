@@ -285,7 +285,7 @@ class CheckCommandTest {
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, zk, etcd, memcached, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, mariadb, zk, etcd, memcached, was 'consul'");
         Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
@@ -296,12 +296,15 @@ class CheckCommandTest {
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
         assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server zk keeps its own data");
-        Cli.Result majorityZk = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "majority-kill");
-        assertThat(majorityZk.exitCode()).isEqualTo(64);
-        assertThat(majorityZk.stderr()).contains("needs --server redlock");
+        Cli.Result majorityMemcached = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
+        assertThat(majorityMemcached.exitCode()).isEqualTo(64);
+        assertThat(majorityMemcached.stderr()).contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
         Cli.Result failover = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "failover");
         assertThat(failover.exitCode()).isEqualTo(64);
         assertThat(failover.stderr()).contains("--faults failover needs --server sentinel");
+        Cli.Result unreplicated = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "failover-unreplicated");
+        assertThat(unreplicated.exitCode()).isEqualTo(64);
+        assertThat(unreplicated.stderr()).contains("--faults failover-unreplicated needs --server sentinel");
         Cli.Result sentinelKill = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "server-kill");
         assertThat(sentinelKill.exitCode()).isEqualTo(64);
         assertThat(sentinelKill.stderr()).contains("killed by --faults failover");
@@ -313,7 +316,7 @@ class CheckCommandTest {
         assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel");
         Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
-        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres");
+        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres and mariadb");
         Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
         assertThat(delayWithout.exitCode()).isEqualTo(64);
         assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");
