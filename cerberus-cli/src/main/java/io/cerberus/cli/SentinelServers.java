@@ -105,7 +105,7 @@ final class SentinelServers implements LockServer {
             boolean linkDown = RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:down");
             if (kept < granted && linkDown) {
                 lost = ", node" + number(replica) + " was promoted with fencing counter " + kept + " while node" + number(old)
-                        + " had reached " + granted + " when killed: " + (granted - kept) + " grant(s) never replicated";
+                        + " had counted " + granted + " when killed: " + (granted - kept) + " grant(s) never replicated";
             } else {
                 record.accept("unconfirmed " + fault + ": before the kill node" + number(replica) + " had fencing counter " + kept
                         + " and node" + number(old) + " " + granted + (linkDown ? "" : ", and the replica's link was up again"));
@@ -155,7 +155,8 @@ final class SentinelServers implements LockServer {
             return false;
         }
         record.accept("replica-cut: node" + number(replica) + " cut off at fencing counter " + cut + " (link down, its reconnects"
-                + " refused), node" + number(primary) + " granted " + granted[0] + " without it");
+                + " refused), node" + number(primary) + " counted a grant to " + granted[0] + " without it (with waitReplicas the"
+                + " grant is given back unacknowledged)");
         return true;
     }
 

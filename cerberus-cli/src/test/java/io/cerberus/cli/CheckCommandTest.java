@@ -1,5 +1,8 @@
 package io.cerberus.cli;
 
+import static io.cerberus.cli.CheckRuns.confirmed;
+import static io.cerberus.cli.CheckRuns.count;
+import static io.cerberus.cli.CheckRuns.injected;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
@@ -9,9 +12,6 @@ import io.cerberus.testkit.ServerExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (NO_PROGRESS, exit code 2), never SAFE.
  */
 class CheckCommandTest {
-    private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+    private static final Duration RUN_LIMIT = CheckRuns.RUN_LIMIT;
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
@@ -32,33 +32,7 @@ class CheckCommandTest {
     Path dir;
 
     private Cli.Result check(String... args) {
-        List<String> given = List.of(args);
-        List<String> all = new java.util.ArrayList<>(List.of("check", "--out", dir.resolve("out").toString()));
-        String[][] defaults = {{"--duration", "6s"}, {"--lease", "500ms"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
-        for (String[] option : defaults) {
-            if (!given.contains(option[0])) {
-                all.addAll(List.of(option));
-            }
-        }
-        all.addAll(given);
-        return Cli.run(RUN_LIMIT, all.toArray(String[]::new));
-    }
-
-    private static long count(String report, String label) {
-        Matcher m = Pattern.compile(Pattern.quote(label) + ":\\s+(\\d+)").matcher(report);
-        assertThat(m.find()).as("'%s' in the report:%n%s", label, report).isTrue();
-        return Long.parseLong(m.group(1));
-    }
-
-    private static int injected(String report, String fault) {
-        Matcher m = Pattern.compile("faults injected:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
-    }
-
-    private static int confirmed(String report, String fault) {
-        assertThat(report).as("faults the checker could not confirm").doesNotContain("NOT confirmed");
-        Matcher m = Pattern.compile("faults confirmed:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+        return CheckRuns.check(dir, args);
     }
 
     @Test
