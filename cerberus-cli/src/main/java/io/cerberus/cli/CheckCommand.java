@@ -103,7 +103,7 @@ final class CheckCommand implements Callable<Integer> {
     private Duration delay;
 
     @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
-            description = "How long a killed server stays down. Default: ${DEFAULT-VALUE}")
+            description = "How long a killed server (a failed-over primary, a killed majority) stays down. Default: ${DEFAULT-VALUE}")
     private Duration serverDown;
 
     @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
