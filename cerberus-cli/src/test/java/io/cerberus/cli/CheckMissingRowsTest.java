@@ -61,7 +61,9 @@ class CheckMissingRowsTest {
 
     @Test
     void aSentinelFailoverLosesAGrantTheReplicaNeverHad() {
-        Cli.Result run = CheckRuns.check(dir, "--server", "sentinel", "--faults", "failover-unreplicated", "--duration", "8s");
+        // one failover: cut at 2 s, promoted about 3.5 s later, then 2-3 s for a grant on the promoted replica
+        Cli.Result run = CheckRuns.check(dir, "--server", "sentinel", "--faults", "failover-unreplicated", "--fault-every", "2s",
+                "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(confirmed(run.stdout(), "failover-unreplicated")).as("replica cut off, a grant on the primary alone, promoted")
@@ -73,8 +75,8 @@ class CheckMissingRowsTest {
 
     @Test
     void waitReplicasKeepsASentinelFailoverFromLosingAGrant() {
-        Cli.Result run = CheckRuns.check(dir, "--server", "sentinel", "--faults", "failover-unreplicated", "--duration", "8s",
-                "--wait-replicas", "1");
+        Cli.Result run = CheckRuns.check(dir, "--server", "sentinel", "--faults", "failover-unreplicated", "--fault-every", "2s",
+                "--duration", "8s", "--wait-replicas", "1");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(confirmed(run.stdout(), "failover-unreplicated")).as("replica cut off, a grant on the primary alone, promoted")
