@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
                 + " lower than one it has seen. Meanwhile faults are injected every --fault-every: 'pause' stops the current"
                 + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client;"
                 + " 'partition', 'drop' and 'delay' blackhole, reset or slow its connection through a proxy of its own; with --server,"
-                + " 'server-kill' and 'failover' fault the server the checker runs."
+                + " 'server-kill', 'leader-kill', 'majority-kill', 'failover' and 'failover-unreplicated' fault the server the checker"
+                + " runs."
                 + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
                 + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
                 + " refused every stale write), UNSAFE, or NO_PROGRESS (no client held the lock: nothing was shown)."},
@@ -95,7 +96,8 @@ final class CheckCommand implements Callable<Integer> {
     private int waitReplicas;
 
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
-            description = "With --server postgres or mariadb: the jdbc: engine's mode, lease-row or session. Default: ${DEFAULT-VALUE}")
+            description = "With --server postgres or mariadb: the jdbc: engine's mode, lease-row or session."
+                    + " Default: ${DEFAULT-VALUE}")
     private String jdbcMode;
 
     @Option(names = "--delay", defaultValue = "300ms", converter = Durations.class,
@@ -103,7 +105,8 @@ final class CheckCommand implements Callable<Integer> {
     private Duration delay;
 
     @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
-            description = "How long a killed server (a failed-over primary, a killed majority) stays down. Default: ${DEFAULT-VALUE}")
+            description = "How long a killed server (a failed-over primary, a killed majority) stays down."
+                    + " Default: ${DEFAULT-VALUE}")
     private Duration serverDown;
 
     @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
@@ -251,8 +254,8 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
         }
         if (given("--jdbc-mode") && !LockServer.JDBC_KINDS.contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres and mariadb; with --engine, give the mode in"
-                    + " the URI (cerberus.mode=session)");
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres and mariadb; with --engine, give"
+                    + " the mode in the URI (cerberus.mode=session)");
         }
         if (delay.isZero()) {
             throw new ParameterException(spec.commandLine(), "--delay must be more than 0; to inject no delay, leave delay out of --faults");
