@@ -9,6 +9,8 @@ import io.cerberus.servers.ServerException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -100,12 +102,12 @@ final class SentinelServers implements LockServer {
         if (unreplicated && cutOffAndAwaitGrant(old, record)) {
             // read last, just before the kill: the replica's counter cannot move while it is cut off, the primary's only grows
             RedisServer replica = replicaOf(old);
-            long kept = fence(replica);
-            long granted = fence(old);
+            Fences kept = Fences.of(replica);
+            Fences granted = Fences.of(old);
             boolean linkDown = RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:down");
-            if (kept < granted && linkDown) {
+            if (granted.grantsAhead(kept) > 0 && linkDown) {
                 lost = ", node" + number(replica) + " was promoted with fencing counter " + kept + " while node" + number(old)
-                        + " had counted " + granted + " when killed: " + (granted - kept) + " grant(s) never replicated";
+                        + " had counted " + granted + " when killed: " + granted.grantsAhead(kept) + " grant(s) never replicated";
             } else {
                 record.accept("unconfirmed " + fault + ": before the kill node" + number(replica) + " had fencing counter " + kept
                         + " and node" + number(old) + " " + granted + (linkDown ? "" : ", and the replica's link was up again"));
@@ -145,10 +147,11 @@ final class SentinelServers implements LockServer {
     private boolean cutOffAndAwaitGrant(RedisServer primary, Consumer<String> record) {
         deployment.cutReplicasOff();
         RedisServer replica = replicaOf(primary);
-        long cut = fence(replica);
-        long[] granted = {cut};
+        Fences cut = Fences.of(replica);
+        Fences[] granted = {cut};
         try {
-            Await.until("a grant on the primary cut off from its replica", GRANT, () -> (granted[0] = fence(primary)) > cut);
+            Await.until("a grant on the primary cut off from its replica", GRANT,
+                    () -> (granted[0] = Fences.of(primary)).grantsAhead(cut) > 0);
         } catch (ServerException e) {
             record.accept("unconfirmed failover-unreplicated: node" + number(primary) + " granted nothing in " + GRANT.toSeconds()
                     + "s after its replica was cut off (fencing counter " + cut + ")");
@@ -165,16 +168,34 @@ final class SentinelServers implements LockServer {
         return deployment.nodes().stream().filter(node -> node.port() != primary.port()).findFirst().orElseThrow();
     }
 
-    /** @return the Redis engine's fencing counter on the node (the highest of its locks'), 0 if it has none */
-    private static long fence(RedisServer node) {
-        long highest = 0;
-        for (String key : RespQuery.send(node.port(), "KEYS", FENCE_KEYS)) {
-            String value = RespQuery.text(node.port(), "GET", key);
-            if (value.matches("\\d+")) {
-                highest = Math.max(highest, Long.parseLong(value));
+    /**
+     * The Redis engine's fencing counters on one node, by key: each grant {@code INCR}s its lock's.
+     *
+     * @param counters the counter of each lock the node has
+     */
+    private record Fences(Map<String, Long> counters) {
+        static Fences of(RedisServer node) {
+            Map<String, Long> counters = new TreeMap<>();
+            for (String key : RespQuery.send(node.port(), "KEYS", FENCE_KEYS)) {
+                String value = RespQuery.text(node.port(), "GET", key);
+                if (value.matches("\\d+")) {
+                    counters.put(key, Long.parseLong(value));
+                }
             }
+            return new Fences(counters);
         }
-        return highest;
+
+        /** @return how many grants these counters count that {@code behind}'s do not: a lock it lacks counts one */
+        long grantsAhead(Fences behind) {
+            return counters.entrySet().stream().mapToLong(counter -> behind.counters.containsKey(counter.getKey())
+                    ? Math.max(0, counter.getValue() - behind.counters.get(counter.getKey())) : 1).sum();
+        }
+
+        @Override
+        public String toString() {
+            List<Long> values = List.copyOf(counters.values());
+            return values.size() == 1 ? values.get(0).toString() : values.toString();
+        }
     }
 
     /** @return the node's number, 1 for the first primary, by its port (a restarted node keeps its port) */
