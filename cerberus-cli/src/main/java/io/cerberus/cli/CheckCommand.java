@@ -43,7 +43,8 @@ import picocli.CommandLine.Spec;
                 + " lower than one it has seen. Meanwhile faults are injected every --fault-every: 'pause' stops the current"
                 + " holder with SIGSTOP for twice the lease, then SIGCONT; 'kill' kills it with SIGKILL and starts a new client;"
                 + " 'partition', 'drop' and 'delay' blackhole, reset or slow its connection through a proxy of its own; with --server,"
-                + " 'server-kill' and 'failover' fault the server the checker runs."
+                + " 'server-kill', 'leader-kill', 'majority-kill', 'failover' and 'failover-unreplicated' fault the server the checker"
+                + " runs."
                 + " The report (report.txt, timeline.html in --out) counts overlapping holds, stale writes stopped by fencing,"
                 + " lost updates and tokens going backwards. Verdict SAFE, SAFE_WITH_FENCING (holders overlapped but fencing"
                 + " refused every stale write), UNSAFE, or NO_PROGRESS (no client held the lock: nothing was shown)."},
@@ -83,14 +84,17 @@ final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
             description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd://, memcached:// and jdbc:"
-                    + " engines), server-kill (needs --server redis, redlock, postgres, zk, etcd or memcached: kills the server, a minority of"
-                    + " Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader), majority-kill (--server"
-                    + " redlock: 3 of 5 nodes), failover (--server sentinel: kills the primary), or none."
+                    + " engines), server-kill (needs --server redis, redlock, postgres, mariadb, zk, etcd or memcached: kills the server, a"
+                    + " minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader),"
+                    + " majority-kill (--server redlock: 3 of 5 nodes; zk or etcd: 2 of 3 members), failover (--server sentinel: kills the"
+                    + " primary), failover-unreplicated (--server sentinel: cuts the replica off, lets a client be granted on the primary"
+                    + " alone, then kills the primary: the replica is promoted without that grant), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
-            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), zk (a 3-server"
+            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), mariadb"
+            + " (mariadb-install-db + mariadbd), zk (a 3-server"
             + " ZooKeeper ensemble, session timeout = --lease), etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
             + " seconds, at least 2) or memcached (one memcached with -M; a restart empties it).")
     private String server;
@@ -106,7 +110,8 @@ final class CheckCommand implements Callable<Integer> {
     private int waitReplicas;
 
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
-            description = "With --server postgres: the jdbc: engine's mode, lease-row or session. Default: ${DEFAULT-VALUE}")
+            description = "With --server postgres or mariadb: the jdbc: engine's mode, lease-row or session."
+                    + " Default: ${DEFAULT-VALUE}")
     private String jdbcMode;
 
     @Option(names = "--delay", defaultValue = "300ms", converter = Durations.class,
@@ -114,7 +119,8 @@ final class CheckCommand implements Callable<Integer> {
     private Duration delay;
 
     @Option(names = "--server-down", defaultValue = "1s", converter = Durations.class,
-            description = "How long a killed server stays down. Default: ${DEFAULT-VALUE}")
+            description = "How long a killed server (a failed-over primary, a killed majority) stays down."
+                    + " Default: ${DEFAULT-VALUE}")
     private Duration serverDown;
 
     @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
@@ -146,7 +152,7 @@ final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--recipe", description = "Negative control: the clients take a hand-rolled lock from the classic articles"
             + " instead of Cerberus's: setnx-expire, setnx-getset, set-nx-px-del, check-then-delete, no-renewal (on --server redis or"
-            + " a redis:// engine), unique-row (a table with a clean-up job; on --server postgres or a jdbc: engine). See SAFETY.md"
+            + " a redis:// engine), unique-row (a table with a clean-up job; on --server postgres or mariadb, or a jdbc: engine). See SAFETY.md"
             + " for what each gets wrong.")
     private String recipe;
 
@@ -257,7 +263,7 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
         List<String> known = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover",
-                "between-steps", "none");
+                "failover-unreplicated", "between-steps", "none");
         for (String fault : faults) {
             if (!known.contains(fault)) {
                 throw new ParameterException(spec.commandLine(), "--faults takes " + String.join(", ", known) + "; '" + fault
@@ -313,9 +319,9 @@ final class CheckCommand implements Callable<Integer> {
         if (!List.of("lease-row", "session").contains(jdbcMode)) {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
         }
-        if (given("--jdbc-mode") && !"postgres".equals(server)) {
-            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres; with --engine, give the mode in"
-                    + " the URI (cerberus.mode=session)");
+        if (given("--jdbc-mode") && !LockServer.JDBC_KINDS.contains(String.valueOf(server))) {
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres and mariadb; with --engine, give"
+                    + " the mode in the URI (cerberus.mode=session)");
         }
         if (delay.isZero()) {
             throw new ParameterException(spec.commandLine(), "--delay must be more than 0; to inject no delay, leave delay out of --faults");
@@ -454,7 +460,7 @@ final class CheckCommand implements Callable<Integer> {
             }
             case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
                     faultLog, lease.multipliedBy(2).plusSeconds(1));
-            case "server-kill", "majority-kill", "leader-kill", "failover" ->
+            case "server-kill", "majority-kill", "leader-kill", "failover", "failover-unreplicated" ->
                     lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
             case "between-steps" -> betweenSteps(target, running, faultLog);
             default -> {

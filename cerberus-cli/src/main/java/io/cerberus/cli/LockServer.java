@@ -8,18 +8,21 @@ import java.util.function.Consumer;
 
 /**
  * A lock server that {@code cerberus check --server KIND} runs itself (one redis-server, Redlock's
- * five, Sentinel's primary, replica and Sentinels, PostgreSQL, a ZooKeeper ensemble, an etcd
- * cluster, memcached), so that it can fault it:
+ * five, Sentinel's primary, replica and Sentinels, PostgreSQL, MariaDB, a ZooKeeper ensemble, an
+ * etcd cluster, memcached), so that it can fault it:
  * start it, give the clients its engine URI, inject a server fault (each step confirmed, not only
  * sent), stop it.
  */
 interface LockServer extends AutoCloseable {
 
     /** The kinds {@code --server} takes. */
-    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "zk", "etcd", "memcached");
+    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "mariadb", "zk", "etcd", "memcached");
+
+    /** The kinds whose clients use the jdbc: engine, in the mode {@code --jdbc-mode} says. */
+    List<String> JDBC_KINDS = List.of("postgres", "mariadb");
 
     /** The faults ({@code --faults}) that need a server the checker runs. */
-    List<String> FAULTS = List.of("server-kill", "leader-kill", "majority-kill", "failover");
+    List<String> FAULTS = List.of("server-kill", "leader-kill", "majority-kill", "failover", "failover-unreplicated");
 
     /**
      * @param kind one of {@link #KINDS}
@@ -27,10 +30,10 @@ interface LockServer extends AutoCloseable {
      */
     static List<String> faultsOf(String kind) {
         return switch (kind) {
-            case "redis", "postgres", "memcached" -> List.of("server-kill");
+            case "redis", "postgres", "mariadb", "memcached" -> List.of("server-kill");
             case "redlock" -> List.of("server-kill", "majority-kill");
-            case "sentinel" -> List.of("failover");
-            case "zk", "etcd" -> List.of("server-kill", "leader-kill");
+            case "sentinel" -> List.of("failover", "failover-unreplicated");
+            case "zk", "etcd" -> List.of("server-kill", "leader-kill", "majority-kill");
             default -> List.of();
         };
     }
@@ -41,7 +44,7 @@ interface LockServer extends AutoCloseable {
      * @param kind one of {@link #KINDS}
      * @param dir the run's directory for the servers' data and output
      * @param persistence {@code none} or {@code aof} (Redis kinds)
-     * @param jdbcMode {@code lease-row} or {@code session} (postgres)
+     * @param jdbcMode {@code lease-row} or {@code session} (postgres, mariadb)
      * @param lease the clients' lease: ZooKeeper's session timeout and etcd's lease TTL follow it
      * @return the running servers
      * @throws IllegalArgumentException if the server program is not installed
@@ -51,7 +54,8 @@ interface LockServer extends AutoCloseable {
         return switch (kind) {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
             case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
-            case "postgres" -> CheckPostgres.start(dir, jdbcMode);
+            case "postgres" -> CheckDatabase.postgres(dir, jdbcMode);
+            case "mariadb" -> CheckDatabase.mariaDb(dir, jdbcMode);
             case "zk" -> CheckEnsemble.zooKeeper(dir, lease);
             case "etcd" -> CheckEnsemble.etcd(dir, lease);
             case "memcached" -> CheckMemcached.start(dir);
@@ -66,6 +70,7 @@ interface LockServer extends AutoCloseable {
             case "redlock" -> "redlock://";
             case "sentinel" -> "redis-sentinel://";
             case "postgres" -> "jdbc:postgresql:";
+            case "mariadb" -> "jdbc:mariadb:";
             case "zk" -> "zk://";
             case "etcd" -> "etcd://";
             case "memcached" -> "memcached://";

@@ -9,6 +9,8 @@ import io.cerberus.servers.ServerException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -19,9 +21,16 @@ import java.util.function.Consumer;
  * with SIGKILL, waits until every Sentinel names the replica as primary, and after
  * {@code --server-down} starts the old primary again as a replica of the new one. Redis replicates
  * asynchronously: a grant the killed primary had not yet sent to its replica is not on the
- * promoted one — what the checker then sees is the point of the exercise. A failover first waits
- * until no Sentinel is in TILT mode (see {@link #WITHIN}), and records a failover the Sentinels
- * made on their own since the last one.
+ * promoted one — what the checker then sees is the point of the exercise. On loopback that window
+ * is under a millisecond, so {@code failover-unreplicated} opens it on purpose: it cuts the replica
+ * off the primary's stream ({@link RedisSentinel#cutReplicasOff()}), waits until the primary has
+ * granted the lock (its fencing counter, {@code INCR}ed by every grant, is above the replica's),
+ * then kills the primary; once the replica is promoted it confirms that the promoted node's
+ * counter is behind the one the primary reached (those grants are lost) and lets replication run
+ * again. Without {@code waitReplicas} the next grant repeats a token; with {@code waitReplicas=1}
+ * no grant on the cut-off primary is acknowledged, so none reaches a client. A failover first
+ * waits until no Sentinel is in TILT mode (see {@link #WITHIN}), and records a failover the
+ * Sentinels made on their own since the last one.
  */
 final class SentinelServers implements LockServer {
     /**
@@ -30,6 +39,10 @@ final class SentinelServers implements LockServer {
      * 30 s more.
      */
     private static final Duration WITHIN = Duration.ofSeconds(60);
+    /** How long a cut-off primary may take to grant the lock: the clients ask for it every few ms. */
+    private static final Duration GRANT = Duration.ofSeconds(10);
+    /** The keys of the Redis engine's fencing counters (cerberus-redis's {@code LockKeys}); the checker's one lock has one. */
+    private static final String FENCE_KEYS = "cerberus:{*}:fence";
 
     private final RedisSentinel deployment;
     /**
@@ -84,6 +97,25 @@ final class SentinelServers implements LockServer {
             record.accept("unplanned-failover: the Sentinels failed over on their own (configuration epoch " + expectedEpoch + " -> "
                     + epoch + "), node" + number(old) + " is primary");
         }
+        boolean unreplicated = fault.equals("failover-unreplicated");
+        String lost = "";
+        if (unreplicated && cutOffAndAwaitGrant(old, record)) {
+            // read last, just before the kill: the replica's counter cannot move while it is cut off, the primary's only grows
+            RedisServer replica = replicaOf(old);
+            Fences kept = Fences.of(replica);
+            Fences granted = Fences.of(old);
+            boolean linkDown = RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:down");
+            if (granted.grantsAhead(kept) > 0 && linkDown) {
+                lost = ", node" + number(replica) + " was promoted with fencing counter " + kept + " while node" + number(old)
+                        + " had counted " + granted + " when killed: " + granted.grantsAhead(kept) + " grant(s) never replicated";
+            } else {
+                record.accept("unconfirmed " + fault + ": before the kill node" + number(replica) + " had fencing counter " + kept
+                        + " and node" + number(old) + " " + granted + (linkDown ? "" : ", and the replica's link was up again"));
+                unreplicated = false;
+            }
+        } else {
+            unreplicated = false;
+        }
         record.accept("failover: SIGKILL to the primary, node" + number(old));
         long killed = System.nanoTime();
         old.kill();
@@ -91,6 +123,9 @@ final class SentinelServers implements LockServer {
         expectedEpoch = configEpoch();
         long promotedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         record.accept("promoted node" + number(promoted) + " after " + promotedAfter + "ms");
+        if (fault.equals("failover-unreplicated")) {
+            deployment.reconnectReplicas();
+        }
         long rest = down.toMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         if (rest > 0) {
             Thread.sleep(rest); // --server-down is how long the old primary stays down: a duration, not a wait for an event
@@ -98,8 +133,69 @@ final class SentinelServers implements LockServer {
         // in sync with the new primary, and seen up by every Sentinel: the next failover may promote it
         RedisServer back = deployment.restartAsReplica(old);
         record.accept("server-restart node" + number(back) + " as replica");
-        record.accept("confirmed failover: node" + number(back) + " exited and its port closed, all 3 Sentinels name node"
-                + number(promoted) + " after " + promotedAfter + "ms, node" + number(back) + " replicates it");
+        if (!fault.equals("failover-unreplicated") || unreplicated) {
+            record.accept("confirmed " + fault + ": node" + number(back) + " exited and its port closed, all 3 Sentinels name node"
+                    + number(promoted) + " after " + promotedAfter + "ms" + lost + ", node" + number(back) + " replicates it");
+        }
+    }
+
+    /**
+     * Cuts the replica off the primary's stream and waits until the primary grants the lock again.
+     *
+     * @return whether the primary granted it within {@link #GRANT} (if not, the fault is recorded unconfirmed)
+     */
+    private boolean cutOffAndAwaitGrant(RedisServer primary, Consumer<String> record) {
+        deployment.cutReplicasOff();
+        RedisServer replica = replicaOf(primary);
+        Fences cut = Fences.of(replica);
+        Fences[] granted = {cut};
+        try {
+            Await.until("a grant on the primary cut off from its replica", GRANT,
+                    () -> (granted[0] = Fences.of(primary)).grantsAhead(cut) > 0);
+        } catch (ServerException e) {
+            record.accept("unconfirmed failover-unreplicated: node" + number(primary) + " granted nothing in " + GRANT.toSeconds()
+                    + "s after its replica was cut off (fencing counter " + cut + ")");
+            return false;
+        }
+        record.accept("replica-cut: node" + number(replica) + " cut off at fencing counter " + cut + " (link down, its reconnects"
+                + " refused), node" + number(primary) + " counted a grant to " + granted[0] + " without it (with waitReplicas the"
+                + " grant is given back unacknowledged)");
+        return true;
+    }
+
+    /** @return the one replica of the deployment's primary */
+    private RedisServer replicaOf(RedisServer primary) {
+        return deployment.nodes().stream().filter(node -> node.port() != primary.port()).findFirst().orElseThrow();
+    }
+
+    /**
+     * The Redis engine's fencing counters on one node, by key: each grant {@code INCR}s its lock's.
+     *
+     * @param counters the counter of each lock the node has
+     */
+    private record Fences(Map<String, Long> counters) {
+        static Fences of(RedisServer node) {
+            Map<String, Long> counters = new TreeMap<>();
+            for (String key : RespQuery.send(node.port(), "KEYS", FENCE_KEYS)) {
+                String value = RespQuery.text(node.port(), "GET", key);
+                if (value.matches("\\d+")) {
+                    counters.put(key, Long.parseLong(value));
+                }
+            }
+            return new Fences(counters);
+        }
+
+        /** @return how many grants these counters count that {@code behind}'s do not: a lock it lacks counts one */
+        long grantsAhead(Fences behind) {
+            return counters.entrySet().stream().mapToLong(counter -> behind.counters.containsKey(counter.getKey())
+                    ? Math.max(0, counter.getValue() - behind.counters.get(counter.getKey())) : 1).sum();
+        }
+
+        @Override
+        public String toString() {
+            List<Long> values = List.copyOf(counters.values());
+            return values.size() == 1 ? values.get(0).toString() : values.toString();
+        }
     }
 
     /** @return the node's number, 1 for the first primary, by its port (a restarted node keeps its port) */

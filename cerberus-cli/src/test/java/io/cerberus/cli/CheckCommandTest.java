@@ -1,5 +1,8 @@
 package io.cerberus.cli;
 
+import static io.cerberus.cli.CheckRuns.confirmed;
+import static io.cerberus.cli.CheckRuns.count;
+import static io.cerberus.cli.CheckRuns.injected;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
@@ -10,8 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (NO_PROGRESS, exit code 2), never SAFE.
  */
 class CheckCommandTest {
-    private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+    private static final Duration RUN_LIMIT = CheckRuns.RUN_LIMIT;
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
@@ -32,33 +33,7 @@ class CheckCommandTest {
     Path dir;
 
     private Cli.Result check(String... args) {
-        List<String> given = List.of(args);
-        List<String> all = new java.util.ArrayList<>(List.of("check", "--out", dir.resolve("out").toString()));
-        String[][] defaults = {{"--duration", "6s"}, {"--lease", "500ms"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
-        for (String[] option : defaults) {
-            if (!given.contains(option[0])) {
-                all.addAll(List.of(option));
-            }
-        }
-        all.addAll(given);
-        return Cli.run(RUN_LIMIT, all.toArray(String[]::new));
-    }
-
-    private static long count(String report, String label) {
-        Matcher m = Pattern.compile(Pattern.quote(label) + ":\\s+(\\d+)").matcher(report);
-        assertThat(m.find()).as("'%s' in the report:%n%s", label, report).isTrue();
-        return Long.parseLong(m.group(1));
-    }
-
-    private static int injected(String report, String fault) {
-        Matcher m = Pattern.compile("faults injected:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
-    }
-
-    private static int confirmed(String report, String fault) {
-        assertThat(report).as("faults the checker could not confirm").doesNotContain("NOT confirmed");
-        Matcher m = Pattern.compile("faults confirmed:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+        return CheckRuns.check(dir, args);
     }
 
     @Test
@@ -339,7 +314,7 @@ class CheckCommandTest {
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, zk, etcd, memcached, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, mariadb, zk, etcd, memcached, was 'consul'");
         Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
@@ -350,12 +325,15 @@ class CheckCommandTest {
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
         assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server zk keeps its own data");
-        Cli.Result majorityZk = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "majority-kill");
-        assertThat(majorityZk.exitCode()).isEqualTo(64);
-        assertThat(majorityZk.stderr()).contains("needs --server redlock");
+        Cli.Result majorityMemcached = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
+        assertThat(majorityMemcached.exitCode()).isEqualTo(64);
+        assertThat(majorityMemcached.stderr()).contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
         Cli.Result failover = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "failover");
         assertThat(failover.exitCode()).isEqualTo(64);
         assertThat(failover.stderr()).contains("--faults failover needs --server sentinel");
+        Cli.Result unreplicated = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "failover-unreplicated");
+        assertThat(unreplicated.exitCode()).isEqualTo(64);
+        assertThat(unreplicated.stderr()).contains("--faults failover-unreplicated needs --server sentinel");
         Cli.Result sentinelKill = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "server-kill");
         assertThat(sentinelKill.exitCode()).isEqualTo(64);
         assertThat(sentinelKill.stderr()).contains("killed by --faults failover");
@@ -367,7 +345,7 @@ class CheckCommandTest {
         assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel");
         Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
-        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres");
+        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres and mariadb");
         Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
         assertThat(delayWithout.exitCode()).isEqualTo(64);
         assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");

@@ -8,7 +8,8 @@ import java.util.stream.Collectors;
 
 /**
  * Servers that elect a leader among themselves ({@link ZooKeeperEnsemble}, {@link EtcdCluster}):
- * what a fault loop needs to kill the leader or any member and see it rejoin, and the lifecycle
+ * what a fault loop needs to kill the leader, any member or a majority ({@link #kill(List)},
+ * {@link #restart(List)}) and see them rejoin, and the lifecycle
  * they share. Members are numbered from 0 in start order and never change; each runs in a
  * directory of its own under the ensemble's, which is deleted on close when it was made
  * temporary. {@link #heal()} resumes and relaunches every faulted member, then waits until all
@@ -85,6 +86,46 @@ public abstract class Ensemble<S extends LoopbackServer> implements Deployment {
         OptionalInt[] leader = {OptionalInt.empty()};
         Await.until("a leader in the " + this, within, () -> (leader[0] = leader()).isPresent());
         return leader[0].getAsInt();
+    }
+
+    /** @return how many members make a majority: {@code size() / 2 + 1}, without which none serves */
+    public final int majority() {
+        return members.size() / 2 + 1;
+    }
+
+    /**
+     * Kills several members with SIGKILL, one after the other, each confirmed as by
+     * {@link LoopbackServer#kill()} (exited, client port refusing). Killing a majority
+     * ({@link #majority()}) leaves the others without a quorum: they serve no client until enough
+     * are back ({@link #restart(List)}).
+     *
+     * @param indexes the members, 0 to {@link #size()} - 1
+     * @throws IndexOutOfBoundsException if there is no such member
+     * @throws ServerException if one does not exit, or its port does not close, in time
+     */
+    public final void kill(List<Integer> indexes) {
+        indexes.forEach(index -> members.get(index).kill());
+    }
+
+    /**
+     * Starts killed members again on their ports and data, all before waiting for any (a member
+     * serves only once a quorum runs), then waits until each serves as leader or follower.
+     *
+     * @param indexes the members, 0 to {@link #size()} - 1, none running
+     * @throws IndexOutOfBoundsException if there is no such member
+     * @throws IllegalArgumentException if one of them still runs
+     * @throws ServerException if one does not serve within the start timeout
+     */
+    public final void restart(List<Integer> indexes) {
+        List<S> chosen = indexes.stream().map(members::get).toList();
+        for (int i = 0; i < chosen.size(); i++) {
+            if (chosen.get(i).isRunning()) {
+                throw new IllegalArgumentException("restart takes killed members; member " + indexes.get(i) + " (" + chosen.get(i)
+                        + ") still runs");
+            }
+        }
+        chosen.forEach(LoopbackServer::healWithoutWaiting);
+        chosen.forEach(LoopbackServer::awaitServes);
     }
 
     /**

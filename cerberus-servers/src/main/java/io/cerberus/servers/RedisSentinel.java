@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
  * ready once every replica is in sync and every Sentinel knows every replica and every other
  * Sentinel, so a failover can happen. {@link #primary()} is whichever node the Sentinels name now;
  * {@link #failover()} asks them for one, and after a test kills the primary
- * {@link #awaitNewPrimary} waits for theirs. Invariants: {@link #nodes()} keeps its order (node 1
+ * {@link #awaitNewPrimary} waits for theirs; {@link #cutReplicasOff()} first makes the next writes
+ * reach the primary alone, so that such a failover loses them. Invariants: {@link #nodes()} keeps its order (node 1
  * was the first primary) and its ports; a killed node comes back on its port as a replica of the
  * current primary, or as the primary if the Sentinels still name it ({@link #restartAsReplica},
  * {@link #heal()}), in a new {@link RedisServer} that replaces it in {@link #nodes()}. A Sentinel rewrites its configuration file with an fsync at each
@@ -169,6 +170,50 @@ public final class RedisSentinel implements Deployment {
         RedisServer old = primary();
         RespQuery.send(sentinels.get(0).port(), "SENTINEL", "FAILOVER", options.masterName);
         return awaitNewPrimary(old);
+    }
+
+    /**
+     * Cuts every replica off the primary's replication stream while all stay up and answer the
+     * Sentinels, so that what the primary is written from then on reaches no replica and a failover
+     * loses it: each replica is given a {@code masterauth} that the primary, which has no password,
+     * refuses (so the replica's reconnects fail their {@code AUTH}, once a second), then the primary
+     * closes its replicas' links ({@code CLIENT KILL TYPE replica}). A Sentinel still promotes such a
+     * replica while its link has been down less than ten down-after periods longer than the primary.
+     * Undo with {@link #reconnectReplicas()}.
+     *
+     * @return the primary, now without replicas
+     * @throws ServerException if the primary still has a replica connected, or a replica does not
+     *     report its link down, within the await timeout
+     */
+    public RedisServer cutReplicasOff() {
+        RedisServer primary = primary();
+        List<RedisServer> replicas = nodes.stream().filter(node -> node != primary).toList();
+        for (RedisServer replica : replicas) {
+            if (RespQuery.send(replica.port(), "CONFIG", "SET", "masterauth", Passwords.random()).isEmpty()) {
+                throw new ServerException("could not set masterauth on the replica " + replica);
+            }
+        }
+        await("the primary " + primary + " to have no replica connected, and each replica its link down", options.awaitTimeout, () -> {
+            RespQuery.send(primary.port(), "CLIENT", "KILL", "TYPE", "replica");
+            return RespQuery.text(primary.port(), "INFO", "replication").contains("connected_slaves:0")
+                    && replicas.stream().allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication")
+                            .contains("master_link_status:down"));
+        });
+        return primary;
+    }
+
+    /**
+     * Lets every running node take its primary's stream again: clears the {@code masterauth} that
+     * {@link #cutReplicasOff()} set (a replica reconnects within a second).
+     *
+     * @throws ServerException if a running node refuses the setting
+     */
+    public void reconnectReplicas() {
+        for (RedisServer node : nodes) {
+            if (node.isRunning() && RespQuery.send(node.port(), "CONFIG", "SET", "masterauth", "").isEmpty()) {
+                throw new ServerException("could not clear masterauth on " + node);
+            }
+        }
     }
 
     /**

@@ -3,6 +3,8 @@ package io.cerberus.servers;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +47,28 @@ class RedisSentinelTest {
             assertThat(healed.isRunning()).isTrue();
             assertThat(RespQuery.text(healed.port(), "INFO", "replication")).contains("master_link_status:up");
             assertThat(sentinel.primary()).isSameAs(sentinel.nodes().get(0));
+        }
+    }
+
+    @Test
+    void aReplicaCutOffMissesThePrimarysWritesUntilReconnected() {
+        try (RedisSentinel sentinel = RedisSentinel.start()) {
+            RedisServer primary = sentinel.primary();
+            RedisServer replica = sentinel.nodes().get(1);
+            Duration within = Timeouts.scaled(Duration.ofSeconds(10));
+            assertThat(RespQuery.send(primary.port(), "SET", "k", "before")).containsExactly("OK");
+            Await.until("the replica to have the write", within, () -> RespQuery.send(replica.port(), "GET", "k").equals(List.of("before")));
+
+            assertThat(sentinel.cutReplicasOff()).isSameAs(primary);
+            assertThat(RespQuery.text(primary.port(), "INFO", "replication")).contains("connected_slaves:0");
+            assertThat(RespQuery.send(primary.port(), "SET", "k", "cut")).containsExactly("OK");
+            assertThat(RespQuery.send(primary.port(), "WAIT", "1", "200")).as("replicas that acknowledged").containsExactly("0");
+            assertThat(RespQuery.text(replica.port(), "INFO", "replication")).contains("master_link_status:down");
+            assertThat(RespQuery.send(replica.port(), "GET", "k")).containsExactly("before");
+
+            sentinel.reconnectReplicas();
+            Await.until("the replica to have the write made while it was cut off", within,
+                    () -> RespQuery.send(replica.port(), "GET", "k").equals(List.of("cut")));
         }
     }
 }

@@ -1,0 +1,111 @@
+package io.cerberus.cli;
+
+import io.cerberus.servers.DatabaseServer;
+import io.cerberus.servers.Executables;
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PostgresServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * {@code cerberus check --server postgres} and {@code --server mariadb}: one {@link PostgresServer}
+ * or {@link MariaDbServer} on a free loopback port with the server's default durability (PostgreSQL
+ * fsync on; InnoDB {@code innodb_flush_log_at_trx_commit=1}, each commit written and flushed), its
+ * output in {@code <dir>/postgres.out} or {@code <dir>/mariadb.out}. Its fault, {@code server-kill},
+ * kills the server with SIGKILL (the postmaster and its backends; {@code mariadbd}), confirmed: all
+ * exited and the port refusing; keeps it down {@code --server-down}, and starts it again on the
+ * same data directory (crash recovery) until it accepts a login. The clients use the jdbc: engine
+ * in lease-row or session mode ({@code --jdbc-mode}) and get its URI, with the password drawn at
+ * start, in their environment, never on a command line.
+ */
+final class CheckDatabase implements LockServer {
+    private static final Duration WITHIN = Duration.ofSeconds(60);
+
+    private final DatabaseServer server;
+    private final String mode;
+
+    private CheckDatabase(DatabaseServer server, String mode) {
+        this.server = server;
+        this.mode = mode;
+    }
+
+    /**
+     * Creates the database cluster and starts PostgreSQL.
+     *
+     * @param dir where the server's output goes
+     * @param mode the jdbc: engine's mode the clients use: {@code lease-row} or {@code session}
+     * @return the running server
+     * @throws IllegalArgumentException if PostgreSQL, or (as root) setpriv, is not installed
+     */
+    static CheckDatabase postgres(Path dir, String mode) throws IOException {
+        requirePrograms("postgres", List.of("postgres", "initdb"), "postgresql", "postgres");
+        Files.createDirectories(dir);
+        // its data directory is a temporary one, not in --out: the postgres user must reach it, and --out may be a root-only path
+        return new CheckDatabase(PostgresServer.builder().fsync(true).output(dir.resolve("postgres.out")).startTimeout(WITHIN).start(),
+                mode);
+    }
+
+    /**
+     * Creates the system tables and starts MariaDB.
+     *
+     * @param dir where the server's output goes
+     * @param mode the jdbc: engine's mode the clients use: {@code lease-row} or {@code session}
+     * @return the running server
+     * @throws IllegalArgumentException if MariaDB, or (as root) setpriv, is not installed
+     */
+    static CheckDatabase mariaDb(Path dir, String mode) throws IOException {
+        requirePrograms("mariadb", List.of("mariadbd", "mariadb-install-db"), "mariadb-server", "mysql");
+        if (Executables.find("mariadb-admin").isEmpty()) {
+            throw new IllegalArgumentException("--server mariadb needs mariadb-admin to see the server accept a login; install it with:"
+                    + " apt-get install mariadb-client");
+        }
+        Files.createDirectories(dir);
+        // as for PostgreSQL, a temporary data directory that the mysql user can reach
+        return new CheckDatabase(MariaDbServer.builder().fsync(true).output(dir.resolve("mariadb.out")).startTimeout(WITHIN).start(),
+                mode);
+    }
+
+    private static void requirePrograms(String kind, List<String> programs, String debianPackage, String systemUser) {
+        for (String program : programs) {
+            if (Executables.find(program).isEmpty()) {
+                throw new IllegalArgumentException("--server " + kind + " needs " + program + "; install it with: apt-get install "
+                        + debianPackage);
+            }
+        }
+        if ("root".equals(System.getProperty("user.name")) && Executables.find("setpriv").isEmpty()) {
+            throw new IllegalArgumentException("--server " + kind + " as root needs setpriv to run the server as the " + systemUser
+                    + " user (it refuses root); install it with: apt-get install util-linux");
+        }
+    }
+
+    @Override
+    public String uri() {
+        return server.uri() + (mode.equals("session") ? "&cerberus.mode=session" : "");
+    }
+
+    @Override
+    public void inject(String fault, Duration down, Consumer<String> record) throws InterruptedException {
+        long pid = server.pid();
+        long children = ProcessHandle.of(pid).map(process -> process.descendants().count()).orElse(0L);
+        record.accept("server-kill");
+        server.kill();
+        Thread.sleep(down.toMillis()); // --server-down is how long it stays down: a duration, not a wait for an event
+        long restarting = System.nanoTime();
+        server.restart();
+        record.accept("server-restart");
+        record.accept("confirmed server-kill: " + (server instanceof PostgresServer ? "postmaster" : "mariadbd") + " pid " + pid
+                + (children > 0 ? " and its " + children + " processes" : "") + " exited, port " + server.port()
+                + " closed; accepting logins again " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting)
+                + "ms after the restart");
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
