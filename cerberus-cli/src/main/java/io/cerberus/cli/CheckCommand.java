@@ -119,6 +119,9 @@ final class CheckCommand implements Callable<Integer> {
     @Option(names = "--no-fencing", description = "Negative control: the register ignores fencing tokens.")
     private boolean noFencing;
 
+    @Mixin
+    private IdempotencyCheckOptions idempotency;
+
     @Spec
     private CommandSpec spec;
 
@@ -130,6 +133,7 @@ final class CheckCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
+        idempotency.validate(spec.commandLine(), noLock, noFencing);
         if (out == null) {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
@@ -141,6 +145,10 @@ final class CheckCommand implements Callable<Integer> {
     }
 
     private int run(String engineUri) throws Exception {
+        if (idempotency.enabled) {
+            return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
+                    serverDown, delay, out, server, persistence), idempotency, lockServer, spec.commandLine().getOut()).run(engineUri);
+        }
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
             throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
