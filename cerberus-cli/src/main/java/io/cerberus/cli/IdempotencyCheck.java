@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 final class IdempotencyCheck {
     private static final Duration CONFIRM = Duration.ofSeconds(10);
     /** How long a key is live: clients keep submitting it for this long after it first comes. */
-    private static final int KEY_LIFE_IN_LEASES = 4;
+    private static final int KEY_LIFE_IN_LEASES = 8;
 
     /** What the run is: the options of {@code cerberus check}. */
     record Settings(String namespace, int clients, Duration duration, Duration lease, Duration think, List<String> faults,
@@ -88,6 +88,10 @@ final class IdempotencyCheck {
         console.println(title);
         console.flush();
         Path ledger = settings.out().resolve("ledger.txt");
+        if (Files.exists(ledger) || Files.exists(settings.out().resolve("c1.log"))) {
+            // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
+            throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
+        }
         List<CheckClient> running = new ArrayList<>();
         try (HoldLog faultLog = new HoldLog(settings.out().resolve("faults.log"))) {
             epoch = System.nanoTime();

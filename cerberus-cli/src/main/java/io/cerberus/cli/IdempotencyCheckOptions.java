@@ -13,7 +13,7 @@ final class IdempotencyCheckOptions {
     boolean enabled;
 
     @Option(names = "--keys", defaultValue = "50",
-            description = "With --idempotency: keys live at a time, 1 to 10000 (each lives four leases; new ones keep coming)."
+            description = "With --idempotency: keys live at a time, 1 to 10000 (each lives eight leases; new ones keep coming)."
                     + " Default: ${DEFAULT-VALUE}")
     int keys;
 

@@ -132,7 +132,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
                     // a real client tries again later, with the same key
                     TimeUnit.MILLISECONDS.sleep(random.nextLong(Math.max(1, lease.toMillis() / 2)));
                 }
-                TimeUnit.MILLISECONDS.sleep(random.nextLong(Math.max(1, think.toMillis())));
+                // a short, random gap: each key is submitted many times while it is live, by every client
+                TimeUnit.MILLISECONDS.sleep(random.nextLong(Math.max(5, think.toMillis() / 5)));
             }
             log.log("END", client, -1, "");
         }
@@ -175,7 +176,7 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             } catch (IdempotencyCompletionException e) {
                 log.log("COMPLETE_FAILED", client, key, submission);
                 log.log("ENGINE", client, key, "completion failed");
-                return Ending.RETRY;
+                return retry(key, submission, "completion-failed");
             }
             log.log("ENGINE", client, key, "complete " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - completing) + "ms");
             log.log("COMPLETED", client, key, submission);

@@ -49,7 +49,7 @@ final class UncheckedRedisGuard implements AutoCloseable {
 
     UncheckedRedisGuard(String redisUri, Duration lease) {
         RedisURI uri = RedisURI.create(redisUri);
-        uri.setTimeout(Duration.ofMillis(500));
+        uri.setTimeout(Duration.ofSeconds(2)); // the first connection of a cold JVM takes more than half a second
         this.client = RedisClient.create(uri);
         this.connection = client.connect();
         this.redis = connection.sync();
