@@ -37,6 +37,9 @@ import java.util.TreeMap;
  * explained; else {@code SAFE}.
  */
 final class IdempotencyChecker {
+    /** The faults aimed at a client. */
+    static final List<String> CLIENT_FAULTS = List.of("pause", "kill", "partition", "drop", "delay");
+
     /** A fault on a client (its name) or on the server ({@code server}), from its start to its end. */
     record Fault(String kind, String target, long startNanos, long endNanos) {
     }
@@ -49,10 +52,11 @@ final class IdempotencyChecker {
      * @param samples a few unexplained duplicates, described
      */
     record Report(String verdict, long submissions, long operations, long executed, long replays, long mismatchesSubmitted,
-            long mismatchesRefused, Map<String, Integer> retries, long effects, long keys, long duplicates,
-            Map<String, Integer> explained, Map<String, Integer> unexplained, long mismatchesApplied, long acknowledgedNeverApplied,
+            long mismatchesRefused, long firstPayloadsRefused, Map<String, Integer> retries, long effects, long keys, long duplicates,
+            Map<String, Integer> explained, Map<String, Integer> unexplained, long mismatchesApplied, long mismatchesAppliedAfterRestart,
+            long acknowledgedNeverApplied,
             long keysWithTwoResults, long longestUnservedNanos, Map<String, Integer> faultCounts, Map<String, Integer> confirmed,
-            Map<String, Integer> notConfirmed, List<String> samples) {
+            Map<String, Integer> notConfirmed, Map<String, Integer> insideAnOperation, List<String> samples) {
 
         long unexplainedCount() {
             return unexplained.values().stream().mapToLong(Integer::longValue).sum();
@@ -69,10 +73,18 @@ final class IdempotencyChecker {
                 out.append("faults confirmed:              ").append(confirmed.isEmpty() ? "none" : confirmed)
                         .append(notConfirmed.isEmpty() ? "" : ", NOT confirmed: " + notConfirmed).append('\n');
             }
+            if (faultCounts.keySet().stream().anyMatch(CLIENT_FAULTS::contains)) {
+                out.append("client faults in an operation: ").append(insideAnOperation.isEmpty() ? "none" : insideAnOperation)
+                        .append(" (the target had claimed a key and not yet completed or given it up)\n");
+            }
             out.append("executed:                      ").append(executed).append(" (acknowledged as run here)\n");
             out.append("replays served:                ").append(replays).append('\n');
             out.append("mismatches refused:            ").append(mismatchesRefused).append(" of ").append(mismatchesSubmitted)
-                    .append(" submissions reusing a key with another payload\n");
+                    .append(" operations reusing a key with another payload\n");
+            if (firstPayloadsRefused > 0) {
+                out.append("first payloads refused:        ").append(firstPayloadsRefused)
+                        .append(" (a key's own payload refused: another payload had run under the key)\n");
+            }
             out.append("retries:                       ").append(retries.isEmpty() ? "none" : retries).append('\n');
             out.append("effects applied:               ").append(effects).append(" on ").append(keys).append(" keys\n");
             out.append("duplicates:                    ").append(duplicates).append(" (effects applied more than once)\n");
@@ -80,7 +92,8 @@ final class IdempotencyChecker {
                     .append(explained.isEmpty() ? "" : " " + explained).append(" (the first applier could not complete)\n");
             out.append("  unexplained:                 ").append(unexplainedCount()).append(unexplained.isEmpty() ? "" : " " + unexplained)
                     .append('\n');
-            out.append("mismatches applied:            ").append(mismatchesApplied).append('\n');
+            out.append("mismatches applied:            ").append(mismatchesApplied).append(mismatchesAppliedAfterRestart == 0 ? ""
+                    : " (" + mismatchesAppliedAfterRestart + " after a store restart, which forgot the key's record)").append('\n');
             out.append("acknowledged, never applied:   ").append(acknowledgedNeverApplied).append('\n');
             out.append("keys answered two results:     ").append(keysWithTwoResults).append('\n');
             out.append("longest wait for an answer:    ").append(String.format(Locale.ROOT, "%.1f ms", longestUnservedNanos / 1e6))
@@ -135,6 +148,9 @@ final class IdempotencyChecker {
         long replays = 0;
         long mismatchesSubmitted = 0;
         long refused = 0;
+        long firstPayloadsRefused = 0;
+        Set<String> otherPayloads = new HashSet<>();
+        Set<String> otherOperations = new HashSet<>();
         long longest = 0;
         Set<String> answered = new HashSet<>();
         Map<Long, Set<String>> applied = new HashMap<>();
@@ -148,7 +164,10 @@ final class IdempotencyChecker {
                     submissions++;
                     firstSubmitted.putIfAbsent(operation(submission), event.nanos());
                     if (words.length > 1 && words[1].equals("other")) {
-                        mismatchesSubmitted++;
+                        otherPayloads.add(submission);
+                        if (otherOperations.add(operation(submission))) {
+                            mismatchesSubmitted++;
+                        }
                     }
                 }
                 case "CLAIM" -> attempts.put(submission, new Attempt(submission, event.client(), event.token(), event.nanos()));
@@ -168,7 +187,11 @@ final class IdempotencyChecker {
                 }
                 case "ACK", "REFUSED" -> {
                     if (event.kind().equals("REFUSED")) {
-                        refused++;
+                        if (otherPayloads.contains(submission)) {
+                            refused++;
+                        } else {
+                            firstPayloadsRefused++;
+                        }
                     } else {
                         String result = words.length > 2 ? words[2] : "";
                         if (words[1].equals("REPLAYED")) {
@@ -186,7 +209,13 @@ final class IdempotencyChecker {
                         longest = Math.max(longest, event.nanos() - first);
                     }
                 }
-                case "RETRY" -> retries.merge(words.length > 1 ? words[1] : "?", 1, Integer::sum);
+                case "RETRY" -> {
+                    retries.merge(words.length > 1 ? words[1] : "?", 1, Integer::sum);
+                    Attempt attempt = attempts.get(submission);
+                    if (attempt != null && attempt.endNanos < 0) {
+                        attempt.endNanos = event.nanos(); // a store error after the claim: the client gave the attempt up
+                    }
+                }
                 case "FAULT" -> fault(event, words, faults, open, faultCounts, confirmed, notConfirmed, restarts);
                 default -> {
                     // ENGINE, EFFECT (the ledger is the truth), END
@@ -200,9 +229,13 @@ final class IdempotencyChecker {
         List<String> samples = new ArrayList<>();
         Map<Long, List<EffectLedger.Effect>> byKey = new TreeMap<>();
         long mismatchesApplied = 0;
+        long mismatchesAppliedAfterRestart = 0;
         for (EffectLedger.Effect effect : effects) {
             if (effect.payload().equals("other")) {
                 mismatchesApplied++;
+                if (forgetsOnRestart && restarts.stream().anyMatch(restart -> restart[0] < effect.nanos())) {
+                    mismatchesAppliedAfterRestart++;
+                }
             } else {
                 byKey.computeIfAbsent(effect.key(), k -> new ArrayList<>()).add(effect);
             }
@@ -252,14 +285,21 @@ final class IdempotencyChecker {
             }
         }
         long keysWithTwoResults = results.values().stream().filter(set -> set.size() > 1).count();
-        Report base = new Report("", submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, retries,
-                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, acknowledgedNeverApplied,
-                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, samples);
+        Map<String, Integer> inside = new TreeMap<>();
+        for (Fault fault : faults) {
+            if (!fault.target().equals("server") && attempts.values().stream().anyMatch(attempt -> attempt.client.equals(fault.target())
+                    && attempt.claimNanos <= fault.startNanos() && (attempt.endNanos < 0 || attempt.endNanos >= fault.startNanos()))) {
+                inside.merge(fault.kind(), 1, Integer::sum);
+            }
+        }
+        Report base = new Report("", submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
+                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
+                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
         String verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0 ? "UNSAFE"
                 : executed == 0 ? "NO_PROGRESS" : duplicates > 0 ? "DUPLICATES_EXPLAINED" : "SAFE";
-        return new Report(verdict, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, retries,
-                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, acknowledgedNeverApplied,
-                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, samples);
+        return new Report(verdict, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
+                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
+                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
     }
 
     /** @return the fault that explains why an attempt that applied its effect did not complete, or null */

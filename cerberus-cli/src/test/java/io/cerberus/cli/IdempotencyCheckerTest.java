@@ -56,6 +56,7 @@ class IdempotencyCheckerTest {
 
         assertThat(report.duplicates()).isEqualTo(1);
         assertThat(report.explained()).containsEntry("killed before completing", 1);
+        assertThat(report.insideAnOperation()).as("the kill hit c1 between its claim and its completion").containsEntry("kill", 1);
         assertThat(report.unexplained()).isEmpty();
         assertThat(report.verdict()).isEqualTo("DUPLICATES_EXPLAINED");
     }
