@@ -133,7 +133,7 @@ final class CheckCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
-        idempotency.validate(spec.commandLine(), noLock, noFencing);
+        idempotency.validate(spec.commandLine(), noLock, noFencing, server, engine.explicitEngine().orElse(null));
         if (out == null) {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
@@ -145,14 +145,14 @@ final class CheckCommand implements Callable<Integer> {
     }
 
     private int run(String engineUri) throws Exception {
-        if (idempotency.enabled) {
-            return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
-                    serverDown, delay, out, server, persistence), idempotency, lockServer, spec.commandLine().getOut()).run(engineUri);
-        }
         List<String> proxied = faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
             throw new ParameterException(spec.commandLine(), "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
                     + " memcached:// and jdbc: engines (each client talks to each server through its own proxy); the engine is " + Redaction.redact(engineUri));
+        }
+        if (idempotency.enabled) {
+            return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
+                    serverDown, delay, out, server, persistence), idempotency, lockServer, spec.commandLine().getOut()).run(engineUri);
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {

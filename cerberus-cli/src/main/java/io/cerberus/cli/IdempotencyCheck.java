@@ -57,16 +57,8 @@ final class IdempotencyCheck {
     int run(String engineUri) throws Exception {
         this.engineUri = engineUri;
         String guard = options.guard();
-        if (guard.equals("unchecked") && !engineUri.startsWith("redis://")) {
-            throw new IllegalArgumentException("--unchecked-guard is written over Redis: it needs a redis:// engine (or --server redis), not "
-                    + Redaction.redact(engineUri));
-        }
-        List<String> proxied = settings.faults().stream().filter(ClientProxies.FAULTS::contains).toList();
-        if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
-            throw new IllegalArgumentException("--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://, memcached:// and"
-                    + " jdbc: engines; the engine is " + Redaction.redact(engineUri));
-        }
-        proxies = proxied.isEmpty() ? null : new ClientProxies(settings.out());
+        // CheckCommand has refused proxy faults on an engine that cannot be put behind proxies
+        proxies = settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains) ? new ClientProxies(settings.out()) : null;
         if (guard.equals("cerberus")) {
             // fails early, with a clear message, when the engine is unreachable or keeps no records
             try (Cerberus probe = Cerberus.builder().engine(engineUri).namespace(settings.namespace()).defaultLease(settings.lease()).build()) {

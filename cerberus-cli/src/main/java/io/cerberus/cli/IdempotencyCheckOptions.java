@@ -39,7 +39,12 @@ final class IdempotencyCheckOptions {
         return pause != null ? pause : lease.dividedBy(2);
     }
 
-    void validate(CommandLine commandLine, boolean noLock, boolean noFencing) {
+    /**
+     * @param server {@code --server}, or null
+     * @param engineUri {@code --engine}, or null
+     * @throws ParameterException naming the rule a combination breaks
+     */
+    void validate(CommandLine commandLine, boolean noLock, boolean noFencing, String server, String engineUri) {
         var parsed = commandLine.getParseResult();
         if (!enabled) {
             for (String option : new String[] {"--keys", "--pause", "--no-guard", "--unchecked-guard"}) {
@@ -61,6 +66,9 @@ final class IdempotencyCheckOptions {
         }
         if (noGuard && uncheckedGuard) {
             throw new ParameterException(commandLine, "give --no-guard or --unchecked-guard, not both: each is a negative control");
+        }
+        if (uncheckedGuard && !("redis".equals(server) || (server == null && engineUri != null && engineUri.startsWith("redis://")))) {
+            throw new ParameterException(commandLine, "--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
         }
     }
 }

@@ -87,4 +87,13 @@ class IdempotencyCheckTest {
         assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(run.stderr()).contains("--no-guard applies to --idempotency");
     }
+
+    @Test
+    void theUncheckedGuardNeedsRedisAndSaysSo() {
+        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--idempotency", "--unchecked-guard", "--server", "postgres", "--out",
+                dir.resolve("out").toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.stderr()).contains("--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
+    }
 }
