@@ -26,7 +26,7 @@ import picocli.CommandLine.Spec;
         versionProvider = CerberusCommand.Version.class,
         description = "Distributed locks from the command line.",
         subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, ServersCommand.class, DemoWorkerCommand.class,
-                CheckWorkerCommand.class},
+                CheckWorkerCommand.class, IdempotencyWorkerCommand.class},
         footer = {"", "Run 'cerberus COMMAND --help' for a command's options and exit codes.", "Documentation: docs/CLI.md"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE,

@@ -11,6 +11,7 @@ final class CheckClient {
     private final String name;
     private volatile ManagedProcess process;
     private volatile String state = "STARTING";
+    private volatile long stateNanos = System.nanoTime();
     private volatile boolean paused;
     private volatile boolean ready;
 
@@ -19,16 +20,22 @@ final class CheckClient {
     }
 
     static CheckClient start(String name, List<String> workerArgs, String engineUri) {
+        return start(name, "check-worker", workerArgs, engineUri);
+    }
+
+    /** Starts a client running the hidden worker command {@code worker} ({@code check-worker}, {@code check-idempotency-worker}). */
+    static CheckClient start(String name, String worker, List<String> workerArgs, String engineUri) {
         List<String> args = new ArrayList<>(List.of("--client", name));
         args.addAll(workerArgs);
         CheckClient client = new CheckClient(name);
-        client.process = DemoInstance.startWorker("check-worker", args, engineUri, "check client " + name, client::announced);
+        client.process = DemoInstance.startWorker(worker, args, engineUri, "check client " + name, client::announced);
         return client;
     }
 
     /** Called with each line the worker prints, on the reading thread; EXITED once it has ended. */
     private void announced(String line) {
         state = line.split(" ", 2)[0];
+        stateNanos = System.nanoTime();
         ready |= state.equals("READY");
     }
 
@@ -39,6 +46,11 @@ final class CheckClient {
     /** @return the last announcement: READY, HOLD, READ, FREE, or STARTING; EXITED once the process has ended */
     String state() {
         return process.isAlive() ? state : "EXITED";
+    }
+
+    /** @return {@link System#nanoTime()} when the last announcement was read */
+    long stateNanos() {
+        return stateNanos;
     }
 
     /** @return whether the client announced READY (it may have moved on since) */

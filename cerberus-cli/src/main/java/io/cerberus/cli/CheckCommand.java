@@ -156,6 +156,9 @@ final class CheckCommand implements Callable<Integer> {
             + " for what each gets wrong.")
     private String recipe;
 
+    @Mixin
+    private IdempotencyCheckOptions idempotency;
+
     @Spec
     private CommandSpec spec;
 
@@ -167,6 +170,11 @@ final class CheckCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
+        idempotency.validate(spec.commandLine(), noLock, noFencing, server, engine.explicitEngine().orElse(null));
+        if (idempotency.enabled && (recipe != null || given("--locks") || given("--parallel-faults") || given("--lock"))) {
+            throw new ParameterException(spec.commandLine(), "--recipe, --lock, --locks and --parallel-faults apply to the lock check, not"
+                    + " to --idempotency");
+        }
         if (out == null) {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
@@ -186,6 +194,10 @@ final class CheckCommand implements Callable<Integer> {
         if (recipe != null && !Recipe.runsOn(recipe, engineUri)) {
             throw new ParameterException(spec.commandLine(), "--recipe " + recipe + " needs " + Recipe.needs(recipe) + "; the engine is "
                     + Redaction.redact(engineUri));
+        }
+        if (idempotency.enabled) {
+            return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
+                    serverDown, delay, out, server, persistence), idempotency, lockServer, spec.commandLine().getOut()).run(engineUri);
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {

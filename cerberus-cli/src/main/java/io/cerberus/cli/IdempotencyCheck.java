@@ -1,0 +1,200 @@
+package io.cerberus.cli;
+
+import io.cerberus.Cerberus;
+import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.spi.support.Redaction;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code cerberus check --idempotency}: K client JVMs ({@link IdempotencyWorkerCommand}) submit the
+ * same operations through the idempotency guard while faults are injected, each operation applying
+ * its effect to an {@link EffectLedger}; then {@link IdempotencyChecker} judges the ledger and the
+ * logs. The machinery is the lock checker's: {@link CheckClient} (start, pause, resume, kill, each
+ * confirmed), {@link ClientProxies} (partition, drop, delay per client), {@link LockServer} (the
+ * server faults), {@link HoldLog}. Faults on a client are aimed at one that announced, less than
+ * half a think ago, that it runs an operation (claimed, effect not applied yet), as the lock checker
+ * aims at the holder.
+ */
+final class IdempotencyCheck {
+    private static final Duration CONFIRM = Duration.ofSeconds(10);
+    /** How long a key is live: clients keep submitting it for this long after it first comes. */
+    private static final int KEY_LIFE_IN_LEASES = 8;
+
+    /** What the run is: the options of {@code cerberus check}. */
+    record Settings(String namespace, int clients, Duration duration, Duration lease, Duration think, List<String> faults,
+            Duration faultEvery, Duration serverDown, Duration delay, Path out, String server, String persistence) {
+    }
+
+    private final Settings settings;
+    private final IdempotencyCheckOptions options;
+    private final LockServer lockServer;
+    private final PrintWriter console;
+    private ClientProxies proxies;
+    private String engineUri;
+    private long epoch;
+    private int clientCount;
+
+    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, PrintWriter console) {
+        this.settings = settings;
+        this.options = options;
+        this.lockServer = lockServer;
+        this.console = console;
+    }
+
+    /**
+     * Runs the clients, injects the faults, judges and writes {@code report.txt}.
+     *
+     * @param engineUri the engine the clients use
+     * @return the exit code: 0 (SAFE, DUPLICATES_EXPLAINED), {@link CheckCommand#UNSAFE}, {@link CheckCommand#NO_PROGRESS}
+     */
+    int run(String engineUri) throws Exception {
+        this.engineUri = engineUri;
+        String guard = options.guard();
+        // CheckCommand has refused proxy faults on an engine that cannot be put behind proxies
+        proxies = settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains) ? new ClientProxies(settings.out()) : null;
+        if (guard.equals("cerberus")) {
+            // fails early, with a clear message, when the engine is unreachable or keeps no records
+            try (Cerberus probe = Cerberus.builder().engine(engineUri).namespace(settings.namespace()).defaultLease(settings.lease()).build()) {
+                probe.idempotency(IdempotencyOptions.defaults().withLease(settings.lease())).close();
+            }
+        }
+        Duration pause = options.pause(settings.lease());
+        String title = "cerberus check --idempotency: " + Redaction.redact(engineUri)
+                + (lockServer == null ? "" : " (started here" + (List.of("redis", "sentinel").contains(settings.server())
+                        ? ", persistence " + settings.persistence() : "") + ")")
+                + ", guard " + switch (guard) {
+                    case "none" -> "none (negative control)";
+                    case "unchecked" -> "without owner checks (negative control)";
+                    default -> "cerberus";
+                }
+                + ", " + settings.clients() + " clients, " + Durations.format(settings.duration()) + ", lease " + Durations.format(settings.lease())
+                + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys, faults " + settings.faults()
+                + (settings.faults().contains("pause") ? " (pause " + Durations.format(pause) + ")" : "");
+        console.println(title);
+        console.flush();
+        Path ledger = settings.out().resolve("ledger.txt");
+        if (Files.exists(ledger) || Files.exists(settings.out().resolve("c1.log"))) {
+            // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
+            throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
+        }
+        List<CheckClient> running = new ArrayList<>();
+        try (HoldLog faultLog = new HoldLog(settings.out().resolve("faults.log"))) {
+            epoch = System.nanoTime();
+            for (int i = 0; i < settings.clients(); i++) {
+                running.add(startClient());
+            }
+            awaitReady(running);
+            injectFaults(running, faultLog, pause, System.nanoTime() + settings.duration().toNanos());
+        } finally {
+            for (CheckClient client : running) {
+                client.stop(CONFIRM);
+            }
+            if (proxies != null) {
+                proxies.close();
+            }
+        }
+        long end = System.nanoTime();
+        boolean forgets = "memcached".equals(settings.server())
+                || (List.of("redis", "sentinel").contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
+        IdempotencyChecker.Report report = IdempotencyChecker.judge(HoldLog.readAll(settings.out()), EffectLedger.read(ledger),
+                settings.lease(), forgets, end);
+        String text = report.text(title);
+        Files.writeString(settings.out().resolve("report.txt"), text);
+        console.print(text.substring(text.indexOf('\n') + 1));
+        console.println("report: " + settings.out().resolve("report.txt") + ", ledger: " + ledger);
+        console.flush();
+        return switch (report.verdict()) {
+            case "UNSAFE" -> CheckCommand.UNSAFE;
+            case "NO_PROGRESS" -> CheckCommand.NO_PROGRESS;
+            default -> ExitCodes.OK;
+        };
+    }
+
+    private CheckClient startClient() {
+        String name = "c" + (++clientCount);
+        String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
+        Duration step = settings.lease().multipliedBy(KEY_LIFE_IN_LEASES).dividedBy(options.keys);
+        List<String> args = List.of("--namespace", settings.namespace(), "--log", settings.out().resolve(name + ".log").toString(),
+                "--ledger", settings.out().resolve("ledger.txt").toString(), "--lease", settings.lease().toMillis() + "ms",
+                "--think", settings.think().toMillis() + "ms", "--keys", Integer.toString(options.keys),
+                "--step", Math.max(1, step.toMillis()) + "ms", "--epoch", Long.toString(epoch), "--guard", options.guard());
+        return CheckClient.start(name, "check-idempotency-worker", args, clientUri);
+    }
+
+    private static void awaitReady(List<CheckClient> clients) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (CheckClient client : clients) {
+            while (!client.ready()) {
+                if (!client.alive() || System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
+                }
+                Thread.sleep(10);
+            }
+        }
+    }
+
+    private void injectFaults(List<CheckClient> running, HoldLog faultLog, Duration pause, long endNanos) throws InterruptedException,
+            IOException {
+        int next = 0;
+        long nextFault = System.nanoTime() + settings.faultEvery().toNanos();
+        Duration window = settings.lease().multipliedBy(2).plusMillis(200);
+        while (System.nanoTime() - endNanos < 0) {
+            long now = System.nanoTime();
+            if (now - nextFault < 0 || settings.faults().equals(List.of("none"))) {
+                Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), TimeUnit.NANOSECONDS.toMillis(endNanos - now))));
+                continue;
+            }
+            String fault = settings.faults().get(next++ % settings.faults().size());
+            CheckClient target = runner(running);
+            switch (fault) {
+                case "pause" -> {
+                    faultLog.log("FAULT", target.name(), -1, "pause " + Durations.format(pause));
+                    target.pause(CONFIRM);
+                    Thread.sleep(pause.toMillis());
+                    target.resume(CONFIRM);
+                    faultLog.log("FAULT", target.name(), -1, "resume");
+                }
+                case "kill" -> {
+                    faultLog.log("FAULT", target.name(), -1, "kill");
+                    target.kill(CONFIRM);
+                    running.remove(target);
+                    running.add(startClient());
+                }
+                case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), window, settings.delay(), faultLog,
+                        settings.lease().multipliedBy(2).plusSeconds(1));
+                case "server-kill", "majority-kill", "leader-kill", "failover" ->
+                        lockServer.inject(fault, settings.serverDown(), detail -> faultLog.log("FAULT", "server", -1, detail));
+                default -> {
+                    // none
+                }
+            }
+            nextFault = System.nanoTime() + settings.faultEvery().toNanos();
+        }
+    }
+
+    /** @return a client that announced an operation less than half a think ago, else one running any, else any, waiting up to 2 s */
+    private CheckClient runner(List<CheckClient> running) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        long fresh = Math.max(TimeUnit.MILLISECONDS.toNanos(1), settings.think().toNanos() / 2);
+        CheckClient stale = null;
+        while (System.nanoTime() - deadline < 0) {
+            for (CheckClient client : running) {
+                if (client.alive() && !client.paused() && client.state().equals("RUN")) {
+                    if (System.nanoTime() - client.stateNanos() < fresh) {
+                        return client;
+                    }
+                    stale = client;
+                }
+            }
+            Thread.sleep(1);
+        }
+        return stale != null ? stale : running.get(0);
+    }
+}

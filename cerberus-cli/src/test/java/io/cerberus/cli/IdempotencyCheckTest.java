@@ -1,0 +1,99 @@
+package io.cerberus.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.servers.RedisServer;
+import io.cerberus.testkit.ServerExtension;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code cerberus check --idempotency} in short runs on a real redis-server: with the guard, pauses
+ * shorter than the lease and kills of a client inside an operation apply no effect twice and
+ * acknowledge none that was not applied; its negative controls (no guard; a guard whose completion
+ * and release do not check the owner) must come out UNSAFE, or the checker proves nothing.
+ */
+class IdempotencyCheckTest {
+    private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+    @RegisterExtension
+    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
+
+    @TempDir
+    Path dir;
+
+    private Cli.Result check(String... args) {
+        List<String> given = List.of(args);
+        List<String> all = new ArrayList<>(List.of("check", "--idempotency", "--out", dir.resolve("out").toString()));
+        String[][] defaults = {{"--duration", "6s"}, {"--lease", "1s"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
+        for (String[] option : defaults) {
+            if (!given.contains(option[0])) {
+                all.addAll(List.of(option));
+            }
+        }
+        all.addAll(given);
+        return Cli.run(RUN_LIMIT, all.toArray(String[]::new));
+    }
+
+    private static long count(String report, String label) {
+        Matcher m = Pattern.compile(Pattern.quote(label) + ":\\s+(\\d+)").matcher(report);
+        assertThat(m.find()).as("'%s' in the report:%n%s", label, report).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void theGuardAppliesNoEffectTwiceWhenClientsArePausedWithinTheLeaseOrKilledMidOperation() {
+        Cli.Result run = check("--engine", REDIS.uri(), "--faults", "pause,kill");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("verdict:                       SAFE\n");
+        assertThat(run.stdout()).containsPattern("pause=[1-9]").containsPattern("kill=[1-9]");
+        assertThat(count(run.stdout(), "duplicates")).isZero();
+        assertThat(count(run.stdout(), "acknowledged, never applied")).isZero();
+        assertThat(count(run.stdout(), "mismatches applied")).isZero();
+        assertThat(count(run.stdout(), "replays served")).isPositive();
+        assertThat(count(run.stdout(), "mismatches refused")).isPositive();
+    }
+
+    @Test
+    void negativeControlWithoutTheGuardAppliesEffectsTwiceAndIsUnsafe() {
+        Cli.Result run = check("--engine", REDIS.uri(), "--no-guard", "--faults", "none", "--duration", "3s", "--keys", "5");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(run.stdout()).contains("verdict:                       UNSAFE");
+        assertThat(run.stdout()).containsPattern("unexplained: +[1-9]");
+    }
+
+    @Test
+    void negativeControlAGuardWithoutOwnerCheckedCompletionIsUnsafeWhenAnAttemptOutlivesItsLease() {
+        // paused past the lease: another attempt takes the key over, and the paused one's plain SET (or DEL) lands on it
+        Cli.Result run = check("--engine", REDIS.uri(), "--unchecked-guard", "--faults", "pause", "--pause", "1200ms", "--lease", "500ms",
+                "--keys", "4", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(run.stdout()).containsPattern("unexplained: +[1-9]");
+    }
+
+    @Test
+    void idempotencyOptionsWithoutIdempotencyAreRefusedNamingTheRule() {
+        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--no-guard", "--out", dir.resolve("out").toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.stderr()).contains("--no-guard applies to --idempotency");
+    }
+
+    @Test
+    void theUncheckedGuardNeedsRedisAndSaysSo() {
+        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--idempotency", "--unchecked-guard", "--server", "postgres", "--out",
+                dir.resolve("out").toString());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.stderr()).contains("--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
+    }
+}
