@@ -43,9 +43,16 @@ final class AttemptRenewal {
     private final ReentrantLock settling = new ReentrantLock();
     private final ScheduledFuture<?> timer;
     private volatile boolean stopped;
+    /** When the last claim or renewal the store confirmed was asked: the lease runs from there at the latest. */
+    private volatile long confirmedAskedAt;
     private Cleaner.Cleanable dropped;
 
-    AttemptRenewal(IdempotencyStore store, IdempotencyKey key, String id, String token, Duration lease, ScheduledExecutorService scheduler) {
+    /**
+     * @param claimAskedAt when the claim that made this attempt the owner was sent ({@link System#nanoTime()})
+     */
+    AttemptRenewal(IdempotencyStore store, IdempotencyKey key, String id, String token, Duration lease, long claimAskedAt,
+            ScheduledExecutorService scheduler) {
+        this.confirmedAskedAt = claimAskedAt;
         this.store = store;
         this.key = key;
         this.id = id;
@@ -72,6 +79,14 @@ final class AttemptRenewal {
     /** @return whether a renewal was refused: the token no longer owned the record */
     boolean lost() {
         return lost.get();
+    }
+
+    /**
+     * @return when the attempt's claim ends at the latest, as far as this client knows ({@link System#nanoTime()}): a
+     *     lease from the moment the last confirmed claim or renewal was sent. The store may keep it longer, never shorter.
+     */
+    long heldUntilNanos() {
+        return confirmedAskedAt + lease.toNanos();
     }
 
     /** Ends the renewals; waits for one in flight, so it cannot change the record under the settlement. */
@@ -112,8 +127,13 @@ final class AttemptRenewal {
     private void renew() {
         settling.lock();
         try {
-            if (!stopped && !store.renew(id, token, lease)) {
-                lost.set(true);
+            long asked = System.nanoTime();
+            if (!stopped) {
+                if (store.renew(id, token, lease)) {
+                    confirmedAskedAt = asked;
+                } else {
+                    lost.set(true);
+                }
             }
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "could not renew the idempotency lease of " + key + ": " + e.getMessage());

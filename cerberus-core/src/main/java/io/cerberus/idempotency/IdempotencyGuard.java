@@ -171,13 +171,17 @@ public final class IdempotencyGuard implements AutoCloseable {
         long pause = 20;
         while (true) {
             Optional<IdempotencyRecord> existing;
+            long[] askedAt = new long[1];
             try {
-                existing = withRetries("claim " + key, () -> store.claim(id, key.fingerprint(), token, options.lease()));
+                existing = withRetries("claim " + key, () -> {
+                    askedAt[0] = System.nanoTime();
+                    return store.claim(id, key.fingerprint(), token, options.lease());
+                });
             } catch (EngineUnavailableException e) {
                 return storeDown(key, e);
             }
             if (existing.isEmpty()) {
-                Claim<T> claim = new Claim<>(key, id, token, retention, codec);
+                Claim<T> claim = new Claim<>(key, id, token, retention, codec, askedAt[0]);
                 IdempotencyAttempt<T> attempt = IdempotencyAttempt.owned(Outcome.Status.EXECUTED, claim);
                 claim.watch(attempt);
                 return attempt;
@@ -225,13 +229,13 @@ public final class IdempotencyGuard implements AutoCloseable {
         private final ResultCodec<T> codec;
         private final AttemptRenewal renewal;
 
-        Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec) {
+        Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec, long claimAskedAt) {
             this.key = key;
             this.id = id;
             this.token = token;
             this.retention = retention;
             this.codec = codec;
-            this.renewal = new AttemptRenewal(store, key, id, token, options.lease(), renewer);
+            this.renewal = new AttemptRenewal(store, key, id, token, options.lease(), claimAskedAt, renewer);
         }
 
         void watch(IdempotencyAttempt<T> attempt) {
@@ -271,11 +275,16 @@ public final class IdempotencyGuard implements AutoCloseable {
             store(notKept(why), true);
         }
 
-        /** Completes the record with these bytes; the caller is told when they could not be stored. */
+        /**
+         * Completes the record with these bytes; the caller is told when they could not be stored. The operation has
+         * run, so a store that cannot be reached is tried again, past {@code storeAttempts}, for as long as the claim
+         * lasts: a completion that gives up leaves the key to a duplicate once the lease ends, which would run the
+         * operation again. The store is the judge: a completion that reaches it after the lease is refused.
+         */
         private void store(byte[] bytes, boolean failure) {
             boolean stored;
             try {
-                stored = withRetries("complete " + key, () -> store.complete(id, token, bytes, failure, retention));
+                stored = withRetries("complete " + key, () -> store.complete(id, token, bytes, failure, retention), renewal.heldUntilNanos());
             } catch (EngineUnavailableException e) {
                 throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
                         + engine + ": a retry after the lease of " + Durations.format(options.lease()) + " may run it again", e);
@@ -384,16 +393,27 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     private <T> T withRetries(String what, Supplier<T> call) {
+        return withRetries(what, call, System.nanoTime());
+    }
+
+    /**
+     * Calls the store, trying again after an {@link EngineUnavailableException}: {@code storeAttempts} times in all
+     * (backoff 50 ms, doubling), and past that as long as {@code System.nanoTime()} is before {@code keepTryingUntil}
+     * (then waiting at most 500 ms between tries, the last wait cut to end there).
+     */
+    private <T> T withRetries(String what, Supplier<T> call, long keepTryingUntil) {
         long backoff = 50;
         for (int attempt = 1; ; attempt++) {
             try {
                 return call.get();
             } catch (EngineUnavailableException e) {
-                if (attempt >= options.storeAttempts()) {
+                long left = keepTryingUntil - System.nanoTime();
+                if (attempt >= options.storeAttempts() && left <= 0) {
                     throw e;
                 }
+                long sleep = attempt < options.storeAttempts() ? backoff : Math.min(Math.min(backoff, 500), TimeUnit.NANOSECONDS.toMillis(left) + 1);
                 try {
-                    Thread.sleep(backoff);
+                    Thread.sleep(sleep);
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw e;
