@@ -96,4 +96,17 @@ final class CheckClient {
             kill(within);
         }
     }
+
+    /** Waits until every client announced READY, up to 60 s; fails at once when one ended first. */
+    static void awaitReady(List<CheckClient> clients) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        for (CheckClient client : clients) {
+            while (!client.ready()) {
+                if (!client.alive() || System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
+                }
+                Thread.sleep(10);
+            }
+        }
+    }
 }

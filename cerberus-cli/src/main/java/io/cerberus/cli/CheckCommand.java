@@ -12,14 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -223,9 +217,13 @@ final class CheckCommand implements Callable<Integer> {
                 running.add(startClient(engineUri));
             }
             this.engineUri = engineUri;
-            awaitReady(running);
+            CheckClient.awaitReady(running);
             // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
-            injectFaults(running, faultLog, System.nanoTime() + duration.toNanos());
+            Duration window = lease.multipliedBy(2).plusMillis(200);
+            FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, parallelFaults, window, window, delay, serverDown,
+                    lease.multipliedBy(2).plusSeconds(1));
+            new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), CheckCommand::holder, this::ownFault)
+                    .run(running, faultLog, System.nanoTime() + duration.toNanos());
             stopping = System.nanoTime();
         } finally {
             for (CheckClient client : running) {
@@ -377,110 +375,6 @@ final class CheckCommand implements Callable<Integer> {
         return CheckClient.start(name, args, clientUri);
     }
 
-    private static void awaitReady(List<CheckClient> clients) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        for (CheckClient client : clients) {
-            while (!client.ready()) {
-                if (!client.alive() || System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
-                }
-                Thread.sleep(10);
-            }
-        }
-    }
-
-    private void injectFaults(List<CheckClient> running, HoldLog faultLog, long endNanos) throws Exception {
-        ExecutorService pool = parallelFaults == 1 ? null : Executors.newFixedThreadPool(parallelFaults, task -> {
-            Thread thread = new Thread(task, "check-fault");
-            thread.setDaemon(true);
-            return thread;
-        });
-        Set<String> busy = ConcurrentHashMap.newKeySet(); // clients under a fault now
-        AtomicBoolean serverBusy = new AtomicBoolean();
-        List<Future<?>> inFlight = new ArrayList<>();
-        try {
-            int next = 0;
-            long nextFault = System.nanoTime() + faultEvery.toNanos();
-            while (System.nanoTime() - endNanos < 0) {
-                long now = System.nanoTime();
-                for (Future<?> done : inFlight.stream().filter(Future::isDone).toList()) {
-                    done.get(); // a fault that could not be confirmed stops the run
-                    inFlight.remove(done);
-                }
-                String fault = faults.get(next % faults.size());
-                boolean serverFault = LockServer.FAULTS.contains(fault);
-                if (now - nextFault < 0 || faults.equals(List.of("none")) || inFlight.size() >= parallelFaults
-                        || serverFault && serverBusy.get()) {
-                    Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), Math.min(20,
-                            TimeUnit.NANOSECONDS.toMillis(endNanos - now)))));
-                    continue;
-                }
-                next++;
-                CheckClient target = holder(running, busy); // server faults too: timed while a client is inside its critical section
-                if (pool == null) {
-                    inject(fault, target, running, faultLog);
-                } else {
-                    if (serverFault) {
-                        serverBusy.set(true);
-                    } else {
-                        busy.add(target.name());
-                    }
-                    inFlight.add(pool.submit(() -> {
-                        try {
-                            inject(fault, target, running, faultLog);
-                        } finally {
-                            if (serverFault) {
-                                serverBusy.set(false);
-                            } else {
-                                busy.remove(target.name());
-                            }
-                        }
-                        return null;
-                    }));
-                }
-                nextFault = System.nanoTime() + faultEvery.toNanos();
-            }
-            for (Future<?> last : inFlight) {
-                last.get();
-            }
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof Exception cause ? cause : e;
-        } finally {
-            if (pool != null) {
-                pool.shutdownNow();
-            }
-        }
-    }
-
-    /** Injects one fault, and waits until it is over (a paused client resumed, a killed one replaced, a server back). */
-    private void inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
-        switch (fault) {
-            case "pause" -> {
-                faultLog.log("FAULT", target.name(), -1, "pause");
-                target.pause(CONFIRM);
-                Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-                target.resume(CONFIRM);
-                faultLog.log("FAULT", target.name(), -1, "resume");
-            }
-            case "kill" -> {
-                faultLog.log("FAULT", target.name(), -1, "kill");
-                target.kill(CONFIRM);
-                // lines its loops wrote between the signal and their death come after "kill": they end here
-                faultLog.log("FAULT", target.name(), -1, "confirmed kill: the process exited");
-                running.remove(target);
-                running.add(startClient(engineUri));
-            }
-            case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), lease.multipliedBy(2).plusMillis(200), delay,
-                    faultLog, lease.multipliedBy(2).plusSeconds(1));
-            case "server-kill", "majority-kill", "leader-kill", "failover", "failover-unreplicated" ->
-                    lockServer.inject(fault, serverDown, detail -> faultLog.log("FAULT", "server", -1, detail));
-            case "between-steps" -> betweenSteps(target, running, faultLog);
-            default -> {
-                // none
-            }
-        }
-    }
-
     /** @return the file whose existence arms a client's recipe failpoint */
     private Path armedFile(String client) {
         return out.resolve("armed-" + client);
@@ -490,6 +384,14 @@ final class CheckCommand implements Callable<Integer> {
      * Arms the recipe's failpoint on one client and waits until a loop of it has reached it: it died there (then a new
      * client takes its place) or stalled there for twice the lease and went on.
      */
+    private boolean ownFault(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+        if (!fault.equals("between-steps")) {
+            return false;
+        }
+        betweenSteps(target, running, faultLog);
+        return true;
+    }
+
     private void betweenSteps(CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
         Recipe.FailpointAction action = Recipe.failpoint(recipe).orElseThrow();
         faultLog.log("FAULT", target.name(), -1, "between-steps");

@@ -3,7 +3,6 @@ package io.cerberus.cli;
 import io.cerberus.Cerberus;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.spi.support.Redaction;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,14 +83,18 @@ final class IdempotencyCheck {
             // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
             throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
         }
-        List<CheckClient> running = new ArrayList<>();
+        List<CheckClient> running = new java.util.concurrent.CopyOnWriteArrayList<>(); // a kill replaces its target
         try (HoldLog faultLog = new HoldLog(settings.out().resolve("faults.log"))) {
             epoch = System.nanoTime();
             for (int i = 0; i < settings.clients(); i++) {
                 running.add(startClient());
             }
-            awaitReady(running);
-            injectFaults(running, faultLog, pause, System.nanoTime() + settings.duration().toNanos());
+            CheckClient.awaitReady(running);
+            Duration window = settings.lease().multipliedBy(2).plusMillis(200);
+            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), 1, pause, window, settings.delay(),
+                    settings.serverDown(), settings.lease().multipliedBy(2).plusSeconds(1));
+            new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
+                    .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
         } finally {
             for (CheckClient client : running) {
                 client.stop(CONFIRM);
@@ -128,65 +131,14 @@ final class IdempotencyCheck {
         return CheckClient.start(name, "check-idempotency-worker", args, clientUri);
     }
 
-    private static void awaitReady(List<CheckClient> clients) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        for (CheckClient client : clients) {
-            while (!client.ready()) {
-                if (!client.alive() || System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
-                }
-                Thread.sleep(10);
-            }
-        }
-    }
-
-    private void injectFaults(List<CheckClient> running, HoldLog faultLog, Duration pause, long endNanos) throws InterruptedException,
-            IOException {
-        int next = 0;
-        long nextFault = System.nanoTime() + settings.faultEvery().toNanos();
-        Duration window = settings.lease().multipliedBy(2).plusMillis(200);
-        while (System.nanoTime() - endNanos < 0) {
-            long now = System.nanoTime();
-            if (now - nextFault < 0 || settings.faults().equals(List.of("none"))) {
-                Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now), TimeUnit.NANOSECONDS.toMillis(endNanos - now))));
-                continue;
-            }
-            String fault = settings.faults().get(next++ % settings.faults().size());
-            CheckClient target = runner(running);
-            switch (fault) {
-                case "pause" -> {
-                    faultLog.log("FAULT", target.name(), -1, "pause " + Durations.format(pause));
-                    target.pause(CONFIRM);
-                    Thread.sleep(pause.toMillis());
-                    target.resume(CONFIRM);
-                    faultLog.log("FAULT", target.name(), -1, "resume");
-                }
-                case "kill" -> {
-                    faultLog.log("FAULT", target.name(), -1, "kill");
-                    target.kill(CONFIRM);
-                    running.remove(target);
-                    running.add(startClient());
-                }
-                case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), window, settings.delay(), faultLog,
-                        settings.lease().multipliedBy(2).plusSeconds(1));
-                case "server-kill", "majority-kill", "leader-kill", "failover" ->
-                        lockServer.inject(fault, settings.serverDown(), detail -> faultLog.log("FAULT", "server", -1, detail));
-                default -> {
-                    // none
-                }
-            }
-            nextFault = System.nanoTime() + settings.faultEvery().toNanos();
-        }
-    }
-
     /** @return a client that announced an operation less than half a think ago, else one running any, else any, waiting up to 2 s */
-    private CheckClient runner(List<CheckClient> running) throws InterruptedException {
+    private CheckClient runner(List<CheckClient> running, java.util.Set<String> busy) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         long fresh = Math.max(TimeUnit.MILLISECONDS.toNanos(1), settings.think().toNanos() / 2);
         CheckClient stale = null;
         while (System.nanoTime() - deadline < 0) {
             for (CheckClient client : running) {
-                if (client.alive() && !client.paused() && client.state().equals("RUN")) {
+                if (client.alive() && !client.paused() && !busy.contains(client.name()) && client.state().equals("RUN")) {
                     if (System.nanoTime() - client.stateNanos() < fresh) {
                         return client;
                     }
@@ -195,6 +147,6 @@ final class IdempotencyCheck {
             }
             Thread.sleep(1);
         }
-        return stale != null ? stale : running.get(0);
+        return stale != null ? stale : running.stream().filter(client -> !busy.contains(client.name())).findFirst().orElseThrow();
     }
 }

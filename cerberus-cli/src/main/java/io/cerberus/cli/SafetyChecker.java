@@ -188,7 +188,7 @@ final class SafetyChecker {
             if (!ofProcess(client, fault.client()) || fault.nanos() > to) {
                 continue;
             }
-            if (fault.kind().equals("pause")) {
+            if (fault.kind().equals("pause") || fault.kind().startsWith("pause ")) {
                 paused = true;
                 if (fault.nanos() >= from) {
                     return true;

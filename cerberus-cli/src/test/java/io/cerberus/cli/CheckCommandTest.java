@@ -78,7 +78,7 @@ class CheckCommandTest {
         // a fault began on another client while a pause was still on
         List<HoldLog.Event> faults = HoldLog.read(dir.resolve("out").resolve("faults.log"));
         boolean overlapped = false;
-        for (HoldLog.Event pause : faults.stream().filter(event -> event.detail().equals("pause")).toList()) {
+        for (HoldLog.Event pause : faults.stream().filter(event -> event.detail().startsWith("pause")).toList()) {
             long resumed = faults.stream().filter(event -> event.client().equals(pause.client()) && event.detail().equals("resume")
                     && event.nanos() > pause.nanos()).mapToLong(HoldLog.Event::nanos).min().orElse(Long.MAX_VALUE);
             overlapped |= faults.stream().anyMatch(event -> !event.client().equals(pause.client()) && event.detail().equals("kill")

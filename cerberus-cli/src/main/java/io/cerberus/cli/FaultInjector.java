@@ -1,0 +1,183 @@
+package io.cerberus.cli;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+
+/**
+ * Injects the faults of a {@code cerberus check} run (the lock check's and the idempotency
+ * check's): every {@code every}, the next fault of the list, aimed at a client the caller picks
+ * (the holder, the client inside an operation), each confirmed before it counts. With
+ * {@code parallel} K above 1, up to K faults are in flight at once, each on another client, and
+ * server faults one at a time; a new fault starts {@code every} after the last one started. With 1,
+ * the next starts {@code every} after the last one ended.
+ *
+ * <p>Client faults: {@code pause} (SIGSTOP for {@code pause}, then SIGCONT, each confirmed by the
+ * kernel's process state; logged {@code pause D}, {@code resume}), {@code kill} (SIGKILL; logged
+ * {@code kill}, then {@code confirmed kill} once the process has exited; a new client takes its
+ * place), {@code partition}, {@code drop}, {@code delay} (through the client's proxies, for
+ * {@code window}). Server faults go to the {@link LockServer}; a caller's own faults to its
+ * {@link OwnFault}.
+ */
+final class FaultInjector {
+    private static final Duration CONFIRM = Duration.ofSeconds(10);
+
+    /** Picks the client a fault is aimed at, passing over the clients under a fault now. */
+    @FunctionalInterface
+    interface Aim {
+        CheckClient target(List<CheckClient> running, Set<String> busy) throws InterruptedException;
+    }
+
+    /** A fault of the caller's own ({@code between-steps}). */
+    @FunctionalInterface
+    interface OwnFault {
+        /** @return false if it is not one of the caller's faults */
+        boolean inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception;
+    }
+
+    /**
+     * @param faults the faults, injected in turn ({@code none}: no fault)
+     * @param every the time between two faults
+     * @param parallel how many may be in flight at once
+     * @param pause how long a paused client stays stopped
+     * @param window how long a proxy fault lasts
+     * @param delay the delay per direction of {@code delay}
+     * @param serverDown how long a killed server stays down
+     * @param confirmWithin how long after a proxy fault's heal its evidence may take to show in the client's log
+     */
+    record Plan(List<String> faults, Duration every, int parallel, Duration pause, Duration window, Duration delay, Duration serverDown,
+            Duration confirmWithin) {
+    }
+
+    private final Plan plan;
+    private final ClientProxies proxies;
+    private final LockServer server;
+    private final Supplier<CheckClient> newClient;
+    private final Aim aim;
+    private final OwnFault own;
+
+    /**
+     * @param proxies the clients' proxies, or null when no proxy fault is planned
+     * @param server the server the checker runs, or null
+     * @param newClient starts the client that takes a killed one's place
+     */
+    FaultInjector(Plan plan, ClientProxies proxies, LockServer server, Supplier<CheckClient> newClient, Aim aim, OwnFault own) {
+        this.plan = plan;
+        this.proxies = proxies;
+        this.server = server;
+        this.newClient = newClient;
+        this.aim = aim;
+        this.own = own;
+    }
+
+    /**
+     * Injects faults until {@code endNanos}, then waits for those in flight.
+     *
+     * @param running the clients, changed as killed ones are replaced (thread-safe: faults may run in parallel)
+     * @throws Exception a fault that could not be confirmed, which stops the run
+     */
+    void run(List<CheckClient> running, HoldLog faultLog, long endNanos) throws Exception {
+        ExecutorService pool = plan.parallel() == 1 ? null : Executors.newFixedThreadPool(plan.parallel(), task -> {
+            Thread thread = new Thread(task, "check-fault");
+            thread.setDaemon(true);
+            return thread;
+        });
+        Set<String> busy = ConcurrentHashMap.newKeySet(); // clients under a fault now
+        AtomicBoolean serverBusy = new AtomicBoolean();
+        List<Future<?>> inFlight = new ArrayList<>();
+        try {
+            int next = 0;
+            long nextFault = System.nanoTime() + plan.every().toNanos();
+            while (System.nanoTime() - endNanos < 0) {
+                long now = System.nanoTime();
+                for (Future<?> done : inFlight.stream().filter(Future::isDone).toList()) {
+                    done.get();
+                    inFlight.remove(done);
+                }
+                String fault = plan.faults().get(next % plan.faults().size());
+                boolean serverFault = LockServer.FAULTS.contains(fault);
+                if (now - nextFault < 0 || plan.faults().equals(List.of("none")) || inFlight.size() >= plan.parallel()
+                        || serverFault && serverBusy.get()) {
+                    Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now),
+                            Math.min(20, TimeUnit.NANOSECONDS.toMillis(endNanos - now)))));
+                    continue;
+                }
+                next++;
+                CheckClient target = aim.target(running, busy); // server faults too: timed by the clients' state
+                if (pool == null) {
+                    inject(fault, target, running, faultLog);
+                } else {
+                    if (serverFault) {
+                        serverBusy.set(true);
+                    } else {
+                        busy.add(target.name());
+                    }
+                    inFlight.add(pool.submit(() -> {
+                        try {
+                            inject(fault, target, running, faultLog);
+                        } finally {
+                            if (serverFault) {
+                                serverBusy.set(false);
+                            } else {
+                                busy.remove(target.name());
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                nextFault = System.nanoTime() + plan.every().toNanos();
+            }
+            for (Future<?> last : inFlight) {
+                last.get();
+            }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } finally {
+            if (pool != null) {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    /** Injects one fault, and waits until it is over (a paused client resumed, a killed one replaced, a server back). */
+    private void inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+        switch (fault) {
+            case "pause" -> {
+                faultLog.log("FAULT", target.name(), -1, "pause " + Durations.format(plan.pause()));
+                target.pause(CONFIRM);
+                Thread.sleep(plan.pause().toMillis());
+                target.resume(CONFIRM);
+                faultLog.log("FAULT", target.name(), -1, "resume");
+            }
+            case "kill" -> {
+                faultLog.log("FAULT", target.name(), -1, "kill");
+                target.kill(CONFIRM);
+                // lines it wrote between the signal and its death come after "kill": a judge ends its holds here too
+                faultLog.log("FAULT", target.name(), -1, "confirmed kill: the process exited");
+                running.remove(target);
+                running.add(newClient.get());
+            }
+            case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), plan.window(), plan.delay(), faultLog,
+                    plan.confirmWithin());
+            case "server-kill", "majority-kill", "leader-kill", "failover", "failover-unreplicated" ->
+                    server.inject(fault, plan.serverDown(), detail -> faultLog.log("FAULT", "server", -1, detail));
+            case "none" -> {
+                // no fault
+            }
+            default -> {
+                if (!own.inject(fault, target, running, faultLog)) {
+                    throw new IllegalArgumentException("no such fault: " + fault);
+                }
+            }
+        }
+    }
+}
