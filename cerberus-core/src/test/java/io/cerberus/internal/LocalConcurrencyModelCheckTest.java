@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  */
 class LocalConcurrencyModelCheckTest {
     /** Interleavings explored per scenario; bounded so the class runs in seconds. */
-    private static final int INVOCATIONS = Integer.getInteger("cerberus.modelcheck.invocations", 30);
+    private static final int INVOCATIONS = Integer.getInteger("cerberus.modelcheck.invocations", 20);
     private static final LockKey KEY = new LockKey("modelcheck", "order:42");
     /** Lines whose head waits as each busy answer says, the default of an engine that lines up. */
     private static final LinesUpLocally POLICY = new LinesUpLocally() {
