@@ -94,21 +94,22 @@ public final class Redaction {
         int end = authorityEnd(uri, start);
         int at = uri.lastIndexOf('@', end - 1);
         if (at < start) {
-            // no '@' before the first '/', '?' or '#': a password with an unencoded one of those may hide a later '@'
             at = -1;
-            for (int i = uri.indexOf('@', start); i >= 0; i = uri.indexOf('@', i + 1)) {
-                String before = uri.substring(start, i);
-                if (before.contains("=")) {
-                    break; // inside a query: an e-mail address as a value, not a user-info
-                }
-                int hostsEnd = authorityEnd(uri, i + 1);
-                if (hostsEnd > i + 1 && HOSTS.matcher(uri.substring(i + 1, hostsEnd)).matches()) {
-                    at = i;
-                }
+        }
+        // a password with an unencoded '/', '?' or '#' ends the authority early and may hide a later
+        // '@' (also after an '@' of its own): the user-info ends at the last '@' that hosts follow
+        for (int i = uri.indexOf('@', Math.max(start, at + 1)); i >= 0; i = uri.indexOf('@', i + 1)) {
+            String before = uri.substring(start, i);
+            if (before.contains("=")) {
+                break; // inside a query: an e-mail address as a value, not a user-info
             }
-            if (at < 0) {
-                return uri;
+            int hostsEnd = authorityEnd(uri, i + 1);
+            if (hostsEnd > i + 1 && HOSTS.matcher(uri.substring(i + 1, hostsEnd)).matches()) {
+                at = i;
             }
+        }
+        if (at < 0) {
+            return uri;
         }
         String userInfo = uri.substring(start, at);
         int colon = userInfo.indexOf(':');
