@@ -109,4 +109,36 @@ final class CheckClient {
             }
         }
     }
+
+    /**
+     * In a worker: the checker stops a client by closing its standard input.
+     *
+     * @return a flag that turns true when this process's standard input ends (watched by a daemon thread)
+     */
+    static java.util.concurrent.atomic.AtomicBoolean stoppedWhenInputEnds() {
+        java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread stdin = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // the checker closes our input to stop us
+                }
+            } catch (java.io.IOException e) {
+                // treated as closed
+            }
+            stopped.set(true);
+        }, "check-worker-input");
+        stdin.setDaemon(true);
+        stdin.start();
+        return stopped;
+    }
+
+    /** Stops every client (each within {@code within}), then closes the proxies, if any. */
+    static void stopAll(List<CheckClient> clients, ClientProxies proxies, Duration within) {
+        for (CheckClient client : clients) {
+            client.stop(within);
+        }
+        if (proxies != null) {
+            proxies.close();
+        }
+    }
 }

@@ -226,12 +226,7 @@ final class CheckCommand implements Callable<Integer> {
                     .run(running, faultLog, System.nanoTime() + duration.toNanos());
             stopping = System.nanoTime();
         } finally {
-            for (CheckClient client : running) {
-                client.stop(CONFIRM);
-            }
-            if (proxies != null) {
-                proxies.close();
-            }
+            CheckClient.stopAll(running, proxies, CONFIRM);
         }
         long end = System.nanoTime();
         List<FencedRegister.State> registers = locks.registers(!noFencing).stream().map(FencedRegister::read).toList();

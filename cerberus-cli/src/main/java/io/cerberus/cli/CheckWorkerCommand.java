@@ -95,19 +95,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        AtomicBoolean stopped = new AtomicBoolean();
-        Thread stdin = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the checker closes our input to stop us
-                }
-            } catch (IOException e) {
-                // treated as closed
-            }
-            stopped.set(true);
-        }, "check-worker-input");
-        stdin.setDaemon(true);
-        stdin.start();
+        AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
         List<FencedRegister> registers = locks.registers(!noFencing);
         try (HoldLog log = new HoldLog(logFile);

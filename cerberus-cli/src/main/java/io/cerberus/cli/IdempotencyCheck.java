@@ -96,12 +96,7 @@ final class IdempotencyCheck {
             new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
         } finally {
-            for (CheckClient client : running) {
-                client.stop(CONFIRM);
-            }
-            if (proxies != null) {
-                proxies.close();
-            }
+            CheckClient.stopAll(running, proxies, CONFIRM);
         }
         long end = System.nanoTime();
         boolean forgets = "memcached".equals(settings.server())

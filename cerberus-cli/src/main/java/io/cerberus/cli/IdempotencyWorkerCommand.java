@@ -10,7 +10,6 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.ResultCodec;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -95,19 +94,7 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
-        AtomicBoolean stopped = new AtomicBoolean();
-        Thread stdin = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the checker closes our input to stop us
-                }
-            } catch (IOException e) {
-                // treated as closed
-            }
-            stopped.set(true);
-        }, "check-worker-input");
-        stdin.setDaemon(true);
-        stdin.start();
+        AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         try (HoldLog events = new HoldLog(logFile); EffectLedger effects = new EffectLedger(ledgerFile);
                 Cerberus cerberus = guardKind.equals("cerberus") ? engine.connect(engine.engineUri(), lease) : null;
                 IdempotencyGuard guard = cerberus == null ? null
