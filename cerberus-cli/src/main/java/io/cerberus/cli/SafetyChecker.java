@@ -215,7 +215,9 @@ final class SafetyChecker {
 
     /**
      * When a lock counts as stuck: a client asked for it (its try ran out of time, logged {@code busy})
-     * within {@code afterNanos} before {@code untilNanos}, and nobody was granted it in that time.
+     * within {@code afterNanos} before {@code untilNanos}, nobody was granted it in that time, and no
+     * server fault was logged in it (a server killed, restarting or failing over makes a lock
+     * unavailable for a while: that is measured as the longest time unheld, not called stuck).
      *
      * @param untilNanos when the clients were told to stop
      * @param afterNanos how long without a grant, while asked for, makes a lock stuck
@@ -329,6 +331,10 @@ final class SafetyChecker {
         long lastGrant = startNanos;
         boolean askedInWindow = false;
         for (HoldLog.Event event : events) {
+            if (event.kind().equals("FAULT") && event.client().equals("server") && event.nanos() >= windowStart
+                    && event.nanos() <= stuck.untilNanos()) {
+                return 0; // the server was down or coming back: unavailable, not stuck
+            }
             if (event.nanos() > stuck.untilNanos() || lockOf(event) != lock) {
                 continue;
             }

@@ -218,5 +218,9 @@ class SafetyCheckerTest {
         assertThat(report.longestGapNanos()).as("the stuck lock's gap runs to the stop").isEqualTo(990);
         assertThat(notAsked.stuckLocks()).as("a lock nobody asked for is idle, not stuck").isEmpty();
         assertThat(notAsked.verdict()).isEqualTo("SAFE");
+        List<HoldLog.Event> serverDown = new java.util.ArrayList<>(events);
+        serverDown.add(e("FAULT", "server", -1, 700, "leader-kill server 2 (leader)"));
+        assertThat(SafetyChecker.judge(serverDown, registers, List.of("a", "b"), 0, 1100, new SafetyChecker.Stuck(1000, 500)).stuckLocks())
+                .as("a server fault in the window: unavailable, not stuck").isEmpty();
     }
 }
