@@ -203,6 +203,12 @@ final class SafetyChecker {
         return paused;
     }
 
+    /** @return the process of a client ({@code c1} of {@code c1.3}) */
+    private static String process(String client) {
+        int dot = client.indexOf('.');
+        return dot < 0 ? client : client.substring(0, dot);
+    }
+
     /** @return whether the client (a process, or one loop {@code PROCESS.N} of it) belongs to that process */
     private static boolean ofProcess(String client, String process) {
         return client.equals(process) || client.startsWith(process + ".");
@@ -269,8 +275,12 @@ final class SafetyChecker {
         long highest = Long.MIN_VALUE;
         Map<String, Long> acquireStarts = new HashMap<>();
         List<String> lateCandidates = new ArrayList<>();
+        Map<String, Long> lastSeen = new HashMap<>(); // per process: its last own line, when it was certainly alive
         for (HoldLog.Event event : events) {
             String key = event.client() + "/" + event.token();
+            if (!event.kind().equals("FAULT")) {
+                lastSeen.put(process(event.client()), event.nanos());
+            }
             switch (event.kind()) {
                 case "ACQ" -> {
                     open.put(key, event);
@@ -292,10 +302,12 @@ final class SafetyChecker {
                         writes, holds);
                 case "FAULT" -> {
                     faults.add(new Fault(event.client(), event.nanos(), event.detail()));
-                    // holds open at the signal end then; any a loop of it logged before dying but after that line, at the confirmation
-                    if (event.detail().startsWith("kill") || event.detail().startsWith("confirmed kill")
-                            || event.detail().startsWith("confirmed between-steps: crashed")) {
+                    // holds open at the signal end then; one a loop of it logged after that line (before dying) ends at the
+                    // process's last line: it died after it, before the confirmation, which may come after the next grant
+                    if (event.detail().startsWith("kill")) {
                         closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
+                    } else if (event.detail().startsWith("confirmed kill") || event.detail().startsWith("confirmed between-steps: crashed")) {
+                        closeAll(open, lock, event.client(), lastSeen.getOrDefault(event.client(), event.nanos()), "killed", writes, holds);
                     }
                 }
                 case "END" -> closeAll(open, lock, event.client(), event.nanos(), "stopped", writes, holds);

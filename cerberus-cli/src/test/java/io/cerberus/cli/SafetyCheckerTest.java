@@ -223,4 +223,21 @@ class SafetyCheckerTest {
         assertThat(SafetyChecker.judge(serverDown, registers, List.of("a", "b"), 0, 1100, new SafetyChecker.Stuck(1000, 500)).stuckLocks())
                 .as("a server fault in the window: unavailable, not stuck").isEmpty();
     }
+
+    @Test
+    void aHoldLoggedBetweenTheKillSignalAndTheDeathEndsAtTheProcesssLastLineNotAtTheConfirmation() {
+        // c1.1 was granted after the checker logged "kill" and died before writing; the OS freed the lock at its death,
+        // c2 was granted before the checker saw the process gone: no overlap
+        List<HoldLog.Event> events = List.of(
+                e("FAULT", "c1", -1, 100, "kill"), on(0, "ACQ", "c1.1", 5, 101, ""), on(0, "READ", "c1.1", 5, 102, "0"),
+                on(0, "ACQ", "c2", 6, 110, ""), e("FAULT", "c1", -1, 115, "confirmed kill: the process exited"),
+                on(0, "WRITE", "c2", 6, 120, "ok"), on(0, "REL", "c2", 6, 121, ""));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, register(1, 1, 0), 0, 200);
+
+        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(SafetyChecker.Hold::endNanos)
+                .containsExactly(102L);
+        assertThat(report.overlaps()).isEmpty();
+        assertThat(report.verdict()).isEqualTo("SAFE");
+    }
 }
