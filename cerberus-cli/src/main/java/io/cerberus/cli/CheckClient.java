@@ -132,6 +132,15 @@ final class CheckClient {
         return stopped;
     }
 
+    /** Kills the clients still alive with SIGKILL, paused ones too: what is left to do when a signal ends the checker. */
+    static void killAll(List<CheckClient> clients) {
+        for (CheckClient client : clients) {
+            if (client.alive()) {
+                client.kill(Duration.ofSeconds(10));
+            }
+        }
+    }
+
     /** Stops every client (each within {@code within}), then closes the proxies, if any. */
     static void stopAll(List<CheckClient> clients, ClientProxies proxies, Duration within) {
         for (CheckClient client : clients) {

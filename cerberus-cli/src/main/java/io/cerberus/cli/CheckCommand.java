@@ -117,6 +117,12 @@ final class CheckCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}")
     private Duration serverDown;
 
+    @Option(names = "--fault-length", converter = Durations.class,
+            description = "How long a pause stops a client, and how long a partition, drop or delay lasts. Default: twice the lease"
+                    + " + 200ms, past the lease (with --idempotency a pause lasts half the lease by default: the guard renews every"
+                    + " third of it, so a pause shorter than two thirds of the lease must cause no duplicate)")
+    private Duration faultLength;
+
     @Option(names = "--fault-every", defaultValue = "3s", converter = Durations.class,
             description = "Time between two faults. Default: ${DEFAULT-VALUE}")
     private Duration faultEvery;
@@ -160,6 +166,7 @@ final class CheckCommand implements Callable<Integer> {
     private ClientProxies proxies;
     private String engineUri;
     private LockServer lockServer;
+    private StopOnExit onExit;
 
     @Override
     public Integer call() throws Exception {
@@ -173,7 +180,10 @@ final class CheckCommand implements Callable<Integer> {
             out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(out);
-        try (LockServer started = server == null ? null : LockServer.start(server, out.resolve("server"), persistence, jdbcMode, lease)) {
+        // a long run stopped with SIGTERM or Ctrl-C must not leave its servers and clients running
+        try (StopOnExit onExit = new StopOnExit("cerberus-check-stop")) {
+            this.onExit = onExit;
+            LockServer started = server == null ? null : onExit.add(LockServer.start(server, out.resolve("server"), persistence, jdbcMode, lease));
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : waitReplicas > 0 ? withWaitReplicas(started.uri()) : started.uri());
         }
@@ -191,7 +201,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (idempotency.enabled) {
             return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
-                    serverDown, delay, out, server, persistence), idempotency, lockServer, spec.commandLine().getOut()).run(engineUri);
+                    faultLength(true), faultLength(false), serverDown, delay, out, server, persistence), idempotency, lockServer, onExit, spec.commandLine().getOut()).run(engineUri);
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -210,6 +220,7 @@ final class CheckCommand implements Callable<Integer> {
         console.println(title);
         console.flush();
         List<CheckClient> running = new CopyOnWriteArrayList<>();
+        onExit.add(() -> CheckClient.killAll(running));
         long stopping = 0; // a kill replaces its target while other faults run
         long start = System.nanoTime();
         try (HoldLog faultLog = new HoldLog(out.resolve("faults.log"))) {
@@ -219,7 +230,7 @@ final class CheckCommand implements Callable<Integer> {
             this.engineUri = engineUri;
             CheckClient.awaitReady(running);
             // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
-            Duration window = lease.multipliedBy(2).plusMillis(200);
+            Duration window = faultLength(false);
             FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, parallelFaults, window, window, delay, serverDown,
                     lease.multipliedBy(2).plusSeconds(1));
             new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), CheckCommand::holder, this::ownFault)
@@ -263,6 +274,9 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (lease.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
+        }
+        if (faultLength != null && faultLength.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new ParameterException(spec.commandLine(), "--fault-length must be at least 1ms, was " + Durations.format(faultLength));
         }
         if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
@@ -345,6 +359,17 @@ final class CheckCommand implements Callable<Integer> {
         int hash = uri.indexOf('#');
         String head = hash < 0 ? uri : uri.substring(0, hash);
         return head + (head.contains("?") ? "&" : "?") + "waitReplicas=" + waitReplicas + (hash < 0 ? "" : uri.substring(hash));
+    }
+
+    /**
+     * @param pause for {@code pause} (else for the proxy faults)
+     * @return {@code --fault-length}, else twice the lease + 200 ms (past it), for an idempotency check's pause half the lease
+     */
+    private Duration faultLength(boolean pause) {
+        if (faultLength != null) {
+            return faultLength;
+        }
+        return pause && idempotency.enabled ? lease.dividedBy(2) : lease.multipliedBy(2).plusMillis(200);
     }
 
     private boolean given(String option) {

@@ -73,20 +73,11 @@ final class DemoCommand implements Callable<Integer> {
         checkRange("--buyers", buyers, 1, 200);
         Path dir = createTempDirectory();
         List<DemoInstance> instances = new ArrayList<>();
-        Thread cleanup = new Thread(() -> {
-            instances.forEach(DemoInstance::close);
-            deleteRecursively(dir);
-        }, "demo-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        try {
+        // on Ctrl-C too: the instances are processes of their own
+        try (StopOnExit onExit = new StopOnExit("demo-cleanup")) {
+            onExit.add(() -> deleteRecursively(dir));
+            onExit.add(() -> instances.forEach(DemoInstance::close));
             return runSale(dir, instances);
-        } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-                cleanup.run();
-            } catch (IllegalStateException shuttingDown) {
-                // the JVM is exiting (Ctrl-C): the hook is cleaning up
-            }
         }
     }
 

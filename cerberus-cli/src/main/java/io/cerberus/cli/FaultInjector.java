@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * the next starts {@code every} after the last one ended.
  *
  * <p>Client faults: {@code pause} (SIGSTOP for {@code pause}, then SIGCONT, each confirmed by the
- * kernel's process state; logged {@code pause D}, {@code resume}), {@code kill} (SIGKILL; logged
+ * kernel's process state; logged {@code pause D}, {@code confirmed pause}, {@code resume}), {@code kill} (SIGKILL; logged
  * {@code kill}, then {@code confirmed kill} once the process has exited; a new client takes its
  * place), {@code partition}, {@code drop}, {@code delay} (through the client's proxies, for
  * {@code window}). Server faults go to the {@link LockServer}; a caller's own faults to its
@@ -154,6 +154,7 @@ final class FaultInjector {
             case "pause" -> {
                 faultLog.log("FAULT", target.name(), -1, "pause " + Durations.format(plan.pause()));
                 target.pause(CONFIRM);
+                faultLog.log("FAULT", target.name(), -1, "confirmed pause: the kernel shows the process stopped");
                 Thread.sleep(plan.pause().toMillis());
                 target.resume(CONFIRM);
                 faultLog.log("FAULT", target.name(), -1, "resume");

@@ -28,22 +28,25 @@ final class IdempotencyCheck {
 
     /** What the run is: the options of {@code cerberus check}. */
     record Settings(String namespace, int clients, Duration duration, Duration lease, Duration think, List<String> faults,
-            Duration faultEvery, Duration serverDown, Duration delay, Path out, String server, String persistence) {
+            Duration faultEvery, Duration pause, Duration window, Duration serverDown, Duration delay, Path out, String server, String persistence) {
     }
 
     private final Settings settings;
     private final IdempotencyCheckOptions options;
     private final LockServer lockServer;
+    private final StopOnExit onExit;
     private final PrintWriter console;
     private ClientProxies proxies;
     private String engineUri;
     private long epoch;
     private int clientCount;
 
-    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, PrintWriter console) {
+    /** @param onExit kills the clients when a signal ends the run */
+    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, StopOnExit onExit, PrintWriter console) {
         this.settings = settings;
         this.options = options;
         this.lockServer = lockServer;
+        this.onExit = onExit;
         this.console = console;
     }
 
@@ -64,7 +67,7 @@ final class IdempotencyCheck {
                 probe.idempotency(IdempotencyOptions.defaults().withLease(settings.lease())).close();
             }
         }
-        Duration pause = options.pause(settings.lease());
+        Duration pause = settings.pause();
         String title = "cerberus check --idempotency: " + Redaction.redact(engineUri)
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "sentinel").contains(settings.server())
                         ? ", persistence " + settings.persistence() : "") + ")")
@@ -75,7 +78,8 @@ final class IdempotencyCheck {
                 }
                 + ", " + settings.clients() + " clients, " + Durations.format(settings.duration()) + ", lease " + Durations.format(settings.lease())
                 + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys, faults " + settings.faults()
-                + (settings.faults().contains("pause") ? " (pause " + Durations.format(pause) + ")" : "");
+                + (settings.faults().contains("pause") ? " (pause " + Durations.format(pause) + ")" : "")
+                + (settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains) ? " (proxy faults " + Durations.format(settings.window()) + ")" : "");
         console.println(title);
         console.flush();
         Path ledger = settings.out().resolve("ledger.txt");
@@ -84,14 +88,14 @@ final class IdempotencyCheck {
             throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
         }
         List<CheckClient> running = new java.util.concurrent.CopyOnWriteArrayList<>(); // a kill replaces its target
+        onExit.add(() -> CheckClient.killAll(running));
         try (HoldLog faultLog = new HoldLog(settings.out().resolve("faults.log"))) {
             epoch = System.nanoTime();
             for (int i = 0; i < settings.clients(); i++) {
                 running.add(startClient());
             }
             CheckClient.awaitReady(running);
-            Duration window = settings.lease().multipliedBy(2).plusMillis(200);
-            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), 1, pause, window, settings.delay(),
+            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), 1, pause, settings.window(), settings.delay(),
                     settings.serverDown(), settings.lease().multipliedBy(2).plusSeconds(1));
             new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());

@@ -1,6 +1,5 @@
 package io.cerberus.cli;
 
-import java.time.Duration;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -17,11 +16,6 @@ final class IdempotencyCheckOptions {
                     + " Default: ${DEFAULT-VALUE}")
     int keys;
 
-    @Option(names = "--pause", converter = Durations.class,
-            description = "With --idempotency: how long --faults pause stops a client inside an operation. Default: half the lease"
-                    + " (the guard renews every third of it, so a pause shorter than two thirds of the lease must cause no duplicate)")
-    Duration pause;
-
     @Option(names = "--no-guard", description = "With --idempotency, negative control: the operations run without the guard (must be UNSAFE).")
     boolean noGuard;
 
@@ -34,11 +28,6 @@ final class IdempotencyCheckOptions {
         return noGuard ? "none" : uncheckedGuard ? "unchecked" : "cerberus";
     }
 
-    /** @return the pause of {@code --faults pause}: as given, else half the lease */
-    Duration pause(Duration lease) {
-        return pause != null ? pause : lease.dividedBy(2);
-    }
-
     /**
      * @param server {@code --server}, or null
      * @param engineUri {@code --engine}, or null
@@ -47,7 +36,7 @@ final class IdempotencyCheckOptions {
     void validate(CommandLine commandLine, boolean noLock, boolean noFencing, String server, String engineUri) {
         var parsed = commandLine.getParseResult();
         if (!enabled) {
-            for (String option : new String[] {"--keys", "--pause", "--no-guard", "--unchecked-guard"}) {
+            for (String option : new String[] {"--keys", "--no-guard", "--unchecked-guard"}) {
                 if (parsed.hasMatchedOption(option)) {
                     throw new ParameterException(commandLine, option + " applies to --idempotency");
                 }
@@ -60,9 +49,6 @@ final class IdempotencyCheckOptions {
         }
         if (keys < 1 || keys > 10_000) {
             throw new ParameterException(commandLine, "--keys must be 1 to 10000, was " + keys);
-        }
-        if (pause != null && pause.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new ParameterException(commandLine, "--pause must be at least 1ms, was " + Durations.format(pause));
         }
         if (noGuard && uncheckedGuard) {
             throw new ParameterException(commandLine, "give --no-guard or --unchecked-guard, not both: each is a negative control");

@@ -144,8 +144,8 @@ final class SafetyChecker {
 
         /**
          * @param confirmed true for the faults confirmed, false for those that could not be
-         * @return per fault, how many were confirmed (faults confirmed as they are injected — pause, kill, server-kill
-         *         of Redis — stop the run when they cannot be, and log no confirmation)
+         * @return per fault, how many were confirmed (each fault logs {@code confirmed KIND} or {@code unconfirmed KIND};
+         *         one confirmed as it is injected — pause, kill, a server fault — stops the run when it cannot be)
          */
         Map<String, Integer> confirmations(boolean confirmed) {
             Map<String, Integer> counts = new TreeMap<>();

@@ -297,6 +297,9 @@ class CheckCommandTest {
         Cli.Result parallel = Cli.run(RUN_LIMIT, "check", "--parallel-faults", "3");
         assertThat(parallel.exitCode()).isEqualTo(64);
         assertThat(parallel.stderr()).contains("--parallel-faults must be 1 to --clients - 1 (2");
+        Cli.Result length = Cli.run(RUN_LIMIT, "check", "--fault-length", "0ms");
+        assertThat(length.exitCode()).isEqualTo(64);
+        assertThat(length.stderr()).contains("--fault-length must be at least 1ms, was 0ms");
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");

@@ -73,7 +73,7 @@ class IdempotencyCheckTest {
     @Test
     void negativeControlAGuardWithoutOwnerCheckedCompletionIsUnsafeWhenAnAttemptOutlivesItsLease() {
         // paused past the lease: another attempt takes the key over, and the paused one's plain SET (or DEL) lands on it
-        Cli.Result run = check("--engine", REDIS.uri(), "--unchecked-guard", "--faults", "pause", "--pause", "1200ms", "--lease", "500ms",
+        Cli.Result run = check("--engine", REDIS.uri(), "--unchecked-guard", "--faults", "pause", "--fault-length", "1200ms", "--lease", "500ms",
                 "--keys", "4", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
