@@ -54,7 +54,6 @@ final class CheckCommand implements Callable<Integer> {
     static final int NO_PROGRESS = 2;
     /** Exit code of a run in which a lock was asked for at the end and granted to nobody. */
     static final int STUCK = 3;
-    private static final Duration CONFIRM = Duration.ofSeconds(10);
     private static final int MAX_LOCKS = 10_000;
     private static final int MAX_LOOPS = 8;
 
@@ -237,7 +236,7 @@ final class CheckCommand implements Callable<Integer> {
                     .run(running, faultLog, System.nanoTime() + duration.toNanos());
             stopping = System.nanoTime();
         } finally {
-            CheckClient.stopAll(running, proxies, CONFIRM);
+            CheckClient.stopAll(running, proxies, FaultInjector.CONFIRM);
         }
         long end = System.nanoTime();
         List<FencedRegister.State> registers = locks.registers(!noFencing).stream().map(FencedRegister::read).toList();
@@ -418,7 +417,7 @@ final class CheckCommand implements Callable<Integer> {
         Files.createFile(armedFile(target.name()));
         Path log = out.resolve(target.name() + ".log");
         String evidence = action == Recipe.FailpointAction.CRASH ? "failpoint crash" : "failpoint stall over";
-        long deadline = System.nanoTime() + lease.multipliedBy(2).plus(CONFIRM).toNanos();
+        long deadline = System.nanoTime() + lease.multipliedBy(2).plus(FaultInjector.CONFIRM).toNanos();
         while (HoldLog.read(log).stream().noneMatch(event -> event.detail().equals(evidence))) {
             if (System.nanoTime() - deadline > 0) {
                 Files.deleteIfExists(armedFile(target.name()));
@@ -428,7 +427,7 @@ final class CheckCommand implements Callable<Integer> {
             Thread.sleep(10);
         }
         if (action == Recipe.FailpointAction.CRASH) {
-            target.kill(CONFIRM); // it halted itself: this only waits for its end
+            target.kill(FaultInjector.CONFIRM); // it halted itself: this only waits for its end
             faultLog.log("FAULT", target.name(), -1, "confirmed between-steps: crashed between the recipe's two commands");
             running.remove(target);
             running.add(startClient(engineUri));

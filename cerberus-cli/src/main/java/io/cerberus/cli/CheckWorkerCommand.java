@@ -89,6 +89,9 @@ final class CheckWorkerCommand implements Callable<Integer> {
     /** Logged when a try for a lock ran out of time: another held it. A lock asked for and never granted is stuck. */
     static final String BUSY = "busy";
 
+    /** How long a loop tries for a lock before it logs {@link #BUSY} and picks again. */
+    private static final Duration TRY = Duration.ofMillis(500);
+
     private final AtomicInteger holding = new AtomicInteger();
     private final AtomicInteger reading = new AtomicInteger();
 
@@ -136,53 +139,32 @@ final class CheckWorkerCommand implements Callable<Integer> {
             HoldLog log, PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
-            if (recipe != null) {
-                long acquiring = System.nanoTime();
-                Optional<Recipe.Hold> hold;
-                try {
-                    hold = recipe.tryAcquire(locks.name(lock), Duration.ofMillis(500));
-                } catch (RuntimeException e) {
-                    log.log("ENGINE", name, lock, -1, "acquire failed");
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-                    continue;
-                }
-                if (hold.isPresent()) {
-                    log.log("ENGINE", name, lock, -1, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
-                    cycle(name, lock, registers.get(lock), log, out, -1, null, hold.get());
-                } else {
-                    log.log("ENGINE", name, lock, -1, BUSY);
-                }
+            if (cerberus == null && recipe == null) {
+                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING);
                 continue;
             }
-            if (cerberus == null) {
-                cycle(name, lock, registers.get(lock), log, out, -1, null, null);
-                continue;
-            }
-            Optional<Lease> lease;
             long acquiring = System.nanoTime();
+            Optional<Held> held;
             try {
-                lease = cerberus.lock(locks.name(lock)).tryAcquire(Duration.ofMillis(500));
-            } catch (EngineUnavailableException e) {
+                held = recipe != null ? Held.take(recipe, locks.name(lock)) : Held.take(cerberus, locks.name(lock), fencing);
+            } catch (Unanswered e) {
                 log.log("ENGINE", name, lock, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
                 continue;
             }
-            if (lease.isPresent()) {
-                long token = fencing ? lease.get().fencingToken() : -1;
-                log.log("ENGINE", name, lock, token, "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, token, lease.get(), null);
+            if (held.isPresent()) {
+                log.log("ENGINE", name, lock, held.get().token(), "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
+                cycle(name, lock, registers.get(lock), log, out, held.get());
             } else {
                 log.log("ENGINE", name, lock, -1, BUSY);
             }
         }
     }
 
-    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token, Lease lease,
-            Recipe.Hold recipeHold) throws InterruptedException {
+    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held) throws InterruptedException {
+        long token = held.token();
         log.log("ACQ", name, lock, token, "");
-        if (lease != null) {
-            lease.onLost((lost, reason) -> log.log("LOST", name, lock, token, ""));
-        }
+        held.onLost(() -> log.log("LOST", name, lock, token, ""));
         holding.incrementAndGet();
         announce(out);
         FencedRegister.State state = register.read(token);
@@ -199,26 +181,78 @@ final class CheckWorkerCommand implements Callable<Integer> {
             reading.decrementAndGet();
             holding.decrementAndGet();
         }
-        if (lease != null) {
+        if (held != Held.NOTHING) {
             long releasing = System.nanoTime();
-            try {
-                lease.close();
+            Optional<String> lost = held.release();
+            if (lost.isEmpty()) {
                 log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
-            } catch (LockLostException e) {
-                log.log("LOST", name, lock, token, "at release");
-            } catch (EngineUnavailableException e) {
-                log.log("LOST", name, lock, token, "release unconfirmed");
-            }
-        } else if (recipeHold != null) {
-            long releasing = System.nanoTime();
-            try {
-                recipeHold.release();
-                log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
-            } catch (RuntimeException e) {
-                log.log("LOST", name, lock, token, "release unconfirmed");
+            } else {
+                log.log("LOST", name, lock, token, lost.get());
             }
         }
         announce(out);
+    }
+
+    /** The engine did not answer a try for a lock (unreachable, timed out): the loop tries again. */
+    private static final class Unanswered extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unanswered(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    /**
+     * A lock a loop holds, whichever way it took it: Cerberus's lease (with its fencing token when the engine has
+     * them, and its loss notices), a recipe's hold (no token, no notice), or nothing ({@code --no-lock}).
+     */
+    private record Held(long token, Lease lease, Recipe.Hold recipeHold) {
+        static final Held NOTHING = new Held(-1, null, null);
+
+        /** @return the lease, or empty when another holds the lock */
+        static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing) throws Unanswered, InterruptedException {
+            try {
+                return cerberus.lock(lockName).tryAcquire(TRY).map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
+            } catch (EngineUnavailableException e) {
+                throw new Unanswered(e);
+            }
+        }
+
+        /** @return the recipe's hold, or empty when another holds the lock */
+        static Optional<Held> take(Recipe recipe, String lockName) throws Unanswered, InterruptedException {
+            try {
+                return recipe.tryAcquire(lockName, TRY).map(hold -> new Held(-1, null, hold));
+            } catch (RuntimeException e) { // the recipes' clients throw their own exceptions
+                throw new Unanswered(e);
+            }
+        }
+
+        void onLost(Runnable logLoss) {
+            if (lease != null) {
+                lease.onLost((lost, reason) -> logLoss.run());
+            }
+        }
+
+        /** @return empty when the release was confirmed, else what the LOST line says ({@code at release}, {@code release unconfirmed}) */
+        Optional<String> release() {
+            try {
+                if (lease != null) {
+                    lease.close();
+                } else {
+                    recipeHold.release();
+                }
+                return Optional.empty();
+            } catch (LockLostException e) {
+                return Optional.of("at release");
+            } catch (EngineUnavailableException e) {
+                return Optional.of("release unconfirmed");
+            } catch (RuntimeException e) {
+                if (lease != null) {
+                    throw e; // not the engine's failure: a bug, shown
+                }
+                return Optional.of("release unconfirmed");
+            }
+        }
     }
 
     /**

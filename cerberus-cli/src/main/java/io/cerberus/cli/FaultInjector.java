@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  * {@link OwnFault}.
  */
 final class FaultInjector {
-    private static final Duration CONFIRM = Duration.ofSeconds(10);
+    /** How long a step of a fault (a pause, a kill, a client's stop) may take to be confirmed before the run stops. */
+    static final Duration CONFIRM = Duration.ofSeconds(10);
 
     /** Picks the client a fault is aimed at, passing over the clients under a fault now. */
     @FunctionalInterface

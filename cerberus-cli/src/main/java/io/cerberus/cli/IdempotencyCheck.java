@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
  * aims at the holder.
  */
 final class IdempotencyCheck {
-    private static final Duration CONFIRM = Duration.ofSeconds(10);
     /** How long a key is live: clients keep submitting it for this long after it first comes. */
     private static final int KEY_LIFE_IN_LEASES = 8;
 
@@ -100,7 +99,7 @@ final class IdempotencyCheck {
             new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
         } finally {
-            CheckClient.stopAll(running, proxies, CONFIRM);
+            CheckClient.stopAll(running, proxies, FaultInjector.CONFIRM);
         }
         long end = System.nanoTime();
         boolean forgets = "memcached".equals(settings.server())

@@ -245,11 +245,26 @@ final class SafetyChecker {
             long endNanos, Stuck stuck) {
         List<Fault> faults = events.stream().filter(event -> event.kind().equals("FAULT"))
                 .map(event -> new Fault(event.client(), event.nanos(), event.detail())).toList();
+        // one pass: each lock gets its own events and the run's (faults, renewal rounds, ends), in time order
+        List<List<HoldLog.Event>> byLock = new ArrayList<>(registers.size());
+        for (int lock = 0; lock < registers.size(); lock++) {
+            byLock.add(new ArrayList<>());
+        }
+        Map<String, Long> lastLine = new HashMap<>(); // per process: its last line on any lock, when it was certainly alive
+        for (HoldLog.Event event : events) {
+            if (!event.kind().equals("FAULT")) {
+                lastLine.put(process(event.client()), event.nanos());
+            }
+            int lock = lockOf(event);
+            if (lock == HoldLog.NO_LOCK) {
+                byLock.forEach(own -> own.add(event));
+            } else if (lock < byLock.size()) {
+                byLock.get(lock).add(event);
+            }
+        }
         List<LockReport> locks = new ArrayList<>();
         for (int lock = 0; lock < registers.size(); lock++) {
-            int index = lock;
-            List<HoldLog.Event> own = events.stream().filter(event -> lockOf(event) == index || lockOf(event) == HoldLog.NO_LOCK).toList();
-            locks.add(judgeLock(names.get(lock), lock, own, registers.get(lock), startNanos, endNanos, stuck));
+            locks.add(judgeLock(names.get(lock), lock, byLock.get(lock), lastLine, registers.get(lock), startNanos, endNanos, stuck));
         }
         return new Report(locks, faults, startNanos, endNanos);
     }
@@ -265,8 +280,9 @@ final class SafetyChecker {
         };
     }
 
-    private static LockReport judgeLock(String name, int lock, List<HoldLog.Event> events, FencedRegister.State register, long startNanos,
-            long endNanos, Stuck stuck) {
+    /** @param lastLine per process, its last line in the whole run: a process killed holding this lock held it until then */
+    private static LockReport judgeLock(String name, int lock, List<HoldLog.Event> events, Map<String, Long> lastLine,
+            FencedRegister.State register, long startNanos, long endNanos, Stuck stuck) {
         Map<String, HoldLog.Event> open = new HashMap<>();
         Map<String, String> writes = new HashMap<>();
         List<Hold> holds = new ArrayList<>();
@@ -275,12 +291,8 @@ final class SafetyChecker {
         long highest = Long.MIN_VALUE;
         Map<String, Long> acquireStarts = new HashMap<>();
         List<String> lateCandidates = new ArrayList<>();
-        Map<String, Long> lastSeen = new HashMap<>(); // per process: its last own line, when it was certainly alive
         for (HoldLog.Event event : events) {
             String key = event.client() + "/" + event.token();
-            if (!event.kind().equals("FAULT")) {
-                lastSeen.put(process(event.client()), event.nanos());
-            }
             switch (event.kind()) {
                 case "ACQ" -> {
                     open.put(key, event);
@@ -307,7 +319,7 @@ final class SafetyChecker {
                     if (event.detail().startsWith("kill")) {
                         closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
                     } else if (event.detail().startsWith("confirmed kill") || event.detail().startsWith("confirmed between-steps: crashed")) {
-                        closeAll(open, lock, event.client(), lastSeen.getOrDefault(event.client(), event.nanos()), "killed", writes, holds);
+                        closeAll(open, lock, event.client(), lastLine.getOrDefault(event.client(), event.nanos()), "killed", writes, holds);
                     }
                 }
                 case "END" -> closeAll(open, lock, event.client(), event.nanos(), "stopped", writes, holds);

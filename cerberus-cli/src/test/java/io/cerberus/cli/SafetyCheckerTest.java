@@ -240,4 +240,21 @@ class SafetyCheckerTest {
         assertThat(report.overlaps()).isEmpty();
         assertThat(report.verdict()).isEqualTo("SAFE");
     }
+
+    @Test
+    void aKilledProcesssHoldLastsUntilItsLastLineOnAnyLock() {
+        // c1.1 was granted lock 0 after the kill signal; loop c1.2 still logged on lock 1 at 112, so the process was alive then,
+        // holding lock 0, when c2 was granted lock 0 at 110: an overlap, though c1's last line on lock 0 came before
+        List<HoldLog.Event> events = List.of(
+                e("FAULT", "c1", -1, 100, "kill"), on(0, "ACQ", "c1.1", 5, 101, ""), on(0, "READ", "c1.1", 5, 102, "0"),
+                on(0, "ACQ", "c2", 6, 110, ""), on(1, "READ", "c1.2", 3, 112, "0"), e("FAULT", "c1", -1, 115, "confirmed kill: the process exited"),
+                on(0, "WRITE", "c2", 6, 120, "ok"), on(0, "REL", "c2", 6, 121, ""));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(0, 0, 0)), List.of("a", "b"), 0, 200,
+                SafetyChecker.Stuck.NEVER);
+
+        assertThat(report.locks().get(0).holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(SafetyChecker.Hold::endNanos)
+                .containsExactly(112L);
+        assertThat(report.locks().get(0).overlaps()).hasSize(1);
+    }
 }
