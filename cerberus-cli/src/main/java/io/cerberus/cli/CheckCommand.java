@@ -15,6 +15,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -215,7 +216,8 @@ final class CheckCommand implements Callable<Integer> {
         String title = "cerberus check: " + (noLock ? "no lock" : (recipe == null ? "" : "recipe " + recipe + " on ") + Redaction.redact(engineUri))
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
-                + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "") + (noFencing ? ", fencing ignored" : "");
+                + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "")
+                + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
         List<CheckClient> running = new CopyOnWriteArrayList<>();
@@ -280,8 +282,7 @@ final class CheckCommand implements Callable<Integer> {
         if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));
         }
-        List<String> known = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover",
-                "failover-unreplicated", "between-steps", "none");
+        List<String> known = Stream.concat(FaultInjector.KINDS.stream(), Stream.of("none")).toList();
         for (String fault : faults) {
             if (!known.contains(fault)) {
                 throw new ParameterException(spec.commandLine(), "--faults takes " + String.join(", ", known) + "; '" + fault

@@ -28,10 +28,10 @@ final class CheckReport {
                     .append(" overlapping, ").append(worst.lostUpdates()).append(" lost, ").append(worst.tokensBackwards())
                     .append(" tokens backwards, longest unheld ").append(millis(worst.longestGapNanos())).append(")\n");
         }
-        out.append("faults injected:       ").append(report.faultCounts().isEmpty() ? "none" : report.faultCounts()).append('\n');
+        out.append("faults injected:       ").append(FaultInjector.injectedText(report.faultCounts())).append('\n');
         if (!report.confirmations(true).isEmpty() || !report.confirmations(false).isEmpty()) {
-            out.append("faults confirmed:      ").append(report.confirmations(true).isEmpty() ? "none" : report.confirmations(true));
-            out.append(report.confirmations(false).isEmpty() ? "" : ", NOT confirmed: " + report.confirmations(false)).append('\n');
+            out.append("faults confirmed:      ").append(FaultInjector.confirmedText(report.confirmations(true), report.confirmations(false)))
+                    .append('\n');
         }
         out.append("overlapping holds:     ").append(report.overlaps().size()).append(" (two clients believed they held the lock at once)\n");
         out.append("stale writes stopped:  ").append(report.staleStopped()).append(" (refused by the fenced register: fencing at work)\n");

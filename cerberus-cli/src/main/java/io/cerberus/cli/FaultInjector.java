@@ -3,7 +3,9 @@ package io.cerberus.cli;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -29,6 +31,13 @@ import java.util.function.Supplier;
  * {@link OwnFault}.
  */
 final class FaultInjector {
+    /**
+     * The faults {@code --faults} takes (besides {@code none}). The other first words of a fault log's lines are the
+     * steps of these faults ({@code resume}, {@code heal}, {@code server-restart}, ...) and their confirmations.
+     */
+    static final List<String> KINDS = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill",
+            "failover", "failover-unreplicated", "between-steps");
+
     /** How long a step of a fault (a pause, a kill, a client's stop) may take to be confirmed before the run stops. */
     static final Duration CONFIRM = Duration.ofSeconds(10);
 
@@ -78,6 +87,33 @@ final class FaultInjector {
         this.newClient = newClient;
         this.aim = aim;
         this.own = own;
+    }
+
+    /**
+     * @param counts how many times each fault and step was logged
+     * @return for a report: the faults' total and counts, then the steps' ({@code 12: {kill=6, pause=6}; steps {resume=6}}),
+     *     or {@code none}
+     */
+    static String injectedText(Map<String, Integer> counts) {
+        Map<String, Integer> faults = new TreeMap<>(counts);
+        faults.keySet().retainAll(KINDS);
+        Map<String, Integer> steps = new TreeMap<>(counts);
+        steps.keySet().removeAll(KINDS);
+        return counts.isEmpty() ? "none" : total(faults) + ": " + faults + (steps.isEmpty() ? "" : "; steps " + steps);
+    }
+
+    /**
+     * @param confirmed how many of each fault were confirmed
+     * @param notConfirmed how many of each could not be
+     * @return for a report: {@code 11: {kill=6, pause=5}, NOT confirmed: 1 {drop=1}}
+     */
+    static String confirmedText(Map<String, Integer> confirmed, Map<String, Integer> notConfirmed) {
+        return total(confirmed) + (confirmed.isEmpty() ? "" : ": " + confirmed)
+                + (notConfirmed.isEmpty() ? "" : ", NOT confirmed: " + total(notConfirmed) + " " + notConfirmed);
+    }
+
+    private static int total(Map<String, Integer> counts) {
+        return counts.values().stream().mapToInt(Integer::intValue).sum();
     }
 
     /**

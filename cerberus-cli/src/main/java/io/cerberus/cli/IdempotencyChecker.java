@@ -68,10 +68,9 @@ final class IdempotencyChecker {
             out.append("verdict:                       ").append(verdict).append('\n');
             out.append("operations:                    ").append(operations).append(" (").append(submissions)
                     .append(" submissions, retries included)\n");
-            out.append("faults injected:               ").append(faultCounts.isEmpty() ? "none" : faultCounts).append('\n');
+            out.append("faults injected:               ").append(FaultInjector.injectedText(faultCounts)).append('\n');
             if (!confirmed.isEmpty() || !notConfirmed.isEmpty()) {
-                out.append("faults confirmed:              ").append(confirmed.isEmpty() ? "none" : confirmed)
-                        .append(notConfirmed.isEmpty() ? "" : ", NOT confirmed: " + notConfirmed).append('\n');
+                out.append("faults confirmed:              ").append(FaultInjector.confirmedText(confirmed, notConfirmed)).append('\n');
             }
             if (faultCounts.keySet().stream().anyMatch(CLIENT_FAULTS::contains)) {
                 out.append("client faults in an operation: ").append(insideAnOperation.isEmpty() ? "none" : insideAnOperation)

@@ -262,7 +262,7 @@ class CheckCommandTest {
         Cli.Result run = check("--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.STUCK);
-        assertThat(run.stdout()).containsPattern("faults confirmed: +\\{between-steps=1\\}");
+        assertThat(run.stdout()).containsPattern("faults confirmed: +1: \\{between-steps=1\\}");
         assertThat(run.stdout()).containsPattern("stuck: +cerberus-check: asked for, and granted to nobody, for the last [0-9.]+ ms");
         assertThat(count(run.stdout(), "lost updates")).isZero();
     }

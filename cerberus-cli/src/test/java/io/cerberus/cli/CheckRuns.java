@@ -48,14 +48,14 @@ final class CheckRuns {
 
     /** @return how many times the fault (or step) was injected, from the report */
     static int injected(String report, String fault) {
-        Matcher m = Pattern.compile("faults injected:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        Matcher m = Pattern.compile("faults injected:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)").matcher(report);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     /** @return how many times the fault was confirmed, from the report, which must show none unconfirmed */
     static int confirmed(String report, String fault) {
         assertThat(report).as("faults the checker could not confirm").doesNotContain("NOT confirmed");
-        Matcher m = Pattern.compile("faults confirmed:\\s+\\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        Matcher m = Pattern.compile("faults confirmed:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)").matcher(report);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
