@@ -48,10 +48,7 @@ final class CheckReport {
             out.append("stuck:                 ").append(stuck.name()).append(": asked for, and granted to nobody, for the last ")
                     .append(millis(stuck.stuckNanos())).append(" of the run\n");
         }
-        out.append("recovery after a holder was killed: ")
-                .append(report.recoveriesNanos().isEmpty() ? "no holder was killed"
-                        : report.recoveriesNanos().stream().map(CheckReport::millis).toList())
-                .append('\n');
+        out.append("recovery after a holder was killed: ").append(recoveries(report.recoveriesNanos())).append('\n');
         int shown = 0;
         for (SafetyChecker.Hold[] pair : report.overlaps()) {
             if (shown++ == 5) {
@@ -71,6 +68,19 @@ final class CheckReport {
     /** @return " on NAME" in a run of several locks, else nothing */
     private static String on(SafetyChecker.Hold hold, SafetyChecker.Report report) {
         return report.locks().size() > 1 ? " on " + report.locks().get(hold.lock()).name() : "";
+    }
+
+    /** @return each time, or past 20 of them (a soak) their count and spread */
+    private static String recoveries(List<Long> sortedNanos) {
+        if (sortedNanos.isEmpty()) {
+            return "no holder was killed";
+        }
+        if (sortedNanos.size() <= 20) {
+            return sortedNanos.stream().map(CheckReport::millis).toList().toString();
+        }
+        return sortedNanos.size() + " kills of a holder: min " + millis(sortedNanos.get(0)) + ", median "
+                + millis(sortedNanos.get(sortedNanos.size() / 2)) + ", 99th percentile "
+                + millis(sortedNanos.get((int) Math.ceil(sortedNanos.size() * 0.99) - 1)) + ", max " + millis(sortedNanos.get(sortedNanos.size() - 1));
     }
 
     private static String millis(long nanos) {

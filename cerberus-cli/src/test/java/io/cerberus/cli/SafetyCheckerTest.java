@@ -257,4 +257,22 @@ class SafetyCheckerTest {
                 .containsExactly(112L);
         assertThat(report.locks().get(0).overlaps()).hasSize(1);
     }
+
+    @Test
+    void aSoaksRecoveriesAfterKillsAreSummarisedNotListed() {
+        // 25 holders killed, the next granted 1 ms, 2 ms, ... 25 ms after each kill
+        List<HoldLog.Event> events = new java.util.ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            long at = i * 1_000_000_000L;
+            events.add(e("ACQ", "c" + i, 2 * i, at, ""));
+            events.add(e("FAULT", "c" + i, -1, at + 100, "kill"));
+            events.add(e("ACQ", "d" + i, 2 * i + 1, at + 100 + (i + 1) * 1_000_000L, ""));
+            events.add(e("REL", "d" + i, 2 * i + 1, at + 200_000_000L, ""));
+        }
+
+        String text = CheckReport.text("title", SafetyChecker.judge(events, register(0, 0, 0), 0, 25_000_000_000L));
+
+        assertThat(text).contains("recovery after a holder was killed: 25 kills of a holder: min 1.0 ms, median 13.0 ms,"
+                + " 99th percentile 25.0 ms, max 25.0 ms");
+    }
 }
