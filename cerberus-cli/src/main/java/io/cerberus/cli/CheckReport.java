@@ -70,7 +70,7 @@ final class CheckReport {
         return report.locks().size() > 1 ? " on " + report.locks().get(hold.lock()).name() : "";
     }
 
-    /** @return each time, or past 20 of them (a soak) their count and spread */
+    /** @return each time (one per hold a kill ended: a client killed holding three locks counts three), or past 20 their count and spread */
     private static String recoveries(List<Long> sortedNanos) {
         if (sortedNanos.isEmpty()) {
             return "no holder was killed";
@@ -78,9 +78,9 @@ final class CheckReport {
         if (sortedNanos.size() <= 20) {
             return sortedNanos.stream().map(CheckReport::millis).toList().toString();
         }
-        return sortedNanos.size() + " kills of a holder: min " + millis(sortedNanos.get(0)) + ", median "
-                + millis(sortedNanos.get(sortedNanos.size() / 2)) + ", 99th percentile "
-                + millis(sortedNanos.get((int) Math.ceil(sortedNanos.size() * 0.99) - 1)) + ", max " + millis(sortedNanos.get(sortedNanos.size() - 1));
+        int count = sortedNanos.size();
+        return count + " holds ended by a kill: min " + millis(sortedNanos.get(0)) + ", median " + millis(sortedNanos.get(count / 2))
+                + ", 99th percentile " + millis(sortedNanos.get((int) Math.ceil(count * 0.99) - 1)) + ", max " + millis(sortedNanos.get(count - 1));
     }
 
     private static String millis(long nanos) {

@@ -272,7 +272,7 @@ class SafetyCheckerTest {
 
         String text = CheckReport.text("title", SafetyChecker.judge(events, register(0, 0, 0), 0, 25_000_000_000L));
 
-        assertThat(text).contains("recovery after a holder was killed: 25 kills of a holder: min 1.0 ms, median 13.0 ms,"
+        assertThat(text).contains("recovery after a holder was killed: 25 holds ended by a kill: min 1.0 ms, median 13.0 ms,"
                 + " 99th percentile 25.0 ms, max 25.0 ms");
     }
 }
