@@ -136,7 +136,7 @@ final class CheckClient {
     static void killAll(List<CheckClient> clients) {
         for (CheckClient client : clients) {
             if (client.alive()) {
-                client.kill(Duration.ofSeconds(10));
+                client.kill(FaultInjector.CONFIRM);
             }
         }
     }

@@ -35,8 +35,20 @@ final class FaultInjector {
      * The faults {@code --faults} takes (besides {@code none}). The other first words of a fault log's lines are the
      * steps of these faults ({@code resume}, {@code heal}, {@code server-restart}, ...) and their confirmations.
      */
-    static final List<String> KINDS = List.of("pause", "kill", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill",
-            "failover", "failover-unreplicated", "between-steps");
+    static final List<String> KINDS;
+
+    /** The faults aimed at one client: the process faults and the proxy faults. */
+    static final List<String> CLIENT_FAULTS;
+
+    static {
+        List<String> client = new ArrayList<>(List.of("pause", "kill"));
+        client.addAll(ClientProxies.FAULTS);
+        CLIENT_FAULTS = List.copyOf(client);
+        List<String> kinds = new ArrayList<>(CLIENT_FAULTS);
+        kinds.addAll(LockServer.FAULTS);
+        kinds.add("between-steps");
+        KINDS = List.copyOf(kinds);
+    }
 
     /** How long a step of a fault (a pause, a kill, a client's stop) may take to be confirmed before the run stops. */
     static final Duration CONFIRM = Duration.ofSeconds(10);

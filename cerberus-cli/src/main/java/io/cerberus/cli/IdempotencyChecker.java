@@ -37,9 +37,6 @@ import java.util.TreeMap;
  * explained; else {@code SAFE}.
  */
 final class IdempotencyChecker {
-    /** The faults aimed at a client. */
-    static final List<String> CLIENT_FAULTS = List.of("pause", "kill", "partition", "drop", "delay");
-
     /** A fault on a client (its name) or on the server ({@code server}), from its start to its end. */
     record Fault(String kind, String target, long startNanos, long endNanos) {
     }
@@ -72,7 +69,7 @@ final class IdempotencyChecker {
             if (!confirmed.isEmpty() || !notConfirmed.isEmpty()) {
                 out.append("faults confirmed:              ").append(FaultInjector.confirmedText(confirmed, notConfirmed)).append('\n');
             }
-            if (faultCounts.keySet().stream().anyMatch(CLIENT_FAULTS::contains)) {
+            if (faultCounts.keySet().stream().anyMatch(FaultInjector.CLIENT_FAULTS::contains)) {
                 out.append("client faults in an operation: ").append(insideAnOperation.isEmpty() ? "none" : insideAnOperation)
                         .append(" (the target had claimed a key and not yet completed or given it up)\n");
             }

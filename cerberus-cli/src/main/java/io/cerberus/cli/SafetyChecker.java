@@ -211,7 +211,7 @@ final class SafetyChecker {
 
     /** @return whether the client (a process, or one loop {@code PROCESS.N} of it) belongs to that process */
     private static boolean ofProcess(String client, String process) {
-        return client.equals(process) || client.startsWith(process + ".");
+        return process(client).equals(process);
     }
 
     /** Judges a run on one lock (never stuck). */
