@@ -62,6 +62,16 @@ final class CheckClient {
         return process.isAlive();
     }
 
+    /** @return whether a fault can be aimed at it: alive and not under a pause */
+    boolean aimable() {
+        return process.isAlive() && !paused;
+    }
+
+    /** @return its exit code, once it has ended */
+    int exitCode() {
+        return process.awaitExit(Duration.ZERO);
+    }
+
     boolean paused() {
         return paused;
     }
@@ -130,6 +140,34 @@ final class CheckClient {
         stdin.setDaemon(true);
         stdin.start();
         return stopped;
+    }
+
+    /**
+     * In a worker: connects, trying again every 200 ms while the engine cannot be reached (a client started during a
+     * failover or a server's restart finds none for a while), until its input ends. Each failure is logged
+     * {@code connect failed} in its event log; the first is printed on standard error too.
+     *
+     * @param connect builds the engine's client
+     * @param client the worker's name
+     * @return the client
+     * @throws io.cerberus.EngineUnavailableException the last failure, when the input ended before the engine answered
+     */
+    static <T> T connectWhenUp(java.util.function.Supplier<T> connect, java.util.concurrent.atomic.AtomicBoolean stopped, HoldLog log,
+            String client) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return connect.get();
+            } catch (io.cerberus.EngineUnavailableException e) {
+                log.log("ENGINE", client, -1, "connect failed");
+                if (stopped.get()) {
+                    throw e;
+                }
+                if (attempt == 1) {
+                    System.err.println("check client " + client + ": " + e.getMessage() + "; trying again until it answers");
+                }
+                Thread.sleep(200);
+            }
+        }
     }
 
     /** Kills the clients still alive with SIGKILL, paused ones too: what is left to do when a signal ends the checker. */

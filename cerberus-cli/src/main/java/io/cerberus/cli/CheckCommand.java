@@ -446,13 +446,13 @@ final class CheckCommand implements Callable<Integer> {
         while (System.nanoTime() - deadline < 0) {
             for (String wanted : List.of("READ", "HOLD")) {
                 for (CheckClient client : running) {
-                    if (client.alive() && !client.paused() && !busy.contains(client.name()) && client.state().equals(wanted)) {
+                    if (client.aimable() && !busy.contains(client.name()) && client.state().equals(wanted)) {
                         return client;
                     }
                 }
             }
             Thread.sleep(1);
         }
-        return running.stream().filter(client -> !busy.contains(client.name())).findFirst().orElseThrow();
+        return FaultInjector.anyFree(running, busy);
     }
 }

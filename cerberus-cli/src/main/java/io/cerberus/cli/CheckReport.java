@@ -33,6 +33,10 @@ final class CheckReport {
             out.append("faults confirmed:      ").append(FaultInjector.confirmedText(report.confirmations(true), report.confirmations(false)))
                     .append('\n');
         }
+        if (report.confirmations(true).containsKey("pause")) {
+            out.append("pauses of a holder:    ").append(report.pausesOfHolders()).append(" of ").append(report.confirmations(true).get("pause"))
+                    .append(" confirmed pauses stopped a client holding a lock\n");
+        }
         out.append("overlapping holds:     ").append(report.overlaps().size()).append(" (two clients believed they held the lock at once)\n");
         out.append("stale writes stopped:  ").append(report.staleStopped()).append(" (refused by the fenced register: fencing at work)\n");
         out.append("lost updates:          ").append(report.lostUpdates()).append(" (").append(report.writesAccepted())

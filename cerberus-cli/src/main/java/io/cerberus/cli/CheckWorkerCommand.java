@@ -103,7 +103,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
         List<FencedRegister> registers = locks.registers(!noFencing);
         try (HoldLog log = new HoldLog(logFile);
                 Recipe recipe = recipeName == null ? null : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
-                Cerberus cerberus = noLock || recipe != null ? null : connect(log)) {
+                Cerberus cerberus = noLock || recipe != null ? null : CheckClient.connectWhenUp(() -> connect(log), stopped, log, client)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
             announce(out, "READY");
             List<Thread> threads = new ArrayList<>();

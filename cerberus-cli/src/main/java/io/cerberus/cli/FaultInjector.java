@@ -50,6 +50,12 @@ final class FaultInjector {
         KINDS = List.copyOf(kinds);
     }
 
+    /**
+     * The first word of the fault log's line for a client that ended although no fault was aimed at it (its errors are
+     * on the console): a new client takes its place, and a judge ends its holds at its last line, as a killed one's.
+     */
+    static final String EXITED = "exited";
+
     /** How long a step of a fault (a pause, a kill, a client's stop) may take to be confirmed before the run stops. */
     static final Duration CONFIRM = Duration.ofSeconds(10);
 
@@ -111,7 +117,9 @@ final class FaultInjector {
         faults.keySet().retainAll(KINDS);
         Map<String, Integer> steps = new TreeMap<>(counts);
         steps.keySet().removeAll(KINDS);
-        return counts.isEmpty() ? "none" : total(faults) + ": " + faults + (steps.isEmpty() ? "" : "; steps " + steps);
+        Integer exited = steps.remove(EXITED);
+        String text = faults.isEmpty() && steps.isEmpty() ? "none" : total(faults) + ": " + faults + (steps.isEmpty() ? "" : "; steps " + steps);
+        return exited == null ? text : text + "; clients that ended unasked (replaced): " + exited;
     }
 
     /**
@@ -147,6 +155,7 @@ final class FaultInjector {
             int next = 0;
             long nextFault = System.nanoTime() + plan.every().toNanos();
             while (System.nanoTime() - endNanos < 0) {
+                replaceExited(running, busy, faultLog);
                 long now = System.nanoTime();
                 for (Future<?> done : inFlight.stream().filter(Future::isDone).toList()) {
                     done.get();
@@ -193,6 +202,29 @@ final class FaultInjector {
         } finally {
             if (pool != null) {
                 pool.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * @return the first client a fault can be aimed at (alive, not paused, not under another fault): an aim's fallback
+     * @throws IllegalStateException if there is none
+     */
+    static CheckClient anyFree(List<CheckClient> running, Set<String> busy) {
+        return running.stream().filter(client -> client.aimable() && !busy.contains(client.name())).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no client to aim a fault at: each is under a fault or has ended"));
+    }
+
+    /**
+     * Replaces each client that ended although no fault is aimed at it (a worker that failed), so that no fault is
+     * aimed at a process that is gone, and the run keeps its number of clients.
+     */
+    private void replaceExited(List<CheckClient> running, Set<String> busy, HoldLog faultLog) {
+        for (CheckClient client : running) {
+            if (!client.alive() && !busy.contains(client.name())) {
+                faultLog.log("FAULT", client.name(), -1, EXITED + " unasked (exit code " + client.exitCode() + "): a new client takes its place");
+                running.remove(client);
+                running.add(newClient.get());
             }
         }
     }

@@ -136,7 +136,7 @@ final class IdempotencyCheck {
         CheckClient stale = null;
         while (System.nanoTime() - deadline < 0) {
             for (CheckClient client : running) {
-                if (client.alive() && !client.paused() && !busy.contains(client.name()) && client.state().equals("RUN")) {
+                if (client.aimable() && !busy.contains(client.name()) && client.state().equals("RUN")) {
                     if (System.nanoTime() - client.stateNanos() < fresh) {
                         return client;
                     }
@@ -145,6 +145,6 @@ final class IdempotencyCheck {
             }
             Thread.sleep(1);
         }
-        return stale != null ? stale : running.stream().filter(client -> !busy.contains(client.name())).findFirst().orElseThrow();
+        return stale != null ? stale : FaultInjector.anyFree(running, busy);
     }
 }

@@ -96,7 +96,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         try (HoldLog events = new HoldLog(logFile); EffectLedger effects = new EffectLedger(ledgerFile);
-                Cerberus cerberus = guardKind.equals("cerberus") ? engine.connect(engine.engineUri(), lease) : null;
+                Cerberus cerberus = guardKind.equals("cerberus")
+                        ? CheckClient.connectWhenUp(() -> engine.connect(engine.engineUri(), lease), stopped, events, client) : null;
                 IdempotencyGuard guard = cerberus == null ? null
                         : cerberus.idempotency(IdempotencyOptions.defaults().withLease(lease).waitingWhenInProgress(lease));
                 UncheckedRedisGuard unchecked = guardKind.equals("unchecked") ? new UncheckedRedisGuard(engine.engineUri(), lease) : null) {

@@ -130,6 +130,18 @@ final class SafetyChecker {
             return locks.stream().flatMap(lock -> lock.recoveriesNanos().stream()).sorted().toList();
         }
 
+        /**
+         * @return how many confirmed pauses stopped a client while one of its loops held a lock: the pauses that test
+         *     the lease (one that stops a client between two holds tests only its waiting)
+         */
+        long pausesOfHolders() {
+            List<Hold> holds = holds();
+            return faults.stream().filter(fault -> fault.kind().startsWith("confirmed pause"))
+                    .filter(pause -> holds.stream().anyMatch(hold -> hold.heldBy(pause.client()) && hold.startNanos() <= pause.nanos()
+                            && pause.nanos() < hold.endNanos()))
+                    .count();
+        }
+
         /** @return the lock that fared worst (lost updates and tokens backwards, then overlaps, then the longest gap) */
         LockReport worst() {
             return locks.stream().max(LockReport.severity()).orElseThrow();
@@ -318,7 +330,8 @@ final class SafetyChecker {
                     // process's last line: it died after it, before the confirmation, which may come after the next grant
                     if (event.detail().startsWith("kill")) {
                         closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
-                    } else if (event.detail().startsWith("confirmed kill") || event.detail().startsWith("confirmed between-steps: crashed")) {
+                    } else if (event.detail().startsWith("confirmed kill") || event.detail().startsWith("confirmed between-steps: crashed")
+                            || event.detail().startsWith(FaultInjector.EXITED)) {
                         closeAll(open, lock, event.client(), lastLine.getOrDefault(event.client(), event.nanos()), "killed", writes, holds);
                     }
                 }

@@ -46,6 +46,42 @@ class CheckSignalTest {
         }
     }
 
+    @Test
+    void aClientThatDiesUnaskedIsReplacedAndItsHoldsEndAtItsLastLine(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("run");
+        try (ManagedProcess check = Cli.start("check", "--engine", "file:" + dir.resolve("locks"), "--faults", "none", "--lease", "500ms",
+                "--think", "50ms", "--duration", "8s", "--out", out.toString())) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            String holder = null;
+            while (holder == null) {
+                assertThat(System.nanoTime() - deadline).as("a client holding a lock within %s%s", WAIT, check.diagnostics()).isNegative();
+                TimeUnit.MILLISECONDS.sleep(20);
+                holder = !Files.isDirectory(out) ? null : HoldLog.readAll(out).stream().filter(event -> event.kind().equals("ACQ")).map(HoldLog.Event::client).findFirst()
+                        .orElse(null);
+            }
+            String name = holder;
+            ProcessHandle client = ProcessHandle.of(check.pid()).orElseThrow().descendants()
+                    .filter(process -> commandLine(process).contains("\0--client\0" + name + "\0")).findFirst().orElseThrow();
+
+            client.destroyForcibly(); // not a fault of the checker's: a worker that died of its own
+
+            assertThat(check.awaitExit(WAIT)).as("the exit code of a safe run%s", check.diagnostics()).isZero();
+            String report = Files.readString(out.resolve("report.txt"));
+            assertThat(report).contains("verdict:               SAFE").contains("clients that ended unasked (replaced): 1");
+            assertThat(Files.readString(out.resolve("faults.log"))).contains("FAULT " + name + " ").contains("exited unasked");
+            assertThat(HoldLog.read(out.resolve("c4.log"))).as("the client that took its place").anyMatch(e -> e.kind().equals("ACQ"));
+        }
+    }
+
+    /** @return the process's arguments, each ended by a NUL, as in /proc/PID/cmdline (read whole: a long class path is cut elsewhere) */
+    private static String commandLine(ProcessHandle process) {
+        try {
+            return Files.readString(Path.of("/proc", Long.toString(process.pid()), "cmdline"), java.nio.charset.StandardCharsets.ISO_8859_1);
+        } catch (IOException gone) {
+            return "";
+        }
+    }
+
     /** @return whether the kernel shows the process stopped (state T in /proc/PID/stat) */
     private static boolean stopped(ProcessHandle process) {
         try {

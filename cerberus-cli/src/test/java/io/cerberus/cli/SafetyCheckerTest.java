@@ -192,6 +192,39 @@ class SafetyCheckerTest {
     }
 
     @Test
+    void onlyAPauseThatStoppedAClientHoldingALockCountsAsAPauseOfAHolder() {
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1.1", 1, 10, ""),
+                e("FAULT", "c1", -1, 12, "pause 2s"), e("FAULT", "c1", -1, 13, "confirmed pause: the kernel shows the process stopped"),
+                e("FAULT", "c1", -1, 30, "resume"), on(0, "REL", "c1.1", 1, 31, ""),
+                // c2 is paused between two holds: it tests its waiting, not its lease
+                on(0, "ACQ", "c2", 2, 40, ""), on(0, "REL", "c2", 2, 45, ""),
+                e("FAULT", "c2", -1, 46, "pause 2s"), e("FAULT", "c2", -1, 47, "confirmed pause: the kernel shows the process stopped"),
+                e("FAULT", "c2", -1, 60, "resume"));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, SafetyChecker.Stuck.NEVER);
+
+        assertThat(report.confirmations(true)).containsEntry("pause", 2);
+        assertThat(report.pausesOfHolders()).isEqualTo(1);
+        assertThat(CheckReport.text("t", report)).contains("pauses of a holder:    1 of 2 confirmed pauses");
+    }
+
+    @Test
+    void aClientThatEndedUnaskedHeldItsLocksUntilItsLastLineAndIsReportedApart() {
+        List<HoldLog.Event> events = List.of(
+                on(0, "ACQ", "c1", 1, 10, ""), on(0, "READ", "c1", 1, 12, "0"),
+                on(0, "ACQ", "c2", 2, 30, ""), on(0, "REL", "c2", 2, 40, ""),
+                e("FAULT", "c1", -1, 50, FaultInjector.EXITED + " unasked (exit code 1): a new client takes its place"));
+
+        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, SafetyChecker.Stuck.NEVER);
+
+        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c1")).singleElement()
+                .satisfies(hold -> assertThat(hold.endNanos()).isEqualTo(12L));
+        assertThat(report.overlaps()).isEmpty();
+        assertThat(CheckReport.text("t", report)).contains("clients that ended unasked (replaced): 1");
+    }
+
+    @Test
     void eventLinesKeepTheirLock() {
         HoldLog.Event event = on(3, "ACQ", "c1.2", 42, 1234, "some detail");
 

@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  * by line by a daemon thread into a queue, so the caller synchronises on what it prints, always
  * with a deadline ({@link #awaitLine}, {@link #nextLine}, {@link #ask}); its standard error goes to
  * a temporary file, shown with the lines read so far in every failure message
- * ({@link #diagnostics()}). Signals are sent with {@code kill}, so a caller can pause
+ * ({@link #diagnostics()}). Signals are sent with a shell's {@code kill}, so a caller can pause
  * ({@code SIGSTOP}), resume ({@code SIGCONT}) and kill it, with the processes it started (a
  * forking server's children). Closing kills them all (SIGKILL ends a stopped process too), waits
  * for it, and deletes the file. Every failure is a {@link ServerException}.
@@ -322,7 +322,7 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     /**
-     * Sends a signal with {@code kill}.
+     * Sends a signal with the shell's builtin {@code kill} (no process started per signal, see {@link Signals}).
      *
      * @param signal the signal name without {@code SIG}: {@code STOP}, {@code CONT}, {@code KILL}, {@code TERM}
      * @throws ServerException if {@code kill} fails, say because the process has ended
@@ -332,22 +332,9 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     private void signal(String signal, long pid) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new ServerException("kill -" + signal + " " + pid + " (" + name + ") failed: "
-                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
-            }
-        } catch (IOException e) {
-            throw new ServerException("could not run kill to send SIG" + signal + " to " + name
-                    + "; install it with: apt-get install -y procps", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServerException("interrupted sending SIG" + signal + " to " + name, e);
-        }
+        Signals.send(signal, pid, name);
     }
 
-    /**
     /**
      * Stops the process and the processes it started (SIGSTOP) and waits until the kernel shows
      * it stopped: from then on none of them runs an instruction until {@link #resume}.
@@ -356,9 +343,8 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if the signal cannot be sent or the stop is not seen in time
      */
     public void pause(Duration confirmWithin) {
-        List<ProcessHandle> children = process.descendants().toList();
-        signal("STOP");
-        signalEach("STOP", children);
+        signal("STOP"); // first: the aim is the process as it is now, and once stopped it starts no child
+        signalEach("STOP", process.descendants().toList());
         Await.until(name + " (pid " + pid() + ") to show as stopped after SIGSTOP", confirmWithin, () -> state(pid()) == 'T');
     }
 

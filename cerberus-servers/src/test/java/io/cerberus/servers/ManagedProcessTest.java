@@ -78,6 +78,15 @@ class ManagedProcessTest {
     }
 
     @Test
+    void aSignalNameThatIsNotOneIsRefusedBeforeAnythingIsSent() {
+        try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
+            assertThatThrownBy(() -> process.signal("STOP; rm -rf x")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("signal must be a name such as STOP");
+            assertThat(process.ask("still there", WAIT)).isEqualTo("still there");
+        }
+    }
+
+    @Test
     void aStoppedProcessHoldsItsInputUntilItIsContinued() {
         try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
             process.signal("STOP");
