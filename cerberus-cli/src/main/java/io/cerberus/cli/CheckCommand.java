@@ -234,7 +234,7 @@ final class CheckCommand implements Callable<Integer> {
             Duration window = faultLength(false);
             FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, parallelFaults, window, window, delay, serverDown,
                     lease.multipliedBy(2).plusSeconds(1));
-            new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), CheckCommand::holder, this::ownFault)
+            new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), this::holder, this::ownFault)
                     .run(running, faultLog, System.nanoTime() + duration.toNanos());
             stopping = System.nanoTime();
         } finally {
@@ -439,10 +439,11 @@ final class CheckCommand implements Callable<Integer> {
 
     /**
      * @param busy clients under a fault now, passed over
-     * @return the client in its critical section (read done), else one holding, else any free one, waiting up to 2 s for one
+     * @return the client in its critical section (read done), else one holding, waiting up to ten leases (at least 2 s)
+     *     for one, as after a server fault nobody may hold for seconds; else any free one
      */
-    private static CheckClient holder(List<CheckClient> running, Set<String> busy) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    private CheckClient holder(List<CheckClient> running, Set<String> busy) throws InterruptedException {
+        long deadline = System.nanoTime() + Math.max(TimeUnit.SECONDS.toNanos(2), lease.multipliedBy(10).toNanos());
         while (System.nanoTime() - deadline < 0) {
             for (String wanted : List.of("READ", "HOLD")) {
                 for (CheckClient client : running) {

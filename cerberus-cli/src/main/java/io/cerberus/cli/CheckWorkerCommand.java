@@ -181,6 +181,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
             reading.decrementAndGet();
             holding.decrementAndGet();
         }
+        announce(out); // before the release, which may take long (a store without a leader): the aim must not take it for a holder
         if (held != Held.NOTHING) {
             long releasing = System.nanoTime();
             Optional<String> lost = held.release();
@@ -190,7 +191,6 @@ final class CheckWorkerCommand implements Callable<Integer> {
                 log.log("LOST", name, lock, token, lost.get());
             }
         }
-        announce(out);
     }
 
     /** The engine did not answer a try for a lock (unreachable, timed out): the loop tries again. */
