@@ -127,6 +127,12 @@ final class CheckCommand implements Callable<Integer> {
             description = "Time between two faults. Default: ${DEFAULT-VALUE}")
     private Duration faultEvery;
 
+    @Option(names = "--server-fault-every", converter = Durations.class,
+            description = "The least time from one server fault's start to the next one's: a server fault whose turn comes sooner is"
+                    + " passed over, and the client faults go on (a soak's failovers then leave the engine up most of the time)."
+                    + " Default: none, a server fault waits only for the last one to end")
+    private Duration serverFaultEvery;
+
     @Option(names = "--parallel-faults", defaultValue = "1", description = "Faults in flight at once, 1 to --clients - 1, each on"
             + " another client (server faults one at a time): a new fault starts --fault-every after the last one started, not"
             + " after it ended, so a long run gets many. 1: one after the other, --fault-every apart. Default: ${DEFAULT-VALUE}")
@@ -201,7 +207,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (idempotency.enabled) {
             return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
-                    faultLength(true), faultLength(false), serverDown, delay, out, server, persistence), idempotency, lockServer, onExit, spec.commandLine().getOut()).run(engineUri);
+                    serverFaultEvery(), faultLength(true), faultLength(false), serverDown, delay, out, server, persistence), idempotency, lockServer, onExit, spec.commandLine().getOut()).run(engineUri);
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -217,7 +223,8 @@ final class CheckCommand implements Callable<Integer> {
                 + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "")
-                + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "") + (noFencing ? ", fencing ignored" : "");
+                + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "")
+                + (serverFaultEvery != null ? ", a server fault at most every " + Durations.format(serverFaultEvery) : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
         List<CheckClient> running = new CopyOnWriteArrayList<>();
@@ -232,7 +239,7 @@ final class CheckCommand implements Callable<Integer> {
             CheckClient.awaitReady(running);
             // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
             Duration window = faultLength(false);
-            FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, parallelFaults, window, window, delay, serverDown,
+            FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, serverFaultEvery(), parallelFaults, window, window, delay, serverDown,
                     lease.multipliedBy(2).plusSeconds(1));
             new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), this::holder, this::ownFault)
                     .run(running, faultLog, System.nanoTime() + duration.toNanos());
@@ -259,6 +266,11 @@ final class CheckCommand implements Callable<Integer> {
         };
     }
 
+    /** @return {@code --server-fault-every}, or zero when not given */
+    private Duration serverFaultEvery() {
+        return serverFaultEvery == null ? Duration.ZERO : serverFaultEvery;
+    }
+
     private void validate() {
         if (clients < 2 || clients > 16) {
             throw new ParameterException(spec.commandLine(), "--clients must be 2 to 16, was " + clients);
@@ -278,6 +290,10 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (faultLength != null && faultLength.compareTo(Duration.ofMillis(1)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-length must be at least 1ms, was " + Durations.format(faultLength));
+        }
+        if (serverFaultEvery != null && (serverFaultEvery.isNegative() || faults.stream().noneMatch(LockServer.FAULTS::contains))) {
+            throw new ParameterException(spec.commandLine(), "--server-fault-every needs a server fault in --faults ("
+                    + String.join(", ", LockServer.FAULTS) + ") and a duration of 0 or more, was " + Durations.format(serverFaultEvery));
         }
         if (faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(spec.commandLine(), "--fault-every must be at least 100ms, was " + Durations.format(faultEvery));

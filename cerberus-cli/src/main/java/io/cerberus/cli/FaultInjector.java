@@ -75,6 +75,8 @@ final class FaultInjector {
     /**
      * @param faults the faults, injected in turn ({@code none}: no fault)
      * @param every the time between two faults
+     * @param serverEvery the least time from a server fault's start to the next one's (a turn that comes sooner is passed
+     *     over); zero: a server fault waits only for the last one to end
      * @param parallel how many may be in flight at once
      * @param pause how long a paused client stays stopped
      * @param window how long a proxy fault lasts
@@ -82,7 +84,7 @@ final class FaultInjector {
      * @param serverDown how long a killed server stays down
      * @param confirmWithin how long after a proxy fault's heal its evidence may take to show in the client's log
      */
-    record Plan(List<String> faults, Duration every, int parallel, Duration pause, Duration window, Duration delay, Duration serverDown,
+    record Plan(List<String> faults, Duration every, Duration serverEvery, int parallel, Duration pause, Duration window, Duration delay, Duration serverDown,
             Duration confirmWithin) {
     }
 
@@ -154,6 +156,7 @@ final class FaultInjector {
         try {
             int next = 0;
             long nextFault = System.nanoTime() + plan.every().toNanos();
+            Long lastServerFault = null;
             while (System.nanoTime() - endNanos < 0) {
                 replaceExited(running, busy, faultLog);
                 long now = System.nanoTime();
@@ -163,6 +166,11 @@ final class FaultInjector {
                 }
                 String fault = plan.faults().get(next % plan.faults().size());
                 boolean serverFault = LockServer.FAULTS.contains(fault);
+                if (serverFault && lastServerFault != null && now - lastServerFault < plan.serverEvery().toNanos()) {
+                    next++; // too soon after the last one: passed over, the client faults go on
+                    Thread.sleep(1); // a list of server faults only comes back here at once
+                    continue;
+                }
                 if (now - nextFault < 0 || plan.faults().equals(List.of("none")) || inFlight.size() >= plan.parallel()
                         || serverFault && serverBusy.get()) {
                     Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now),
@@ -171,6 +179,9 @@ final class FaultInjector {
                 }
                 next++;
                 CheckClient target = aim.target(running, busy); // server faults too: timed by the clients' state
+                if (serverFault) {
+                    lastServerFault = System.nanoTime();
+                }
                 if (pool == null) {
                     inject(fault, target, running, faultLog);
                 } else {

@@ -27,7 +27,7 @@ final class IdempotencyCheck {
 
     /** What the run is: the options of {@code cerberus check}. */
     record Settings(String namespace, int clients, Duration duration, Duration lease, Duration think, List<String> faults,
-            Duration faultEvery, Duration pause, Duration window, Duration serverDown, Duration delay, Path out, String server, String persistence) {
+            Duration faultEvery, Duration serverFaultEvery, Duration pause, Duration window, Duration serverDown, Duration delay, Path out, String server, String persistence) {
     }
 
     private final Settings settings;
@@ -94,7 +94,7 @@ final class IdempotencyCheck {
                 running.add(startClient());
             }
             CheckClient.awaitReady(running);
-            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), 1, pause, settings.window(), settings.delay(),
+            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), settings.serverFaultEvery(), 1, pause, settings.window(), settings.delay(),
                     settings.serverDown(), settings.lease().multipliedBy(2).plusSeconds(1));
             new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());

@@ -100,6 +100,17 @@ class CheckCommandTest {
     }
 
     @Test
+    void aServerFaultWhoseTurnComesSoonerThanServerFaultEveryIsPassedOverAndTheClientFaultsGoOn() {
+        Cli.Result run = check("--server", "redis", "--faults", "server-kill,pause", "--server-fault-every", "1h", "--server-down", "0",
+                "--fault-every", "300ms", "--lease", "300ms");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("a server fault at most every 1h");
+        assertThat(injected(run.stdout(), "server-kill")).as(run.stdout()).isEqualTo(1);
+        assertThat(injected(run.stdout(), "pause")).as(run.stdout()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
     void aRedisWithAnAppendOnlyFileKeepsItsLocksAcrossARestart() {
         Cli.Result run = check("--server", "redis", "--persistence", "aof", "--faults", "server-kill", "--server-down", "0",
                 "--think", "300ms");
@@ -300,6 +311,9 @@ class CheckCommandTest {
         Cli.Result length = Cli.run(RUN_LIMIT, "check", "--fault-length", "0ms");
         assertThat(length.exitCode()).isEqualTo(64);
         assertThat(length.stderr()).contains("--fault-length must be at least 1ms, was 0ms");
+        Cli.Result spacing = Cli.run(RUN_LIMIT, "check", "--faults", "pause,kill", "--server-fault-every", "5s");
+        assertThat(spacing.exitCode()).isEqualTo(64);
+        assertThat(spacing.stderr()).contains("--server-fault-every needs a server fault in --faults (server-kill");
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
