@@ -29,12 +29,13 @@ final class CheckReport {
                     .append(" tokens backwards, longest unheld ").append(millis(worst.longestGapNanos())).append(")\n");
         }
         out.append("faults injected:       ").append(FaultInjector.injectedText(report.faultCounts())).append('\n');
-        if (!report.confirmations(true).isEmpty() || !report.confirmations(false).isEmpty()) {
-            out.append("faults confirmed:      ").append(FaultInjector.confirmedText(report.confirmations(true), report.confirmations(false)))
-                    .append('\n');
+        java.util.Map<String, Integer> confirmed = report.confirmations(true);
+        java.util.Map<String, Integer> notConfirmed = report.confirmations(false);
+        if (!confirmed.isEmpty() || !notConfirmed.isEmpty()) {
+            out.append("faults confirmed:      ").append(FaultInjector.confirmedText(confirmed, notConfirmed)).append('\n');
         }
-        if (report.confirmations(true).containsKey("pause")) {
-            out.append("pauses of a holder:    ").append(report.pausesOfHolders()).append(" of ").append(report.confirmations(true).get("pause"))
+        if (confirmed.containsKey("pause")) {
+            out.append("pauses of a holder:    ").append(report.pausesOfHolders()).append(" of ").append(confirmed.get("pause"))
                     .append(" confirmed pauses stopped a client holding a lock\n");
         }
         out.append("overlapping holds:     ").append(report.overlaps().size()).append(" (two clients believed they held the lock at once)\n");

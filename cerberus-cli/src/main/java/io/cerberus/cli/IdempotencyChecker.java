@@ -342,8 +342,7 @@ final class IdempotencyChecker {
         counts.merge(first, 1, Integer::sum);
         String target = event.client();
         switch (first) {
-            case "kill" -> faults.add(new Fault("kill", target, event.nanos(), event.nanos()));
-            case FaultInjector.EXITED -> faults.add(new Fault("kill", target, event.nanos(), event.nanos())); // ended as if killed
+            case "kill", FaultInjector.EXITED -> faults.add(new Fault("kill", target, event.nanos(), event.nanos())); // ended unasked: as if killed
             case "pause", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover" ->
                     open.put(first + "/" + target, event.nanos());
             case "resume", "heal", "server-restart" -> {

@@ -61,7 +61,7 @@ class CheckSignalTest {
             }
             String name = holder;
             ProcessHandle client = ProcessHandle.of(check.pid()).orElseThrow().descendants()
-                    .filter(process -> commandLine(process).contains("\0--client\0" + name + "\0")).findFirst().orElseThrow();
+                    .filter(process -> Cli.commandLine(process.pid()).orElse("").contains(" --client " + name + " ")).findFirst().orElseThrow();
 
             client.destroyForcibly(); // not a fault of the checker's: a worker that died of its own
 
@@ -70,15 +70,6 @@ class CheckSignalTest {
             assertThat(report).contains("verdict:               SAFE").contains("clients that ended unasked (replaced): 1");
             assertThat(Files.readString(out.resolve("faults.log"))).contains("FAULT " + name + " ").contains("exited unasked");
             assertThat(HoldLog.read(out.resolve("c4.log"))).as("the client that took its place").anyMatch(e -> e.kind().equals("ACQ"));
-        }
-    }
-
-    /** @return the process's arguments, each ended by a NUL, as in /proc/PID/cmdline (read whole: a long class path is cut elsewhere) */
-    private static String commandLine(ProcessHandle process) {
-        try {
-            return Files.readString(Path.of("/proc", Long.toString(process.pid()), "cmdline"), java.nio.charset.StandardCharsets.ISO_8859_1);
-        } catch (IOException gone) {
-            return "";
         }
     }
 

@@ -93,4 +93,18 @@ final class Cli {
             return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
         }
     }
+
+    /**
+     * @param pid a process id
+     * @return what {@code ps} shows of the process: its whole command line, arguments joined by spaces
+     *     ({@link ProcessHandle.Info} cuts long ones short); empty once it has ended, or when it is not ours to read
+     */
+    static java.util.Optional<String> commandLine(long pid) {
+        try {
+            return java.util.Optional.of(new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                    StandardCharsets.UTF_8).replace('\0', ' '));
+        } catch (IOException e) {
+            return java.util.Optional.empty();
+        }
+    }
 }

@@ -136,7 +136,7 @@ class SecretsTest {
                 while (check.isAlive() && System.nanoTime() - deadline < 0) {
                     // the test's own redis-server and the check (given the URI by this test) aside, no process shows the password
                     ProcessHandle.allProcesses().filter(process -> process.pid() != redis.pid() && process.pid() != check.pid())
-                            .forEach(process -> commandLine(process.pid()).ifPresent(line -> {
+                            .forEach(process -> Cli.commandLine(process.pid()).ifPresent(line -> {
                                 if (line.contains("check-worker")) {
                                     workers.add(line);
                                 }
@@ -151,16 +151,6 @@ class SecretsTest {
             assertThat(Files.readString(out.resolve("report.txt"))).contains("cerberus check: redis://****@127.0.0.1:" + port)
                     .doesNotContain(SECRET);
             assertThat(Files.readString(out.resolve("timeline.html"))).contains("****@").doesNotContain(SECRET);
-        }
-    }
-
-    /** @return what {@code ps} shows of a process: its whole command line (ProcessHandle cuts long ones short) */
-    private static java.util.Optional<String> commandLine(long pid) {
-        try {
-            return java.util.Optional.of(new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
-                    java.nio.charset.StandardCharsets.UTF_8).replace('\0', ' '));
-        } catch (java.io.IOException e) {
-            return java.util.Optional.empty(); // ended meanwhile, or not ours to read
         }
     }
 
