@@ -178,6 +178,8 @@ class LeaseRenewerTest {
             assertThat(lock.lease().isValid()).as("uncertain after the failed renewal").isFalse();
             engine.renewals = RenewalMode.NORMAL;
             pollUntil("the lease to be confirmed again", () -> lock.lease().isValid());
+            // the hold is valid again a moment before its recovery is logged (Holding.extendedFrom)
+            pollUntil("the recovery to be logged", () -> !log.at(java.util.logging.Level.INFO, "again after").isEmpty());
             assertThat(log.at(java.util.logging.Level.WARNING, "could not renew")).hasSize(1);
             assertThat(log.at(java.util.logging.Level.INFO, "again after")).singleElement().asString().contains("'back'");
             lock.unlock();
