@@ -6,6 +6,7 @@ import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -17,6 +18,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * means it must be taken as expired. Either way the lease is reported lost (with every hold on
  * it) and the next acquisition grants a new one. A single keep-alive request per round, not the
  * jetcd keep-alive stream, so a broken stream can never be mistaken for a live lease.
+ *
+ * <p><b>Invariant.</b> A lease is used only within its granted TTL of the send time of its last
+ * confirmed keep-alive (or of its grant): the server received that request after it was sent, and
+ * keeps the lease at least that TTL after receiving it. A watch on its own thread declares the lease lost
+ * at that deadline, even while a keep-alive hangs (a partition answers nothing until the request
+ * timeout, which may be far longer than the TTL); {@link #current()} and {@link #isLive} check
+ * the deadline too, so a late watch cannot let an acquisition use an expired lease.
  *
  * <p>A keep-alive unanswered after a sixth of the TTL is sent again, on a new stream. jetcd's
  * one-shot keep-alive now and then never delivers its reply, although the reply reaches the
@@ -39,9 +47,14 @@ final class ClientLease {
     private final ReentrantLock lock = new ReentrantLock();
     /** Written under {@link #lock}; read without it by {@link #current()} once granted (every acquire asks). */
     private volatile long leaseId;
-    private long confirmedAtNanos;
+    /** When the last confirmed keep-alive of {@link #leaseId} (or its grant) was sent; written under {@link #lock}. */
+    private volatile long confirmedAtNanos;
+    /** Where the deadline of each lease is watched; null until {@link #keepAliveOn}. */
+    private volatile ScheduledExecutorService watches;
     /** The TTL the server granted the last lease, in seconds; 0 before the first grant. */
     private volatile long grantedSeconds;
+    /** The same TTL in nanoseconds: how long after {@link #confirmedAtNanos} the lease may be used. */
+    private volatile long grantedNanos;
     /** Whether the server was found to grant longer leases than asked (said once per client). */
     private boolean warnedLonger;
     /** Set when the engine closes: a keep-alive cut short by the closing channel is no news. */
@@ -68,10 +81,17 @@ final class ClientLease {
         return granted > 0 ? Duration.ofSeconds(granted) : ttl;
     }
 
-    /** Starts the keep-alive rounds on {@code scheduler}. */
+    /**
+     * Starts the keep-alive rounds, and the watch of each lease's deadline, on {@code scheduler}.
+     *
+     * @param scheduler at least two threads: a keep-alive may hang until its timeout, and the
+     *     watch must not wait for it
+     */
     void keepAliveOn(ScheduledExecutorService scheduler) {
         long every = Math.max(1, ttl.toMillis() / 3);
+        watches = scheduler;
         scheduler.scheduleWithFixedDelay(this::keepAliveOnce, every, every, TimeUnit.MILLISECONDS);
+        watch(currentOrZero());
     }
 
     /** Stops reporting keep-alive failures: the engine is closing, and its channel with it. */
@@ -86,7 +106,10 @@ final class ClientLease {
     long current() {
         long granted = leaseId;
         if (granted != 0) {
-            return granted;
+            if (System.nanoTime() - confirmedAtNanos < grantedNanos) {
+                return granted;
+            }
+            lost(granted, unanswered(granted));
         }
         lock.lock();
         try {
@@ -94,9 +117,10 @@ final class ClientLease {
                 long sentAt = System.nanoTime();
                 // a resent grant may leave an unused lease behind; it ends by itself after the TTL
                 LeaseGrantResponse grant = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds()));
-                leaseId = grant.getID();
                 grantedSeconds = grant.getTTL();
+                grantedNanos = TimeUnit.SECONDS.toNanos(Math.max(1, grant.getTTL()));
                 confirmedAtNanos = sentAt;
+                leaseId = grant.getID(); // last: the lock-free read in this method's start sees the new lease's deadline with it
                 if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
                     warnedLonger = true;
                     LOG.log(Level.WARNING, "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
@@ -104,11 +128,59 @@ final class ClientLease {
                             + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
                 }
                 LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(leaseId), ttl.toSeconds());
+                watch(leaseId);
             }
             return leaseId;
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * @param id a lease an acquisition was sent on
+     * @return whether it is still the client's lease and within a TTL of its last confirmed
+     *     keep-alive; a lease found past that deadline is declared lost here
+     */
+    boolean isLive(long id) {
+        if (leaseId != id) {
+            return false;
+        }
+        if (System.nanoTime() - confirmedAtNanos < grantedNanos) {
+            return true;
+        }
+        lost(id, unanswered(id));
+        return false;
+    }
+
+    /** Declares {@code id} lost at its deadline unless a keep-alive is confirmed before; then watches the new deadline. */
+    private void watch(long id) {
+        ScheduledExecutorService scheduler = watches;
+        if (id == 0 || scheduler == null || stopped) {
+            return;
+        }
+        long left;
+        lock.lock();
+        try {
+            if (leaseId != id) {
+                return;
+            }
+            left = confirmedAtNanos + grantedNanos - System.nanoTime();
+        } finally {
+            lock.unlock();
+        }
+        if (left <= 0) {
+            lost(id, unanswered(id));
+            return;
+        }
+        try {
+            scheduler.schedule(() -> watch(id), left, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // the engine is closing
+        }
+    }
+
+    private String unanswered(long id) {
+        return "no keep-alive of its etcd lease " + Long.toHexString(id) + " was answered for the lease's " + grantedSeconds + " s";
     }
 
     private void keepAliveOnce() {
@@ -173,9 +245,8 @@ final class ClientLease {
         } finally {
             lock.unlock();
         }
-        if (unconfirmed >= ttl.toNanos()) {
-            lost(id, "no keep-alive of its etcd lease " + Long.toHexString(id) + " was answered for the lease's "
-                    + ttl.toSeconds() + " s");
+        if (unconfirmed >= grantedNanos) {
+            lost(id, unanswered(id));
         }
     }
 

@@ -117,7 +117,8 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
         this.lease = new ClientLease(client.getLeaseClient(), requests, target.ttl(), this::leaseLost);
         this.expiries = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-expiry"));
         this.expirySweep = new ExpirySweep(expiries, attempts::values, this::expire);
-        this.keepAlives = Executors.newSingleThreadScheduledExecutor(daemon("cerberus-etcd-keepalive"));
+        // two threads: the watch of the lease's deadline must not wait behind a keep-alive that hangs
+        this.keepAlives = Executors.newScheduledThreadPool(2, daemon("cerberus-etcd-keepalive"));
         this.idempotency = new EtcdIdempotencyStore(client, requests, keys, this::ensureOpen);
     }
 
@@ -195,8 +196,14 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
             state.createRevision = ours.getCreateRevision();
             int blocker = blockerOf(lockKeys, mine, attempt.mode().isShared());
             if (blocker < 0) {
-                expirySweep.startLease(state);
                 state.granted = true;
+                if (attempts.get(attempt.token()) != state || !lease.isLive(leaseId)) {
+                    // the client lease was declared lost while the create was on its way: no hold, and the key goes
+                    // now rather than when the server ends the lease
+                    dropLate(state);
+                    return AcquireResult.busy(Duration.ZERO);
+                }
+                expirySweep.startLease(state);
                 return AcquireResult.granted(state.createRevision);
             }
             state.predecessor = lockKeys.get(blocker).getKey();
@@ -211,6 +218,20 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
     private AttemptState newState(Acquisition attempt, long leaseId, AttemptState earlier) {
         int slot = earlier != null ? earlier.slot : slots.take(attempt.key(), leaseId);
         return new AttemptState(attempt, keys.attemptKey(attempt.key(), leaseId, slot), leaseId, slot);
+    }
+
+    /** Deletes the key of a grant that came after its lease was declared lost (best effort: the key goes with the lease). */
+    private void dropLate(AttemptState state) {
+        String what = "remove the key of lock '" + state.attempt.key().name() + "' created on a lost lease";
+        try {
+            if (attempts.remove(state.attempt.token(), state)) {
+                deleteAndFree(state, what);
+            } else {
+                deleteIfOurs(state, what);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "could not " + what + "; it goes with the lease", e);
+        }
     }
 
     /** Drops a state whose key is gone (or goes with its lease), giving its number back, if it is still the attempt's. */

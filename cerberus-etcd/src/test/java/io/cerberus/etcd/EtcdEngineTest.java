@@ -9,6 +9,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
 import io.cerberus.servers.EtcdServer;
+import io.cerberus.servers.FaultProxy;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.Inspects;
@@ -411,6 +412,72 @@ class EtcdEngineTest {
             cerberus.lock("x").unlock();
             assertThat(logs.messages(java.util.logging.Level.WARNING)).singleElement().asString()
                     .contains("granted a lease of 2 s where 1 s was asked").contains("keeps its locks for up to 2 s");
+        }
+    }
+
+    /**
+     * A partition answers nothing until the request timeout (30 s here), so a keep-alive that
+     * hangs says nothing either: the lease must be given up a TTL after its last confirmed
+     * keep-alive was sent, or the holds on it outlive it on the server.
+     */
+    @Test
+    void aLeaseUnansweredForItsTtlIsLostWhileItsKeepAliveStillHangs() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
+                Cerberus cerberus = Cerberus.builder().engine("etcd://127.0.0.1:" + proxy.port() + "/hang?ttl=1")
+                        .connectTimeout(Duration.ofSeconds(30)).defaultLease(Duration.ofSeconds(30)).build()) {
+            DistributedLock lock = cerberus.lock("cut");
+            lock.lock();
+            CountDownLatch lost = new CountDownLatch(1);
+            lock.lease().onLost((lease, reason) -> lost.countDown());
+            proxy.mode(FaultProxy.Mode.BLACKHOLE);
+            try {
+                assertThat(lost.await(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("lost about 1 s after the cut, not at the keep-alive's 30 s timeout nor the hold's 30 s lease").isTrue();
+                assertThat(lock.lease().isValid()).isFalse();
+            } finally {
+                proxy.mode(FaultProxy.Mode.PASS);
+            }
+        }
+    }
+
+    /**
+     * An acquire answered after its lease was declared lost: a slow link (1.2 s each way) lets the
+     * acquire reach the server while the lease lives, so the key is created on it, but the answer
+     * comes after the lease's deadline, when the client has let the lease go; the server then ends
+     * it, and the key with it. The grant must not become a hold: the acquire goes on with a new lease.
+     */
+    @Test
+    void aGrantAnsweredAfterItsLeaseWasDeclaredLostIsNotAHold() throws Exception {
+        java.util.regex.Pattern lostLine = java.util.regex.Pattern.compile("etcd lease ([0-9a-f]+) lost");
+        try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
+                FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
+                Cerberus cerberus = Cerberus.builder().engine("etcd://127.0.0.1:" + proxy.port() + "/late?ttl=1")
+                        .connectTimeout(Duration.ofSeconds(30)).defaultLease(Duration.ofSeconds(30)).build();
+                Cerberus other = Cerberus.builder().engine(SERVER.uri() + "/late").build()) {
+            proxy.delay(1_200);
+            java.util.concurrent.CompletableFuture<io.cerberus.Lease> taken = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                DistributedLock lock = cerberus.lock("late");
+                try {
+                    return lock.tryLock(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS) ? lock.lease() : null;
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            String lostLease;
+            try {
+                io.cerberus.testkit.Poll.until("the client lease to be declared lost", TestTimes.millis(5_000),
+                        () -> logs.lines().stream().anyMatch(line -> lostLine.matcher(line).find()));
+                lostLease = logs.lines().stream().map(lostLine::matcher).filter(java.util.regex.Matcher::find).findFirst()
+                        .orElseThrow().group(1);
+            } finally {
+                proxy.mode(FaultProxy.Mode.PASS); // the answer to the acquire, held up on the way back, comes at once
+            }
+            io.cerberus.Lease held = taken.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(held).as("granted on a new lease").isNotNull();
+            io.cerberus.testkit.Poll.until("the server to end the lease the client let go", TestTimes.millis(10_000),
+                    () -> SERVER.get().ctl("lease", "timetolive", lostLease).contains("expired"));
+            assertThat(held.isValid()).isTrue();
+            assertThat(other.lock("late").tryLock()).as("the hold is not on the lease the server ended").isFalse();
         }
     }
 
