@@ -85,16 +85,21 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
 
-    /** One attempt's node; {@code waitingFor} is the node it last found in its way. */
+    /**
+     * One attempt's node; {@code session} is the session that owns it (0 when not known: a claim
+     * answered across a change of session), {@code waitingFor} the node it last found in its way.
+     */
     private static final class Node {
         final String path;
         final long czxid;
+        final long session;
         volatile boolean granted;
         volatile String waitingFor;
 
-        Node(String path, long czxid) {
+        Node(String path, long czxid, long session) {
             this.path = path;
             this.czxid = czxid;
+            this.session = session;
         }
 
         String name() {
@@ -198,7 +203,14 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     public AcquireResult tryAcquire(Acquisition attempt) {
         namespaces.verify(attempt.key().namespace());
         String dir = LockPaths.lock(root, attempt.key());
+        long session = requests.sessionId();
         Node node = nodes.get(attempt.token());
+        if (node != null && session != 0 && node.session != session) {
+            // made in a session that has ended (the ensemble deletes its nodes), or not known to be this one: a
+            // listing through a member that is behind may still show it, so it is never trusted again
+            dropForeign(attempt, node);
+            node = null;
+        }
         List<String> children;
         if (node == null) {
             Queued queued = enqueue(dir, attempt);
@@ -207,7 +219,7 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         } else {
             children = children(dir);
         }
-        node = dropDuplicates(dir, attempt, node, children);
+        node = dropDuplicates(dir, attempt, node, children, session);
         int index = children.indexOf(node.name());
         if (index < 0) {
             // our node is gone (the session was replaced): queue again
@@ -219,12 +231,37 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         }
         String blocker = blocker(children, index, attempt.mode().isShared());
         if (blocker == null) {
+            long now = requests.sessionId();
+            if (now == 0 || node.session != now) {
+                // the session changed while the node was made or listed (or cannot be read): the next try
+                // queues again in the new one
+                if (now != 0) {
+                    dropForeign(attempt, node);
+                }
+                return AcquireResult.busy(Duration.ZERO);
+            }
             node.granted = true;
             node.waitingFor = null;
             return AcquireResult.granted(node.czxid);
         }
         node.waitingFor = dir + "/" + blocker;
         return AcquireResult.busy(RETRY_BOUND);
+    }
+
+    /**
+     * Forgets a node of another session than the client's: deletes it if its session is not known
+     * (it may be a live node of this session), else leaves it to go with its ended session.
+     */
+    private void dropForeign(Acquisition attempt, Node node) {
+        nodes.remove(attempt.token(), node);
+        if (node.session == 0) {
+            try {
+                delete(node.path);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node.path + " of " + attempt
+                        + ", made across a change of session; it goes with the session", e);
+            }
+        }
     }
 
     /** A new node of an attempt, and the lock's nodes as they were when it was created or later. */
@@ -252,7 +289,7 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         }
         Stat lock = claimed.lock();
         // the write of the lock's node was part of the create's transaction: its zxid is the new node's czxid
-        Node node = new Node(claimed.created(), lock.getMzxid());
+        Node node = new Node(claimed.created(), lock.getMzxid(), claimed.session());
         nodes.put(attempt.token(), node);
         if (lock.getNumChildren() == 1) {
             // the new node was the lock's only one when it was created: no earlier attempt is in its way
@@ -283,27 +320,38 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         }
         if (requests.canSendDirect()) {
             try {
-                List<OpResult> results = requests.direct(() -> "acquire " + attempt,
-                        zooKeeper -> zooKeeper.multi(List.of(ops.get(0).get(), ops.get(1).get())));
+                long[] session = new long[1];
+                List<OpResult> results = requests.direct(() -> "acquire " + attempt, zooKeeper -> {
+                    List<OpResult> answered = zooKeeper.multi(List.of(ops.get(0).get(), ops.get(1).get()));
+                    session[0] = zooKeeper.getSessionId(); // a handle keeps its session: the one that made the node
+                    return answered;
+                });
                 return results == null ? Claim.refused(KeeperException.Code.CONNECTIONLOSS)
                         : new Claim(KeeperException.Code.OK, ((OpResult.CreateResult) results.get(0)).getPath(),
-                                ((OpResult.SetDataResult) results.get(1)).getStat());
+                                ((OpResult.SetDataResult) results.get(1)).getStat(), session[0]);
             } catch (KeeperException e) {
                 return Claim.refused(e.code());
             }
         }
+        long before = requests.sessionId();
         CuratorEvent claimed = requests.sendAcquiring(() -> "acquire " + attempt,
                 callback -> client.transaction().inBackground(callback).forOperations(ops), this::deleteLateNode);
         if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
             return Claim.refused(KeeperException.Code.get(claimed.getResultCode()));
         }
-        return new Claim(KeeperException.Code.OK, claimed.getOpResults().get(0).getResultPath(), claimed.getOpResults().get(1).getResultStat());
+        // a multi returns no stat of the new node: its owner is the session the claim began and ended in, if one
+        long session = requests.sessionId() == before ? before : 0;
+        return new Claim(KeeperException.Code.OK, claimed.getOpResults().get(0).getResultPath(), claimed.getOpResults().get(1).getResultStat(),
+                session);
     }
 
-    /** The answer to a claim: the new node's path and the lock node's stat right after, when {@code code} is OK. */
-    private record Claim(KeeperException.Code code, String created, Stat lock) {
+    /**
+     * The answer to a claim: the new node's path, the lock node's stat right after and the session
+     * that made the node (0 if not known), when {@code code} is OK.
+     */
+    private record Claim(KeeperException.Code code, String created, Stat lock, long session) {
         static Claim refused(KeeperException.Code code) {
-            return new Claim(code, null, null);
+            return new Claim(code, null, null, 0);
         }
     }
 
@@ -323,30 +371,43 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     /**
      * A create whose answer was lost to a connection loss may be sent again by Curator and leave two
      * nodes with this attempt's token: the first, whose owner would never delete it, would block the
-     * lock for as long as the session lives. Keeps the earliest (the attempt's place in the queue)
-     * and deletes the others; {@code children} is updated in place.
+     * lock for as long as the session lives. Keeps the earliest of the client's session {@code
+     * session} (the attempt's place in the queue) and deletes the later ones; a node of an ended
+     * session that a listing through a member behind still shows is passed over, never adopted.
+     * {@code children} is updated in place.
      */
-    private Node dropDuplicates(String dir, Acquisition attempt, Node node, List<String> children) {
+    private Node dropDuplicates(String dir, Acquisition attempt, Node node, List<String> children, long session) {
         String prefix = LockPaths.nodePrefix(attempt.mode(), attempt.token());
         List<String> mine = children.stream().filter(child -> child.startsWith(prefix)).toList();
         if (mine.size() < 2) {
             return node;
         }
-        String keep = mine.get(0);
-        for (String extra : mine.subList(1, mine.size())) {
-            delete(dir + "/" + extra);
-            children.remove(extra);
+        Node kept = null;
+        for (String child : mine) {
+            if (kept != null) {
+                delete(dir + "/" + child);
+                children.remove(child);
+            } else if (child.equals(node.name())) {
+                kept = node;
+            } else {
+                String path = dir + "/" + child;
+                CuratorEvent read = requests.send("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
+                boolean gone = ZooKeeperRequests.failedWith(read, KeeperException.Code.NONODE);
+                if (!gone) {
+                    requests.check(read, "read " + path);
+                }
+                Stat stat = gone ? null : read.getStat();
+                if (stat != null && session != 0 && stat.getEphemeralOwner() == session) {
+                    kept = new Node(path, stat.getCzxid(), session);
+                    nodes.put(attempt.token(), kept);
+                    LOG.log(Level.INFO, "zookeeper engine " + shown + ": " + attempt + " had " + mine.size()
+                            + " nodes after a connection loss; kept " + child);
+                } else {
+                    children.remove(child); // gone, or going with its ended session
+                }
+            }
         }
-        if (keep.equals(node.name())) {
-            return node;
-        }
-        String path = dir + "/" + keep;
-        CuratorEvent kept = requests.send("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
-        requests.check(kept, "read " + path);
-        Node adopted = new Node(path, kept.getStat().getCzxid());
-        nodes.put(attempt.token(), adopted);
-        LOG.log(Level.INFO, "zookeeper engine " + shown + ": " + attempt + " had " + mine.size() + " nodes after a connection loss; kept " + keep);
-        return adopted;
+        return kept != null ? kept : node;
     }
 
     /** @return the node this one waits for: the previous node for a writer, the nearest earlier writer for a reader */
@@ -366,6 +427,7 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     }
 
     private Node create(String dir, Acquisition attempt) {
+        long before = requests.sessionId();
         Stat stat = new Stat();
         CuratorEvent created = requests.sendAcquiring(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
                 .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
@@ -373,7 +435,8 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
                 this::deleteLateNode);
         requests.check(created, () -> "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
-        return new Node(created.getName(), actual.getCzxid());
+        long owner = actual.getEphemeralOwner() != 0 ? actual.getEphemeralOwner() : requests.sessionId() == before ? before : 0;
+        return new Node(created.getName(), actual.getCzxid(), owner);
     }
 
     /**

@@ -150,10 +150,10 @@ final class ZooKeeperRequests {
         }
     }
 
-    /** @return the id of the session of the client that {@link #direct} uses, 0 when it has none now */
+    /** @return the id of the client's session, 0 when it has none now */
     long sessionId() {
         try {
-            return directClient.getZookeeperClient().getZooKeeper().getSessionId();
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
         } catch (Exception e) {
             return 0;
         }
