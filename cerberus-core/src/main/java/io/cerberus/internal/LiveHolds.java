@@ -25,6 +25,19 @@ import java.util.function.Function;
 final class LiveHolds {
     private static final System.Logger LOG = System.getLogger(LiveHolds.class.getName());
     private final Map<String, Holding> live = new ConcurrentHashMap<>();
+    /**
+     * Losses reported for a token not here: an engine may report a grant lost before its answer
+     * reaches {@link #add} (a session or lease that ends while the grant is on its way). The
+     * others are reports for holds already gone; the oldest are dropped past {@link #EARLY_LOSSES}.
+     */
+    private final Map<String, String> earlyLosses = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                    return size() > EARLY_LOSSES;
+                }
+            });
+    private static final int EARLY_LOSSES = 1024;
     /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
     private final LocalLines lines = new LocalLines(this::liveFor);
 
@@ -42,7 +55,12 @@ final class LiveHolds {
     }
 
     void add(Holding holding) {
-        live.put(holding.acquisition.token(), holding);
+        String token = holding.acquisition.token();
+        live.put(token, holding);
+        String lostEarly = earlyLosses.remove(token);
+        if (lostEarly != null) {
+            holding.markLost(lostEarly, null);
+        }
     }
 
     /** @return where the engines report holds lost, uncertain or confirmed again */
@@ -51,9 +69,15 @@ final class LiveHolds {
             @Override
             public void lost(String token, String reason) {
                 Holding holding = live.get(token);
-                if (holding != null) {
-                    holding.markLost(reason, null);
+                if (holding == null) {
+                    // kept for add(); looked up again, as add() may have come between (whoever removes the entry marks)
+                    earlyLosses.put(token, reason);
+                    holding = live.get(token);
+                    if (holding == null || earlyLosses.remove(token) == null) {
+                        return;
+                    }
                 }
+                holding.markLost(reason, null);
             }
 
             @Override

@@ -47,6 +47,22 @@ class LeaseRenewerTest {
         clients.forEach(Cerberus::close);
     }
 
+    /** An engine may report a grant lost before its answer reaches the core: the hold must start lost, not valid. */
+    @Test
+    void aLossReportedBeforeItsGrantIsAnsweredLosesTheHold() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        Scripted engine = ScriptedEngineProvider.last;
+        engine.lostBeforeAnswered = true;
+        Lease lease = cerberus.lock("overtaken").acquire(Duration.ZERO);
+        assertThat(lease.isValid()).isFalse();
+        assertThatThrownBy(lease::close).isInstanceOf(io.cerberus.LockLostException.class)
+                .hasMessageContaining("lost before its grant was answered");
+        engine.lostBeforeAnswered = false;
+        Lease next = cerberus.lock("overtaken").acquire(Duration.ZERO);
+        assertThat(next.isValid()).as("a later hold of the same lock is not touched").isTrue();
+        next.close();
+    }
+
     @Test
     void manyHeldLocksShareRenewalRoundTrips() throws Exception {
         Cerberus cerberus = client();

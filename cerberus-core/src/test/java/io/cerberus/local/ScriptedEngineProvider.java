@@ -40,7 +40,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         String store = context.uri().substring("scripted:".length());
-        Scripted engine = new Scripted(context.uri(), MemoryStore.named("scripted-" + store));
+        Scripted engine = new Scripted(context.uri(), MemoryStore.named("scripted-" + store), context.lossReporter());
         last = engine;
         return engine;
     }
@@ -84,8 +84,13 @@ public final class ScriptedEngineProvider implements EngineProvider {
         /** Lets a held-up hand-off finish. */
         public final CountDownLatch releaseHandOver = new CountDownLatch(1);
 
-        Scripted(String uri, MemoryStore store) {
+        /** Whether a grant is reported lost before it is answered (a loss that overtakes its grant). */
+        public volatile boolean lostBeforeAnswered;
+        private final io.cerberus.spi.LossReporter losses;
+
+        Scripted(String uri, MemoryStore store, io.cerberus.spi.LossReporter losses) {
             this.inner = new MemoryEngine(uri, store);
+            this.losses = losses;
         }
 
         @Override
@@ -172,6 +177,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
             acquireCalls.incrementAndGet();
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
+            if (lostBeforeAnswered && result instanceof io.cerberus.spi.AcquireResult.Granted) {
+                losses.lost(attempt.token(), "scripted: lost before its grant was answered");
+            }
             if (racing && result instanceof io.cerberus.spi.AcquireResult.Busy) {
                 inner.abandon(attempt);
                 return io.cerberus.spi.AcquireResult.busy(RACING_RECHECK);
