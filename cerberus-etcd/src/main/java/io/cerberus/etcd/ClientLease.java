@@ -104,42 +104,46 @@ final class ClientLease {
      * @throws EngineUnavailableException if no lease could be granted within the timeout
      */
     long current() {
-        long granted = leaseId;
-        if (granted != 0) {
+        long known = leaseId;
+        if (known != 0) {
             if (System.nanoTime() - confirmedAtNanos < grantedNanos) {
-                return granted;
+                return known;
             }
-            lost(granted, unanswered(granted));
+            lost(known, unanswered(known));
         }
+        long granted;
         lock.lock();
         try {
-            if (leaseId == 0) {
-                long sentAt = System.nanoTime();
-                // a resent grant may leave an unused lease behind; it ends by itself after the TTL
-                LeaseGrantResponse grant = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds()));
-                grantedSeconds = grant.getTTL();
-                grantedNanos = TimeUnit.SECONDS.toNanos(Math.max(1, grant.getTTL()));
-                confirmedAtNanos = sentAt;
-                leaseId = grant.getID(); // last: the lock-free read in this method's start sees the new lease's deadline with it
-                if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
-                    warnedLonger = true;
-                    LOG.log(Level.WARNING, "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
-                            + ttl.toSeconds() + " s was asked (etcd raises TTLs below its minimum, 1.5 election timeouts): a client"
-                            + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
-                }
-                LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(leaseId), ttl.toSeconds());
-                watch(leaseId);
+            if (leaseId != 0) {
+                return leaseId;
             }
-            return leaseId;
+            long sentAt = System.nanoTime();
+            // a resent grant may leave an unused lease behind; it ends by itself after the TTL
+            LeaseGrantResponse grant = requests.call("grant a lease", () -> leases.grant(ttl.toSeconds()));
+            grantedSeconds = grant.getTTL();
+            grantedNanos = TimeUnit.SECONDS.toNanos(Math.max(1, grant.getTTL()));
+            confirmedAtNanos = sentAt;
+            granted = grant.getID();
+            leaseId = granted; // last: the lock-free read at this method's start sees the new lease's deadline with it
+            if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
+                warnedLonger = true;
+                LOG.log(Level.WARNING, "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
+                        + ttl.toSeconds() + " s was asked (etcd raises TTLs below its minimum, 1.5 election timeouts): a client"
+                        + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
+            }
+            LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(granted), ttl.toSeconds());
         } finally {
             lock.unlock();
         }
+        // a grant answered after its own deadline is declared lost here; the acquire that sends it is then refused or dropped
+        watch(granted);
+        return granted;
     }
 
     /**
      * @param id a lease an acquisition was sent on
-     * @return whether it is still the client's lease and within a TTL of its last confirmed
-     *     keep-alive; a lease found past that deadline is declared lost here
+     * @return whether it is still the client's lease and before its deadline (its granted TTL
+     *     after its last confirmed keep-alive was sent); a lease found past it is declared lost here
      */
     boolean isLive(long id) {
         if (leaseId != id) {
