@@ -232,12 +232,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         String blocker = blocker(children, index, attempt.mode().isShared());
         if (blocker == null) {
             long now = requests.sessionId();
-            if (now == 0 || node.session != now) {
-                // the session changed while the node was made or listed (or cannot be read): the next try
-                // queues again in the new one
-                if (now != 0) {
-                    dropForeign(attempt, node);
-                }
+            if (now == 0) {
+                // no session now: nothing tells whose the node is (the caller tries again after an outage pause)
+                throw requests.failure("acquire " + attempt, new KeeperException.ConnectionLossException());
+            }
+            if (node.session != now) {
+                // the session changed while the node was made or listed: the next try queues again in the new one
+                dropForeign(attempt, node);
                 return AcquireResult.busy(Duration.ZERO);
             }
             node.granted = true;
