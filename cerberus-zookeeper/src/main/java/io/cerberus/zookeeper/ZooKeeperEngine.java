@@ -50,7 +50,10 @@ import org.apache.zookeeper.data.Stat;
  * connection) is followed up the background way, as a lost answer always was.
  *
  * <p>Holds live with the client's session: nothing is renewed. When the session expires the
- * ensemble deletes the nodes and every hold is reported lost.
+ * ensemble deletes the nodes and every hold is reported lost. A node is trusted only in the
+ * session that made it (its owning session, kept in {@link Node}): a listing on a new session may
+ * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
+ * belongs to another session queues again, and only a node of the current session is granted.
  */
 final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
