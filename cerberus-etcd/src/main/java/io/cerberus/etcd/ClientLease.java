@@ -207,17 +207,17 @@ final class ClientLease {
                 lost(id, "its etcd lease " + Long.toHexString(id) + " expired or was revoked");
             } else {
                 LOG.log(Level.WARNING, "etcd refused a keep-alive of the client lease: {0}", e.getMessage());
-                expireIfUnconfirmed(id);
+                isLive(id); // past its deadline, the lease is declared lost there
             }
         } catch (EngineUnavailableException e) {
             if (stopped) {
                 return;
             }
             LOG.log(Level.WARNING, "no keep-alive of the client lease: {0}", e.getMessage());
-            expireIfUnconfirmed(id);
+            isLive(id); // past its deadline, the lease is declared lost there
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "keep-alive of the client lease failed", e);
-            expireIfUnconfirmed(id);
+            isLive(id); // past its deadline, the lease is declared lost there
         }
     }
 
@@ -238,19 +238,6 @@ final class ClientLease {
             }
         } finally {
             lock.unlock();
-        }
-    }
-
-    private void expireIfUnconfirmed(long id) {
-        long unconfirmed;
-        lock.lock();
-        try {
-            unconfirmed = System.nanoTime() - confirmedAtNanos;
-        } finally {
-            lock.unlock();
-        }
-        if (unconfirmed >= grantedNanos) {
-            lost(id, unanswered(id));
         }
     }
 
