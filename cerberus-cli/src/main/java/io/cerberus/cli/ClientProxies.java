@@ -125,8 +125,8 @@ final class ClientProxies implements AutoCloseable {
 
     /**
      * @return what the client logged that shows the fault, counted: engine errors and lost leases from the start of
-     *         the fault on; for {@code partition}, also a grant or release begun in the window that ended only after the
-     *         heal (held by the blackhole, then let through); for {@code delay}, also its timed calls (grants, releases) — every call that began and
+     *         the fault on; for {@code partition} and {@code drop}, also a timed call begun in the window that ended only
+     *         after the heal (held by the blackhole, or retried by its client library until the heal); for {@code delay}, also its timed calls (grants, releases) — every call that began and
      *         ended inside the window must have taken two delays (one each way), and at least one must have, or one
      *         that overlapped the window must have taken more than one delay
      */
@@ -148,7 +148,7 @@ final class ClientProxies implements AutoCloseable {
                 seen.merge("lease lost", 1, Integer::sum);
             } else if (event.kind().equals("ENGINE") && took.isEmpty()) {
                 seen.merge(event.detail(), 1, Integer::sum);
-            } else if (fault.equals("partition") && took.isPresent()) {
+            } else if ((fault.equals("partition") || fault.equals("drop")) && took.isPresent()) {
                 long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
                 if (began >= start && began < healed && event.nanos() >= healed) {
                     seen.merge(event.detail().split(" ", 2)[0] + " held until the heal", 1, Integer::sum);

@@ -129,12 +129,18 @@ final class IdempotencyCheck {
         return CheckClient.start(name, "check-idempotency-worker", args, clientUri);
     }
 
-    /** @return a client that announced an operation less than half a think ago, else one running any, else any, waiting up to 2 s */
+    /**
+     * @return a client that announced an operation less than half a think ago, waiting up to 2 s; else one running
+     *     any; else the first to announce one within two leases (after a kill every client may wait a lease on the
+     *     killed attempt's key); else any free one
+     */
     private CheckClient runner(List<CheckClient> running, java.util.Set<String> busy) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        long start = System.nanoTime();
         long fresh = Math.max(TimeUnit.MILLISECONDS.toNanos(1), settings.think().toNanos() / 2);
-        CheckClient stale = null;
-        while (System.nanoTime() - deadline < 0) {
+        long freshWait = TimeUnit.SECONDS.toNanos(2);
+        long anyWait = Math.max(freshWait, settings.lease().multipliedBy(2).toNanos());
+        while (System.nanoTime() - start < anyWait) {
+            CheckClient stale = null;
             for (CheckClient client : running) {
                 if (client.aimable() && !busy.contains(client.name()) && client.state().equals("RUN")) {
                     if (System.nanoTime() - client.stateNanos() < fresh) {
@@ -143,8 +149,11 @@ final class IdempotencyCheck {
                     stale = client;
                 }
             }
+            if (stale != null && System.nanoTime() - start >= freshWait) {
+                return stale;
+            }
             Thread.sleep(1);
         }
-        return stale != null ? stale : FaultInjector.anyFree(running, busy);
+        return FaultInjector.anyFree(running, busy);
     }
 }
