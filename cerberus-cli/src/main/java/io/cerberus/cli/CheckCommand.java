@@ -81,26 +81,27 @@ final class CheckCommand implements Callable<Integer> {
                     + " engines), server-kill (needs --server redis, redlock, postgres, mariadb, zk, etcd or memcached: kills the server, a"
                     + " minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader),"
                     + " majority-kill (--server redlock: 3 of 5 nodes; zk or etcd: 2 of 3 members), failover (--server sentinel: kills the"
-                    + " primary), failover-unreplicated (--server sentinel: cuts the replica off, lets a client be granted on the primary"
+                    + " primary; cluster: kills a master, the masters in turn), failover-unreplicated (--server sentinel: cuts the replica off, lets a client be granted on the primary"
                     + " alone, then kills the primary: the replica is promoted without that grant), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
-            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), postgres (initdb + postgres), mariadb"
+            + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), cluster (a Redis Cluster of three masters"
+            + " with a replica each), postgres (initdb + postgres), mariadb"
             + " (mariadb-install-db + mariadbd), zk (a 3-server"
             + " ZooKeeper ensemble, session timeout = --lease), etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
             + " seconds, at least 2) or memcached (one memcached with -M; a restart empties it).")
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis, redlock or sentinel: none (a restart loses every key) or aof (append-only file, fsync always)."
+            description = "With --server redis, redlock, sentinel or cluster: none (a restart loses every key) or aof (append-only file, fsync always)."
                     + " Default: ${DEFAULT-VALUE}")
     private String persistence;
 
     @Option(names = "--wait-replicas", defaultValue = "0",
-            description = "With --server sentinel: the engine's waitReplicas, 0 or 1 (its one replica). With 1, each grant waits until"
-                    + " the replica has it, so a failover cannot lose it. Default: ${DEFAULT-VALUE}")
+            description = "With --server sentinel or cluster: the engine's waitReplicas, 0 or 1 (a primary or master has one"
+                    + " replica). With 1, each grant waits until the replica has it, so a failover cannot lose it. Default: ${DEFAULT-VALUE}")
     private int waitReplicas;
 
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
@@ -313,8 +314,9 @@ final class CheckCommand implements Callable<Integer> {
                 String kinds = LockServer.KINDS.stream().filter(kind -> LockServer.faultsOf(kind).contains(fault)).map(kind -> "--server " + kind)
                         .collect(Collectors.joining(", ")).replaceFirst(", (?!.*, )", " or ");
                 throw new ParameterException(spec.commandLine(), "--faults " + fault + " needs " + kinds + ", so the checker runs the server"
-                        + " it faults" + ("sentinel".equals(server) && fault.equals("server-kill")
-                        ? "; with --server sentinel the primary is killed by --faults failover" : ""));
+                        + " it faults" + (List.of("sentinel", "cluster").contains(String.valueOf(server)) && fault.equals("server-kill")
+                        ? "; with --server " + server + (server.equals("sentinel") ? " the primary is" : " the masters are")
+                        + " killed by --faults failover" : ""));
             }
         }
         if (recipe != null && !Recipe.NAMES.contains(recipe)) {
@@ -338,17 +340,17 @@ final class CheckCommand implements Callable<Integer> {
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
-        if (given("--persistence") && !List.of("redis", "redlock", "sentinel").contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock and sentinel"
+        if (given("--persistence") && !List.of("redis", "redlock", "sentinel", "cluster").contains(String.valueOf(server))) {
+            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock, sentinel and cluster"
                     + (server == null ? "" : "; --server " + server + ("memcached".equals(server) ? " keeps nothing across a restart"
                     : " keeps its own data")));
         }
         if (waitReplicas < 0 || waitReplicas > 1) {
-            throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was "
+            throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was "
                     + waitReplicas);
         }
-        if (given("--wait-replicas") && !"sentinel".equals(server)) {
-            throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel; with --engine, give waitReplicas in"
+        if (given("--wait-replicas") && !List.of("sentinel", "cluster").contains(String.valueOf(server))) {
+            throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel and cluster; with --engine, give waitReplicas in"
                     + " the URI");
         }
         if (!List.of("lease-row", "session").contains(jdbcMode)) {
@@ -364,13 +366,14 @@ final class CheckCommand implements Callable<Integer> {
         if (given("--delay") && !faults.contains("delay")) {
             throw new ParameterException(spec.commandLine(), "--delay applies to --faults delay");
         }
-        if ("sentinel".equals(server) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
+        if (List.of("sentinel", "cluster").contains(String.valueOf(server)) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
             throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need the servers in the engine URI; the"
-                    + " clients of --server sentinel ask the Sentinels where the primary is and connect to it directly");
+                    + " clients of --server " + server + (server.equals("sentinel") ? " ask the Sentinels where the primary is and connect to it"
+                    : " learn the nodes from the cluster and connect to them") + " directly");
         }
     }
 
-    /** @return a {@code redis-sentinel://} URI with {@code waitReplicas} among its parameters, before the {@code #MASTER} */
+    /** @return a {@code redis-sentinel://} or {@code redis-cluster://} URI with {@code waitReplicas} among its parameters, before any {@code #MASTER} */
     private String withWaitReplicas(String uri) {
         int hash = uri.indexOf('#');
         String head = hash < 0 ? uri : uri.substring(0, hash);

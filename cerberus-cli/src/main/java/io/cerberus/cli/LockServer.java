@@ -1,5 +1,6 @@
 package io.cerberus.cli;
 
+import io.cerberus.servers.LoopbackServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -8,7 +9,7 @@ import java.util.function.Consumer;
 
 /**
  * A lock server that {@code cerberus check --server KIND} runs itself (one redis-server, Redlock's
- * five, Sentinel's primary, replica and Sentinels, PostgreSQL, MariaDB, a ZooKeeper ensemble, an
+ * five, Sentinel's primary, replica and Sentinels, a Redis Cluster, PostgreSQL, MariaDB, a ZooKeeper ensemble, an
  * etcd cluster, memcached), so that it can fault it:
  * start it, give the clients its engine URI, inject a server fault (each step confirmed, not only
  * sent), stop it.
@@ -16,7 +17,7 @@ import java.util.function.Consumer;
 interface LockServer extends AutoCloseable {
 
     /** The kinds {@code --server} takes. */
-    List<String> KINDS = List.of("redis", "redlock", "sentinel", "postgres", "mariadb", "zk", "etcd", "memcached");
+    List<String> KINDS = List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "zk", "etcd", "memcached");
 
     /** The kinds whose clients use the jdbc: engine, in the mode {@code --jdbc-mode} says. */
     List<String> JDBC_KINDS = List.of("postgres", "mariadb");
@@ -33,6 +34,7 @@ interface LockServer extends AutoCloseable {
             case "redis", "postgres", "mariadb", "memcached" -> List.of("server-kill");
             case "redlock" -> List.of("server-kill", "majority-kill");
             case "sentinel" -> List.of("failover", "failover-unreplicated");
+            case "cluster" -> List.of("failover");
             case "zk", "etcd" -> List.of("server-kill", "leader-kill", "majority-kill");
             default -> List.of();
         };
@@ -54,6 +56,7 @@ interface LockServer extends AutoCloseable {
         return switch (kind) {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
             case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
+            case "cluster" -> ClusterServers.start(dir, persistence.equals("aof"));
             case "postgres" -> CheckDatabase.postgres(dir, jdbcMode);
             case "mariadb" -> CheckDatabase.mariaDb(dir, jdbcMode);
             case "zk" -> CheckEnsemble.zooKeeper(dir, lease);
@@ -69,6 +72,7 @@ interface LockServer extends AutoCloseable {
             case "redis" -> "redis://";
             case "redlock" -> "redlock://";
             case "sentinel" -> "redis-sentinel://";
+            case "cluster" -> "redis-cluster://";
             case "postgres" -> "jdbc:postgresql:";
             case "mariadb" -> "jdbc:mariadb:";
             case "zk" -> "zk://";
@@ -76,6 +80,20 @@ interface LockServer extends AutoCloseable {
             case "memcached" -> "memcached://";
             default -> throw new IllegalArgumentException("no lock server of kind '" + kind + "'");
         };
+    }
+
+    /**
+     * @param nodes a deployment's servers, in the order they were created
+     * @param node one of them (a restarted server keeps its port)
+     * @return its number in the run's logs: 1 for the first
+     */
+    static int number(List<? extends LoopbackServer> nodes, LoopbackServer node) {
+        for (int i = 0; i < nodes.size(); i++) {
+            if (nodes.get(i).port() == node.port()) {
+                return i + 1;
+            }
+        }
+        throw new IllegalStateException(node + " is none of " + nodes);
     }
 
     /** @return the engine URI the clients connect to */

@@ -9,7 +9,8 @@ import java.util.Map;
  * One check client's engine URI with every server in it reached through a {@link FaultProxy} of
  * its own, so that a {@code partition} can cut that client off from all of them at once:
  * {@code zk://a:1,b:2/x} becomes {@code zk://127.0.0.1:P1,127.0.0.1:P2/x}, and so do
- * {@code redis://}, {@code etcd://}, {@code memcached://} and the {@code jdbc:} URLs of PostgreSQL and MariaDB/MySQL.
+ * {@code redis://}, {@code etcd://}, {@code memcached://} and the {@code jdbc:} URLs of PostgreSQL, MariaDB/MySQL and
+ * H2's TCP server.
  * User information, path and query are kept.
  *
  * @param uri the URI the client uses
@@ -18,7 +19,7 @@ import java.util.Map;
 record ProxiedUri(String uri, List<FaultProxy> proxies) {
     /** The schemes whose URI lists its servers as {@code host[:port]} separated by commas, with each one's default port. */
     private static final Map<String, Integer> DEFAULT_PORTS = Map.of("redis", 6379, "rediss", 6379, "zk", 2181, "etcd", 2379,
-            "jdbc:postgresql", 5432, "jdbc:mariadb", 3306, "jdbc:mysql", 3306, "memcached", 11211);
+            "jdbc:postgresql", 5432, "jdbc:mariadb", 3306, "jdbc:mysql", 3306, "jdbc:h2:tcp", 9092, "memcached", 11211);
 
     /** @return whether {@code engineUri} names servers that {@link #start} can put behind proxies */
     static boolean proxiable(String engineUri) {

@@ -198,15 +198,9 @@ final class SentinelServers implements LockServer {
         }
     }
 
-    /** @return the node's number, 1 for the first primary, by its port (a restarted node keeps its port) */
+    /** @return the node's number in the logs, 1 for the first one created */
     private int number(RedisServer node) {
-        List<RedisServer> nodes = deployment.nodes();
-        for (int i = 0; i < nodes.size(); i++) {
-            if (nodes.get(i).port() == node.port()) {
-                return i + 1;
-            }
-        }
-        throw new IllegalStateException(node + " is none of " + nodes);
+        return LockServer.number(deployment.nodes(), node);
     }
 
     /** @return the highest configuration epoch the Sentinels report for the primary: one more for each failover */

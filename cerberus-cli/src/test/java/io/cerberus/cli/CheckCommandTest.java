@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The safety checker in short runs: real client JVMs, real faults (SIGSTOP past the lease,
  * SIGKILL while holding, connections cut or slowed through a proxy, a server killed, a Sentinel
- * failover), real redis-server, Sentinels, PostgreSQL and memcached. Also its negative controls: without the lock, and
+ * or Cluster failover), real redis-server, Sentinels, a Redis Cluster, PostgreSQL and memcached. Also its negative controls: without the lock, and
  * with fencing ignored, it must find violations; a run in which no client held the lock must say so
  * (NO_PROGRESS, exit code 2), never SAFE.
  */
@@ -168,6 +168,20 @@ class CheckCommandTest {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(confirmed(run.stdout(), "failover")).as("primary killed, replica promoted, old primary back").isPositive();
+        assertThat(run.stdout()).containsPattern("promoted=[1-9]").containsPattern("server-restart=[1-9]");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void aClusterFailoverLosesNoGrantTheReplicaAcknowledged() {
+        // 8 locks spread over the three masters; a failover (a node is failed after 2 s) moves the slots of one of them
+        Cli.Result run = check("--server", "cluster", "--faults", "failover", "--fault-every", "1s", "--duration", "8s",
+                "--locks", "8", "--wait-replicas", "1");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(confirmed(run.stdout(), "failover")).as("a master killed, its replica promoted, the old master its replica")
+                .isEqualTo(injected(run.stdout(), "failover")).isPositive();
         assertThat(run.stdout()).containsPattern("promoted=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -331,17 +345,17 @@ class CheckCommandTest {
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, postgres, mariadb, zk, etcd, memcached, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, cluster, postgres, mariadb, zk, etcd, memcached, was 'consul'");
         Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
         Cli.Result memcachedAof = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--persistence", "aof");
         assertThat(memcachedAof.exitCode()).isEqualTo(64);
-        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server memcached keeps"
+        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster; --server memcached keeps"
                 + " nothing across a restart");
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
-        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock and sentinel; --server zk keeps its own data");
+        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster; --server zk keeps its own data");
         Cli.Result majorityMemcached = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
         assertThat(majorityMemcached.exitCode()).isEqualTo(64);
         assertThat(majorityMemcached.stderr()).contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
@@ -357,9 +371,15 @@ class CheckCommandTest {
         Cli.Result sentinelDrop = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "drop");
         assertThat(sentinelDrop.exitCode()).isEqualTo(64);
         assertThat(sentinelDrop.stderr()).contains("need the servers in the engine URI");
+        Cli.Result clusterKill = Cli.run(RUN_LIMIT, "check", "--server", "cluster", "--faults", "server-kill");
+        assertThat(clusterKill.exitCode()).isEqualTo(64);
+        assertThat(clusterKill.stderr()).contains("with --server cluster the masters are killed by --faults failover");
+        Cli.Result clusterDrop = Cli.run(RUN_LIMIT, "check", "--server", "cluster", "--faults", "drop");
+        assertThat(clusterDrop.exitCode()).isEqualTo(64);
+        assertThat(clusterDrop.stderr()).contains("the clients of --server cluster learn the nodes from the cluster");
         Cli.Result postgresAof = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--persistence", "aof");
         assertThat(postgresAof.exitCode()).isEqualTo(64);
-        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock and sentinel");
+        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster");
         Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
         assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres and mariadb");
@@ -371,7 +391,7 @@ class CheckCommandTest {
         assertThat(noDelay.stderr()).contains("--delay must be more than 0");
         Cli.Result twoReplicas = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
         assertThat(twoReplicas.exitCode()).isEqualTo(64);
-        assertThat(twoReplicas.stderr()).contains("--wait-replicas must be 0 or 1 (--server sentinel runs one replica), was 2");
+        assertThat(twoReplicas.stderr()).contains("--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was 2");
         Cli.Result waitWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--wait-replicas", "1");
         assertThat(waitWithout.exitCode()).isEqualTo(64);
         assertThat(waitWithout.stderr()).contains("--wait-replicas applies to --server sentinel");

@@ -43,6 +43,18 @@ class ProxiedUriTest {
     }
 
     @Test
+    void anH2TcpUrlKeepsItsDatabaseAndSettings() {
+        ProxiedUri proxied = ProxiedUri.start("jdbc:h2:tcp://127.0.0.1:9092/mem:app;DB_CLOSE_DELAY=-1");
+        try {
+            assertThat(proxied.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + proxied.proxies().get(0).port()
+                    + "/mem:app;DB_CLOSE_DELAY=-1");
+        } finally {
+            proxied.proxies().forEach(FaultProxy::close);
+        }
+        assertThat(ProxiedUri.proxiable("jdbc:h2:mem:app")).as("an H2 database inside the client has no server").isFalse();
+    }
+
+    @Test
     void memcachedServersKeepTheirOrderAndTheTimeoutStays() {
         // the engine finds a lock's server by its index in the URI, so the proxies must keep the order
         ProxiedUri proxied = ProxiedUri.start("memcached://127.0.0.1:11311,127.0.0.1?timeout=2s");
