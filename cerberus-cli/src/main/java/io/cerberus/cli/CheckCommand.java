@@ -221,7 +221,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : (recipe == null ? "" : "recipe " + recipe + " on ") + Redaction.redact(engineUri))
-                + (lockServer == null ? "" : " (started here" + (List.of("redis", "redlock", "sentinel").contains(server) ? ", persistence " + persistence : "") + ")")
+                + (lockServer == null ? "" : " (started here" + (LockServer.REDIS_KINDS.contains(server) ? ", persistence " + persistence : "") + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "")
                 + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "")
@@ -314,7 +314,7 @@ final class CheckCommand implements Callable<Integer> {
                 String kinds = LockServer.KINDS.stream().filter(kind -> LockServer.faultsOf(kind).contains(fault)).map(kind -> "--server " + kind)
                         .collect(Collectors.joining(", ")).replaceFirst(", (?!.*, )", " or ");
                 throw new ParameterException(spec.commandLine(), "--faults " + fault + " needs " + kinds + ", so the checker runs the server"
-                        + " it faults" + (List.of("sentinel", "cluster").contains(String.valueOf(server)) && fault.equals("server-kill")
+                        + " it faults" + (LockServer.REPLICATED_KINDS.contains(String.valueOf(server)) && fault.equals("server-kill")
                         ? "; with --server " + server + (server.equals("sentinel") ? " the primary is" : " the masters are")
                         + " killed by --faults failover" : ""));
             }
@@ -340,7 +340,7 @@ final class CheckCommand implements Callable<Integer> {
         if (!List.of("none", "aof").contains(persistence)) {
             throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
         }
-        if (given("--persistence") && !List.of("redis", "redlock", "sentinel", "cluster").contains(String.valueOf(server))) {
+        if (given("--persistence") && !LockServer.REDIS_KINDS.contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock, sentinel and cluster"
                     + (server == null ? "" : "; --server " + server + ("memcached".equals(server) ? " keeps nothing across a restart"
                     : " keeps its own data")));
@@ -349,7 +349,7 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was "
                     + waitReplicas);
         }
-        if (given("--wait-replicas") && !List.of("sentinel", "cluster").contains(String.valueOf(server))) {
+        if (given("--wait-replicas") && !LockServer.REPLICATED_KINDS.contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel and cluster; with --engine, give waitReplicas in"
                     + " the URI");
         }
@@ -366,7 +366,7 @@ final class CheckCommand implements Callable<Integer> {
         if (given("--delay") && !faults.contains("delay")) {
             throw new ParameterException(spec.commandLine(), "--delay applies to --faults delay");
         }
-        if (List.of("sentinel", "cluster").contains(String.valueOf(server)) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
+        if (LockServer.REPLICATED_KINDS.contains(String.valueOf(server)) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
             throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need the servers in the engine URI; the"
                     + " clients of --server " + server + (server.equals("sentinel") ? " ask the Sentinels where the primary is and connect to it"
                     : " learn the nodes from the cluster and connect to them") + " directly");

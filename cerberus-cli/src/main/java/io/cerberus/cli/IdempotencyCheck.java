@@ -68,7 +68,7 @@ final class IdempotencyCheck {
         }
         Duration pause = settings.pause();
         String title = "cerberus check --idempotency: " + Redaction.redact(engineUri)
-                + (lockServer == null ? "" : " (started here" + (List.of("redis", "sentinel").contains(settings.server())
+                + (lockServer == null ? "" : " (started here" + (LockServer.REDIS_KINDS.contains(settings.server())
                         ? ", persistence " + settings.persistence() : "") + ")")
                 + ", guard " + switch (guard) {
                     case "none" -> "none (negative control)";
@@ -103,7 +103,7 @@ final class IdempotencyCheck {
         }
         long end = System.nanoTime();
         boolean forgets = "memcached".equals(settings.server())
-                || (List.of("redis", "sentinel").contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
+                || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
         IdempotencyChecker.Report report = IdempotencyChecker.judge(HoldLog.readAll(settings.out()), EffectLedger.read(ledger),
                 settings.lease(), forgets, end);
         String text = report.text(title);

@@ -19,6 +19,15 @@ interface LockServer extends AutoCloseable {
     /** The kinds {@code --server} takes. */
     List<String> KINDS = List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "zk", "etcd", "memcached");
 
+    /** The kinds that run redis-servers: each keeps its keys across a restart only with {@code --persistence aof}. */
+    List<String> REDIS_KINDS = List.of("redis", "redlock", "sentinel", "cluster");
+
+    /**
+     * The kinds with a replica of each primary, which {@code failover} promotes ({@code --wait-replicas} applies); their
+     * clients learn where the primaries are from the servers, so no proxy stands between them.
+     */
+    List<String> REPLICATED_KINDS = List.of("sentinel", "cluster");
+
     /** The kinds whose clients use the jdbc: engine, in the mode {@code --jdbc-mode} says. */
     List<String> JDBC_KINDS = List.of("postgres", "mariadb");
 
