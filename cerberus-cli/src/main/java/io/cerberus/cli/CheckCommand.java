@@ -81,8 +81,9 @@ final class CheckCommand implements Callable<Integer> {
                     + " engines), server-kill (needs --server redis, redlock, postgres, mariadb, zk, etcd or memcached: kills the server, a"
                     + " minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader),"
                     + " majority-kill (--server redlock: 3 of 5 nodes; zk or etcd: 2 of 3 members), failover (--server sentinel: kills the"
-                    + " primary; cluster: kills a master, the masters in turn), failover-unreplicated (--server sentinel: cuts the replica off, lets a client be granted on the primary"
-                    + " alone, then kills the primary: the replica is promoted without that grant), or none."
+                    + " primary; cluster: kills a master, the masters in turn), failover-unreplicated (--server sentinel: cuts the"
+                    + " replica off, lets a client be granted on the primary alone, then kills the primary: the replica is promoted"
+                    + " without that grant), or none."
                     + " Default: ${DEFAULT-VALUE}")
     private List<String> faults;
 
@@ -95,13 +96,14 @@ final class CheckCommand implements Callable<Integer> {
     private String server;
 
     @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis, redlock, sentinel or cluster: none (a restart loses every key) or aof (append-only file, fsync always)."
-                    + " Default: ${DEFAULT-VALUE}")
+            description = "With --server redis, redlock, sentinel or cluster: none (a restart loses every key) or aof (append-only"
+                    + " file, fsync always). Default: ${DEFAULT-VALUE}")
     private String persistence;
 
     @Option(names = "--wait-replicas", defaultValue = "0",
             description = "With --server sentinel or cluster: the engine's waitReplicas, 0 or 1 (a primary or master has one"
-                    + " replica). With 1, each grant waits until the replica has it, so a failover cannot lose it. Default: ${DEFAULT-VALUE}")
+                    + " replica). With 1, each grant waits until the replica has it, so a failover cannot lose it."
+                    + " Default: ${DEFAULT-VALUE}")
     private int waitReplicas;
 
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
@@ -346,12 +348,12 @@ final class CheckCommand implements Callable<Integer> {
                     : " keeps its own data")));
         }
         if (waitReplicas < 0 || waitReplicas > 1) {
-            throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was "
-                    + waitReplicas);
+            throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one"
+                    + " replica of each primary), was " + waitReplicas);
         }
         if (given("--wait-replicas") && !LockServer.REPLICATED_KINDS.contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel and cluster; with --engine, give waitReplicas in"
-                    + " the URI");
+            throw new ParameterException(spec.commandLine(), "--wait-replicas applies to --server sentinel and cluster; with --engine,"
+                    + " give waitReplicas in the URI");
         }
         if (!List.of("lease-row", "session").contains(jdbcMode)) {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
@@ -368,12 +370,16 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (LockServer.REPLICATED_KINDS.contains(String.valueOf(server)) && faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
             throw new ParameterException(spec.commandLine(), "--faults partition, drop and delay need the servers in the engine URI; the"
-                    + " clients of --server " + server + (server.equals("sentinel") ? " ask the Sentinels where the primary is and connect to it"
-                    : " learn the nodes from the cluster and connect to them") + " directly");
+                    + " clients of --server " + server + (server.equals("sentinel")
+                    ? " ask the Sentinels where the primary is and connect to it" : " learn the nodes from the cluster and connect to them")
+                    + " directly");
         }
     }
 
-    /** @return a {@code redis-sentinel://} or {@code redis-cluster://} URI with {@code waitReplicas} among its parameters, before any {@code #MASTER} */
+    /**
+     * @return a {@code redis-sentinel://} or {@code redis-cluster://} URI with {@code waitReplicas} among its parameters,
+     *     before any {@code #MASTER}
+     */
     private String withWaitReplicas(String uri) {
         int hash = uri.indexOf('#');
         String head = hash < 0 ? uri : uri.substring(0, hash);
