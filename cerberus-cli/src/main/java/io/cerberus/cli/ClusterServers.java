@@ -76,8 +76,7 @@ final class ClusterServers implements LockServer {
         if (rest > 0) {
             Thread.sleep(rest); // --server-down is how long the old master stays down: a duration, not a wait for an event
         }
-        old.restart();
-        cluster.awaitReady(); // every node knows every other, every replica in sync with its master
+        cluster.heal(); // starts the old master again, then every node knows every other, every replica in sync with its master
         if (!replicates(old, replica)) {
             throw new ServerException("node" + number(old) + " came back but does not replicate node" + number(replica) + ": "
                     + replication(old));
