@@ -78,7 +78,7 @@ final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--faults", split = ",", defaultValue = "pause,kill",
             description = "Faults to inject in turn: pause, kill, partition / drop / delay (redis://, zk://, etcd://, memcached:// and jdbc:"
-                    + " engines), server-kill (needs --server redis, redlock, postgres, mariadb, zk, etcd or memcached: kills the server, a"
+                    + " engines), server-kill (needs --server redis, redlock, postgres, mariadb, h2, zk, etcd or memcached: kills the server, a"
                     + " minority of Redlock's nodes, or one ensemble member), leader-kill (--server zk or etcd: the ensemble's leader),"
                     + " majority-kill (--server redlock: 3 of 5 nodes; zk or etcd: 2 of 3 members), failover (--server sentinel: kills the"
                     + " primary; cluster: kills a master, the masters in turn), failover-unreplicated (--server sentinel: cuts the"
@@ -90,14 +90,15 @@ final class CheckCommand implements Callable<Integer> {
     @Option(names = "--server", description = "Start the lock server for the run (instead of --engine): redis, redlock"
             + " (five redis-servers), sentinel (a primary, a replica, three Sentinels), cluster (a Redis Cluster of three masters"
             + " with a replica each), postgres (initdb + postgres), mariadb"
-            + " (mariadb-install-db + mariadbd), zk (a 3-server"
+            + " (mariadb-install-db + mariadbd), h2 (H2's TCP server from this command's jar, a file database), zk (a 3-server"
             + " ZooKeeper ensemble, session timeout = --lease), etcd (a 3-member etcd cluster, lease TTL = --lease in whole"
             + " seconds, at least 2) or memcached (one memcached with -M; a restart empties it).")
     private String server;
 
-    @Option(names = "--persistence", defaultValue = "none",
-            description = "With --server redis, redlock, sentinel or cluster: none (a restart loses every key) or aof (append-only"
-                    + " file, fsync always). Default: ${DEFAULT-VALUE}")
+    @Option(names = "--persistence",
+            description = "With --server redis, redlock, sentinel or cluster: none (a restart loses every key, the default) or aof"
+                    + " (append-only file, fsync always). With --server h2: delayed (H2's default: a commit reaches the file up"
+                    + " to 500 ms later, so a kill may lose it) or commit (WRITE_DELAY=0: written before it is answered).")
     private String persistence;
 
     @Option(names = "--wait-replicas", defaultValue = "0",
@@ -107,7 +108,7 @@ final class CheckCommand implements Callable<Integer> {
     private int waitReplicas;
 
     @Option(names = "--jdbc-mode", defaultValue = "lease-row",
-            description = "With --server postgres or mariadb: the jdbc: engine's mode, lease-row or session."
+            description = "With --server postgres, mariadb or h2: the jdbc: engine's mode, lease-row or session."
                     + " Default: ${DEFAULT-VALUE}")
     private String jdbcMode;
 
@@ -161,7 +162,7 @@ final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--recipe", description = "Negative control: the clients take a hand-rolled lock from the classic articles"
             + " instead of Cerberus's: setnx-expire, setnx-getset, set-nx-px-del, check-then-delete, no-renewal (on --server redis or"
-            + " a redis:// engine), unique-row (a table with a clean-up job; on --server postgres or mariadb, or a jdbc: engine). See SAFETY.md"
+            + " a redis:// engine), unique-row (a table with a clean-up job; on --server postgres, mariadb or h2, or a jdbc: engine). See SAFETY.md"
             + " for what each gets wrong.")
     private String recipe;
 
@@ -223,7 +224,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : (recipe == null ? "" : "recipe " + recipe + " on ") + Redaction.redact(engineUri))
-                + (lockServer == null ? "" : " (started here" + (LockServer.REDIS_KINDS.contains(server) ? ", persistence " + persistence : "") + ")")
+                + (lockServer == null ? "" : " (started here" + (LockServer.persistenceOf(server).isEmpty() ? "" : ", persistence " + persistence) + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "")
                 + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "")
@@ -339,13 +340,18 @@ final class CheckCommand implements Callable<Integer> {
         if (server != null && engine.explicitEngine().isPresent()) {
             throw new ParameterException(spec.commandLine(), "give --server or --engine, not both: --server starts the engine's server");
         }
-        if (!List.of("none", "aof").contains(persistence)) {
-            throw new ParameterException(spec.commandLine(), "--persistence takes none or aof, was '" + persistence + "'");
-        }
-        if (given("--persistence") && !LockServer.REDIS_KINDS.contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock, sentinel and cluster"
+        List<String> persistences = server == null ? List.of() : LockServer.persistenceOf(server);
+        if (persistence != null && persistences.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--persistence applies to --server redis, redlock, sentinel, cluster and h2"
                     + (server == null ? "" : "; --server " + server + ("memcached".equals(server) ? " keeps nothing across a restart"
                     : " keeps its own data")));
+        }
+        if (persistence != null && !persistences.contains(persistence)) {
+            throw new ParameterException(spec.commandLine(), "--persistence takes " + String.join(" or ", persistences) + " with --server "
+                    + server + ", was '" + persistence + "'");
+        }
+        if (persistence == null) {
+            persistence = persistences.isEmpty() ? "none" : persistences.get(0);
         }
         if (waitReplicas < 0 || waitReplicas > 1) {
             throw new ParameterException(spec.commandLine(), "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one"
@@ -359,7 +365,7 @@ final class CheckCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode takes lease-row or session, was '" + jdbcMode + "'");
         }
         if (given("--jdbc-mode") && !LockServer.JDBC_KINDS.contains(String.valueOf(server))) {
-            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres and mariadb; with --engine, give"
+            throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres, mariadb and h2; with --engine, give"
                     + " the mode in the URI (cerberus.mode=session)");
         }
         if (delay.isZero()) {

@@ -1,7 +1,8 @@
 package io.cerberus.cli;
 
-import io.cerberus.servers.DatabaseServer;
 import io.cerberus.servers.Executables;
+import io.cerberus.servers.H2Server;
+import io.cerberus.servers.LoopbackServer;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
 import java.io.IOException;
@@ -13,24 +14,28 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * {@code cerberus check --server postgres} and {@code --server mariadb}: one {@link PostgresServer}
- * or {@link MariaDbServer} on a free loopback port with the server's default durability (PostgreSQL
- * fsync on; InnoDB {@code innodb_flush_log_at_trx_commit=1}, each commit written and flushed), its
- * output in {@code <dir>/postgres.out} or {@code <dir>/mariadb.out}. Its fault, {@code server-kill},
- * kills the server with SIGKILL (the postmaster and its backends; {@code mariadbd}), confirmed: all
- * exited and the port refusing; keeps it down {@code --server-down}, and starts it again on the
- * same data directory (crash recovery) until it accepts a login. The clients use the jdbc: engine
- * in lease-row or session mode ({@code --jdbc-mode}) and get its URI, with the password drawn at
- * start, in their environment, never on a command line.
+ * {@code cerberus check --server postgres}, {@code mariadb} and {@code h2}: one {@link PostgresServer},
+ * {@link MariaDbServer} or {@link H2Server} on a free loopback port with the server's default
+ * durability (PostgreSQL fsync on; InnoDB {@code innodb_flush_log_at_trx_commit=1}, each commit
+ * written and flushed; H2 a file database written up to its write delay, 500 ms, after a commit,
+ * unless {@code --persistence commit} sets none), its output in {@code <dir>/postgres.out},
+ * {@code mariadb.out} or {@code h2.out}. Its fault, {@code server-kill}, kills the server with
+ * SIGKILL (the postmaster and its backends; {@code mariadbd}; H2's JVM), confirmed: all exited and
+ * the port refusing; keeps it down {@code --server-down}, and starts it again on the same data
+ * (crash recovery) until it serves. The clients use the jdbc: engine in lease-row or session mode
+ * ({@code --jdbc-mode}) and get its URI (PostgreSQL's and MariaDB's with the password drawn at
+ * start) in their environment, never on a command line.
  */
 final class CheckDatabase implements LockServer {
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
-    private final DatabaseServer server;
+    private final LoopbackServer server;
+    private final String process;
     private final String mode;
 
-    private CheckDatabase(DatabaseServer server, String mode) {
+    private CheckDatabase(LoopbackServer server, String process, String mode) {
         this.server = server;
+        this.process = process;
         this.mode = mode;
     }
 
@@ -47,7 +52,7 @@ final class CheckDatabase implements LockServer {
         Files.createDirectories(dir);
         // its data directory is a temporary one, not in --out: the postgres user must reach it, and --out may be a root-only path
         return new CheckDatabase(PostgresServer.builder().fsync(true).output(dir.resolve("postgres.out")).startTimeout(WITHIN).start(),
-                mode);
+                "postmaster", mode);
     }
 
     /**
@@ -67,7 +72,26 @@ final class CheckDatabase implements LockServer {
         Files.createDirectories(dir);
         // as for PostgreSQL, a temporary data directory that the mysql user can reach
         return new CheckDatabase(MariaDbServer.builder().fsync(true).output(dir.resolve("mariadb.out")).startTimeout(WITHIN).start(),
-                mode);
+                "mariadbd", mode);
+    }
+
+    /**
+     * Starts H2's TCP server from this command's own class path (it carries H2), its database a
+     * file in {@code <dir>/h2}.
+     *
+     * @param dir where the server's database and output go
+     * @param mode the jdbc: engine's mode the clients use: {@code lease-row} or {@code session}
+     * @param writtenAtCommit whether each commit is written to the file before it is answered
+     *     ({@code WRITE_DELAY=0} in the URI) rather than up to H2's write delay later
+     * @return the running server
+     */
+    static CheckDatabase h2(Path dir, String mode, boolean writtenAtCommit) throws IOException {
+        Files.createDirectories(dir);
+        H2Server.Builder builder = H2Server.builder().dir(dir.resolve("h2")).output(dir.resolve("h2.out")).startTimeout(WITHIN);
+        if (writtenAtCommit) {
+            builder.writeDelay(Duration.ZERO);
+        }
+        return new CheckDatabase(builder.start(), "H2's JVM", mode);
     }
 
     private static void requirePrograms(String kind, List<String> programs, String debianPackage, String systemUser) {
@@ -85,7 +109,8 @@ final class CheckDatabase implements LockServer {
 
     @Override
     public String uri() {
-        return server.uri() + (mode.equals("session") ? "&cerberus.mode=session" : "");
+        String separator = server instanceof H2Server ? ";" : "&"; // H2's settings follow ';', the others' a query string
+        return server.uri() + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
     }
 
     @Override
@@ -98,9 +123,9 @@ final class CheckDatabase implements LockServer {
         long restarting = System.nanoTime();
         server.restart();
         record.accept("server-restart");
-        record.accept("confirmed server-kill: " + (server instanceof PostgresServer ? "postmaster" : "mariadbd") + " pid " + pid
+        record.accept("confirmed server-kill: " + process + " pid " + pid
                 + (children > 0 ? " and its " + children + " processes" : "") + " exited, port " + server.port()
-                + " closed; accepting logins again " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting)
+                + " closed; " + (server instanceof H2Server ? "accepting connections" : "accepting logins") + " again " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting)
                 + "ms after the restart");
     }
 

@@ -140,7 +140,7 @@ final class CheckWorkerCommand implements Callable<Integer> {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
             if (cerberus == null && recipe == null) {
-                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING);
+                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime());
                 continue;
             }
             long acquiring = System.nanoTime();
@@ -153,17 +153,20 @@ final class CheckWorkerCommand implements Callable<Integer> {
                 continue;
             }
             if (held.isPresent()) {
-                log.log("ENGINE", name, lock, held.get().token(), "acquire " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, held.get());
+                // read at once: a pause before the lines are written must not move this grant after grants made during it
+                long granted = System.nanoTime();
+                log.log("ENGINE", name, lock, held.get().token(), granted, "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
+                cycle(name, lock, registers.get(lock), log, out, held.get(), granted);
             } else {
                 log.log("ENGINE", name, lock, -1, BUSY);
             }
         }
     }
 
-    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held) throws InterruptedException {
+    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
+            throws InterruptedException {
         long token = held.token();
-        log.log("ACQ", name, lock, token, "");
+        log.log("ACQ", name, lock, token, granted, "");
         held.onLost(() -> log.log("LOST", name, lock, token, ""));
         holding.incrementAndGet();
         announce(out);

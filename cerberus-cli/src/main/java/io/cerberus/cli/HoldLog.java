@@ -64,9 +64,18 @@ final class HoldLog implements AutoCloseable {
         log(kind, client, NO_LOCK, token, detail);
     }
 
-    /** Logs an event about lock number {@code lock}. */
-    synchronized void log(String kind, String client, int lock, long token, String detail) {
-        Event event = new Event(kind, client, lock, token, System.nanoTime(), detail);
+    /** Logs an event about lock number {@code lock}, happening now. */
+    void log(String kind, String client, int lock, long token, String detail) {
+        log(kind, client, lock, token, System.nanoTime(), detail);
+    }
+
+    /**
+     * Logs an event about lock number {@code lock} that happened at {@code nanos}, read from
+     * {@link System#nanoTime()} when it happened: a pause of the process before the line is written
+     * (which may wait for another thread's line) does not move the event after it.
+     */
+    synchronized void log(String kind, String client, int lock, long token, long nanos, String detail) {
+        Event event = new Event(kind, client, lock, token, nanos, detail);
         try {
             out.write((event.line() + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {

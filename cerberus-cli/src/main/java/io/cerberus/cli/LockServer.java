@@ -9,15 +9,15 @@ import java.util.function.Consumer;
 
 /**
  * A lock server that {@code cerberus check --server KIND} runs itself (one redis-server, Redlock's
- * five, Sentinel's primary, replica and Sentinels, a Redis Cluster, PostgreSQL, MariaDB, a ZooKeeper ensemble, an
- * etcd cluster, memcached), so that it can fault it:
+ * five, Sentinel's primary, replica and Sentinels, a Redis Cluster, PostgreSQL, MariaDB, H2, a ZooKeeper
+ * ensemble, an etcd cluster, memcached), so that it can fault it:
  * start it, give the clients its engine URI, inject a server fault (each step confirmed, not only
  * sent), stop it.
  */
 interface LockServer extends AutoCloseable {
 
     /** The kinds {@code --server} takes. */
-    List<String> KINDS = List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "zk", "etcd", "memcached");
+    List<String> KINDS = List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "h2", "zk", "etcd", "memcached");
 
     /** The kinds that run redis-servers: each keeps its keys across a restart only with {@code --persistence aof}. */
     List<String> REDIS_KINDS = List.of("redis", "redlock", "sentinel", "cluster");
@@ -29,7 +29,7 @@ interface LockServer extends AutoCloseable {
     List<String> REPLICATED_KINDS = List.of("sentinel", "cluster");
 
     /** The kinds whose clients use the jdbc: engine, in the mode {@code --jdbc-mode} says. */
-    List<String> JDBC_KINDS = List.of("postgres", "mariadb");
+    List<String> JDBC_KINDS = List.of("postgres", "mariadb", "h2");
 
     /** The faults ({@code --faults}) that need a server the checker runs. */
     List<String> FAULTS = List.of("server-kill", "leader-kill", "majority-kill", "failover", "failover-unreplicated");
@@ -40,7 +40,7 @@ interface LockServer extends AutoCloseable {
      */
     static List<String> faultsOf(String kind) {
         return switch (kind) {
-            case "redis", "postgres", "mariadb", "memcached" -> List.of("server-kill");
+            case "redis", "postgres", "mariadb", "h2", "memcached" -> List.of("server-kill");
             case "redlock" -> List.of("server-kill", "majority-kill");
             case "sentinel" -> List.of("failover", "failover-unreplicated");
             case "cluster" -> List.of("failover");
@@ -50,12 +50,25 @@ interface LockServer extends AutoCloseable {
     }
 
     /**
+     * @param kind one of {@link #KINDS}
+     * @return the values {@code --persistence} takes with that kind, its default first: Redis's
+     *     {@code none} or {@code aof}, H2's {@code delayed} (its write delay) or {@code commit}; none
+     *     for the others, which keep their data as their servers do
+     */
+    static List<String> persistenceOf(String kind) {
+        if (REDIS_KINDS.contains(kind)) {
+            return List.of("none", "aof");
+        }
+        return kind.equals("h2") ? List.of("delayed", "commit") : List.of();
+    }
+
+    /**
      * Starts the servers of a kind.
      *
      * @param kind one of {@link #KINDS}
      * @param dir the run's directory for the servers' data and output
-     * @param persistence {@code none} or {@code aof} (Redis kinds)
-     * @param jdbcMode {@code lease-row} or {@code session} (postgres, mariadb)
+     * @param persistence one of {@link #persistenceOf} the kind
+     * @param jdbcMode {@code lease-row} or {@code session} (postgres, mariadb, h2)
      * @param lease the clients' lease: ZooKeeper's session timeout and etcd's lease TTL follow it
      * @return the running servers
      * @throws IllegalArgumentException if the server program is not installed
@@ -68,6 +81,7 @@ interface LockServer extends AutoCloseable {
             case "cluster" -> ClusterServers.start(dir, persistence.equals("aof"));
             case "postgres" -> CheckDatabase.postgres(dir, jdbcMode);
             case "mariadb" -> CheckDatabase.mariaDb(dir, jdbcMode);
+            case "h2" -> CheckDatabase.h2(dir, jdbcMode, persistence.equals("commit"));
             case "zk" -> CheckEnsemble.zooKeeper(dir, lease);
             case "etcd" -> CheckEnsemble.etcd(dir, lease);
             case "memcached" -> CheckMemcached.start(dir);
@@ -84,6 +98,7 @@ interface LockServer extends AutoCloseable {
             case "cluster" -> "redis-cluster://";
             case "postgres" -> "jdbc:postgresql:";
             case "mariadb" -> "jdbc:mariadb:";
+            case "h2" -> "jdbc:h2:";
             case "zk" -> "zk://";
             case "etcd" -> "etcd://";
             case "memcached" -> "memcached://";

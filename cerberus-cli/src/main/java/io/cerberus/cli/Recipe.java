@@ -59,7 +59,7 @@ interface Recipe extends AutoCloseable {
 
     /** @return the engine URIs a recipe runs on, for messages */
     static String needs(String name) {
-        return name.equals("unique-row") ? "a jdbc: URL (--server postgres or mariadb, or --engine jdbc:...)"
+        return name.equals("unique-row") ? "a jdbc: URL (--server postgres, mariadb or h2, or --engine jdbc:...)"
                 : "a redis:// URI of one server (--server redis, or --engine redis://...)";
     }
 

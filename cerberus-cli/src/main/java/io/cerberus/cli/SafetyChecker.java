@@ -23,7 +23,9 @@ import java.util.TreeMap;
  *   <li>A <em>late grant</em>: such a grant reaching a client that was paused during its acquire
  *       call, none of whose writes the register accepted: the engine's counter did not go
  *       backwards, the grant only reached its holder late (after others), and fencing stopped it.
- *       Counted apart, not as tokens backwards.</li>
+ *       Counted apart, not as tokens backwards. A grant whose lines a pause delayed is judged at
+ *       the time it was in hand: when its acquire line was logged, or, if the client was stopped
+ *       when its acquire would have started (it was timed before the pause), when the pause began.</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *
@@ -215,6 +217,38 @@ final class SafetyChecker {
         return paused;
     }
 
+    /**
+     * @return when the client's process was last paused, if it was paused (and not yet resumed) at
+     *     {@code at}; -1 if it was running then
+     */
+    private static long stoppedSince(List<Fault> faults, String client, long at) {
+        long since = -1;
+        for (Fault fault : faults) {
+            if (fault.nanos() > at) {
+                break;
+            }
+            if (!ofProcess(client, fault.client())) {
+                continue;
+            }
+            if (fault.kind().equals("pause") || fault.kind().startsWith("pause ")) {
+                since = fault.nanos();
+            } else if (fault.kind().equals("resume")) {
+                since = -1;
+            }
+        }
+        return since;
+    }
+
+    /** @return the highest token granted before {@code nanos}, from the grants in time order */
+    private static long highestBefore(List<long[]> grants, long nanos) {
+        for (int i = grants.size() - 1; i >= 0; i--) {
+            if (grants.get(i)[0] < nanos) {
+                return grants.get(i)[1];
+            }
+        }
+        return Long.MIN_VALUE;
+    }
+
     /** @return the process of a client ({@code c1} of {@code c1.3}) */
     private static String process(String client) {
         int dot = client.indexOf('.');
@@ -301,7 +335,9 @@ final class SafetyChecker {
         List<Fault> faults = new ArrayList<>();
         long tokensBackwards = 0;
         long highest = Long.MIN_VALUE;
+        List<long[]> grants = new ArrayList<>(); // {nanos, highest token granted until then}, in time order
         Map<String, Long> acquireStarts = new HashMap<>();
+        Map<String, Long> grantSeen = new HashMap<>(); // when its acquire line was logged: the grant was in hand then
         List<String> lateCandidates = new ArrayList<>();
         for (HoldLog.Event event : events) {
             String key = event.client() + "/" + event.token();
@@ -311,16 +347,28 @@ final class SafetyChecker {
                     if (event.token() >= 0) {
                         if (event.token() <= highest) {
                             long askedAt = acquireStarts.getOrDefault(key, event.nanos());
-                            if (pausedBetween(faults, event.client(), askedAt, event.nanos())) {
+                            // when the grant was in hand, if a pause delayed this line: its acquire line came before the
+                            // pause; or the client was stopped when its acquire would have started, so it was timed before
+                            long inHand = grantSeen.getOrDefault(key, event.nanos());
+                            long stoppedSince = stoppedSince(faults, event.client(), askedAt);
+                            if (stoppedSince >= 0) {
+                                inHand = Math.min(inHand, stoppedSince);
+                            }
+                            boolean inOrder = inHand < event.nanos() && event.token() > highestBefore(grants, inHand);
+                            if (!inOrder && pausedBetween(faults, event.client(), askedAt, event.nanos())) {
                                 lateCandidates.add(key);
-                            } else {
+                            } else if (!inOrder) {
                                 tokensBackwards++;
                             }
                         }
                         highest = Math.max(highest, event.token());
+                        grants.add(new long[] {event.nanos(), highest});
                     }
                 }
-                case "ENGINE" -> acquireStart(event).ifPresent(start -> acquireStarts.put(key, start));
+                case "ENGINE" -> acquireStart(event).ifPresent(start -> {
+                    acquireStarts.put(key, start);
+                    grantSeen.put(key, event.nanos());
+                });
                 case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
                 case "REL", "LOST" -> close(open.remove(key), lock, event.nanos(), event.kind().equals("REL") ? "released" : "lost",
                         writes, holds);

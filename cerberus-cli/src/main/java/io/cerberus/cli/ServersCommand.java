@@ -3,6 +3,7 @@ package io.cerberus.cli;
 import io.cerberus.servers.Deployment;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.Executables;
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.servers.PostgresServer;
@@ -52,8 +53,8 @@ import picocli.CommandLine.Spec;
 final class ServersCommand implements Callable<Integer> {
 
     /**
-     * A kind of deployment: the program it needs (and its package; none for ZooKeeper, whose
-     * server is in this jar), and how to start it in a directory.
+     * A kind of deployment: the program it needs (and its package; none for ZooKeeper and H2,
+     * whose servers are in this jar), and how to start it in a directory.
      */
     private record Kind(String program, String debianPackage, Function<Path, Deployment> start) {
     }
@@ -80,6 +81,7 @@ final class ServersCommand implements Callable<Integer> {
         // their data directories are their own temporary ones: the servers' system users must reach them
         kinds.put("postgres", new Kind("postgres", "postgresql", dir -> PostgresServer.start()));
         kinds.put("mariadb", new Kind("mariadbd", "mariadb-server", dir -> MariaDbServer.start()));
+        kinds.put("h2", new Kind(null, null, dir -> H2Server.builder().dir(dir).start()));
         return kinds;
     }
 

@@ -202,6 +202,31 @@ class CheckCommandTest {
     }
 
     @Test
+    void aKilledH2WithItsWriteDelayForgetsItsLastGrantsAndHandsTheirTokensOutAgain() throws Exception {
+        // H2's default write delay: a commit reaches the file up to 500 ms later, so a kill forgets the last grants and
+        // fence values, and the restarted database hands the same tokens out again
+        Cli.Result delayed = check("--server", "h2", "--faults", "server-kill", "--server-down", "0", "--fault-every", "1s",
+                "--duration", "8s", "--locks", "4");
+
+        assertThat(delayed.exitCode()).as(delayed.toString()).isEqualTo(CheckCommand.UNSAFE);
+        assertThat(delayed.stdout()).contains("persistence delayed");
+        assertThat(confirmed(delayed.stdout(), "server-kill")).isEqualTo(injected(delayed.stdout(), "server-kill")).isPositive();
+        assertThat(count(delayed.stdout(), "tokens backwards")).isPositive();
+        assertThat(Files.readString(dir.resolve("out/faults.log"))).containsPattern("confirmed server-kill: H2's JVM pid \\d+ exited");
+    }
+
+    @Test
+    void aKilledH2ThatWritesEachCommitAtOnceHandsNoTokenOutTwice() {
+        Cli.Result commit = check("--server", "h2", "--persistence", "commit", "--faults", "server-kill", "--server-down", "0",
+                "--fault-every", "1s", "--duration", "8s", "--locks", "4");
+
+        assertThat(commit.exitCode()).as(commit.toString()).isZero();
+        assertThat(confirmed(commit.stdout(), "server-kill")).isEqualTo(injected(commit.stdout(), "server-kill")).isPositive();
+        assertThat(count(commit.stdout(), "lost updates")).isZero();
+        assertThat(count(commit.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
     void redlockKeepsLockingSafelyWhileAMinorityOfItsNodesIsDown() {
         Cli.Result run = check("--server", "redlock", "--faults", "server-kill", "--server-down", "1s");
 
@@ -345,17 +370,17 @@ class CheckCommandTest {
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, cluster, postgres, mariadb, zk, etcd, memcached, was 'consul'");
+        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, cluster, postgres, mariadb, h2, zk, etcd, memcached, was 'consul'");
         Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
         Cli.Result memcachedAof = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--persistence", "aof");
         assertThat(memcachedAof.exitCode()).isEqualTo(64);
-        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster; --server memcached keeps"
+        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server memcached keeps"
                 + " nothing across a restart");
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
-        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster; --server zk keeps its own data");
+        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server zk keeps its own data");
         Cli.Result majorityMemcached = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
         assertThat(majorityMemcached.exitCode()).isEqualTo(64);
         assertThat(majorityMemcached.stderr()).contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
@@ -379,10 +404,16 @@ class CheckCommandTest {
         assertThat(clusterDrop.stderr()).contains("the clients of --server cluster learn the nodes from the cluster");
         Cli.Result postgresAof = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--persistence", "aof");
         assertThat(postgresAof.exitCode()).isEqualTo(64);
-        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel and cluster");
+        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2");
+        Cli.Result h2Aof = Cli.run(RUN_LIMIT, "check", "--server", "h2", "--persistence", "aof");
+        assertThat(h2Aof.exitCode()).isEqualTo(64);
+        assertThat(h2Aof.stderr()).contains("--persistence takes delayed or commit with --server h2, was 'aof'");
+        Cli.Result redisCommit = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--persistence", "commit");
+        assertThat(redisCommit.exitCode()).isEqualTo(64);
+        assertThat(redisCommit.stderr()).contains("--persistence takes none or aof with --server redis, was 'commit'");
         Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
-        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres and mariadb");
+        assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres, mariadb and h2");
         Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
         assertThat(delayWithout.exitCode()).isEqualTo(64);
         assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");

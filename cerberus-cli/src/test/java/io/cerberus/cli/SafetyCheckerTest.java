@@ -92,6 +92,41 @@ class SafetyCheckerTest {
     }
 
     @Test
+    void aGrantLoggedOnlyAfterItsClientsPauseIsJudgedInTheOrderItWasMade() {
+        // c1 timed its acquire of 5 (200 ms) just before it was paused at 1 s, and wrote its lines once resumed at 3.2 s:
+        // its acquire would have started at 2.99 s, when it was stopped. c2 was granted 6 at 3 s, during the pause, and had
+        // not written yet when c1 did, so c1's write was accepted. 5 was made before 6: no token went backwards.
+        long second = 1_000_000_000L;
+        List<HoldLog.Event> events = List.of(
+                e("FAULT", "c1", -1, second, "pause"),
+                e("ENGINE", "c2", 6, 3 * second, "acquire 0ms"), e("ACQ", "c2", 6, 3 * second, ""),
+                e("ENGINE", "c1", 5, 3_190_000_000L, "acquire 200ms"), e("ACQ", "c1", 5, 3_190_000_000L, ""),
+                e("FAULT", "c1", -1, 3_200_000_000L, "resume"),
+                e("WRITE", "c1", 5, 3_250_000_000L, "ok"), e("REL", "c1", 5, 3_260_000_000L, ""),
+                e("WRITE", "c2", 6, 5 * second, "ok"), e("REL", "c2", 6, 5 * second + 10, ""));
+        SafetyChecker.Report report = SafetyChecker.judge(events, register(2, 2, 0), 0, 6 * second);
+
+        assertThat(report.tokensBackwards()).isZero();
+        assertThat(report.lateGrants()).isZero();
+        assertThat(report.verdict()).isNotEqualTo("UNSAFE");
+
+        // the control: 6 was granted before the pause began, so 5, made later, went backwards
+        List<HoldLog.Event> before = new java.util.ArrayList<>(events);
+        before.set(1, e("ENGINE", "c2", 6, second / 2, "acquire 0ms"));
+        before.set(2, e("ACQ", "c2", 6, second / 2, ""));
+        before.sort(java.util.Comparator.comparingLong(HoldLog.Event::nanos));
+        SafetyChecker.Report backwards = SafetyChecker.judge(before, register(2, 2, 0), 0, 6 * second);
+        assertThat(backwards.tokensBackwards()).isEqualTo(1);
+        assertThat(backwards.verdict()).isEqualTo("UNSAFE");
+
+        // c1 logged its acquire line at 0.99 s, before the pause, and its grant line only after: in hand at 0.99 s
+        List<HoldLog.Event> split = new java.util.ArrayList<>(events);
+        split.set(3, e("ENGINE", "c1", 5, 990_000_000L, "acquire 200ms"));
+        split.sort(java.util.Comparator.comparingLong(HoldLog.Event::nanos));
+        assertThat(SafetyChecker.judge(split, register(2, 2, 0), 0, 6 * second).tokensBackwards()).isZero();
+    }
+
+    @Test
     void aKilledHolderHoldsUntilItDiesAndRecoveryIsMeasuredToTheNextGrant() {
         SafetyChecker.Report report = SafetyChecker.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 20, "kill"), e("ACQ", "c2", 2, 520, ""), e("REL", "c2", 2, 530, "")),

@@ -1,12 +1,9 @@
 package io.cerberus.jdbc;
 
-import io.cerberus.servers.Deployment;
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
-import io.cerberus.servers.ServerException;
 import io.cerberus.testkit.ServerExtension;
-import java.sql.SQLException;
-import org.h2.tools.Server;
 
 /**
  * The database servers the test classes of this module share: one of each kind per test run,
@@ -29,9 +26,9 @@ final class Databases {
         return ServerExtension.shared("jdbc-mariadb", MariaDbServer::start);
     }
 
-    /** @return the shared H2 TCP server of this JVM (so child JVMs reach it too) and its in-memory database */
-    static ServerExtension<H2TcpServer> h2() {
-        return ServerExtension.shared("jdbc-h2", H2TcpServer::start);
+    /** @return the shared H2 TCP server (a child JVM) and its in-memory database, which lives as long as the server */
+    static ServerExtension<H2Server> h2() {
+        return ServerExtension.shared("jdbc-h2", () -> H2Server.builder().inMemory().start());
     }
 
     /** Appends our settings to a driver URL in the driver's own parameter syntax. */
@@ -43,37 +40,5 @@ final class Databases {
             return url + ";" + settings.replace('&', ';');
         }
         return url + (url.contains("?") ? "&" : "?") + settings;
-    }
-
-    /** An H2 TCP server in this JVM with an in-memory database that lives as long as the server. */
-    static final class H2TcpServer implements Deployment {
-        private final Server server;
-
-        private H2TcpServer(Server server) {
-            this.server = server;
-        }
-
-        static H2TcpServer start() {
-            try {
-                return new H2TcpServer(Server.createTcpServer("-tcpPort", "0", "-ifNotExists").start());
-            } catch (SQLException e) {
-                throw new ServerException("could not start an H2 TCP server: " + e.getMessage(), e);
-            }
-        }
-
-        @Override
-        public String uri() {
-            return "jdbc:h2:tcp://127.0.0.1:" + server.getPort() + "/mem:cerberus;DB_CLOSE_DELAY=-1";
-        }
-
-        /** Nothing to heal: no test faults the H2 server. */
-        @Override
-        public void heal() {
-        }
-
-        @Override
-        public void close() {
-            server.stop();
-        }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.spi.AcquireResult;
@@ -47,7 +48,7 @@ class JdbcEngineTest {
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
     @RegisterExtension
-    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
+    static final ServerExtension<H2Server> H2 = Databases.h2();
 
     private final List<Cerberus> clients = new ArrayList<>();
     private final String namespace = "engine-" + UUID.randomUUID().toString().substring(0, 8);

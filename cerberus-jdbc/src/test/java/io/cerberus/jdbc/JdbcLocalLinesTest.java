@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.Lease;
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.spi.AcquireResult;
@@ -57,7 +58,7 @@ class JdbcLocalLinesTest {
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
     @RegisterExtension
-    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
+    static final ServerExtension<H2Server> H2 = Databases.h2();
 
     private static final String TABLE = "cerberus_locks";
     private final String namespace = "lines-" + UUID.randomUUID().toString().substring(0, 8);

@@ -1,5 +1,6 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
@@ -14,7 +15,7 @@ class JdbcMultiProcessConformanceTests {
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
     @RegisterExtension
-    static final ServerExtension<Databases.H2TcpServer> H2 = Databases.h2();
+    static final ServerExtension<H2Server> H2 = Databases.h2();
 
     @Nested
     class H2LeaseRow extends AbstractMultiProcessConformanceTest {

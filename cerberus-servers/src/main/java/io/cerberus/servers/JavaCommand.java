@@ -1,14 +1,19 @@
 package io.cerberus.servers;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.jar.JarFile;
 
 /**
  * The command line of a child JVM: this JVM's {@code java}, a class path (this JVM's by default),
  * JVM options, a main class and its arguments. The one place a child JVM's command is written,
- * for test children, the demo's and the checker's workers, the bench's second process and
- * ZooKeeper. Not thread-safe; {@link #toList()} may be called again after more changes.
+ * for test children, the demo's and the checker's workers, the bench's second process, ZooKeeper
+ * and H2. Not thread-safe; {@link #toList()} may be called again after more changes.
  */
 public final class JavaCommand {
     private final String mainClass;
@@ -49,8 +54,12 @@ public final class JavaCommand {
     /**
      * @param classPath the child's class path instead of this JVM's
      * @return this command
+     * @throws IllegalArgumentException if it is empty
      */
     public JavaCommand classPath(String classPath) {
+        if (classPath == null || classPath.isBlank()) {
+            throw new IllegalArgumentException("the class path must not be empty");
+        }
         this.classPath = classPath;
         return this;
     }
@@ -100,6 +109,51 @@ public final class JavaCommand {
     public JavaCommand args(List<String> args) {
         this.args.addAll(args);
         return this;
+    }
+
+    /**
+     * Checks that the class path holds the main class, so that a child JVM that would fail to find
+     * it is not started: for a server run from the caller's class path (ZooKeeper, H2), which this
+     * module does not depend on. An entry {@code dir/*} is searched for jars as the JVM does.
+     *
+     * @param remedy what the caller does to put it there, for the message, e.g.
+     *     {@code depend on com.h2database:h2}
+     * @return this command
+     * @throws ServerException if no entry of the class path holds it, naming the class, the class path and the remedy
+     */
+    public JavaCommand requireMainClass(String remedy) {
+        String resource = mainClass.replace('.', '/') + ".class";
+        for (String entry : classPath.split(File.pathSeparator)) {
+            if (entry.endsWith("*")) {
+                try (DirectoryStream<Path> jars = Files.newDirectoryStream(Path.of(entry.substring(0, entry.length() - 1)), "*.jar")) {
+                    for (Path jar : jars) {
+                        if (holds(jar, resource)) {
+                            return this;
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // not a directory: not on the class path either
+                }
+            } else if (holds(Path.of(entry.isEmpty() ? "." : entry), resource)) {
+                return this;
+            }
+        }
+        throw new ServerException(mainClass + " is not on the class path the child JVM would start with ("
+                + (classPath.length() > 300 ? classPath.substring(0, 300) + "..." : classPath) + "); " + remedy);
+    }
+
+    private static boolean holds(Path entry, String resource) {
+        if (Files.isDirectory(entry)) {
+            return Files.isRegularFile(entry.resolve(resource));
+        }
+        if (!Files.isRegularFile(entry)) {
+            return false;
+        }
+        try (JarFile jar = new JarFile(entry.toFile())) {
+            return jar.getEntry(resource) != null;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** @return the command line: java, options, {@code -cp}, class path, main class, arguments */

@@ -1,14 +1,9 @@
 package io.cerberus.servers;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.jar.JarFile;
 
 /**
  * What a ZooKeeper server of this module runs with, shared by {@link ZooKeeperServer} and the
@@ -82,47 +77,8 @@ final class ZooKeeperSettings {
      * @throws ServerException if ZooKeeper's main class is not on the class path
      */
     List<String> command(Path config) {
-        requireMainClass();
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", classPath, MAIN_CLASS, config.toString()));
-        return command;
-    }
-
-    private void requireMainClass() {
-        String resource = MAIN_CLASS.replace('.', '/') + ".class";
-        for (String entry : classPath.split(File.pathSeparator)) {
-            if (entry.endsWith("*")) {
-                try (DirectoryStream<Path> jars = Files.newDirectoryStream(Path.of(entry.substring(0, entry.length() - 1)), "*.jar")) {
-                    for (Path jar : jars) {
-                        if (holds(jar, resource)) {
-                            return;
-                        }
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // not a directory: not on the class path either
-                }
-            } else if (holds(Path.of(entry.isEmpty() ? "." : entry), resource)) {
-                return;
-            }
-        }
-        throw new ServerException("ZooKeeper's " + MAIN_CLASS + " is not on the class path the server would start with ("
-                + (classPath.length() > 300 ? classPath.substring(0, 300) + "..." : classPath)
-                + "); depend on org.apache.zookeeper:zookeeper (Curator brings it), or give its jars with classPath(...)");
-    }
-
-    private static boolean holds(Path entry, String resource) {
-        if (Files.isDirectory(entry)) {
-            return Files.isRegularFile(entry.resolve(resource));
-        }
-        if (!Files.isRegularFile(entry)) {
-            return false;
-        }
-        try (JarFile jar = new JarFile(entry.toFile())) {
-            return jar.getEntry(resource) != null;
-        } catch (IOException e) {
-            return false;
-        }
+        return JavaCommand.of(MAIN_CLASS).classPath(classPath).jvmOptions(jvmOptions.toArray(String[]::new)).args(config.toString())
+                .requireMainClass("depend on org.apache.zookeeper:zookeeper (Curator brings it), or give its jars with classPath(...)")
+                .toList();
     }
 }
