@@ -216,17 +216,6 @@ class CheckCommandTest {
     }
 
     @Test
-    void aKilledH2ThatWritesEachCommitAtOnceHandsNoTokenOutTwice() {
-        Cli.Result commit = check("--server", "h2", "--persistence", "commit", "--faults", "server-kill", "--server-down", "0",
-                "--fault-every", "1s", "--duration", "8s", "--locks", "4");
-
-        assertThat(commit.exitCode()).as(commit.toString()).isZero();
-        assertThat(confirmed(commit.stdout(), "server-kill")).isEqualTo(injected(commit.stdout(), "server-kill")).isPositive();
-        assertThat(count(commit.stdout(), "lost updates")).isZero();
-        assertThat(count(commit.stdout(), "tokens backwards")).isZero();
-    }
-
-    @Test
     void redlockKeepsLockingSafelyWhileAMinorityOfItsNodesIsDown() {
         Cli.Result run = check("--server", "redlock", "--faults", "server-kill", "--server-down", "1s");
 

@@ -20,12 +20,12 @@ class ServersCommandTest {
     @Test
     void theServersServeLocksUntilSigtermStopsThemAll() {
         Map<String, String> uris = new LinkedHashMap<>();
-        try (ManagedProcess servers = Cli.start("servers", "--kinds", "redis,memcached,postgres,mariadb")) {
+        try (ManagedProcess servers = Cli.start("servers", "--kinds", "redis,memcached,postgres,mariadb,h2")) {
             for (String line = servers.nextLine(START); !line.startsWith("ready"); line = servers.nextLine(START)) {
                 String[] fields = line.split("\\s+", 2);
                 uris.put(fields[0], fields[1]);
             }
-            assertThat(uris).containsOnlyKeys("redis", "memcached", "postgres", "mariadb");
+            assertThat(uris).containsOnlyKeys("redis", "memcached", "postgres", "mariadb", "h2");
             for (String uri : uris.values()) {
                 try (Cerberus cerberus = Cerberus.builder().engine(uri).build()) {
                     DistributedLock lock = cerberus.lock("by-hand");
