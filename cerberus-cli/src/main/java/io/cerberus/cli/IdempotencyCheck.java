@@ -102,10 +102,9 @@ final class IdempotencyCheck {
             CheckClient.stopAll(running, proxies, FaultInjector.CONFIRM);
         }
         long end = System.nanoTime();
-        // memcached keeps nothing; Redis without persistence nothing; H2 with its write delay the last commits before a kill
-        boolean forgets = "memcached".equals(settings.server()) || (settings.server() != null
-                && LockServer.persistenceOf(settings.server()).contains(settings.persistence())
-                && List.of("none", "delayed").contains(settings.persistence()));
+        // memcached keeps nothing across a restart, Redis without persistence nothing, H2 may lose commits it answered
+        boolean forgets = "memcached".equals(settings.server()) || "h2".equals(settings.server())
+                || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
         IdempotencyChecker.Report report = IdempotencyChecker.judge(HoldLog.readAll(settings.out()), EffectLedger.read(ledger),
                 settings.lease(), forgets, end);
         String text = report.text(title);

@@ -124,7 +124,7 @@ final class IdempotencyChecker {
      * @param events every event of the run (clients' logs and the fault log), in time order
      * @param effects the ledger's lines, in the order applied
      * @param lease the guard's lease
-     * @param forgetsOnRestart whether the store keeps nothing across a restart (Redis without persistence, memcached)
+     * @param forgetsOnRestart whether the store may forget records across a restart (Redis without persistence, memcached, H2)
      * @param endNanos the run's end
      */
     static Report judge(List<HoldLog.Event> events, List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart,
