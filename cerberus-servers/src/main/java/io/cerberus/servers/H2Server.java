@@ -94,7 +94,7 @@ public final class H2Server extends LoopbackServer {
 
     /** Options of an {@link H2Server}; each has the default the tests want. Not thread-safe. */
     public static final class Builder extends LoopbackServer.Options<Builder> {
-        private String classPath = System.getProperty("java.class.path", "");
+        private String classPath; // null for this JVM's
         private List<String> jvmOptions = List.of("-Xmx256m", "-XX:+UseSerialGC", "-Xshare:auto");
         private Path dir;
         private boolean inMemory;
@@ -142,10 +142,7 @@ public final class H2Server extends LoopbackServer {
          * @throws IllegalArgumentException if it is empty
          */
         public Builder classPath(String classPath) {
-            if (classPath == null || classPath.isBlank()) {
-                throw new IllegalArgumentException("the class path must not be empty");
-            }
-            this.classPath = classPath;
+            this.classPath = JavaCommand.checkedClassPath(classPath);
             return this;
         }
 
@@ -170,8 +167,11 @@ public final class H2Server extends LoopbackServer {
             int port = portOrFree();
             Path home = dir == null ? Directories.createTemp(null, "cerberus-h2-") : Directories.create(dir);
             try {
-                List<String> command = JavaCommand.of(MAIN_CLASS).classPath(classPath).jvmOptions(jvmOptions.toArray(String[]::new))
-                        .jvmOptions("-Dh2.bindAddress=127.0.0.1")
+                JavaCommand java = JavaCommand.of(MAIN_CLASS);
+                if (classPath != null) {
+                    java.classPath(classPath);
+                }
+                List<String> command = java.jvmOptions(jvmOptions.toArray(String[]::new)).jvmOptions("-Dh2.bindAddress=127.0.0.1")
                         .args("-tcp", "-tcpPort", Integer.toString(port), "-ifNotExists", "-baseDir", home.toString())
                         .requireMainClass("depend on com.h2database:h2, or give its jar with classPath(...)").toList();
                 H2Server server = new H2Server(port, command, this, home, dir == null);

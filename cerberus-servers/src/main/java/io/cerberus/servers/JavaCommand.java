@@ -17,7 +17,7 @@ import java.util.jar.JarFile;
  */
 public final class JavaCommand {
     private final String mainClass;
-    private String classPath = System.getProperty("java.class.path");
+    private String classPath = System.getProperty("java.class.path", "");
     private final List<String> jvmOptions = new ArrayList<>();
     private final List<String> args = new ArrayList<>();
 
@@ -57,11 +57,20 @@ public final class JavaCommand {
      * @throws IllegalArgumentException if it is empty
      */
     public JavaCommand classPath(String classPath) {
+        this.classPath = checkedClassPath(classPath);
+        return this;
+    }
+
+    /**
+     * @param classPath a class path a caller was given for a child JVM
+     * @return it, if it is not empty
+     * @throws IllegalArgumentException if it is empty
+     */
+    static String checkedClassPath(String classPath) {
         if (classPath == null || classPath.isBlank()) {
             throw new IllegalArgumentException("the class path must not be empty");
         }
-        this.classPath = classPath;
-        return this;
+        return classPath;
     }
 
     /**

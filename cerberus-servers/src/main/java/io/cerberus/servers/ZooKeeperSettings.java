@@ -19,8 +19,10 @@ final class ZooKeeperSettings {
     private Duration minSessionTimeout;
     private Duration maxSessionTimeout = Duration.ofSeconds(60);
     private boolean forceSync = true;
-    private List<String> jvmOptions = List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
-    private String classPath = System.getProperty("java.class.path", "");
+    /** The child JVM's options; null for {@link JavaCommand#quickStart} with a heap of 128 MB. */
+    private List<String> jvmOptions;
+    /** The child JVM's class path; null for this JVM's. */
+    private String classPath;
 
     void tickTime(Duration tickTime) {
         if (tickTime.toMillis() < 1) {
@@ -46,10 +48,7 @@ final class ZooKeeperSettings {
     }
 
     void classPath(String classPath) {
-        if (classPath == null || classPath.isBlank()) {
-            throw new IllegalArgumentException("the class path must not be empty");
-        }
-        this.classPath = classPath;
+        this.classPath = JavaCommand.checkedClassPath(classPath);
     }
 
     /** @return the lines every server's configuration starts with */
@@ -77,7 +76,16 @@ final class ZooKeeperSettings {
      * @throws ServerException if ZooKeeper's main class is not on the class path
      */
     List<String> command(Path config) {
-        return JavaCommand.of(MAIN_CLASS).classPath(classPath).jvmOptions(jvmOptions.toArray(String[]::new)).args(config.toString())
+        JavaCommand command = JavaCommand.of(MAIN_CLASS);
+        if (classPath != null) {
+            command.classPath(classPath);
+        }
+        if (jvmOptions == null) {
+            command.quickStart("128m");
+        } else {
+            command.jvmOptions(jvmOptions.toArray(String[]::new));
+        }
+        return command.args(config.toString())
                 .requireMainClass("depend on org.apache.zookeeper:zookeeper (Curator brings it), or give its jars with classPath(...)")
                 .toList();
     }
