@@ -51,6 +51,15 @@ final class SafetyChecker {
     record Fault(String client, long nanos, String kind) {
     }
 
+    /**
+     * A grant's acquire line.
+     *
+     * @param askedAt when its call started: the line's time less the time the call took
+     * @param inHand when the line was written, so when the grant was certainly in hand
+     */
+    private record AcquireLine(long askedAt, long inHand) {
+    }
+
     /** The judgement of one lock: its holds and what its register ended with. */
     record LockReport(String name, List<Hold> holds, List<Hold[]> overlaps, long lostUpdates, long tokensBackwards, long lateGrants,
             long staleStopped, long writesAccepted, long finalValue, long longestGapNanos, List<Long> recoveriesNanos,
@@ -336,8 +345,7 @@ final class SafetyChecker {
         long tokensBackwards = 0;
         long highest = Long.MIN_VALUE;
         List<long[]> grants = new ArrayList<>(); // {nanos, highest token granted until then}, in time order
-        Map<String, Long> acquireStarts = new HashMap<>();
-        Map<String, Long> grantSeen = new HashMap<>(); // when its acquire line was logged: the grant was in hand then
+        Map<String, AcquireLine> acquireLines = new HashMap<>();
         List<String> lateCandidates = new ArrayList<>();
         for (HoldLog.Event event : events) {
             String key = event.client() + "/" + event.token();
@@ -346,29 +354,29 @@ final class SafetyChecker {
                     open.put(key, event);
                     if (event.token() >= 0) {
                         if (event.token() <= highest) {
-                            long askedAt = acquireStarts.getOrDefault(key, event.nanos());
+                            AcquireLine line = acquireLines.getOrDefault(key, new AcquireLine(event.nanos(), event.nanos()));
+                            long askedAt = line.askedAt();
                             // when the grant was in hand, if a pause delayed this line: its acquire line came before the
                             // pause; or the client was stopped when its acquire would have started, so it was timed before
-                            long inHand = grantSeen.getOrDefault(key, event.nanos());
+                            long inHand = line.inHand();
                             long stoppedSince = stoppedSince(faults, event.client(), askedAt);
                             if (stoppedSince >= 0) {
                                 inHand = Math.min(inHand, stoppedSince);
                             }
                             boolean inOrder = inHand < event.nanos() && event.token() > highestBefore(grants, inHand);
-                            if (!inOrder && pausedBetween(faults, event.client(), askedAt, event.nanos())) {
-                                lateCandidates.add(key);
-                            } else if (!inOrder) {
-                                tokensBackwards++;
+                            if (!inOrder) {
+                                if (pausedBetween(faults, event.client(), askedAt, event.nanos())) {
+                                    lateCandidates.add(key);
+                                } else {
+                                    tokensBackwards++;
+                                }
                             }
                         }
                         highest = Math.max(highest, event.token());
                         grants.add(new long[] {event.nanos(), highest});
                     }
                 }
-                case "ENGINE" -> acquireStart(event).ifPresent(start -> {
-                    acquireStarts.put(key, start);
-                    grantSeen.put(key, event.nanos());
-                });
+                case "ENGINE" -> acquireStart(event).ifPresent(start -> acquireLines.put(key, new AcquireLine(start, event.nanos())));
                 case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
                 case "REL", "LOST" -> close(open.remove(key), lock, event.nanos(), event.kind().equals("REL") ? "released" : "lost",
                         writes, holds);
