@@ -130,14 +130,21 @@ public interface Cerberus extends AutoCloseable {
 
     /**
      * Checks that an engine answers, with the one light read (no lock taken) the failover health
-     * checks make. For health endpoints and readiness probes. Thread-safe.
+     * checks make, and that its server is still set up to keep the guarantees (an engine that
+     * reads its server's settings at start-up reads them again). For health endpoints and
+     * readiness probes. Thread-safe.
      *
      * @param engine the name of one of {@link #engines()}
+     * @return warnings about the engine's settings that weaken a guarantee and that were accepted
+     *     (a Redis eviction policy allowed with {@code acceptEviction=true}), or that could not be
+     *     read; empty when there is none
      * @throws IllegalArgumentException if no engine has that name
      * @throws EngineUnavailableException if the engine cannot be reached within the connect timeout
+     * @throws UnsafeEngineException if the engine's server is now set up in a way that breaks a
+     *     guarantee and that was not accepted
      * @throws IllegalStateException if the client is closed
      */
-    void checkEngine(String engine);
+    List<String> checkEngine(String engine);
 
     /**
      * Lists the holds of this namespace whose lock name starts with {@code prefix}.

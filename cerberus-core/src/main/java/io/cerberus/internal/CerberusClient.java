@@ -198,9 +198,9 @@ public final class CerberusClient implements Cerberus {
     }
 
     @Override
-    public void checkEngine(String engine) {
+    public List<String> checkEngine(String engine) {
         ensureOpen();
-        switcher.named(engine).engine().isLocked(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME));
+        return List.copyOf(switcher.named(engine).engine().checkHealth(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME)));
     }
 
     @Override

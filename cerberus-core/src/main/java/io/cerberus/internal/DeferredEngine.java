@@ -10,6 +10,7 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -133,6 +134,11 @@ final class DeferredEngine implements LockEngine {
     @Override
     public boolean isLocked(LockKey key) {
         return open().isLocked(key);
+    }
+
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        return open().checkHealth(probe);
     }
 
 

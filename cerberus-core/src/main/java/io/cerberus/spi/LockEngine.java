@@ -2,6 +2,7 @@ package io.cerberus.spi;
 
 import io.cerberus.Capability;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -115,6 +116,24 @@ public interface LockEngine extends AutoCloseable {
      * @return whether anyone holds the lock now
      */
     boolean isLocked(LockKey key);
+
+    /**
+     * Checks that the engine answers and that its server is set up to keep the guarantees, for
+     * health endpoints and readiness probes ({@link io.cerberus.Cerberus#checkEngine}). The default
+     * makes the light read the failover checks make ({@code isLocked(probe)}); an engine that reads
+     * its server's settings (the Redis engine reads its eviction policy) reads them again here, so a
+     * setting changed after start-up is seen.
+     *
+     * @param probe a lock name to read, in the client's namespace; no lock is taken
+     * @return warnings about settings that weaken a guarantee and that the user accepted (or that
+     *     could not be read), each one sentence naming the setting; empty when there is none
+     * @throws io.cerberus.EngineUnavailableException if the engine does not answer within its timeout
+     * @throws io.cerberus.UnsafeEngineException if a setting breaks a guarantee and was not accepted
+     */
+    default List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return List.of();
+    }
 
     /**
      * One of this engine's optional abilities, if it has it: {@link RenewsInBatches},

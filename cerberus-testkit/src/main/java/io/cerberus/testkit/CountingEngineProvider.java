@@ -222,6 +222,12 @@ public final class CountingEngineProvider implements EngineProvider {
         }
 
         @Override
+        public List<String> checkHealth(LockKey probe) {
+            calls.incrementAndGet();
+            return inner.checkHealth(probe);
+        }
+
+        @Override
         public List<LockInfo> inspect(String namespace, String prefix) {
             calls.incrementAndGet();
             return inner.ability(Inspects.class).orElseThrow().inspect(namespace, prefix);

@@ -2,6 +2,7 @@ package io.cerberus.spring.boot3;
 
 import io.cerberus.Cerberus;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.CompositeHealthContributor;
@@ -44,8 +45,11 @@ public class CerberusBoot3HealthAutoConfiguration {
     private static Health check(Cerberus cerberus, String engine) {
         Health.Builder health;
         try {
-            cerberus.checkEngine(engine);
+            List<String> warnings = cerberus.checkEngine(engine);
             health = Health.up();
+            if (!warnings.isEmpty()) {
+                health.withDetail("warnings", warnings);
+            }
         } catch (RuntimeException e) {
             health = Health.down().withDetail("error", e.getClass().getSimpleName() + ": " + e.getMessage());
         }
