@@ -20,9 +20,13 @@ final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecord
     private final MemoryIdempotencyStore records;
 
     MemoryEngine(String uri, MemoryStore store) {
+        this(uri, store, MemoryIdempotencyStore.named(uri));
+    }
+
+    MemoryEngine(String uri, MemoryStore store, MemoryIdempotencyStore records) {
         this.uri = uri;
         this.store = store;
-        this.records = MemoryIdempotencyStore.named(uri);
+        this.records = records;
     }
 
     @Override

@@ -1,24 +1,52 @@
 package io.cerberus.local;
 
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The {@code mem:} idempotency store: records in this JVM, one map per store name, expiry on the
  * monotonic clock. Each change is one atomic {@code compute} of the record; completions and
  * releases wake waiting duplicates. Records that are over are swept at most once a minute, by a
- * claim.
+ * claim, and at once when the store is full.
+ *
+ * <p>Bounded, as the heap is: a claim is refused ({@link EngineUnavailableException}, so the guard
+ * fails closed or open as configured) while the store holds {@link Limits#maxRecords()} records or
+ * {@link Limits#maxBytes()} bytes, and a result is kept only if it fits in the bytes left (else the
+ * guard records "ran, result not kept": the operation never runs twice for want of room). Sizes are
+ * estimates of the heap a record takes; claims racing for the last place may pass a limit by one
+ * record each.
  */
 final class MemoryIdempotencyStore implements IdempotencyStore {
     private static final Map<String, MemoryIdempotencyStore> NAMED = new ConcurrentHashMap<>();
+    /** What a record takes besides its strings and result: the entry, the record, the map node. */
+    private static final long RECORD_OVERHEAD = 160;
+    private static final long FULL_SWEEP_EVERY_NANOS = 100_000_000L;
 
+    /**
+     * The bounds of one store.
+     *
+     * @param maxRecords the most records, live or not yet swept
+     * @param maxBytes the most bytes of records (ids, tokens, results), estimated
+     */
+    record Limits(long maxRecords, long maxBytes) {
+        /** 100,000 records, 64 MiB. */
+        static final Limits DEFAULT = new Limits(100_000, 64L << 20);
+    }
+
+    private final String name;
+    private final Limits limits;
     private final Map<String, Entry> records = new ConcurrentHashMap<>();
+    private final AtomicLong count = new AtomicLong();
+    private final AtomicLong bytes = new AtomicLong();
     private final long sweepEveryNanos;
-    private final java.util.concurrent.atomic.AtomicLong nextSweep = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
+    private final AtomicLong nextFullSweep = new AtomicLong(System.nanoTime());
     /** Waiting duplicates wait on this; completions and releases wake them. */
     private final Object changes = new Object();
 
@@ -29,13 +57,47 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    /** @param sweepEvery how often a claim removes the records that are over */
-    MemoryIdempotencyStore(Duration sweepEvery) {
+    /**
+     * @param name the engine URI, for messages
+     * @param limits the bounds
+     * @param sweepEvery how often a claim removes the records that are over
+     */
+    MemoryIdempotencyStore(String name, Limits limits, Duration sweepEvery) {
+        this.name = name;
+        this.limits = limits;
         this.sweepEveryNanos = sweepEvery.toNanos();
     }
 
+    /** @return the store of this name, with the default bounds when it is new */
     static MemoryIdempotencyStore named(String name) {
-        return NAMED.computeIfAbsent(name, n -> new MemoryIdempotencyStore(Duration.ofMinutes(1)));
+        return named(name, Optional.empty());
+    }
+
+    /**
+     * @param name the engine URI ({@code mem:NAME})
+     * @param limits bounds the URI asked for, if any
+     * @return the store of this name, made with those bounds (or the default ones) if it is new
+     * @throws IllegalArgumentException if the store is open already with other bounds
+     */
+    static MemoryIdempotencyStore named(String name, Optional<Limits> limits) {
+        MemoryIdempotencyStore store = NAMED.computeIfAbsent(name,
+                n -> new MemoryIdempotencyStore(n, limits.orElse(Limits.DEFAULT), Duration.ofMinutes(1)));
+        if (limits.isPresent() && !limits.get().equals(store.limits)) {
+            throw new IllegalArgumentException("the idempotency records of " + name + " are already kept in this JVM with maxRecords="
+                    + store.limits.maxRecords() + " and maxRecordBytes=" + store.limits.maxBytes() + "; open it with the same limits,"
+                    + " with none, or use another store name");
+        }
+        return store;
+    }
+
+    /** @return the estimated heap bytes of a record with this id */
+    private static long weight(String id, IdempotencyRecord record) {
+        long strings = id.length() + record.token().length() + (record.fingerprint() == null ? 0 : record.fingerprint().length());
+        return RECORD_OVERHEAD + 2 * strings + (record.result() == null ? 0 : record.result().length);
+    }
+
+    private boolean full() {
+        return count.get() >= limits.maxRecords() || bytes.get() >= limits.maxBytes();
     }
 
     private static long until(long now, Duration time) {
@@ -50,7 +112,11 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
         long now = System.nanoTime();
         sweepNowAndThen(now);
+        if (full()) {
+            sweepWhenFull(now);
+        }
         IdempotencyRecord[] existing = new IdempotencyRecord[1];
+        boolean[] refused = new boolean[1];
         records.compute(id, (key, entry) -> {
             if (entry != null && entry.live(now)) {
                 if (!entry.record().completed() && entry.record().token().equals(token)) {
@@ -59,9 +125,30 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
                 existing[0] = entry.record();
                 return entry;
             }
-            return new Entry(new IdempotencyRecord(false, token, fingerprint, null, false), until(now, lease));
+            if (full()) {
+                refused[0] = true;
+                return entry;
+            }
+            IdempotencyRecord claim = new IdempotencyRecord(false, token, fingerprint, null, false);
+            if (entry == null) {
+                count.incrementAndGet();
+            }
+            bytes.addAndGet(weight(key, claim) - (entry == null ? 0 : weight(key, entry.record())));
+            return new Entry(claim, until(now, lease));
         });
+        if (refused[0]) {
+            throw new EngineUnavailableException("the idempotency records of " + name + " fill what this JVM keeps for them ("
+                    + count.get() + " records of at most " + limits.maxRecords() + ", about " + bytes.get() + " bytes of at most "
+                    + limits.maxBytes() + "); records are kept for their retention: shorten it, raise maxRecords or maxRecordBytes"
+                    + " in the URI, or keep records on a server engine (redis://, jdbc:...)", null);
+        }
         return Optional.ofNullable(existing[0]);
+    }
+
+    /** The result that fits in the bytes left: a larger one is kept as "ran, result not kept". */
+    @Override
+    public int maxResultBytes() {
+        return (int) Math.max(0, Math.min(Integer.MAX_VALUE - 1024, limits.maxBytes() - bytes.get()));
     }
 
     @Override
@@ -86,8 +173,12 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             IdempotencyRecord record = entry.record();
             if (entry.live(now) && record.token().equals(token)) {
                 done[0] = true; // completed already: this completion, sent again
-                return record.completed() ? entry
-                        : new Entry(new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure), until(now, retention));
+                if (record.completed()) {
+                    return entry;
+                }
+                IdempotencyRecord completed = new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure);
+                bytes.addAndGet(weight(key, completed) - weight(key, record));
+                return new Entry(completed, until(now, retention));
             }
             return entry;
         });
@@ -103,7 +194,31 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         if (now - due < 0 || !nextSweep.compareAndSet(due, now + sweepEveryNanos)) {
             return;
         }
-        records.entrySet().removeIf(entry -> !entry.getValue().live(now));
+        sweep(now);
+    }
+
+    /** Removes the records that are over when the store is full, at most ten times a second. */
+    private void sweepWhenFull(long now) {
+        long due = nextFullSweep.get();
+        if (now - due >= 0 && nextFullSweep.compareAndSet(due, now + FULL_SWEEP_EVERY_NANOS)) {
+            sweep(now);
+        }
+    }
+
+    private void sweep(long now) {
+        for (Map.Entry<String, Entry> entry : records.entrySet()) {
+            if (!entry.getValue().live(now)) {
+                remove(entry.getKey(), entry.getValue());
+            }
+        }
+    }
+
+    /** Removes a record if it is still this entry, and counts it out. */
+    private void remove(String id, Entry entry) {
+        if (records.remove(id, entry)) {
+            count.decrementAndGet();
+            bytes.addAndGet(-weight(id, entry.record()));
+        }
     }
 
     /** @return how many records this store holds, live or not yet swept (for tests) */
@@ -118,9 +233,12 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         records.computeIfPresent(id, (key, entry) -> {
             if (entry.live(now) && !entry.record().completed() && entry.record().token().equals(token)) {
                 done[0] = true;
-                return null;
+            } else if (entry.live(now)) {
+                return entry;
             }
-            return entry.live(now) ? entry : null;
+            count.decrementAndGet();
+            bytes.addAndGet(-weight(key, entry.record()));
+            return null;
         });
         if (done[0]) {
             changed();
