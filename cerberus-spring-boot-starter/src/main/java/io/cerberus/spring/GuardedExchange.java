@@ -6,12 +6,10 @@ import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -21,7 +19,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.filter.ShallowEtagHeaderFilter;
-import org.springframework.web.util.ContentCachingResponseWrapper;
 import org.springframework.web.util.WebUtils;
 
 /**
@@ -31,12 +28,17 @@ import org.springframework.web.util.WebUtils;
  * that writes the response, maybe more. The exchange lives in a request attribute in between.
  *
  * <p>Invariants: the attempt stays open (its key claimed, its lease renewed by the guard) until the
- * request ends; it is settled exactly once (an atomic flag, as container callbacks run on other
- * threads than dispatches), before the recorded body is copied to the client, so a retry sent the
- * moment the client reads the response finds the key stored or free, never in progress. How:
+ * request ends or its response passes the stored size; it is settled exactly once (an atomic flag,
+ * as container callbacks run on other threads than dispatches), before the first byte of the body
+ * goes to the client, so a retry sent the moment the client reads the response finds the key
+ * stored or free, never in progress. At most {@code max-stored-response-size} bytes of a response
+ * are held in memory ({@link ResponseRecorder}). How:
  * <ul>
  * <li>the last dispatch (the one after which the request is no longer asynchronous) stores the
  *     response by the status rules, or releases the key;
+ * <li>a response whose body passes the stored size settles the key the moment it does, by the same
+ *     status rules ("ran, response not kept", or released), then goes to the client as it is
+ *     written: a response of any size streams in bounded memory;
  * <li>an async timeout or error releases the key at once: what the application answers then (a
  *     timeout result) is not stored;
  * <li>a response that Spring streams (StreamingResponseBody, ResponseBodyEmitter, SSE: they mark
@@ -53,20 +55,20 @@ final class GuardedExchange implements AsyncListener {
     private static final Set<Integer> RETRYABLE = Set.of(408, 409, 425, 429);
 
     private final IdempotencyAttempt<StoredResponse> attempt;
-    private final Recorder recorder;
+    private final ResponseRecorder recorder;
     private final List<String> storedHeaders;
     private final long maxStored;
     private final String request;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile AsyncContext listenedTo;
 
-    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, Recorder recorder, List<String> storedHeaders, long maxStored,
-            String request) {
+    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
+            List<String> storedHeaders, long maxStored) {
         this.attempt = attempt;
-        this.recorder = recorder;
         this.storedHeaders = storedHeaders;
         this.maxStored = maxStored;
-        this.request = request;
+        this.request = request.getMethod() + " " + request.getRequestURI();
+        this.recorder = new ResponseRecorder(response, request, maxStored, this::passedLimit);
     }
 
     /** @return the exchange of a request whose first dispatch the filter guarded, or null */
@@ -82,8 +84,7 @@ final class GuardedExchange implements AsyncListener {
      */
     static void start(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
             FilterChain chain, List<String> storedHeaders, long maxStored) throws IOException, ServletException {
-        GuardedExchange exchange = new GuardedExchange(attempt, new Recorder(response, request), storedHeaders, maxStored,
-                request.getMethod() + " " + request.getRequestURI());
+        GuardedExchange exchange = new GuardedExchange(attempt, request, response, storedHeaders, maxStored);
         request.setAttribute(ATTRIBUTE, exchange);
         exchange.dispatch(request, exchange.recorder, chain);
     }
@@ -92,7 +93,7 @@ final class GuardedExchange implements AsyncListener {
     void redispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
         // The container hands back the response given to startAsync, which wraps the recorder; a container
         // that hands back the bare response gets the recorder, so the body is recorded either way.
-        boolean wrapsRecorder = WebUtils.getNativeResponse(response, Recorder.class) == recorder;
+        boolean wrapsRecorder = WebUtils.getNativeResponse(response, ResponseRecorder.class) == recorder;
         dispatch(request, wrapsRecorder ? response : recorder, chain);
     }
 
@@ -130,19 +131,39 @@ final class GuardedExchange implements AsyncListener {
                         + " cerberus.idempotency.http.paths", request);
             } else {
                 int status = recorder.getStatus();
-                int size = recorder.getContentSize();
-                if (status < 500 && !RETRYABLE.contains(status) && size > maxStored) {
-                    LOG.warn("{} answered {} with {} bytes, more than cerberus.idempotency.http.max-stored-response-size ({} bytes):"
-                            + " sent but not stored; a duplicate gets 422", request, status, size, maxStored);
-                    attempt.completeNotKept("its response of " + size + " bytes was larger than the " + maxStored
-                            + " bytes stored for replay");
-                } else if (status < 500 && !RETRYABLE.contains(status)) {
-                    attempt.complete(new StoredResponse(status, storedHeaders(), recorder.getContentAsByteArray()));
+                if (stored(status)) {
+                    attempt.complete(new StoredResponse(status, storedHeaders(), recorder.body()));
                 }
             }
             attempt.close();
         } finally {
-            recorder.copyBodyToResponse();
+            recorder.sendKept(true);
+        }
+    }
+
+    /** @return whether a response of this status is stored: not one that says "try again" */
+    private static boolean stored(int status) {
+        return status < 500 && !RETRYABLE.contains(status);
+    }
+
+    /**
+     * The body passes the stored size: settle now, before its first byte goes to the client. A
+     * failure to record the settlement is logged, and the response still goes out: the operation ran.
+     */
+    private void passedLimit(int status) {
+        if (!settled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            if (stored(status)) {
+                LOG.warn("{} answered {} with more than cerberus.idempotency.http.max-stored-response-size ({} bytes): sent as"
+                        + " written and not stored; a duplicate gets 422", request, status, maxStored);
+                attempt.completeNotKept("its response was larger than the " + maxStored + " bytes stored for replay");
+            }
+            attempt.close();
+        } catch (RuntimeException e) {
+            LOG.error("{} answered {} with more than {} bytes, but the idempotency store could not record that its response is"
+                    + " not kept: until the key's lease runs out a duplicate gets 409, then it runs again", request, status, maxStored, e);
         }
     }
 
@@ -189,50 +210,5 @@ final class GuardedExchange implements AsyncListener {
         // A container clears the listeners when a later dispatch starts async processing again.
         listenedTo = event.getAsyncContext();
         listenedTo.addListener(this);
-    }
-
-    /**
-     * Records the response to store it, except one that Spring streams: that goes to the client as
-     * it is written, as {@link ShallowEtagHeaderFilter} lets it.
-     */
-    static final class Recorder extends ContentCachingResponseWrapper {
-        /** Set by {@link ShallowEtagHeaderFilter#disableContentCaching}, whose constant is private. */
-        private static final String STREAMING = ShallowEtagHeaderFilter.class.getName() + ".STREAMING";
-
-        private final ServletRequest request;
-
-        Recorder(HttpServletResponse response, ServletRequest request) {
-            super(response);
-            this.request = request;
-        }
-
-        boolean streamed() {
-            return request.getAttribute(STREAMING) != null;
-        }
-
-        @Override
-        public ServletOutputStream getOutputStream() throws IOException {
-            if (streamed()) {
-                copyBodyToResponse(false);
-                return getResponse().getOutputStream();
-            }
-            return super.getOutputStream();
-        }
-
-        @Override
-        public PrintWriter getWriter() throws IOException {
-            if (streamed()) {
-                copyBodyToResponse(false);
-                return getResponse().getWriter();
-            }
-            return super.getWriter();
-        }
-
-        @Override
-        public void flushBuffer() throws IOException {
-            if (streamed()) {
-                getResponse().flushBuffer();
-            }
-        }
     }
 }

@@ -24,11 +24,8 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.Principal;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -107,27 +104,18 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     }
 
     /**
-     * @return {@code METHOD /path}, at most 256 characters, followed with per-user keys by
-     *     {@code for user <hash>}: the SHA-256 of the principal name, so that user names do not go
-     *     into the store
+     * @return {@code METHOD /path}, followed with per-user keys by {@code for user <hash>} (the
+     *     SHA-256 of the principal name, so that user names do not go into the store); a name longer
+     *     than an operation name may be ends with the SHA-256 of the whole ({@link OperationNames}),
+     *     so two long paths are never one operation
      */
     private String operation(HttpServletRequest request) {
         String operation = request.getMethod() + " " + request.getRequestURI();
         Principal user = settings.isPerUser() ? request.getUserPrincipal() : null;
-        if (user == null) {
-            return operation.length() > 256 ? operation.substring(0, 256) : operation;
+        if (user != null) {
+            operation += " for user " + OperationNames.sha256Hex(user.getName()).substring(0, 32);
         }
-        String scope = " for user " + userHash(user.getName());
-        return (operation.length() > 256 - scope.length() ? operation.substring(0, 256 - scope.length()) : operation) + scope;
-    }
-
-    private static String userHash(String name) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+        return OperationNames.fit(operation);
     }
 
     private static void require(boolean rule, String message) {

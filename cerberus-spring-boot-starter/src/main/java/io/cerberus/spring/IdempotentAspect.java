@@ -8,11 +8,7 @@ import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.ResultCodec;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,7 +39,6 @@ final class IdempotentAspect implements Ordered {
     static final int ORDER = DistributedLockAspect.ORDER - 100;
     private static final String ANNOTATION = "@Idempotent";
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
-    private static final int MAX_OPERATION = 256;
 
     /** The result of a void method: nothing to store, nothing to replay. */
     private static final ResultCodec<Object> NOTHING = new ResultCodec<>() {
@@ -143,16 +138,7 @@ final class IdempotentAspect implements Ordered {
         for (Class<?> type : method.getParameterTypes()) {
             parameters.add(type.getTypeName());
         }
-        String name = ClassUtils.getUserClass(beanClass).getName() + "." + method.getName() + parameters;
-        if (name.length() <= MAX_OPERATION) {
-            return name;
-        }
-        try {
-            String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8)));
-            return name.substring(0, MAX_OPERATION - hash.length() - 1) + "#" + hash;
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+        return OperationNames.fit(ClassUtils.getUserClass(beanClass).getName() + "." + method.getName() + parameters);
     }
 
     record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {
@@ -176,9 +162,9 @@ final class IdempotentAspect implements Ordered {
                     + " needs onInProgress = WAIT; with " + annotation.onInProgress() + " a duplicate does not wait");
         }
         String operation = annotation.operation();
-        if (!operation.isEmpty() && (operation.isBlank() || operation.length() > MAX_OPERATION)) {
+        if (!operation.isEmpty() && (operation.isBlank() || operation.length() > OperationNames.MAX)) {
             throw new IllegalArgumentException(ANNOTATION + "(operation = \"" + operation + "\") on " + Invocations.describe(method)
-                    + " must have 1 to " + MAX_OPERATION + " characters, not only spaces (or be left out for the default name)");
+                    + " must have 1 to " + OperationNames.MAX + " characters, not only spaces (or be left out for the default name)");
         }
         Class<?> returned = method.getReturnType();
         if (returned == void.class || returned == Void.class) {

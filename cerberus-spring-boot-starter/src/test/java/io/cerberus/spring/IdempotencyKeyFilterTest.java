@@ -31,7 +31,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** The Idempotency-Key filter in a running servlet application over a file: engine, through real HTTP. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = IdempotencyKeyFilterTest.App.class,
-        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**",
+        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**,/exports/**",
             "cerberus.idempotency.http.max-stored-response-size=1KB"})
 class IdempotencyKeyFilterTest {
     @TempDir
@@ -194,6 +194,46 @@ class IdempotencyKeyFilterTest {
         assertThat(orders.created).as("the duplicate did not run again").hasValue(1);
     }
 
+    @Test
+    void twoLongPathsWithOneKeyAndBodyAreTwoOperationsNeverReplayingEachOther() throws Exception {
+        String key = UUID.randomUUID().toString();
+        String common = "a".repeat(990); // one path of 1,000 characters and the next differ only in their last character
+        HttpResponse<String> first = post("/orders/" + common + "01", key, "{}");
+        HttpResponse<String> second = post("/orders/" + common + "02", key, "{}");
+        HttpResponse<String> firstAgain = post("/orders/" + common + "01", key, "{}");
+
+        assertThat(("/orders/" + common + "01").length()).isEqualTo(1000);
+        assertThat(second.statusCode()).isEqualTo(201);
+        assertThat(second.headers().firstValue("Idempotent-Replayed")).as("not the first path's response").isEmpty();
+        assertThat(second.body()).contains("order-2");
+        assertThat(firstAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(firstAgain.body()).isEqualTo(first.body());
+        assertThat(orders.created).hasValue(2);
+    }
+
+    @Test
+    void aResponseThatPassesTheStoredLimitGoesToTheClientAsWrittenAndIsSettledBeforeItsFirstByte() throws Exception {
+        Gate gate = new Gate();
+        orders.gate.set(gate);
+        String key = UUID.randomUUID().toString();
+        CompletableFuture<HttpResponse<java.io.InputStream>> first =
+                http.sendAsync(request("/exports/1", key, "{}"), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(gate.awaitEntered(10_000)).isTrue();
+
+        // the handler wrote 4 KB (the limit is 1 KB) and now waits: the client already has them
+        HttpResponse<java.io.InputStream> response = first.get(10, TimeUnit.SECONDS);
+        assertThat(response.statusCode()).isEqualTo(200);
+        java.io.InputStream body = response.body();
+        assertThat(body.readNBytes(Orders.CHUNK)).hasSize(Orders.CHUNK).containsOnly((byte) 'e');
+        HttpResponse<String> duplicate = post("/exports/1", key, "{}");
+        assertThat(duplicate.statusCode()).as("settled as not kept before the first byte went out, not in progress").isEqualTo(422);
+        assertThat(duplicate.body()).contains("Response not kept");
+
+        gate.open();
+        assertThat(body.readAllBytes()).hasSize(Orders.CHUNK).containsOnly((byte) 'f');
+        assertThat(orders.exports).as("the duplicate did not run").hasValue(1);
+    }
+
     private HttpResponse<String> post(String path, String key, String body) throws Exception {
         return post(path, key, body, null);
     }
@@ -250,7 +290,9 @@ class IdempotencyKeyFilterTest {
 
     @RestController
     static class Orders {
+        static final int CHUNK = 4096;
         final AtomicInteger created = new AtomicInteger();
+        final AtomicInteger exports = new AtomicInteger();
         final java.util.concurrent.atomic.AtomicBoolean failNext = new java.util.concurrent.atomic.AtomicBoolean();
         final AtomicReference<Gate> gate = new AtomicReference<>();
 
@@ -266,6 +308,20 @@ class IdempotencyKeyFilterTest {
             String order = "order-" + created.incrementAndGet();
             return ResponseEntity.status(201).location(URI.create("/orders/" + id + "/" + order))
                     .header("Content-Type", "application/json").body("{\"order\":\"" + order + "\",\"body\":" + body + "}");
+        }
+
+        @PostMapping("/exports/{id}")
+        void export(@PathVariable String id, jakarta.servlet.http.HttpServletResponse response) throws java.io.IOException {
+            exports.incrementAndGet();
+            response.setContentType("application/octet-stream");
+            java.io.OutputStream out = response.getOutputStream();
+            out.write("e".repeat(CHUNK).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            Gate waiting = gate.get();
+            if (waiting != null) {
+                waiting.enterAndWait();
+            }
+            out.write("f".repeat(CHUNK).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         }
     }
 }
