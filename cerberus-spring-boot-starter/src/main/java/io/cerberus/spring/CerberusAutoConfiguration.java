@@ -16,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Lazy;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -31,28 +32,56 @@ import org.springframework.util.ClassUtils;
 public class CerberusAutoConfiguration {
     /** The engine URI that stands for the application's own {@link DataSource}. */
     static final String DATA_SOURCE_URI = "jdbc:datasource";
+    private static final String NO_ENGINE = "no Cerberus engine is configured, and the locks of a JVM-local default would exclude"
+            + " nothing between the application's instances";
+    private static final String CHOOSE_ENGINE = "Set cerberus.engines to the store the instances share, such as redis://redis:6379,"
+            + " zk://zk1:2181, etcd://etcd:2379, jdbc:datasource (the application's DataSource) or file:/var/lock/app (one machine);"
+            + " see the starter's SPRING.md. For tests, or a tool that runs as one process, cerberus.engines=mem: keeps locks in this JVM";
+
+    /**
+     * Fails the start when the configuration names a {@code cerberus.*} property the starter does
+     * not have (a misspelt one would be ignored), naming the nearest known property.
+     *
+     * @param environment the application's environment
+     * @return a marker that the check passed, which the client's bean waits for
+     * @throws IllegalArgumentException naming each unknown property, where it was set, and the nearest known one
+     */
+    @Bean
+    static PropertiesChecked cerberusPropertiesCheck(Environment environment) {
+        UnknownProperties.check(environment);
+        return new PropertiesChecked();
+    }
+
+    /** That the {@code cerberus.*} properties of the environment are all known ({@link UnknownProperties}). */
+    static final class PropertiesChecked {
+    }
 
     /**
      * The client, closed with the application context (releasing every lock it still holds).
      *
+     * @param checked the properties' names were checked first
      * @param properties the {@code cerberus.*} settings
      * @param dataSources the application's data source, for {@code jdbc:datasource} engines
      * @param customizers adjust the builder after the properties
      * @param switchListeners told of every engine switch
      * @return the connected client
-     * @throws IllegalArgumentException if a setting breaks a rule (the application does not start)
+     * @throws IllegalArgumentException if a setting breaks a rule, or no engine is configured (the
+     *     application does not start)
      * @throws io.cerberus.EngineUnavailableException if an engine cannot be reached within the connect timeout
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public Cerberus cerberus(CerberusProperties properties, ObjectProvider<DataSource> dataSources,
+    public Cerberus cerberus(PropertiesChecked checked, CerberusProperties properties, ObjectProvider<DataSource> dataSources,
             ObjectProvider<CerberusBuilderCustomizer> customizers, ObjectProvider<EngineSwitchListener> switchListeners,
             BeanFactory beanFactory) {
         CerberusBuilder builder = Cerberus.builder()
                 .namespace(properties.getNamespace())
                 .defaultLease(properties.getDefaultLease())
                 .connectTimeout(properties.getConnectTimeout());
-        List<String> engines = properties.getEngines() == null || properties.getEngines().isEmpty() ? List.of("mem:") : properties.getEngines();
+        List<String> engines = properties.getEngines() == null ? List.of() : properties.getEngines();
+        if (engines.isEmpty() && customizers.stream().findAny().isEmpty()) {
+            throw new ConfigurationMistake(NO_ENGINE, CHOOSE_ENGINE);
+        }
         for (String uri : engines) {
             if (isDataSourceUri(uri)) {
                 DataSourceEngines.add(builder, uri, dataSources);

@@ -10,17 +10,19 @@ import org.springframework.util.unit.DataSize;
  * The {@code cerberus.*} settings of the auto-configured {@link io.cerberus.Cerberus} client and
  * its idempotency guard. Durations take Spring's forms: {@code 500ms}, {@code 5s}, {@code 1m},
  * {@code PT5S}; a bare number is milliseconds. Every value is checked when the client is built, so
- * a bad one fails the application's start with a message naming the rule.
+ * a bad one fails the application's start with a message naming the rule, and so does a
+ * {@code cerberus.*} property that is none of these (a misspelt name).
  */
 @ConfigurationProperties(prefix = "cerberus")
 public class CerberusProperties {
 
     /**
      * Engine URIs, in order: the first is the primary, the others are where failover and
-     * switchEngine() go. When absent, one in-JVM engine, "mem:" (locks are then not shared with
-     * other processes). "jdbc:datasource" uses the application's DataSource (needs cerberus-jdbc).
+     * switchEngine() go. Required: without one the application does not start ("mem:" keeps locks
+     * in this JVM only, for tests and one-process tools). "jdbc:datasource" uses the application's
+     * DataSource (needs cerberus-jdbc).
      */
-    private List<String> engines = new ArrayList<>(List.of("mem:"));
+    private List<String> engines = new ArrayList<>();
 
     /**
      * Namespace (application key): locks and idempotency records of different namespaces never

@@ -15,7 +15,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  */
 class AnnotationCheckAtStartTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class))
+            .withPropertyValues("cerberus.engines=mem:");
 
     static class NotADuration {
         @DistributedLock(key = "'a'", waitTime = "5 parsecs")

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 
-/** The annotations over the {@code mem:} engine (the default when no engine is configured). */
-@SpringBootTest(classes = AnnotatedServices.class)
+/** The annotations over the {@code mem:} engine. */
+@SpringBootTest(classes = AnnotatedServices.class, properties = "cerberus.engines=mem:")
 class MemEngineAnnotationTest extends AbstractAnnotationTest {
 
     @Test
-    void theDefaultEngineIsMem() {
+    void theEngineIsMem() {
         assertThat(cerberus.engines()).containsExactly("mem");
     }
 }

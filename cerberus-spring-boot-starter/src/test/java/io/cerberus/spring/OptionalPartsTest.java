@@ -22,7 +22,7 @@ class OptionalPartsTest {
 
     @Test
     void withoutActuatorWebOrMicrometerOnlyTheClientIsConfigured() {
-        new ApplicationContextRunner().withConfiguration(ALL)
+        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:")
                 .withClassLoader(new FilteredClassLoader(ConditionalOnAvailableEndpoint.class, OncePerRequestFilter.class, MicrometerMetrics.class))
                 .withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> {
@@ -34,17 +34,17 @@ class OptionalPartsTest {
 
     @Test
     void theFilterNeedsItsPropertyAndAServletApplication() {
-        WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(ALL);
+        WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:");
         web.run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
         web.withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> assertThat(context.getBean("cerberusIdempotencyKeyFilter")).isInstanceOf(FilterRegistrationBean.class));
-        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.idempotency.http.enabled=true")
+        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:").withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
     }
 
     @Test
     void aBadFilterSettingFailsTheStart() {
-        new WebApplicationContextRunner().withConfiguration(ALL)
+        new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:")
                 .withPropertyValues("cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.retention=10ms")
                 .run(context -> assertThat(context.getStartupFailure()).rootCause()
                         .hasMessageContaining("cerberus.idempotency.http.retention must be at least 1s"));
@@ -53,7 +53,7 @@ class OptionalPartsTest {
     @Test
     void theClientReportsToTheRegistryBean() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new ApplicationContextRunner().withConfiguration(ALL).withBean(SimpleMeterRegistry.class, () -> registry)
+        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:").withBean(SimpleMeterRegistry.class, () -> registry)
                 .run(context -> {
                     assertThat(context.getBean(Cerberus.class).lock("metered").tryLock()).isTrue();
                     assertThat(registry.find("cerberus.lock.acquire").timer()).as("the client's acquire timer in the application's registry")

@@ -36,8 +36,8 @@ class StarterConfigurationTest {
     Path directory;
 
     @Test
-    void withoutPropertiesTheClientHasOneMemEngineAndTheDefaults() {
-        runner.run(context -> {
+    void withTheMemEngineNamedTheClientHasItAndTheDefaults() {
+        runner.withPropertyValues("cerberus.engines=mem:").run(context -> {
             Cerberus cerberus = context.getBean(Cerberus.class);
             assertThat(cerberus.engines()).containsExactly("mem");
             assertThat(cerberus.namespace()).isEqualTo("default");
@@ -104,13 +104,13 @@ class StarterConfigurationTest {
 
     @Test
     void failoverIsOffUnlessEnabled() {
-        runner.withPropertyValues("cerberus.failover.after=3s").run(context ->
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.after=3s").run(context ->
                 assertThat(CerberusAutoConfiguration.failoverPolicy(context.getBean(CerberusProperties.class).getFailover())).isEmpty());
     }
 
     @Test
     void failoverWithOneEngineFailsTheStartSayingWhy() {
-        runner.withPropertyValues("cerberus.failover.enabled=true").run(context -> {
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.enabled=true").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("failover needs at least two engines");
         });
@@ -118,9 +118,9 @@ class StarterConfigurationTest {
 
     @Test
     void aBadValueFailsTheStartNamingTheRule() {
-        runner.withPropertyValues("cerberus.default-lease=50ms").run(context ->
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.default-lease=50ms").run(context ->
                 assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("default lease must be at least 100ms"));
-        runner.withPropertyValues("cerberus.idempotency.store-attempts=0").run(context ->
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.store-attempts=0").run(context ->
                 assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("storeAttempts must be 1 to 10"));
         runner.withPropertyValues("cerberus.engines=nosuch://x").run(context -> assertThat(context).hasFailed());
     }
@@ -152,7 +152,7 @@ class StarterConfigurationTest {
 
     @Test
     void customizersAndSwitchListenersAreApplied() {
-        runner.withUserConfiguration(CustomizerAndListener.class).run(context -> {
+        runner.withUserConfiguration(CustomizerAndListener.class).withPropertyValues("cerberus.engines=mem:").run(context -> {
             Cerberus cerberus = context.getBean(Cerberus.class);
             assertThat(cerberus.engines()).containsExactly("mem", "backup");
             cerberus.switchEngine();
