@@ -14,7 +14,10 @@ import java.util.Optional;
  * @param fencingToken the fencing token of the hold, or -1 when the engine has none
  * @param leaseRemaining how long the engine keeps the lock without a renewal; empty when the hold
  *     lives with the holder's session instead
- * @param waiters how many clients wait for the lock, or -1 when the engine cannot tell
+ * @param waiters how many attempts wait in the engine for the lock (a client lines up its own
+ *     threads, so mostly one per waiting client), or -1 when the engine cannot tell: an engine that
+ *     does not see every waiter (Redis, whose plain locks are raced for, not queued) says -1, never a
+ *     count that misses some
  */
 public record LockInfo(
         String name, String mode, String holder, long fencingToken, Optional<Duration> leaseRemaining, int waiters) {
