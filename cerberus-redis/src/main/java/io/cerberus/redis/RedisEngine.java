@@ -89,6 +89,8 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         thread.setDaemon(true);
         return thread;
     });
+    /** The waiter count of {@link LockInfo} when the engine cannot tell it. */
+    static final int WAITERS_UNKNOWN = -1;
     /** Holds renewed by one script call. */
     static final int RENEW_BATCH = 200;
     /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
@@ -358,6 +360,12 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         return Replies.await(reply, timeout, uri, "check lock '" + key.name() + "'") == 1L;
     }
 
+    /**
+     * Lists the holds with {@code SCAN} (never {@code KEYS}) and one script per lock. The number
+     * of waiters is unknown (-1): exclusive attempts never queue in the server, and they may wait
+     * for the same name as queued fair, read or write attempts, so no count the server keeps is
+     * complete.
+     */
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
         ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
@@ -375,21 +383,20 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : ordered) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
+            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
         }
         List<LockInfo> infos = new ArrayList<>();
         for (int i = 0; i < ordered.size(); i++) {
             List<?> reply = Replies.await(replies.get(i), timeout, uri, "inspect lock '" + ordered.get(i) + "'");
-            int queued = (int) ((Number) reply.get(0)).longValue();
-            List<?> hold = (List<?>) reply.get(1);
+            List<?> hold = (List<?>) reply.get(0);
             if (!hold.isEmpty()) {
                 infos.add(new LockInfo(ordered.get(i), String.valueOf(hold.get(0)), String.valueOf(hold.get(1)),
-                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), queued));
+                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), WAITERS_UNKNOWN));
             }
-            List<?> readers = (List<?>) reply.get(2);
+            List<?> readers = (List<?>) reply.get(1);
             for (int r = 0; r + 2 < readers.size(); r += 3) {
                 infos.add(new LockInfo(ordered.get(i), "read", String.valueOf(readers.get(r)),
-                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), queued));
+                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), WAITERS_UNKNOWN));
             }
         }
         return infos;

@@ -349,7 +349,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
             Map<String, List<Long>> remainingByHolder = new HashMap<>();
             for (Outcome<List<List<?>>> outcome : holds) {
                 if (outcome.answered()) {
-                    List<?> hold = (List<?>) outcome.value().get(i).get(1);
+                    List<?> hold = (List<?>) outcome.value().get(i).get(0);
                     if (!hold.isEmpty()) {
                         remainingByHolder.computeIfAbsent(String.valueOf(hold.get(1)), holder -> new ArrayList<>())
                                 .add(((Number) hold.get(3)).longValue());
@@ -361,7 +361,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
                 if (remaining.size() >= quorum) {
                     remaining.sort(Collections.reverseOrder());
                     infos.add(new LockInfo(names.get(i), LockMode.EXCLUSIVE.label(), holder.getKey(), -1,
-                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), -1));
+                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), RedisEngine.WAITERS_UNKNOWN));
                 }
             }
         }
