@@ -63,6 +63,11 @@ import java.util.concurrent.locks.LockSupport;
  * waiters that may now be granted; {@link LockWaiters} wakes only those (and one exclusive waiter),
  * and closes the busy-then-subscribe race.
  *
+ * <p><b>Eviction.</b> The invariants hold only while the server keeps keys until they expire: a
+ * server whose eviction policy may delete them is refused at open unless accepted, and read again
+ * at each health check ({@link EvictionCheck}). An evicted owner hash is seen by the next renewal,
+ * which reports the hold lost; the next grant's fence is still larger (the counter, or the clock).
+ *
  * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; a
  * hand-off to the next waiting thread of the same client ({@link #handOver}) 1; renewal
  * of any number of holds: one script per {@link #RENEW_BATCH} holds, all sent at once (one round
@@ -103,6 +108,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     private final LockWaiters waiters;
     private final int waitReplicas;
     private final Duration waitTimeout;
+    private final EvictionCheck eviction;
 
     /**
      * @param uri the redacted URI
@@ -111,8 +117,10 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
      * @param waiters the pub/sub side
      * @param waitReplicas replicas that must acknowledge a grant, 0 for none
      * @param waitTimeout how long to wait for them
+     * @param eviction judges the servers' eviction policy again at each health check
      */
-    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
+    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout,
+            EvictionCheck eviction) {
         this.uri = uri;
         this.link = link;
         this.commands = link.commands();
@@ -120,6 +128,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         this.waiters = waiters;
         this.waitReplicas = waitReplicas;
         this.waitTimeout = waitTimeout;
+        this.eviction = eviction;
     }
 
     @Override
@@ -358,6 +367,17 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         LockKeys keys = LockKeys.of(key);
         CompletableFuture<Long> reply = LockScripts.IS_LOCKED.run(commands, new String[] {keys.owner(), keys.readers()});
         return Replies.await(reply, timeout, uri, "check lock '" + key.name() + "'") == 1L;
+    }
+
+    /**
+     * Reads the probe, then the eviction policy of every server that stores keys (one {@code INFO}
+     * each, all at once): a failover or a {@code CONFIG SET} may have changed it since the engine
+     * opened.
+     */
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return eviction.atHealthCheck(EvictionCheck.await(link.evictionPolicies(timeout)));
     }
 
     /**

@@ -97,6 +97,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     private final Optional<Duration> nodeTimeout;
     private final double driftFactor;
     private final LockWaiters waiters;
+    private final EvictionCheck eviction;
 
     /**
      * @param uri the redacted URI
@@ -106,9 +107,10 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
      *     the lease, at most {@link #DEFAULT_NODE_TIMEOUT_CAP})
      * @param driftFactor the drift allowance per unit of lease
      * @param connector runs the nodes' connects; shut down with the engine
+     * @param eviction judges the nodes' eviction policy, at each health check
      */
     RedlockEngine(String uri, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
-            ExecutorService connector) {
+            ExecutorService connector, EvictionCheck eviction) {
         this.uri = uri;
         this.nodes = new RedlockNodes(uri, nodes, timeout, connector);
         this.quorum = this.nodes.quorum();
@@ -116,6 +118,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         this.nodeTimeout = nodeTimeout;
         this.driftFactor = driftFactor;
         this.waiters = LockWaiters.ofNodes(this.nodes.list());
+        this.eviction = eviction;
     }
 
     @Override
@@ -323,6 +326,17 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
             throw nodes.unavailable("check lock '" + key.name() + "'", outcomes);
         }
         return locked >= quorum;
+    }
+
+    /**
+     * Reads the probe on a majority, then the eviction policy of every node (one {@code INFO} each,
+     * all at once). A node that is down is a warning (its policy is unread), not a failure, as
+     * long as a majority answers.
+     */
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return eviction.atHealthCheck(EvictionCheck.await(RedlockNodes.evictionPolicies(nodes.list(), timeout)));
     }
 
     /**
