@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
+import io.cerberus.CerberusBuilder;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
@@ -15,9 +16,12 @@ import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
 import io.cerberus.idempotency.ResultCodec;
+import io.cerberus.servers.RespQuery;
 import io.cerberus.spi.LockKey;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.TestTimes;
+import io.lettuce.core.AclCategory;
+import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -28,7 +32,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -63,7 +66,7 @@ class RedisEvictionTest {
     }
 
     private Cerberus client(String uri, RedisOptions options, Duration lease) {
-        io.cerberus.CerberusBuilder builder = Cerberus.builder().namespace(namespace).defaultLease(lease).connectTimeout(Duration.ofSeconds(5));
+        CerberusBuilder builder = Cerberus.builder().namespace(namespace).defaultLease(lease).connectTimeout(Duration.ofSeconds(5));
         Cerberus cerberus = (options == null ? builder.engine(uri) : builder.engine(uri, options)).build();
         closeAfter.add(cerberus);
         return cerberus;
@@ -161,8 +164,8 @@ class RedisEvictionTest {
     void aPolicyNoCommandMayReadIsAWarningNotARefusal() {
         RedisWithAdmin server = server("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
         // INFO and CONFIG are both @dangerous
-        server.admin().aclSetuser("app", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
-                .allChannels().allCommands().removeCategory(io.lettuce.core.AclCategory.DANGEROUS));
+        server.admin().aclSetuser("app", AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
+                .allChannels().allCommands().removeCategory(AclCategory.DANGEROUS));
         try (CapturedLogs logs = CapturedLogs.of(LOGGER, Level.ALL)) {
             Cerberus cerberus = client("redis://app:app-secret@127.0.0.1:" + server.port());
             assertThat(logs.messages(Level.WARNING)).singleElement().asString().contains("could not read the eviction policy")
@@ -175,9 +178,9 @@ class RedisEvictionTest {
     @Test
     void whereInfoIsRefusedConfigGetReadsThePolicy() {
         RedisWithAdmin server = server("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
-        server.admin().aclSetuser("app", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
-                .allChannels().allCommands().removeCategory(io.lettuce.core.AclCategory.DANGEROUS));
-        io.cerberus.servers.RespQuery.send(server.port(), "ACL", "SETUSER", "app", "+config|get");
+        server.admin().aclSetuser("app", AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
+                .allChannels().allCommands().removeCategory(AclCategory.DANGEROUS));
+        RespQuery.send(server.port(), "ACL", "SETUSER", "app", "+config|get");
         assertThatThrownBy(() -> client("redis://app:app-secret@127.0.0.1:" + server.port()))
                 .isInstanceOf(UnsafeEngineException.class).hasMessageContaining("allkeys-lru");
     }
@@ -197,8 +200,7 @@ class RedisEvictionTest {
                 assertThatThrownBy(() -> checkHealth(strict)).isInstanceOf(UnsafeEngineException.class)
                         .hasMessageContaining("no longer safe").hasMessageContaining("allkeys-lru").hasMessageContaining("acceptEviction");
             }
-            assertThat(logs.messages(Level.SEVERE))
-                    .as("the refusal, logged once for two checks").hasSize(1);
+            assertThat(logs.messages(Level.SEVERE)).as("the refusal, logged once for two checks").hasSize(1);
             assertThat(checkHealth(accepting)).singleElement().asString().contains("allkeys-lru").contains("accepted");
             server.admin().configSet(Map.of("maxmemory-policy", "noeviction"));
             assertThat(checkHealth(strict)).as("safe again").isEmpty();
@@ -216,11 +218,7 @@ class RedisEvictionTest {
         Cerberus other = client(server.uri() + "?acceptEviction=true", null, lease);
         Lease first = holder.lock("evicted").acquire(Duration.ZERO);
         CountDownLatch lost = new CountDownLatch(1);
-        AtomicReference<LockLostException> reason = new AtomicReference<>();
-        first.onLost((lease1, why) -> {
-            reason.set(why);
-            lost.countDown();
-        });
+        first.onLost((gone, why) -> lost.countDown());
         int written = fillUntilEvicted(server, LockKeys.of(new LockKey(namespace, "evicted")).owner());
         System.out.printf("the owner key was evicted after %d keys of 2 KB%n", written);
         // the server no longer has the hold: another client is granted it at once, while the first still believes it holds
