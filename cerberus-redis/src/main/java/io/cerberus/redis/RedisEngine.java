@@ -63,6 +63,11 @@ import java.util.concurrent.locks.LockSupport;
  * waiters that may now be granted; {@link LockWaiters} wakes only those (and one exclusive waiter),
  * and closes the busy-then-subscribe race.
  *
+ * <p><b>Eviction.</b> The invariants hold only while the server keeps keys until they expire: a
+ * server whose eviction policy may delete them is refused at open unless accepted, and read again
+ * at each health check ({@link EvictionCheck}). An evicted owner hash is seen by the next renewal,
+ * which reports the hold lost; the next grant's fence is still larger (the counter, or the clock).
+ *
  * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; a
  * hand-off to the next waiting thread of the same client ({@link #handOver}) 1; renewal
  * of any number of holds: one script per {@link #RENEW_BATCH} holds, all sent at once (one round
@@ -89,6 +94,8 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         thread.setDaemon(true);
         return thread;
     });
+    /** The waiter count of {@link LockInfo} when the engine cannot tell it. */
+    static final int WAITERS_UNKNOWN = -1;
     /** Holds renewed by one script call. */
     static final int RENEW_BATCH = 200;
     /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
@@ -101,6 +108,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     private final LockWaiters waiters;
     private final int waitReplicas;
     private final Duration waitTimeout;
+    private final EvictionCheck eviction;
 
     /**
      * @param uri the redacted URI
@@ -109,8 +117,10 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
      * @param waiters the pub/sub side
      * @param waitReplicas replicas that must acknowledge a grant, 0 for none
      * @param waitTimeout how long to wait for them
+     * @param eviction judges the servers' eviction policy again at each health check
      */
-    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
+    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout,
+            EvictionCheck eviction) {
         this.uri = uri;
         this.link = link;
         this.commands = link.commands();
@@ -118,6 +128,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         this.waiters = waiters;
         this.waitReplicas = waitReplicas;
         this.waitTimeout = waitTimeout;
+        this.eviction = eviction;
     }
 
     @Override
@@ -358,6 +369,23 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         return Replies.await(reply, timeout, uri, "check lock '" + key.name() + "'") == 1L;
     }
 
+    /**
+     * Reads the probe, then the eviction policy of every server that stores keys (one {@code INFO}
+     * each, all at once): a failover or a {@code CONFIG SET} may have changed it since the engine
+     * opened.
+     */
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return eviction.atHealthCheck(EvictionCheck.await(link.evictionPolicies(timeout)));
+    }
+
+    /**
+     * Lists the holds with {@code SCAN} (never {@code KEYS}) and one script per lock. The number
+     * of waiters is unknown (-1): exclusive attempts never queue in the server, and they may wait
+     * for the same name as queued fair, read or write attempts, so no count the server keeps is
+     * complete.
+     */
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
         ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
@@ -375,21 +403,20 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : ordered) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
+            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
         }
         List<LockInfo> infos = new ArrayList<>();
         for (int i = 0; i < ordered.size(); i++) {
             List<?> reply = Replies.await(replies.get(i), timeout, uri, "inspect lock '" + ordered.get(i) + "'");
-            int queued = (int) ((Number) reply.get(0)).longValue();
-            List<?> hold = (List<?>) reply.get(1);
+            List<?> hold = (List<?>) reply.get(0);
             if (!hold.isEmpty()) {
                 infos.add(new LockInfo(ordered.get(i), String.valueOf(hold.get(0)), String.valueOf(hold.get(1)),
-                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), queued));
+                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), WAITERS_UNKNOWN));
             }
-            List<?> readers = (List<?>) reply.get(2);
+            List<?> readers = (List<?>) reply.get(1);
             for (int r = 0; r + 2 < readers.size(); r += 3) {
                 infos.add(new LockInfo(ordered.get(i), "read", String.valueOf(readers.get(r)),
-                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), queued));
+                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), WAITERS_UNKNOWN));
             }
         }
         return infos;

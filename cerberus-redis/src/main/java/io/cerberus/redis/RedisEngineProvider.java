@@ -2,6 +2,7 @@ package io.cerberus.redis;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.LockEngine;
@@ -46,7 +47,9 @@ import java.util.function.Supplier;
  * </ul>
  * and each with {@code rediss} for TLS (verified with the JVM's trust store, or the one in
  * {@link RedisOptions}; {@code verifyPeer=CA} or {@code NONE} relaxes it). {@code waitReplicas=N}
- * (and {@code waitTimeout}) makes every grant wait for N replicas. Connecting and every command
+ * (and {@code waitTimeout}) makes every grant wait for N replicas. A server whose eviction policy
+ * may delete the engine's keys is refused unless {@code acceptEviction=true} (see
+ * {@link EvictionCheck}). Connecting and every command
  * are bounded by the client's connect timeout, or by the URI's {@code timeout} when given.
  * Lettuce reconnects by itself after a connection loss (to the new master after a failover);
  * while it is disconnected, commands fail at once instead of queueing.
@@ -111,9 +114,10 @@ public final class RedisEngineProvider implements EngineProvider {
                     () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
             RedisLink link = new RedisLink.Single(client, connection, commandTimeout);
             ping(link, commandTimeout, shown);
+            EvictionCheck eviction = checkEviction(link, target, commandTimeout);
             LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
-            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
+            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
             throw e;
@@ -143,9 +147,10 @@ public final class RedisEngineProvider implements EngineProvider {
             RedisLink.Cluster link = new RedisLink.Cluster(client, connection, commandTimeout);
             link.connectNodes(connectTimeout);
             ping(link, commandTimeout, shown);
+            EvictionCheck eviction = checkEviction(link, target, commandTimeout);
             LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
                     () -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));
-            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout());
+            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
             throw e;
@@ -159,6 +164,23 @@ public final class RedisEngineProvider implements EngineProvider {
             link.close();
             throw credentialsProblem(e.getCause(), shown).orElse(e);
         }
+    }
+
+    /**
+     * Reads the eviction policy of every server that stores keys and refuses the engine when one
+     * may evict them and that was not accepted.
+     *
+     * @throws UnsafeEngineException (after closing the link) if a server may evict keys
+     */
+    private static EvictionCheck checkEviction(RedisLink link, RedisTarget target, Duration commandTimeout) {
+        EvictionCheck eviction = new EvictionCheck("redis engine " + target.shown(), target.acceptEviction());
+        try {
+            eviction.atOpen(EvictionCheck.await(link.evictionPolicies(commandTimeout)));
+        } catch (UnsafeEngineException e) {
+            link.close();
+            throw e;
+        }
+        return eviction;
     }
 
     private static SslOptions sslOptions(RedisOptions options) {

@@ -1,5 +1,6 @@
 package io.cerberus.redis;
 
+import io.cerberus.spi.support.Durations;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -41,6 +42,15 @@ interface RedisLink extends AutoCloseable {
      */
     CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout);
 
+    /**
+     * Reads the eviction policy of every server that stores the engine's keys: the one server (the
+     * master a Sentinel names), or every master of a Cluster that serves slots.
+     *
+     * @param timeout the longest each reading may take
+     * @return one reading per server, each completing within {@code timeout}
+     */
+    List<CompletableFuture<EvictionCheck.Reading>> evictionPolicies(Duration timeout);
+
     @Override
     void close();
 
@@ -59,6 +69,11 @@ interface RedisLink extends AutoCloseable {
         @Override
         public CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout) {
             return connection.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())).toCompletableFuture();
+        }
+
+        @Override
+        public List<CompletableFuture<EvictionCheck.Reading>> evictionPolicies(Duration timeout) {
+            return List.of(EvictionCheck.read("the server", connection.async(), timeout));
         }
 
         @Override
@@ -119,6 +134,26 @@ interface RedisLink extends AutoCloseable {
             }
             return connection.getConnectionAsync(master.getNodeId())
                     .thenCompose(node -> node.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())));
+        }
+
+        /** Each master of the current topology (a failover is seen once Lettuce refreshed it), on its own connection. */
+        @Override
+        public List<CompletableFuture<EvictionCheck.Reading>> evictionPolicies(Duration timeout) {
+            List<CompletableFuture<EvictionCheck.Reading>> readings = new ArrayList<>();
+            for (RedisClusterNode node : connection.getPartitions()) {
+                if (node.getRole().isUpstream() && !node.getSlots().isEmpty()) {
+                    String host = node.getUri().getHost();
+                    int port = node.getUri().getPort();
+                    String server = "master " + host + ":" + port;
+                    readings.add(connection.getConnectionAsync(host, port)
+                            .thenCompose(master -> EvictionCheck.read(server, master.async(), timeout))
+                            .exceptionally(failure -> EvictionCheck.Reading.unreadable(server, "not connected: "
+                                    + EvictionCheck.message(failure)))
+                            .completeOnTimeout(EvictionCheck.Reading.unreadable(server, "no answer within " + Durations.format(timeout)),
+                                    timeout.toNanos(), TimeUnit.NANOSECONDS));
+                }
+            }
+            return readings;
         }
 
         @Override

@@ -35,6 +35,7 @@ public final class RedisOptions implements EngineOptions {
     private final char[] keyStorePassword;
     private final int waitReplicas;
     private final Duration waitTimeout;
+    private final Boolean acceptEviction;
 
     private RedisOptions(Builder b) {
         this.user = b.user;
@@ -45,6 +46,7 @@ public final class RedisOptions implements EngineOptions {
         this.keyStorePassword = b.keyStorePassword;
         this.waitReplicas = b.waitReplicas;
         this.waitTimeout = b.waitTimeout;
+        this.acceptEviction = b.acceptEviction;
     }
 
     /** @return a builder with nothing set */
@@ -85,10 +87,16 @@ public final class RedisOptions implements EngineOptions {
         return waitTimeout;
     }
 
+    /** @return whether a server that may evict keys is accepted, when these options say */
+    Optional<Boolean> acceptEviction() {
+        return Optional.ofNullable(acceptEviction);
+    }
+
     @Override
     public String toString() {
         return "RedisOptions[user=" + user + ", password=" + (password == null ? "none" : "(hidden)") + ", trustStore=" + trustStore
-                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout=" + Durations.format(waitTimeout) + "]";
+                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout=" + Durations.format(waitTimeout)
+                + (acceptEviction == null ? "" : ", acceptEviction=" + acceptEviction) + "]";
     }
 
     /** Builds {@link RedisOptions}. Bad values fail in the setter, naming the rule. */
@@ -101,6 +109,7 @@ public final class RedisOptions implements EngineOptions {
         private char[] keyStorePassword;
         private int waitReplicas;
         private Duration waitTimeout = RedisEngine.DEFAULT_WAIT_TIMEOUT;
+        private Boolean acceptEviction;
 
         private Builder() {
         }
@@ -169,6 +178,22 @@ public final class RedisOptions implements EngineOptions {
             }
             this.waitReplicas = replicas;
             this.waitTimeout = Arguments.positive("replica wait timeout", timeout);
+            return this;
+        }
+
+        /**
+         * Accepts servers whose {@code maxmemory-policy} may evict keys (any policy but
+         * {@code noeviction}, with a {@code maxmemory}): the engine opens with a warning instead of
+         * refusing them with {@link io.cerberus.UnsafeEngineException}. Redis may then delete a lock's
+         * key before its lease ends (the hold is reported lost, possibly after another client took the
+         * lock) and an idempotency record before its window ends (the operation may run again). As
+         * the URI parameter {@code acceptEviction=true}; this setting overrides the URI's.
+         *
+         * @param accept whether to accept such servers; {@code false} by default
+         * @return this builder
+         */
+        public Builder acceptEviction(boolean accept) {
+            this.acceptEviction = accept;
             return this;
         }
 

@@ -23,9 +23,10 @@ import java.util.TreeSet;
  * @param commandTimeout the URI's {@code timeout}, if it has one
  * @param waitReplicas replicas to wait for after a grant, 0 for none
  * @param waitTimeout how long to wait for them
+ * @param acceptEviction whether servers that may evict keys are accepted (with a warning) rather than refused
  */
 record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Duration> commandTimeout, int waitReplicas,
-        Duration waitTimeout) {
+        Duration waitTimeout, boolean acceptEviction) {
 
     enum Kind {
         STANDALONE, SENTINEL, CLUSTER
@@ -33,7 +34,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
 
     static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
     private static final Set<String> LETTUCE_PARAMETERS = Set.of("timeout", "database", "db", "clientName", "verifyPeer", "sentinelMasterId");
-    private static final Set<String> OWN_PARAMETERS = Set.of("waitReplicas", "waitTimeout");
+    private static final Set<String> OWN_PARAMETERS = Set.of("waitReplicas", "waitTimeout", "acceptEviction");
 
     static RedisTarget parse(String uri, RedisOptions options) {
         Set<String> known = new TreeSet<>(LETTUCE_PARAMETERS);
@@ -47,6 +48,10 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         if (options != null && options.waitReplicas() > 0) {
             waitReplicas = options.waitReplicas();
             waitTimeout = options.waitTimeout();
+        }
+        boolean acceptEviction = parts.flag("acceptEviction").orElse(false);
+        if (options != null && options.acceptEviction().isPresent()) {
+            acceptEviction = options.acceptEviction().get();
         }
         Kind kind = scheme.endsWith("-sentinel") ? Kind.SENTINEL : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
         if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && parts.parameter("sentinelMasterId").isEmpty()) {
@@ -65,7 +70,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
                 apply(options, each);
             }
         }
-        return new RedisTarget(kind, List.copyOf(uris), shown, timeout, waitReplicas, waitTimeout);
+        return new RedisTarget(kind, List.copyOf(uris), shown, timeout, waitReplicas, waitTimeout, acceptEviction);
     }
 
     /** @return whether the connections use TLS */
@@ -155,6 +160,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
 
     @Override
     public String toString() {
-        return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "");
+        return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "")
+                + (acceptEviction ? " (eviction accepted)" : "");
     }
 }

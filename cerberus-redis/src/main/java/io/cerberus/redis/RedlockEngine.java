@@ -97,6 +97,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     private final Optional<Duration> nodeTimeout;
     private final double driftFactor;
     private final LockWaiters waiters;
+    private final EvictionCheck eviction;
 
     /**
      * @param uri the redacted URI
@@ -106,9 +107,10 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
      *     the lease, at most {@link #DEFAULT_NODE_TIMEOUT_CAP})
      * @param driftFactor the drift allowance per unit of lease
      * @param connector runs the nodes' connects; shut down with the engine
+     * @param eviction judges the nodes' eviction policy, at each health check
      */
     RedlockEngine(String uri, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
-            ExecutorService connector) {
+            ExecutorService connector, EvictionCheck eviction) {
         this.uri = uri;
         this.nodes = new RedlockNodes(uri, nodes, timeout, connector);
         this.quorum = this.nodes.quorum();
@@ -116,6 +118,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         this.nodeTimeout = nodeTimeout;
         this.driftFactor = driftFactor;
         this.waiters = LockWaiters.ofNodes(this.nodes.list());
+        this.eviction = eviction;
     }
 
     @Override
@@ -326,6 +329,17 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     }
 
     /**
+     * Reads the probe on a majority, then the eviction policy of every node (one {@code INFO} each,
+     * all at once). A node that is down is a warning (its policy is unread), not a failure, as
+     * long as a majority answers.
+     */
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return eviction.atHealthCheck(EvictionCheck.await(RedlockNodes.evictionPolicies(nodes.list(), timeout)));
+    }
+
+    /**
      * Lists the locks held on a majority of the nodes: each node is scanned ({@code SCAN}, never
      * {@code KEYS}) and every lock found is inspected on every node at once. A hold is reported
      * when a majority of the nodes has the same holder, with the time until fewer than a majority
@@ -349,7 +363,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
             Map<String, List<Long>> remainingByHolder = new HashMap<>();
             for (Outcome<List<List<?>>> outcome : holds) {
                 if (outcome.answered()) {
-                    List<?> hold = (List<?>) outcome.value().get(i).get(1);
+                    List<?> hold = (List<?>) outcome.value().get(i).get(0);
                     if (!hold.isEmpty()) {
                         remainingByHolder.computeIfAbsent(String.valueOf(hold.get(1)), holder -> new ArrayList<>())
                                 .add(((Number) hold.get(3)).longValue());
@@ -361,7 +375,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
                 if (remaining.size() >= quorum) {
                     remaining.sort(Collections.reverseOrder());
                     infos.add(new LockInfo(names.get(i), LockMode.EXCLUSIVE.label(), holder.getKey(), -1,
-                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), -1));
+                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), RedisEngine.WAITERS_UNKNOWN));
                 }
             }
         }

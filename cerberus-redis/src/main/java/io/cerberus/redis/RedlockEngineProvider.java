@@ -39,11 +39,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * nodes connects within the connect timeout; the others are connected in the background when the
  * engine next needs them. See {@link RedlockEngine} for the algorithm and {@code docs/REDIS.md}
  * for what it guarantees. {@link RedisOptions} may give the user and password of every node
- * (replacing the URI's); their TLS stores and replica waits do not apply here.
+ * (replacing the URI's); their TLS stores and replica waits do not apply here. A node whose
+ * eviction policy may delete keys is refused unless {@code acceptEviction=true}, as on one server.
  */
 public final class RedlockEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
-    private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift"));
+    private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift", "acceptEviction"));
     private static final String SHAPE = "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
     private static final AtomicInteger ENGINES = new AtomicInteger();
     /** The smallest number of nodes: with fewer, one failure leaves no majority. */
@@ -68,7 +69,7 @@ public final class RedlockEngineProvider implements EngineProvider {
 
     /** A parsed redlock URI. */
     record Settings(List<String> addresses, List<RedisURI> nodes, Optional<Duration> timeout, Optional<Duration> nodeTimeout,
-            double driftFactor) {
+            double driftFactor, boolean acceptEviction) {
     }
 
     @Override
@@ -116,7 +117,12 @@ public final class RedlockEngineProvider implements EngineProvider {
                 nodes.add(new RedlockNode(settings.addresses().get(i), client, uri, context.connectTimeout(), connector));
             }
             awaitMajority(nodes, context.connectTimeout(), shown);
-            return new RedlockEngine(shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector);
+            boolean acceptEviction = options != null && options.acceptEviction().isPresent() ? options.acceptEviction().get()
+                    : settings.acceptEviction();
+            EvictionCheck eviction = new EvictionCheck("redlock engine " + shown, acceptEviction);
+            // each node holds a copy of every lock: a node that evicts is refused like a single server
+            eviction.atOpen(EvictionCheck.await(RedlockNodes.evictionPolicies(nodes, commandTimeout)));
+            return new RedlockEngine(shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector, eviction);
         } catch (RuntimeException e) {
             nodes.forEach(RedlockNode::close);
             connector.shutdownNow();
@@ -258,6 +264,7 @@ public final class RedlockEngineProvider implements EngineProvider {
                         + " below 0.5, such as 0.01 (the default), was '" + parts.parameter("drift").get() + "'");
             }
         }
-        return new Settings(List.copyOf(addresses), List.copyOf(nodes), timeout, nodeTimeout, drift);
+        return new Settings(List.copyOf(addresses), List.copyOf(nodes), timeout, nodeTimeout, drift,
+                parts.flag("acceptEviction").orElse(false));
     }
 }

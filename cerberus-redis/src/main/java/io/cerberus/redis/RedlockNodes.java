@@ -200,6 +200,25 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
+     * Reads the eviction policy of every node at once; a node that is not connected gives an
+     * unreadable reading saying why.
+     *
+     * @param nodes the nodes
+     * @param bound the longest each reading may take
+     * @return one reading per node, in node order, each completing within {@code bound}
+     */
+    static List<CompletableFuture<EvictionCheck.Reading>> evictionPolicies(List<RedlockNode> nodes, Duration bound) {
+        List<CompletableFuture<EvictionCheck.Reading>> readings = new ArrayList<>(nodes.size());
+        for (RedlockNode node : nodes) {
+            String server = "node " + node.address();
+            RedisAsyncCommands<String, String> commands = node.commandsOrNull();
+            readings.add(commands == null ? CompletableFuture.completedFuture(EvictionCheck.Reading.unreadable(server, node.problem()))
+                    : EvictionCheck.read(server, commands, bound));
+        }
+        return readings;
+    }
+
+    /**
      * @param outcomes outcomes of one request
      * @return how many nodes answered in time
      */

@@ -107,7 +107,7 @@ final class RedlockRequests {
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : names) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo(), keys.queue()}));
+            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
         }
         return CompletableFuture.allOf(replies.toArray(new CompletableFuture<?>[0]))
                 .thenApply(done -> replies.stream().<List<?>>map(CompletableFuture::join).toList());

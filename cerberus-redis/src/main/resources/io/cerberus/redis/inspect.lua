@@ -1,6 +1,7 @@
--- Cerberus inspect: KEYS owner, readers, reader-info, queue. Returns
--- {queued waiters, {mode, holder, fence, pttl} or {}, {holder, fence, remaining ms, ...} of live readers}
-local owner, readers, info, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+-- Cerberus inspect: KEYS owner, readers, reader-info. Returns
+-- {{mode, holder, fence, pttl} or {}, {holder, fence, remaining ms, ...} of live readers}
+-- No waiter count: exclusive waiters never queue, so the queue's length would undercount them.
+local owner, readers, info = KEYS[1], KEYS[2], KEYS[3]
 local now = server_time()
 local hold = {}
 if redis.call('EXISTS', owner) == 1 then
@@ -16,4 +17,4 @@ for i = 1, #live, 2 do
   shared[#shared + 1] = f or '-1'
   shared[#shared + 1] = tonumber(live[i + 1]) - now
 end
-return {redis.call('ZCARD', queue), hold, shared}
+return {hold, shared}

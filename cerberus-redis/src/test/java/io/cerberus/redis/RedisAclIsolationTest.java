@@ -46,6 +46,8 @@ class RedisAclIsolationTest {
                     .addCategory(io.lettuce.core.AclCategory.READ)
                     .addCategory(io.lettuce.core.AclCategory.WRITE)
                     .removeCategory(io.lettuce.core.AclCategory.DANGEROUS)
+                    // INFO is @dangerous: allowed again so the engine can read the eviction policy
+                    .addCommand(io.lettuce.core.protocol.CommandType.INFO)
                     // SCAN and RANDOMKEY ignore key patterns: they would list other applications' lock names
                     .removeCommand(io.lettuce.core.protocol.CommandType.SCAN)
                     .removeCommand(io.lettuce.core.protocol.CommandType.RANDOMKEY));
@@ -84,6 +86,13 @@ class RedisAclIsolationTest {
                 }
                 assertThat(lease.isValid()).isTrue();
             }
+        }
+    }
+
+    @Test
+    void theApplicationsUserMayReadTheEvictionPolicy() {
+        try (Cerberus a = app("appA", "appA")) {
+            assertThat(a.checkEngine(a.engines().get(0))).as("no warning: INFO memory was allowed and read").isEmpty();
         }
     }
 

@@ -7,9 +7,11 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.spi.LockKey;
 import io.cerberus.servers.RedisCluster;
 import io.cerberus.servers.RedisServer;
+import io.cerberus.servers.RespQuery;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
@@ -150,6 +152,26 @@ class RedisClusterTest {
                 assertThat(lock.tryLock()).isTrue();
                 lock.unlock();
             }
+        }
+    }
+
+    @Test
+    void aMasterThatMayEvictIsRefusedAtConnectAndFailsTheHealthCheckOfAnOpenEngine() {
+        RedisServer master = CLUSTER.get().masterOf(slotOf(namespace, "any")).orElseThrow();
+        try (Cerberus opened = client(CLUSTER.uri(), Duration.ofSeconds(30))) {
+            assertThat(opened.checkEngine(opened.engines().get(0))).as("three masters under noeviction").isEmpty();
+            RespQuery.send(master.port(), "CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "1gb");
+            assertThatThrownBy(() -> opened.checkEngine(opened.engines().get(0))).isInstanceOf(UnsafeEngineException.class)
+                    .hasMessageContaining("master " + master.hostPort() + " runs maxmemory-policy allkeys-lru");
+            assertThatThrownBy(() -> client(CLUSTER.uri(), Duration.ofSeconds(30))).isInstanceOf(UnsafeEngineException.class)
+                    .hasMessageContaining("master " + master.hostPort() + " runs maxmemory-policy allkeys-lru")
+                    .hasMessageContaining("acceptEviction=true");
+            try (Cerberus accepting = client(CLUSTER.uri() + "?acceptEviction=true", Duration.ofSeconds(30))) {
+                assertThat(accepting.checkEngine(accepting.engines().get(0))).singleElement().asString()
+                        .contains("master " + master.hostPort()).contains("accepted");
+            }
+        } finally {
+            RespQuery.send(master.port(), "CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "0");
         }
     }
 

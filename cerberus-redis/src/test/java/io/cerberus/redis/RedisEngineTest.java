@@ -361,6 +361,34 @@ class RedisEngineTest {
         assertThat(reader.leaseRemaining().orElseThrow()).isPositive();
     }
 
+    @Test
+    void inspectReportsTheWaitersOfABusyLockAsUnknownNeverZero() throws Exception {
+        Cerberus holder = client(Duration.ofSeconds(30));
+        Cerberus other = client(Duration.ofSeconds(30));
+        holder.lock("busy").lock();
+        holder.fairLock("busy-fair").lock();
+        Thread plainWaiter = thread("plain waiter", () -> {
+            try {
+                other.lock("busy").lockInterruptibly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Thread fairWaiter = thread("fair waiter", () -> {
+            try {
+                other.fairLock("busy-fair").lockInterruptibly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.untilWaiting(plainWaiter, TestTimes.millis(5000));
+        Poll.untilWaiting(fairWaiter, TestTimes.millis(5000));
+        List<LockInfo> infos = holder.inspect("busy");
+        assertThat(infos).extracting(LockInfo::name).containsExactlyInAnyOrder("busy", "busy-fair");
+        // a plain lock() never queues in the server, and may wait beside queued fair attempts: no count is complete
+        assertThat(infos).extracting(LockInfo::waiters).as("waiters of locks someone waits for").containsOnly(-1);
+    }
+
     // ---- readers -------------------------------------------------------------------------------
 
     @Test

@@ -9,6 +9,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
@@ -289,6 +290,42 @@ class RedlockEngineTest {
     }
 
     @Test
+    void aNodeThatMayEvictIsRefusedAtConnectUnlessAccepted() {
+        RedisServer evicting = servers.get(2);
+        RespQuery.send(evicting.port(), "CONFIG", "SET", "maxmemory-policy", "volatile-lru", "maxmemory", "1gb");
+        try {
+            assertThatThrownBy(this::client).isInstanceOf(UnsafeEngineException.class)
+                    .hasMessageContaining("redlock engine")
+                    .hasMessageContaining("node " + address(evicting) + " runs maxmemory-policy volatile-lru")
+                    .hasMessageContaining("acceptEviction=true");
+            Cerberus accepting = Cerberus.builder().engine(SERVERS.uri() + "?acceptEviction=true").namespace(namespace)
+                    .connectTimeout(Duration.ofSeconds(2)).build();
+            clients.add(accepting);
+            assertThat(accepting.checkEngine(accepting.engines().get(0))).singleElement().asString()
+                    .contains("node " + address(evicting)).contains("accepted");
+        } finally {
+            RespQuery.send(evicting.port(), "CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "0");
+        }
+    }
+
+    @Test
+    void aNodeSwitchedToEvictAfterOpenFailsTheHealthCheck() {
+        Cerberus cerberus = client();
+        assertThat(cerberus.checkEngine(cerberus.engines().get(0))).isEmpty();
+        RedisServer evicting = servers.get(4);
+        RespQuery.send(evicting.port(), "CONFIG", "SET", "maxmemory-policy", "allkeys-random", "maxmemory", "1gb");
+        try {
+            assertThatThrownBy(() -> cerberus.checkEngine(cerberus.engines().get(0))).isInstanceOf(UnsafeEngineException.class)
+                    .hasMessageContaining("no longer safe").hasMessageContaining("node " + address(evicting));
+        } finally {
+            RespQuery.send(evicting.port(), "CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "0");
+        }
+        servers.get(0).kill();
+        assertThat(cerberus.checkEngine(cerberus.engines().get(0))).as("a node down: its policy is unread, a warning")
+                .singleElement().asString().contains("node " + address(servers.get(0))).contains("could not read");
+    }
+
+    @Test
     void inspectListsHoldsThatAMajorityHas() throws Exception {
         Cerberus cerberus = client();
         try (Lease lease = cerberus.lock("listed").acquire(Duration.ZERO)) {
@@ -383,7 +420,9 @@ class RedlockEngineTest {
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("secret").contains("****"));
         assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?lease=5s", "shown"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'lease'")
-                .hasMessageContaining("known parameters: drift, nodeTimeout, timeout");
+                .hasMessageContaining("known parameters: acceptEviction, drift, nodeTimeout, timeout");
+        assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?acceptEviction=1", "shown"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("acceptEviction").hasMessageContaining("true or false");
         assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?nodeTimeout=50", "shown"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nodeTimeout").hasMessageContaining("such as 250ms, 2s or 1m");
         assertThatThrownBy(() -> RedlockEngineProvider.parse("redlock://h1:1,h2:2,h3:3?timeout=0s", "shown"))
