@@ -1,7 +1,9 @@
 package io.cerberus.internal;
 
 import io.cerberus.Capability;
+import io.cerberus.CerberusException;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
@@ -29,7 +31,8 @@ final class DeferredEngine implements LockEngine {
     private final String shown;
     private final Set<Capability> declared;
     private volatile LockEngine engine;
-    private EngineUnavailableException lastFailure;
+    /** Why the last opening failed: unreachable, or reachable but set up against a guarantee. */
+    private CerberusException lastFailure;
     private long lastAttemptNanos;
     private boolean closed;
 
@@ -55,6 +58,9 @@ final class DeferredEngine implements LockEngine {
                 throw new IllegalStateException("the engine " + shown + " is closed");
             }
             if (System.nanoTime() - lastAttemptNanos < RETRY_NANOS) {
+                if (lastFailure instanceof UnsafeEngineException unsafe) {
+                    throw new UnsafeEngineException(unsafe.getMessage());
+                }
                 throw new EngineUnavailableException("engine " + shown + " could not be reached (it was down when the client started,"
                         + " tried again at most once a second): " + lastFailure.getMessage(), lastFailure);
             }
@@ -63,7 +69,7 @@ final class DeferredEngine implements LockEngine {
                 engine = EngineRegistry.open(context);
                 LOG.log(Level.INFO, "engine " + shown + " is reachable now and open");
                 return engine;
-            } catch (EngineUnavailableException e) {
+            } catch (EngineUnavailableException | UnsafeEngineException e) {
                 lastFailure = e;
                 throw e;
             }
