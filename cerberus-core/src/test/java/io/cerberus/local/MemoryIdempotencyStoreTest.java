@@ -116,7 +116,7 @@ class MemoryIdempotencyStoreTest {
         assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecrods=1")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown parameter 'maxRecrods'").hasMessageContaining("maxRecordBytes, maxRecords");
         assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecords=0")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("maxRecords").hasMessageContaining("positive whole number");
+                .hasMessageContaining("maxRecords").hasMessageContaining("whole number from 1");
         assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecordBytes=12TB")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("with KB, MB or GB");
     }

@@ -92,25 +92,63 @@ public final class EngineUri {
         int pathEnd = queryStart >= 0 ? queryStart : fragmentStart >= 0 ? fragmentStart : rest.length();
         String path = decode(rest.substring(hostsEnd, pathEnd), engine);
         Optional<String> fragment = fragmentStart < 0 ? Optional.empty() : Optional.of(decode(rest.substring(fragmentStart + 1), engine));
+        Map<String, String> parameters = queryStart < 0 ? Map.of()
+                : parameters(rest.substring(queryStart + 1, fragmentStart >= 0 ? fragmentStart : rest.length()), engine, shown, known);
+        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, fragment, parameters);
+    }
+
+    /**
+     * Takes apart an opaque engine URI, {@code scheme:NAME[?name=value&...]} (as {@code mem:orders}),
+     * which names a store instead of hosts: {@link #path()} is the name, there are no hosts, no
+     * user-info and no fragment.
+     *
+     * @param uri the URI as the user gave it
+     * @param engine the engine's name, for messages
+     * @param scheme the scheme the engine serves, lower case
+     * @param known the parameters the engine takes
+     * @return the parts
+     * @throws IllegalArgumentException naming the rule the URI breaks: another scheme, a name with
+     *     {@code /} or {@code #}, an unknown or repeated parameter
+     */
+    public static EngineUri parseOpaque(String uri, String engine, String scheme, Set<String> known) {
+        Arguments.notNull(engine + " URI", uri);
+        String shown = Redaction.redact(uri);
+        int colon = uri.indexOf(':');
+        if (colon < 0 || !uri.substring(0, colon).toLowerCase(Locale.ROOT).equals(scheme)) {
+            throw new IllegalArgumentException("a " + engine + " URI starts with " + scheme + ":, was " + shown);
+        }
+        String rest = uri.substring(colon + 1);
+        if (rest.startsWith("//")) {
+            rest = rest.substring(2);
+        }
+        int query = rest.indexOf('?');
+        String name = decode(query < 0 ? rest : rest.substring(0, query), engine);
+        if (name.contains("/") || name.contains("#")) {
+            throw new IllegalArgumentException(engine + " URI must be \"" + scheme + ":\" or \"" + scheme + ":NAME\" (a name without '/',"
+                    + " '?' or '#'), with parameters after '?', was \"" + shown + "\"");
+        }
+        Map<String, String> parameters = query < 0 ? Map.of() : parameters(rest.substring(query + 1), engine, shown, known);
+        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, Optional.empty(), parameters);
+    }
+
+    /** @return the parameters of a query, decoded, checked to be known and given once */
+    private static Map<String, String> parameters(String query, String engine, String shown, Set<String> known) {
         Map<String, String> parameters = new LinkedHashMap<>();
-        if (queryStart >= 0) {
-            String query = rest.substring(queryStart + 1, fragmentStart >= 0 ? fragmentStart : rest.length());
-            for (String pair : query.split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
-                }
-                int equals = pair.indexOf('=');
-                String name = equals < 0 ? pair : pair.substring(0, equals);
-                if (!known.contains(name)) {
-                    throw new IllegalArgumentException("unknown parameter '" + name + "' in " + engine + " URI " + shown + "; known parameters: "
-                            + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
-                }
-                if (parameters.put(name, equals < 0 ? "" : decode(pair.substring(equals + 1), engine)) != null) {
-                    throw new IllegalArgumentException("parameter '" + name + "' is given twice in " + engine + " URI " + shown);
-                }
+        for (String pair : query.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int equals = pair.indexOf('=');
+            String name = equals < 0 ? pair : pair.substring(0, equals);
+            if (!known.contains(name)) {
+                throw new IllegalArgumentException("unknown parameter '" + name + "' in " + engine + " URI " + shown + "; known parameters: "
+                        + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
+            }
+            if (parameters.put(name, equals < 0 ? "" : decode(pair.substring(equals + 1), engine)) != null) {
+                throw new IllegalArgumentException("parameter '" + name + "' is given twice in " + engine + " URI " + shown);
             }
         }
-        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, fragment, parameters);
+        return parameters;
     }
 
     /** @return the scheme, lower case */
@@ -133,7 +171,7 @@ public final class EngineUri {
         return password;
     }
 
-    /** @return the hosts as written ({@code host}, {@code host:port}, {@code [::1]:port}), at least one */
+    /** @return the hosts as written ({@code host}, {@code host:port}, {@code [::1]:port}); at least one, none for an opaque URI */
     public List<String> hosts() {
         return hosts;
     }
@@ -161,7 +199,7 @@ public final class EngineUri {
         return List.copyOf(withPorts);
     }
 
-    /** @return the path, decoded, from its leading {@code /}; empty if none */
+    /** @return the path, decoded, from its leading {@code /}; empty if none; the name of an opaque URI */
     public String path() {
         return path;
     }
@@ -207,6 +245,36 @@ public final class EngineUri {
             }
             throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown + " must be a whole number from "
                     + min + " to " + max + ", was '" + value + "'");
+        });
+    }
+
+    /**
+     * @param name a known parameter
+     * @return its value as a positive number of bytes: a whole number, or one with {@code KB},
+     *     {@code MB} or {@code GB} (binary units: {@code 64MB} is 64 × 2^20), if given
+     * @throws IllegalArgumentException if it is given and is not one
+     */
+    public Optional<Long> bytes(String name) {
+        return parameter(name).map(value -> {
+            String digits = value.trim().toUpperCase(Locale.ROOT);
+            int shift = 0;
+            for (String unit : List.of("KB", "MB", "GB", "B")) {
+                if (digits.endsWith(unit)) {
+                    digits = digits.substring(0, digits.length() - unit.length()).trim();
+                    shift = unit.equals("B") ? 0 : 10 * (1 + List.of("KB", "MB", "GB").indexOf(unit));
+                    break;
+                }
+            }
+            try {
+                long n = Long.parseLong(digits);
+                if (n > 0 && n <= (Long.MAX_VALUE >> shift)) {
+                    return n << shift;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown
+                    + " must be a positive whole number of bytes, or with KB, MB or GB, was '" + value + "'");
         });
     }
 

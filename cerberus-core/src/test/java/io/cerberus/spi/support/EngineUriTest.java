@@ -53,4 +53,27 @@ class EngineUriTest {
         assertThatThrownBy(() -> parse("kv://u:p/w@h")).hasMessageContaining("percent-encode").hasMessageNotContaining("p/w");
         assertThatThrownBy(() -> parse("kv://u:%zz@h")).hasMessageContaining("percent-escape").hasMessageNotContaining("%zz");
     }
+
+    @Test
+    void anOpaqueUriNamesAStoreAndTakesTheSameParameters() {
+        EngineUri uri = EngineUri.parseOpaque("mem:orders?size=64MB", "mem:", "mem", Set.of("size", "count"));
+        assertThat(uri.path()).isEqualTo("orders");
+        assertThat(uri.hosts()).isEmpty();
+        assertThat(uri.bytes("size")).contains(64L << 20);
+        assertThat(EngineUri.parseOpaque("mem:", "mem:", "mem", Set.of()).path()).isEmpty();
+        assertThat(EngineUri.parseOpaque("mem://x", "mem:", "mem", Set.of()).path()).isEqualTo("x");
+        assertThat(EngineUri.parseOpaque("mem:x?size=12", "mem:", "mem", Set.of("size")).bytes("size")).contains(12L);
+        assertThat(EngineUri.parseOpaque("mem:x?size=3kb", "mem:", "mem", Set.of("size")).bytes("size")).contains(3072L);
+
+        assertThatThrownBy(() -> EngineUri.parseOpaque("file:x", "mem:", "mem", Set.of())).hasMessageContaining("starts with mem:");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:a/b", "mem:", "mem", Set.of())).hasMessageContaining("a name without '/'");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?sise=1", "mem:", "mem", Set.of("size")))
+                .hasMessageContaining("unknown parameter 'sise'").hasMessageContaining("known parameters: size");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?size=1&size=2", "mem:", "mem", Set.of("size")))
+                .hasMessageContaining("given twice");
+        for (String bad : new String[] {"0", "-1", "1TB", "MB", "1.5MB", ""}) {
+            assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?size=" + bad, "mem:", "mem", Set.of("size")).bytes("size")).as(bad)
+                    .hasMessageContaining("positive whole number of bytes, or with KB, MB or GB");
+        }
+    }
 }
