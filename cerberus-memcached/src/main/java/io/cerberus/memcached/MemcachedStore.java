@@ -82,6 +82,9 @@ final class MemcachedStore implements KeyValueStore {
     private final MemcachedClient client;
     /** The longest value every server keeps: its largest item less room for the key and the item's header. */
     private int maxValueLength = Integer.MAX_VALUE / 2;
+    /** The servers as the URI names them, and the same resolved, in one order: set at open, for messages. */
+    private volatile List<InetSocketAddress> given = List.of();
+    private volatile List<InetSocketAddress> resolved = List.of();
 
     private MemcachedStore(String uri, Duration timeout, ExecutorService calls, MemcachedClient client) {
         this.uri = uri;
@@ -174,25 +177,46 @@ final class MemcachedStore implements KeyValueStore {
      * @param resolved the same servers, resolved, as the client knows them
      */
     private void checkServers(List<InetSocketAddress> given, List<InetSocketAddress> resolved) {
+        this.given = given;
+        this.resolved = resolved;
+        Optional<String> evicting = evictionWarning(true);
+        evicting.ifPresent(warning -> LOG.log(Level.WARNING, warning));
+    }
+
+    /**
+     * Reads the servers' settings (one {@code stats settings} each).
+     *
+     * @param atOpen whether the engine is opening: then the item size is learnt, and a server with
+     *     CAS off is refused
+     * @return the warning about servers that may evict entries, if any does
+     */
+    private Optional<String> evictionWarning(boolean atOpen) {
         Map<InetSocketAddress, Map<String, String>> settings = call("read the servers' settings (stats settings)",
                 () -> client.getStatsByItem("settings", timeout.toMillis()));
         List<InetSocketAddress> evicting = new ArrayList<>();
         settings.forEach((server, values) -> {
-            maxValueLength = Math.min(maxValueLength, Integer.parseInt(values.getOrDefault("item_size_max", "1048576")) - 512);
-            InetSocketAddress named = given.get(resolved.indexOf(server));
-            if ("no".equals(values.get("cas_enabled"))) {
-                throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
-                        + " off (-C); owner-checked renewal and release need it: run memcached without -C", null);
+            InetSocketAddress named = resolved.contains(server) ? given.get(resolved.indexOf(server)) : server;
+            if (atOpen) {
+                maxValueLength = Math.min(maxValueLength, Integer.parseInt(values.getOrDefault("item_size_max", "1048576")) - 512);
+                if ("no".equals(values.get("cas_enabled"))) {
+                    throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
+                            + " off (-C); owner-checked renewal and release need it: run memcached without -C", null);
+                }
             }
             if ("on".equals(values.get("evictions"))) {
                 evicting.add(named);
             }
         });
-        if (!evicting.isEmpty()) {
-            LOG.log(Level.WARNING, "memcached engine " + uri + ": " + shown(evicting) + " may evict entries when memory runs out"
-                    + " (stats settings: evictions on); an evicted lock entry frees its lock before its lease ends, and another"
-                    + " client can take it. Run memcached with -M (no evictions), or give the locks a memcached of their own");
-        }
+        return evicting.isEmpty() ? Optional.empty() : Optional.of("memcached engine " + uri + ": " + shown(evicting)
+                + " may evict entries when memory runs out (stats settings: evictions on); an evicted lock entry frees its lock before"
+                + " its lease ends, and another client can take it. Run memcached with -M (no evictions), or give the locks a memcached"
+                + " of their own");
+    }
+
+    /** @return the eviction warning, read again from every server */
+    @Override
+    public List<String> healthWarnings() {
+        return evictionWarning(false).map(List::of).orElse(List.of());
     }
 
     private static String shown(List<InetSocketAddress> servers) {

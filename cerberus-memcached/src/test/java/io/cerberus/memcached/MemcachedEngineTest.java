@@ -252,14 +252,18 @@ class MemcachedEngineTest {
             assertThat(cerberus.lock("evictable").tryLock()).isTrue();
             assertThat(logs.messages(Level.WARNING)).singleElement().asString()
                     .contains(evicting.uri()).contains("evictions on").contains("-M");
+            assertThat(cerberus.checkEngine(cerberus.currentEngine())).as("the health shows it too").singleElement().asString()
+                    .contains("evictions on").contains("-M");
         }
     }
 
     @Test
     void aServerWithoutEvictionsIsUsedSilently() {
         try (CapturedLogs logs = CapturedLogs.of("io.cerberus.memcached", Level.WARNING)) {
-            assertThat(client(SERVER.get().uri(), Duration.ofSeconds(30)).lock("quiet").tryLock()).isTrue();
+            Cerberus cerberus = client(SERVER.get().uri(), Duration.ofSeconds(30));
+            assertThat(cerberus.lock("quiet").tryLock()).isTrue();
             assertThat(logs.messages(Level.WARNING)).isEmpty();
+            assertThat(cerberus.checkEngine(cerberus.currentEngine())).isEmpty();
         }
     }
 

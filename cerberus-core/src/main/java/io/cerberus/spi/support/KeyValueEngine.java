@@ -13,6 +13,7 @@ import io.cerberus.spi.LockMode;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -166,6 +167,12 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     @Override
     public boolean isLocked(LockKey key) {
         return store.get(entryKey(key)).isPresent();
+    }
+
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return store.healthWarnings();
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.cerberus.spi.support;
 import io.cerberus.Capability;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -90,6 +91,18 @@ public interface KeyValueStore extends AutoCloseable {
      */
     default Optional<Duration> longestExpiry() {
         return Optional.empty();
+    }
+
+    /**
+     * Reads again the settings of the store's servers that weaken a guarantee (a memcached that
+     * may evict entries), for the engine's health check ({@link io.cerberus.spi.LockEngine#checkHealth}).
+     * The default has none.
+     *
+     * @return one sentence per such setting, naming the server; empty when there is none
+     * @throws io.cerberus.EngineUnavailableException if the store cannot be reached
+     */
+    default List<String> healthWarnings() {
+        return List.of();
     }
 
     /**
