@@ -85,9 +85,9 @@ final class Db {
                         freshTried = true;
                         continue;
                     }
-                    throw new EngineUnavailableException(what + " failed on " + describe + ": " + e.getMessage(), e);
+                    throw new EngineUnavailableException(what.get() + " failed on " + describe + ": " + e.getMessage(), e);
                 }
-                throw new CerberusException(what + " failed on " + describe + ": " + e.getMessage()
+                throw new CerberusException(what.get() + " failed on " + describe + ": " + e.getMessage()
                         + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
             } catch (RuntimeException e) {
                 broken = true;
