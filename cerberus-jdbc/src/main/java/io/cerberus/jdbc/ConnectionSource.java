@@ -139,16 +139,30 @@ abstract class ConnectionSource implements AutoCloseable {
         return setUp(connection);
     }
 
-    /** Puts a connection in auto-commit mode with the engine's network timeout; closes it on failure. */
+    /** Puts a connection in auto-commit mode with its {@link #networkTimeout()}; closes it on failure. */
     Connection setUp(Connection connection) throws SQLException {
         try {
             connection.setAutoCommit(true);
-            setNetworkTimeout(connection, CONNECTORS, timeout);
+            setNetworkTimeout(connection, CONNECTORS, networkTimeout());
         } catch (SQLException | RuntimeException e) {
             closeQuietly(connection);
             throw e;
         }
         return connection;
+    }
+
+    /**
+     * How long a connection waits for an answer before the driver gives up on it: the engine's
+     * timeout where the server cancels statements before that ({@link #statementTimeout}); where
+     * the driver cancels them instead (a JDBC query timeout, in whole seconds), a second past the
+     * query timeout, so that its cancel reaches the server first. A connection given up on while a
+     * statement waits (for a row lock, say) leaves the statement running on the server, which may
+     * then grant a lock to an attempt that is gone.
+     *
+     * @return the network timeout of this source's connections
+     */
+    Duration networkTimeout() {
+        return serverTimesStatements() ? timeout : Duration.ofSeconds(Db.queryTimeoutSeconds(timeout) + 1);
     }
 
     /**

@@ -32,7 +32,12 @@ final class Db {
         this.describe = source.describe;
         this.timeout = timeout;
         this.serverTimesStatements = source.serverTimesStatements();
-        this.queryTimeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+        this.queryTimeoutSeconds = queryTimeoutSeconds(timeout);
+    }
+
+    /** @return the engine's timeout in whole seconds, rounded up, at least one: a JDBC query timeout */
+    static int queryTimeoutSeconds(Duration timeout) {
+        return (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     }
 
     @FunctionalInterface

@@ -31,6 +31,15 @@ class ConnectionSourceTest {
     }
 
     @Test
+    void aStatementTheDriverTimesIsCancelledASecondBeforeTheConnectionIsGivenUpOn() throws Exception {
+        ConnectionSource.FromDataSource applications = new ConnectionSource.FromDataSource("the test database", Duration.ofMillis(1500),
+                new RecordingDataSource(POSTGRES.uri()));
+        Connection borrowed = applications.borrow();
+        assertThat(borrowed.getNetworkTimeout()).as("a query timeout of 2 s, then a second").isEqualTo(3000);
+        applications.giveBack(borrowed, false);
+    }
+
+    @Test
     void anApplicationsPoolIsAskedOnTheCallersThreadWhileItsConnectionsWork() throws Exception {
         RecordingDataSource data = new RecordingDataSource(POSTGRES.uri());
         ConnectionSource.FromDataSource source = new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);
