@@ -117,7 +117,7 @@ final class Db {
         if (!serverTimesStatements) {
             statement.setQueryTimeout(queryTimeoutSeconds);
         }
-        return statement;
+        return dialect.adapt(statement);
     }
 
     /** @return the engine's timeout in whole seconds, at least one: for {@link java.sql.Connection#isValid} and query timeouts */
