@@ -114,6 +114,18 @@ public final class PgBouncerServer extends LoopbackServer {
         return rows.lines().filter(line -> !line.isEmpty()).toList();
     }
 
+    /**
+     * Waits until a login through PgBouncer reaches the server again: after the server behind it
+     * was killed and restarted, PgBouncer logs in to it anew (no sooner than its
+     * {@code server_login_retry} after a failed login).
+     *
+     * @param within how long to wait
+     * @throws ServerException if no login gets through in time
+     */
+    public void awaitLogin(Duration within) {
+        Await.until(this + " to " + servesWhen(), within, this::serves);
+    }
+
     @Override
     protected String servesWhen() {
         return "let " + backend.user() + " log in to " + backend;
