@@ -126,7 +126,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                     + " cerberus.mode=session), or connect directly or through a pool with pool_mode=session");
         }
         poolingWarning = pooled + ", so LISTEN cannot hear the releases of other processes: waiters wake by their backoff (20 ms"
-                + " doubling to 1 s; every 20 ms while the lock changes hands) instead of at once. Locks are as safe as on a direct"
+                + " doubling to 1 s; every 10 to 20 ms while the lock changes hands) instead of at once. Locks are as safe as on a direct"
                 + " connection. Connect directly or through pool_mode=session for prompt wake-ups";
         LOG.log(Level.WARNING, poolingWarning);
     }
