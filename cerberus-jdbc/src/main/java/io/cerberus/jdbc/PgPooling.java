@@ -24,9 +24,11 @@ import java.util.List;
  * transaction ran in another session. Neither can happen when sessions last, so a finding of
  * transaction pooling is never wrong. A pooler that lends the most recently freed session first
  * (PgBouncer by default) gives the first connection's session to the second at once; one that
- * lends the longest idle first ({@code server_round_robin=1}) is caught by the second round,
- * whose new connection finds only that session idle. Statement pooling shows as the refusal of the
- * transaction. Cost: one or two extra connections, three statements a round, once at start.
+ * lends the longest idle first ({@code server_round_robin=1}) moves the first connection to
+ * another session, or, with only two idle, gives its session to the second round's connection. A
+ * pooler that picked sessions at random could escape both rounds, so "sessions last" is strong
+ * evidence, not proof. Statement pooling shows as the refusal of the transaction. Cost, once at start: one or two more connections (kept by the built-in pool), one
+ * statement, then four a round.
  */
 final class PgPooling {
     /** Rounds of the probe: each pins one more connection, so a session lent away shows in one of them. */
