@@ -23,14 +23,15 @@ final class Databases {
     }
 
     /**
-     * @param postgres the PostgreSQL to pool connections to, started before this one (declare it
-     *     first and give both fields {@code @Order}: JUnit starts extensions in that order)
+     * @param postgres the shared PostgreSQL, started before this one (declare it first and give both
+     *     fields {@code @Order}: JUnit starts extensions in that order)
      * @param mode the pool mode
-     * @return a PgBouncer for the test class, started in front of that PostgreSQL (its URI:
-     *     {@code jdbc:postgresql://...} with PgBouncer's port)
+     * @return the shared PgBouncer of that pool mode in front of the shared PostgreSQL (its URI:
+     *     {@code jdbc:postgresql://...} with PgBouncer's port). Shared, not per class: an extension
+     *     of an enclosing class is started again for each of its {@code @Nested} classes
      */
     static ServerExtension<PgBouncerServer> pgBouncer(ServerExtension<PostgresServer> postgres, PgBouncerServer.PoolMode mode) {
-        return ServerExtension.perClass(() -> PgBouncerServer.builder(postgres.get()).poolMode(mode).start());
+        return ServerExtension.shared("jdbc-pgbouncer-" + mode, () -> PgBouncerServer.builder(postgres.get()).poolMode(mode).start());
     }
 
     /** @return the shared MariaDB (its URI: {@code jdbc:mariadb://...}, user and password included) */
