@@ -112,6 +112,12 @@ final class CheckCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}")
     private String jdbcMode;
 
+    @Option(names = "--pgbouncer",
+            description = "With --server postgres: a PgBouncer in front of PostgreSQL, in pool mode session or transaction; the"
+                    + " clients connect through it (session mode through transaction pooling is refused at start). server-kill"
+                    + " kills PostgreSQL behind it.")
+    private String pgBouncer;
+
     @Option(names = "--delay", defaultValue = "300ms", converter = Durations.class,
             description = "With --faults delay: added to each direction of the target's traffic. Default: ${DEFAULT-VALUE}")
     private Duration delay;
@@ -193,7 +199,8 @@ final class CheckCommand implements Callable<Integer> {
         // a long run stopped with SIGTERM or Ctrl-C must not leave its servers and clients running
         try (StopOnExit onExit = new StopOnExit("cerberus-check-stop")) {
             this.onExit = onExit;
-            LockServer started = server == null ? null : onExit.add(LockServer.start(server, out.resolve("server"), persistence, jdbcMode, lease));
+            LockServer started = server == null ? null : onExit.add(LockServer.start(server, out.resolve("server"), persistence, jdbcMode,
+                    pgBouncer, lease));
             this.lockServer = started;
             return run(started == null ? engine.engineUri() : waitReplicas > 0 ? withWaitReplicas(started.uri()) : started.uri());
         }
@@ -224,7 +231,8 @@ final class CheckCommand implements Callable<Integer> {
         }
         PrintWriter console = spec.commandLine().getOut();
         String title = "cerberus check: " + (noLock ? "no lock" : (recipe == null ? "" : "recipe " + recipe + " on ") + Redaction.redact(engineUri))
-                + (lockServer == null ? "" : " (started here" + (LockServer.persistenceOf(server).isEmpty() ? "" : ", persistence " + persistence) + ")")
+                + (lockServer == null ? "" : " (started here" + (LockServer.persistenceOf(server).isEmpty() ? "" : ", persistence " + persistence)
+                + (pgBouncer == null ? "" : ", through PgBouncer pool_mode=" + pgBouncer) + ")")
                 + ", " + clients + " clients" + (lockCount > 1 ? " on " + lockCount + " locks" : "") + ", " + Durations.format(duration) + ", lease " + Durations.format(lease) + ", faults " + faults
                 + (faults.contains("delay") ? " (delay " + Durations.format(delay) + ")" : "")
                 + (faultLength != null ? ", each pause or cut lasting " + Durations.format(faultLength) : "")
@@ -367,6 +375,14 @@ final class CheckCommand implements Callable<Integer> {
         if (given("--jdbc-mode") && !LockServer.JDBC_KINDS.contains(String.valueOf(server))) {
             throw new ParameterException(spec.commandLine(), "--jdbc-mode applies to --server postgres, mariadb and h2; with --engine, give"
                     + " the mode in the URI (cerberus.mode=session)");
+        }
+        if (pgBouncer != null && !CheckDatabase.PGBOUNCER_MODES.contains(pgBouncer)) {
+            throw new ParameterException(spec.commandLine(), "--pgbouncer takes " + String.join(" or ", CheckDatabase.PGBOUNCER_MODES)
+                    + ", was '" + pgBouncer + "'");
+        }
+        if (pgBouncer != null && !"postgres".equals(server)) {
+            throw new ParameterException(spec.commandLine(), "--pgbouncer applies to --server postgres; with --engine, give PgBouncer's"
+                    + " address in the URI");
         }
         if (delay.isZero()) {
             throw new ParameterException(spec.commandLine(), "--delay must be more than 0; to inject no delay, leave delay out of --faults");

@@ -4,12 +4,14 @@ import io.cerberus.servers.Executables;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.LoopbackServer;
 import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PgBouncerServer;
 import io.cerberus.servers.PostgresServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -24,35 +26,57 @@ import java.util.function.Consumer;
  * the port refusing; keeps it down {@code --server-down}, and starts it again on the same data
  * (crash recovery) until it serves. The clients use the jdbc: engine in lease-row or session mode
  * ({@code --jdbc-mode}) and get its URI (PostgreSQL's and MariaDB's with the password drawn at
- * start) in their environment, never on a command line.
+ * start) in their environment, never on a command line. PostgreSQL may have a {@link PgBouncerServer}
+ * in front ({@code --pgbouncer session} or {@code transaction}, its output in
+ * {@code <dir>/pgbouncer.out}): the clients then connect through it, and {@code server-kill} kills
+ * PostgreSQL behind it, confirmed restarted once a login through PgBouncer reaches it again.
  */
 final class CheckDatabase implements LockServer {
+    /** The pool modes {@code --pgbouncer} takes. */
+    static final List<String> PGBOUNCER_MODES = List.of("session", "transaction");
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
     private final LoopbackServer server;
     private final String process;
     private final String mode;
+    /** PgBouncer in front of the server, or null. */
+    private final PgBouncerServer bouncer;
 
-    private CheckDatabase(LoopbackServer server, String process, String mode) {
+    private CheckDatabase(LoopbackServer server, String process, String mode, PgBouncerServer bouncer) {
         this.server = server;
         this.process = process;
         this.mode = mode;
+        this.bouncer = bouncer;
     }
 
     /**
-     * Creates the database cluster and starts PostgreSQL.
+     * Creates the database cluster and starts PostgreSQL, and PgBouncer in front of it if asked.
      *
-     * @param dir where the server's output goes
+     * @param dir where the servers' output goes
      * @param mode the jdbc: engine's mode the clients use: {@code lease-row} or {@code session}
+     * @param pgBouncer PgBouncer's pool mode, one of {@link #PGBOUNCER_MODES}, or null for none
      * @return the running server
-     * @throws IllegalArgumentException if PostgreSQL, or (as root) setpriv, is not installed
+     * @throws IllegalArgumentException if PostgreSQL, PgBouncer when asked for, or (as root) setpriv, is not installed
      */
-    static CheckDatabase postgres(Path dir, String mode) throws IOException {
+    static CheckDatabase postgres(Path dir, String mode, String pgBouncer) throws IOException {
         requirePrograms("postgres", List.of("postgres", "initdb"), "postgresql", "postgres");
+        if (pgBouncer != null && Executables.find("pgbouncer").isEmpty()) {
+            throw new IllegalArgumentException("--pgbouncer needs pgbouncer; install it with: apt-get install pgbouncer");
+        }
         Files.createDirectories(dir);
         // its data directory is a temporary one, not in --out: the postgres user must reach it, and --out may be a root-only path
-        return new CheckDatabase(PostgresServer.builder().fsync(true).output(dir.resolve("postgres.out")).startTimeout(WITHIN).start(),
-                "postmaster", mode);
+        PostgresServer postgres = PostgresServer.builder().fsync(true).output(dir.resolve("postgres.out")).startTimeout(WITHIN).start();
+        if (pgBouncer == null) {
+            return new CheckDatabase(postgres, "postmaster", mode, null);
+        }
+        try {
+            // a login that failed while PostgreSQL was down is retried after 1 s, not PgBouncer's default 15 s
+            PgBouncerServer bouncer = PgBouncerServer.builder(postgres).poolMode(PgBouncerServer.PoolMode.valueOf(pgBouncer.toUpperCase(Locale.ROOT))).setting("server_login_retry", "1").output(dir.resolve("pgbouncer.out")).start();
+            return new CheckDatabase(postgres, "postmaster", mode, bouncer);
+        } catch (RuntimeException e) {
+            postgres.close();
+            throw e;
+        }
     }
 
     /**
@@ -72,7 +96,7 @@ final class CheckDatabase implements LockServer {
         Files.createDirectories(dir);
         // as for PostgreSQL, a temporary data directory that the mysql user can reach
         return new CheckDatabase(MariaDbServer.builder().fsync(true).output(dir.resolve("mariadb.out")).startTimeout(WITHIN).start(),
-                "mariadbd", mode);
+                "mariadbd", mode, null);
     }
 
     /**
@@ -91,7 +115,7 @@ final class CheckDatabase implements LockServer {
         if (writtenAtCommit) {
             builder.writeDelay(Duration.ZERO);
         }
-        return new CheckDatabase(builder.start(), "H2's JVM", mode);
+        return new CheckDatabase(builder.start(), "H2's JVM", mode, null);
     }
 
     private static void requirePrograms(String kind, List<String> programs, String debianPackage, String systemUser) {
@@ -107,10 +131,11 @@ final class CheckDatabase implements LockServer {
         }
     }
 
+    /** @return the clients' URI: the server's, or PgBouncer's in front of it */
     @Override
     public String uri() {
         String separator = server instanceof H2Server ? ";" : "&"; // H2's settings follow ';', the others' a query string
-        return server.uri() + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
+        return (bouncer == null ? server.uri() : bouncer.uri()) + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
     }
 
     @Override
@@ -123,14 +148,25 @@ final class CheckDatabase implements LockServer {
         long restarting = System.nanoTime();
         server.restart();
         record.accept("server-restart");
+        long serving = System.nanoTime();
+        if (bouncer != null) {
+            bouncer.awaitLogin(WITHIN);
+        }
         record.accept("confirmed server-kill: " + process + " pid " + pid
                 + (children > 0 ? " and its " + children + " processes" : "") + " exited, port " + server.port()
-                + " closed; " + (server instanceof H2Server ? "accepting connections" : "accepting logins") + " again " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting)
-                + "ms after the restart");
+                + " closed; " + (server instanceof H2Server ? "accepting connections" : "accepting logins") + " again " + TimeUnit.NANOSECONDS.toMillis(serving - restarting)
+                + "ms after the restart" + (bouncer == null ? "" : ", through PgBouncer "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting) + "ms after"));
     }
 
     @Override
     public void close() {
-        server.close();
+        try {
+            if (bouncer != null) {
+                bouncer.close();
+            }
+        } finally {
+            server.close();
+        }
     }
 }

@@ -69,17 +69,18 @@ interface LockServer extends AutoCloseable {
      * @param dir the run's directory for the servers' data and output
      * @param persistence one of {@link #persistenceOf} the kind
      * @param jdbcMode {@code lease-row} or {@code session} (postgres, mariadb, h2)
+     * @param pgBouncer the pool mode of a PgBouncer in front of postgres ({@code session} or {@code transaction}), or null for none
      * @param lease the clients' lease: ZooKeeper's session timeout and etcd's lease TTL follow it
      * @return the running servers
      * @throws IllegalArgumentException if the server program is not installed
      */
-    static LockServer start(String kind, Path dir, String persistence, String jdbcMode, Duration lease) throws IOException,
-            InterruptedException {
+    static LockServer start(String kind, Path dir, String persistence, String jdbcMode, String pgBouncer, Duration lease)
+            throws IOException, InterruptedException {
         return switch (kind) {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));
             case "sentinel" -> SentinelServers.start(dir, persistence.equals("aof"));
             case "cluster" -> ClusterServers.start(dir, persistence.equals("aof"));
-            case "postgres" -> CheckDatabase.postgres(dir, jdbcMode);
+            case "postgres" -> CheckDatabase.postgres(dir, jdbcMode, pgBouncer);
             case "mariadb" -> CheckDatabase.mariaDb(dir, jdbcMode);
             case "h2" -> CheckDatabase.h2(dir, jdbcMode, persistence.equals("commit"));
             case "zk" -> CheckEnsemble.zooKeeper(dir, lease);

@@ -202,6 +202,30 @@ class CheckCommandTest {
     }
 
     @Test
+    void leaseRowLocksThroughTransactionPoolingStaySafeWhilePostgresBehindItIsKilled() throws Exception {
+        Cli.Result run = check("--server", "postgres", "--pgbouncer", "transaction", "--faults", "pause,server-kill", "--server-down", "0",
+                "--think", "300ms", "--duration", "8s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("through PgBouncer pool_mode=transaction");
+        assertThat(confirmed(run.stdout(), "server-kill")).isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
+        assertThat(Files.readString(dir.resolve("out/faults.log"))).containsPattern("confirmed server-kill: postmaster pid \\d+ .* through PgBouncer \\d+ms after");
+        assertThat(run.stdout()).containsPattern("verdict: +SAFE");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards")).isZero();
+    }
+
+    @Test
+    void sessionModeThroughTransactionPoolingIsRefusedAtStart() {
+        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--pgbouncer", "transaction", "--jdbc-mode", "session",
+                "--out", dir.resolve("out").toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(70);
+        assertThat(run.stderr()).contains("UnsafeEngineException: session mode refused: jdbc:postgresql://127.0.0.1:")
+                .contains("is transaction-pooled").contains("Use lease-row mode").doesNotContainPattern("password=[^*]");
+    }
+
+    @Test
     void aKilledH2WithItsWriteDelayForgetsItsLastGrantsAndHandsTheirTokensOutAgain() throws Exception {
         // H2's default write delay: a commit reaches the file up to 500 ms later, so a kill forgets the last grants and
         // fence values, and the restarted database hands the same tokens out again
@@ -403,6 +427,12 @@ class CheckCommandTest {
         Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
         assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres, mariadb and h2");
+        Cli.Result bouncerOnRedis = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--pgbouncer", "session");
+        assertThat(bouncerOnRedis.exitCode()).isEqualTo(64);
+        assertThat(bouncerOnRedis.stderr()).contains("--pgbouncer applies to --server postgres");
+        Cli.Result statementPooling = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--pgbouncer", "statement");
+        assertThat(statementPooling.exitCode()).isEqualTo(64);
+        assertThat(statementPooling.stderr()).contains("--pgbouncer takes session or transaction, was 'statement'");
         Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
         assertThat(delayWithout.exitCode()).isEqualTo(64);
         assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");

@@ -7,6 +7,8 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -70,6 +72,27 @@ abstract class ConnectionSource implements AutoCloseable {
 
     /** @return a new connection for the caller alone; the caller closes it */
     abstract Connection dedicated() throws SQLException;
+
+    /**
+     * Takes a connection of {@link #dedicated} that its caller is done with and that holds nothing
+     * (auto-commit, no session state): the built-in pool keeps it for the next borrow when there is
+     * room; otherwise it is closed (an application's pool gets it back).
+     *
+     * @param connection the connection, or null for none
+     */
+    void adopt(Connection connection) {
+        closeQuietly(connection);
+    }
+
+    /**
+     * Told at start on PostgreSQL, once the connections are known to keep their database session
+     * from one transaction to the next (no transaction pooling in between, see {@link PgPooling}):
+     * session settings then stay with a connection, so the built-in pool has the server time its
+     * statements. Never called otherwise: a session setting made through transaction pooling would
+     * stay behind on a server connection that other clients use next.
+     */
+    void sessionsLast() {
+    }
 
     /**
      * @return a connection a session-mode hold gave back clean ({@link #keepSession}), or null when
@@ -139,16 +162,30 @@ abstract class ConnectionSource implements AutoCloseable {
         return setUp(connection);
     }
 
-    /** Puts a connection in auto-commit mode with the engine's network timeout; closes it on failure. */
+    /** Puts a connection in auto-commit mode with its {@link #networkTimeout()}; closes it on failure. */
     Connection setUp(Connection connection) throws SQLException {
         try {
             connection.setAutoCommit(true);
-            setNetworkTimeout(connection, CONNECTORS, timeout);
+            setNetworkTimeout(connection, CONNECTORS, networkTimeout());
         } catch (SQLException | RuntimeException e) {
             closeQuietly(connection);
             throw e;
         }
         return connection;
+    }
+
+    /**
+     * How long a connection waits for an answer before the driver gives up on it: the engine's
+     * timeout where the server cancels statements before that ({@link #statementTimeout}); where
+     * the driver cancels them instead (a JDBC query timeout, in whole seconds), a second past the
+     * query timeout, so that its cancel reaches the server first. A connection given up on while a
+     * statement waits (for a row lock, say) leaves the statement running on the server, which may
+     * then grant a lock to an attempt that is gone.
+     *
+     * @return the network timeout of this source's connections
+     */
+    Duration networkTimeout() {
+        return serverTimesStatements() ? timeout : Duration.ofSeconds(Db.queryTimeoutSeconds(timeout) + 1);
     }
 
     /**
@@ -253,14 +290,16 @@ abstract class ConnectionSource implements AutoCloseable {
     }
 
     /**
-     * At most {@code size} pooled connections to a JDBC URL. On PostgreSQL each connection gets the
-     * engine's timeout as its {@code statement_timeout} when it is opened: the server cancels a
-     * statement that runs too long, as a JDBC query timeout would, without the driver scheduling
-     * and cancelling a timer task around every statement.
+     * At most {@code size} pooled connections to a JDBC URL. On PostgreSQL, once the connections are
+     * known to keep their sessions ({@link #sessionsLast()}), each gets the engine's timeout as its
+     * {@code statement_timeout}: the server cancels a statement that runs too long, as a JDBC query
+     * timeout would, without the driver scheduling and cancelling a timer task around every
+     * statement.
      */
     private static final class BuiltInPool extends ConnectionSource {
         private final String url;
-        private final boolean serverTimeout;
+        private final boolean postgres;
+        private volatile boolean serverTimeout;
         private final LinkedBlockingDeque<Connection> idle = new LinkedBlockingDeque<>();
         private final LinkedBlockingDeque<Connection> idleSessions = new LinkedBlockingDeque<>();
         /** The connection each thread gave back last: taken again when idle, so a thread keeps its database session. */
@@ -272,7 +311,7 @@ abstract class ConnectionSource implements AutoCloseable {
         BuiltInPool(String url, String describe, Duration timeout, int size) {
             super(describe, timeout);
             this.url = url;
-            this.serverTimeout = url.startsWith("jdbc:postgresql:");
+            this.postgres = url.startsWith("jdbc:postgresql:");
             this.size = size;
             this.permits = new Semaphore(size);
         }
@@ -286,8 +325,8 @@ abstract class ConnectionSource implements AutoCloseable {
             return open(() -> {
                 Connection connection = driverConnection();
                 if (serverTimeout) {
-                    try (Statement statement = connection.createStatement()) {
-                        statement.execute("SET statement_timeout = " + statementTimeout(timeout).toMillis());
+                    try {
+                        timeOnServer(connection);
                     } catch (SQLException | RuntimeException e) {
                         closeQuietly(connection);
                         throw e;
@@ -295,6 +334,44 @@ abstract class ConnectionSource implements AutoCloseable {
                 }
                 return connection;
             });
+        }
+
+        private void timeOnServer(Connection connection) throws SQLException {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET statement_timeout = " + statementTimeout(timeout).toMillis());
+            }
+        }
+
+        /** From now on the server times statements: on new connections, and on those idle now (the engine has not started yet). */
+        @Override
+        void sessionsLast() {
+            if (!postgres || serverTimeout) {
+                return;
+            }
+            serverTimeout = true;
+            List<Connection> opened = new ArrayList<>();
+            idle.drainTo(opened);
+            for (Connection connection : opened) {
+                try {
+                    timeOnServer(connection);
+                    setNetworkTimeout(connection, CONNECTORS, networkTimeout());
+                    idle.offerLast(connection);
+                } catch (SQLException | RuntimeException e) {
+                    closeQuietly(connection);
+                }
+            }
+        }
+
+        @Override
+        void adopt(Connection connection) {
+            if (connection == null) {
+                return;
+            }
+            if (closed || idle.size() >= size || !idle.offerLast(connection)) {
+                closeQuietly(connection);
+            } else if (closed && idle.remove(connection)) {
+                closeQuietly(connection);
+            }
         }
 
         /** A new connection from the driver, whose errors may echo the URL: shown without its secrets. */

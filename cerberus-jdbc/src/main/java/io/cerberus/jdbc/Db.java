@@ -32,7 +32,12 @@ final class Db {
         this.describe = source.describe;
         this.timeout = timeout;
         this.serverTimesStatements = source.serverTimesStatements();
-        this.queryTimeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+        this.queryTimeoutSeconds = queryTimeoutSeconds(timeout);
+    }
+
+    /** @return the engine's timeout in whole seconds, rounded up, at least one: a JDBC query timeout */
+    static int queryTimeoutSeconds(Duration timeout) {
+        return (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
     }
 
     @FunctionalInterface
@@ -85,9 +90,9 @@ final class Db {
                         freshTried = true;
                         continue;
                     }
-                    throw new EngineUnavailableException(what + " failed on " + describe + ": " + e.getMessage(), e);
+                    throw new EngineUnavailableException(what.get() + " failed on " + describe + ": " + e.getMessage(), e);
                 }
-                throw new CerberusException(what + " failed on " + describe + ": " + e.getMessage()
+                throw new CerberusException(what.get() + " failed on " + describe + ": " + e.getMessage()
                         + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
             } catch (RuntimeException e) {
                 broken = true;
@@ -112,7 +117,7 @@ final class Db {
         if (!serverTimesStatements) {
             statement.setQueryTimeout(queryTimeoutSeconds);
         }
-        return statement;
+        return dialect.adapt(statement);
     }
 
     /** @return the engine's timeout in whole seconds, at least one: for {@link java.sql.Connection#isValid} and query timeouts */

@@ -40,6 +40,7 @@ public final class JdbcEngineProvider implements EngineProvider {
         ConnectionSource source = ConnectionSource.of(target, options, context.connectTimeout());
         try {
             SqlDialect dialect = prepare(source, target);
+            dialect.configure(source);
             Db db = new Db(source, dialect, context.connectTimeout());
             if (target.mode() == JdbcOptions.Mode.SESSION) {
                 return new SessionEngine(db, target.createTable(), target.sessionCheckInterval(), context.lossReporter());
@@ -51,7 +52,7 @@ public final class JdbcEngineProvider implements EngineProvider {
         }
     }
 
-    /** Connects once: finds the dialect and makes sure the tables of the mode are there. */
+    /** Connects once: finds the dialect, checks the connections for the mode, and makes sure the tables of the mode are there. */
     private static SqlDialect prepare(ConnectionSource source, JdbcTarget target) {
         Connection connection;
         try {
@@ -67,6 +68,7 @@ public final class JdbcEngineProvider implements EngineProvider {
         boolean broken = false;
         try {
             SqlDialect dialect = SqlDialect.of(connection.getMetaData().getDatabaseProductName(), target.describe(), target.table());
+            dialect.checkConnections(connection, source, target);
             LockTable tables = new LockTable(connection, target);
             if (target.mode() == JdbcOptions.Mode.SESSION) {
                 dialect.prepareSessionLocks(tables);

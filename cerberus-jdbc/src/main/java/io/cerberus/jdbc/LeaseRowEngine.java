@@ -347,6 +347,13 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
         });
     }
 
+    /** The light read of every engine, and what the start-up checks found that costs this engine (PostgreSQL: transaction pooling). */
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        return dialect.warnings();
+    }
+
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
         return db.run("listing locks", true, connection -> {

@@ -1,12 +1,16 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.spi.Acquisition;
+import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import org.postgresql.PGStatement;
 
 /**
  * PostgreSQL. A granted acquire is one statement (an upsert {@code RETURNING} the fence); a refused
@@ -18,8 +22,21 @@ import java.util.Optional;
  * and the marking update serialise on the row, and a refusal that then reads the row free asks once
  * more at once. The release hands over in the same statement ({@link HandOverRelease}); changes of
  * idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}.
+ *
+ * <p>At start {@link PgPooling} looks for transaction pooling (PgBouncer's
+ * {@code pool_mode=transaction} or {@code statement}) in front of the server. Session mode is
+ * refused there: session locks would exclude nothing. Lease-row mode works, with four changes:
+ * no {@code LISTEN} (it cannot hear anything there, and would leave a listening session behind
+ * for other clients), so a refused acquire returns the holder's fence and waiters poll while the
+ * lock changes hands, as on MariaDB; no server-side prepared statements (a named statement
+ * prepared in one server session is missing, or already taken, in the next); no session setting
+ * of the statement timeout (it would stay behind on a server connection others use); and one
+ * warning saying so.
  */
 final class PostgresDialect extends SqlDialect implements HandOverRelease {
+    private static final System.Logger LOG = System.getLogger(PostgresDialect.class.getName());
+    /** Whether PostgreSQL's own driver (pgjdbc) is on the class path: its statements can be kept off the server's prepared ones. */
+    private static final boolean PGJDBC = pgjdbc();
     static final String NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
     /** The notification channel of the lock table: an identifier, lower case. */
     final String channel;
@@ -42,6 +59,10 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
      * still ours and unexpired, the new owner (null when released) and the fence.
      */
     final String handOverSql;
+    /** What {@link PgPooling} found at start; until then, that sessions last. */
+    private volatile PgPooling.Finding pooling = PgPooling.Finding.SESSIONS_LAST;
+    /** The warning of a transaction-pooled lease-row engine, for health checks; null when there is none. */
+    private volatile String poolingWarning;
 
     PostgresDialect(String table) {
         super(NOW, table);
@@ -78,6 +99,70 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         return name.length() <= 63 ? name : name.substring(0, 63);
     }
 
+    /**
+     * Looks for transaction pooling: refuses session mode there, and warns once that waiters of a
+     * lease-row engine wake by their backoff.
+     *
+     * @throws UnsafeEngineException in session mode on transaction-pooled connections
+     */
+    @Override
+    void checkConnections(Connection connection, ConnectionSource source, JdbcTarget target) throws SQLException {
+        PgPooling.Finding found = PgPooling.probe(connection, source);
+        pooling = found;
+        if (found == PgPooling.Finding.UNKNOWN) {
+            LOG.log(Level.INFO, "could not open a second connection to " + target.describe() + " to check for transaction pooling;"
+                    + " taken as not transaction-pooled");
+        }
+        if (!found.pooledByTransaction()) {
+            return;
+        }
+        String pooled = target.describe() + " is " + (found == PgPooling.Finding.STATEMENT_POOLED ? "statement" : "transaction")
+                + "-pooled (PgBouncer pool_mode=transaction or statement, or a pooler like it: the database session behind a"
+                + " connection changes between its transactions)";
+        if (target.mode() == JdbcOptions.Mode.SESSION) {
+            throw new UnsafeEngineException("session mode refused: " + pooled + ". A session lock belongs to a database session,"
+                    + " which the pooler lends to other clients as soon as the transaction that took the lock ends: the lock would"
+                    + " exclude nothing, and would not be freed when its holder dies. Use lease-row mode (the default: remove"
+                    + " cerberus.mode=session), or connect directly or through a pool with pool_mode=session");
+        }
+        poolingWarning = pooled + ", so LISTEN cannot hear the releases of other processes: waiters wake by their backoff (20 ms"
+                + " doubling to 1 s; every 10 to 20 ms while the lock changes hands) instead of at once. Locks are as safe as on a direct"
+                + " connection. Connect directly or through pool_mode=session for prompt wake-ups";
+        LOG.log(Level.WARNING, poolingWarning);
+    }
+
+    /** Where sessions last, the built-in pool has the server time statements. */
+    @Override
+    void configure(ConnectionSource source) {
+        if (pooling == PgPooling.Finding.SESSIONS_LAST) {
+            source.sessionsLast();
+        }
+    }
+
+    /** Through transaction pooling, a statement is never prepared on the server: it would be missing from the next session. */
+    @Override
+    PreparedStatement adapt(PreparedStatement statement) throws SQLException {
+        if (PGJDBC && pooling.pooledByTransaction() && statement.isWrapperFor(PGStatement.class)) {
+            statement.unwrap(PGStatement.class).setPrepareThreshold(0);
+        }
+        return statement;
+    }
+
+    private static boolean pgjdbc() {
+        try {
+            Class.forName("org.postgresql.PGStatement", false, PostgresDialect.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    @Override
+    List<String> warnings() {
+        String warning = poolingWarning;
+        return warning == null ? List.of() : List.of(warning);
+    }
+
     /** Adds the column {@code wanted_until} to a table of an earlier version. */
     String addWantedColumn() {
         return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS wanted_until BIGINT NOT NULL DEFAULT 0";
@@ -109,7 +194,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                     return Answer.busy();
                 }
                 marks.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
-                return readHolder(rows, attempt, -1);
+                // without notifications the line polls while the lock changes hands, so it is there when it is released for all
+                return readHolder(rows, attempt, pooling.pooledByTransaction() ? rows.getLong(2) : -1);
             }
         }
     }
@@ -150,8 +236,12 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         }
     }
 
+    /** None through transaction pooling: a LISTEN there hears nothing and stays behind on a server session others use. */
     @Override
     Optional<PgListener> notifications(ConnectionSource source) {
+        if (pooling.pooledByTransaction()) {
+            return Optional.empty();
+        }
         return Optional.ofNullable(PgListener.start(source, channel));
     }
 

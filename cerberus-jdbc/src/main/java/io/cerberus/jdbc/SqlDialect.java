@@ -82,6 +82,35 @@ abstract class SqlDialect {
                 + "; the jdbc engine supports PostgreSQL, MariaDB, MySQL and H2");
     }
 
+    // ---- the connections
+
+    /**
+     * Checks at start, on a borrowed connection and before the tables, that the connections can
+     * serve the engine's mode: by default nothing. PostgreSQL looks for a pooler that lends a
+     * connection's session to others between its transactions ({@link PgPooling}).
+     *
+     * @param connection a connection of {@code source}, in auto-commit mode
+     * @param source where it came from, for the check's own connections
+     * @param target the engine's URI and mode
+     * @throws io.cerberus.UnsafeEngineException if the mode would not keep its guarantees on these connections
+     */
+    void checkConnections(Connection connection, ConnectionSource source, JdbcTarget target) throws SQLException {
+    }
+
+    /** Sets up the connection source by what {@link #checkConnections} found, once the connection it used is back: by default nothing. */
+    void configure(ConnectionSource source) {
+    }
+
+    /** @return the statement, set up as these connections need it: by default as it is */
+    PreparedStatement adapt(PreparedStatement statement) throws SQLException {
+        return statement;
+    }
+
+    /** @return what {@link #checkConnections} found that costs the engine something, for health checks: by default nothing */
+    List<String> warnings() {
+        return List.of();
+    }
+
     // ---- tables
 
     /** @return what follows the column list of a {@code CREATE TABLE}: storage engine, character set */

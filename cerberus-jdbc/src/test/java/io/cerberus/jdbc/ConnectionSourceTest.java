@@ -31,6 +31,33 @@ class ConnectionSourceTest {
     }
 
     @Test
+    void aStatementTheDriverTimesIsCancelledASecondBeforeTheConnectionIsGivenUpOn() throws Exception {
+        Duration timeout = Duration.ofMillis(1500);
+        ConnectionSource.FromDataSource applications = new ConnectionSource.FromDataSource("the test database", timeout,
+                new RecordingDataSource(POSTGRES.uri()));
+        Connection borrowed = applications.borrow();
+        assertThat(borrowed.getNetworkTimeout()).as("a query timeout of 2 s, then a second").isEqualTo(3000);
+        applications.giveBack(borrowed, false);
+
+        JdbcTarget target = JdbcTarget.parse(POSTGRES.uri(), JdbcOptions.defaults());
+        try (ConnectionSource builtIn = ConnectionSource.of(target, JdbcOptions.defaults(), timeout)) {
+            Connection opened = builtIn.borrow();
+            assertThat(opened.getNetworkTimeout()).as("until the sessions are known to last").isEqualTo(3000);
+            builtIn.giveBack(opened, false);
+            builtIn.sessionsLast();
+            Connection timedByTheServer = builtIn.borrow();
+            assertThat(timedByTheServer).isSameAs(opened);
+            assertThat(timedByTheServer.getNetworkTimeout()).isEqualTo(1500);
+            try (java.sql.Statement statement = timedByTheServer.createStatement();
+                    java.sql.ResultSet rows = statement.executeQuery("SHOW statement_timeout")) {
+                rows.next();
+                assertThat(rows.getString(1)).isEqualTo("1125ms");
+            }
+            builtIn.giveBack(timedByTheServer, false);
+        }
+    }
+
+    @Test
     void anApplicationsPoolIsAskedOnTheCallersThreadWhileItsConnectionsWork() throws Exception {
         RecordingDataSource data = new RecordingDataSource(POSTGRES.uri());
         ConnectionSource.FromDataSource source = new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);

@@ -2,6 +2,7 @@ package io.cerberus.jdbc;
 
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.PgBouncerServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.ServerExtension;
 
@@ -19,6 +20,18 @@ final class Databases {
     /** @return the shared PostgreSQL (its URI: {@code jdbc:postgresql://...}, user and password included) */
     static ServerExtension<PostgresServer> postgres() {
         return ServerExtension.shared("jdbc-postgres", PostgresServer::start);
+    }
+
+    /**
+     * @param postgres the shared PostgreSQL, started before this one (declare it first and give both
+     *     fields {@code @Order}: JUnit starts extensions in that order)
+     * @param mode the pool mode
+     * @return the shared PgBouncer of that pool mode in front of the shared PostgreSQL (its URI:
+     *     {@code jdbc:postgresql://...} with PgBouncer's port). Shared, not per class: an extension
+     *     of an enclosing class is started again for each of its {@code @Nested} classes
+     */
+    static ServerExtension<PgBouncerServer> pgBouncer(ServerExtension<PostgresServer> postgres, PgBouncerServer.PoolMode mode) {
+        return ServerExtension.shared("jdbc-pgbouncer-" + mode, () -> PgBouncerServer.builder(postgres.get()).poolMode(mode).start());
     }
 
     /** @return the shared MariaDB (its URI: {@code jdbc:mariadb://...}, user and password included) */

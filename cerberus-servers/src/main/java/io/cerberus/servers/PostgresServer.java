@@ -64,8 +64,20 @@ public final class PostgresServer extends DatabaseServer {
 
     @Override
     protected List<String> loginCheck() {
-        return List.of(bin.resolve("psql").toString(), "-X", "-q", "-w", "-h", "127.0.0.1", "-p", Integer.toString(port()),
-                "-U", user(), "-d", database(), "-c", "SELECT 1");
+        return psql(port(), database(), "SELECT 1");
+    }
+
+    /**
+     * @param port a loopback port that leads to this server: its own, or a pooler's in front of it
+     * @param database the database to log in to
+     * @param sql what to run
+     * @return the {@code psql} command that logs in there as the login user (its password in
+     *     {@link #loginCheckEnvironment()}), runs {@code sql}, prints the rows' columns separated by
+     *     {@code |} without headers, and exits 0 only if all of that worked
+     */
+    List<String> psql(int port, String database, String sql) {
+        return List.of(bin.resolve("psql").toString(), "-X", "-q", "-w", "-A", "-t", "-h", "127.0.0.1", "-p", Integer.toString(port),
+                "-U", user(), "-d", database, "-c", sql);
     }
 
     @Override

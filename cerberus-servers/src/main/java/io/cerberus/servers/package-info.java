@@ -13,7 +13,8 @@
  *   <li>etcd: {@link io.cerberus.servers.EtcdServer}, {@link io.cerberus.servers.EtcdCluster};</li>
  *   <li>memcached: {@link io.cerberus.servers.MemcachedServer};</li>
  *   <li>SQL: {@link io.cerberus.servers.PostgresServer}, {@link io.cerberus.servers.MariaDbServer}, what they share in
- *       {@link io.cerberus.servers.DatabaseServer}; {@link io.cerberus.servers.H2Server}, H2's TCP server in a child JVM.</li>
+ *       {@link io.cerberus.servers.DatabaseServer}; {@link io.cerberus.servers.PgBouncerServer} in front of a PostgreSQL;
+ *       {@link io.cerberus.servers.H2Server}, H2's TCP server in a child JVM.</li>
  * </ul>
  * Beside them: child processes ({@link io.cerberus.servers.ManagedProcess},
  * {@link io.cerberus.servers.JavaCommand}), free ports ({@link io.cerberus.servers.FreePorts}),

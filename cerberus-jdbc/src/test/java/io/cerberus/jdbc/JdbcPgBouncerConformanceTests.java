@@ -1,0 +1,61 @@
+package io.cerberus.jdbc;
+
+import io.cerberus.servers.PgBouncerServer;
+import io.cerberus.servers.PgBouncerServer.PoolMode;
+import io.cerberus.servers.PostgresServer;
+import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
+import io.cerberus.testkit.AbstractLockEngineConformanceTest;
+import io.cerberus.testkit.ServerExtension;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The jdbc engine passes the engine conformance suite through a real PgBouncer in front of the
+ * shared PostgreSQL: lease-row mode in transaction and in session pooling, session mode in session
+ * pooling (session mode through transaction pooling is refused at start: {@link JdbcPgBouncerTest}); and the
+ * idempotency store through transaction pooling, whose waiters poll.
+ */
+class JdbcPgBouncerConformanceTests {
+    @RegisterExtension
+    @Order(1)
+    static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+    @RegisterExtension
+    @Order(2)
+    static final ServerExtension<PgBouncerServer> TRANSACTION_POOLED = Databases.pgBouncer(POSTGRES, PoolMode.TRANSACTION);
+    @RegisterExtension
+    @Order(3)
+    static final ServerExtension<PgBouncerServer> SESSION_POOLED = Databases.pgBouncer(POSTGRES, PoolMode.SESSION);
+
+    @Nested
+    class TransactionPoolingLeaseRow extends AbstractLockEngineConformanceTest {
+        @Override
+        protected String engineUri() {
+            return TRANSACTION_POOLED.uri();
+        }
+    }
+
+    @Nested
+    class SessionPoolingLeaseRow extends AbstractLockEngineConformanceTest {
+        @Override
+        protected String engineUri() {
+            return SESSION_POOLED.uri();
+        }
+    }
+
+    @Nested
+    class SessionPoolingSession extends AbstractLockEngineConformanceTest {
+        @Override
+        protected String engineUri() {
+            return Databases.with(SESSION_POOLED.uri(), "cerberus.mode=session");
+        }
+    }
+
+    @Nested
+    class TransactionPoolingIdempotency extends AbstractIdempotencyStoreConformanceTest {
+        @Override
+        protected String engineUri() {
+            return TRANSACTION_POOLED.uri();
+        }
+    }
+}
