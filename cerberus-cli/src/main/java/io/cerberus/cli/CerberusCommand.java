@@ -1,6 +1,7 @@
 package io.cerberus.cli;
 
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.UnsupportedCapabilityException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +30,7 @@ import picocli.CommandLine.Spec;
                 CheckWorkerCommand.class, IdempotencyWorkerCommand.class},
         footer = {"", "Run 'cerberus COMMAND --help' for a command's options and exit codes.", "Documentation: docs/CLI.md"},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:success", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE,
+        exitCodeList = {"0:success", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE,
                 "75:exec: the lock is held by someone else", "*:exec: the exit code of the command (see 'cerberus exec --help')"})
 public final class CerberusCommand implements Callable<Integer> {
     @Spec
@@ -90,6 +91,8 @@ public final class CerberusCommand implements Callable<Integer> {
             code = ExitCodes.USAGE;
         } else if (e instanceof EngineUnavailableException) {
             code = ExitCodes.ENGINE_UNAVAILABLE;
+        } else if (e instanceof UnsafeEngineException) {
+            code = ExitCodes.UNSAFE_ENGINE;
         } else {
             code = ExitCodes.INTERNAL_ERROR;
         }

@@ -47,7 +47,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {"0:verdict SAFE or SAFE_WITH_FENCING", "1:verdict UNSAFE: lost updates or tokens backwards",
                 "2:verdict NO_PROGRESS: no client held the lock during the run",
                 "3:verdict STUCK: clients asked for a lock at the end of the run and nobody was granted it",
-                ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
+                ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE})
 final class CheckCommand implements Callable<Integer> {
     /** Exit code of an UNSAFE verdict. */
     static final int UNSAFE = 1;

@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
                     + " an embedded file: engine in its own temporary directory, deleted at the end."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:the demo ran (with or without overselling: it is a demonstration)", ExitCodes.USAGE_LINE,
-                ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
+                ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE})
 final class DemoCommand implements Callable<Integer> {
     private static final List<String> INSTANCES = List.of("A", "B");
     private static final Duration STARTUP = Duration.ofSeconds(60);

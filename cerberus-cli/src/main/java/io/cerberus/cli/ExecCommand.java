@@ -68,7 +68,7 @@ import picocli.CommandLine.Spec;
         exitCodeList = {
             "N:the command's own exit code",
             "128+N:the command died of signal N, or cerberus got signal N before starting it",
-            ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE,
+            ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE,
             "75:the lock is held by someone else (stderr says who, if the engine can tell); the command was not run",
             "79:the lock was lost while the command ran (--on-lost=fail or kill)",
             "126:the command was found but cannot be executed",

@@ -12,6 +12,11 @@ final class ExitCodes {
     static final int USAGE = 64;
     /** EX_UNAVAILABLE: the lock engine could not be reached. */
     static final int ENGINE_UNAVAILABLE = 69;
+    /**
+     * EX_CONFIG: the engine's server is set up in a way that breaks a guarantee (a Redis that may
+     * evict lock keys, session locks through a transaction-pooling PgBouncer): refused, not used.
+     */
+    static final int UNSAFE_ENGINE = 78;
     /** EX_SOFTWARE: anything else that went wrong inside cerberus. */
     static final int INTERNAL_ERROR = 70;
     /** EX_TEMPFAIL: {@code exec} found the lock held by someone else; try again later. */
@@ -29,6 +34,7 @@ final class ExitCodes {
     static final String USAGE_LINE = "64:usage error: bad option or argument, bad engine URI or lock name,"
             + " an engine that cannot do what was asked";
     static final String UNAVAILABLE_LINE = "69:the lock engine could not be reached";
+    static final String UNSAFE_LINE = "78:the engine's server is set up against a guarantee (the message says which setting and the way out)";
     static final String INTERNAL_LINE = "70:any other failure inside cerberus (--verbose shows the stack trace)";
 
     private ExitCodes() {

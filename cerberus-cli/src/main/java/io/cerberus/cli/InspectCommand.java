@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
                 + " times, one table per engine, the current one (the first) marked."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:the table was printed (also when no lock is held)", ExitCodes.USAGE_LINE,
-                ExitCodes.UNAVAILABLE_LINE, ExitCodes.INTERNAL_LINE})
+                ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE})
 final class InspectCommand implements Callable<Integer> {
     private static final List<String> HEADER = List.of("NAME", "MODE", "HOLDER", "FENCE", "LEASE LEFT", "WAITERS");
 

@@ -220,8 +220,8 @@ class CheckCommandTest {
         Cli.Result run = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--pgbouncer", "transaction", "--jdbc-mode", "session",
                 "--out", dir.resolve("out").toString());
 
-        assertThat(run.exitCode()).as(run.toString()).isEqualTo(70);
-        assertThat(run.stderr()).contains("UnsafeEngineException: session mode refused: jdbc:postgresql://127.0.0.1:")
+        assertThat(run.exitCode()).as(run.toString()).isEqualTo(78);
+        assertThat(run.stderr()).contains("session mode refused: jdbc:postgresql://127.0.0.1:").doesNotContain("UnsafeEngineException")
                 .contains("is transaction-pooled").contains("Use lease-row mode").doesNotContainPattern("password=[^*]");
     }
 

@@ -3,6 +3,7 @@ package io.cerberus.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.servers.ManagedProcess;
+import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.TestTimes;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,6 +54,19 @@ class InspectCommandTest {
             assertThat(both.stdout()).contains("on-second");
             holder.send("done");
             assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).isZero();
+        }
+    }
+
+    @Test
+    void aRedisThatMayEvictLockKeysIsRefusedWithItsOwnExitCodeUnlessAccepted() {
+        try (RedisServer evicting = RedisServer.start("--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru")) {
+            Cli.Result refused = Cli.run(QUICK, "inspect", "--engine", evicting.uri());
+            Cli.Result accepted = Cli.run(QUICK, "inspect", "--engine", evicting.uri() + "?acceptEviction=true");
+
+            assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(78);
+            assertThat(refused.stderr()).contains("allkeys-lru").contains("acceptEviction=true").contains("noeviction");
+            assertThat(accepted.exitCode()).as(accepted.toString()).isZero();
+            assertThat(accepted.stdout()).isEqualTo("no locks held" + System.lineSeparator());
         }
     }
 
