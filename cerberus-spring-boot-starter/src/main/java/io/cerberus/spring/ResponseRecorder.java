@@ -65,21 +65,10 @@ final class ResponseRecorder extends HttpServletResponseWrapper {
         return request.getAttribute(STREAMING) != null;
     }
 
-    /** @return whether the body passed the limit and went to the client as written (it is not stored) */
-    boolean passedLimit() {
-        return passing;
-    }
-
     /** @return the body kept so far (the whole body, unless it passed the limit) */
     byte[] body() {
         flushWriter();
         return Arrays.copyOf(kept, size);
-    }
-
-    /** @return how many bytes are kept */
-    int keptSize() {
-        flushWriter();
-        return size;
     }
 
     @Override
