@@ -42,7 +42,6 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     private final String name;
     private final Limits limits;
     private final Map<String, Entry> records = new ConcurrentHashMap<>();
-    private final AtomicLong count = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final long sweepEveryNanos;
     private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
@@ -97,7 +96,7 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     }
 
     private boolean full() {
-        return count.get() >= limits.maxRecords() || bytes.get() >= limits.maxBytes();
+        return records.size() >= limits.maxRecords() || bytes.get() >= limits.maxBytes();
     }
 
     private static long until(long now, Duration time) {
@@ -130,15 +129,12 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
                 return entry;
             }
             IdempotencyRecord claim = new IdempotencyRecord(false, token, fingerprint, null, false);
-            if (entry == null) {
-                count.incrementAndGet();
-            }
             bytes.addAndGet(weight(key, claim) - (entry == null ? 0 : weight(key, entry.record())));
             return new Entry(claim, until(now, lease));
         });
         if (refused[0]) {
             throw new EngineUnavailableException("the idempotency records of " + name + " fill what this JVM keeps for them ("
-                    + count.get() + " records of at most " + limits.maxRecords() + ", about " + bytes.get() + " bytes of at most "
+                    + records.size() + " records of at most " + limits.maxRecords() + ", about " + bytes.get() + " bytes of at most "
                     + limits.maxBytes() + "); records are kept for their retention: shorten it, raise maxRecords or maxRecordBytes"
                     + " in the URI, or keep records on a server engine (redis://, jdbc:...)", null);
         }
@@ -216,7 +212,6 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     /** Removes a record if it is still this entry, and counts it out. */
     private void remove(String id, Entry entry) {
         if (records.remove(id, entry)) {
-            count.decrementAndGet();
             bytes.addAndGet(-weight(id, entry.record()));
         }
     }
@@ -236,7 +231,6 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             } else if (entry.live(now)) {
                 return entry;
             }
-            count.decrementAndGet();
             bytes.addAndGet(-weight(key, entry.record()));
             return null;
         });
