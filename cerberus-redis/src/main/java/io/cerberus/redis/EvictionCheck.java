@@ -121,7 +121,7 @@ final class EvictionCheck {
      * @param pending readings from {@link #read}, each bounded by its timeout
      * @return the readings
      */
-    static List<Reading> await(List<CompletableFuture<Reading>> pending) {
+    private static List<Reading> await(List<CompletableFuture<Reading>> pending) {
         List<Reading> readings = new ArrayList<>(pending.size());
         for (CompletableFuture<Reading> reading : pending) {
             readings.add(reading.join());
@@ -173,11 +173,11 @@ final class EvictionCheck {
     /**
      * Judges the servers when the engine opens, and logs a WARNING for each warning.
      *
-     * @param readings one per server
+     * @param readings one per server, from {@link #read}
      * @throws UnsafeEngineException if a server may evict keys and that was not accepted
      */
-    void atOpen(List<Reading> readings) {
-        Verdict verdict = judge(readings);
+    void atOpen(List<CompletableFuture<Reading>> readings) {
+        Verdict verdict = judge(await(readings));
         if (!verdict.refused().isEmpty()) {
             throw new UnsafeEngineException(refusal(verdict.refused(), false));
         }
@@ -191,12 +191,12 @@ final class EvictionCheck {
      * Judges the servers again, for a health check; logs only when what it finds changed since
      * the last check (or the open).
      *
-     * @param readings one per server
+     * @param readings one per server, from {@link #read}
      * @return the warnings, empty when every server runs {@code noeviction}
      * @throws UnsafeEngineException if a server may evict keys now and that was not accepted
      */
-    List<String> atHealthCheck(List<Reading> readings) {
-        Verdict verdict = judge(readings);
+    List<String> atHealthCheck(List<CompletableFuture<Reading>> readings) {
+        Verdict verdict = judge(await(readings));
         boolean changed;
         synchronized (guard) {
             changed = !verdict.state().equals(lastState);

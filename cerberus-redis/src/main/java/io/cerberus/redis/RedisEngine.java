@@ -377,7 +377,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     @Override
     public List<String> checkHealth(LockKey probe) {
         isLocked(probe);
-        return eviction.atHealthCheck(EvictionCheck.await(link.evictionPolicies(timeout)));
+        return eviction.atHealthCheck(link.evictionPolicies(timeout));
     }
 
     /**

@@ -175,7 +175,7 @@ public final class RedisEngineProvider implements EngineProvider {
     private static EvictionCheck checkEviction(RedisLink link, RedisTarget target, Duration commandTimeout) {
         EvictionCheck eviction = new EvictionCheck("redis engine " + target.shown(), target.acceptEviction());
         try {
-            eviction.atOpen(EvictionCheck.await(link.evictionPolicies(commandTimeout)));
+            eviction.atOpen(link.evictionPolicies(commandTimeout));
         } catch (UnsafeEngineException e) {
             link.close();
             throw e;

@@ -87,9 +87,13 @@ public final class RedisOptions implements EngineOptions {
         return waitTimeout;
     }
 
-    /** @return whether a server that may evict keys is accepted, when these options say */
-    Optional<Boolean> acceptEviction() {
-        return Optional.ofNullable(acceptEviction);
+    /**
+     * @param options the options given, or null
+     * @param inUri the URI's {@code acceptEviction}, false when absent
+     * @return whether a server that may evict keys is accepted: as the options say, else as the URI says
+     */
+    static boolean acceptsEviction(RedisOptions options, boolean inUri) {
+        return options != null && options.acceptEviction != null ? options.acceptEviction : inUri;
     }
 
     @Override

@@ -49,10 +49,7 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             waitReplicas = options.waitReplicas();
             waitTimeout = options.waitTimeout();
         }
-        boolean acceptEviction = parts.flag("acceptEviction").orElse(false);
-        if (options != null && options.acceptEviction().isPresent()) {
-            acceptEviction = options.acceptEviction().get();
-        }
+        boolean acceptEviction = RedisOptions.acceptsEviction(options, parts.flag("acceptEviction").orElse(false));
         Kind kind = scheme.endsWith("-sentinel") ? Kind.SENTINEL : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
         if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && parts.parameter("sentinelMasterId").isEmpty()) {
             throw new IllegalArgumentException("a redis-sentinel URI names its master after #, e.g."

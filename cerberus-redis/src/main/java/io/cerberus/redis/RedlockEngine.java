@@ -336,7 +336,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     @Override
     public List<String> checkHealth(LockKey probe) {
         isLocked(probe);
-        return eviction.atHealthCheck(EvictionCheck.await(RedlockNodes.evictionPolicies(nodes.list(), timeout)));
+        return eviction.atHealthCheck(RedlockNodes.evictionPolicies(nodes.list(), timeout));
     }
 
     /**

@@ -117,11 +117,10 @@ public final class RedlockEngineProvider implements EngineProvider {
                 nodes.add(new RedlockNode(settings.addresses().get(i), client, uri, context.connectTimeout(), connector));
             }
             awaitMajority(nodes, context.connectTimeout(), shown);
-            boolean acceptEviction = options != null && options.acceptEviction().isPresent() ? options.acceptEviction().get()
-                    : settings.acceptEviction();
-            EvictionCheck eviction = new EvictionCheck("redlock engine " + shown, acceptEviction);
+            EvictionCheck eviction = new EvictionCheck("redlock engine " + shown,
+                    RedisOptions.acceptsEviction(options, settings.acceptEviction()));
             // each node holds a copy of every lock: a node that evicts is refused like a single server
-            eviction.atOpen(EvictionCheck.await(RedlockNodes.evictionPolicies(nodes, commandTimeout)));
+            eviction.atOpen(RedlockNodes.evictionPolicies(nodes, commandTimeout));
             return new RedlockEngine(shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector, eviction);
         } catch (RuntimeException e) {
             nodes.forEach(RedlockNode::close);
