@@ -27,8 +27,8 @@ import java.util.List;
  * lends the longest idle first ({@code server_round_robin=1}) moves the first connection to
  * another session, or, with only two idle, gives its session to the second round's connection. A
  * pooler that picked sessions at random could escape both rounds, so "sessions last" is strong
- * evidence, not proof. Statement pooling shows as the refusal of the transaction. Cost, once at start: one or two more connections (kept by the built-in pool), one
- * statement, then four a round.
+ * evidence, not proof. Statement pooling shows as the refusal of the transaction. Cost, once at
+ * start: one or two more connections (kept by the built-in pool), one statement, then four a round.
  */
 final class PgPooling {
     /** Rounds of the probe: each pins one more connection, so a session lent away shows in one of them. */
