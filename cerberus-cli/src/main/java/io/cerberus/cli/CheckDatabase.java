@@ -71,7 +71,11 @@ final class CheckDatabase implements LockServer {
         }
         try {
             // a login that failed while PostgreSQL was down is retried after 1 s, not PgBouncer's default 15 s
-            PgBouncerServer bouncer = PgBouncerServer.builder(postgres).poolMode(PgBouncerServer.PoolMode.valueOf(pgBouncer.toUpperCase(Locale.ROOT))).setting("server_login_retry", "1").output(dir.resolve("pgbouncer.out")).start();
+            PgBouncerServer bouncer = PgBouncerServer.builder(postgres)
+                    .poolMode(PgBouncerServer.PoolMode.valueOf(pgBouncer.toUpperCase(Locale.ROOT)))
+                    .setting("server_login_retry", "1")
+                    .output(dir.resolve("pgbouncer.out"))
+                    .start();
             return new CheckDatabase(postgres, "postmaster", mode, bouncer);
         } catch (RuntimeException e) {
             postgres.close();
