@@ -240,7 +240,7 @@ final class ExecCommand implements Callable<Integer> {
                 return "held by another client (released since)";
             }
             return "held by " + holds.stream()
-                    .map(hold -> hold.holder() + (hold.fencingToken() < 0 ? "" : " (fencing token " + hold.fencingToken() + ")"))
+                    .map(hold -> Printable.escape(hold.holder()) + (hold.fencingToken() < 0 ? "" : " (fencing token " + hold.fencingToken() + ")"))
                     .collect(Collectors.joining(", "));
         } catch (RuntimeException e) {
             return "held by another client";

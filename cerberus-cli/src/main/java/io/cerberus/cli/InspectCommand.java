@@ -64,7 +64,7 @@ final class InspectCommand implements Callable<Integer> {
             List<List<String>> rows = new ArrayList<>();
             rows.add(HEADER);
             for (LockInfo hold : holds) {
-                rows.add(List.of(hold.name(), hold.mode(), hold.holder(),
+                rows.add(List.of(Printable.escape(hold.name()), hold.mode(), Printable.escape(hold.holder()),
                         hold.fencingToken() < 0 ? "-" : Long.toString(hold.fencingToken()),
                         hold.leaseRemaining().map(Durations::format).orElse("session"),
                         hold.waiters() < 0 ? "?" : Integer.toString(hold.waiters())));

@@ -14,13 +14,14 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /** Finds engine providers by URI scheme through {@link ServiceLoader}. */
-final class EngineRegistry {
+public final class EngineRegistry {
     private static final Map<String, String> MODULE_OF_SCHEME = Map.of(
             "redis", "cerberus-redis", "rediss", "cerberus-redis", "redis-sentinel", "cerberus-redis",
             "redis-cluster", "cerberus-redis", "rediss-sentinel", "cerberus-redis", "rediss-cluster", "cerberus-redis",
             "redlock", "cerberus-redis",
             "zk", "cerberus-zookeeper", "etcd", "cerberus-etcd", "jdbc", "cerberus-jdbc");
 
+    private static final Map<String, java.util.Set<String>> PLAIN_PARAMETERS = new java.util.concurrent.ConcurrentHashMap<>();
     private static volatile Map<String, EngineProvider> providers;
 
     private EngineRegistry() {
@@ -46,6 +47,19 @@ final class EngineRegistry {
     static java.util.Set<Capability> declaredCapabilities(String uri) {
         EngineProvider provider = providers().get(Checks.uriScheme(uri));
         return provider == null ? java.util.Set.of() : provider.capabilities(Checks.uriScheme(uri));
+    }
+
+    /**
+     * @param scheme a URI scheme, lower case
+     * @return the parameters of that scheme whose values are not secret, lower case; none when no
+     *     engine on the class path serves the scheme
+     */
+    public static java.util.Set<String> plainParameters(String scheme) {
+        return PLAIN_PARAMETERS.computeIfAbsent(scheme, s -> {
+            EngineProvider provider = providers().get(s);
+            return provider == null ? java.util.Set.of() : provider.plainParameters(s).stream()
+                    .map(name -> name.toLowerCase(java.util.Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+        });
     }
 
     /** @return the schemes of engines on the class path that have the capability */

@@ -1,6 +1,7 @@
 package io.cerberus.internal;
 
 import io.cerberus.EngineOptions;
+import io.cerberus.spi.support.Redaction;
 import java.util.List;
 
 /**
@@ -14,5 +15,11 @@ public record EngineSpec(String name, String uri, List<EngineOptions> options) {
     /** Copies the options. */
     public EngineSpec {
         options = List.copyOf(options);
+    }
+
+    /** @return the spec with its URI {@linkplain Redaction#redact redacted} */
+    @Override
+    public String toString() {
+        return "EngineSpec[name=" + name + ", uri=" + Redaction.redact(uri) + ", options=" + options + "]";
     }
 }

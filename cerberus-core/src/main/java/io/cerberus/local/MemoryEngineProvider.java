@@ -35,6 +35,11 @@ public final class MemoryEngineProvider implements EngineProvider {
     }
 
     @Override
+    public Set<String> plainParameters(String scheme) {
+        return PARAMETERS;
+    }
+
+    @Override
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         EngineUri uri = EngineUri.parseOpaque(context.uri(), "mem:", "mem", PARAMETERS);

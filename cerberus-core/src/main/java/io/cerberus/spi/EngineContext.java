@@ -78,6 +78,13 @@ public record EngineContext(String uri, Duration connectTimeout, LossReporter lo
         return options.stream().filter(type::isInstance).map(type::cast).findFirst();
     }
 
+    /** @return the context with its URI {@linkplain Redaction#redact redacted} */
+    @Override
+    public String toString() {
+        return "EngineContext[uri=" + Redaction.redact(uri) + ", connectTimeout=" + connectTimeout + ", options=" + options
+                + ", defaultLease=" + defaultLease + "]";
+    }
+
     /**
      * Checks that no options were given, for engines that take none.
      *

@@ -20,6 +20,18 @@ public interface EngineProvider {
     Set<Capability> capabilities(String scheme);
 
     /**
+     * The parameters of a scheme's URIs whose values are never secret: messages, logs, reports and
+     * {@code toString} show their values as written, and every other parameter's value (a
+     * misspelt name's too) as {@code ****}. Names match whatever their case.
+     *
+     * @param scheme one of {@link #schemes()}
+     * @return those parameter names; none by default, so that every value is hidden
+     */
+    default Set<String> plainParameters(String scheme) {
+        return Set.of();
+    }
+
+    /**
      * Opens an engine and checks that it can be reached.
      *
      * @param context the URI and settings

@@ -77,7 +77,7 @@ class FileEngineTest {
     @Test
     void malformedUrisAreRefusedWithTheRule() {
         assertThatThrownBy(() -> Cerberus.connect("file:/x?a=b")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("must not have a query").hasMessageContaining("file:/x?a=b");
+                .hasMessageContaining("must not have a query").hasMessageContaining("file:/x?a=****");
         assertThatThrownBy(() -> Cerberus.connect("file:/x#frag")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("fragment");
         assertThatThrownBy(() -> Cerberus.connect("file://otherhost/x")).isInstanceOf(IllegalArgumentException.class)

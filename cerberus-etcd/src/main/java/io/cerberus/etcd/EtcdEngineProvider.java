@@ -40,6 +40,11 @@ public final class EtcdEngineProvider implements EngineProvider {
     }
 
     @Override
+    public Set<String> plainParameters(String scheme) {
+        return EtcdTarget.PARAMETERS;
+    }
+
+    @Override
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         EtcdTarget target = EtcdTarget.parse(context.uri(), context.defaultLease());

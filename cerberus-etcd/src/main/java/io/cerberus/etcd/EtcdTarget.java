@@ -26,7 +26,8 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
         Duration ttl, boolean tls, Optional<Path> trustedCertificates) {
 
     static final long MAX_TTL_SECONDS = 3600;
-    private static final Set<String> PARAMETERS = Set.of("ttl", "tls", "ca");
+    /** Every parameter an etcd URI takes; none carries a secret (the password is the user-info's). */
+    static final Set<String> PARAMETERS = Set.of("ttl", "tls", "ca");
 
     /**
      * @param uri the engine URI
@@ -65,5 +66,13 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
             throw new IllegalArgumentException("the etcd trusted certificates file (ca=) must be readable: " + ca.get());
         }
         return new EtcdTarget(List.copyOf(endpoints), parts.user(), parts.password(), prefix, ttl, tls || ca.isPresent(), ca);
+    }
+
+    /** @return the target without its password */
+    @Override
+    public String toString() {
+        return "EtcdTarget[endpoints=" + endpoints + ", user=" + user.orElse("none") + ", password=" + (password.isPresent() ? "****" : "none")
+                + ", prefix=" + prefix + ", ttl=" + ttl + ", tls=" + tls + ", trustedCertificates=" + trustedCertificates.map(Path::toString).orElse("JDK's")
+                + "]";
     }
 }

@@ -34,6 +34,11 @@ public final class JdbcEngineProvider implements EngineProvider {
     }
 
     @Override
+    public Set<String> plainParameters(String scheme) {
+        return JdbcTarget.PLAIN_PARAMETERS;
+    }
+
+    @Override
     public LockEngine open(EngineContext context) {
         JdbcOptions options = context.option(JdbcOptions.class, Set.of(JdbcOptions.class)).orElseGet(JdbcOptions::defaults);
         JdbcTarget target = JdbcTarget.parse(context.uri(), options);

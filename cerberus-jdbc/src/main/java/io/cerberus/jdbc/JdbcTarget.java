@@ -33,6 +33,15 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
     private static final Pattern OURS = Pattern.compile("([?&;])cerberus\\.([A-Za-z]+)=([^&;#]*)");
     private static final Pattern TABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Set<String> KNOWN = Set.of("table", "mode", "createTable", "sessionCheckMs", "poolSize");
+    /**
+     * The parameters shown with their values in messages: ours, and the drivers' common ones that
+     * never carry a secret. Any other driver parameter's value is hidden.
+     */
+    static final Set<String> PLAIN_PARAMETERS = Set.of("cerberus.table", "cerberus.mode", "cerberus.createTable",
+            "cerberus.sessionCheckMs", "cerberus.poolSize", "user", "sslmode", "ssl", "currentSchema", "ApplicationName",
+            "connectTimeout", "socketTimeout", "loginTimeout", "tcpKeepAlive", "targetServerType", "loadBalanceHosts",
+            "prepareThreshold", "useSSL", "sslMode", "serverTimezone", "characterEncoding", "databaseName", "encrypt",
+            "MODE", "DB_CLOSE_DELAY", "DB_CLOSE_ON_EXIT", "IFEXISTS", "LOCK_TIMEOUT");
 
     static JdbcTarget parse(String uri, JdbcOptions options) {
         String describe = Redaction.redact(uri);
@@ -116,5 +125,12 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("cerberus." + key + " must be a whole number, was '" + value + "' in " + describe, e);
         }
+    }
+
+    /** @return the target with its URL {@linkplain Redaction#redact redacted} */
+    @Override
+    public String toString() {
+        return "JdbcTarget[" + describe + ", table=" + table + ", mode=" + mode + ", createTable=" + createTable
+                + ", sessionCheckInterval=" + sessionCheckInterval + ", poolSize=" + poolSize + "]";
     }
 }

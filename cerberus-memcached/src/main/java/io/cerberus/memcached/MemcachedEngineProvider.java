@@ -28,6 +28,11 @@ public final class MemcachedEngineProvider implements EngineProvider {
     }
 
     @Override
+    public Set<String> plainParameters(String scheme) {
+        return MemcachedTarget.PARAMETERS;
+    }
+
+    @Override
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         MemcachedTarget target = MemcachedTarget.parse(context.uri());

@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  * @param timeout the URI's bound of every command, if it sets one (else the connect timeout)
  */
 record MemcachedTarget(List<InetSocketAddress> servers, Optional<Duration> timeout) {
+    /** Every parameter a memcached URI takes; none carries a secret. */
+    static final Set<String> PARAMETERS = Set.of("timeout");
+
     static final int DEFAULT_PORT = 11211;
     private static final String SHAPE = "memcached://host[:11211][,host2[:port]...][?timeout=2s]";
     /** A host name or IPv4 address, or an IPv6 address in brackets; then the port. */
@@ -28,13 +31,13 @@ record MemcachedTarget(List<InetSocketAddress> servers, Optional<Duration> timeo
      * @throws IllegalArgumentException naming the rule the URI breaks
      */
     static MemcachedTarget parse(String uri) {
-        EngineUri parts = EngineUri.parse(uri, "memcached", Set.of("memcached"), Set.of("timeout"));
+        EngineUri parts = EngineUri.parse(uri, "memcached", Set.of("memcached"), PARAMETERS);
         if (parts.user().isPresent() || parts.password().isPresent()) {
             throw new IllegalArgumentException("a memcached URI takes no user or password: this engine talks to memcached"
                     + " without authentication (keep memcached on a private network); give " + SHAPE + ", was " + parts.shown());
         }
-        if (!parts.path().isEmpty() || parts.fragment().isPresent()) {
-            throw new IllegalArgumentException("a memcached URI has no path or fragment: give " + SHAPE + ", was " + parts.shown());
+        if (!parts.path().isEmpty()) {
+            throw new IllegalArgumentException("a memcached URI has no path: give " + SHAPE + ", was " + parts.shown());
         }
         List<InetSocketAddress> servers = new ArrayList<>();
         for (String server : parts.hostsWithPorts(DEFAULT_PORT)) {

@@ -70,6 +70,11 @@ public final class RedisEngineProvider implements EngineProvider {
         return RedisEngine.CAPABILITIES;
     }
 
+    @Override
+    public Set<String> plainParameters(String scheme) {
+        return RedisTarget.PARAMETERS;
+    }
+
     /** @return whether the URI carries a user-info (a password, or user and password) before its hosts */
     private static boolean hasUserInfo(String uri) {
         int start = uri.indexOf("//");

@@ -35,11 +35,11 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
     private static final Set<String> LETTUCE_PARAMETERS = Set.of("timeout", "database", "db", "clientName", "verifyPeer", "sentinelMasterId");
     private static final Set<String> OWN_PARAMETERS = Set.of("waitReplicas", "waitTimeout", "acceptEviction");
+    /** Every parameter a Redis URI takes; none carries a secret (the password is the user-info's). */
+    static final Set<String> PARAMETERS = union(LETTUCE_PARAMETERS, OWN_PARAMETERS);
 
     static RedisTarget parse(String uri, RedisOptions options) {
-        Set<String> known = new TreeSet<>(LETTUCE_PARAMETERS);
-        known.addAll(OWN_PARAMETERS);
-        EngineUri parts = EngineUri.parse(uri, "redis", SCHEMES, known);
+        EngineUri parts = EngineUri.parse(uri, "redis", SCHEMES, PARAMETERS);
         String shown = parts.shown();
         String scheme = parts.scheme();
         String lettuceUri = withoutOwnParameters(uri);
@@ -159,5 +159,11 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     public String toString() {
         return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "")
                 + (acceptEviction ? " (eviction accepted)" : "");
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> all = new TreeSet<>(a);
+        all.addAll(b);
+        return java.util.Collections.unmodifiableSet(all);
     }
 }

@@ -67,6 +67,11 @@ public final class RedlockEngineProvider implements EngineProvider {
         return RedlockEngine.CAPABILITIES;
     }
 
+    @Override
+    public Set<String> plainParameters(String scheme) {
+        return QUERY_PARAMETERS;
+    }
+
     /** A parsed redlock URI. */
     record Settings(List<String> addresses, List<RedisURI> nodes, Optional<Duration> timeout, Optional<Duration> nodeTimeout,
             double driftFactor, boolean acceptEviction) {
@@ -219,8 +224,8 @@ public final class RedlockEngineProvider implements EngineProvider {
         EngineUri parts = EngineUri.parse(uri, "redlock", Set.of("redlock"), QUERY_PARAMETERS);
         String user = parts.user().orElse(null);
         String password = parts.password().orElse(null);
-        if (!parts.path().isEmpty() || parts.fragment().isPresent()) {
-            throw new IllegalArgumentException("a redlock URI has no path or fragment (each node uses database 0): " + SHAPE + ", was "
+        if (!parts.path().isEmpty()) {
+            throw new IllegalArgumentException("a redlock URI has no path (each node uses database 0): " + SHAPE + ", was "
                     + shown);
         }
         List<String> addresses = new ArrayList<>();

@@ -6,6 +6,7 @@ import io.cerberus.EngineSwitchListener;
 import io.cerberus.FailoverPolicy;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
@@ -217,11 +218,11 @@ public class CerberusAutoConfiguration {
 
         static void add(CerberusBuilder builder, String uri, ObjectProvider<DataSource> dataSources) {
             if (!ClassUtils.isPresent(JDBC_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
-                throw new IllegalArgumentException("engine " + uri + " needs the jdbc engine: add the dependency io.cerberus:cerberus-jdbc");
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " needs the jdbc engine: add the dependency io.cerberus:cerberus-jdbc");
             }
             DataSource dataSource = dataSources.getIfUnique();
             if (dataSource == null) {
-                throw new IllegalArgumentException("engine " + uri + " uses the application's DataSource, but the context has "
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " uses the application's DataSource, but the context has "
                         + (dataSources.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
                         + "; define one, or give a JDBC URL such as jdbc:postgresql://host:5432/db");
             }
@@ -235,13 +236,13 @@ public class CerberusAutoConfiguration {
 
         static void add(CerberusBuilder builder, String uri, BeanFactory beanFactory) {
             if (!ClassUtils.isPresent(ZOOKEEPER_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
-                throw new IllegalArgumentException("engine " + uri + " needs the ZooKeeper engine: add the dependency io.cerberus:cerberus-zookeeper");
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " needs the ZooKeeper engine: add the dependency io.cerberus:cerberus-zookeeper");
             }
             ObjectProvider<org.apache.curator.framework.CuratorFramework> clients =
                     beanFactory.getBeanProvider(org.apache.curator.framework.CuratorFramework.class);
             org.apache.curator.framework.CuratorFramework client = clients.getIfUnique();
             if (client == null) {
-                throw new IllegalArgumentException("engine " + uri + " uses the application's CuratorFramework, but the context has "
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " uses the application's CuratorFramework, but the context has "
                         + (clients.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
                         + "; define one (started), or give the ensemble: zk://host1:2181,host2:2181/root");
             }

@@ -48,6 +48,11 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
     }
 
     @Override
+    public Set<String> plainParameters(String scheme) {
+        return ZooKeeperTarget.PLAIN_PARAMETERS;
+    }
+
+    @Override
     public LockEngine open(EngineContext context) {
         ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class)).orElse(null);
         ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri(), context.defaultLease());

@@ -15,6 +15,10 @@ import java.util.Set;
  * @param password digest password, or null
  */
 record ZooKeeperTarget(String connectString, String root, Duration sessionTimeout, String user, String password) {
+    /** The parameters whose values are not secret. */
+    static final Set<String> PLAIN_PARAMETERS = Set.of("sessionTimeout", "user");
+    private static final Set<String> PARAMETERS = Set.of("sessionTimeout", "user", "password");
+
     static final String DEFAULT_ROOT = "/cerberus";
     /** The shortest session timeout the URI may ask for. */
     static final Duration MIN_SESSION_TIMEOUT = Duration.ofMillis(100);
@@ -29,11 +33,11 @@ record ZooKeeperTarget(String connectString, String root, Duration sessionTimeou
      *     least {@link #MIN_SESSION_TIMEOUT}), so a silent holder keeps a lock for about one lease
      */
     static ZooKeeperTarget parse(String uri, Duration defaultLease) {
-        EngineUri parts = EngineUri.parse(uri, "zk", Set.of("zk"), Set.of("sessionTimeout", "user", "password"));
+        EngineUri parts = EngineUri.parse(uri, "zk", Set.of("zk"), PARAMETERS);
         String shown = parts.shown();
-        if (parts.user().isPresent() || parts.password().isPresent() || parts.fragment().isPresent()) {
-            throw new IllegalArgumentException("a zk URI gives digest credentials as ?user=U&password=P and has no user-info or"
-                    + " #fragment, was " + shown);
+        if (parts.user().isPresent() || parts.password().isPresent()) {
+            throw new IllegalArgumentException("a zk URI gives digest credentials as ?user=U&password=P and has no user-info, was "
+                    + shown);
         }
         String root = parts.path().isEmpty() || parts.path().equals("/") ? DEFAULT_ROOT : parts.path();
         if (root.endsWith("/") || root.contains("//")) {

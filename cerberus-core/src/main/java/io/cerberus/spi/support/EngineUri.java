@@ -13,11 +13,12 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * An engine URI taken apart: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?name=value&...][#fragment]}.
+ * An engine URI taken apart: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?name=value&...]}.
  * Parsing refuses what an engine would otherwise misread: an unknown scheme or parameter (named,
  * with the known ones), a parameter given twice, an empty host, a port out of range, a malformed
- * percent-escape. Every message shows the URI {@link Redaction#redact redacted}, never a password.
- * User, password, path, fragment and parameter values are percent-decoded ({@code +} stays a
+ * percent-escape, and an unencoded {@code #}, {@code ;} or {@code &} in a value (named as such,
+ * never shown). Every message shows the URI {@link Redaction#redact redacted}, never a password.
+ * User, password, path and parameter values are percent-decoded ({@code +} stays a
  * plus); hosts are kept as written.
  */
 public final class EngineUri {
@@ -28,11 +29,10 @@ public final class EngineUri {
     private final Optional<String> password;
     private final List<String> hosts;
     private final String path;
-    private final Optional<String> fragment;
     private final Map<String, String> parameters;
 
     private EngineUri(String engine, String scheme, String shown, Optional<String> user, Optional<String> password, List<String> hosts,
-            String path, Optional<String> fragment, Map<String, String> parameters) {
+            String path, Map<String, String> parameters) {
         this.engine = engine;
         this.scheme = scheme;
         this.shown = shown;
@@ -40,7 +40,6 @@ public final class EngineUri {
         this.password = password;
         this.hosts = hosts;
         this.path = path;
-        this.fragment = fragment;
         this.parameters = parameters;
     }
 
@@ -84,17 +83,15 @@ public final class EngineUri {
             }
             hosts.add(host);
         }
-        int fragmentStart = rest.indexOf('#', hostsEnd);
-        int queryStart = rest.indexOf('?', hostsEnd);
-        if (fragmentStart >= 0 && queryStart > fragmentStart) {
-            queryStart = -1; // a '?' inside the fragment
+        if (rest.indexOf('#', hostsEnd) >= 0) {
+            throw new IllegalArgumentException(engine + " URI " + shown + " holds a '#', which no engine URI takes:"
+                    + " a user, password or value holding '#' must be percent-encoded (%23)");
         }
-        int pathEnd = queryStart >= 0 ? queryStart : fragmentStart >= 0 ? fragmentStart : rest.length();
+        int queryStart = rest.indexOf('?', hostsEnd);
+        int pathEnd = queryStart >= 0 ? queryStart : rest.length();
         String path = decode(rest.substring(hostsEnd, pathEnd), engine);
-        Optional<String> fragment = fragmentStart < 0 ? Optional.empty() : Optional.of(decode(rest.substring(fragmentStart + 1), engine));
-        Map<String, String> parameters = queryStart < 0 ? Map.of()
-                : parameters(rest.substring(queryStart + 1, fragmentStart >= 0 ? fragmentStart : rest.length()), engine, shown, known);
-        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, fragment, parameters);
+        Map<String, String> parameters = queryStart < 0 ? Map.of() : parameters(rest.substring(queryStart + 1), engine, shown, known);
+        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, parameters);
     }
 
     /**
@@ -128,18 +125,28 @@ public final class EngineUri {
                     + " '?' or '#'), with parameters after '?', was \"" + shown + "\"");
         }
         Map<String, String> parameters = query < 0 ? Map.of() : parameters(rest.substring(query + 1), engine, shown, known);
-        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, Optional.empty(), parameters);
+        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, parameters);
     }
 
     /** @return the parameters of a query, decoded, checked to be known and given once */
     private static Map<String, String> parameters(String query, String engine, String shown, Set<String> known) {
         Map<String, String> parameters = new LinkedHashMap<>();
+        if (query.indexOf(';') >= 0) {
+            throw new IllegalArgumentException(engine + " URI " + shown + " holds a ';' in its parameters, which separate with '&':"
+                    + " a value holding ';' must be percent-encoded (%3B)");
+        }
         for (String pair : query.split("&")) {
             if (pair.isEmpty()) {
                 continue;
             }
             int equals = pair.indexOf('=');
             String name = equals < 0 ? pair : pair.substring(0, equals);
+            if (equals < 0 && !known.contains(name)) {
+                // not named: as likely the rest of a value cut at an unencoded '&' as a parameter
+                throw new IllegalArgumentException(engine + " URI " + shown + " has a parameter without '=' that is not one it knows:"
+                        + " a value holding '&' must be percent-encoded (%26); known parameters: "
+                        + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
+            }
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("unknown parameter '" + name + "' in " + engine + " URI " + shown + "; known parameters: "
                         + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
@@ -202,11 +209,6 @@ public final class EngineUri {
     /** @return the path, decoded, from its leading {@code /}; empty if none; the name of an opaque URI */
     public String path() {
         return path;
-    }
-
-    /** @return the fragment, decoded, without its {@code #} */
-    public Optional<String> fragment() {
-        return fragment;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.cerberus.spi.support;
 
+import io.cerberus.internal.EngineRegistry;
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -10,15 +11,16 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Engine URI helpers. */
 public final class Redaction {
     private static final System.Logger LOG = System.getLogger(Redaction.class.getName());
-    /** A parameter whose name says it carries a secret: any value up to the next separator. */
-    private static final Pattern SECRET_PARAMETER = Pattern.compile(
-            "(?i)([?&;](?:[\\w.\\-]*(?:password|passwd|pwd|secret|token|credential|key-?store|key_store)[\\w.\\-]*|pass|auth)=)[^&;#]*");
+    /** A parameter name that says it carries a secret, hidden even if an engine lists it as plain. */
+    private static final Pattern SECRET_NAME = Pattern.compile(
+            "(?i)[\\w.\\-]*(?:password|passwd|pwd|secret|token|credential|key-?store|key_store)[\\w.\\-]*|pass|auth");
+    /** The shortest hidden value, of a parameter not named as secret, that {@link #secrets} lists. */
+    private static final int MIN_UNNAMED_SECRET = 4;
     /** What follows a user-info: hosts and ports (a list for clusters), up to the path, query or fragment. */
     private static final Pattern HOSTS = Pattern.compile("[\\w.\\-\\[\\]:,%]+");
 
@@ -29,8 +31,13 @@ public final class Redaction {
      * Hides every secret an engine URI may carry, for messages, logs, {@code toString}, reports
      * and command lines: the whole user-info ({@code user:password@}, and a bare {@code secret@},
      * which Redis clients read as a password; also when the password holds an unencoded
-     * {@code / ? #}), and the value of every parameter whose name says password, secret, token,
-     * credential or key store.
+     * {@code / ? #}); the value of every parameter (after {@code ?}, {@code &} or {@code ;}) but
+     * those the scheme's engine lists as {@linkplain io.cerberus.spi.EngineProvider#plainParameters
+     * plain}, so a misspelt {@code pasword=...} is hidden too, and never one whose name says
+     * password, secret, token, credential or key store; a parameter without {@code =} that is not
+     * plain (the rest of a value cut at an unencoded {@code &} or {@code ;}) whole; and the
+     * fragment (the rest of a value cut at an unencoded {@code #}). With no engine for the scheme
+     * on the class path, every value is hidden.
      *
      * @param uri an engine URI
      * @return the URI with each of those replaced by {@code ****}
@@ -44,8 +51,9 @@ public final class Redaction {
      * driver's message naming a host it parsed out of a password).
      *
      * @param uri an engine URI
-     * @return the password of the user-info (a bare user-info whole), each secret parameter's
-     *     value, and their %-decoded forms, longest first
+     * @return the password of the user-info (a bare user-info whole), each hidden value (of a
+     *     parameter not named as secret, only from 4 characters), and their %-decoded forms,
+     *     longest first
      */
     public static List<String> secrets(String uri) {
         List<String> found = new ArrayList<>();
@@ -73,16 +81,69 @@ public final class Redaction {
 
     private static String redact(String uri, List<String> found) {
         String hidden = redactUserInfo(uri, found);
-        Matcher parameters = SECRET_PARAMETER.matcher(hidden);
-        StringBuilder shown = new StringBuilder();
-        while (parameters.find()) {
-            String value = parameters.group().substring(parameters.group(1).length());
-            if (!value.isEmpty()) {
-                found.add(value);
+        int colon = hidden.indexOf(':');
+        String scheme = colon < 0 ? "" : hidden.substring(0, colon).toLowerCase(Locale.ROOT);
+        Set<String> plain = scheme.isEmpty() ? Set.of() : EngineRegistry.plainParameters(scheme);
+        int fragment = hidden.indexOf('#', colon + 1);
+        String beforeFragment = fragment < 0 ? hidden : hidden.substring(0, fragment);
+        int query = firstOf(beforeFragment, "?;", colon + 1);
+        StringBuilder shown = new StringBuilder(query < 0 ? beforeFragment : beforeFragment.substring(0, query));
+        if (query >= 0) {
+            int start = query;
+            while (start < beforeFragment.length()) {
+                int end = firstOf(beforeFragment, "&;", start + 1);
+                end = end < 0 ? beforeFragment.length() : end;
+                shown.append(beforeFragment.charAt(start)).append(parameter(beforeFragment.substring(start + 1, end), plain, found));
+                start = end;
             }
-            parameters.appendReplacement(shown, "$1****");
         }
-        return parameters.appendTail(shown).toString();
+        if (fragment >= 0) {
+            String value = hidden.substring(fragment + 1);
+            shown.append('#').append(value.isEmpty() ? "" : "****");
+            remember(value, false, found);
+        }
+        return shown.toString();
+    }
+
+    /** @return a {@code name=value} (or a bare {@code name}) as shown: the value hidden unless the name is plain */
+    private static String parameter(String pair, Set<String> plain, List<String> found) {
+        int equals = pair.indexOf('=');
+        String name = equals < 0 ? pair : pair.substring(0, equals);
+        boolean shown = plain.contains(name.toLowerCase(Locale.ROOT)) && !SECRET_NAME.matcher(name).matches();
+        if (equals < 0) {
+            if (shown || pair.isEmpty()) {
+                return pair;
+            }
+            remember(pair, false, found); // no '=': as likely the rest of a value cut at an unencoded '&' or ';' as a name
+            return "****";
+        }
+        String value = pair.substring(equals + 1);
+        if (shown || value.isEmpty()) {
+            return pair;
+        }
+        remember(value, SECRET_NAME.matcher(name).matches(), found);
+        return name + "=****";
+    }
+
+    /**
+     * Keeps a hidden value for {@link #secrets}: always when its name says secret, otherwise when it
+     * is long enough to be one, so that scrubbing a message for an unknown {@code x=1} does not
+     * blank every digit 1 in it.
+     */
+    private static void remember(String value, boolean namedSecret, List<String> found) {
+        if (namedSecret || value.length() >= MIN_UNNAMED_SECRET) {
+            found.add(value);
+        }
+    }
+
+    /** @return the index of the first of {@code chars} at or after {@code from}, or -1 */
+    private static int firstOf(String text, String chars, int from) {
+        for (int i = from; i < text.length(); i++) {
+            if (chars.indexOf(text.charAt(i)) >= 0) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static String redactUserInfo(String uri, List<String> found) {

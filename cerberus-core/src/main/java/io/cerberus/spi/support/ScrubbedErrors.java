@@ -9,7 +9,8 @@ import java.util.Map;
  * Exceptions made safe to show when a client library echoes an engine URI's secrets in its
  * messages (a JDBC driver naming the "host" it parsed out of {@code user:password@host}).
  *
- * <p>Invariants: an exception whose chain shows none of the URI's {@link Redaction#secrets} is returned
+ * <p>A secret is shown where it stands as a whole word of a message (no letter or digit next to
+ * it). Invariants: an exception whose chain shows none of the URI's {@link Redaction#secrets} is returned
  * as it is, type and all; otherwise the copy has the same messages with each secret replaced by
  * {@code ****}, the same stack traces, causes and suppressed exceptions, and reads the same when
  * printed. The top keeps its type when it is one Cerberus throws at connect
@@ -64,7 +65,7 @@ public final class ScrubbedErrors {
             return false;
         }
         String message = error.getMessage();
-        if (message != null && secrets.stream().anyMatch(message::contains)) {
+        if (message != null && secrets.stream().anyMatch(secret -> tokenAt(message, secret, 0) >= 0)) {
             return true;
         }
         for (Throwable suppressed : error.getSuppressed()) {
@@ -98,9 +99,31 @@ public final class ScrubbedErrors {
         }
         String hidden = message;
         for (String secret : secrets) {
-            hidden = hidden.replace(secret, "****");
+            StringBuilder shown = new StringBuilder();
+            int from = 0;
+            for (int at = tokenAt(hidden, secret, 0); at >= 0; at = tokenAt(hidden, secret, from)) {
+                shown.append(hidden, from, at).append("****");
+                from = at + secret.length();
+            }
+            hidden = shown.append(hidden.substring(from)).toString();
         }
         return hidden;
+    }
+
+    /**
+     * @return where {@code secret} next stands in {@code text} as a whole (no letter or digit
+     *     just before or after it, as a client library echoes a URI's part), or -1; so hiding a
+     *     value {@code frag} leaves the word "fragment" whole
+     */
+    private static int tokenAt(String text, String secret, int from) {
+        for (int at = text.indexOf(secret, from); at >= 0; at = text.indexOf(secret, at + 1)) {
+            int after = at + secret.length();
+            if ((at == 0 || !Character.isLetterOrDigit(text.charAt(at - 1)))
+                    && (after == text.length() || !Character.isLetterOrDigit(text.charAt(after)))) {
+                return at;
+            }
+        }
+        return -1;
     }
 
     /** A copy of another exception, printed under that exception's type name. */

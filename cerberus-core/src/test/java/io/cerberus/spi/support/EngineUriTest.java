@@ -14,14 +14,13 @@ class EngineUriTest {
 
     @Test
     void takesTheUriApart() {
-        EngineUri uri = parse("KV://app:s%40cret+x@h1:1,[::1]:2,h3/some/path?timeout=250ms&size=7&tls=true&name=a%20b#frag");
+        EngineUri uri = parse("KV://app:s%40cret+x@h1:1,[::1]:2,h3/some/path?timeout=250ms&size=7&tls=true&name=a%20b");
         assertThat(uri.scheme()).isEqualTo("kv");
         assertThat(uri.user()).contains("app");
         assertThat(uri.password()).contains("s@cret+x");
         assertThat(uri.hosts()).containsExactly("h1:1", "[::1]:2", "h3");
         assertThat(uri.hostsWithPorts(9)).containsExactly("h1:1", "[::1]:2", "h3:9");
         assertThat(uri.path()).isEqualTo("/some/path");
-        assertThat(uri.fragment()).contains("frag");
         assertThat(uri.duration("timeout")).contains(Duration.ofMillis(250));
         assertThat(uri.number("size", 1, 10)).contains(7L);
         assertThat(uri.flag("tls")).contains(true);
@@ -31,7 +30,6 @@ class EngineUriTest {
         assertThat(bare.user()).isEmpty();
         assertThat(bare.password()).isEmpty();
         assertThat(bare.path()).isEmpty();
-        assertThat(bare.fragment()).isEmpty();
         assertThat(bare.duration("timeout")).isEmpty();
     }
 
@@ -52,6 +50,27 @@ class EngineUriTest {
         }
         assertThatThrownBy(() -> parse("kv://u:p/w@h")).hasMessageContaining("percent-encode").hasMessageNotContaining("p/w");
         assertThatThrownBy(() -> parse("kv://u:%zz@h")).hasMessageContaining("percent-escape").hasMessageNotContaining("%zz");
+    }
+
+    @Test
+    void aValueThatBreaksTheSyntaxIsNamedAsSuchAndNeverShown() {
+        Set<String> zk = Set.of("user", "password", "sessionTimeout");
+        // an unencoded '&' in a password leaves its tail as a parameter without '='
+        assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun&ter2", "zk", Set.of("zk"), zk))
+                .hasMessageContaining("without '='").hasMessageContaining("%26").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+        assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun#ter2", "zk", Set.of("zk"), zk))
+                .hasMessageContaining("'#'").hasMessageContaining("%23").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+        assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun;ter2", "zk", Set.of("zk"), zk))
+                .hasMessageContaining("';'").hasMessageContaining("%3B").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+        assertThatThrownBy(() -> EngineUri.parse("kv://a:pw#rest@h", "kv", Set.of("kv"), Set.of()))
+                .hasMessageNotContaining("pw").hasMessageNotContaining("rest");
+        // a misspelt name is named, its value is not
+        assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&pasword=hunter2", "zk", Set.of("zk"), zk))
+                .hasMessageContaining("unknown parameter 'pasword'").hasMessageNotContaining("hunter2");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?sise=hunter2", "mem:", "mem", Set.of("size")))
+                .hasMessageContaining("unknown parameter 'sise'").hasMessageNotContaining("hunter2");
+        // encoded, each is taken as part of the value
+        assertThat(EngineUri.parse("zk://h/x?password=a%26b%23c%3Bd", "zk", Set.of("zk"), zk).parameter("password")).contains("a&b#c;d");
     }
 
     @Test
