@@ -63,4 +63,10 @@ record ProxiedUri(String uri, List<FaultProxy> proxies) {
                 + engineUri.substring(hostsEnd);
         return new ProxiedUri(uri, List.copyOf(proxies));
     }
+
+    /** @return the URI {@linkplain io.cerberus.spi.support.Redaction#redact redacted}, and the proxies */
+    @Override
+    public String toString() {
+        return "ProxiedUri[uri=" + io.cerberus.spi.support.Redaction.redact(uri) + ", proxies=" + proxies + "]";
+    }
 }

@@ -101,7 +101,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     /** How long a grant waits for its replicas when {@code waitReplicas} is set without {@code waitTimeout}. */
     static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(100);
 
-    private final String uri;
+    private final String shown;
     private final RedisLink link;
     private final RedisClusterAsyncCommands<String, String> commands;
     private final Duration timeout;
@@ -111,7 +111,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     private final EvictionCheck eviction;
 
     /**
-     * @param uri the redacted URI
+     * @param shown the redacted URI
      * @param link the command connection
      * @param timeout the bound of every command
      * @param waiters the pub/sub side
@@ -119,9 +119,9 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
      * @param waitTimeout how long to wait for them
      * @param eviction judges the servers' eviction policy again at each health check
      */
-    RedisEngine(String uri, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout,
+    RedisEngine(String shown, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout,
             EvictionCheck eviction) {
-        this.uri = uri;
+        this.shown = shown;
         this.link = link;
         this.commands = link.commands();
         this.timeout = timeout;
@@ -133,7 +133,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
 
     @Override
     public String describe() {
-        return uri;
+        return shown;
     }
 
     @Override
@@ -148,7 +148,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
                 attempt.mode().label(), millis(attempt.lease()), attempt.holder(), millis(STALE_WAITER), millis(RETRY_CAP),
                 millis(FENCE_KEEP));
-        List<?> answer = Replies.await(reply, timeout, uri, () -> "acquire " + attempt);
+        List<?> answer = Replies.await(reply, timeout, shown, () -> "acquire " + attempt);
         long value = ((Number) answer.get(1)).longValue();
         if (((Number) answer.get(0)).longValue() == 1) {
             waiters.leave(attempt.token(), true);
@@ -157,7 +157,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
             }
             return AcquireResult.granted(value);
         }
-        Replies.await(waiters.join(attempt, keys.channel(), coverage), timeout, uri,
+        Replies.await(waiters.join(attempt, keys.channel(), coverage), timeout, shown,
                 "subscribe to the releases of lock '" + attempt.key().name() + "'");
         return AcquireResult.busy(Duration.ofMillis(Math.max(0, value)));
     }
@@ -169,7 +169,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     private void awaitReplicas(Acquisition attempt, LockKeys keys) {
         long acknowledged;
         try {
-            acknowledged = Replies.await(link.waitForReplicas(keys.owner(), waitReplicas, waitTimeout), waitTimeout.plus(timeout), uri,
+            acknowledged = Replies.await(link.waitForReplicas(keys.owner(), waitReplicas, waitTimeout), waitTimeout.plus(timeout), shown,
                     "wait for " + waitReplicas + " replica(s) to have " + attempt);
         } catch (EngineUnavailableException e) {
             releaseAfterFailedWait(attempt);
@@ -177,7 +177,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         }
         if (acknowledged < waitReplicas) {
             releaseAfterFailedWait(attempt);
-            throw new EngineUnavailableException("redis engine " + uri + " granted lock '" + attempt.key().name() + "' but only "
+            throw new EngineUnavailableException("redis engine " + shown + " granted lock '" + attempt.key().name() + "' but only "
                     + acknowledged + " of the " + waitReplicas + " replica(s) asked for (waitReplicas) acknowledged it within "
                     + Durations.format(waitTimeout) + "; the grant was released again, since a failover now could lose it."
                     + " Check the replicas (INFO replication), or lower waitReplicas", null);
@@ -262,7 +262,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         Duration bound = shortestLease.dividedBy(2).compareTo(timeout) < 0 ? shortestLease.dividedBy(2) : timeout;
         Set<Acquisition> lost = new HashSet<>();
         for (int b = 0; b < replies.size(); b++) {
-            List<?> renewed = Replies.await(replies.get(b), bound, uri, "renew " + attempts.size() + " lock(s)");
+            List<?> renewed = Replies.await(replies.get(b), bound, shown, "renew " + attempts.size() + " lock(s)");
             for (int i = 0; i < renewed.size(); i++) {
                 if (((Number) renewed.get(i)).longValue() == 0) {
                     lost.add(batches.get(b).get(i));
@@ -330,7 +330,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         LockKeys keys = LockKeys.of(attempt.key());
         CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
                 keys.channel());
-        return Replies.await(reply, within, uri, () -> "release " + attempt) == 1L;
+        return Replies.await(reply, within, shown, () -> "release " + attempt) == 1L;
     }
 
     /**
@@ -353,7 +353,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         LockKeys keys = LockKeys.of(holder.key());
         CompletableFuture<List<?>> reply = LockScripts.HAND_OVER.run(commands, keys.all(), holder.token(), next.token(),
                 millis(next.lease()), next.holder(), millis(FENCE_KEEP));
-        List<?> answer = Replies.await(reply, timeout, uri, () -> "hand " + holder + " over to " + next);
+        List<?> answer = Replies.await(reply, timeout, shown, () -> "hand " + holder + " over to " + next);
         long outcome = ((Number) answer.get(0)).longValue();
         if (outcome == 2) {
             waiters.leave(next.token(), true);
@@ -366,7 +366,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     public boolean isLocked(LockKey key) {
         LockKeys keys = LockKeys.of(key);
         CompletableFuture<Long> reply = LockScripts.IS_LOCKED.run(commands, new String[] {keys.owner(), keys.readers()});
-        return Replies.await(reply, timeout, uri, "check lock '" + key.name() + "'") == 1L;
+        return Replies.await(reply, timeout, shown, "check lock '" + key.name() + "'") == 1L;
     }
 
     /**
@@ -392,7 +392,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         Set<String> names = new LinkedHashSet<>();
         ScanCursor cursor = ScanCursor.INITIAL;
         do {
-            KeyScanCursor<String> page = Replies.await(commands.scan(cursor, scan), timeout, uri,
+            KeyScanCursor<String> page = Replies.await(commands.scan(cursor, scan), timeout, shown,
                     "list the locks of namespace '" + namespace + "'");
             for (String key : page.getKeys()) {
                 LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
@@ -407,7 +407,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         }
         List<LockInfo> infos = new ArrayList<>();
         for (int i = 0; i < ordered.size(); i++) {
-            List<?> reply = Replies.await(replies.get(i), timeout, uri, "inspect lock '" + ordered.get(i) + "'");
+            List<?> reply = Replies.await(replies.get(i), timeout, shown, "inspect lock '" + ordered.get(i) + "'");
             List<?> hold = (List<?>) reply.get(0);
             if (!hold.isEmpty()) {
                 infos.add(new LockInfo(ordered.get(i), String.valueOf(hold.get(0)), String.valueOf(hold.get(1)),
@@ -446,11 +446,11 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
 
     @Override
     public String toString() {
-        return "RedisEngine[" + uri + "]";
+        return "RedisEngine[" + shown + "]";
     }
 
     @Override
     public IdempotencyStore idempotencyStore() {
-        return new RedisIdempotencyStore(link, timeout, uri, waiters, waitReplicas, waitTimeout);
+        return new RedisIdempotencyStore(link, timeout, shown, waiters, waitReplicas, waitTimeout);
     }
 }

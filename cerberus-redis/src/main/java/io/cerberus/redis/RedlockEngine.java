@@ -90,7 +90,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
             + " no counter: a number from one node orders nothing across a majority, and a node restarted empty would start"
             + " over; protect the resource with an engine that has fencing tokens (such as redis://) where stale writes matter";
 
-    private final String uri;
+    private final String shown;
     private final RedlockNodes nodes;
     private final int quorum;
     private final Duration timeout;
@@ -100,7 +100,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     private final EvictionCheck eviction;
 
     /**
-     * @param uri the redacted URI
+     * @param shown the redacted URI
      * @param nodes the masters, connected or connecting
      * @param timeout bound of renewals, releases and checks
      * @param nodeTimeout bound of each node's acquire reply, or empty for the default (a tenth of
@@ -109,10 +109,10 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
      * @param connector runs the nodes' connects; shut down with the engine
      * @param eviction judges the nodes' eviction policy, at each health check
      */
-    RedlockEngine(String uri, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
+    RedlockEngine(String shown, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
             ExecutorService connector, EvictionCheck eviction) {
-        this.uri = uri;
-        this.nodes = new RedlockNodes(uri, nodes, timeout, connector);
+        this.shown = shown;
+        this.nodes = new RedlockNodes(shown, nodes, timeout, connector);
         this.quorum = this.nodes.quorum();
         this.timeout = timeout;
         this.nodeTimeout = nodeTimeout;
@@ -123,7 +123,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
 
     @Override
     public String describe() {
-        return uri;
+        return shown;
     }
 
     @Override
@@ -161,7 +161,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         if (attempt.mode() != LockMode.EXCLUSIVE) {
-            throw new IllegalArgumentException("redlock engine " + uri + " serves exclusive locks only, not " + attempt.mode().label());
+            throw new IllegalArgumentException("redlock engine " + shown + " serves exclusive locks only, not " + attempt.mode().label());
         }
         LockKeys keys = LockKeys.of(attempt.key());
         Object coverage = waiters.coverage(keys.channel());
@@ -395,6 +395,6 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
 
     @Override
     public String toString() {
-        return "RedlockEngine[" + uri + "]";
+        return "RedlockEngine[" + shown + "]";
     }
 }
