@@ -3,6 +3,7 @@ package io.cerberus.spring;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.LockInfo;
+import io.cerberus.spi.support.Redaction;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,11 +74,15 @@ public class CerberusLocksEndpoint {
     }
 
     /**
-     * @param uri the engine URI, without password
+     * @param uri the engine URI, {@linkplain Redaction#redact redacted} here whatever it is given
      * @param locks the holds; null when they could not be listed
      * @param error why they could not be listed ({@link Capability#INSPECT} missing, engine down); null otherwise
      */
     public record EngineLocks(String uri, List<Hold> locks, String error) {
+        /** Redacts the URI. */
+        public EngineLocks {
+            uri = Redaction.redact(uri);
+        }
     }
 
     /**

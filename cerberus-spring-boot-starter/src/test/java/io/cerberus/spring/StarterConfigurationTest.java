@@ -185,6 +185,16 @@ class StarterConfigurationTest {
     }
 
     @Test
+    void theStartersOwnMessagesShowTheUriRedacted() {
+        runner.withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=t&pasword=hunter2pw").run(context ->
+                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("jdbc:datasource?cerberus.table=t&pasword=****")
+                        .hasMessageNotContaining("hunter2pw"));
+        runner.withPropertyValues("cerberus.engines=zk://curator/locks?user=a&password=hunter2pw").run(context ->
+                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("zk://curator/locks?user=a&password=****")
+                        .hasMessageNotContaining("hunter2pw"));
+    }
+
+    @Test
     void zkCuratorWithoutACuratorFrameworkFailsTheStartSayingWhy() {
         runner.withPropertyValues("cerberus.engines=zk://curator/locks").run(context ->
                 assertThat(context.getStartupFailure()).rootCause()
