@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.Cerberus;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.TestTimes;
@@ -36,6 +37,34 @@ class InspectCommandTest {
             assertThat(filtered.stdout()).isEqualTo("no locks held" + System.lineSeparator());
             holder.send("done");
             assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).isZero();
+        }
+    }
+
+    @Test
+    void aHolderStringIsPrintedWithItsControlCharactersEscaped() throws Exception {
+        String engine = "file:" + dir.resolve("locks");
+        // a holder string carries its thread's name, which any application chooses: here one that would retitle the
+        // terminal, clear the screen and read right-to-left
+        String hostile = "worker\u001b]0;pwned\u0007\u001b[2J\u202eevil";
+        try (Cerberus cerberus = Cerberus.connect(engine)) {
+            java.util.concurrent.atomic.AtomicReference<io.cerberus.Lease> held = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread taker = new Thread(() -> {
+                try {
+                    held.set(cerberus.lock("report").acquire(Duration.ZERO));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, hostile);
+            taker.start();
+            taker.join();
+            try (io.cerberus.Lease lease = held.get()) {
+                Cli.Result table = Cli.run(QUICK, "inspect", "--engine", engine);
+
+                assertThat(table.exitCode()).as(table.toString()).isZero();
+                assertThat(lease.isValid()).isTrue();
+                assertThat(table.stdout()).doesNotContain("\u001b").doesNotContain("\u0007").doesNotContain("\u202e")
+                        .contains("worker\\u001b]0;pwned\\u0007\\u001b[2J\\u202eevil");
+            }
         }
     }
 
