@@ -63,14 +63,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisAclIsolationTest {
+    // shared, not per class: JUnit runs a class's extensions again for each @Nested class, and
+    // per-class servers would be started once for each and only the last ones stopped
     @RegisterExtension
-    static final ServerExtension<RedisServer> SERVER = ServerExtension.perClass(RedisServer::start);
+    static final ServerExtension<RedisServer> SERVER = ServerExtension.shared("redis-acl-server", RedisServer::start);
     @RegisterExtension
-    static final ServerExtension<RedisSentinel> SENTINEL = ServerExtension.perClass(() -> RedisSentinel.builder().sentinels(1).start());
+    static final ServerExtension<RedisSentinel> SENTINEL = ServerExtension.shared("redis-acl-sentinel",
+            () -> RedisSentinel.builder().sentinels(1).start());
     @RegisterExtension
     static final ServerExtension<RedisCluster> CLUSTER = RedisClusterTest.sharedCluster();
     @RegisterExtension
-    static final ServerExtension<RedisGroup> REDLOCK = ServerExtension.perClass(() -> RedisGroup.start(3));
+    static final ServerExtension<RedisGroup> REDLOCK = ServerExtension.shared("redis-acl-redlock", () -> RedisGroup.start(3));
 
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final String PROBE_LIBRARY = "cerberus_acl_probe";
@@ -268,7 +271,7 @@ class RedisAclIsolationTest {
                 "FUNCTION FLUSH", "FUNCTION DELETE " + PROBE_LIBRARY, "FUNCTION LIST", "FUNCTION DUMP", "FUNCTION STATS",
                 "FUNCTION KILL", "FUNCTION LOAD", "FUNCTION RESTORE x", "FCALL probe 0", "FCALL_RO probe 0",
                 "CONFIG GET maxmemory-policy", "CONFIG SET maxmemory-policy allkeys-lru", "FLUSHALL", "FLUSHDB", "SWAPDB 0 1",
-                "SLOWLOG GET", "ACL LIST", "CLUSTER GETKEYSINSLOT 0 10", "BLPOP cerberus:{appB:list} 0.01");
+                "SLOWLOG GET", "ACL LIST", "CLUSTER GETKEYSINSLOT 0 10", "BLPOP cerberus:{appB:list} 0.01", "MONITOR");
 
         /** @return the deployment's engine URI, without credentials */
         abstract String uri();
