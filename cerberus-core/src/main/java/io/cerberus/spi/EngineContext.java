@@ -13,7 +13,7 @@ import java.util.stream.Collectors;
  * What an engine gets when it is opened.
  *
  * @param uri the engine URI as the user gave it (may contain a password: never log it as is; see
- *     {@link io.cerberus.internal.Uris#redact(String)})
+ *     {@link Redaction#redact(String)})
  * @param connectTimeout how long connecting, or any one command, may take before the engine
  *     gives up with {@link io.cerberus.EngineUnavailableException}
  * @param lossReporter where to report holds the engine learns are lost

@@ -113,8 +113,8 @@ public final class EtcdServer extends LoopbackServer {
     }
 
     /**
-     * @param prefix a counter's name with a space, or with {@code {} and its first labels,
-     *     e.g. {@code grpc_server_started_total{grpc_method="Txn"}
+     * @param prefix a counter's name with a space, or with <code>&#123;</code> and its first labels,
+     *     e.g. {@code grpc_server_started_total{grpc_method="Txn"}}
      * @return the sum of the values of its lines; 0 when it has none yet (a labelled counter
      *     appears on its first count)
      * @throws ServerException if it does not answer
