@@ -59,9 +59,12 @@ class JdbcIsolationTest {
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
-    /** A file database: its URL carries no setting, which only an administrator may give at login. */
+    /**
+     * A file database: its URL carries no setting, which only an administrator may give at login.
+     * Shared, as the others: a per-class server of an outer class is started again for each nested one.
+     */
     @RegisterExtension
-    static final ServerExtension<H2Server> H2_SERVER = ServerExtension.perClass(H2Server::start);
+    static final ServerExtension<H2Server> H2_SERVER = ServerExtension.shared("jdbc-isolation-h2", H2Server::start);
 
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
