@@ -1,6 +1,7 @@
 package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
@@ -8,6 +9,8 @@ import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.net.URI;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -26,6 +29,11 @@ class ServersCommandTest {
                 uris.put(fields[0], fields[1]);
             }
             assertThat(uris).containsOnlyKeys("redis", "memcached", "postgres", "mariadb", "h2");
+            assertThat(uris.get("h2")).as("how to log in to H2, as to PostgreSQL and MariaDB")
+                    .containsPattern(";USER=cerberus;PASSWORD=[A-Za-z0-9_-]{32}");
+            String h2WithoutPassword = uris.get("h2").replaceFirst(";USER=.*$", "");
+            assertThatThrownBy(() -> DriverManager.getConnection(h2WithoutPassword).close()).as("H2 without the password")
+                    .isInstanceOf(SQLException.class).hasMessageContaining("Wrong user name or password");
             for (String uri : uris.values()) {
                 try (Cerberus cerberus = Cerberus.builder().engine(uri).build()) {
                     DistributedLock lock = cerberus.lock("by-hand");

@@ -11,6 +11,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.Passwords;
 import io.cerberus.servers.PostgresServer;
@@ -45,18 +46,25 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Per-application isolation enforced by the database itself, with password authentication: one
  * database user per application, with its own password, alone allowed to use the schema
- * (PostgreSQL: it owns it) or database (MariaDB: it alone is granted it) that holds its lock and
+ * (PostgreSQL and H2: it owns it) or database (MariaDB: it alone is granted it) that holds its lock and
  * idempotency tables ({@code cerberus.table=appa.cerberus_locks}). Another application's user,
  * logged in with its own credentials and pointed at those tables, is refused by the database on
  * every statement: its client does not start, and each operation its engine would send, and each
  * statement typed by hand, fails with the database's refusal. (Session mode gives no such
- * isolation: advisory locks and {@code GET_LOCK} are not subject to privileges; see docs/JDBC.md.)
+ * isolation on PostgreSQL and MariaDB: advisory locks and {@code GET_LOCK} are not subject to privileges;
+ * see docs/JDBC.md.)
  */
 class JdbcIsolationTest {
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+    /**
+     * A file database: its URL carries no setting, which only an administrator may give at login.
+     * Shared, as the others: a per-class server of an outer class is started again for each nested one.
+     */
+    @RegisterExtension
+    static final ServerExtension<H2Server> H2_SERVER = ServerExtension.shared("jdbc-isolation-h2", H2Server::start);
 
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
@@ -124,6 +132,38 @@ class JdbcIsolationTest {
         @Override
         String refusal() {
             return "command denied";
+        }
+    }
+
+    @Nested
+    class H2 extends Isolation {
+        @Override
+        String adminUrl() {
+            return H2_SERVER.uri();
+        }
+
+        /** What docs/JDBC.md names for H2: a user without admin rights that owns its schema. */
+        @Override
+        void createApp(Statement admin, String app, String password) throws SQLException {
+            admin.execute("DROP SCHEMA IF EXISTS " + app + " CASCADE");
+            admin.execute("DROP USER IF EXISTS " + app);
+            admin.execute("CREATE USER " + app + " PASSWORD '" + password + "'");
+            admin.execute("CREATE SCHEMA " + app + " AUTHORIZATION " + app);
+        }
+
+        @Override
+        String userUrl(String user, String password) {
+            return H2_SERVER.get().url() + ";USER=" + user + ";PASSWORD=" + password;
+        }
+
+        @Override
+        SqlDialect dialect(String table) {
+            return new H2Dialect(table);
+        }
+
+        @Override
+        String refusal() {
+            return "Not enough rights";
         }
     }
 

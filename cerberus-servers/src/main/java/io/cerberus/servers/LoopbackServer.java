@@ -3,6 +3,7 @@ package io.cerberus.servers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One real server process on a loopback port, started by this JVM (never the system service):
@@ -60,9 +61,17 @@ public abstract class LoopbackServer implements Deployment {
      * @throws ServerException if it cannot start
      */
     final void launch() {
-        String name = kind + "-" + port;
-        process = output == null ? ManagedProcess.start(name, command) : ManagedProcess.startWithOutput(name, command, output);
+        ManagedProcess.Launch launch = ManagedProcess.launch(kind + "-" + port, command).environment(environment());
+        process = (output == null ? launch : launch.output(output)).start();
         paused = false;
+    }
+
+    /**
+     * @return variables added to the process's environment at every start, for what must not be on
+     *     its command line (a password); none by default
+     */
+    protected Map<String, String> environment() {
+        return Map.of();
     }
 
     /**

@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +20,8 @@ class H2ServerTest {
     @Test
     void aFileDatabaseWrittenAtEachCommitSurvivesAKill(@TempDir Path dir) throws Exception {
         try (H2Server server = H2Server.builder().dir(dir).writeDelay(Duration.ZERO).start()) {
-            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/cerberus;WRITE_DELAY=0");
+            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/cerberus;USER=cerberus;PASSWORD="
+                    + server.password() + ";WRITE_DELAY=0");
             execute(server, "CREATE TABLE grants(id INT PRIMARY KEY)", "INSERT INTO grants VALUES (7)");
             assertThat(dir.resolve("cerberus.mv.db")).as("its database file").isRegularFile();
             long pid = server.pid();
@@ -35,12 +37,43 @@ class H2ServerTest {
     @Test
     void anInMemoryDatabaseIsLostWithItsServer() throws Exception {
         try (H2Server server = H2Server.builder().inMemory().start()) {
-            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/mem:cerberus;DB_CLOSE_DELAY=-1");
+            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/mem:cerberus;DB_CLOSE_DELAY=-1;USER=cerberus;PASSWORD="
+                    + server.password());
             execute(server, "CREATE TABLE grants(id INT PRIMARY KEY)", "INSERT INTO grants VALUES (7)");
             assertThat(count(server, "SELECT COUNT(*) FROM grants")).as("kept between logins").isEqualTo(1);
             server.restart();
             assertThatThrownBy(() -> count(server, "SELECT COUNT(*) FROM grants")).isInstanceOf(SQLException.class)
                     .hasMessageContaining("GRANTS");
+        }
+    }
+
+    @Test
+    void aLoginWithoutThePasswordOrWithAWrongOneIsRefused() throws Exception {
+        for (H2Server.Builder builder : List.of(H2Server.builder(), H2Server.builder().inMemory())) {
+            try (H2Server server = builder.start()) {
+                String database = "jdbc:h2:tcp://127.0.0.1:" + server.port() + (server.inMemory() ? "/mem:cerberus" : "/cerberus");
+                assertThat(count(server, "SELECT 1")).as("with the password of its URI").isEqualTo(1);
+                for (String[] login : List.of(new String[] {"", ""}, new String[] {"cerberus", ""}, new String[] {"cerberus", "wrong"},
+                        new String[] {"sa", ""})) {
+                    assertThatThrownBy(() -> DriverManager.getConnection(database, login[0], login[1]).close())
+                            .as("%s as '%s' with '%s'", database, login[0], login[1]).isInstanceOf(SQLException.class)
+                            .hasMessageContaining("Wrong user name or password");
+                }
+            }
+        }
+    }
+
+    @Test
+    void noDatabaseIsCreatedRemotelyAndNoneShutsTheServerDownWithoutItsPassword() throws Exception {
+        try (H2Server server = H2Server.start()) {
+            for (String other : List.of("other", "mem:other")) {
+                assertThatThrownBy(() -> DriverManager.getConnection("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/" + other, "intruder",
+                        "chosen").close()).as(other).isInstanceOf(SQLException.class).hasMessageContaining("not found");
+            }
+            assertThat(server.dir().resolve("other.mv.db")).doesNotExist();
+            assertThatThrownBy(() -> org.h2.tools.Server.shutdownTcpServer("tcp://127.0.0.1:" + server.port(), "", false, false))
+                    .isInstanceOf(SQLException.class);
+            assertThat(count(server, "SELECT 1")).as("still serving").isEqualTo(1);
         }
     }
 

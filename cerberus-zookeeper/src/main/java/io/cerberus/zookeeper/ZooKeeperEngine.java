@@ -125,6 +125,9 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
         this.stateListener = (c, state) -> {
+            if (state != org.apache.curator.framework.state.ConnectionState.READ_ONLY) {
+                namespaces.connectionChanged();
+            }
             switch (state) {
                 case LOST -> sessionLost();
                 case SUSPENDED -> {
@@ -144,6 +147,23 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         };
         client.getConnectionStateListenable().addListener(stateListener);
         refreshGrantedSession();
+    }
+
+    /**
+     * Checks, for a client with credentials, that no one else may take its namespaces over through
+     * the root ({@link NamespaceOwnership#checkRoot}). Called once the engine is open.
+     *
+     * @throws io.cerberus.UnsafeEngineException if the root's ACL lets another identity delete its children
+     */
+    void checkRoot() {
+        namespaces.checkRoot();
+    }
+
+    @Override
+    public List<String> checkHealth(LockKey probe) {
+        isLocked(probe);
+        namespaces.checkRoot();
+        return List.of();
     }
 
     /**

@@ -28,7 +28,8 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  * With a user, every namespace node the engine creates, and everything in it, is readable and
  * writable only by that digest user, so applications with their own users
  * (and namespaces) cannot read, release or block each other's locks; the root above the namespaces
- * stays open for reading and creating.
+ * stays open for reading and creating, and no one may delete in it. A root whose ACL lets another
+ * identity delete in it is refused at open ({@link io.cerberus.UnsafeEngineException}).
  */
 public final class ZooKeeperEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngineProvider.class.getName());
@@ -86,8 +87,9 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             // (lists that allow contains(null): ZooKeeper checks its ACL lists for null entries)
             List<ACL> ownerOnly = java.util.Arrays.asList(new ACL(ZooDefs.Perms.ALL, owner));
             ownAcl = ownerOnly;
-            List<ACL> sharedParent = java.util.Arrays.asList(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE),
-                    new ACL(ZooDefs.Perms.ALL, owner));
+            // no one keeps the right to delete a namespace of the root or to change its ACL, not even its
+            // creator: another application sharing it could otherwise take its namespaces over
+            List<ACL> sharedParent = java.util.Arrays.asList(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
             builder.authorization("digest", (target.user() + ":" + target.password()).getBytes(StandardCharsets.UTF_8))
                     .aclProvider(new ACLProvider() {
                         @Override
@@ -98,8 +100,8 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
                         @Override
                         public List<ACL> getAclForPath(String path) {
                             // the root (and the parents above it) is shared by every application: anyone may
-                            // read it and create a namespace in it; a namespace and everything in it belong to
-                            // the user that created it
+                            // read it and create a namespace in it, no one delete one; a namespace and everything
+                            // in it belong to the user that created it
                             return isRootOrAbove(path, target.root()) ? sharedParent : ownerOnly;
                         }
                     });
@@ -120,7 +122,15 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             throw e;
         }
         warnIfSessionLonger(client, target.sessionTimeout(), shown);
-        return new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(), ownAcl);
+        ZooKeeperEngine engine = new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(),
+                ownAcl);
+        try {
+            engine.checkRoot();
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+        return engine;
     }
 
     /**

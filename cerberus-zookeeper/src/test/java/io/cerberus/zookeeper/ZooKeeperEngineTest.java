@@ -55,6 +55,15 @@ class ZooKeeperEngineTest {
                 .connectTimeout(connectTimeout).build();
     }
 
+    /**
+     * @return a client under {@code root}, a root of its own: the shared {@code /engine-test} may be made world-open by
+     *     a client without credentials, which a client with credentials refuses
+     */
+    private static Cerberus tenant(String root, String query, String namespace) {
+        return Cerberus.builder().engine(SERVER.get().uri() + root + query).namespace(namespace).connectTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
     /** @return whether the thread waits inside ZooKeeper's synchronous API for an answer */
     private static boolean awaitsZooKeeperOnItsOwnThread(Thread thread) {
         return Arrays.stream(thread.getStackTrace()).anyMatch(frame ->
@@ -447,17 +456,18 @@ class ZooKeeperEngineTest {
 
     @Test
     void aNamespaceNodeSomeoneElseCreatedFirstIsRefusedNotUsed() throws Exception {
+        String root = "/tenants-" + UUID.randomUUID();
         String worldOpen = "squatted-" + UUID.randomUUID();
         String foreign = "taken-" + UUID.randomUUID();
         try (org.apache.curator.framework.CuratorFramework anyone = digestClient("mallory:nothing");
                 org.apache.curator.framework.CuratorFramework appB = digestClient("app-b:secret-b")) {
-            anyone.create().creatingParentsIfNeeded().withACL(org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE)
-                    .forPath(LockPaths.namespace("/engine-test", worldOpen));
-            appB.create().creatingParentsIfNeeded().withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL)
-                    .forPath(LockPaths.namespace("/engine-test", foreign));
+            anyone.create().withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
+                    .forPath(root); // as the engine makes a root: anyone may create a namespace in it first
+            anyone.create().withACL(org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(LockPaths.namespace(root, worldOpen));
+            appB.create().withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL).forPath(LockPaths.namespace(root, foreign));
         }
         for (String namespace : List.of(worldOpen, foreign)) {
-            try (Cerberus appA = client(SERVER.get(), "?user=app-a&password=secret-a", namespace)) {
+            try (Cerberus appA = tenant(root, "?user=app-a&password=secret-a", namespace)) {
                 assertThatThrownBy(() -> appA.lock("order:1").tryLock()).as(namespace)
                         .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
                         .hasMessageContaining(namespace).hasMessageNotContaining("secret-a");
@@ -466,7 +476,7 @@ class ZooKeeperEngineTest {
                         .as("its records too").isInstanceOf(io.cerberus.idempotency.IdempotencyStoreUnavailableException.class);
             }
         }
-        try (Cerberus own = client(SERVER.get(), "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
+        try (Cerberus own = tenant(root, "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
             assertThat(own.lock("order:1").tryLock()).as("a namespace the application creates itself").isTrue();
             own.lock("order:1").unlock();
         }
@@ -474,10 +484,11 @@ class ZooKeeperEngineTest {
 
     @Test
     void appsWithTheirOwnUsersCannotTakeReleaseOrBlockEachOthersLocks() throws Exception {
+        String root = "/tenants-" + UUID.randomUUID();
         String namespace = "app-a-" + UUID.randomUUID();
-        try (Cerberus appA = client(SERVER.get(), "?user=app-a&password=secret-a", namespace);
-                Cerberus appB = client(SERVER.get(), "?user=app-b&password=secret-b", namespace);
-                Cerberus ownNamespace = client(SERVER.get(), "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
+        try (Cerberus appA = tenant(root, "?user=app-a&password=secret-a", namespace);
+                Cerberus appB = tenant(root, "?user=app-b&password=secret-b", namespace);
+                Cerberus ownNamespace = tenant(root, "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
             DistributedLock lock = appA.lock("order:1");
             lock.lock();
             assertThatThrownBy(() -> appB.lock("order:1").tryLock()).as("A's namespace is not B's")
@@ -485,7 +496,7 @@ class ZooKeeperEngineTest {
                     .hasMessageNotContaining("secret-b");
             assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
             // B, with its own credentials, cannot release A's hold by deleting its node, list, read or rewrite it
-            String lockDir = LockPaths.lock("/engine-test", new io.cerberus.spi.LockKey(namespace, "order:1"));
+            String lockDir = LockPaths.lock(root, new io.cerberus.spi.LockKey(namespace, "order:1"));
             try (org.apache.curator.framework.CuratorFramework asA = digestClient("app-a:secret-a");
                     org.apache.curator.framework.CuratorFramework asB = digestClient("app-b:secret-b")) {
                 List<String> holds = asA.getChildren().forPath(lockDir);

@@ -150,7 +150,9 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
     @Test
     void appsWithTheirOwnUsersCannotReadOrTakeEachOthersRecords() {
         String id = freshId();
-        try (LockEngine appA = open("?user=app-a&password=secret-a"); LockEngine appB = open("?user=app-b&password=secret-b")) {
+        // a root only clients with credentials use: one a client without them made would be world-open, and refused
+        try (LockEngine appA = Engines.open(SERVER.uri() + "/idempotency-tenants?user=app-a&password=secret-a", Duration.ofSeconds(10));
+                LockEngine appB = Engines.open(SERVER.uri() + "/idempotency-tenants?user=app-b&password=secret-b", Duration.ofSeconds(10))) {
             IdempotencyStore recordsA = appA.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             IdempotencyStore recordsB = appB.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(recordsA.claim(id, "f", "a", Duration.ofSeconds(30))).isEmpty();
