@@ -34,6 +34,8 @@ public final class ServerExtension<D extends Deployment> implements BeforeAllCal
     private final Supplier<D> start;
     private final boolean heal;
     private D servers;
+    /** The test class whose servers these are: a {@code @Nested} class inside it shares them. */
+    private Class<?> owner;
 
     private ServerExtension(String sharedName, Supplier<D> start, boolean heal) {
         this.sharedName = sharedName;
@@ -90,7 +92,10 @@ public final class ServerExtension<D extends Deployment> implements BeforeAllCal
     @Override
     public void beforeAll(ExtensionContext context) {
         if (sharedName == null) {
-            servers = start.get();
+            if (servers == null) { // a @Nested class runs inside its enclosing class's servers, not its own
+                servers = start.get();
+                owner = context.getRequiredTestClass();
+            }
         } else {
             @SuppressWarnings("unchecked")
             Shared<D> shared = context.getRoot().getStore(SHARED).computeIfAbsent(sharedName, name -> new Shared<>(start.get()), Shared.class);
@@ -107,11 +112,12 @@ public final class ServerExtension<D extends Deployment> implements BeforeAllCal
 
     @Override
     public void afterAll(ExtensionContext context) {
-        if (sharedName == null && servers != null) {
+        if (sharedName == null && servers != null && context.getRequiredTestClass() == owner) {
             try {
                 servers.close();
             } finally {
                 servers = null;
+                owner = null;
             }
         }
     }

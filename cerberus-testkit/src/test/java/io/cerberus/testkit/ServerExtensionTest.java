@@ -31,6 +31,13 @@ class ServerExtensionTest {
     }
 
     @Test
+    void nestedClassesRunInTheirEnclosingClasssServersWhichCloseOnceAfterThem() {
+        run(WithNested.class);
+
+        assertThat(EVENTS).containsExactly("start e", "test e", "nested e", "close e");
+    }
+
+    @Test
     void sharedServersStartOnceForEveryClassThatNamesThemAndCloseWhenTheRunEnds() {
         run(SharedFirst.class, SharedSecond.class);
 
@@ -90,6 +97,24 @@ class ServerExtensionTest {
         void second() {
             assertThat(SERVERS.uri()).isEqualTo("fake://a");
             EVENTS.add("test " + SERVERS.get().name());
+        }
+    }
+
+    static class WithNested {
+        @RegisterExtension
+        static final ServerExtension<FakeServers> SERVERS = ServerExtension.perClass(() -> new FakeServers("e"));
+
+        @Test
+        void outer() {
+            EVENTS.add("test " + SERVERS.get().name());
+        }
+
+        @org.junit.jupiter.api.Nested
+        class Inner {
+            @Test
+            void inner() {
+                EVENTS.add("nested " + SERVERS.get().name());
+            }
         }
     }
 
