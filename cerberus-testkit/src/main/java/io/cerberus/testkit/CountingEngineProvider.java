@@ -55,7 +55,7 @@ public final class CountingEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         String inner = context.uri().substring("counting:".length());
-        Counting counting = new Counting(Engines.open(inner, context.connectTimeout()));
+        Counting counting = new Counting(Engines.open(inner, context.connectTimeout()), context);
         LAST.set(counting);
         return counting;
     }
@@ -63,14 +63,22 @@ public final class CountingEngineProvider implements EngineProvider {
     /** The counting wrapper. */
     public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, Inspects {
         private final LockEngine inner;
+        private final EngineContext context;
         private final AtomicLong calls = new AtomicLong();
         private final AtomicLong tryAcquires = new AtomicLong();
         private final AtomicLong releases = new AtomicLong();
+        private final AtomicLong renewals = new AtomicLong();
         private final AtomicLong lateGrants = new AtomicLong();
         private volatile Duration lateBy = Duration.ZERO;
 
-        Counting(LockEngine inner) {
+        Counting(LockEngine inner, EngineContext context) {
             this.inner = inner;
+            this.context = context;
+        }
+
+        /** @return what the client opened this engine with: the URI, the connect timeout, the options */
+        public EngineContext openedWith() {
+            return context;
         }
 
         /** @return every call made to the engine so far */
@@ -86,6 +94,11 @@ public final class CountingEngineProvider implements EngineProvider {
         /** @return the release calls so far */
         public long releases() {
             return releases.get();
+        }
+
+        /** @return the renew and renewAll calls so far */
+        public long renewals() {
+            return renewals.get();
         }
 
         /**
@@ -151,12 +164,14 @@ public final class CountingEngineProvider implements EngineProvider {
         @Override
         public boolean renew(Acquisition attempt) {
             calls.incrementAndGet();
+            renewals.incrementAndGet();
             return inner.renew(attempt);
         }
 
         @Override
         public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
             calls.incrementAndGet();
+            renewals.incrementAndGet();
             return inner.ability(RenewsInBatches.class).orElseThrow().renewAll(attempts);
         }
 
