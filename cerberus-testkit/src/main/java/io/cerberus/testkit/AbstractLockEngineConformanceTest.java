@@ -700,20 +700,41 @@ public abstract class AbstractLockEngineConformanceTest {
         holder.lock();
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Thread> waiters = new ArrayList<>();
-        for (String name : List.of("first", "second", "third")) {
-            DistributedLock lock = client().fairLock("queue");
-            Thread waiter = thread(name, () -> {
-                lock.lock();
-                order.add(name);
-                lock.unlock();
-            });
-            Poll.untilWaiting(waiter, TestTimes.millis(5000));
-            waiters.add(waiter);
+        for (String label : List.of("first", "second", "third")) {
+            waiters.add(queuedFairWaiter("queue", label, order));
         }
         holder.unlock();
         for (Thread waiter : waiters) {
             join(waiter);
         }
         assertThat(order).containsExactly("first", "second", "third");
+    }
+
+    /**
+     * Starts a thread that waits for a fair lock on a client of its own and adds its label to
+     * {@code order} once it holds it. Returns once the engine has answered the thread's first
+     * attempt busy, so the attempt stands in the engine's queue: a thread merely parked may still
+     * be on its way to the engine, and arrive after a later one.
+     *
+     * @param name the fair lock's name, held by another client
+     * @param label what the thread adds to {@code order}
+     * @param order the labels, in the order their threads got the lock
+     * @return the waiting thread
+     */
+    Thread queuedFairWaiter(String name, String label, List<String> order) {
+        DistributedLock lock = countingClient(Duration.ofSeconds(30)).fairLock(name);
+        CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
+        Thread waiter = thread("fair-" + label, () -> {
+            try {
+                if (lock.tryLock(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)) {
+                    order.add(label);
+                    lock.unlock();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.until("the engine to queue " + waiter.getName(), TestTimes.millis(5000), () -> engine.busyAnswers() > 0);
+        return waiter;
     }
 }

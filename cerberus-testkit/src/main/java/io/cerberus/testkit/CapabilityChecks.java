@@ -126,20 +126,8 @@ final class CapabilityChecks {
         holder.lock();
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Thread> waiters = new ArrayList<>();
-        for (String name : List.of("first", "second")) {
-            DistributedLock lock = suite.client().fairLock("cap-fair");
-            Thread waiter = suite.thread("fair-" + name, () -> {
-                try {
-                    if (lock.tryLock(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)) {
-                        order.add(name);
-                        lock.unlock();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            Poll.untilWaiting(waiter, TestTimes.millis(5000));
-            waiters.add(waiter);
+        for (String label : List.of("first", "second")) {
+            waiters.add(suite.queuedFairWaiter("cap-fair", label, order));
         }
         holder.unlock();
         for (Thread waiter : waiters) {
