@@ -1,10 +1,13 @@
 package io.cerberus.etcd;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The etcd engine passes the engine conformance suite against a real etcd. */
@@ -15,6 +18,11 @@ class EtcdConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return SERVER.uri() + "?ttl=2";
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

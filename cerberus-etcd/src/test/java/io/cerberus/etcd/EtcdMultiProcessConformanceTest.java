@@ -1,9 +1,12 @@
 package io.cerberus.etcd;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.EtcdServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -21,6 +24,11 @@ class EtcdMultiProcessConformanceTest extends AbstractMultiProcessConformanceTes
     @Override
     protected String engineUri() {
         return SERVER.uri();
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

@@ -1,10 +1,14 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PgBouncerServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.ServerExtension;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * The database servers the test classes of this module share: one of each kind per test run,
@@ -14,6 +18,16 @@ import io.cerberus.testkit.ServerExtension;
  * and its nested classes inherit it. A test that kills or restarts a server starts its own.
  */
 final class Databases {
+    /** The pin of a lease-row engine (the default mode). */
+    static final Set<Capability> LEASE_ROW_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
+            Capability.MULTI_PROCESS, Capability.INSPECT));
+    /** The pin of a session engine ({@code cerberus.mode=session}). */
+    static final Set<Capability> SESSION_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.SESSION_BOUND,
+            Capability.MULTI_PROCESS));
+    /** The pin of the {@code jdbc:} scheme: what either mode can do. */
+    static final Set<Capability> SCHEME_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
+            Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT));
+
     private Databases() {
     }
 

@@ -1,5 +1,6 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
@@ -7,6 +8,7 @@ import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,6 +29,16 @@ class JdbcConformanceTests {
         }
 
         @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
+
+        @Override
         protected Optional<String> unreachableUri() {
             return Optional.of("jdbc:h2:tcp://127.0.0.1:" + FreePorts.next() + "/mem:nothing");
         }
@@ -38,6 +50,16 @@ class JdbcConformanceTests {
         protected String engineUri() {
             return Databases.with(H2.uri(), "cerberus.mode=session");
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -45,6 +67,16 @@ class JdbcConformanceTests {
         @Override
         protected String engineUri() {
             return POSTGRES.uri();
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
 
         @Override
@@ -59,6 +91,16 @@ class JdbcConformanceTests {
         protected String engineUri() {
             return Databases.with(POSTGRES.uri(), "cerberus.mode=session");
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -66,6 +108,16 @@ class JdbcConformanceTests {
         @Override
         protected String engineUri() {
             return MARIADB.uri();
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
 
         @Override
@@ -79,6 +131,16 @@ class JdbcConformanceTests {
         @Override
         protected String engineUri() {
             return Databases.with(MARIADB.uri(), "cerberus.mode=session");
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
     }
 }

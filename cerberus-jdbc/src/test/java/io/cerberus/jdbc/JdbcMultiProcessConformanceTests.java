@@ -1,10 +1,12 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -23,6 +25,16 @@ class JdbcMultiProcessConformanceTests {
         protected String engineUri() {
             return H2.uri();
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -30,6 +42,16 @@ class JdbcMultiProcessConformanceTests {
         @Override
         protected String engineUri() {
             return Databases.with(H2.uri(), "cerberus.mode=session");
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
     }
 
@@ -39,6 +61,16 @@ class JdbcMultiProcessConformanceTests {
         protected String engineUri() {
             return POSTGRES.uri();
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -46,6 +78,16 @@ class JdbcMultiProcessConformanceTests {
         @Override
         protected String engineUri() {
             return Databases.with(POSTGRES.uri(), "cerberus.mode=session");
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
     }
 
@@ -55,6 +97,16 @@ class JdbcMultiProcessConformanceTests {
         protected String engineUri() {
             return MARIADB.uri();
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -62,6 +114,16 @@ class JdbcMultiProcessConformanceTests {
         @Override
         protected String engineUri() {
             return Databases.with(MARIADB.uri(), "cerberus.mode=session");
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
     }
 }

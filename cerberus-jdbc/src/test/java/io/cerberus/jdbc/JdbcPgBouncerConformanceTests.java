@@ -1,11 +1,13 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.PgBouncerServer;
 import io.cerberus.servers.PgBouncerServer.PoolMode;
 import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -33,6 +35,16 @@ class JdbcPgBouncerConformanceTests {
         protected String engineUri() {
             return TRANSACTION_POOLED.uri();
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -41,6 +53,16 @@ class JdbcPgBouncerConformanceTests {
         protected String engineUri() {
             return SESSION_POOLED.uri();
         }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.LEASE_ROW_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
+        }
     }
 
     @Nested
@@ -48,6 +70,16 @@ class JdbcPgBouncerConformanceTests {
         @Override
         protected String engineUri() {
             return Databases.with(SESSION_POOLED.uri(), "cerberus.mode=session");
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilities() {
+            return Databases.SESSION_CAPABILITIES;
+        }
+
+        @Override
+        protected Set<Capability> expectedCapabilitiesOfScheme() {
+            return Databases.SCHEME_CAPABILITIES;
         }
     }
 

@@ -1,12 +1,15 @@
 package io.cerberus.memcached;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The memcached engine passes the engine conformance suite against a real memcached. */
@@ -17,6 +20,11 @@ class MemcachedConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return SERVER.uri();
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.MULTI_PROCESS);
     }
 
     @Override

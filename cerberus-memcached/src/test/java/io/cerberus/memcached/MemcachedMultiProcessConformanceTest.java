@@ -1,9 +1,12 @@
 package io.cerberus.memcached;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The memcached engine passes the multi-process conformance suite: killed and paused holders in child JVMs. */
@@ -14,6 +17,11 @@ class MemcachedMultiProcessConformanceTest extends AbstractMultiProcessConforman
     @Override
     protected String engineUri() {
         return SERVER.uri();
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.MULTI_PROCESS);
     }
 
     /**

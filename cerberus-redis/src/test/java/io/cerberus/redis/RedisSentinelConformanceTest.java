@@ -1,10 +1,13 @@
 package io.cerberus.redis;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.RedisSentinel;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redis engine passes the engine conformance suite through real Sentinels (a primary, a replica, three Sentinels). */
@@ -15,6 +18,11 @@ class RedisSentinelConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return SERVERS.uri();
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

@@ -1,10 +1,13 @@
 package io.cerberus.redis;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.RedisGroup;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Redlock engine passes the engine conformance suite against five real redis-server masters. */
@@ -15,6 +18,11 @@ class RedlockConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return SERVERS.uri();
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

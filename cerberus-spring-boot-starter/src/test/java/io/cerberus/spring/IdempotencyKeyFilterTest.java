@@ -2,6 +2,8 @@ package io.cerberus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,23 +12,29 @@ import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.ResponseEntity;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /** The Idempotency-Key filter in a running servlet application over a file: engine, through real HTTP. */
@@ -48,6 +56,10 @@ class IdempotencyKeyFilterTest {
     @Autowired
     Orders orders;
 
+    @Autowired
+    @Qualifier("cerberusIdempotencyKeyFilter")
+    org.springframework.boot.web.servlet.FilterRegistrationBean<?> filterRegistration;
+
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeEach
@@ -55,6 +67,7 @@ class IdempotencyKeyFilterTest {
         orders.created.set(0);
         orders.failNext.set(false);
         orders.gate.set(null);
+        orders.transferEncoding.set(null);
     }
 
     @Test
@@ -167,6 +180,104 @@ class IdempotencyKeyFilterTest {
     }
 
     @Test
+    void aChunkedBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
+        HttpResponse<String> large = postChunked("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
+
+        assertThat(large.statusCode()).isEqualTo(413);
+        assertThat(large.body()).contains("at most 1048576B");
+        assertThat(orders.created).hasValue(0);
+    }
+
+    @Test
+    void aChunkedBodyUnderTheLimitRunsOnceAndIsReplayed() throws Exception {
+        String key = UUID.randomUUID().toString();
+        String body = "{\"note\":\"" + "y".repeat(600) + "\"}"; // its echo stays under the stored-response limit of 1KB
+        HttpResponse<String> first = postChunked("/orders/9", key, body);
+        HttpResponse<String> second = postChunked("/orders/9", key, body);
+
+        assertThat(orders.transferEncoding).as("the body came in chunks, without a Content-Length").hasValue("chunked");
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.body()).contains(body);
+        assertThat(second.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(second.body()).isEqualTo(first.body());
+        assertThat(orders.created).hasValue(1);
+    }
+
+    @Test
+    void aLargeBodyWithoutALengthIsReadOnlyToTheLimit() throws Exception {
+        IdempotencyKeyFilter filter = (IdempotencyKeyFilter) filterRegistration.getFilter();
+        AtomicLong served = new AtomicLong();
+        MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders/9") {
+            @Override
+            public long getContentLengthLong() {
+                return -1;
+            }
+
+            @Override
+            public int getContentLength() {
+                return -1;
+            }
+
+            @Override
+            public ServletInputStream getInputStream() {
+                return new LongBody(16 * 1024 * 1024, served);
+            }
+        };
+        request.addHeader("Idempotency-Key", UUID.randomUUID().toString());
+        MockHttpServletResponse response = new MockHttpServletResponse();
+        AtomicBoolean ran = new AtomicBoolean();
+
+        filter.doFilter(request, response, (req, res) -> ran.set(true));
+
+        assertThat(response.getStatus()).isEqualTo(413);
+        assertThat(ran).as("the operation ran").isFalse();
+        assertThat(served.get()).as("bytes read of a 16MB body").isGreaterThan(1024 * 1024).isLessThanOrEqualTo(1024 * 1024 + 64 * 1024);
+    }
+
+    /** A request body of a given size, counting what was read of it. */
+    private static final class LongBody extends ServletInputStream {
+        private final long size;
+        private final AtomicLong served;
+
+        LongBody(long size, AtomicLong served) {
+            this.size = size;
+            this.served = served;
+        }
+
+        @Override
+        public int read() {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0];
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            int n = (int) Math.min(len, size - served.get());
+            if (n <= 0) {
+                return -1;
+            }
+            java.util.Arrays.fill(b, off, off + n, (byte) 'z');
+            served.addAndGet(n);
+            return n;
+        }
+
+        @Override
+        public boolean isFinished() {
+            return served.get() >= size;
+        }
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+            throw new UnsupportedOperationException("blocking reads only");
+        }
+    }
+
+    @Test
     void theSameKeyAndBodyWithAnotherQueryStringIs422AndRunsNothing() throws Exception {
         String key = UUID.randomUUID().toString();
         HttpResponse<String> first = post("/orders/7?account=1", key, "{\"qty\":2}");
@@ -238,6 +349,18 @@ class IdempotencyKeyFilterTest {
         return post(path, key, body, null);
     }
 
+    /** Posts the body in chunks (HTTP/1.1, Transfer-Encoding: chunked, no Content-Length). */
+    private HttpResponse<String> postChunked(String path, String key, String body) throws Exception {
+        byte[] bytes = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .version(HttpClient.Version.HTTP_1_1)
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes)))
+                .build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
     private HttpResponse<String> post(String path, String key, String body, String user) throws Exception {
         return http.send(request(path, key, body, user), HttpResponse.BodyHandlers.ofString());
     }
@@ -295,9 +418,12 @@ class IdempotencyKeyFilterTest {
         final AtomicInteger exports = new AtomicInteger();
         final java.util.concurrent.atomic.AtomicBoolean failNext = new java.util.concurrent.atomic.AtomicBoolean();
         final AtomicReference<Gate> gate = new AtomicReference<>();
+        final AtomicReference<String> transferEncoding = new AtomicReference<>();
 
         @PostMapping({"/orders/{id}", "/other/{id}"})
-        ResponseEntity<String> create(@PathVariable String id, @RequestBody String body) {
+        ResponseEntity<String> create(@PathVariable String id, @RequestBody String body,
+                @RequestHeader(name = "Transfer-Encoding", required = false) String encoding) {
+            transferEncoding.set(encoding);
             Gate waiting = gate.get();
             if (waiting != null) {
                 waiting.enterAndWait();

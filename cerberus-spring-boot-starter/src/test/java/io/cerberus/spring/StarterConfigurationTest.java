@@ -7,16 +7,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.cerberus.Cerberus;
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
-import io.cerberus.FailoverPolicy;
 import io.cerberus.Lease;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.testkit.CountingEngineProvider;
+import io.cerberus.testkit.Poll;
+import io.cerberus.testkit.TestTimes;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
@@ -52,25 +55,28 @@ class StarterConfigurationTest {
     @Test
     void everyPropertyReachesTheClient() {
         runner.withPropertyValues(
-                "cerberus.engines[0]=mem:starter-props",
+                "cerberus.engines[0]=counting:mem:starter-props",
                 "cerberus.engines[1]=file:" + directory,
                 "cerberus.namespace=billing",
                 "cerberus.default-lease=10s",
                 "cerberus.connect-timeout=2s",
                 "cerberus.lock-delay=0",
                 "cerberus.failover.enabled=true",
-                "cerberus.failover.after=3s",
+                "cerberus.failover.after=1s",
                 "cerberus.failover.check-every=200ms",
-                "cerberus.failover.fail-back-after=1m",
+                "cerberus.failover.fail-back-after=2s",
                 "cerberus.idempotency.lease=5s",
                 "cerberus.idempotency.wait-when-in-progress=2s",
                 "cerberus.idempotency.fail-open=true",
                 "cerberus.idempotency.store-attempts=5").run(context -> {
                     assertThat(context).hasNotFailed();
                     Cerberus cerberus = context.getBean(Cerberus.class);
-                    assertThat(cerberus.engines()).containsExactly("mem", "file");
-                    assertThat(cerberus.currentEngine()).isEqualTo("mem");
+                    CountingEngineProvider.Counting primary = CountingEngineProvider.lastOpened();
+                    assertThat(cerberus.engines()).containsExactly("counting", "file");
+                    assertThat(cerberus.currentEngine()).isEqualTo("counting");
                     assertThat(cerberus.namespace()).isEqualTo("billing");
+                    assertThat(primary.openedWith().connectTimeout()).as("the connect timeout the client opened its engine with")
+                            .isEqualTo(Duration.ofSeconds(2));
                     DistributedLockHold hold = DistributedLockHold.take(cerberus, "props");
                     assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(10));
                     hold.release();
@@ -82,16 +88,11 @@ class StarterConfigurationTest {
                         cerberus.switchEngine("file");
                         assertThat(cerberus.lock("delay").tryLock()).as("no lock-delay on the client").isTrue();
                         cerberus.lock("delay").unlock();
-                        cerberus.switchEngine("mem");
+                        cerberus.switchEngine("counting");
                         other.lock("delay").unlock();
                     }
 
-                    CerberusProperties properties = context.getBean(CerberusProperties.class);
-                    assertThat(properties.getConnectTimeout()).isEqualTo(Duration.ofSeconds(2));
-                    FailoverPolicy failover = CerberusAutoConfiguration.failoverPolicy(properties.getFailover()).orElseThrow();
-                    assertThat(failover.unhealthyFor()).isEqualTo(Duration.ofSeconds(3));
-                    assertThat(failover.checkEvery()).isEqualTo(Duration.ofMillis(200));
-                    assertThat(failover.failBackAfter()).contains(Duration.ofMinutes(1));
+                    checkFailoverTimes(cerberus, primary, Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofSeconds(2));
 
                     IdempotencyOptions options = context.getBean(IdempotencyOptions.class);
                     assertThat(options.lease()).isEqualTo(Duration.ofSeconds(5));
@@ -100,6 +101,40 @@ class StarterConfigurationTest {
                     assertThat(options.whenStoreDown()).isEqualTo(IdempotencyOptions.StoreDown.FAIL_OPEN);
                     assertThat(options.storeAttempts()).isEqualTo(5);
                 });
+    }
+
+    /**
+     * Reads the failover policy back from the client's behaviour: its health checks of the primary
+     * come {@code checkEvery} apart, it leaves the primary once the checks have failed for
+     * {@code after}, and comes back once they have passed for {@code failBackAfter}.
+     */
+    private static void checkFailoverTimes(Cerberus cerberus, CountingEngineProvider.Counting primary, Duration checkEvery,
+            Duration after, Duration failBackAfter) throws InterruptedException {
+        long firstCheck = primary.monitoringReads();
+        long start = System.nanoTime();
+        Poll.until("five health checks of the primary", TestTimes.millis(3000), () -> primary.monitoringReads() - firstCheck >= 5);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("five health checks, %s apart", checkEvery)
+                .isGreaterThanOrEqualTo(checkEvery.multipliedBy(4).minusMillis(50));
+
+        java.util.concurrent.BlockingQueue<EngineSwitchEvent> switches = new java.util.concurrent.LinkedBlockingQueue<>();
+        cerberus.onEngineSwitch(switches::add);
+        primary.failMonitoringReads(true);
+        long failedAt = System.nanoTime();
+        EngineSwitchEvent failover = switches.poll(after.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
+        Duration failedFor = Duration.ofNanos(System.nanoTime() - failedAt);
+        assertThat(failover).as("a failover").isNotNull();
+        assertThat(failover.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
+        assertThat(failover.to()).isEqualTo("file");
+        // the last passed check may have come up to one interval before the checks began to fail
+        assertThat(failedFor).as("checks failing until the failover").isGreaterThanOrEqualTo(after.minus(checkEvery));
+
+        primary.failMonitoringReads(false);
+        long healedAt = System.nanoTime();
+        EngineSwitchEvent failBack = switches.poll(failBackAfter.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
+        Duration healedFor = Duration.ofNanos(System.nanoTime() - healedAt);
+        assertThat(failBack).as("a fail-back").isNotNull();
+        assertThat(failBack.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILBACK);
+        assertThat(healedFor).as("checks passing until the fail-back").isGreaterThanOrEqualTo(failBackAfter);
     }
 
     @Test

@@ -13,7 +13,6 @@ import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
 import io.cerberus.LockTimeoutException;
-import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockEngine;
@@ -22,9 +21,11 @@ import io.cerberus.spi.LockMode;
 import io.cerberus.spi.support.Redaction;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -35,14 +36,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * The engine contract, in one JVM: every engine module extends this class with a few lines saying
- * how to reach its real server ({@link #engineUri()}), and passes it unchanged. Engine-specific
+ * how to reach its real server ({@link #engineUri()}) and what it declares ({@link #expectedCapabilities()},
+ * the pin), and passes it unchanged. Every capability is checked both ways: declared, it does what
+ * it says; not declared, it is refused ({@code CapabilityChecks}). Engine-specific
  * timing is tuned through the hooks ({@link #shortLease()}, {@link #expiryBound()}), never by
  * copying a test. Each test works in a namespace of its own, so one server serves the whole class.
  *
@@ -58,6 +64,23 @@ public abstract class AbstractLockEngineConformanceTest {
 
     /** @return the URI of the engine under test, reachable for the whole test class */
     protected abstract String engineUri();
+
+    /**
+     * The pin: exactly what the engine under test declares. The cases of a capability run or check
+     * its refusal by this set, not by what the engine says, so an engine that stops declaring one
+     * fails here and in those cases instead of skipping them.
+     *
+     * @return the engine's capabilities
+     */
+    protected abstract Set<Capability> expectedCapabilities();
+
+    /**
+     * @return what the engine's provider declares for the URI's scheme: the engine's capabilities,
+     *     unless the scheme opens engines that differ (the JDBC modes), then their union
+     */
+    protected Set<Capability> expectedCapabilitiesOfScheme() {
+        return expectedCapabilities();
+    }
 
     /**
      * Tuning hook: a lease short enough to wait out in a test and long enough for the engine to
@@ -101,16 +124,21 @@ public abstract class AbstractLockEngineConformanceTest {
         return register(Cerberus.builder().engine("counting:" + engineUri()).namespace(namespace).build());
     }
 
+    /** @return a new client over {@code counting:} the engine, with this default lease, closed after the test */
+    Cerberus countingClient(Duration defaultLease) {
+        return register(Cerberus.builder().engine("counting:" + engineUri()).namespace(namespace).defaultLease(defaultLease).build());
+    }
+
     private Cerberus register(Cerberus cerberus) {
         clients.add(cerberus);
         return cerberus;
     }
 
     private boolean has(Capability capability) {
-        return client().capabilities().contains(capability);
+        return expectedCapabilities().contains(capability);
     }
 
-    private Thread thread(String name, Runnable body) {
+    Thread thread(String name, Runnable body) {
         Thread thread = new Thread(body, name);
         thread.setDaemon(true);
         threads.add(thread);
@@ -118,7 +146,7 @@ public abstract class AbstractLockEngineConformanceTest {
         return thread;
     }
 
-    private static void join(Thread thread) throws InterruptedException {
+    static void join(Thread thread) throws InterruptedException {
         thread.join(TestTimes.millis(10_000).toMillis());
         assertThat(thread.isAlive()).as("thread %s finished", thread.getName()).isFalse();
     }
@@ -134,6 +162,22 @@ public abstract class AbstractLockEngineConformanceTest {
         for (Cerberus cerberus : List.copyOf(clients)) {
             cerberus.close();
         }
+    }
+
+    // ---- capabilities --------------------------------------------------------------------------
+
+    @Test
+    void capabilitiesAreExactlyThePinnedSet() {
+        CapabilityChecks.assertPinned(engineUri(), client(), expectedCapabilities(), expectedCapabilitiesOfScheme());
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCapabilityDoesWhatItSays() {
+        CapabilityChecks checks = new CapabilityChecks(this);
+        Set<Capability> expected = expectedCapabilities();
+        return Arrays.stream(Capability.values()).map(capability -> DynamicTest.dynamicTest(
+                capability + " " + CapabilityChecks.shows(capability, expected.contains(capability)),
+                () -> checks.check(capability, expected.contains(capability))));
     }
 
     // ---- the README --------------------------------------------------------------------------
@@ -656,15 +700,8 @@ public abstract class AbstractLockEngineConformanceTest {
         holder.lock();
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         List<Thread> waiters = new ArrayList<>();
-        for (String name : List.of("first", "second", "third")) {
-            DistributedLock lock = client().fairLock("queue");
-            Thread waiter = thread(name, () -> {
-                lock.lock();
-                order.add(name);
-                lock.unlock();
-            });
-            Poll.untilWaiting(waiter, TestTimes.millis(5000));
-            waiters.add(waiter);
+        for (String label : List.of("first", "second", "third")) {
+            waiters.add(queuedFairWaiter("queue", label, order));
         }
         holder.unlock();
         for (Thread waiter : waiters) {
@@ -673,50 +710,31 @@ public abstract class AbstractLockEngineConformanceTest {
         assertThat(order).containsExactly("first", "second", "third");
     }
 
-    @Test
-    void missingCapabilitiesFailFastNamingTheEnginesThatHaveThem() {
-        Cerberus cerberus = client();
-        if (!cerberus.capabilities().contains(Capability.FAIR)) {
-            assertThatThrownBy(() -> cerberus.fairLock("x")).isInstanceOf(UnsupportedCapabilityException.class)
-                    .hasMessageContaining("fair locks").hasMessageContaining("engines with fair locks");
-        }
-        if (!cerberus.capabilities().contains(Capability.READ_WRITE)) {
-            assertThatThrownBy(() -> cerberus.readWriteLock("x")).isInstanceOf(UnsupportedCapabilityException.class)
-                    .hasMessageContaining("read-write locks");
-        }
-        if (!cerberus.capabilities().contains(Capability.INSPECT)) {
-            assertThatThrownBy(() -> cerberus.inspect("")).isInstanceOf(UnsupportedCapabilityException.class);
-        }
-        assertThat(cerberus.capabilities()).isNotNull();
-    }
-
-    @Test
-    void everyDeclaredCapabilityWorks() {
-        Cerberus cerberus = client();
-        if (cerberus.capabilities().contains(Capability.FAIR)) {
-            DistributedLock fair = cerberus.fairLock("declared-fair");
-            assertThat(fair.tryLock()).as("a fair lock of an engine that declares FAIR").isTrue();
-            fair.unlock();
-        }
-        if (cerberus.capabilities().contains(Capability.READ_WRITE)) {
-            DistributedReadWriteLock rw = cerberus.readWriteLock("declared-rw");
-            assertThat(rw.readLock().tryLock()).as("a read lock of an engine that declares READ_WRITE").isTrue();
-            assertThat(client().readWriteLock("declared-rw").writeLock().tryLock()).as("no writer (another client) beside a reader")
-                    .isFalse();
-            rw.readLock().unlock();
-        }
-        if (cerberus.capabilities().contains(Capability.INSPECT)) {
-            DistributedLock held = cerberus.lock("declared-inspect");
-            assertThat(held.tryLock()).isTrue();
-            assertThat(cerberus.inspect("declared-inspect")).as("an engine that declares INSPECT lists a held lock")
-                    .extracting(LockInfo::name).contains("declared-inspect");
-            held.unlock();
-        }
-        if (cerberus.capabilities().contains(Capability.FENCING)) {
-            DistributedLock fenced = cerberus.lock("declared-fencing");
-            assertThat(fenced.tryLock()).isTrue();
-            assertThat(fenced.lease().fencingToken()).as("an engine that declares FENCING gives a token").isPositive();
-            fenced.unlock();
-        }
+    /**
+     * Starts a thread that waits for a fair lock on a client of its own and adds its label to
+     * {@code order} once it holds it. Returns once the engine has answered the thread's first
+     * attempt busy, so the attempt stands in the engine's queue: a thread merely parked may still
+     * be on its way to the engine, and arrive after a later one.
+     *
+     * @param name the fair lock's name, held by another client
+     * @param label what the thread adds to {@code order}
+     * @param order the labels, in the order their threads got the lock
+     * @return the waiting thread
+     */
+    Thread queuedFairWaiter(String name, String label, List<String> order) {
+        DistributedLock lock = countingClient(Duration.ofSeconds(30)).fairLock(name);
+        CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
+        Thread waiter = thread("fair-" + label, () -> {
+            try {
+                if (lock.tryLock(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)) {
+                    order.add(label);
+                    lock.unlock();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Poll.until("the engine to queue " + waiter.getName(), TestTimes.millis(5000), () -> engine.busyAnswers() > 0);
+        return waiter;
     }
 }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -43,6 +44,23 @@ public abstract class AbstractMultiProcessConformanceTest {
 
     /** @return the URI of the engine under test, reachable from child JVMs too */
     protected abstract String engineUri();
+
+    /**
+     * The pin, as in {@link AbstractLockEngineConformanceTest#expectedCapabilities()}: the cases
+     * here go by this set, not by what the engine says.
+     *
+     * @return exactly what the engine under test declares
+     */
+    protected abstract Set<Capability> expectedCapabilities();
+
+    /** @return what the engine's provider declares for the URI's scheme (the union over the JDBC modes) */
+    protected Set<Capability> expectedCapabilitiesOfScheme() {
+        return expectedCapabilities();
+    }
+
+    private boolean has(Capability capability) {
+        return expectedCapabilities().contains(capability);
+    }
 
     /** @return the lease of the child holders (tuning hook, as in the in-JVM suite) */
     protected Duration shortLease() {
@@ -74,7 +92,7 @@ public abstract class AbstractMultiProcessConformanceTest {
     void connect() {
         namespace = "multi-" + UUID.randomUUID().toString().substring(0, 8);
         client = Cerberus.builder().engine(engineUri()).namespace(namespace).build();
-        assertThat(client.capabilities()).as("an engine in this suite is shared by processes").contains(Capability.MULTI_PROCESS);
+        assertThat(expectedCapabilities()).as("an engine in this suite is shared by processes").contains(Capability.MULTI_PROCESS);
     }
 
     @AfterEach
@@ -90,7 +108,7 @@ public abstract class AbstractMultiProcessConformanceTest {
      */
     private Optional<Duration> checkedSilentExpiry(ManagedProcess child, String mode, String name) {
         Optional<Duration> silent = ClientProcess.silentHolderExpiry(child, mode, name);
-        if (client.capabilities().contains(Capability.SESSION_BOUND) && silent.isEmpty()) {
+        if (has(Capability.SESSION_BOUND) && silent.isEmpty()) {
             return silent; // a SQL session lock or a file lock: it lasts as long as the holder's connection or process
         }
         assertThat(silent).as("how long the engine keeps a silent holder's lock").isPresent();
@@ -103,6 +121,11 @@ public abstract class AbstractMultiProcessConformanceTest {
         ManagedProcess child = ClientProcess.start(engineUri(), namespace, shortLease());
         children.add(child);
         return child;
+    }
+
+    @Test
+    void capabilitiesAreExactlyThePinnedSet() {
+        CapabilityChecks.assertPinned(engineUri(), client, expectedCapabilities(), expectedCapabilitiesOfScheme());
     }
 
     @Test
@@ -144,7 +167,7 @@ public abstract class AbstractMultiProcessConformanceTest {
         assertThat(freedAfter).isLessThan(bound);
         silent.ifPresent(expiry -> assertThat(freedAfter).as("not freed long before the silent expiry its holder was told")
                 .isGreaterThanOrEqualTo(expiry.dividedBy(2)));
-        if (client.capabilities().contains(Capability.FENCING)) {
+        if (has(Capability.FENCING)) {
             assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
         }
         lock.unlock();
@@ -168,7 +191,7 @@ public abstract class AbstractMultiProcessConformanceTest {
                 Duration freedAfter = Duration.ofNanos(System.nanoTime() - pausedAt);
                 assertThat(freedAfter).isLessThan(silentBound())
                         .as("not freed long before the silent expiry its holder was told").isGreaterThanOrEqualTo(silent.get().dividedBy(2));
-                if (client.capabilities().contains(Capability.FENCING)) {
+                if (has(Capability.FENCING)) {
                     assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
                 }
             }
@@ -182,7 +205,7 @@ public abstract class AbstractMultiProcessConformanceTest {
             assertThat(valid).isEqualTo("VALID true");
             assertThat(lock.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         } else {
-            if (!client.capabilities().contains(Capability.SESSION_BOUND)) {
+            if (!has(Capability.SESSION_BOUND)) {
                 // a lease is judged on the holder's own clock; an expired session is learnt from the server, a moment later
                 assertThat(valid).as("the woken holder knows its lease is gone").isEqualTo("VALID false");
             }
@@ -194,7 +217,7 @@ public abstract class AbstractMultiProcessConformanceTest {
 
     @Test
     void readersShareAcrossProcesses() throws Exception {
-        assumeThat(client.capabilities()).as("engine has read-write locks").contains(Capability.READ_WRITE);
+        assumeThat(has(Capability.READ_WRITE)).as("engine has read-write locks").isTrue();
         ManagedProcess child = clientProcess();
         ClientProcess.lock(child, "read", "shared");
         assertThat(client.readWriteLock("shared").readLock().tryLock()).as("readers share").isTrue();

@@ -1,6 +1,7 @@
 package io.cerberus.testkit;
 
 import io.cerberus.Capability;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
@@ -24,7 +25,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * Serves {@code counting:<inner URI>}: the inner engine, with every call the core makes counted, so
  * a test can bound what a waiter sends (no polling storm) or prove that reentry sends nothing.
  * Counts what the core asks of the engine; engine modules bound their own wire traffic in their
- * own tests.
+ * own tests. It also keeps what the client opened it with ({@link Counting#openedWith()}), so a test
+ * reads a setting from the built client, and can fail its monitoring reads, as health checks of an
+ * unreachable engine do.
  */
 public final class CountingEngineProvider implements EngineProvider {
     private static final AtomicReference<Counting> LAST = new AtomicReference<>();
@@ -55,7 +58,7 @@ public final class CountingEngineProvider implements EngineProvider {
     @Override
     public LockEngine open(EngineContext context) {
         String inner = context.uri().substring("counting:".length());
-        Counting counting = new Counting(Engines.open(inner, context.connectTimeout()));
+        Counting counting = new Counting(Engines.open(inner, context.connectTimeout()), context);
         LAST.set(counting);
         return counting;
     }
@@ -63,14 +66,25 @@ public final class CountingEngineProvider implements EngineProvider {
     /** The counting wrapper. */
     public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, Inspects {
         private final LockEngine inner;
+        private final EngineContext context;
         private final AtomicLong calls = new AtomicLong();
         private final AtomicLong tryAcquires = new AtomicLong();
+        private final AtomicLong busyAnswers = new AtomicLong();
         private final AtomicLong releases = new AtomicLong();
+        private final AtomicLong renewals = new AtomicLong();
+        private final AtomicLong monitoringReads = new AtomicLong();
+        private volatile boolean unreachable;
         private final AtomicLong lateGrants = new AtomicLong();
         private volatile Duration lateBy = Duration.ZERO;
 
-        Counting(LockEngine inner) {
+        Counting(LockEngine inner, EngineContext context) {
             this.inner = inner;
+            this.context = context;
+        }
+
+        /** @return what the client opened this engine with: the URI, the connect timeout, the options */
+        public EngineContext openedWith() {
+            return context;
         }
 
         /** @return every call made to the engine so far */
@@ -83,9 +97,34 @@ public final class CountingEngineProvider implements EngineProvider {
             return tryAcquires.get();
         }
 
+        /** @return the tryAcquire calls answered busy so far (on a fair engine, each put its attempt in the queue) */
+        public long busyAnswers() {
+            return busyAnswers.get();
+        }
+
         /** @return the release calls so far */
         public long releases() {
             return releases.get();
+        }
+
+        /** @return the isLocked calls so far: monitoring reads, such as the failover's health checks */
+        public long monitoringReads() {
+            return monitoringReads.get();
+        }
+
+        /**
+         * Makes monitoring reads fail as on an engine that cannot be reached, so health checks
+         * fail, or pass again.
+         *
+         * @param failing whether isLocked fails
+         */
+        public void failMonitoringReads(boolean failing) {
+            unreachable = failing;
+        }
+
+        /** @return the renew and renewAll calls so far */
+        public long renewals() {
+            return renewals.get();
         }
 
         /**
@@ -130,6 +169,9 @@ public final class CountingEngineProvider implements EngineProvider {
             calls.incrementAndGet();
             tryAcquires.incrementAndGet();
             AcquireResult result = inner.tryAcquire(attempt);
+            if (result instanceof AcquireResult.Busy) {
+                busyAnswers.incrementAndGet();
+            }
             if (result instanceof AcquireResult.Granted && lateGrants.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
                 holdUp(lateBy);
             }
@@ -151,12 +193,14 @@ public final class CountingEngineProvider implements EngineProvider {
         @Override
         public boolean renew(Acquisition attempt) {
             calls.incrementAndGet();
+            renewals.incrementAndGet();
             return inner.renew(attempt);
         }
 
         @Override
         public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
             calls.incrementAndGet();
+            renewals.incrementAndGet();
             return inner.ability(RenewsInBatches.class).orElseThrow().renewAll(attempts);
         }
 
@@ -218,6 +262,10 @@ public final class CountingEngineProvider implements EngineProvider {
         @Override
         public boolean isLocked(LockKey key) {
             calls.incrementAndGet();
+            monitoringReads.incrementAndGet();
+            if (unreachable) {
+                throw new EngineUnavailableException("counting:" + inner.describe() + " is made unreachable by the test", null);
+            }
             return inner.isLocked(key);
         }
 

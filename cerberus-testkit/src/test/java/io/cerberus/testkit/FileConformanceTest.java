@@ -1,7 +1,10 @@
 package io.cerberus.testkit;
 
+import io.cerberus.Capability;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The {@code file:} engine passes the conformance suite. */
@@ -12,6 +15,11 @@ class FileConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return "file:" + dir.resolve("locks");
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

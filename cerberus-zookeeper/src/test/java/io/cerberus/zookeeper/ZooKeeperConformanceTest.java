@@ -1,11 +1,14 @@
 package io.cerberus.zookeeper;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.FreePorts;
 import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The ZooKeeper engine passes the engine conformance suite against a real ZooKeeper server. */
@@ -16,6 +19,11 @@ class ZooKeeperConformanceTest extends AbstractLockEngineConformanceTest {
     @Override
     protected String engineUri() {
         return SERVER.uri() + "/conformance?sessionTimeout=2s";
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override

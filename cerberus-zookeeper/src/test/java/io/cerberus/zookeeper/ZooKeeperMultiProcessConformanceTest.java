@@ -1,9 +1,12 @@
 package io.cerberus.zookeeper;
 
+import io.cerberus.Capability;
 import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.AbstractMultiProcessConformanceTest;
 import io.cerberus.testkit.ServerExtension;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Holders in separate JVMs on one ZooKeeper server; a killed or paused holder's lock is freed when its session expires. */
@@ -15,6 +18,11 @@ class ZooKeeperMultiProcessConformanceTest extends AbstractMultiProcessConforman
     protected String engineUri() {
         // no sessionTimeout: the session follows each client's default lease (the children's 800 ms)
         return SERVER.uri() + "/multi";
+    }
+
+    @Override
+    protected Set<Capability> expectedCapabilities() {
+        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
     }
 
     @Override
