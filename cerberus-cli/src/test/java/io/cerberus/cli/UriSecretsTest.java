@@ -28,6 +28,7 @@ class UriSecretsTest {
         "etcd://u:hun#ter2pw@127.0.0.1:1/x",
         "redis://127.0.0.1:1/0?timeout=1s&pasword=hunter2pw",
         "redis://127.0.0.1:1/0?timeout=1s&hunter2pw",
+        "redis://127.0.0.1:1/0?timeout=1s&clientName=hun#ter2pw",
         "redis-sentinel://127.0.0.1:1/mymaster?secret=hunter2pw",
         "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?drift=0.01&authz=hunter2pw",
         "memcached://127.0.0.1:1?tiemout=hunter2pw",
@@ -58,6 +59,8 @@ class UriSecretsTest {
         "zk://h/x?sessionTimeout=10s&user=app&password=pw|zk://h/x?sessionTimeout=10s&user=app&password=****",
         "etcd://u:pw@h/x?ttl=5&tls=true|etcd://****@h/x?ttl=5&tls=true",
         "memcached://h?timeout=1s|memcached://h?timeout=1s",
+        "redis-sentinel://:pw@h1:26379,h2:26379?timeout=1s#mymaster|redis-sentinel://****@h1:26379,h2:26379?timeout=1s#mymaster",
+        "redis://h:6379/0#pw|redis://h:6379/0#****",
         "jdbc:postgresql://h/db?user=app&password=pw&sslmode=require&cerberus.mode=session"
                 + "|jdbc:postgresql://h/db?user=app&password=****&sslmode=require&cerberus.mode=session",
         "jdbc:h2:tcp://h/mem:x;MODE=PostgreSQL;PASSWORD=pw|jdbc:h2:tcp://h/mem:x;MODE=PostgreSQL;PASSWORD=****",

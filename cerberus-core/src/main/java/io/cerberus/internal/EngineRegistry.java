@@ -62,6 +62,16 @@ public final class EngineRegistry {
         });
     }
 
+    /**
+     * @param scheme a URI scheme, lower case
+     * @return whether that scheme's engine shows its URIs' fragment; false when no engine on the
+     *     class path serves the scheme
+     */
+    public static boolean plainFragment(String scheme) {
+        EngineProvider provider = providers().get(scheme);
+        return provider != null && provider.plainFragment(scheme);
+    }
+
     /** @return the schemes of engines on the class path that have the capability */
     static String schemesWith(Capability capability) {
         List<String> schemes = new ArrayList<>();

@@ -32,6 +32,16 @@ public interface EngineProvider {
     }
 
     /**
+     * @param scheme one of {@link #schemes()}
+     * @return whether that scheme's URIs end with a {@code #fragment} that is not secret (a
+     *     Sentinel master's name), shown as written; false by default, so that a fragment (most
+     *     likely the tail of a password cut at an unencoded {@code #}) is hidden
+     */
+    default boolean plainFragment(String scheme) {
+        return false;
+    }
+
+    /**
      * Opens an engine and checks that it can be reached.
      *
      * @param context the URI and settings

@@ -75,6 +75,11 @@ public final class RedisEngineProvider implements EngineProvider {
         return RedisTarget.PARAMETERS;
     }
 
+    @Override
+    public boolean plainFragment(String scheme) {
+        return scheme.endsWith("-sentinel"); // the master's name
+    }
+
     /** @return whether the URI carries a user-info (a password, or user and password) before its hosts */
     private static boolean hasUserInfo(String uri) {
         int start = uri.indexOf("//");

@@ -39,9 +39,13 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
     static final Set<String> PARAMETERS = union(LETTUCE_PARAMETERS, OWN_PARAMETERS);
 
     static RedisTarget parse(String uri, RedisOptions options) {
-        EngineUri parts = EngineUri.parse(uri, "redis", SCHEMES, PARAMETERS);
+        EngineUri parts = EngineUri.parse(uri, "redis", SCHEMES, PARAMETERS, true);
         String shown = parts.shown();
         String scheme = parts.scheme();
+        if (parts.fragment().isPresent() && !scheme.endsWith("-sentinel")) {
+            throw new IllegalArgumentException("only a redis-sentinel URI takes a '#' (its master's name), but " + shown + " holds one:"
+                    + " a user, password or value holding '#' must be percent-encoded (%23)");
+        }
         String lettuceUri = withoutOwnParameters(uri);
         int waitReplicas = parts.number("waitReplicas", 0, 1000).orElse(0L).intValue();
         Duration waitTimeout = parts.duration("waitTimeout").orElse(RedisEngine.DEFAULT_WAIT_TIMEOUT);

@@ -13,12 +13,13 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * An engine URI taken apart: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?name=value&...]}.
+ * An engine URI taken apart: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?name=value&...][#fragment]}
+ * (a fragment only for an engine that takes one).
  * Parsing refuses what an engine would otherwise misread: an unknown scheme or parameter (named,
  * with the known ones), a parameter given twice, an empty host, a port out of range, a malformed
  * percent-escape, and an unencoded {@code #}, {@code ;} or {@code &} in a value (named as such,
  * never shown). Every message shows the URI {@link Redaction#redact redacted}, never a password.
- * User, password, path and parameter values are percent-decoded ({@code +} stays a
+ * User, password, path, fragment and parameter values are percent-decoded ({@code +} stays a
  * plus); hosts are kept as written.
  */
 public final class EngineUri {
@@ -29,10 +30,11 @@ public final class EngineUri {
     private final Optional<String> password;
     private final List<String> hosts;
     private final String path;
+    private final Optional<String> fragment;
     private final Map<String, String> parameters;
 
     private EngineUri(String engine, String scheme, String shown, Optional<String> user, Optional<String> password, List<String> hosts,
-            String path, Map<String, String> parameters) {
+            String path, Optional<String> fragment, Map<String, String> parameters) {
         this.engine = engine;
         this.scheme = scheme;
         this.shown = shown;
@@ -40,6 +42,7 @@ public final class EngineUri {
         this.password = password;
         this.hosts = hosts;
         this.path = path;
+        this.fragment = fragment;
         this.parameters = parameters;
     }
 
@@ -52,6 +55,20 @@ public final class EngineUri {
      * @throws IllegalArgumentException naming the rule the URI breaks
      */
     public static EngineUri parse(String uri, String engine, Set<String> schemes, Set<String> known) {
+        return parse(uri, engine, schemes, known, false);
+    }
+
+    /**
+     * @param uri the URI as the user gave it
+     * @param engine the engine's name, for messages
+     * @param schemes the schemes the engine serves, lower case
+     * @param known the parameters the engine takes
+     * @param takesFragment whether a {@code #fragment} (after the query) is part of the engine's
+     *     URIs, as a Sentinel master's name; when false, a {@code #} is refused
+     * @return the parts
+     * @throws IllegalArgumentException naming the rule the URI breaks
+     */
+    public static EngineUri parse(String uri, String engine, Set<String> schemes, Set<String> known, boolean takesFragment) {
         Arguments.notNull(engine + " URI", uri);
         String shown = Redaction.redact(uri);
         int separator = uri.indexOf("://");
@@ -83,15 +100,18 @@ public final class EngineUri {
             }
             hosts.add(host);
         }
-        if (rest.indexOf('#', hostsEnd) >= 0) {
-            throw new IllegalArgumentException(engine + " URI " + shown + " holds a '#', which no engine URI takes:"
+        int fragmentStart = rest.indexOf('#', hostsEnd);
+        if (fragmentStart >= 0 && !takesFragment) {
+            throw new IllegalArgumentException(engine + " URI " + shown + " holds a '#', which it does not take:"
                     + " a user, password or value holding '#' must be percent-encoded (%23)");
         }
-        int queryStart = rest.indexOf('?', hostsEnd);
-        int pathEnd = queryStart >= 0 ? queryStart : rest.length();
+        int end = fragmentStart >= 0 ? fragmentStart : rest.length();
+        int queryStart = rest.substring(0, end).indexOf('?', hostsEnd);
+        int pathEnd = queryStart >= 0 ? queryStart : end;
         String path = decode(rest.substring(hostsEnd, pathEnd), engine);
-        Map<String, String> parameters = queryStart < 0 ? Map.of() : parameters(rest.substring(queryStart + 1), engine, shown, known);
-        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, parameters);
+        Optional<String> fragment = fragmentStart < 0 ? Optional.empty() : Optional.of(decode(rest.substring(fragmentStart + 1), engine));
+        Map<String, String> parameters = queryStart < 0 ? Map.of() : parameters(rest.substring(queryStart + 1, end), engine, shown, known);
+        return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, fragment, parameters);
     }
 
     /**
@@ -125,7 +145,7 @@ public final class EngineUri {
                     + " '?' or '#'), with parameters after '?', was \"" + shown + "\"");
         }
         Map<String, String> parameters = query < 0 ? Map.of() : parameters(rest.substring(query + 1), engine, shown, known);
-        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, parameters);
+        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, Optional.empty(), parameters);
     }
 
     /** @return the parameters of a query, decoded, checked to be known and given once */
@@ -209,6 +229,11 @@ public final class EngineUri {
     /** @return the path, decoded, from its leading {@code /}; empty if none; the name of an opaque URI */
     public String path() {
         return path;
+    }
+
+    /** @return the fragment, decoded, without its {@code #}, for an engine that takes one */
+    public Optional<String> fragment() {
+        return fragment;
     }
 
     /**

@@ -36,7 +36,8 @@ public final class Redaction {
      * plain}, so a misspelt {@code pasword=...} is hidden too, and never one whose name says
      * password, secret, token, credential or key store; a parameter without {@code =} that is not
      * plain (the rest of a value cut at an unencoded {@code &} or {@code ;}) whole; and the
-     * fragment (the rest of a value cut at an unencoded {@code #}). With no engine for the scheme
+     * fragment (the rest of a value cut at an unencoded {@code #}) unless the engine names it
+     * {@linkplain io.cerberus.spi.EngineProvider#plainFragment plain}. With no engine for the scheme
      * on the class path, every value is hidden.
      *
      * @param uri an engine URI
@@ -99,8 +100,12 @@ public final class Redaction {
         }
         if (fragment >= 0) {
             String value = hidden.substring(fragment + 1);
-            shown.append('#').append(value.isEmpty() ? "" : "****");
-            remember(value, false, found);
+            if (!scheme.isEmpty() && EngineRegistry.plainFragment(scheme)) {
+                shown.append('#').append(value);
+            } else {
+                shown.append('#').append(value.isEmpty() ? "" : "****");
+                remember(value, false, found);
+            }
         }
         return shown.toString();
     }

@@ -64,6 +64,10 @@ class EngineUriTest {
                 .hasMessageContaining("';'").hasMessageContaining("%3B").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
         assertThatThrownBy(() -> EngineUri.parse("kv://a:pw#rest@h", "kv", Set.of("kv"), Set.of()))
                 .hasMessageNotContaining("pw").hasMessageNotContaining("rest");
+        // an engine that takes a fragment gets it, after the query
+        EngineUri sentinel = EngineUri.parse("s://h1,h2?size=1#master", "s", Set.of("s"), Set.of("size"), true);
+        assertThat(sentinel.fragment()).contains("master");
+        assertThat(sentinel.number("size", 1, 2)).contains(1L);
         // a misspelt name is named, its value is not
         assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&pasword=hunter2", "zk", Set.of("zk"), zk))
                 .hasMessageContaining("unknown parameter 'pasword'").hasMessageNotContaining("hunter2");
