@@ -50,4 +50,10 @@ class EngineOptionsTest {
                 .hasMessageContaining("options it takes: Auth")
                 .hasMessageNotContaining("secret");
     }
+
+    @Test
+    void aContextBuiltWithoutALeaseTakesTheBuildersDefault() {
+        EngineContext context = new EngineContext("mem:", Duration.ofSeconds(1), (token, reason) -> { }, List.of());
+        assertThat(context.defaultLease()).isEqualTo(CerberusBuilder.DEFAULT_LEASE);
+    }
 }

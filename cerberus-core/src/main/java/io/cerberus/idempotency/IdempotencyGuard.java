@@ -1,14 +1,15 @@
 package io.cerberus.idempotency;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.Tokens;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.support.Arguments;
 import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
@@ -42,6 +43,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     /** The longest retention a guard takes; {@code null} keeps a result for ever. */
     public static final Duration MAX_RETENTION = Duration.ofDays(365L * 1000);
 
+    /** Draws the attempts' tokens. */
+    private static final SecureRandom TOKENS = new SecureRandom();
     /** Starts the text of a result stored in place of one too large for the store. */
     private static final String NOT_KEPT = "cerberus:result-not-kept:";
 
@@ -166,7 +169,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         Arguments.notNull("codec", codec);
         checkRetention(retention);
         String id = namespace + "/" + key.id();
-        String token = Tokens.next();
+        String token = newToken();
         long deadline = System.nanoTime() + options.waitAtMost().toNanos();
         long pause = 20;
         while (true) {
@@ -318,6 +321,13 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /** The attempt of a fail-open guard whose store is down: it runs unguarded and stores nothing. */
+    /** @return a new attempt token: 128 random bits as 32 hex characters, like a lock's owner token */
+    private static String newToken() {
+        byte[] bytes = new byte[16];
+        TOKENS.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
     private static final class Unguarded<T> implements IdempotencyAttempt.Settlement<T> {
         @Override
         public Outcome<T> complete(T result) {

@@ -16,28 +16,21 @@ import java.util.Set;
  * <ul>
  * <li>Maps (string keys only), records and other objects through their public getters ({@code getX()},
  *     {@code isX()}) are written alike, names sorted: a record is the map of its components.
- * <li>Lists, deques and arrays keep their order. A {@link Set} is the list of its elements sorted by
- *     their canonical text, whatever its own order: {@code Set.of("b", "a")} is {@code List.of("a", "b")}.
- *     Other collections ({@code PriorityQueue}, {@code map.values()}), other iterables, iterators and
- *     streams are refused: pass a List or a Set.
- * <li>Numbers compare by value: {@code 1}, {@code 1L}, {@code 1.0}, {@code 1.0f}, {@code new BigDecimal("1.00")},
- *     {@code BigInteger.ONE} and {@code new AtomicLong(1)} are one number, and a float or double is the
- *     decimal it prints as ({@code 0.1f} is {@code 0.1}). A number whose last digit lies more than 1000
- *     places from the decimal point is written in scientific notation ({@code 1E+999999999}), so its
- *     text stays small. {@code Number} types whose exact value cannot be read are refused.
- * <li>An {@code Optional} ({@code OptionalInt}, {@code OptionalLong}, {@code OptionalDouble}) is its
- *     value, and {@code null} when empty.
- * <li>A Jackson {@code JsonNode} (2.x or 3.x, read by reflection: this module does not depend on
- *     Jackson) is the JSON it holds, like the maps, lists and values it reads as.
- * <li>Strings, characters and enum names are quoted text; an unpaired surrogate is written
- *     <code>&#92;uD800</code>, so it does not turn into {@code ?}. Booleans, {@code null} and
- *     {@code byte[]} (hex) complete the list; anything else is refused.
+ * <li>Lists, deques and arrays keep their order; a {@link Set} is its elements sorted by their canonical
+ *     text ({@code Set.of("b", "a")} is {@code List.of("a", "b")}). Other collections, iterables,
+ *     iterators and streams are refused: pass a List or a Set.
+ * <li>Numbers compare by value ({@code 1}, {@code 1L}, {@code 1.0}, {@code new BigDecimal("1.00")},
+ *     {@code new AtomicLong(1)} are one number; a float or double is the decimal it prints as); one whose
+ *     last digit is over 1000 places from the point is written {@code 1E+999999999}. {@code Number}
+ *     types whose exact value cannot be read are refused.
+ * <li>An {@code Optional} (and {@code OptionalInt}, ...) is its value, {@code null} when empty; a Jackson
+ *     {@code JsonNode} (2.x or 3.x, read by reflection) is the JSON it holds.
+ * <li>Strings, characters and enum names are quoted text (an unpaired surrogate is written
+ *     <code>&#92;uD800</code>, not {@code ?}). Booleans, {@code null} and {@code byte[]} (hex) complete
+ *     the list; anything else is refused.
  * </ul>
- *
- * <pre>{@code
- * IdempotencyKey.ofContent("charge", Map.of("order", 42, "amount", 10.0))   // the content is the key
- * IdempotencyKey.of("charge", requestIdempotencyKeyHeader, requestBody)      // a client's key, checked against the body
- * }</pre>
+ * E.g. {@code ofContent("charge", Map.of("order", 42))} (the content is the key), or
+ * {@code of("charge", idempotencyKeyHeader, requestBody)} (a client's key, checked against the body).
  */
 public final class IdempotencyKey {
     private static final String VERSION = "v1:";

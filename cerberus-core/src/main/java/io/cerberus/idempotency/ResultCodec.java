@@ -59,7 +59,7 @@ public interface ResultCodec<T> {
     };
 
     /**
-     * A JSON codec for this type, from the {@link io.cerberus.spi.JsonCodecProvider} on the class
+     * A JSON codec for this type, from the {@link JsonCodecProvider} on the class
      * path ({@code io.cerberus:cerberus-jackson}, over Jackson).
      *
      * @param type the result type
@@ -84,7 +84,7 @@ public interface ResultCodec<T> {
         if (type == null) {
             throw new IllegalArgumentException("the type must not be null");
         }
-        for (io.cerberus.spi.JsonCodecProvider provider : java.util.ServiceLoader.load(io.cerberus.spi.JsonCodecProvider.class)) {
+        for (JsonCodecProvider provider : java.util.ServiceLoader.load(JsonCodecProvider.class)) {
             return provider.codec(type);
         }
         throw new IllegalStateException("no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson"

@@ -19,41 +19,25 @@ import java.util.function.ToLongFunction;
  * would otherwise race in the store ({@link io.cerberus.spi.LinesUpLocally}).
  *
  * <p><b>Rules.</b> An attempt that may wait enters its lock's line before its first try and leaves
- * it when it is granted or gives up. Only the head asks the engine, and only while no hold of this
- * client is known on the lock: a grant marks the line with the hold's token, and so does a busy
- * answer that names a live hold of this client; the mark stays until this client releases or loses
- * that hold. The others wait on a condition of their own, bounded by their wait. The end of the
- * marking hold wakes the head, which asks at once; the head leaving wakes the next. So a thread
- * that releases and at once asks again goes to the back of the line instead of winning against a
- * waiter that learns of the release through the store, and a hand-off between threads of one
- * client costs one acquire. A head told busy by a hold elsewhere pauses as the answer says, or by
- * the engine's backoff ({@link io.cerberus.spi.LinesUpLocally#firstBackoff()}), restarted when the
- * answer names a holder with a new fencing token.
+ * when granted or giving up. Only the head asks the engine, and only while no hold of this client
+ * is known on the lock: a grant, or a busy answer naming a live hold of this client, marks the line
+ * with that hold's token until the hold ends, which wakes the head: a thread that releases and asks
+ * again goes to the back. A head told busy by a hold elsewhere pauses as told or by the backoff.
  *
  * <p><b>Hand-off and turns.</b> For an engine that {@link io.cerberus.spi.HandsOver hands locks
- * over}, the release of the hold a line waits for may grant the lock to the head in the same
- * request ({@link #handOverFrom}, {@link #handOverEnded}): the head must be asleep on its turn,
- * and no more than {@link #HAND_OFFS_IN_A_ROW} hand-offs follow one another, so that a waiter of
- * another client, which learns of a release only when the lock is released for all, gets its
- * chance. An engine that {@link io.cerberus.spi.TakesTurns sees other clients' waiters} is offered
- * the hand-off without a count and told whether this client's turn goes on ({@link #turnAt}): the
- * line tracks the <em>run</em> of this client's holds (from a grant, through hand-offs and grants,
- * until a busy answer shows a holder elsewhere), and after a release that yielded to another client
- * the line <em>holds back</em> ({@link #holdBack}): the head does not ask until then. While a
- * hand-off is under way the head waits for it; a head that gave up meanwhile has the handed hold
- * released by the releaser.
+ * over}, a release may grant the sleeping head in the same request ({@link #handOverFrom}), at most
+ * {@link #HAND_OFFS_IN_A_ROW} times in a row so another client's waiter gets its chance. An engine
+ * that {@link io.cerberus.spi.TakesTurns sees other clients' waiters} is told whether this client's
+ * run of holds goes on ({@link #turnAt}); after a release that yielded, the line
+ * {@linkplain #holdBack holds back}. A head that gave up during a hand-off has the hold released.
  *
- * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone
- * decides who holds. A stale mark (a hold released without the hook, say) is found at the next
- * recheck by looking the token up among the client's live holds, so it costs at most
- * {@link #RECHECK_NANOS}, never a stranded waiter; a hold-back ends by the clock. Every way out of
- * the core's acquire loop leaves the line, so no head is silent for ever. A {@code tryLock()}
- * without a wait does not line up: it asks at once (it may barge, as
- * {@code ReentrantLock.tryLock()} does), and a grant marks the line.
+ * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone decides
+ * who holds. A stale mark is found at the next recheck (at most {@link #RECHECK_NANOS}); a hold-back
+ * ends by the clock; every way out of the acquire loop leaves the line. A {@code tryLock()} without
+ * a wait does not line up: it may barge, as {@code ReentrantLock.tryLock()} does.
  *
- * <p><b>Costs.</b> Uncontended, a map entry made at the grant and removed at the release. A
- * hand-off between threads of this client, one acquire and one release in the store, however many
- * threads wait; across clients, one asking attempt per client and lock.
+ * <p><b>Costs.</b> Uncontended, a map entry from grant to release; a hand-off between this client's
+ * threads, one acquire and one release in the store; across clients, one asker per client and lock.
  */
 final class LocalLines {
     /** How long a waiter sleeps at most before it looks at its place and the mark again. */

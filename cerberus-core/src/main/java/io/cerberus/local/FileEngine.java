@@ -28,49 +28,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * The {@code file:DIR} engine: locks shared by the processes of one machine through
  * operating-system file locks (POSIX {@code fcntl} record locks on Linux).
  *
- * <p><b>Layout.</b> Each lock (namespace, name) is one file in DIR, named by {@link FileNames}
- * (no traversal, no collisions, bounded length). Byte 0 of the file is the lock: an exclusive
- * region lock for exclusive and write holds, a shared one for reads. Byte 1 is the counter mutex.
- * The contents hold the fencing counter, the record of the exclusive holder for {@code inspect},
- * and the lock's identity ({@link FileLockFile}). Files are never deleted: deleting one would
- * reset its counter and race with processes that hold or are opening the old file, so DIR keeps
- * one small file (3 KB) per distinct lock name ever used.
+ * <p><b>Layout.</b> One file per lock (namespace, name) in DIR, named by {@link FileNames} (no
+ * traversal, no collisions, bounded length). Byte 0 is the lock (an exclusive region for exclusive
+ * and write holds, a shared one for reads), byte 1 the counter mutex; the contents hold the fencing
+ * counter, the exclusive holder's record and the lock's identity ({@link FileLockFile}). Files are
+ * never deleted: that would reset the counter and race with processes opening the old file.
  *
- * <p><b>Invariants.</b>
- * <ul>
- * <li>One JVM opens a lock file once: POSIX locks belong to the process, and closing any
- *     descriptor of the file drops all of them, so every engine in the JVM shares one channel per
- *     file through the static {@link FileRegistry}, closed only when nothing in the JVM holds or
- *     waits for that lock. The channel is asynchronous, hence not interruptible: interrupting a
- *     thread that does I/O on an ordinary {@code FileChannel} would close it and drop the locks.
- * <li>Within the JVM the {@link FileEntry} arbitrates (one exclusive holder token, or a set of
- *     reader tokens) because the OS sees one process; the OS lock is held exactly while the JVM
- *     has a holder: taken by the first, released by the last.
- * <li>Fencing tokens come from the counter in the file, read and incremented under the counter
- *     mutex by every acquisition of any mode, so they strictly increase across processes. The
- *     mutex is taken before the lock region, so whoever holds the mutex sees a completed record.
- * <li>A dead process's locks, mutex included, are freed by the OS at once (even on SIGKILL):
- *     the engine is {@link Capability#SESSION_BOUND}; leases are not stored and never expire.
- * </ul>
+ * <p><b>Invariants.</b> One JVM opens a lock file once ({@link FileRegistry}): POSIX locks belong
+ * to the process and closing any descriptor drops them all; the channel is asynchronous, so an
+ * interrupt cannot close it. In the JVM the {@link FileEntry} arbitrates; the OS lock is held
+ * exactly while the JVM has a holder. Every acquisition reads and increments the fencing counter
+ * under the mutex (taken before the lock region), so tokens increase across processes. The OS frees
+ * a dead process's locks at once: the engine is {@link Capability#SESSION_BOUND}, leases never expire.
  *
- * <p><b>Costs.</b> An uncontended acquisition is a mutex lock, a lock, an 8-byte read and one
- * small write, unlock of the mutex; a release is a one-byte write and two unlocks. Reads and writes
- * are handed to the channel's I/O thread, so a lock and unlock take some tens of microseconds. No
- * fsync: fencing tokens survive process crashes; a new or recreated file starts its counter at the
- * current time in microseconds, so they also keep increasing when a file is lost (see
- * {@link FileLockFile}). Waiting for a holder in this JVM is woken by its release; waiting for
- * another process cannot be woken (the OS tells nothing), so waiters retry with a capped, jittered
- * backoff (2 ms doubling to 100 ms): at most about ten attempts a second per waiter, and up to
- * ~0.1 s of latency after a release by another process. The OS locks are not fair, so neither is
- * this engine. {@code isLocked} and {@code inspect} probe with a lock taken and dropped under the
- * counter mutex, so they never make another process's attempt fail.
+ * <p><b>Costs.</b> Uncontended: mutex, lock, an 8-byte read and a small write, some tens of
+ * microseconds; no fsync. A release in another process cannot be signalled, so its waiters back off
+ * (2 ms doubling to 100 ms, jittered). Not fair, as the OS locks are not.
  *
- * <p><b>Limits.</b> Two copies of this class in one JVM (two class loaders) do not share the
- * registry: they exclude each other, but a copy closing its channel drops the other's locks. The
- * same happens when other code in the JVM opens and closes a lock file, or when one directory is
- * reached through two real paths (a bind mount). A lock file deleted while in use (by hand, or a cleaner of
- * {@code /tmp}) splits its lock in two: keep long-lived lock directories out of cleaned places.
- * Network file systems may not support the locks.
+ * <p><b>Limits.</b> A second copy of this class (class loader), other code opening a lock file, or a
+ * directory under two real paths can drop this JVM's locks; a lock file deleted in use splits its
+ * lock (keep lock directories out of cleaned {@code /tmp}); network file systems may lack the locks.
  */
 final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(FileEngine.class.getName());

@@ -44,9 +44,8 @@ import java.util.zip.CRC32;
  * Where no boot id can be read (not Linux) the wall clock is used. A retention ends on the wall
  * clock (it may be months, across reboots).
  *
- * <p><b>Durability.</b> Records are written without fsync: they survive crashes of processes, not
- * of the machine. A record torn by a crash in the middle of a write fails its checksum and counts
- * as free (its writer died while claiming or completing, as if the completion had failed).
+ * <p><b>Durability.</b> No fsync: records survive crashes of processes, not of the machine. A record
+ * torn by a crash mid-write fails its checksum and counts as free (as if its completion had failed).
  *
  * <p><b>Format</b> (version 1): {@code "CIR1"}, state byte (0 in progress, 1 completed,
  * 2 tombstone), failure byte, clock (boot id or {@code wall}), expiry (long: monotonic nanos or

@@ -36,21 +36,18 @@ import java.util.concurrent.locks.LockSupport;
  *               holder length (2), holder description in UTF-8 (at most 1013 bytes)
  * [1040, 3088)  identity: namespace length (2) and UTF-8, name length (2) and UTF-8
  * </pre>
- * A new file's first token is the current time in microseconds since the epoch, not 1: tokens then
- * keep increasing when the file is lost and made again (a reboot that empties {@code /tmp}, a
- * cleaner), as long as the lock was taken fewer than a million times a second on average and the
- * clock is not set back; a protected resource that remembers the last token still accepts them.
+ * A new file's first token is the current time in microseconds, not 1: tokens keep increasing when
+ * the file is lost and made again (a cleaned {@code /tmp}), as long as the lock was taken fewer
+ * than a million times a second on average and the clock is not set back.
  *
- * <p>The operating-system locks are byte-range locks independent of the contents: byte 0 is the lock
- * itself (exclusive for exclusive and write holds, shared for reads), byte 1 is the counter mutex,
- * held exclusively for the few microseconds of an acquisition (counter and record updates) or of
- * an inspection. A lock region past the end of the file is fine for POSIX record locks.
+ * <p>The OS locks are byte ranges independent of the contents (past the end of the file is fine):
+ * byte 0 is the lock (exclusive for exclusive and write holds, shared for reads), byte 1 the counter
+ * mutex, held for the microseconds of an acquisition's counter and record updates or an inspection.
  *
- * <p>The channel is an {@link AsynchronousFileChannel}, not a {@code FileChannel}: a
- * {@code FileChannel} is interruptible, so interrupting any thread while it reads or writes the
- * file closes the channel, which silently drops every lock this process holds on the file. Reads
- * and writes of an asynchronous channel run on its pool threads and are awaited here without
- * reacting to interrupts (the interrupt status is kept for the caller).
+ * <p>The channel is an {@link AsynchronousFileChannel}: interrupting a thread while it reads or
+ * writes a {@code FileChannel} closes the channel, which silently drops every lock this process
+ * holds on the file. Reads and writes run on the channel's pool threads and are awaited here
+ * without reacting to interrupts (the interrupt status is kept for the caller).
  */
 final class FileLockFile implements AutoCloseable {
     static final long LOCK_REGION = 0;

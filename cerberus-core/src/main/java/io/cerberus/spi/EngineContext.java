@@ -24,6 +24,9 @@ import java.util.stream.Collectors;
  */
 public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options,
         Duration defaultLease) {
+    /** {@link io.cerberus.CerberusBuilder#DEFAULT_LEASE}, named here so that the SPI does not depend on the builder. */
+    private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
     /** Checks for {@code null} and copies the options. */
     public EngineContext {
         Objects.requireNonNull(uri, "uri");
@@ -42,7 +45,7 @@ public record EngineContext(String uri, Duration connectTimeout, LossReporter lo
      * @param options the user's options for the engine
      */
     public EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options) {
-        this(uri, connectTimeout, lossReporter, options, io.cerberus.CerberusBuilder.DEFAULT_LEASE);
+        this(uri, connectTimeout, lossReporter, options, DEFAULT_LEASE);
     }
 
     /**

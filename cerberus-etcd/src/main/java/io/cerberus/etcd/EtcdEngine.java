@@ -40,33 +40,26 @@ import java.util.concurrent.ScheduledExecutorService;
 /**
  * The {@code etcd://} engine.
  *
- * <p><b>Recipe.</b> An attempt is one key under the lock's directory, attached to the client's
- * one lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key
- * if its create revision is 0, and read the lock's directory sorted by create revision. The
- * attempt holds when no key before it excludes it (any earlier key for a writer, an earlier
- * writer for a reader); otherwise it waits, watching only the key it waits on: its predecessor,
- * or for a reader the last earlier writer ({@link KeyWatch}). So waiters queue in
- * arrival order (fair) and a release wakes one waiter.
+ * <p><b>Recipe.</b> An attempt is one key under the lock's directory, attached to the client's one
+ * lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key if its
+ * create revision is 0, and read the directory sorted by create revision. The attempt holds when no
+ * earlier key excludes it (any for a writer, a writer for a reader); otherwise it watches only the
+ * key it waits on ({@link KeyWatch}). So waiters queue in arrival order and a release wakes one.
  *
- * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: etcd revisions
- * only grow, and a lock's holders follow the create order of their keys. Every request is safe to
- * repeat ({@link EtcdRequests} resends unanswered ones): the create is keyed by lease and the
- * attempt's number on the lock ({@link KeySlots}) and writes the attempt's token; abandon and
- * expiry delete only when the key's create revision (or, for a create never answered, its value)
- * is still ours; a release is a plain delete, and its number is used again only when exactly one
- * copy of it went out and was answered ({@link DeleteSends}), so no stale delete can reach a newer
- * key on the same number; a
- * key an earlier attempt left on the number is deleted, never adopted, so no fencing token is
- * handed out twice. Holds end on the server when the client's lease ends (a
- * crash, a revoke); a hold's own lease (explicit lease or watchdog) is enforced by this engine,
- * which deletes the key when the lease runs out without a renewal. When the client's lease is lost
- * every hold on it is reported to the {@link LossReporter}.
+ * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: revisions only
+ * grow, and holders follow the create order. Every request is safe to resend ({@link EtcdRequests}):
+ * the create is keyed by lease and the attempt's number on the lock ({@link KeySlots}) and writes
+ * its token; abandon and expiry delete only a key whose create revision (or, for an unanswered
+ * create, value) is still ours; a release's number is reused only when exactly one copy of it went
+ * out and was answered ({@link DeleteSends}), so no stale delete reaches a newer key; a key an
+ * earlier attempt left on the number is deleted, never adopted, so no token is handed out twice.
+ * Holds end on the server with the client's lease (a crash, a revoke); a hold's own lease is
+ * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
+ * hold on it to the {@link LossReporter}.
  *
- * <p><b>Costs.</b> Acquire uncontended: one transaction (one round trip). Release: one
- * delete. Renew: one read of the key (one transaction for a batch of up to 100); a larger
- * batch asks the client lease for its attached keys instead, one round trip for thousands of holds
- * (the list is at most 1 MiB, else transactions again). Waiting: one watch per
- * wake-up, plus the keep-alive of the client lease every TTL/3 whatever the number of holds.
+ * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one
+ * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
+ * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
  */
 final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());

@@ -28,24 +28,21 @@ import java.util.concurrent.TimeUnit;
  * the format of {@link IdempotencyValues}, its expiry an etcd lease, so the server's clock ends a
  * record and no client clock is trusted.
  *
- * <p><b>Transitions.</b> A claim grants a lease of the claim's length (whole seconds, rounded up;
- * etcd raises tiny TTLs to its minimum) and puts the IN_PROGRESS value on it in a transaction
- * guarded by "create revision is 0"; if the key existed, the transaction reads it instead and the
- * unused lease is revoked in the background. Complete and release are transactions guarded by
- * "mod revision is still the claim's": complete puts the COMPLETED value on a retention lease
- * ({@link RetentionLeases}; no lease when kept for ever), release deletes; then the claim's lease
- * is revoked in the background. Renew reads the key, checks that it is this token's IN_PROGRESS
- * record, and sends one keep-alive of the claim's lease.
+ * <p><b>Transitions.</b> A claim grants a lease of the claim's length (whole seconds, rounded up)
+ * and puts the IN_PROGRESS value on it in a transaction guarded by "create revision is 0"; if the
+ * key existed, the transaction reads it instead and the unused lease is revoked in the background.
+ * Complete and release are transactions guarded by "mod revision is still the claim's": complete
+ * puts the COMPLETED value on a retention lease ({@link RetentionLeases}; none when kept for ever),
+ * release deletes; then the claim's lease is revoked in the background. Renew reads the key, checks
+ * that it is this token's IN_PROGRESS record, and sends one keep-alive of the claim's lease.
  *
  * <p><b>Why it is safe.</b> Nothing but this token's complete or release changes an IN_PROGRESS
  * record before its lease ends, and when the lease ends etcd deletes the key, so a later claim
- * creates it anew with a higher revision: a stale owner's compare fails, and its keep-alive
- * finds its lease gone. The revision of each claim is remembered here (per id and token) to save a
- * read, but every change compares it in etcd; without it (another client, a restart) the record
- * is read first. Every request may be resent ({@link EtcdRequests}): a resent claim finds its own
- * record and owns it; a resent complete finds the record COMPLETED by its token and reports
- * success; a resent release finds the key gone while the claim's lease is still alive, which only
- * its own delete can do, and reports success.
+ * creates it anew with a higher revision: a stale owner's compare fails, and its keep-alive finds
+ * its lease gone. A claim's revision is kept here to save a read; every change compares it in etcd.
+ * Every request may be resent ({@link EtcdRequests}): a resent claim finds and owns its record; a
+ * resent complete finds it COMPLETED by its token; a resent release finds the key gone while the
+ * claim's lease lives, which only its own delete can do; both report success.
  *
  * <p><b>Costs.</b> Claim: two round trips (grant, transaction). Complete: one (a second when the
  * shared retention lease must be granted anew). Release: one. Renew: two (read, keep-alive).

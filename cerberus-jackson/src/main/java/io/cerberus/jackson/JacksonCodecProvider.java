@@ -1,7 +1,7 @@
 package io.cerberus.jackson;
 
+import io.cerberus.idempotency.JsonCodecProvider;
 import io.cerberus.idempotency.ResultCodec;
-import io.cerberus.spi.JsonCodecProvider;
 import java.lang.reflect.Type;
 
 /**

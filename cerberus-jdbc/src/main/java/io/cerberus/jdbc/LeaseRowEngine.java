@@ -29,40 +29,27 @@ import java.util.Set;
 /**
  * The {@code jdbc:} engine in lease-row mode.
  *
- * <p><b>Recipe.</b> One row per lock (key = a digest of table, namespace and name; see
- * {@link LockRows}) with the owner's token, a fence and an expiry in milliseconds of the
- * <em>database's</em> clock. Acquire is one atomic upsert ({@link SqlDialect#acquire}) that takes the
- * row only when it is missing, free, expired, or already this attempt's, and bumps the fence unless
- * it is a retry of this attempt. Renew and release are updates guarded by the owner's token and
- * the expiry; release keeps the row and its fence, so fencing tokens of a name only grow. What
- * differs between the databases is the dialect's ({@link PostgresDialect}, {@link MariaDbDialect},
- * {@link H2Dialect}); this class never asks which database it is.
+ * <p><b>Recipe.</b> One row per lock ({@link LockRows}) with the owner's token, a fence and an expiry
+ * on the <em>database's</em> clock. Acquire is one atomic upsert ({@link SqlDialect#acquire}) that
+ * takes the row only when missing, free, expired or already this attempt's, and bumps the fence
+ * unless it is a retry. Renew and release are updates guarded by token and expiry; release keeps
+ * the row, so a name's fencing tokens only grow. Databases differ only by dialect
+ * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}).
  *
- * <p><b>Waiting.</b> The core lines up this engine's waiters per lock ({@link LinesUpLocally}): only
- * the first in line asks the database, and not while a hold of the same client holds the lock (a
- * busy answer names the holder). A head refused by a hold elsewhere backs off with jitter
- * ({@link #FIRST_BACKOFF} doubling up to {@link #MAX_BACKOFF}, never past the holder's remaining
- * lease) and is woken early by a release in this JVM ({@link Wakeups}) or, where the database
- * notifies ({@link SqlDialect#notifications}), by a release in another process of a row that a
- * refused acquire marked wanted for {@link #WANTED_MARK_MS}; the waiting engine renews the mark at
- * every ask. The line only chooses who asks; the upsert alone decides who holds.
+ * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused
+ * by a hold elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never
+ * past the holder's lease), woken early by a release in this JVM ({@link Wakeups}) or, where the
+ * database notifies ({@link SqlDialect#notifications}), by a release of a row it marked wanted for
+ * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds.
  *
- * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB) and the
- * head of the line sleeps waiting for the hold being released, the release hands the lock over to
- * it in the same statement: owner, holder, lease and the next fence are written in place of the
- * release, and the head takes the grant without a statement, its lease counted from the release.
- * It hands over only while no client of another process has marked the row wanted, or within this
- * client's turn ({@link #TURN}, {@link TakesTurns}); otherwise it releases as a plain release does
- * and says it yielded, so the core's line holds back a moment and the waiter elsewhere takes the
- * lock. Elsewhere (H2) the next thread asks.
+ * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB), a
+ * release writes the sleeping head of the line in as owner with the next fence, in one statement,
+ * while no other process marked the row wanted or within this client's {@link #TURN}
+ * ({@link TakesTurns}); otherwise it releases and says it yielded. On H2 the next thread asks.
  *
- * <p><b>Costs.</b> Acquire granted: one statement on PostgreSQL and MariaDB, an upsert and a read
- * on H2; a busy answer: the acquire and a read (on PostgreSQL the marking update; on MariaDB now
- * and then a marking update more). Release: one statement. So a hand-off between threads of one
- * JVM costs one statement on PostgreSQL and MariaDB, and one acquire and one release on H2,
- * however many threads wait. A waiter that gives up before its turn sends nothing. Renewals of
- * many holds: one batch ({@link SqlDialect#renewAll}). The engine works on its own pooled
- * connections in auto-commit mode, outside any transaction of the application.
+ * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read); busy: the acquire and a read.
+ * Release, and a hand-off between threads: one statement. Renewals: one batch
+ * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.
  */
 final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());

@@ -38,31 +38,26 @@ import net.rubyeye.xmemcached.transcoders.StringTranscoder;
  * The simple tier's store on memcached, through xmemcached's binary protocol.
  *
  * <p><b>Owner checks.</b> Acquire is {@code add} (stores only if the key is absent). Renew and
- * release read the entry with {@code gets}, which returns its CAS value, a number memcached changes
- * on every write; the {@code cas} (replace) or delete-with-CAS that follows lands only if nothing
- * wrote the entry since, so an entry that expired and was taken by another owner in between is
- * left alone. Delete-with-CAS exists only in the binary protocol, hence that protocol. A server
- * run with CAS off ({@code -C}) cannot do this and is refused.
+ * release read the entry with {@code gets}, which returns its CAS value (changed by every write);
+ * the {@code cas} or delete-with-CAS that follows lands only if nothing wrote the entry since, so an
+ * entry that expired and was taken by another owner meanwhile is left alone. Delete-with-CAS exists
+ * only in the binary protocol; a server run with CAS off ({@code -C}) is refused.
  *
- * <p><b>Expiry.</b> memcached keeps expiries in whole seconds on a clock that ticks once a second:
- * an entry set with exptime N is dropped once that clock has ticked N times, which can be just over
- * N - 1 seconds after the set (memcached issue #307). {@link #expiryFor} therefore asks for the
- * lease's seconds rounded up, plus one. An exptime over 30 days is read as a Unix time, on the
- * server's clock: longer leases are refused, and one of 30 days gets no extra second.
+ * <p><b>Expiry.</b> memcached's clock ticks once a second, so exptime N can end just over N - 1
+ * seconds after the set (memcached issue #307): {@link #expiryFor} asks for the lease's seconds
+ * rounded up, plus one. An exptime over 30 days is a Unix time on the server's clock: longer leases
+ * are refused, and one of 30 days gets no extra second.
  *
- * <p><b>Keys.</b> memcached keys are at most 250 bytes of printable ASCII without spaces. Any other
- * key (and any key that starts with {@link #HASHED_KEY_PREFIX}) is stored under that prefix and the
- * base64url SHA-256 of its UTF-8 bytes, so two keys share an entry only if SHA-256 collides.
+ * <p><b>Keys.</b> A key not of at most 250 printable ASCII bytes without spaces, or starting with
+ * {@link #HASHED_KEY_PREFIX}, is stored as that prefix and the base64url SHA-256 of its UTF-8 bytes.
  *
- * <p><b>Several servers.</b> A key lives on the server at the index CRC32(key) modulo the number of
- * servers, in the order the URI lists them; no address or DNS name enters the choice, so clients
- * that list the same servers in the same order agree on every key. The client runs in failure
- * mode: while a key's server is down, calls on that key fail instead of moving to the next
- * server, where a second holder could take a lock the first still holds.
+ * <p><b>Several servers.</b> A key lives on server CRC32(key) modulo the number of servers, in URI
+ * order (no address or DNS name enters the choice), so clients that list the same servers agree.
+ * While a key's server is down its calls fail (failure mode) instead of moving to another server,
+ * where a second holder could take a lock the first still holds.
  *
- * <p><b>Calls</b> run on a worker thread; the caller waits for the answer through interrupts and
- * keeps its interrupt flag, so an interrupt never loses an answer (xmemcached gives up waiting when
- * interrupted, not knowing whether the command took effect).
+ * <p><b>Calls</b> run on a worker thread, awaited through interrupts (the flag kept): xmemcached
+ * would give up when interrupted, not knowing whether the command took effect.
  */
 final class MemcachedStore implements KeyValueStore {
     private static final System.Logger LOG = System.getLogger(MemcachedStore.class.getName());

@@ -37,10 +37,7 @@ import java.util.function.Supplier;
  * was before the acquire was sent ({@link #coverage}); if the channel was not subscribed and
  * confirmed then, the new waiter starts woken, and its first wait returns at once for one more try.
  * A connection that opens later (a Redlock node back) subscribes every channel waited on and wakes
- * one waiter of each.
- *
- * <p><b>Split votes</b> (Redlock): an attempt that won some nodes but no majority released them,
- * which publishes; it backs off ({@link #nextWait}) and hears no message meanwhile.
+ * one waiter of each. A Redlock split vote backs off ({@link #nextWait}) and hears no message meanwhile.
  *
  * <p>Messages arrive on Lettuce I/O threads, which take {@link #lock} only briefly; no thread waits
  * for a reply while holding it. Subscribe and unsubscribe commands are issued under the lock, so

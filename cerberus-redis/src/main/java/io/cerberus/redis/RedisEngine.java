@@ -37,42 +37,27 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A lock engine on one Redis server ({@code redis://}, {@code rediss://}).
  *
- * <p><b>Layout.</b> Each lock has a handful of keys with one hash tag (see {@link LockKeys}): an
- * owner hash for the exclusive, fair or write hold (token, fence, mode, holder; {@code PEXPIRE}
- * = the lease), a fence counter, a sorted set of readers by expiry plus their details, and a FIFO
- * queue of waiters with per-waiter deadlines. Every change is made by a Lua script, so each
- * operation is atomic on the server; the scripts purge expired readers and stale waiters
- * themselves and use only the server's clock ({@code TIME}), never the client's.
+ * <p><b>Layout.</b> Each lock has a few keys with one hash tag ({@link LockKeys}): an owner hash for
+ * the exclusive, fair or write hold ({@code PEXPIRE} = the lease), a fence counter, a sorted set of
+ * readers by expiry, and a FIFO queue of waiters. Every change is one Lua script, atomic on the
+ * server, on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters.
  *
- * <p><b>Invariants.</b> An owner hash exists only while no live reader does, and at most one owner
- * hash exists per name: mutual exclusion. Every hold's token is checked by release and renewal, so
- * only the owner extends or frees it. Fences come from one counter per name, incremented in the
- * same script that grants; a counter that is missing starts at the server's clock in microseconds,
- * so tokens keep growing across a flushed or restarted server (as long as its clock does not step
- * back). A retried acquire by the same token finds its hold and returns the same fence.
+ * <p><b>Invariants.</b> At most one owner hash per name, and only while no live reader exists.
+ * Release and renewal check the token. Fences come from one counter per name, incremented by the
+ * granting script; a missing counter starts at the server's clock in microseconds, so tokens grow
+ * across a flushed or restarted server. A retried acquire by the same token returns the same fence.
  *
- * <p><b>Fair and read-write.</b> Fair, write and read attempts that find the lock busy join the
- * queue (by arrival on the server's clock) and are granted only when no incompatible waiter is
- * ahead (a reader passes readers, never a queued writer), so writers do not starve. Plain
- * exclusive attempts never queue: they take the lock whenever it is free. A queue entry that is not
- * refreshed by a retry within {@link #STALE_WAITER} is dropped, so a dead waiter blocks the queue
- * for at most that long.
+ * <p><b>Fair and read-write.</b> Busy fair, write and read attempts queue by arrival, granted when no
+ * incompatible waiter is ahead (readers never pass a queued writer; plain exclusive attempts never
+ * queue); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
  *
- * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease of the holds in the way,
- * capped at {@link #RETRY_CAP}. Releases are announced on the lock's pub/sub channel with the
- * waiters that may now be granted; {@link LockWaiters} wakes only those (and one exclusive waiter),
- * and closes the busy-then-subscribe race.
+ * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most
+ * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel,
+ * and {@link LockWaiters} wakes only those. <b>Eviction:</b> a server that may evict keys is refused
+ * unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
- * <p><b>Eviction.</b> The invariants hold only while the server keeps keys until they expire: a
- * server whose eviction policy may delete them is refused at open unless accepted, and read again
- * at each health check ({@link EvictionCheck}). An evicted owner hash is seen by the next renewal,
- * which reports the hold lost; the next grant's fence is still larger (the counter, or the clock).
- *
- * <p><b>Round trips.</b> acquire 1 (the first use of a script on a server: 2); release 1; a
- * hand-off to the next waiting thread of the same client ({@link #handOver}) 1; renewal
- * of any number of holds: one script per {@link #RENEW_BATCH} holds, all sent at once (one round
- * trip); a waiter: one subscribe per lock name and wait, then one acquire per wake-up or per retry
- * bound; reentrant holds: none (the core counts them).
+ * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
+ * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
  */
 final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());

@@ -32,48 +32,29 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A lock engine on N independent Redis masters ({@code redlock://h1:p1,h2:p2,h3:p3}): the Redlock
- * algorithm as its author describes it.
+ * A lock engine on N independent Redis masters ({@code redlock://h1,h2,h3}): Redlock as its author describes it.
  *
- * <p><b>Acquire.</b> The acquire script of the single-server engine ({@code acquire.lua}, mode
- * {@code exclusive}: {@code SET NX PX} of the owner hash) is sent to every node at once, the
- * replies bounded by the node timeout, which is much shorter than the lease (the wait ends early
- * once a majority granted). The lock is held when a majority ({@code N/2 + 1}) granted it and the
- * time spent is below the validity,
- * {@code lease − drift} with {@code drift = lease × driftFactor + 2 ms}. Otherwise the attempt is
- * released on every node that can be reached, including those that did not answer (their grant
- * may be on its way), and the caller is told busy, or unavailable when fewer than a majority
- * answered and the silent nodes are down (not connected, failing, or silent for the command
- * timeout); nodes that merely missed the node timeout but answer otherwise are slow, not down,
- * and the attempt backs off and tries again. The per-node fence counter that the script keeps is ignored: N independent
- * counters order nothing, so Redlock has no fencing token.
+ * <p><b>Acquire.</b> The single-server {@code acquire.lua} (exclusive) goes to all nodes at once,
+ * bounded by the node timeout. The lock is held when a majority ({@code N/2 + 1}) granted it within
+ * the validity, {@code lease − drift} ({@code drift = lease × driftFactor + 2 ms}). Otherwise the
+ * attempt is released on every reachable node (a silent node's grant may be on its way) and the
+ * answer is busy, or unavailable when the silent nodes are down; merely slow nodes make the attempt
+ * back off and retry. N independent fence counters order nothing: no fencing token.
  *
- * <p><b>Validity.</b> The core counts a hold from the moment the acquire (or renew) request was
- * sent, which already subtracts the time spent; {@link #validity} subtracts the drift too, so
- * {@link io.cerberus.Lease#isValid()} turns false at {@code sent + lease − drift}.
+ * <p><b>Validity.</b> A hold counts from when its request was sent, less the drift ({@link #validity}):
+ * {@link io.cerberus.Lease#isValid()} turns false at {@code sent + lease − drift}. <b>Renew, release</b>
+ * go to every node: a renewal holds on a majority, is lost once no majority is possible, else is
+ * unavailable (the core retries); a release is true when a majority still had the hold.
  *
- * <p><b>Renew, release.</b> Sent to every node; a renewal holds when a majority renewed it, is
- * lost when so many nodes refused that no majority is possible, and fails as unavailable
- * otherwise (the core retries until the lease runs out). A release is true when a majority still
- * had the hold.
+ * <p><b>Safety.</b> Two holders would need two majorities, which share a node that grants a name to
+ * one token at a time. It rests on bounded clock drift, holders that do not pause past their validity,
+ * and nodes that keep keys until they expire (restart one without {@code appendfsync always} only
+ * after the longest lease).
  *
- * <p><b>Safety.</b> Two holders would need two majorities, which share a node, and a node grants
- * a name to one token at a time while its key lives. That rests on bounded clock drift between
- * the nodes, on holders that do not pause past their validity, and on nodes that do not forget a
- * key before it expires (a node restarted empty, without {@code appendfsync always}, may grant a
- * second majority: restart such nodes only after the longest lease has passed).
- *
- * <p><b>Waiting.</b> A busy answer that won no node says when a majority of nodes may be free
- * (the k-th shortest remaining lease among the busy nodes, at most {@link RedisEngine#RETRY_CAP},
- * plus a little jitter); releases publish on every node and {@link LockWaiters} wakes one
- * local waiter per release. An attempt that won some nodes but no majority (a split vote, or a
- * holder whose lock is missing on some nodes) backs off for a random, doubling time instead, as
- * the algorithm's author advises, so competitors spread out and nobody is woken by its own release.
- *
- * <p><b>Inspect.</b> A hold is listed when a majority of the nodes has it for the same holder.
- *
- * <p><b>Round trips.</b> acquire, release, renewal: one per node, all nodes at once (so one in
- * time); renewals of many holds: one script per {@link RedisEngine#RENEW_BATCH} holds per node.
+ * <p><b>Waiting.</b> A busy answer that won no node says when a majority may be free (at most
+ * {@link RedisEngine#RETRY_CAP}); releases publish on every node, {@link LockWaiters} wakes one waiter;
+ * a split vote backs off for a random, doubling time. Inspect lists holds a majority agrees on. Round
+ * trips: one per node, all at once; renewals, one per {@link RedisEngine#RENEW_BATCH} holds per node.
  */
 final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, LinesUpLocally {
     private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());

@@ -27,24 +27,20 @@ import org.springframework.web.util.WebUtils;
  * Callable, CompletableFuture...) has a first dispatch that starts the work and an ASYNC dispatch
  * that writes the response, maybe more. The exchange lives in a request attribute in between.
  *
- * <p>Invariants: the attempt stays open (its key claimed, its lease renewed by the guard) until the
- * request ends or its response passes the stored size; it is settled exactly once (an atomic flag,
- * as container callbacks run on other threads than dispatches), before the first byte of the body
- * goes to the client, so a retry sent the moment the client reads the response finds the key
- * stored or free, never in progress. At most {@code max-stored-response-size} bytes of a response
- * are held in memory ({@link ResponseRecorder}). How:
+ * <p>Invariants: the attempt stays open (key claimed, lease renewed by the guard) until the request
+ * ends or its response passes the stored size; it is settled exactly once (an atomic flag: container
+ * callbacks run on other threads), before the first byte of the body goes to the client, so a retry
+ * sent the moment the client reads the response finds the key stored or free, never in progress.
+ * At most {@code max-stored-response-size} bytes are held in memory ({@link ResponseRecorder}). How:
  * <ul>
- * <li>the last dispatch (the one after which the request is no longer asynchronous) stores the
- *     response by the status rules, or releases the key;
- * <li>a response whose body passes the stored size settles the key the moment it does, by the same
- *     status rules ("ran, response not kept", or released), then goes to the client as it is
- *     written: a response of any size streams in bounded memory;
- * <li>an async timeout or error releases the key at once: what the application answers then (a
- *     timeout result) is not stored;
- * <li>a response that Spring streams (StreamingResponseBody, ResponseBodyEmitter, SSE: they mark
- *     the request with {@link ShallowEtagHeaderFilter#disableContentCaching}) goes to the client as
- *     it is written; it cannot be replayed, so it is not stored and the key is released when the
- *     request ends (logged);
+ * <li>the last dispatch (after which the request is no longer asynchronous) stores the response by
+ *     the status rules, or releases the key;
+ * <li>a body that passes the stored size settles the key then, by the same rules ("ran, response
+ *     not kept", or released), and streams on to the client in bounded memory;
+ * <li>an async timeout or error releases the key at once; the timeout result is not stored;
+ * <li>a response that Spring streams (StreamingResponseBody, ResponseBodyEmitter, SSE: marked with
+ *     {@link ShallowEtagHeaderFilter#disableContentCaching}) cannot be replayed: it is not stored and
+ *     the key is released when the request ends (logged);
  * <li>an {@link AsyncListener} is the safety net: a request the container ends without a last
  *     dispatch through the filter releases its key on {@code onComplete}.
  * </ul>

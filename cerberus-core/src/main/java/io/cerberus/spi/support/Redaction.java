@@ -1,6 +1,5 @@
 package io.cerberus.spi.support;
 
-import io.cerberus.internal.EngineRegistry;
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -84,7 +83,7 @@ public final class Redaction {
         String hidden = redactUserInfo(uri, found);
         int colon = hidden.indexOf(':');
         String scheme = colon < 0 ? "" : hidden.substring(0, colon).toLowerCase(Locale.ROOT);
-        Set<String> plain = scheme.isEmpty() ? Set.of() : EngineRegistry.plainParameters(scheme);
+        Set<String> plain = scheme.isEmpty() ? Set.of() : EngineProviders.plainParameters(scheme);
         int fragment = hidden.indexOf('#', colon + 1);
         String beforeFragment = fragment < 0 ? hidden : hidden.substring(0, fragment);
         int query = firstOf(beforeFragment, "?;", colon + 1);
@@ -100,7 +99,7 @@ public final class Redaction {
         }
         if (fragment >= 0) {
             String value = hidden.substring(fragment + 1);
-            if (!scheme.isEmpty() && EngineRegistry.plainFragment(scheme)) {
+            if (!scheme.isEmpty() && EngineProviders.plainFragment(scheme)) {
                 shown.append('#').append(value);
             } else {
                 shown.append('#').append(value.isEmpty() ? "" : "****");

@@ -1,4 +1,4 @@
-package io.cerberus.redis;
+package io.cerberus.redis.offenders;
 
 import io.cerberus.internal.Checks;
 import io.cerberus.jdbc.JdbcEngineProvider;

@@ -1,10 +1,10 @@
-package io.cerberus.cli;
+package io.cerberus.cli.offenders;
 
 import io.cerberus.testkit.TestTimes;
 
 /**
  * A test class that breaks the architecture on purpose: a class of the cerberus command using the
- * testkit, and handling a process builder of its own.
+ * testkit, and making and handling a process builder of its own.
  */
 public final class ArchitectureOffender {
     private ArchitectureOffender() {
@@ -21,5 +21,10 @@ public final class ArchitectureOffender {
      */
     public static ProcessBuilder offendWith(ProcessBuilder builder) {
         return builder.inheritIO();
+    }
+
+    /** @return a process builder this class should not make (never started) */
+    public static ProcessBuilder offendAgain() {
+        return new ProcessBuilder("true");
     }
 }

@@ -1,6 +1,5 @@
-package io.cerberus.spi;
+package io.cerberus.idempotency;
 
-import io.cerberus.idempotency.ResultCodec;
 import java.lang.reflect.Type;
 
 /**
