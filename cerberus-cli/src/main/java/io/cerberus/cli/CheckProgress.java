@@ -100,8 +100,9 @@ final class CheckProgress {
     }
 
     /**
-     * The line, without escape codes: {@code check 0:12 elapsed, 0:08 left | holds 341 | faults 4 injected, 3 confirmed |
-     * stale writes stopped 2 | lost updates 0}; {@code UNSAFE} at its head once an update was lost.
+     * The line, without escape codes: {@code check 0:12 elapsed, 0:08 left | holds 341 | faults 4 (3 confirmed) |
+     * stale writes 2 | lost updates 0} (stale writes: refused by fencing); {@code UNSAFE} at its head once an update was
+     * lost, so that a line cut to the terminal's width still shows it.
      *
      * @param elapsed since the clients ran (while starting: since the run began)
      */
@@ -122,14 +123,15 @@ final class CheckProgress {
         } else {
             line.append(" | holds ").append(counts.holds());
         }
-        line.append(" | faults ").append(counts.faults()).append(" injected, ").append(counts.confirmed()).append(" confirmed");
+        line.append(" | faults ").append(counts.faults()).append(" (").append(counts.confirmed()).append(" confirmed");
         if (counts.unconfirmed() > 0) {
-            line.append(", ").append(counts.unconfirmed()).append(" NOT confirmed");
+            line.append(", ").append(counts.unconfirmed()).append(" NOT");
         }
+        line.append(')');
         if (idempotency) {
             line.append(" | duplicates ").append(counts.duplicates());
         } else {
-            line.append(" | stale writes stopped ").append(counts.staleStopped()).append(" | lost updates ").append(counts.lostUpdates());
+            line.append(" | stale writes ").append(counts.staleStopped()).append(" | lost updates ").append(counts.lostUpdates());
         }
         return line.toString();
     }

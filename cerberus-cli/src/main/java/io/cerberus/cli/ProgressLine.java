@@ -44,11 +44,11 @@ final class ProgressLine implements AutoCloseable {
     private boolean shown;
     private boolean closed;
 
-    private ProgressLine(PrintWriter err, boolean live, Supplier<String> text, Duration every) {
+    private ProgressLine(PrintWriter err, boolean live, Supplier<String> text, Duration every, int width) {
         this.err = err;
         this.live = live;
         this.text = text;
-        this.width = terminalWidth();
+        this.width = width;
         if (every == null) {
             this.ticks = null;
             return;
@@ -75,10 +75,19 @@ final class ProgressLine implements AutoCloseable {
     static ProgressLine start(String mode, Duration every, PrintWriter err, Supplier<String> text) {
         check(mode, every);
         return switch (mode) {
-            case "none" -> new ProgressLine(err, false, text, null);
-            case "auto" -> stderrIsTerminal() ? new ProgressLine(err, true, text, LIVE_EVERY) : new ProgressLine(err, false, text, every);
-            default -> new ProgressLine(err, false, text, every);
+            case "none" -> new ProgressLine(err, false, text, null, Integer.MAX_VALUE);
+            case "auto" -> stderrIsTerminal() ? live(err, text, terminalWidth()) : new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
+            default -> new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
         };
+    }
+
+    /**
+     * Starts a live line, whatever {@code err} is.
+     *
+     * @param width the terminal's width: the text is cut to one less
+     */
+    static ProgressLine live(PrintWriter err, Supplier<String> text, int width) {
+        return new ProgressLine(err, true, text, LIVE_EVERY, width);
     }
 
     /**
@@ -142,11 +151,26 @@ final class ProgressLine implements AutoCloseable {
 
     /** @return the text, at most {@code width - 1} characters (a full line would wrap on some terminals) */
     static String cut(String text, int width) {
-        return text.length() < width ? text : text.substring(0, Math.max(0, width - 2)) + "…";
+        return text.length() < width ? text : text.substring(0, Math.max(0, width - 4)) + "...";
     }
 
-    /** @return {@code COLUMNS} when the shell exports it, else 80 */
+    /** @return the terminal's width as {@code stty} tells it, else {@code COLUMNS} when the shell exports it, else 80 */
     private static int terminalWidth() {
+        try {
+            Process stty = new ProcessBuilder("sh", "-c", "stty size < /dev/tty").redirectErrorStream(true).start();
+            if (stty.waitFor(2, TimeUnit.SECONDS)) {
+                String[] size = new String(stty.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim().split("\\s+");
+                if (stty.exitValue() == 0 && size.length == 2 && Integer.parseInt(size[1]) >= 20) {
+                    return Integer.parseInt(size[1]);
+                }
+            } else {
+                stty.destroyForcibly();
+            }
+        } catch (IOException | NumberFormatException e) {
+            // no stty, no terminal: the environment's word, or 80
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         try {
             int columns = Integer.parseInt(System.getenv().getOrDefault("COLUMNS", "80").trim());
             return columns >= 20 ? columns : 80;

@@ -25,9 +25,9 @@ class CheckProgressLineTest {
     private static final Duration RUN_LIMIT = CheckRuns.RUN_LIMIT;
     /** A live line with time, holds and faults, each count past zero. */
     private static final Pattern LIVE = Pattern.compile("\r(check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds ([1-9]\\d*) \\| faults"
-            + " ([1-9]\\d*) injected, \\d+ confirmed \\| stale writes stopped \\d+ \\| lost updates 0)\u001b\\[K");
+            + " ([1-9]\\d*) \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates 0)\u001b\\[K");
     private static final Pattern PLAIN = Pattern.compile("(?m)^check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds \\d+ \\| faults \\d+"
-            + " injected, \\d+ confirmed \\| stale writes stopped \\d+ \\| lost updates \\d+$");
+            + " \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates \\d+$");
     /** A wide terminal, so that no line is cut. */
     private static final Map<String, String> TERMINAL = Map.of("TERM", "xterm", "COLUMNS", "200");
 
@@ -75,7 +75,7 @@ class CheckProgressLineTest {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("\rcheck --idempotency \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| acknowledged [1-9]\\d*,"
-                + " effects [1-9]\\d* \\| faults [1-9]\\d* injected, \\d+ confirmed \\| duplicates 0\u001b\\[K");
+                + " effects [1-9]\\d* \\| faults [1-9]\\d* \\(\\d+ confirmed\\) \\| duplicates 0\u001b\\[K");
         assertThat(run.stdout().substring(run.stdout().indexOf("verdict:"))).doesNotContain("\u001b");
     }
 
