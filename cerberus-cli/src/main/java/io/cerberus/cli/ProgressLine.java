@@ -27,7 +27,9 @@ import java.util.function.Supplier;
  *
  * Standard error counts as a terminal when the JVM has a console (standard input and output are
  * terminals), {@code TERM} is not {@code dumb}, and, where {@code /proc} tells, file descriptor 2 is a
- * terminal device too. Thread-safe; one daemon thread per open line.
+ * terminal device too. While a live line is open, {@link System#err} is wrapped so that what others
+ * print there first clears the line (the next tick draws it again). Thread-safe; one daemon thread
+ * per open line.
  */
 final class ProgressLine implements AutoCloseable {
     /** What {@code --progress} takes. */
@@ -43,6 +45,8 @@ final class ProgressLine implements AutoCloseable {
     private final ScheduledExecutorService ticks;
     private boolean shown;
     private boolean closed;
+    private java.io.PrintStream unwrapped;
+    private java.io.PrintStream wrapped;
 
     private ProgressLine(PrintWriter err, boolean live, Supplier<String> text, Duration every, int width) {
         this.err = err;
@@ -52,6 +56,12 @@ final class ProgressLine implements AutoCloseable {
         if (every == null) {
             this.ticks = null;
             return;
+        }
+        if (live) {
+            // what others print on standard error (a client's complaint) first clears the line; the next tick draws it again
+            unwrapped = System.err;
+            wrapped = new java.io.PrintStream(new ClearingStream(unwrapped), true, java.nio.charset.StandardCharsets.UTF_8);
+            System.setErr(wrapped);
         }
         this.ticks = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "cerberus-progress");
@@ -146,6 +156,40 @@ final class ProgressLine implements AutoCloseable {
                 err.print("\r" + CLEAR_TO_END);
                 err.flush();
             }
+            if (wrapped != null && System.err == wrapped) {
+                System.setErr(unwrapped);
+            }
+        }
+    }
+
+    /** Standard error while a live line is shown: others' text first clears the line. */
+    private final class ClearingStream extends java.io.OutputStream {
+        private final java.io.PrintStream target;
+
+        ClearingStream(java.io.PrintStream target) {
+            this.target = target;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] bytes, int offset, int length) {
+            synchronized (ProgressLine.this) {
+                if (shown) {
+                    err.print("\r" + CLEAR_TO_END);
+                    err.flush();
+                    shown = false;
+                }
+                target.write(bytes, offset, length);
+            }
+        }
+
+        @Override
+        public void flush() {
+            target.flush();
         }
     }
 

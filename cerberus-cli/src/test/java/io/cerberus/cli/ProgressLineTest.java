@@ -112,6 +112,23 @@ class ProgressLineTest {
     }
 
     @Test
+    void whatOthersPrintOnStandardErrorFirstClearsALiveLine() {
+        StringWriter screen = new StringWriter();
+        java.io.PrintStream before = System.err;
+        java.io.ByteArrayOutputStream others = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(others, true, java.nio.charset.StandardCharsets.UTF_8));
+        try (ProgressLine line = ProgressLine.live(new PrintWriter(screen), () -> "check 0:01 elapsed", 80)) {
+            assertThat(line.live()).isTrue();
+            awaitTrue(() -> screen.toString().contains("\u001b[K"));
+            System.err.println("check client c1: refused; trying again");
+            assertThat(screen.toString()).as("the line, then cleared").contains("elapsed\u001b[K\r\u001b[K");
+        } finally {
+            System.setErr(before);
+        }
+        assertThat(others.toString(java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("check client c1: refused; trying again\n");
+    }
+
+    @Test
     void theClockAndTheCutAreWhatATerminalShows() {
         assertThat(ProgressLine.clock(0)).isEqualTo("0:00");
         assertThat(ProgressLine.clock(-5 * SECOND)).isEqualTo("0:00");
