@@ -125,7 +125,7 @@ final class BenchProgress implements AutoCloseable {
      * @param doneNanos the time from the start to the end of the last cell done
      */
     static String format(int done, int total, String cell, long elapsedNanos, long doneNanos) {
-        String left = done == 0 ? "time left known after the first cell"
+        String left = done == 0 ? "estimating the time left"
                 : "about " + clock(Math.max(0, doneNanos / done * (total - done) - (elapsedNanos - doneNanos))) + " left";
         return "bench cell " + Math.min(done + 1, total) + " of " + total + ": " + cell + " | " + clock(elapsedNanos) + " elapsed, " + left;
     }

@@ -18,7 +18,7 @@ class BenchProgressTest {
     @Test
     void theLineNamesTheRunningCellOfHowManyAndEstimatesTheTimeLeftFromTheCellsDone() {
         assertThat(BenchProgress.format(0, 36, "redis: warming every peer up", 20 * SECOND, 0))
-                .isEqualTo("bench cell 1 of 36: redis: warming every peer up | 0:20 elapsed, time left known after the first cell");
+                .isEqualTo("bench cell 1 of 36: redis: warming every peer up | 0:20 elapsed, estimating the time left");
         // 6 cells in 180 s: 30 s each; 30 cells left, 10 s into the 7th
         assertThat(BenchProgress.format(6, 36, "redis contended T=4", 190 * SECOND, 180 * SECOND))
                 .isEqualTo("bench cell 7 of 36: redis contended T=4 | 3:10 elapsed, about 14:50 left");
