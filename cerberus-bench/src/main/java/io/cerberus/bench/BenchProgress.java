@@ -224,19 +224,13 @@ final class BenchProgress implements AutoCloseable {
     /** @return the terminal's width as {@code stty} tells it, else {@code COLUMNS}, else 80 */
     private static int terminalWidth() {
         try {
-            Process stty = new ProcessBuilder("sh", "-c", "stty size < /dev/tty").redirectErrorStream(true).start();
-            if (stty.waitFor(2, TimeUnit.SECONDS)) {
-                String[] size = new String(stty.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim().split("\\s+");
-                if (stty.exitValue() == 0 && size.length == 2 && Integer.parseInt(size[1]) >= 20) {
-                    return Integer.parseInt(size[1]);
-                }
-            } else {
-                stty.destroyForcibly();
+            String[] size = io.cerberus.servers.ManagedProcess.run("stty", List.of("sh", "-c", "stty size < /dev/tty"), Duration.ofSeconds(2))
+                    .trim().split("\\s+");
+            if (size.length == 2 && Integer.parseInt(size[1]) >= 20) {
+                return Integer.parseInt(size[1]);
             }
-        } catch (IOException | NumberFormatException e) {
+        } catch (io.cerberus.servers.ServerException | NumberFormatException e) {
             // no stty or no terminal: the environment's word, or 80
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         try {
             int columns = Integer.parseInt(System.getenv().getOrDefault("COLUMNS", "80").trim());
