@@ -105,14 +105,22 @@ public final class Bench {
         List<Bench.Result> results = new ArrayList<>();
         List<HeldLocks.Result> holds = new ArrayList<>();
         List<EngineGroup> done = new ArrayList<>();
-        for (String engine : engines) {
-            // one server at a time, so that an engine's cells never share the machine with another server's work
-            try (EngineGroup group = start(engine, options, peerNames, threads)) {
-                results.addAll(run(group, threads, seconds, warmup, workloads.stream().filter(w -> !w.equals(HELD_LOCKS)).toList(), names));
-                if (workloads.contains(HELD_LOCKS)) {
-                    holds.addAll(HeldLocks.run(group, held, lease));
+        try (BenchProgress progress = BenchProgress.start(options.getOrDefault("progress", "auto"),
+                Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("progress-every", "30")) * 1000)),
+                engines.size() * cells(workloads, threads))) {
+            for (String engine : engines) {
+                // one server at a time, so that an engine's cells never share the machine with another server's work
+                progress.cell(engine + ": starting the server and the peers");
+                try (EngineGroup group = start(engine, options, peerNames, threads)) {
+                    results.addAll(run(group, threads, seconds, warmup, workloads.stream().filter(w -> !w.equals(HELD_LOCKS)).toList(), names,
+                            progress));
+                    if (workloads.contains(HELD_LOCKS)) {
+                        progress.cell(engine + " " + HELD_LOCKS);
+                        holds.addAll(HeldLocks.run(group, held, lease));
+                        progress.done(1);
+                    }
+                    done.add(group);
                 }
-                done.add(group);
             }
         }
         String chartPrefix = out == null ? null : out.getFileName().toString().replaceFirst("\\.md$", "");
@@ -147,6 +155,18 @@ public final class Bench {
         }
     }
 
+    /**
+     * @return the cells of one engine's run, for the progress line: each matrix workload at each thread count, and
+     *     {@code contended-2p} and {@code held-locks} one each
+     */
+    private static int cells(List<String> workloads, List<Integer> threads) {
+        int cells = 0;
+        for (String workload : workloads) {
+            cells += workload.equals(TWO_PROCESSES) || workload.equals(HELD_LOCKS) ? 1 : threads.size();
+        }
+        return cells;
+    }
+
     private static void checkWorkloads(List<String> workloads) {
         for (String workload : workloads) {
             if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload) && !workload.equals(TWO_PROCESSES)
@@ -164,6 +184,12 @@ public final class Bench {
      */
     static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names)
             throws Exception {
+        return run(group, threads, seconds, warmup, workloads, names, BenchProgress.NONE);
+    }
+
+    /** {@link #run(EngineGroup, List, Duration, Duration, List, int)}, telling the progress line which cell runs and which are done. */
+    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names,
+            BenchProgress progress) throws Exception {
         checkWorkloads(workloads);
         if (workloads.contains(HELD_LOCKS)) {
             throw new IllegalArgumentException("held-locks is not a matrix of cells: run it with HeldLocks.run");
@@ -171,6 +197,9 @@ public final class Bench {
         List<String> runnable = workloads.stream().filter(workload -> !workload.equals(TWO_PROCESSES))
                 .filter(workload -> !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty()).toList();
         List<Result> results = new ArrayList<>();
+        progress.skip((int) workloads.stream().filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload)).count()
+                * threads.size());
+        progress.cell(group.engine() + ": warming every peer up");
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
         int warmCell = 0;
         for (String workload : runnable) {
@@ -186,9 +215,11 @@ public final class Bench {
                 List<Map.Entry<String, Supplier<Peer>>> peers = List.copyOf(peersOf(group, workload).entrySet());
                 // many-names asks the server what each peer left behind, after the peer closed: one peer open at a time
                 boolean alone = workload.equals("many-names");
+                progress.cell(group.engine() + " " + workload + " T=" + t);
                 List<Result> row = alone ? measureOneByOne(group, workload, t, seconds, warmup, names, peers, cell)
                         : measureInTurns(group, workload, t, seconds, warmup, peers, cell);
                 cell += peers.size();
+                progress.done(1);
                 for (Result result : row) {
                     results.add(result);
                     System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n", group.engine(), workload,
@@ -199,7 +230,9 @@ public final class Bench {
             }
         }
         if (workloads.contains(TWO_PROCESSES)) {
+            progress.cell(group.engine() + " " + TWO_PROCESSES);
             results.addAll(TwoProcessContention.run(group, threads, seconds, warmup));
+            progress.done(1);
         }
         return results;
     }
@@ -487,7 +520,7 @@ public final class Bench {
 
     /** The options this bench takes; docs/PERFORMANCE.md explains each. */
     private static final List<String> OPTIONS = List.of("engines", "peers", "workloads", "threads", "seconds", "warmup", "names", "held",
-            "lease", "redis", "out");
+            "lease", "redis", "out", "progress", "progress-every");
 
     private static Map<String, String> parse(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
@@ -496,7 +529,7 @@ public final class Bench {
                 System.out.println("usage: java -jar cerberus-bench.jar [--" + String.join(" VALUE] [--", OPTIONS) + " VALUE]\n"
                         + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet()) + " --threads 1,4,16 --seconds 3 --warmup 1"
                         + " --workloads " + String.join(",", DEFAULT_WORKLOADS) + " (also many-names, contended-2p, held-locks) --names 100000"
-                        + " --held 10000 --lease 2; every option is explained in docs/PERFORMANCE.md");
+                        + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);
             }
             if (args[i].startsWith("--") && !OPTIONS.contains(args[i].substring(2))) {

@@ -172,6 +172,16 @@ final class CheckCommand implements Callable<Integer> {
             + " for what each gets wrong.")
     private String recipe;
 
+    @Option(names = "--progress", defaultValue = "auto", description = "The status line on standard error while the run goes"
+            + " (elapsed and time left, holds, faults injected and confirmed, what is already unsafe): auto (on a terminal rewritten"
+            + " in place every second, otherwise a plain line every --progress-every), line (a plain line every --progress-every)"
+            + " or none. Standard output carries only the report. Default: ${DEFAULT-VALUE}")
+    private String progress;
+
+    @Option(names = "--progress-every", defaultValue = "30s", converter = Durations.class,
+            description = "How often a plain progress line is printed, at least 1s. Default: ${DEFAULT-VALUE}")
+    private Duration progressEvery;
+
     @Mixin
     private IdempotencyCheckOptions idempotency;
 
@@ -218,7 +228,8 @@ final class CheckCommand implements Callable<Integer> {
         }
         if (idempotency.enabled) {
             return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), clients, duration, lease, think, faults, faultEvery,
-                    serverFaultEvery(), faultLength(true), faultLength(false), serverDown, delay, out, server, persistence), idempotency, lockServer, onExit, spec.commandLine().getOut()).run(engineUri);
+                    serverFaultEvery(), faultLength(true), faultLength(false), serverDown, delay, out, server, persistence), idempotency, lockServer, onExit, spec.commandLine().getOut(),
+                    this::progressLine).run(engineUri);
         }
         proxies = proxied.isEmpty() ? null : new ClientProxies(out);
         if (!noLock) {
@@ -239,6 +250,14 @@ final class CheckCommand implements Callable<Integer> {
                 + (serverFaultEvery != null ? ", a server fault at most every " + Durations.format(serverFaultEvery) : "") + (noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
+        CheckProgress progress = new CheckProgress(out, false, duration.toNanos(), locks.registers(!noFencing));
+        try (ProgressLine line = progressLine(progress)) {
+            return run(engineUri, locks, title, console, progress, line);
+        }
+    }
+
+    private int run(String engineUri, CheckLocks locks, String title, PrintWriter console, CheckProgress progress, ProgressLine line)
+            throws Exception {
         List<CheckClient> running = new CopyOnWriteArrayList<>();
         onExit.add(() -> CheckClient.killAll(running));
         long stopping = 0; // a kill replaces its target while other faults run
@@ -253,12 +272,15 @@ final class CheckCommand implements Callable<Integer> {
             Duration window = faultLength(false);
             FaultInjector.Plan plan = new FaultInjector.Plan(faults, faultEvery, serverFaultEvery(), parallelFaults, window, window, delay, serverDown,
                     lease.multipliedBy(2).plusSeconds(1));
+            progress.running();
             new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), this::holder, this::ownFault)
                     .run(running, faultLog, System.nanoTime() + duration.toNanos());
             stopping = System.nanoTime();
+            progress.stopping();
         } finally {
             CheckClient.stopAll(running, proxies, FaultInjector.CONFIRM);
         }
+        progress.judging();
         long end = System.nanoTime();
         List<FencedRegister.State> registers = locks.registers(!noFencing).stream().map(FencedRegister::read).toList();
         // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one that long
@@ -267,6 +289,7 @@ final class CheckCommand implements Callable<Integer> {
         String text = CheckReport.text(title, report);
         Files.writeString(out.resolve("report.txt"), text);
         CheckReport.html(out.resolve("timeline.html"), title, report);
+        line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + out.resolve("report.txt") + ", timeline: " + out.resolve("timeline.html"));
         console.flush();
@@ -278,12 +301,22 @@ final class CheckCommand implements Callable<Integer> {
         };
     }
 
+    /** @return the run's status line as {@code --progress} asks, on standard error; close it before the report */
+    private ProgressLine progressLine(CheckProgress progress) {
+        return ProgressLine.start(this.progress, progressEvery, spec.commandLine().getErr(), progress::text);
+    }
+
     /** @return {@code --server-fault-every}, or zero when not given */
     private Duration serverFaultEvery() {
         return serverFaultEvery == null ? Duration.ZERO : serverFaultEvery;
     }
 
     private void validate() {
+        try {
+            ProgressLine.check(progress, progressEvery);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         if (clients < 2 || clients > 16) {
             throw new ParameterException(spec.commandLine(), "--clients must be 2 to 16, was " + clients);
         }

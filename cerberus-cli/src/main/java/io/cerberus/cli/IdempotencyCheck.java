@@ -35,13 +35,19 @@ final class IdempotencyCheck {
     private final LockServer lockServer;
     private final StopOnExit onExit;
     private final PrintWriter console;
+    private final java.util.function.Function<CheckProgress, ProgressLine> progressLine;
     private ClientProxies proxies;
     private String engineUri;
     private long epoch;
     private int clientCount;
 
-    /** @param onExit kills the clients when a signal ends the run */
-    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, StopOnExit onExit, PrintWriter console) {
+    /**
+     * @param onExit kills the clients when a signal ends the run
+     * @param progressLine starts the run's status line (closed before the report is printed)
+     */
+    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, StopOnExit onExit, PrintWriter console,
+            java.util.function.Function<CheckProgress, ProgressLine> progressLine) {
+        this.progressLine = progressLine;
         this.settings = settings;
         this.options = options;
         this.lockServer = lockServer;
@@ -86,6 +92,13 @@ final class IdempotencyCheck {
             // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
             throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
         }
+        CheckProgress progress = new CheckProgress(settings.out(), true, settings.duration().toNanos(), List.of());
+        try (ProgressLine line = progressLine.apply(progress)) {
+            return run(title, ledger, progress, line);
+        }
+    }
+
+    private int run(String title, Path ledger, CheckProgress progress, ProgressLine line) throws Exception {
         List<CheckClient> running = new java.util.concurrent.CopyOnWriteArrayList<>(); // a kill replaces its target
         onExit.add(() -> CheckClient.killAll(running));
         try (HoldLog faultLog = new HoldLog(settings.out().resolve("faults.log"))) {
@@ -94,13 +107,16 @@ final class IdempotencyCheck {
                 running.add(startClient());
             }
             CheckClient.awaitReady(running);
-            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), settings.serverFaultEvery(), 1, pause, settings.window(), settings.delay(),
+            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), settings.serverFaultEvery(), 1, settings.pause(), settings.window(), settings.delay(),
                     settings.serverDown(), settings.lease().multipliedBy(2).plusSeconds(1));
+            progress.running();
             new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
+            progress.stopping();
         } finally {
             CheckClient.stopAll(running, proxies, FaultInjector.CONFIRM);
         }
+        progress.judging();
         long end = System.nanoTime();
         // memcached keeps nothing across a restart, Redis without persistence nothing, H2 may lose commits it answered
         boolean forgets = "memcached".equals(settings.server()) || "h2".equals(settings.server())
@@ -109,6 +125,7 @@ final class IdempotencyCheck {
                 settings.lease(), forgets, end);
         String text = report.text(title);
         Files.writeString(settings.out().resolve("report.txt"), text);
+        line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + settings.out().resolve("report.txt") + ", ledger: " + ledger);
         console.flush();

@@ -64,6 +64,67 @@ final class Cli {
     }
 
     /**
+     * Like {@link #run}, with standard input, output and error on a pseudo-terminal (util-linux
+     * {@code script}): what a user at a terminal sees. The result's standard output is every byte the
+     * terminal showed (standard error included; line ends as {@code \r\n}); its standard error is empty.
+     *
+     * @param environment variables to set (after {@code CERBERUS_ENGINE} is removed)
+     * @param timeout how long it may take (scaled here)
+     * @param args the arguments of {@code cerberus}
+     * @return how it ended
+     */
+    static Result runInTerminal(Map<String, String> environment, Duration timeout, String... args) {
+        return runRaw(List.of("script", "-qfec", shellWords(javaCommand(args)), "/dev/null"), environment, timeout, true, args);
+    }
+
+    /**
+     * Like {@link #run}, with standard output written to a file (as {@code cerberus ... > file}) and
+     * standard error to another: the result holds both byte for byte, carriage returns included.
+     *
+     * @param environment variables to set (after {@code CERBERUS_ENGINE} is removed)
+     * @param timeout how long it may take (scaled here)
+     * @param args the arguments of {@code cerberus}
+     * @return how it ended
+     */
+    static Result runToFile(Map<String, String> environment, Duration timeout, String... args) {
+        return runRaw(List.of("sh", "-c", shellWords(javaCommand(args)) + " > \"$CERBERUS_TEST_STDOUT\""), environment, timeout, false, args);
+    }
+
+    private static Result runRaw(List<String> command, Map<String, String> environment, Duration timeout, boolean merged, String... args) {
+        Duration scaled = TestTimes.scaled(timeout);
+        Path stdout;
+        try {
+            stdout = Files.createTempFile("cerberus-" + args[0] + "-", ".stdout");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        Map<String, String> variables = new java.util.HashMap<>(environment);
+        variables.put("CERBERUS_TEST_STDOUT", stdout.toString());
+        ManagedProcess.Launch launch = ManagedProcess.launch("cerberus-" + args[0], command).withoutEnvironment(EngineOptions.ENGINE_ENV)
+                .environment(variables);
+        try (ManagedProcess process = (merged ? launch.output(stdout) : launch).start()) {
+            process.closeInput();
+            try {
+                process.awaitExit(scaled);
+            } catch (ServerException e) {
+                throw new AssertionError("cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
+                        + process.diagnostics(), e);
+            }
+            String out = Files.readString(stdout, StandardCharsets.UTF_8);
+            return new Result(process.awaitExit(Duration.ZERO), out, merged ? "" : process.stderr());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } finally {
+            stdout.toFile().delete();
+        }
+    }
+
+    /** @return the words quoted for {@code sh}, joined by spaces */
+    private static String shellWords(List<String> words) {
+        return words.stream().map(word -> "'" + word.replace("'", "'\\''") + "'").collect(Collectors.joining(" "));
+    }
+
+    /**
      * Starts the command and leaves it running; its standard output (and that of a command it
      * runs) is read line by line.
      *
