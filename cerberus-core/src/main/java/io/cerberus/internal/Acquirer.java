@@ -23,7 +23,7 @@ import java.util.concurrent.locks.LockSupport;
  * engine on timeout, interruption or failure. An exclusive attempt on an engine that lines waiters
  * up locally asks only in its turn ({@link LocalLines}). Around that: an unreachable engine is
  * tried again within the wait (outage pauses), a wait that sees a switch goes on on the new engine
- * ({@code Rerouted}), an engine in its lock-delay must grant too, and a grant answered after its
+ * ({@code SwitchedWhileWaiting}), an engine in its lock-delay must grant too, and a grant answered after its
  * lease ran out is given back, never handed to the caller.
  *
  * <p>Invariants: every way out of an attempt either returns a hold registered in
@@ -76,10 +76,10 @@ final class Acquirer {
             Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
             while (true) {
                 try {
-                    Holding holding = acquireGuarded(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
+                    Holding holding = acquireWithLockDelay(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
                     outcome = holding == null ? CerberusMetrics.AcquireOutcome.TIMED_OUT : CerberusMetrics.AcquireOutcome.GRANTED;
                     return holding;
-                } catch (Rerouted e) {
+                } catch (SwitchedWhileWaiting e) {
                     engine = switcher.current(); // the wait goes on where new acquisitions go now
                 } catch (EngineUnavailableException e) {
                     long left = outageBudgetNanos(waitNanos) - (System.nanoTime() - start);
@@ -103,28 +103,28 @@ final class Acquirer {
         }
     }
 
-    private Holding acquireGuarded(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible,
+    private Holding acquireWithLockDelay(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible,
             boolean threadBound, long start, EngineHandle engine) throws InterruptedException {
         client.ensureOpen();
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
         }
-        List<EngineSwitcher.Guard> guards = switcher.guards();
+        List<EngineSwitcher.OldEngineInLockDelay> inLockDelay = switcher.inLockDelay();
         Capability needed = needed(view.mode());
         if (needed != null) {
             engine.require(needed);
         }
         Holding holding = acquireOn(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, true);
-        if (holding == null || guards.isEmpty()) {
+        if (holding == null || inLockDelay.isEmpty()) {
             return holding;
         }
         boolean done = false;
         try {
-            for (EngineSwitcher.Guard guard : guards) {
-                if (guard.engine() == engine || needed != null && !guard.engine().has(needed)) {
+            for (EngineSwitcher.OldEngineInLockDelay inDelay : inLockDelay) {
+                if (inDelay.engine() == engine || needed != null && !inDelay.engine().has(needed)) {
                     continue;
                 }
-                if (!guardedOn(guard, holding, view, lease, renewed, start, waitNanos, interruptible)) {
+                if (!alsoHeldOn(inDelay, holding, view, lease, renewed, start, waitNanos, interruptible)) {
                     return null;
                 }
             }
@@ -143,9 +143,9 @@ final class Acquirer {
      *
      * @return false if the caller's wait ran out first
      */
-    private boolean guardedOn(EngineSwitcher.Guard guard, Holding holding, LockView view, Duration lease, boolean renewed, long start,
+    private boolean alsoHeldOn(EngineSwitcher.OldEngineInLockDelay inDelay, Holding holding, LockView view, Duration lease, boolean renewed, long start,
             long waitNanos, boolean interruptible) throws InterruptedException {
-        EngineHandle old = guard.engine();
+        EngineHandle old = inDelay.engine();
         String why;
         if (health != null && !health.passing(old)) {
             why = "fails its health checks";
@@ -155,24 +155,24 @@ final class Acquirer {
                 if (extra == null) {
                     return false;
                 }
-                holding.addGuard(extra);
+                holding.addLockDelayHold(extra);
                 return true;
             } catch (EngineUnavailableException e) {
                 why = "cannot be reached (" + e.getMessage() + ")";
             }
         }
-        long left = guard.untilNanos() - System.nanoTime();
+        long left = inDelay.untilNanos() - System.nanoTime();
         if (left <= 0) {
             return true;
         }
-        if (waitNanos >= 0 && start + waitNanos - guard.untilNanos() < 0) {
+        if (waitNanos >= 0 && start + waitNanos - inDelay.untilNanos() < 0) {
             LOG.log(Level.INFO, "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
                     + " and its lock-delay lasts longer than the wait");
             return false;
         }
         LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
                 + old.name() + "', which " + why + ": a hold it granted may still be live until then");
-        parkUntil(guard.untilNanos(), interruptible, view, "waited for a lock-delay");
+        parkUntil(inDelay.untilNanos(), interruptible, view, "waited for a lock-delay");
         return true;
     }
 
@@ -232,7 +232,7 @@ final class Acquirer {
     /**
      * As {@link #acquireOn}, once: a grant that arrived after its lease had run out comes back
      * released; with {@code followSwitch}, a wait that sees the client switch away from
-     * {@code engine} is withdrawn there and throws {@link Rerouted}.
+     * {@code engine} is withdrawn there and throws {@link SwitchedWhileWaiting}.
      */
     private Holding acquireOnce(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
             boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
@@ -246,7 +246,7 @@ final class Acquirer {
         try {
             while (true) {
                 if (followSwitch && switcher.current() != engine) {
-                    throw Rerouted.INSTANCE;
+                    throw SwitchedWhileWaiting.INSTANCE;
                 }
                 LocalLines.Handed handed = ticket != null ? ticket.takeHanded() : null;
                 if (handed != null) {
@@ -378,11 +378,11 @@ final class Acquirer {
     }
 
     /** Thrown inside an acquisition whose wait saw the client switch engines: it goes on on the new one. */
-    private static final class Rerouted extends RuntimeException {
+    private static final class SwitchedWhileWaiting extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        static final Rerouted INSTANCE = new Rerouted();
+        static final SwitchedWhileWaiting INSTANCE = new SwitchedWhileWaiting();
 
-        private Rerouted() {
+        private SwitchedWhileWaiting() {
             super("the client switched engines", null, false, false);
         }
     }

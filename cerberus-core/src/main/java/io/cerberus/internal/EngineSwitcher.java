@@ -35,13 +35,13 @@ final class EngineSwitcher {
     private final List<EngineSwitchListener> listeners = new CopyOnWriteArrayList<>();
     /** The longest lease granted per engine name, in nanoseconds. */
     private final Map<String, Long> longestLease = new ConcurrentHashMap<>();
-    /** Old engines still guarded, with the end of their lock-delay on the monotonic clock; guarded by this. */
-    private final List<Guard> guards = new ArrayList<>();
+    /** Old engines still in their lock-delay, with the end of their lock-delay on the monotonic clock; guarded by this. */
+    private final List<OldEngineInLockDelay> inLockDelay = new ArrayList<>();
     private volatile EngineHandle current;
     private long switches;
 
     /** An old engine in its lock-delay, until {@code untilNanos} on the monotonic clock. */
-    record Guard(EngineHandle engine, long untilNanos) {
+    record OldEngineInLockDelay(EngineHandle engine, long untilNanos) {
     }
 
     EngineSwitcher(List<EngineHandle> engines, Duration defaultLease, Duration lockDelay) {
@@ -81,19 +81,19 @@ final class EngineSwitcher {
         listeners.add(Arguments.notNull("listener", listener));
     }
 
-    /** Notes a grant, so a later switch away from this engine guards it for long enough. */
+    /** Notes a grant, so a later switch away from this engine keeps its lock-delay long enough. */
     void granted(EngineHandle engine, Duration lease) {
         longestLease.merge(engine.name(), lease.toNanos(), Math::max);
     }
 
     /** @return the old engines whose lock-delay is running, oldest switch first */
-    synchronized List<Guard> guards() {
-        if (guards.isEmpty()) {
+    synchronized List<OldEngineInLockDelay> inLockDelay() {
+        if (inLockDelay.isEmpty()) {
             return List.of();
         }
         long now = System.nanoTime();
-        guards.removeIf(guard -> now - guard.untilNanos >= 0);
-        return List.copyOf(guards);
+        inLockDelay.removeIf(old -> now - old.untilNanos >= 0);
+        return List.copyOf(inLockDelay);
     }
 
     /** Switches to the engine after the current one, in the order they were added. */
@@ -115,10 +115,10 @@ final class EngineSwitcher {
                 return to;
             }
             long now = System.nanoTime();
-            guards.removeIf(guard -> guard.engine == to || guard.engine == from || now - guard.untilNanos >= 0);
+            inLockDelay.removeIf(old -> old.engine == to || old.engine == from || now - old.untilNanos >= 0);
             Duration delay = lockDelay(from);
             if (!delay.isZero()) {
-                guards.add(new Guard(from, now + delay.toNanos()));
+                inLockDelay.add(new OldEngineInLockDelay(from, now + delay.toNanos()));
             }
             current = to;
             switches++;

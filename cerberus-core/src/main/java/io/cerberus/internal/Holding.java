@@ -58,7 +58,7 @@ final class Holding implements Lease {
     private volatile boolean uncertain;
     private final List<LeaseLossListener> listeners = new ArrayList<>();
     /** Holds of the same lock on engines in their lock-delay after a switch, released with this one. */
-    private final List<Holding> guards = new CopyOnWriteArrayList<>();
+    private final List<Holding> lockDelayHolds = new CopyOnWriteArrayList<>();
     /** Renewals in a row that could not reach the engine, reset by one that does; guarded by stateLock. */
     private int failedRenewals;
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
@@ -101,8 +101,8 @@ final class Holding implements Lease {
     }
 
     /** Adds a hold of the same lock on an engine in its lock-delay, to be released with this one. */
-    void addGuard(Holding guard) {
-        guards.add(guard);
+    void addLockDelayHold(Holding old) {
+        lockDelayHolds.add(old);
     }
 
     @Override
@@ -307,7 +307,7 @@ final class Holding implements Lease {
                 return;
             }
             releasing = true;
-            releaseGuards();
+            releaseLockDelayHolds();
             State before = state;
             state = State.RELEASED;
             if (task != null) {
@@ -367,16 +367,16 @@ final class Holding implements Lease {
     }
 
     /** Gives back the lock-delay holds; their failures are logged, the engines free them when their leases end. */
-    private void releaseGuards() {
-        for (Holding guard : guards) {
+    private void releaseLockDelayHolds() {
+        for (Holding old : lockDelayHolds) {
             try {
-                guard.release();
+                old.release();
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not release the lock-delay hold of lock '"
-                        + lockName() + "' on engine '" + guard.engine.name() + "': " + e.getMessage());
+                        + lockName() + "' on engine '" + old.engine.name() + "': " + e.getMessage());
             }
         }
-        guards.clear();
+        lockDelayHolds.clear();
     }
 
     private static LockLostException copy(LockLostException reason) {

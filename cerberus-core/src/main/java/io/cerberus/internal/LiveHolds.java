@@ -20,7 +20,7 @@ import java.util.function.Function;
  * this client when the engine can ({@link #releaseInEngine}).
  *
  * <p>Invariants: a hold is here from its grant until it is released, given back or lost; a line's
- * mark is ended whenever its hold leaves, so no waiter waits on a hold that is gone.
+ * {@code heldBy} is cleared whenever its hold leaves, so no waiter waits on a hold that is gone.
  */
 final class LiveHolds {
     private static final System.Logger LOG = System.getLogger(LiveHolds.class.getName());
@@ -28,16 +28,16 @@ final class LiveHolds {
     /**
      * Losses reported for a token not here: an engine may report a grant lost before its answer
      * reaches {@link #add} (a session or lease that ends while the grant is on its way). The
-     * others are reports for holds already gone; the oldest are dropped past {@link #EARLY_LOSSES}.
+     * others are reports for holds already gone; the oldest are dropped past {@link #MAX_LOSSES_BEFORE_HOLD}.
      */
-    private final Map<String, String> earlyLosses = java.util.Collections.synchronizedMap(
+    private final Map<String, String> lossesBeforeHold = java.util.Collections.synchronizedMap(
             new java.util.LinkedHashMap<>(16, 0.75f, false) {
                 @Override
                 protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-                    return size() > EARLY_LOSSES;
+                    return size() > MAX_LOSSES_BEFORE_HOLD;
                 }
             });
-    private static final int EARLY_LOSSES = 1024;
+    private static final int MAX_LOSSES_BEFORE_HOLD = 1024;
     /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
     private final LocalLines lines = new LocalLines(this::liveFor);
 
@@ -57,7 +57,7 @@ final class LiveHolds {
     void add(Holding holding) {
         String token = holding.acquisition.token();
         live.put(token, holding);
-        String lostEarly = earlyLosses.remove(token);
+        String lostEarly = lossesBeforeHold.remove(token);
         if (lostEarly != null) {
             holding.markLost(lostEarly, null);
         }
@@ -71,9 +71,9 @@ final class LiveHolds {
                 Holding holding = live.get(token);
                 if (holding == null) {
                     // kept for add(); looked up again, as add() may have come between (whoever removes the entry marks)
-                    earlyLosses.put(token, reason);
+                    lossesBeforeHold.put(token, reason);
                     holding = live.get(token);
-                    if (holding == null || earlyLosses.remove(token) == null) {
+                    if (holding == null || lossesBeforeHold.remove(token) == null) {
                         return;
                     }
                 }

@@ -20,27 +20,27 @@ import java.util.function.ToLongFunction;
  *
  * <p><b>Rules.</b> An attempt that may wait enters its lock's line before its first try and leaves
  * when granted or giving up. Only the head asks the engine, and only while no hold of this client
- * is known on the lock: a grant, or a busy answer naming a live hold of this client, marks the line
- * with that hold's token until the hold ends, which wakes the head: a thread that releases and asks
- * again goes to the back. A head told busy by a hold elsewhere pauses as told or by the backoff.
+ * is known on the lock: a grant, or a busy answer naming a live hold of this client, records that
+ * hold's token in the line ({@code heldBy}) until the hold ends, which wakes the head: a thread
+ * that releases and asks again goes to the back. A head told busy by a hold elsewhere pauses as told or by the backoff.
  *
  * <p><b>Hand-off and turns.</b> For an engine that {@link io.cerberus.spi.HandsOver hands locks
  * over}, a release may grant the sleeping head in the same request ({@link #handOverFrom}), at most
  * {@link #HAND_OFFS_IN_A_ROW} times in a row so another client's waiter gets its chance. An engine
  * that {@link io.cerberus.spi.TakesTurns sees other clients' waiters} is told whether this client's
- * run of holds goes on ({@link #turnAt}); after a release that yielded, the line
+ * streak of holds goes on ({@link #turnAt}); after a release that yielded, the line
  * {@linkplain #holdBack holds back}. A head that gave up during a hand-off has the hold released.
  *
  * <p><b>Why it is safe.</b> The line only decides who of this client asks; the engine alone decides
- * who holds. A stale mark is found at the next recheck (at most {@link #RECHECK_NANOS}); a hold-back
- * ends by the clock; every way out of the acquire loop leaves the line. A {@code tryLock()} without
+ * who holds. A stale {@code heldBy} is found at the next recheck (at most {@link #RECHECK_NANOS});
+ * a hold-back ends by the clock; every way out of the acquire loop leaves the line. A {@code tryLock()} without
  * a wait does not line up: it may barge, as {@code ReentrantLock.tryLock()} does.
  *
  * <p><b>Costs.</b> Uncontended, a map entry from grant to release; a hand-off between this client's
  * threads, one acquire and one release in the store; across clients, one asker per client and lock.
  */
 final class LocalLines {
-    /** How long a waiter sleeps at most before it looks at its place and the mark again. */
+    /** How long a waiter sleeps at most before it looks at its place and {@code heldBy} again. */
     static final long RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Hand-offs in a row within this client before a release frees the lock for all. */
     static final int HAND_OFFS_IN_A_ROW = 4;
@@ -69,9 +69,9 @@ final class LocalLines {
         String heldBy;
         /** Hand-offs in a row that led to the hold {@link #heldBy}; guarded by {@link #lock}. */
         int handOffs;
-        /** Whether this client's threads have held the lock one after another since {@link #runSince}; guarded by {@link #lock}. */
-        boolean inRun;
-        long runSince;
+        /** Whether this client's threads have held the lock one after another since {@link #streakSince}; guarded by {@link #lock}. */
+        boolean inStreak;
+        long streakSince;
         /** Until when (nanoTime) the head does not ask, after a release that yielded to another client; guarded by {@link #lock}. */
         long holdBackUntil;
         boolean holdingBack;
@@ -79,9 +79,9 @@ final class LocalLines {
         /** The hold {@code token} of this client now holds the lock; caller holds {@link #lock}. */
         void heldBy(String token) {
             heldBy = token;
-            if (!inRun) {
-                inRun = true;
-                runSince = System.nanoTime();
+            if (!inStreak) {
+                inStreak = true;
+                streakSince = System.nanoTime();
             }
         }
 
@@ -214,7 +214,7 @@ final class LocalLines {
      *
      * @param handOver the hand-off to try (the head sleeps on its turn), begun as by
      *     {@link #handOverFrom} but without a count; null when no head is ready
-     * @param withinTurn whether the run of this client's holds that the releasing hold belongs to
+     * @param withinTurn whether the streak of this client's holds that the releasing hold belongs to
      *     began less than the turn ago
      */
     record Turn(HandOver handOver, boolean withinTurn) {
@@ -222,12 +222,12 @@ final class LocalLines {
 
     /**
      * As {@link #handOverFrom} for an engine that takes turns: the hand-off is offered however many
-     * came before, and the engine is told whether the run of this client's holds is within its turn.
+     * came before, and the engine is told whether the streak of this client's holds is within its turn.
      *
      * @param engine the engine of the hold
      * @param key the lock
      * @param token the releasing hold's token
-     * @param turn how long a run keeps a lock another client wants
+     * @param turn how long a streak keeps a lock another client wants
      * @return the hand-off (maybe none) and the turn
      */
     Turn turnAt(Object engine, LockKey key, String token, Duration turn) {
@@ -240,7 +240,7 @@ final class LocalLines {
             if (!token.equals(line.heldBy)) {
                 return new Turn(null, false);
             }
-            boolean withinTurn = line.inRun && System.nanoTime() - line.runSince < turn.toNanos();
+            boolean withinTurn = line.inStreak && System.nanoTime() - line.streakSince < turn.toNanos();
             Ticket head = line.queue.peekFirst();
             if (head == null || !head.sleeping || head.handing || head.handed) {
                 return new Turn(null, withinTurn);
@@ -253,7 +253,7 @@ final class LocalLines {
     }
 
     /**
-     * The release of this client's hold {@code token} yielded the lock to another client: the run
+     * The release of this client's hold {@code token} yielded the lock to another client: the streak
      * ends, and the head of the line (if any) does not ask for {@code holdBack}. Call before
      * {@link #ended}.
      *
@@ -270,7 +270,7 @@ final class LocalLines {
         line.lock.lock();
         try {
             if (token.equals(line.heldBy)) {
-                line.inRun = false;
+                line.inStreak = false;
                 line.holdingBack = true;
                 line.holdBackUntil = System.nanoTime() + holdBack.toNanos();
             }
@@ -411,9 +411,9 @@ final class LocalLines {
         }
 
         /**
-         * The engine answered busy to this head. A holder that is a live hold of this client marks
-         * the line: the head waits for its end in line. Any other ends this client's run, and the
-         * head pauses: as the answer says, or by the engine's backoff, never past the answer's
+         * The engine answered busy to this head. A holder that is a live hold of this client goes
+         * into the line's {@code heldBy}: the head waits for its end in line. Any other ends this
+         * client's streak, and the head pauses: as the answer says, or by the engine's backoff, never past the answer's
          * bound.
          *
          * @param busy the answer
@@ -427,7 +427,7 @@ final class LocalLines {
                     line.heldBy(holder);
                     return -1;
                 }
-                line.inRun = false;
+                line.inStreak = false;
             } finally {
                 line.lock.unlock();
             }
@@ -488,7 +488,7 @@ final class LocalLines {
             }
         }
 
-        /** Caller holds the line's lock; clears a mark whose hold is no longer live here. */
+        /** Caller holds the line's lock; clears a {@code heldBy} whose hold is no longer live here. */
         private boolean isHeadAndFree() {
             if (line.queue.peekFirst() != this) {
                 return false;
@@ -540,7 +540,7 @@ final class LocalLines {
                         }
                     }
                     if (heldBy != null && !heldBy.equals(line.heldBy)) {
-                        // taken by asking the engine (a handed hold is the line's mark already)
+                        // taken by asking the engine (a handed hold is the line's heldBy already)
                         line.heldBy(heldBy);
                         line.handOffs = 0;
                     }

@@ -429,7 +429,7 @@ class LocalLinesTest {
         LocalLines.Ticket second = lines.enter(this, attempt(key), NO_BACKOFF);
         first.granted("t1");
         LocalLines.Turn turn = lines.turnAt(this, key, "t1", Duration.ofHours(1));
-        assertThat(turn.withinTurn()).as("the run began just now").isTrue();
+        assertThat(turn.withinTurn()).as("the streak began just now").isTrue();
         assertThat(turn.handOver()).as("the head is not asleep: nothing to hand").isNull();
         assertThat(lines.turnAt(this, key, "t1", Duration.ZERO).withinTurn()).as("a turn of zero is over").isFalse();
         assertThat(lines.turnAt(this, key, "other", Duration.ofHours(1)).withinTurn()).as("not the hold the line waits for").isFalse();
@@ -439,11 +439,11 @@ class LocalLinesTest {
         second.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(1), "elsewhere", 3));
         LocalLines.Ticket third = lines.enter(this, attempt(key), NO_BACKOFF);
         second.granted("t2");
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a new run began with t2").isTrue();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a new streak began with t2").isTrue();
         third.leave();
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("the turn is the run's, waiters or not").isTrue();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("the turn is the streak's, waiters or not").isTrue();
         lines.holdBack(this, key, "t2", Duration.ZERO);
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a yield ends the run").isFalse();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a yield ends the streak").isFalse();
     }
 
     @Test

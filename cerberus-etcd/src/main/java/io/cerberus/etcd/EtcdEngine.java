@@ -51,7 +51,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * the create is keyed by lease and the attempt's number on the lock ({@link KeySlots}) and writes
  * its token; abandon and expiry delete only a key whose create revision (or, for an unanswered
  * create, value) is still ours; a release's number is reused only when exactly one copy of it went
- * out and was answered ({@link DeleteSends}), so no stale delete reaches a newer key; a key an
+ * out and was answered ({@link DeleteCopyCounter}), so no stale delete reaches a newer key; a key an
  * earlier attempt left on the number is deleted, never adopted, so no token is handed out twice.
  * Holds end on the server with the client's lease (a crash, a revoke); a hold's own lease is
  * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
@@ -82,7 +82,7 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
 
     private final String describe;
     private final Client client;
-    private final DeleteSends deleteSends;
+    private final DeleteCopyCounter deleteCopyCounter;
     private final EtcdRequests requests;
     private final LockKeys keys;
     private final LossReporter lossReporter;
@@ -96,14 +96,14 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
     private volatile boolean closed;
 
     /**
-     * @param deleteSends the interceptor installed on {@code client}, counting the copies of each
+     * @param deleteCopyCounter the interceptor installed on {@code client}, counting the copies of each
      *     release's delete
      */
-    EtcdEngine(String describe, Client client, DeleteSends deleteSends, EtcdTarget target, Duration timeout,
+    EtcdEngine(String describe, Client client, DeleteCopyCounter deleteCopyCounter, EtcdTarget target, Duration timeout,
             LossReporter lossReporter) {
         this.describe = describe;
         this.client = client;
-        this.deleteSends = deleteSends;
+        this.deleteCopyCounter = deleteCopyCounter;
         this.requests = new EtcdRequests(describe, timeout);
         this.keys = new LockKeys(target.prefix());
         this.lossReporter = lossReporter;
@@ -426,13 +426,13 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
      * every cycle. A plain delete cannot check that the key is still the hold's, but while the
      * attempt holds, its key (named by the client lease and the attempt's number) is written by
      * nobody else, and the number is given back only when the delete went out exactly once and was
-     * answered ({@link DeleteSends}). A delete sent again, or left unanswered, retires the number
+     * answered ({@link DeleteCopyCounter}). A delete sent again, or left unanswered, retires the number
      * for the rest of the client lease instead, so a late copy can never delete a newer hold's key.
      *
      * @return whether the key deleted was the one the hold created
      */
     private boolean deleteHeld(AttemptState state, String what) {
-        DeleteSends.Count sends = deleteSends.watch(state.key);
+        DeleteCopyCounter.Count sends = deleteCopyCounter.watch(state.key);
         boolean answered = false;
         try {
             List<KeyValue> deleted = requests.callPreferring(what, () -> client.getKVClient().delete(state.key, WITH_PREVIOUS),
@@ -440,7 +440,7 @@ final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsId
             answered = true;
             return !deleted.isEmpty() && deleted.get(0).getCreateRevision() == state.createRevision;
         } finally {
-            deleteSends.stop(sends);
+            deleteCopyCounter.stop(sends);
             if (answered && sends.copies() == 1) {
                 slots.free(state.attempt.key(), state.slot);
             } else {

@@ -54,10 +54,10 @@ public final class EtcdEngineProvider implements EngineProvider {
                     target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
         }
         refuseIfNoMemberListens(target.endpoints(), describe, context.connectTimeout());
-        DeleteSends deleteSends = new DeleteSends();
+        DeleteCopyCounter deleteCopyCounter = new DeleteCopyCounter();
         ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
                 .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
-                .executorService(new CallerRuns()).interceptor(deleteSends)
+                .executorService(new CallerRuns()).interceptor(deleteCopyCounter)
                 // one member at a time, the next one when it fails (jetcd 0.8 spreads calls round robin
                 // by default): a resend goes to whichever member the client talks to now (EtcdRequests)
                 .loadBalancerPolicy("pick_first");
@@ -71,7 +71,7 @@ public final class EtcdEngineProvider implements EngineProvider {
             }
         }
         Client client = builder.build();
-        EtcdEngine engine = new EtcdEngine(describe, client, deleteSends, target, context.connectTimeout(), context.lossReporter());
+        EtcdEngine engine = new EtcdEngine(describe, client, deleteCopyCounter, target, context.connectTimeout(), context.lossReporter());
         try {
             engine.start();
         } catch (RuntimeException e) {

@@ -59,17 +59,17 @@ class EtcdBesideRedisTest {
     }
 
     @Test
-    void gRpcAndLettuceShareOneNettyLine() {
+    void gRpcAndLettuceShareOneNettyMinorVersion() {
         // jetcd's own gRPC is built on netty 4.1, Lettuce on 4.2: this module names a gRPC built on 4.2
-        Map<String, String> lines = new TreeMap<>();
+        Map<String, String> minors = new TreeMap<>();
         io.netty.util.Version.identify().forEach((artifact, version) -> {
             if (!artifact.startsWith("netty-tcnative")) {
                 int[] numbers = releaseNumbers(version.artifactVersion());
-                lines.put(artifact, numbers[0] + "." + numbers[1]);
+                minors.put(artifact, numbers[0] + "." + numbers[1]);
             }
         });
-        assertThat(lines).containsKeys("netty-buffer", "netty-codec-http2", "netty-transport");
-        assertThat(new HashSet<>(lines.values())).as("netty lines on the class path: " + lines).hasSize(1);
+        assertThat(minors).containsKeys("netty-buffer", "netty-codec-http2", "netty-transport");
+        assertThat(new HashSet<>(minors.values())).as("netty minor versions on the class path: " + minors).hasSize(1);
     }
 
     /** @return the first three numbers of a netty version such as 4.2.17.Final */

@@ -340,10 +340,10 @@ class EtcdEngineTest {
                 };
             }
         };
-        DeleteSends deleteSends = new DeleteSends();
+        DeleteCopyCounter deleteCopyCounter = new DeleteCopyCounter();
         io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(SERVER.get().endpoint())
-                .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteSends).build(); // the last is called first
-        EtcdEngine engine = new EtcdEngine("test", client, deleteSends, EtcdTarget.parse(SERVER.uri()), Duration.ofMillis(800),
+                .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteCopyCounter).build(); // the last is called first
+        EtcdEngine engine = new EtcdEngine("test", client, deleteCopyCounter, EtcdTarget.parse(SERVER.uri()), Duration.ofMillis(800),
                 (token, reason) -> { });
         try (engine) {
             engine.start();

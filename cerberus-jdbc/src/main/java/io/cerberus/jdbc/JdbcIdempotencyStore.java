@@ -229,13 +229,13 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     @Override
     public void awaitChange(String id, Duration atMost) throws InterruptedException {
         String key = key(id);
-        try (Wakeups.Interest interest = Wakeups.JVM.register(key)) {
-            long seen = interest.version();
+        try (Wakeups.Registration registration = Wakeups.JVM.register(key)) {
+            long seen = registration.version();
             Optional<IdempotencyRecord> now = read(id);
             if (now.isEmpty() || now.get().completed()) {
                 return;
             }
-            interest.await(seen, atMost);
+            registration.await(seen, atMost);
         }
     }
 

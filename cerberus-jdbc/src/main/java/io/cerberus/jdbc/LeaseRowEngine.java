@@ -60,7 +60,7 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     static final Duration FIRST_BACKOFF = Duration.ofMillis(20);
     /** The longest pause of a refused head's backoff. */
     static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
-    /** How long a lock another process wants stays with this client's threads, from the run's first grant. */
+    /** How long a lock another process wants stays with this client's threads, from the streak's first grant. */
     static final Duration TURN = Duration.ofMillis(100);
     /**
      * How long the line holds back after releasing a lock for another process: longer than the

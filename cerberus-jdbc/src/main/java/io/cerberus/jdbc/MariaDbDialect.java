@@ -38,7 +38,7 @@ import java.util.function.Function;
 final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     static final String NOW = "(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
     private static final String TABLE_OPTIONS = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
-    private static final int KNOWN_ROWS = 65_536;
+    private static final int MAX_KEYS_WITH_ROW = 65_536;
     /** Holds per statement of {@link #renewAll}. */
     private static final int HOLDS_PER_RENEWAL = 500;
 
@@ -72,7 +72,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      * first, and one of a name never seen goes straight to the upsert (a row deleted since only
      * costs the update that finds nothing). Forgotten all at once when full.
      */
-    private final Set<String> knownRows = ConcurrentHashMap.newKeySet();
+    private final Set<String> keysWithRow = ConcurrentHashMap.newKeySet();
     /** The largest result one completion takes, read once from the server; 0 until read. */
     private volatile int maxResult;
 
@@ -130,7 +130,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     @Override
     Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
         boolean tookNothing = false;
-        if (knownRows.contains(key)) {
+        if (keysWithRow.contains(key)) {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
                 statement.setString(1, attempt.token());
                 statement.setString(2, attempt.token());
@@ -171,7 +171,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
                     if (rowMayBeGone) {
-                        knownRows.remove(key);
+                        keysWithRow.remove(key);
                         return null;
                     }
                     return Answer.busy();
@@ -221,12 +221,12 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         marks.othersMarked(key, LeaseRowEngine.WANTED_MARK_MS);
     }
 
-    /** Notes that a lock's row exists (after an upsert it always does), for {@link #knownRows}. */
+    /** Notes that a lock's row exists (after an upsert it always does), for {@link #keysWithRow}. */
     private void rowSeen(String key) {
-        if (knownRows.size() >= KNOWN_ROWS) {
-            knownRows.clear();
+        if (keysWithRow.size() >= MAX_KEYS_WITH_ROW) {
+            keysWithRow.clear();
         }
-        knownRows.add(key);
+        keysWithRow.add(key);
     }
 
     @Override

@@ -17,16 +17,16 @@ final class Wakeups {
 
     private static final class Slot {
         long version;
-        int interested;
+        int registered;
     }
 
-    /** A waiter's interest in one key, from its first try until it is granted or gives up. */
-    final class Interest implements AutoCloseable {
+    /** A waiter's registration for one key's wake-ups, from its first try until it is granted or gives up. */
+    final class Registration implements AutoCloseable {
         private final String key;
         private final Slot slot;
         private boolean closed;
 
-        private Interest(String key, Slot slot) {
+        private Registration(String key, Slot slot) {
             this.key = key;
             this.slot = slot;
         }
@@ -65,21 +65,21 @@ final class Wakeups {
             closed = true;
             slots.computeIfPresent(key, (k, s) -> {
                 synchronized (s) {
-                    return --s.interested == 0 ? null : s;
+                    return --s.registered == 0 ? null : s;
                 }
             });
         }
     }
 
-    Interest register(String key) {
+    Registration register(String key) {
         Slot slot = slots.compute(key, (k, s) -> {
             Slot result = s == null ? new Slot() : s;
             synchronized (result) {
-                result.interested++;
+                result.registered++;
             }
             return result;
         });
-        return new Interest(key, slot);
+        return new Registration(key, slot);
     }
 
     /** Wakes the waiters of {@code key}, if any. */
@@ -94,26 +94,26 @@ final class Wakeups {
     }
 
     /**
-     * The interests of one engine's waiting attempts, by token: an attempt notes the key's version
-     * before each ask, so that a change after it ends its next wait; its interest is dropped when
+     * The registrations of one engine's waiting attempts, by token: an attempt notes the key's version
+     * before each ask, so that a change after it ends its next wait; its registration is dropped when
      * it is granted or gives up.
      */
     static final class Waiters {
         private final Map<String, Waiter> byToken = new ConcurrentHashMap<>();
 
         private static final class Waiter {
-            final Interest interest;
+            final Registration registration;
             volatile long seen;
 
-            Waiter(Interest interest) {
-                this.interest = interest;
+            Waiter(Registration registration) {
+                this.registration = registration;
             }
         }
 
         /** Notes the version of {@code key} for the attempt {@code token}, which is about to ask. */
         void asking(String token, String key) {
             Waiter waiter = byToken.computeIfAbsent(token, t -> new Waiter(JVM.register(key)));
-            waiter.seen = waiter.interest.version();
+            waiter.seen = waiter.registration.version();
         }
 
         /**
@@ -127,18 +127,18 @@ final class Wakeups {
                 TimeUnit.NANOSECONDS.sleep(max.toNanos());
                 return;
             }
-            waiter.interest.await(waiter.seen, max);
+            waiter.registration.await(waiter.seen, max);
         }
 
-        /** The attempt was granted or gave up: its interest ends. */
+        /** The attempt was granted or gave up: its registration ends. */
         void done(String token) {
             Waiter waiter = byToken.remove(token);
             if (waiter != null) {
-                waiter.interest.close();
+                waiter.registration.close();
             }
         }
 
-        /** Ends every interest (the engine is closing). */
+        /** Ends every registration (the engine is closing). */
         void close() {
             byToken.keySet().forEach(this::done);
         }

@@ -18,13 +18,13 @@ import java.util.Set;
  * and its nested classes inherit it. A test that kills or restarts a server starts its own.
  */
 final class Databases {
-    /** The pin of a lease-row engine (the default mode). */
+    /** The expected capabilities of a lease-row engine (the default mode). */
     static final Set<Capability> LEASE_ROW_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
             Capability.MULTI_PROCESS, Capability.INSPECT));
-    /** The pin of a session engine ({@code cerberus.mode=session}). */
+    /** The expected capabilities of a session engine ({@code cerberus.mode=session}). */
     static final Set<Capability> SESSION_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.SESSION_BOUND,
             Capability.MULTI_PROCESS));
-    /** The pin of the {@code jdbc:} scheme: what either mode can do. */
+    /** The expected capabilities of the {@code jdbc:} scheme: what either mode can do. */
     static final Set<Capability> SCHEME_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
             Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT));
 

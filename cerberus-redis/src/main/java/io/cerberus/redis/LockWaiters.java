@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  *
  * <p><b>The lost-wake-up race.</b> An attempt learns that the lock is busy, then subscribes; a
  * release published in between would be missed. So {@link #join} is given the subscription as it
- * was before the acquire was sent ({@link #coverage}); if the channel was not subscribed and
+ * was before the acquire was sent ({@link #confirmedSubscription}); if the channel was not subscribed and
  * confirmed then, the new waiter starts woken, and its first wait returns at once for one more try.
  * A connection that opens later (a Redlock node back) subscribes every channel waited on and wakes
  * one waiter of each. A Redlock split vote backs off ({@link #nextWait}) and hears no message meanwhile.
@@ -168,7 +168,7 @@ final class LockWaiters implements AutoCloseable {
      * @param channel a lock's channel
      * @return a mark of the channel's subscription as it is now, for {@link #join}
      */
-    Object coverage(String channel) {
+    Object confirmedSubscription(String channel) {
         lock.lock();
         try {
             Channel subscribed = channels.get(channel);
@@ -184,12 +184,12 @@ final class LockWaiters implements AutoCloseable {
      *
      * @param attempt the attempt told busy
      * @param channel its lock's channel
-     * @param coverage what {@link #coverage} said before the acquire was sent
+     * @param subscribedBefore what {@link #confirmedSubscription} said before the acquire was sent
      * @return completes when every open connection confirmed the subscription (exceptionally if
      *     one failed: the retry bound covers that server)
      */
-    CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage) {
-        return join(attempt, channel, coverage, false);
+    CompletableFuture<Void> join(Acquisition attempt, String channel, Object subscribedBefore) {
+        return join(attempt, channel, subscribedBefore, false);
     }
 
     /**
@@ -204,7 +204,7 @@ final class LockWaiters implements AutoCloseable {
         return join(attempt, channel, null, true);
     }
 
-    private CompletableFuture<Void> join(Acquisition attempt, String channel, Object coverage, boolean quiet) {
+    private CompletableFuture<Void> join(Acquisition attempt, String channel, Object subscribedBefore, boolean quiet) {
         for (PubSubSource source : sources) {
             source.ensurePubSub(this::opened);
         }
@@ -231,7 +231,7 @@ final class LockWaiters implements AutoCloseable {
                 channels.put(channel, subscription);
             }
             waiter = new Waiter(attempt, subscription, lock.newCondition());
-            waiter.woken = !quiet && subscription != coverage;
+            waiter.woken = !quiet && subscription != subscribedBefore;
             subscription.waiters.add(waiter);
             waiters.put(attempt.token(), waiter);
             return subscription.subscribed;

@@ -129,7 +129,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
-        Object coverage = waiters.coverage(keys.channel());
+        Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
         CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
                 attempt.mode().label(), millis(attempt.lease()), attempt.holder(), millis(STALE_WAITER), millis(RETRY_CAP),
                 millis(FENCE_KEEP));
@@ -142,7 +142,7 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
             }
             return AcquireResult.granted(value);
         }
-        Replies.await(waiters.join(attempt, keys.channel(), coverage), timeout, shown,
+        Replies.await(waiters.join(attempt, keys.channel(), subscribedBefore), timeout, shown,
                 "subscribe to the releases of lock '" + attempt.key().name() + "'");
         return AcquireResult.busy(Duration.ofMillis(Math.max(0, value)));
     }

@@ -145,7 +145,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
             throw new IllegalArgumentException("redlock engine " + shown + " serves exclusive locks only, not " + attempt.mode().label());
         }
         LockKeys keys = LockKeys.of(attempt.key());
-        Object coverage = waiters.coverage(keys.channel());
+        Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
         Duration bound = nodeTimeout(attempt.lease());
         long start = System.nanoTime();
         List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> RedlockRequests.acquire(commands, attempt, keys),
@@ -187,7 +187,7 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         int needed = Math.max(1, quorum - granted);
         long untilFree = needed > 0 && needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
         untilFree = Math.min(untilFree, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
-        CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), coverage);
+        CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), subscribedBefore);
         try {
             subscribed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {

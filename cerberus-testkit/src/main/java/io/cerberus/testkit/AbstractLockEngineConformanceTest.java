@@ -47,7 +47,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The engine contract, in one JVM: every engine module extends this class with a few lines saying
  * how to reach its real server ({@link #engineUri()}) and what it declares ({@link #expectedCapabilities()},
- * the pin), and passes it unchanged. Every capability is checked both ways: declared, it does what
+ * exactly), and passes it unchanged. Every capability is checked both ways: declared, it does what
  * it says; not declared, it is refused ({@code CapabilityChecks}). Engine-specific
  * timing is tuned through the hooks ({@link #shortLease()}, {@link #expiryBound()}), never by
  * copying a test. Each test works in a namespace of its own, so one server serves the whole class.
@@ -66,7 +66,7 @@ public abstract class AbstractLockEngineConformanceTest {
     protected abstract String engineUri();
 
     /**
-     * The pin: exactly what the engine under test declares. The cases of a capability run or check
+     * Exactly what the engine under test must declare. The cases of a capability run or check
      * its refusal by this set, not by what the engine says, so an engine that stops declaring one
      * fails here and in those cases instead of skipping them.
      *
@@ -167,8 +167,8 @@ public abstract class AbstractLockEngineConformanceTest {
     // ---- capabilities --------------------------------------------------------------------------
 
     @Test
-    void capabilitiesAreExactlyThePinnedSet() {
-        CapabilityChecks.assertPinned(engineUri(), client(), expectedCapabilities(), expectedCapabilitiesOfScheme());
+    void capabilitiesAreExactlyTheExpectedSet() {
+        CapabilityChecks.assertDeclaresExactly(engineUri(), client(), expectedCapabilities(), expectedCapabilitiesOfScheme());
     }
 
     @TestFactory

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * {@link Capability#MULTI_PROCESS}, is really not there). {@link #check} switches over the
  * constants without a default branch, so a new constant does not compile until it has a check.
  *
- * <p>Also the pin ({@link #assertPinned}): what an engine, a client of it and its provider declare
+ * <p>Also the expected set ({@link #assertDeclaresExactly}): what an engine, a client of it and its provider declare
  * is exactly what the engine's test expects, so a capability dropped by mistake fails the build
  * instead of turning the cases that need it into skipped ones.
  */
@@ -49,12 +49,12 @@ final class CapabilityChecks {
      * @param expectedOfScheme what the provider declares for the URI's scheme (the union over the
      *     engines the scheme can open)
      */
-    static void assertPinned(String uri, Cerberus client, Set<Capability> expected, Set<Capability> expectedOfScheme) {
+    static void assertDeclaresExactly(String uri, Cerberus client, Set<Capability> expected, Set<Capability> expectedOfScheme) {
         try (LockEngine engine = Engines.open(uri, Duration.ofSeconds(10))) {
             assertThat(engine.capabilities()).as("the capabilities of the engine %s", engine.describe())
                     .containsExactlyInAnyOrderElementsOf(expected);
         }
-        assertThat(client.lock("capabilities-pinned").isLocked()).isFalse();
+        assertThat(client.lock("capabilities-expected").isLocked()).isFalse();
         assertThat(client.capabilities()).as("the capabilities of a client of the engine").containsExactlyInAnyOrderElementsOf(expected);
         String scheme = uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT);
         EngineProvider provider = ServiceLoader.load(EngineProvider.class).stream().map(ServiceLoader.Provider::get)

@@ -30,10 +30,10 @@ import org.apache.zookeeper.data.Stat;
  * {@code mtime} plus its expiry length; "now" is the {@code mtime} the ensemble gives the
  * directory node when we write to it (one round trip, only when an existing record must be
  * judged). (2) Every change of an existing record is one multi-operation guarded by the version
- * read and by the owner marker: the version alone is not enough, since a node deleted and created
+ * read and by the owner token child: the version alone is not enough, since a node deleted and created
  * again starts at version 0 once more, and an owner paused between its read and its write would
- * then write into the new record; the new record has another marker, so the multi fails. A
- * completion is guarded by the marker alone, so the owner's own renewals cannot make it fail; a
+ * then write into the new record; the new record has another token child, so the multi fails. A
+ * completion is guarded by that child alone, so the owner's own renewals cannot make it fail; a
  * renewal read before it fails on the version, so nothing turns a completed record back. (3) An
  * expired record is taken over by a write to the same node (setData with the version read), never
  * by delete and create, so versions only grow while the node lives.
@@ -83,7 +83,7 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         return directory(root, id) + "/" + LockPaths.encode(id.substring(id.lastIndexOf('/') + 1));
     }
 
-    private static String marker(String path, String token) {
+    private static String ownerTokenChild(String path, String token) {
         return path + "/t-" + LockPaths.encode(token);
     }
 
@@ -107,7 +107,7 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         Found seen = null;
         for (int round = 0; round < ROUNDS; round++) {
             CuratorEvent created = multi(what, () -> List.of(op().create().withMode(CreateMode.PERSISTENT).forPath(path, data),
-                    op().create().withMode(CreateMode.PERSISTENT).forPath(marker(path, token))));
+                    op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
             if (ZooKeeperRequests.failedWith(created, Code.NONODE)) {
                 createDirectory(dir, what);
                 continue;
@@ -128,9 +128,9 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
             if (live(dir, found, what)) {
                 return Optional.of(found.stored().record());
             }
-            CuratorEvent taken = multi(what, () -> List.of(op().delete().forPath(marker(path, found.stored().token())),
+            CuratorEvent taken = multi(what, () -> List.of(op().delete().forPath(ownerTokenChild(path, found.stored().token())),
                     op().setData().withVersion(found.stat().getVersion()).forPath(path, data),
-                    op().create().withMode(CreateMode.PERSISTENT).forPath(marker(path, token))));
+                    op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
             if (!changedMeanwhile(taken)) {
                 requests.check(taken, what);
                 return Optional.empty();
@@ -178,9 +178,9 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
                 return found != null && isOwnCompletion(found, token);
             }
             byte[] data = found.stored().completedWith(result.clone(), failure, retention == null ? -1 : retention.toMillis()).encode();
-            // guarded by the owner's marker alone: a renewal of this attempt in between changes the version, not the owner;
+            // guarded by the owner token child alone: a renewal of this attempt in between changes the version, not the owner;
             // a renewal read before and landing after fails on its version, so it cannot undo the completion
-            CuratorEvent completed = multi(what, () -> List.of(op().check().forPath(marker(path, token)),
+            CuratorEvent completed = multi(what, () -> List.of(op().check().forPath(ownerTokenChild(path, token)),
                     op().setData().forPath(path, data)));
             if (!changedMeanwhile(completed)) {
                 requests.check(completed, what);
@@ -307,12 +307,12 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     }
 
     private CuratorEvent ownerWrite(String what, String path, Found found, byte[] data) {
-        return multi(what, () -> List.of(op().check().forPath(marker(path, found.stored().token())),
+        return multi(what, () -> List.of(op().check().forPath(ownerTokenChild(path, found.stored().token())),
                 op().setData().withVersion(found.stat().getVersion()).forPath(path, data)));
     }
 
     private CuratorEvent delete(String what, String path, Found found) {
-        return multi(what, () -> List.of(op().delete().forPath(marker(path, found.stored().token())),
+        return multi(what, () -> List.of(op().delete().forPath(ownerTokenChild(path, found.stored().token())),
                 op().delete().withVersion(found.stat().getVersion()).forPath(path)));
     }
 

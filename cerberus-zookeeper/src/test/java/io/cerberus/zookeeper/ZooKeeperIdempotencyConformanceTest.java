@@ -87,7 +87,7 @@ class ZooKeeperIdempotencyConformanceTest extends AbstractIdempotencyStoreConfor
                 CuratorFramework client = CuratorFrameworkFactory.newClient(SERVER.get().connectString(), new RetryNTimes(3, 100))) {
             client.start();
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "contended");
-            // an expired record whose owner marker is gone: every takeover of it fails, as when others keep changing it
+            // an expired record whose owner token child is gone: every takeover of it fails, as when others keep changing it
             client.create().creatingParentContainersIfNeeded().forPath(ZooKeeperIdempotencyStore.path("/idempotency-rounds",
                     "rounds/" + key.id()), StoredRecord.inProgress("another", key.fingerprint(), 1).encode());
             java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();

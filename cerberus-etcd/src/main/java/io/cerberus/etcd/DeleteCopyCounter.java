@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Installed on the engine's jetcd client as a gRPC interceptor: each copy is a call of its own
  * through the channel, and its request names the key.
  */
-final class DeleteSends implements ClientInterceptor {
+final class DeleteCopyCounter implements ClientInterceptor {
     private static final String DELETE_RANGE = "etcdserverpb.KV/DeleteRange";
 
     private final Map<ByteString, AtomicInteger> counted = new ConcurrentHashMap<>();
