@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A standby engine that could not be reached when the client was built: the client starts
@@ -31,6 +32,8 @@ final class DeferredEngine implements LockEngine {
     private final String shown;
     private final Set<Capability> declared;
     private volatile LockEngine engine;
+    /** Held while opening (a connect, up to the connect timeout) and guards the fields below; not a monitor, so a virtual thread waiting for it frees its carrier. */
+    private final ReentrantLock opening = new ReentrantLock();
     /** Why the last opening failed: unreachable, or reachable but set up against a guarantee. */
     private CerberusException lastFailure;
     private long lastAttemptNanos;
@@ -50,7 +53,8 @@ final class DeferredEngine implements LockEngine {
         if (open != null) {
             return open;
         }
-        synchronized (this) {
+        opening.lock();
+        try {
             if (engine != null) {
                 return engine;
             }
@@ -73,6 +77,8 @@ final class DeferredEngine implements LockEngine {
                 lastFailure = e;
                 throw e;
             }
+        } finally {
+            opening.unlock();
         }
     }
 
@@ -157,9 +163,12 @@ final class DeferredEngine implements LockEngine {
     @Override
     public void close() {
         LockEngine open;
-        synchronized (this) {
+        opening.lock();
+        try {
             closed = true;
             open = engine;
+        } finally {
+            opening.unlock();
         }
         if (open != null) {
             open.close();

@@ -7,7 +7,10 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The {@code mem:} idempotency store: records in this JVM, one map per store name, expiry on the
@@ -47,7 +50,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
     private final AtomicLong nextFullSweep = new AtomicLong(System.nanoTime());
     /** Waiting duplicates wait on this; completions and releases wake them. */
-    private final Object changes = new Object();
+    // A lock and condition, not a monitor: a virtual thread waiting here leaves its carrier free.
+    private final ReentrantLock changes = new ReentrantLock();
+    private final Condition changed = changes.newCondition();
 
     /** A record and when it ends (Long.MAX_VALUE: never). */
     private record Entry(IdempotencyRecord record, long expiresAtNanos) {
@@ -247,19 +252,25 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     }
 
     private void changed() {
-        synchronized (changes) {
-            changes.notifyAll();
+        changes.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            changes.unlock();
         }
     }
 
     @Override
     public void awaitChange(String id, Duration atMost) throws InterruptedException {
-        synchronized (changes) {
-            // Checked under the monitor that completions notify under: no wake-up is lost in between.
+        changes.lock();
+        try {
+            // Checked under the lock that completions signal under: no wake-up is lost in between.
             Entry entry = records.get(id);
             if (entry != null && entry.live(System.nanoTime()) && !entry.record().completed()) {
-                changes.wait(Math.max(1, atMost.toMillis()));
+                changed.await(Math.max(1, atMost.toNanos()), TimeUnit.NANOSECONDS);
             }
+        } finally {
+            changes.unlock();
         }
     }
 

@@ -5,7 +5,8 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongPredicate;
 
 /**
@@ -28,7 +29,9 @@ final class KeyWatch {
     /** How long a created notice may take before the key is looked at without it. */
     static final Duration NOTICE_WITHIN = Duration.ofMillis(20);
 
-    private final Object lock = new Object();
+    /** Guards the two fields below; a lock and condition, not a monitor, so a waiting virtual thread frees its carrier. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition news = lock.newCondition();
     private long startRevision = -1;
     private boolean changed;
 
@@ -55,12 +58,15 @@ final class KeyWatch {
             for (WatchEvent event : reply.getEvents()) {
                 change |= !deletesOnly || event.getEventType() == WatchEvent.EventType.DELETE;
             }
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (reply.isCreatedNotify()) {
                     startRevision = reply.getHeader().getRevision();
                 }
                 changed |= change;
-                lock.notifyAll();
+                news.signalAll();
+            } finally {
+                lock.unlock();
             }
         }, failure -> changed(), this::changed));
         try {
@@ -83,9 +89,12 @@ final class KeyWatch {
     }
 
     private void changed() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             changed = true;
-            lock.notifyAll();
+            news.signalAll();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -94,7 +103,8 @@ final class KeyWatch {
      * @return 0 when the key changed (or the watch ended), the start revision when the notice came, -1 when the time ran out
      */
     private long waitFor(long until, boolean orNotice) throws InterruptedException {
-        synchronized (lock) {
+        lock.lock();
+        try {
             while (true) {
                 if (changed) {
                     return 0;
@@ -106,8 +116,10 @@ final class KeyWatch {
                 if (left <= 0) {
                     return -1;
                 }
-                TimeUnit.NANOSECONDS.timedWait(lock, left);
+                news.awaitNanos(left);
             }
+        } finally {
+            lock.unlock();
         }
     }
 }

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The {@code jdbc:} engine in session mode: the database's own session locks, each attempt on a
@@ -70,9 +71,11 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
         /** Whether the connection served an earlier hold and waited idle since: it may have died meanwhile. */
         final boolean reused;
         volatile boolean held;
-        /** Whether the session holds the key's wanted mark, where session locks mark (guarded by the session). */
+        /** Guards the connection's use and the fields below: a lock, not a monitor, since SQL runs under it. */
+        final ReentrantLock guard = new ReentrantLock();
+        /** Whether the session holds the key's wanted mark, where session locks mark (guarded by {@link #guard}). */
         boolean marked;
-        /** Whether its release notified a waiter of another session (guarded by the session). */
+        /** Whether its release notified a waiter of another session (guarded by {@link #guard}). */
         boolean wokeOthers;
 
         Session(Acquisition attempt, String key, Connection connection, boolean reused) {
@@ -170,22 +173,23 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
 
     /** @return whether the session now holds its lock */
     private boolean ask(Session session) {
-        synchronized (session) {
-            try {
-                if (locks.tryLock(session)) {
-                    session.held = true;
-                    return true;
-                }
-                return false;
-            } catch (SQLException e) {
-                end(session, false);
-                Acquisition attempt = session.attempt;
-                if (SqlErrors.isConnectionFailure(e)) {
-                    throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
-                }
-                throw new CerberusException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage()
-                        + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
+        session.guard.lock();
+        try {
+            if (locks.tryLock(session)) {
+                session.held = true;
+                return true;
             }
+            return false;
+        } catch (SQLException e) {
+            end(session, false);
+            Acquisition attempt = session.attempt;
+            if (SqlErrors.isConnectionFailure(e)) {
+                throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
+            }
+            throw new CerberusException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage()
+                    + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
+        } finally {
+            session.guard.unlock();
         }
     }
 
@@ -230,7 +234,8 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
             return HandOff.notHanded(false);
         }
         boolean released = false;
-        synchronized (session) {
+        session.guard.lock();
+        try {
             // a connection that never held the lock, or gave it back, holds nothing and can serve again
             boolean clean = !session.held;
             if (session.held) {
@@ -249,6 +254,8 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
                 }
             }
             end(session, clean);
+        } finally {
+            session.guard.unlock();
         }
         if (released) {
             Wakeups.JVM.signal(session.key);
@@ -286,12 +293,13 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
     }
 
     private boolean alive(Session session) {
-        synchronized (session) {
-            try {
-                return session.held && session.connection.isValid(db.timeoutSeconds());
-            } catch (SQLException e) {
-                return false;
-            }
+        session.guard.lock();
+        try {
+            return session.held && session.connection.isValid(db.timeoutSeconds());
+        } catch (SQLException e) {
+            return false;
+        } finally {
+            session.guard.unlock();
         }
     }
 
@@ -319,8 +327,11 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
         watcher.shutdownNow();
         waiters.close();
         for (Session session : sessions.values()) {
-            synchronized (session) {
+            session.guard.lock();
+            try {
                 end(session, !session.held);
+            } finally {
+                session.guard.unlock();
             }
         }
         if (listener != null) {

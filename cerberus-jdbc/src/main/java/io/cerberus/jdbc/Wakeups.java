@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Wake-ups of waiters in this JVM: a release by any engine of this JVM, or a PostgreSQL
@@ -15,9 +17,56 @@ final class Wakeups {
     static final Wakeups JVM = new Wakeups();
     private final Map<String, Slot> slots = new ConcurrentHashMap<>();
 
+    /** One key's version and waiters; a lock and condition, not a monitor, so a waiting virtual thread frees its carrier. */
     private static final class Slot {
-        long version;
-        int registered;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition bumped = lock.newCondition();
+        private long version;
+        private int registered;
+
+        long version() {
+            lock.lock();
+            try {
+                return version;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** @return the number of registrations after adding {@code change} */
+        int registrations(int change) {
+            lock.lock();
+            try {
+                return registered += change;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void bump() {
+            lock.lock();
+            try {
+                version++;
+                bumped.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void awaitOther(long seen, long deadline) throws InterruptedException {
+            lock.lock();
+            try {
+                while (version == seen) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    bumped.awaitNanos(left);
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     /** A waiter's registration for one key's wake-ups, from its first try until it is granted or gives up. */
@@ -33,9 +82,7 @@ final class Wakeups {
 
         /** @return the key's version now */
         long version() {
-            synchronized (slot) {
-                return slot.version;
-            }
+            return slot.version();
         }
 
         /**
@@ -44,17 +91,7 @@ final class Wakeups {
          * @throws InterruptedException if interrupted
          */
         void await(long seen, Duration max) throws InterruptedException {
-            long deadline = System.nanoTime() + max.toNanos();
-            synchronized (slot) {
-                while (slot.version == seen) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return;
-                    }
-                    long millis = left / 1_000_000;
-                    slot.wait(millis, (int) (left % 1_000_000));
-                }
-            }
+            slot.awaitOther(seen, System.nanoTime() + max.toNanos());
         }
 
         @Override
@@ -63,20 +100,14 @@ final class Wakeups {
                 return;
             }
             closed = true;
-            slots.computeIfPresent(key, (k, s) -> {
-                synchronized (s) {
-                    return --s.registered == 0 ? null : s;
-                }
-            });
+            slots.computeIfPresent(key, (k, s) -> s.registrations(-1) == 0 ? null : s);
         }
     }
 
     Registration register(String key) {
         Slot slot = slots.compute(key, (k, s) -> {
             Slot result = s == null ? new Slot() : s;
-            synchronized (result) {
-                result.registered++;
-            }
+            result.registrations(1);
             return result;
         });
         return new Registration(key, slot);
@@ -86,10 +117,7 @@ final class Wakeups {
     void signal(String key) {
         Slot slot = slots.get(key);
         if (slot != null) {
-            synchronized (slot) {
-                slot.version++;
-                slot.notifyAll();
-            }
+            slot.bump();
         }
     }
 
