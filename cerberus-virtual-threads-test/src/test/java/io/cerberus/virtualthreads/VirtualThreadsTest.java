@@ -1,0 +1,209 @@
+package io.cerberus.virtualthreads;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.Cerberus;
+import io.cerberus.Lease;
+import io.cerberus.servers.MariaDbServer;
+import io.cerberus.servers.MemcachedServer;
+import io.cerberus.servers.PostgresServer;
+import io.cerberus.servers.RedisServer;
+import io.cerberus.servers.ZooKeeperServer;
+import io.cerberus.testkit.CapturedLogs;
+import io.cerberus.testkit.ServerExtension;
+import io.cerberus.testkit.TestTimes;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Level;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * 10,000 virtual threads, each taking one of 100 locks once, on each server engine: every hold is
+ * exclusive and its fencing token larger than the name's previous one, all finish within a bound,
+ * the platform threads stay few, the log stays short, and a JFR recording shows no virtual thread
+ * pinned to its carrier in a Cerberus frame. The module compiles for Java 17 and runs on the JDK
+ * that {@code virtual-threads.java} names (21 or newer; {@code ./test-all} passes the newest it
+ * finds), so virtual threads are reached through reflection; on an older JDK every test is skipped
+ * with the reason. etcd is not here yet: its waiters each queue a key in the server, which refuses
+ * thousands of them ("too many requests").
+ */
+@EnabledForJreRange(min = JRE.JAVA_21, disabledReason = "virtual threads need Java 21 or newer: run with"
+        + " -Dvirtual-threads.java=<a newer JDK's bin/java> (./test-all finds one)")
+class VirtualThreadsTest {
+    private static final int THREADS = 10_000;
+    private static final int NAMES = 100;
+    /** Platform threads the run may add: the engines' own (I/O, renewal, timers) and the carriers. */
+    private static final int MAX_NEW_PLATFORM_THREADS = 100;
+    private static final int MAX_LOG_LINES = 100;
+
+    @RegisterExtension
+    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
+    @RegisterExtension
+    static final ServerExtension<ZooKeeperServer> ZOOKEEPER = ServerExtension.perClass(ZooKeeperServer::start);
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = ServerExtension.perClass(PostgresServer::start);
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = ServerExtension.perClass(MariaDbServer::start);
+    @RegisterExtension
+    static final ServerExtension<MemcachedServer> MEMCACHED = ServerExtension.perClass(MemcachedServer::start);
+
+    @TempDir
+    Path recordings;
+
+    @Test
+    void redis() throws Exception {
+        contend(REDIS.uri(), true);
+    }
+
+    @Test
+    void zooKeeper() throws Exception {
+        contend(ZOOKEEPER.uri(), true);
+    }
+
+    @Test
+    void postgresLeaseRows() throws Exception {
+        contend(POSTGRES.uri(), true);
+    }
+
+    @Test
+    void mariaDbSessionLocks() throws Exception {
+        contend(MARIADB.uri() + "&cerberus.mode=session", false);
+    }
+
+    @Test
+    void memcached() throws Exception {
+        contend(MEMCACHED.uri(), false);
+    }
+
+    private void contend(String uri, boolean fenced) throws Exception {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Path recorded = recordings.resolve("pinned.jfr");
+        try (Cerberus cerberus = Cerberus.connect(uri)) {
+            // a first round loads the classes: a virtual thread that waits for a class being loaded
+            // stays pinned meanwhile, which is the JDK's doing and happens once per class
+            new Round(cerberus, fenced, NAMES * 2).run();
+            try (CapturedLogs logs = CapturedLogs.of("", Level.INFO);
+                    Recording recording = new Recording()) {
+                recording.enable("jdk.VirtualThreadPinned").withStackTrace();
+                recording.start();
+                int platformBefore = threads.getThreadCount();
+                threads.resetPeakThreadCount();
+                long started = System.nanoTime();
+                Round round = new Round(cerberus, fenced, THREADS);
+                round.run();
+                Duration took = Duration.ofNanos(System.nanoTime() - started);
+                recording.stop();
+                recording.dump(recorded);
+                long logLines = logs.text().lines().count();
+                System.out.printf("%s: %d virtual threads on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
+                        uri.substring(0, uri.indexOf(':')), THREADS, NAMES, took.toMillis(), threads.getPeakThreadCount(),
+                        platformBefore, logLines);
+                round.assertExclusive();
+                assertThat(threads.getPeakThreadCount() - platformBefore).as("platform threads added")
+                        .isLessThanOrEqualTo(MAX_NEW_PLATFORM_THREADS);
+                assertThat(logLines).as("log lines:%n%s", logs.text()).isLessThan(MAX_LOG_LINES);
+            }
+        }
+        assertThat(pinnedInCerberus(recorded)).as("virtual threads pinned in a Cerberus frame").isEmpty();
+    }
+
+    /** Virtual threads, one per hold, each taking one of the names once. */
+    private static final class Round {
+        private final Cerberus cerberus;
+        private final boolean fenced;
+        private final int count;
+        private final AtomicInteger[] holders = new AtomicInteger[NAMES];
+        private final AtomicLongArray lastToken = new AtomicLongArray(NAMES);
+        private final AtomicInteger overlaps = new AtomicInteger();
+        private final AtomicInteger backwards = new AtomicInteger();
+        private final AtomicInteger held = new AtomicInteger();
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Round(Cerberus cerberus, boolean fenced, int count) {
+            this.cerberus = cerberus;
+            this.fenced = fenced;
+            this.count = count;
+            for (int i = 0; i < NAMES; i++) {
+                holders[i] = new AtomicInteger();
+            }
+        }
+
+        void run() throws Exception {
+            ExecutorService virtual = virtualThreadPerTask();
+            try {
+                for (int i = 0; i < count; i++) {
+                    int name = i % NAMES;
+                    virtual.execute(() -> hold(name));
+                }
+                virtual.shutdown();
+                assertThat(virtual.awaitTermination(TestTimes.scaled(Duration.ofMinutes(3)).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("all %d threads done within the bound", count).isTrue();
+            } finally {
+                virtual.shutdownNow();
+            }
+            assertThat(failure.get()).as("the first failure of a thread").isNull();
+            assertThat(held).as("holds").hasValue(count);
+        }
+
+        private void hold(int name) {
+            try (Lease lease = cerberus.lock("vt-" + name).acquire(Duration.ofMinutes(2))) {
+                if (holders[name].incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                if (fenced) {
+                    long token = lease.fencingToken();
+                    if (token <= lastToken.getAndSet(name, token)) {
+                        backwards.incrementAndGet();
+                    }
+                }
+                holders[name].decrementAndGet();
+                held.incrementAndGet();
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }
+
+        void assertExclusive() {
+            assertThat(overlaps).as("holds that overlapped another of the same name").hasValue(0);
+            assertThat(backwards).as("fencing tokens not above the name's previous one").hasValue(0);
+        }
+    }
+
+    /** @return the pinned events whose stack has a Cerberus frame, each as its top frames */
+    private static List<String> pinnedInCerberus(Path recorded) throws Exception {
+        assertThat(Files.size(recorded)).as("the recording").isPositive();
+        return RecordingFile.readAllEvents(recorded).stream()
+                .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                .filter(VirtualThreadsTest::inCerberus).map(event -> event.getStackTrace().getFrames().stream().limit(12)
+                        .map(frame -> frame.getMethod().getType().getName() + "." + frame.getMethod().getName())
+                        .toList().toString()).toList();
+    }
+
+    private static boolean inCerberus(RecordedEvent event) {
+        return event.getStackTrace() != null && event.getStackTrace().getFrames().stream()
+                .map(RecordedFrame::getMethod).anyMatch(method -> method.getType().getName().startsWith("io.cerberus."));
+    }
+
+    /** @return {@code Executors.newVirtualThreadPerTaskExecutor()}, which Java 17 (this module's release) does not have */
+    private static ExecutorService virtualThreadPerTask() throws ReflectiveOperationException {
+        return (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    }
+}
