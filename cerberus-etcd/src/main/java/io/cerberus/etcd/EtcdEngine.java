@@ -7,6 +7,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
@@ -44,7 +45,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key if its
  * create revision is 0, and read the directory sorted by create revision. The attempt holds when no
  * earlier key excludes it (any for a writer, a writer for a reader); otherwise it watches only the
- * key it waits on ({@link KeyWatch}). So waiters queue in arrival order and a release wakes one.
+ * key it waits on ({@link KeyWatch}): waiters queue in arrival order, a release wakes one. Exclusive
+ * waiters line up in the core first ({@link LinesUpLocally}): a client queues at most one per name.
  *
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: revisions only
  * grow, and holders follow the create order. Every request is safe to resend ({@link EtcdRequests}):
@@ -61,7 +63,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
  * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
  */
-final class EtcdEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
+final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
             Capability.MULTI_PROCESS, Capability.INSPECT);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.Lease;
+import io.cerberus.servers.EtcdServer;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.MemcachedServer;
 import io.cerberus.servers.PostgresServer;
@@ -42,8 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * pinned to its carrier in a Cerberus frame. The module compiles for Java 17 and runs on the JDK
  * that {@code virtual-threads.java} names (21 or newer; {@code ./test-all} passes the newest it
  * finds), so virtual threads are reached through reflection; on an older JDK every test is skipped
- * with the reason. etcd is not here yet: its waiters each queue a key in the server, which refuses
- * thousands of them ("too many requests").
+ * with the reason.
  */
 @EnabledForJreRange(min = JRE.JAVA_21, disabledReason = "virtual threads need Java 21 or newer: run with"
         + " -Dvirtual-threads.java=<a newer JDK's bin/java> (./test-all finds one)")
@@ -62,6 +62,8 @@ class VirtualThreadsTest {
     static final ServerExtension<PostgresServer> POSTGRES = ServerExtension.perClass(PostgresServer::start);
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = ServerExtension.perClass(MariaDbServer::start);
+    @RegisterExtension
+    static final ServerExtension<EtcdServer> ETCD = ServerExtension.perClass(EtcdServer::start);
     @RegisterExtension
     static final ServerExtension<MemcachedServer> MEMCACHED = ServerExtension.perClass(MemcachedServer::start);
 
@@ -86,6 +88,11 @@ class VirtualThreadsTest {
     @Test
     void mariaDbSessionLocks() throws Exception {
         contend(MARIADB.uri() + "&cerberus.mode=session", false);
+    }
+
+    @Test
+    void etcd() throws Exception {
+        contend(ETCD.uri(), true);
     }
 
     @Test
