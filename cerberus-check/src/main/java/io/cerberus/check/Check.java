@@ -2,6 +2,7 @@ package io.cerberus.check;
 
 import io.cerberus.check.console.StopOnExit;
 import io.cerberus.check.servers.LockServer;
+import io.cerberus.check.judge.Verdict;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,13 +18,13 @@ import java.util.Optional;
  */
 public final class Check {
     /** Exit code of verdict SAFE, SAFE_WITH_FENCING or DUPLICATES_EXPLAINED. */
-    public static final int OK = 0;
+    public static final int OK = Verdict.SAFE.exitCode();
     /** Exit code of verdict UNSAFE. */
-    public static final int UNSAFE = 1;
+    public static final int UNSAFE = Verdict.UNSAFE.exitCode();
     /** Exit code of verdict NO_PROGRESS: nothing was shown. */
-    public static final int NO_PROGRESS = 2;
+    public static final int NO_PROGRESS = Verdict.NO_PROGRESS.exitCode();
     /** Exit code of verdict STUCK: a lock was asked for at the end and granted to nobody. */
-    public static final int STUCK = 3;
+    public static final int STUCK = Verdict.STUCK.exitCode();
 
     private Check() {
     }

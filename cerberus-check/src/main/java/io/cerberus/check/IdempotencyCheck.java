@@ -6,7 +6,7 @@ import io.cerberus.check.console.ProgressLine;
 import io.cerberus.check.console.StopOnExit;
 import io.cerberus.check.fault.ClientProxies;
 import io.cerberus.check.fault.FaultInjector;
-import io.cerberus.check.judge.IdempotencyChecker;
+import io.cerberus.check.judge.IdempotencyJudge;
 import io.cerberus.check.log.EffectLedger;
 import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.report.CheckProgress;
@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code cerberus check --idempotency}: K client JVMs ({@link IdempotencyWorkerCommand}) submit the
  * same operations through the idempotency guard while faults are injected, each operation applying
- * its effect to an {@link EffectLedger}; then {@link IdempotencyChecker} judges the ledger and the
+ * its effect to an {@link EffectLedger}; then {@link IdempotencyJudge} judges the ledger and the
  * logs. The machinery is the lock checker's: {@link CheckClient} (start, pause, resume, kill, each
  * confirmed), {@link ClientProxies} (partition, drop, delay per client), {@link LockServer} (the
  * server faults), {@link HoldLog}. Faults on a client are aimed at one that announced, less than
@@ -135,19 +135,15 @@ final class IdempotencyCheck {
         // memcached keeps nothing across a restart, Redis without persistence nothing, H2 may lose commits it answered
         boolean forgets = "memcached".equals(settings.server()) || "h2".equals(settings.server())
                 || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
-        IdempotencyChecker.Report report = IdempotencyChecker.judge(HoldLog.readAll(settings.out()), EffectLedger.read(ledger),
-                settings.lease(), forgets, end);
+        IdempotencyJudge.Report report = new IdempotencyJudge(EffectLedger.read(ledger), settings.lease(), forgets, end)
+                .judge(HoldLog.readAll(settings.out()));
         String text = report.text(title);
         Files.writeString(settings.out().resolve("report.txt"), text);
         line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + settings.out().resolve("report.txt") + ", ledger: " + ledger);
         console.flush();
-        return switch (report.verdict()) {
-            case "UNSAFE" -> Check.UNSAFE;
-            case "NO_PROGRESS" -> Check.NO_PROGRESS;
-            default -> Check.OK;
-        };
+        return report.outcome().exitCode();
     }
 
     private CheckClient startClient() {

@@ -6,13 +6,15 @@ import io.cerberus.check.console.ProgressLine;
 import io.cerberus.check.console.StopOnExit;
 import io.cerberus.check.fault.ClientProxies;
 import io.cerberus.check.fault.FaultInjector;
-import io.cerberus.check.judge.SafetyChecker;
+import io.cerberus.check.judge.LockJudgement;
+import io.cerberus.check.judge.MutualExclusionJudge;
+import io.cerberus.check.judge.Stuck;
 import io.cerberus.check.log.CheckLocks;
 import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.recipe.Recipe;
 import io.cerberus.check.report.CheckProgress;
-import io.cerberus.check.report.CheckReport;
+import io.cerberus.check.report.Timeline;
 import io.cerberus.check.run.CheckClient;
 import io.cerberus.check.servers.LockServer;
 import io.cerberus.spi.support.Redaction;
@@ -30,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * The lock check: K client JVMs ({@link CheckWorkerCommand}) loop on one lock (or on N, each with
  * its own, {@code --locks}) around a fenced register while faults are injected; the event logs are
  * then judged for overlapping holds, lost updates and fencing tokens going backwards (see
- * {@link SafetyChecker}). Faults on a client are aimed at the holder, in its critical section if
+ * {@link MutualExclusionJudge}). Faults on a client are aimed at the holder, in its critical section if
  * one is there.
  */
 final class LockCheck {
@@ -124,21 +126,16 @@ final class LockCheck {
         long end = System.nanoTime();
         List<FencedRegister.State> registers = locks.registers(!o.noFencing).stream().map(FencedRegister::read).toList();
         // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one that long
-        SafetyChecker.Stuck stuck = new SafetyChecker.Stuck(stopping, Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5)));
-        SafetyChecker.Report report = SafetyChecker.judge(HoldLog.readAll(o.out), registers, locks.names(), start, end, stuck);
-        String text = CheckReport.text(title, report);
+        Stuck stuck = new Stuck(stopping, Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5)));
+        LockJudgement report = new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(HoldLog.readAll(o.out));
+        String text = report.text(title);
         Files.writeString(o.out.resolve("report.txt"), text);
-        CheckReport.html(o.out.resolve("timeline.html"), title, report);
+        Timeline.html(o.out.resolve("timeline.html"), title, report);
         line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + o.out.resolve("report.txt") + ", timeline: " + o.out.resolve("timeline.html"));
         console.flush();
-        return switch (report.verdict()) {
-            case "UNSAFE" -> Check.UNSAFE;
-            case "NO_PROGRESS" -> Check.NO_PROGRESS;
-            case "STUCK" -> Check.STUCK;
-            default -> Check.OK;
-        };
+        return report.outcome().exitCode();
     }
 
     private CheckClient startClient(String engineUri) {

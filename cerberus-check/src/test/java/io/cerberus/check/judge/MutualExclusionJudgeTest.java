@@ -5,12 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cerberus.check.fault.FaultInjector;
 import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
-import io.cerberus.check.report.CheckReport;
 import io.cerberus.check.run.CheckWorkerCommand;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class SafetyCheckerTest {
+class MutualExclusionJudgeTest {
 
     private static HoldLog.Event e(String kind, String client, long token, long nanos, String detail) {
         return new HoldLog.Event(kind, client, token, nanos, detail);
@@ -22,7 +21,7 @@ class SafetyCheckerTest {
 
     @Test
     void backToBackHoldsAreSafe() {
-        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+        LockJudgement report = MutualExclusionJudge.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("WRITE", "c1", 1, 15, "ok"), e("REL", "c1", 1, 20, ""),
                 e("ACQ", "c2", 2, 20, ""), e("WRITE", "c2", 2, 25, "ok"), e("REL", "c2", 2, 30, "")), register(2, 2, 0), 0, 40);
 
@@ -33,7 +32,7 @@ class SafetyCheckerTest {
 
     @Test
     void aRunInWhichNobodyHeldTheLockIsNoProgressNeverSafe() {
-        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+        LockJudgement report = MutualExclusionJudge.judge(List.of(
                 e("FAULT", "c1", -1, 12, "pause"), e("FAULT", "c1", -1, 60, "resume")), register(0, 0, 0), 0, 70);
 
         assertThat(report.holds()).isEmpty();
@@ -42,7 +41,7 @@ class SafetyCheckerTest {
 
     @Test
     void aPausedHolderOverlapsButFencingStopsItsWrite() {
-        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+        LockJudgement report = MutualExclusionJudge.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 12, "pause"),
                 e("ACQ", "c2", 2, 40, ""), e("WRITE", "c2", 2, 45, "ok"), e("REL", "c2", 2, 50, ""),
                 e("FAULT", "c1", -1, 60, "resume"), e("WRITE", "c1", 1, 61, "stale"), e("LOST", "c1", 1, 62, "")),
@@ -56,9 +55,9 @@ class SafetyCheckerTest {
 
     @Test
     void lostUpdatesAndTokensGoingBackwardsAreUnsafe() {
-        SafetyChecker.Report lost = SafetyChecker.judge(List.of(e("ACQ", "c1", 1, 10, ""), e("REL", "c1", 1, 20, "")),
+        LockJudgement lost = MutualExclusionJudge.judge(List.of(e("ACQ", "c1", 1, 10, ""), e("REL", "c1", 1, 20, "")),
                 register(1, 2, 0), 0, 30);
-        SafetyChecker.Report backwards = SafetyChecker.judge(List.of(
+        LockJudgement backwards = MutualExclusionJudge.judge(List.of(
                 e("ACQ", "c1", 5, 10, ""), e("REL", "c1", 5, 20, ""), e("ACQ", "c2", 4, 30, ""), e("REL", "c2", 4, 40, "")),
                 register(2, 2, 0), 0, 50);
 
@@ -78,7 +77,7 @@ class SafetyCheckerTest {
                 e("FAULT", "c1", -1, 55, "resume"),
                 e("ENGINE", "c1", 5, 60_000_010, "acquire 60ms"), e("ACQ", "c1", 5, 60_000_010, ""),
                 e("WRITE", "c1", 5, 60_000_020, "stale"), e("LOST", "c1", 5, 60_000_030, ""));
-        SafetyChecker.Report late = SafetyChecker.judge(events, register(1, 1, 1), 0, 60_000_040);
+        LockJudgement late = MutualExclusionJudge.judge(events, register(1, 1, 1), 0, 60_000_040);
 
         assertThat(late.tokensBackwards()).isZero();
         assertThat(late.lateGrants()).isEqualTo(1);
@@ -86,12 +85,12 @@ class SafetyCheckerTest {
 
         List<HoldLog.Event> accepted = new java.util.ArrayList<>(events);
         accepted.set(8, e("WRITE", "c1", 5, 60_000_020, "ok"));
-        SafetyChecker.Report written = SafetyChecker.judge(accepted, register(2, 2, 0), 0, 60_000_040);
+        LockJudgement written = MutualExclusionJudge.judge(accepted, register(2, 2, 0), 0, 60_000_040);
         assertThat(written.tokensBackwards()).as("a write under the lower token was accepted").isEqualTo(1);
         assertThat(written.verdict()).isEqualTo("UNSAFE");
 
         List<HoldLog.Event> unpaused = events.stream().filter(event -> !event.kind().equals("FAULT")).toList();
-        SafetyChecker.Report backwards = SafetyChecker.judge(unpaused, register(1, 1, 1), 0, 60_000_040);
+        LockJudgement backwards = MutualExclusionJudge.judge(unpaused, register(1, 1, 1), 0, 60_000_040);
         assertThat(backwards.tokensBackwards()).as("no pause during its acquire: the counter went backwards").isEqualTo(1);
         assertThat(backwards.verdict()).isEqualTo("UNSAFE");
     }
@@ -109,7 +108,7 @@ class SafetyCheckerTest {
                 e("FAULT", "c1", -1, 3_200_000_000L, "resume"),
                 e("WRITE", "c1", 5, 3_250_000_000L, "ok"), e("REL", "c1", 5, 3_260_000_000L, ""),
                 e("WRITE", "c2", 6, 5 * second, "ok"), e("REL", "c2", 6, 5 * second + 10, ""));
-        SafetyChecker.Report report = SafetyChecker.judge(events, register(2, 2, 0), 0, 6 * second);
+        LockJudgement report = MutualExclusionJudge.judge(events, register(2, 2, 0), 0, 6 * second);
 
         assertThat(report.tokensBackwards()).isZero();
         assertThat(report.lateGrants()).isZero();
@@ -120,7 +119,7 @@ class SafetyCheckerTest {
         before.set(1, e("ENGINE", "c2", 6, second / 2, "acquire 0ms"));
         before.set(2, e("ACQ", "c2", 6, second / 2, ""));
         before.sort(java.util.Comparator.comparingLong(HoldLog.Event::nanos));
-        SafetyChecker.Report backwards = SafetyChecker.judge(before, register(2, 2, 0), 0, 6 * second);
+        LockJudgement backwards = MutualExclusionJudge.judge(before, register(2, 2, 0), 0, 6 * second);
         assertThat(backwards.tokensBackwards()).isEqualTo(1);
         assertThat(backwards.verdict()).isEqualTo("UNSAFE");
 
@@ -128,12 +127,12 @@ class SafetyCheckerTest {
         List<HoldLog.Event> split = new java.util.ArrayList<>(events);
         split.set(3, e("ENGINE", "c1", 5, 990_000_000L, "acquire 200ms"));
         split.sort(java.util.Comparator.comparingLong(HoldLog.Event::nanos));
-        assertThat(SafetyChecker.judge(split, register(2, 2, 0), 0, 6 * second).tokensBackwards()).isZero();
+        assertThat(MutualExclusionJudge.judge(split, register(2, 2, 0), 0, 6 * second).tokensBackwards()).isZero();
     }
 
     @Test
     void aKilledHolderHoldsUntilItDiesAndRecoveryIsMeasuredToTheNextGrant() {
-        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+        LockJudgement report = MutualExclusionJudge.judge(List.of(
                 e("ACQ", "c1", 1, 10, ""), e("FAULT", "c1", -1, 20, "kill"), e("ACQ", "c2", 2, 520, ""), e("REL", "c2", 2, 530, "")),
                 register(1, 1, 0), 0, 600);
 
@@ -148,7 +147,7 @@ class SafetyCheckerTest {
 
     @Test
     void aRepeatedFencingTokenCountsAsGoingBackwards() {
-        SafetyChecker.Report repeated = SafetyChecker.judge(List.of(
+        LockJudgement repeated = MutualExclusionJudge.judge(List.of(
                 e("ACQ", "c1", 7, 10, ""), e("REL", "c1", 7, 20, ""), e("ACQ", "c2", 7, 30, ""), e("REL", "c2", 7, 40, "")),
                 register(2, 2, 0), 0, 50);
 
@@ -158,7 +157,7 @@ class SafetyCheckerTest {
 
     @Test
     void confirmationsAreCountedPerFaultAndApartFromTheFaults() {
-        SafetyChecker.Report report = SafetyChecker.judge(List.of(
+        LockJudgement report = MutualExclusionJudge.judge(List.of(
                 e("FAULT", "c1", -1, 10, "drop"), e("FAULT", "c1", -1, 20, "heal"), e("FAULT", "c1", -1, 25, "confirmed drop: {lease lost=1}"),
                 e("FAULT", "c2", -1, 30, "drop"), e("FAULT", "c2", -1, 40, "heal"), e("FAULT", "c2", -1, 45, "unconfirmed drop: no error"),
                 e("FAULT", "server", -1, 50, "failover: SIGKILL to the primary, node1"),
@@ -186,8 +185,8 @@ class SafetyCheckerTest {
                 on(1, "ACQ", "c2.0", 8, 30, ""), on(1, "ACQ", "c3", 9, 35, ""), on(1, "WRITE", "c3", 9, 36, "ok"),
                 on(1, "REL", "c3", 9, 37, ""), on(1, "WRITE", "c2.0", 8, 40, "stale"), on(1, "REL", "c2.0", 8, 41, ""));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(2, 2, 1)),
-                List.of("job-0", "job-1"), 0, 50, SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(1, 1, 0), register(2, 2, 1)),
+                List.of("job-0", "job-1"), 0, 50, Stuck.NEVER);
 
         assertThat(report.locks()).hasSize(2);
         assertThat(report.holds()).hasSize(4);
@@ -206,8 +205,8 @@ class SafetyCheckerTest {
                 on(1, "ACQ", "c2", 1, 10, ""), on(1, "REL", "c2", 1, 20, ""),
                 on(2, "ACQ", "c3", 1, 10, ""), on(2, "REL", "c3", 1, 20, ""));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(1, 2, 0), register(1, 1, 0)),
-                List.of("a", "b", "c"), 0, 30, SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(1, 1, 0), register(1, 2, 0), register(1, 1, 0)),
+                List.of("a", "b", "c"), 0, 30, Stuck.NEVER);
 
         assertThat(report.lostUpdates()).isEqualTo(1);
         assertThat(report.verdict()).isEqualTo("UNSAFE");
@@ -221,12 +220,12 @@ class SafetyCheckerTest {
                 e("FAULT", "c1", -1, 20, "kill"),
                 on(0, "ACQ", "c2", 2, 30, ""), on(0, "REL", "c2", 2, 40, ""), on(1, "REL", "c10", 2, 41, ""));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0), register(0, 0, 0)), List.of("a", "b"), 0,
-                50, SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(0, 0, 0), register(0, 0, 0)), List.of("a", "b"), 0,
+                50, Stuck.NEVER);
 
-        assertThat(report.holds()).filteredOn(hold -> hold.end().equals("killed")).extracting(SafetyChecker.Hold::client)
+        assertThat(report.holds()).filteredOn(hold -> hold.end().equals("killed")).extracting(Hold::client)
                 .containsExactlyInAnyOrder("c1.0", "c1.1");
-        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c10")).extracting(SafetyChecker.Hold::end)
+        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c10")).extracting(Hold::end)
                 .containsExactly("released");
         assertThat(report.recoveriesNanos()).containsExactly(10L);
     }
@@ -242,11 +241,11 @@ class SafetyCheckerTest {
                 e("FAULT", "c2", -1, 46, "pause 2s"), e("FAULT", "c2", -1, 47, "confirmed pause: the kernel shows the process stopped"),
                 e("FAULT", "c2", -1, 60, "resume"));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, Stuck.NEVER);
 
         assertThat(report.confirmations(true)).containsEntry("pause", 2);
         assertThat(report.pausesOfHolders()).isEqualTo(1);
-        assertThat(CheckReport.text("t", report)).contains("pauses of a holder:    1 of 2 confirmed pauses");
+        assertThat(report.text("t")).contains("pauses of a holder:    1 of 2 confirmed pauses");
     }
 
     @Test
@@ -256,12 +255,12 @@ class SafetyCheckerTest {
                 on(0, "ACQ", "c2", 2, 30, ""), on(0, "REL", "c2", 2, 40, ""),
                 e("FAULT", "c1", -1, 50, FaultInjector.EXITED + " unasked (exit code 1): a new client takes its place"));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(0, 0, 0)), List.of("a"), 0, 70, Stuck.NEVER);
 
         assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c1")).singleElement()
                 .satisfies(hold -> assertThat(hold.endNanos()).isEqualTo(12L));
         assertThat(report.overlaps()).isEmpty();
-        assertThat(CheckReport.text("t", report)).contains("clients that ended unasked (replaced): 1");
+        assertThat(report.text("t")).contains("clients that ended unasked (replaced): 1");
     }
 
     @Test
@@ -280,12 +279,12 @@ class SafetyCheckerTest {
                 on(0, "ENGINE", "c1", -1, 600, CheckWorkerCommand.BUSY), on(1, "ACQ", "c2", -1, 650, ""), on(1, "REL", "c2", -1, 660, ""));
         List<FencedRegister.State> registers = List.of(register(0, 0, 0), register(0, 0, 0));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, registers, List.of("a", "b"), 0, 1100,
-                new SafetyChecker.Stuck(1000, 500));
-        SafetyChecker.Report notAsked = SafetyChecker.judge(events.stream().filter(event -> !event.kind().equals("ENGINE")).toList(),
-                registers, List.of("a", "b"), 0, 1100, new SafetyChecker.Stuck(1000, 500));
+        LockJudgement report = MutualExclusionJudge.judge(events, registers, List.of("a", "b"), 0, 1100,
+                new Stuck(1000, 500));
+        LockJudgement notAsked = MutualExclusionJudge.judge(events.stream().filter(event -> !event.kind().equals("ENGINE")).toList(),
+                registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500));
 
-        assertThat(report.stuckLocks()).extracting(SafetyChecker.LockReport::name).containsExactly("a");
+        assertThat(report.stuckLocks()).extracting(LockReport::name).containsExactly("a");
         assertThat(report.stuckLocks().get(0).stuckNanos()).isEqualTo(990);
         assertThat(report.verdict()).isEqualTo("STUCK");
         assertThat(report.longestGapNanos()).as("the stuck lock's gap runs to the stop").isEqualTo(990);
@@ -293,7 +292,7 @@ class SafetyCheckerTest {
         assertThat(notAsked.verdict()).isEqualTo("SAFE");
         List<HoldLog.Event> serverDown = new java.util.ArrayList<>(events);
         serverDown.add(e("FAULT", "server", -1, 700, "leader-kill server 2 (leader)"));
-        assertThat(SafetyChecker.judge(serverDown, registers, List.of("a", "b"), 0, 1100, new SafetyChecker.Stuck(1000, 500)).stuckLocks())
+        assertThat(MutualExclusionJudge.judge(serverDown, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500)).stuckLocks())
                 .as("a server fault in the window: unavailable, not stuck").isEmpty();
     }
 
@@ -306,9 +305,9 @@ class SafetyCheckerTest {
                 on(0, "ACQ", "c2", 6, 110, ""), e("FAULT", "c1", -1, 115, "confirmed kill: the process exited"),
                 on(0, "WRITE", "c2", 6, 120, "ok"), on(0, "REL", "c2", 6, 121, ""));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, register(1, 1, 0), 0, 200);
+        LockJudgement report = MutualExclusionJudge.judge(events, register(1, 1, 0), 0, 200);
 
-        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(SafetyChecker.Hold::endNanos)
+        assertThat(report.holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(Hold::endNanos)
                 .containsExactly(102L);
         assertThat(report.overlaps()).isEmpty();
         assertThat(report.verdict()).isEqualTo("SAFE");
@@ -323,10 +322,10 @@ class SafetyCheckerTest {
                 on(0, "ACQ", "c2", 6, 110, ""), on(1, "READ", "c1.2", 3, 112, "0"), e("FAULT", "c1", -1, 115, "confirmed kill: the process exited"),
                 on(0, "WRITE", "c2", 6, 120, "ok"), on(0, "REL", "c2", 6, 121, ""));
 
-        SafetyChecker.Report report = SafetyChecker.judge(events, List.of(register(1, 1, 0), register(0, 0, 0)), List.of("a", "b"), 0, 200,
-                SafetyChecker.Stuck.NEVER);
+        LockJudgement report = MutualExclusionJudge.judge(events, List.of(register(1, 1, 0), register(0, 0, 0)), List.of("a", "b"), 0, 200,
+                Stuck.NEVER);
 
-        assertThat(report.locks().get(0).holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(SafetyChecker.Hold::endNanos)
+        assertThat(report.locks().get(0).holds()).filteredOn(hold -> hold.client().equals("c1.1")).extracting(Hold::endNanos)
                 .containsExactly(112L);
         assertThat(report.locks().get(0).overlaps()).hasSize(1);
     }
@@ -343,7 +342,7 @@ class SafetyCheckerTest {
             events.add(e("REL", "d" + i, 2 * i + 1, at + 200_000_000L, ""));
         }
 
-        String text = CheckReport.text("title", SafetyChecker.judge(events, register(0, 0, 0), 0, 25_000_000_000L));
+        String text = MutualExclusionJudge.judge(events, register(0, 0, 0), 0, 25_000_000_000L).text("title");
 
         assertThat(text).contains("recovery after a holder was killed: 25 holds ended by a kill: min 1.0 ms, median 13.0 ms,"
                 + " 99th percentile 25.0 ms, max 25.0 ms");

@@ -9,7 +9,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The judge of {@code cerberus check --idempotency} on hand-made logs and ledgers. */
-class IdempotencyCheckerTest {
+class IdempotencyJudgeTest {
     private static final Duration LEASE = Duration.ofNanos(90);
 
     private static HoldLog.Event e(String kind, String client, long key, long nanos, String detail) {
@@ -20,8 +20,8 @@ class IdempotencyCheckerTest {
         return new EffectLedger.Effect(key, submission, submission.substring(0, 2), payload, nanos);
     }
 
-    private static IdempotencyChecker.Report judge(List<HoldLog.Event> events, List<EffectLedger.Effect> effects, boolean forgets) {
-        return IdempotencyChecker.judge(events, effects, LEASE, forgets, 1_000);
+    private static IdempotencyJudge.Report judge(List<HoldLog.Event> events, List<EffectLedger.Effect> effects, boolean forgets) {
+        return IdempotencyJudge.judge(events, effects, LEASE, forgets, 1_000);
     }
 
     /** c1 runs key 7 and completes; c2 is served the replay; c2 reuses the key with another payload and is refused. */
@@ -35,7 +35,7 @@ class IdempotencyCheckerTest {
 
     @Test
     void oneEffectPerKeyWithReplaysAndRefusedMismatchesIsSafe() {
-        IdempotencyChecker.Report report = judge(sorted(onceThenReplayed()), List.of(effect(7, "c1-1.1", "ok", 20)), false);
+        IdempotencyJudge.Report report = judge(sorted(onceThenReplayed()), List.of(effect(7, "c1-1.1", "ok", 20)), false);
 
         assertThat(report.verdict()).isEqualTo("SAFE");
         assertThat(report.duplicates()).isZero();
@@ -54,7 +54,7 @@ class IdempotencyCheckerTest {
                 e("SUBMIT", "c2", 7, 150, "c2-1.1 ok"), e("CLAIM", "c2", 7, 151, "c2-1.1"), e("EFFECT", "c2", 7, 160, "c2-1.1"),
                 e("COMPLETED", "c2", 7, 161, "c2-1.1"), e("ACK", "c2", 7, 162, "c2-1.1 EXECUTED c2-1.1")));
 
-        IdempotencyChecker.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 160)), false);
+        IdempotencyJudge.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 160)), false);
 
         assertThat(report.duplicates()).isEqualTo(1);
         assertThat(report.explained()).containsEntry("killed before completing", 1);
@@ -69,8 +69,8 @@ class IdempotencyCheckerTest {
         List<HoldLog.Event> shortPause = pausedApplier(30);
         List<EffectLedger.Effect> effects = List.of(effect(7, "c2-1.1", "ok", 130), effect(7, "c1-1.1", "ok", 200));
 
-        IdempotencyChecker.Report explained = judge(longPause, effects, false);
-        IdempotencyChecker.Report unexplained = judge(shortPause, effects, false);
+        IdempotencyJudge.Report explained = judge(longPause, effects, false);
+        IdempotencyJudge.Report unexplained = judge(shortPause, effects, false);
 
         assertThat(explained.explained()).containsEntry("paused past the lease", 1);
         assertThat(explained.verdict()).isEqualTo("DUPLICATES_EXPLAINED");
@@ -95,7 +95,7 @@ class IdempotencyCheckerTest {
                 e("CLAIM", "c1", 7, 11, "c1-1.1"), e("COMPLETED", "c1", 7, 21, "c1-1.1"), e("ACK", "c1", 7, 22, "c1-1.1 EXECUTED c1-1.1"),
                 e("CLAIM", "c2", 7, 31, "c2-1.1"), e("COMPLETED", "c2", 7, 41, "c2-1.1"), e("ACK", "c2", 7, 42, "c2-1.1 EXECUTED c2-1.1")));
 
-        IdempotencyChecker.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 40)), false);
+        IdempotencyJudge.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 40)), false);
 
         assertThat(report.unexplained()).containsEntry("completed twice", 1);
         assertThat(report.verdict()).isEqualTo("UNSAFE");
@@ -110,7 +110,7 @@ class IdempotencyCheckerTest {
                 e("FAULT", "server", -1, 28, "confirmed server-kill: gone, then back"),
                 e("CLAIM", "c2", 7, 31, "c2-1.1"), e("COMPLETED", "c2", 7, 41, "c2-1.1"), e("ACK", "c2", 7, 42, "c2-1.1 EXECUTED c2-1.1")));
 
-        IdempotencyChecker.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 40)), true);
+        IdempotencyJudge.Report report = judge(events, List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-1.1", "ok", 40)), true);
 
         assertThat(report.unexplained()).containsEntry("completed record forgotten by the restarted store", 1);
         assertThat(report.verdict()).isEqualTo("UNSAFE");
@@ -120,8 +120,8 @@ class IdempotencyCheckerTest {
 
     @Test
     void anAcknowledgementOfAnEffectNeverAppliedAndAnAppliedMismatchAreUnsafe() {
-        IdempotencyChecker.Report neverApplied = judge(sorted(onceThenReplayed()), List.of(), false);
-        IdempotencyChecker.Report mismatch = judge(sorted(onceThenReplayed()),
+        IdempotencyJudge.Report neverApplied = judge(sorted(onceThenReplayed()), List.of(), false);
+        IdempotencyJudge.Report mismatch = judge(sorted(onceThenReplayed()),
                 List.of(effect(7, "c1-1.1", "ok", 20), effect(7, "c2-2.1", "other", 41)), false);
 
         assertThat(neverApplied.acknowledgedNeverApplied()).isEqualTo(2); // the execution and the replay
@@ -133,7 +133,7 @@ class IdempotencyCheckerTest {
 
     @Test
     void aRunInWhichNothingWasExecutedIsNoProgressNeverSafe() {
-        IdempotencyChecker.Report report = judge(List.of(e("SUBMIT", "c1", 7, 10, "c1-1.1 ok"),
+        IdempotencyJudge.Report report = judge(List.of(e("SUBMIT", "c1", 7, 10, "c1-1.1 ok"),
                 e("RETRY", "c1", 7, 20, "c1-1.1 store-unavailable")), List.of(), false);
 
         assertThat(report.verdict()).isEqualTo("NO_PROGRESS");

@@ -16,7 +16,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Judges a run of {@code cerberus check --idempotency} from the clients' event logs, the fault log
+ * The judge of exactly-once effects: judges a run of {@code cerberus check --idempotency} from the clients' event logs, the fault log
  * and the {@link EffectLedger}.
  *
  * <p>The ledger is the truth: every line is an effect applied. A key's effects beyond its first are
@@ -39,7 +39,12 @@ import java.util.TreeMap;
  * {@code NO_PROGRESS} if no operation was executed; {@code DUPLICATES_EXPLAINED} if every duplicate is
  * explained; else {@code SAFE}.
  */
-public final class IdempotencyChecker {
+public final class IdempotencyJudge implements Judge {
+    private final List<EffectLedger.Effect> effects;
+    private final Duration lease;
+    private final boolean forgetsOnRestart;
+    private final long endNanos;
+
     /** A fault on a client (its name) or on the server ({@code server}), from its start to its end. */
     record Fault(String kind, String target, long startNanos, long endNanos) {
     }
@@ -51,21 +56,22 @@ public final class IdempotencyChecker {
      * @param unexplained duplicates no fault on a dropout explains, by reason
      * @param samples a few unexplained duplicates, described
      */
-    public record Report(String verdict, long submissions, long operations, long executed, long replays, long mismatchesSubmitted,
+    public record Report(Verdict outcome, long submissions, long operations, long executed, long replays, long mismatchesSubmitted,
             long mismatchesRefused, long firstPayloadsRefused, Map<String, Integer> retries, long effects, long keys, long duplicates,
             Map<String, Integer> explained, Map<String, Integer> unexplained, long mismatchesApplied, long mismatchesAppliedAfterRestart,
             long acknowledgedNeverApplied,
             long keysWithTwoResults, long longestUnservedNanos, Map<String, Integer> faultCounts, Map<String, Integer> confirmed,
-            Map<String, Integer> notConfirmed, Map<String, Integer> insideAnOperation, List<String> samples) {
+            Map<String, Integer> notConfirmed, Map<String, Integer> insideAnOperation, List<String> samples) implements Judge.Judgement {
 
         long unexplainedCount() {
             return unexplained.values().stream().mapToLong(Integer::longValue).sum();
         }
 
+        @Override
         public String text(String title) {
             StringBuilder out = new StringBuilder();
             out.append(title).append('\n');
-            out.append("verdict:                       ").append(verdict).append('\n');
+            out.append("verdict:                       ").append(verdict()).append('\n');
             out.append("operations:                    ").append(operations).append(" (").append(submissions)
                     .append(" submissions, retries included)\n");
             out.append("faults injected:               ").append(FaultInjector.injectedText(faultCounts)).append('\n');
@@ -120,18 +126,27 @@ public final class IdempotencyChecker {
         }
     }
 
-    private IdempotencyChecker() {
-    }
-
     /**
-     * @param events every event of the run (clients' logs and the fault log), in time order
      * @param effects the ledger's lines, in the order applied
      * @param lease the guard's lease
      * @param forgetsOnRestart whether the store may forget records across a restart (Redis without persistence, memcached, H2)
      * @param endNanos the run's end
      */
+    public IdempotencyJudge(List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart, long endNanos) {
+        this.effects = List.copyOf(effects);
+        this.lease = lease;
+        this.forgetsOnRestart = forgetsOnRestart;
+        this.endNanos = endNanos;
+    }
+
+    /** Judges a run; see {@link #IdempotencyJudge}. */
     public static Report judge(List<HoldLog.Event> events, List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart,
             long endNanos) {
+        return new IdempotencyJudge(effects, lease, forgetsOnRestart, endNanos).judge(events);
+    }
+
+    @Override
+    public Report judge(List<HoldLog.Event> events) {
         Map<String, Attempt> attempts = new HashMap<>();
         List<Fault> faults = new ArrayList<>();
         Map<String, Long> open = new HashMap<>();
@@ -291,11 +306,11 @@ public final class IdempotencyChecker {
                 inside.merge(fault.kind(), 1, Integer::sum);
             }
         }
-        Report base = new Report("", submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
+        Report base = new Report(Verdict.SAFE, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
                 effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
                 keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
-        String verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0 ? "UNSAFE"
-                : executed == 0 ? "NO_PROGRESS" : duplicates > 0 ? "DUPLICATES_EXPLAINED" : "SAFE";
+        Verdict verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0 ? Verdict.UNSAFE
+                : executed == 0 ? Verdict.NO_PROGRESS : duplicates > 0 ? Verdict.DUPLICATES_EXPLAINED : Verdict.SAFE;
         return new Report(verdict, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
                 effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
                 keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
