@@ -70,7 +70,7 @@ final class IdempotencyCheck {
      * Runs the clients, injects the faults, judges and writes {@code report.txt}.
      *
      * @param engineUri the engine the clients use
-     * @return the exit code: 0 (SAFE, DUPLICATES_EXPLAINED), {@link Check.UNSAFE}, {@link Check.NO_PROGRESS}
+     * @return the exit code: 0 (SAFE, DUPLICATES_EXPLAINED), {@link Check#UNSAFE}, {@link Check#NO_PROGRESS}
      */
     int run(String engineUri) throws Exception {
         this.engineUri = engineUri;
@@ -125,10 +125,7 @@ final class IdempotencyCheck {
                     .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
             progress.stopping();
         } finally {
-            CheckClient.stopAll(running, CheckClient.CONFIRM);
-            if (proxies != null) {
-                proxies.close();
-            }
+            CheckClient.stopAll(running, proxies, CheckClient.CONFIRM);
         }
         progress.judging();
         long end = System.nanoTime();

@@ -64,16 +64,17 @@ final class LockCheck {
     }
 
     /**
-     * Runs the o.clients, injects the o.faults, judges and writes {@code report.txt} and {@code timeline.html}.
+     * Runs the clients, injects the faults, judges and writes {@code report.txt} and {@code timeline.html}.
      *
-     * @param engineUri the engine the o.clients use
+     * @param engineUri the engine the clients use
      * @return the exit code of the verdict
      */
     int run(String engineUri) throws Exception {
         List<String> proxied = o.faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         proxies = proxied.isEmpty() ? null : new ClientProxies(o.out);
         if (!o.noLock) {
-            Cerberus probe = Cerberus.builder().engine(engineUri).namespace(namespace).defaultLease(o.lease).build(); // fails early, with a clear message, when the engine is unreachable
+            // fails early, with a clear message, when the engine is unreachable
+            Cerberus probe = Cerberus.builder().engine(engineUri).namespace(namespace).defaultLease(o.lease).build();
             probe.close();
         }
         CheckLocks locks = new CheckLocks(o.lockName, o.out.resolve("register"), o.lockCount);
@@ -99,7 +100,7 @@ final class LockCheck {
             throws Exception {
         List<CheckClient> running = new CopyOnWriteArrayList<>();
         onExit.add(() -> CheckClient.killAll(running));
-        long stopping = 0; // a kill replaces its target while other o.faults run
+        long stopping = 0; // a kill replaces its target while other faults run
         long start = System.nanoTime();
         try (HoldLog faultLog = new HoldLog(o.out.resolve("faults.log"))) {
             for (int i = 0; i < o.clients; i++) {
@@ -107,7 +108,7 @@ final class LockCheck {
             }
             this.engineUri = engineUri;
             CheckClient.awaitReady(running);
-            // the o.duration counts from when every client runs: starting JVMs on a busy machine must not eat it
+            // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
             Duration window = o.faultLength(false);
             FaultInjector.Plan plan = new FaultInjector.Plan(o.faults, o.faultEvery, o.serverFaultEvery(), o.parallelFaults, window, window, o.delay, o.serverDown,
                     o.lease.multipliedBy(2).plusSeconds(1));
@@ -117,10 +118,7 @@ final class LockCheck {
             stopping = System.nanoTime();
             progress.stopping();
         } finally {
-            CheckClient.stopAll(running, CheckClient.CONFIRM);
-            if (proxies != null) {
-                proxies.close();
-            }
+            CheckClient.stopAll(running, proxies, CheckClient.CONFIRM);
         }
         progress.judging();
         long end = System.nanoTime();
@@ -163,8 +161,8 @@ final class LockCheck {
     }
 
     /**
-     * Arms the o.recipe's failpoint on one client and waits until a loop of it has reached it: it died there (then a new
-     * client takes its place) or stalled there for twice the o.lease and went on.
+     * Arms the recipe's failpoint on one client and waits until a loop of it has reached it: it died there (then a new
+     * client takes its place) or stalled there for twice the lease and went on.
      */
     private boolean ownFault(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
         if (!fault.equals("between-steps")) {
@@ -200,9 +198,9 @@ final class LockCheck {
     }
 
     /**
-     * @param busy o.clients under a fault now, passed over
+     * @param busy clients under a fault now, passed over
      * @return the client in its critical section (read done), else one holding, waiting up to ten leases (at least 2 s)
-     *     for one, as after a o.server fault nobody may hold for seconds; else any free one
+     *     for one, as after a server fault nobody may hold for seconds; else any free one
      */
     private CheckClient holder(List<CheckClient> running, Set<String> busy) throws InterruptedException {
         long deadline = System.nanoTime() + Math.max(TimeUnit.SECONDS.toNanos(2), o.lease.multipliedBy(10).toNanos());

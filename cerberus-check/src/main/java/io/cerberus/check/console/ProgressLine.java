@@ -33,7 +33,7 @@ import java.util.function.Supplier;
  */
 public final class ProgressLine implements AutoCloseable {
     /** What {@code --progress} takes. */
-    static final List<String> MODES = List.of("auto", "line", "none");
+    public static final List<String> MODES = List.of("auto", "line", "none");
 
     private static final String CLEAR_TO_END = "\u001b[K";
     private static final Duration LIVE_EVERY = Duration.ofSeconds(1);
@@ -92,12 +92,22 @@ public final class ProgressLine implements AutoCloseable {
     }
 
     /**
-     * Starts a live line, whatever {@code err} is.
+     * Starts a live line, whatever {@code err} is: rewritten every second, and {@link System#err} wrapped
+     * so that others' text there first clears it, until it is closed.
      *
      * @param width the terminal's width: the text is cut to one less
      */
-    static ProgressLine live(PrintWriter err, Supplier<String> text, int width) {
+    public static ProgressLine live(PrintWriter err, Supplier<String> text, int width) {
         return new ProgressLine(err, true, text, LIVE_EVERY, width);
+    }
+
+    /**
+     * Starts a plain line, whatever {@code err} is: the text as a line of its own every {@code every}.
+     *
+     * @param every how often, at least a millisecond
+     */
+    public static ProgressLine plain(PrintWriter err, Supplier<String> text, Duration every) {
+        return new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
     }
 
     /**

@@ -183,10 +183,13 @@ public final class CheckClient {
         }
     }
 
-    /** Stops every client, each within {@code within}. */
-    public static void stopAll(List<CheckClient> clients, Duration within) {
+    /** Stops every client (each within {@code within}), then closes the proxies, if any. */
+    public static void stopAll(List<CheckClient> clients, AutoCloseable proxies, Duration within) throws Exception {
         for (CheckClient client : clients) {
             client.stop(within);
+        }
+        if (proxies != null) {
+            proxies.close();
         }
     }
 }

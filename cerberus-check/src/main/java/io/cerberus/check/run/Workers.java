@@ -2,6 +2,9 @@ package io.cerberus.check.run;
 
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusBuilder;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.UnsafeEngineException;
+import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.check.console.ConsoleLogging;
 import io.cerberus.servers.JavaCommand;
 import io.cerberus.servers.ManagedProcess;
@@ -21,13 +24,15 @@ import picocli.CommandLine;
  * command {@code check-worker} ({@link CheckWorkerCommand}) or {@code check-idempotency-worker}
  * ({@link IdempotencyWorkerCommand}). The engine URI reaches a worker in its environment
  * ({@value #ENGINE_ENV}), never on its command line, where any local user could read its
- * credentials ({@code ps}). A worker's errors print as the {@code cerberus} command's do:
+ * credentials ({@code ps}). A worker's errors print and exit as the {@code cerberus} command's do:
  * {@code cerberus check-worker: <what went wrong>}, on standard error, which the checker shows.
  */
 @Command(name = "cerberus", subcommands = {CheckWorkerCommand.class, IdempotencyWorkerCommand.class})
 public final class Workers {
     /** The environment variable that names the engine of a worker. */
     static final String ENGINE_ENV = "CERBERUS_ENGINE";
+    private static final int USAGE = 64;
+    private static final int INTERNAL_ERROR = 70;
 
     private Workers() {
     }
@@ -44,13 +49,31 @@ public final class Workers {
         }
         ConsoleLogging.configure();
         CommandLine commandLine = new CommandLine(new Workers());
+        commandLine.setParameterExceptionHandler((e, given) -> failed(e.getCommandLine(), USAGE, e.getMessage()));
         commandLine.setExecutionExceptionHandler((e, failed, parsed) -> {
-            PrintWriter err = failed.getErr();
-            err.println(failed.getCommandSpec().qualifiedName() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()));
-            err.flush();
-            return 70;
+            int code = exitCode(e);
+            String message = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
+            return failed(failed, code, code == INTERNAL_ERROR ? e.getClass().getSimpleName() + ": " + message : message);
         });
         System.exit(commandLine.execute(args));
+    }
+
+    /** @return the exit code of the {@code cerberus} command for this failure (see its {@code ExitCodes}) */
+    private static int exitCode(Exception e) {
+        if (e instanceof IllegalArgumentException || e instanceof UnsupportedCapabilityException) {
+            return USAGE;
+        }
+        if (e instanceof EngineUnavailableException) {
+            return 69;
+        }
+        return e instanceof UnsafeEngineException ? 78 : INTERNAL_ERROR;
+    }
+
+    private static int failed(CommandLine failed, int code, String message) {
+        PrintWriter err = failed.getErr();
+        err.println(failed.getCommandSpec().qualifiedName() + ": " + message);
+        err.flush();
+        return code;
     }
 
     /**
