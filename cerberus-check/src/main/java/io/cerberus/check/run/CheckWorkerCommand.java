@@ -6,7 +6,6 @@ import io.cerberus.CerberusMetrics;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
-import io.cerberus.check.Check;
 import io.cerberus.check.console.Durations;
 import io.cerberus.check.log.CheckLocks;
 import io.cerberus.check.log.FencedRegister;
@@ -136,7 +135,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                 throw e;
             }
         }
-        return Check.OK;
+        return 0;
     }
 
     /** One loop: takes a lock (one of the N at random), works on its register, releases, until stopped. */

@@ -1,7 +1,6 @@
 package io.cerberus.check.run;
 
 import io.cerberus.Cerberus;
-import io.cerberus.check.Check;
 import io.cerberus.check.console.Durations;
 import io.cerberus.check.log.EffectLedger;
 import io.cerberus.check.log.HoldLog;
@@ -129,7 +128,7 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             }
             log.log("END", client, -1, "");
         }
-        return Check.OK;
+        return 0;
     }
 
     private Ending submit(long key, String payload, String submission, IdempotencyGuard guard, UncheckedRedisGuard unchecked)
