@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  *       {@code io.cerberus.spi.support};</li>
  *   <li>no engine imports another engine;</li>
  *   <li>the core imports only the JDK and itself: no engine, no framework, no client library;</li>
- *   <li>the cerberus command and the bench do not use the testkit: they start their servers with
+ *   <li>the cerberus command, its checker and the bench do not use the testkit: they start their servers with
  *       cerberus-servers, and their jars carry no test framework and no counting engine;</li>
  *   <li>processes are started only by cerberus-servers, and by {@code cerberus exec}, which runs the
  *       user's command ({@code CommandLauncher}, {@code SignalForwarder}): checked on the main
@@ -55,9 +55,9 @@ class ArchitectureTest {
     static final ArchRule THE_CORE_IMPORTS_ONLY_THE_JDK = noClasses().that().resideInAnyPackage(CORE)
             .should().dependOnClassesThat().resideOutsideOfPackages(concat(CORE, "java.."))
             .because("cerberus-core has no third-party runtime dependency and knows no engine");
-    static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses().that().resideInAnyPackage("io.cerberus.cli..", "io.cerberus.bench..")
+    static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses().that().resideInAnyPackage("io.cerberus.cli..", "io.cerberus.check..", "io.cerberus.bench..")
             .should().dependOnClassesThat().resideInAPackage("io.cerberus.testkit..")
-            .because("the cerberus command and the bench start servers with cerberus-servers; the testkit is for tests");
+            .because("the cerberus command, its checker and the bench start servers with cerberus-servers; the testkit is for tests");
 
     /** The classes of {@code cerberus exec}, which starts the user's command and signals it. */
     private static final String[] EXEC = {"io.cerberus.cli.CommandLauncher", "io.cerberus.cli.SignalForwarder"};
@@ -91,7 +91,7 @@ class ArchitectureTest {
     @Test
     void theClassPathHoldsEveryModuleAndNoOffender() {
         for (String module : new String[] {"internal", "idempotency", "spi.support", "local", "redis", "zookeeper", "etcd", "jdbc",
-            "memcached", "micrometer", "jackson", "spring", "spring.boot3", "servers", "testkit", "cli", "bench"}) {
+            "memcached", "micrometer", "jackson", "spring", "spring.boot3", "servers", "testkit", "check", "cli", "bench"}) {
             assertThat(mainClasses.containPackage("io.cerberus." + module)).as(module).isTrue();
         }
         assertThat(mainClasses.stream().map(JavaClass::getPackageName).filter(name -> name.contains(".offenders")))

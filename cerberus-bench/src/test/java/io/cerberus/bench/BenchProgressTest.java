@@ -42,12 +42,16 @@ class BenchProgressTest {
     void aLiveLineIsClearedBeforeOtherTextOnStandardErrorAndWhenClosed() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream before = System.err;
-        try (BenchProgress progress = BenchProgress.open(new PrintStream(bytes, true, StandardCharsets.UTF_8), true, Duration.ofSeconds(1), 3, 200)) {
+        PrintStream terminal = new PrintStream(bytes, true, StandardCharsets.UTF_8); // standard error, as the line sees it
+        System.setErr(terminal);
+        try (BenchProgress progress = BenchProgress.open(terminal, true, Duration.ofSeconds(1), 3, 200)) {
             progress.cell("redis contended T=4");
             awaitTrue(() -> bytes.toString(StandardCharsets.UTF_8).contains("\u001b[K"));
             System.err.println("a cell's result");
         } finally {
-            assertThat(System.err).as("standard error given back").isSameAs(before);
+            PrintStream after = System.err;
+            System.setErr(before);
+            assertThat(after).as("standard error given back").isSameAs(terminal);
         }
         String screen = bytes.toString(StandardCharsets.UTF_8);
         assertThat(screen).startsWith("\rbench cell 1 of 3: redis contended T=4 | 0:0").contains("\u001b[K\r\u001b[Ka cell's result\n");

@@ -3,18 +3,19 @@ package io.cerberus.cli;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.UnsafeEngineException;
 import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.check.console.ConsoleLogging;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.util.Properties;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The {@code cerberus} command: the entry point of the command line and of {@code cerberus.jar}.
@@ -26,8 +27,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
         description = "Distributed locks from the command line.",
-        subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, ServersCommand.class, DemoWorkerCommand.class,
-                CheckWorkerCommand.class, IdempotencyWorkerCommand.class},
+        subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, ServersCommand.class, DemoWorkerCommand.class},
         footer = {"", "Run 'cerberus COMMAND --help' for a command's options and exit codes.", "Documentation: docs/CLI.md"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE,
@@ -51,7 +51,7 @@ public final class CerberusCommand implements Callable<Integer> {
         if (System.getProperty("io.netty.transport.noNative") == null) {
             System.setProperty("io.netty.transport.noNative", "true");
         }
-        CliLogging.configure();
+        ConsoleLogging.configure();
         System.exit(run(args));
     }
 
@@ -102,7 +102,7 @@ public final class CerberusCommand implements Callable<Integer> {
             message = e.getClass().getSimpleName() + ": " + message;
         }
         err.println(prefix(failed) + message);
-        if (CliLogging.isVerbose()) {
+        if (ConsoleLogging.isVerbose()) {
             e.printStackTrace(err);
         }
         err.flush();

@@ -3,6 +3,8 @@ package io.cerberus.cli;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusBuilder;
+import io.cerberus.check.console.ConsoleLogging;
+import io.cerberus.check.console.StopOnExit;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -144,7 +146,7 @@ final class DemoCommand implements Callable<Integer> {
         if (noLock) {
             args.add("--no-lock");
         }
-        if (CliLogging.isVerbose()) {
+        if (ConsoleLogging.isVerbose()) {
             args.add("--verbose");
         }
         return args;

@@ -1,5 +1,6 @@
 package io.cerberus.cli;
 
+import io.cerberus.check.console.Durations;
 import io.cerberus.servers.JavaCommand;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.servers.ServerException;

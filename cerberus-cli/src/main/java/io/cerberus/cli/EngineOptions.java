@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusBuilder;
+import io.cerberus.check.console.ConsoleLogging;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,7 @@ final class EngineOptions {
     @Option(names = "--verbose", description = "Show the library's log and stack traces of errors.")
     private void verbose(boolean on) {
         if (on) {
-            CliLogging.beVerbose();
+            ConsoleLogging.beVerbose();
         }
     }
 

@@ -6,6 +6,7 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
+import io.cerberus.check.console.Durations;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;

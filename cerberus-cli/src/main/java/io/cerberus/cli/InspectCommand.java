@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import io.cerberus.Cerberus;
 import io.cerberus.LockInfo;
+import io.cerberus.check.console.Durations;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;

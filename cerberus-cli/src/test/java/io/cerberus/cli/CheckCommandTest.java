@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.check.log.FencedRegister;
+import io.cerberus.check.log.HoldLog;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.ServerExtension;
 import java.nio.file.Files;

@@ -5,6 +5,7 @@ import static io.cerberus.cli.CheckRuns.count;
 import static io.cerberus.cli.CheckRuns.injected;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.check.log.HoldLog;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.check.log.HoldLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

@@ -2,6 +2,7 @@ package io.cerberus.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.check.log.HoldLog;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;

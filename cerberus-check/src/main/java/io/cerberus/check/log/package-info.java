@@ -1,0 +1,2 @@
+/** What a run leaves for the judges: the event logs, the fenced registers, the effect ledger. */
+package io.cerberus.check.log;

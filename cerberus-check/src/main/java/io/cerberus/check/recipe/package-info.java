@@ -1,0 +1,2 @@
+/** The negative controls: hand-rolled locks from the classic articles, and a hand-rolled guard without owner checks. */
+package io.cerberus.check.recipe;

@@ -1,0 +1,319 @@
+package io.cerberus.check.run;
+
+import io.cerberus.Capability;
+import io.cerberus.Cerberus;
+import io.cerberus.CerberusMetrics;
+import io.cerberus.EngineUnavailableException;
+import io.cerberus.Lease;
+import io.cerberus.LockLostException;
+import io.cerberus.check.console.Durations;
+import io.cerberus.check.log.CheckLocks;
+import io.cerberus.check.log.FencedRegister;
+import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.recipe.Recipe;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * One client of {@code cerberus check}, in its own JVM: loops acquire → read the register → think
+ * → write value + 1 with the fencing token → release, logging every step to its event log and
+ * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
+ * aim faults at the holder. With {@code --locks N} each round takes one of the N locks at random
+ * (and works on that lock's register), and {@code --loops K} runs K such loops on K threads of
+ * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. What the engine got wrong (failed acquisitions, renewals refused or
+ * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
+ * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
+ * come right after such a check, so only fencing can be relied on. Stops when its input ends.
+ */
+@Command(name = "check-worker", hidden = true,
+        mixinStandardHelpOptions = true,
+        description = "One client of 'cerberus check' (started by the checker; not meant to be run by hand).")
+public final class CheckWorkerCommand implements Callable<Integer> {
+    @Mixin
+    private Workers.EngineOption engine;
+
+    @Option(names = "--client", required = true, description = "Name of this client in the logs.")
+    private String client;
+
+    @Option(names = "--lock", required = true, description = "The lock name, or the prefix of the names of several.")
+    private String lockName;
+
+    @Option(names = "--register", required = true, description = "The register file, or the prefix of the files of several.")
+    private Path registerFile;
+
+    @Option(names = "--locks", defaultValue = "1", description = "How many locks (each with its register).")
+    private int lockCount;
+
+    @Option(names = "--loops", defaultValue = "1", description = "How many loops this client runs, one thread each.")
+    private int loops;
+
+    @Option(names = "--log", required = true, description = "The event log.")
+    private Path logFile;
+
+    @Option(names = "--lease", required = true, converter = Durations.class, description = "Lease time.")
+    private Duration lease;
+
+    @Option(names = "--think", required = true, converter = Durations.class, description = "Time between read and write.")
+    private Duration think;
+
+    @Option(names = "--no-lock", description = "Take no lock (negative control).")
+    private boolean noLock;
+
+    @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
+    private boolean noFencing;
+
+    @Option(names = "--recipe", description = "Take a hand-rolled lock instead of Cerberus's (negative control).")
+    private String recipeName;
+
+    @Option(names = "--armed", description = "The file whose existence arms the recipe's failpoint.")
+    private Path armed;
+
+    @Spec
+    private CommandSpec spec;
+
+    /** Logged when a try for a lock ran out of time: another held it. A lock asked for and never granted is stuck. */
+    public static final String BUSY = "busy";
+
+    /** How long a loop tries for a lock before it logs {@link #BUSY} and picks again. */
+    private static final Duration TRY = Duration.ofMillis(500);
+
+    private final AtomicInteger holding = new AtomicInteger();
+    private final AtomicInteger reading = new AtomicInteger();
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
+        CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
+        List<FencedRegister> registers = locks.registers(!noFencing);
+        try (HoldLog log = new HoldLog(logFile);
+                Recipe recipe = recipeName == null ? null : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
+                Cerberus cerberus = noLock || recipe != null ? null : CheckClient.connectWhenUp(() -> connect(log), stopped, log, client)) {
+            boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
+            announce(out, "READY");
+            List<Thread> threads = new ArrayList<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int i = 0; i < loops; i++) {
+                String name = loops == 1 ? client : client + "." + i;
+                Thread thread = new Thread(() -> {
+                    try {
+                        loop(name, cerberus, recipe, fencing, locks, registers, log, out, stopped);
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        stopped.set(true);
+                    }
+                }, "check-loop-" + i);
+                threads.add(thread);
+                thread.start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            log.log("END", client, -1, "");
+            if (failure.get() instanceof Exception e) {
+                throw e;
+            } else if (failure.get() instanceof Error e) {
+                throw e;
+            }
+        }
+        return 0;
+    }
+
+    /** One loop: takes a lock (one of the N at random), works on its register, releases, until stopped. */
+    private void loop(String name, Cerberus cerberus, Recipe recipe, boolean fencing, CheckLocks locks, List<FencedRegister> registers,
+            HoldLog log, PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
+        while (!stopped.get()) {
+            int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
+            if (cerberus == null && recipe == null) {
+                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime());
+                continue;
+            }
+            long acquiring = System.nanoTime();
+            Optional<Held> held;
+            try {
+                held = recipe != null ? Held.take(recipe, locks.name(lock)) : Held.take(cerberus, locks.name(lock), fencing);
+            } catch (Unanswered e) {
+                log.log("ENGINE", name, lock, -1, "acquire failed");
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                continue;
+            }
+            if (held.isPresent()) {
+                // read at once: a pause before the lines are written must not move this grant after grants made during it
+                long granted = System.nanoTime();
+                log.log("ENGINE", name, lock, held.get().token(), granted, "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
+                cycle(name, lock, registers.get(lock), log, out, held.get(), granted);
+            } else {
+                log.log("ENGINE", name, lock, -1, BUSY);
+            }
+        }
+    }
+
+    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
+            throws InterruptedException {
+        long token = held.token();
+        log.log("ACQ", name, lock, token, granted, "");
+        held.onLost(() -> log.log("LOST", name, lock, token, ""));
+        holding.incrementAndGet();
+        announce(out);
+        FencedRegister.State state = register.read(token);
+        log.log("READ", name, lock, token, Long.toString(state.value()));
+        reading.incrementAndGet();
+        announce(out);
+        try {
+            Thread.sleep(think.toMillis());
+            boolean written = register.write(state.value() + 1, token);
+            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+            // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
+            log.log("REL", name, lock, token, "");
+        } finally {
+            reading.decrementAndGet();
+            holding.decrementAndGet();
+        }
+        announce(out); // before the release, which may take long (a store without a leader): the aim must not take it for a holder
+        if (held != Held.NOTHING) {
+            long releasing = System.nanoTime();
+            Optional<String> lost = held.release();
+            if (lost.isEmpty()) {
+                log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
+            } else {
+                log.log("LOST", name, lock, token, lost.get());
+            }
+        }
+    }
+
+    /** The engine did not answer a try for a lock (unreachable, timed out): the loop tries again. */
+    private static final class Unanswered extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unanswered(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    /**
+     * A lock a loop holds, whichever way it took it: Cerberus's lease (with its fencing token when the engine has
+     * them, and its loss notices), a recipe's hold (no token, no notice), or nothing ({@code --no-lock}).
+     */
+    private record Held(long token, Lease lease, Recipe.Hold recipeHold) {
+        static final Held NOTHING = new Held(-1, null, null);
+
+        /** @return the lease, or empty when another holds the lock */
+        static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing) throws Unanswered, InterruptedException {
+            try {
+                return cerberus.lock(lockName).tryAcquire(TRY).map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
+            } catch (EngineUnavailableException e) {
+                throw new Unanswered(e);
+            }
+        }
+
+        /** @return the recipe's hold, or empty when another holds the lock */
+        static Optional<Held> take(Recipe recipe, String lockName) throws Unanswered, InterruptedException {
+            try {
+                return recipe.tryAcquire(lockName, TRY).map(hold -> new Held(-1, null, hold));
+            } catch (RuntimeException e) { // the recipes' clients throw their own exceptions
+                throw new Unanswered(e);
+            }
+        }
+
+        void onLost(Runnable logLoss) {
+            if (lease != null) {
+                lease.onLost((lost, reason) -> logLoss.run());
+            }
+        }
+
+        /** @return empty when the release was confirmed, else what the LOST line says ({@code at release}, {@code release unconfirmed}) */
+        Optional<String> release() {
+            try {
+                if (lease != null) {
+                    lease.close();
+                } else {
+                    recipeHold.release();
+                }
+                return Optional.empty();
+            } catch (LockLostException e) {
+                return Optional.of("at release");
+            } catch (EngineUnavailableException e) {
+                return Optional.of("release unconfirmed");
+            } catch (RuntimeException e) {
+                if (lease != null) {
+                    throw e; // not the engine's failure: a bug, shown
+                }
+                return Optional.of("release unconfirmed");
+            }
+        }
+    }
+
+    /**
+     * @return the recipe's failpoint: when the checker has armed it (created the {@code --armed} file), the first loop
+     *     to reach it disarms it, logs {@code failpoint crash} and halts the process, or logs {@code failpoint stall},
+     *     stalls for twice the lease + 200 ms and logs {@code failpoint stall over}
+     */
+    private Recipe.Failpoint failpoint(HoldLog log) {
+        Optional<Recipe.FailpointAction> action = Recipe.failpoint(recipeName);
+        return () -> {
+            if (armed == null || action.isEmpty() || !Files.exists(armed) || !deleted(armed)) {
+                return;
+            }
+            if (action.get() == Recipe.FailpointAction.CRASH) {
+                log.log("ENGINE", client, -1, "failpoint crash");
+                Runtime.getRuntime().halt(137);
+            }
+            log.log("ENGINE", client, -1, "failpoint stall");
+            Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
+            log.log("ENGINE", client, -1, "failpoint stall over");
+        };
+    }
+
+    /** @return whether this call deleted the file (one loop of several wins) */
+    private static boolean deleted(Path file) {
+        try {
+            return Files.deleteIfExists(file);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */
+    private Cerberus connect(HoldLog log) {
+        return Cerberus.builder().engine(engine.engineUri()).namespace(engine.namespace()).defaultLease(lease)
+                .metrics(new CerberusMetrics() {
+                    @Override
+                    public void renewals(String engineName, RenewalOutcome outcome, int holds) {
+                        if (outcome != RenewalOutcome.RENEWED) {
+                            log.log("ENGINE", client, -1, "renewal " + outcome.name().toLowerCase(Locale.ROOT));
+                        }
+                    }
+                }).build();
+    }
+
+    /** Announces the client's busiest state: READ if a loop is inside its critical section, else HOLD if one holds, else FREE. */
+    private void announce(PrintWriter out) {
+        announce(out, reading.get() > 0 ? "READ" : holding.get() > 0 ? "HOLD" : "FREE");
+    }
+
+    private static void announce(PrintWriter out, String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
+        }
+    }
+}
