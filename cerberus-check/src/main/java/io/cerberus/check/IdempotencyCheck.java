@@ -7,6 +7,7 @@ import io.cerberus.check.console.StopOnExit;
 import io.cerberus.check.fault.ClientProxies;
 import io.cerberus.check.fault.FaultInjector;
 import io.cerberus.check.judge.IdempotencyJudge;
+import io.cerberus.check.judge.IdempotencyReport;
 import io.cerberus.check.log.EffectLedger;
 import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.report.CheckProgress;
@@ -18,7 +19,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -37,9 +37,22 @@ final class IdempotencyCheck {
     private static final int KEY_LIFE_IN_LEASES = 8;
 
     /** What the run is: the options of {@code cerberus check}. */
-    record Settings(String namespace, int clients, Duration duration, Duration lease, Duration think, List<String> faults,
-            Duration faultEvery, Duration serverFaultEvery, Duration pause, Duration window, Duration serverDown, Duration delay, Path out, String server, String persistence) {
-    }
+    record Settings(
+            String namespace,
+            int clients,
+            Duration duration,
+            Duration lease,
+            Duration think,
+            List<String> faults,
+            Duration faultEvery,
+            Duration serverFaultEvery,
+            Duration pause,
+            Duration window,
+            Duration serverDown,
+            Duration delay,
+            Path out,
+            String server,
+            String persistence) {}
 
     private final Settings settings;
     private final IdempotencyCheckOptions options;
@@ -56,7 +69,12 @@ final class IdempotencyCheck {
      * @param onExit kills the clients when a signal ends the run
      * @param progressLine starts the run's status line (closed before the report is printed)
      */
-    IdempotencyCheck(Settings settings, IdempotencyCheckOptions options, LockServer lockServer, StopOnExit onExit, PrintWriter console,
+    IdempotencyCheck(
+            Settings settings,
+            IdempotencyCheckOptions options,
+            LockServer lockServer,
+            StopOnExit onExit,
+            PrintWriter console,
             java.util.function.Function<CheckProgress, ProgressLine> progressLine) {
         this.progressLine = progressLine;
         this.settings = settings;
@@ -76,34 +94,53 @@ final class IdempotencyCheck {
         this.engineUri = engineUri;
         String guard = options.guard();
         // CheckOptions has refused proxy faults on an engine that cannot be put behind proxies
-        proxies = settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains) ? new ClientProxies(settings.out()) : null;
+        proxies = settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains)
+                ? new ClientProxies(settings.out())
+                : null;
         if (guard.equals("cerberus")) {
             // fails early, with a clear message, when the engine is unreachable or keeps no records
-            try (Cerberus probe = Cerberus.builder().engine(engineUri).namespace(settings.namespace()).defaultLease(settings.lease()).build()) {
-                probe.idempotency(IdempotencyOptions.defaults().withLease(settings.lease())).close();
+            try (Cerberus probe = Cerberus.builder()
+                    .engine(engineUri)
+                    .namespace(settings.namespace())
+                    .defaultLease(settings.lease())
+                    .build()) {
+                probe.idempotency(IdempotencyOptions.defaults().withLease(settings.lease()))
+                        .close();
             }
         }
         Duration pause = settings.pause();
         String title = "cerberus check --idempotency: " + Redaction.redact(engineUri)
-                + (lockServer == null ? "" : " (started here" + (LockServer.persistenceOf(settings.server()).isEmpty()
-                        ? "" : ", persistence " + settings.persistence()) + ")")
-                + ", guard " + switch (guard) {
+                + (lockServer == null
+                        ? ""
+                        : " (started here"
+                                + (LockServer.persistenceOf(settings.server()).isEmpty()
+                                        ? ""
+                                        : ", persistence " + settings.persistence())
+                                + ")")
+                + ", guard "
+                + switch (guard) {
                     case "none" -> "none (negative control)";
                     case "unchecked" -> "without owner checks (negative control)";
                     default -> "cerberus";
                 }
-                + ", " + settings.clients() + " clients, " + Durations.format(settings.duration()) + ", lease " + Durations.format(settings.lease())
-                + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys, faults " + settings.faults()
+                + ", " + settings.clients() + " clients, " + Durations.format(settings.duration()) + ", lease "
+                + Durations.format(settings.lease())
+                + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys, faults "
+                + settings.faults()
                 + (settings.faults().contains("pause") ? " (pause " + Durations.format(pause) + ")" : "")
-                + (settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains) ? " (proxy faults " + Durations.format(settings.window()) + ")" : "");
+                + (settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains)
+                        ? " (proxy faults " + Durations.format(settings.window()) + ")"
+                        : "");
         console.println(title);
         console.flush();
         Path ledger = settings.out().resolve("ledger.txt");
         if (Files.exists(ledger) || Files.exists(settings.out().resolve("c1.log"))) {
             // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
-            throw new IllegalArgumentException("--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
+            throw new IllegalArgumentException(
+                    "--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
         }
-        CheckProgress progress = new CheckProgress(settings.out(), true, settings.duration().toNanos(), List.of());
+        CheckProgress progress =
+                new CheckProgress(settings.out(), true, settings.duration().toNanos(), List.of());
         try (ProgressLine line = progressLine.apply(progress)) {
             return run(title, ledger, progress, line);
         }
@@ -118,11 +155,28 @@ final class IdempotencyCheck {
                 running.add(startClient());
             }
             CheckClient.awaitReady(running);
-            FaultInjector.Plan plan = new FaultInjector.Plan(settings.faults(), settings.faultEvery(), settings.serverFaultEvery(), 1, settings.pause(), settings.window(), settings.delay(),
-                    settings.serverDown(), settings.lease().multipliedBy(2).plusSeconds(1));
+            FaultInjector.Plan plan = new FaultInjector.Plan(
+                    settings.faults(),
+                    settings.faultEvery(),
+                    settings.serverFaultEvery(),
+                    1,
+                    settings.pause(),
+                    settings.window(),
+                    settings.delay(),
+                    settings.serverDown(),
+                    settings.lease().multipliedBy(2).plusSeconds(1));
             progress.running();
-            new FaultInjector(plan, proxies, lockServer, this::startClient, this::runner, (fault, target, clients, log) -> false)
-                    .run(running, faultLog, System.nanoTime() + settings.duration().toNanos());
+            new FaultInjector(
+                            plan,
+                            proxies,
+                            lockServer,
+                            this::startClient,
+                            this::runner,
+                            (fault, target, clients, log) -> false)
+                    .run(
+                            running,
+                            faultLog,
+                            System.nanoTime() + settings.duration().toNanos());
             progress.stopping();
         } finally {
             CheckClient.stopAll(running, proxies, CheckClient.CONFIRM);
@@ -130,9 +184,11 @@ final class IdempotencyCheck {
         progress.judging();
         long end = System.nanoTime();
         // memcached keeps nothing across a restart, Redis without persistence nothing, H2 may lose commits it answered
-        boolean forgets = "memcached".equals(settings.server()) || "h2".equals(settings.server())
-                || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server())) && settings.persistence().equals("none"));
-        IdempotencyJudge.Report report = new IdempotencyJudge(EffectLedger.read(ledger), settings.lease(), forgets, end)
+        boolean forgets = "memcached".equals(settings.server())
+                || "h2".equals(settings.server())
+                || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server()))
+                        && settings.persistence().equals("none"));
+        IdempotencyReport report = new IdempotencyJudge(EffectLedger.read(ledger), settings.lease(), forgets, end)
                 .judge(HoldLog.readAll(settings.out()));
         String text = report.text(title);
         Files.writeString(settings.out().resolve("report.txt"), text);
@@ -147,10 +203,25 @@ final class IdempotencyCheck {
         String name = "c" + (++clientCount);
         String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
         Duration step = settings.lease().multipliedBy(KEY_LIFE_IN_LEASES).dividedBy(options.keys);
-        List<String> args = List.of("--namespace", settings.namespace(), "--log", settings.out().resolve(name + ".log").toString(),
-                "--ledger", settings.out().resolve("ledger.txt").toString(), "--lease", settings.lease().toMillis() + "ms",
-                "--think", settings.think().toMillis() + "ms", "--keys", Integer.toString(options.keys),
-                "--step", Math.max(1, step.toMillis()) + "ms", "--epoch", Long.toString(epoch), "--guard", options.guard());
+        List<String> args = List.of(
+                "--namespace",
+                settings.namespace(),
+                "--log",
+                settings.out().resolve(name + ".log").toString(),
+                "--ledger",
+                settings.out().resolve("ledger.txt").toString(),
+                "--lease",
+                settings.lease().toMillis() + "ms",
+                "--think",
+                settings.think().toMillis() + "ms",
+                "--keys",
+                Integer.toString(options.keys),
+                "--step",
+                Math.max(1, step.toMillis()) + "ms",
+                "--epoch",
+                Long.toString(epoch),
+                "--guard",
+                options.guard());
         return CheckClient.start(name, "check-idempotency-worker", args, clientUri);
     }
 
@@ -167,7 +238,9 @@ final class IdempotencyCheck {
         while (System.nanoTime() - start < anyWait) {
             CheckClient stale = null;
             for (CheckClient client : running) {
-                if (client.aimable() && !busy.contains(client.name()) && client.state().equals("RUN")) {
+                if (client.aimable()
+                        && !busy.contains(client.name())
+                        && client.state().equals("RUN")) {
                     if (System.nanoTime() - client.stateNanos() < fresh) {
                         return client;
                     }

@@ -2,9 +2,9 @@ package io.cerberus.architecture.offenders;
 
 /** A test class that breaks the architecture on purpose: it is one line over the checker's limit. */
 final class LongClass {
-    private LongClass() {
-    }
+    private LongClass() {}
 
+    // filler line 0
     // filler line 1
     // filler line 2
     // filler line 3

@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -46,67 +45,7 @@ public final class IdempotencyJudge implements Judge {
     private final long endNanos;
 
     /** A fault on a client (its name) or on the server ({@code server}), from its start to its end. */
-    record Fault(String kind, String target, long startNanos, long endNanos) {
-    }
-
-    /**
-     * What the run showed.
-     *
-     * @param explained duplicates explained by a fault on a dropout, by kind
-     * @param unexplained duplicates no fault on a dropout explains, by reason
-     * @param samples a few unexplained duplicates, described
-     */
-    public record Report(Verdict outcome, long submissions, long operations, long executed, long replays, long mismatchesSubmitted,
-            long mismatchesRefused, long firstPayloadsRefused, Map<String, Integer> retries, long effects, long keys, long duplicates,
-            Map<String, Integer> explained, Map<String, Integer> unexplained, long mismatchesApplied, long mismatchesAppliedAfterRestart,
-            long acknowledgedNeverApplied,
-            long keysWithTwoResults, long longestUnservedNanos, Map<String, Integer> faultCounts, Map<String, Integer> confirmed,
-            Map<String, Integer> notConfirmed, Map<String, Integer> insideAnOperation, List<String> samples) implements Judge.Judgement {
-
-        long unexplainedCount() {
-            return unexplained.values().stream().mapToLong(Integer::longValue).sum();
-        }
-
-        @Override
-        public String text(String title) {
-            StringBuilder out = new StringBuilder();
-            out.append(title).append('\n');
-            out.append("verdict:                       ").append(verdict()).append('\n');
-            out.append("operations:                    ").append(operations).append(" (").append(submissions)
-                    .append(" submissions, retries included)\n");
-            out.append("faults injected:               ").append(FaultInjector.injectedText(faultCounts)).append('\n');
-            if (!confirmed.isEmpty() || !notConfirmed.isEmpty()) {
-                out.append("faults confirmed:              ").append(FaultInjector.confirmedText(confirmed, notConfirmed)).append('\n');
-            }
-            if (faultCounts.keySet().stream().anyMatch(FaultInjector.CLIENT_FAULTS::contains)) {
-                out.append("client faults in an operation: ").append(insideAnOperation.isEmpty() ? "none" : insideAnOperation)
-                        .append(" (the target had claimed a key and not yet completed or given it up)\n");
-            }
-            out.append("executed:                      ").append(executed).append(" (acknowledged as run here)\n");
-            out.append("replays served:                ").append(replays).append('\n');
-            out.append("mismatches refused:            ").append(mismatchesRefused).append(" of ").append(mismatchesSubmitted)
-                    .append(" operations reusing a key with another payload\n");
-            if (firstPayloadsRefused > 0) {
-                out.append("first payloads refused:        ").append(firstPayloadsRefused)
-                        .append(" (a key's own payload refused: another payload had run under the key)\n");
-            }
-            out.append("retries:                       ").append(retries.isEmpty() ? "none" : retries).append('\n');
-            out.append("effects applied:               ").append(effects).append(" on ").append(keys).append(" keys\n");
-            out.append("duplicates:                    ").append(duplicates).append(" (effects applied more than once)\n");
-            out.append("  explained by a fault:        ").append(explained.values().stream().mapToInt(Integer::intValue).sum())
-                    .append(explained.isEmpty() ? "" : " " + explained).append(" (the first applier could not complete)\n");
-            out.append("  unexplained:                 ").append(unexplainedCount()).append(unexplained.isEmpty() ? "" : " " + unexplained)
-                    .append('\n');
-            out.append("mismatches applied:            ").append(mismatchesApplied).append(mismatchesAppliedAfterRestart == 0 ? ""
-                    : " (" + mismatchesAppliedAfterRestart + " after a store restart, which forgot the key's record)").append('\n');
-            out.append("acknowledged, never applied:   ").append(acknowledgedNeverApplied).append('\n');
-            out.append("keys answered two results:     ").append(keysWithTwoResults).append('\n');
-            out.append("longest wait for an answer:    ").append(String.format(Locale.ROOT, "%.1f ms", longestUnservedNanos / 1e6))
-                    .append(" (from an operation's first submission to its acknowledgement or refusal)\n");
-            samples.forEach(sample -> out.append("  ").append(sample).append('\n'));
-            return out.toString();
-        }
-    }
+    record Fault(String kind, String target, long startNanos, long endNanos) {}
 
     /** One submission that claimed its key (or ran without a guard). */
     private static final class Attempt {
@@ -132,7 +71,8 @@ public final class IdempotencyJudge implements Judge {
      * @param forgetsOnRestart whether the store may forget records across a restart (Redis without persistence, memcached, H2)
      * @param endNanos the run's end
      */
-    public IdempotencyJudge(List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart, long endNanos) {
+    public IdempotencyJudge(
+            List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart, long endNanos) {
         this.effects = List.copyOf(effects);
         this.lease = lease;
         this.forgetsOnRestart = forgetsOnRestart;
@@ -140,13 +80,17 @@ public final class IdempotencyJudge implements Judge {
     }
 
     /** Judges a run; see {@link #IdempotencyJudge}. */
-    public static Report judge(List<HoldLog.Event> events, List<EffectLedger.Effect> effects, Duration lease, boolean forgetsOnRestart,
+    public static IdempotencyReport judge(
+            List<HoldLog.Event> events,
+            List<EffectLedger.Effect> effects,
+            Duration lease,
+            boolean forgetsOnRestart,
             long endNanos) {
         return new IdempotencyJudge(effects, lease, forgetsOnRestart, endNanos).judge(events);
     }
 
     @Override
-    public Report judge(List<HoldLog.Event> events) {
+    public IdempotencyReport judge(List<HoldLog.Event> events) {
         Map<String, Attempt> attempts = new HashMap<>();
         List<Fault> faults = new ArrayList<>();
         Map<String, Long> open = new HashMap<>();
@@ -168,7 +112,8 @@ public final class IdempotencyJudge implements Judge {
         long longest = 0;
         Set<String> answered = new HashSet<>();
         Map<Long, Set<String>> applied = new HashMap<>();
-        effects.forEach(effect -> applied.computeIfAbsent(effect.key(), k -> new HashSet<>()).add(effect.submission()));
+        effects.forEach(effect ->
+                applied.computeIfAbsent(effect.key(), k -> new HashSet<>()).add(effect.submission()));
         long acknowledgedNeverApplied = 0;
         for (HoldLog.Event event : events) {
             String[] words = event.detail().split(" ");
@@ -184,7 +129,8 @@ public final class IdempotencyJudge implements Judge {
                         }
                     }
                 }
-                case "CLAIM" -> attempts.put(submission, new Attempt(submission, event.client(), event.token(), event.nanos()));
+                case "CLAIM" ->
+                    attempts.put(submission, new Attempt(submission, event.client(), event.token(), event.nanos()));
                 case "COMPLETED" -> {
                     Attempt attempt = attempts.get(submission);
                     if (attempt != null) {
@@ -213,7 +159,8 @@ public final class IdempotencyJudge implements Judge {
                         } else {
                             executed++;
                         }
-                        results.computeIfAbsent(event.token(), k -> new HashSet<>()).add(result);
+                        results.computeIfAbsent(event.token(), k -> new HashSet<>())
+                                .add(result);
                         if (!applied.getOrDefault(event.token(), Set.of()).contains(result)) {
                             acknowledgedNeverApplied++;
                         }
@@ -227,7 +174,8 @@ public final class IdempotencyJudge implements Judge {
                     retries.merge(words.length > 1 ? words[1] : "?", 1, Integer::sum);
                     Attempt attempt = attempts.get(submission);
                     if (attempt != null && attempt.endNanos < 0) {
-                        attempt.endNanos = event.nanos(); // a store error after the claim: the client gave the attempt up
+                        attempt.endNanos =
+                                event.nanos(); // a store error after the claim: the client gave the attempt up
                     }
                 }
                 case "FAULT" -> fault(event, words, faults, open, faultCounts, confirmed, notConfirmed, restarts);
@@ -236,7 +184,8 @@ public final class IdempotencyJudge implements Judge {
                 }
             }
         }
-        open.forEach((target, start) -> faults.add(new Fault(target.split("/", 2)[0], target.split("/", 2)[1], start, endNanos)));
+        open.forEach((target, start) ->
+                faults.add(new Fault(target.split("/", 2)[0], target.split("/", 2)[1], start, endNanos)));
 
         Map<String, Integer> explained = new TreeMap<>();
         Map<String, Integer> unexplained = new TreeMap<>();
@@ -265,7 +214,8 @@ public final class IdempotencyJudge implements Judge {
             List<String> reasonsExplained = new ArrayList<>();
             List<Attempt> completions = new ArrayList<>();
             for (EffectLedger.Effect effect : entry.getValue()) {
-                Attempt attempt = attempts.getOrDefault(effect.submission(),
+                Attempt attempt = attempts.getOrDefault(
+                        effect.submission(),
                         new Attempt(effect.submission(), effect.client(), effect.key(), effect.nanos()));
                 if (attempt.completed) {
                     completions.add(attempt);
@@ -279,8 +229,12 @@ public final class IdempotencyJudge implements Judge {
                 long after = completions.get(i - 1).completedNanos;
                 long before = completions.get(i).claimNanos;
                 boolean restarted = restarts.stream().anyMatch(restart -> restart[1] > after && restart[0] < before);
-                reasonsUnexplained.add(restarted ? (forgetsOnRestart ? "completed record forgotten by the restarted store"
-                        : "completed record lost across a store restart") : "completed twice");
+                reasonsUnexplained.add(
+                        restarted
+                                ? (forgetsOnRestart
+                                        ? "completed record forgotten by the restarted store"
+                                        : "completed record lost across a store restart")
+                                : "completed twice");
             }
             int left = extra;
             for (String reason : reasonsUnexplained) {
@@ -294,26 +248,80 @@ public final class IdempotencyJudge implements Judge {
                 }
             }
             if (!reasonsUnexplained.isEmpty() && samples.size() < 5) {
-                samples.add("key " + entry.getKey() + ": applied by " + entry.getValue().stream().map(EffectLedger.Effect::submission).toList()
-                        + ", completed by " + completions.stream().map(attempt -> attempt.submission).toList() + ": " + reasonsUnexplained);
+                samples.add("key " + entry.getKey() + ": applied by "
+                        + entry.getValue().stream()
+                                .map(EffectLedger.Effect::submission)
+                                .toList() + ", completed by "
+                        + completions.stream()
+                                .map(attempt -> attempt.submission)
+                                .toList() + ": " + reasonsUnexplained);
             }
         }
-        long keysWithTwoResults = results.values().stream().filter(set -> set.size() > 1).count();
+        long keysWithTwoResults =
+                results.values().stream().filter(set -> set.size() > 1).count();
         Map<String, Integer> inside = new TreeMap<>();
         for (Fault fault : faults) {
-            if (!fault.target().equals("server") && attempts.values().stream().anyMatch(attempt -> attempt.client.equals(fault.target())
-                    && attempt.claimNanos <= fault.startNanos() && (attempt.endNanos < 0 || attempt.endNanos >= fault.startNanos()))) {
+            if (!fault.target().equals("server")
+                    && attempts.values().stream()
+                            .anyMatch(attempt -> attempt.client.equals(fault.target())
+                                    && attempt.claimNanos <= fault.startNanos()
+                                    && (attempt.endNanos < 0 || attempt.endNanos >= fault.startNanos()))) {
                 inside.merge(fault.kind(), 1, Integer::sum);
             }
         }
-        Report base = new Report(Verdict.SAFE, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
-                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
-                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
-        Verdict verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0 ? Verdict.UNSAFE
+        IdempotencyReport base = new IdempotencyReport(
+                Verdict.SAFE,
+                submissions,
+                firstSubmitted.size(),
+                executed,
+                replays,
+                mismatchesSubmitted,
+                refused,
+                firstPayloadsRefused,
+                retries,
+                effects.size(),
+                byKey.size(),
+                duplicates,
+                explained,
+                unexplained,
+                mismatchesApplied,
+                mismatchesAppliedAfterRestart,
+                acknowledgedNeverApplied,
+                keysWithTwoResults,
+                longest,
+                faultCounts,
+                confirmed,
+                notConfirmed,
+                inside,
+                samples);
+        Verdict verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0
+                ? Verdict.UNSAFE
                 : executed == 0 ? Verdict.NO_PROGRESS : duplicates > 0 ? Verdict.DUPLICATES_EXPLAINED : Verdict.SAFE;
-        return new Report(verdict, submissions, firstSubmitted.size(), executed, replays, mismatchesSubmitted, refused, firstPayloadsRefused, retries,
-                effects.size(), byKey.size(), duplicates, explained, unexplained, mismatchesApplied, mismatchesAppliedAfterRestart, acknowledgedNeverApplied,
-                keysWithTwoResults, longest, faultCounts, confirmed, notConfirmed, inside, samples);
+        return new IdempotencyReport(
+                verdict,
+                submissions,
+                firstSubmitted.size(),
+                executed,
+                replays,
+                mismatchesSubmitted,
+                refused,
+                firstPayloadsRefused,
+                retries,
+                effects.size(),
+                byKey.size(),
+                duplicates,
+                explained,
+                unexplained,
+                mismatchesApplied,
+                mismatchesAppliedAfterRestart,
+                acknowledgedNeverApplied,
+                keysWithTwoResults,
+                longest,
+                faultCounts,
+                confirmed,
+                notConfirmed,
+                inside,
+                samples);
     }
 
     /** @return the fault that explains why an attempt that applied its effect did not complete, or null */
@@ -349,8 +357,15 @@ public final class IdempotencyJudge implements Judge {
         return found.isEmpty() ? null : found.keySet().iterator().next();
     }
 
-    private static void fault(HoldLog.Event event, String[] words, List<Fault> faults, Map<String, Long> open,
-            Map<String, Integer> counts, Map<String, Integer> confirmed, Map<String, Integer> notConfirmed, List<long[]> restarts) {
+    private static void fault(
+            HoldLog.Event event,
+            String[] words,
+            List<Fault> faults,
+            Map<String, Long> open,
+            Map<String, Integer> counts,
+            Map<String, Integer> confirmed,
+            Map<String, Integer> notConfirmed,
+            List<long[]> restarts) {
         String first = words[0].endsWith(":") ? words[0].substring(0, words[0].length() - 1) : words[0];
         if (first.equals("confirmed") || first.equals("unconfirmed")) {
             String kind = words.length > 1 ? words[1].replace(":", "") : "?";
@@ -360,9 +375,10 @@ public final class IdempotencyJudge implements Judge {
         counts.merge(first, 1, Integer::sum);
         String target = event.client();
         switch (first) {
-            case "kill", FaultInjector.EXITED -> faults.add(new Fault("kill", target, event.nanos(), event.nanos())); // ended unasked: as if killed
+            case "kill", FaultInjector.EXITED ->
+                faults.add(new Fault("kill", target, event.nanos(), event.nanos())); // ended unasked: as if killed
             case "pause", "partition", "drop", "delay", "server-kill", "leader-kill", "majority-kill", "failover" ->
-                    open.put(first + "/" + target, event.nanos());
+                open.put(first + "/" + target, event.nanos());
             case "resume", "heal", "server-restart" -> {
                 for (String kind : List.copyOf(open.keySet())) {
                     if (kind.endsWith("/" + target)) {

@@ -1,0 +1,243 @@
+package io.cerberus.check;
+
+import io.cerberus.check.console.Durations;
+import io.cerberus.check.console.ProgressLine;
+import io.cerberus.check.fault.ClientProxies;
+import io.cerberus.check.fault.FaultInjector;
+import io.cerberus.check.recipe.Recipe;
+import io.cerberus.check.servers.CheckDatabase;
+import io.cerberus.check.servers.LockServer;
+import io.cerberus.spi.support.Redaction;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * The rules of {@code cerberus check}'s options one by one and in combination, each broken rule a
+ * {@link ParameterException} naming it (the command's usage error); {@link CheckOptions} calls them
+ * before anything starts, and once the engine is known.
+ */
+final class CheckOptionRules {
+    private CheckOptionRules() {}
+
+    /**
+     * Checks what the options ask of the engine the clients will use, once it is known.
+     *
+     * @param engineUri the engine URI (of {@code --engine}, or of the server started)
+     * @throws ParameterException when a fault or a recipe asked for cannot run on it
+     */
+    static void validateEngine(CheckOptions options, String engineUri) {
+        List<String> proxied =
+                options.faults.stream().filter(ClientProxies.FAULTS::contains).toList();
+        if (!proxied.isEmpty() && !ClientProxies.proxiable(engineUri)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--faults " + String.join(",", proxied) + " works with redis://, zk://, etcd://,"
+                            + " memcached:// and jdbc: engines (each client talks to each server through its own proxy); the engine is "
+                            + Redaction.redact(engineUri));
+        }
+        if (options.recipe != null && !Recipe.runsOn(options.recipe, engineUri)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--recipe " + options.recipe + " needs " + Recipe.needs(options.recipe) + "; the engine is "
+                            + Redaction.redact(engineUri));
+        }
+    }
+
+    static void validateEach(CheckOptions options, Optional<String> explicitEngine) {
+        try {
+            ProgressLine.check(options.progress, options.progressEvery);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(options.spec.commandLine(), e.getMessage());
+        }
+        if (options.clients < 2 || options.clients > 16) {
+            throw new ParameterException(
+                    options.spec.commandLine(), "--clients must be 2 to 16, was " + options.clients);
+        }
+        if (options.parallelFaults < 1 || options.parallelFaults > options.clients - 1) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--parallel-faults must be 1 to --clients - 1 (" + (options.clients - 1)
+                            + ": one client is always left unfaulted), was " + options.parallelFaults);
+        }
+        if (options.lockCount < 1 || options.lockCount > CheckOptions.MAX_LOCKS) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--locks must be 1 to " + CheckOptions.MAX_LOCKS + ", was " + options.lockCount);
+        }
+        if (options.duration.compareTo(Duration.ofSeconds(1)) < 0
+                || options.duration.compareTo(Duration.ofHours(24)) > 0) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--duration must be 1s to 24h, was " + Durations.format(options.duration));
+        }
+        if (options.lease.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--lease must be at least 100ms, was " + Durations.format(options.lease));
+        }
+        if (options.faultLength != null && options.faultLength.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--fault-length must be at least 1ms, was " + Durations.format(options.faultLength));
+        }
+        if (options.serverFaultEvery != null
+                && (options.serverFaultEvery.isNegative()
+                        || options.faults.stream().noneMatch(LockServer.FAULTS::contains))) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--server-fault-every needs a server fault in --faults (" + String.join(", ", LockServer.FAULTS)
+                            + ") and a duration of 0 or more, was " + Durations.format(options.serverFaultEvery));
+        }
+        if (options.faultEvery.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--fault-every must be at least 100ms, was " + Durations.format(options.faultEvery));
+        }
+        List<String> known =
+                Stream.concat(FaultInjector.KINDS.stream(), Stream.of("none")).toList();
+        for (String fault : options.faults) {
+            if (!known.contains(fault)) {
+                throw new ParameterException(
+                        options.spec.commandLine(),
+                        "--faults takes " + String.join(", ", known) + "; '" + fault + "' is none of them");
+            }
+        }
+        if (options.server != null && !LockServer.KINDS.contains(options.server)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--server takes " + String.join(", ", LockServer.KINDS) + ", was '" + options.server + "'");
+        }
+        for (String fault : options.faults) {
+            if (LockServer.FAULTS.contains(fault)
+                    && (options.server == null
+                            || !LockServer.faultsOf(options.server).contains(fault))) {
+                String kinds = LockServer.KINDS.stream()
+                        .filter(kind -> LockServer.faultsOf(kind).contains(fault))
+                        .map(kind -> "--server " + kind)
+                        .collect(Collectors.joining(", "))
+                        .replaceFirst(", (?!.*, )", " or ");
+                throw new ParameterException(
+                        options.spec.commandLine(),
+                        "--faults " + fault + " needs " + kinds + ", so the checker runs the server"
+                                + " it faults"
+                                + (LockServer.REPLICATED_KINDS.contains(String.valueOf(options.server))
+                                                && fault.equals("server-kill")
+                                        ? "; with --server " + options.server
+                                                + (options.server.equals("sentinel")
+                                                        ? " the primary is"
+                                                        : " the masters are")
+                                                + " killed by --faults failover"
+                                        : ""));
+            }
+        }
+        if (options.recipe != null && !Recipe.NAMES.contains(options.recipe)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--recipe takes " + String.join(", ", Recipe.NAMES) + "; '" + options.recipe + "' is none of them");
+        }
+        if (options.recipe != null && options.noLock) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "give --recipe or --no-lock, not both: each is a negative control of its own");
+        }
+        if (options.faults.contains("between-steps")
+                && (options.recipe == null || Recipe.failpoint(options.recipe).isEmpty())) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--faults between-steps needs --recipe setnx-expire (the client dies between"
+                            + " SETNX and PEXPIRE) or --recipe check-then-delete (it stalls between GET and DEL)");
+        }
+        if (options.recipe != null
+                && options.server != null
+                && !Recipe.runsOn(options.recipe, LockServer.uriScheme(options.server))) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--recipe " + options.recipe + " needs " + Recipe.needs(options.recipe) + "; --server "
+                            + options.server + " is not one");
+        }
+        if (options.server != null && explicitEngine.isPresent()) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "give --server or --engine, not both: --server starts the engine's server");
+        }
+        List<String> persistences = options.server == null ? List.of() : LockServer.persistenceOf(options.server);
+        if (options.persistence != null && persistences.isEmpty()) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--persistence applies to --server redis, redlock, sentinel, cluster and h2"
+                            + (options.server == null
+                                    ? ""
+                                    : "; --server " + options.server
+                                            + ("memcached".equals(options.server)
+                                                    ? " keeps nothing across a restart"
+                                                    : " keeps its own data")));
+        }
+        if (options.persistence != null && !persistences.contains(options.persistence)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--persistence takes " + String.join(" or ", persistences) + " with --server " + options.server
+                            + ", was '" + options.persistence + "'");
+        }
+        if (options.persistence == null) {
+            options.persistence = persistences.isEmpty() ? "none" : persistences.get(0);
+        }
+        if (options.waitReplicas < 0 || options.waitReplicas > 1) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one"
+                            + " replica of each primary), was " + options.waitReplicas);
+        }
+        if (options.given("--wait-replicas") && !LockServer.REPLICATED_KINDS.contains(String.valueOf(options.server))) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--wait-replicas applies to --server sentinel and cluster; with --engine,"
+                            + " give waitReplicas in the URI");
+        }
+        if (!List.of("lease-row", "session").contains(options.jdbcMode)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--jdbc-mode takes lease-row or session, was '" + options.jdbcMode + "'");
+        }
+        if (options.given("--jdbc-mode") && !LockServer.JDBC_KINDS.contains(String.valueOf(options.server))) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--jdbc-mode applies to --server postgres, mariadb and h2; with --engine, give"
+                            + " the mode in the URI (cerberus.mode=session)");
+        }
+        if (options.pgBouncer != null && !CheckDatabase.PGBOUNCER_MODES.contains(options.pgBouncer)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--pgbouncer takes " + String.join(" or ", CheckDatabase.PGBOUNCER_MODES) + ", was '"
+                            + options.pgBouncer + "'");
+        }
+        if (options.pgBouncer != null && !"postgres".equals(options.server)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--pgbouncer applies to --server postgres; with --engine, give PgBouncer's"
+                            + " address in the URI");
+        }
+        if (options.delay.isZero()) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--delay must be more than 0; to inject no delay, leave delay out of --faults");
+        }
+        if (options.given("--delay") && !options.faults.contains("delay")) {
+            throw new ParameterException(options.spec.commandLine(), "--delay applies to --faults delay");
+        }
+        if (LockServer.REPLICATED_KINDS.contains(String.valueOf(options.server))
+                && options.faults.stream().anyMatch(ClientProxies.FAULTS::contains)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--faults partition, drop and delay need the servers in the engine URI; the"
+                            + " clients of --server " + options.server
+                            + (options.server.equals("sentinel")
+                                    ? " ask the Sentinels where the primary is and connect to it"
+                                    : " learn the nodes from the cluster and connect to them")
+                            + " directly");
+        }
+    }
+}
