@@ -40,8 +40,7 @@ public final class CerberusBuilder {
     private FailoverPolicy failover;
     private CerberusMetrics metrics;
 
-    CerberusBuilder() {
-    }
+    CerberusBuilder() {}
 
     /**
      * Adds an engine, named after its URI scheme (with a number when that name is taken). The
@@ -116,8 +115,8 @@ public final class CerberusBuilder {
             }
             for (EngineOptions earlier : list) {
                 if (earlier.getClass() == option.getClass()) {
-                    throw new IllegalArgumentException("engine '" + engine + "' was given two " + option.getClass().getSimpleName()
-                            + "; put every setting into one");
+                    throw new IllegalArgumentException("engine '" + engine + "' was given two "
+                            + option.getClass().getSimpleName() + "; put every setting into one");
                 }
             }
             list.add(option);
@@ -227,12 +226,15 @@ public final class CerberusBuilder {
      */
     public Cerberus build() {
         if (engines.isEmpty()) {
-            throw new IllegalArgumentException("at least one engine is needed: call engine(uri), e.g. engine(\"mem:\")");
+            throw new IllegalArgumentException(
+                    "at least one engine is needed: call engine(uri), e.g. engine(\"mem:\")");
         }
         if (failover != null && engines.size() < 2) {
-            throw new IllegalArgumentException("failover needs at least two engines, this client has one: add another with engine(uri)");
+            throw new IllegalArgumentException(
+                    "failover needs at least two engines, this client has one: add another with engine(uri)");
         }
-        return new CerberusClient(new ClientSettings(namespace, defaultLease, connectTimeout, lockDelay, failover, metrics),
+        return new CerberusClient(
+                new ClientSettings(namespace, defaultLease, connectTimeout, lockDelay, failover, metrics),
                 List.copyOf(engines.values()));
     }
 }

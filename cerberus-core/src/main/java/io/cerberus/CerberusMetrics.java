@@ -13,8 +13,7 @@ import java.time.Duration;
 public interface CerberusMetrics {
 
     /** No metrics. */
-    CerberusMetrics NONE = new CerberusMetrics() {
-    };
+    CerberusMetrics NONE = new CerberusMetrics() {};
 
     /** How an acquisition ended. */
     enum AcquireOutcome {
@@ -46,8 +45,7 @@ public interface CerberusMetrics {
      * @param outcome how it ended
      * @param waited how long it took, waiting included
      */
-    default void acquisition(String engine, String mode, AcquireOutcome outcome, Duration waited) {
-    }
+    default void acquisition(String engine, String mode, AcquireOutcome outcome, Duration waited) {}
 
     /**
      * A hold was released (or closed after it was lost).
@@ -56,8 +54,7 @@ public interface CerberusMetrics {
      * @param mode the lock mode
      * @param held how long it was held, from the grant
      */
-    default void release(String engine, String mode, Duration held) {
-    }
+    default void release(String engine, String mode, Duration held) {}
 
     /**
      * A lease was lost: refused renewal, lease run out, session ended, or gone at release.
@@ -65,8 +62,7 @@ public interface CerberusMetrics {
      * @param engine the engine name
      * @param mode the lock mode
      */
-    default void loss(String engine, String mode) {
-    }
+    default void loss(String engine, String mode) {}
 
     /**
      * One batch of renewals on one engine ended.
@@ -75,14 +71,12 @@ public interface CerberusMetrics {
      * @param outcome what the engine answered
      * @param holds how many holds had this outcome
      */
-    default void renewals(String engine, RenewalOutcome outcome, int holds) {
-    }
+    default void renewals(String engine, RenewalOutcome outcome, int holds) {}
 
     /**
      * The client switched engines.
      *
      * @param event the switch
      */
-    default void engineSwitch(EngineSwitchEvent event) {
-    }
+    default void engineSwitch(EngineSwitchEvent event) {}
 }

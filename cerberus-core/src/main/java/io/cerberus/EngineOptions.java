@@ -8,5 +8,4 @@ package io.cerberus;
  * does not know refuses them with {@link IllegalArgumentException} when the client is built, so a
  * setting never goes silently unused.
  */
-public interface EngineOptions {
-}
+public interface EngineOptions {}

@@ -92,7 +92,11 @@ public final class FailoverPolicy {
 
     @Override
     public String toString() {
-        return "FailoverPolicy[after " + Durations.format(unhealthyFor) + " unhealthy, checks every " + Durations.format(checkEvery)
-                + (failBackAfter == null ? ", no fail-back" : ", fail-back after " + Durations.format(failBackAfter) + " healthy") + "]";
+        return "FailoverPolicy[after " + Durations.format(unhealthyFor) + " unhealthy, checks every "
+                + Durations.format(checkEvery)
+                + (failBackAfter == null
+                        ? ", no fail-back"
+                        : ", fail-back after " + Durations.format(failBackAfter) + " healthy")
+                + "]";
     }
 }

@@ -10,11 +10,9 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class EngineOptionsTest {
-    private record Tls(String trustStore) implements EngineOptions {
-    }
+    private record Tls(String trustStore) implements EngineOptions {}
 
-    private record Auth(String user) implements EngineOptions {
-    }
+    private record Auth(String user) implements EngineOptions {}
 
     @Test
     void anEngineThatTakesNoOptionsRefusesThemWhenBuilt() {
@@ -40,8 +38,8 @@ class EngineOptionsTest {
 
     @Test
     void anEngineFindsItsOptionAndRefusesForeignOnes() {
-        EngineContext context = new EngineContext("x://user:secret@h", Duration.ofSeconds(1), (token, reason) -> { },
-                List.of(new Tls("store")));
+        EngineContext context = new EngineContext(
+                "x://user:secret@h", Duration.ofSeconds(1), (token, reason) -> {}, List.of(new Tls("store")));
         assertThat(context.option(Tls.class, Set.of(Tls.class, Auth.class))).contains(new Tls("store"));
         assertThat(context.option(Auth.class, Set.of(Tls.class, Auth.class))).isEmpty();
         assertThatThrownBy(() -> context.option(Auth.class, Set.of(Auth.class)))
@@ -53,7 +51,7 @@ class EngineOptionsTest {
 
     @Test
     void aContextBuiltWithoutALeaseTakesTheBuildersDefault() {
-        EngineContext context = new EngineContext("mem:", Duration.ofSeconds(1), (token, reason) -> { }, List.of());
+        EngineContext context = new EngineContext("mem:", Duration.ofSeconds(1), (token, reason) -> {}, List.of());
         assertThat(context.defaultLease()).isEqualTo(CerberusBuilder.DEFAULT_LEASE);
     }
 }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 class EngineSwitchTest {
     /** Fresh store names per test, so tests share nothing. */
     private final String a = "a-" + UUID.randomUUID();
+
     private final String b = "b-" + UUID.randomUUID();
 
     @AfterEach
@@ -54,7 +55,8 @@ class EngineSwitchTest {
         try (Cerberus cerberus = twoEngines().build()) {
             assertThatThrownBy(() -> cerberus.switchEngine("tertiary"))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("'tertiary'").hasMessageContaining("[primary, secondary]");
+                    .hasMessageContaining("'tertiary'")
+                    .hasMessageContaining("[primary, secondary]");
             assertThat(cerberus.currentEngine()).isEqualTo("primary");
         }
     }
@@ -75,7 +77,8 @@ class EngineSwitchTest {
             SwitchableEngineProvider.down(b, true);
             cerberus.checkEngine("primary");
             assertThatThrownBy(() -> cerberus.checkEngine("secondary")).isInstanceOf(EngineUnavailableException.class);
-            assertThatThrownBy(() -> cerberus.checkEngine("nosuch")).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> cerberus.checkEngine("nosuch"))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("no engine named 'nosuch'");
         } finally {
             cerberus.close();
@@ -91,7 +94,9 @@ class EngineSwitchTest {
             Lease after = cerberus.lock("other").acquire(Duration.ZERO);
             assertThat(before.engineName()).isEqualTo("primary");
             assertThat(after.engineName()).isEqualTo("secondary");
-            assertThat(cerberus.inspectEngine("primary", "")).extracting(LockInfo::name).containsExactly("order");
+            assertThat(cerberus.inspectEngine("primary", ""))
+                    .extracting(LockInfo::name)
+                    .containsExactly("order");
             assertThat(cerberus.inspect("")).extracting(LockInfo::name).containsExactly("other");
             before.close();
             after.close();
@@ -102,28 +107,38 @@ class EngineSwitchTest {
 
     @Test
     void duringTheLockDelayAHolderThatDidNotSwitchStillExcludesTheSwitchedClient() throws Exception {
-        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().build()) {
+        try (Cerberus unswitched = onlyA();
+                Cerberus switched = twoEngines().build()) {
             DistributedLock old = unswitched.lock("stock");
             assertThat(old.tryLock()).isTrue();
             switched.switchEngine();
 
-            assertThat(switched.lock("stock").tryAcquire(Duration.ofMillis(100))).isEmpty();
-            assertThat(switched.inspect("")).as("the grant on the new engine is given back").isEmpty();
+            assertThat(switched.lock("stock").tryAcquire(Duration.ofMillis(100)))
+                    .isEmpty();
+            assertThat(switched.inspect(""))
+                    .as("the grant on the new engine is given back")
+                    .isEmpty();
 
             old.unlock();
-            Lease lease = switched.lock("stock").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+            Lease lease =
+                    switched.lock("stock").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
             assertThat(lease.engineName()).isEqualTo("secondary");
-            assertThat(unswitched.lock("stock").tryLock()).as("the old engine holds it for the switched client").isFalse();
+            assertThat(unswitched.lock("stock").tryLock())
+                    .as("the old engine holds it for the switched client")
+                    .isFalse();
 
             lease.close();
-            assertThat(unswitched.lock("stock").tryLock()).as("released on both engines").isTrue();
+            assertThat(unswitched.lock("stock").tryLock())
+                    .as("released on both engines")
+                    .isTrue();
             unswitched.lock("stock").unlock();
         }
     }
 
     @Test
     void aZeroLockDelayTakesNewLocksOnTheNewEngineOnly() throws Exception {
-        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().lockDelay(Duration.ZERO).build()) {
+        try (Cerberus unswitched = onlyA();
+                Cerberus switched = twoEngines().lockDelay(Duration.ZERO).build()) {
             assertThat(unswitched.lock("stock").tryLock()).isTrue();
             switched.switchEngine();
             assertThat(switched.lock("stock").tryLock()).isTrue();
@@ -134,15 +149,24 @@ class EngineSwitchTest {
 
     @Test
     void theLockDelayEnds() throws Exception {
-        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().lockDelay(Duration.ofMillis(300)).build()) {
+        try (Cerberus unswitched = onlyA();
+                Cerberus switched =
+                        twoEngines().lockDelay(Duration.ofMillis(300)).build()) {
             assertThat(unswitched.lock("stock").tryLock()).isTrue();
             long switchedAt = System.nanoTime();
             switched.switchEngine();
             assertThat(switched.lock("stock").tryLock()).isFalse();
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> switched.lock("stock").tryLock())).isTrue();
+            assertThat(pollUntil(
+                            Duration.ofSeconds(5), () -> switched.lock("stock").tryLock()))
+                    .isTrue();
             Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
-            assertThat(after).as("not before the lock-delay of 300ms ended").isGreaterThanOrEqualTo(Duration.ofMillis(300));
-            assertThat(after).as("soon after it ended").isLessThan(Duration.ofMillis(300 + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
+            assertThat(after)
+                    .as("not before the lock-delay of 300ms ended")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300));
+            assertThat(after)
+                    .as("soon after it ended")
+                    .isLessThan(Duration.ofMillis(300
+                            + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
             switched.lock("stock").unlock();
             unswitched.lock("stock").unlock();
         }
@@ -152,15 +176,24 @@ class EngineSwitchTest {
     void theDefaultLockDelayCoversTheOldEnginesSilentHolderExpiryWhenItIsLongerThanTheLease() throws Exception {
         // the old engine keeps a silent holder's lock 800ms past its 400ms lease (a server that raised the TTL)
         SwitchableEngineProvider.silentSlack(a, Duration.ofMillis(800));
-        try (Cerberus unswitched = onlyA(); Cerberus switched = twoEngines().defaultLease(Duration.ofMillis(400)).build()) {
+        try (Cerberus unswitched = onlyA();
+                Cerberus switched =
+                        twoEngines().defaultLease(Duration.ofMillis(400)).build()) {
             switched.lock("warm-up").acquire(Duration.ofSeconds(5)).close();
             assertThat(unswitched.lock("stock").tryLock()).isTrue();
             long switchedAt = System.nanoTime();
             switched.switchEngine();
-            assertThat(pollUntil(Duration.ofSeconds(10), () -> switched.lock("stock").tryLock())).isTrue();
+            assertThat(pollUntil(
+                            Duration.ofSeconds(10), () -> switched.lock("stock").tryLock()))
+                    .isTrue();
             Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
-            assertThat(after).as("not before the silent-holder expiry of 1200ms, not the 400ms lease").isGreaterThanOrEqualTo(Duration.ofMillis(1_200));
-            assertThat(after).as("soon after it").isLessThan(Duration.ofMillis(1_200 + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
+            assertThat(after)
+                    .as("not before the silent-holder expiry of 1200ms, not the 400ms lease")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(1_200));
+            assertThat(after)
+                    .as("soon after it")
+                    .isLessThan(Duration.ofMillis(1_200
+                            + (long) (1_500 * Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1")))));
             switched.lock("stock").unlock();
             unswitched.lock("stock").unlock();
         }
@@ -172,10 +205,15 @@ class EngineSwitchTest {
             long switchedAt = System.nanoTime();
             cerberus.switchEngine();
             SwitchableEngineProvider.down(a, true);
-            assertThat(cerberus.lock("stock").tryAcquire(Duration.ofMillis(50))).as("the lock-delay outlasts the wait").isEmpty();
-            assertThat(cerberus.inspect("")).as("the grant on the new engine is given back").isEmpty();
+            assertThat(cerberus.lock("stock").tryAcquire(Duration.ofMillis(50)))
+                    .as("the lock-delay outlasts the wait")
+                    .isEmpty();
+            assertThat(cerberus.inspect(""))
+                    .as("the grant on the new engine is given back")
+                    .isEmpty();
             try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
-                assertThat(Duration.ofNanos(System.nanoTime() - switchedAt)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+                assertThat(Duration.ofNanos(System.nanoTime() - switchedAt))
+                        .isGreaterThanOrEqualTo(Duration.ofMillis(500));
                 assertThat(lease.engineName()).isEqualTo("secondary");
             }
         }
@@ -183,17 +221,25 @@ class EngineSwitchTest {
 
     @Test
     void aWaitOnTheEngineSwitchedAwayFromGoesOnOnTheNewOne() throws Exception {
-        try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
+        try (Cerberus holder = onlyA();
+                Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter))).as("the waiter waits on the primary").isTrue();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter)))
+                    .as("the waiter waits on the primary")
+                    .isTrue();
             long switchedAt = System.nanoTime();
             cerberus.switchEngine();
-            assertThat(got.poll(5, TimeUnit.SECONDS)).as("the wait went on on the new engine, where the lock is free")
+            assertThat(got.poll(5, TimeUnit.SECONDS))
+                    .as("the wait went on on the new engine, where the lock is free")
                     .isEqualTo("secondary");
-            assertThat(Duration.ofNanos(System.nanoTime() - switchedAt)).as("soon after the switch").isLessThan(Duration.ofSeconds(2));
-            assertThat(holder.lock("stock").isHeldByCurrentThread()).as("the primary's holder kept its lock").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - switchedAt))
+                    .as("soon after the switch")
+                    .isLessThan(Duration.ofSeconds(2));
+            assertThat(holder.lock("stock").isHeldByCurrentThread())
+                    .as("the primary's holder kept its lock")
+                    .isTrue();
             holder.lock("stock").unlock();
             waiter.join(5_000);
         }
@@ -205,15 +251,22 @@ class EngineSwitchTest {
             SwitchableEngineProvider.down(a, true);
             long start = System.nanoTime();
             assertThatThrownBy(() -> cerberus.lock("stock").tryAcquire(Duration.ofMillis(300)))
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("switchable:" + a);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("tried for the whole wait")
-                    .isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofSeconds(3));
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("switchable:" + a);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("tried for the whole wait")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(300))
+                    .isLessThan(Duration.ofSeconds(3));
 
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
-            assertThat(got.poll(300, TimeUnit.MILLISECONDS)).as("still trying while the engine is down").isNull();
+            assertThat(got.poll(300, TimeUnit.MILLISECONDS))
+                    .as("still trying while the engine is down")
+                    .isNull();
             SwitchableEngineProvider.down(a, false);
-            assertThat(got.poll(5, TimeUnit.SECONDS)).as("granted once the engine is back, within the wait").isEqualTo("primary");
+            assertThat(got.poll(5, TimeUnit.SECONDS))
+                    .as("granted once the engine is back, within the wait")
+                    .isEqualTo("primary");
             waiter.join(5_000);
         }
     }
@@ -221,16 +274,25 @@ class EngineSwitchTest {
     @Test
     void aWaitOnAPrimaryThatDiesGoesOnOnTheEngineFailoverSwitchesTo() throws Exception {
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
-        try (Cerberus holder = onlyA(); Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
+        try (Cerberus holder = onlyA();
+                Cerberus cerberus = twoEngines()
+                        .lockDelay(Duration.ofMillis(300))
+                        .failover(policy)
+                        .build()) {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter))).as("the waiter waits on the primary").isTrue();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter)))
+                    .as("the waiter waits on the primary")
+                    .isTrue();
             long downAt = System.nanoTime();
             SwitchableEngineProvider.down(a, true);
-            assertThat(got.poll(10, TimeUnit.SECONDS)).as("the wait went on on the engine failover switched to").isEqualTo("secondary");
+            assertThat(got.poll(10, TimeUnit.SECONDS))
+                    .as("the wait went on on the engine failover switched to")
+                    .isEqualTo("secondary");
             // unhealthy for 200 ms, then the 300 ms lock-delay of the dead primary (it cannot be asked)
-            assertThat(Duration.ofNanos(System.nanoTime() - downAt)).as("no longer than unhealthyFor + lock-delay + 1 s")
+            assertThat(Duration.ofNanos(System.nanoTime() - downAt))
+                    .as("no longer than unhealthyFor + lock-delay + 1 s")
                     .isLessThan(Duration.ofMillis(200 + 300 + 1_000));
             waiter.join(5_000);
         }
@@ -241,7 +303,8 @@ class EngineSwitchTest {
         try (Cerberus cerberus = twoEngines().build()) {
             SwitchableEngineProvider.down(a, true);
             assertThatThrownBy(() -> cerberus.lock("stock").tryLock())
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("switchable:" + a);
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("switchable:" + a);
             assertThat(cerberus.currentEngine()).isEqualTo("primary");
         }
     }
@@ -249,7 +312,8 @@ class EngineSwitchTest {
     @Test
     void failoverMovesNewAcquisitionsToTheNextHealthyEngineAndTellsTheListeners() throws Exception {
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
-        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
+        try (Cerberus cerberus =
+                twoEngines().lockDelay(Duration.ofMillis(300)).failover(policy).build()) {
             BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
             cerberus.onEngineSwitch(events::add);
             long downAt = System.nanoTime();
@@ -257,8 +321,10 @@ class EngineSwitchTest {
 
             EngineSwitchEvent event = events.poll(10, TimeUnit.SECONDS);
             assertThat(event).isNotNull();
-            // no check passed for 200 ms: the last one that passed may have run up to one check interval before the engine went down
-            assertThat(Duration.ofNanos(System.nanoTime() - downAt)).isGreaterThanOrEqualTo(Duration.ofMillis(200).minus(policy.checkEvery()));
+            // no check passed for 200 ms: the last one that passed may have run up to one check interval before the
+            // engine went down
+            assertThat(Duration.ofNanos(System.nanoTime() - downAt))
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(200).minus(policy.checkEvery()));
             assertThat(event.from()).isEqualTo("primary");
             assertThat(event.to()).isEqualTo("secondary");
             assertThat(event.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
@@ -269,7 +335,9 @@ class EngineSwitchTest {
             }
 
             SwitchableEngineProvider.down(a, false);
-            assertThat(events.poll(300, TimeUnit.MILLISECONDS)).as("no fail-back unless configured").isNull();
+            assertThat(events.poll(300, TimeUnit.MILLISECONDS))
+                    .as("no fail-back unless configured")
+                    .isNull();
             assertThat(cerberus.currentEngine()).isEqualTo("secondary");
         }
     }
@@ -278,14 +346,17 @@ class EngineSwitchTest {
     void aStandbyThatIsDownAtStartDoesNotStopTheClientAndIsUsedOnceItIsUp() throws Exception {
         SwitchableEngineProvider.down(b, true);
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
-        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).failover(policy).build()) {
+        try (Cerberus cerberus =
+                twoEngines().lockDelay(Duration.ZERO).failover(policy).build()) {
             try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
                 assertThat(lease.engineName()).as("the primary serves").isEqualTo("primary");
             }
             BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
             cerberus.onEngineSwitch(events::add);
             SwitchableEngineProvider.down(a, true);
-            assertThat(events.poll(600, TimeUnit.MILLISECONDS)).as("no switch to a standby that is down too").isNull();
+            assertThat(events.poll(600, TimeUnit.MILLISECONDS))
+                    .as("no switch to a standby that is down too")
+                    .isNull();
             assertThatThrownBy(() -> cerberus.lock("stock").tryLock()).isInstanceOf(EngineUnavailableException.class);
 
             SwitchableEngineProvider.down(b, false);
@@ -301,18 +372,23 @@ class EngineSwitchTest {
     @Test
     void aPrimaryThatIsDownAtStartFailsTheBuildNamingIt() {
         SwitchableEngineProvider.down(a, true);
-        assertThatThrownBy(() -> twoEngines().build()).isInstanceOf(EngineUnavailableException.class).hasMessageContaining(a);
+        assertThatThrownBy(() -> twoEngines().build())
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining(a);
     }
 
     @Test
     void failBackReturnsToThePrimaryOnceItIsHealthyForTheConfiguredTime() throws Exception {
-        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(100)).checkEvery(Duration.ofMillis(20))
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(100))
+                .checkEvery(Duration.ofMillis(20))
                 .failBackAfter(Duration.ofMillis(300));
         try (Cerberus cerberus = twoEngines().failover(policy).build()) {
             BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
             cerberus.onEngineSwitch(events::add);
             SwitchableEngineProvider.down(a, true);
-            assertThat(events.poll(10, TimeUnit.SECONDS)).extracting(EngineSwitchEvent::reason).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
+            assertThat(events.poll(10, TimeUnit.SECONDS))
+                    .extracting(EngineSwitchEvent::reason)
+                    .isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
 
             long upAt = System.nanoTime();
             SwitchableEngineProvider.down(a, false);
@@ -334,20 +410,30 @@ class EngineSwitchTest {
             });
             cerberus.onEngineSwitch(seen::add);
             assertThat(cerberus.switchEngine()).isEqualTo("secondary");
-            assertThat(seen).singleElement().extracting(EngineSwitchEvent::reason).isEqualTo(EngineSwitchEvent.Reason.MANUAL);
+            assertThat(seen)
+                    .singleElement()
+                    .extracting(EngineSwitchEvent::reason)
+                    .isEqualTo(EngineSwitchEvent.Reason.MANUAL);
         }
     }
 
     @Test
     void badSettingsAreRefusedWithTheRule() {
-        assertThatThrownBy(() -> Cerberus.builder().engine("mem:").failover(FailoverPolicy.after(Duration.ofSeconds(1))).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least two engines");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine("mem:")
+                        .failover(FailoverPolicy.after(Duration.ofSeconds(1)))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least two engines");
         assertThatThrownBy(() -> Cerberus.builder().lockDelay(Duration.ofMillis(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero or positive");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("zero or positive");
         assertThatThrownBy(() -> FailoverPolicy.after(Duration.ofMillis(5)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 10ms");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 10ms");
         assertThatThrownBy(() -> FailoverPolicy.after(Duration.ofSeconds(1)).checkEvery(null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("health check interval");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("health check interval");
         assertThatThrownBy(() -> Cerberus.builder().failover(null)).isInstanceOf(IllegalArgumentException.class);
     }
 

@@ -49,9 +49,16 @@ class MetricsTest {
     @Test
     void acquisitionsReleasesAndSwitchesAreReported() throws Exception {
         Recorder recorder = new Recorder();
-        try (Cerberus cerberus = Cerberus.builder().engine("main", "mem:" + store).engine("spare", "mem:" + store + "-spare")
-                .lockDelay(Duration.ZERO).metrics(recorder).build();
-                Cerberus other = Cerberus.builder().engine("mem:" + store).metrics(CerberusMetrics.NONE).build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine("main", "mem:" + store)
+                        .engine("spare", "mem:" + store + "-spare")
+                        .lockDelay(Duration.ZERO)
+                        .metrics(recorder)
+                        .build();
+                Cerberus other = Cerberus.builder()
+                        .engine("mem:" + store)
+                        .metrics(CerberusMetrics.NONE)
+                        .build()) {
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
             assertThat(lock.tryLock()).as("reentrant: not reported").isTrue();
@@ -64,21 +71,25 @@ class MetricsTest {
             try (Lease lease = cerberus.readWriteLock("job").readLock().acquire(Duration.ZERO)) {
                 assertThat(lease.engineName()).isEqualTo("spare");
             }
-            assertThat(recorder.calls).containsExactly(
-                    "acquisition main exclusive GRANTED",
-                    "release main exclusive",
-                    "acquisition main exclusive TIMED_OUT",
-                    "switch main spare MANUAL",
-                    "acquisition spare read GRANTED",
-                    "release spare read");
+            assertThat(recorder.calls)
+                    .containsExactly(
+                            "acquisition main exclusive GRANTED",
+                            "release main exclusive",
+                            "acquisition main exclusive TIMED_OUT",
+                            "switch main spare MANUAL",
+                            "acquisition spare read GRANTED",
+                            "release spare read");
         }
     }
 
     @Test
     void renewalsAndLossesAreReported() throws Exception {
         Recorder recorder = new Recorder();
-        try (Cerberus cerberus = Cerberus.builder().engine("scripted:" + store).defaultLease(Duration.ofMillis(300))
-                .metrics(recorder).build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + store)
+                .defaultLease(Duration.ofMillis(300))
+                .metrics(recorder)
+                .build()) {
             ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.last;
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
@@ -106,7 +117,8 @@ class MetricsTest {
                 throw new IllegalStateException("metrics backend down");
             }
         };
-        try (Cerberus cerberus = Cerberus.builder().engine("mem:" + store).metrics(broken).build()) {
+        try (Cerberus cerberus =
+                Cerberus.builder().engine("mem:" + store).metrics(broken).build()) {
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();

@@ -39,34 +39,71 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTest {
     /** The core's packages. */
-    private static final String[] CORE = {"io.cerberus", "io.cerberus.idempotency..", "io.cerberus.spi..", "io.cerberus.internal..",
-        "io.cerberus.local.."};
+    private static final String[] CORE = {
+        "io.cerberus", "io.cerberus.idempotency..", "io.cerberus.spi..", "io.cerberus.internal..", "io.cerberus.local.."
+    };
     /** Every engine module's package. */
-    private static final String[] ENGINES = {"io.cerberus.redis..", "io.cerberus.zookeeper..", "io.cerberus.etcd..", "io.cerberus.jdbc..",
-        "io.cerberus.memcached.."};
+    private static final String[] ENGINES = {
+        "io.cerberus.redis..",
+        "io.cerberus.zookeeper..",
+        "io.cerberus.etcd..",
+        "io.cerberus.jdbc..",
+        "io.cerberus.memcached.."
+    };
 
-    static final ArchRule NO_INTERNAL_OUTSIDE_THE_CORE = noClasses().that().resideOutsideOfPackages(CORE)
-            .should().dependOnClassesThat().resideInAPackage("io.cerberus.internal..")
+    static final ArchRule NO_INTERNAL_OUTSIDE_THE_CORE = noClasses()
+            .that()
+            .resideOutsideOfPackages(CORE)
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage("io.cerberus.internal..")
             .because("engines and tools use the SPI and io.cerberus.spi.support, not the core's internals");
     static final ArchRule NO_ENGINE_IMPORTS_ANOTHER = CompositeArchRule.of(Arrays.stream(ENGINES)
-            .map(engine -> noClasses().that().resideInAPackage(engine).should().dependOnClassesThat()
-                    .resideInAnyPackage(Arrays.stream(ENGINES).filter(other -> !other.equals(engine)).toArray(String[]::new)).allowEmptyShould(true))
-            .map(ArchRule.class::cast).toList()).because("each engine stands alone on the SPI");
-    static final ArchRule THE_CORE_IMPORTS_ONLY_THE_JDK = noClasses().that().resideInAnyPackage(CORE)
-            .should().dependOnClassesThat().resideOutsideOfPackages(concat(CORE, "java.."))
+                    .map(engine -> noClasses()
+                            .that()
+                            .resideInAPackage(engine)
+                            .should()
+                            .dependOnClassesThat()
+                            .resideInAnyPackage(Arrays.stream(ENGINES)
+                                    .filter(other -> !other.equals(engine))
+                                    .toArray(String[]::new))
+                            .allowEmptyShould(true))
+                    .map(ArchRule.class::cast)
+                    .toList())
+            .because("each engine stands alone on the SPI");
+    static final ArchRule THE_CORE_IMPORTS_ONLY_THE_JDK = noClasses()
+            .that()
+            .resideInAnyPackage(CORE)
+            .should()
+            .dependOnClassesThat()
+            .resideOutsideOfPackages(concat(CORE, "java.."))
             .because("cerberus-core has no third-party runtime dependency and knows no engine");
-    static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses().that().resideInAnyPackage("io.cerberus.cli..", "io.cerberus.check..", "io.cerberus.bench..")
-            .should().dependOnClassesThat().resideInAPackage("io.cerberus.testkit..")
-            .because("the cerberus command, its checker and the bench start servers with cerberus-servers; the testkit is for tests");
+    static final ArchRule NO_TESTKIT_IN_THE_TOOLS = noClasses()
+            .that()
+            .resideInAnyPackage("io.cerberus.cli..", "io.cerberus.check..", "io.cerberus.bench..")
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage("io.cerberus.testkit..")
+            .because(
+                    "the cerberus command, its checker and the bench start servers with cerberus-servers; the testkit is for tests");
 
     /** The classes of {@code cerberus exec}, which starts the user's command and signals it. */
     private static final String[] EXEC = {"io.cerberus.cli.CommandLauncher", "io.cerberus.cli.SignalForwarder"};
-    static final ArchRule PROCESSES_ONLY_FROM_THE_SERVERS_MODULE = noClasses().that().resideOutsideOfPackage("io.cerberus.servers..")
-            .and().doNotHaveFullyQualifiedName(EXEC[0]).and().doNotHaveFullyQualifiedName(EXEC[1])
-            .should().dependOnClassesThat().areAssignableTo(ProcessBuilder.class)
+
+    static final ArchRule PROCESSES_ONLY_FROM_THE_SERVERS_MODULE = noClasses()
+            .that()
+            .resideOutsideOfPackage("io.cerberus.servers..")
+            .and()
+            .doNotHaveFullyQualifiedName(EXEC[0])
+            .and()
+            .doNotHaveFullyQualifiedName(EXEC[1])
+            .should()
+            .dependOnClassesThat()
+            .areAssignableTo(ProcessBuilder.class)
             .because("servers and child JVMs are started from cerberus-servers (ManagedProcess), in one way");
     /** What starts a process in source code. */
-    private static final Pattern STARTS_A_PROCESS = Pattern.compile("new ProcessBuilder\\(|Runtime\\.getRuntime\\(\\)\\.exec\\(|QuorumPeerMain");
+    private static final Pattern STARTS_A_PROCESS =
+            Pattern.compile("new ProcessBuilder\\(|Runtime\\.getRuntime\\(\\)\\.exec\\(|QuorumPeerMain");
 
     /**
      * One slice per package below {@code io.cerberus}, in every module: a cycle between two
@@ -76,7 +113,9 @@ class ArchitectureTest {
      * {@code io.cerberus.internal} by design. One edge is allowed: {@code EngineContext} (the SPI)
      * hides its URI's secrets with {@code spi.support.Redaction}, the one redaction engines use.
      */
-    static final ArchRule NO_PACKAGE_CYCLES = slices().matching("io.cerberus.(**)").should().beFreeOfCycles()
+    static final ArchRule NO_PACKAGE_CYCLES = slices().matching("io.cerberus.(**)")
+            .should()
+            .beFreeOfCycles()
             .ignoreDependency(named("io.cerberus.spi.EngineContext"), named("io.cerberus.spi.support.Redaction"))
             .because("a package cycle ties packages together: none can be read, tested or moved alone");
 
@@ -84,18 +123,40 @@ class ArchitectureTest {
 
     @BeforeAll
     static void importMainClasses() {
-        mainClasses = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        mainClasses = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("io.cerberus");
     }
 
     @Test
     void theClassPathHoldsEveryModuleAndNoOffender() {
-        for (String module : new String[] {"internal", "idempotency", "spi.support", "local", "redis", "zookeeper", "etcd", "jdbc",
-            "memcached", "micrometer", "jackson", "spring", "spring.boot3", "servers", "testkit", "check", "cli", "bench"}) {
-            assertThat(mainClasses.containPackage("io.cerberus." + module)).as(module).isTrue();
+        for (String module : new String[] {
+            "internal",
+            "idempotency",
+            "spi.support",
+            "local",
+            "redis",
+            "zookeeper",
+            "etcd",
+            "jdbc",
+            "memcached",
+            "micrometer",
+            "jackson",
+            "spring",
+            "spring.boot3",
+            "servers",
+            "testkit",
+            "check",
+            "cli",
+            "bench"
+        }) {
+            assertThat(mainClasses.containPackage("io.cerberus." + module))
+                    .as(module)
+                    .isTrue();
         }
         assertThat(mainClasses.stream().map(JavaClass::getPackageName).filter(name -> name.contains(".offenders")))
-                .as("the offenders are tests' classes, never imported by the real checks").isEmpty();
+                .as("the offenders are tests' classes, never imported by the real checks")
+                .isEmpty();
     }
 
     @Test
@@ -127,8 +188,11 @@ class ArchitectureTest {
     void noSourceFileOutsideTheServersModuleStartsAProcess() {
         Path root = Tree.root();
         List<String> offenders = startingAProcess(Tree.javaSources().stream()
-                .filter(file -> !root.relativize(file).startsWith("cerberus-servers")).toList());
-        assertThat(offenders).as("source files that start a process themselves instead of through cerberus-servers").isEmpty();
+                .filter(file -> !root.relativize(file).startsWith("cerberus-servers"))
+                .toList());
+        assertThat(offenders)
+                .as("source files that start a process themselves instead of through cerberus-servers")
+                .isEmpty();
     }
 
     @Test
@@ -138,48 +202,61 @@ class ArchitectureTest {
 
     @Test
     void anEngineClassThatImportsTheInternalsOrAnotherEngineFailsTheRules() {
-        JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.redis.offenders.ArchitectureOffender.class);
-        assertThatThrownBy(() -> NO_INTERNAL_OUTSIDE_THE_CORE.check(offender)).isInstanceOf(AssertionError.class)
+        JavaClasses offender =
+                new ClassFileImporter().importClasses(io.cerberus.redis.offenders.ArchitectureOffender.class);
+        assertThatThrownBy(() -> NO_INTERNAL_OUTSIDE_THE_CORE.check(offender))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.internal.Checks");
-        JavaClasses withTarget = new ClassFileImporter().importClasses(io.cerberus.redis.offenders.ArchitectureOffender.class,
-                io.cerberus.jdbc.JdbcEngineProvider.class);
-        assertThatThrownBy(() -> NO_ENGINE_IMPORTS_ANOTHER.check(withTarget)).isInstanceOf(AssertionError.class)
+        JavaClasses withTarget = new ClassFileImporter()
+                .importClasses(
+                        io.cerberus.redis.offenders.ArchitectureOffender.class,
+                        io.cerberus.jdbc.JdbcEngineProvider.class);
+        assertThatThrownBy(() -> NO_ENGINE_IMPORTS_ANOTHER.check(withTarget))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.jdbc");
     }
 
     @Test
     void aCoreClassThatImportsAnEngineOrALibraryFailsTheRule() {
         JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.internal.offenders.CoreOffender.class);
-        assertThatThrownBy(() -> THE_CORE_IMPORTS_ONLY_THE_JDK.check(offender)).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(() -> THE_CORE_IMPORTS_ONLY_THE_JDK.check(offender))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.redis.RedisEngineProvider")
                 .hasMessageContaining("org.assertj.core.api.Assertions");
     }
 
     @Test
     void aCommandLineClassThatUsesTheTestkitFailsTheRule() {
-        JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.cli.offenders.ArchitectureOffender.class);
-        assertThatThrownBy(() -> NO_TESTKIT_IN_THE_TOOLS.check(offender)).isInstanceOf(AssertionError.class)
+        JavaClasses offender =
+                new ClassFileImporter().importClasses(io.cerberus.cli.offenders.ArchitectureOffender.class);
+        assertThatThrownBy(() -> NO_TESTKIT_IN_THE_TOOLS.check(offender))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("io.cerberus.testkit.TestTimes");
     }
 
     @Test
     void aClassThatStartsAProcessItselfFailsTheRule() {
-        JavaClasses offender = new ClassFileImporter().importClasses(io.cerberus.cli.offenders.ArchitectureOffender.class);
-        assertThatThrownBy(() -> PROCESSES_ONLY_FROM_THE_SERVERS_MODULE.check(offender)).isInstanceOf(AssertionError.class)
+        JavaClasses offender =
+                new ClassFileImporter().importClasses(io.cerberus.cli.offenders.ArchitectureOffender.class);
+        assertThatThrownBy(() -> PROCESSES_ONLY_FROM_THE_SERVERS_MODULE.check(offender))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("java.lang.ProcessBuilder");
     }
 
     @Test
     void aSourceFileThatStartsAProcessItselfFailsTheScan() {
-        Path offender = Tree.root().resolve("cerberus-architecture/src/test/java/io/cerberus/cli/offenders/ArchitectureOffender.java");
-        assertThat(startingAProcess(List.of(offender))).containsExactly("cerberus-architecture/src/test/java/io/cerberus/cli/offenders/"
-                + "ArchitectureOffender.java");
+        Path offender = Tree.root()
+                .resolve("cerberus-architecture/src/test/java/io/cerberus/cli/offenders/ArchitectureOffender.java");
+        assertThat(startingAProcess(List.of(offender)))
+                .containsExactly(
+                        "cerberus-architecture/src/test/java/io/cerberus/cli/offenders/" + "ArchitectureOffender.java");
     }
 
     @Test
     void twoPackagesThatImportEachOtherFailTheRule() {
         JavaClasses offender = new ClassFileImporter().importPackages("io.cerberus.architecture.offenders.cycle");
-        assertThatThrownBy(() -> NO_PACKAGE_CYCLES.check(offender)).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(() -> NO_PACKAGE_CYCLES.check(offender))
+                .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("Cycle detected")
                 .hasMessageContaining("io.cerberus.architecture.offenders.cycle.ping.Ping")
                 .hasMessageContaining("io.cerberus.architecture.offenders.cycle.pong.Pong");
@@ -192,11 +269,14 @@ class ArchitectureTest {
                 .filter(file -> Arrays.stream(EXEC).noneMatch(exec -> file.endsWith(exec.replace('.', '/') + ".java")))
                 .filter(file -> !file.endsWith("ArchitectureTest.java"))
                 .filter(file -> STARTS_A_PROCESS.matcher(Tree.read(file)).find())
-                .map(file -> root.relativize(file).toString()).sorted().toList();
+                .map(file -> root.relativize(file).toString())
+                .sorted()
+                .toList();
     }
 
     private static DescribedPredicate<JavaClass> named(String name) {
-        return DescribedPredicate.describe(name, javaClass -> javaClass.getName().equals(name));
+        return DescribedPredicate.describe(
+                name, javaClass -> javaClass.getName().equals(name));
     }
 
     private static String[] concat(String[] first, String... more) {

@@ -27,31 +27,43 @@ class ClassHeadersTest {
     @Test
     void noClassHeaderIsLongerThanAScreen() {
         List<Path> sources = Tree.javaSources();
-        assertThat(sources.stream().filter(file -> headerLines(Tree.read(file)).isPresent()).count())
-                .as("files whose header the rule measures").isGreaterThan(300);
-        assertThat(tooLong(sources)).as("class headers over " + MAX_HEADER_LINES + " lines").isEmpty();
+        assertThat(sources.stream()
+                        .filter(file -> headerLines(Tree.read(file)).isPresent())
+                        .count())
+                .as("files whose header the rule measures")
+                .isGreaterThan(300);
+        assertThat(tooLong(sources))
+                .as("class headers over " + MAX_HEADER_LINES + " lines")
+                .isEmpty();
     }
 
     @Test
     void aHeaderOverAScreenFailsTheRule() {
-        Path offender = Tree.root().resolve("cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongHeader.java");
-        assertThat(tooLong(List.of(offender))).containsExactly(
-                "cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongHeader.java: 26 lines");
+        Path offender = Tree.root()
+                .resolve("cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongHeader.java");
+        assertThat(tooLong(List.of(offender)))
+                .containsExactly(
+                        "cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongHeader.java: 26 lines");
     }
 
     @Test
     void aHeaderIsCountedFromItsOpeningToItsClosingLineAcrossAnnotations() {
-        String source = "package p;\n\nimport java.util.List;\n\n/**\n * One.\n * Two.\n */\n@Deprecated\n@SuppressWarnings(\"x\")\n"
-                + "public final class A {\n    /** Not a header. */\n    class B {\n    }\n}\n";
+        String source =
+                "package p;\n\nimport java.util.List;\n\n/**\n * One.\n * Two.\n */\n@Deprecated\n@SuppressWarnings(\"x\")\n"
+                        + "public final class A {\n    /** Not a header. */\n    class B {\n    }\n}\n";
         assertThat(headerLines(source)).hasValue(4);
-        assertThat(headerLines("package p;\n\n/** A licence. */\nimport java.util.List;\n\nclass A {\n}\n")).isEmpty();
+        assertThat(headerLines("package p;\n\n/** A licence. */\nimport java.util.List;\n\nclass A {\n}\n"))
+                .isEmpty();
     }
 
     /** @return each file, relative to the root, whose header is too long, with its length */
     static List<String> tooLong(List<Path> files) {
         Path root = Tree.root();
-        return files.stream().filter(file -> headerLines(Tree.read(file)).orElse(0) > MAX_HEADER_LINES)
-                .map(file -> root.relativize(file) + ": " + headerLines(Tree.read(file)).getAsInt() + " lines").toList();
+        return files.stream()
+                .filter(file -> headerLines(Tree.read(file)).orElse(0) > MAX_HEADER_LINES)
+                .map(file -> root.relativize(file) + ": "
+                        + headerLines(Tree.read(file)).getAsInt() + " lines")
+                .toList();
     }
 
     /** @return the lines of the header of the source's top-level type, if it has one */

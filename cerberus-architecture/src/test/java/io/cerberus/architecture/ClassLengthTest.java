@@ -16,23 +16,31 @@ class ClassLengthTest {
 
     @Test
     void noClassOfTheCheckerIsLongerThanTheLimit() {
-        List<Path> sources = Tree.javaSources().stream().filter(file -> Tree.root().relativize(file).startsWith("cerberus-check/src/main"))
+        List<Path> sources = Tree.javaSources().stream()
+                .filter(file -> Tree.root().relativize(file).startsWith("cerberus-check/src/main"))
                 .toList();
         assertThat(sources).as("the checker's sources the rule measures").hasSizeGreaterThan(40);
-        assertThat(tooLong(sources)).as("classes of cerberus-check over " + MAX_LINES + " lines").isEmpty();
+        assertThat(tooLong(sources))
+                .as("classes of cerberus-check over " + MAX_LINES + " lines")
+                .isEmpty();
     }
 
     @Test
     void aClassOverTheLimitFailsTheRule() {
-        Path offender = Tree.root().resolve("cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongClass.java");
-        assertThat(tooLong(List.of(offender))).containsExactly(
-                "cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongClass.java: 451 lines");
+        Path offender = Tree.root()
+                .resolve("cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongClass.java");
+        assertThat(tooLong(List.of(offender)))
+                .containsExactly(
+                        "cerberus-architecture/src/test/java/io/cerberus/architecture/offenders/LongClass.java: 451 lines");
     }
 
     /** @return each file, relative to the root, that is too long, with its length */
     static List<String> tooLong(List<Path> files) {
         Path root = Tree.root();
-        return files.stream().filter(file -> lines(file) > MAX_LINES).map(file -> root.relativize(file) + ": " + lines(file) + " lines").toList();
+        return files.stream()
+                .filter(file -> lines(file) > MAX_LINES)
+                .map(file -> root.relativize(file) + ": " + lines(file) + " lines")
+                .toList();
     }
 
     private static long lines(Path file) {

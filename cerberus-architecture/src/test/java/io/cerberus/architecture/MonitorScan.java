@@ -37,27 +37,44 @@ import org.objectweb.asm.tree.TryCatchBlockNode;
 final class MonitorScan {
     /** Owners (internal names, a prefix ending in '/' for a package) whose every method may block. */
     private static final List<String> BLOCKING_OWNERS = List.of(
-            "java/net/Socket", "java/nio/channels/",
-            "io/cerberus/spi/LockEngine", "io/cerberus/spi/IdempotencyStore", "io/cerberus/spi/EngineProvider",
-            "io/cerberus/internal/EngineRegistry", "io/lettuce/core/api/sync/", "org/apache/zookeeper/ZooKeeper",
+            "java/net/Socket",
+            "java/nio/channels/",
+            "io/cerberus/spi/LockEngine",
+            "io/cerberus/spi/IdempotencyStore",
+            "io/cerberus/spi/EngineProvider",
+            "io/cerberus/internal/EngineRegistry",
+            "io/lettuce/core/api/sync/",
+            "org/apache/zookeeper/ZooKeeper",
             "org/apache/curator/framework/api/");
     /** Methods that wait for time, a lock, a signal or a result, on the JDK's owners of them. */
-    private static final Set<String> WAITS = Set.of("java/lang/Thread.sleep", "java/lang/Thread.join",
-            "java/util/concurrent/locks/LockSupport.park", "java/util/concurrent/locks/LockSupport.parkNanos",
-            "java/util/concurrent/locks/LockSupport.parkUntil", "java/util/concurrent/CountDownLatch.await",
-            "java/util/concurrent/CyclicBarrier.await", "java/util/concurrent/Semaphore.acquire",
-            "java/util/concurrent/Semaphore.acquireUninterruptibly", "java/util/concurrent/ExecutorService.awaitTermination",
-            "java/util/concurrent/ExecutorService.invokeAll", "java/util/concurrent/ExecutorService.invokeAny");
+    private static final Set<String> WAITS = Set.of(
+            "java/lang/Thread.sleep",
+            "java/lang/Thread.join",
+            "java/util/concurrent/locks/LockSupport.park",
+            "java/util/concurrent/locks/LockSupport.parkNanos",
+            "java/util/concurrent/locks/LockSupport.parkUntil",
+            "java/util/concurrent/CountDownLatch.await",
+            "java/util/concurrent/CyclicBarrier.await",
+            "java/util/concurrent/Semaphore.acquire",
+            "java/util/concurrent/Semaphore.acquireUninterruptibly",
+            "java/util/concurrent/ExecutorService.awaitTermination",
+            "java/util/concurrent/ExecutorService.invokeAll",
+            "java/util/concurrent/ExecutorService.invokeAny");
     /** Owners whose {@code get} and {@code join} wait for a result. */
-    private static final Set<String> FUTURES = Set.of("java/util/concurrent/Future", "java/util/concurrent/CompletableFuture",
-            "java/util/concurrent/FutureTask", "java/util/concurrent/ForkJoinTask", "io/lettuce/core/RedisFuture");
+    private static final Set<String> FUTURES = Set.of(
+            "java/util/concurrent/Future",
+            "java/util/concurrent/CompletableFuture",
+            "java/util/concurrent/FutureTask",
+            "java/util/concurrent/ForkJoinTask",
+            "io/lettuce/core/RedisFuture");
 
     /** Exceptions whose declaration says a method blocks: it waits (and can be interrupted), or it runs SQL. */
-    private static final Set<String> BLOCKING_THROWS = Set.of("java/lang/InterruptedException", "java/sql/SQLException");
+    private static final Set<String> BLOCKING_THROWS =
+            Set.of("java/lang/InterruptedException", "java/sql/SQLException");
+
     private static final Map<String, Optional<ClassNode>> TYPES = new ConcurrentHashMap<>();
 
-    private MonitorScan() {
-    }
+    private MonitorScan() {}
 
     /** @return one line per offending call: the class, method and source line, and what it calls */
     static List<String> offences(byte[] classFile) {
@@ -89,24 +106,35 @@ final class MonitorScan {
     }
 
     private static boolean isObjectWait(MethodInsnNode call) {
-        return call.name.equals("wait") && (call.desc.equals("()V") || call.desc.equals("(J)V") || call.desc.equals("(JI)V"));
+        return call.name.equals("wait")
+                && (call.desc.equals("()V") || call.desc.equals("(J)V") || call.desc.equals("(JI)V"));
     }
 
     private static boolean blocks(MethodInsnNode call) {
         String owner = call.owner;
         String name = call.name;
-        if (BLOCKING_OWNERS.stream().anyMatch(blocking -> blocking.endsWith("/") ? owner.startsWith(blocking) : owner.equals(blocking))
+        if (BLOCKING_OWNERS.stream()
+                        .anyMatch(blocking ->
+                                blocking.endsWith("/") ? owner.startsWith(blocking) : owner.equals(blocking))
                 || WAITS.contains(owner + "." + name)) {
             return true;
         }
-        boolean timed = call.desc.contains("Ljava/util/concurrent/TimeUnit;") || call.desc.contains("Ljava/time/Duration;");
+        boolean timed =
+                call.desc.contains("Ljava/util/concurrent/TimeUnit;") || call.desc.contains("Ljava/time/Duration;");
         if (owner.startsWith("java/util/concurrent/locks/")) {
-            return name.equals("lock") || name.equals("lockInterruptibly") || name.startsWith("await") || name.equals("tryLock") && timed;
+            return name.equals("lock")
+                    || name.equals("lockInterruptibly")
+                    || name.startsWith("await")
+                    || name.equals("tryLock") && timed;
         }
         if (owner.endsWith("BlockingQueue") || owner.endsWith("BlockingDeque") || owner.endsWith("TransferQueue")) {
-            return name.equals("take") || name.equals("put") || name.equals("transfer") || (name.equals("poll") || name.equals("offer")) && timed;
+            return name.equals("take")
+                    || name.equals("put")
+                    || name.equals("transfer")
+                    || (name.equals("poll") || name.equals("offer")) && timed;
         }
-        return (name.equals("get") || name.equals("join")) && FUTURES.contains(owner) || throwsBlocking(owner, name, call.desc);
+        return (name.equals("get") || name.equals("join")) && FUTURES.contains(owner)
+                || throwsBlocking(owner, name, call.desc);
     }
 
     /** @return whether the method, as declared in {@code owner} or the nearest supertype that declares it, throws a blocking exception */
@@ -172,7 +200,8 @@ final class MonitorScan {
                 }
             }
             AbstractInsnNode insn = method.instructions.get(at);
-            int after = insn.getOpcode() == Opcodes.MONITORENTER ? held + 1
+            int after = insn.getOpcode() == Opcodes.MONITORENTER
+                    ? held + 1
                     : insn.getOpcode() == Opcodes.MONITOREXIT ? Math.max(0, held - 1) : held;
             if (insn instanceof JumpInsnNode jump) {
                 work.push(new int[] {method.instructions.indexOf(jump.label), after});

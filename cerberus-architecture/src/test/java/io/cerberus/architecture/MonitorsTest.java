@@ -26,11 +26,18 @@ class MonitorsTest {
 
     @Test
     void noLibraryClassWaitsHoldingAMonitor() {
-        List<JavaClass> library = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("io.cerberus").stream().filter(MonitorsTest::isLibrary).toList();
+        List<JavaClass> library = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.cerberus").stream()
+                        .filter(MonitorsTest::isLibrary)
+                        .toList();
         assertThat(library).as("library classes on the class path").hasSizeGreaterThan(200);
-        List<String> offences = library.stream().flatMap(type -> MonitorScan.offences(bytes(type)).stream()).sorted().toList();
-        assertThat(offences).as("waits that hold a monitor, which pin a virtual thread's carrier").isEmpty();
+        List<String> offences = library.stream()
+                .flatMap(type -> MonitorScan.offences(bytes(type)).stream())
+                .sorted()
+                .toList();
+        assertThat(offences)
+                .as("waits that hold a monitor, which pin a virtual thread's carrier")
+                .isEmpty();
     }
 
     @Test
@@ -38,8 +45,11 @@ class MonitorsTest {
         JavaClass offender = new ClassFileImporter().importClass(PinsACarrier.class);
         List<String> offences = MonitorScan.offences(bytes(offender));
         assertThat(offences).hasSize(3);
-        assertThat(offences.get(0)).contains("PinsACarrier.sleepsHoldingItself").contains("java.lang.Thread.sleep holding a monitor");
-        assertThat(offences.get(1)).contains("PinsACarrier.waitsAfterAnEarlyReturn")
+        assertThat(offences.get(0))
+                .contains("PinsACarrier.sleepsHoldingItself")
+                .contains("java.lang.Thread.sleep holding a monitor");
+        assertThat(offences.get(1))
+                .contains("PinsACarrier.waitsAfterAnEarlyReturn")
                 .contains("java.util.concurrent.CompletableFuture.get holding a monitor");
         assertThat(offences.get(2)).contains("PinsACarrier.waitsOnAMonitor").contains("calls Object.wait");
     }

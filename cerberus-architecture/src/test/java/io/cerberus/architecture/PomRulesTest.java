@@ -40,31 +40,40 @@ class PomRulesTest {
     @Test
     void noModulePinsAVersionTheParentOwns() {
         Set<String> owned = parentOwned();
-        assertThat(owned).contains("io.dropwizard.metrics:metrics-core", "org.xerial.snappy:snappy-java",
-                "com.github.spotbugs:spotbugs-annotations");
+        assertThat(owned)
+                .contains(
+                        "io.dropwizard.metrics:metrics-core",
+                        "org.xerial.snappy:snappy-java",
+                        "com.github.spotbugs:spotbugs-annotations");
         List<Path> modules = modulePoms();
         assertThat(modules).hasSizeGreaterThan(15);
-        assertThat(modules.stream().flatMap(pom -> pins(pom, owned).stream()).toList()).as("versions pinned in module POMs").isEmpty();
+        assertThat(modules.stream().flatMap(pom -> pins(pom, owned).stream()).toList())
+                .as("versions pinned in module POMs")
+                .isEmpty();
     }
 
     @Test
     void aModuleThatPinsAVersionFailsTheRule() {
         Path offender = offender("pinning");
-        assertThat(pins(offender, parentOwned())).containsExactly(
-                "cerberus-architecture/src/test/resources/offenders/pinning/pom.xml: io.dropwizard.metrics:metrics-core 4.2.28 (the parent owns it)",
-                "cerberus-architecture/src/test/resources/offenders/pinning/pom.xml: com.example:some-library 1.0 (a literal version)");
+        assertThat(pins(offender, parentOwned()))
+                .containsExactly(
+                        "cerberus-architecture/src/test/resources/offenders/pinning/pom.xml: io.dropwizard.metrics:metrics-core 4.2.28 (the parent owns it)",
+                        "cerberus-architecture/src/test/resources/offenders/pinning/pom.xml: com.example:some-library 1.0 (a literal version)");
     }
 
     @Test
     void everyJarModuleNamesItsModule() {
-        List<String> problems = modulePoms().stream().flatMap(pom -> moduleNameProblems(pom).stream()).toList();
+        List<String> problems = modulePoms().stream()
+                .flatMap(pom -> moduleNameProblems(pom).stream())
+                .toList();
         assertThat(problems).as("modules without a right Automatic-Module-Name").isEmpty();
     }
 
     @Test
     void aModuleWithoutAModuleNameFailsTheRule() {
-        assertThat(moduleNameProblems(offender("unnamed"))).containsExactly(
-                "cerberus-architecture/src/test/resources/offenders/unnamed/pom.xml: no automatic.module.name property");
+        assertThat(moduleNameProblems(offender("unnamed")))
+                .containsExactly(
+                        "cerberus-architecture/src/test/resources/offenders/unnamed/pom.xml: no automatic.module.name property");
     }
 
     @Test
@@ -75,20 +84,24 @@ class PomRulesTest {
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest)) {
             out.finish();
         }
-        assertThat(jarProblem(jar, "io.cerberus.redis")).isEqualTo("unnamed.jar says Automatic-Module-Name null, not io.cerberus.redis");
+        assertThat(jarProblem(jar, "io.cerberus.redis"))
+                .isEqualTo("unnamed.jar says Automatic-Module-Name null, not io.cerberus.redis");
     }
 
     /** @return groupId:artifactId of every dependency the parent's dependencyManagement names itself */
     private static Set<String> parentOwned() {
         Element managed = child(pom(Tree.root().resolve("pom.xml")), "dependencyManagement");
-        return children(child(managed, "dependencies"), "dependency").stream().map(PomRulesTest::key)
+        return children(child(managed, "dependencies"), "dependency").stream()
+                .map(PomRulesTest::key)
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** @return the POMs of the tree whose parent is cerberus-parent */
     private static List<Path> modulePoms() {
-        return Tree.files("pom.xml").stream().filter(file -> !file.equals(Tree.root().resolve("pom.xml")))
-                .filter(file -> PARENT.equals(text(child(pom(file), "parent"), "artifactId"))).toList();
+        return Tree.files("pom.xml").stream()
+                .filter(file -> !file.equals(Tree.root().resolve("pom.xml")))
+                .filter(file -> PARENT.equals(text(child(pom(file), "parent"), "artifactId")))
+                .toList();
     }
 
     /** @return each dependency of the module that names a version it should not */
@@ -153,7 +166,9 @@ class PomRulesTest {
         try (JarFile file = new JarFile(jar.toFile())) {
             Manifest manifest = file.getManifest();
             String said = manifest == null ? null : manifest.getMainAttributes().getValue("Automatic-Module-Name");
-            return name.equals(said) ? null : jar.getFileName() + " says Automatic-Module-Name " + said + ", not " + name;
+            return name.equals(said)
+                    ? null
+                    : jar.getFileName() + " says Automatic-Module-Name " + said + ", not " + name;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -165,8 +180,11 @@ class PomRulesTest {
             return null;
         }
         try (Stream<Path> files = Files.walk(sources)) {
-            List<String> packages = files.filter(file -> file.toString().endsWith(".java") && !file.endsWith("package-info.java"))
-                    .map(file -> sources.relativize(file.getParent()).toString().replace('/', '.')).distinct().toList();
+            List<String> packages = files.filter(
+                            file -> file.toString().endsWith(".java") && !file.endsWith("package-info.java"))
+                    .map(file -> sources.relativize(file.getParent()).toString().replace('/', '.'))
+                    .distinct()
+                    .toList();
             String root = packages.isEmpty() ? null : packages.get(0);
             for (String name : packages) {
                 while (!(name + ".").startsWith(root + ".")) {

@@ -14,13 +14,14 @@ import java.util.stream.Stream;
  * and the rules' own offenders (any {@code offenders} directory) are left out.
  */
 final class Tree {
-    private Tree() {
-    }
+    private Tree() {}
 
     /** @return the repository root: the directory above this module */
     static Path root() {
         Path root = Path.of("").toAbsolutePath().getParent();
-        assertThat(root.resolve("cerberus-architecture")).as("the repository root above this module").isDirectory();
+        assertThat(root.resolve("cerberus-architecture"))
+                .as("the repository root above this module")
+                .isDirectory();
         return root;
     }
 
@@ -30,7 +31,8 @@ final class Tree {
         try (Stream<Path> files = Files.walk(root)) {
             return files.filter(file -> file.getFileName().toString().endsWith(suffix))
                     .filter(file -> isSource(root.relativize(file)))
-                    .sorted().toList();
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -38,7 +40,9 @@ final class Tree {
 
     /** @return the Java source files of the tree, main and test */
     static List<Path> javaSources() {
-        return files(".java").stream().filter(file -> file.toString().contains("/src/")).toList();
+        return files(".java").stream()
+                .filter(file -> file.toString().contains("/src/"))
+                .toList();
     }
 
     static String read(Path file) {

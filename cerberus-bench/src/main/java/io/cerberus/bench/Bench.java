@@ -50,10 +50,10 @@ public final class Bench {
     static final String TWO_PROCESSES = "contended-2p";
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
+
     static final List<String> DEFAULT_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay");
 
-    private Bench() {
-    }
+    private Bench() {}
 
     /**
      * One measured cell of the matrix. The last three are of {@code many-names} only (NaN otherwise, and
@@ -63,9 +63,24 @@ public final class Bench {
      * peer's slice in each round of a cell taken in turns ({@link #measureInTurns}), in round order; empty for a
      * cell measured in one piece.
      */
-    record Result(String engine, String workload, String peer, int threads, long cycles, double seconds, long p50, long p99, long p999,
-            long max, double cpuMicrosPerCycle, double requestsPerCycle, double namesTouched, double objectsLeft, double bytesLeft,
-            double childShare, double[] rounds) {
+    record Result(
+            String engine,
+            String workload,
+            String peer,
+            int threads,
+            long cycles,
+            double seconds,
+            long p50,
+            long p99,
+            long p999,
+            long max,
+            double cpuMicrosPerCycle,
+            double requestsPerCycle,
+            double namesTouched,
+            double objectsLeft,
+            double bytesLeft,
+            double childShare,
+            double[] rounds) {
         double perSecond() {
             return cycles / seconds;
         }
@@ -73,16 +88,26 @@ public final class Bench {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> options = parse(args);
-        List<Integer> threads = Arrays.stream(options.getOrDefault("threads", "1,4,16").split(",")).map(Integer::valueOf).toList();
+        List<Integer> threads = Arrays.stream(
+                        options.getOrDefault("threads", "1,4,16").split(","))
+                .map(Integer::valueOf)
+                .toList();
         Duration seconds = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("seconds", "3")) * 1000));
         Duration warmup = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("warmup", "1")) * 1000));
-        List<String> workloads = options.containsKey("workloads") ? List.of(options.get("workloads").split(",")) : DEFAULT_WORKLOADS;
+        List<String> workloads = options.containsKey("workloads")
+                ? List.of(options.get("workloads").split(","))
+                : DEFAULT_WORKLOADS;
         int names = Integer.parseInt(options.getOrDefault("names", "100000"));
         int held = Integer.parseInt(options.getOrDefault("held", "10000"));
         Duration lease = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("lease", "2")) * 1000));
-        List<String> engines = List.of(options.getOrDefault("engines", String.join(",", EngineGroups.PEERS.keySet())).split(","));
-        List<String> peerNames = options.containsKey("peers") ? List.of(options.get("peers").split(","))
-                : engines.stream().filter(EngineGroups.PEERS::containsKey).flatMap(engine -> EngineGroups.PEERS.get(engine).stream()).distinct()
+        List<String> engines = List.of(options.getOrDefault("engines", String.join(",", EngineGroups.PEERS.keySet()))
+                .split(","));
+        List<String> peerNames = options.containsKey("peers")
+                ? List.of(options.get("peers").split(","))
+                : engines.stream()
+                        .filter(EngineGroups.PEERS::containsKey)
+                        .flatMap(engine -> EngineGroups.PEERS.get(engine).stream())
+                        .distinct()
                         .toList();
         for (int t : threads) {
             if (t < 1 || t > 64) {
@@ -93,7 +118,9 @@ public final class Bench {
             throw new IllegalArgumentException("--names and --held must be at least 1, were " + names + " and " + held);
         }
         if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException("--lease must be at least 1 (seconds; etcd leases are whole seconds), was " + lease.toMillis() + " ms");
+            throw new IllegalArgumentException(
+                    "--lease must be at least 1 (seconds; etcd leases are whole seconds), was " + lease.toMillis()
+                            + " ms");
         }
         checkWorkloads(workloads);
         EngineGroups.check(engines, peerNames);
@@ -105,14 +132,23 @@ public final class Bench {
         List<Bench.Result> results = new ArrayList<>();
         List<HeldLocks.Result> holds = new ArrayList<>();
         List<EngineGroup> done = new ArrayList<>();
-        try (BenchProgress progress = BenchProgress.start(options.getOrDefault("progress", "auto"),
+        try (BenchProgress progress = BenchProgress.start(
+                options.getOrDefault("progress", "auto"),
                 Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("progress-every", "30")) * 1000)),
                 engines.size() * cells(workloads, threads))) {
             for (String engine : engines) {
                 // one server at a time, so that an engine's cells never share the machine with another server's work
                 progress.cell(engine + ": starting the server and the peers");
                 try (EngineGroup group = start(engine, options, peerNames, threads)) {
-                    results.addAll(run(group, threads, seconds, warmup, workloads.stream().filter(w -> !w.equals(HELD_LOCKS)).toList(), names,
+                    results.addAll(run(
+                            group,
+                            threads,
+                            seconds,
+                            warmup,
+                            workloads.stream()
+                                    .filter(w -> !w.equals(HELD_LOCKS))
+                                    .toList(),
+                            names,
                             progress));
                     if (workloads.contains(HELD_LOCKS)) {
                         progress.cell(engine + " " + HELD_LOCKS);
@@ -128,7 +164,8 @@ public final class Bench {
         System.out.print(report);
         if (out != null) {
             Files.writeString(out, report);
-            for (Map.Entry<String, String> chart : Report.charts(results, holds, done, threads).entrySet()) {
+            for (Map.Entry<String, String> chart :
+                    Report.charts(results, holds, done, threads).entrySet()) {
                 Files.writeString(out.resolveSibling(chartPrefix + "-" + chart.getKey() + ".svg"), chart.getValue());
             }
         }
@@ -138,20 +175,42 @@ public final class Bench {
         }
     }
 
-    private static EngineGroup start(String engine, Map<String, String> options, List<String> peerNames, List<Integer> threads)
+    private static EngineGroup start(
+            String engine, Map<String, String> options, List<String> peerNames, List<Integer> threads)
             throws Exception {
         try {
             return switch (engine) {
-                case "redis" -> EngineGroups.redis(options.containsKey("redis") ? RedisProcess.external(options.get("redis"))
-                        : RedisProcess.start(), peerNames);
+                case "redis" ->
+                    EngineGroups.redis(
+                            options.containsKey("redis")
+                                    ? RedisProcess.external(options.get("redis"))
+                                    : RedisProcess.start(),
+                            peerNames);
                 case "zk" -> EngineGroups.zooKeeper(peerNames);
                 case "etcd" -> EngineGroups.etcd(peerNames);
-                case "mariadb" -> EngineGroups.mariaDb(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
-                default -> EngineGroups.postgres(peerNames, Math.max(4, threads.stream().mapToInt(Integer::intValue).max().orElse(4)));
+                case "mariadb" ->
+                    EngineGroups.mariaDb(
+                            peerNames,
+                            Math.max(
+                                    4,
+                                    threads.stream()
+                                            .mapToInt(Integer::intValue)
+                                            .max()
+                                            .orElse(4)));
+                default ->
+                    EngineGroups.postgres(
+                            peerNames,
+                            Math.max(
+                                    4,
+                                    threads.stream()
+                                            .mapToInt(Integer::intValue)
+                                            .max()
+                                            .orElse(4)));
             };
         } catch (ServerException e) {
             // a server that is missing or does not start: its message says what to install or what it printed
-            throw new ServerException(e.getMessage() + " (or leave the engine out: --engines without " + engine + ")", e);
+            throw new ServerException(
+                    e.getMessage() + " (or leave the engine out: --engines without " + engine + ")", e);
         }
     }
 
@@ -169,10 +228,13 @@ public final class Bench {
 
     private static void checkWorkloads(List<String> workloads) {
         for (String workload : workloads) {
-            if (!LOCK_WORKLOADS.contains(workload) && !GUARD_WORKLOADS.contains(workload) && !workload.equals(TWO_PROCESSES)
+            if (!LOCK_WORKLOADS.contains(workload)
+                    && !GUARD_WORKLOADS.contains(workload)
+                    && !workload.equals(TWO_PROCESSES)
                     && !workload.equals(HELD_LOCKS)) {
-                throw new IllegalArgumentException("unknown workload '" + workload
-                        + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p, held-locks");
+                throw new IllegalArgumentException(
+                        "unknown workload '" + workload
+                                + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p, held-locks");
             }
         }
     }
@@ -182,22 +244,40 @@ public final class Bench {
      * guard peers) by thread count by peer; {@code many-names} on {@code names} names; {@code contended-2p}
      * last, with a child JVM per cell.
      */
-    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names)
+    static List<Result> run(
+            EngineGroup group,
+            List<Integer> threads,
+            Duration seconds,
+            Duration warmup,
+            List<String> workloads,
+            int names)
             throws Exception {
         return run(group, threads, seconds, warmup, workloads, names, BenchProgress.NONE);
     }
 
     /** {@link #run(EngineGroup, List, Duration, Duration, List, int)}, telling the progress line which cell runs and which are done. */
-    static List<Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup, List<String> workloads, int names,
-            BenchProgress progress) throws Exception {
+    static List<Result> run(
+            EngineGroup group,
+            List<Integer> threads,
+            Duration seconds,
+            Duration warmup,
+            List<String> workloads,
+            int names,
+            BenchProgress progress)
+            throws Exception {
         checkWorkloads(workloads);
         if (workloads.contains(HELD_LOCKS)) {
             throw new IllegalArgumentException("held-locks is not a matrix of cells: run it with HeldLocks.run");
         }
-        List<String> runnable = workloads.stream().filter(workload -> !workload.equals(TWO_PROCESSES))
-                .filter(workload -> !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty()).toList();
+        List<String> runnable = workloads.stream()
+                .filter(workload -> !workload.equals(TWO_PROCESSES))
+                .filter(workload ->
+                        !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty())
+                .toList();
         List<Result> results = new ArrayList<>();
-        progress.skip((int) workloads.stream().filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload)).count()
+        progress.skip((int) workloads.stream()
+                        .filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload))
+                        .count()
                 * threads.size());
         progress.cell(group.engine() + ": warming every peer up");
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
@@ -212,20 +292,35 @@ public final class Bench {
         int cell = 0;
         for (String workload : runnable) {
             for (int t : threads) {
-                List<Map.Entry<String, Supplier<Peer>>> peers = List.copyOf(peersOf(group, workload).entrySet());
+                List<Map.Entry<String, Supplier<Peer>>> peers =
+                        List.copyOf(peersOf(group, workload).entrySet());
                 // many-names asks the server what each peer left behind, after the peer closed: one peer open at a time
                 boolean alone = workload.equals("many-names");
                 progress.cell(group.engine() + " " + workload + " T=" + t);
-                List<Result> row = alone ? measureOneByOne(group, workload, t, seconds, warmup, names, peers, cell)
+                List<Result> row = alone
+                        ? measureOneByOne(group, workload, t, seconds, warmup, names, peers, cell)
                         : measureInTurns(group, workload, t, seconds, warmup, peers, cell);
                 cell += peers.size();
                 progress.done(1);
                 for (Result result : row) {
                     results.add(result);
-                    System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n", group.engine(), workload,
-                            result.peer(), t, result.perSecond(), result.p99() / 1000.0,
-                            Double.isNaN(result.objectsLeft()) ? "" : String.format(Locale.ROOT, "  %,.0f names, %,.0f %s left",
-                                    result.namesTouched(), result.objectsLeft(), group.residue().objects()));
+                    System.err.printf(
+                            Locale.ROOT,
+                            "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs%s%n",
+                            group.engine(),
+                            workload,
+                            result.peer(),
+                            t,
+                            result.perSecond(),
+                            result.p99() / 1000.0,
+                            Double.isNaN(result.objectsLeft())
+                                    ? ""
+                                    : String.format(
+                                            Locale.ROOT,
+                                            "  %,.0f names, %,.0f %s left",
+                                            result.namesTouched(),
+                                            result.objectsLeft(),
+                                            group.residue().objects()));
                 }
             }
         }
@@ -249,8 +344,15 @@ public final class Bench {
      * order A B, B A, A B, B A. A drift of the machine during the cell (another process, the server's caches, the JIT)
      * then weighs on every peer alike, where one peer after the other put it on whichever came later.
      */
-    private static List<Result> measureInTurns(EngineGroup group, String workload, int t, Duration seconds, Duration warmup,
-            List<Map.Entry<String, Supplier<Peer>>> peers, int firstCell) throws Exception {
+    private static List<Result> measureInTurns(
+            EngineGroup group,
+            String workload,
+            int t,
+            Duration seconds,
+            Duration warmup,
+            List<Map.Entry<String, Supplier<Peer>>> peers,
+            int firstCell)
+            throws Exception {
         List<Peer> open = new ArrayList<>();
         try {
             for (Map.Entry<String, Supplier<Peer>> entry : peers) {
@@ -272,7 +374,8 @@ public final class Bench {
             for (int round = 0; round < SLICES; round++) {
                 for (int k = 0; k < open.size(); k++) {
                     int i = round % 2 == 0 ? k : open.size() - 1 - k;
-                    boolean counted = group.requests() != null && !peers.get(i).getKey().equals("jvm");
+                    boolean counted =
+                            group.requests() != null && !peers.get(i).getKey().equals("jvm");
                     long before = counted ? group.requests().getAsLong() : 0;
                     // a slice's names are its own: the idempotent workload's keys must be new in every slice
                     Samples samples = sample(open.get(i), workload, t, slice, cells[i] + "m" + round, 0);
@@ -283,12 +386,28 @@ public final class Bench {
             }
             List<Result> row = new ArrayList<>();
             for (int i = 0; i < open.size(); i++) {
-                boolean counted = group.requests() != null && !peers.get(i).getKey().equals("jvm");
+                boolean counted =
+                        group.requests() != null && !peers.get(i).getKey().equals("jvm");
                 Result result = result(open.get(i).name(), workload, t, measured[i]);
                 double perCycle = counted ? (double) requests[i] / Math.max(1, result.cycles()) : Double.NaN;
-                row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
-                        result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), perCycle, Double.NaN, Double.NaN,
-                        Double.NaN, Double.NaN, rounds[i]));
+                row.add(new Result(
+                        group.engine(),
+                        workload,
+                        result.peer(),
+                        t,
+                        result.cycles(),
+                        result.seconds(),
+                        result.p50(),
+                        result.p99(),
+                        result.p999(),
+                        result.max(),
+                        result.cpuMicrosPerCycle(),
+                        perCycle,
+                        Double.NaN,
+                        Double.NaN,
+                        Double.NaN,
+                        Double.NaN,
+                        rounds[i]));
             }
             return row;
         } finally {
@@ -302,8 +421,16 @@ public final class Bench {
      * Measures a cell's peers one after the other, each alone: opened, warmed up, measured for the whole time,
      * closed. {@code many-names} does, to ask the server what each peer left behind once it closed.
      */
-    private static List<Result> measureOneByOne(EngineGroup group, String workload, int t, Duration seconds, Duration warmup, int names,
-            List<Map.Entry<String, Supplier<Peer>>> peers, int firstCell) throws Exception {
+    private static List<Result> measureOneByOne(
+            EngineGroup group,
+            String workload,
+            int t,
+            Duration seconds,
+            Duration warmup,
+            int names,
+            List<Map.Entry<String, Supplier<Peer>>> peers,
+            int firstCell)
+            throws Exception {
         List<Result> row = new ArrayList<>();
         int cell = firstCell;
         for (Map.Entry<String, Supplier<Peer>> entry : peers) {
@@ -323,13 +450,30 @@ public final class Bench {
                 boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
                 long before = counted ? group.requests().getAsLong() : 0;
                 result = measure(peer, workload, t, seconds, name + "m", names);
-                requests = counted ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles()) : Double.NaN;
+                requests = counted
+                        ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles())
+                        : Double.NaN;
             }
             double objectsLeft = residue ? group.residue().count().getAsLong() - objectsBefore : Double.NaN;
             double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
-            row.add(new Result(group.engine(), workload, result.peer(), t, result.cycles(), result.seconds(), result.p50(),
-                    result.p99(), result.p999(), result.max(), result.cpuMicrosPerCycle(), requests, result.namesTouched(), objectsLeft,
-                    bytesLeft, Double.NaN, NO_ROUNDS));
+            row.add(new Result(
+                    group.engine(),
+                    workload,
+                    result.peer(),
+                    t,
+                    result.cycles(),
+                    result.seconds(),
+                    result.p50(),
+                    result.p99(),
+                    result.p999(),
+                    result.max(),
+                    result.cpuMicrosPerCycle(),
+                    requests,
+                    result.namesTouched(),
+                    objectsLeft,
+                    bytesLeft,
+                    Double.NaN,
+                    NO_ROUNDS));
         }
         return row;
     }
@@ -364,7 +508,12 @@ public final class Bench {
             long[] both = Arrays.copyOf(sorted, sorted.length + other.sorted.length);
             System.arraycopy(other.sorted, 0, both, sorted.length, other.sorted.length);
             Arrays.sort(both);
-            return new Samples(cycles + other.cycles, Math.max(seconds, other.seconds), cpuNanos + other.cpuNanos, both, Double.NaN);
+            return new Samples(
+                    cycles + other.cycles,
+                    Math.max(seconds, other.seconds),
+                    cpuNanos + other.cpuNanos,
+                    both,
+                    Double.NaN);
         }
 
         /** @return these and {@code next}, measured one after the other in this process: over the sum of the two times */
@@ -372,7 +521,8 @@ public final class Bench {
             long[] both = Arrays.copyOf(sorted, sorted.length + next.sorted.length);
             System.arraycopy(next.sorted, 0, both, sorted.length, next.sorted.length);
             Arrays.sort(both);
-            return new Samples(cycles + next.cycles, seconds + next.seconds, cpuNanos + next.cpuNanos, both, Double.NaN);
+            return new Samples(
+                    cycles + next.cycles, seconds + next.seconds, cpuNanos + next.cpuNanos, both, Double.NaN);
         }
     }
 
@@ -404,8 +554,14 @@ public final class Bench {
                 return;
             }
             if (round == MAX_WARM_ROUNDS) {
-                System.err.printf(Locale.ROOT, "%s %s T=%d: the JIT compiler still spent %d ms of the last %d ms warm-up compiling%n",
-                        peer.name(), workload, threads, compiling, warmup.toMillis());
+                System.err.printf(
+                        Locale.ROOT,
+                        "%s %s T=%d: the JIT compiler still spent %d ms of the last %d ms warm-up compiling%n",
+                        peer.name(),
+                        workload,
+                        threads,
+                        compiling,
+                        warmup.toMillis());
             }
         }
     }
@@ -416,9 +572,24 @@ public final class Bench {
     }
 
     private static Result result(String peer, String workload, int threads, Samples s) {
-        return new Result("", workload, peer, threads, s.cycles(), s.seconds(), s.percentile(0.50), s.percentile(0.99),
-                s.percentile(0.999), s.max(), s.cycles() == 0 ? 0 : s.cpuNanos() / 1000.0 / s.cycles(), 0, s.namesTouched(), Double.NaN,
-                Double.NaN, Double.NaN, NO_ROUNDS);
+        return new Result(
+                "",
+                workload,
+                peer,
+                threads,
+                s.cycles(),
+                s.seconds(),
+                s.percentile(0.50),
+                s.percentile(0.99),
+                s.percentile(0.999),
+                s.max(),
+                s.cycles() == 0 ? 0 : s.cpuNanos() / 1000.0 / s.cycles(),
+                0,
+                s.namesTouched(),
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                NO_ROUNDS);
     }
 
     /**
@@ -446,43 +617,46 @@ public final class Bench {
             boolean freshNames = workload.equals("idempotent");
             String shared = "bench-" + cell + "-n";
             touched[i] = new BitSet(manyNames ? names : 0);
-            Thread worker = new Thread(() -> {
-                try {
-                    start.await();
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    while (System.nanoTime() - deadline[0] < 0) {
-                        String lockName = name;
-                        if (manyNames) {
-                            int n = random.nextInt(names);
-                            touched[index].set(n);
-                            lockName = shared + n;
-                        } else if (freshNames) {
-                            lockName = name + "-" + cycles[index];
+            Thread worker = new Thread(
+                    () -> {
+                        try {
+                            start.await();
+                            ThreadLocalRandom random = ThreadLocalRandom.current();
+                            while (System.nanoTime() - deadline[0] < 0) {
+                                String lockName = name;
+                                if (manyNames) {
+                                    int n = random.nextInt(names);
+                                    touched[index].set(n);
+                                    lockName = shared + n;
+                                } else if (freshNames) {
+                                    lockName = name + "-" + cycles[index];
+                                }
+                                long t0 = System.nanoTime();
+                                Peer.Held held = peer.lock(lockName);
+                                long waited = System.nanoTime() - t0;
+                                held.unlock();
+                                cycles[index]++;
+                                if (counts[index] == samples[index].length && samples[index].length < MAX_SAMPLES) {
+                                    samples[index] = Arrays.copyOf(samples[index], samples[index].length * 2);
+                                }
+                                if (counts[index] < samples[index].length) {
+                                    samples[index][counts[index]++] = waited;
+                                }
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } catch (RuntimeException e) {
+                            if (failures.getAndIncrement() == 0) {
+                                e.printStackTrace();
+                            }
                         }
-                        long t0 = System.nanoTime();
-                        Peer.Held held = peer.lock(lockName);
-                        long waited = System.nanoTime() - t0;
-                        held.unlock();
-                        cycles[index]++;
-                        if (counts[index] == samples[index].length && samples[index].length < MAX_SAMPLES) {
-                            samples[index] = Arrays.copyOf(samples[index], samples[index].length * 2);
-                        }
-                        if (counts[index] < samples[index].length) {
-                            samples[index][counts[index]++] = waited;
-                        }
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (RuntimeException e) {
-                    if (failures.getAndIncrement() == 0) {
-                        e.printStackTrace();
-                    }
-                }
-            }, "bench-" + i);
+                    },
+                    "bench-" + i);
             workers.add(worker);
             worker.start();
         }
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpuBefore = os.getProcessCpuTime();
         long begin = System.nanoTime();
         deadline[0] = begin + duration.toNanos();
@@ -493,7 +667,8 @@ public final class Bench {
         double seconds = (System.nanoTime() - begin) / 1e9;
         long cpu = os.getProcessCpuTime() - cpuBefore;
         if (failures.get() > 0) {
-            throw new IllegalStateException(peer.name() + " failed " + failures.get() + " time(s) in " + workload + " T=" + threads);
+            throw new IllegalStateException(
+                    peer.name() + " failed " + failures.get() + " time(s) in " + workload + " T=" + threads);
         }
         long total = Arrays.stream(cycles).sum();
         int sampleCount = Arrays.stream(counts).sum();
@@ -519,24 +694,41 @@ public final class Bench {
     }
 
     /** The options this bench takes; docs/PERFORMANCE.md explains each. */
-    private static final List<String> OPTIONS = List.of("engines", "peers", "workloads", "threads", "seconds", "warmup", "names", "held",
-            "lease", "redis", "out", "progress", "progress-every");
+    private static final List<String> OPTIONS = List.of(
+            "engines",
+            "peers",
+            "workloads",
+            "threads",
+            "seconds",
+            "warmup",
+            "names",
+            "held",
+            "lease",
+            "redis",
+            "out",
+            "progress",
+            "progress-every");
 
     private static Map<String, String> parse(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--help") || args[i].equals("-h")) {
-                System.out.println("usage: java -jar cerberus-bench.jar [--" + String.join(" VALUE] [--", OPTIONS) + " VALUE]\n"
-                        + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet()) + " --threads 1,4,16 --seconds 3 --warmup 1"
-                        + " --workloads " + String.join(",", DEFAULT_WORKLOADS) + " (also many-names, contended-2p, held-locks) --names 100000"
-                        + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
+                System.out.println(
+                        "usage: java -jar cerberus-bench.jar [--" + String.join(" VALUE] [--", OPTIONS) + " VALUE]\n"
+                                + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet())
+                                + " --threads 1,4,16 --seconds 3 --warmup 1"
+                                + " --workloads " + String.join(",", DEFAULT_WORKLOADS)
+                                + " (also many-names, contended-2p, held-locks) --names 100000"
+                                + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);
             }
             if (args[i].startsWith("--") && !OPTIONS.contains(args[i].substring(2))) {
-                throw new IllegalArgumentException("unknown option '" + args[i] + "'; the options are --" + String.join(", --", OPTIONS));
+                throw new IllegalArgumentException(
+                        "unknown option '" + args[i] + "'; the options are --" + String.join(", --", OPTIONS));
             }
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
-                throw new IllegalArgumentException("arguments are --name value pairs; '" + args[i] + "' is not followed by a value");
+                throw new IllegalArgumentException(
+                        "arguments are --name value pairs; '" + args[i] + "' is not followed by a value");
             }
             options.put(args[i].substring(2), args[++i]);
         }

@@ -26,8 +26,12 @@ final class BenchMariaDb implements SqlServer {
     }
 
     static BenchMariaDb start() {
-        return new BenchMariaDb(MariaDbServer.builder().database("bench").maxConnections(400)
-                .setting("innodb-buffer-pool-size", "256M").setting("innodb-log-file-size", "96M").start());
+        return new BenchMariaDb(MariaDbServer.builder()
+                .database("bench")
+                .maxConnections(400)
+                .setting("innodb-buffer-pool-size", "256M")
+                .setting("innodb-log-file-size", "96M")
+                .start());
     }
 
     @Override
@@ -62,7 +66,8 @@ final class BenchMariaDb implements SqlServer {
         try {
             List<String> tables = new ArrayList<>();
             try (Statement statement = stats.get().createStatement();
-                    ResultSet names = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'bench'")) {
+                    ResultSet names = statement.executeQuery(
+                            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'bench'")) {
                 while (names.next()) {
                     tables.add(names.getString(1));
                 }

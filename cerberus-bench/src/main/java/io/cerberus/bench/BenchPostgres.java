@@ -36,7 +36,8 @@ final class BenchPostgres implements SqlServer {
             throw new ServerException("could not resolve the postgres program: " + e, e);
         }
         boolean statementStats = Files.exists(postgres.getParent().getParent().resolve("lib/pg_stat_statements.so"));
-        PostgresServer.Builder builder = PostgresServer.builder().maxConnections(400).setting("shared_buffers", "64MB");
+        PostgresServer.Builder builder =
+                PostgresServer.builder().maxConnections(400).setting("shared_buffers", "64MB");
         if (statementStats) {
             builder.setting("shared_preload_libraries", "pg_stat_statements");
         }
@@ -89,15 +90,17 @@ final class BenchPostgres implements SqlServer {
         try {
             List<String> tables = new ArrayList<>();
             try (Statement statement = stats.get().createStatement();
-                    ResultSet names = statement.executeQuery("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables"
-                            + " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")) {
+                    ResultSet names = statement.executeQuery(
+                            "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables"
+                                    + " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")) {
                 while (names.next()) {
                     tables.add(names.getString(1));
                 }
             }
             long rows = 0;
             for (String table : tables) {
-                try (Statement statement = stats.get().createStatement(); ResultSet count = statement.executeQuery("SELECT count(*) FROM " + table)) {
+                try (Statement statement = stats.get().createStatement();
+                        ResultSet count = statement.executeQuery("SELECT count(*) FROM " + table)) {
                     count.next();
                     rows += count.getLong(1);
                 }

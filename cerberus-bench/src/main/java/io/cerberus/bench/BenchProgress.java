@@ -50,10 +50,12 @@ final class BenchProgress implements AutoCloseable {
             throw new IllegalArgumentException("--progress takes " + String.join(", ", MODES) + ", was '" + mode + "'");
         }
         if (every.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException("--progress-every must be at least 1 (seconds), was " + every.toMillis() / 1000.0);
+            throw new IllegalArgumentException(
+                    "--progress-every must be at least 1 (seconds), was " + every.toMillis() / 1000.0);
         }
         BenchProgress progress = new BenchProgress(total);
-        progress.line = ProgressLine.start(mode, every, new PrintWriter(System.err, false, StandardCharsets.UTF_8), progress::text);
+        progress.line = ProgressLine.start(
+                mode, every, new PrintWriter(System.err, false, StandardCharsets.UTF_8), progress::text);
         return progress;
     }
 
@@ -66,7 +68,9 @@ final class BenchProgress implements AutoCloseable {
     static BenchProgress open(PrintStream err, boolean live, Duration every, int total, int width) {
         BenchProgress progress = new BenchProgress(total);
         PrintWriter writer = new PrintWriter(err, false, StandardCharsets.UTF_8);
-        progress.line = live ? ProgressLine.live(writer, progress::text, width) : ProgressLine.plain(writer, progress::text, every);
+        progress.line = live
+                ? ProgressLine.live(writer, progress::text, width)
+                : ProgressLine.plain(writer, progress::text, every);
         return progress;
     }
 
@@ -96,10 +100,14 @@ final class BenchProgress implements AutoCloseable {
      * @param doneNanos the time from the start to the end of the last cell done
      */
     static String format(int done, int total, String cell, long elapsedNanos, long doneNanos) {
-        String left = done == 0 ? "estimating the time left"
-                : "about " + ProgressLine.clock(Math.max(0, doneNanos / done * (total - done) - (elapsedNanos - doneNanos))) + " left";
-        return "bench cell " + Math.min(done + 1, total) + " of " + total + ": " + cell + " | " + ProgressLine.clock(elapsedNanos)
-                + " elapsed, " + left;
+        String left = done == 0
+                ? "estimating the time left"
+                : "about "
+                        + ProgressLine.clock(
+                                Math.max(0, doneNanos / done * (total - done) - (elapsedNanos - doneNanos)))
+                        + " left";
+        return "bench cell " + Math.min(done + 1, total) + " of " + total + ": " + cell + " | "
+                + ProgressLine.clock(elapsedNanos) + " elapsed, " + left;
     }
 
     /** Stops the line: a live one is cleared, and standard error is what it was before. Safe to call more than once. */

@@ -12,7 +12,9 @@ import java.util.Map;
  * beside network locks), and says so.
  */
 final class Charts {
-    private static final String[] COLOURS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+    private static final String[] COLOURS = {
+        "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"
+    };
     private static final double LOG_SPAN = 50;
     private static final int WIDTH = 760;
     private static final int PLOT_LEFT = 80;
@@ -21,8 +23,7 @@ final class Charts {
     private static final int PLOT_BOTTOM = 300;
     private static final int HEIGHT = 350;
 
-    private Charts() {
-    }
+    private Charts() {}
 
     /**
      * A line chart: x is the thread counts, evenly spaced; one line per series.
@@ -48,23 +49,43 @@ final class Charts {
         Axis axis = log ? Axis.log(min, max) : Axis.linear(max);
         StringBuilder svg = open(WIDTH, HEIGHT);
         text(svg, WIDTH / 2.0, 24, "middle", 15, "bold", title);
-        svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>%n", PLOT_LEFT,
-                PLOT_TOP, PLOT_RIGHT - PLOT_LEFT, PLOT_BOTTOM - PLOT_TOP));
+        svg.append(String.format(
+                Locale.ROOT,
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>%n",
+                PLOT_LEFT,
+                PLOT_TOP,
+                PLOT_RIGHT - PLOT_LEFT,
+                PLOT_BOTTOM - PLOT_TOP));
         for (double tick : axis.ticks) {
             double y = axis.y(tick);
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>%n", PLOT_LEFT, y,
-                    PLOT_RIGHT, y));
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>%n",
+                    PLOT_LEFT,
+                    y,
+                    PLOT_RIGHT,
+                    y));
             text(svg, PLOT_LEFT - 6, y + 4, "end", 11, "normal", compact(tick));
         }
         double[] xs = new double[threads.size()];
         for (int i = 0; i < xs.length; i++) {
             xs[i] = PLOT_LEFT + (PLOT_RIGHT - PLOT_LEFT) * (i + 0.5) / xs.length;
-            text(svg, xs[i], PLOT_BOTTOM + 18, "middle", 11, "normal", threads.get(i).toString());
+            text(
+                    svg,
+                    xs[i],
+                    PLOT_BOTTOM + 18,
+                    "middle",
+                    11,
+                    "normal",
+                    threads.get(i).toString());
         }
         text(svg, (PLOT_LEFT + PLOT_RIGHT) / 2.0, PLOT_BOTTOM + 40, "middle", 12, "normal", "threads");
-        svg.append(String.format(Locale.ROOT,
+        svg.append(String.format(
+                Locale.ROOT,
                 "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 18 %.1f)\">%s</text>%n",
-                (PLOT_TOP + PLOT_BOTTOM) / 2.0, (PLOT_TOP + PLOT_BOTTOM) / 2.0, escape(yLabel + (log ? " (log scale)" : ""))));
+                (PLOT_TOP + PLOT_BOTTOM) / 2.0,
+                (PLOT_TOP + PLOT_BOTTOM) / 2.0,
+                escape(yLabel + (log ? " (log scale)" : ""))));
         int index = 0;
         for (Map.Entry<String, double[]> entry : series.entrySet()) {
             String colour = COLOURS[index % COLOURS.length];
@@ -74,14 +95,26 @@ final class Charts {
                 if (v > 0 && Double.isFinite(v)) {
                     double y = axis.y(v);
                     points.append(String.format(Locale.ROOT, "%.1f,%.1f ", xs[i], y));
-                    svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>%n", xs[i], y, colour));
+                    svg.append(String.format(
+                            Locale.ROOT,
+                            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>%n",
+                            xs[i],
+                            y,
+                            colour));
                 }
             }
-            svg.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%n",
-                    points.toString().strip(), colour));
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%n",
+                    points.toString().strip(),
+                    colour));
             double legendY = PLOT_TOP + 8 + index * 20;
-            svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>%n", PLOT_RIGHT + 16,
-                    legendY - 10, colour));
+            svg.append(String.format(
+                    Locale.ROOT,
+                    "<rect x=\"%d\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>%n",
+                    PLOT_RIGHT + 16,
+                    legendY - 10,
+                    colour));
             text(svg, PLOT_RIGHT + 34, legendY, "start", 11, "normal", entry.getKey());
             index++;
         }
@@ -104,17 +137,32 @@ final class Charts {
         for (Map.Entry<String, Map<String, Double>> panel : panels.entrySet()) {
             text(svg, 10, y + 14, "start", 12, "bold", panel.getKey());
             y += 24;
-            double max = panel.getValue().values().stream().filter(v -> Double.isFinite(v) && v > 0).mapToDouble(Double::doubleValue)
-                    .max().orElse(1);
+            double max = panel.getValue().values().stream()
+                    .filter(v -> Double.isFinite(v) && v > 0)
+                    .mapToDouble(Double::doubleValue)
+                    .max()
+                    .orElse(1);
             int index = 0;
             for (Map.Entry<String, Double> bar : panel.getValue().entrySet()) {
                 text(svg, labelRight - 8, y + 13, "end", 11, "normal", bar.getKey());
                 double v = bar.getValue();
                 if (Double.isFinite(v)) {
                     double length = Math.max(0, v) / max * (barRight - labelRight);
-                    svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>%n", labelRight,
-                            y + 2, length, COLOURS[index % COLOURS.length]));
-                    text(svg, labelRight + length + 6, y + 14, "start", 11, "normal", String.format(Locale.ROOT, v < 10 ? "%.3f" : "%,.0f", v));
+                    svg.append(String.format(
+                            Locale.ROOT,
+                            "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>%n",
+                            labelRight,
+                            y + 2,
+                            length,
+                            COLOURS[index % COLOURS.length]));
+                    text(
+                            svg,
+                            labelRight + length + 6,
+                            y + 14,
+                            "start",
+                            11,
+                            "normal",
+                            String.format(Locale.ROOT, v < 10 ? "%.3f" : "%,.0f", v));
                 } else {
                     text(svg, labelRight + 6, y + 14, "start", 11, "italic", "not counted");
                 }
@@ -161,15 +209,30 @@ final class Charts {
     }
 
     private static StringBuilder open(int width, int height) {
-        return new StringBuilder(String.format(Locale.ROOT,
+        return new StringBuilder(String.format(
+                Locale.ROOT,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">%n"
-                        + "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", width, height, width, height));
+                        + "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n",
+                width,
+                height,
+                width,
+                height));
     }
 
-    private static void text(StringBuilder svg, double x, double y, String anchor, int size, String weight, String text) {
-        String style = weight.equals("italic") ? " font-style=\"italic\"" : weight.equals("bold") ? " font-weight=\"bold\"" : "";
-        svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\"%s>%s</text>%n", x, y, anchor,
-                size, style, escape(text)));
+    private static void text(
+            StringBuilder svg, double x, double y, String anchor, int size, String weight, String text) {
+        String style = weight.equals("italic")
+                ? " font-style=\"italic\""
+                : weight.equals("bold") ? " font-weight=\"bold\"" : "";
+        svg.append(String.format(
+                Locale.ROOT,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\"%s>%s</text>%n",
+                x,
+                y,
+                anchor,
+                size,
+                style,
+                escape(text)));
     }
 
     /** @return 1,500 as "1.5k", 2,000,000 as "2M" */
@@ -180,11 +243,16 @@ final class Charts {
             value /= 1000;
             unit++;
         }
-        String number = value == Math.rint(value) ? String.format(Locale.ROOT, "%.0f", value) : String.format(Locale.ROOT, "%.1f", value);
+        String number = value == Math.rint(value)
+                ? String.format(Locale.ROOT, "%.0f", value)
+                : String.format(Locale.ROOT, "%.1f", value);
         return number + units[unit];
     }
 
     static String escape(String text) {
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+        return text.replace("&", "&amp;")
+                .replace("<", "&lt;")
+                .replace(">", "&gt;")
+                .replace("\"", "&quot;");
     }
 }

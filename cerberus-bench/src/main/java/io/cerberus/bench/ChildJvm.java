@@ -37,11 +37,18 @@ final class ChildJvm implements AutoCloseable {
      */
     static ChildJvm start(String description, List<String> args, Map<String, String> environment) {
         List<String> command = JavaCommand.of(ContendedWorker.class)
-                .jvmOptions("-D" + Bench.MAX_WARM_ROUNDS_PROPERTY + "=" + Bench.MAX_WARM_ROUNDS).args(args).toList();
+                .jvmOptions("-D" + Bench.MAX_WARM_ROUNDS_PROPERTY + "=" + Bench.MAX_WARM_ROUNDS)
+                .args(args)
+                .toList();
         try {
-            return new ChildJvm(description, ManagedProcess.launch("contended-2p child", command).environment(environment).start());
+            return new ChildJvm(
+                    description,
+                    ManagedProcess.launch("contended-2p child", command)
+                            .environment(environment)
+                            .start());
         } catch (ServerException e) {
-            throw new IllegalStateException("could not start the child JVM of contended-2p (" + description + "): " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "could not start the child JVM of contended-2p (" + description + "): " + e.getMessage(), e);
         }
     }
 
@@ -60,11 +67,17 @@ final class ChildJvm implements AutoCloseable {
             try {
                 line = process.nextLine(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             } catch (ServerException e) {
-                throw failure((process.isAlive() ? "did not say " + word + " within " + timeout.toMillis() + " ms"
-                        : "ended before saying " + word), e);
+                throw failure(
+                        (process.isAlive()
+                                ? "did not say " + word + " within " + timeout.toMillis() + " ms"
+                                : "ended before saying " + word),
+                        e);
             }
             if (line.startsWith("FAILED")) {
-                throw failure("failed before saying " + word + ": " + line.substring("FAILED".length()).strip(), null);
+                throw failure(
+                        "failed before saying " + word + ": "
+                                + line.substring("FAILED".length()).strip(),
+                        null);
             }
             if (line.startsWith(word)) {
                 answered = word.equals("RESULT");
@@ -94,8 +107,10 @@ final class ChildJvm implements AutoCloseable {
 
     private IllegalStateException failure(String what, ServerException cause) {
         process.kill(Duration.ofSeconds(10));
-        return new IllegalStateException("contended-2p: the child JVM (pid " + process.pid() + ", " + description + ") " + what
-                + "; it was destroyed" + process.diagnostics(), cause);
+        return new IllegalStateException(
+                "contended-2p: the child JVM (pid " + process.pid() + ", " + description + ") " + what
+                        + "; it was destroyed" + process.diagnostics(),
+                cause);
     }
 
     @Override
@@ -105,12 +120,14 @@ final class ChildJvm implements AutoCloseable {
             try {
                 int exit = process.awaitExit(EXIT_DEADLINE);
                 if (exit != 0) {
-                    System.err.println("contended-2p: the child JVM (pid " + process.pid() + ", " + description + ") exited with code "
-                            + exit + " after its result (closing its peer failed)" + process.diagnostics());
+                    System.err.println("contended-2p: the child JVM (pid " + process.pid() + ", " + description
+                            + ") exited with code " + exit + " after its result (closing its peer failed)"
+                            + process.diagnostics());
                 }
             } catch (ServerException e) {
-                System.err.println("contended-2p: the child JVM (pid " + process.pid() + ", " + description + ") did not end within "
-                        + EXIT_DEADLINE.toSeconds() + " s of its result (closing its peer); destroying it");
+                System.err.println("contended-2p: the child JVM (pid " + process.pid() + ", " + description
+                        + ") did not end within " + EXIT_DEADLINE.toSeconds()
+                        + " s of its result (closing its peer); destroying it");
             }
         }
         process.close();

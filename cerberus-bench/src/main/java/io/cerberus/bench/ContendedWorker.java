@@ -33,8 +33,7 @@ import java.util.List;
  * nothing else: {@code System.out} is standard error here.
  */
 final class ContendedWorker {
-    private ContendedWorker() {
-    }
+    private ContendedWorker() {}
 
     /**
      * @return the arguments of {@link #main}: {@code THREADS SAMPLES_FILE ENGINE PEER POOL_SIZE}; the
@@ -77,7 +76,8 @@ final class ContendedWorker {
                             say(protocol, "WARMED");
                         }
                         case "RUN" -> {
-                            Bench.Samples samples = Bench.sample(peer, "contended", threads, millis(command), command[1], 0);
+                            Bench.Samples samples =
+                                    Bench.sample(peer, "contended", threads, millis(command), command[1], 0);
                             measured = measured == null ? samples : measured.then(samples);
                             say(protocol, "RAN " + samples.cycles() + " " + Math.round(samples.seconds() * 1e9));
                         }
@@ -86,8 +86,10 @@ final class ContendedWorker {
                                 throw new IllegalStateException("END before any RUN");
                             }
                             writeSamples(samplesFile, measured.sorted());
-                            say(protocol, "RESULT " + measured.cycles() + " " + Math.round(measured.seconds() * 1e9) + " "
-                                    + measured.cpuNanos() + " " + measured.sorted().length);
+                            say(
+                                    protocol,
+                                    "RESULT " + measured.cycles() + " " + Math.round(measured.seconds() * 1e9) + " "
+                                            + measured.cpuNanos() + " " + measured.sorted().length);
                             ended = true;
                         }
                         default -> throw new IllegalStateException("unknown command from the parent: '" + line + "'");
@@ -107,7 +109,8 @@ final class ContendedWorker {
 
     private static Duration millis(String[] command) {
         if (command.length != 3) {
-            throw new IllegalStateException("expected '" + command[0] + " <name> <ms>' from the parent, got '" + String.join(" ", command) + "'");
+            throw new IllegalStateException("expected '" + command[0] + " <name> <ms>' from the parent, got '"
+                    + String.join(" ", command) + "'");
         }
         return Duration.ofMillis(Long.parseLong(command[2]));
     }

@@ -23,9 +23,21 @@ import java.util.function.Supplier;
  * @param residue what the server tells of what a cell leaves behind, or null when the bench cannot ask
  * @param stop stops the server (and closes the bench's own connections to it)
  */
-record EngineGroup(String engine, String title, String server, String baseline, String baselineShort, String requestsColumn,
-        LongSupplier requests, Map<String, Supplier<Peer>> lockPeers, Map<String, Supplier<Peer>> guardPeers,
-        Map<String, PeerSpec> sharedPeers, Map<String, HeldLocks.Holder> holders, Residue residue, Runnable stop) implements AutoCloseable {
+record EngineGroup(
+        String engine,
+        String title,
+        String server,
+        String baseline,
+        String baselineShort,
+        String requestsColumn,
+        LongSupplier requests,
+        Map<String, Supplier<Peer>> lockPeers,
+        Map<String, Supplier<Peer>> guardPeers,
+        Map<String, PeerSpec> sharedPeers,
+        Map<String, HeldLocks.Holder> holders,
+        Residue residue,
+        Runnable stop)
+        implements AutoCloseable {
 
     /**
      * What the server can count of what is left in it: objects (keys, nodes, rows) and bytes.
@@ -35,8 +47,7 @@ record EngineGroup(String engine, String title, String server, String baseline, 
      * @param memory what {@code bytes} measures, for column headings ("used_memory")
      * @param bytes the bytes now
      */
-    record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {
-    }
+    record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {}
 
     @Override
     public void close() {

@@ -23,24 +23,21 @@ final class EtcdPeers {
     /** jetcd keeps a lease alive on its own stream; the peers take no action on its replies. */
     private static final StreamObserver<LeaseKeepAliveResponse> KEEP_ALIVES_UNWATCHED = new StreamObserver<>() {
         @Override
-        public void onNext(LeaseKeepAliveResponse value) {
-        }
+        public void onNext(LeaseKeepAliveResponse value) {}
 
         @Override
-        public void onError(Throwable t) {
-        }
+        public void onError(Throwable t) {}
 
         @Override
-        public void onCompleted() {
-        }
+        public void onCompleted() {}
     };
 
     /** The peer the etcd tables are compared with. */
     static final String JETCD_LOCK = "jetcd Lock";
+
     private static final long LEASE_SECONDS = 10;
 
-    private EtcdPeers() {
-    }
+    private EtcdPeers() {}
 
     private static <T> T await(Future<T> future, String what) throws InterruptedException {
         try {
@@ -52,7 +49,9 @@ final class EtcdPeers {
 
     /** Takes {@code name} through etcd's lock service on {@code lease}; the hold unlocks the key the service made. */
     private static Peer.Held lockWith(Lock locks, String name, long lease) throws InterruptedException {
-        ByteSequence key = await(locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease), "lock " + name)
+        ByteSequence key = await(
+                        locks.lock(ByteSequence.from("bench-jetcd/" + name, StandardCharsets.UTF_8), lease),
+                        "lock " + name)
                 .getKey();
         return () -> {
             try {
@@ -149,7 +148,8 @@ final class EtcdPeers {
         KV kv = client.getKVClient();
         long lease;
         try {
-            lease = await(client.getLeaseClient().grant(Math.max(1, (ttl.toMillis() + 999) / 1000)), "lease grant").getID();
+            lease = await(client.getLeaseClient().grant(Math.max(1, (ttl.toMillis() + 999) / 1000)), "lease grant")
+                    .getID();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             client.close();
@@ -170,7 +170,16 @@ final class EtcdPeers {
             @Override
             public boolean isLocked(String name) throws InterruptedException {
                 ByteSequence prefix = ByteSequence.from("bench-jetcd/" + name + "/", StandardCharsets.UTF_8);
-                return await(kv.get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build()), "get " + name).getCount() > 0;
+                return await(
+                                        kv.get(
+                                                prefix,
+                                                GetOption.builder()
+                                                        .isPrefix(true)
+                                                        .withCountOnly(true)
+                                                        .build()),
+                                        "get " + name)
+                                .getCount()
+                        > 0;
             }
 
             @Override

@@ -24,15 +24,16 @@ final class HeldLocks {
     /** How a Cerberus hold stays alive on Redis and PostgreSQL (and etcd, with its client lease). */
     static final String CERBERUS_RENEWAL = "watchdog, every lease/3 (due renewals batched per engine)";
     /** How holds stay alive on ZooKeeper, for Cerberus and Curator alike. */
-    static final String SESSION_RENEWAL = "session (timeout = lease; the server makes it at least 2 ticks, 4 s): pings, no per-lock renewal";
+    static final String SESSION_RENEWAL =
+            "session (timeout = lease; the server makes it at least 2 ticks, 4 s): pings, no per-lock renewal";
     /** The peers that cannot renew: their expiry is set past the hold so that they keep their locks. */
     static final String NO_RENEWAL = "none: expiry set past the hold";
+
     static final int LEASE_PERIODS = 3;
     private static final int THREADS = 4;
     private static final int WARM_LOCKS = 20;
 
-    private HeldLocks() {
-    }
+    private HeldLocks() {}
 
     /**
      * A peer of this workload.
@@ -40,8 +41,7 @@ final class HeldLocks {
      * @param renewal how a held lock stays alive, for the report
      * @param withLease makes the peer with the lease under test (a peer without renewal gets an expiry past the hold instead)
      */
-    record Holder(String renewal, Function<Duration, Peer> withLease) {
-    }
+    record Holder(String renewal, Function<Duration, Peer> withLease) {}
 
     /**
      * What holding cost one peer.
@@ -51,8 +51,18 @@ final class HeldLocks {
      * @param lost locks the second client found free after the hold
      * @param releaseFailures releases that threw
      */
-    record Result(String engine, String peer, String renewal, int locks, Duration lease, double acquireSeconds, double holdSeconds,
-            double requests, long heapBytes, int lost, int releaseFailures) {
+    record Result(
+            String engine,
+            String peer,
+            String renewal,
+            int locks,
+            Duration lease,
+            double acquireSeconds,
+            double holdSeconds,
+            double requests,
+            long heapBytes,
+            int lost,
+            int releaseFailures) {
         double requestsPerLockPerLease() {
             return requests / locks / LEASE_PERIODS;
         }
@@ -82,14 +92,26 @@ final class HeldLocks {
         for (Holder holder : group.holders().values()) {
             Result result = hold(group, holder, locks, lease, "held-" + group.engine() + "-" + run++);
             results.add(result);
-            System.err.printf(Locale.ROOT, "%-8s %-12s %-34s %,d locks taken in %.1f s, %.3f requests per lock per lease, %,.0f heap bytes per lock"
-                    + "%s%n", group.engine(), "held-locks", result.peer(), locks, result.acquireSeconds(), result.requestsPerLockPerLease(),
-                    result.heapBytesPerLock(), result.failed() ? ", LOST " + result.lost() + ", release failures " + result.releaseFailures() : "");
+            System.err.printf(
+                    Locale.ROOT,
+                    "%-8s %-12s %-34s %,d locks taken in %.1f s, %.3f requests per lock per lease, %,.0f heap bytes per lock"
+                            + "%s%n",
+                    group.engine(),
+                    "held-locks",
+                    result.peer(),
+                    locks,
+                    result.acquireSeconds(),
+                    result.requestsPerLockPerLease(),
+                    result.heapBytesPerLock(),
+                    result.failed()
+                            ? ", LOST " + result.lost() + ", release failures " + result.releaseFailures()
+                            : "");
         }
         return results;
     }
 
-    private static Result hold(EngineGroup group, Holder holder, int locks, Duration lease, String prefix) throws InterruptedException {
+    private static Result hold(EngineGroup group, Holder holder, int locks, Duration lease, String prefix)
+            throws InterruptedException {
         String[] names = new String[locks];
         for (int i = 0; i < locks; i++) {
             names[i] = prefix + "-" + i;
@@ -107,7 +129,9 @@ final class HeldLocks {
             long begin = System.nanoTime();
             for (int t = 0; t < THREADS; t++) {
                 int first = t;
-                Thread thread = new Thread(() -> holdStripe(peer, names, first, acquired, release, failure, releaseFailures), "bench-holder-" + t);
+                Thread thread = new Thread(
+                        () -> holdStripe(peer, names, first, acquired, release, failure, releaseFailures),
+                        "bench-holder-" + t);
                 threads.add(thread);
                 thread.start();
             }
@@ -131,14 +155,30 @@ final class HeldLocks {
                 release.countDown();
                 join(threads);
             }
-            return new Result(group.engine(), peer.name(), holder.renewal(), locks, lease, acquireSeconds, holdSeconds, requests, heapGrowth,
-                    lost, releaseFailures.get());
+            return new Result(
+                    group.engine(),
+                    peer.name(),
+                    holder.renewal(),
+                    locks,
+                    lease,
+                    acquireSeconds,
+                    holdSeconds,
+                    requests,
+                    heapGrowth,
+                    lost,
+                    releaseFailures.get());
         }
     }
 
     /** Takes every {@value #THREADS}th name from {@code first}, waits for the signal, releases them in the same thread. */
-    private static void holdStripe(Peer peer, String[] names, int first, CountDownLatch acquired, CountDownLatch release,
-            AtomicReference<Throwable> failure, AtomicInteger releaseFailures) {
+    private static void holdStripe(
+            Peer peer,
+            String[] names,
+            int first,
+            CountDownLatch acquired,
+            CountDownLatch release,
+            AtomicReference<Throwable> failure,
+            AtomicInteger releaseFailures) {
         List<Peer.Held> held = new ArrayList<>(names.length / THREADS + 1);
         try {
             for (int i = first; i < names.length; i += THREADS) {
@@ -175,20 +215,22 @@ final class HeldLocks {
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
             int first = t;
-            Thread thread = new Thread(() -> {
-                try {
-                    for (int i = first; i < names.length && failure.get() == null; i += THREADS) {
-                        if (!checker.isLocked(names[i])) {
-                            free.incrementAndGet();
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            for (int i = first; i < names.length && failure.get() == null; i += THREADS) {
+                                if (!checker.isLocked(names[i])) {
+                                    free.incrementAndGet();
+                                }
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            failure.compareAndSet(null, e);
+                        } catch (RuntimeException e) {
+                            failure.compareAndSet(null, e);
                         }
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    failure.compareAndSet(null, e);
-                } catch (RuntimeException e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "bench-checker-" + t);
+                    },
+                    "bench-checker-" + t);
             threads.add(thread);
             thread.start();
         }

@@ -27,23 +27,26 @@ final class JdbcPeers {
     static final String JDBC_LOCK_REGISTRY = "Spring JdbcLockRegistry";
 
     /** Spring Integration's INT_LOCK table, as its schema-postgresql.sql creates it. */
-    static final String INT_LOCK_DDL = "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
-            + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL,"
-            + " EXPIRED_AFTER TIMESTAMP NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))";
+    static final String INT_LOCK_DDL =
+            "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
+                    + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL,"
+                    + " EXPIRED_AFTER TIMESTAMP NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION))";
     /** ShedLock's table, as its documentation gives it for PostgreSQL. */
-    static final String SHEDLOCK_DDL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
-            + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
+    static final String SHEDLOCK_DDL =
+            "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
+                    + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
 
     /** Spring Integration's INT_LOCK table, as its schema-mysql.sql creates it (MariaDB). */
-    static final String INT_LOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
-            + " CLIENT_ID CHAR(36), CREATED_DATE DATETIME(6) NOT NULL,"
-            + " EXPIRED_AFTER DATETIME(6) NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB";
+    static final String INT_LOCK_DDL_MYSQL =
+            "CREATE TABLE IF NOT EXISTS INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
+                    + " CLIENT_ID CHAR(36), CREATED_DATE DATETIME(6) NOT NULL,"
+                    + " EXPIRED_AFTER DATETIME(6) NOT NULL, CONSTRAINT INT_LOCK_PK PRIMARY KEY (LOCK_KEY, REGION)) ENGINE=InnoDB";
     /** ShedLock's table, as its documentation gives it for MySQL (MariaDB). */
-    static final String SHEDLOCK_DDL_MYSQL = "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL,"
-            + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
+    static final String SHEDLOCK_DDL_MYSQL =
+            "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL,"
+                    + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))";
 
-    private JdbcPeers() {
-    }
+    private JdbcPeers() {}
 
     static HikariDataSource pool(String jdbcUrl, int size, String name) {
         HikariConfig config = new HikariConfig();
@@ -61,7 +64,10 @@ final class JdbcPeers {
      */
     static Peer cerberusOnPool(String jdbcUrl, int poolSize) {
         HikariDataSource pool = pool(jdbcUrl, poolSize + 1, "bench-cerberus-datasource");
-        Cerberus cerberus = Cerberus.builder().engine(jdbcUrl, JdbcOptions.dataSource(pool)).namespace("bench").build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine(jdbcUrl, JdbcOptions.dataSource(pool))
+                .namespace("bench")
+                .build();
         return Peers.cerberus(cerberus, "Cerberus on a HikariCP DataSource", pool::close);
     }
 
@@ -117,8 +123,11 @@ final class JdbcPeers {
     /** ShedLock's JDBC provider with this lock-at-most-for: a held lock's expiry, never extended. */
     static Peer shedLock(String jdbcUrl, int poolSize, Duration lockAtMostFor) {
         HikariDataSource pool = pool(jdbcUrl, poolSize, "bench-shedlock");
-        JdbcTemplateLockProvider provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
-                .withJdbcTemplate(new JdbcTemplate(pool)).usingDbTime().build());
+        JdbcTemplateLockProvider provider =
+                new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                        .withJdbcTemplate(new JdbcTemplate(pool))
+                        .usingDbTime()
+                        .build());
         return new Peer() {
             @Override
             public String name() {
@@ -128,7 +137,8 @@ final class JdbcPeers {
             @Override
             public Held lock(String name) throws InterruptedException {
                 while (true) {
-                    Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
+                    Optional<SimpleLock> lock =
+                            provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
                     if (lock.isPresent()) {
                         return lock.get()::unlock;
                     }
@@ -140,7 +150,8 @@ final class JdbcPeers {
 
             @Override
             public boolean isLocked(String name) {
-                Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
+                Optional<SimpleLock> lock =
+                        provider.lock(new LockConfiguration(Instant.now(), name, lockAtMostFor, Duration.ZERO));
                 lock.ifPresent(SimpleLock::unlock);
                 return lock.isEmpty();
             }
@@ -168,7 +179,8 @@ final class JdbcPeers {
                     Statement statement = connection.createStatement();
                     statement.execute("SELECT 1");
                     return () -> {
-                        try (connection; statement) {
+                        try (connection;
+                                statement) {
                             statement.execute("SELECT 1");
                         } catch (SQLException e) {
                             throw new IllegalStateException("SELECT 1 failed", e);

@@ -43,11 +43,13 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
      */
     static PeerSpec parse(List<String> args, int from, Map<String, String> environment) {
         if (args.size() < from + ARGUMENTS) {
-            throw new IllegalArgumentException("a peer is given as ENGINE PEER POOL_SIZE, got " + args.subList(from, args.size()));
+            throw new IllegalArgumentException(
+                    "a peer is given as ENGINE PEER POOL_SIZE, got " + args.subList(from, args.size()));
         }
         String address = environment.get(ADDRESS_ENV);
         if (address == null) {
-            throw new IllegalArgumentException("the peer's address is given in the environment variable " + ADDRESS_ENV + ", which is not set");
+            throw new IllegalArgumentException(
+                    "the peer's address is given in the environment variable " + ADDRESS_ENV + ", which is not set");
         }
         return new PeerSpec(args.get(from), args.get(from + 1), address, Integer.parseInt(args.get(from + 2)));
     }
@@ -67,7 +69,8 @@ record PeerSpec(String engine, String peer, String address, int poolSize) {
             case "redis/spring" -> Peers.springRedis(host(), port());
             case "zk/curator" -> ZooKeeperPeers.curator(address);
             case "etcd/jetcd" -> EtcdPeers.jetcdLock(address);
-            case "postgres/session", "mariadb/session" -> Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
+            case "postgres/session", "mariadb/session" ->
+                Peers.cerberus(address, CerberusBuilder.DEFAULT_LEASE, "Cerberus session mode");
             case "postgres/datasource", "mariadb/datasource" -> JdbcPeers.cerberusOnPool(address, poolSize);
             case "postgres/spring", "mariadb/spring" -> JdbcPeers.springJdbc(address, poolSize);
             case "postgres/shedlock", "mariadb/shedlock" -> JdbcPeers.shedLock(address, poolSize);

@@ -32,12 +32,12 @@ final class Peers {
     static final String FLOOR_GUARD = "SET NX + SET (floor)";
     /** The peer the Redis lock tables are compared with. */
     static final String REDISSON = "Redisson RLock";
+
     static final String REDISSON_FENCED = "Redisson RFencedLock";
     /** How often a Spring registry's lock refused as evicted from its cache is obtained afresh and tried again. */
     private static final int EVICTED_RETRIES = 10;
 
-    private Peers() {
-    }
+    private Peers() {}
 
     /** Cerberus on {@code redis://} (or any engine URI). */
     static Peer cerberus(String uri) {
@@ -51,7 +51,14 @@ final class Peers {
 
     /** Cerberus on any engine URI, named {@code label} in the tables. */
     static Peer cerberus(String uri, Duration lease, String label) {
-        return cerberus(Cerberus.builder().engine(uri).namespace("bench").defaultLease(lease).build(), label, () -> { });
+        return cerberus(
+                Cerberus.builder()
+                        .engine(uri)
+                        .namespace("bench")
+                        .defaultLease(lease)
+                        .build(),
+                label,
+                () -> {});
     }
 
     /**
@@ -109,7 +116,7 @@ final class Peers {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-                return () -> { };
+                return () -> {};
             }
 
             @Override
@@ -137,11 +144,12 @@ final class Peers {
             @Override
             public Held lock(String name) {
                 String key = "bench-floor:" + name;
-                String previous = commands.setGet(key, "claimed", SetArgs.Builder.nx().px(30_000));
+                String previous =
+                        commands.setGet(key, "claimed", SetArgs.Builder.nx().px(30_000));
                 if (previous == null) {
                     commands.set(key, "ok", SetArgs.Builder.xx().px(3_600_000));
                 }
-                return () -> { };
+                return () -> {};
             }
 
             @Override
@@ -197,7 +205,9 @@ final class Peers {
 
             @Override
             public boolean isLocked(String name) {
-                return fenced ? client.getFencedLock("bench-fenced:" + name).isLocked() : client.getLock("bench:" + name).isLocked();
+                return fenced
+                        ? client.getFencedLock("bench-fenced:" + name).isLocked()
+                        : client.getLock("bench:" + name).isLocked();
             }
 
             @Override
@@ -251,7 +261,8 @@ final class Peers {
 
     private static boolean evictedFromCache(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof IllegalStateException && String.valueOf(t.getMessage()).contains("evicted from the exhausted cache")) {
+            if (t instanceof IllegalStateException
+                    && String.valueOf(t.getMessage()).contains("evicted from the exhausted cache")) {
                 return true;
             }
         }
@@ -271,7 +282,8 @@ final class Peers {
         LettuceConnectionFactory factory = new LettuceConnectionFactory(host, port);
         factory.afterPropertiesSet();
         factory.start();
-        RedisLockRegistry registry = lease == null ? new RedisLockRegistry(factory, "bench-spring")
+        RedisLockRegistry registry = lease == null
+                ? new RedisLockRegistry(factory, "bench-spring")
                 : new RedisLockRegistry(factory, "bench-spring", lease.toMillis());
         registry.setRedisLockType(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
         // obtain() refuses once every cached lock is held, and a lock evicted from the cache between obtain()
@@ -326,8 +338,7 @@ final class Peers {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 
@@ -350,10 +361,18 @@ final class Peers {
 
             @Override
             public Held lock(String name) {
-                String[] keys = {"cerberus:{" + name + "}:owner", "cerberus:{" + name + "}:readers", "cerberus:{" + name + "}:info",
-                        "cerberus:{" + name + "}:queue", "cerberus:{" + name + "}:fence", "cerberus:{" + name + "}:wake"};
-                commands.evalsha(sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "30000", "exclusive", "holder");
-                return () -> commands.evalsha(sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "exclusive", "x", "y");
+                String[] keys = {
+                    "cerberus:{" + name + "}:owner",
+                    "cerberus:{" + name + "}:readers",
+                    "cerberus:{" + name + "}:info",
+                    "cerberus:{" + name + "}:queue",
+                    "cerberus:{" + name + "}:fence",
+                    "cerberus:{" + name + "}:wake"
+                };
+                commands.evalsha(
+                        sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "30000", "exclusive", "holder");
+                return () -> commands.evalsha(
+                        sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "exclusive", "x", "y");
             }
 
             @Override

@@ -16,6 +16,7 @@ final class RedisProcess implements AutoCloseable {
     private final int port;
     /** The server started here, or null for an external one. */
     private final RedisServer server;
+
     private RedisClient admin;
     private StatefulRedisConnection<String, String> stats;
     private long statsReads;
@@ -63,7 +64,11 @@ final class RedisProcess implements AutoCloseable {
     String version() {
         try {
             Path redisServer = Executables.require("redis-server", "redis-server");
-            return ManagedProcess.run("redis-server --version", List.of(redisServer.toString(), "--version"), Duration.ofSeconds(5)).strip();
+            return ManagedProcess.run(
+                            "redis-server --version",
+                            List.of(redisServer.toString(), "--version"),
+                            Duration.ofSeconds(5))
+                    .strip();
         } catch (ServerException e) {
             return "redis-server (version unknown)";
         }
@@ -97,8 +102,14 @@ final class RedisProcess implements AutoCloseable {
 
     /** @return the bytes the server has allocated ({@code used_memory} of {@code INFO memory}) */
     synchronized long usedMemory() {
-        return stats().sync().info("memory").lines().filter(line -> line.startsWith("used_memory:")).findFirst()
-                .map(line -> Long.parseLong(line.substring("used_memory:".length()).strip())).orElse(0L);
+        return stats().sync()
+                .info("memory")
+                .lines()
+                .filter(line -> line.startsWith("used_memory:"))
+                .findFirst()
+                .map(line ->
+                        Long.parseLong(line.substring("used_memory:".length()).strip()))
+                .orElse(0L);
     }
 
     @Override

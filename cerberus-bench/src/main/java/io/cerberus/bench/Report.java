@@ -15,26 +15,50 @@ import java.util.Optional;
  */
 final class Report {
 
-    private Report() {
-    }
+    private Report() {}
 
     /**
      * @param chartPrefix the name the charts' files start with (the report's without {@code .md}), or null for no links
      */
-    static String markdown(List<Bench.Result> results, List<HeldLocks.Result> holds, List<EngineGroup> groups, List<Integer> threads,
-            Duration seconds, String chartPrefix) {
+    static String markdown(
+            List<Bench.Result> results,
+            List<HeldLocks.Result> holds,
+            List<EngineGroup> groups,
+            List<Integer> threads,
+            Duration seconds,
+            String chartPrefix) {
         StringBuilder out = new StringBuilder();
-        out.append("Servers: ").append(String.join("; ", groups.stream().map(EngineGroup::server).toList())).append(". JVM: ")
-                .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version")).append("; ")
-                .append(Runtime.getRuntime().availableProcessors()).append(" cores; ").append(seconds.toMillis() / 1000.0)
+        out.append("Servers: ")
+                .append(String.join(
+                        "; ", groups.stream().map(EngineGroup::server).toList()))
+                .append(". JVM: ")
+                .append(System.getProperty("java.vm.name"))
+                .append(' ')
+                .append(System.getProperty("java.version"))
+                .append("; ")
+                .append(Runtime.getRuntime().availableProcessors())
+                .append(" cores; ")
+                .append(seconds.toMillis() / 1000.0)
                 .append(" s per cell after warm-up.\n\n");
         for (EngineGroup group : groups) {
-            List<Bench.Result> ofGroup = results.stream().filter(r -> r.engine().equals(group.engine())).toList();
-            for (String workload : ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
-                table(out, group, workload, ofGroup.stream().filter(r -> r.workload().equals(workload)).toList(), threads);
+            List<Bench.Result> ofGroup = results.stream()
+                    .filter(r -> r.engine().equals(group.engine()))
+                    .toList();
+            for (String workload :
+                    ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
+                table(
+                        out,
+                        group,
+                        workload,
+                        ofGroup.stream()
+                                .filter(r -> r.workload().equals(workload))
+                                .toList(),
+                        threads);
                 chartLink(out, chartPrefix, group, workload, "cycles/s by threads");
             }
-            List<HeldLocks.Result> held = holds.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            List<HeldLocks.Result> held = holds.stream()
+                    .filter(r -> r.engine().equals(group.engine()))
+                    .toList();
             if (!held.isEmpty()) {
                 heldTable(out, group, held);
                 chartLink(out, chartPrefix, group, Bench.HELD_LOCKS, "renewal requests and heap per held lock");
@@ -44,21 +68,34 @@ final class Report {
     }
 
     /** @return the SVG charts of the tables, by {@code <engine>-<workload>} */
-    static Map<String, String> charts(List<Bench.Result> results, List<HeldLocks.Result> holds, List<EngineGroup> groups, List<Integer> threads) {
+    static Map<String, String> charts(
+            List<Bench.Result> results, List<HeldLocks.Result> holds, List<EngineGroup> groups, List<Integer> threads) {
         Map<String, String> charts = new LinkedHashMap<>();
         for (EngineGroup group : groups) {
-            List<Bench.Result> ofGroup = results.stream().filter(r -> r.engine().equals(group.engine())).toList();
-            for (String workload : ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
+            List<Bench.Result> ofGroup = results.stream()
+                    .filter(r -> r.engine().equals(group.engine()))
+                    .toList();
+            for (String workload :
+                    ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
                 Map<String, double[]> series = new LinkedHashMap<>();
                 for (Bench.Result r : ofGroup) {
                     if (r.workload().equals(workload)) {
-                        series.computeIfAbsent(r.peer(), peer -> new double[threads.size()])[threads.indexOf(r.threads())] = r.perSecond();
+                        series.computeIfAbsent(r.peer(), peer -> new double[threads.size()])[
+                                        threads.indexOf(r.threads())] =
+                                r.perSecond();
                     }
                 }
-                charts.put(group.engine() + "-" + workload, Charts.lines(group.title() + ": " + workload + ", cycles/s by threads",
-                        "cycles/s", threads, series));
+                charts.put(
+                        group.engine() + "-" + workload,
+                        Charts.lines(
+                                group.title() + ": " + workload + ", cycles/s by threads",
+                                "cycles/s",
+                                threads,
+                                series));
             }
-            List<HeldLocks.Result> held = holds.stream().filter(r -> r.engine().equals(group.engine())).toList();
+            List<HeldLocks.Result> held = holds.stream()
+                    .filter(r -> r.engine().equals(group.engine()))
+                    .toList();
             if (!held.isEmpty()) {
                 Map<String, Double> requests = new LinkedHashMap<>();
                 Map<String, Double> heap = new LinkedHashMap<>();
@@ -71,33 +108,73 @@ final class Report {
                 panels.put(requestsUnit(group) + " per held lock per lease period", requests);
                 panels.put("client heap per held lock, bytes (after GC)", heap);
                 HeldLocks.Result first = held.get(0);
-                charts.put(group.engine() + "-" + Bench.HELD_LOCKS, Charts.bars(String.format(Locale.ROOT, "%s: %,d locks held for %d leases of %s",
-                        group.title(), first.locks(), HeldLocks.LEASE_PERIODS, seconds(first.lease())), panels));
+                charts.put(
+                        group.engine() + "-" + Bench.HELD_LOCKS,
+                        Charts.bars(
+                                String.format(
+                                        Locale.ROOT,
+                                        "%s: %,d locks held for %d leases of %s",
+                                        group.title(),
+                                        first.locks(),
+                                        HeldLocks.LEASE_PERIODS,
+                                        seconds(first.lease())),
+                                panels));
             }
         }
         return charts;
     }
 
-    private static void chartLink(StringBuilder out, String chartPrefix, EngineGroup group, String workload, String what) {
+    private static void chartLink(
+            StringBuilder out, String chartPrefix, EngineGroup group, String workload, String what) {
         if (chartPrefix != null) {
-            out.append("![").append(group.title()).append(": ").append(workload).append(", ").append(what).append("](").append(chartPrefix)
-                    .append('-').append(group.engine()).append('-').append(workload).append(".svg)\n\n");
+            out.append("![")
+                    .append(group.title())
+                    .append(": ")
+                    .append(workload)
+                    .append(", ")
+                    .append(what)
+                    .append("](")
+                    .append(chartPrefix)
+                    .append('-')
+                    .append(group.engine())
+                    .append('-')
+                    .append(workload)
+                    .append(".svg)\n\n");
         }
     }
 
     private static void heldTable(StringBuilder out, EngineGroup group, List<HeldLocks.Result> rows) {
         HeldLocks.Result first = rows.get(0);
-        out.append("### ").append(group.title()).append(": ").append(Bench.HELD_LOCKS).append("\n\n");
-        out.append(String.format(Locale.ROOT, "%,d locks of distinct names held by one client for %d lease periods of %s; requests are %s,"
-                + " over the hold.%n%n", first.locks(), HeldLocks.LEASE_PERIODS, seconds(first.lease()), requestsUnit(group)));
-        out.append("| peer | keeps a held lock by | locks taken in | hold | requests over the hold | per lock per lease period |"
-                + " client heap per held lock | locks lost | failed releases |\n");
+        out.append("### ")
+                .append(group.title())
+                .append(": ")
+                .append(Bench.HELD_LOCKS)
+                .append("\n\n");
+        out.append(String.format(
+                Locale.ROOT,
+                "%,d locks of distinct names held by one client for %d lease periods of %s; requests are %s,"
+                        + " over the hold.%n%n",
+                first.locks(),
+                HeldLocks.LEASE_PERIODS,
+                seconds(first.lease()),
+                requestsUnit(group)));
+        out.append(
+                "| peer | keeps a held lock by | locks taken in | hold | requests over the hold | per lock per lease period |"
+                        + " client heap per held lock | locks lost | failed releases |\n");
         out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (HeldLocks.Result r : rows) {
-            out.append(String.format(Locale.ROOT, "| %s | %s | %.1f s | %.1f s | %s | %s | %,.0f B | %s | %s |%n", r.peer(), r.renewal(),
-                    r.acquireSeconds(), r.holdSeconds(), Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%,.0f", r.requests()),
-                    Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%.3f", r.requestsPerLockPerLease()), r.heapBytesPerLock(),
-                    r.lost() > 0 ? "**" + r.lost() + "**" : "0", r.releaseFailures() > 0 ? "**" + r.releaseFailures() + "**" : "0"));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %.1f s | %.1f s | %s | %s | %,.0f B | %s | %s |%n",
+                    r.peer(),
+                    r.renewal(),
+                    r.acquireSeconds(),
+                    r.holdSeconds(),
+                    Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%,.0f", r.requests()),
+                    Double.isNaN(r.requests()) ? "–" : String.format(Locale.ROOT, "%.3f", r.requestsPerLockPerLease()),
+                    r.heapBytesPerLock(),
+                    r.lost() > 0 ? "**" + r.lost() + "**" : "0",
+                    r.releaseFailures() > 0 ? "**" + r.releaseFailures() + "**" : "0"));
         }
         out.append('\n');
     }
@@ -108,53 +185,97 @@ final class Report {
     }
 
     private static String seconds(Duration duration) {
-        return String.format(Locale.ROOT, "%s s", duration.toMillis() % 1000 == 0 ? Long.toString(duration.toSeconds())
-                : Double.toString(duration.toMillis() / 1000.0));
+        return String.format(
+                Locale.ROOT,
+                "%s s",
+                duration.toMillis() % 1000 == 0
+                        ? Long.toString(duration.toSeconds())
+                        : Double.toString(duration.toMillis() / 1000.0));
     }
 
-    private static void table(StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
+    private static void table(
+            StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
         boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
         boolean residue = workload.equals("many-names");
         boolean twoProcesses = workload.equals(Bench.TWO_PROCESSES);
         String baselineName = guard ? Peers.FLOOR_GUARD : group.baseline();
         out.append("### ").append(group.title()).append(": ").append(workload).append("\n\n");
         if (twoProcesses) {
-            out.append("T threads on one name, split over two JVMs: this one runs ⌈T/2⌉, a child JVM ⌊T/2⌋ of the same peer against the"
-                    + " same server (T=1 is not run). Cycles/s (hand-offs), latencies and client CPU are of both JVMs; the request count is"
-                    + " the server's, so it covers both.\n\n");
+            out.append(
+                    "T threads on one name, split over two JVMs: this one runs ⌈T/2⌉, a child JVM ⌊T/2⌋ of the same peer against the"
+                            + " same server (T=1 is not run). Cycles/s (hand-offs), latencies and client CPU are of both JVMs; the request count is"
+                            + " the server's, so it covers both.\n\n");
         }
-        out.append("| peer | threads | cycles/s | vs ").append(guard ? "the floor" : group.baselineShort()).append(" | ")
-                .append(guard ? "call" : "acquire").append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")
-                .append(group.requestsColumn()).append(" |");
+        out.append("| peer | threads | cycles/s | vs ")
+                .append(guard ? "the floor" : group.baselineShort())
+                .append(" | ")
+                .append(guard ? "call" : "acquire")
+                .append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")
+                .append(group.requestsColumn())
+                .append(" |");
         if (residue) {
-            String objects = group.residue() == null ? "objects" : group.residue().objects();
+            String objects =
+                    group.residue() == null ? "objects" : group.residue().objects();
             String memory = group.residue() == null ? "memory" : group.residue().memory();
-            out.append(" names locked | ").append(objects).append(" left after the cell | ").append(objects).append(" left per name | ")
-                    .append(memory).append(" growth |");
+            out.append(" names locked | ")
+                    .append(objects)
+                    .append(" left after the cell | ")
+                    .append(objects)
+                    .append(" left per name | ")
+                    .append(memory)
+                    .append(" growth |");
         }
         if (twoProcesses) {
             out.append(" threads here + child | child's share of the hand-offs |");
         }
-        out.append("\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |").append(residue ? " ---: | ---: | ---: | ---: |" : "")
-                .append(twoProcesses ? " ---: | ---: |" : "").append('\n');
+        out.append("\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+                .append(residue ? " ---: | ---: | ---: | ---: |" : "")
+                .append(twoProcesses ? " ---: | ---: |" : "")
+                .append('\n');
         for (int t : threads) {
-            Optional<Bench.Result> baseline = rows.stream().filter(r -> r.threads() == t && r.peer().equals(baselineName)).findFirst();
+            Optional<Bench.Result> baseline = rows.stream()
+                    .filter(r -> r.threads() == t && r.peer().equals(baselineName))
+                    .findFirst();
             for (Bench.Result r : rows) {
                 if (r.threads() != t) {
                     continue;
                 }
-                out.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |", r.peer(), t,
-                        r.perSecond(), baseline.map(b -> ratio(r, b)).orElse("–"),
-                        micros(r.p50()), micros(r.p99()), micros(r.p999()), micros(r.max()), r.cpuMicrosPerCycle(),
-                        Double.isNaN(r.requestsPerCycle()) ? "–" : String.format(Locale.ROOT, "%.2f", r.requestsPerCycle())));
+                out.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %d | %,.0f | %s | %s | %s | %s | %s | %.1f µs | %s |",
+                        r.peer(),
+                        t,
+                        r.perSecond(),
+                        baseline.map(b -> ratio(r, b)).orElse("–"),
+                        micros(r.p50()),
+                        micros(r.p99()),
+                        micros(r.p999()),
+                        micros(r.max()),
+                        r.cpuMicrosPerCycle(),
+                        Double.isNaN(r.requestsPerCycle())
+                                ? "–"
+                                : String.format(Locale.ROOT, "%.2f", r.requestsPerCycle())));
                 if (residue) {
-                    out.append(String.format(Locale.ROOT, " %,.0f | %s | %s | %s |", r.namesTouched(), count(r.objectsLeft()),
-                            Double.isNaN(r.objectsLeft()) ? "–" : String.format(Locale.ROOT, "%.2f", r.objectsLeft() / Math.max(1, r.namesTouched())),
+                    out.append(String.format(
+                            Locale.ROOT,
+                            " %,.0f | %s | %s | %s |",
+                            r.namesTouched(),
+                            count(r.objectsLeft()),
+                            Double.isNaN(r.objectsLeft())
+                                    ? "–"
+                                    : String.format(
+                                            Locale.ROOT, "%.2f", r.objectsLeft() / Math.max(1, r.namesTouched())),
                             Double.isNaN(r.bytesLeft()) ? "–" : String.format(Locale.ROOT, "%,.0f B", r.bytesLeft())));
                 }
                 if (twoProcesses) {
-                    out.append(String.format(Locale.ROOT, " %d + %d | %s |", TwoProcessContention.here(t), TwoProcessContention.inChild(t),
-                            Double.isNaN(r.childShare()) ? "–" : String.format(Locale.ROOT, "%.0f%%", 100 * r.childShare())));
+                    out.append(String.format(
+                            Locale.ROOT,
+                            " %d + %d | %s |",
+                            TwoProcessContention.here(t),
+                            TwoProcessContention.inChild(t),
+                            Double.isNaN(r.childShare())
+                                    ? "–"
+                                    : String.format(Locale.ROOT, "%.0f%%", 100 * r.childShare())));
                 }
                 out.append('\n');
             }
@@ -179,7 +300,9 @@ final class Report {
             low = Math.min(low, ratio);
             high = Math.max(high, ratio);
         }
-        return Double.isFinite(low) && Double.isFinite(high) ? whole + String.format(Locale.ROOT, " (%.2f–%.2f)", low, high) : whole;
+        return Double.isFinite(low) && Double.isFinite(high)
+                ? whole + String.format(Locale.ROOT, " (%.2f–%.2f)", low, high)
+                : whole;
     }
 
     private static String count(double value) {

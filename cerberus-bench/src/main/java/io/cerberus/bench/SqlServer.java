@@ -15,7 +15,8 @@ interface SqlServer extends AutoCloseable {
 
     /** Runs one statement, such as the DDL of a peer's table. */
     default void execute(String sql) {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl()); Statement statement = connection.createStatement()) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl());
+                Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("could not run " + sql + ": " + e.getMessage(), e);

@@ -38,8 +38,7 @@ final class TwoProcessContention {
     /** Slack on top of a phase's own time (warm-up, measured time) before the child counts as hung. */
     private static final Duration SLACK = Duration.ofSeconds(30);
 
-    private TwoProcessContention() {
-    }
+    private TwoProcessContention() {}
 
     /** @return the threads this JVM runs of T */
     static int here(int threads) {
@@ -56,12 +55,18 @@ final class TwoProcessContention {
      *
      * @throws IllegalStateException if a peer fails in either JVM or a child does not answer in time
      */
-    static List<Bench.Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup) throws Exception {
+    static List<Bench.Result> run(EngineGroup group, List<Integer> threads, Duration seconds, Duration warmup)
+            throws Exception {
         List<Bench.Result> results = new ArrayList<>();
         if (threads.stream().anyMatch(t -> t < 2)) {
-            System.err.printf(Locale.ROOT, "%-8s %s: T=1 is not run (two processes need two threads)%n", group.engine(), Bench.TWO_PROCESSES);
+            System.err.printf(
+                    Locale.ROOT,
+                    "%-8s %s: T=1 is not run (two processes need two threads)%n",
+                    group.engine(),
+                    Bench.TWO_PROCESSES);
         }
-        // no warm-up pass over the peers first, as the other workloads have: every cell warms both JVMs up, alone then together
+        // no warm-up pass over the peers first, as the other workloads have: every cell warms both JVMs up, alone then
+        // together
         int cell = 0;
         List<PeerSpec> specs = List.copyOf(group.sharedPeers().values());
         for (int t : threads) {
@@ -70,8 +75,17 @@ final class TwoProcessContention {
             }
             for (Bench.Result result : cellInTurns(group, specs, t, seconds, warmup, cell)) {
                 results.add(result);
-                System.err.printf(Locale.ROOT, "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs  %d+%d threads, child %.0f%%%n",
-                        group.engine(), Bench.TWO_PROCESSES, result.peer(), t, result.perSecond(), result.p99() / 1000.0, here(t), inChild(t),
+                System.err.printf(
+                        Locale.ROOT,
+                        "%-8s %-12s %-34s T=%-3d %,12.0f cycles/s  p99 %,10.1f µs  %d+%d threads, child %.0f%%%n",
+                        group.engine(),
+                        Bench.TWO_PROCESSES,
+                        result.peer(),
+                        t,
+                        result.perSecond(),
+                        result.p99() / 1000.0,
+                        here(t),
+                        inChild(t),
                         100 * result.childShare());
             }
             cell += specs.size();
@@ -79,8 +93,9 @@ final class TwoProcessContention {
         return results;
     }
 
-    private static List<Bench.Result> cellInTurns(EngineGroup group, List<PeerSpec> specs, int threads, Duration seconds, Duration warmup,
-            int firstCell) throws Exception {
+    private static List<Bench.Result> cellInTurns(
+            EngineGroup group, List<PeerSpec> specs, int threads, Duration seconds, Duration warmup, int firstCell)
+            throws Exception {
         int n = specs.size();
         String[] cells = new String[n];
         Path[] samplesFiles = new Path[n];
@@ -91,8 +106,10 @@ final class TwoProcessContention {
                 cells[i] = group.engine() + "-2p-" + (firstCell + i + 1);
                 samplesFiles[i] = Files.createTempFile("cerberus-bench-" + cells[i] + "-", ".samples");
                 PeerSpec spec = specs.get(i);
-                children.add(ChildJvm.start(spec.peer() + " on " + spec.engine() + ", " + inChild(threads) + " thread(s), cell " + cells[i],
-                        ContendedWorker.arguments(inChild(threads), samplesFiles[i], spec), spec.environment()));
+                children.add(ChildJvm.start(
+                        spec.peer() + " on " + spec.engine() + ", " + inChild(threads) + " thread(s), cell " + cells[i],
+                        ContendedWorker.arguments(inChild(threads), samplesFiles[i], spec),
+                        spec.environment()));
             }
             for (PeerSpec spec : specs) {
                 peers.add(spec.build());
@@ -120,10 +137,13 @@ final class TwoProcessContention {
                     long before = counted ? group.requests().getAsLong() : 0;
                     children.get(i).send("RUN " + name + " " + slice.toMillis());
                     Bench.Samples samples = Bench.sample(peers.get(i), "contended", here(threads), slice, name, 0);
-                    String[] ran = children.get(i).await("RAN", slice.plus(SLACK)).split(" ");
+                    String[] ran =
+                            children.get(i).await("RAN", slice.plus(SLACK)).split(" ");
                     requests[i] += counted ? group.requests().getAsLong() - before : 0;
-                    // both JVMs' hand-offs of the slice, over the longer of the two measured times, as for the whole cell
-                    rounds[i][round] = (samples.cycles() + Long.parseLong(ran[1])) / Math.max(samples.seconds(), Long.parseLong(ran[2]) / 1e9);
+                    // both JVMs' hand-offs of the slice, over the longer of the two measured times, as for the whole
+                    // cell
+                    rounds[i][round] = (samples.cycles() + Long.parseLong(ran[1]))
+                            / Math.max(samples.seconds(), Long.parseLong(ran[2]) / 1e9);
                     mine[i] = mine[i] == null ? samples : mine[i].then(samples);
                 }
             }
@@ -131,14 +151,31 @@ final class TwoProcessContention {
             for (int i = 0; i < n; i++) {
                 children.get(i).send("END");
                 String[] result = children.get(i).await("RESULT", SLACK).split(" ");
-                Bench.Samples theirs = new Bench.Samples(Long.parseLong(result[1]), Long.parseLong(result[2]) / 1e9,
-                        Long.parseLong(result[3]), readSamples(samplesFiles[i], Integer.parseInt(result[4])), Double.NaN);
+                Bench.Samples theirs = new Bench.Samples(
+                        Long.parseLong(result[1]),
+                        Long.parseLong(result[2]) / 1e9,
+                        Long.parseLong(result[3]),
+                        readSamples(samplesFiles[i], Integer.parseInt(result[4])),
+                        Double.NaN);
                 Bench.Samples both = mine[i].and(theirs);
-                row.add(new Bench.Result(group.engine(), Bench.TWO_PROCESSES, peers.get(i).name(), threads, both.cycles(), both.seconds(),
-                        both.percentile(0.50), both.percentile(0.99), both.percentile(0.999), both.max(),
+                row.add(new Bench.Result(
+                        group.engine(),
+                        Bench.TWO_PROCESSES,
+                        peers.get(i).name(),
+                        threads,
+                        both.cycles(),
+                        both.seconds(),
+                        both.percentile(0.50),
+                        both.percentile(0.99),
+                        both.percentile(0.999),
+                        both.max(),
                         both.cycles() == 0 ? 0 : both.cpuNanos() / 1000.0 / both.cycles(),
-                        counted ? (double) requests[i] / Math.max(1, both.cycles()) : Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-                        both.cycles() == 0 ? Double.NaN : (double) theirs.cycles() / both.cycles(), rounds[i]));
+                        counted ? (double) requests[i] / Math.max(1, both.cycles()) : Double.NaN,
+                        Double.NaN,
+                        Double.NaN,
+                        Double.NaN,
+                        both.cycles() == 0 ? Double.NaN : (double) theirs.cycles() / both.cycles(),
+                        rounds[i]));
             }
             return row;
         } finally {

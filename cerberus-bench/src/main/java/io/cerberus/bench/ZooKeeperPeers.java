@@ -15,16 +15,15 @@ final class ZooKeeperPeers {
     /** The peer the ZooKeeper tables are compared with. */
     static final String CURATOR = "Curator InterProcessMutex";
 
-    private ZooKeeperPeers() {
-    }
+    private ZooKeeperPeers() {}
 
     private static CuratorFramework connect(String connectString) {
         return connect(connectString, Duration.ofSeconds(60));
     }
 
     private static CuratorFramework connect(String connectString, Duration sessionTimeout) {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, (int) sessionTimeout.toMillis(), 15_000,
-                new ExponentialBackoffRetry(100, 5));
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                connectString, (int) sessionTimeout.toMillis(), 15_000, new ExponentialBackoffRetry(100, 5));
         client.start();
         try {
             client.blockUntilConnected();
@@ -56,7 +55,8 @@ final class ZooKeeperPeers {
 
             @Override
             public Held lock(String name) {
-                InterProcessMutex mutex = mutexes.computeIfAbsent(name, n -> new InterProcessMutex(client, "/bench-curator/" + n));
+                InterProcessMutex mutex =
+                        mutexes.computeIfAbsent(name, n -> new InterProcessMutex(client, "/bench-curator/" + n));
                 try {
                     mutex.acquire();
                 } catch (Exception e) {
@@ -75,7 +75,9 @@ final class ZooKeeperPeers {
             public boolean isLocked(String name) {
                 // the mutex's lock nodes are the children of its path: any child is a holder or a waiter
                 try {
-                    return !client.getChildren().forPath("/bench-curator/" + name).isEmpty();
+                    return !client.getChildren()
+                            .forPath("/bench-curator/" + name)
+                            .isEmpty();
                 } catch (KeeperException.NoNodeException e) {
                     return false;
                 } catch (Exception e) {

@@ -29,20 +29,25 @@ class BenchProgressTest {
     @Test
     void plainLinesCarryNoEscapeCodeAndSkippedCellsLeaveTheTotal() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (BenchProgress progress = BenchProgress.open(new PrintStream(bytes, true, StandardCharsets.UTF_8), false, Duration.ofSeconds(1), 10, 80)) {
+        try (BenchProgress progress = BenchProgress.open(
+                new PrintStream(bytes, true, StandardCharsets.UTF_8), false, Duration.ofSeconds(1), 10, 80)) {
             progress.skip(4);
             progress.cell("redis uncontended T=1");
             awaitTrue(() -> bytes.toString(StandardCharsets.UTF_8).contains("\n"));
         }
         String text = bytes.toString(StandardCharsets.UTF_8);
-        assertThat(text).startsWith("bench cell 1 of 6: redis uncontended T=1 | 0:0").doesNotContain("\r").doesNotContain("\u001b");
+        assertThat(text)
+                .startsWith("bench cell 1 of 6: redis uncontended T=1 | 0:0")
+                .doesNotContain("\r")
+                .doesNotContain("\u001b");
     }
 
     @Test
     void aLiveLineIsClearedBeforeOtherTextOnStandardErrorAndWhenClosed() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream before = System.err;
-        PrintStream terminal = new PrintStream(bytes, true, StandardCharsets.UTF_8); // standard error, as the line sees it
+        PrintStream terminal =
+                new PrintStream(bytes, true, StandardCharsets.UTF_8); // standard error, as the line sees it
         System.setErr(terminal);
         try (BenchProgress progress = BenchProgress.open(terminal, true, Duration.ofSeconds(1), 3, 200)) {
             progress.cell("redis contended T=4");
@@ -54,16 +59,22 @@ class BenchProgressTest {
             assertThat(after).as("standard error given back").isSameAs(terminal);
         }
         String screen = bytes.toString(StandardCharsets.UTF_8);
-        assertThat(screen).startsWith("\rbench cell 1 of 3: redis contended T=4 | 0:0").contains("\u001b[K\r\u001b[Ka cell's result\n");
+        assertThat(screen)
+                .startsWith("\rbench cell 1 of 3: redis contended T=4 | 0:0")
+                .contains("\u001b[K\r\u001b[Ka cell's result\n");
         String after = screen.substring(screen.indexOf("a cell's result\n") + "a cell's result\n".length());
-        assertThat(after).as("nothing, or the line drawn again and cleared at the close").matches("|\r[^\n]*\u001b\\[K\r\u001b\\[K");
+        assertThat(after)
+                .as("nothing, or the line drawn again and cleared at the close")
+                .matches("|\r[^\n]*\u001b\\[K\r\u001b\\[K");
     }
 
     @Test
     void aModeOutsideTheListIsRefused() {
-        assertThatThrownBy(() -> BenchProgress.start("bar", Duration.ofSeconds(30), 1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> BenchProgress.start("bar", Duration.ofSeconds(30), 1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--progress takes auto, line, none, was 'bar'");
-        assertThatThrownBy(() -> BenchProgress.start("line", Duration.ofMillis(100), 1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> BenchProgress.start("line", Duration.ofMillis(100), 1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("--progress-every must be at least 1");
     }
 

@@ -8,8 +8,24 @@ import org.junit.jupiter.api.Test;
 class ReportTest {
 
     private static Bench.Result result(String peer, long cycles, double... rounds) {
-        return new Bench.Result("redis", "uncontended", peer, 4, cycles, 1.0, 0, 0, 0, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN,
-                Double.NaN, rounds);
+        return new Bench.Result(
+                "redis",
+                "uncontended",
+                peer,
+                4,
+                cycles,
+                1.0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                rounds);
     }
 
     @Test
@@ -17,13 +33,17 @@ class ReportTest {
         Bench.Result baseline = result("Redisson RLock", 1000, 1000, 800, 1200, 1000);
         Bench.Result ours = result("Cerberus", 1200, 1100, 1000, 1320, 1380);
         assertThat(Report.ratio(ours, baseline)).isEqualTo("1.20× (1.10–1.38)");
-        assertThat(Report.ratio(baseline, baseline)).as("the baseline against itself").isEqualTo("1.00×");
+        assertThat(Report.ratio(baseline, baseline))
+                .as("the baseline against itself")
+                .isEqualTo("1.00×");
     }
 
     @Test
     void aCellMeasuredInOnePieceShowsTheRatioAlone() {
         Bench.Result baseline = result("Redisson RLock", 1000);
         assertThat(Report.ratio(result("Cerberus", 1500), baseline)).isEqualTo("1.50×");
-        assertThat(Report.ratio(result("Cerberus", 1500, 1, 2, 3, 4), baseline)).as("rounds on one side only").isEqualTo("1.50×");
+        assertThat(Report.ratio(result("Cerberus", 1500, 1, 2, 3, 4), baseline))
+                .as("rounds on one side only")
+                .isEqualTo("1.50×");
     }
 }

@@ -19,8 +19,10 @@ class TwoProcessContentionTest {
     @Test
     void aChildThatFailsToBuildItsPeerFailsTheCellWithItsReason() {
         try (ChildJvm child = ChildJvm.start("no peer", arguments(NO_PEER), NO_PEER.environment())) {
-            assertThatThrownBy(() -> child.await("READY", Duration.ofSeconds(60))).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("failed before saying READY").hasMessageContaining("no distributed lock peer 'nosuch' on redis")
+            assertThatThrownBy(() -> child.await("READY", Duration.ofSeconds(60)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("failed before saying READY")
+                    .hasMessageContaining("no distributed lock peer 'nosuch' on redis")
                     .hasMessageContaining("stderr (");
         }
     }
@@ -28,15 +30,19 @@ class TwoProcessContentionTest {
     @Test
     void aChildThatDoesNotAnswerInTimeIsDestroyed() {
         try (ChildJvm child = ChildJvm.start("slow", arguments(NO_PEER), NO_PEER.environment())) {
-            assertThatThrownBy(() -> child.await("READY", Duration.ofMillis(1))).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("did not say READY within 1 ms").hasMessageContaining("it was destroyed");
+            assertThatThrownBy(() -> child.await("READY", Duration.ofMillis(1)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("did not say READY within 1 ms")
+                    .hasMessageContaining("it was destroyed");
             assertThat(child.isAlive()).isFalse();
         }
     }
 
     @Test
     void theThreadsAreSplitWithTheOddOneHere() {
-        assertThat(List.of(TwoProcessContention.here(2), TwoProcessContention.inChild(2))).containsExactly(1, 1);
-        assertThat(List.of(TwoProcessContention.here(5), TwoProcessContention.inChild(5))).containsExactly(3, 2);
+        assertThat(List.of(TwoProcessContention.here(2), TwoProcessContention.inChild(2)))
+                .containsExactly(1, 1);
+        assertThat(List.of(TwoProcessContention.here(5), TwoProcessContention.inChild(5)))
+                .containsExactly(3, 2);
     }
 }

@@ -1,8 +1,8 @@
 package io.cerberus.check;
 
 import io.cerberus.check.console.StopOnExit;
-import io.cerberus.check.servers.LockServer;
 import io.cerberus.check.judge.Verdict;
+import io.cerberus.check.servers.LockServer;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,8 +26,7 @@ public final class Check {
     /** Exit code of verdict STUCK: a lock was asked for at the end and granted to nobody. */
     public static final int STUCK = Verdict.STUCK.exitCode();
 
-    private Check() {
-    }
+    private Check() {}
 
     /**
      * The engine the clients use when no {@code --server} is started.
@@ -36,8 +35,7 @@ public final class Check {
      * @param uri the engine to use: the one given, else the default one
      * @param namespace the namespace of the clients' locks
      */
-    public record Engine(Optional<String> given, String uri, String namespace) {
-    }
+    public record Engine(Optional<String> given, String uri, String namespace) {}
 
     /**
      * Runs a check to its verdict. Servers and clients it started are stopped when it ends, also
@@ -54,20 +52,49 @@ public final class Check {
     public static int run(CheckOptions options, Engine engine, PrintWriter out, PrintWriter err) throws Exception {
         options.validate(engine.given());
         if (options.out == null) {
-            options.out = Path.of("cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+            options.out = Path.of(
+                    "cerberus-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
         Files.createDirectories(options.out);
         // a long run stopped with SIGTERM or Ctrl-C must not leave its servers and clients running
         try (StopOnExit onExit = new StopOnExit("cerberus-check-stop")) {
-            LockServer started = options.server == null ? null : onExit.add(LockServer.start(options.server, options.out.resolve("server"),
-                    options.persistence, options.jdbcMode, options.pgBouncer, options.lease));
-            String uri = started == null ? engine.uri() : options.waitReplicas > 0 ? options.withWaitReplicas(started.uri()) : started.uri();
+            LockServer started = options.server == null
+                    ? null
+                    : onExit.add(LockServer.start(
+                            options.server,
+                            options.out.resolve("server"),
+                            options.persistence,
+                            options.jdbcMode,
+                            options.pgBouncer,
+                            options.lease));
+            String uri = started == null
+                    ? engine.uri()
+                    : options.waitReplicas > 0 ? options.withWaitReplicas(started.uri()) : started.uri();
             options.validateEngine(uri);
             if (options.idempotency.enabled) {
-                return new IdempotencyCheck(new IdempotencyCheck.Settings(engine.namespace(), options.clients, options.duration, options.lease,
-                        options.think, options.faults, options.faultEvery, options.serverFaultEvery(), options.faultLength(true),
-                        options.faultLength(false), options.serverDown, options.delay, options.out, options.server, options.persistence),
-                        options.idempotency, started, onExit, out, progress -> options.progressLine(progress, err)).run(uri);
+                return new IdempotencyCheck(
+                                new IdempotencyCheck.Settings(
+                                        engine.namespace(),
+                                        options.clients,
+                                        options.duration,
+                                        options.lease,
+                                        options.think,
+                                        options.faults,
+                                        options.faultEvery,
+                                        options.serverFaultEvery(),
+                                        options.faultLength(true),
+                                        options.faultLength(false),
+                                        options.serverDown,
+                                        options.delay,
+                                        options.out,
+                                        options.server,
+                                        options.persistence),
+                                options.idempotency,
+                                started,
+                                onExit,
+                                out,
+                                progress -> options.progressLine(progress, err))
+                        .run(uri);
             }
             return new LockCheck(options, engine.namespace(), started, onExit, out, err).run(uri);
         }

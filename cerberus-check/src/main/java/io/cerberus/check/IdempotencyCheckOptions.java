@@ -1,26 +1,38 @@
 package io.cerberus.check;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine;
 
 /** The options of {@code cerberus check --idempotency} (a mixin of {@link CheckOptions}, run by {@link IdempotencyCheck}). */
 final class IdempotencyCheckOptions {
-    @Option(names = "--idempotency", description = "Check the idempotency guard instead of a lock: the clients submit the same"
-            + " operations (--keys keys, each many times, with retries) through the guard while faults are injected, each operation"
-            + " applying its effect to a ledger outside the engine; the report counts effects applied more than once. See SAFETY.md.")
+    @Option(
+            names = "--idempotency",
+            description =
+                    "Check the idempotency guard instead of a lock: the clients submit the same"
+                            + " operations (--keys keys, each many times, with retries) through the guard while faults are injected, each operation"
+                            + " applying its effect to a ledger outside the engine; the report counts effects applied more than once. See SAFETY.md.")
     boolean enabled;
 
-    @Option(names = "--keys", defaultValue = "50",
-            description = "With --idempotency: keys live at a time, 1 to 10000 (each lives eight leases; new ones keep coming)."
-                    + " Default: ${DEFAULT-VALUE}")
+    @Option(
+            names = "--keys",
+            defaultValue = "50",
+            description =
+                    "With --idempotency: keys live at a time, 1 to 10000 (each lives eight leases; new ones keep coming)."
+                            + " Default: ${DEFAULT-VALUE}")
     int keys;
 
-    @Option(names = "--no-guard", description = "With --idempotency, negative control: the operations run without the guard (must be UNSAFE).")
+    @Option(
+            names = "--no-guard",
+            description =
+                    "With --idempotency, negative control: the operations run without the guard (must be UNSAFE).")
     boolean noGuard;
 
-    @Option(names = "--unchecked-guard", description = "With --idempotency, negative control (redis:// only): a hand-rolled guard whose"
-            + " completion and release do not check the attempt's owner (must be UNSAFE when an attempt is paused past its lease).")
+    @Option(
+            names = "--unchecked-guard",
+            description =
+                    "With --idempotency, negative control (redis:// only): a hand-rolled guard whose"
+                            + " completion and release do not check the attempt's owner (must be UNSAFE when an attempt is paused past its lease).")
     boolean uncheckedGuard;
 
     /** @return cerberus, none or unchecked */
@@ -44,17 +56,24 @@ final class IdempotencyCheckOptions {
             return;
         }
         if (noLock || noFencing) {
-            throw new ParameterException(commandLine, (noLock ? "--no-lock" : "--no-fencing") + " applies to the lock check; the"
-                    + " negative controls of --idempotency are --no-guard and --unchecked-guard");
+            throw new ParameterException(
+                    commandLine,
+                    (noLock ? "--no-lock" : "--no-fencing") + " applies to the lock check; the"
+                            + " negative controls of --idempotency are --no-guard and --unchecked-guard");
         }
         if (keys < 1 || keys > 10_000) {
             throw new ParameterException(commandLine, "--keys must be 1 to 10000, was " + keys);
         }
         if (noGuard && uncheckedGuard) {
-            throw new ParameterException(commandLine, "give --no-guard or --unchecked-guard, not both: each is a negative control");
+            throw new ParameterException(
+                    commandLine, "give --no-guard or --unchecked-guard, not both: each is a negative control");
         }
-        if (uncheckedGuard && !("redis".equals(server) || (server == null && engineUri != null && engineUri.startsWith("redis://")))) {
-            throw new ParameterException(commandLine, "--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
+        if (uncheckedGuard
+                && !("redis".equals(server)
+                        || (server == null && engineUri != null && engineUri.startsWith("redis://")))) {
+            throw new ParameterException(
+                    commandLine,
+                    "--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
         }
     }
 }

@@ -54,7 +54,13 @@ final class LockCheck {
      * @param console where the title and the report go
      * @param err where the progress line goes
      */
-    LockCheck(CheckOptions options, String namespace, LockServer lockServer, StopOnExit onExit, PrintWriter console, PrintWriter err) {
+    LockCheck(
+            CheckOptions options,
+            String namespace,
+            LockServer lockServer,
+            StopOnExit onExit,
+            PrintWriter console,
+            PrintWriter err) {
         this.o = options;
         this.namespace = namespace;
         this.lockServer = lockServer;
@@ -70,24 +76,39 @@ final class LockCheck {
      * @return the exit code of the verdict
      */
     int run(String engineUri) throws Exception {
-        List<String> proxied = o.faults.stream().filter(ClientProxies.FAULTS::contains).toList();
+        List<String> proxied =
+                o.faults.stream().filter(ClientProxies.FAULTS::contains).toList();
         proxies = proxied.isEmpty() ? null : new ClientProxies(o.out);
         if (!o.noLock) {
             // fails early, with a clear message, when the engine is unreachable
-            Cerberus probe = Cerberus.builder().engine(engineUri).namespace(namespace).defaultLease(o.lease).build();
+            Cerberus probe = Cerberus.builder()
+                    .engine(engineUri)
+                    .namespace(namespace)
+                    .defaultLease(o.lease)
+                    .build();
             probe.close();
         }
         CheckLocks locks = new CheckLocks(o.lockName, o.out.resolve("register"), o.lockCount);
         for (int lock = 0; lock < o.lockCount; lock++) {
             FencedRegister.create(locks.register(lock), !o.noFencing);
         }
-        String title = "cerberus check: " + (o.noLock ? "no lock" : (o.recipe == null ? "" : "recipe " + o.recipe + " on ") + Redaction.redact(engineUri))
-                + (lockServer == null ? "" : " (started here" + (LockServer.persistenceOf(o.server).isEmpty() ? "" : ", persistence " + o.persistence)
-                + (o.pgBouncer == null ? "" : ", through PgBouncer pool_mode=" + o.pgBouncer) + ")")
-                + ", " + o.clients + " clients" + (o.lockCount > 1 ? " on " + o.lockCount + " locks" : "") + ", " + Durations.format(o.duration) + ", lease " + Durations.format(o.lease) + ", faults " + o.faults
+        String title = "cerberus check: "
+                + (o.noLock
+                        ? "no lock"
+                        : (o.recipe == null ? "" : "recipe " + o.recipe + " on ") + Redaction.redact(engineUri))
+                + (lockServer == null
+                        ? ""
+                        : " (started here"
+                                + (LockServer.persistenceOf(o.server).isEmpty() ? "" : ", persistence " + o.persistence)
+                                + (o.pgBouncer == null ? "" : ", through PgBouncer pool_mode=" + o.pgBouncer) + ")")
+                + ", " + o.clients + " clients" + (o.lockCount > 1 ? " on " + o.lockCount + " locks" : "") + ", "
+                + Durations.format(o.duration) + ", lease " + Durations.format(o.lease) + ", faults " + o.faults
                 + (o.faults.contains("delay") ? " (delay " + Durations.format(o.delay) + ")" : "")
                 + (o.faultLength != null ? ", each pause or cut lasting " + Durations.format(o.faultLength) : "")
-                + (o.serverFaultEvery != null ? ", a server fault at most every " + Durations.format(o.serverFaultEvery) : "") + (o.noFencing ? ", fencing ignored" : "");
+                + (o.serverFaultEvery != null
+                        ? ", a server fault at most every " + Durations.format(o.serverFaultEvery)
+                        : "")
+                + (o.noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
         CheckProgress progress = new CheckProgress(o.out, false, o.duration.toNanos(), locks.registers(!o.noFencing));
@@ -96,7 +117,13 @@ final class LockCheck {
         }
     }
 
-    private int run(String engineUri, CheckLocks locks, String title, PrintWriter console, CheckProgress progress, ProgressLine line)
+    private int run(
+            String engineUri,
+            CheckLocks locks,
+            String title,
+            PrintWriter console,
+            CheckProgress progress,
+            ProgressLine line)
             throws Exception {
         List<CheckClient> running = new CopyOnWriteArrayList<>();
         onExit.add(() -> CheckClient.killAll(running));
@@ -110,7 +137,15 @@ final class LockCheck {
             CheckClient.awaitReady(running);
             // the duration counts from when every client runs: starting JVMs on a busy machine must not eat it
             Duration window = o.faultLength(false);
-            FaultInjector.Plan plan = new FaultInjector.Plan(o.faults, o.faultEvery, o.serverFaultEvery(), o.parallelFaults, window, window, o.delay, o.serverDown,
+            FaultInjector.Plan plan = new FaultInjector.Plan(
+                    o.faults,
+                    o.faultEvery,
+                    o.serverFaultEvery(),
+                    o.parallelFaults,
+                    window,
+                    window,
+                    o.delay,
+                    o.serverDown,
                     o.lease.multipliedBy(2).plusSeconds(1));
             progress.running();
             new FaultInjector(plan, proxies, lockServer, () -> startClient(engineUri), this::holder, this::ownFault)
@@ -122,10 +157,13 @@ final class LockCheck {
         }
         progress.judging();
         long end = System.nanoTime();
-        List<FencedRegister.State> registers = locks.registers(!o.noFencing).stream().map(FencedRegister::read).toList();
-        // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one that long
+        List<FencedRegister.State> registers =
+                locks.registers(!o.noFencing).stream().map(FencedRegister::read).toList();
+        // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one
+        // that long
         Stuck stuck = new Stuck(stopping, Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5)));
-        LockJudgement report = new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(HoldLog.readAll(o.out));
+        LockJudgement report =
+                new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(HoldLog.readAll(o.out));
         String text = report.text(title);
         Files.writeString(o.out.resolve("report.txt"), text);
         Timeline.html(o.out.resolve("timeline.html"), title, report);
@@ -139,10 +177,23 @@ final class LockCheck {
     private CheckClient startClient(String engineUri) {
         String name = "c" + (++clientCount);
         String clientUri = proxies == null ? engineUri : proxies.clientUri(name, engineUri);
-        List<String> args = new ArrayList<>(List.of("--namespace", namespace, "--lock", o.lockName,
-                "--register", o.out.resolve("register").toString(), "--log", o.out.resolve(name + ".log").toString(),
-                "--lease", o.lease.toMillis() + "ms", "--think", o.think.toMillis() + "ms",
-                "--locks", Integer.toString(o.lockCount), "--loops", Integer.toString(Math.min(o.lockCount, CheckOptions.MAX_LOOPS))));
+        List<String> args = new ArrayList<>(List.of(
+                "--namespace",
+                namespace,
+                "--lock",
+                o.lockName,
+                "--register",
+                o.out.resolve("register").toString(),
+                "--log",
+                o.out.resolve(name + ".log").toString(),
+                "--lease",
+                o.lease.toMillis() + "ms",
+                "--think",
+                o.think.toMillis() + "ms",
+                "--locks",
+                Integer.toString(o.lockCount),
+                "--loops",
+                Integer.toString(Math.min(o.lockCount, CheckOptions.MAX_LOOPS))));
         if (o.noLock) {
             args.add("--no-lock");
         }
@@ -164,7 +215,8 @@ final class LockCheck {
      * Arms the recipe's failpoint on one client and waits until a loop of it has reached it: it died there (then a new
      * client takes its place) or stalled there for twice the lease and went on.
      */
-    private boolean ownFault(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+    private boolean ownFault(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog)
+            throws Exception {
         if (!fault.equals("between-steps")) {
             return false;
         }
@@ -178,22 +230,29 @@ final class LockCheck {
         Files.createFile(armedFile(target.name()));
         Path log = o.out.resolve(target.name() + ".log");
         String evidence = action == Recipe.FailpointAction.CRASH ? "failpoint crash" : "failpoint stall over";
-        long deadline = System.nanoTime() + o.lease.multipliedBy(2).plus(CheckClient.CONFIRM).toNanos();
+        long deadline = System.nanoTime()
+                + o.lease.multipliedBy(2).plus(CheckClient.CONFIRM).toNanos();
         while (HoldLog.read(log).stream().noneMatch(event -> event.detail().equals(evidence))) {
             if (System.nanoTime() - deadline > 0) {
                 Files.deleteIfExists(armedFile(target.name()));
-                faultLog.log("FAULT", target.name(), -1, "unconfirmed between-steps: " + target.name() + " never reached the failpoint");
+                faultLog.log(
+                        "FAULT",
+                        target.name(),
+                        -1,
+                        "unconfirmed between-steps: " + target.name() + " never reached the failpoint");
                 return;
             }
             Thread.sleep(10);
         }
         if (action == Recipe.FailpointAction.CRASH) {
             target.kill(CheckClient.CONFIRM); // it halted itself: this only waits for its end
-            faultLog.log("FAULT", target.name(), -1, "confirmed between-steps: crashed between the recipe's two commands");
+            faultLog.log(
+                    "FAULT", target.name(), -1, "confirmed between-steps: crashed between the recipe's two commands");
             running.remove(target);
             running.add(startClient(engineUri));
         } else {
-            faultLog.log("FAULT", target.name(), -1, "confirmed between-steps: stalled between the recipe's two commands");
+            faultLog.log(
+                    "FAULT", target.name(), -1, "confirmed between-steps: stalled between the recipe's two commands");
         }
     }
 
@@ -203,11 +262,14 @@ final class LockCheck {
      *     for one, as after a server fault nobody may hold for seconds; else any free one
      */
     private CheckClient holder(List<CheckClient> running, Set<String> busy) throws InterruptedException {
-        long deadline = System.nanoTime() + Math.max(TimeUnit.SECONDS.toNanos(2), o.lease.multipliedBy(10).toNanos());
+        long deadline = System.nanoTime()
+                + Math.max(TimeUnit.SECONDS.toNanos(2), o.lease.multipliedBy(10).toNanos());
         while (System.nanoTime() - deadline < 0) {
             for (String wanted : List.of("READ", "HOLD")) {
                 for (CheckClient client : running) {
-                    if (client.aimable() && !busy.contains(client.name()) && client.state().equals(wanted)) {
+                    if (client.aimable()
+                            && !busy.contains(client.name())
+                            && client.state().equals(wanted)) {
                         return client;
                     }
                 }
@@ -215,4 +277,5 @@ final class LockCheck {
             Thread.sleep(1);
         }
         return FaultInjector.anyFree(running, busy);
-    }}
+    }
+}

@@ -9,13 +9,13 @@ import java.io.InputStream;
 import java.io.PrintWriter;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
 /**
  * The {@code cerberus} command: the entry point of the command line and of {@code cerberus.jar}.
@@ -23,21 +23,39 @@ import picocli.CommandLine;
  * <p>Errors print one line to standard error, {@code cerberus <command>: <what went wrong>}, and
  * exit with a code from {@link ExitCodes}; {@code --verbose} adds the stack trace.
  */
-@Command(name = "cerberus",
+@Command(
+        name = "cerberus",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
         description = "Distributed locks from the command line.",
-        subcommands = {DemoCommand.class, ExecCommand.class, InspectCommand.class, CheckCommand.class, ServersCommand.class, DemoWorkerCommand.class},
-        footer = {"", "Run 'cerberus COMMAND --help' for a command's options and exit codes.", "Documentation: docs/CLI.md"},
+        subcommands = {
+            DemoCommand.class,
+            ExecCommand.class,
+            InspectCommand.class,
+            CheckCommand.class,
+            ServersCommand.class,
+            DemoWorkerCommand.class
+        },
+        footer = {
+            "",
+            "Run 'cerberus COMMAND --help' for a command's options and exit codes.",
+            "Documentation: docs/CLI.md"
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:success", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE,
-                "75:exec: the lock is held by someone else", "*:exec: the exit code of the command (see 'cerberus exec --help')"})
+        exitCodeList = {
+            "0:success",
+            ExitCodes.USAGE_LINE,
+            ExitCodes.UNAVAILABLE_LINE,
+            ExitCodes.UNSAFE_LINE,
+            ExitCodes.INTERNAL_LINE,
+            "75:exec: the lock is held by someone else",
+            "*:exec: the exit code of the command (see 'cerberus exec --help')"
+        })
 public final class CerberusCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    private CerberusCommand() {
-    }
+    private CerberusCommand() {}
 
     /**
      * Runs the command line and exits with its exit code.
@@ -78,9 +96,11 @@ public final class CerberusCommand implements Callable<Integer> {
     private static int usageError(ParameterException e, String[] args) {
         CommandLine failed = e.getCommandLine();
         PrintWriter err = failed.getErr();
-        err.println(failed.getCommandName().equals("cerberus")
-                ? "cerberus: " + e.getMessage() + "; see 'cerberus --help'"
-                : prefix(failed) + e.getMessage() + "; see '" + failed.getCommandSpec().qualifiedName() + " --help'");
+        err.println(
+                failed.getCommandName().equals("cerberus")
+                        ? "cerberus: " + e.getMessage() + "; see 'cerberus --help'"
+                        : prefix(failed) + e.getMessage() + "; see '"
+                                + failed.getCommandSpec().qualifiedName() + " --help'");
         err.flush();
         return ExitCodes.USAGE;
     }
@@ -123,8 +143,10 @@ public final class CerberusCommand implements Callable<Integer> {
                     properties.load(in);
                 }
             }
-            return new String[] {"cerberus " + properties.getProperty("version", "(unknown version)")
-                    + " (Java " + Runtime.version() + ", " + System.getProperty("java.vm.name") + ")"};
+            return new String[] {
+                "cerberus " + properties.getProperty("version", "(unknown version)") + " (Java " + Runtime.version()
+                        + ", " + System.getProperty("java.vm.name") + ")"
+            };
         }
     }
 }

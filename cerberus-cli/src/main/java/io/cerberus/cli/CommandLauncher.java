@@ -23,8 +23,7 @@ final class CommandLauncher {
     private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
     private static final String DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-    private CommandLauncher() {
-    }
+    private CommandLauncher() {}
 
     /** The command cannot be run; carries the exit code that says why. */
     static final class CannotRun extends Exception {
@@ -58,8 +57,10 @@ final class CommandLauncher {
                 throw new CannotRun(ExitCodes.COMMAND_NOT_FOUND, program + ": no such file");
             }
             if (Files.isDirectory(path) || !Files.isExecutable(path)) {
-                throw new CannotRun(ExitCodes.CANNOT_EXECUTE, program + ": "
-                        + (Files.isDirectory(path) ? "is a directory" : "permission denied (not executable)"));
+                throw new CannotRun(
+                        ExitCodes.CANNOT_EXECUTE,
+                        program + ": "
+                                + (Files.isDirectory(path) ? "is a directory" : "permission denied (not executable)"));
             }
             return;
         }
@@ -101,7 +102,8 @@ final class CommandLauncher {
             return false;
         }
         try {
-            Process probe = new ProcessBuilder(SETPRIV.toString(), "--pdeathsig", "KILL", "--", SETPRIV.toString(), "--version")
+            Process probe = new ProcessBuilder(
+                            SETPRIV.toString(), "--pdeathsig", "KILL", "--", SETPRIV.toString(), "--version")
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .start();

@@ -28,7 +28,8 @@ import picocli.CommandLine.Spec;
  * stock sell the same item and the shop oversells; with {@code cerberus.lock("flash-sale:stock")}
  * around the purchase, every item is sold exactly once.
  */
-@Command(name = "demo",
+@Command(
+        name = "demo",
         header = "Runs the flash-sale demo: two processes selling a few items, with a lock or (--no-lock) without.",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
@@ -39,10 +40,16 @@ import picocli.CommandLine.Spec;
                     + " the same sale oversells.",
             "",
             "The engine must be shared by processes (not mem:). Without --engine or $CERBERUS_ENGINE the demo uses"
-                    + " an embedded file: engine in its own temporary directory, deleted at the end."},
+                    + " an embedded file: engine in its own temporary directory, deleted at the end."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:the demo ran (with or without overselling: it is a demonstration)", ExitCodes.USAGE_LINE,
-                ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE})
+        exitCodeList = {
+            "0:the demo ran (with or without overselling: it is a demonstration)",
+            ExitCodes.USAGE_LINE,
+            ExitCodes.UNAVAILABLE_LINE,
+            ExitCodes.UNSAFE_LINE,
+            ExitCodes.INTERNAL_LINE
+        })
 final class DemoCommand implements Callable<Integer> {
     private static final List<String> INSTANCES = List.of("A", "B");
     private static final Duration STARTUP = Duration.ofSeconds(60);
@@ -53,15 +60,24 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--no-lock", description = "Sell without the lock, to see the oversell.")
     private boolean noLock;
 
-    @Option(names = "--seconds", paramLabel = "N", defaultValue = "3",
+    @Option(
+            names = "--seconds",
+            paramLabel = "N",
+            defaultValue = "3",
             description = "How long the sale lasts, 1 to 600. Default: ${DEFAULT-VALUE}")
     private int seconds;
 
-    @Option(names = "--stock", paramLabel = "N", defaultValue = "10",
+    @Option(
+            names = "--stock",
+            paramLabel = "N",
+            defaultValue = "10",
             description = "Items in stock, 1 to 100000. Default: ${DEFAULT-VALUE}")
     private int stock;
 
-    @Option(names = "--buyers", paramLabel = "N", defaultValue = "10",
+    @Option(
+            names = "--buyers",
+            paramLabel = "N",
+            defaultValue = "10",
             description = "Buyer threads per instance, 1 to 200. Default: ${DEFAULT-VALUE}")
     private int buyers;
 
@@ -88,12 +104,14 @@ final class DemoCommand implements Callable<Integer> {
         String engineUri = engine.explicitEngine().orElse("file:" + dir.resolve("locks"));
         String engineShown = checkEngine(engineUri);
         PrintWriter out = spec.commandLine().getOut();
-        out.printf("Flash sale: %d items in stock, %d service instances x %d buyers, %ds%n",
+        out.printf(
+                "Flash sale: %d items in stock, %d service instances x %d buyers, %ds%n",
                 stock, INSTANCES.size(), buyers, seconds);
         out.println("Engine: " + engineShown);
-        out.println(noLock
-                ? "Lock:   none (--no-lock): each purchase reads, checks and writes the stock unprotected"
-                : "Lock:   '" + DemoWorkerCommand.LOCK_NAME + "' around each purchase");
+        out.println(
+                noLock
+                        ? "Lock:   none (--no-lock): each purchase reads, checks and writes the stock unprotected"
+                        : "Lock:   '" + DemoWorkerCommand.LOCK_NAME + "' around each purchase");
         out.flush();
 
         for (String name : INSTANCES) {
@@ -106,7 +124,10 @@ final class DemoCommand implements Callable<Integer> {
         instances.forEach(instance -> instance.send(DemoWorkerCommand.GO));
         List<Result> results = new ArrayList<>();
         for (DemoInstance instance : instances) {
-            String[] fields = instance.awaitLine(DemoWorkerCommand.RESULT, Duration.ofSeconds(seconds).plus(STARTUP)).split(" ");
+            String[] fields = instance.awaitLine(
+                            DemoWorkerCommand.RESULT,
+                            Duration.ofSeconds(seconds).plus(STARTUP))
+                    .split(" ");
             results.add(new Result(instance.name(), Long.parseLong(fields[0]), Long.parseLong(fields[1])));
             instance.awaitExit(Duration.ofSeconds(10));
         }
@@ -114,14 +135,16 @@ final class DemoCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    private record Result(String instance, long sold, long lastFence) {
-    }
+    private record Result(String instance, long sold, long lastFence) {}
 
     private void printReport(PrintWriter out, List<Result> results, int finalStock) {
         long sold = 0;
         for (Result result : results) {
             sold += result.sold();
-            out.printf("  instance %s: sold %d%s%n", result.instance(), result.sold(),
+            out.printf(
+                    "  instance %s: sold %d%s%n",
+                    result.instance(),
+                    result.sold(),
                     result.lastFence() < 0 ? "" : " (last fencing token " + result.lastFence() + ")");
         }
         // every sale writes stock-1; a sale whose write was overwritten by a concurrent one sold an item twice
@@ -132,17 +155,27 @@ final class DemoCommand implements Callable<Integer> {
             String how = finalStock == 0
                     ? sold + " items sold, only " + stock + " were in stock"
                     : sold + " items sold, but the stock went down by only " + stockDrop;
-            out.println("OVERSOLD by " + soldTwice + ": " + how + (noLock ? " (run without --no-lock to see the lock prevent it)" : ""));
+            out.println("OVERSOLD by " + soldTwice + ": " + how
+                    + (noLock ? " (run without --no-lock to see the lock prevent it)" : ""));
         } else {
-            out.println("no oversell: every item sold exactly once" + (finalStock > 0 ? " (" + finalStock + " left unsold)" : ""));
+            out.println("no oversell: every item sold exactly once"
+                    + (finalStock > 0 ? " (" + finalStock + " left unsold)" : ""));
         }
         out.flush();
     }
 
     private List<String> workerArgs(String name, Path dir) {
-        List<String> args = new ArrayList<>(List.of("--instance", name, "--store", dir.resolve("stock").toString(),
-                "--seconds", Integer.toString(seconds), "--buyers", Integer.toString(buyers),
-                "--namespace", engine.namespace()));
+        List<String> args = new ArrayList<>(List.of(
+                "--instance",
+                name,
+                "--store",
+                dir.resolve("stock").toString(),
+                "--seconds",
+                Integer.toString(seconds),
+                "--buyers",
+                Integer.toString(buyers),
+                "--namespace",
+                engine.namespace()));
         if (noLock) {
             args.add("--no-lock");
         }
@@ -156,8 +189,9 @@ final class DemoCommand implements Callable<Integer> {
     private String checkEngine(String engineUri) {
         try (Cerberus cerberus = engine.connect(engineUri, CerberusBuilder.DEFAULT_LEASE)) {
             if (!cerberus.capabilities().contains(Capability.MULTI_PROCESS)) {
-                throw new IllegalArgumentException("the demo needs an engine shared by processes, but "
-                        + cerberus.currentEngineUri() + " lives in one JVM; use a file: engine (the default) or a server engine");
+                throw new IllegalArgumentException(
+                        "the demo needs an engine shared by processes, but " + cerberus.currentEngineUri()
+                                + " lives in one JVM; use a file: engine (the default) or a server engine");
             }
             return cerberus.currentEngineUri();
         }
@@ -165,7 +199,8 @@ final class DemoCommand implements Callable<Integer> {
 
     private void checkRange(String option, int value, int min, int max) {
         if (value < min || value > max) {
-            throw new ParameterException(spec.commandLine(), option + " must be between " + min + " and " + max + ", was " + value);
+            throw new ParameterException(
+                    spec.commandLine(), option + " must be between " + min + " and " + max + ", was " + value);
         }
     }
 
@@ -181,8 +216,10 @@ final class DemoCommand implements Callable<Integer> {
         try {
             Directories.deleteRecursively(dir);
         } catch (IOException e) {
-            System.getLogger(DemoCommand.class.getName()).log(System.Logger.Level.WARNING,
-                    "could not delete the demo's directory " + dir + ": " + e.getMessage());
+            System.getLogger(DemoCommand.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "could not delete the demo's directory " + dir + ": " + e.getMessage());
         }
     }
 }

@@ -49,9 +49,15 @@ final class DemoInstance implements AutoCloseable {
      * @return the process
      * @throws CliFailure if it cannot be started
      */
-    static ManagedProcess startWorker(String subcommand, List<String> args, String engineUri, String what, Consumer<String> onLine) {
-        List<String> command = JavaCommand.of(CerberusCommand.class).quickStart("128m").args(subcommand).args(args).toList();
-        ManagedProcess.Launch launch = ManagedProcess.launch(what, command).environment(Map.of(EngineOptions.ENGINE_ENV, engineUri))
+    static ManagedProcess startWorker(
+            String subcommand, List<String> args, String engineUri, String what, Consumer<String> onLine) {
+        List<String> command = JavaCommand.of(CerberusCommand.class)
+                .quickStart("128m")
+                .args(subcommand)
+                .args(args)
+                .toList();
+        ManagedProcess.Launch launch = ManagedProcess.launch(what, command)
+                .environment(Map.of(EngineOptions.ENGINE_ENV, engineUri))
                 .inheritStderr();
         try {
             return (onLine == null ? launch : launch.onLine(onLine)).start();
@@ -76,9 +82,12 @@ final class DemoInstance implements AutoCloseable {
         try {
             return process.awaitLine(prefix, timeout).substring(prefix.length());
         } catch (ServerException e) {
-            throw new CliFailure(process.isAlive()
-                    ? "instance " + name + " printed no " + prefix.strip() + " within " + Durations.format(timeout)
-                    : "instance " + name + " ended before printing " + prefix.strip(), e);
+            throw new CliFailure(
+                    process.isAlive()
+                            ? "instance " + name + " printed no " + prefix.strip() + " within "
+                                    + Durations.format(timeout)
+                            : "instance " + name + " ended before printing " + prefix.strip(),
+                    e);
         }
     }
 

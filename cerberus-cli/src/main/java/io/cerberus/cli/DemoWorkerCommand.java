@@ -32,13 +32,16 @@ import picocli.CommandLine.Spec;
  * reads {@value #GO}, and ends with {@code RESULT <sold> <last fencing token or -1>}. Exits without
  * selling if its input ends first (the demo is gone).
  */
-@Command(name = "demo-worker", hidden = true,
+@Command(
+        name = "demo-worker",
+        hidden = true,
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
         description = "One service instance of 'cerberus demo' (started by the demo; not meant to be run by hand).")
 final class DemoWorkerCommand implements Callable<Integer> {
     /** The lock every purchase of the demo takes. */
     static final String LOCK_NAME = "flash-sale:stock";
+
     static final String READY = "READY";
     static final String GO = "GO";
     static final String RESULT = "RESULT ";
@@ -78,16 +81,18 @@ final class DemoWorkerCommand implements Callable<Integer> {
             AtomicReference<Throwable> failure = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();
             for (int i = 1; i <= buyers; i++) {
-                Thread buyer = new Thread(() -> {
-                    try {
-                        go.await();
-                        buy(stock, lock, fencing, saleEnds.get(), sold, lastFence);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    } catch (RuntimeException | Error e) {
-                        failure.compareAndSet(null, e);
-                    }
-                }, "buyer-" + instance + i);
+                Thread buyer = new Thread(
+                        () -> {
+                            try {
+                                go.await();
+                                buy(stock, lock, fencing, saleEnds.get(), sold, lastFence);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            } catch (RuntimeException | Error e) {
+                                failure.compareAndSet(null, e);
+                            }
+                        },
+                        "buyer-" + instance + i);
                 buyer.start();
                 threads.add(buyer);
             }
@@ -117,8 +122,9 @@ final class DemoWorkerCommand implements Callable<Integer> {
      * there is none. The pause also gives the other instance its chances at the lock: file: locks are
      * not fair, and threads that retried at once would keep it inside one process.
      */
-    private static void buy(StockFile stock, DistributedLock lock, boolean fencing, long saleEnds, LongAdder sold,
-            AtomicLong lastFence) throws InterruptedException {
+    private static void buy(
+            StockFile stock, DistributedLock lock, boolean fencing, long saleEnds, LongAdder sold, AtomicLong lastFence)
+            throws InterruptedException {
         long left;
         while ((left = saleEnds - System.nanoTime()) > 0) {
             if (lock == null) {

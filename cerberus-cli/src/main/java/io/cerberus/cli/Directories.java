@@ -9,8 +9,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 
 /** Removing the temporary directories the commands make. */
 final class Directories {
-    private Directories() {
-    }
+    private Directories() {}
 
     /**
      * Deletes a directory and everything in it.

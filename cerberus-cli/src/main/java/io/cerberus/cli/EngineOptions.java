@@ -16,13 +16,19 @@ final class EngineOptions {
     /** The engine when neither {@code --engine} nor {@value #ENGINE_ENV} names one. */
     static final String DEFAULT_ENGINE = "file:";
 
-    @Option(names = "--engine", paramLabel = "URI",
-            description = "Lock engine: file:/DIR, file: (= the directory cerberus-$USER in the Java temporary directory, /tmp on Linux), mem: (this process only),"
-                    + " or the URI of an engine module on the class path. `inspect` takes it several times (the first is the primary)."
-                    + " Default: $" + ENGINE_ENV + " if set, else " + DEFAULT_ENGINE)
+    @Option(
+            names = "--engine",
+            paramLabel = "URI",
+            description =
+                    "Lock engine: file:/DIR, file: (= the directory cerberus-$USER in the Java temporary directory, /tmp on Linux), mem: (this process only),"
+                            + " or the URI of an engine module on the class path. `inspect` takes it several times (the first is the primary)."
+                            + " Default: $" + ENGINE_ENV + " if set, else " + DEFAULT_ENGINE)
     private List<String> engines = new ArrayList<>();
 
-    @Option(names = "--namespace", paramLabel = "NS", defaultValue = CerberusBuilder.DEFAULT_NAMESPACE,
+    @Option(
+            names = "--namespace",
+            paramLabel = "NS",
+            defaultValue = CerberusBuilder.DEFAULT_NAMESPACE,
             description = "Namespace (application key) of the lock names. Default: ${DEFAULT-VALUE}")
     private String namespace;
 
@@ -36,8 +42,8 @@ final class EngineOptions {
     /** @return the engine named by {@code --engine} or {@value #ENGINE_ENV}, if any */
     Optional<String> explicitEngine() {
         if (engines.size() > 1) {
-            throw new IllegalArgumentException("this command runs on one engine, but --engine was given " + engines.size()
-                    + " times; give it once");
+            throw new IllegalArgumentException("this command runs on one engine, but --engine was given "
+                    + engines.size() + " times; give it once");
         }
         if (!engines.isEmpty()) {
             return Optional.of(engines.get(0));
@@ -65,7 +71,11 @@ final class EngineOptions {
      * @throws io.cerberus.EngineUnavailableException if the engine cannot be reached
      */
     Cerberus connect(String uri, Duration lease) {
-        return Cerberus.builder().engine(uri).namespace(namespace).defaultLease(lease).build();
+        return Cerberus.builder()
+                .engine(uri)
+                .namespace(namespace)
+                .defaultLease(lease)
+                .build();
     }
 
     /** @return a client of {@link #engineUri()} with default settings */

@@ -37,12 +37,15 @@ import picocli.CommandLine.Spec;
  * command's status — or with {@link ExitCodes#LOCK_LOST} if the lock was lost meanwhile, unless
  * {@code --on-lost=continue}. A loss is reported in one line on stderr.
  */
-@Command(name = "exec",
+@Command(
+        name = "exec",
         header = "Runs a command while holding a lock, so that it never runs twice at once (flock for many machines).",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
-        customSynopsis = {"cerberus exec --name=NAME [--wait=DURATION] [--lease=DURATION] [--on-lost=fail|continue|kill]",
-            "              [--engine=URI] [--namespace=NS] [--verbose] [--] CMD [ARG...]"},
+        customSynopsis = {
+            "cerberus exec --name=NAME [--wait=DURATION] [--lease=DURATION] [--on-lost=fail|continue|kill]",
+            "              [--engine=URI] [--namespace=NS] [--verbose] [--] CMD [ARG...]"
+        },
         description = {
             "Takes lock NAME (waiting up to --wait), runs CMD, and releases the lock when CMD ends. If the lock"
                     + " stays busy, CMD is not run and cerberus exits with 75. Meant for cron jobs and deploy steps"
@@ -64,22 +67,28 @@ import picocli.CommandLine.Spec;
                     + " cron and CI notice.",
             "",
             "The engine must be shared by processes: mem: keeps locks inside the one cerberus process and is"
-                    + " refused (exit 64)."},
+                    + " refused (exit 64)."
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "N:the command's own exit code",
             "128+N:the command died of signal N, or cerberus got signal N before starting it",
-            ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE,
+            ExitCodes.USAGE_LINE,
+            ExitCodes.UNAVAILABLE_LINE,
+            ExitCodes.UNSAFE_LINE,
+            ExitCodes.INTERNAL_LINE,
             "75:the lock is held by someone else (stderr says who, if the engine can tell); the command was not run",
             "79:the lock was lost while the command ran (--on-lost=fail or kill)",
             "126:the command was found but cannot be executed",
-            "127:the command was not found, or could not be started"},
+            "127:the command was not found, or could not be started"
+        },
         footer = {"", "Example: cerberus exec --name nightly-report --wait 10s -- ./report.sh --full"})
 final class ExecCommand implements Callable<Integer> {
     /** The environment variable that gives the command the lock's name. */
     static final String LOCK_NAME_ENV = "CERBERUS_LOCK_NAME";
     /** The environment variable that gives the command the fencing token of its hold. */
     static final String FENCING_TOKEN_ENV = "CERBERUS_FENCING_TOKEN";
+
     private static final Duration SHORTEST_LEASE = Duration.ofMillis(100);
     /** How long {@code --on-lost=kill} gives the command after SIGTERM before SIGKILL. */
     static final Duration KILL_GRACE = Duration.ofSeconds(10);
@@ -87,23 +96,39 @@ final class ExecCommand implements Callable<Integer> {
     @Mixin
     private EngineOptions engine;
 
-    @Option(names = "--name", required = true, paramLabel = "NAME", description = "Name of the lock to hold while the command runs.")
+    @Option(
+            names = "--name",
+            required = true,
+            paramLabel = "NAME",
+            description = "Name of the lock to hold while the command runs.")
     private String name;
 
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "0", converter = Durations.class,
+    @Option(
+            names = "--wait",
+            paramLabel = "DURATION",
+            defaultValue = "0",
+            converter = Durations.class,
             description = "How long to wait for a busy lock: 500ms, 10s, 2m, 1h. Default: 0 (try once).")
     private Duration wait;
 
-    @Option(names = "--lease", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.class,
+    @Option(
+            names = "--lease",
+            paramLabel = "DURATION",
+            defaultValue = "30s",
+            converter = Durations.class,
             description = "How long the engine keeps the lock if cerberus stops renewing it (killed, paused, cut off);"
                     + " renewed every lease/3 while the command runs, so the command may run longer. At least 100ms."
                     + " Session-bound engines (file:) free it at once when cerberus dies. Default: 30s.")
     private Duration lease;
 
-    @Option(names = "--on-lost", paramLabel = "ACTION", defaultValue = "fail",
-            description = "What to do if the lock is lost while the command runs: fail (default): let the command finish,"
-                    + " then exit with 79; continue: let it finish and exit with its own code; kill: stop it (SIGTERM, then"
-                    + " SIGKILL after 10s) and exit with 79.")
+    @Option(
+            names = "--on-lost",
+            paramLabel = "ACTION",
+            defaultValue = "fail",
+            description =
+                    "What to do if the lock is lost while the command runs: fail (default): let the command finish,"
+                            + " then exit with 79; continue: let it finish and exit with its own code; kill: stop it (SIGTERM, then"
+                            + " SIGKILL after 10s) and exit with 79.")
     private String onLost;
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments, after --.")
@@ -115,10 +140,12 @@ final class ExecCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (lease.compareTo(SHORTEST_LEASE) < 0) {
-            throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
+            throw new ParameterException(
+                    spec.commandLine(), "--lease must be at least 100ms, was " + Durations.format(lease));
         }
         if (!List.of("fail", "continue", "kill").contains(onLost)) {
-            throw new ParameterException(spec.commandLine(), "--on-lost must be fail, continue or kill, was '" + onLost + "'");
+            throw new ParameterException(
+                    spec.commandLine(), "--on-lost must be fail, continue or kill, was '" + onLost + "'");
         }
         PrintWriter err = spec.commandLine().getErr();
         try {
@@ -130,8 +157,12 @@ final class ExecCommand implements Callable<Integer> {
         SignalForwarder signals = SignalForwarder.install(Thread.currentThread());
         try (Cerberus cerberus = engine.connect(engine.engineUri(), lease)) {
             if (!cerberus.capabilities().contains(Capability.MULTI_PROCESS)) {
-                return fail(err, "engine " + cerberus.currentEngineUri() + " keeps its locks inside this one cerberus process, so"
-                        + " exec would exclude nothing; use file:DIR on one machine, or a server engine across machines", ExitCodes.USAGE);
+                return fail(
+                        err,
+                        "engine " + cerberus.currentEngineUri()
+                                + " keeps its locks inside this one cerberus process, so"
+                                + " exec would exclude nothing; use file:DIR on one machine, or a server engine across machines",
+                        ExitCodes.USAGE);
             }
             Optional<Lease> acquired;
             try {
@@ -140,8 +171,13 @@ final class ExecCommand implements Callable<Integer> {
                 return stoppedBeforeStart(err, signals);
             }
             if (acquired.isEmpty()) {
-                return fail(err, "lock '" + name + "' is busy, " + holderOf(cerberus) + "; the command was not run"
-                        + (wait.isZero() ? " (use --wait to wait for it)" : " (waited " + Durations.format(wait) + ")"), ExitCodes.LOCK_BUSY);
+                return fail(
+                        err,
+                        "lock '" + name + "' is busy, " + holderOf(cerberus) + "; the command was not run"
+                                + (wait.isZero()
+                                        ? " (use --wait to wait for it)"
+                                        : " (waited " + Durations.format(wait) + ")"),
+                        ExitCodes.LOCK_BUSY);
             }
             Lease held = acquired.get();
             CommandStopper stopper = new CommandStopper();
@@ -187,21 +223,27 @@ final class ExecCommand implements Callable<Integer> {
         private void terminate() {
             Process running = process;
             running.destroy();
-            Thread killer = new Thread(() -> {
-                try {
-                    if (!running.waitFor(KILL_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                        running.destroyForcibly();
-                    }
-                } catch (InterruptedException e) {
-                    running.destroyForcibly();
-                }
-            }, "cerberus-exec-kill");
+            Thread killer = new Thread(
+                    () -> {
+                        try {
+                            if (!running.waitFor(KILL_GRACE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                                running.destroyForcibly();
+                            }
+                        } catch (InterruptedException e) {
+                            running.destroyForcibly();
+                        }
+                    },
+                    "cerberus-exec-kill");
             killer.setDaemon(true);
             killer.start();
         }
     }
 
-    private int runCommand(PrintWriter err, SignalForwarder signals, Map<String, String> environment, boolean dieWithParent,
+    private int runCommand(
+            PrintWriter err,
+            SignalForwarder signals,
+            Map<String, String> environment,
+            boolean dieWithParent,
             CommandStopper stopper) {
         Process child;
         try {
@@ -236,13 +278,17 @@ final class ExecCommand implements Callable<Integer> {
             return "held by another client";
         }
         try {
-            List<LockInfo> holds = cerberus.inspect(name).stream().filter(hold -> hold.name().equals(name)).toList();
+            List<LockInfo> holds = cerberus.inspect(name).stream()
+                    .filter(hold -> hold.name().equals(name))
+                    .toList();
             if (holds.isEmpty()) {
                 return "held by another client (released since)";
             }
-            return "held by " + holds.stream()
-                    .map(hold -> Printable.escape(hold.holder()) + (hold.fencingToken() < 0 ? "" : " (fencing token " + hold.fencingToken() + ")"))
-                    .collect(Collectors.joining(", "));
+            return "held by "
+                    + holds.stream()
+                            .map(hold -> Printable.escape(hold.holder())
+                                    + (hold.fencingToken() < 0 ? "" : " (fencing token " + hold.fencingToken() + ")"))
+                            .collect(Collectors.joining(", "));
         } catch (RuntimeException e) {
             return "held by another client";
         }
@@ -252,8 +298,9 @@ final class ExecCommand implements Callable<Integer> {
     private void reportLost(PrintWriter err, LockLostException reason, AtomicBoolean lossReported) {
         if (lossReported.compareAndSet(false, true)) {
             String then = switch (onLost) {
-                case "kill" -> "stopping the command (SIGTERM, SIGKILL after " + Durations.format(KILL_GRACE) + "); exit code "
-                        + ExitCodes.LOCK_LOST;
+                case "kill" ->
+                    "stopping the command (SIGTERM, SIGKILL after " + Durations.format(KILL_GRACE) + "); exit code "
+                            + ExitCodes.LOCK_LOST;
                 case "continue" -> "the command keeps running (--on-lost=continue)";
                 default -> "the command keeps running; exit code " + ExitCodes.LOCK_LOST + " when it ends";
             };
@@ -278,9 +325,14 @@ final class ExecCommand implements Callable<Integer> {
     private int stoppedBeforeStart(PrintWriter err, SignalForwarder signals) {
         int signal = signals.signalBeforeStart();
         if (signal == 0) {
-            return fail(err, "interrupted while taking lock '" + name + "'; the command was not run", ExitCodes.INTERNAL_ERROR);
+            return fail(
+                    err,
+                    "interrupted while taking lock '" + name + "'; the command was not run",
+                    ExitCodes.INTERNAL_ERROR);
         }
-        return fail(err, "stopped by " + SignalForwarder.name(signal) + " before the command started; it was not run",
+        return fail(
+                err,
+                "stopped by " + SignalForwarder.name(signal) + " before the command started; it was not run",
                 ExitCodes.SIGNAL_BASE + signal);
     }
 

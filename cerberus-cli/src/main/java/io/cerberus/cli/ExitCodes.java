@@ -33,10 +33,11 @@ final class ExitCodes {
     /** The exit-code list shared by the help of every command. */
     static final String USAGE_LINE = "64:usage error: bad option or argument, bad engine URI or lock name,"
             + " an engine that cannot do what was asked";
+
     static final String UNAVAILABLE_LINE = "69:the lock engine could not be reached";
-    static final String UNSAFE_LINE = "78:the engine's server is set up against a guarantee (the message says which setting and the way out)";
+    static final String UNSAFE_LINE =
+            "78:the engine's server is set up against a guarantee (the message says which setting and the way out)";
     static final String INTERNAL_LINE = "70:any other failure inside cerberus (--verbose shows the stack trace)";
 
-    private ExitCodes() {
-    }
+    private ExitCodes() {}
 }

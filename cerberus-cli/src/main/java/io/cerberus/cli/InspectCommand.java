@@ -14,24 +14,35 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code cerberus inspect}: a table of the locks held in a namespace. */
-@Command(name = "inspect",
+@Command(
+        name = "inspect",
         header = "Lists the locks held: name, mode, holder, fencing token, lease left, waiters.",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
-        description = {"Lists the locks held in a namespace: name, mode, holder, fencing token, lease left"
-                + " ('session' when the hold lives with the holder's process or session) and waiters ('?' when the"
-                + " engine cannot tell). A snapshot: it may be stale as soon as it is printed. With --engine given several"
-                + " times, one table per engine, the current one (the first) marked."},
+        description = {
+            "Lists the locks held in a namespace: name, mode, holder, fencing token, lease left"
+                    + " ('session' when the hold lives with the holder's process or session) and waiters ('?' when the"
+                    + " engine cannot tell). A snapshot: it may be stale as soon as it is printed. With --engine given several"
+                    + " times, one table per engine, the current one (the first) marked."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:the table was printed (also when no lock is held)", ExitCodes.USAGE_LINE,
-                ExitCodes.UNAVAILABLE_LINE, ExitCodes.UNSAFE_LINE, ExitCodes.INTERNAL_LINE})
+        exitCodeList = {
+            "0:the table was printed (also when no lock is held)",
+            ExitCodes.USAGE_LINE,
+            ExitCodes.UNAVAILABLE_LINE,
+            ExitCodes.UNSAFE_LINE,
+            ExitCodes.INTERNAL_LINE
+        })
 final class InspectCommand implements Callable<Integer> {
     private static final List<String> HEADER = List.of("NAME", "MODE", "HOLDER", "FENCE", "LEASE LEFT", "WAITERS");
 
     @Mixin
     private EngineOptions engine;
 
-    @Parameters(arity = "0..1", paramLabel = "PREFIX", defaultValue = "",
+    @Parameters(
+            arity = "0..1",
+            paramLabel = "PREFIX",
+            defaultValue = "",
             description = "Only locks whose name starts with this. Default: all")
     private String prefix;
 
@@ -65,7 +76,10 @@ final class InspectCommand implements Callable<Integer> {
             List<List<String>> rows = new ArrayList<>();
             rows.add(HEADER);
             for (LockInfo hold : holds) {
-                rows.add(List.of(Printable.escape(hold.name()), hold.mode(), Printable.escape(hold.holder()),
+                rows.add(List.of(
+                        Printable.escape(hold.name()),
+                        hold.mode(),
+                        Printable.escape(hold.holder()),
                         hold.fencingToken() < 0 ? "-" : Long.toString(hold.fencingToken()),
                         hold.leaseRemaining().map(Durations::format).orElse("session"),
                         hold.waiters() < 0 ? "?" : Integer.toString(hold.waiters())));

@@ -8,8 +8,7 @@ package io.cerberus.cli;
  * move the cursor, rewrite earlier lines, set the window title or disguise itself as another name.
  */
 final class Printable {
-    private Printable() {
-    }
+    private Printable() {}
 
     /**
      * @param text what an engine returned
@@ -34,7 +33,13 @@ final class Printable {
     }
 
     private static boolean unsafe(int c) {
-        return Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || (c >= '\u202a' && c <= '\u202e')
-                || (c >= '\u2066' && c <= '\u2069') || c == '\u200e' || c == '\u200f' || c == '\u061c';
+        return Character.isISOControl(c)
+                || c == '\u2028'
+                || c == '\u2029'
+                || (c >= '\u202a' && c <= '\u202e')
+                || (c >= '\u2066' && c <= '\u2069')
+                || c == '\u200e'
+                || c == '\u200f'
+                || c == '\u061c';
     }
 }

@@ -37,34 +37,45 @@ import picocli.CommandLine.Spec;
  * started and removes their data. For trying engines by hand; the servers are this module's
  * test servers (no persistence, throwaway passwords), never for data anyone keeps.
  */
-@Command(name = "servers",
-        header = "Starts real lock servers on free loopback ports and prints their engine URIs, for trying engines by hand.",
+@Command(
+        name = "servers",
+        header =
+                "Starts real lock servers on free loopback ports and prints their engine URIs, for trying engines by hand.",
         mixinStandardHelpOptions = true,
         versionProvider = CerberusCommand.Version.class,
-        description = {"Starts the servers the tests use (each on free 127.0.0.1 ports, data in a temporary directory),"
-                + " prints one line per kind, KIND URI, then 'ready', and keeps them running until Ctrl-C or SIGTERM;"
-                + " then it stops them all and deletes their data. Without --kinds, every kind whose server program is"
-                + " installed; the others are listed as skipped, with the package to install.",
+        description = {
+            "Starts the servers the tests use (each on free 127.0.0.1 ports, data in a temporary directory),"
+                    + " prints one line per kind, KIND URI, then 'ready', and keeps them running until Ctrl-C or SIGTERM;"
+                    + " then it stops them all and deletes their data. Without --kinds, every kind whose server program is"
+                    + " installed; the others are listed as skipped, with the package to install.",
             "",
-            "Throwaway servers: no persistence, loopback only. Not for data anyone keeps."},
+            "Throwaway servers: no persistence, loopback only. Not for data anyone keeps."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"130:stopped by Ctrl-C (SIGINT)", "143:stopped by SIGTERM", ExitCodes.USAGE_LINE, ExitCodes.UNAVAILABLE_LINE,
-                ExitCodes.INTERNAL_LINE})
+        exitCodeList = {
+            "130:stopped by Ctrl-C (SIGINT)",
+            "143:stopped by SIGTERM",
+            ExitCodes.USAGE_LINE,
+            ExitCodes.UNAVAILABLE_LINE,
+            ExitCodes.INTERNAL_LINE
+        })
 final class ServersCommand implements Callable<Integer> {
 
     /**
      * A kind of deployment: the program it needs (and its package; none for ZooKeeper and H2,
      * whose servers are in this jar), and how to start it in a directory.
      */
-    private record Kind(String program, String debianPackage, Function<Path, Deployment> start) {
-    }
+    private record Kind(String program, String debianPackage, Function<Path, Deployment> start) {}
 
     private static final Map<String, Kind> KINDS = kinds();
 
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--kinds", split = ",", paramLabel = "KIND[,KIND...]",
+    @Option(
+            names = "--kinds",
+            split = ",",
+            paramLabel = "KIND[,KIND...]",
             description = "The kinds to start, of: ${COMPLETION-CANDIDATES}. Default: every installed kind.",
             completionCandidates = KindNames.class)
     private List<String> kinds;
@@ -72,9 +83,24 @@ final class ServersCommand implements Callable<Integer> {
     private static Map<String, Kind> kinds() {
         Map<String, Kind> kinds = new LinkedHashMap<>();
         kinds.put("redis", new Kind("redis-server", "redis-server", dir -> RedisServer.start()));
-        kinds.put("redlock", new Kind("redis-server", "redis-server", dir -> RedisGroup.builder().dir(dir).start()));
-        kinds.put("sentinel", new Kind("redis-server", "redis-server", dir -> RedisSentinel.builder().dir(dir).start()));
-        kinds.put("cluster", new Kind("redis-cli", "redis-tools", dir -> RedisCluster.builder().dir(dir).start()));
+        kinds.put(
+                "redlock",
+                new Kind(
+                        "redis-server",
+                        "redis-server",
+                        dir -> RedisGroup.builder().dir(dir).start()));
+        kinds.put(
+                "sentinel",
+                new Kind(
+                        "redis-server",
+                        "redis-server",
+                        dir -> RedisSentinel.builder().dir(dir).start()));
+        kinds.put(
+                "cluster",
+                new Kind(
+                        "redis-cli",
+                        "redis-tools",
+                        dir -> RedisCluster.builder().dir(dir).start()));
         kinds.put("memcached", new Kind("memcached", "memcached", dir -> MemcachedServer.start()));
         kinds.put("zk", new Kind(null, null, dir -> ZooKeeperServer.start()));
         kinds.put("etcd", new Kind("etcd", "etcd-server", dir -> EtcdServer.start()));
@@ -99,28 +125,34 @@ final class ServersCommand implements Callable<Integer> {
         List<String> wanted = kinds == null ? List.copyOf(KINDS.keySet()) : kinds;
         for (String kind : wanted) {
             if (!KINDS.containsKey(kind)) {
-                throw new ParameterException(spec.commandLine(), "--kinds: no server kind '" + kind + "'; the kinds are "
-                        + String.join(", ", KINDS.keySet()));
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "--kinds: no server kind '" + kind + "'; the kinds are " + String.join(", ", KINDS.keySet()));
             }
         }
         Path dir = Files.createTempDirectory("cerberus-servers-");
         List<Deployment> started = new ArrayList<>();
         CountDownLatch stopped = new CountDownLatch(1);
-        Thread stop = new Thread(() -> {
-            stopAll(started, dir);
-            out.println("stopped");
-            out.flush();
-            stopped.countDown();
-        }, "cerberus-servers-stop");
+        Thread stop = new Thread(
+                () -> {
+                    stopAll(started, dir);
+                    out.println("stopped");
+                    out.flush();
+                    stopped.countDown();
+                },
+                "cerberus-servers-stop");
         Runtime.getRuntime().addShutdownHook(stop);
         try {
             for (String name : wanted) {
                 Kind kind = KINDS.get(name);
                 if (kind.program() != null && Executables.find(kind.program()).isEmpty()) {
                     if (kinds != null) {
-                        throw new CliFailure(kind.program() + " is not installed; install it with: apt-get install -y " + kind.debianPackage());
+                        throw new CliFailure(kind.program() + " is not installed; install it with: apt-get install -y "
+                                + kind.debianPackage());
                     }
-                    out.printf("%-10s skipped: %s is not installed (apt-get install -y %s)%n", name, kind.program(), kind.debianPackage());
+                    out.printf(
+                            "%-10s skipped: %s is not installed (apt-get install -y %s)%n",
+                            name, kind.program(), kind.debianPackage());
                     continue;
                 }
                 Path kindDir = Files.createDirectories(dir.resolve(name));

@@ -48,7 +48,9 @@ final class SignalForwarder {
             Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
             Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
             Method getName = signalClass.getMethod("getName");
-            Object handler = Proxy.newProxyInstance(SignalForwarder.class.getClassLoader(), new Class<?>[] {handlerClass},
+            Object handler = Proxy.newProxyInstance(
+                    SignalForwarder.class.getClassLoader(),
+                    new Class<?>[] {handlerClass},
                     (proxy, method, args) -> switch (method.getName()) {
                         case "handle" -> {
                             forwarder.received((String) getName.invoke(args[0]));
@@ -63,12 +65,14 @@ final class SignalForwarder {
                     handle.invoke(null, signalClass.getConstructor(String.class).newInstance(name), handler);
                 } catch (InvocationTargetException e) {
                     // the JVM uses this signal itself (-Xrs and the like): leave it as it is
-                    LOG.log(System.Logger.Level.INFO,
+                    LOG.log(
+                            System.Logger.Level.INFO,
                             "SIG" + name + " is not forwarded: " + e.getCause().getMessage());
                 }
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING,
+            LOG.log(
+                    System.Logger.Level.WARNING,
                     "signals will not be forwarded to the command: this JVM has no sun.misc.Signal (" + e + ")");
         }
         return forwarder;
@@ -94,8 +98,11 @@ final class SignalForwarder {
      * @return its name, {@code SIGTERM}
      */
     static String name(int number) {
-        return NUMBERS.entrySet().stream().filter(e -> e.getValue() == number).map(e -> "SIG" + e.getKey())
-                .findFirst().orElse("signal " + number);
+        return NUMBERS.entrySet().stream()
+                .filter(e -> e.getValue() == number)
+                .map(e -> "SIG" + e.getKey())
+                .findFirst()
+                .orElse("signal " + number);
     }
 
     /** @return the number of the first signal received before the command started, or 0 */
@@ -123,18 +130,21 @@ final class SignalForwarder {
     private static void forward(String name, Process child) {
         try {
             Process kill = new ProcessBuilder("kill", "-s", name, Long.toString(child.pid()))
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
             kill.getOutputStream().close();
             if (!kill.waitFor(5, TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-                LOG.log(System.Logger.Level.WARNING,
+                LOG.log(
+                        System.Logger.Level.WARNING,
                         "could not forward SIG" + name + " to the command (pid " + child.pid() + "): " + output);
             }
         } catch (IOException e) {
             if (name.equals("TERM")) {
                 child.destroy();
             } else {
-                LOG.log(System.Logger.Level.WARNING,
+                LOG.log(
+                        System.Logger.Level.WARNING,
                         "could not forward SIG" + name + " to the command: no kill program (" + e.getMessage() + ")");
             }
         } catch (InterruptedException e) {

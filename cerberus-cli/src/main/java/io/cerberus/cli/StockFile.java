@@ -37,7 +37,8 @@ final class StockFile {
     /** @return the items left now */
     int read() {
         try {
-            return Integer.parseInt(Files.readString(file, StandardCharsets.UTF_8).strip());
+            return Integer.parseInt(
+                    Files.readString(file, StandardCharsets.UTF_8).strip());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the stock from " + file, e);
         }

@@ -23,7 +23,8 @@ class BomTest {
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
     private static final Pattern ARTIFACT = Pattern.compile("<artifactId>([^<]+)</artifactId>");
     /** The shared lines the BOM imports, by artifact, with the property of the parent that sets the build's version. */
-    private static final java.util.Map<String, String> SHARED_LINES = java.util.Map.of("netty-bom", "netty.version", "grpc-bom", "grpc.version");
+    private static final java.util.Map<String, String> SHARED_LINES =
+            java.util.Map.of("netty-bom", "netty.version", "grpc-bom", "grpc.version");
 
     @Test
     void theBomNamesEveryPublishedModuleAndNothingElse() throws IOException {
@@ -47,21 +48,29 @@ class BomTest {
         assertThat(published).as("published modules of the build").contains("cerberus-core", "cerberus-redis");
         List<String> expected = new ArrayList<>(published);
         expected.addAll(SHARED_LINES.keySet());
-        assertThat(managed).as("what cerberus-bom manages: the modules and the shared lines").containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(bom).as("the BOM has no parent, so importing it sets no other third-party version").doesNotContain("<parent>");
+        assertThat(managed)
+                .as("what cerberus-bom manages: the modules and the shared lines")
+                .containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(bom)
+                .as("the BOM has no parent, so importing it sets no other third-party version")
+                .doesNotContain("<parent>");
         SHARED_LINES.forEach((artifact, property) -> assertThat(managedVersion(bom, artifact))
-                .as("%s in the BOM, at the build's %s", artifact, property).isEqualTo(property(root, property)));
+                .as("%s in the BOM, at the build's %s", artifact, property)
+                .isEqualTo(property(root, property)));
         assertThat(version(bom)).as("the BOM's version is the build's").isEqualTo(version(root));
     }
 
     private static String managedVersion(String bom, String artifact) {
-        Matcher matcher = Pattern.compile("<artifactId>" + Pattern.quote(artifact) + "</artifactId>\\s*<version>([^<]+)</version>").matcher(bom);
+        Matcher matcher = Pattern.compile(
+                        "<artifactId>" + Pattern.quote(artifact) + "</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(bom);
         assertThat(matcher.find()).as("%s with a version in the BOM", artifact).isTrue();
         return matcher.group(1);
     }
 
     private static String property(String pom, String name) {
-        Matcher matcher = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</" + Pattern.quote(name) + ">").matcher(pom);
+        Matcher matcher = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</" + Pattern.quote(name) + ">")
+                .matcher(pom);
         assertThat(matcher.find()).as("property %s in the parent", name).isTrue();
         return matcher.group(1);
     }
@@ -76,7 +85,8 @@ class BomTest {
 
     private static String version(String pom) {
         int parentEnd = pom.indexOf("</parent>");
-        Matcher matcher = Pattern.compile("<version>([^<]+)</version>").matcher(parentEnd < 0 ? pom : pom.substring(parentEnd));
+        Matcher matcher =
+                Pattern.compile("<version>([^<]+)</version>").matcher(parentEnd < 0 ? pom : pom.substring(parentEnd));
         assertThat(matcher.find()).isTrue();
         return matcher.group(1);
     }

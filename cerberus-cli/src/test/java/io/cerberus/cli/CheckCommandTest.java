@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CheckCommandTest {
     private static final Duration RUN_LIMIT = CheckRuns.RUN_LIMIT;
+
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
@@ -40,16 +41,21 @@ class CheckCommandTest {
 
     @Test
     void theFileEngineStaysSafeUnderPausesAndKills() throws Exception {
-        // long critical sections and several kills, so that a kill lands on a holder even when signals are slow to arrive
+        // long critical sections and several kills, so that a kill lands on a holder even when signals are slow to
+        // arrive
         Cli.Result run = check("--engine", "file:" + dir.resolve("locks"), "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("verdict:               SAFE\n");
         assertThat(run.stdout()).containsPattern("pause=[1-9]").containsPattern("kill=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
-        assertThat(count(run.stdout(), "overlapping holds")).as("a stopped process keeps its OS lock").isZero();
+        assertThat(count(run.stdout(), "overlapping holds"))
+                .as("a stopped process keeps its OS lock")
+                .isZero();
         assertThat(run.stdout()).containsPattern("recovery after a holder was killed: \\[");
-        assertThat(Files.readString(dir.resolve("out/timeline.html"))).contains("<svg").contains("kill");
+        assertThat(Files.readString(dir.resolve("out/timeline.html")))
+                .contains("<svg")
+                .contains("kill");
     }
 
     @Test
@@ -61,50 +67,100 @@ class CheckCommandTest {
         assertThat(run.stdout()).contains("verdict:               SAFE_WITH_FENCING");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
-        assertThat(count(run.stdout(), "stale writes stopped")).as("the paused holder's late write").isPositive();
+        assertThat(count(run.stdout(), "stale writes stopped"))
+                .as("the paused holder's late write")
+                .isPositive();
     }
 
     @Test
     void manyLocksAreEachJudgedOnTheirOwnRegisterUnderFaultsInParallel() throws Exception {
-        Cli.Result run = check("--engine", REDIS.uri(), "--locks", "8", "--faults", "pause,kill", "--parallel-faults", "2",
-                "--fault-every", "300ms");
+        Cli.Result run = check(
+                "--engine",
+                REDIS.uri(),
+                "--locks",
+                "8",
+                "--faults",
+                "pause,kill",
+                "--parallel-faults",
+                "2",
+                "--fault-every",
+                "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(run.stdout()).contains("on 8 locks").containsPattern("locks: +8, each judged on its own; worst: cerberus-check-[0-7] ");
+        assertThat(run.stdout())
+                .contains("on 8 locks")
+                .containsPattern("locks: +8, each judged on its own; worst: cerberus-check-[0-7] ");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
         for (int lock = 0; lock < 8; lock++) {
-            assertThat(new FencedRegister(dir.resolve("out").resolve("register-" + lock), true).read().value())
-                    .as("updates of lock %d's register", lock).isPositive();
+            assertThat(new FencedRegister(dir.resolve("out").resolve("register-" + lock), true)
+                            .read()
+                            .value())
+                    .as("updates of lock %d's register", lock)
+                    .isPositive();
         }
         // a fault began on another client while a pause was still on
         List<HoldLog.Event> faults = HoldLog.read(dir.resolve("out").resolve("faults.log"));
         boolean overlapped = false;
-        for (HoldLog.Event pause : faults.stream().filter(event -> event.detail().startsWith("pause")).toList()) {
-            long resumed = faults.stream().filter(event -> event.client().equals(pause.client()) && event.detail().equals("resume")
-                    && event.nanos() > pause.nanos()).mapToLong(HoldLog.Event::nanos).min().orElse(Long.MAX_VALUE);
-            overlapped |= faults.stream().anyMatch(event -> !event.client().equals(pause.client()) && event.detail().equals("kill")
-                    && event.nanos() > pause.nanos() && event.nanos() < resumed);
+        for (HoldLog.Event pause : faults.stream()
+                .filter(event -> event.detail().startsWith("pause"))
+                .toList()) {
+            long resumed = faults.stream()
+                    .filter(event -> event.client().equals(pause.client())
+                            && event.detail().equals("resume")
+                            && event.nanos() > pause.nanos())
+                    .mapToLong(HoldLog.Event::nanos)
+                    .min()
+                    .orElse(Long.MAX_VALUE);
+            overlapped |= faults.stream()
+                    .anyMatch(event -> !event.client().equals(pause.client())
+                            && event.detail().equals("kill")
+                            && event.nanos() > pause.nanos()
+                            && event.nanos() < resumed);
         }
-        assertThat(overlapped).as("a kill during another client's pause, in:%n%s", faults).isTrue();
+        assertThat(overlapped)
+                .as("a kill during another client's pause, in:%n%s", faults)
+                .isTrue();
     }
 
     @Test
     void aRedisRestartedWithoutPersistenceLosesNoUpdateThanksToFencing() {
-        Cli.Result run = check("--server", "redis", "--persistence", "none", "--faults", "server-kill", "--server-down", "0",
-                "--think", "300ms");
+        Cli.Result run = check(
+                "--server",
+                "redis",
+                "--persistence",
+                "none",
+                "--faults",
+                "server-kill",
+                "--server-down",
+                "0",
+                "--think",
+                "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("server-kill=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(run.stdout()).containsPattern("verdict: +SAFE");
-        assertThat(count(run.stdout(), "tokens backwards")).as("fence counters restart from the server clock").isZero();
+        assertThat(count(run.stdout(), "tokens backwards"))
+                .as("fence counters restart from the server clock")
+                .isZero();
         assertThat(count(run.stdout(), "lost updates")).isZero();
     }
 
     @Test
     void aServerFaultWhoseTurnComesSoonerThanServerFaultEveryIsPassedOverAndTheClientFaultsGoOn() {
-        Cli.Result run = check("--server", "redis", "--faults", "server-kill,pause", "--server-fault-every", "1h", "--server-down", "0",
-                "--fault-every", "300ms", "--lease", "300ms");
+        Cli.Result run = check(
+                "--server",
+                "redis",
+                "--faults",
+                "server-kill,pause",
+                "--server-fault-every",
+                "1h",
+                "--server-down",
+                "0",
+                "--fault-every",
+                "300ms",
+                "--lease",
+                "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("a server fault at most every 1h");
@@ -114,8 +170,17 @@ class CheckCommandTest {
 
     @Test
     void aRedisWithAnAppendOnlyFileKeepsItsLocksAcrossARestart() {
-        Cli.Result run = check("--server", "redis", "--persistence", "aof", "--faults", "server-kill", "--server-down", "0",
-                "--think", "300ms");
+        Cli.Result run = check(
+                "--server",
+                "redis",
+                "--persistence",
+                "aof",
+                "--faults",
+                "server-kill",
+                "--server-down",
+                "0",
+                "--think",
+                "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("server-kill=[1-9]");
@@ -133,8 +198,11 @@ class CheckCommandTest {
         // checker rightly leaves such a partition unconfirmed
         String faults = Files.readString(dir.resolve("out").resolve("faults.log"));
         assertThat(faults).as("partitions the proxies did not apply").doesNotContain("proxies changed mode");
-        assertThat(faults.lines().filter(line -> line.contains("confirmed partition: ")).count()) // "unconfirmed" too
-                .as("partitions with a verdict on the client").isEqualTo(injected(run.stdout(), "partition"));
+        assertThat(faults.lines()
+                        .filter(line -> line.contains("confirmed partition: "))
+                        .count()) // "unconfirmed" too
+                .as("partitions with a verdict on the client")
+                .isEqualTo(injected(run.stdout(), "partition"));
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
     }
@@ -144,7 +212,10 @@ class CheckCommandTest {
         Cli.Result run = check("--server", "redis", "--faults", "drop");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(confirmed(run.stdout(), "drop")).as("cut and felt by the client").isEqualTo(injected(run.stdout(), "drop")).isPositive();
+        assertThat(confirmed(run.stdout(), "drop"))
+                .as("cut and felt by the client")
+                .isEqualTo(injected(run.stdout(), "drop"))
+                .isPositive();
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
     }
@@ -154,7 +225,9 @@ class CheckCommandTest {
         Cli.Result run = check("--server", "redis", "--faults", "delay", "--delay", "200ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(confirmed(run.stdout(), "delay")).as("slowed, as the client measured").isEqualTo(injected(run.stdout(), "delay"))
+        assertThat(confirmed(run.stdout(), "delay"))
+                .as("slowed, as the client measured")
+                .isEqualTo(injected(run.stdout(), "delay"))
                 .isPositive();
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -162,14 +235,26 @@ class CheckCommandTest {
 
     @Test
     void aSentinelFailoverLosesNoGrantTheReplicaAcknowledged() {
-        // a failover takes 3-4 s (a primary is down after 2 s), so one or two per run; the lease is shorter than that, so
+        // a failover takes 3-4 s (a primary is down after 2 s), so one or two per run; the lease is shorter than that,
+        // so
         // the holder's lease runs out before the replica is promoted. Without waitReplicas a grant the replica did not
         // have yet is lost with the primary, and tokens may go backwards
-        Cli.Result run = check("--server", "sentinel", "--faults", "failover", "--fault-every", "1s", "--duration", "8s",
-                "--wait-replicas", "1");
+        Cli.Result run = check(
+                "--server",
+                "sentinel",
+                "--faults",
+                "failover",
+                "--fault-every",
+                "1s",
+                "--duration",
+                "8s",
+                "--wait-replicas",
+                "1");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(confirmed(run.stdout(), "failover")).as("primary killed, replica promoted, old primary back").isPositive();
+        assertThat(confirmed(run.stdout(), "failover"))
+                .as("primary killed, replica promoted, old primary back")
+                .isPositive();
         assertThat(run.stdout()).containsPattern("promoted=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -178,12 +263,25 @@ class CheckCommandTest {
     @Test
     void aClusterFailoverLosesNoGrantTheReplicaAcknowledged() {
         // 8 locks spread over the three masters; a failover (a node is failed after 2 s) moves the slots of one of them
-        Cli.Result run = check("--server", "cluster", "--faults", "failover", "--fault-every", "1s", "--duration", "8s",
-                "--locks", "8", "--wait-replicas", "1");
+        Cli.Result run = check(
+                "--server",
+                "cluster",
+                "--faults",
+                "failover",
+                "--fault-every",
+                "1s",
+                "--duration",
+                "8s",
+                "--locks",
+                "8",
+                "--wait-replicas",
+                "1");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(confirmed(run.stdout(), "failover")).as("a master killed, its replica promoted, the old master its replica")
-                .isEqualTo(injected(run.stdout(), "failover")).isPositive();
+        assertThat(confirmed(run.stdout(), "failover"))
+                .as("a master killed, its replica promoted, the old master its replica")
+                .isEqualTo(injected(run.stdout(), "failover"))
+                .isPositive();
         assertThat(run.stdout()).containsPattern("promoted=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -191,13 +289,28 @@ class CheckCommandTest {
 
     @Test
     void aKilledPostgresLosesNoLeaseRowLock() {
-        Cli.Result run = check("--server", "postgres", "--faults", "server-kill", "--server-down", "0", "--think", "300ms",
-                "--duration", "8s");
+        Cli.Result run = check(
+                "--server",
+                "postgres",
+                "--faults",
+                "server-kill",
+                "--server-down",
+                "0",
+                "--think",
+                "300ms",
+                "--duration",
+                "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(confirmed(run.stdout(), "server-kill")).isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
-        assertThat(run.stdout()).as("the lease rows are in the database: a crash keeps them").containsPattern("verdict: +SAFE");
-        assertThat(run.stdout()).as("the server's random password is not shown").contains("password=****")
+        assertThat(confirmed(run.stdout(), "server-kill"))
+                .isEqualTo(injected(run.stdout(), "server-kill"))
+                .isPositive();
+        assertThat(run.stdout())
+                .as("the lease rows are in the database: a crash keeps them")
+                .containsPattern("verdict: +SAFE");
+        assertThat(run.stdout())
+                .as("the server's random password is not shown")
+                .contains("password=****")
                 .doesNotContainPattern("password=[^*]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -205,13 +318,27 @@ class CheckCommandTest {
 
     @Test
     void leaseRowLocksThroughTransactionPoolingStaySafeWhilePostgresBehindItIsKilled() throws Exception {
-        Cli.Result run = check("--server", "postgres", "--pgbouncer", "transaction", "--faults", "pause,server-kill", "--server-down", "0",
-                "--think", "300ms", "--duration", "8s");
+        Cli.Result run = check(
+                "--server",
+                "postgres",
+                "--pgbouncer",
+                "transaction",
+                "--faults",
+                "pause,server-kill",
+                "--server-down",
+                "0",
+                "--think",
+                "300ms",
+                "--duration",
+                "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).contains("through PgBouncer pool_mode=transaction");
-        assertThat(confirmed(run.stdout(), "server-kill")).isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
-        assertThat(Files.readString(dir.resolve("out/faults.log"))).containsPattern("confirmed server-kill: postmaster pid \\d+ .* through PgBouncer \\d+ms after");
+        assertThat(confirmed(run.stdout(), "server-kill"))
+                .isEqualTo(injected(run.stdout(), "server-kill"))
+                .isPositive();
+        assertThat(Files.readString(dir.resolve("out/faults.log")))
+                .containsPattern("confirmed server-kill: postmaster pid \\d+ .* through PgBouncer \\d+ms after");
         assertThat(run.stdout()).containsPattern("verdict: +SAFE");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
@@ -219,26 +346,53 @@ class CheckCommandTest {
 
     @Test
     void sessionModeThroughTransactionPoolingIsRefusedAtStart() {
-        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--pgbouncer", "transaction", "--jdbc-mode", "session",
-                "--out", dir.resolve("out").toString());
+        Cli.Result run = Cli.run(
+                RUN_LIMIT,
+                "check",
+                "--server",
+                "postgres",
+                "--pgbouncer",
+                "transaction",
+                "--jdbc-mode",
+                "session",
+                "--out",
+                dir.resolve("out").toString());
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(78);
-        assertThat(run.stderr()).contains("session mode refused: jdbc:postgresql://127.0.0.1:").doesNotContain("UnsafeEngineException")
-                .contains("is transaction-pooled").contains("Use lease-row mode").doesNotContainPattern("password=[^*]");
+        assertThat(run.stderr())
+                .contains("session mode refused: jdbc:postgresql://127.0.0.1:")
+                .doesNotContain("UnsafeEngineException")
+                .contains("is transaction-pooled")
+                .contains("Use lease-row mode")
+                .doesNotContainPattern("password=[^*]");
     }
 
     @Test
     void aKilledH2WithItsWriteDelayForgetsItsLastGrantsAndHandsTheirTokensOutAgain() throws Exception {
         // H2's default write delay: a commit reaches the file up to 500 ms later, so a kill forgets the last grants and
         // fence values, and the restarted database hands the same tokens out again
-        Cli.Result delayed = check("--server", "h2", "--faults", "server-kill", "--server-down", "0", "--fault-every", "1s",
-                "--duration", "8s", "--locks", "4");
+        Cli.Result delayed = check(
+                "--server",
+                "h2",
+                "--faults",
+                "server-kill",
+                "--server-down",
+                "0",
+                "--fault-every",
+                "1s",
+                "--duration",
+                "8s",
+                "--locks",
+                "4");
 
         assertThat(delayed.exitCode()).as(delayed.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(delayed.stdout()).contains("persistence delayed");
-        assertThat(confirmed(delayed.stdout(), "server-kill")).isEqualTo(injected(delayed.stdout(), "server-kill")).isPositive();
+        assertThat(confirmed(delayed.stdout(), "server-kill"))
+                .isEqualTo(injected(delayed.stdout(), "server-kill"))
+                .isPositive();
         assertThat(count(delayed.stdout(), "tokens backwards")).isPositive();
-        assertThat(Files.readString(dir.resolve("out/faults.log"))).containsPattern("confirmed server-kill: H2's JVM pid \\d+ exited");
+        assertThat(Files.readString(dir.resolve("out/faults.log")))
+                .containsPattern("confirmed server-kill: H2's JVM pid \\d+ exited");
     }
 
     @Test
@@ -253,43 +407,61 @@ class CheckCommandTest {
 
     @Test
     void zooKeeperLocksStaySafeWhileTheEnsemblesLeaderIsKilled() throws Exception {
-        Cli.Result run = check("--server", "zk", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
+        Cli.Result run =
+                check("--server", "zk", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("leader-kill=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
         String faults = Files.readString(dir.resolve("out/faults.log"));
-        assertThat(faults).as("each kill confirmed on the leader, each restart on a rejoined server")
+        assertThat(faults)
+                .as("each kill confirmed on the leader, each restart on a rejoined server")
                 .containsPattern("leader-kill server [123] \\(leader\\)")
                 .containsPattern("server-restart server [123] rejoined as (follower|leader)");
     }
 
     @Test
     void etcdLocksStaySafeWhileTheClustersLeaderIsKilled() throws Exception {
-        Cli.Result run = check("--server", "etcd", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
+        Cli.Result run =
+                check("--server", "etcd", "--faults", "leader-kill", "--server-down", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("leader-kill=[1-9]").containsPattern("server-restart=[1-9]");
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
         String faults = Files.readString(dir.resolve("out/faults.log"));
-        assertThat(faults).containsPattern("leader-kill member [123] \\(leader\\)")
+        assertThat(faults)
+                .containsPattern("leader-kill member [123] \\(leader\\)")
                 .containsPattern("server-restart member [123] rejoined as (follower|leader)");
     }
 
     @Test
     void aKilledMemcachedIsConfirmedDownAndComesBackEmpty() throws Exception {
-        Cli.Result run = check("--server", "memcached", "--faults", "server-kill", "--server-down", "0", "--think", "300ms",
-                "--fault-every", "2s");
+        Cli.Result run = check(
+                "--server",
+                "memcached",
+                "--faults",
+                "server-kill",
+                "--server-down",
+                "0",
+                "--think",
+                "300ms",
+                "--fault-every",
+                "2s");
 
         // no fencing token: whether a holder's write lands after a restart freed its lock is timing, so SAFE or UNSAFE
         assertThat(run.exitCode()).as(run.toString()).isIn(ExitCodes.OK, CheckCommand.UNSAFE);
-        assertThat(confirmed(run.stdout(), "server-kill")).as("exited, port closed, answering again")
-                .isEqualTo(injected(run.stdout(), "server-kill")).isPositive();
+        assertThat(confirmed(run.stdout(), "server-kill"))
+                .as("exited, port closed, answering again")
+                .isEqualTo(injected(run.stdout(), "server-kill"))
+                .isPositive();
         assertThat(run.stdout()).containsPattern("server-restart=[1-9]");
-        assertThat(count(run.stdout(), "tokens backwards")).as("memcached hands out no tokens").isZero();
-        assertThat(Files.readString(dir.resolve("out/faults.log"))).as("memcached keeps nothing across a restart")
+        assertThat(count(run.stdout(), "tokens backwards"))
+                .as("memcached hands out no tokens")
+                .isZero();
+        assertThat(Files.readString(dir.resolve("out/faults.log")))
+                .as("memcached keeps nothing across a restart")
                 .contains("after the restart 0 (memcached keeps nothing)");
     }
 
@@ -304,8 +476,8 @@ class CheckCommandTest {
 
     @Test
     void negativeControlWithFencingIgnoredLosesTheUpdateThatFencingStops() {
-        Cli.Result run = check("--engine", REDIS.uri(), "--faults", "pause", "--no-fencing", "--think", "500ms",
-                "--duration", "8s");
+        Cli.Result run = check(
+                "--engine", REDIS.uri(), "--faults", "pause", "--no-fencing", "--think", "500ms", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(count(run.stdout(), "lost updates")).isPositive();
@@ -314,7 +486,17 @@ class CheckCommandTest {
 
     @Test
     void aHandRolledSetNxPxLockWithAPlainDelLosesUpdatesWhenItsHolderIsPaused() {
-        Cli.Result run = check("--server", "redis", "--recipe", "set-nx-px-del", "--faults", "pause", "--think", "300ms", "--duration", "8s");
+        Cli.Result run = check(
+                "--server",
+                "redis",
+                "--recipe",
+                "set-nx-px-del",
+                "--faults",
+                "pause",
+                "--think",
+                "300ms",
+                "--duration",
+                "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(run.stdout()).contains("recipe set-nx-px-del on redis://");
@@ -324,11 +506,13 @@ class CheckCommandTest {
 
     @Test
     void aHandRolledSetNxThenExpireLockIsStuckForeverOnceAClientDiesBetweenTheTwo() {
-        Cli.Result run = check("--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "8s");
+        Cli.Result run =
+                check("--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.STUCK);
         assertThat(run.stdout()).containsPattern("faults confirmed: +1: \\{between-steps=1\\}");
-        assertThat(run.stdout()).containsPattern("stuck: +cerberus-check: asked for, and granted to nobody, for the last [0-9.]+ ms");
+        assertThat(run.stdout())
+                .containsPattern("stuck: +cerberus-check: asked for, and granted to nobody, for the last [0-9.]+ ms");
         assertThat(count(run.stdout(), "lost updates")).isZero();
     }
 
@@ -379,26 +563,35 @@ class CheckCommandTest {
         assertThat(majority.stderr()).contains("needs --server redlock");
         Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
-        assertThat(partition.stderr()).contains("partition works with redis://, zk://, etcd://, memcached:// and jdbc: engines");
+        assertThat(partition.stderr())
+                .contains("partition works with redis://, zk://, etcd://, memcached:// and jdbc: engines");
         Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
         assertThat(leaderKill.exitCode()).isEqualTo(64);
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
         Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
-        assertThat(unknownServer.stderr()).contains("--server takes redis, redlock, sentinel, cluster, postgres, mariadb, h2, zk, etcd, memcached, was 'consul'");
+        assertThat(unknownServer.stderr())
+                .contains(
+                        "--server takes redis, redlock, sentinel, cluster, postgres, mariadb, h2, zk, etcd, memcached, was 'consul'");
         Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
         Cli.Result memcachedAof = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--persistence", "aof");
         assertThat(memcachedAof.exitCode()).isEqualTo(64);
-        assertThat(memcachedAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server memcached keeps"
-                + " nothing across a restart");
+        assertThat(memcachedAof.stderr())
+                .contains(
+                        "--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server memcached keeps"
+                                + " nothing across a restart");
         Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
-        assertThat(persistence.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server zk keeps its own data");
-        Cli.Result majorityMemcached = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
+        assertThat(persistence.stderr())
+                .contains(
+                        "--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server zk keeps its own data");
+        Cli.Result majorityMemcached =
+                Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
         assertThat(majorityMemcached.exitCode()).isEqualTo(64);
-        assertThat(majorityMemcached.stderr()).contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
+        assertThat(majorityMemcached.stderr())
+                .contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
         Cli.Result failover = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "failover");
         assertThat(failover.exitCode()).isEqualTo(64);
         assertThat(failover.stderr()).contains("--faults failover needs --server sentinel");
@@ -419,7 +612,8 @@ class CheckCommandTest {
         assertThat(clusterDrop.stderr()).contains("the clients of --server cluster learn the nodes from the cluster");
         Cli.Result postgresAof = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--persistence", "aof");
         assertThat(postgresAof.exitCode()).isEqualTo(64);
-        assertThat(postgresAof.stderr()).contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2");
+        assertThat(postgresAof.stderr())
+                .contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2");
         Cli.Result h2Aof = Cli.run(RUN_LIMIT, "check", "--server", "h2", "--persistence", "aof");
         assertThat(h2Aof.exitCode()).isEqualTo(64);
         assertThat(h2Aof.stderr()).contains("--persistence takes delayed or commit with --server h2, was 'aof'");
@@ -441,9 +635,12 @@ class CheckCommandTest {
         Cli.Result noDelay = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "delay", "--delay", "0");
         assertThat(noDelay.exitCode()).isEqualTo(64);
         assertThat(noDelay.stderr()).contains("--delay must be more than 0");
-        Cli.Result twoReplicas = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
+        Cli.Result twoReplicas =
+                Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
         assertThat(twoReplicas.exitCode()).isEqualTo(64);
-        assertThat(twoReplicas.stderr()).contains("--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was 2");
+        assertThat(twoReplicas.stderr())
+                .contains(
+                        "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was 2");
         Cli.Result waitWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--wait-replicas", "1");
         assertThat(waitWithout.exitCode()).isEqualTo(64);
         assertThat(waitWithout.stderr()).contains("--wait-replicas applies to --server sentinel");

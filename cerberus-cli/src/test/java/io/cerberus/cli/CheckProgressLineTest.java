@@ -24,10 +24,13 @@ import org.junit.jupiter.api.io.TempDir;
 class CheckProgressLineTest {
     private static final Duration RUN_LIMIT = CheckRuns.RUN_LIMIT;
     /** A live line with time, holds and faults, each count past zero. */
-    private static final Pattern LIVE = Pattern.compile("\r(check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds ([1-9]\\d*) \\| faults"
-            + " ([1-9]\\d*) \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates 0)\u001b\\[K");
-    private static final Pattern PLAIN = Pattern.compile("(?m)^check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds \\d+ \\| faults \\d+"
-            + " \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates \\d+$");
+    private static final Pattern LIVE =
+            Pattern.compile("\r(check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds ([1-9]\\d*) \\| faults"
+                    + " ([1-9]\\d*) \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates 0)\u001b\\[K");
+
+    private static final Pattern PLAIN =
+            Pattern.compile("(?m)^check \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| holds \\d+ \\| faults \\d+"
+                    + " \\(\\d+ confirmed\\) \\| stale writes \\d+ \\| lost updates \\d+$");
     /** A wide terminal, so that no line is cut. */
     private static final Map<String, String> TERMINAL = Map.of("TERM", "xterm", "COLUMNS", "200");
 
@@ -41,8 +44,20 @@ class CheckProgressLineTest {
 
     /** @return the arguments of a short lock check on the file engine, each run with a directory of its own */
     private String[] check(String duration, String... args) {
-        List<String> all = new ArrayList<>(List.of("check", "--out", dir.resolve("out" + ++runs).toString(), "--engine", "file:" + dir.resolve("locks"),
-                "--duration", duration, "--lease", "500ms", "--fault-every", "1s", "--think", "100ms"));
+        List<String> all = new ArrayList<>(List.of(
+                "check",
+                "--out",
+                dir.resolve("out" + ++runs).toString(),
+                "--engine",
+                "file:" + dir.resolve("locks"),
+                "--duration",
+                duration,
+                "--lease",
+                "500ms",
+                "--fault-every",
+                "1s",
+                "--think",
+                "100ms"));
         all.addAll(List.of(args));
         return all.toArray(String[]::new);
     }
@@ -54,28 +69,52 @@ class CheckProgressLineTest {
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         Matcher live = LIVE.matcher(screen);
-        assertThat(live.find()).as("a live line with holds and faults past zero in:%n%s", screen.replace("\r", "\\r").replace("\u001b", "\\e"))
+        assertThat(live.find())
+                .as(
+                        "a live line with holds and faults past zero in:%n%s",
+                        screen.replace("\r", "\\r").replace("\u001b", "\\e"))
                 .isTrue();
         int lines = 1;
         while (live.find()) {
             lines++;
         }
         assertThat(lines).as("rewritten about every second in an 8 s run").isGreaterThanOrEqualTo(3);
-        assertThat(screen).as("no line of its own: every one starts with a carriage return").doesNotContain("\ncheck 0:");
+        assertThat(screen)
+                .as("no line of its own: every one starts with a carriage return")
+                .doesNotContain("\ncheck 0:");
         int verdict = screen.indexOf("verdict:");
         assertThat(verdict).isPositive();
-        assertThat(screen.substring(0, verdict)).as("the line is cleared before the report").endsWith("\r\u001b[K");
+        assertThat(screen.substring(0, verdict))
+                .as("the line is cleared before the report")
+                .endsWith("\r\u001b[K");
         assertThat(screen.substring(verdict)).doesNotContain("\u001b").contains("lost updates:          0");
     }
 
     @Test
     void theIdempotencyCheckShowsOperationsAndEffectsOnATerminal() {
-        Cli.Result run = Cli.runInTerminal(TERMINAL, RUN_LIMIT, "check", "--idempotency", "--out", dir.resolve("out").toString(),
-                "--engine", REDIS.uri(), "--duration", "6s", "--lease", "1s", "--fault-every", "1s", "--think", "100ms");
+        Cli.Result run = Cli.runInTerminal(
+                TERMINAL,
+                RUN_LIMIT,
+                "check",
+                "--idempotency",
+                "--out",
+                dir.resolve("out").toString(),
+                "--engine",
+                REDIS.uri(),
+                "--duration",
+                "6s",
+                "--lease",
+                "1s",
+                "--fault-every",
+                "1s",
+                "--think",
+                "100ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(run.stdout()).containsPattern("\rcheck --idempotency \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| acknowledged [1-9]\\d*,"
-                + " effects [1-9]\\d* \\| faults [1-9]\\d* \\(\\d+ confirmed\\) \\| duplicates 0\u001b\\[K");
+        assertThat(run.stdout())
+                .containsPattern(
+                        "\rcheck --idempotency \\d+:\\d\\d elapsed, \\d+:\\d\\d left \\| acknowledged [1-9]\\d*,"
+                                + " effects [1-9]\\d* \\| faults [1-9]\\d* \\(\\d+ confirmed\\) \\| duplicates 0\u001b\\[K");
         assertThat(run.stdout().substring(run.stdout().indexOf("verdict:"))).doesNotContain("\u001b");
     }
 
@@ -84,21 +123,34 @@ class CheckProgressLineTest {
         Cli.Result run = Cli.runToFile(Map.of("TERM", "xterm"), RUN_LIMIT, check("4s", "--progress-every", "1s"));
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
-        assertThat(run.stdout()).doesNotContain("\u001b").doesNotContain("\r").contains("verdict:").doesNotContain("elapsed");
+        assertThat(run.stdout())
+                .doesNotContain("\u001b")
+                .doesNotContain("\r")
+                .contains("verdict:")
+                .doesNotContain("elapsed");
         assertThat(run.stderr()).doesNotContain("\u001b").doesNotContain("\r");
-        assertThat(PLAIN.matcher(run.stderr()).results().count()).as("plain lines every second:%n%s", run.stderr()).isGreaterThanOrEqualTo(2);
+        assertThat(PLAIN.matcher(run.stderr()).results().count())
+                .as("plain lines every second:%n%s", run.stderr())
+                .isGreaterThanOrEqualTo(2);
     }
 
     @Test
     void progressLinePrintsPlainLinesAndNonePrintsNone() {
-        Cli.Result line = Cli.runToFile(Map.of(), RUN_LIMIT, check("4s", "--progress", "line", "--progress-every", "1s"));
+        Cli.Result line =
+                Cli.runToFile(Map.of(), RUN_LIMIT, check("4s", "--progress", "line", "--progress-every", "1s"));
         assertThat(line.exitCode()).as(line.toString()).isZero();
         assertThat(line.stderr()).doesNotContain("\u001b").doesNotContain("\r");
-        assertThat(PLAIN.matcher(line.stderr()).results().count()).as("plain lines every second:%n%s", line.stderr()).isGreaterThanOrEqualTo(2);
+        assertThat(PLAIN.matcher(line.stderr()).results().count())
+                .as("plain lines every second:%n%s", line.stderr())
+                .isGreaterThanOrEqualTo(2);
 
-        Cli.Result none = Cli.runToFile(Map.of(), RUN_LIMIT, check("3s", "--progress", "none", "--progress-every", "1s"));
+        Cli.Result none =
+                Cli.runToFile(Map.of(), RUN_LIMIT, check("3s", "--progress", "none", "--progress-every", "1s"));
         assertThat(none.exitCode()).as(none.toString()).isZero();
-        assertThat(none.stderr()).doesNotContain("elapsed").doesNotContain("\u001b").doesNotContain("\r");
+        assertThat(none.stderr())
+                .doesNotContain("elapsed")
+                .doesNotContain("\u001b")
+                .doesNotContain("\r");
         assertThat(none.stdout()).contains("verdict:").doesNotContain("elapsed");
     }
 

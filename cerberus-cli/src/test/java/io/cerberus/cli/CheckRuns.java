@@ -20,8 +20,7 @@ final class CheckRuns {
     /** How long one short run may take, servers' start and stop included (scaled by {@link Cli}). */
     static final Duration RUN_LIMIT = Duration.ofSeconds(90);
 
-    private CheckRuns() {
-    }
+    private CheckRuns() {}
 
     /**
      * Runs {@code cerberus check --out DIR/out} with the short defaults (a 6 s run, lease 500 ms,
@@ -29,8 +28,10 @@ final class CheckRuns {
      */
     static Cli.Result check(Path dir, String... args) {
         List<String> given = List.of(args);
-        List<String> all = new ArrayList<>(List.of("check", "--out", dir.resolve("out").toString()));
-        String[][] defaults = {{"--duration", "6s"}, {"--lease", "500ms"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
+        List<String> all =
+                new ArrayList<>(List.of("check", "--out", dir.resolve("out").toString()));
+        String[][] defaults = {{"--duration", "6s"}, {"--lease", "500ms"}, {"--fault-every", "1s"}, {"--think", "100ms"}
+        };
         for (String[] option : defaults) {
             if (!given.contains(option[0])) {
                 all.addAll(List.of(option));
@@ -49,14 +50,16 @@ final class CheckRuns {
 
     /** @return how many times the fault (or step) was injected, from the report */
     static int injected(String report, String fault) {
-        Matcher m = Pattern.compile("faults injected:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        Matcher m = Pattern.compile("faults injected:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)")
+                .matcher(report);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     /** @return how many times the fault was confirmed, from the report, which must show none unconfirmed */
     static int confirmed(String report, String fault) {
         assertThat(report).as("faults the checker could not confirm").doesNotContain("NOT confirmed");
-        Matcher m = Pattern.compile("faults confirmed:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)").matcher(report);
+        Matcher m = Pattern.compile("faults confirmed:\\s+\\d+: \\{.*\\b" + fault + "=(\\d+)")
+                .matcher(report);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 

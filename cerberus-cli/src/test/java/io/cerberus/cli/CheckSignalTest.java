@@ -21,15 +21,30 @@ class CheckSignalTest {
 
     @Test
     void sigtermStopsTheServerItStartedAndEveryClientEvenAPausedOne(@TempDir Path dir) throws Exception {
-        try (ManagedProcess check = Cli.start("check", "--server", "redis", "--faults", "pause", "--fault-every", "100ms", "--duration", "10m",
-                "--out", dir.resolve("run").toString())) {
+        try (ManagedProcess check = Cli.start(
+                "check",
+                "--server",
+                "redis",
+                "--faults",
+                "pause",
+                "--fault-every",
+                "100ms",
+                "--duration",
+                "10m",
+                "--out",
+                dir.resolve("run").toString())) {
             // a pause lasts twice the lease: a client is stopped (SIGSTOP) most of the time; wait for one
             long deadline = System.nanoTime() + WAIT.toNanos();
             List<ProcessHandle> started = List.of();
             while (started.stream().noneMatch(CheckSignalTest::stopped)) {
-                assertThat(System.nanoTime() - deadline).as("a paused client within %s%s", WAIT, check.diagnostics()).isNegative();
+                assertThat(System.nanoTime() - deadline)
+                        .as("a paused client within %s%s", WAIT, check.diagnostics())
+                        .isNegative();
                 TimeUnit.MILLISECONDS.sleep(20);
-                started = ProcessHandle.of(check.pid()).orElseThrow().descendants().toList();
+                started = ProcessHandle.of(check.pid())
+                        .orElseThrow()
+                        .descendants()
+                        .toList();
             }
             assertThat(started).as("redis-server and three clients").hasSizeGreaterThanOrEqualTo(4);
 
@@ -40,8 +55,10 @@ class CheckSignalTest {
                 try {
                     process.onExit().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (TimeoutException stillRunning) {
-                    throw new AssertionError(process.pid() + " (" + process.info().commandLine().orElse("?") + ") still runs " + WAIT
-                            + " after the checker's exit", stillRunning);
+                    throw new AssertionError(
+                            process.pid() + " (" + process.info().commandLine().orElse("?") + ") still runs " + WAIT
+                                    + " after the checker's exit",
+                            stillRunning);
                 }
             }
         }
@@ -50,27 +67,58 @@ class CheckSignalTest {
     @Test
     void aClientThatDiesUnaskedIsReplacedAndItsHoldsEndAtItsLastLine(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("run");
-        try (ManagedProcess check = Cli.start("check", "--engine", "file:" + dir.resolve("locks"), "--faults", "none", "--lease", "500ms",
-                "--think", "50ms", "--duration", "8s", "--out", out.toString())) {
+        try (ManagedProcess check = Cli.start(
+                "check",
+                "--engine",
+                "file:" + dir.resolve("locks"),
+                "--faults",
+                "none",
+                "--lease",
+                "500ms",
+                "--think",
+                "50ms",
+                "--duration",
+                "8s",
+                "--out",
+                out.toString())) {
             long deadline = System.nanoTime() + WAIT.toNanos();
             String holder = null;
             while (holder == null) {
-                assertThat(System.nanoTime() - deadline).as("a client holding a lock within %s%s", WAIT, check.diagnostics()).isNegative();
+                assertThat(System.nanoTime() - deadline)
+                        .as("a client holding a lock within %s%s", WAIT, check.diagnostics())
+                        .isNegative();
                 TimeUnit.MILLISECONDS.sleep(20);
-                holder = !Files.isDirectory(out) ? null : HoldLog.readAll(out).stream().filter(event -> event.kind().equals("ACQ")).map(HoldLog.Event::client).findFirst()
-                        .orElse(null);
+                holder = !Files.isDirectory(out)
+                        ? null
+                        : HoldLog.readAll(out).stream()
+                                .filter(event -> event.kind().equals("ACQ"))
+                                .map(HoldLog.Event::client)
+                                .findFirst()
+                                .orElse(null);
             }
             String name = holder;
-            ProcessHandle client = ProcessHandle.of(check.pid()).orElseThrow().descendants()
-                    .filter(process -> Cli.commandLine(process.pid()).orElse("").contains(" --client " + name + " ")).findFirst().orElseThrow();
+            ProcessHandle client = ProcessHandle.of(check.pid())
+                    .orElseThrow()
+                    .descendants()
+                    .filter(process -> Cli.commandLine(process.pid()).orElse("").contains(" --client " + name + " "))
+                    .findFirst()
+                    .orElseThrow();
 
             client.destroyForcibly(); // not a fault of the checker's: a worker that died of its own
 
-            assertThat(check.awaitExit(WAIT)).as("the exit code of a safe run%s", check.diagnostics()).isZero();
+            assertThat(check.awaitExit(WAIT))
+                    .as("the exit code of a safe run%s", check.diagnostics())
+                    .isZero();
             String report = Files.readString(out.resolve("report.txt"));
-            assertThat(report).contains("verdict:               SAFE").contains("clients that ended unasked (replaced): 1");
-            assertThat(Files.readString(out.resolve("faults.log"))).contains("FAULT " + name + " ").contains("exited unasked");
-            assertThat(HoldLog.read(out.resolve("c4.log"))).as("the client that took its place").anyMatch(e -> e.kind().equals("ACQ"));
+            assertThat(report)
+                    .contains("verdict:               SAFE")
+                    .contains("clients that ended unasked (replaced): 1");
+            assertThat(Files.readString(out.resolve("faults.log")))
+                    .contains("FAULT " + name + " ")
+                    .contains("exited unasked");
+            assertThat(HoldLog.read(out.resolve("c4.log")))
+                    .as("the client that took its place")
+                    .anyMatch(e -> e.kind().equals("ACQ"));
         }
     }
 

@@ -16,8 +16,7 @@ import java.util.stream.Collectors;
 
 /** Runs {@code cerberus} in child JVMs, the way users run it. */
 final class Cli {
-    private Cli() {
-    }
+    private Cli() {}
 
     /** How a finished run ended. */
     record Result(int exitCode, String stdout, String stderr) {
@@ -50,13 +49,17 @@ final class Cli {
     static Result runWith(Map<String, String> environment, Duration timeout, String... args) {
         Duration scaled = TestTimes.scaled(timeout);
         try (ManagedProcess process = ManagedProcess.launch("cerberus-" + args[0], javaCommand(args))
-                .withoutEnvironment(EngineOptions.ENGINE_ENV).environment(environment).start()) {
+                .withoutEnvironment(EngineOptions.ENGINE_ENV)
+                .environment(environment)
+                .start()) {
             process.closeInput();
             try {
                 process.awaitExit(scaled);
             } catch (ServerException e) {
-                throw new AssertionError("cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
-                        + process.diagnostics(), e);
+                throw new AssertionError(
+                        "cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
+                                + process.diagnostics(),
+                        e);
             }
             String stdout = process.stdout().stream().map(line -> line + "\n").collect(Collectors.joining());
             return new Result(process.awaitExit(Duration.ZERO), stdout, process.stderr());
@@ -74,7 +77,12 @@ final class Cli {
      * @return how it ended
      */
     static Result runInTerminal(Map<String, String> environment, Duration timeout, String... args) {
-        return runRaw(List.of("script", "-qfec", shellWords(javaCommand(args)), "/dev/null"), environment, timeout, true, args);
+        return runRaw(
+                List.of("script", "-qfec", shellWords(javaCommand(args)), "/dev/null"),
+                environment,
+                timeout,
+                true,
+                args);
     }
 
     /**
@@ -87,10 +95,16 @@ final class Cli {
      * @return how it ended
      */
     static Result runToFile(Map<String, String> environment, Duration timeout, String... args) {
-        return runRaw(List.of("sh", "-c", shellWords(javaCommand(args)) + " > \"$CERBERUS_TEST_STDOUT\""), environment, timeout, false, args);
+        return runRaw(
+                List.of("sh", "-c", shellWords(javaCommand(args)) + " > \"$CERBERUS_TEST_STDOUT\""),
+                environment,
+                timeout,
+                false,
+                args);
     }
 
-    private static Result runRaw(List<String> command, Map<String, String> environment, Duration timeout, boolean merged, String... args) {
+    private static Result runRaw(
+            List<String> command, Map<String, String> environment, Duration timeout, boolean merged, String... args) {
         Duration scaled = TestTimes.scaled(timeout);
         Path stdout;
         try {
@@ -100,15 +114,18 @@ final class Cli {
         }
         Map<String, String> variables = new java.util.HashMap<>(environment);
         variables.put("CERBERUS_TEST_STDOUT", stdout.toString());
-        ManagedProcess.Launch launch = ManagedProcess.launch("cerberus-" + args[0], command).withoutEnvironment(EngineOptions.ENGINE_ENV)
+        ManagedProcess.Launch launch = ManagedProcess.launch("cerberus-" + args[0], command)
+                .withoutEnvironment(EngineOptions.ENGINE_ENV)
                 .environment(variables);
         try (ManagedProcess process = (merged ? launch.output(stdout) : launch).start()) {
             process.closeInput();
             try {
                 process.awaitExit(scaled);
             } catch (ServerException e) {
-                throw new AssertionError("cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
-                        + process.diagnostics(), e);
+                throw new AssertionError(
+                        "cerberus " + String.join(" ", args) + " did not end within " + scaled.toMillis() + "ms"
+                                + process.diagnostics(),
+                        e);
             }
             String out = Files.readString(stdout, StandardCharsets.UTF_8);
             return new Result(process.awaitExit(Duration.ZERO), out, merged ? "" : process.stderr());
@@ -121,7 +138,9 @@ final class Cli {
 
     /** @return the words quoted for {@code sh}, joined by spaces */
     private static String shellWords(List<String> words) {
-        return words.stream().map(word -> "'" + word.replace("'", "'\\''") + "'").collect(Collectors.joining(" "));
+        return words.stream()
+                .map(word -> "'" + word.replace("'", "'\\''") + "'")
+                .collect(Collectors.joining(" "));
     }
 
     /**
@@ -136,7 +155,10 @@ final class Cli {
     }
 
     private static List<String> javaCommand(String... args) {
-        return JavaCommand.of(CerberusCommand.class).quickStart("256m").args(args).toList();
+        return JavaCommand.of(CerberusCommand.class)
+                .quickStart("256m")
+                .args(args)
+                .toList();
     }
 
     /**
@@ -162,8 +184,9 @@ final class Cli {
      */
     static java.util.Optional<String> commandLine(long pid) {
         try {
-            return java.util.Optional.of(new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
-                    StandardCharsets.UTF_8).replace('\0', ' '));
+            return java.util.Optional.of(new String(
+                            Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), StandardCharsets.UTF_8)
+                    .replace('\0', ' '));
         } catch (IOException e) {
             return java.util.Optional.empty();
         }

@@ -25,7 +25,8 @@ class DemoCommandTest {
         Cli.Result demo = Cli.run(DEMO, "demo", "--seconds", "2");
 
         assertThat(demo.exitCode()).as(demo.toString()).isZero();
-        assertThat(demo.stdout()).as(demo.toString())
+        assertThat(demo.stdout())
+                .as(demo.toString())
                 .contains("Engine: file:")
                 .contains("Lock:   'flash-sale:stock' around each purchase")
                 .contains("Total sold: 10, final stock: 0")
@@ -39,8 +40,11 @@ class DemoCommandTest {
         Cli.Result demo = Cli.run(DEMO, "demo", "--engine", "mem:");
 
         assertThat(demo.exitCode()).as(demo.toString()).isEqualTo(ExitCodes.USAGE);
-        assertThat(demo.stderr().lines()).singleElement().asString()
-                .startsWith("cerberus demo: the demo needs an engine shared by processes").contains("mem:");
+        assertThat(demo.stderr().lines())
+                .singleElement()
+                .asString()
+                .startsWith("cerberus demo: the demo needs an engine shared by processes")
+                .contains("mem:");
         assertThat(demo.stdout()).isEmpty();
     }
 

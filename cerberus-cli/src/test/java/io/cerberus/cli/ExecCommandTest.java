@@ -19,6 +19,7 @@ class ExecCommandTest {
 
     @TempDir
     Path dir;
+
     private String engine;
 
     @BeforeEach
@@ -29,11 +30,20 @@ class ExecCommandTest {
     @Test
     void secondCopyDoesNotRunWhileTheFirstRuns() {
         Path other = dir.resolve("other");
-        try (ManagedProcess first = Cli.start("exec", "--engine", engine, "--name", "job", "--",
-                "sh", "-c", "echo STARTED; read line; echo FINISHING")) {
+        try (ManagedProcess first = Cli.start(
+                "exec",
+                "--engine",
+                engine,
+                "--name",
+                "job",
+                "--",
+                "sh",
+                "-c",
+                "echo STARTED; read line; echo FINISHING")) {
             first.awaitLine("STARTED", TestTimes.scaled(QUICK));
 
-            Cli.Result second = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "touch", other.toString());
+            Cli.Result second =
+                    Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "touch", other.toString());
 
             assertThat(second.exitCode()).as(second.toString()).isEqualTo(ExitCodes.LOCK_BUSY);
             assertThat(second.stderr()).contains("lock 'job' is busy").contains("held by " + first.pid() + "@");
@@ -52,21 +62,35 @@ class ExecCommandTest {
     void killedHolderFreesTheLockAndItsCommandDiesWithIt() {
         Executables.require("setpriv", "util-linux");
         long commandPid;
-        try (ManagedProcess first = Cli.start("exec", "--engine", engine, "--name", "job", "--",
-                "sh", "-c", "echo STARTED $$; exec sleep 60")) {
-            commandPid = Long.parseLong(first.awaitLine("STARTED", TestTimes.scaled(QUICK)).split(" ")[1]);
+        try (ManagedProcess first = Cli.start(
+                "exec", "--engine", engine, "--name", "job", "--", "sh", "-c", "echo STARTED $$; exec sleep 60")) {
+            commandPid = Long.parseLong(
+                    first.awaitLine("STARTED", TestTimes.scaled(QUICK)).split(" ")[1]);
             assertThat(Cli.isRunning(commandPid)).isTrue();
 
             first.kill(TestTimes.scaled(QUICK));
         }
         try {
             Path other = dir.resolve("other");
-            Cli.Result second = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--wait", "5s", "--",
-                    "touch", other.toString());
+            Cli.Result second = Cli.run(
+                    QUICK,
+                    "exec",
+                    "--engine",
+                    engine,
+                    "--name",
+                    "job",
+                    "--wait",
+                    "5s",
+                    "--",
+                    "touch",
+                    other.toString());
 
             assertThat(second.exitCode()).as(second.toString()).isZero();
             assertThat(other).exists();
-            Poll.until("the killed holder's command to die with it", TestTimes.scaled(QUICK), () -> !Cli.isRunning(commandPid));
+            Poll.until(
+                    "the killed holder's command to die with it",
+                    TestTimes.scaled(QUICK),
+                    () -> !Cli.isRunning(commandPid));
         } finally {
             ProcessHandle.of(commandPid).ifPresent(ProcessHandle::destroyForcibly);
         }
@@ -77,14 +101,24 @@ class ExecCommandTest {
         Cli.Result exited = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "sh", "-c", "exit 7");
         assertThat(exited.exitCode()).as(exited.toString()).isEqualTo(7);
 
-        Cli.Result killed = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "sh", "-c", "kill -KILL $$");
+        Cli.Result killed =
+                Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "sh", "-c", "kill -KILL $$");
         assertThat(killed.exitCode()).as(killed.toString()).isEqualTo(128 + 9);
     }
 
     @Test
     void commandSeesTheLockNameAndFencingToken() {
-        Cli.Result result = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--",
-                "sh", "-c", "echo \"$CERBERUS_LOCK_NAME $CERBERUS_FENCING_TOKEN\"");
+        Cli.Result result = Cli.run(
+                QUICK,
+                "exec",
+                "--engine",
+                engine,
+                "--name",
+                "job",
+                "--",
+                "sh",
+                "-c",
+                "echo \"$CERBERUS_LOCK_NAME $CERBERUS_FENCING_TOKEN\"");
         assertThat(result.exitCode()).as(result.toString()).isZero();
         assertThat(result.stdout()).matches("job \\d+\\R");
     }
@@ -94,8 +128,12 @@ class ExecCommandTest {
         Cli.Result result = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--wait", "5", "--", "true");
 
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
-        assertThat(result.stderr().lines()).singleElement().asString()
-                .contains("--wait").contains("'5' is not a duration").contains("500ms, 10s, 2m, 1h");
+        assertThat(result.stderr().lines())
+                .singleElement()
+                .asString()
+                .contains("--wait")
+                .contains("'5' is not a duration")
+                .contains("500ms, 10s, 2m, 1h");
     }
 
     @Test
@@ -108,14 +146,24 @@ class ExecCommandTest {
 
     @Test
     void sigtermIsForwardedToTheCommandAndItsStatusReturned() {
-        try (ManagedProcess holder = Cli.start("exec", "--engine", engine, "--name", "job", "--",
-                "sh", "-c", "trap 'echo TERMINATED; exit 42' TERM; echo STARTED; while :; do sleep 0.05; done")) {
+        try (ManagedProcess holder = Cli.start(
+                "exec",
+                "--engine",
+                engine,
+                "--name",
+                "job",
+                "--",
+                "sh",
+                "-c",
+                "trap 'echo TERMINATED; exit 42' TERM; echo STARTED; while :; do sleep 0.05; done")) {
             holder.awaitLine("STARTED", TestTimes.scaled(QUICK));
 
             holder.signal("TERM");
 
             holder.awaitLine("TERMINATED", TestTimes.scaled(QUICK));
-            assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).as(holder.diagnostics()).isEqualTo(42);
+            assertThat(holder.awaitExit(TestTimes.scaled(QUICK)))
+                    .as(holder.diagnostics())
+                    .isEqualTo(42);
         }
         Cli.Result next = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--", "true");
         assertThat(next.exitCode()).as("the lock is released: " + next).isZero();
@@ -126,7 +174,10 @@ class ExecCommandTest {
         Cli.Result result = Cli.run(QUICK, "exec", "--engine", "nosuch:", "--name", "job", "--", "true");
 
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
-        assertThat(result.stderr().lines()).singleElement().asString().startsWith("cerberus exec: no engine serves 'nosuch:'");
+        assertThat(result.stderr().lines())
+                .singleElement()
+                .asString()
+                .startsWith("cerberus exec: no engine serves 'nosuch:'");
         assertThat(Files.exists(dir.resolve("locks"))).isFalse();
     }
 
@@ -135,8 +186,12 @@ class ExecCommandTest {
         Path ran = dir.resolve("ran");
         Cli.Result result = Cli.run(QUICK, "exec", "--engine", "mem:", "--name", "job", "--", "touch", ran.toString());
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
-        assertThat(result.stderr().lines()).singleElement().asString()
-                .startsWith("cerberus exec: engine mem:").contains("inside this one cerberus process").contains("file:DIR");
+        assertThat(result.stderr().lines())
+                .singleElement()
+                .asString()
+                .startsWith("cerberus exec: engine mem:")
+                .contains("inside this one cerberus process")
+                .contains("file:DIR");
         assertThat(ran).as("the command was not run").doesNotExist();
     }
 
@@ -149,7 +204,8 @@ class ExecCommandTest {
 
     @Test
     void anUnknownOnLostActionIsRefused() {
-        Cli.Result result = Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--on-lost", "ignore", "--", "true");
+        Cli.Result result =
+                Cli.run(QUICK, "exec", "--engine", engine, "--name", "job", "--on-lost", "ignore", "--", "true");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
         assertThat(result.stderr()).contains("--on-lost must be fail, continue or kill, was 'ignore'");
     }
@@ -161,15 +217,31 @@ class ExecCommandTest {
      */
     private Cli.Result loseTheLockWhileTheCommandRuns(String onLost, String script) throws Exception {
         try (RedisServer redis = RedisServer.start();
-                ManagedProcess exec = Cli.start("exec", "--engine", redis.uri(), "--name", "job", "--lease", "1s",
-                        "--on-lost", onLost, "--", "sh", "-c", script);
-                io.cerberus.Cerberus other = io.cerberus.Cerberus.builder().engine(redis.uri()).build()) {
+                ManagedProcess exec = Cli.start(
+                        "exec",
+                        "--engine",
+                        redis.uri(),
+                        "--name",
+                        "job",
+                        "--lease",
+                        "1s",
+                        "--on-lost",
+                        onLost,
+                        "--",
+                        "sh",
+                        "-c",
+                        script);
+                io.cerberus.Cerberus other =
+                        io.cerberus.Cerberus.builder().engine(redis.uri()).build()) {
             exec.awaitLine("STARTED", TestTimes.scaled(QUICK));
             exec.signal("STOP");
             io.cerberus.DistributedLock lock = other.lock("job");
             try {
-                assertThat(lock.tryLock(TestTimes.scaled(Duration.ofSeconds(5)).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
-                        .as("the paused holder's 1 s lease runs out").isTrue();
+                assertThat(lock.tryLock(
+                                TestTimes.scaled(Duration.ofSeconds(5)).toMillis(),
+                                java.util.concurrent.TimeUnit.MILLISECONDS))
+                        .as("the paused holder's 1 s lease runs out")
+                        .isTrue();
             } finally {
                 exec.signal("CONT");
             }
@@ -187,8 +259,12 @@ class ExecCommandTest {
         // the command goes on after the loss (fail is the default), then cerberus exits with 79, not the command's 0
         Cli.Result result = loseTheLockWhileTheCommandRuns("fail", "echo STARTED; sleep 2; exit 0");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.LOCK_LOST);
-        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
-                .startsWith("cerberus exec: lost lock 'job' while the command ran").contains("exit code 79 when it ends");
+        assertThat(result.stderr().lines())
+                .as(result.toString())
+                .singleElement()
+                .asString()
+                .startsWith("cerberus exec: lost lock 'job' while the command ran")
+                .contains("exit code 79 when it ends");
     }
 
     @Test
@@ -196,17 +272,26 @@ class ExecCommandTest {
         long started = System.nanoTime();
         Cli.Result result = loseTheLockWhileTheCommandRuns("kill", "echo STARTED; exec sleep 60");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.LOCK_LOST);
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("the command was stopped, not waited for")
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("the command was stopped, not waited for")
                 .isLessThan(Duration.ofSeconds(30));
-        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
-                .contains("lost lock 'job'").contains("stopping the command (SIGTERM");
+        assertThat(result.stderr().lines())
+                .as(result.toString())
+                .singleElement()
+                .asString()
+                .contains("lost lock 'job'")
+                .contains("stopping the command (SIGTERM");
     }
 
     @Test
     void onLostContinueKeepsTheCommandsExitCode() throws Exception {
         Cli.Result result = loseTheLockWhileTheCommandRuns("continue", "echo STARTED; sleep 2; exit 3");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(3);
-        assertThat(result.stderr().lines()).as(result.toString()).singleElement().asString()
-                .contains("lost lock 'job'").contains("--on-lost=continue");
+        assertThat(result.stderr().lines())
+                .as(result.toString())
+                .singleElement()
+                .asString()
+                .contains("lost lock 'job'")
+                .contains("--on-lost=continue");
     }
 }

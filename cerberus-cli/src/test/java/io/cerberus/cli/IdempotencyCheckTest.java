@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class IdempotencyCheckTest {
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
@@ -30,7 +31,8 @@ class IdempotencyCheckTest {
 
     private Cli.Result check(String... args) {
         List<String> given = List.of(args);
-        List<String> all = new ArrayList<>(List.of("check", "--idempotency", "--out", dir.resolve("out").toString()));
+        List<String> all = new ArrayList<>(
+                List.of("check", "--idempotency", "--out", dir.resolve("out").toString()));
         String[][] defaults = {{"--duration", "6s"}, {"--lease", "1s"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
         for (String[] option : defaults) {
             if (!given.contains(option[0])) {
@@ -63,7 +65,8 @@ class IdempotencyCheckTest {
 
     @Test
     void negativeControlWithoutTheGuardAppliesEffectsTwiceAndIsUnsafe() {
-        Cli.Result run = check("--engine", REDIS.uri(), "--no-guard", "--faults", "none", "--duration", "3s", "--keys", "5");
+        Cli.Result run =
+                check("--engine", REDIS.uri(), "--no-guard", "--faults", "none", "--duration", "3s", "--keys", "5");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(run.stdout()).contains("verdict:                       UNSAFE");
@@ -72,9 +75,22 @@ class IdempotencyCheckTest {
 
     @Test
     void negativeControlAGuardWithoutOwnerCheckedCompletionIsUnsafeWhenAnAttemptOutlivesItsLease() {
-        // paused past the lease: another attempt takes the key over, and the paused one's plain SET (or DEL) lands on it
-        Cli.Result run = check("--engine", REDIS.uri(), "--unchecked-guard", "--faults", "pause", "--fault-length", "1200ms", "--lease", "500ms",
-                "--keys", "4", "--duration", "8s");
+        // paused past the lease: another attempt takes the key over, and the paused one's plain SET (or DEL) lands on
+        // it
+        Cli.Result run = check(
+                "--engine",
+                REDIS.uri(),
+                "--unchecked-guard",
+                "--faults",
+                "pause",
+                "--fault-length",
+                "1200ms",
+                "--lease",
+                "500ms",
+                "--keys",
+                "4",
+                "--duration",
+                "8s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(run.stdout()).containsPattern("unexplained: +[1-9]");
@@ -82,7 +98,8 @@ class IdempotencyCheckTest {
 
     @Test
     void idempotencyOptionsWithoutIdempotencyAreRefusedNamingTheRule() {
-        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--no-guard", "--out", dir.resolve("out").toString());
+        Cli.Result run = Cli.run(
+                RUN_LIMIT, "check", "--no-guard", "--out", dir.resolve("out").toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(run.stderr()).contains("--no-guard applies to --idempotency");
@@ -90,10 +107,18 @@ class IdempotencyCheckTest {
 
     @Test
     void theUncheckedGuardNeedsRedisAndSaysSo() {
-        Cli.Result run = Cli.run(RUN_LIMIT, "check", "--idempotency", "--unchecked-guard", "--server", "postgres", "--out",
+        Cli.Result run = Cli.run(
+                RUN_LIMIT,
+                "check",
+                "--idempotency",
+                "--unchecked-guard",
+                "--server",
+                "postgres",
+                "--out",
                 dir.resolve("out").toString());
 
         assertThat(run.exitCode()).isEqualTo(ExitCodes.USAGE);
-        assertThat(run.stderr()).contains("--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
+        assertThat(run.stderr())
+                .contains("--unchecked-guard is written over Redis: it needs --server redis or a redis:// --engine");
     }
 }

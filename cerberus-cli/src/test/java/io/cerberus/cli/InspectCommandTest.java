@@ -20,8 +20,8 @@ class InspectCommandTest {
     @Test
     void showsTheLockHeldByARunningExec() {
         String engine = "file:" + dir.resolve("locks");
-        try (ManagedProcess holder = Cli.start("exec", "--engine", engine, "--name", "nightly:report", "--",
-                "sh", "-c", "echo STARTED; read line")) {
+        try (ManagedProcess holder = Cli.start(
+                "exec", "--engine", engine, "--name", "nightly:report", "--", "sh", "-c", "echo STARTED; read line")) {
             holder.awaitLine("STARTED", TestTimes.scaled(QUICK));
 
             Cli.Result table = Cli.run(QUICK, "inspect", "--engine", engine);
@@ -29,10 +29,14 @@ class InspectCommandTest {
 
             assertThat(table.exitCode()).as(table.toString()).isZero();
             assertThat(table.stdout().lines()).hasSize(2);
-            assertThat(table.stdout().lines().findFirst()).hasValueSatisfying(header ->
-                    assertThat(header).matches("NAME +MODE +HOLDER +FENCE +LEASE LEFT +WAITERS"));
-            assertThat(table.stdout().lines().skip(1).findFirst()).hasValueSatisfying(row ->
-                    assertThat(row).startsWith("nightly:report").contains("exclusive").contains(holder.pid() + "@"));
+            assertThat(table.stdout().lines().findFirst())
+                    .hasValueSatisfying(
+                            header -> assertThat(header).matches("NAME +MODE +HOLDER +FENCE +LEASE LEFT +WAITERS"));
+            assertThat(table.stdout().lines().skip(1).findFirst())
+                    .hasValueSatisfying(row -> assertThat(row)
+                            .startsWith("nightly:report")
+                            .contains("exclusive")
+                            .contains(holder.pid() + "@"));
             assertThat(filtered.exitCode()).as(filtered.toString()).isZero();
             assertThat(filtered.stdout()).isEqualTo("no locks held" + System.lineSeparator());
             holder.send("done");
@@ -47,14 +51,17 @@ class InspectCommandTest {
         // terminal, clear the screen and read right-to-left
         String hostile = "worker\u001b]0;pwned\u0007\u001b[2J\u202eevil";
         try (Cerberus cerberus = Cerberus.connect(engine)) {
-            java.util.concurrent.atomic.AtomicReference<io.cerberus.Lease> held = new java.util.concurrent.atomic.AtomicReference<>();
-            Thread taker = new Thread(() -> {
-                try {
-                    held.set(cerberus.lock("report").acquire(Duration.ZERO));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, hostile);
+            java.util.concurrent.atomic.AtomicReference<io.cerberus.Lease> held =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread taker = new Thread(
+                    () -> {
+                        try {
+                            held.set(cerberus.lock("report").acquire(Duration.ZERO));
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    hostile);
             taker.start();
             taker.join();
             try (io.cerberus.Lease lease = held.get()) {
@@ -62,7 +69,10 @@ class InspectCommandTest {
 
                 assertThat(table.exitCode()).as(table.toString()).isZero();
                 assertThat(lease.isValid()).isTrue();
-                assertThat(table.stdout()).doesNotContain("\u001b").doesNotContain("\u0007").doesNotContain("\u202e")
+                assertThat(table.stdout())
+                        .doesNotContain("\u001b")
+                        .doesNotContain("\u0007")
+                        .doesNotContain("\u202e")
                         .contains("worker\\u001b]0;pwned\\u0007\\u001b[2J\\u202eevil");
             }
         }
@@ -72,14 +82,15 @@ class InspectCommandTest {
     void withSeveralEnginesShowsOneTablePerEngineAndMarksTheCurrentOne() {
         String first = "file:" + dir.resolve("first");
         String second = "file:" + dir.resolve("second");
-        try (ManagedProcess holder = Cli.start("exec", "--engine", second, "--name", "on-second", "--",
-                "sh", "-c", "echo STARTED; read line")) {
+        try (ManagedProcess holder = Cli.start(
+                "exec", "--engine", second, "--name", "on-second", "--", "sh", "-c", "echo STARTED; read line")) {
             holder.awaitLine("STARTED", TestTimes.scaled(QUICK));
 
             Cli.Result both = Cli.run(QUICK, "inspect", "--engine", first, "--engine", second);
 
             assertThat(both.exitCode()).as(both.toString()).isZero();
-            assertThat(both.stdout().lines()).containsSubsequence("engine file (current):", "no locks held", "", "engine file2:");
+            assertThat(both.stdout().lines())
+                    .containsSubsequence("engine file (current):", "no locks held", "", "engine file2:");
             assertThat(both.stdout()).contains("on-second");
             holder.send("done");
             assertThat(holder.awaitExit(TestTimes.scaled(QUICK))).isZero();
@@ -93,7 +104,10 @@ class InspectCommandTest {
             Cli.Result accepted = Cli.run(QUICK, "inspect", "--engine", evicting.uri() + "?acceptEviction=true");
 
             assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(78);
-            assertThat(refused.stderr()).contains("allkeys-lru").contains("acceptEviction=true").contains("noeviction");
+            assertThat(refused.stderr())
+                    .contains("allkeys-lru")
+                    .contains("acceptEviction=true")
+                    .contains("noeviction");
             assertThat(accepted.exitCode()).as(accepted.toString()).isZero();
             assertThat(accepted.stdout()).isEqualTo("no locks held" + System.lineSeparator());
         }
@@ -101,8 +115,17 @@ class InspectCommandTest {
 
     @Test
     void commandsOfOneEngineRefuseSeveral() {
-        Cli.Result exec = Cli.run(QUICK, "exec", "--engine", "file:" + dir.resolve("a"), "--engine", "file:" + dir.resolve("b"),
-                "--name", "n", "--", "true");
+        Cli.Result exec = Cli.run(
+                QUICK,
+                "exec",
+                "--engine",
+                "file:" + dir.resolve("a"),
+                "--engine",
+                "file:" + dir.resolve("b"),
+                "--name",
+                "n",
+                "--",
+                "true");
         assertThat(exec.exitCode()).as(exec.toString()).isEqualTo(64);
         assertThat(exec.stderr()).contains("--engine was given 2 times");
     }

@@ -13,8 +13,17 @@ class SecretsInToStringTest {
     @Test
     void noTypeHoldingAUriOrCredentialPrintsItsSecret() {
         List<String> problems = SecretsInToString.problems(
-                List.of("io.cerberus.spi", "io.cerberus.internal", "io.cerberus.local", "io.cerberus.idempotency", "io.cerberus.redis",
-                        "io.cerberus.zookeeper", "io.cerberus.etcd", "io.cerberus.jdbc", "io.cerberus.memcached", "io.cerberus.cli"),
+                List.of(
+                        "io.cerberus.spi",
+                        "io.cerberus.internal",
+                        "io.cerberus.local",
+                        "io.cerberus.idempotency",
+                        "io.cerberus.redis",
+                        "io.cerberus.zookeeper",
+                        "io.cerberus.etcd",
+                        "io.cerberus.jdbc",
+                        "io.cerberus.memcached",
+                        "io.cerberus.cli"),
                 Map.of());
         assertThat(problems).isEmpty();
     }

@@ -49,7 +49,8 @@ class SecretsTest {
                 "rediss://app:" + SECRET + "@" + host + "?verifyPeer=CA",
                 "redis-sentinel://app:" + SECRET + "@" + host + "#locks",
                 "redis-cluster://:" + SECRET + "@" + host,
-                "redlock://app:" + SECRET + "@" + host + "," + "127.0.0.1:" + FreePorts.next() + "," + "127.0.0.1:" + FreePorts.next(),
+                "redlock://app:" + SECRET + "@" + host + "," + "127.0.0.1:" + FreePorts.next() + "," + "127.0.0.1:"
+                        + FreePorts.next(),
                 "zk://" + host + "/cerberus?user=app&password=" + SECRET,
                 "etcd://app:" + SECRET + "@" + host,
                 "etcds://app:" + SECRET + "@" + host + "/locks?ttl=5",
@@ -63,15 +64,22 @@ class SecretsTest {
     @MethodSource("uriShapes")
     void aFailedConnectShowsTheEngineWithoutItsSecretInTheErrorOrTheLogs(String uri) {
         String thrown;
-        try (CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO); CapturedLogs ours = CapturedLogs.of("io.cerberus", Level.ALL)) {
-            try (Cerberus client = Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(1)).build()) {
+        try (CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO);
+                CapturedLogs ours = CapturedLogs.of("io.cerberus", Level.ALL)) {
+            try (Cerberus client = Cerberus.builder()
+                    .engine(uri)
+                    .connectTimeout(Duration.ofSeconds(1))
+                    .build()) {
                 throw new AssertionError("connected to a closed port: " + client);
             } catch (EngineUnavailableException | IllegalArgumentException e) {
                 StringWriter trace = new StringWriter();
                 e.printStackTrace(new PrintWriter(trace));
                 thrown = trace.toString();
             }
-            assertThat(thrown).as("the error names the engine, hiding its credentials").contains("****").doesNotContain(SECRET);
+            assertThat(thrown)
+                    .as("the error names the engine, hiding its credentials")
+                    .contains("****")
+                    .doesNotContain(SECRET);
             assertThat(everyLogger.text()).as("log records").doesNotContain(SECRET);
             assertThat(ours.text()).as("Cerberus's own records, debug included").doesNotContain(SECRET);
         }
@@ -80,7 +88,8 @@ class SecretsTest {
     @Test
     void aWorkingClientShowsItsPasswordNowhere() throws Exception {
         int port = FreePorts.next();
-        try (RedisServer redis = securedRedis(port); CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO);
+        try (RedisServer redis = securedRedis(port);
+                CapturedLogs everyLogger = CapturedLogs.of("", Level.INFO);
                 CapturedLogs ours = CapturedLogs.of("io.cerberus", Level.ALL)) {
             String uri = "redis://" + SECRET + "@127.0.0.1:" + port;
             List<String> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -95,12 +104,20 @@ class SecretsTest {
                     reported.add(event.toString());
                 }
             };
-            try (Cerberus client = Cerberus.builder().engine(uri).engine("mem:standby").metrics(metrics).build()) {
+            try (Cerberus client = Cerberus.builder()
+                    .engine(uri)
+                    .engine("mem:standby")
+                    .metrics(metrics)
+                    .build()) {
                 DistributedLock lock = client.lock("report");
                 assertThat(lock.tryLock()).isTrue();
-                List<String> shown = new ArrayList<>(List.of(client.toString(), client.currentEngineUri(),
-                        client.engineUri(client.currentEngine()), client.inspect("").toString()));
-                Cli.Result inspect = Cli.runWith(Map.of(EngineOptions.ENGINE_ENV, uri), Duration.ofSeconds(30), "inspect");
+                List<String> shown = new ArrayList<>(List.of(
+                        client.toString(),
+                        client.currentEngineUri(),
+                        client.engineUri(client.currentEngine()),
+                        client.inspect("").toString()));
+                Cli.Result inspect =
+                        Cli.runWith(Map.of(EngineOptions.ENGINE_ENV, uri), Duration.ofSeconds(30), "inspect");
                 assertThat(inspect.exitCode()).as(inspect.toString()).isZero();
                 assertThat(inspect.stdout()).as("inspect lists the hold").contains("report");
                 shown.add(inspect.toString());
@@ -111,9 +128,14 @@ class SecretsTest {
                 assertThat(reported).as("metrics were reported").anyMatch(line -> line.startsWith("redis "));
                 assertThat(String.join("\n", shown)).contains("****").doesNotContain(SECRET);
             }
-            assertThat(redis.isRunning()).as("the password-protected server served the whole test").isTrue();
+            assertThat(redis.isRunning())
+                    .as("the password-protected server served the whole test")
+                    .isTrue();
             assertThat(everyLogger.text()).as("log records").doesNotContain(SECRET);
-            assertThat(ours.text()).as("Cerberus's own records, debug included").contains("****").doesNotContain(SECRET);
+            assertThat(ours.text())
+                    .as("Cerberus's own records, debug included")
+                    .contains("****")
+                    .doesNotContain(SECRET);
         }
     }
 
@@ -129,13 +151,30 @@ class SecretsTest {
         int port = FreePorts.next();
         try (RedisServer redis = securedRedis(port)) {
             Path out = dir.resolve("out");
-            try (ManagedProcess check = Cli.start("check", "--engine", "redis://" + SECRET + "@127.0.0.1:" + port, "--out", out.toString(),
-                    "--duration", "3s", "--lease", "500ms", "--think", "50ms", "--faults", "pause", "--fault-every", "1s")) {
+            try (ManagedProcess check = Cli.start(
+                    "check",
+                    "--engine",
+                    "redis://" + SECRET + "@127.0.0.1:" + port,
+                    "--out",
+                    out.toString(),
+                    "--duration",
+                    "3s",
+                    "--lease",
+                    "500ms",
+                    "--think",
+                    "50ms",
+                    "--faults",
+                    "pause",
+                    "--fault-every",
+                    "1s")) {
                 List<String> workers = new ArrayList<>();
-                long deadline = System.nanoTime() + TestTimes.scaled(Duration.ofSeconds(60)).toNanos();
+                long deadline = System.nanoTime()
+                        + TestTimes.scaled(Duration.ofSeconds(60)).toNanos();
                 while (check.isAlive() && System.nanoTime() - deadline < 0) {
-                    // the test's own redis-server and the check (given the URI by this test) aside, no process shows the password
-                    ProcessHandle.allProcesses().filter(process -> process.pid() != redis.pid() && process.pid() != check.pid())
+                    // the test's own redis-server and the check (given the URI by this test) aside, no process shows
+                    // the password
+                    ProcessHandle.allProcesses()
+                            .filter(process -> process.pid() != redis.pid() && process.pid() != check.pid())
                             .forEach(process -> Cli.commandLine(process.pid()).ifPresent(line -> {
                                 if (line.contains("check-worker")) {
                                     workers.add(line);
@@ -144,20 +183,35 @@ class SecretsTest {
                             }));
                     Thread.sleep(20);
                 }
-                assertThat(check.awaitExit(TestTimes.scaled(Duration.ofSeconds(30)))).as(check.diagnostics()).isZero();
-                assertThat(workers).as("the check's client JVMs were seen running").isNotEmpty();
+                assertThat(check.awaitExit(TestTimes.scaled(Duration.ofSeconds(30))))
+                        .as(check.diagnostics())
+                        .isZero();
+                assertThat(workers)
+                        .as("the check's client JVMs were seen running")
+                        .isNotEmpty();
                 assertThat(check.diagnostics()).doesNotContain(SECRET);
             }
-            assertThat(Files.readString(out.resolve("report.txt"))).contains("cerberus check: redis://****@127.0.0.1:" + port)
+            assertThat(Files.readString(out.resolve("report.txt")))
+                    .contains("cerberus check: redis://****@127.0.0.1:" + port)
                     .doesNotContain(SECRET);
-            assertThat(Files.readString(out.resolve("timeline.html"))).contains("****@").doesNotContain(SECRET);
+            assertThat(Files.readString(out.resolve("timeline.html")))
+                    .contains("****@")
+                    .doesNotContain(SECRET);
         }
     }
 
     @Test
     void execDoesNotHandItsCommandTheEngineVariable() {
-        Cli.Result result = Cli.runWith(Map.of(EngineOptions.ENGINE_ENV, "file:" + dir.resolve("locks")),
-                Duration.ofSeconds(15), "exec", "--name", "job", "--", "sh", "-c", "echo \"engine=${CERBERUS_ENGINE-unset}\"");
+        Cli.Result result = Cli.runWith(
+                Map.of(EngineOptions.ENGINE_ENV, "file:" + dir.resolve("locks")),
+                Duration.ofSeconds(15),
+                "exec",
+                "--name",
+                "job",
+                "--",
+                "sh",
+                "-c",
+                "echo \"engine=${CERBERUS_ENGINE-unset}\"");
         assertThat(result.stdout()).as(result.toString()).isEqualTo("engine=unset\n");
     }
 }

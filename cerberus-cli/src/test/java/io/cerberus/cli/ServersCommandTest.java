@@ -29,11 +29,15 @@ class ServersCommandTest {
                 uris.put(fields[0], fields[1]);
             }
             assertThat(uris).containsOnlyKeys("redis", "memcached", "postgres", "mariadb", "h2");
-            assertThat(uris.get("h2")).as("how to log in to H2, as to PostgreSQL and MariaDB")
+            assertThat(uris.get("h2"))
+                    .as("how to log in to H2, as to PostgreSQL and MariaDB")
                     .containsPattern(";USER=cerberus;PASSWORD=[A-Za-z0-9_-]{32}");
             String h2WithoutPassword = uris.get("h2").replaceFirst(";USER=.*$", "");
-            assertThatThrownBy(() -> DriverManager.getConnection(h2WithoutPassword).close()).as("H2 without the password")
-                    .isInstanceOf(SQLException.class).hasMessageContaining("Wrong user name or password");
+            assertThatThrownBy(
+                            () -> DriverManager.getConnection(h2WithoutPassword).close())
+                    .as("H2 without the password")
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("Wrong user name or password");
             for (String uri : uris.values()) {
                 try (Cerberus cerberus = Cerberus.builder().engine(uri).build()) {
                     DistributedLock lock = cerberus.lock("by-hand");
@@ -47,7 +51,10 @@ class ServersCommandTest {
             assertThat(servers.awaitExit(START)).as("the exit code of SIGTERM").isEqualTo(143);
         }
         for (String uri : uris.values()) {
-            assertThat(FreePorts.accepts(URI.create(uri.replaceFirst("^jdbc:(h2:)?", "")).getPort())).as("%s after the stop", uri).isFalse();
+            assertThat(FreePorts.accepts(
+                            URI.create(uri.replaceFirst("^jdbc:(h2:)?", "")).getPort()))
+                    .as("%s after the stop", uri)
+                    .isFalse();
         }
     }
 

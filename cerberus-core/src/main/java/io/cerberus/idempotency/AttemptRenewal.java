@@ -45,12 +45,19 @@ final class AttemptRenewal {
     private volatile boolean stopped;
     /** When the last claim or renewal the store confirmed was asked: the lease runs from there at the latest. */
     private volatile long confirmedAskedAt;
+
     private Cleaner.Cleanable dropped;
 
     /**
      * @param claimAskedAt when the claim that made this attempt the owner was sent ({@link System#nanoTime()})
      */
-    AttemptRenewal(IdempotencyStore store, IdempotencyKey key, String id, String token, Duration lease, long claimAskedAt,
+    AttemptRenewal(
+            IdempotencyStore store,
+            IdempotencyKey key,
+            String id,
+            String token,
+            Duration lease,
+            long claimAskedAt,
             ScheduledExecutorService scheduler) {
         this.confirmedAskedAt = claimAskedAt;
         this.store = store;
@@ -107,8 +114,10 @@ final class AttemptRenewal {
         if (!stopped) {
             stopped = true;
             timer.cancel(false);
-            LOG.log(Level.WARNING, "an attempt of " + key + " was dropped without being completed, failed or closed;"
-                    + " its key is free again after the lease of " + Durations.format(lease));
+            LOG.log(
+                    Level.WARNING,
+                    "an attempt of " + key + " was dropped without being completed, failed or closed;"
+                            + " its key is free again after the lease of " + Durations.format(lease));
         }
     }
 

@@ -39,10 +39,10 @@ final class CanonicalContent {
     /** Past this many places between the last digit and the point, a number is written in scientific notation. */
     private static final int PLAIN_PLACES = 1000;
     /** The Jackson 2 and 3 node classes, known by name only. */
-    private static final Set<String> JSON_NODES = Set.of("com.fasterxml.jackson.databind.JsonNode", "tools.jackson.databind.JsonNode");
+    private static final Set<String> JSON_NODES =
+            Set.of("com.fasterxml.jackson.databind.JsonNode", "tools.jackson.databind.JsonNode");
 
-    private CanonicalContent() {
-    }
+    private CanonicalContent() {}
 
     /**
      * @param content a value
@@ -71,7 +71,9 @@ final class CanonicalContent {
             quote(e.name(), out);
         } else if (value instanceof byte[] bytes) {
             out.append("b'").append(HexFormat.of().formatHex(bytes)).append('\'');
-        } else if (value instanceof Optional<?> || value instanceof OptionalInt || value instanceof OptionalLong
+        } else if (value instanceof Optional<?>
+                || value instanceof OptionalInt
+                || value instanceof OptionalLong
                 || value instanceof OptionalDouble) {
             write(present(value), out, depth + 1);
         } else if (value instanceof Map<?, ?> map) {
@@ -98,8 +100,11 @@ final class CanonicalContent {
             object(fields, out, depth);
         } else if (jsonNodeClass(value.getClass()) != null) {
             jsonNode(jsonNodeClass(value.getClass()), value, out, depth);
-        } else if (value instanceof Iterable<?> || value instanceof Iterator<?> || value instanceof Spliterator<?>
-                || value instanceof Enumeration<?> || value instanceof BaseStream<?, ?>) {
+        } else if (value instanceof Iterable<?>
+                || value instanceof Iterator<?>
+                || value instanceof Spliterator<?>
+                || value instanceof Enumeration<?>
+                || value instanceof BaseStream<?, ?>) {
             // its getters, if any, do not show what it holds
             throw refused(value, "is an iterable, iterator or stream but not a collection");
         } else {
@@ -108,8 +113,8 @@ final class CanonicalContent {
     }
 
     private static IllegalArgumentException refused(Object value, String why) {
-        return new IllegalArgumentException("idempotency key content: " + value.getClass().getName() + " " + why
-                + "; pass a List to keep an order or a Set to ignore it");
+        return new IllegalArgumentException("idempotency key content: "
+                + value.getClass().getName() + " " + why + "; pass a List to keep an order or a Set to ignore it");
     }
 
     /** The value of an Optional, OptionalInt, OptionalLong or OptionalDouble; null when empty. */
@@ -130,11 +135,13 @@ final class CanonicalContent {
         for (Map.Entry<?, ?> entry : map.entrySet()) {
             if (!(entry.getKey() instanceof String key)) {
                 throw new IllegalArgumentException("idempotency key content: map keys must be strings, found "
-                        + (entry.getKey() == null ? "null" : entry.getKey().getClass().getName()));
+                        + (entry.getKey() == null
+                                ? "null"
+                                : entry.getKey().getClass().getName()));
             }
             if (sorted.containsKey(key)) {
-                throw new IllegalArgumentException("idempotency key content: a " + map.getClass().getName() + " holds the key \""
-                        + key + "\" twice");
+                throw new IllegalArgumentException("idempotency key content: a "
+                        + map.getClass().getName() + " holds the key \"" + key + "\" twice");
             }
             sorted.put(key, entry.getValue());
         }
@@ -164,7 +171,8 @@ final class CanonicalContent {
             boolean plain = decimal.scale() >= -PLAIN_PLACES && decimal.scale() <= PLAIN_PLACES;
             return plain ? decimal.toPlainString() : decimal.toString();
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("idempotency key content: a number is out of range for a key (" + e.getMessage() + ")", e);
+            throw new IllegalArgumentException(
+                    "idempotency key content: a number is out of range for a key (" + e.getMessage() + ")", e);
         }
     }
 
@@ -175,16 +183,22 @@ final class CanonicalContent {
             return new BigDecimal(i);
         } else if (number instanceof Float f) {
             finite(f);
-            return new BigDecimal(f.toString());  // the float's own decimal: 0.1f is 0.1, not 0.10000000149011612
+            return new BigDecimal(f.toString()); // the float's own decimal: 0.1f is 0.1, not 0.10000000149011612
         } else if (number instanceof Double || number instanceof DoubleAdder || number instanceof DoubleAccumulator) {
             return BigDecimal.valueOf(finite(number.doubleValue()));
-        } else if (number instanceof Long || number instanceof Integer || number instanceof Short || number instanceof Byte
-                || number instanceof AtomicLong || number instanceof AtomicInteger || number instanceof LongAdder
+        } else if (number instanceof Long
+                || number instanceof Integer
+                || number instanceof Short
+                || number instanceof Byte
+                || number instanceof AtomicLong
+                || number instanceof AtomicInteger
+                || number instanceof LongAdder
                 || number instanceof LongAccumulator) {
             return BigDecimal.valueOf(number.longValue());
         }
-        throw new IllegalArgumentException("idempotency key content: " + number.getClass().getName()
-                + " is a Number whose exact value cannot be read; pass a BigDecimal, a long or a double");
+        throw new IllegalArgumentException(
+                "idempotency key content: " + number.getClass().getName()
+                        + " is a Number whose exact value cannot be read; pass a BigDecimal, a long or a double");
     }
 
     private static double finite(double value) {
@@ -208,7 +222,8 @@ final class CanonicalContent {
         String type = ((Enum<?>) call(nodeClass, node, "getNodeType")).name();
         switch (type) {
             case "OBJECT" -> {
-                Object properties = call(nodeClass, node, "properties", "fields");  // a Set, or an Iterator before Jackson 2.15
+                Object properties =
+                        call(nodeClass, node, "properties", "fields"); // a Set, or an Iterator before Jackson 2.15
                 Iterator<?> entries = properties instanceof Iterable<?> set ? set.iterator() : (Iterator<?>) properties;
                 TreeMap<String, Object> fields = new TreeMap<>();
                 while (entries.hasNext()) {
@@ -228,8 +243,9 @@ final class CanonicalContent {
             case "BINARY" -> write(call(nodeClass, node, "binaryValue"), out, depth + 1);
             case "POJO" -> write(call(node.getClass(), node, "getPojo"), out, depth + 1);
             case "NULL", "MISSING" -> out.append("null");
-            default -> throw new IllegalArgumentException("idempotency key content: a Jackson node of type " + type
-                    + " cannot be read; pass mapper.convertValue(node, Map.class)");
+            default ->
+                throw new IllegalArgumentException("idempotency key content: a Jackson node of type " + type
+                        + " cannot be read; pass mapper.convertValue(node, Map.class)");
         }
     }
 
@@ -242,8 +258,9 @@ final class CanonicalContent {
                 // try the next name
             }
         }
-        throw new IllegalArgumentException("idempotency key content: " + target.getClass().getName() + " has none of "
-                + List.of(names) + "; pass mapper.convertValue(node, Map.class)");
+        throw new IllegalArgumentException(
+                "idempotency key content: " + target.getClass().getName() + " has none of " + List.of(names)
+                        + "; pass mapper.convertValue(node, Map.class)");
     }
 
     private static void object(TreeMap<String, Object> fields, StringBuilder out, int depth) {
@@ -275,20 +292,26 @@ final class CanonicalContent {
     private static TreeMap<String, Object> properties(Object bean) {
         TreeMap<String, Object> fields = new TreeMap<>();
         for (Method method : bean.getClass().getMethods()) {
-            if (method.getParameterCount() != 0 || Modifier.isStatic(method.getModifiers()) || method.getDeclaringClass() == Object.class) {
+            if (method.getParameterCount() != 0
+                    || Modifier.isStatic(method.getModifiers())
+                    || method.getDeclaringClass() == Object.class) {
                 continue;
             }
             String name = method.getName();
-            String property = name.startsWith("get") && name.length() > 3 ? name.substring(3)
-                    : name.startsWith("is") && name.length() > 2 && (method.getReturnType() == boolean.class) ? name.substring(2) : null;
+            String property = name.startsWith("get") && name.length() > 3
+                    ? name.substring(3)
+                    : name.startsWith("is") && name.length() > 2 && (method.getReturnType() == boolean.class)
+                            ? name.substring(2)
+                            : null;
             if (property != null) {
                 fields.put(Character.toLowerCase(property.charAt(0)) + property.substring(1), invoke(method, bean));
             }
         }
         if (fields.isEmpty()) {
-            throw new IllegalArgumentException("idempotency key content: " + bean.getClass().getName()
-                    + " is not a supported type (strings, numbers, booleans, enums, byte[], maps, lists, sets, arrays, optionals,"
-                    + " records, Jackson nodes, objects with getters)");
+            throw new IllegalArgumentException(
+                    "idempotency key content: " + bean.getClass().getName()
+                            + " is not a supported type (strings, numbers, booleans, enums, byte[], maps, lists, sets, arrays, optionals,"
+                            + " records, Jackson nodes, objects with getters)");
         }
         return fields;
     }
@@ -298,8 +321,10 @@ final class CanonicalContent {
             accessor.setAccessible(true);
             return accessor.invoke(target);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalArgumentException("idempotency key content: cannot read " + accessor.getName() + " of "
-                    + target.getClass().getName(), e);
+            throw new IllegalArgumentException(
+                    "idempotency key content: cannot read " + accessor.getName() + " of "
+                            + target.getClass().getName(),
+                    e);
         }
     }
 
@@ -310,7 +335,8 @@ final class CanonicalContent {
             if (c == '"' || c == '\\') {
                 out.append('\\').append(c);
             } else if (unpaired(text, i)) {
-                // UTF-8 would make it '?'; a backslash in the text is always doubled, so this cannot be mistaken for text
+                // UTF-8 would make it '?'; a backslash in the text is always doubled, so this cannot be mistaken for
+                // text
                 out.append("\\u").append(HexFormat.of().withUpperCase().toHexDigits(c));
             } else {
                 out.append(c);

@@ -72,7 +72,8 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
      */
     public T replayed() {
         if (mustRun()) {
-            throw new IllegalStateException("this attempt owns its key: run the operation and complete it; nothing was replayed");
+            throw new IllegalStateException(
+                    "this attempt owns its key: run the operation and complete it; nothing was replayed");
         }
         return replayed;
     }

@@ -78,13 +78,22 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @param options the guard's behaviour
      * @param renewer runs the lease renewals, every lease/3 per running attempt
      */
-    public IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
+    public IdempotencyGuard(
+            IdempotencyStore store,
+            String namespace,
+            String engine,
+            IdempotencyOptions options,
             ScheduledExecutorService renewer) {
         this(store, namespace, engine, options, Arguments.notNull("renewer", renewer), false);
     }
 
-    private IdempotencyGuard(IdempotencyStore store, String namespace, String engine, IdempotencyOptions options,
-            ScheduledExecutorService renewer, boolean ownsRenewer) {
+    private IdempotencyGuard(
+            IdempotencyStore store,
+            String namespace,
+            String engine,
+            IdempotencyOptions options,
+            ScheduledExecutorService renewer,
+            boolean ownsRenewer) {
         this.store = Arguments.notNull("store", store);
         this.namespace = Arguments.notNull("namespace", namespace);
         this.engine = engine;
@@ -95,11 +104,12 @@ public final class IdempotencyGuard implements AutoCloseable {
 
     /** @return a one-thread daemon scheduler that times lease renewals (the calls run elsewhere) */
     public static ScheduledExecutorService newRenewer() {
-        java.util.concurrent.ScheduledThreadPoolExecutor executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "cerberus-idempotency-renewer");
-            thread.setDaemon(true);
-            return thread;
-        });
+        java.util.concurrent.ScheduledThreadPoolExecutor executor =
+                new java.util.concurrent.ScheduledThreadPoolExecutor(1, task -> {
+                    Thread thread = new Thread(task, "cerberus-idempotency-renewer");
+                    thread.setDaemon(true);
+                    return thread;
+                });
         executor.setRemoveOnCancelPolicy(true);
         return executor;
     }
@@ -112,7 +122,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     /**
      * Runs a text-valued operation once per key (see {@link #execute(IdempotencyKey, Duration, ResultCodec, Callable)}).
      */
-    public Outcome<String> execute(IdempotencyKey key, Duration retention, Callable<String> operation) throws Exception {
+    public Outcome<String> execute(IdempotencyKey key, Duration retention, Callable<String> operation)
+            throws Exception {
         return execute(key, retention, ResultCodec.STRING, operation);
     }
 
@@ -132,7 +143,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
      * @throws Exception what the operation threw, when it ran here
      */
-    public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation) throws Exception {
+    public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation)
+            throws Exception {
         Arguments.notNull("operation", operation);
         try (IdempotencyAttempt<T> attempt = begin(key, retention, codec)) {
             if (!attempt.mustRun()) {
@@ -164,7 +176,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
      * @throws InterruptedException if interrupted while waiting for another attempt (WAIT)
      */
-    public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec) throws InterruptedException {
+    public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec)
+            throws InterruptedException {
         Arguments.notNull("key", key);
         Arguments.notNull("codec", codec);
         checkRetention(retention);
@@ -191,7 +204,8 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
             IdempotencyRecord record = existing.get();
             if (!record.fingerprint().equals(key.fingerprint())) {
-                throw new IdempotencyKeyMismatchException("idempotency key " + key + " was first used with another payload"
+                throw new IdempotencyKeyMismatchException("idempotency key " + key
+                        + " was first used with another payload"
                         + " (fingerprint " + shortened(record.fingerprint()) + ", now " + shortened(key.fingerprint())
                         + "); a reused key is a client error, so nothing ran");
             }
@@ -199,7 +213,8 @@ public final class IdempotencyGuard implements AutoCloseable {
                 if (record.failure()) {
                     String text = new String(record.result(), StandardCharsets.UTF_8);
                     if (text.startsWith(NOT_KEPT)) {
-                        throw new ResultNotKeptException("the first attempt of " + key + " ran, but " + text.substring(NOT_KEPT.length()));
+                        throw new ResultNotKeptException(
+                                "the first attempt of " + key + " ran, but " + text.substring(NOT_KEPT.length()));
                     }
                     throw new ReplayedFailureException("the first attempt of " + key + " failed: " + text);
                 }
@@ -209,13 +224,15 @@ public final class IdempotencyGuard implements AutoCloseable {
             if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || left <= 0) {
                 throw new OperationInProgressException("another attempt of " + key + " is running now"
                         + (options.whenInProgress() == IdempotencyOptions.InProgress.WAIT
-                                ? " and did not finish within " + Durations.format(options.waitAtMost()) : "")
+                                ? " and did not finish within " + Durations.format(options.waitAtMost())
+                                : "")
                         + "; try again later");
             }
             // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
             long wait = store.notifiesChanges() ? 2_000 : pause;
             try {
-                store.awaitChange(id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
+                store.awaitChange(
+                        id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
             } catch (EngineUnavailableException e) {
                 return storeDown(key, e);
             }
@@ -232,7 +249,13 @@ public final class IdempotencyGuard implements AutoCloseable {
         private final ResultCodec<T> codec;
         private final AttemptRenewal renewal;
 
-        Claim(IdempotencyKey key, String id, String token, Duration retention, ResultCodec<T> codec, long claimAskedAt) {
+        Claim(
+                IdempotencyKey key,
+                String id,
+                String token,
+                Duration retention,
+                ResultCodec<T> codec,
+                long claimAskedAt) {
             this.key = key;
             this.id = id;
             this.token = token;
@@ -258,16 +281,21 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
             boolean failure = unencodable != null;
             if (!failure && encoded.length > store.maxResultBytes()) {
-                LOG.log(Level.WARNING, "the result of " + key + " is " + encoded.length + " bytes, more than the "
-                        + store.maxResultBytes() + " bytes " + engine + " keeps in a record; duplicates are told it ran, without it");
-                encoded = notKept("its result of " + encoded.length + " bytes was larger than the " + store.maxResultBytes()
-                        + " bytes " + engine + " keeps");
+                LOG.log(
+                        Level.WARNING,
+                        "the result of " + key + " is " + encoded.length + " bytes, more than the "
+                                + store.maxResultBytes() + " bytes " + engine
+                                + " keeps in a record; duplicates are told it ran, without it");
+                encoded = notKept("its result of " + encoded.length + " bytes was larger than the "
+                        + store.maxResultBytes() + " bytes " + engine + " keeps");
                 failure = true;
             }
             store(encoded, failure);
             if (unencodable != null) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be encoded ("
-                        + unencodable.getMessage() + "); duplicates are told it ran and do not run it again", unencodable);
+                throw new IdempotencyCompletionException(
+                        "the operation of " + key + " ran, but its result could not be encoded ("
+                                + unencodable.getMessage() + "); duplicates are told it ran and do not run it again",
+                        unencodable);
             }
             return new Outcome<>(result, Outcome.Status.EXECUTED);
         }
@@ -287,18 +315,30 @@ public final class IdempotencyGuard implements AutoCloseable {
         private void store(byte[] bytes, boolean failure) {
             boolean stored;
             try {
-                stored = withRetries("complete " + key, () -> store.complete(id, token, bytes, failure, retention), renewal.heldUntilNanos());
+                stored = withRetries(
+                        "complete " + key,
+                        () -> store.complete(id, token, bytes, failure, retention),
+                        renewal.heldUntilNanos());
             } catch (EngineUnavailableException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result could not be stored on "
-                        + engine + ": a retry after the lease of " + Durations.format(options.lease()) + " may run it again", e);
+                throw new IdempotencyCompletionException(
+                        "the operation of " + key + " ran, but its result could not be stored on " + engine
+                                + ": a retry after the lease of " + Durations.format(options.lease())
+                                + " may run it again",
+                        e);
             } catch (RuntimeException e) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its result was refused by the store ("
-                        + e.getMessage() + "): a retry after the lease of " + Durations.format(options.lease()) + " may run it again", e);
+                throw new IdempotencyCompletionException(
+                        "the operation of " + key + " ran, but its result was refused by the store (" + e.getMessage()
+                                + "): a retry after the lease of " + Durations.format(options.lease())
+                                + " may run it again",
+                        e);
             }
             if (!stored) {
-                throw new IdempotencyCompletionException("the operation of " + key + " ran, but its lease of "
-                        + Durations.format(options.lease()) + " ran out first" + (renewal.lost() ? " (a renewal was refused)" : "")
-                        + " and another attempt may have taken the key: its result was not stored", null);
+                throw new IdempotencyCompletionException(
+                        "the operation of " + key + " ran, but its lease of "
+                                + Durations.format(options.lease()) + " ran out first"
+                                + (renewal.lost() ? " (a renewal was refused)" : "")
+                                + " and another attempt may have taken the key: its result was not stored",
+                        null);
             }
         }
 
@@ -314,8 +354,11 @@ public final class IdempotencyGuard implements AutoCloseable {
             try {
                 withRetries("release " + key, () -> store.release(id, token));
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "the key " + key + " could not be released on " + engine
-                        + "; it is free again after the lease of " + Durations.format(options.lease()), e);
+                LOG.log(
+                        Level.WARNING,
+                        "the key " + key + " could not be released on " + engine
+                                + "; it is free again after the lease of " + Durations.format(options.lease()),
+                        e);
             }
         }
     }
@@ -335,38 +378,42 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
 
         @Override
-        public void completeNotKept(String why) {
-        }
+        public void completeNotKept(String why) {}
 
         @Override
-        public void fail(Throwable error, boolean remember) {
-        }
+        public void fail(Throwable error, boolean remember) {}
 
         @Override
-        public void release() {
-        }
+        public void release() {}
     }
 
-    private void settleFailure(IdempotencyKey key, String id, String token, Duration retention, Throwable failure, boolean remember) {
+    private void settleFailure(
+            IdempotencyKey key, String id, String token, Duration retention, Throwable failure, boolean remember) {
         try {
             if (remember || remembered(failure)) {
-                String said = failure.getClass().getName() + ": " + failure.getMessage() + (remember ? " (it took effect all the same)" : "");
+                String said = failure.getClass().getName() + ": " + failure.getMessage()
+                        + (remember ? " (it took effect all the same)" : "");
                 // a message is kept short: it must fit any store, and a duplicate only needs to know why
-                byte[] text = (said.length() > 4096 ? said.substring(0, 4096) + "..." : said).getBytes(StandardCharsets.UTF_8);
+                byte[] text = (said.length() > 4096 ? said.substring(0, 4096) + "..." : said)
+                        .getBytes(StandardCharsets.UTF_8);
                 withRetries("remember the failure of " + key, () -> store.complete(id, token, text, true, retention));
             } else {
                 withRetries("release " + key, () -> store.release(id, token));
             }
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
-            LOG.log(Level.WARNING, "the operation of " + key + " failed, and its key could not be settled on " + engine
-                    + "; it is free again after the lease of " + Durations.format(options.lease()), e);
+            LOG.log(
+                    Level.WARNING,
+                    "the operation of " + key + " failed, and its key could not be settled on " + engine
+                            + "; it is free again after the lease of " + Durations.format(options.lease()),
+                    e);
         }
     }
 
     /** @return the text stored in place of a result that cannot be kept, read back by {@link #begin} */
     private static byte[] notKept(String why) {
-        return (NOT_KEPT + why + ", so it cannot be replayed; the operation does not run again").getBytes(StandardCharsets.UTF_8);
+        return (NOT_KEPT + why + ", so it cannot be replayed; the operation does not run again")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     private void checkRetention(Duration retention) {
@@ -382,8 +429,9 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
         Optional<Duration> most = store.maxRetention();
         if (most.isPresent() && retention.compareTo(most.get()) > 0) {
-            throw new IllegalArgumentException("the retention must be at most " + most.get().toDays() + " days on " + engine
-                    + " (or null for ever), was " + retention + "; nothing ran");
+            throw new IllegalArgumentException(
+                    "the retention must be at most " + most.get().toDays() + " days on " + engine
+                            + " (or null for ever), was " + retention + "; nothing ran");
         }
     }
 
@@ -393,12 +441,17 @@ public final class IdempotencyGuard implements AutoCloseable {
 
     private <T> IdempotencyAttempt<T> storeDown(IdempotencyKey key, EngineUnavailableException e) {
         if (options.whenStoreDown() == IdempotencyOptions.StoreDown.FAIL_CLOSED) {
-            throw new IdempotencyStoreUnavailableException("the idempotency store " + engine + " could not be reached after "
-                    + options.storeAttempts() + " tries; " + key + " did not run (the guard fails closed)", e);
+            throw new IdempotencyStoreUnavailableException(
+                    "the idempotency store " + engine + " could not be reached after " + options.storeAttempts()
+                            + " tries; " + key + " did not run (the guard fails closed)",
+                    e);
         }
         unguarded.increment();
-        LOG.log(Level.WARNING, "the idempotency store " + engine + " could not be reached; running " + key
-                + " WITHOUT the guard (fail open; " + unguarded.sum() + " unguarded so far): " + e.getMessage());
+        LOG.log(
+                Level.WARNING,
+                "the idempotency store " + engine + " could not be reached; running " + key
+                        + " WITHOUT the guard (fail open; " + unguarded.sum() + " unguarded so far): "
+                        + e.getMessage());
         return IdempotencyAttempt.owned(Outcome.Status.UNGUARDED, new Unguarded<>());
     }
 
@@ -421,7 +474,9 @@ public final class IdempotencyGuard implements AutoCloseable {
                 if (attempt >= options.storeAttempts() && left <= 0) {
                     throw e;
                 }
-                long sleep = attempt < options.storeAttempts() ? backoff : Math.min(Math.min(backoff, 500), TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                long sleep = attempt < options.storeAttempts()
+                        ? backoff
+                        : Math.min(Math.min(backoff, 500), TimeUnit.NANOSECONDS.toMillis(left) + 1);
                 try {
                     Thread.sleep(sleep);
                 } catch (InterruptedException interrupted) {
@@ -432,7 +487,6 @@ public final class IdempotencyGuard implements AutoCloseable {
             }
         }
     }
-
 
     private static String shortened(String fingerprint) {
         return fingerprint.length() > 15 ? fingerprint.substring(0, 15) + "..." : fingerprint;

@@ -72,10 +72,12 @@ public final class IdempotencyKey {
     public static IdempotencyKey of(String operation, String clientKey, Object payload) {
         Objects.requireNonNull(clientKey, "clientKey");
         if (clientKey.isEmpty() || clientKey.length() > 512) {
-            throw new IllegalArgumentException("an idempotency key must have 1 to 512 characters, had " + clientKey.length());
+            throw new IllegalArgumentException(
+                    "an idempotency key must have 1 to 512 characters, had " + clientKey.length());
         }
         checkWellFormed("an idempotency key", clientKey);
-        return new IdempotencyKey(checkOperation(operation), hash(operation + "\u0000key\u0000" + clientKey), hash(canonical(payload)));
+        return new IdempotencyKey(
+                checkOperation(operation), hash(operation + "\u0000key\u0000" + clientKey), hash(canonical(payload)));
     }
 
     private static String checkOperation(String operation) {
@@ -85,7 +87,8 @@ public final class IdempotencyKey {
         }
         if (operation.indexOf(0) >= 0) {
             // NUL separates the operation from what follows it in the hashed text
-            throw new IllegalArgumentException("an operation name must not contain NUL, had one at index " + operation.indexOf(0));
+            throw new IllegalArgumentException(
+                    "an operation name must not contain NUL, had one at index " + operation.indexOf(0));
         }
         checkWellFormed("an operation name", operation);
         return operation;
@@ -95,7 +98,8 @@ public final class IdempotencyKey {
     private static void checkWellFormed(String what, String text) {
         for (int i = 0; i < text.length(); i++) {
             if (CanonicalContent.unpaired(text, i)) {
-                throw new IllegalArgumentException(what + " must not contain an unpaired surrogate, had one at index " + i);
+                throw new IllegalArgumentException(
+                        what + " must not contain an unpaired surrogate, had one at index " + i);
             }
         }
     }
@@ -126,7 +130,10 @@ public final class IdempotencyKey {
 
     private static String hash(String text) {
         try {
-            return VERSION + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return VERSION
+                    + HexFormat.of()
+                            .formatHex(
+                                    MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("this JVM has no SHA-256", e);
         }

@@ -18,8 +18,13 @@ import java.util.List;
  * @param storeAttempts tries of a store call before the store counts as down (backoff 50 ms, doubling); default 3
  * @param remember exception types whose failure is stored and replayed; any other failure releases the key
  */
-public record IdempotencyOptions(Duration lease, InProgress whenInProgress, Duration waitAtMost, StoreDown whenStoreDown,
-        int storeAttempts, List<Class<? extends Throwable>> remember) {
+public record IdempotencyOptions(
+        Duration lease,
+        InProgress whenInProgress,
+        Duration waitAtMost,
+        StoreDown whenStoreDown,
+        int storeAttempts,
+        List<Class<? extends Throwable>> remember) {
 
     /** What a duplicate does while the first attempt runs. */
     public enum InProgress {
@@ -40,7 +45,8 @@ public record IdempotencyOptions(Duration lease, InProgress whenInProgress, Dura
     public IdempotencyOptions {
         Arguments.notNull("lease", lease);
         if (lease.compareTo(Duration.ofMillis(100)) < 0) {
-            throw new IllegalArgumentException("the idempotency lease must be at least 100ms, was " + Durations.format(lease));
+            throw new IllegalArgumentException(
+                    "the idempotency lease must be at least 100ms, was " + Durations.format(lease));
         }
         Arguments.notNull("whenInProgress", whenInProgress);
         Arguments.notNull("waitAtMost", waitAtMost);
@@ -59,7 +65,8 @@ public record IdempotencyOptions(Duration lease, InProgress whenInProgress, Dura
      *     store attempts; remember no failure
      */
     public static IdempotencyOptions defaults() {
-        return new IdempotencyOptions(Duration.ofSeconds(30), InProgress.WAIT, Duration.ofSeconds(30), StoreDown.FAIL_CLOSED, 3, List.of());
+        return new IdempotencyOptions(
+                Duration.ofSeconds(30), InProgress.WAIT, Duration.ofSeconds(30), StoreDown.FAIL_CLOSED, 3, List.of());
     }
 
     public IdempotencyOptions withLease(Duration value) {

@@ -18,7 +18,9 @@ public interface ResultCodec<T> {
     ResultCodec<String> STRING = new ResultCodec<>() {
         @Override
         public byte[] encode(String value) {
-            return value == null ? new byte[0] : value.isEmpty() ? new byte[] {Marks.EMPTY} : value.getBytes(StandardCharsets.UTF_8);
+            return value == null
+                    ? new byte[0]
+                    : value.isEmpty() ? new byte[] {Marks.EMPTY} : value.getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
@@ -87,8 +89,9 @@ public interface ResultCodec<T> {
         for (JsonCodecProvider provider : java.util.ServiceLoader.load(JsonCodecProvider.class)) {
             return provider.codec(type);
         }
-        throw new IllegalStateException("no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson"
-                + " (it brings Jackson), or pass a ResultCodec of your own");
+        throw new IllegalStateException(
+                "no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson"
+                        + " (it brings Jackson), or pass a ResultCodec of your own");
     }
 
     byte[] encode(T value);
@@ -100,6 +103,5 @@ public interface ResultCodec<T> {
 final class Marks {
     static final byte EMPTY = (byte) 0xFF;
 
-    private Marks() {
-    }
+    private Marks() {}
 }

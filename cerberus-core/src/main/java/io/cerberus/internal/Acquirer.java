@@ -35,6 +35,7 @@ final class Acquirer {
     private static final long MIN_PAUSE_NANOS = 1_000_000L;
     /** The first pause before trying an unreachable engine again; it doubles up to the max, jittered. */
     private static final Duration FIRST_OUTAGE_PAUSE = Duration.ofMillis(50);
+
     private static final Duration MAX_OUTAGE_PAUSE = Duration.ofSeconds(1);
     /** How often a waiter of a client with several engines and no failover looks for a switch by hand. */
     private static final long SWITCH_WATCH_NANOS = 250_000_000L;
@@ -45,12 +46,20 @@ final class Acquirer {
     private final EngineSwitcher switcher;
     /** The failover monitor, or null on a client without failover. */
     private final HealthMonitor health;
+
     private final SafeMetrics metrics;
     private final LeaseRenewer renewer;
     private final LiveHolds holds;
 
-    Acquirer(CerberusClient client, ClientSettings settings, int engineCount, EngineSwitcher switcher, HealthMonitor health,
-            SafeMetrics metrics, LeaseRenewer renewer, LiveHolds holds) {
+    Acquirer(
+            CerberusClient client,
+            ClientSettings settings,
+            int engineCount,
+            EngineSwitcher switcher,
+            HealthMonitor health,
+            SafeMetrics metrics,
+            LeaseRenewer renewer,
+            LiveHolds holds) {
         this.client = client;
         this.settings = settings;
         this.engineCount = engineCount;
@@ -67,7 +76,8 @@ final class Acquirer {
      * @param waitNanos how long to wait; negative waits for ever
      * @return the hold, or null if the wait ran out
      */
-    Holding acquire(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible, boolean threadBound)
+    Holding acquire(
+            LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible, boolean threadBound)
             throws InterruptedException {
         long start = System.nanoTime();
         EngineHandle engine = switcher.current();
@@ -76,8 +86,11 @@ final class Acquirer {
             Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
             while (true) {
                 try {
-                    Holding holding = acquireWithLockDelay(view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
-                    outcome = holding == null ? CerberusMetrics.AcquireOutcome.TIMED_OUT : CerberusMetrics.AcquireOutcome.GRANTED;
+                    Holding holding = acquireWithLockDelay(
+                            view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
+                    outcome = holding == null
+                            ? CerberusMetrics.AcquireOutcome.TIMED_OUT
+                            : CerberusMetrics.AcquireOutcome.GRANTED;
                     return holding;
                 } catch (SwitchedWhileWaiting e) {
                     engine = switcher.current(); // the wait goes on where new acquisitions go now
@@ -88,8 +101,10 @@ final class Acquirer {
                     }
                     // an engine that cannot be reached is tried again within the wait, on whichever engine is current
                     long pause = Math.min(left, outagePauses.next().toNanos());
-                    LOG.log(Level.DEBUG, "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
-                            + e.getMessage() + "); trying again within the wait");
+                    LOG.log(
+                            Level.DEBUG,
+                            "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
+                                    + e.getMessage() + "); trying again within the wait");
                     parkFor(pause, interruptible, view);
                     client.ensureOpen();
                     engine = switcher.current();
@@ -103,8 +118,16 @@ final class Acquirer {
         }
     }
 
-    private Holding acquireWithLockDelay(LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible,
-            boolean threadBound, long start, EngineHandle engine) throws InterruptedException {
+    private Holding acquireWithLockDelay(
+            LockView view,
+            Duration lease,
+            boolean renewed,
+            long waitNanos,
+            boolean interruptible,
+            boolean threadBound,
+            long start,
+            EngineHandle engine)
+            throws InterruptedException {
         client.ensureOpen();
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
@@ -121,7 +144,8 @@ final class Acquirer {
         boolean done = false;
         try {
             for (EngineSwitcher.OldEngineInLockDelay inDelay : inLockDelay) {
-                if (inDelay.engine() == engine || needed != null && !inDelay.engine().has(needed)) {
+                if (inDelay.engine() == engine
+                        || needed != null && !inDelay.engine().has(needed)) {
                     continue;
                 }
                 if (!alsoHeldOn(inDelay, holding, view, lease, renewed, start, waitNanos, interruptible)) {
@@ -143,8 +167,16 @@ final class Acquirer {
      *
      * @return false if the caller's wait ran out first
      */
-    private boolean alsoHeldOn(EngineSwitcher.OldEngineInLockDelay inDelay, Holding holding, LockView view, Duration lease, boolean renewed, long start,
-            long waitNanos, boolean interruptible) throws InterruptedException {
+    private boolean alsoHeldOn(
+            EngineSwitcher.OldEngineInLockDelay inDelay,
+            Holding holding,
+            LockView view,
+            Duration lease,
+            boolean renewed,
+            long start,
+            long waitNanos,
+            boolean interruptible)
+            throws InterruptedException {
         EngineHandle old = inDelay.engine();
         String why;
         if (health != null && !health.passing(old)) {
@@ -166,17 +198,23 @@ final class Acquirer {
             return true;
         }
         if (waitNanos >= 0 && start + waitNanos - inDelay.untilNanos() < 0) {
-            LOG.log(Level.INFO, "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
-                    + " and its lock-delay lasts longer than the wait");
+            LOG.log(
+                    Level.INFO,
+                    "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
+                            + " and its lock-delay lasts longer than the wait");
             return false;
         }
-        LOG.log(Level.INFO, "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left)) + " for the lock-delay of engine '"
-                + old.name() + "', which " + why + ": a hold it granted may still be live until then");
+        LOG.log(
+                Level.INFO,
+                "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left))
+                        + " for the lock-delay of engine '" + old.name() + "', which " + why
+                        + ": a hold it granted may still be live until then");
         parkUntil(inDelay.untilNanos(), interruptible, view, "waited for a lock-delay");
         return true;
     }
 
-    private static void parkUntil(long deadlineNanos, boolean interruptible, LockView view, String doing) throws InterruptedException {
+    private static void parkUntil(long deadlineNanos, boolean interruptible, LockView view, String doing)
+            throws InterruptedException {
         boolean interrupted = false;
         for (long left = deadlineNanos - System.nanoTime(); left > 0; left = deadlineNanos - System.nanoTime()) {
             LockSupport.parkNanos(left);
@@ -205,8 +243,10 @@ final class Acquirer {
         try {
             holding.release();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not give back lock '" + holding.lockName() + "' on engine '" + holding.engine.name()
-                    + "' after failing to take it on an engine in its lock-delay: " + e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "could not give back lock '" + holding.lockName() + "' on engine '" + holding.engine.name()
+                            + "' after failing to take it on an engine in its lock-delay: " + e.getMessage());
         }
     }
 
@@ -215,10 +255,20 @@ final class Acquirer {
      * An exclusive attempt that may wait on an engine that asks for it waits in its lock's local
      * line ({@link LocalLines}) and asks the engine only in its turn.
      */
-    private Holding acquireOn(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
-            boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
+    private Holding acquireOn(
+            EngineHandle engine,
+            LockView view,
+            Duration lease,
+            boolean renewed,
+            long start,
+            long waitNanos,
+            boolean interruptible,
+            boolean threadBound,
+            boolean followSwitch)
+            throws InterruptedException {
         while (true) {
-            Holding holding = acquireOnce(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, followSwitch);
+            Holding holding = acquireOnce(
+                    engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, followSwitch);
             if (holding == null || !holding.isReleased()) {
                 return holding;
             }
@@ -234,11 +284,22 @@ final class Acquirer {
      * released; with {@code followSwitch}, a wait that sees the client switch away from
      * {@code engine} is withdrawn there and throws {@link SwitchedWhileWaiting}.
      */
-    private Holding acquireOnce(EngineHandle engine, LockView view, Duration lease, boolean renewed, long start, long waitNanos,
-            boolean interruptible, boolean threadBound, boolean followSwitch) throws InterruptedException {
-        Acquisition attempt = new Acquisition(view.key(), view.mode(), Tokens.next(),
-                HolderIdentity.describeCurrentThread(), lease);
-        LinesUpLocally lining = view.mode() == LockMode.EXCLUSIVE ? engine.engine().ability(LinesUpLocally.class).orElse(null) : null;
+    private Holding acquireOnce(
+            EngineHandle engine,
+            LockView view,
+            Duration lease,
+            boolean renewed,
+            long start,
+            long waitNanos,
+            boolean interruptible,
+            boolean threadBound,
+            boolean followSwitch)
+            throws InterruptedException {
+        Acquisition attempt =
+                new Acquisition(view.key(), view.mode(), Tokens.next(), HolderIdentity.describeCurrentThread(), lease);
+        LinesUpLocally lining = view.mode() == LockMode.EXCLUSIVE
+                ? engine.engine().ability(LinesUpLocally.class).orElse(null)
+                : null;
         boolean lined = lining != null;
         LocalLines.Ticket ticket = lined && waitNanos != 0 ? holds.lines().enter(engine, attempt, lining) : null;
         boolean interrupted = false;
@@ -252,7 +313,8 @@ final class Acquirer {
                 if (handed != null) {
                     // the holder's release granted it to this attempt, which sent nothing
                     done = true;
-                    return hold(engine, attempt, handed.fencingToken(), handed.sentNanos(), renewed, threadBound, ticket);
+                    return hold(
+                            engine, attempt, handed.fencingToken(), handed.sentNanos(), renewed, threadBound, ticket);
                 }
                 if (ticket != null && !ticket.mayAsk()) {
                     long pause = within(watchingSwitches(LocalLines.RECHECK_NANOS), start, waitNanos);
@@ -270,7 +332,8 @@ final class Acquirer {
                         // granted by an earlier request (a hand-off): the lease runs from that one
                         sentAt = Math.min(sentAt, System.nanoTime() - granted.ageNanos());
                     }
-                    Holding holding = hold(engine, attempt, granted.fencingToken(), sentAt, renewed, threadBound, ticket);
+                    Holding holding =
+                            hold(engine, attempt, granted.fencingToken(), sentAt, renewed, threadBound, ticket);
                     if (ticket == null && lined) {
                         holds.lines().grantedOutOfLine(engine, view.key(), attempt.token());
                     }
@@ -278,7 +341,9 @@ final class Acquirer {
                     return holding;
                 }
                 AcquireResult.Busy busy = (AcquireResult.Busy) result;
-                long wait = ticket != null ? ticket.afterBusy(busy) : busy.retryWithin().toNanos();
+                long wait = ticket != null
+                        ? ticket.afterBusy(busy)
+                        : busy.retryWithin().toNanos();
                 if (wait < 0) {
                     // held by a hold of this client: wait in line for its release
                     continue;
@@ -287,7 +352,8 @@ final class Acquirer {
                 if (pause < 0) {
                     return null;
                 }
-                interrupted |= pause(() -> engine.engine().awaitChange(attempt, Duration.ofNanos(Math.max(pause, MIN_PAUSE_NANOS))),
+                interrupted |= pause(
+                        () -> engine.engine().awaitChange(attempt, Duration.ofNanos(Math.max(pause, MIN_PAUSE_NANOS))),
                         interruptible);
                 client.ensureOpen();
             }
@@ -312,8 +378,14 @@ final class Acquirer {
      *
      * @param sentAt when the request that granted it was sent: the lease counts from then
      */
-    private Holding hold(EngineHandle engine, Acquisition attempt, long fencingToken, long sentAt, boolean renewed,
-            boolean threadBound, LocalLines.Ticket ticket) {
+    private Holding hold(
+            EngineHandle engine,
+            Acquisition attempt,
+            long fencingToken,
+            long sentAt,
+            boolean renewed,
+            boolean threadBound,
+            LocalLines.Ticket ticket) {
         Holding holding = new Holding(client, engine, attempt, fencingToken, renewed, threadBound, sentAt);
         holds.add(holding);
         if (ticket != null) {
@@ -334,14 +406,19 @@ final class Acquirer {
      * granted the lock to another, so the caller is never told it holds it.
      */
     private void giveBackLate(Holding holding, long sentAt) {
-        LOG.log(Level.INFO, "lock '" + holding.lockName() + "' was granted by engine '" + holding.engine.name() + "' "
-                + Durations.format(Duration.ofNanos(System.nanoTime() - sentAt)) + " after its request was sent, past its lease of "
-                + Durations.format(holding.leaseTime()) + ": given back, not handed to the caller");
+        LOG.log(
+                Level.INFO,
+                "lock '" + holding.lockName() + "' was granted by engine '" + holding.engine.name() + "' "
+                        + Durations.format(Duration.ofNanos(System.nanoTime() - sentAt))
+                        + " after its request was sent, past its lease of "
+                        + Durations.format(holding.leaseTime()) + ": given back, not handed to the caller");
         try {
             holding.giveBack();
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "the late grant of lock '" + holding.lockName() + "' was not given back (its lease has run out anyway): "
-                    + e.getMessage());
+            LOG.log(
+                    Level.DEBUG,
+                    "the late grant of lock '" + holding.lockName()
+                            + "' was not given back (its lease has run out anyway): " + e.getMessage());
         }
     }
 
@@ -368,7 +445,8 @@ final class Acquirer {
         }
         long budget = settings.connectTimeout().toNanos();
         if (health != null) {
-            budget += settings.failover().unhealthyFor().toNanos() + settings.failover().checkEvery().toNanos();
+            budget += settings.failover().unhealthyFor().toNanos()
+                    + settings.failover().checkEvery().toNanos();
         }
         return budget;
     }

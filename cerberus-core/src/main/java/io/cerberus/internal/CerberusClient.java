@@ -50,6 +50,7 @@ public final class CerberusClient implements Cerberus {
     private final SafeMetrics metrics;
     /** Renews the leases of every guard's running attempts: one thread per client, made at the first guard. */
     private java.util.concurrent.ScheduledExecutorService idempotencyRenewer;
+
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
     /** The holds of this client not yet released, and the lines of its waiters. */
@@ -58,10 +59,10 @@ public final class CerberusClient implements Cerberus {
     final Acquirer acquirer;
     /** Thread-bound holds. */
     private final Map<ThreadHoldKey, Holding> threadHolds = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
-    private record ThreadHoldKey(LockKey key, boolean shared, Thread thread) {
-    }
+    private record ThreadHoldKey(LockKey key, boolean shared, Thread thread) {}
 
     /**
      * @param settings checked settings
@@ -74,8 +75,8 @@ public final class CerberusClient implements Cerberus {
         LossReporter reporter = holds.reporter();
         try {
             for (EngineSpec spec : engineSpecs) {
-                EngineContext context = new EngineContext(spec.uri(), settings.connectTimeout(), reporter,
-                        spec.options(), settings.defaultLease());
+                EngineContext context = new EngineContext(
+                        spec.uri(), settings.connectTimeout(), reporter, spec.options(), settings.defaultLease());
                 if (opened.isEmpty()) {
                     opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
                     continue;
@@ -84,11 +85,14 @@ public final class CerberusClient implements Cerberus {
                 try {
                     opened.add(EngineHandle.of(spec.name(), EngineRegistry.open(context)));
                 } catch (EngineUnavailableException e) {
-                    LOG.log(Level.WARNING, "standby engine '" + spec.name() + "' (" + Redaction.redact(spec.uri())
-                            + ") cannot be reached; starting without it, and trying it again when it is used or checked: "
-                            + e.getMessage());
-                    opened.add(EngineHandle.of(spec.name(), new DeferredEngine(context,
-                            EngineRegistry.declaredCapabilities(spec.uri()), e)));
+                    LOG.log(
+                            Level.WARNING,
+                            "standby engine '" + spec.name() + "' (" + Redaction.redact(spec.uri())
+                                    + ") cannot be reached; starting without it, and trying it again when it is used or checked: "
+                                    + e.getMessage());
+                    opened.add(EngineHandle.of(
+                            spec.name(),
+                            new DeferredEngine(context, EngineRegistry.declaredCapabilities(spec.uri()), e)));
                 }
             }
         } catch (RuntimeException e) {
@@ -101,7 +105,8 @@ public final class CerberusClient implements Cerberus {
         switcher.addListener(metrics::engineSwitch);
         this.renewer = new LeaseRenewer(clientName);
         this.events = new LeaseEvents(clientName);
-        this.health = settings.failover() == null || engines.size() < 2 ? null
+        this.health = settings.failover() == null || engines.size() < 2
+                ? null
                 : new HealthMonitor(switcher, settings.failover(), settings.namespace(), clientName);
         this.acquirer = new Acquirer(this, settings, engines.size(), switcher, health, metrics, renewer, holds);
     }
@@ -159,7 +164,8 @@ public final class CerberusClient implements Cerberus {
     @Override
     public String switchEngine(String engine) {
         ensureOpen();
-        return switcher.switchTo(switcher.named(engine), EngineSwitchEvent.Reason.MANUAL, null).name();
+        return switcher.switchTo(switcher.named(engine), EngineSwitchEvent.Reason.MANUAL, null)
+                .name();
     }
 
     @Override
@@ -174,11 +180,15 @@ public final class CerberusClient implements Cerberus {
         // Records stay on the primary whatever the current engine: a switch must not hide a completed
         // or running attempt from a retry, and every instance with the same engines finds the same records.
         EngineHandle engine = switcher.primary();
-        IdempotencyStore store = engine.engine().ability(KeepsIdempotencyRecords.class).map(KeepsIdempotencyRecords::idempotencyStore)
-                .orElseThrow(() -> new UnsupportedCapabilityException(
-                "engine '" + engine.name() + "' (" + engine.uri() + ") keeps no idempotency records, and a client keeps them on its"
+        IdempotencyStore store = engine.engine()
+                .ability(KeepsIdempotencyRecords.class)
+                .map(KeepsIdempotencyRecords::idempotencyStore)
+                .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri()
+                        + ") keeps no idempotency records, and a client keeps them on its"
                         + " first engine; engines that do: mem:, file:, redis:// (one server, Sentinel, Cluster), zk://, etcd://, jdbc:, memcached://"
-                        + (engines.size() > 1 ? ". Put one of those first, or use a client of its own for the guard" : "")));
+                        + (engines.size() > 1
+                                ? ". Put one of those first, or use a client of its own for the guard"
+                                : "")));
         synchronized (this) {
             if (idempotencyRenewer == null) {
                 idempotencyRenewer = IdempotencyGuard.newRenewer();
@@ -200,7 +210,9 @@ public final class CerberusClient implements Cerberus {
     @Override
     public List<String> checkEngine(String engine) {
         ensureOpen();
-        return List.copyOf(switcher.named(engine).engine().checkHealth(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME)));
+        return List.copyOf(switcher.named(engine)
+                .engine()
+                .checkHealth(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME)));
     }
 
     @Override
@@ -214,8 +226,10 @@ public final class CerberusClient implements Cerberus {
         ensureOpen();
         EngineHandle engine = switcher.named(engineName);
         engine.require(Capability.INSPECT);
-        Inspects lister = engine.engine().ability(Inspects.class)
-                .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri() + ") cannot list its locks"));
+        Inspects lister = engine.engine()
+                .ability(Inspects.class)
+                .orElseThrow(() -> new UnsupportedCapabilityException(
+                        "engine '" + engine.name() + "' (" + engine.uri() + ") cannot list its locks"));
         List<LockInfo> infos = new ArrayList<>(lister.inspect(settings.namespace(), prefix));
         infos.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::fencingToken));
         return infos;
@@ -298,7 +312,8 @@ public final class CerberusClient implements Cerberus {
 
     Holding threadHold(LockView view) {
         Thread thread = Thread.currentThread();
-        Holding holding = threadHolds.get(new ThreadHoldKey(view.key(), view.mode().isShared(), thread));
+        Holding holding =
+                threadHolds.get(new ThreadHoldKey(view.key(), view.mode().isShared(), thread));
         if (holding == null && view.mode().isShared()) {
             Holding write = threadHolds.get(new ThreadHoldKey(view.key(), false, thread));
             if (write != null && write.nestedReads > 0) {

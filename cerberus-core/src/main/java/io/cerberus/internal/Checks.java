@@ -14,9 +14,7 @@ public final class Checks {
     /** Longest lease a lock may be given. */
     public static final Duration MAX_LEASE = Duration.ofDays(365);
 
-    private Checks() {
-    }
-
+    private Checks() {}
 
     /**
      * @param name a lock name
@@ -37,13 +35,12 @@ public final class Checks {
         int colon = uri.indexOf(':');
         String scheme = colon > 0 ? uri.substring(0, colon) : "";
         if (!scheme.matches("[A-Za-z][A-Za-z0-9+.-]*")) {
-            throw new IllegalArgumentException("engine URI must start with a scheme such as \"mem:\", \"file:\" or \"redis:\", was \""
-                    + Redaction.redact(uri) + "\"");
+            throw new IllegalArgumentException(
+                    "engine URI must start with a scheme such as \"mem:\", \"file:\" or \"redis:\", was \""
+                            + Redaction.redact(uri) + "\"");
         }
         return scheme.toLowerCase(Locale.ROOT);
     }
-
-
 
     /**
      * @param lease a lease time
@@ -82,7 +79,8 @@ public final class Checks {
     public static long nanos(String what, long amount, TimeUnit unit) {
         Arguments.notNull("time unit", unit);
         if (amount < 0) {
-            throw new IllegalArgumentException(what + " must not be negative, was " + amount + " " + unit.name().toLowerCase(Locale.ROOT));
+            throw new IllegalArgumentException(what + " must not be negative, was " + amount + " "
+                    + unit.name().toLowerCase(Locale.ROOT));
         }
         return unit.toNanos(amount);
     }

@@ -15,8 +15,13 @@ import java.time.Duration;
  * @param failover the automatic failover policy, null for none
  * @param metrics where to report what the client does, null for what the class path offers
  */
-public record ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout, Duration lockDelay,
-        FailoverPolicy failover, CerberusMetrics metrics) {
+public record ClientSettings(
+        String namespace,
+        Duration defaultLease,
+        Duration connectTimeout,
+        Duration lockDelay,
+        FailoverPolicy failover,
+        CerberusMetrics metrics) {
 
     /** Settings of a client without lock-delay override or failover. */
     public ClientSettings(String namespace, Duration defaultLease, Duration connectTimeout) {

@@ -36,6 +36,7 @@ final class DeferredEngine implements LockEngine {
     private final ReentrantLock opening = new ReentrantLock();
     /** Why the last opening failed: unreachable, or reachable but set up against a guarantee. */
     private CerberusException lastFailure;
+
     private long lastAttemptNanos;
     private boolean closed;
 
@@ -65,8 +66,10 @@ final class DeferredEngine implements LockEngine {
                 if (lastFailure instanceof UnsafeEngineException unsafe) {
                     throw new UnsafeEngineException(unsafe.getMessage());
                 }
-                throw new EngineUnavailableException("engine " + shown + " could not be reached (it was down when the client started,"
-                        + " tried again at most once a second): " + lastFailure.getMessage(), lastFailure);
+                throw new EngineUnavailableException(
+                        "engine " + shown + " could not be reached (it was down when the client started,"
+                                + " tried again at most once a second): " + lastFailure.getMessage(),
+                        lastFailure);
             }
             lastAttemptNanos = System.nanoTime();
             try {
@@ -152,7 +155,6 @@ final class DeferredEngine implements LockEngine {
     public List<String> checkHealth(LockKey probe) {
         return open().checkHealth(probe);
     }
-
 
     /** The engine's abilities are those of the engine it opens. */
     @Override

@@ -23,7 +23,8 @@ record EngineHandle(String name, LockEngine engine, Set<Capability> capabilities
     void require(Capability capability) {
         if (!has(capability)) {
             throw new UnsupportedCapabilityException("engine '" + name + "' (" + uri() + ") has no "
-                    + capability.description() + engine.whyNot(capability).map(why -> ": " + why).orElse("")
+                    + capability.description()
+                    + engine.whyNot(capability).map(why -> ": " + why).orElse("")
                     + "; engines with " + capability.description() + ": "
                     + EngineRegistry.schemesWith(capability));
         }

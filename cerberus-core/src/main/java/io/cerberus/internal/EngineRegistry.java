@@ -14,13 +14,28 @@ import java.util.stream.Collectors;
 /** Opens engines by URI scheme, with the providers {@link EngineProviders} finds. */
 public final class EngineRegistry {
     private static final Map<String, String> MODULE_OF_SCHEME = Map.of(
-            "redis", "cerberus-redis", "rediss", "cerberus-redis", "redis-sentinel", "cerberus-redis",
-            "redis-cluster", "cerberus-redis", "rediss-sentinel", "cerberus-redis", "rediss-cluster", "cerberus-redis",
-            "redlock", "cerberus-redis",
-            "zk", "cerberus-zookeeper", "etcd", "cerberus-etcd", "jdbc", "cerberus-jdbc");
+            "redis",
+            "cerberus-redis",
+            "rediss",
+            "cerberus-redis",
+            "redis-sentinel",
+            "cerberus-redis",
+            "redis-cluster",
+            "cerberus-redis",
+            "rediss-sentinel",
+            "cerberus-redis",
+            "rediss-cluster",
+            "cerberus-redis",
+            "redlock",
+            "cerberus-redis",
+            "zk",
+            "cerberus-zookeeper",
+            "etcd",
+            "cerberus-etcd",
+            "jdbc",
+            "cerberus-jdbc");
 
-    private EngineRegistry() {
-    }
+    private EngineRegistry() {}
 
     static LockEngine open(EngineContext context) {
         String scheme = Checks.uriScheme(context.uri());
@@ -28,8 +43,8 @@ public final class EngineRegistry {
         if (provider == null) {
             String module = MODULE_OF_SCHEME.get(scheme);
             String hint = module == null ? "" : "; add " + module + " to the class path";
-            throw new IllegalArgumentException("no engine serves '" + scheme + ":' URIs" + hint
-                    + " (engines found: " + String.join(", ", providers().keySet()) + ")");
+            throw new IllegalArgumentException("no engine serves '" + scheme + ":' URIs" + hint + " (engines found: "
+                    + String.join(", ", providers().keySet()) + ")");
         }
         try {
             return provider.open(context);

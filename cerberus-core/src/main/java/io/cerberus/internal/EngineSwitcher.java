@@ -32,17 +32,18 @@ final class EngineSwitcher {
     private final Duration defaultLease;
     /** The fixed lock-delay, or null to derive it from the leases granted. */
     private final Duration lockDelay;
+
     private final List<EngineSwitchListener> listeners = new CopyOnWriteArrayList<>();
     /** The longest lease granted per engine name, in nanoseconds. */
     private final Map<String, Long> longestLease = new ConcurrentHashMap<>();
     /** Old engines still in their lock-delay, with the end of their lock-delay on the monotonic clock; guarded by this. */
     private final List<OldEngineInLockDelay> inLockDelay = new ArrayList<>();
+
     private volatile EngineHandle current;
     private long switches;
 
     /** An old engine in its lock-delay, until {@code untilNanos} on the monotonic clock. */
-    record OldEngineInLockDelay(EngineHandle engine, long untilNanos) {
-    }
+    record OldEngineInLockDelay(EngineHandle engine, long untilNanos) {}
 
     EngineSwitcher(List<EngineHandle> engines, Duration defaultLease, Duration lockDelay) {
         this.engines = List.copyOf(engines);
@@ -123,10 +124,13 @@ final class EngineSwitcher {
             current = to;
             switches++;
             event = new EngineSwitchEvent(from.name(), to.name(), reason, switches, Instant.now());
-            LOG.log(reason == EngineSwitchEvent.Reason.MANUAL ? Level.INFO : Level.WARNING,
+            LOG.log(
+                    reason == EngineSwitchEvent.Reason.MANUAL ? Level.INFO : Level.WARNING,
                     "Cerberus " + event + (why == null ? "" : ": " + why) + "; new acquisitions go to " + to.uri()
-                            + (delay.isZero() ? "" : " and, for the next " + Durations.format(delay) + " (lock-delay), also to "
-                                    + from.uri() + " while it can be reached"));
+                            + (delay.isZero()
+                                    ? ""
+                                    : " and, for the next " + Durations.format(delay) + " (lock-delay), also to "
+                                            + from.uri() + " while it can be reached"));
         }
         for (EngineSwitchListener listener : listeners) {
             try {
@@ -147,7 +151,12 @@ final class EngineSwitcher {
         if (granted != null) {
             // the engine may keep a silent holder's lock longer than its lease (a session or TTL the server raised):
             // asked here, once per switch, not on every grant
-            longest = Math.max(longest, from.engine().silentHolderExpiry(Duration.ofNanos(longest)).map(Duration::toNanos).orElse(0L));
+            longest = Math.max(
+                    longest,
+                    from.engine()
+                            .silentHolderExpiry(Duration.ofNanos(longest))
+                            .map(Duration::toNanos)
+                            .orElse(0L));
         }
         return Duration.ofNanos(longest);
     }

@@ -36,6 +36,7 @@ final class HealthMonitor implements AutoCloseable {
         volatile long lastPassedNanos;
         /** Start of the current run of passed checks; valid only while {@link #passing}. */
         volatile long passingSinceNanos;
+
         volatile boolean passing = true;
         volatile String lastFailure = "";
 
@@ -74,12 +75,17 @@ final class HealthMonitor implements AutoCloseable {
                 if (!h.passing) {
                     h.passingSinceNanos = started;
                     h.passing = true;
-                    LOG.log(Level.INFO, "engine '" + h.engine.name() + "' (" + h.engine.uri() + ") passes its health checks again");
+                    LOG.log(
+                            Level.INFO,
+                            "engine '" + h.engine.name() + "' (" + h.engine.uri() + ") passes its health checks again");
                 }
                 h.lastPassedNanos = System.nanoTime();
             } catch (RuntimeException e) {
                 if (h.passing) {
-                    LOG.log(Level.WARNING, "engine '" + h.engine.name() + "' (" + h.engine.uri() + ") failed a health check: " + e.getMessage());
+                    LOG.log(
+                            Level.WARNING,
+                            "engine '" + h.engine.name() + "' (" + h.engine.uri() + ") failed a health check: "
+                                    + e.getMessage());
                 }
                 h.passing = false;
                 h.lastFailure = String.valueOf(e.getMessage());
@@ -89,12 +95,16 @@ final class HealthMonitor implements AutoCloseable {
     }
 
     private void decideLoop() {
-        long interval = Math.max(TimeUnit.MILLISECONDS.toNanos(5), policy.checkEvery().toNanos() / 2);
+        long interval =
+                Math.max(TimeUnit.MILLISECONDS.toNanos(5), policy.checkEvery().toNanos() / 2);
         while (!closed) {
             try {
                 decide(System.nanoTime());
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "failover decision failed; trying again in " + TimeUnit.NANOSECONDS.toMillis(interval) + "ms", e);
+                LOG.log(
+                        Level.WARNING,
+                        "failover decision failed; trying again in " + TimeUnit.NANOSECONDS.toMillis(interval) + "ms",
+                        e);
             }
             pause(interval);
         }
@@ -107,23 +117,34 @@ final class HealthMonitor implements AutoCloseable {
             Health next = nextHealthy(current, now, unhealthy);
             if (next == null) {
                 if (!warnedNoneHealthy) {
-                    LOG.log(Level.WARNING, "engine '" + current.engine.name() + "' has failed its health checks for "
-                            + Durations.format(policy.unhealthyFor()) + " but no other engine passes them; staying on it");
+                    LOG.log(
+                            Level.WARNING,
+                            "engine '" + current.engine.name() + "' has failed its health checks for "
+                                    + Durations.format(policy.unhealthyFor())
+                                    + " but no other engine passes them; staying on it");
                     warnedNoneHealthy = true;
                 }
                 return;
             }
             warnedNoneHealthy = false;
-            switcher.switchTo(next.engine, EngineSwitchEvent.Reason.FAILOVER, "engine '" + current.engine.name()
-                    + "' failed its health checks for " + Durations.format(policy.unhealthyFor()) + " (last: " + current.lastFailure + ")");
+            switcher.switchTo(
+                    next.engine,
+                    EngineSwitchEvent.Reason.FAILOVER,
+                    "engine '" + current.engine.name() + "' failed its health checks for "
+                            + Durations.format(policy.unhealthyFor()) + " (last: " + current.lastFailure + ")");
             return;
         }
         if (policy.failBackAfter().isPresent() && current.engine != switcher.primary()) {
             Health primary = healthOf(switcher.primary());
-            if (primary.passing && now - primary.lastPassedNanos < unhealthy
-                    && now - primary.passingSinceNanos >= policy.failBackAfter().get().toNanos()) {
-                switcher.switchTo(primary.engine, EngineSwitchEvent.Reason.FAILBACK, "the primary engine passed its health checks for "
-                        + Durations.format(policy.failBackAfter().get()));
+            if (primary.passing
+                    && now - primary.lastPassedNanos < unhealthy
+                    && now - primary.passingSinceNanos
+                            >= policy.failBackAfter().get().toNanos()) {
+                switcher.switchTo(
+                        primary.engine,
+                        EngineSwitchEvent.Reason.FAILBACK,
+                        "the primary engine passed its health checks for "
+                                + Durations.format(policy.failBackAfter().get()));
             }
         }
     }
@@ -142,7 +163,8 @@ final class HealthMonitor implements AutoCloseable {
     /** @return whether the engine passed its last health check, within the unhealthy time */
     boolean passing(EngineHandle engine) {
         Health h = healthOf(engine);
-        return h.passing && System.nanoTime() - h.lastPassedNanos < policy.unhealthyFor().toNanos();
+        return h.passing
+                && System.nanoTime() - h.lastPassedNanos < policy.unhealthyFor().toNanos();
     }
 
     private Health healthOf(EngineHandle engine) {

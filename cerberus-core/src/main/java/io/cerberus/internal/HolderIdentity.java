@@ -9,8 +9,7 @@ import java.nio.file.Path;
 final class HolderIdentity {
     private static final String PROCESS = ProcessHandle.current().pid() + "@" + hostName();
 
-    private HolderIdentity() {
-    }
+    private HolderIdentity() {}
 
     /** The last description per thread, made again only when the thread is renamed: taken on every acquisition. */
     private static final ThreadLocal<String[]> LAST = ThreadLocal.withInitial(() -> new String[2]);
@@ -33,7 +32,8 @@ final class HolderIdentity {
             return env.strip();
         }
         try {
-            return Files.readString(Path.of("/etc/hostname"), StandardCharsets.UTF_8).strip();
+            return Files.readString(Path.of("/etc/hostname"), StandardCharsets.UTF_8)
+                    .strip();
         } catch (IOException | RuntimeException e) {
             return "localhost";
         }

@@ -35,7 +35,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Holding implements Lease {
     private static final System.Logger LOG = System.getLogger(Holding.class.getName());
-    private enum State { HELD, LOST, RELEASED }
+
+    private enum State {
+        HELD,
+        LOST,
+        RELEASED
+    }
 
     final CerberusClient client;
     final EngineHandle engine;
@@ -52,10 +57,12 @@ final class Holding implements Lease {
     final ReentrantLock stateLock = new ReentrantLock();
     /** Written under stateLock; read without it so isValid() never waits for a renewal round trip. */
     private volatile State state = State.HELD;
+
     private LockLostException lostReason;
     private volatile long validUntilNanos;
     /** A renewal could not reach the engine and no later one has yet: the hold is not confirmed. */
     private volatile boolean uncertain;
+
     private final List<LeaseLossListener> listeners = new ArrayList<>();
     /** Holds of the same lock on engines in their lock-delay after a switch, released with this one. */
     private final List<Holding> lockDelayHolds = new CopyOnWriteArrayList<>();
@@ -66,10 +73,17 @@ final class Holding implements Lease {
 
     /** Thread-bound bookkeeping, touched only by the owning thread. */
     int holdCount = 1;
+
     int nestedReads;
 
-    Holding(CerberusClient client, EngineHandle engine, Acquisition acquisition, long fencingToken,
-            boolean renewed, boolean threadBound, long requestSentNanos) {
+    Holding(
+            CerberusClient client,
+            EngineHandle engine,
+            Acquisition acquisition,
+            long fencingToken,
+            boolean renewed,
+            boolean threadBound,
+            long requestSentNanos) {
         this.client = client;
         this.engine = engine;
         this.acquisition = acquisition;
@@ -85,7 +99,8 @@ final class Holding implements Lease {
         Duration validity = engine.engine().validity(lease);
         if (validity == null || validity.isNegative() || validity.isZero() || validity.compareTo(lease) > 0) {
             throw new IllegalStateException("engine '" + engine.name() + "' (" + engine.uri() + ") gave a validity of "
-                    + validity + " for a lease of " + Durations.format(lease) + "; it must be positive and at most the lease");
+                    + validity + " for a lease of " + Durations.format(lease)
+                    + "; it must be positive and at most the lease");
         }
         return validity.toNanos();
     }
@@ -108,9 +123,13 @@ final class Holding implements Lease {
     @Override
     public long fencingToken() {
         if (fencingToken < 0) {
-            throw new UnsupportedCapabilityException("engine '" + engine.name() + "' (" + engine.uri() + ") gives no fencing tokens"
-                    + engine.engine().whyNot(Capability.FENCING).map(why -> ": " + why).orElse("")
-                    + "; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
+            throw new UnsupportedCapabilityException(
+                    "engine '" + engine.name() + "' (" + engine.uri() + ") gives no fencing tokens"
+                            + engine.engine()
+                                    .whyNot(Capability.FENCING)
+                                    .map(why -> ": " + why)
+                                    .orElse("")
+                            + "; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
         }
         return fencingToken;
     }
@@ -147,8 +166,10 @@ final class Holding implements Lease {
         validUntilNanos = requestSentNanos + validityNanos;
         uncertain = false;
         if (failedRenewals > 0) {
-            LOG.log(System.Logger.Level.INFO, "renewed " + this + " again after " + failedRenewals + " failed "
-                    + (failedRenewals == 1 ? "try" : "tries"));
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "renewed " + this + " again after " + failedRenewals + " failed "
+                            + (failedRenewals == 1 ? "try" : "tries"));
             failedRenewals = 0;
         }
     }
@@ -218,8 +239,8 @@ final class Holding implements Lease {
                 throw copy(lostReason);
             }
             if (localLeaseOver()) {
-                throw new LockLostException(describeLoss("its lease of " + Durations.format(acquisition.lease())
-                        + " ran out before it was renewed"));
+                throw new LockLostException(describeLoss(
+                        "its lease of " + Durations.format(acquisition.lease()) + " ran out before it was renewed"));
             }
         } finally {
             stateLock.unlock();
@@ -321,15 +342,18 @@ final class Holding implements Lease {
                 if (before == State.LOST) {
                     throw copy(lostReason);
                 }
-                throw new EngineUnavailableException("could not release lock '" + lockName() + "' on engine '"
-                        + engine.name() + "' (" + engine.uri() + "); it is no longer renewed and the engine frees it"
-                        + " when its lease of " + Durations.format(acquisition.lease()) + " ends", e);
+                throw new EngineUnavailableException(
+                        "could not release lock '" + lockName() + "' on engine '"
+                                + engine.name() + "' (" + engine.uri()
+                                + "); it is no longer renewed and the engine frees it"
+                                + " when its lease of " + Durations.format(acquisition.lease()) + " ends",
+                        e);
             }
             if (before == State.LOST) {
                 lost = copy(lostReason);
             } else if (!released) {
-                lostReason = new LockLostException(describeLoss(
-                        "the engine no longer had it at release (lease expired or taken over)"));
+                lostReason = new LockLostException(
+                        describeLoss("the engine no longer had it at release (lease expired or taken over)"));
                 lost = copy(lostReason);
                 newlyLost = true;
             }
@@ -372,8 +396,10 @@ final class Holding implements Lease {
             try {
                 old.release();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "could not release the lock-delay hold of lock '"
-                        + lockName() + "' on engine '" + old.engine.name() + "': " + e.getMessage());
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "could not release the lock-delay hold of lock '" + lockName() + "' on engine '"
+                                + old.engine.name() + "': " + e.getMessage());
             }
         }
         lockDelayHolds.clear();

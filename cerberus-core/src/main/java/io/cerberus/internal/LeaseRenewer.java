@@ -70,6 +70,7 @@ final class LeaseRenewer implements AutoCloseable {
      * no earlier needs no signal, so taking and releasing locks in a loop wakes no thread.
      */
     private long wakesAtNanos;
+
     private boolean sleepsUntilSignalled;
 
     LeaseRenewer(String clientName) {
@@ -182,7 +183,8 @@ final class LeaseRenewer implements AutoCloseable {
             if (task.expiry) {
                 expire(task);
             } else {
-                renewals.computeIfAbsent(task.holding.engine, e -> new ArrayList<>()).add(task);
+                renewals.computeIfAbsent(task.holding.engine, e -> new ArrayList<>())
+                        .add(task);
             }
         }
         renewals.forEach(this::renew);
@@ -204,7 +206,8 @@ final class LeaseRenewer implements AutoCloseable {
                     LOG.log(Level.WARNING, "could not release " + holding + " at the end of its lease", e);
                 }
             }
-            lost = holding.markLostLocked("its explicit lease of " + Durations.format(holding.leaseTime()) + " ended", null);
+            lost = holding.markLostLocked(
+                    "its explicit lease of " + Durations.format(holding.leaseTime()) + " ended", null);
         } finally {
             holding.stateLock.unlock();
         }
@@ -235,20 +238,25 @@ final class LeaseRenewer implements AutoCloseable {
             Set<Acquisition> refused;
             try {
                 LockEngine store = engine.engine();
-                refused = store.ability(RenewsInBatches.class).map(batch -> batch.renewAll(attempts))
+                refused = store.ability(RenewsInBatches.class)
+                        .map(batch -> batch.renewAll(attempts))
                         .orElseGet(() -> RenewsInBatches.oneByOne(store, attempts));
             } catch (RuntimeException e) {
                 for (Holding holding : locked) {
                     retryOrLose(holding, e, lost);
                 }
-                locked.get(0).client.metrics().renewals(engine, CerberusMetrics.RenewalOutcome.UNREACHABLE, locked.size());
+                locked.get(0)
+                        .client
+                        .metrics()
+                        .renewals(engine, CerberusMetrics.RenewalOutcome.UNREACHABLE, locked.size());
                 return;
             }
             int refusedCount = 0;
             for (Holding holding : locked) {
                 if (refused.contains(holding.acquisition)) {
                     refusedCount++;
-                    if (holding.markLostLocked("the engine refused to renew its lease (it had expired or was taken over)", null)) {
+                    if (holding.markLostLocked(
+                            "the engine refused to renew its lease (it had expired or was taken over)", null)) {
                         lost.add(holding);
                     }
                 } else {
@@ -274,8 +282,10 @@ final class LeaseRenewer implements AutoCloseable {
         long left = holding.validUntilNanos() - now;
         if (left <= 0) {
             int tries = holding.failedRenewals() + 1;
-            if (holding.markLostLocked("its lease of " + Durations.format(holding.leaseTime())
-                    + " ran out while the engine could not be reached to renew it (" + tries + (tries == 1 ? " try" : " tries") + ")",
+            if (holding.markLostLocked(
+                    "its lease of " + Durations.format(holding.leaseTime())
+                            + " ran out while the engine could not be reached to renew it (" + tries
+                            + (tries == 1 ? " try" : " tries") + ")",
                     failure)) {
                 lost.add(holding);
             }
@@ -284,9 +294,13 @@ final class LeaseRenewer implements AutoCloseable {
         long retry = Math.max(MIN_RETRY_NANOS, holding.leaseTime().toNanos() / 10);
         // one line per episode: the first failure says what happens next, the retries are details
         int failures = holding.renewalFailed();
-        LOG.log(failures == 1 ? Level.WARNING : Level.DEBUG, "could not renew " + holding + " (" + failure + "); "
-                + (failures == 1 ? "retrying every " + Durations.format(Duration.ofNanos(retry)) + " while its lease lasts, "
-                        + left / 1_000_000 + "ms more" : "try " + failures + ", " + left / 1_000_000 + "ms of lease left"));
+        LOG.log(
+                failures == 1 ? Level.WARNING : Level.DEBUG,
+                "could not renew " + holding + " (" + failure + "); "
+                        + (failures == 1
+                                ? "retrying every " + Durations.format(Duration.ofNanos(retry))
+                                        + " while its lease lasts, " + left / 1_000_000 + "ms more"
+                                : "try " + failures + ", " + left / 1_000_000 + "ms of lease left"));
         holding.task = schedule(holding, now + Math.min(retry, left), false);
     }
 

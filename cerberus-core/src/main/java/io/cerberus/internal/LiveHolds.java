@@ -30,13 +30,14 @@ final class LiveHolds {
      * reaches {@link #add} (a session or lease that ends while the grant is on its way). The
      * others are reports for holds already gone; the oldest are dropped past {@link #MAX_LOSSES_BEFORE_HOLD}.
      */
-    private final Map<String, String> lossesBeforeHold = java.util.Collections.synchronizedMap(
-            new java.util.LinkedHashMap<>(16, 0.75f, false) {
+    private final Map<String, String> lossesBeforeHold =
+            java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, false) {
                 @Override
                 protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
                     return size() > MAX_LOSSES_BEFORE_HOLD;
                 }
             });
+
     private static final int MAX_LOSSES_BEFORE_HOLD = 1024;
     /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
     private final LocalLines lines = new LocalLines(this::liveFor);
@@ -129,19 +130,27 @@ final class LiveHolds {
         }
         Optional<TakesTurns> turns = engine.ability(TakesTurns.class);
         if (turns.isPresent()) {
-            LocalLines.Turn turn = lines.turnAt(holding.engine, holder.key(), holder.token(), turns.get().turn());
-            HandOff done = release(holding, turn.handOver(), next -> turns.get().release(holder, next, turn.withinTurn()));
+            LocalLines.Turn turn = lines.turnAt(
+                    holding.engine, holder.key(), holder.token(), turns.get().turn());
+            HandOff done =
+                    release(holding, turn.handOver(), next -> turns.get().release(holder, next, turn.withinTurn()));
             if (done.yielded()) {
-                lines.holdBack(holding.engine, holder.key(), holder.token(), turns.get().holdBack());
+                lines.holdBack(
+                        holding.engine,
+                        holder.key(),
+                        holder.token(),
+                        turns.get().holdBack());
             }
             return done.released();
         }
         Optional<HandsOver> handsOver = engine.ability(HandsOver.class);
-        LocalLines.HandOver handOver = handsOver.isPresent() ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
+        LocalLines.HandOver handOver =
+                handsOver.isPresent() ? lines.handOverFrom(holding.engine, holder.key(), holder.token()) : null;
         if (handOver == null) {
             return engine.release(holder);
         }
-        return release(holding, handOver, next -> handsOver.get().handOver(holder, next)).released();
+        return release(holding, handOver, next -> handsOver.get().handOver(holder, next))
+                .released();
     }
 
     /** Releases through {@code release}, handing the lock to the head of {@code handOver} (if any) when the engine agrees. */
@@ -172,8 +181,11 @@ final class LiveHolds {
         try {
             engine.engine().abandon(attempt);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not withdraw " + attempt + " from engine '" + engine.name()
-                    + "'; if it was granted the engine frees it when its lease ends", e);
+            LOG.log(
+                    Level.WARNING,
+                    "could not withdraw " + attempt + " from engine '" + engine.name()
+                            + "'; if it was granted the engine frees it when its lease ends",
+                    e);
         }
     }
 

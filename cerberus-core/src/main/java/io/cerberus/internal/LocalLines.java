@@ -57,8 +57,7 @@ final class LocalLines {
         this.liveFor = liveFor;
     }
 
-    private record LineKey(Object engine, LockKey key) {
-    }
+    private record LineKey(Object engine, LockKey key) {}
 
     /** The attempts waiting for one lock on one engine, and the hold of this client they wait for. */
     private static final class Line {
@@ -71,9 +70,11 @@ final class LocalLines {
         int handOffs;
         /** Whether this client's threads have held the lock one after another since {@link #streakSince}; guarded by {@link #lock}. */
         boolean inStreak;
+
         long streakSince;
         /** Until when (nanoTime) the head does not ask, after a release that yielded to another client; guarded by {@link #lock}. */
         long holdBackUntil;
+
         boolean holdingBack;
 
         /** The hold {@code token} of this client now holds the lock; caller holds {@link #lock}. */
@@ -176,8 +177,7 @@ final class LocalLines {
      * @param ticket the head's place
      * @param next the head's attempt, which the release grants if the engine agrees
      */
-    record HandOver(Ticket ticket, Acquisition next) {
-    }
+    record HandOver(Ticket ticket, Acquisition next) {}
 
     /**
      * Starts a hand-off of this client's hold {@code token} to the head of its line, if the head
@@ -197,8 +197,12 @@ final class LocalLines {
         line.lock.lock();
         try {
             Ticket head = line.queue.peekFirst();
-            if (head == null || !token.equals(line.heldBy) || line.handOffs >= HAND_OFFS_IN_A_ROW
-                    || !head.sleeping || head.handing || head.handed) {
+            if (head == null
+                    || !token.equals(line.heldBy)
+                    || line.handOffs >= HAND_OFFS_IN_A_ROW
+                    || !head.sleeping
+                    || head.handing
+                    || head.handed) {
                 return null;
             }
             head.handing = true;
@@ -217,8 +221,7 @@ final class LocalLines {
      * @param withinTurn whether the streak of this client's holds that the releasing hold belongs to
      *     began less than the turn ago
      */
-    record Turn(HandOver handOver, boolean withinTurn) {
-    }
+    record Turn(HandOver handOver, boolean withinTurn) {}
 
     /**
      * As {@link #handOverFrom} for an engine that takes turns: the hand-off is offered however many
@@ -316,8 +319,7 @@ final class LocalLines {
     }
 
     /** What a release handed to a waiting attempt: its fencing token, and when the request was sent. */
-    record Handed(long fencingToken, long sentNanos) {
-    }
+    record Handed(long fencingToken, long sentNanos) {}
 
     /** Wakes every waiter; they return to the core's loop, which finds the client closed. */
     void close() {
@@ -351,6 +353,7 @@ final class LocalLines {
         private boolean handing;
         /** A release handed the lock to this attempt, not taken yet; guarded by the line's lock. */
         private boolean handed;
+
         private long handedFence;
         private long handedSentNanos;
         private final Duration firstBackoff;

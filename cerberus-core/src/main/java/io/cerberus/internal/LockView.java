@@ -98,16 +98,18 @@ final class LockView implements DistributedLock {
     private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
         Holding holding = client.acquirer.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
         if (holding == null) {
-            throw new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
-                    + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
-                    + "); `cerberus inspect` shows who holds it");
+            throw new LockTimeoutException(
+                    "lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
+                            + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
+                            + "); `cerberus inspect` shows who holds it");
         }
         return holding;
     }
 
     @Override
     public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-        return Optional.ofNullable(client.acquirer.acquire(this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
+        return Optional.ofNullable(client.acquirer.acquire(
+                this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
     }
 
     @Override
@@ -124,8 +126,8 @@ final class LockView implements DistributedLock {
     public Lease lease() {
         Holding holding = client.threadHold(this);
         if (holding == null) {
-            throw new IllegalMonitorStateException("thread '" + Thread.currentThread().getName() + "' does not hold "
-                    + mode.label() + " lock '" + name() + "'");
+            throw new IllegalMonitorStateException("thread '"
+                    + Thread.currentThread().getName() + "' does not hold " + mode.label() + " lock '" + name() + "'");
         }
         return holding;
     }

@@ -24,7 +24,8 @@ final class SafeMetrics {
             return new SafeMetrics(given);
         }
         try {
-            return new SafeMetrics(ServiceLoader.load(CerberusMetrics.class).findFirst().orElse(CerberusMetrics.NONE));
+            return new SafeMetrics(
+                    ServiceLoader.load(CerberusMetrics.class).findFirst().orElse(CerberusMetrics.NONE));
         } catch (java.util.ServiceConfigurationError e) {
             LOG.log(Level.WARNING, "no metrics: the CerberusMetrics found on the class path could not be loaded", e);
             return new SafeMetrics(CerberusMetrics.NONE);

@@ -7,8 +7,7 @@ import java.util.HexFormat;
 public final class Tokens {
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private Tokens() {
-    }
+    private Tokens() {}
 
     /** @return a new owner token */
     public static String next() {

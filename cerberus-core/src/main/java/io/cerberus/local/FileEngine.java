@@ -56,6 +56,7 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords 
     private final Path directory;
     /** This engine's attempts not yet released or abandoned, by token: given up on close. */
     private final Map<String, Acquisition> attempts = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
     private volatile FileIdempotencyStore idempotency;
 
@@ -179,8 +180,8 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords 
         ensureOpen();
         String filePrefix = FileNames.namespacePrefix(namespace);
         List<LockInfo> infos = new ArrayList<>();
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory,
-                path -> path.getFileName().toString().startsWith(filePrefix))) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(
+                directory, path -> path.getFileName().toString().startsWith(filePrefix))) {
             for (Path path : files) {
                 String fileName = path.getFileName().toString();
                 Optional<String> name = FileNames.lockName(fileName, filePrefix);
@@ -209,8 +210,11 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords 
             } else {
                 // a hashed file name: the name is in the file; it must map back to this very file
                 Optional<LockKey> key = identity(entry);
-                if (key.isEmpty() || !key.get().namespace().equals(namespace) || !key.get().name().startsWith(prefix)
-                        || !FileNames.fileName(key.get()).equals(path.getFileName().toString())) {
+                if (key.isEmpty()
+                        || !key.get().namespace().equals(namespace)
+                        || !key.get().name().startsWith(prefix)
+                        || !FileNames.fileName(key.get())
+                                .equals(path.getFileName().toString())) {
                     return;
                 }
                 lockName = key.get().name();
@@ -248,9 +252,11 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords 
 
     private EngineUnavailableException unavailable(String what, LockKey key, IOException cause) {
         String file = key == null ? "directory " + directory : "lock file " + pathOf(key);
-        return new EngineUnavailableException("file: engine " + uri + ": " + what + " (" + file + "): " + cause
-                + "; check that the directory is on a local file system that supports file locks and that this"
-                + " user may read and write its files", cause);
+        return new EngineUnavailableException(
+                "file: engine " + uri + ": " + what + " (" + file + "): " + cause
+                        + "; check that the directory is on a local file system that supports file locks and that this"
+                        + " user may read and write its files",
+                cause);
     }
 
     private void ensureOpen() {

@@ -28,15 +28,18 @@ import java.util.Set;
  * as written (no percent-decoding); queries and fragments are refused.
  */
 public final class FileEngineProvider implements EngineProvider {
-    static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.READ_WRITE,
-            Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+    static final Set<Capability> CAPABILITIES = EnumSet.of(
+            Capability.FENCING,
+            Capability.READ_WRITE,
+            Capability.SESSION_BOUND,
+            Capability.MULTI_PROCESS,
+            Capability.INSPECT);
     private static final System.Logger LOG = System.getLogger(FileEngineProvider.class.getName());
-    private static final String FORMS = "use file:/abs/dir, file:///abs/dir, file:relative/dir, or file: for the"
-            + " default directory";
+    private static final String FORMS =
+            "use file:/abs/dir, file:///abs/dir, file:relative/dir, or file: for the" + " default directory";
 
     /** For {@link java.util.ServiceLoader}. */
-    public FileEngineProvider() {
-    }
+    public FileEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -75,8 +78,9 @@ public final class FileEngineProvider implements EngineProvider {
             int slash = path.indexOf('/', 2);
             String authority = slash < 0 ? path.substring(2) : path.substring(2, slash);
             if (!authority.isEmpty() && !authority.equalsIgnoreCase("localhost")) {
-                throw new IllegalArgumentException("file: URI must name a directory on this machine, not host '" + authority
-                        + "' (did you mean file:///" + path.substring(2) + "?); " + FORMS + "; was \"" + Redaction.redact(uri) + "\"");
+                throw new IllegalArgumentException("file: URI must name a directory on this machine, not host '"
+                        + authority + "' (did you mean file:///" + path.substring(2) + "?); " + FORMS + "; was \""
+                        + Redaction.redact(uri) + "\"");
             }
             path = slash < 0 ? "" : path.substring(slash);
         }
@@ -86,23 +90,32 @@ public final class FileEngineProvider implements EngineProvider {
         try {
             return Path.of(path).toAbsolutePath().normalize();
         } catch (InvalidPathException e) {
-            throw new IllegalArgumentException("file: URI must name a valid directory path (" + e.getReason() + "); "
-                    + FORMS + "; was \"" + Redaction.redact(uri) + "\"", e);
+            throw new IllegalArgumentException(
+                    "file: URI must name a valid directory path (" + e.getReason() + "); " + FORMS + "; was \""
+                            + Redaction.redact(uri) + "\"",
+                    e);
         }
     }
 
     static Path defaultDirectory() {
         String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
-        return Path.of(System.getProperty("java.io.tmpdir"), "cerberus-" + user).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("java.io.tmpdir"), "cerberus-" + user)
+                .toAbsolutePath()
+                .normalize();
     }
 
     /** Creates the directory if needed and checks it is usable; returns its real path. */
     private static Path prepare(String uri, Path directory, boolean isDefault) {
         try {
             if (!Files.isDirectory(directory)) {
-                if (isDefault && FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+                if (isDefault
+                        && FileSystems.getDefault()
+                                .supportedFileAttributeViews()
+                                .contains("posix")) {
                     // shared temporary directory: keep other users out of our lock files
-                    Files.createDirectories(directory, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                    Files.createDirectories(
+                            directory,
+                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
                 } else {
                     Files.createDirectories(directory);
                 }
@@ -115,9 +128,12 @@ public final class FileEngineProvider implements EngineProvider {
             }
             return directory.toRealPath();
         } catch (IOException | SecurityException | UnsupportedOperationException e) {
-            throw new EngineUnavailableException("file: engine cannot use directory " + directory + " (URI \""
-                    + Redaction.redact(uri) + "\"): " + e + "; check that the path is a directory, or can be created, and that user '"
-                    + System.getProperty("user.name") + "' may create and write files in it", e);
+            throw new EngineUnavailableException(
+                    "file: engine cannot use directory " + directory + " (URI \""
+                            + Redaction.redact(uri) + "\"): " + e
+                            + "; check that the path is a directory, or can be created, and that user '"
+                            + System.getProperty("user.name") + "' may create and write files in it",
+                    e);
         }
     }
 
@@ -135,7 +151,8 @@ public final class FileEngineProvider implements EngineProvider {
         }
         UserPrincipal owner = Files.getOwner(directory, LinkOption.NOFOLLOW_LINKS);
         if (!owner.equals(me)) {
-            throw new IOException("the default directory belongs to '" + owner.getName() + "', not to '" + me.getName() + "'");
+            throw new IOException(
+                    "the default directory belongs to '" + owner.getName() + "', not to '" + me.getName() + "'");
         }
     }
 }

@@ -32,6 +32,7 @@ final class FileEntry {
     private static final System.Logger LOG = System.getLogger(FileEntry.class.getName());
     /** Waiting for an in-JVM holder: its release signals, so this only bounds a lost signal. */
     static final Duration IN_JVM_RETRY = Duration.ofSeconds(1);
+
     static final Duration MIN_BACKOFF = Duration.ofMillis(2);
     /** Pauses fall between half of this and this: about 100 ms on average once a wait is long. */
     static final Duration MAX_BACKOFF = Duration.ofMillis(130);
@@ -41,6 +42,7 @@ final class FileEntry {
     private static final long ACQUIRE_MUTEX_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How long a release or a probe tries for the counter mutex before going on without it. */
     private static final long SHORT_MUTEX_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
     static final String OTHER_READERS = "readers in other processes";
     static final String UNKNOWN_HOLDER = "a holder in another process";
 
@@ -56,8 +58,7 @@ final class FileEntry {
     private final Map<String, Hold> readers = new LinkedHashMap<>();
     private final Map<String, Waiter> waiters = new HashMap<>();
 
-    private record Hold(Acquisition attempt, long fence) {
-    }
+    private record Hold(Acquisition attempt, long fence) {}
 
     private static final class Waiter {
         long seenVersion;
@@ -209,8 +210,10 @@ final class FileEntry {
             }
             file.clearRecord();
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "could not clear the holder record of " + file.path()
-                    + " (inspect may show the holder until the lock is taken again): " + e);
+            LOG.log(
+                    Level.WARNING,
+                    "could not clear the holder record of " + file.path()
+                            + " (inspect may show the holder until the lock is taken again): " + e);
         }
     }
 
@@ -311,8 +314,15 @@ final class FileEntry {
                 // fence check rejects a record that is not the current holder's (mutex not had).
                 Optional<FileLockFile.HolderRecord> record = file.readRecord();
                 long counter = file.readCounter();
-                if (mutex != null && record.isPresent() && !record.get().mode().isShared() && record.get().fence() == counter) {
-                    infos.add(info(name, record.get().mode(), record.get().holder(), record.get().fence()));
+                if (mutex != null
+                        && record.isPresent()
+                        && !record.get().mode().isShared()
+                        && record.get().fence() == counter) {
+                    infos.add(info(
+                            name,
+                            record.get().mode(),
+                            record.get().holder(),
+                            record.get().fence()));
                 } else {
                     infos.add(info(name, LockMode.EXCLUSIVE, UNKNOWN_HOLDER, -1));
                 }

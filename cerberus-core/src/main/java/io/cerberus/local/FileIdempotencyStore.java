@@ -89,17 +89,13 @@ final class FileIdempotencyStore implements IdempotencyStore {
     }
 
     /** What a change leaves in the file. */
-    private sealed interface Change {
-    }
+    private sealed interface Change {}
 
-    private record Keep() implements Change {
-    }
+    private record Keep() implements Change {}
 
-    private record Write(byte[] bytes) implements Change {
-    }
+    private record Write(byte[] bytes) implements Change {}
 
-    private record Remove() implements Change {
-    }
+    private record Remove() implements Change {}
 
     /** A change of one record, decided under its file lock from what the file holds (null: none or not live). */
     @FunctionalInterface
@@ -133,7 +129,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
                 existing[0] = live;
                 return new Keep();
             }
-            return new Write(encode(new IdempotencyRecord(false, token, fingerprint, null, false), BOOT_ID, leaseEnd(lease)));
+            return new Write(
+                    encode(new IdempotencyRecord(false, token, fingerprint, null, false), BOOT_ID, leaseEnd(lease)));
         });
         return Optional.ofNullable(existing[0]).map(Stored::record);
     }
@@ -155,7 +152,9 @@ final class FileIdempotencyStore implements IdempotencyStore {
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
         boolean[] done = new boolean[1];
         change(id, false, live -> {
-            if (live != null && live.record().completed() && live.record().token().equals(token)) {
+            if (live != null
+                    && live.record().completed()
+                    && live.record().token().equals(token)) {
                 done[0] = true; // this completion, sent again
                 return new Keep();
             }
@@ -163,8 +162,10 @@ final class FileIdempotencyStore implements IdempotencyStore {
                 return new Keep();
             }
             done[0] = true;
-            long end = retention == null ? Long.MAX_VALUE : saturatedAdd(System.currentTimeMillis(), retention.toMillis());
-            return new Write(encode(new IdempotencyRecord(true, token, live.record().fingerprint(), result, failure), WALL, end));
+            long end =
+                    retention == null ? Long.MAX_VALUE : saturatedAdd(System.currentTimeMillis(), retention.toMillis());
+            return new Write(encode(
+                    new IdempotencyRecord(true, token, live.record().fingerprint(), result, failure), WALL, end));
         });
         return done[0];
     }
@@ -193,12 +194,16 @@ final class FileIdempotencyStore implements IdempotencyStore {
     }
 
     private static boolean owned(Stored live, String token) {
-        return live != null && !live.record().completed() && live.record().token().equals(token);
+        return live != null
+                && !live.record().completed()
+                && live.record().token().equals(token);
     }
 
     private static long leaseEnd(Duration lease) {
         long nanos = lease.toNanos();
-        return BOOT_ID.equals(WALL) ? saturatedAdd(System.currentTimeMillis(), lease.toMillis()) : System.nanoTime() + nanos;
+        return BOOT_ID.equals(WALL)
+                ? saturatedAdd(System.currentTimeMillis(), lease.toMillis())
+                : System.nanoTime() + nanos;
     }
 
     private static long saturatedAdd(long a, long b) {
@@ -243,7 +248,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
         AsynchronousFileChannel channel;
         try {
             channel = create
-                    ? AsynchronousFileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                    ? AsynchronousFileChannel.open(
+                            path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
                     : AsynchronousFileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
         } catch (NoSuchFileException e) {
             decision.decide(null);
@@ -317,7 +323,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
     }
 
     static byte[] encode(IdempotencyRecord record, String clock, long expiry) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 + (record.result() == null ? 0 : record.result().length));
+        ByteArrayOutputStream bytes =
+                new ByteArrayOutputStream(128 + (record.result() == null ? 0 : record.result().length));
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.write(MAGIC);
             out.writeByte(record.completed() ? COMPLETED : IN_PROGRESS);
@@ -344,7 +351,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
             return null;
         }
         try {
-            if (bytes.length < MAGIC.length + 4 || !java.util.Arrays.equals(bytes, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
+            if (bytes.length < MAGIC.length + 4
+                    || !java.util.Arrays.equals(bytes, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
                 throw new IOException("not an idempotency record of format 1");
             }
             CRC32 crc = new CRC32();
@@ -352,7 +360,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
             if (ByteBuffer.wrap(bytes, bytes.length - 4, 4).getInt() != (int) crc.getValue()) {
                 throw new IOException("checksum mismatch");
             }
-            DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes, MAGIC.length, bytes.length - MAGIC.length - 4));
+            DataInputStream in =
+                    new DataInputStream(new ByteArrayInputStream(bytes, MAGIC.length, bytes.length - MAGIC.length - 4));
             byte state = in.readByte();
             boolean failure = in.readBoolean();
             String clock = in.readUTF();
@@ -364,10 +373,13 @@ final class FileIdempotencyStore implements IdempotencyStore {
             if (result != null && result.length != length || in.available() != 0) {
                 throw new IOException("wrong length");
             }
-            return new Stored(new IdempotencyRecord(state == COMPLETED, token, fingerprint, result, failure), clock, expiry);
+            return new Stored(
+                    new IdempotencyRecord(state == COMPLETED, token, fingerprint, result, failure), clock, expiry);
         } catch (IOException | RuntimeException e) {
-            LOG.log(Level.WARNING, "the idempotency record " + path + " is torn or not ours (" + e.getMessage()
-                    + "); it counts as free");
+            LOG.log(
+                    Level.WARNING,
+                    "the idempotency record " + path + " is torn or not ours (" + e.getMessage()
+                            + "); it counts as free");
             return null;
         }
     }
@@ -401,7 +413,8 @@ final class FileIdempotencyStore implements IdempotencyStore {
         if (!stripe.tryLock()) {
             return false;
         }
-        try (AsynchronousFileChannel channel = AsynchronousFileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (AsynchronousFileChannel channel =
+                AsynchronousFileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             FileLock lock = channel.tryLock();
             if (lock == null) {
                 return false;
@@ -424,14 +437,17 @@ final class FileIdempotencyStore implements IdempotencyStore {
     }
 
     private EngineUnavailableException unavailable(String what, Path path, IOException cause) {
-        return new EngineUnavailableException("file: engine " + uri + ": " + what + " (" + path + "): " + cause
-                + "; check that the directory is on a local file system that supports file locks and that this"
-                + " user may read and write its files", cause);
+        return new EngineUnavailableException(
+                "file: engine " + uri + ": " + what + " (" + path + "): " + cause
+                        + "; check that the directory is on a local file system that supports file locks and that this"
+                        + " user may read and write its files",
+                cause);
     }
 
     private static String bootId() {
         try {
-            String id = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            String id =
+                    Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
             return id.isEmpty() ? WALL : id;
         } catch (IOException | RuntimeException e) {
             return WALL;

@@ -71,8 +71,7 @@ final class FileLockFile implements AutoCloseable {
      * @param fence its fencing token
      * @param holder its description
      */
-    record HolderRecord(LockMode mode, long fence, String holder) {
-    }
+    record HolderRecord(LockMode mode, long fence, String holder) {}
 
     private final Path path;
     private final AsynchronousFileChannel channel;
@@ -200,8 +199,10 @@ final class FileLockFile implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(RECORD_OFFSET + RECORD_SIZE);
         buffer.putLong(fence).put(MAGIC).put((byte) (mode.ordinal() + 1)).putLong(fence);
         ByteBuffer text = ByteBuffer.allocate(MAX_HOLDER_BYTES);
-        CharsetEncoder encoder = StandardCharsets.UTF_8.newEncoder()
-                .onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE);
+        CharsetEncoder encoder = StandardCharsets.UTF_8
+                .newEncoder()
+                .onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE);
         encoder.encode(CharBuffer.wrap(holder), text, true); // stops at a character boundary when full
         text.flip();
         buffer.putShort((short) text.remaining()).put(text).flip();
@@ -229,7 +230,8 @@ final class FileLockFile implements AutoCloseable {
         }
         byte[] holder = new byte[length];
         buffer.get(holder);
-        return Optional.of(new HolderRecord(LockMode.values()[mode - 1], fence, new String(holder, StandardCharsets.UTF_8)));
+        return Optional.of(
+                new HolderRecord(LockMode.values()[mode - 1], fence, new String(holder, StandardCharsets.UTF_8)));
     }
 
     /** @return the lock this file belongs to, as written in it; empty if missing or unreadable */
@@ -240,7 +242,8 @@ final class FileLockFile implements AutoCloseable {
         String namespace = readText(buffer);
         String name = readText(buffer);
         return namespace == null || name == null || namespace.isEmpty() || name.isEmpty()
-                ? Optional.empty() : Optional.of(new LockKey(namespace, name));
+                ? Optional.empty()
+                : Optional.of(new LockKey(namespace, name));
     }
 
     private static String readText(ByteBuffer buffer) {
@@ -264,8 +267,10 @@ final class FileLockFile implements AutoCloseable {
                     + " bytes of UTF-8 for the file: engine, were " + (namespace.length + name.length));
         }
         return ByteBuffer.allocate(IDENTITY_SIZE)
-                .putShort((short) namespace.length).put(namespace)
-                .putShort((short) name.length).put(name)
+                .putShort((short) namespace.length)
+                .put(namespace)
+                .putShort((short) name.length)
+                .put(name)
                 .position(0);
     }
 

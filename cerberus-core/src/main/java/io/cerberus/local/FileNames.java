@@ -30,13 +30,13 @@ final class FileNames {
     static final int MAX_PART = 100;
     /** Longest file name. */
     static final int MAX_FILE_NAME = MAX_PART + 1 + MAX_PART + SUFFIX.length();
+
     private static final char HASH_MARK = '~';
     private static final int HASH_HEX = 64;
     private static final int HASHED_PREFIX = MAX_PART - 1 - HASH_HEX;
     private static final HexFormat UPPER_HEX = HexFormat.of().withUpperCase();
 
-    private FileNames() {
-    }
+    private FileNames() {}
 
     /**
      * @param key a lock
@@ -87,10 +87,12 @@ final class FileNames {
         }
         bytes.flip();
         try {
-            String name = StandardCharsets.UTF_8.newDecoder()
+            String name = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(bytes).toString();
+                    .decode(bytes)
+                    .toString();
             // only the canonical spelling is ours: a file named otherwise was not made by this engine
             return name.isEmpty() || !encode(name).equals(part) ? Optional.empty() : Optional.of(name);
         } catch (CharacterCodingException e) {
@@ -109,7 +111,8 @@ final class FileNames {
     }
 
     private static String namePart(String fileName, String prefix) {
-        if (!fileName.startsWith(prefix) || !fileName.endsWith(SUFFIX)
+        if (!fileName.startsWith(prefix)
+                || !fileName.endsWith(SUFFIX)
                 || fileName.length() <= prefix.length() + SUFFIX.length()) {
             return null;
         }

@@ -26,8 +26,7 @@ final class FileRegistry {
     private static final ReentrantLock LOCK = new ReentrantLock();
     private static final Map<Path, FileEntry> ENTRIES = new HashMap<>();
 
-    private FileRegistry() {
-    }
+    private FileRegistry() {}
 
     /**
      * Returns the entry of a lock file, opening the file if this JVM has not.
@@ -93,7 +92,9 @@ final class FileRegistry {
             try {
                 entry.file().close();
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "could not close lock file " + entry.file().path() + ": " + e);
+                LOG.log(
+                        Level.WARNING,
+                        "could not close lock file " + entry.file().path() + ": " + e);
             }
         } finally {
             LOCK.unlock();

@@ -16,13 +16,12 @@ import java.util.Set;
  * or with {@code KB}, {@code MB}, {@code GB}: binary units).
  */
 public final class MemoryEngineProvider implements EngineProvider {
-    static final Set<Capability> CAPABILITIES = EnumSet.of(
-            Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.INSPECT);
+    static final Set<Capability> CAPABILITIES =
+            EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.INSPECT);
     private static final Set<String> PARAMETERS = Set.of("maxRecords", "maxRecordBytes");
 
     /** For {@link java.util.ServiceLoader}. */
-    public MemoryEngineProvider() {
-    }
+    public MemoryEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -43,10 +42,13 @@ public final class MemoryEngineProvider implements EngineProvider {
     public LockEngine open(EngineContext context) {
         context.requireNoOptions();
         EngineUri uri = EngineUri.parseOpaque(context.uri(), "mem:", "mem", PARAMETERS);
-        Optional<MemoryIdempotencyStore.Limits> limits = uri.parameter("maxRecords").or(() -> uri.parameter("maxRecordBytes")).isEmpty()
+        Optional<MemoryIdempotencyStore.Limits> limits = uri.parameter("maxRecords")
+                        .or(() -> uri.parameter("maxRecordBytes"))
+                        .isEmpty()
                 ? Optional.empty()
                 : Optional.of(new MemoryIdempotencyStore.Limits(
-                        uri.number("maxRecords", 1, Long.MAX_VALUE).orElse(MemoryIdempotencyStore.Limits.DEFAULT.maxRecords()),
+                        uri.number("maxRecords", 1, Long.MAX_VALUE)
+                                .orElse(MemoryIdempotencyStore.Limits.DEFAULT.maxRecords()),
                         uri.bytes("maxRecordBytes").orElse(MemoryIdempotencyStore.Limits.DEFAULT.maxBytes())));
         String name = "mem:" + uri.path();
         return new MemoryEngine(name, MemoryStore.named(uri.path()), MemoryIdempotencyStore.named(name, limits));

@@ -29,6 +29,7 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     private static final Map<String, MemoryIdempotencyStore> NAMED = new ConcurrentHashMap<>();
     /** What a record takes besides its strings and result: the entry, the record, the map node. */
     private static final long RECORD_OVERHEAD = 160;
+
     private static final long FULL_SWEEP_EVERY_NANOS = 100_000_000L;
 
     /**
@@ -52,6 +53,7 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     /** Waiting duplicates wait on this; completions and releases wake them. */
     // A lock and condition, not a monitor: a virtual thread waiting here leaves its carrier free.
     private final ReentrantLock changes = new ReentrantLock();
+
     private final Condition changed = changes.newCondition();
 
     /** A record and when it ends (Long.MAX_VALUE: never). */
@@ -84,19 +86,23 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
      * @throws IllegalArgumentException if the store is open already with other bounds
      */
     static MemoryIdempotencyStore named(String name, Optional<Limits> limits) {
-        MemoryIdempotencyStore store = NAMED.computeIfAbsent(name,
-                n -> new MemoryIdempotencyStore(n, limits.orElse(Limits.DEFAULT), Duration.ofMinutes(1)));
+        MemoryIdempotencyStore store = NAMED.computeIfAbsent(
+                name, n -> new MemoryIdempotencyStore(n, limits.orElse(Limits.DEFAULT), Duration.ofMinutes(1)));
         if (limits.isPresent() && !limits.get().equals(store.limits)) {
-            throw new IllegalArgumentException("the idempotency records of " + name + " are already kept in this JVM with maxRecords="
-                    + store.limits.maxRecords() + " and maxRecordBytes=" + store.limits.maxBytes() + "; open it with the same limits,"
-                    + " with none, or use another store name");
+            throw new IllegalArgumentException(
+                    "the idempotency records of " + name + " are already kept in this JVM with maxRecords="
+                            + store.limits.maxRecords() + " and maxRecordBytes=" + store.limits.maxBytes()
+                            + "; open it with the same limits,"
+                            + " with none, or use another store name");
         }
         return store;
     }
 
     /** @return the estimated heap bytes of a record with this id */
     private static long weight(String id, IdempotencyRecord record) {
-        long strings = id.length() + record.token().length() + (record.fingerprint() == null ? 0 : record.fingerprint().length());
+        long strings = id.length()
+                + record.token().length()
+                + (record.fingerprint() == null ? 0 : record.fingerprint().length());
         return RECORD_OVERHEAD + 2 * strings + (record.result() == null ? 0 : record.result().length);
     }
 
@@ -138,10 +144,14 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
             return new Entry(claim, until(now, lease));
         });
         if (refused[0]) {
-            throw new EngineUnavailableException("the idempotency records of " + name + " fill what this JVM keeps for them ("
-                    + records.size() + " records of at most " + limits.maxRecords() + ", about " + bytes.get() + " bytes of at most "
-                    + limits.maxBytes() + "); records are kept for their retention: shorten it, raise maxRecords or maxRecordBytes"
-                    + " in the URI, or keep records on a server engine (redis://, jdbc:...)", null);
+            throw new EngineUnavailableException(
+                    "the idempotency records of " + name + " fill what this JVM keeps for them ("
+                            + records.size() + " records of at most " + limits.maxRecords() + ", about " + bytes.get()
+                            + " bytes of at most "
+                            + limits.maxBytes()
+                            + "); records are kept for their retention: shorten it, raise maxRecords or maxRecordBytes"
+                            + " in the URI, or keep records on a server engine (redis://, jdbc:...)",
+                    null);
         }
         return Optional.ofNullable(existing[0]);
     }
@@ -157,7 +167,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         long now = System.nanoTime();
         boolean[] done = new boolean[1];
         records.computeIfPresent(id, (key, entry) -> {
-            if (entry.live(now) && !entry.record().completed() && entry.record().token().equals(token)) {
+            if (entry.live(now)
+                    && !entry.record().completed()
+                    && entry.record().token().equals(token)) {
                 done[0] = true;
                 return new Entry(entry.record(), until(now, lease));
             }
@@ -177,7 +189,8 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
                 if (record.completed()) {
                     return entry;
                 }
-                IdempotencyRecord completed = new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure);
+                IdempotencyRecord completed =
+                        new IdempotencyRecord(true, token, record.fingerprint(), result.clone(), failure);
                 bytes.addAndGet(weight(key, completed) - weight(key, record));
                 return new Entry(completed, until(now, retention));
             }
@@ -231,7 +244,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         long now = System.nanoTime();
         boolean[] done = new boolean[1];
         records.computeIfPresent(id, (key, entry) -> {
-            if (entry.live(now) && !entry.record().completed() && entry.record().token().equals(token)) {
+            if (entry.live(now)
+                    && !entry.record().completed()
+                    && entry.record().token().equals(token)) {
                 done[0] = true;
             } else if (entry.live(now)) {
                 return entry;
@@ -266,7 +281,9 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         try {
             // Checked under the lock that completions signal under: no wake-up is lost in between.
             Entry entry = records.get(id);
-            if (entry != null && entry.live(System.nanoTime()) && !entry.record().completed()) {
+            if (entry != null
+                    && entry.live(System.nanoTime())
+                    && !entry.record().completed()) {
                 changed.await(Math.max(1, atMost.toNanos()), TimeUnit.NANOSECONDS);
             }
         } finally {

@@ -60,8 +60,7 @@ final class MemoryStore {
         }
     }
 
-    private record Hold(Acquisition attempt, long fence, long expiresAt) {
-    }
+    private record Hold(Acquisition attempt, long fence, long expiresAt) {}
 
     private static final class Waiter {
         final Acquisition attempt;
@@ -92,7 +91,9 @@ final class MemoryStore {
                     resource.changed();
                 }
                 long fence = ++lastFence;
-                resource.holds.put(attempt.token(), new Hold(attempt, fence, now + attempt.lease().toNanos()));
+                resource.holds.put(
+                        attempt.token(),
+                        new Hold(attempt, fence, now + attempt.lease().toNanos()));
                 return AcquireResult.granted(fence);
             }
             Waiter waiter = resource.queue.computeIfAbsent(attempt.token(), t -> new Waiter(attempt));
@@ -174,7 +175,9 @@ final class MemoryStore {
                 dropIfEmpty(attempt.key(), resource);
                 return false;
             }
-            resource.holds.put(attempt.token(), new Hold(attempt, hold.fence, now + attempt.lease().toNanos()));
+            resource.holds.put(
+                    attempt.token(),
+                    new Hold(attempt, hold.fence, now + attempt.lease().toNanos()));
             return true;
         } finally {
             lock.unlock();
@@ -217,7 +220,9 @@ final class MemoryStore {
         try {
             long now = System.nanoTime();
             List<LockInfo> infos = new ArrayList<>();
-            for (Iterator<Map.Entry<LockKey, Resource>> it = resources.entrySet().iterator(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<LockKey, Resource>> it =
+                            resources.entrySet().iterator();
+                    it.hasNext(); ) {
                 Map.Entry<LockKey, Resource> entry = it.next();
                 LockKey key = entry.getKey();
                 Resource resource = entry.getValue();
@@ -230,8 +235,13 @@ final class MemoryStore {
                     continue;
                 }
                 for (Hold hold : resource.holds.values()) {
-                    infos.add(new LockInfo(key.name(), hold.attempt.mode().label(), hold.attempt.holder(), hold.fence,
-                            Optional.of(Duration.ofNanos(Math.max(0, hold.expiresAt - now))), resource.queue.size()));
+                    infos.add(new LockInfo(
+                            key.name(),
+                            hold.attempt.mode().label(),
+                            hold.attempt.holder(),
+                            hold.fence,
+                            Optional.of(Duration.ofNanos(Math.max(0, hold.expiresAt - now))),
+                            resource.queue.size()));
                 }
             }
             return infos;

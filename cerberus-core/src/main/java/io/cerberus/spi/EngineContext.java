@@ -22,7 +22,11 @@ import java.util.stream.Collectors;
  *     engine whose holds live as long as a session or a lease of the client's own (ZooKeeper's
  *     session timeout, etcd's lease TTL) takes as that timeout when its URI does not set one
  */
-public record EngineContext(String uri, Duration connectTimeout, LossReporter lossReporter, List<EngineOptions> options,
+public record EngineContext(
+        String uri,
+        Duration connectTimeout,
+        LossReporter lossReporter,
+        List<EngineOptions> options,
         Duration defaultLease) {
     /** {@link io.cerberus.CerberusBuilder#DEFAULT_LEASE}, named here so that the SPI does not depend on the builder. */
     private static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
@@ -72,8 +76,9 @@ public record EngineContext(String uri, Duration connectTimeout, LossReporter lo
     public <T extends EngineOptions> Optional<T> option(Class<T> type, Set<Class<? extends EngineOptions>> known) {
         for (EngineOptions option : options) {
             if (!known.contains(option.getClass())) {
-                String accepted = known.isEmpty() ? "none" : known.stream().map(Class::getSimpleName).sorted()
-                        .collect(Collectors.joining(", "));
+                String accepted = known.isEmpty()
+                        ? "none"
+                        : known.stream().map(Class::getSimpleName).sorted().collect(Collectors.joining(", "));
                 throw new IllegalArgumentException("the engine of " + Redaction.redact(uri) + " does not take "
                         + option.getClass().getSimpleName() + " (options it takes: " + accepted + ")");
             }
@@ -84,8 +89,8 @@ public record EngineContext(String uri, Duration connectTimeout, LossReporter lo
     /** @return the context with its URI {@linkplain Redaction#redact redacted} */
     @Override
     public String toString() {
-        return "EngineContext[uri=" + Redaction.redact(uri) + ", connectTimeout=" + connectTimeout + ", options=" + options
-                + ", defaultLease=" + defaultLease + "]";
+        return "EngineContext[uri=" + Redaction.redact(uri) + ", connectTimeout=" + connectTimeout + ", options="
+                + options + ", defaultLease=" + defaultLease + "]";
     }
 
     /**

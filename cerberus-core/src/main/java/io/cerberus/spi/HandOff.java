@@ -16,7 +16,8 @@ public record HandOff(boolean released, boolean handed, long fencingToken, boole
     /** Checks that a hand-off or a yield released the holder, and that nothing is both. */
     public HandOff {
         if ((handed || yielded) && !released) {
-            throw new IllegalArgumentException("a hand-off or a yield releases the holder: handed or yielded needs released");
+            throw new IllegalArgumentException(
+                    "a hand-off or a yield releases the holder: handed or yielded needs released");
         }
         if (handed && yielded) {
             throw new IllegalArgumentException("a hand-off keeps the lock in the client: handed excludes yielded");

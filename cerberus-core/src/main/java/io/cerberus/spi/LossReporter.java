@@ -20,14 +20,12 @@ public interface LossReporter {
      * @param token the token of the acquisition
      * @param reason why, for the log
      */
-    default void uncertain(String token, String reason) {
-    }
+    default void uncertain(String token, String reason) {}
 
     /**
      * A hold reported {@link #uncertain} is known to be held again (the session survived).
      *
      * @param token the token of the acquisition
      */
-    default void confirmed(String token) {
-    }
+    default void confirmed(String token) {}
 }

@@ -29,23 +29,28 @@ class IdempotencyGuardEdgesTest {
     @Test
     void recordsStayOnTheFirstEngineAcrossASwitchSoARetryIsReplayedNotRunAgain() throws Exception {
         String suffix = UUID.randomUUID().toString();
-        try (Cerberus cerberus = Cerberus.builder().engine("first", "mem:first-" + suffix).engine("second", "mem:second-" + suffix)
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("first", "mem:first-" + suffix)
+                .engine("second", "mem:second-" + suffix)
                 .build()) {
             IdempotencyKey charge = IdempotencyKey.ofContent("charge", "order-1");
             AtomicInteger charges = new AtomicInteger();
-            cerberus.idempotency(IdempotencyOptions.defaults()).execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
+            cerberus.idempotency(IdempotencyOptions.defaults())
+                    .execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
             IdempotencyKey running = IdempotencyKey.ofContent("charge", "order-2");
-            try (IdempotencyAttempt<String> first = cerberus.idempotency(IdempotencyOptions.defaults()).begin(running, HOUR,
-                    ResultCodec.STRING)) {
+            try (IdempotencyAttempt<String> first =
+                    cerberus.idempotency(IdempotencyOptions.defaults()).begin(running, HOUR, ResultCodec.STRING)) {
                 assertThat(first.mustRun()).isTrue();
 
                 cerberus.switchEngine("second");
 
-                IdempotencyGuard after = cerberus.idempotency(IdempotencyOptions.defaults().rejectingWhenInProgress());
+                IdempotencyGuard after =
+                        cerberus.idempotency(IdempotencyOptions.defaults().rejectingWhenInProgress());
                 Outcome<String> retried = after.execute(charge, HOUR, () -> "charge#" + charges.incrementAndGet());
                 assertThat(retried).isEqualTo(new Outcome<>("charge#1", Outcome.Status.REPLAYED));
                 assertThatThrownBy(() -> after.execute(running, HOUR, () -> "duplicate"))
-                        .as("an attempt still running on the first engine").isInstanceOf(OperationInProgressException.class);
+                        .as("an attempt still running on the first engine")
+                        .isInstanceOf(OperationInProgressException.class);
                 first.complete("done");
             }
             assertThat(charges).hasValue(1);
@@ -79,18 +84,26 @@ class IdempotencyGuardEdgesTest {
                 return super.complete(id, token, result, failure, retention);
             }
         };
-        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
-            IdempotencyAttempt<String> attempt = guard.begin(IdempotencyKey.ofContent("ship", "p-1"), HOUR, ResultCodec.STRING);
-            assertThat(renewalStarted.await(5, TimeUnit.SECONDS)).as("a renewal started").isTrue();
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
+            IdempotencyAttempt<String> attempt =
+                    guard.begin(IdempotencyKey.ofContent("ship", "p-1"), HOUR, ResultCodec.STRING);
+            assertThat(renewalStarted.await(5, TimeUnit.SECONDS))
+                    .as("a renewal started")
+                    .isTrue();
             AtomicReference<Outcome<String>> completed = new AtomicReference<>();
             Thread completer = new Thread(() -> completed.set(attempt.complete("shipped")));
             completer.start();
             completer.join(200);
-            assertThat(completed.get()).as("the completion waits for the renewal in flight").isNull();
+            assertThat(completed.get())
+                    .as("the completion waits for the renewal in flight")
+                    .isNull();
             finishRenewal.countDown();
             completer.join(5_000);
             assertThat(completed.get()).isEqualTo(new Outcome<>("shipped", Outcome.Status.EXECUTED));
-            assertThat(overlapped).as("the store saw the completion while the renewal ran").isFalse();
+            assertThat(overlapped)
+                    .as("the store saw the completion while the renewal ran")
+                    .isFalse();
         }
     }
 
@@ -116,15 +129,21 @@ class IdempotencyGuardEdgesTest {
                 return super.renew(id, token, lease);
             }
         };
-        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofSeconds(1)))) {
             IdempotencyAttempt<String> stuck = guard.begin(slow, HOUR, ResultCodec.STRING);
-            assertThat(slowRenewalHangs.await(5, TimeUnit.SECONDS)).as("the slow attempt's renewal hangs").isTrue();
-            IdempotencyAttempt<String> other = guard.begin(IdempotencyKey.ofContent("ship", "fast"), HOUR, ResultCodec.STRING);
+            assertThat(slowRenewalHangs.await(5, TimeUnit.SECONDS))
+                    .as("the slow attempt's renewal hangs")
+                    .isTrue();
+            IdempotencyAttempt<String> other =
+                    guard.begin(IdempotencyKey.ofContent("ship", "fast"), HOUR, ResultCodec.STRING);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (fastRenewals.get() < 3 && System.nanoTime() - deadline < 0) {
                 Thread.sleep(20);
             }
-            assertThat(fastRenewals.get()).as("the other attempt is renewed while one renewal hangs").isGreaterThanOrEqualTo(3);
+            assertThat(fastRenewals.get())
+                    .as("the other attempt is renewed while one renewal hangs")
+                    .isGreaterThanOrEqualTo(3);
             assertThat(other.complete("ok").executed()).isTrue();
             release.countDown();
             stuck.close();
@@ -142,7 +161,8 @@ class IdempotencyGuardEdgesTest {
             }
         };
         IdempotencyKey key = IdempotencyKey.ofContent("consume", "dropped");
-        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofMillis(150)))) {
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofMillis(150)))) {
             beginAndDrop(guard, key);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             boolean stopped = false;
@@ -151,12 +171,16 @@ class IdempotencyGuardEdgesTest {
                 Thread.sleep(50);
                 stopped = System.nanoTime() - lastRenewal.get() > TimeUnit.MILLISECONDS.toNanos(400);
             }
-            assertThat(stopped).as("no renewal for 8 renewal periods once the attempt is garbage").isTrue();
+            assertThat(stopped)
+                    .as("no renewal for 8 renewal periods once the attempt is garbage")
+                    .isTrue();
             long freeBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (store.read("ns/" + key.id()).isPresent() && System.nanoTime() - freeBy < 0) {
                 Thread.sleep(20);
             }
-            assertThat(store.read("ns/" + key.id())).as("the key is free after the lease").isEmpty();
+            assertThat(store.read("ns/" + key.id()))
+                    .as("the key is free after the lease")
+                    .isEmpty();
         }
     }
 
@@ -178,7 +202,8 @@ class IdempotencyGuardEdgesTest {
             Outcome<String> first = guard.execute(key, HOUR, () -> "x".repeat(17) + runs.incrementAndGet());
             assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
             assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "again" + runs.incrementAndGet()))
-                    .isInstanceOf(ResultNotKeptException.class).hasMessageContaining("ran, but its result of 18 bytes")
+                    .isInstanceOf(ResultNotKeptException.class)
+                    .hasMessageContaining("ran, but its result of 18 bytes")
                     .hasMessageContaining("does not run again");
             assertThat(runs).hasValue(1);
         }
@@ -189,7 +214,8 @@ class IdempotencyGuardEdgesTest {
         ResultCodec<Object> failing = new ResultCodec<>() {
             @Override
             public byte[] encode(Object value) {
-                throw new IllegalStateException("no serializer for " + value.getClass().getSimpleName());
+                throw new IllegalStateException(
+                        "no serializer for " + value.getClass().getSimpleName());
             }
 
             @Override
@@ -201,9 +227,11 @@ class IdempotencyGuardEdgesTest {
             IdempotencyKey key = IdempotencyKey.ofContent("export", "x");
             AtomicInteger runs = new AtomicInteger();
             assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> new Object[] {runs.incrementAndGet()}))
-                    .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("could not be encoded");
+                    .isInstanceOf(IdempotencyCompletionException.class)
+                    .hasMessageContaining("could not be encoded");
             assertThatThrownBy(() -> guard.execute(key, HOUR, failing, () -> runs.incrementAndGet()))
-                    .isInstanceOf(ResultNotKeptException.class).hasMessageContaining("could not be encoded");
+                    .isInstanceOf(ResultNotKeptException.class)
+                    .hasMessageContaining("could not be encoded");
             assertThat(runs).hasValue(1);
         }
     }
@@ -218,10 +246,16 @@ class IdempotencyGuardEdgesTest {
         };
         AtomicInteger runs = new AtomicInteger();
         try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
-            assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("a", 1), Duration.ofDays(31), () -> "" + runs.incrementAndGet()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 30 days on test://hooked");
-            assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("a", 2), Duration.ofSeconds(Long.MAX_VALUE),
-                    () -> "" + runs.incrementAndGet())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null for ever");
+            assertThatThrownBy(() -> guard.execute(
+                            IdempotencyKey.ofContent("a", 1), Duration.ofDays(31), () -> "" + runs.incrementAndGet()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("at most 30 days on test://hooked");
+            assertThatThrownBy(() -> guard.execute(
+                            IdempotencyKey.ofContent("a", 2),
+                            Duration.ofSeconds(Long.MAX_VALUE),
+                            () -> "" + runs.incrementAndGet()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("null for ever");
         }
         assertThat(runs).hasValue(0);
     }
@@ -237,10 +271,13 @@ class IdempotencyGuardEdgesTest {
         IdempotencyKey key = IdempotencyKey.ofContent("ship", "waited-for");
         store.claim("ns/" + key.id(), key.fingerprint(), "the-first-attempt", Duration.ofSeconds(30));
         IdempotencyOptions waiting = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(5));
-        try (IdempotencyGuard closed = guardOn(store, waiting); IdempotencyGuard open = guardOn(store, waiting.failingOpen())) {
+        try (IdempotencyGuard closed = guardOn(store, waiting);
+                IdempotencyGuard open = guardOn(store, waiting.failingOpen())) {
             assertThatThrownBy(() -> closed.execute(key, HOUR, () -> "must not run"))
-                    .isInstanceOf(IdempotencyStoreUnavailableException.class).hasMessageContaining("fails closed");
-            assertThat(open.execute(key, HOUR, () -> "ran unguarded")).isEqualTo(new Outcome<>("ran unguarded", Outcome.Status.UNGUARDED));
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                    .hasMessageContaining("fails closed");
+            assertThat(open.execute(key, HOUR, () -> "ran unguarded"))
+                    .isEqualTo(new Outcome<>("ran unguarded", Outcome.Status.UNGUARDED));
         }
     }
 
@@ -252,12 +289,20 @@ class IdempotencyGuardEdgesTest {
                 guard.execute(key, HOUR, () -> value);
                 assertThat(guard.execute(key, HOUR, () -> "ran again").value()).isEqualTo(value);
             }
-            byte[][] values = {null, new byte[0], new byte[] {(byte) 0xFF}, new byte[] {(byte) 0xFF, 1}, "raw".getBytes(StandardCharsets.UTF_8)};
+            byte[][] values = {
+                null,
+                new byte[0],
+                new byte[] {(byte) 0xFF},
+                new byte[] {(byte) 0xFF, 1},
+                "raw".getBytes(StandardCharsets.UTF_8)
+            };
             for (int i = 0; i < values.length; i++) {
                 byte[] value = values[i];
                 IdempotencyKey key = IdempotencyKey.ofContent("bytes", i);
                 guard.execute(key, HOUR, ResultCodec.BYTES, () -> value);
-                assertThat(guard.execute(key, HOUR, ResultCodec.BYTES, () -> new byte[] {42}).value()).isEqualTo(value);
+                assertThat(guard.execute(key, HOUR, ResultCodec.BYTES, () -> new byte[] {42})
+                                .value())
+                        .isEqualTo(value);
             }
         }
     }
@@ -270,7 +315,8 @@ class IdempotencyGuardEdgesTest {
                 attempt.fail(new java.io.IOException("no confirmation"), true);
             }
             assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "booked twice"))
-                    .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("no confirmation")
+                    .isInstanceOf(ReplayedFailureException.class)
+                    .hasMessageContaining("no confirmation")
                     .hasMessageContaining("took effect all the same");
         }
     }

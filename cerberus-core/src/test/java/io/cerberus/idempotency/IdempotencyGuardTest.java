@@ -8,16 +8,11 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.spi.IdempotencyRecord;
 import java.math.BigDecimal;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,8 +35,7 @@ class IdempotencyGuardTest {
         return cerberus.idempotency(options);
     }
 
-    record Order(String customer, BigDecimal amount, List<String> items) {
-    }
+    record Order(String customer, BigDecimal amount, List<String> items) {}
 
     @Test
     void keysAreCanonicalWhateverTheOrderAndNumberSpelling() {
@@ -51,18 +45,30 @@ class IdempotencyGuardTest {
         Map<String, Object> second = new LinkedHashMap<>();
         second.put("amount", 1.0);
         second.put("order", 42L);
-        assertThat(IdempotencyKey.ofContent("charge", first).id()).isEqualTo(IdempotencyKey.ofContent("charge", second).id());
-        assertThat(IdempotencyKey.ofContent("charge", new Order("ann", new BigDecimal("10.50"), List.of("a"))).id())
-                .isEqualTo(IdempotencyKey.ofContent("charge", Map.of("customer", "ann", "amount", 10.5, "items", List.of("a"))).id());
-        assertThat(IdempotencyKey.ofContent("refund", first).id()).as("another operation").isNotEqualTo(IdempotencyKey.ofContent("charge", first).id());
-        assertThat(IdempotencyKey.ofContent("charge", List.of(1, 2)).id()).as("lists keep order")
+        assertThat(IdempotencyKey.ofContent("charge", first).id())
+                .isEqualTo(IdempotencyKey.ofContent("charge", second).id());
+        assertThat(IdempotencyKey.ofContent("charge", new Order("ann", new BigDecimal("10.50"), List.of("a")))
+                        .id())
+                .isEqualTo(IdempotencyKey.ofContent(
+                                "charge", Map.of("customer", "ann", "amount", 10.5, "items", List.of("a")))
+                        .id());
+        assertThat(IdempotencyKey.ofContent("refund", first).id())
+                .as("another operation")
+                .isNotEqualTo(IdempotencyKey.ofContent("charge", first).id());
+        assertThat(IdempotencyKey.ofContent("charge", List.of(1, 2)).id())
+                .as("lists keep order")
                 .isNotEqualTo(IdempotencyKey.ofContent("charge", List.of(2, 1)).id());
-        assertThat(IdempotencyKey.ofContent("charge", first).id()).startsWith("v1:").hasSize(3 + 64);
-        assertThatThrownBy(() -> IdempotencyKey.ofContent("", first)).isInstanceOf(IllegalArgumentException.class)
+        assertThat(IdempotencyKey.ofContent("charge", first).id())
+                .startsWith("v1:")
+                .hasSize(3 + 64);
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("", first))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1 to 256");
-        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Map.of(1, 2))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Map.of(1, 2)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("map keys must be strings");
-        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("x", Double.NaN))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     /** A store that fails on the calls a test chooses. */
@@ -119,11 +125,13 @@ class IdempotencyGuardTest {
         IdempotencyKey key = IdempotencyKey.ofContent("charge", "store-down");
         try (IdempotencyGuard closed = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults())) {
             assertThatThrownBy(() -> closed.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
-                    .isInstanceOf(IdempotencyStoreUnavailableException.class).hasMessageContaining("after 3 tries")
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                    .hasMessageContaining("after 3 tries")
                     .hasMessageContaining("did not run");
             assertThat(runs).hasValue(0);
         }
-        try (IdempotencyGuard open = new IdempotencyGuard(flaky, "ns", "test-store", IdempotencyOptions.defaults().failingOpen())) {
+        try (IdempotencyGuard open = new IdempotencyGuard(
+                flaky, "ns", "test-store", IdempotencyOptions.defaults().failingOpen())) {
             Outcome<String> outcome = open.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet());
             assertThat(outcome.status()).isEqualTo(Outcome.Status.UNGUARDED);
             assertThat(runs).hasValue(1);
@@ -137,16 +145,21 @@ class IdempotencyGuardTest {
         flaky.completionsFail = true;
         AtomicInteger runs = new AtomicInteger();
         // the completion is tried for as long as the claim lasts: a short lease keeps the test short
-        IdempotencyOptions options = IdempotencyOptions.defaults().rejectingWhenInProgress().withLease(Duration.ofMillis(600));
+        IdempotencyOptions options =
+                IdempotencyOptions.defaults().rejectingWhenInProgress().withLease(Duration.ofMillis(600));
         try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", options)) {
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "completion-fails");
             long start = System.nanoTime();
             assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()))
-                    .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("ran, but its result could not be stored");
+                    .isInstanceOf(IdempotencyCompletionException.class)
+                    .hasMessageContaining("ran, but its result could not be stored");
             assertThat(runs).hasValue(1);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("tried until the claim's lease ran out")
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("tried until the claim's lease ran out")
                     .isGreaterThanOrEqualTo(Duration.ofMillis(600));
-            assertThat(flaky.completionCalls()).as("tries, past the default three").isGreaterThan(3);
+            assertThat(flaky.completionCalls())
+                    .as("tries, past the default three")
+                    .isGreaterThan(3);
         }
     }
 
@@ -154,11 +167,13 @@ class IdempotencyGuardTest {
     void aCompletionTheStoreMissesIsTriedAgainWhileTheClaimLastsSoTheOperationIsNotRunTwice() throws Exception {
         FlakyStore flaky = new FlakyStore();
         AtomicInteger runs = new AtomicInteger();
-        IdempotencyOptions options = IdempotencyOptions.defaults().rejectingWhenInProgress().withLease(Duration.ofSeconds(10));
+        IdempotencyOptions options =
+                IdempotencyOptions.defaults().rejectingWhenInProgress().withLease(Duration.ofSeconds(10));
         try (IdempotencyGuard guard = new IdempotencyGuard(flaky, "ns", "test-store", options)) {
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "store-back-within-the-lease");
             Outcome<String> outcome = guard.execute(key, Duration.ofHours(1), () -> {
-                flaky.completionsFail = true; // the store goes down while the operation runs, for longer than three tries
+                flaky.completionsFail =
+                        true; // the store goes down while the operation runs, for longer than three tries
                 Thread thread = new Thread(() -> {
                     flaky.awaitCompletionCalls(6);
                     flaky.completionsFail = false;
@@ -168,21 +183,28 @@ class IdempotencyGuardTest {
             });
 
             assertThat(outcome.status()).isEqualTo(Outcome.Status.EXECUTED);
-            assertThat(flaky.completionCalls()).as("tries, past the default three").isGreaterThanOrEqualTo(6);
-            assertThat(guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet()).value()).isEqualTo("ran 1");
+            assertThat(flaky.completionCalls())
+                    .as("tries, past the default three")
+                    .isGreaterThanOrEqualTo(6);
+            assertThat(guard.execute(key, Duration.ofHours(1), () -> "ran " + runs.incrementAndGet())
+                            .value())
+                    .isEqualTo("ran 1");
             assertThat(runs).hasValue(1);
         }
     }
 
     @Test
     void jsonWithoutAProviderOnTheClassPathSaysWhatToAdd() {
-        assertThatThrownBy(() -> ResultCodec.json(Order.class)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> ResultCodec.json(Order.class))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("io.cerberus:cerberus-jackson");
     }
 
     @Test
     void theGuardsOfAClientShareOneRenewalThreadThatEndsWithTheClient() throws Exception {
-        Cerberus client = Cerberus.builder().engine("mem:idem-threads-" + UUID.randomUUID()).build();
+        Cerberus client = Cerberus.builder()
+                .engine("mem:idem-threads-" + UUID.randomUUID())
+                .build();
         java.util.Set<Thread> before = renewerThreads();
         for (int i = 0; i < 50; i++) {
             IdempotencyGuard guard = client.idempotency(IdempotencyOptions.defaults());

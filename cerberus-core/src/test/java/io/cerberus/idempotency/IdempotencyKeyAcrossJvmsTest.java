@@ -20,7 +20,10 @@ class IdempotencyKeyAcrossJvmsTest {
     @Test
     void fourJvmsGiveOneKeyForOneSet() throws Exception {
         String classPath = location(IdempotencyKey.class) + File.pathSeparator + location(SetKeyPrinter.class);
-        List<String> command = JavaCommand.of(SetKeyPrinter.class).classPath(classPath).quickStart("64m").toList();
+        List<String> command = JavaCommand.of(SetKeyPrinter.class)
+                .classPath(classPath)
+                .quickStart("64m")
+                .toList();
         List<ManagedProcess> processes = new ArrayList<>();
         try {
             for (int i = 0; i < JVMS; i++) {
@@ -29,18 +32,24 @@ class IdempotencyKeyAcrossJvmsTest {
             List<String> lines = new ArrayList<>();
             for (ManagedProcess process : processes) {
                 String line = process.nextLine(Timeouts.scaled(Duration.ofSeconds(30)));
-                assertThat(process.awaitExit(Timeouts.scaled(Duration.ofSeconds(30)))).as("the exit code of %s", process.name()).isZero();
+                assertThat(process.awaitExit(Timeouts.scaled(Duration.ofSeconds(30))))
+                        .as("the exit code of %s", process.name())
+                        .isZero();
                 lines.add(line);
             }
             List<String> ids = lines.stream().map(line -> line.split(" ", 2)[0]).toList();
 
-            assertThat(ids).as("id and set order per JVM: %s", lines).containsOnly(ids.get(0)).hasSize(JVMS);
+            assertThat(ids)
+                    .as("id and set order per JVM: %s", lines)
+                    .containsOnly(ids.get(0))
+                    .hasSize(JVMS);
         } finally {
             processes.forEach(ManagedProcess::close);
         }
     }
 
     private static String location(Class<?> type) throws URISyntaxException {
-        return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI())
+                .toString();
     }
 }

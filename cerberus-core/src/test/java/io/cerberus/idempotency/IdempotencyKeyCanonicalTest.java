@@ -49,12 +49,20 @@ class IdempotencyKeyCanonicalTest {
         concurrent.addAll(reversed);
         TreeSet<String> descending = new TreeSet<>(Comparator.reverseOrder());
         descending.addAll(FRUIT);
-        List<Set<String>> sets = List.of(new HashSet<>(FRUIT), new LinkedHashSet<>(FRUIT), new LinkedHashSet<>(reversed),
-                new TreeSet<>(FRUIT), descending, Set.copyOf(reversed), Set.of("apple", "pear", "plum", "fig", "kiwi", "lime"),
+        List<Set<String>> sets = List.of(
+                new HashSet<>(FRUIT),
+                new LinkedHashSet<>(FRUIT),
+                new LinkedHashSet<>(reversed),
+                new TreeSet<>(FRUIT),
+                descending,
+                Set.copyOf(reversed),
+                Set.of("apple", "pear", "plum", "fig", "kiwi", "lime"),
                 concurrent);
 
         for (Set<String> set : sets) {
-            assertThat(id(Map.of("items", set))).as("%s %s", set.getClass().getName(), set).isEqualTo(id(Map.of("items", sets.get(0))));
+            assertThat(id(Map.of("items", set)))
+                    .as("%s %s", set.getClass().getName(), set)
+                    .isEqualTo(id(Map.of("items", sets.get(0))));
         }
     }
 
@@ -64,15 +72,21 @@ class IdempotencyKeyCanonicalTest {
                 .isEqualTo("[\"x\",#10,#2,[#1]]");
         assertThat(id(new LinkedHashSet<>(List.of("b", "a")))).isEqualTo(id(List.of("a", "b")));
         assertThat(id(List.of("b", "a"))).as("a list keeps its order").isNotEqualTo(id(List.of("a", "b")));
-        assertThat(id(new ArrayDeque<>(List.of("b", "a")))).as("a deque keeps its order").isEqualTo(id(List.of("b", "a")));
+        assertThat(id(new ArrayDeque<>(List.of("b", "a"))))
+                .as("a deque keeps its order")
+                .isEqualTo(id(List.of("b", "a")));
     }
 
     @Test
     void collectionsWithoutADefinedOrderAreRefused() {
-        for (Object unordered : List.of(new PriorityQueue<>(List.of(3, 1, 2)), new HashMap<>(Map.of("a", 1, "b", 2)).values(),
+        for (Object unordered : List.of(
+                new PriorityQueue<>(List.of(3, 1, 2)),
+                new HashMap<>(Map.of("a", 1, "b", 2)).values(),
                 Collections.unmodifiableCollection(List.of(1)))) {
-            assertThatThrownBy(() -> id(unordered)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining(unordered.getClass().getName()).hasMessageContaining("pass a List");
+            assertThatThrownBy(() -> id(unordered))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(unordered.getClass().getName())
+                    .hasMessageContaining("pass a List");
         }
     }
 
@@ -82,11 +96,12 @@ class IdempotencyKeyCanonicalTest {
         twice.put("a", 1);
         twice.put(new String("a"), 2);
 
-        assertThatThrownBy(() -> id(twice)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key \"a\" twice");
+        assertThatThrownBy(() -> id(twice))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key \"a\" twice");
     }
 
-    record Shipment(String id, Optional<String> note, OptionalInt boxes) {
-    }
+    record Shipment(String id, Optional<String> note, OptionalInt boxes) {}
 
     @Test
     void optionalsAreTheirValueAndEmptyIsNull() {
@@ -100,16 +115,31 @@ class IdempotencyKeyCanonicalTest {
         map.put("id", "s1");
         map.put("note", null);
         map.put("boxes", 3);
-        assertThat(id(new Shipment("s1", Optional.empty(), OptionalInt.of(3)))).isEqualTo(id(map))
+        assertThat(id(new Shipment("s1", Optional.empty(), OptionalInt.of(3))))
+                .isEqualTo(id(map))
                 .isNotEqualTo(id(new Shipment("s1", Optional.empty(), OptionalInt.of(4))));
     }
 
     @Test
     void oneNumberHasOneTextWhateverItsType() {
-        for (Object one : List.of(1, 1L, (short) 1, (byte) 1, 1.0, 1.0f, new BigDecimal("1.00"), BigInteger.ONE, new AtomicInteger(1),
-                new AtomicLong(1), adder(1), doubleAdder(1.0), new LongAccumulator(Long::sum, 1),
+        for (Object one : List.of(
+                1,
+                1L,
+                (short) 1,
+                (byte) 1,
+                1.0,
+                1.0f,
+                new BigDecimal("1.00"),
+                BigInteger.ONE,
+                new AtomicInteger(1),
+                new AtomicLong(1),
+                adder(1),
+                doubleAdder(1.0),
+                new LongAccumulator(Long::sum, 1),
                 new DoubleAccumulator(Double::sum, 1.0))) {
-            assertThat(IdempotencyKey.canonical(one)).as(one.getClass().getName()).isEqualTo("#1");
+            assertThat(IdempotencyKey.canonical(one))
+                    .as(one.getClass().getName())
+                    .isEqualTo("#1");
         }
     }
 
@@ -135,7 +165,8 @@ class IdempotencyKeyCanonicalTest {
     @Test
     void doubleAddersKeepTheirFraction() {
         assertThat(IdempotencyKey.canonical(doubleAdder(0.5))).isEqualTo("#0.5");
-        assertThat(IdempotencyKey.canonical(new DoubleAccumulator(Double::sum, 2.25))).isEqualTo("#2.25");
+        assertThat(IdempotencyKey.canonical(new DoubleAccumulator(Double::sum, 2.25)))
+                .isEqualTo("#2.25");
     }
 
     static final class Money extends Number {
@@ -164,8 +195,10 @@ class IdempotencyKeyCanonicalTest {
 
     @Test
     void numberTypesOfUnknownPrecisionAreRefused() {
-        assertThatThrownBy(() -> id(new Money())).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(Money.class.getName()).hasMessageContaining("BigDecimal");
+        assertThatThrownBy(() -> id(new Money()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(Money.class.getName())
+                .hasMessageContaining("BigDecimal");
     }
 
     @Test
@@ -181,16 +214,20 @@ class IdempotencyKeyCanonicalTest {
         assertThat(IdempotencyKey.canonical(new BigDecimal("1e999999999"))).isEqualTo("#1E+999999999");
         assertThat(IdempotencyKey.canonical(new BigDecimal("1e-999999999"))).isEqualTo("#1E-999999999");
         assertThat(id(new BigDecimal("10e999999999"))).isEqualTo(id(new BigDecimal("1.0e1000000000")));
-        assertThatThrownBy(() -> id(new BigDecimal(BigInteger.TEN, Integer.MIN_VALUE))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> id(new BigDecimal(BigInteger.TEN, Integer.MIN_VALUE)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("out of range");
     }
 
     @Test
     void unpairedSurrogatesAreEscapedNotReadAsQuestionMarks() {
-        assertThat(List.of(id("\uD800"), id("\uDC00"), id("?"), id("\uDC00\uD800"), id("??"), id("\\uD800"))).doesNotHaveDuplicates();
+        assertThat(List.of(id("\uD800"), id("\uDC00"), id("?"), id("\uDC00\uD800"), id("??"), id("\\uD800")))
+                .doesNotHaveDuplicates();
         assertThat(IdempotencyKey.canonical("a\uD800b")).isEqualTo("\"a\\uD800b\"");
         assertThat(IdempotencyKey.canonical("\\uD800")).isEqualTo("\"\\\\uD800\"");
-        assertThat(IdempotencyKey.canonical("\uD83D\uDE00")).as("a pair is a character").isEqualTo("\"\uD83D\uDE00\"");
+        assertThat(IdempotencyKey.canonical("\uD83D\uDE00"))
+                .as("a pair is a character")
+                .isEqualTo("\"\uD83D\uDE00\"");
     }
 
     @Test
@@ -207,13 +244,17 @@ class IdempotencyKeyCanonicalTest {
 
     @Test
     void operationNamesCannotReachIntoTheContent() {
-        assertThatThrownBy(() -> IdempotencyKey.ofContent("a\u0000key", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("a\u0000key", "x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("NUL");
-        assertThatThrownBy(() -> IdempotencyKey.ofContent("op\uD800", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.ofContent("op\uD800", "x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unpaired surrogate");
-        assertThatThrownBy(() -> IdempotencyKey.of("op", "k\uDC00", "x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.of("op", "k\uDC00", "x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unpaired surrogate");
-        assertThat(IdempotencyKey.of("op", "k\uD83D\uDE00", "x").id()).isNotEqualTo(IdempotencyKey.of("op", "k?", "x").id());
+        assertThat(IdempotencyKey.of("op", "k\uD83D\uDE00", "x").id())
+                .isNotEqualTo(IdempotencyKey.of("op", "k?", "x").id());
     }
 
     static final class Basket implements Iterable<String> {
@@ -230,8 +271,11 @@ class IdempotencyKeyCanonicalTest {
     @Test
     void contentThatGettersCannotDescribeIsRefused() {
         for (Object opaque : List.of(Stream.of(1, 2), List.of(1).iterator(), new Basket())) {
-            assertThatThrownBy(() -> id(opaque)).as(opaque.getClass().getName()).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining(opaque.getClass().getName()).hasMessageContaining("pass a List");
+            assertThatThrownBy(() -> id(opaque))
+                    .as(opaque.getClass().getName())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(opaque.getClass().getName())
+                    .hasMessageContaining("pass a List");
         }
     }
 
@@ -243,15 +287,19 @@ class IdempotencyKeyCanonicalTest {
 
     @Test
     void beansWhoseGettersFailOrThatHaveNoneAreRefused() {
-        assertThatThrownBy(() -> id(new Broken())).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("getName").hasMessageContaining(Broken.class.getName());
-        assertThatThrownBy(() -> id(new Object())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> id(new Broken()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("getName")
+                .hasMessageContaining(Broken.class.getName());
+        assertThatThrownBy(() -> id(new Object()))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("java.lang.Object");
     }
 
     @Test
     void mapKeysMustBeStrings() {
-        assertThatThrownBy(() -> id(Map.of(1, 2))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> id(Map.of(1, 2)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("map keys must be strings");
     }
 }

@@ -15,10 +15,12 @@ import org.junit.jupiter.api.Test;
  * Jackson nodes, bounded numbers and surrogate escapes; a change here strands existing records.
  */
 class IdempotencyKeyCompatibilityTest {
-    enum Kind { CARD, WIRE }
-
-    record Order(String customer, BigDecimal amount, List<String> items) {
+    enum Kind {
+        CARD,
+        WIRE
     }
+
+    record Order(String customer, BigDecimal amount, List<String> items) {}
 
     public static class Customer {
         public String getName() {
@@ -64,16 +66,19 @@ class IdempotencyKeyCompatibilityTest {
 
     @Test
     void mapsWithStringKeysKeepTheirIdsAndText() {
-        assertThat(IdempotencyKey.canonical(payload())).isEqualTo("{\"amount\":#10.5,\"initial\":\"c\",\"items\":[\"a\",\"b\"],"
-                + "\"kind\":\"WIRE\",\"nested\":{\"a\":[{\"k\":\"v\"}],\"z\":#1},\"note\":null,\"order\":#42,\"paid\":true,"
-                + "\"price\":#10.5,\"signature\":b'0102ff',\"text\":\"quote \\\" backslash \\\\ \u00e9 \uD83D\uDE00 \n\ttab\"}");
+        assertThat(IdempotencyKey.canonical(payload()))
+                .isEqualTo(
+                        "{\"amount\":#10.5,\"initial\":\"c\",\"items\":[\"a\",\"b\"],"
+                                + "\"kind\":\"WIRE\",\"nested\":{\"a\":[{\"k\":\"v\"}],\"z\":#1},\"note\":null,\"order\":#42,\"paid\":true,"
+                                + "\"price\":#10.5,\"signature\":b'0102ff',\"text\":\"quote \\\" backslash \\\\ \u00e9 \uD83D\uDE00 \n\ttab\"}");
         assertThat(IdempotencyKey.ofContent("charge", payload()).id())
                 .isEqualTo("v1:8aef37eea9f1f0c5c831b85453b3e13ac13bc3bbc389d5977b6132fdb3c0b8fa");
     }
 
     @Test
     void recordsAndBeansKeepTheirIds() {
-        assertThat(IdempotencyKey.ofContent("charge", new Order("ann", new BigDecimal("10.50"), List.of("a"))).id())
+        assertThat(IdempotencyKey.ofContent("charge", new Order("ann", new BigDecimal("10.50"), List.of("a")))
+                        .id())
                 .isEqualTo("v1:f6bde91785a2adfe0c2cd11d4f3ca1507cfb3be7de55db797458bdd7a5c242fa");
         assertThat(IdempotencyKey.ofContent("charge", new Customer()).id())
                 .isEqualTo("v1:cc4b1505a413c4be35c998d427ba47d72b4fe1e560dde13e55b250f5770a3691");
@@ -81,8 +86,17 @@ class IdempotencyKeyCompatibilityTest {
 
     @Test
     void numbersAndArraysKeepTheirIds() {
-        List<Object> numbers = List.of(1, 2.5, -3, 0.001, 1e20, new BigInteger("123456789012345678901234567890"), 1e300,
-                Double.MIN_VALUE, -0.0, new BigDecimal("-1.2300E+5"));
+        List<Object> numbers = List.of(
+                1,
+                2.5,
+                -3,
+                0.001,
+                1e20,
+                new BigInteger("123456789012345678901234567890"),
+                1e300,
+                Double.MIN_VALUE,
+                -0.0,
+                new BigDecimal("-1.2300E+5"));
         assertThat(IdempotencyKey.ofContent("charge", numbers).id())
                 .isEqualTo("v1:56b78d923c9aac17e9ac1dc12119ab0aa40e582bde86c6f61d7987e65cafe256");
         Object[] arrays = {new int[] {3, 1, 2}, new String[] {"x", "y"}, new long[0]};

@@ -25,9 +25,11 @@ class IdempotencyKeyJacksonTest {
     @Test
     void aJsonNodeIsTheContentItHolds() throws JsonProcessingException {
         JsonNode node = MAPPER.readTree("{\"b\":[1,2.50,\"x\",null,true],\"a\":{\"z\":1}}");
-        Map<String, Object> map = Map.of("a", Map.of("z", 1), "b", Arrays.asList(1, new BigDecimal("2.5"), "x", null, true));
+        Map<String, Object> map =
+                Map.of("a", Map.of("z", 1), "b", Arrays.asList(1, new BigDecimal("2.5"), "x", null, true));
 
-        assertThat(IdempotencyKey.canonical(node)).isEqualTo("{\"a\":{\"z\":#1},\"b\":[#1,#2.5,\"x\",null,true]}")
+        assertThat(IdempotencyKey.canonical(node))
+                .isEqualTo("{\"a\":{\"z\":#1},\"b\":[#1,#2.5,\"x\",null,true]}")
                 .isEqualTo(IdempotencyKey.canonical(map));
         assertThat(id(node)).isEqualTo(id(MAPPER.convertValue(node, Map.class)));
     }
@@ -35,8 +37,21 @@ class IdempotencyKeyJacksonTest {
     @Test
     void differentJsonGivesDifferentIds() throws JsonProcessingException {
         List<String> ids = new ArrayList<>();
-        for (String json : List.of("{\"a\":1}", "{\"a\":2}", "{\"b\":1}", "[1,2]", "[2,1]", "\"text\"", "\"other\"", "1", "1.5",
-                "true", "false", "null", "{}", "[]")) {
+        for (String json : List.of(
+                "{\"a\":1}",
+                "{\"a\":2}",
+                "{\"b\":1}",
+                "[1,2]",
+                "[2,1]",
+                "\"text\"",
+                "\"other\"",
+                "1",
+                "1.5",
+                "true",
+                "false",
+                "null",
+                "{}",
+                "[]")) {
             ids.add(id(MAPPER.readTree(json)));
         }
 
@@ -47,7 +62,9 @@ class IdempotencyKeyJacksonTest {
     void jsonNumbersCompareByValue() throws JsonProcessingException {
         ObjectMapper decimals = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
 
-        assertThat(id(MAPPER.readTree("{\"n\":1.0}"))).isEqualTo(id(decimals.readTree("{\"n\":1.00}"))).isEqualTo(id(Map.of("n", 1)));
+        assertThat(id(MAPPER.readTree("{\"n\":1.0}")))
+                .isEqualTo(id(decimals.readTree("{\"n\":1.00}")))
+                .isEqualTo(id(Map.of("n", 1)));
         assertThat(id(MAPPER.readTree("0.1"))).isEqualTo(id(JsonNodeFactory.instance.numberNode(0.1f)));
     }
 
@@ -55,8 +72,10 @@ class IdempotencyKeyJacksonTest {
     void binaryPojoAndMissingNodesAreWhatTheyHold() throws JsonProcessingException {
         JsonNodeFactory nodes = JsonNodeFactory.instance;
 
-        assertThat(IdempotencyKey.canonical(nodes.binaryNode(new byte[] {1, 2}))).isEqualTo("b'0102'");
+        assertThat(IdempotencyKey.canonical(nodes.binaryNode(new byte[] {1, 2})))
+                .isEqualTo("b'0102'");
         assertThat(IdempotencyKey.canonical(nodes.pojoNode(List.of("a")))).isEqualTo("[\"a\"]");
-        assertThat(IdempotencyKey.canonical(MAPPER.readTree("{}").path("absent"))).isEqualTo("null");
+        assertThat(IdempotencyKey.canonical(MAPPER.readTree("{}").path("absent")))
+                .isEqualTo("null");
     }
 }

@@ -32,8 +32,7 @@ import net.jqwik.api.constraints.Size;
  */
 class IdempotencyKeyProperties {
     /** A record is written as the map of its components. */
-    record Line(String sku, long quantity, Set<String> tags) {
-    }
+    record Line(String sku, long quantity, Set<String> tags) {}
 
     private static String id(Object content) {
         return IdempotencyKey.ofContent("modelcheck", content).id();
@@ -41,9 +40,13 @@ class IdempotencyKeyProperties {
 
     @Provide
     Arbitrary<List<String>> distinctTexts() {
-        return Arbitraries.strings().all().ofMaxLength(8)
+        return Arbitraries.strings()
+                .all()
+                .ofMaxLength(8)
                 .filter(s -> s.codePoints().noneMatch(c -> Character.getType(c) == Character.SURROGATE))
-                .list().uniqueElements().ofMaxSize(12);
+                .list()
+                .uniqueElements()
+                .ofMaxSize(12);
     }
 
     @Property(tries = 300)
@@ -74,20 +77,22 @@ class IdempotencyKeyProperties {
     }
 
     @Property(tries = 500)
-    void aNumberHasOneIdWhateverItsType(@ForAll @IntRange(min = -1_000_000, max = 1_000_000) int n, @ForAll @IntRange(max = 6) int scale) {
+    void aNumberHasOneIdWhateverItsType(
+            @ForAll @IntRange(min = -1_000_000, max = 1_000_000) int n, @ForAll @IntRange(max = 6) int scale) {
         String expected = id(n);
 
         assertThat(id((long) n)).isEqualTo(expected);
         assertThat(id((double) n)).isEqualTo(expected);
         assertThat(id(BigDecimal.valueOf(n).setScale(scale))).isEqualTo(expected);
         assertThat(id(BigInteger.valueOf(n))).isEqualTo(expected);
-        assertThat(id(Map.of("amount", new BigDecimal(BigInteger.valueOf(n).multiply(BigInteger.TEN.pow(scale)), scale))))
+        assertThat(id(Map.of(
+                        "amount", new BigDecimal(BigInteger.valueOf(n).multiply(BigInteger.TEN.pow(scale)), scale))))
                 .isEqualTo(id(Map.of("amount", (long) n)));
     }
 
     @Property(tries = 300)
-    void aRecordHasTheIdOfTheMapOfItsComponents(@ForAll @Size(max = 10) String sku, @ForAll long quantity,
-            @ForAll("distinctTexts") List<String> tags) {
+    void aRecordHasTheIdOfTheMapOfItsComponents(
+            @ForAll @Size(max = 10) String sku, @ForAll long quantity, @ForAll("distinctTexts") List<String> tags) {
         Assume.that(sku.codePoints().noneMatch(c -> Character.getType(c) == Character.SURROGATE));
         Line line = new Line(sku, quantity, new LinkedHashSet<>(tags));
         Map<String, Object> asMap = new LinkedHashMap<>();
@@ -116,20 +121,25 @@ class IdempotencyKeyProperties {
 
     private Arbitrary<Object> trees(boolean withSets) {
         Arbitrary<Object> leaf = Arbitraries.oneOf(
-                Arbitraries.longs().between(-50, 50).map(n -> (Object) n),
-                Arbitraries.strings().withCharRange('a', 'd').ofMaxLength(3).map(s -> (Object) s),
-                Arbitraries.of(true, false).map(b -> (Object) b))
+                        Arbitraries.longs().between(-50, 50).map(n -> (Object) n),
+                        Arbitraries.strings()
+                                .withCharRange('a', 'd')
+                                .ofMaxLength(3)
+                                .map(s -> (Object) s),
+                        Arbitraries.of(true, false).map(b -> (Object) b))
                 .injectNull(0.1);
         return Arbitraries.recursive(() -> leaf, inner -> nested(inner, withSets), 0, 3);
     }
 
     private static Arbitrary<Object> nested(Arbitrary<Object> inner, boolean withSets) {
         Arbitrary<Object> lists = inner.list().ofMaxSize(3).map(list -> (Object) list);
-        Arbitrary<Object> sets = withSets ? inner.filter(e -> e != null).set().ofMaxSize(3).map(set -> (Object) set) : lists;
+        Arbitrary<Object> sets =
+                withSets ? inner.filter(e -> e != null).set().ofMaxSize(3).map(set -> (Object) set) : lists;
         return Arbitraries.oneOf(
                 lists,
                 sets,
-                Arbitraries.maps(Arbitraries.strings().withCharRange('a', 'c').ofMaxLength(2), inner).ofMaxSize(3)
+                Arbitraries.maps(Arbitraries.strings().withCharRange('a', 'c').ofMaxLength(2), inner)
+                        .ofMaxSize(3)
                         .map(map -> (Object) map));
     }
 
@@ -145,7 +155,8 @@ class IdempotencyKeyProperties {
         String first = id(content);
 
         assertThat(id(content)).isEqualTo(first);
-        assertThat(IdempotencyKey.ofContent("modelcheck", content)).isEqualTo(IdempotencyKey.ofContent("modelcheck", content));
+        assertThat(IdempotencyKey.ofContent("modelcheck", content))
+                .isEqualTo(IdempotencyKey.ofContent("modelcheck", content));
         assertThat(id(content)).startsWith("v1:").hasSize("v1:".length() + 64);
     }
 }

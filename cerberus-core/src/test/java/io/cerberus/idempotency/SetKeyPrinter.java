@@ -8,11 +8,11 @@ import java.util.Set;
  * the JVM salts at start-up. {@link IdempotencyKeyAcrossJvmsTest} runs it in several JVMs.
  */
 final class SetKeyPrinter {
-    private SetKeyPrinter() {
-    }
+    private SetKeyPrinter() {}
 
     public static void main(String[] args) {
         Set<String> items = Set.of("apple", "pear", "plum", "fig", "kiwi", "lime");
-        System.out.println(IdempotencyKey.ofContent("op", Map.of("items", items)).id() + " " + items);
+        System.out.println(
+                IdempotencyKey.ofContent("op", Map.of("items", items)).id() + " " + items);
     }
 }

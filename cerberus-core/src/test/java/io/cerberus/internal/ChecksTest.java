@@ -16,39 +16,51 @@ class ChecksTest {
     void passwordsNeverAppearInRedactedUris() {
         assertThat(Redaction.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://****@host:6379/0");
         assertThat(Redaction.redact("jdbc:postgresql://db/app?user=a&password=s3cret&ssl=true"))
-                .isEqualTo("jdbc:postgresql://db/app?user=****&password=****&ssl=****"); // no jdbc engine here to list plain ones
+                .isEqualTo("jdbc:postgresql://db/app?user=****&password=****&ssl=****"); // no jdbc engine here to list
+        // plain ones
         assertThat(Redaction.redact("file:/tmp/locks")).isEqualTo("file:/tmp/locks");
     }
 
     @Test
     void engineUrisNeedAKnownScheme() {
-        assertThatThrownBy(() -> Cerberus.connect("")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.connect(""))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("engine URI must not be empty");
-        assertThatThrownBy(() -> Cerberus.connect("/tmp/locks")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.connect("/tmp/locks"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must start with a scheme");
-        assertThatThrownBy(() -> Cerberus.connect("redis://user:pw@localhost:6379")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("add cerberus-redis to the class path").hasMessageNotContaining("pw");
-        assertThatThrownBy(() -> Cerberus.connect("mem:a/b")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.connect("redis://user:pw@localhost:6379"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("add cerberus-redis to the class path")
+                .hasMessageNotContaining("pw");
+        assertThatThrownBy(() -> Cerberus.connect("mem:a/b"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mem: URI");
     }
 
     @Test
     void builderRejectsBadSettings() {
-        assertThatThrownBy(() -> Cerberus.builder().build()).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.builder().build())
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least one engine");
         assertThatThrownBy(() -> Cerberus.builder().engine("a", "mem:").engine("a", "mem:x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already used");
-        assertThatThrownBy(() -> Cerberus.builder().namespace("")).isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("already used");
+        assertThatThrownBy(() -> Cerberus.builder().namespace(""))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("namespace must not be empty");
-        assertThatThrownBy(() -> Cerberus.builder().connectTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.builder().connectTimeout(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("connect timeout must be positive");
-        assertThatThrownBy(() -> Cerberus.builder().defaultLease(Duration.ofDays(400))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.builder().defaultLease(Duration.ofDays(400)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 365 days");
     }
 
     @Test
     void engineNamesFollowTheirSchemes() {
-        try (Cerberus cerberus = Cerberus.builder().engine("mem:one").engine("mem:two").build()) {
+        try (Cerberus cerberus =
+                Cerberus.builder().engine("mem:one").engine("mem:two").build()) {
             assertThat(cerberus.currentEngine()).isEqualTo("mem");
             assertThat(cerberus.currentEngineUri()).isEqualTo("mem:one");
         }
@@ -60,9 +72,12 @@ class ChecksTest {
             DistributedLock lock = cerberus.lock("huge");
             assertThat(lock.tryLock(Long.MAX_VALUE, TimeUnit.DAYS)).isTrue();
             lock.unlock();
-            assertThat(lock.tryAcquire(Duration.ofSeconds(Long.MAX_VALUE))).isPresent().get()
+            assertThat(lock.tryAcquire(Duration.ofSeconds(Long.MAX_VALUE)))
+                    .isPresent()
+                    .get()
                     .satisfies(Lease::close);
-            assertThatThrownBy(() -> lock.tryLock(0, Long.MAX_VALUE, TimeUnit.DAYS)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> lock.tryLock(0, Long.MAX_VALUE, TimeUnit.DAYS))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("lease time must be at most 365 days");
         }
     }

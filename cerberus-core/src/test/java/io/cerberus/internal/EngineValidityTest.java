@@ -27,7 +27,10 @@ class EngineValidityTest {
     private final List<Cerberus> clients = new ArrayList<>();
 
     private Cerberus client(Duration lease) {
-        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(lease).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + UUID.randomUUID())
+                .defaultLease(lease)
+                .build();
         clients.add(cerberus);
         return cerberus;
     }
@@ -50,10 +53,13 @@ class EngineValidityTest {
         assertThat(held.isValid()).isTrue();
         pollUntil("the lease to turn invalid", Duration.ofMillis(bound(3000)), () -> !held.isValid());
         Duration invalidAfter = Duration.ofNanos(System.nanoTime() - start);
-        assertThat(invalidAfter).as("invalid once the validity, not the lease, has passed")
-                .isGreaterThanOrEqualTo(Duration.ofSeconds(1)).isLessThan(lease);
+        assertThat(invalidAfter)
+                .as("invalid once the validity, not the lease, has passed")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(1))
+                .isLessThan(lease);
         assertThat(engine.isLocked(new io.cerberus.spi.LockKey(cerberus.namespace(), "drifting")))
-                .as("the engine still keeps the lock: the client stopped counting on it first").isTrue();
+                .as("the engine still keeps the lock: the client stopped counting on it first")
+                .isTrue();
     }
 
     @Test
@@ -67,9 +73,11 @@ class EngineValidityTest {
         lock.lock(lease);
         Lease held = lock.lease();
         pollUntil("the lease to turn invalid", Duration.ofMillis(bound(3000)), () -> !held.isValid());
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("invalid a lease after the granting request, 2 s before this call")
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("invalid a lease after the granting request, 2 s before this call")
                 .isLessThan(Duration.ofSeconds(2));
-        assertThatThrownBy(() -> io.cerberus.spi.AcquireResult.granted(1, -1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> io.cerberus.spi.AcquireResult.granted(1, -1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("ageNanos must not be negative");
     }
 
@@ -83,11 +91,15 @@ class EngineValidityTest {
         lock.lock();
         long until = System.nanoTime() + lease.multipliedBy(2).toNanos();
         while (System.nanoTime() < until) {
-            assertThat(lock.lease().isValid()).as("renewed before its validity ends").isTrue();
+            assertThat(lock.lease().isValid())
+                    .as("renewed before its validity ends")
+                    .isTrue();
             TimeUnit.MILLISECONDS.sleep(20); // sampling the state, not synchronising with it
         }
         // every 100ms: about 18; every lease/3 (300ms) would make about 7
-        assertThat(engine.renewCalls.get()).as("renewals in two leases of 900ms with a validity of 300ms").isGreaterThanOrEqualTo(10);
+        assertThat(engine.renewCalls.get())
+                .as("renewals in two leases of 900ms with a validity of 300ms")
+                .isGreaterThanOrEqualTo(10);
         lock.unlock();
     }
 
@@ -96,8 +108,10 @@ class EngineValidityTest {
         Cerberus cerberus = client(Duration.ofSeconds(30));
         Scripted engine = ScriptedEngineProvider.last;
         engine.validity = Duration.ofSeconds(31);
-        assertThatThrownBy(() -> cerberus.lock("too-long").lock()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("validity").hasMessageContaining("at most the lease");
+        assertThatThrownBy(() -> cerberus.lock("too-long").lock())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("validity")
+                .hasMessageContaining("at most the lease");
     }
 
     @Test
@@ -106,7 +120,8 @@ class EngineValidityTest {
         Scripted engine = ScriptedEngineProvider.last;
         engine.whyNoFencing = "its nodes share no counter";
         try (Lease lease = cerberus.lock("unfenced").acquire(Duration.ZERO)) {
-            assertThatThrownBy(lease::fencingToken).isInstanceOf(UnsupportedCapabilityException.class)
+            assertThatThrownBy(lease::fencingToken)
+                    .isInstanceOf(UnsupportedCapabilityException.class)
                     .hasMessageContaining("gives no fencing tokens: its nodes share no counter")
                     .hasMessageContaining("engines with fencing tokens");
         }

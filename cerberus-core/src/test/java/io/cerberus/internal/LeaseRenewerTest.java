@@ -33,7 +33,10 @@ class LeaseRenewerTest {
     }
 
     private Cerberus client(Duration lease) {
-        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(lease).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + UUID.randomUUID())
+                .defaultLease(lease)
+                .build();
         clients.add(cerberus);
         return cerberus;
     }
@@ -55,11 +58,14 @@ class LeaseRenewerTest {
         engine.lostBeforeAnswered = true;
         Lease lease = cerberus.lock("overtaken").acquire(Duration.ZERO);
         assertThat(lease.isValid()).isFalse();
-        assertThatThrownBy(lease::close).isInstanceOf(io.cerberus.LockLostException.class)
+        assertThatThrownBy(lease::close)
+                .isInstanceOf(io.cerberus.LockLostException.class)
                 .hasMessageContaining("lost before its grant was answered");
         engine.lostBeforeAnswered = false;
         Lease next = cerberus.lock("overtaken").acquire(Duration.ZERO);
-        assertThat(next.isValid()).as("a later hold of the same lock is not touched").isTrue();
+        assertThat(next.isValid())
+                .as("a later hold of the same lock is not touched")
+                .isTrue();
         next.close();
     }
 
@@ -76,7 +82,9 @@ class LeaseRenewerTest {
         never.await(until - System.nanoTime(), TimeUnit.NANOSECONDS); // let three lease periods pass
         assertThat(leases).allMatch(Lease::isValid);
         assertThat(engine.renewedHolds.get()).as("holds renewed").isGreaterThanOrEqualTo(1000 * 3);
-        assertThat(engine.renewCalls.get()).as("renewal calls for 1000 locks over three lease periods").isLessThan(100);
+        assertThat(engine.renewCalls.get())
+                .as("renewal calls for 1000 locks over three lease periods")
+                .isLessThan(100);
         leases.forEach(Lease::close);
     }
 
@@ -88,10 +96,14 @@ class LeaseRenewerTest {
         CountDownLatch told = new CountDownLatch(1);
         lock.lease().onLost((lease, reason) -> told.countDown());
         engine.renewals = RenewalMode.REFUSE;
-        assertThat(told.await(bound(LEASE.toMillis()), TimeUnit.MILLISECONDS)).as("listener told within a lease").isTrue();
+        assertThat(told.await(bound(LEASE.toMillis()), TimeUnit.MILLISECONDS))
+                .as("listener told within a lease")
+                .isTrue();
         assertThat(lock.lease().isValid()).isFalse();
-        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class)
-                .hasMessageContaining("'refused'").hasMessageContaining("refused to renew");
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("'refused'")
+                .hasMessageContaining("refused to renew");
         assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
 
@@ -110,11 +122,14 @@ class LeaseRenewerTest {
         engine.renewals = RenewalMode.UNREACHABLE;
         pollUntil("the lease to be uncertain", () -> !lock.lease().isValid());
         assertThat(told.getCount()).as("uncertain is not yet lost").isEqualTo(1);
-        assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS))
+                .isTrue();
         assertThat(Duration.ofNanos(lostAt.get() - failingFrom))
                 .as("not given up before the lease could have run out")
                 .isGreaterThanOrEqualTo(LEASE.dividedBy(3));
-        assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("could not be reached");
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining("could not be reached");
     }
 
     @Test
@@ -142,8 +157,11 @@ class LeaseRenewerTest {
         }
 
         List<String> at(java.util.logging.Level level, String containing) {
-            return records.stream().filter(r -> r.getLevel().equals(level)).map(java.util.logging.LogRecord::getMessage)
-                    .filter(message -> message.contains(containing)).toList();
+            return records.stream()
+                    .filter(r -> r.getLevel().equals(level))
+                    .map(java.util.logging.LogRecord::getMessage)
+                    .filter(message -> message.contains(containing))
+                    .toList();
         }
 
         @Override
@@ -152,8 +170,7 @@ class LeaseRenewerTest {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
         public void close() {
@@ -171,12 +188,22 @@ class LeaseRenewerTest {
             CountDownLatch told = new CountDownLatch(1);
             lock.lease().onLost((lease, reason) -> told.countDown());
             engine.renewals = RenewalMode.UNREACHABLE;
-            assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS))
+                    .isTrue();
 
-            assertThat(log.at(java.util.logging.Level.FINE, "could not renew")).as("the retries, at DEBUG").isNotEmpty();
-            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew")).as("one warning for the episode").hasSize(1);
-            assertThat(log.at(java.util.logging.Level.WARNING, "was lost")).as("the holder is told by exception and listener").isEmpty();
-            assertThat(log.at(java.util.logging.Level.INFO, "was lost")).singleElement().asString().contains("tries)");
+            assertThat(log.at(java.util.logging.Level.FINE, "could not renew"))
+                    .as("the retries, at DEBUG")
+                    .isNotEmpty();
+            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew"))
+                    .as("one warning for the episode")
+                    .hasSize(1);
+            assertThat(log.at(java.util.logging.Level.WARNING, "was lost"))
+                    .as("the holder is told by exception and listener")
+                    .isEmpty();
+            assertThat(log.at(java.util.logging.Level.INFO, "was lost"))
+                    .singleElement()
+                    .asString()
+                    .contains("tries)");
             assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
         }
     }
@@ -190,19 +217,31 @@ class LeaseRenewerTest {
             engine.renewals = RenewalMode.UNREACHABLE;
             // the failed renewal itself, not only an invalid lease: a renewer thread descheduled past the
             // lease's safety margin makes the lease invalid with no failure to log
-            pollUntil("the failed renewal to be logged", () -> !log.at(java.util.logging.Level.WARNING, "could not renew").isEmpty());
-            assertThat(lock.lease().isValid()).as("uncertain after the failed renewal").isFalse();
+            pollUntil(
+                    "the failed renewal to be logged",
+                    () -> !log.at(java.util.logging.Level.WARNING, "could not renew")
+                            .isEmpty());
+            assertThat(lock.lease().isValid())
+                    .as("uncertain after the failed renewal")
+                    .isFalse();
             engine.renewals = RenewalMode.NORMAL;
             pollUntil("the lease to be confirmed again", () -> lock.lease().isValid());
             // the hold is valid again a moment before its recovery is logged (Holding.extendedFrom)
-            pollUntil("the recovery to be logged", () -> !log.at(java.util.logging.Level.INFO, "again after").isEmpty());
-            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew")).hasSize(1);
-            assertThat(log.at(java.util.logging.Level.INFO, "again after")).singleElement().asString().contains("'back'");
+            pollUntil(
+                    "the recovery to be logged",
+                    () -> !log.at(java.util.logging.Level.INFO, "again after").isEmpty());
+            assertThat(log.at(java.util.logging.Level.WARNING, "could not renew"))
+                    .hasSize(1);
+            assertThat(log.at(java.util.logging.Level.INFO, "again after"))
+                    .singleElement()
+                    .asString()
+                    .contains("'back'");
             lock.unlock();
         }
     }
 
-    private static void pollUntil(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void pollUntil(String what, java.util.function.BooleanSupplier condition)
+            throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(3000));
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -219,14 +258,17 @@ class LeaseRenewerTest {
         CountDownLatch entered = new CountDownLatch(1);
         engine.renewalEntered.set(entered);
         lock.lock();
-        assertThat(entered.await(bound(2000), TimeUnit.MILLISECONDS)).as("a renewal started").isTrue();
+        assertThat(entered.await(bound(2000), TimeUnit.MILLISECONDS))
+                .as("a renewal started")
+                .isTrue();
         Thread owner = Thread.currentThread();
         Thread releaser = new Thread(engine.releaseRenewal::countDown);
         // the owner's unlock must block until the renewal returns; let it go from another thread
         // once the owner is seen blocked
         Thread watcher = new Thread(() -> {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(5000));
-            while (owner.getState() != Thread.State.WAITING && owner.getState() != Thread.State.TIMED_WAITING
+            while (owner.getState() != Thread.State.WAITING
+                    && owner.getState() != Thread.State.TIMED_WAITING
                     && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
@@ -234,11 +276,14 @@ class LeaseRenewerTest {
         });
         watcher.start();
         lock.unlock();
-        // read before anything else can block the owner: an unlock that did not wait returns while the renewal is still held
+        // read before anything else can block the owner: an unlock that did not wait returns while the renewal is still
+        // held
         long heldWhenUnlockReturned = engine.releaseRenewal.getCount();
         watcher.join();
         releaser.join();
-        assertThat(heldWhenUnlockReturned).as("unlock returned only after the renewal was let go").isZero();
+        assertThat(heldWhenUnlockReturned)
+                .as("unlock returned only after the renewal was let go")
+                .isZero();
         assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
 }

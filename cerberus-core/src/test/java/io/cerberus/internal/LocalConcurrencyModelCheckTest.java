@@ -42,27 +42,30 @@ import org.junit.jupiter.api.Test;
 class LocalConcurrencyModelCheckTest {
     /** Interleavings explored per scenario; bounded so the class runs in seconds. */
     private static final int INVOCATIONS = Integer.getInteger("cerberus.modelcheck.invocations", 20);
+
     private static final LockKey KEY = new LockKey("modelcheck", "order:42");
     /** Lines whose head waits as each busy answer says, the default of an engine that lines up. */
-    private static final LinesUpLocally POLICY = new LinesUpLocally() {
-    };
+    private static final LinesUpLocally POLICY = new LinesUpLocally() {};
 
     /** One client's line and holds, over one engine: the parts of a client these scenarios exercise. */
     private static final class Client {
         final ScriptedEngineProvider.Scripted engine;
         /** This client's holds not yet released, by token, as {@link LiveHolds} keeps them. */
         final Map<String, Acquisition> live = new ConcurrentHashMap<>();
+
         final LocalLines lines = new LocalLines(token -> live.containsKey(token) ? Long.MAX_VALUE : 0);
         /** Threads inside the critical section, and those that went through it. */
         final AtomicInteger inside = new AtomicInteger();
+
         final AtomicInteger served = new AtomicInteger();
         /** Thread-bound reentrancy: hold and count per thread, as {@link CerberusClient} keeps them. */
         final Map<Thread, Acquisition> threadHolds = new ConcurrentHashMap<>();
+
         final Map<Thread, Integer> holdCounts = new ConcurrentHashMap<>();
 
         Client(String store, boolean handsOver) {
-            engine = (ScriptedEngineProvider.Scripted) new ScriptedEngineProvider().open(
-                    new EngineContext("scripted:" + store, Duration.ofSeconds(1), (token, reason) -> { }));
+            engine = (ScriptedEngineProvider.Scripted) new ScriptedEngineProvider()
+                    .open(new EngineContext("scripted:" + store, Duration.ofSeconds(1), (token, reason) -> {}));
             engine.linesUp = true;
             engine.handsOver = handsOver;
         }
@@ -118,7 +121,8 @@ class LocalConcurrencyModelCheckTest {
         /** The release of {@link Holding#release} through {@link LiveHolds#releaseInEngine}, hand-off included. */
         void release(Acquisition holder) {
             try {
-                LocalLines.HandOver handOver = engine.handsOver ? lines.handOverFrom(engine, KEY, holder.token()) : null;
+                LocalLines.HandOver handOver =
+                        engine.handsOver ? lines.handOverFrom(engine, KEY, holder.token()) : null;
                 if (handOver == null) {
                     engine.release(holder);
                     return;
@@ -239,7 +243,7 @@ class LocalConcurrencyModelCheckTest {
      */
     @BeforeAll
     static void instrumentTheCodeUnderTest() {
-        modelCheck(1, () -> { });
+        modelCheck(1, () -> {});
         modelCheck(1, () -> new Client("modelcheck-warmup", true).checkLeftNothingBehind());
         modelCheck(1, () -> {
             Client client = new Client("modelcheck-warmup", true);
@@ -263,7 +267,10 @@ class LocalConcurrencyModelCheckTest {
      */
     private static void modelCheck(int invocations, Runnable scenario) {
         LincheckSettings defaults = LincheckSettings.Companion.getDEFAULT();
-        LincheckSettings ownCodeOnly = new LincheckSettings(false, defaults.getLoopIterationsBeforeThreadSwitch(), defaults.getLoopBound(),
+        LincheckSettings ownCodeOnly = new LincheckSettings(
+                false,
+                defaults.getLoopIterationsBeforeThreadSwitch(),
+                defaults.getLoopBound(),
                 defaults.getRecursionBound());
         Lincheck.runConcurrentTestInternal$lincheck(invocations, ownCodeOnly, scenario);
     }

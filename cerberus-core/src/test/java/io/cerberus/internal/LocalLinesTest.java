@@ -36,8 +36,7 @@ class LocalLinesTest {
     private static final double SCALE = Double.parseDouble(System.getProperty("cerberus.test.timeScale", "1"));
 
     /** Lines whose head waits as each busy answer says. */
-    private static final LinesUpLocally NO_BACKOFF = new LinesUpLocally() {
-    };
+    private static final LinesUpLocally NO_BACKOFF = new LinesUpLocally() {};
     /** Lines whose head backs off from 20 ms up to 160 ms. */
     private static final LinesUpLocally BACKOFF = new LinesUpLocally() {
         @Override
@@ -61,7 +60,10 @@ class LocalLinesTest {
     }
 
     private Cerberus client(boolean linesUp, String store) {
-        Cerberus cerberus = Cerberus.builder().engine("scripted:" + store).defaultLease(Duration.ofSeconds(5)).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + store)
+                .defaultLease(Duration.ofSeconds(5))
+                .build();
         clients.add(cerberus);
         cerberus.lock("open-the-engine").tryLock();
         engine = ScriptedEngineProvider.last;
@@ -91,21 +93,27 @@ class LocalLinesTest {
     private static void await(String what, BooleanSupplier condition, long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(millis));
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("still waiting for: " + what).isNegative();
+            assertThat(System.nanoTime() - deadline)
+                    .as("still waiting for: " + what)
+                    .isNegative();
             Thread.sleep(2);
         }
     }
 
     /** Starts a thread that locks, records its name, unlocks; returns when it waits for the lock. */
     private Thread waiter(String name, DistributedLock lock, List<String> granted) throws InterruptedException {
-        Thread thread = new Thread(() -> {
-            lock.lock();
-            granted.add(name);
-            lock.unlock();
-        }, name);
+        Thread thread = new Thread(
+                () -> {
+                    lock.lock();
+                    granted.add(name);
+                    lock.unlock();
+                },
+                name);
         threads.add(thread);
         thread.start();
-        await(name + " waits", () -> thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
+        await(
+                name + " waits",
+                () -> thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
         return thread;
     }
 
@@ -145,24 +153,27 @@ class LocalLinesTest {
         AtomicInteger overlaps = new AtomicInteger();
         List<CompletableFuture<Void>> done = new ArrayList<>();
         for (int t = 0; t < threadCount; t++) {
-            done.add(CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < cycles; i++) {
-                    lock.lock();
-                    if (inside.incrementAndGet() != 1) {
-                        overlaps.incrementAndGet();
-                    }
-                    inside.decrementAndGet();
-                    lock.unlock();
-                }
-            }, runnable -> {
-                Thread thread = new Thread(runnable);
-                threads.add(thread);
-                thread.start();
-            }));
+            done.add(CompletableFuture.runAsync(
+                    () -> {
+                        for (int i = 0; i < cycles; i++) {
+                            lock.lock();
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            inside.decrementAndGet();
+                            lock.unlock();
+                        }
+                    },
+                    runnable -> {
+                        Thread thread = new Thread(runnable);
+                        threads.add(thread);
+                        thread.start();
+                    }));
         }
         CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(bound(20_000), TimeUnit.MILLISECONDS);
         assertThat(overlaps.get()).as("two holders at once").isZero();
-        assertThat(engine.acquireCalls.get()).as("engine acquires for %d grants", threadCount * cycles)
+        assertThat(engine.acquireCalls.get())
+                .as("engine acquires for %d grants", threadCount * cycles)
                 .isEqualTo(threadCount * cycles);
     }
 
@@ -178,32 +189,41 @@ class LocalLinesTest {
         List<Thread> line = new ArrayList<>();
         for (int i = 1; i <= waiters; i++) {
             String name = "waiter-" + i;
-            Thread thread = new Thread(() -> {
-                try (Lease lease = lock.acquire(Duration.ofMillis(bound(10_000)))) {
-                    order.add(name);
-                    fences.add(lease.fencingToken());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, name);
+            Thread thread = new Thread(
+                    () -> {
+                        try (Lease lease = lock.acquire(Duration.ofMillis(bound(10_000)))) {
+                            order.add(name);
+                            fences.add(lease.fencingToken());
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    name);
             threads.add(thread);
             thread.start();
             await(name + " waits", () -> thread.getState() == Thread.State.TIMED_WAITING);
             line.add(thread);
         }
-        assertThat(engine.acquireCalls.get()).as("waiters behind a hold of their own client do not ask").isZero();
+        assertThat(engine.acquireCalls.get())
+                .as("waiters behind a hold of their own client do not ask")
+                .isZero();
         first.close();
         for (Thread thread : line) {
             thread.join(bound(5000));
             assertThat(thread.isAlive()).as("%s done", thread.getName()).isFalse();
         }
-        assertThat(order).as("served in turn").containsExactly(line.stream().map(Thread::getName).toArray(String[]::new));
+        assertThat(order)
+                .as("served in turn")
+                .containsExactly(line.stream().map(Thread::getName).toArray(String[]::new));
         for (int i = 1; i < fences.size(); i++) {
             assertThat(fences.get(i)).as("fence of %s", order.get(i)).isGreaterThan(fences.get(i - 1));
         }
-        assertThat(engine.handedOver.get()).as("4 hand-offs, a release for all, then hand-offs again")
+        assertThat(engine.handedOver.get())
+                .as("4 hand-offs, a release for all, then hand-offs again")
                 .isEqualTo(LocalLines.HAND_OFFS_IN_A_ROW + 1);
-        assertThat(engine.acquireCalls.get()).as("only the waiter after the release for all asked").isEqualTo(1);
+        assertThat(engine.acquireCalls.get())
+                .as("only the waiter after the release for all asked")
+                .isEqualTo(1);
     }
 
     @Test
@@ -212,21 +232,25 @@ class LocalLinesTest {
         engine.handsOver = true;
         Lease first = lock.acquire(Duration.ofSeconds(5));
         AtomicInteger got = new AtomicInteger();
-        Thread head = new Thread(() -> {
-            try {
-                lock.acquire(Duration.ofMillis(bound(10_000))).close();
-                got.incrementAndGet();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "head");
+        Thread head = new Thread(
+                () -> {
+                    try {
+                        lock.acquire(Duration.ofMillis(bound(10_000))).close();
+                        got.incrementAndGet();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "head");
         threads.add(head);
         head.start();
         await("the head waits", () -> head.getState() == Thread.State.TIMED_WAITING);
         CountDownLatch entered = new CountDownLatch(1);
         engine.handOverEntered.set(entered);
         CompletableFuture<Void> release = CompletableFuture.runAsync(first::close);
-        assertThat(entered.await(bound(5000), TimeUnit.MILLISECONDS)).as("the release hands over").isTrue();
+        assertThat(entered.await(bound(5000), TimeUnit.MILLISECONDS))
+                .as("the release hands over")
+                .isTrue();
         head.interrupt();
         head.join(bound(5000));
         assertThat(head.isAlive()).isFalse();
@@ -234,7 +258,9 @@ class LocalLinesTest {
         release.get(bound(5000), TimeUnit.MILLISECONDS);
         assertThat(got.get()).as("the interrupted waiter got nothing").isZero();
         assertThat(engine.handedOver.get()).isEqualTo(1);
-        assertThat(lock.isLocked()).as("the hold handed to the waiter that left is released").isFalse();
+        assertThat(lock.isLocked())
+                .as("the hold handed to the waiter that left is released")
+                .isFalse();
     }
 
     @Test
@@ -244,23 +270,31 @@ class LocalLinesTest {
         elsewhere.lock();
         DistributedLock lock = client(true, store).lock("gives-up");
         CountDownLatch gaveUp = new CountDownLatch(1);
-        Thread head = new Thread(() -> {
-            try {
-                assertThat(lock.tryLock(bound(300), TimeUnit.MILLISECONDS)).isFalse();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            gaveUp.countDown();
-        }, "head");
+        Thread head = new Thread(
+                () -> {
+                    try {
+                        assertThat(lock.tryLock(bound(300), TimeUnit.MILLISECONDS))
+                                .isFalse();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    gaveUp.countDown();
+                },
+                "head");
         threads.add(head);
         head.start();
         await("head asks", () -> engine.acquireCalls.get() >= 1);
         List<String> granted = new CopyOnWriteArrayList<>();
         Thread next = waiter("next", lock, granted);
-        assertThat(gaveUp.await(bound(5000), TimeUnit.MILLISECONDS)).as("head gave up").isTrue();
+        assertThat(gaveUp.await(bound(5000), TimeUnit.MILLISECONDS))
+                .as("head gave up")
+                .isTrue();
         // at once, not at the next recheck of its place (a second later)
         int askedBefore = engine.acquireCalls.get();
-        await("next asks in its place", () -> engine.acquireCalls.get() > askedBefore, LocalLines.RECHECK_NANOS / 2_000_000);
+        await(
+                "next asks in its place",
+                () -> engine.acquireCalls.get() > askedBefore,
+                LocalLines.RECHECK_NANOS / 2_000_000);
         elsewhere.unlock();
         next.join(bound(5000));
         assertThat(granted).containsExactly("next");
@@ -268,7 +302,10 @@ class LocalLinesTest {
 
     @Test
     void theLossOfTheHoldTheLineWaitsForWakesTheHead() throws Exception {
-        Cerberus cerberus = Cerberus.builder().engine("scripted:" + UUID.randomUUID()).defaultLease(Duration.ofMillis(300)).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + UUID.randomUUID())
+                .defaultLease(Duration.ofMillis(300))
+                .build();
         clients.add(cerberus);
         DistributedLock lock = cerberus.lock("lost");
         lock.lock();
@@ -291,7 +328,9 @@ class LocalLinesTest {
         lock.lock();
         CompletableFuture<Boolean> other = CompletableFuture.supplyAsync(lock::tryLock);
         assertThat(other.get(bound(5000), TimeUnit.MILLISECONDS)).isFalse();
-        assertThat(engine.acquireCalls.get()).as("asked the engine, did not line up").isEqualTo(2);
+        assertThat(engine.acquireCalls.get())
+                .as("asked the engine, did not line up")
+                .isEqualTo(2);
         lock.unlock();
         CompletableFuture<Boolean> free = CompletableFuture.supplyAsync(() -> {
             boolean taken = lock.tryLock();
@@ -311,24 +350,31 @@ class LocalLinesTest {
         List<CompletableFuture<Void>> waiting = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             CompletableFuture<Void> failed = new CompletableFuture<>();
-            Thread thread = new Thread(() -> {
-                try {
-                    lock.lock();
-                    failed.complete(null);
-                } catch (RuntimeException e) {
-                    failed.completeExceptionally(e);
-                }
-            }, "waiter-" + i);
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            lock.lock();
+                            failed.complete(null);
+                        } catch (RuntimeException e) {
+                            failed.completeExceptionally(e);
+                        }
+                    },
+                    "waiter-" + i);
             threads.add(thread);
             thread.start();
             waiting.add(failed);
         }
-        await("three waiters", () -> threads.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING
-                || t.getState() == Thread.State.WAITING));
+        await(
+                "three waiters",
+                () -> threads.stream()
+                        .allMatch(t ->
+                                t.getState() == Thread.State.TIMED_WAITING || t.getState() == Thread.State.WAITING));
         cerberus.close();
         for (CompletableFuture<Void> failed : waiting) {
-            assertThatThrownBy(() -> failed.get(bound(2000), TimeUnit.MILLISECONDS)).isInstanceOf(ExecutionException.class)
-                    .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThatThrownBy(() -> failed.get(bound(2000), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
         }
     }
 
@@ -356,8 +402,8 @@ class LocalLinesTest {
     }
 
     private static io.cerberus.spi.Acquisition attempt(LockKey key) {
-        return new io.cerberus.spi.Acquisition(key, io.cerberus.spi.LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "test",
-                Duration.ofSeconds(5));
+        return new io.cerberus.spi.Acquisition(
+                key, io.cerberus.spi.LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "test", Duration.ofSeconds(5));
     }
 
     @Test
@@ -377,13 +423,16 @@ class LocalLinesTest {
         LockKey key = new LockKey("ns", "k");
         LocalLines.Ticket head = lines.enter(this, attempt(key), BACKOFF);
         assertThat(head.mayAsk()).isTrue();
-        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(5), "mine", 7))).as("wait in line").isEqualTo(-1);
+        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(5), "mine", 7)))
+                .as("wait in line")
+                .isEqualTo(-1);
         assertThat(head.mayAsk()).as("the lock is held in this client").isFalse();
         lines.ended(this, key, "mine");
         assertThat(head.mayAsk()).as("its end lets the head ask").isTrue();
 
         assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(5), "released-already", 8)))
-                .as("a holder that is no live hold here: pause").isNotNegative();
+                .as("a holder that is no live hold here: pause")
+                .isNotNegative();
         assertThat(head.mayAsk()).isTrue();
     }
 
@@ -397,7 +446,9 @@ class LocalLinesTest {
         first.granted("unrenewed");
         assertThat(second.mayAsk()).isFalse();
         left.set(0);
-        assertThat(second.mayAsk()).as("the hold's lease ran out by this client's clock").isTrue();
+        assertThat(second.mayAsk())
+                .as("the hold's lease ran out by this client's clock")
+                .isTrue();
     }
 
     @Test
@@ -411,13 +462,16 @@ class LocalLinesTest {
             assertThat(head.afterBusy(new AcquireResult.Busy(bound, "elsewhere", 1)))
                     .isBetween(TimeUnit.MILLISECONDS.toNanos(ceiling / 2), TimeUnit.MILLISECONDS.toNanos(ceiling));
         }
-        assertThat(head.afterBusy(new AcquireResult.Busy(bound, "elsewhere-next", 2))).as("a new holder's fence: from the first pause")
+        assertThat(head.afterBusy(new AcquireResult.Busy(bound, "elsewhere-next", 2)))
+                .as("a new holder's fence: from the first pause")
                 .isBetween(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(20));
-        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofMillis(3), "elsewhere-next", 2))).as("never past the answer's bound")
+        assertThat(head.afterBusy(new AcquireResult.Busy(Duration.ofMillis(3), "elsewhere-next", 2)))
+                .as("never past the answer's bound")
                 .isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(3));
 
         LocalLines.Ticket plain = lines.enter(new Object(), attempt(key), NO_BACKOFF);
-        assertThat(plain.afterBusy(new AcquireResult.Busy(Duration.ofMillis(700)))).as("no backoff: as the answer says")
+        assertThat(plain.afterBusy(new AcquireResult.Busy(Duration.ofMillis(700))))
+                .as("no backoff: as the answer says")
                 .isEqualTo(TimeUnit.MILLISECONDS.toNanos(700));
     }
 
@@ -430,20 +484,32 @@ class LocalLinesTest {
         first.granted("t1");
         LocalLines.Turn turn = lines.turnAt(this, key, "t1", Duration.ofHours(1));
         assertThat(turn.withinTurn()).as("the streak began just now").isTrue();
-        assertThat(turn.handOver()).as("the head is not asleep: nothing to hand").isNull();
-        assertThat(lines.turnAt(this, key, "t1", Duration.ZERO).withinTurn()).as("a turn of zero is over").isFalse();
-        assertThat(lines.turnAt(this, key, "other", Duration.ofHours(1)).withinTurn()).as("not the hold the line waits for").isFalse();
+        assertThat(turn.handOver())
+                .as("the head is not asleep: nothing to hand")
+                .isNull();
+        assertThat(lines.turnAt(this, key, "t1", Duration.ZERO).withinTurn())
+                .as("a turn of zero is over")
+                .isFalse();
+        assertThat(lines.turnAt(this, key, "other", Duration.ofHours(1)).withinTurn())
+                .as("not the hold the line waits for")
+                .isFalse();
 
         lines.ended(this, key, "t1");
         assertThat(second.mayAsk()).isTrue();
         second.afterBusy(new AcquireResult.Busy(Duration.ofSeconds(1), "elsewhere", 3));
         LocalLines.Ticket third = lines.enter(this, attempt(key), NO_BACKOFF);
         second.granted("t2");
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a new streak began with t2").isTrue();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn())
+                .as("a new streak began with t2")
+                .isTrue();
         third.leave();
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("the turn is the streak's, waiters or not").isTrue();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn())
+                .as("the turn is the streak's, waiters or not")
+                .isTrue();
         lines.holdBack(this, key, "t2", Duration.ZERO);
-        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn()).as("a yield ends the streak").isFalse();
+        assertThat(lines.turnAt(this, key, "t2", Duration.ofHours(1)).withinTurn())
+                .as("a yield ends the streak")
+                .isFalse();
     }
 
     @Test
@@ -458,7 +524,9 @@ class LocalLinesTest {
         lines.ended(this, key, "t1");
         assertThat(second.mayAsk()).as("holding back for the other client").isFalse();
         second.await(TimeUnit.SECONDS.toNanos(5));
-        assertThat(second.mayAsk()).as("the hold-back is over when its wait ends").isTrue();
+        assertThat(second.mayAsk())
+                .as("the hold-back is over when its wait ends")
+                .isTrue();
         assertThat(Duration.ofNanos(System.nanoTime() - yielded)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
     }
 }

@@ -36,8 +36,12 @@ class LockNameProperties {
     /** Any Unicode text a name may hold: letters of every script, symbols, emoji (paired surrogates), spaces. */
     @Provide
     Arbitrary<String> validNames() {
-        return Arbitraries.strings().all().ofMinLength(1).ofMaxLength(Checks.MAX_LOCK_NAME)
-                .filter(name -> name.codePoints().noneMatch(c -> Character.isISOControl(c) || Character.getType(c) == Character.SURROGATE));
+        return Arbitraries.strings()
+                .all()
+                .ofMinLength(1)
+                .ofMaxLength(Checks.MAX_LOCK_NAME)
+                .filter(name -> name.codePoints()
+                        .noneMatch(c -> Character.isISOControl(c) || Character.getType(c) == Character.SURROGATE));
     }
 
     @Property(tries = 300)
@@ -53,25 +57,37 @@ class LockNameProperties {
     /** A valid name with one rule broken: a control character or a lone surrogate put in, or too long. */
     @Provide
     Arbitrary<String> invalidNames() {
-        Arbitrary<Character> control = Arbitraries.oneOf(Arbitraries.chars().range('\u0000', '\u001f'), Arbitraries.chars().range('\u007f', '\u009f'));
+        Arbitrary<Character> control = Arbitraries.oneOf(
+                Arbitraries.chars().range('\u0000', '\u001f'),
+                Arbitraries.chars().range('\u007f', '\u009f'));
         Arbitrary<Character> loneSurrogate = Arbitraries.chars().range('\ud800', '\udfff');
-        Arbitrary<String> withBadChar = Combinators.combine(validNames(), Arbitraries.oneOf(control, loneSurrogate), Arbitraries.integers().between(0, 1000))
+        Arbitrary<String> withBadChar = Combinators.combine(
+                        validNames(),
+                        Arbitraries.oneOf(control, loneSurrogate),
+                        Arbitraries.integers().between(0, 1000))
                 .as((name, bad, at) -> {
                     int index = Math.min(at, name.length());
                     if (index > 0 && Character.isHighSurrogate(name.charAt(index - 1))) {
                         index--; // never split a pair: then the pair, not the character put in, would be what breaks
                     }
                     String broken = name.substring(0, index) + bad + name.substring(index);
-                    return broken.length() > Checks.MAX_LOCK_NAME ? broken.substring(broken.length() - Checks.MAX_LOCK_NAME) : broken;
+                    return broken.length() > Checks.MAX_LOCK_NAME
+                            ? broken.substring(broken.length() - Checks.MAX_LOCK_NAME)
+                            : broken;
                 })
                 .filter(name -> !isValid(name));
-        Arbitrary<String> tooLong = Arbitraries.strings().alpha().ofMinLength(Checks.MAX_LOCK_NAME + 1).ofMaxLength(Checks.MAX_LOCK_NAME + 100);
+        Arbitrary<String> tooLong = Arbitraries.strings()
+                .alpha()
+                .ofMinLength(Checks.MAX_LOCK_NAME + 1)
+                .ofMaxLength(Checks.MAX_LOCK_NAME + 100);
         return Arbitraries.oneOf(withBadChar, tooLong, Arbitraries.just(""));
     }
 
     private static boolean isValid(String name) {
-        return !name.isEmpty() && name.length() <= Checks.MAX_LOCK_NAME
-                && name.codePoints().noneMatch(c -> Character.isISOControl(c) || Character.getType(c) == Character.SURROGATE);
+        return !name.isEmpty()
+                && name.length() <= Checks.MAX_LOCK_NAME
+                && name.codePoints()
+                        .noneMatch(c -> Character.isISOControl(c) || Character.getType(c) == Character.SURROGATE);
     }
 
     @Property(tries = 500)
@@ -80,14 +96,20 @@ class LockNameProperties {
 
         assertThat(thrown).isExactlyInstanceOf(IllegalArgumentException.class);
         assertThat(thrown.getMessage()).startsWith("lock name must ");
-        String rule = name.isEmpty() ? "must not be empty"
-                : name.length() > Checks.MAX_LOCK_NAME ? "must be at most 512 characters"
-                : name.codePoints().anyMatch(Character::isISOControl) && firstBad(name) == FirstBad.CONTROL ? "must not contain control characters"
-                : "must be valid Unicode, found a lone surrogate";
+        String rule = name.isEmpty()
+                ? "must not be empty"
+                : name.length() > Checks.MAX_LOCK_NAME
+                        ? "must be at most 512 characters"
+                        : name.codePoints().anyMatch(Character::isISOControl) && firstBad(name) == FirstBad.CONTROL
+                                ? "must not contain control characters"
+                                : "must be valid Unicode, found a lone surrogate";
         assertThat(thrown.getMessage()).contains(rule);
     }
 
-    private enum FirstBad { CONTROL, SURROGATE }
+    private enum FirstBad {
+        CONTROL,
+        SURROGATE
+    }
 
     /** The rule the first offending character breaks, as a reader scanning from the start meets it. */
     private static FirstBad firstBad(String name) {

@@ -18,10 +18,43 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class FileNamesTest {
-    private static final List<String> ODD_NAMES = List.of("x", "X", "a/b", "A/B", "a_b", "a%2Fb", "a%2fb", "a.b", "a..b",
-            "../x", "../../etc/passwd", "/etc/passwd", "a\\b", ".", "..", "...", "~", "a~b", "-", "con", "a b", "*", "?",
-            "ключ", "錠", "😀", "x".repeat(512), "x".repeat(511) + "y", "錠".repeat(512), "😀".repeat(256),
-            "x".repeat(99), "x".repeat(100), "x".repeat(101), "%41", "A", "a");
+    private static final List<String> ODD_NAMES = List.of(
+            "x",
+            "X",
+            "a/b",
+            "A/B",
+            "a_b",
+            "a%2Fb",
+            "a%2fb",
+            "a.b",
+            "a..b",
+            "../x",
+            "../../etc/passwd",
+            "/etc/passwd",
+            "a\\b",
+            ".",
+            "..",
+            "...",
+            "~",
+            "a~b",
+            "-",
+            "con",
+            "a b",
+            "*",
+            "?",
+            "ключ",
+            "錠",
+            "😀",
+            "x".repeat(512),
+            "x".repeat(511) + "y",
+            "錠".repeat(512),
+            "😀".repeat(256),
+            "x".repeat(99),
+            "x".repeat(100),
+            "x".repeat(101),
+            "%41",
+            "A",
+            "a");
 
     @Test
     void traversalNamesStayInsideTheDirectory(@TempDir Path dir) {
@@ -50,7 +83,8 @@ class FileNamesTest {
         Set<String> folded = new HashSet<>();
         for (LockKey key : keys) {
             assertThat(folded.add(FileNames.fileName(key).toLowerCase(Locale.ROOT)))
-                    .as("file of %s is its own, even on a case-insensitive file system", key).isTrue();
+                    .as("file of %s is its own, even on a case-insensitive file system", key)
+                    .isTrue();
         }
     }
 
@@ -58,7 +92,9 @@ class FileNamesTest {
     void fileNamesAreBoundedAndReadableWhenShort() {
         for (String name : ODD_NAMES) {
             String fileName = FileNames.fileName(new LockKey("錠".repeat(128), name));
-            assertThat(fileName.length()).isLessThanOrEqualTo(FileNames.MAX_FILE_NAME).isLessThanOrEqualTo(255);
+            assertThat(fileName.length())
+                    .isLessThanOrEqualTo(FileNames.MAX_FILE_NAME)
+                    .isLessThanOrEqualTo(255);
             assertThat(fileName).matches("[a-z0-9_%A-F~-]+\\.[a-z0-9_%A-F~-]+\\.lock");
         }
         assertThat(FileNames.fileName(new LockKey("billing", "order-42"))).isEqualTo("billing.order-42.lock");
@@ -70,21 +106,28 @@ class FileNamesTest {
                 assertThat(FileNames.lockName(fileName, prefix)).isEmpty();
                 assertThat(name.length()).as("only long names are hashed").isGreaterThan(30);
             } else {
-                assertThat(FileNames.lockName(fileName, prefix)).as("decoded name of %s", fileName).contains(name);
+                assertThat(FileNames.lockName(fileName, prefix))
+                        .as("decoded name of %s", fileName)
+                        .contains(name);
             }
         }
-        assertThat(FileNames.lockName("default.a%2fb.lock", prefix)).as("not the canonical spelling").isEmpty();
+        assertThat(FileNames.lockName("default.a%2fb.lock", prefix))
+                .as("not the canonical spelling")
+                .isEmpty();
         assertThat(FileNames.lockName("other.a.lock", prefix)).isEmpty();
     }
 
     @Test
     void oddNamesMakeOneFileEachDirectlyInTheDirectory(@TempDir Path root) throws IOException {
         Path dir = root.resolve("locks");
-        try (Cerberus a = Cerberus.connect("file:" + dir); Cerberus b = Cerberus.connect("file:" + dir)) {
+        try (Cerberus a = Cerberus.connect("file:" + dir);
+                Cerberus b = Cerberus.connect("file:" + dir)) {
             List<DistributedLock> held = new ArrayList<>();
             for (String name : ODD_NAMES) {
                 DistributedLock lock = a.lock(name);
-                assertThat(lock.tryLock()).as("'%s' is free: no other name shares its file", name).isTrue();
+                assertThat(lock.tryLock())
+                        .as("'%s' is free: no other name shares its file", name)
+                        .isTrue();
                 held.add(lock);
             }
             for (String name : ODD_NAMES) {
@@ -95,7 +138,9 @@ class FileNamesTest {
         }
         try (Stream<Path> all = Files.walk(root)) {
             List<Path> files = all.filter(Files::isRegularFile).toList();
-            assertThat(files).hasSize(ODD_NAMES.size()).allSatisfy(file -> assertThat(file.getParent()).isEqualTo(dir));
+            assertThat(files)
+                    .hasSize(ODD_NAMES.size())
+                    .allSatisfy(file -> assertThat(file.getParent()).isEqualTo(dir));
         }
     }
 }

@@ -21,14 +21,17 @@ class MemoryIdempotencyStoreTest {
     private static final Duration HOUR = Duration.ofHours(1);
 
     private static MemoryIdempotencyStore store(long maxRecords, long maxBytes) {
-        return new MemoryIdempotencyStore("mem:test", new MemoryIdempotencyStore.Limits(maxRecords, maxBytes), Duration.ofMinutes(1));
+        return new MemoryIdempotencyStore(
+                "mem:test", new MemoryIdempotencyStore.Limits(maxRecords, maxBytes), Duration.ofMinutes(1));
     }
 
     @Test
     void recordsThatAreOverAreSweptSoTheMapDoesNotGrowForEver() throws Exception {
-        MemoryIdempotencyStore store = new MemoryIdempotencyStore("mem:test", MemoryIdempotencyStore.Limits.DEFAULT, Duration.ofMillis(20));
+        MemoryIdempotencyStore store =
+                new MemoryIdempotencyStore("mem:test", MemoryIdempotencyStore.Limits.DEFAULT, Duration.ofMillis(20));
         for (int i = 0; i < 1000; i++) {
-            assertThat(store.claim("ns/k" + i, "f", "t" + i, Duration.ofMillis(500))).isEmpty(); // outlives the loop
+            assertThat(store.claim("ns/k" + i, "f", "t" + i, Duration.ofMillis(500)))
+                    .isEmpty(); // outlives the loop
         }
         assertThat(store.size()).isEqualTo(1000);
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -47,9 +50,14 @@ class MemoryIdempotencyStoreTest {
         for (int i = 0; i < 3; i++) {
             assertThat(store.claim("ns/k" + i, "f", "t" + i, HOUR)).isEmpty();
         }
-        assertThatThrownBy(() -> store.claim("ns/k3", "f", "t3", HOUR)).isInstanceOf(EngineUnavailableException.class)
-                .hasMessageContaining("mem:test").hasMessageContaining("3 records of at most 3").hasMessageContaining("maxRecords");
-        assertThat(store.claim("ns/k0", "f", "t0", HOUR)).as("a claim sent again by its owner is not a new record").isEmpty();
+        assertThatThrownBy(() -> store.claim("ns/k3", "f", "t3", HOUR))
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("mem:test")
+                .hasMessageContaining("3 records of at most 3")
+                .hasMessageContaining("maxRecords");
+        assertThat(store.claim("ns/k0", "f", "t0", HOUR))
+                .as("a claim sent again by its owner is not a new record")
+                .isEmpty();
         assertThat(store.release("ns/k1", "t1")).isTrue();
         assertThat(store.claim("ns/k3", "f", "t3", HOUR)).isEmpty();
     }
@@ -84,7 +92,9 @@ class MemoryIdempotencyStoreTest {
             assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
             assertThatThrownBy(() -> guard.execute(big, HOUR, () -> "again" + runs.incrementAndGet()))
                     .isInstanceOf(ResultNotKeptException.class);
-            assertThat(runs).as("the operation ran once: no room is no reason to run it twice").hasValue(1);
+            assertThat(runs)
+                    .as("the operation ran once: no room is no reason to run it twice")
+                    .hasValue(1);
 
             int ran = 0;
             IdempotencyStoreUnavailableException refused = null;
@@ -96,9 +106,13 @@ class MemoryIdempotencyStoreTest {
                     refused = full;
                 }
             }
-            assertThat(refused).as("claims are refused once the 64 KB are used").isNotNull()
+            assertThat(refused)
+                    .as("claims are refused once the 64 KB are used")
+                    .isNotNull()
                     .hasStackTraceContaining("maxRecordBytes");
-            assertThat(ran).as("six results of ten thousand bytes fit, a few more records whose result did not").isBetween(7, 12);
+            assertThat(ran)
+                    .as("six results of ten thousand bytes fit, a few more records whose result did not")
+                    .isBetween(7, 12);
         }
     }
 
@@ -107,17 +121,23 @@ class MemoryIdempotencyStoreTest {
         String name = "mem:limits-" + UUID.randomUUID();
         try (Cerberus cerberus = Cerberus.connect(name + "?maxRecords=10&maxRecordBytes=2MB")) {
             assertThat(cerberus.currentEngineUri()).isEqualTo(name);
-            assertThatThrownBy(() -> Cerberus.connect(name + "?maxRecords=11")).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> Cerberus.connect(name + "?maxRecords=11"))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("already kept in this JVM with maxRecords=10 and maxRecordBytes=2097152");
             try (Cerberus same = Cerberus.connect(name)) {
                 assertThat(same.currentEngineUri()).isEqualTo(name);
             }
         }
-        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecrods=1")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown parameter 'maxRecrods'").hasMessageContaining("maxRecordBytes, maxRecords");
-        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecords=0")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("maxRecords").hasMessageContaining("whole number from 1");
-        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecordBytes=12TB")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecrods=1"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown parameter 'maxRecrods'")
+                .hasMessageContaining("maxRecordBytes, maxRecords");
+        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecords=0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxRecords")
+                .hasMessageContaining("whole number from 1");
+        assertThatThrownBy(() -> Cerberus.connect("mem:x?maxRecordBytes=12TB"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("with KB, MB or GB");
     }
 }

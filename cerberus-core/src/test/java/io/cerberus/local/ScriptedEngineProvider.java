@@ -25,7 +25,11 @@ public final class ScriptedEngineProvider implements EngineProvider {
     public static volatile Scripted last;
 
     /** What renewals do. */
-    public enum RenewalMode { NORMAL, REFUSE, UNREACHABLE }
+    public enum RenewalMode {
+        NORMAL,
+        REFUSE,
+        UNREACHABLE
+    }
 
     @Override
     public Set<String> schemes() {
@@ -78,6 +82,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public volatile boolean handsOver;
         /** handOver calls, and those that handed the lock over. */
         public final AtomicInteger handOverCalls = new AtomicInteger();
+
         public final AtomicInteger handedOver = new AtomicInteger();
         /** When set, a hand-off counts this down on entry and then waits for {@link #releaseHandOver}. */
         public final AtomicReference<CountDownLatch> handOverEntered = new AtomicReference<>();
@@ -86,6 +91,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         /** Whether a grant is reported lost before it is answered (a loss that overtakes its grant). */
         public volatile boolean lostBeforeAnswered;
+
         private final io.cerberus.spi.LossReporter losses;
 
         Scripted(String uri, MemoryStore store, io.cerberus.spi.LossReporter losses) {
@@ -139,12 +145,16 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public java.util.Optional<String> whyNot(Capability capability) {
-            return capability == Capability.FENCING ? java.util.Optional.ofNullable(whyNoFencing) : java.util.Optional.empty();
+            return capability == Capability.FENCING
+                    ? java.util.Optional.ofNullable(whyNoFencing)
+                    : java.util.Optional.empty();
         }
 
         @Override
         public <A> Optional<A> ability(Class<A> ability) {
-            boolean has = ability == HandsOver.class ? linesUp && handsOver : ability == LinesUpLocally.class ? linesUp : ability.isInstance(this);
+            boolean has = ability == HandsOver.class
+                    ? linesUp && handsOver
+                    : ability == LinesUpLocally.class ? linesUp : ability.isInstance(this);
             return has ? Optional.of(ability.cast(this)) : Optional.empty();
         }
 

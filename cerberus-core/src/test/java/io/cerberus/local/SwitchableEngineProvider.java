@@ -53,7 +53,8 @@ public final class SwitchableEngineProvider implements EngineProvider {
         if (DOWN.getOrDefault(name, false)) {
             throw new EngineUnavailableException("engine " + context.uri() + " is down", null);
         }
-        return new Switchable(context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
+        return new Switchable(
+                context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
     }
 
     private record Switchable(String uri, String name, MemoryEngine inner) implements LockEngine, Inspects {

@@ -10,10 +10,12 @@ final class AttemptState {
     final long leaseId;
     /** The attempt's number among this client's attempts on the lock, in its key ({@link KeySlots}). */
     final int slot;
+
     volatile long createRevision;
     volatile boolean granted;
     /** The key this attempt waits on, its create revision, and the revision of the read that found it. */
     volatile ByteSequence predecessor;
+
     volatile long predecessorCreateRevision;
     volatile long readRevision;
     /** When the hold's lease runs out without a renewal, in {@link System#nanoTime()} ({@link ExpirySweep}). */

@@ -127,15 +127,19 @@ final class ClientLease {
             leaseId = granted; // last: the lock-free read at this method's start sees the new lease's deadline with it
             if (grant.getTTL() > ttl.toSeconds() && !warnedLonger) {
                 warnedLonger = true;
-                LOG.log(Level.WARNING, "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
-                        + ttl.toSeconds() + " s was asked (etcd raises TTLs below its minimum, 1.5 election timeouts): a client"
-                        + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
+                LOG.log(
+                        Level.WARNING,
+                        "etcd " + requests.describe() + " granted a lease of " + grant.getTTL() + " s where "
+                                + ttl.toSeconds()
+                                + " s was asked (etcd raises TTLs below its minimum, 1.5 election timeouts): a client"
+                                + " that stops answering keeps its locks for up to " + grant.getTTL() + " s");
             }
             LOG.log(Level.DEBUG, "granted etcd lease {0} of {1} s", Long.toHexString(granted), ttl.toSeconds());
         } finally {
             lock.unlock();
         }
-        // a grant answered after its own deadline is declared lost here; the acquire that sends it is then refused or dropped
+        // a grant answered after its own deadline is declared lost here; the acquire that sends it is then refused or
+        // dropped
         watch(granted);
         return granted;
     }
@@ -184,7 +188,8 @@ final class ClientLease {
     }
 
     private String unanswered(long id) {
-        return "no keep-alive of its etcd lease " + Long.toHexString(id) + " was answered for the lease's " + grantedSeconds + " s";
+        return "no keep-alive of its etcd lease " + Long.toHexString(id) + " was answered for the lease's "
+                + grantedSeconds + " s";
     }
 
     private void keepAliveOnce() {
@@ -194,9 +199,14 @@ final class ClientLease {
         }
         long sentAt = System.nanoTime();
         try {
-            LeaseKeepAliveResponse reply = requests.call("keep its lease alive", () -> leases.keepAliveOnce(id), resendAfter);
-            LOG.log(Level.TRACE, "keep-alive of lease {0} answered in {1} ms, TTL {2}", Long.toHexString(id),
-                    (System.nanoTime() - sentAt) / 1_000_000, reply.getTTL());
+            LeaseKeepAliveResponse reply =
+                    requests.call("keep its lease alive", () -> leases.keepAliveOnce(id), resendAfter);
+            LOG.log(
+                    Level.TRACE,
+                    "keep-alive of lease {0} answered in {1} ms, TTL {2}",
+                    Long.toHexString(id),
+                    (System.nanoTime() - sentAt) / 1_000_000,
+                    reply.getTTL());
             if (reply.getTTL() <= 0) {
                 lost(id, "its etcd lease " + Long.toHexString(id) + " expired or was revoked");
             } else {
@@ -270,7 +280,11 @@ final class ClientLease {
         try {
             requests.call("revoke its lease", () -> leases.revoke(id));
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not revoke etcd lease {0}; its keys go when it expires: {1}", Long.toHexString(id), e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "could not revoke etcd lease {0}; its keys go when it expires: {1}",
+                    Long.toHexString(id),
+                    e.getMessage());
         }
     }
 }

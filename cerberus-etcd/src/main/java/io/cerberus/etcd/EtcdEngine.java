@@ -65,19 +65,30 @@ import java.util.concurrent.ScheduledExecutorService;
  */
 final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
-    static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
-            Capability.MULTI_PROCESS, Capability.INSPECT);
-    private static final GetOption BY_CREATE_REVISION = GetOption.builder().isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+    static final Set<Capability> CAPABILITIES = Set.of(
+            Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+    private static final GetOption BY_CREATE_REVISION = GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .build();
     /** An exclusive attempt that has just created its key needs only the order of the keys, not their values. */
-    private static final GetOption KEYS_BY_CREATE_REVISION = GetOption.builder().isPrefix(true).withKeysOnly(true)
-            .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build();
+    private static final GetOption KEYS_BY_CREATE_REVISION = GetOption.builder()
+            .isPrefix(true)
+            .withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .build();
     /** A renewal, and a waiter's look at the key it waits on, only compare create revisions: the values stay on the server. */
-    private static final GetOption KEY_ONLY = GetOption.builder().withKeysOnly(true).build();
+    private static final GetOption KEY_ONLY =
+            GetOption.builder().withKeysOnly(true).build();
     /** A release learns from the deleted key whether it was the hold's. */
-    private static final DeleteOption WITH_PREVIOUS = DeleteOption.builder().withPrevKV(true).build();
+    private static final DeleteOption WITH_PREVIOUS =
+            DeleteOption.builder().withPrevKV(true).build();
     /** Renewing more holds than one transaction reads asks the lease for its keys instead (one round trip). */
-    private static final LeaseOption WITH_KEYS = LeaseOption.builder().withAttachedKeys().build();
+    private static final LeaseOption WITH_KEYS =
+            LeaseOption.builder().withAttachedKeys().build();
+
     private static final int RENEW_READS_PER_TXN = 100;
     /** A quarter of gRPC's default limit on a reply, so a lease's key list never comes near it. */
     private static final long MAX_KEYS_REPLY_BYTES = 1 << 20;
@@ -101,7 +112,12 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
      * @param deleteCopyCounter the interceptor installed on {@code client}, counting the copies of each
      *     release's delete
      */
-    EtcdEngine(String describe, Client client, DeleteCopyCounter deleteCopyCounter, EtcdTarget target, Duration timeout,
+    EtcdEngine(
+            String describe,
+            Client client,
+            DeleteCopyCounter deleteCopyCounter,
+            EtcdTarget target,
+            Duration timeout,
             LossReporter lossReporter) {
         this.describe = describe;
         this.client = client;
@@ -151,8 +167,10 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
     public AcquireResult tryAcquire(Acquisition attempt) {
         ensureOpen();
         long leaseId = lease.current();
-        AttemptState state = attempts.compute(attempt.token(), (token, known) -> known != null && known.leaseId == leaseId
-                ? known : newState(attempt, leaseId, known));
+        AttemptState state = attempts.compute(
+                attempt.token(),
+                (token, known) ->
+                        known != null && known.leaseId == leaseId ? known : newState(attempt, leaseId, known));
         ByteSequence directory = keys.lockDirectory(attempt.key());
         // a reader needs the modes of the keys before its own; a key found existing is checked for the attempt's token
         GetOption created = attempt.mode().isShared() ? BY_CREATE_REVISION : KEYS_BY_CREATE_REVISION;
@@ -160,11 +178,21 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         for (int tries = 0; ; tries++) {
             TxnResponse reply;
             try {
-                reply = requests.call("acquire lock '" + attempt.key().name() + "'", () -> client.getKVClient().txn()
-                        .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(state.key, LockKeys.value(attempt), PutOption.builder().withLeaseId(leaseId).build()),
-                                Op.get(directory, created))
-                        .Else(Op.get(directory, BY_CREATE_REVISION)).commit());
+                reply = requests.call(
+                        "acquire lock '" + attempt.key().name() + "'",
+                        () -> client.getKVClient()
+                                .txn()
+                                .If(new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(
+                                        Op.put(
+                                                state.key,
+                                                LockKeys.value(attempt),
+                                                PutOption.builder()
+                                                        .withLeaseId(leaseId)
+                                                        .build()),
+                                        Op.get(directory, created))
+                                .Else(Op.get(directory, BY_CREATE_REVISION))
+                                .commit());
             } catch (EtcdRefusedException e) {
                 if (e.isLeaseGone()) {
                     lease.lost(leaseId, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked");
@@ -182,7 +210,10 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
             KeyValue ours = lockKeys.get(mine);
             if (!reply.isSucceeded() && !LockKeys.tokenOf(ours.getValue()).equals(attempt.token())) {
                 // an earlier attempt's key: its delete failed, or a late resend of its create came after it
-                deleteIfCreatedAt(state.key, ours.getCreateRevision(), "remove a stale key of lock '" + attempt.key().name() + "'");
+                deleteIfCreatedAt(
+                        state.key,
+                        ours.getCreateRevision(),
+                        "remove a stale key of lock '" + attempt.key().name() + "'");
                 if (tries == 0) {
                     continue;
                 }
@@ -276,10 +307,14 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
     private void expire(AttemptState state) {
         if (attempts.remove(state.attempt.token(), state)) {
             try {
-                deleteAndFree(state, "end the lease of lock '" + state.attempt.key().name() + "'");
+                deleteAndFree(
+                        state, "end the lease of lock '" + state.attempt.key().name() + "'");
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "could not delete the key of " + state.attempt + " at the end of its lease; it goes"
-                        + " with the client lease", e);
+                LOG.log(
+                        Level.WARNING,
+                        "could not delete the key of " + state.attempt + " at the end of its lease; it goes"
+                                + " with the client lease",
+                        e);
             }
         }
     }
@@ -296,13 +331,21 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         }
         long created = state.predecessorCreateRevision;
         long read = state.readRevision;
-        KeyWatch.await(client.getWatchClient(), predecessor, true, watchedFrom -> watchedFrom <= read || exists(predecessor, created), max);
+        KeyWatch.await(
+                client.getWatchClient(),
+                predecessor,
+                true,
+                watchedFrom -> watchedFrom <= read || exists(predecessor, created),
+                max);
     }
 
     /** @return whether the key is there with that create revision; false when the server cannot tell (the caller retries) */
     private boolean exists(ByteSequence key, long createRevision) {
         try {
-            List<KeyValue> found = requests.call("look up the key waited on", () -> client.getKVClient().get(key, KEY_ONLY)).getKvs();
+            List<KeyValue> found = requests.call(
+                            "look up the key waited on",
+                            () -> client.getKVClient().get(key, KEY_ONLY))
+                    .getKvs();
             return !found.isEmpty() && found.get(0).getCreateRevision() == createRevision;
         } catch (RuntimeException e) {
             return false;
@@ -318,7 +361,10 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         try {
             deleteAndFree(state, "give up an attempt on lock '" + attempt.key().name() + "'");
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not delete the key of abandoned " + attempt + "; it goes with the client lease", e);
+            LOG.log(
+                    Level.WARNING,
+                    "could not delete the key of abandoned " + attempt + "; it goes with the client lease",
+                    e);
         }
     }
 
@@ -342,7 +388,8 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         }
         byLease.forEach((leaseId, states) -> {
             Set<AttemptState> gone = states.size() > RENEW_READS_PER_TXN && attachedKeysFitOneReply(leaseId)
-                    ? goneFromLease(leaseId, states) : goneByReads(states);
+                    ? goneFromLease(leaseId, states)
+                    : goneByReads(states);
             for (AttemptState state : states) {
                 if (gone.contains(state)) {
                     forget(state);
@@ -361,8 +408,10 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         for (int from = 0; from < states.size(); from += RENEW_READS_PER_TXN) {
             List<AttemptState> batch = states.subList(from, Math.min(states.size(), from + RENEW_READS_PER_TXN));
             Op[] reads = batch.stream().map(s -> Op.get(s.key, KEY_ONLY)).toArray(Op[]::new);
-            List<GetResponse> replies = requests.call("renew " + reads.length + " locks",
-                    () -> client.getKVClient().txn().Then(reads).commit()).getGetResponses();
+            List<GetResponse> replies = requests.call(
+                            "renew " + reads.length + " locks",
+                            () -> client.getKVClient().txn().Then(reads).commit())
+                    .getGetResponses();
             for (int i = 0; i < batch.size(); i++) {
                 AttemptState state = batch.get(i);
                 List<KeyValue> found = replies.get(i).getKvs();
@@ -382,7 +431,8 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
      * @return the holds whose key is no longer attached (all of them if the lease is gone)
      */
     private Set<AttemptState> goneFromLease(long leaseId, List<AttemptState> states) {
-        LeaseTimeToLiveResponse reply = requests.call("renew " + states.size() + " locks",
+        LeaseTimeToLiveResponse reply = requests.call(
+                "renew " + states.size() + " locks",
                 () -> client.getLeaseClient().timeToLive(leaseId, WITH_KEYS));
         if (reply.getTTL() <= 0) {
             return new HashSet<>(states);
@@ -437,8 +487,11 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         DeleteCopyCounter.Count sends = deleteCopyCounter.watch(state.key);
         boolean answered = false;
         try {
-            List<KeyValue> deleted = requests.callPreferring(what, () -> client.getKVClient().delete(state.key, WITH_PREVIOUS),
-                    reply -> !reply.getPrevKvs().isEmpty()).getPrevKvs();
+            List<KeyValue> deleted = requests.callPreferring(
+                            what,
+                            () -> client.getKVClient().delete(state.key, WITH_PREVIOUS),
+                            reply -> !reply.getPrevKvs().isEmpty())
+                    .getPrevKvs();
             answered = true;
             return !deleted.isEmpty() && deleted.get(0).getCreateRevision() == state.createRevision;
         } finally {
@@ -459,7 +512,8 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
      */
     private boolean deleteIfOurs(AttemptState state, String what) {
         long revision = state.createRevision;
-        Cmp ours = revision == 0 ? new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.value(LockKeys.value(state.attempt)))
+        Cmp ours = revision == 0
+                ? new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.value(LockKeys.value(state.attempt)))
                 : new Cmp(state.key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision));
         return deleteIf(state.key, ours, what);
     }
@@ -471,23 +525,41 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
 
     /** A copy sent again finds the key gone when the first copy deleted it: a "deleted" answer of any copy wins. */
     private boolean deleteIf(ByteSequence key, Cmp condition, String what) {
-        return requests.callPreferring(what, () -> client.getKVClient().txn().If(condition)
-                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit(), TxnResponse::isSucceeded).isSucceeded();
+        return requests.callPreferring(
+                        what,
+                        () -> client.getKVClient()
+                                .txn()
+                                .If(condition)
+                                .Then(Op.delete(key, DeleteOption.DEFAULT))
+                                .commit(),
+                        TxnResponse::isSucceeded)
+                .isSucceeded();
     }
 
     @Override
     public boolean isLocked(LockKey key) {
         ensureOpen();
         ByteSequence directory = keys.lockDirectory(key);
-        return requests.call("read lock '" + key.name() + "'", () -> client.getKVClient().get(directory,
-                GetOption.builder().isPrefix(true).withCountOnly(true).build())).getCount() > 0;
+        return requests.call(
+                                "read lock '" + key.name() + "'",
+                                () -> client.getKVClient()
+                                        .get(
+                                                directory,
+                                                GetOption.builder()
+                                                        .isPrefix(true)
+                                                        .withCountOnly(true)
+                                                        .build()))
+                        .getCount()
+                > 0;
     }
 
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
         ensureOpen();
         ByteSequence directory = keys.namespaceDirectory(namespace);
-        List<KeyValue> all = requests.call("list locks", () -> client.getKVClient().get(directory, BY_CREATE_REVISION)).getKvs();
+        List<KeyValue> all = requests.call(
+                        "list locks", () -> client.getKVClient().get(directory, BY_CREATE_REVISION))
+                .getKvs();
         return LockListing.list(all, directory, prefix);
     }
 

@@ -26,8 +26,7 @@ import javax.net.ssl.SSLException;
 public final class EtcdEngineProvider implements EngineProvider {
 
     /** Needed by {@link java.util.ServiceLoader}. */
-    public EtcdEngineProvider() {
-    }
+    public EtcdEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -50,14 +49,21 @@ public final class EtcdEngineProvider implements EngineProvider {
         EtcdTarget target = EtcdTarget.parse(context.uri(), context.defaultLease());
         String describe = Redaction.redact(context.uri());
         if (!target.tls() && target.password().isPresent()) {
-            Redaction.warnIfCredentialsInPlaintext("etcd", context.uri(),
-                    target.endpoints().stream().map(endpoint -> java.net.URI.create(endpoint).getHost()).toList());
+            Redaction.warnIfCredentialsInPlaintext(
+                    "etcd",
+                    context.uri(),
+                    target.endpoints().stream()
+                            .map(endpoint -> java.net.URI.create(endpoint).getHost())
+                            .toList());
         }
         refuseIfNoMemberListens(target.endpoints(), describe, context.connectTimeout());
         DeleteCopyCounter deleteCopyCounter = new DeleteCopyCounter();
-        ClientBuilder builder = Client.builder().endpoints(target.endpoints().toArray(String[]::new))
-                .connectTimeout(context.connectTimeout()).retryMaxDuration(context.connectTimeout())
-                .executorService(new CallerRuns()).interceptor(deleteCopyCounter)
+        ClientBuilder builder = Client.builder()
+                .endpoints(target.endpoints().toArray(String[]::new))
+                .connectTimeout(context.connectTimeout())
+                .retryMaxDuration(context.connectTimeout())
+                .executorService(new CallerRuns())
+                .interceptor(deleteCopyCounter)
                 // one member at a time, the next one when it fails (jetcd 0.8 spreads calls round robin
                 // by default): a resend goes to whichever member the client talks to now (EtcdRequests)
                 .loadBalancerPolicy("pick_first");
@@ -71,7 +77,8 @@ public final class EtcdEngineProvider implements EngineProvider {
             }
         }
         Client client = builder.build();
-        EtcdEngine engine = new EtcdEngine(describe, client, deleteCopyCounter, target, context.connectTimeout(), context.lossReporter());
+        EtcdEngine engine = new EtcdEngine(
+                describe, client, deleteCopyCounter, target, context.connectTimeout(), context.lossReporter());
         try {
             engine.start();
         } catch (RuntimeException e) {
@@ -81,7 +88,11 @@ public final class EtcdEngineProvider implements EngineProvider {
             }
             throw new EngineUnavailableException("could not open etcd " + describe + ": " + e, e);
         }
-        KeyNameExposure.checkInBackground(client.getMaintenanceClient(), target.endpoints(), target.user().isPresent(), describe,
+        KeyNameExposure.checkInBackground(
+                client.getMaintenanceClient(),
+                target.endpoints(),
+                target.user().isPresent(),
+                describe,
                 context.connectTimeout());
         return engine;
     }
@@ -101,12 +112,15 @@ public final class EtcdEngineProvider implements EngineProvider {
                 socket.connect(new InetSocketAddress(address.getHost(), address.getPort()), probeMillis);
                 return;
             } catch (ConnectException | UnknownHostException e) {
-                refusals.add(address.getHost() + ":" + address.getPort() + ": " + (e instanceof UnknownHostException ? "unknown host" : e.getMessage()));
+                refusals.add(address.getHost() + ":" + address.getPort() + ": "
+                        + (e instanceof UnknownHostException ? "unknown host" : e.getMessage()));
             } catch (IOException e) {
                 return; // no answer (a timeout): not known to be down, the client waits for it within the timeout
             }
         }
-        throw new EngineUnavailableException("etcd " + describe + ": no member accepts connections (" + String.join("; ", refusals)
-                + "); check that etcd runs and that the URI's hosts and ports are its client URLs", null);
+        throw new EngineUnavailableException(
+                "etcd " + describe + ": no member accepts connections (" + String.join("; ", refusals)
+                        + "); check that etcd runs and that the URI's hosts and ports are its client URLs",
+                null);
     }
 }

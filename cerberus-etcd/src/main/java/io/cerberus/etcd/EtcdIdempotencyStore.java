@@ -91,15 +91,27 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
         long seconds = claimSeconds(lease);
         for (int attempt = 1; ; attempt++) {
             // a resent grant may leave an unused lease behind; it ends by itself after the TTL
-            long leaseId = requests.call("grant the lease of idempotency key " + id,
-                    () -> client.getLeaseClient().grant(seconds)).getID();
+            long leaseId = requests.call(
+                            "grant the lease of idempotency key " + id,
+                            () -> client.getLeaseClient().grant(seconds))
+                    .getID();
             TxnResponse reply;
             try {
-                reply = requests.call("claim idempotency key " + id, () -> client.getKVClient().txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(key, IdempotencyValues.inProgress(token, fingerprint, leaseId),
-                                PutOption.builder().withLeaseId(leaseId).build()), Op.get(key, GetOption.DEFAULT))
-                        .Else(Op.get(key, GetOption.DEFAULT)).commit());
+                reply = requests.call(
+                        "claim idempotency key " + id,
+                        () -> client.getKVClient()
+                                .txn()
+                                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                                .Then(
+                                        Op.put(
+                                                key,
+                                                IdempotencyValues.inProgress(token, fingerprint, leaseId),
+                                                PutOption.builder()
+                                                        .withLeaseId(leaseId)
+                                                        .build()),
+                                        Op.get(key, GetOption.DEFAULT))
+                                .Else(Op.get(key, GetOption.DEFAULT))
+                                .commit());
             } catch (EtcdRefusedException e) {
                 if (e.isLeaseGone() && attempt < 2) {
                     continue; // the new lease ran out before the claim reached etcd: a slow network; once more
@@ -111,7 +123,10 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
             IdempotencyValues.Stored stored = IdempotencyValues.decode(kv.getValue());
             if (stored.inProgressOf(token)) {
                 // created here, or by an earlier send of this very request
-                remember(id, token, new Claim(stored.claimLease(), kv.getModRevision(), fingerprint, System.nanoTime(), seconds));
+                remember(
+                        id,
+                        token,
+                        new Claim(stored.claimLease(), kv.getModRevision(), fingerprint, System.nanoTime(), seconds));
                 if (stored.claimLease() != leaseId) {
                     revokeLater(leaseId);
                 }
@@ -137,7 +152,8 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
         }
         long leaseId = found.get().leaseId();
         try {
-            LeaseKeepAliveResponse reply = requests.call("renew the lease of idempotency key " + id,
+            LeaseKeepAliveResponse reply = requests.call(
+                    "renew the lease of idempotency key " + id,
                     () -> client.getLeaseClient().keepAliveOnce(leaseId));
             return reply.getTTL() > 0;
         } catch (EtcdRefusedException e) {
@@ -151,9 +167,11 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
         if (result.length > IdempotencyValues.MAX_RESULT_BYTES) {
-            throw new IllegalArgumentException("an idempotency result of " + result.length + " bytes is more than etcd can store in"
-                    + " one record: at most " + IdempotencyValues.MAX_RESULT_BYTES + " bytes (etcd's request limit of 1.5 MiB,"
-                    + " --max-request-bytes, less 8 KiB for the key and the record's fields); store a reference to the result instead");
+            throw new IllegalArgumentException(
+                    "an idempotency result of " + result.length + " bytes is more than etcd can store in"
+                            + " one record: at most " + IdempotencyValues.MAX_RESULT_BYTES
+                            + " bytes (etcd's request limit of 1.5 MiB,"
+                            + " --max-request-bytes, less 8 KiB for the key and the record's fields); store a reference to the result instead");
         }
         ensureOpen.run();
         ByteSequence key = keys.idempotencyKey(id);
@@ -163,20 +181,31 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
             Optional<Claim> owned = claimIn(read, token);
             if (owned.isEmpty()) {
                 // not ours in progress; completed by this token means an earlier send of this complete applied
-                return decodedFirst(read).filter(stored -> stored.completedBy(token)).isPresent();
+                return decodedFirst(read)
+                        .filter(stored -> stored.completedBy(token))
+                        .isPresent();
             }
             claim = owned.get();
         }
         Claim ours = claim;
         for (int attempt = 1; ; attempt++) {
             long retentionLease = retention == null ? 0 : retentionLeases.leaseFor(retention);
-            PutOption kept = retention == null ? PutOption.DEFAULT : PutOption.builder().withLeaseId(retentionLease).build();
+            PutOption kept = retention == null
+                    ? PutOption.DEFAULT
+                    : PutOption.builder().withLeaseId(retentionLease).build();
             TxnResponse reply;
             try {
-                reply = requests.call("complete idempotency key " + id, () -> client.getKVClient().txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(ours.revision())))
-                        .Then(Op.put(key, IdempotencyValues.completed(token, ours.fingerprint(), result, failure), kept))
-                        .Else(Op.get(key, GetOption.DEFAULT)).commit());
+                reply = requests.call(
+                        "complete idempotency key " + id,
+                        () -> client.getKVClient()
+                                .txn()
+                                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(ours.revision())))
+                                .Then(Op.put(
+                                        key,
+                                        IdempotencyValues.completed(token, ours.fingerprint(), result, failure),
+                                        kept))
+                                .Else(Op.get(key, GetOption.DEFAULT))
+                                .commit());
             } catch (EtcdRefusedException e) {
                 if (e.isLeaseGone() && retention != null && attempt < 2) {
                     retentionLeases.forget(retentionLease); // revoked from outside: take a new one
@@ -185,7 +214,9 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
                 throw e;
             }
             boolean completed = reply.isSucceeded()
-                    || decodedFirst(reply.getGetResponses().get(0)).filter(stored -> stored.completedBy(token)).isPresent();
+                    || decodedFirst(reply.getGetResponses().get(0))
+                            .filter(stored -> stored.completedBy(token))
+                            .isPresent();
             settled(id, token, ours);
             return completed;
         }
@@ -201,16 +232,26 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
             return false;
         }
         Claim claim = owned.get();
-        TxnResponse reply = requests.call("release idempotency key " + id, () -> client.getKVClient().txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(claim.revision())))
-                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                .Else(Op.get(key, GetOption.DEFAULT)).commit());
+        TxnResponse reply = requests.call(
+                "release idempotency key " + id,
+                () -> client.getKVClient()
+                        .txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(claim.revision())))
+                        .Then(Op.delete(key, DeleteOption.DEFAULT))
+                        .Else(Op.get(key, GetOption.DEFAULT))
+                        .commit());
         boolean released = reply.isSucceeded();
-        if (!released && decodedFirst(reply.getGetResponses().get(0)).filter(s -> s.record().token().equals(token)).isEmpty()) {
+        if (!released
+                && decodedFirst(reply.getGetResponses().get(0))
+                        .filter(s -> s.record().token().equals(token))
+                        .isEmpty()) {
             // the key is gone or another's: if the claim's lease is still alive, only our own delete
             // (an earlier send of this request) can have removed our record
-            released = requests.call("check the lease of idempotency key " + id,
-                    () -> client.getLeaseClient().timeToLive(claim.leaseId(), LeaseOption.DEFAULT)).getTTL() > 0;
+            released = requests.call(
+                                    "check the lease of idempotency key " + id,
+                                    () -> client.getLeaseClient().timeToLive(claim.leaseId(), LeaseOption.DEFAULT))
+                            .getTTL()
+                    > 0;
         }
         settled(id, token, claim);
         return released;
@@ -233,13 +274,20 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     public void awaitChange(String id, Duration atMost) throws InterruptedException {
         ensureOpen.run();
         ByteSequence key = keys.idempotencyKey(id);
-        KeyWatch.await(client.getWatchClient(), key, false, watchedFrom -> {
-            try {
-                return decodedFirst(read(key, id)).filter(stored -> !stored.record().completed()).isPresent();
-            } catch (EngineUnavailableException e) {
-                return false; // the caller's next request reports the outage
-            }
-        }, atMost);
+        KeyWatch.await(
+                client.getWatchClient(),
+                key,
+                false,
+                watchedFrom -> {
+                    try {
+                        return decodedFirst(read(key, id))
+                                .filter(stored -> !stored.record().completed())
+                                .isPresent();
+                    } catch (EngineUnavailableException e) {
+                        return false; // the caller's next request reports the outage
+                    }
+                },
+                atMost);
     }
 
     @Override
@@ -258,17 +306,26 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     }
 
     private GetResponse read(ByteSequence key, String id) {
-        return requests.call("read idempotency key " + id, () -> client.getKVClient().get(key));
+        return requests.call(
+                "read idempotency key " + id, () -> client.getKVClient().get(key));
     }
 
     /** @return the claim of this token, if the reply holds its IN_PROGRESS record */
     private static Optional<Claim> claimIn(GetResponse reply, String token) {
-        return decodedFirst(reply).filter(stored -> stored.inProgressOf(token)).map(stored -> new Claim(stored.claimLease(),
-                reply.getKvs().get(0).getModRevision(), stored.record().fingerprint(), System.nanoTime(), 0));
+        return decodedFirst(reply)
+                .filter(stored -> stored.inProgressOf(token))
+                .map(stored -> new Claim(
+                        stored.claimLease(),
+                        reply.getKvs().get(0).getModRevision(),
+                        stored.record().fingerprint(),
+                        System.nanoTime(),
+                        0));
     }
 
     private static Optional<IdempotencyValues.Stored> decodedFirst(GetResponse reply) {
-        return reply.getKvs().isEmpty() ? Optional.empty() : Optional.of(IdempotencyValues.decode(reply.getKvs().get(0).getValue()));
+        return reply.getKvs().isEmpty()
+                ? Optional.empty()
+                : Optional.of(IdempotencyValues.decode(reply.getKvs().get(0).getValue()));
     }
 
     /**
@@ -296,7 +353,10 @@ final class EtcdIdempotencyStore implements IdempotencyStore {
     private void revokeLater(long leaseId) {
         client.getLeaseClient().revoke(leaseId).whenComplete((reply, failure) -> {
             if (failure != null && !String.valueOf(failure.getMessage()).contains("lease not found")) {
-                LOG.log(Level.DEBUG, "could not revoke etcd lease {0}; it ends after its TTL: {1}", Long.toHexString(leaseId),
+                LOG.log(
+                        Level.DEBUG,
+                        "could not revoke etcd lease {0}; it ends after its TTL: {1}",
+                        Long.toHexString(leaseId),
                         failure.getMessage());
             }
         });

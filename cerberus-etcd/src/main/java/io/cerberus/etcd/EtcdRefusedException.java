@@ -20,16 +20,17 @@ final class EtcdRefusedException extends EngineUnavailableException {
         String text = String.valueOf(cause.getMessage());
         boolean leaseGone = false;
         for (Throwable c = cause; c != null; c = c.getCause()) {
-            leaseGone |= c instanceof io.etcd.jetcd.lease.NoSuchLeaseException || String.valueOf(c.getMessage()).contains("lease not found");
+            leaseGone |= c instanceof io.etcd.jetcd.lease.NoSuchLeaseException
+                    || String.valueOf(c.getMessage()).contains("lease not found");
         }
         Status.Code code = Status.fromThrowable(cause).getCode();
         String hint = switch (code) {
             case UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, FAILED_PRECONDITION ->
-                    leaseGone ? "" : "; check the user, password and role permissions in the URI";
+                leaseGone ? "" : "; check the user, password and role permissions in the URI";
             default -> "";
         };
-        return new EtcdRefusedException("etcd " + describe + " refused to " + what + ": " + code + " " + text + hint,
-                cause, leaseGone);
+        return new EtcdRefusedException(
+                "etcd " + describe + " refused to " + what + ": " + code + " " + text + hint, cause, leaseGone);
     }
 
     /** @return whether etcd said the lease of the request does not exist (expired or revoked) */

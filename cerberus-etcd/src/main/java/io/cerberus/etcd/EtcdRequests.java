@@ -76,7 +76,11 @@ final class EtcdRequests {
         return call(what, request, quarter, conclusive);
     }
 
-    private <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter, Predicate<? super T> conclusive) {
+    private <T> T call(
+            String what,
+            Supplier<CompletableFuture<T>> request,
+            Duration resendAfter,
+            Predicate<? super T> conclusive) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         long resendEvery = Math.max(1, Math.min(resendAfter.toNanos(), timeout.toNanos() / 4));
@@ -138,7 +142,8 @@ final class EtcdRequests {
     }
 
     /** @return the first conclusive reply of the copies still out, waiting until the deadline; else {@code first} */
-    private static <T> T preferConclusive(List<CompletableFuture<T>> copies, T first, Predicate<? super T> conclusive, long deadline) {
+    private static <T> T preferConclusive(
+            List<CompletableFuture<T>> copies, T first, Predicate<? super T> conclusive, long deadline) {
         for (CompletableFuture<T> copy : copies) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -167,8 +172,10 @@ final class EtcdRequests {
 
     private EngineUnavailableException unavailable(String what, Throwable cause) {
         String reason = cause == null ? "no answer" : "last failure: " + cause;
-        return new EngineUnavailableException("etcd " + describe + " did not " + what + " within " + timeout.toMillis()
-                + " ms (" + reason + "); check that a majority of its members is up and reachable", cause);
+        return new EngineUnavailableException(
+                "etcd " + describe + " did not " + what + " within " + timeout.toMillis() + " ms (" + reason
+                        + "); check that a majority of its members is up and reachable",
+                cause);
     }
 
     /** @return whether a resend may succeed where this failure did: the member or the cluster is unavailable */

@@ -22,8 +22,14 @@ import java.util.Set;
  * @param tls whether to speak TLS
  * @param trustedCertificates a PEM file of the certificates to trust, if not the JDK's
  */
-record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String> password, String prefix,
-        Duration ttl, boolean tls, Optional<Path> trustedCertificates) {
+record EtcdTarget(
+        List<String> endpoints,
+        Optional<String> user,
+        Optional<String> password,
+        String prefix,
+        Duration ttl,
+        boolean tls,
+        Optional<Path> trustedCertificates) {
 
     static final long MAX_TTL_SECONDS = 3600;
     /** Every parameter an etcd URI takes; none carries a secret (the password is the user-info's). */
@@ -63,16 +69,20 @@ record EtcdTarget(List<String> endpoints, Optional<String> user, Optional<String
         Duration ttl = Duration.ofSeconds(seconds);
         Optional<Path> ca = parts.parameter("ca").map(Path::of);
         if (ca.isPresent() && !Files.isReadable(ca.get())) {
-            throw new IllegalArgumentException("the etcd trusted certificates file (ca=) must be readable: " + ca.get());
+            throw new IllegalArgumentException(
+                    "the etcd trusted certificates file (ca=) must be readable: " + ca.get());
         }
-        return new EtcdTarget(List.copyOf(endpoints), parts.user(), parts.password(), prefix, ttl, tls || ca.isPresent(), ca);
+        return new EtcdTarget(
+                List.copyOf(endpoints), parts.user(), parts.password(), prefix, ttl, tls || ca.isPresent(), ca);
     }
 
     /** @return the target without its password */
     @Override
     public String toString() {
-        return "EtcdTarget[endpoints=" + endpoints + ", user=" + user.orElse("none") + ", password=" + (password.isPresent() ? "****" : "none")
-                + ", prefix=" + prefix + ", ttl=" + ttl + ", tls=" + tls + ", trustedCertificates=" + trustedCertificates.map(Path::toString).orElse("JDK's")
+        return "EtcdTarget[endpoints=" + endpoints + ", user=" + user.orElse("none") + ", password="
+                + (password.isPresent() ? "****" : "none")
+                + ", prefix=" + prefix + ", ttl=" + ttl + ", tls=" + tls + ", trustedCertificates="
+                + trustedCertificates.map(Path::toString).orElse("JDK's")
                 + "]";
     }
 }

@@ -37,7 +37,8 @@ final class ExpirySweep {
      * @param states the engine's attempts; only granted ones have a deadline
      * @param expire ends one hold whose deadline passed
      */
-    ExpirySweep(ScheduledExecutorService timer, Supplier<Collection<AttemptState>> states, Consumer<AttemptState> expire) {
+    ExpirySweep(
+            ScheduledExecutorService timer, Supplier<Collection<AttemptState>> states, Consumer<AttemptState> expire) {
         this.timer = timer;
         this.states = states;
         this.expire = expire;

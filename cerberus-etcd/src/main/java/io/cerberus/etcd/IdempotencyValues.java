@@ -37,8 +37,7 @@ final class IdempotencyValues {
         }
     }
 
-    private IdempotencyValues() {
-    }
+    private IdempotencyValues() {}
 
     static ByteSequence inProgress(String token, String fingerprint, long claimLease) {
         return encode(false, false, claimLease, token, fingerprint, new byte[0]);
@@ -48,8 +47,8 @@ final class IdempotencyValues {
         return encode(true, failure, 0, token, fingerprint, result);
     }
 
-    private static ByteSequence encode(boolean completed, boolean failure, long claimLease, String token, String fingerprint,
-            byte[] result) {
+    private static ByteSequence encode(
+            boolean completed, boolean failure, long claimLease, String token, String fingerprint, byte[] result) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + result.length);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(FORMAT);
@@ -73,8 +72,9 @@ final class IdempotencyValues {
     static Stored decode(ByteSequence value) {
         byte[] bytes = value.getBytes();
         if (bytes.length == 0 || bytes[0] != FORMAT) {
-            throw new IllegalStateException("an idempotency record in etcd has format " + (bytes.length == 0 ? "(empty)" : bytes[0])
-                    + ", which this client does not know (it knows " + FORMAT + "); is a newer Cerberus writing to the same prefix?");
+            throw new IllegalStateException("an idempotency record in etcd has format "
+                    + (bytes.length == 0 ? "(empty)" : bytes[0]) + ", which this client does not know (it knows "
+                    + FORMAT + "); is a newer Cerberus writing to the same prefix?");
         }
         try (DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(bytes))) {
             in.readByte();
@@ -86,7 +86,8 @@ final class IdempotencyValues {
             byte[] result = completed ? Arrays.copyOfRange(bytes, bytes.length - in.available(), bytes.length) : null;
             return new Stored(new IdempotencyRecord(completed, token, fingerprint, result, failure), claimLease);
         } catch (IOException e) {
-            throw new IllegalStateException("an idempotency record in etcd is cut short (" + bytes.length + " bytes)", e);
+            throw new IllegalStateException(
+                    "an idempotency record in etcd is cut short (" + bytes.length + " bytes)", e);
         }
     }
 }

@@ -30,8 +30,7 @@ final class KeyNameExposure {
     private static final Pattern VERSION = Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+).*");
     static final String FIXED_VERSIONS = "3.4.26 or 3.5.9";
 
-    private KeyNameExposure() {
-    }
+    private KeyNameExposure() {}
 
     /**
      * @param version a member's version, e.g. {@code 3.4.23}
@@ -63,8 +62,12 @@ final class KeyNameExposure {
      * @param describe the engine URI, password redacted
      * @param timeout how long a status call may take
      */
-    static void checkInBackground(Maintenance maintenance, List<String> endpoints, boolean withCredentials,
-            String describe, Duration timeout) {
+    static void checkInBackground(
+            Maintenance maintenance,
+            List<String> endpoints,
+            boolean withCredentials,
+            String describe,
+            Duration timeout) {
         Map<String, String> versions = new TreeMap<>();
         List<CompletableFuture<?>> calls = new ArrayList<>();
         for (String endpoint : endpoints) {
@@ -75,16 +78,22 @@ final class KeyNameExposure {
             } catch (RuntimeException e) {
                 status = CompletableFuture.failedFuture(e);
             }
-            calls.add(status.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).handle((reply, failure) -> {
-                if (failure != null) {
-                    LOG.log(Level.DEBUG, "could not read the version of etcd member {0} of {1}: {2}", member, describe, failure.toString());
-                } else {
-                    synchronized (versions) {
-                        versions.put(member, reply.getVersion());
-                    }
-                }
-                return null;
-            }));
+            calls.add(status.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .handle((reply, failure) -> {
+                        if (failure != null) {
+                            LOG.log(
+                                    Level.DEBUG,
+                                    "could not read the version of etcd member {0} of {1}: {2}",
+                                    member,
+                                    describe,
+                                    failure.toString());
+                        } else {
+                            synchronized (versions) {
+                                versions.put(member, reply.getVersion());
+                            }
+                        }
+                        return null;
+                    }));
         }
         CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new)).whenComplete((done, failure) -> {
             synchronized (versions) {
@@ -104,11 +113,14 @@ final class KeyNameExposure {
             }
         });
         if (!exposing.isEmpty()) {
-            LOG.log(Level.WARNING, describe + ": " + String.join(", ", exposing) + ". On this version any user of"
-                    + " the cluster, with or without credentials, can read the key names (lock names, idempotency key ids)"
-                    + " attached to this client's leases through LeaseTimeToLive (CVE-2023-32082): etcd roles do not keep"
-                    + " them from other applications. Upgrade to etcd " + FIXED_VERSIONS + " or later (see the tenancy part"
-                    + " of the etcd engine's docs)");
+            LOG.log(
+                    Level.WARNING,
+                    describe + ": " + String.join(", ", exposing) + ". On this version any user of"
+                            + " the cluster, with or without credentials, can read the key names (lock names, idempotency key ids)"
+                            + " attached to this client's leases through LeaseTimeToLive (CVE-2023-32082): etcd roles do not keep"
+                            + " them from other applications. Upgrade to etcd " + FIXED_VERSIONS
+                            + " or later (see the tenancy part"
+                            + " of the etcd engine's docs)");
         }
     }
 }

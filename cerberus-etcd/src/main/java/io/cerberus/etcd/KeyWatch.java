@@ -31,12 +31,12 @@ final class KeyWatch {
 
     /** Guards the two fields below; a lock and condition, not a monitor, so a waiting virtual thread frees its carrier. */
     private final ReentrantLock lock = new ReentrantLock();
+
     private final Condition news = lock.newCondition();
     private long startRevision = -1;
     private boolean changed;
 
-    private KeyWatch() {
-    }
+    private KeyWatch() {}
 
     /**
      * @param deletesOnly whether only a delete of the key counts as a change (else any write does)
@@ -52,23 +52,32 @@ final class KeyWatch {
     private void run(Watch watches, ByteSequence key, boolean deletesOnly, LongPredicate stillAsRead, Duration max)
             throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
-        WatchOption option = WatchOption.builder().withCreateNotify(true).withNoPut(deletesOnly).build();
-        Watch.Watcher watcher = watches.watch(key, option, Watch.listener(reply -> {
-            boolean change = false;
-            for (WatchEvent event : reply.getEvents()) {
-                change |= !deletesOnly || event.getEventType() == WatchEvent.EventType.DELETE;
-            }
-            lock.lock();
-            try {
-                if (reply.isCreatedNotify()) {
-                    startRevision = reply.getHeader().getRevision();
-                }
-                changed |= change;
-                news.signalAll();
-            } finally {
-                lock.unlock();
-            }
-        }, failure -> changed(), this::changed));
+        WatchOption option = WatchOption.builder()
+                .withCreateNotify(true)
+                .withNoPut(deletesOnly)
+                .build();
+        Watch.Watcher watcher = watches.watch(
+                key,
+                option,
+                Watch.listener(
+                        reply -> {
+                            boolean change = false;
+                            for (WatchEvent event : reply.getEvents()) {
+                                change |= !deletesOnly || event.getEventType() == WatchEvent.EventType.DELETE;
+                            }
+                            lock.lock();
+                            try {
+                                if (reply.isCreatedNotify()) {
+                                    startRevision = reply.getHeader().getRevision();
+                                }
+                                changed |= change;
+                                news.signalAll();
+                            } finally {
+                                lock.unlock();
+                            }
+                        },
+                        failure -> changed(),
+                        this::changed));
         try {
             long noticeBy = Math.min(deadline, System.nanoTime() + NOTICE_WITHIN.toNanos());
             long placedAt = waitFor(noticeBy, true);

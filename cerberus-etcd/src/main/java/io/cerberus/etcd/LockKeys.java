@@ -32,6 +32,7 @@ final class LockKeys {
     static final String RECORDS = "!idempotency";
     /** Directories of recently used locks: encoding a name on every acquire and release showed in profiles. */
     private static final int CACHED_DIRECTORIES = 4096;
+
     private final String prefix;
     private final Map<LockKey, String> directories = new ConcurrentHashMap<>();
 

@@ -12,8 +12,7 @@ import java.util.Optional;
 
 /** Reads holders and waiters out of the keys of locks, sorted by create revision. */
 final class LockListing {
-    private LockListing() {
-    }
+    private LockListing() {}
 
     /**
      * @param keys keys of one lock, ascending create revision
@@ -28,7 +27,8 @@ final class LockListing {
             return 1;
         }
         int count = 0;
-        while (count < keys.size() && LockKeys.modeOf(keys.get(count).getValue()).isShared()) {
+        while (count < keys.size()
+                && LockKeys.modeOf(keys.get(count).getValue()).isShared()) {
             count++;
         }
         return count;
@@ -53,8 +53,13 @@ final class LockListing {
             int holders = holders(lockKeys);
             for (KeyValue hold : lockKeys.subList(0, holders)) {
                 LockMode mode = LockKeys.modeOf(hold.getValue());
-                infos.add(new LockInfo(name, mode.label(), LockKeys.holderOf(hold.getValue()), hold.getCreateRevision(),
-                        Optional.empty(), lockKeys.size() - holders));
+                infos.add(new LockInfo(
+                        name,
+                        mode.label(),
+                        LockKeys.holderOf(hold.getValue()),
+                        hold.getCreateRevision(),
+                        Optional.empty(),
+                        lockKeys.size() - holders));
             }
         });
         return infos;

@@ -21,6 +21,7 @@ final class RetentionLeases {
     static final long MAX_TTL_SECONDS = 9_000_000_000L;
     /** The longest retention whose TTL, with its slack, is still a lease etcd grants. */
     static final Duration MAX_RETENTION = Duration.ofSeconds(MAX_TTL_SECONDS * 100 / 101);
+
     private static final int MAX_CACHED = 64;
 
     private record Granted(long id, long grantedAtNanos, long ttlSeconds) {
@@ -52,7 +53,8 @@ final class RetentionLeases {
         long seconds = ttlSeconds(retention);
         long sentAt = System.nanoTime();
         // a resent grant may leave an unused lease behind; it ends by itself after the TTL
-        long granted = requests.call("grant a retention lease", () -> leases.grant(seconds)).getID();
+        long granted = requests.call("grant a retention lease", () -> leases.grant(seconds))
+                .getID();
         if (byRetention.size() >= MAX_CACHED) {
             byRetention.values().removeIf(lease -> lease.remainingNanos(sentAt) <= 0);
         }
@@ -75,8 +77,9 @@ final class RetentionLeases {
         long seconds = retention.getSeconds() + (retention.getNano() > 0 ? 1 : 0);
         long ttl = seconds + Math.max(1, seconds / 100);
         if (seconds > MAX_TTL_SECONDS || ttl > MAX_TTL_SECONDS) {
-            throw new IllegalArgumentException("an etcd idempotency retention must be at most " + MAX_TTL_SECONDS * 100 / 101
-                    + " s (etcd's longest lease is " + MAX_TTL_SECONDS + " s), was " + retention + "; use null to keep a result for ever");
+            throw new IllegalArgumentException("an etcd idempotency retention must be at most "
+                    + MAX_TTL_SECONDS * 100 / 101 + " s (etcd's longest lease is " + MAX_TTL_SECONDS + " s), was "
+                    + retention + "; use null to keep a result for ever");
         }
         return ttl;
     }

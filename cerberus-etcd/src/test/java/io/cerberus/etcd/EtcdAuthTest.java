@@ -37,7 +37,10 @@ class EtcdAuthTest {
 
     @Test
     void userAndPasswordFromTheUriAreUsed() {
-        try (Cerberus cerberus = Cerberus.builder().engine(uri("root:r00t-secret")).namespace("auth").build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine(uri("root:r00t-secret"))
+                .namespace("auth")
+                .build()) {
             DistributedLock lock = cerberus.lock("guarded");
             assertThat(lock.tryLock()).isTrue();
             assertThat(cerberus.lock("guarded").isLocked()).isTrue();
@@ -47,7 +50,10 @@ class EtcdAuthTest {
 
     @Test
     void wrongPasswordFailsCleanlyWithoutShowingIt() {
-        assertThatThrownBy(() -> Cerberus.builder().engine(uri("root:wrong-secret")).connectTimeout(Duration.ofSeconds(3)).build())
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(uri("root:wrong-secret"))
+                        .connectTimeout(Duration.ofSeconds(3))
+                        .build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining("//****@127.0.0.1")
                 .hasMessageNotContaining("wrong-secret");

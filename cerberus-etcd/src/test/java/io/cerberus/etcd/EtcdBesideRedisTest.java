@@ -46,6 +46,7 @@ class EtcdBesideRedisTest {
 
     @RegisterExtension
     static final ServerExtension<EtcdServer> ETCD = ServerExtension.perClass(EtcdServer::start);
+
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
 
@@ -54,7 +55,8 @@ class EtcdBesideRedisTest {
         // the buffer change of netty 4.1.111 (kept in 4.2) broke gRPC's reader up to 1.64; on an older
         // netty the heavy-traffic test below would prove nothing
         String buffer = io.netty.util.Version.identify().get("netty-buffer").artifactVersion();
-        assertThat(Arrays.compare(releaseNumbers(buffer), new int[] {4, 1, 111})).as("netty-buffer " + buffer + " against 4.1.111")
+        assertThat(Arrays.compare(releaseNumbers(buffer), new int[] {4, 1, 111}))
+                .as("netty-buffer " + buffer + " against 4.1.111")
                 .isNotNegative();
     }
 
@@ -69,18 +71,29 @@ class EtcdBesideRedisTest {
             }
         });
         assertThat(minors).containsKeys("netty-buffer", "netty-codec-http2", "netty-transport");
-        assertThat(new HashSet<>(minors.values())).as("netty minor versions on the class path: " + minors).hasSize(1);
+        assertThat(new HashSet<>(minors.values()))
+                .as("netty minor versions on the class path: " + minors)
+                .hasSize(1);
     }
 
     /** @return the first three numbers of a netty version such as 4.2.17.Final */
     private static int[] releaseNumbers(String version) {
-        return Arrays.stream(version.split("\\.")).limit(3).mapToInt(Integer::parseInt).toArray();
+        return Arrays.stream(version.split("\\."))
+                .limit(3)
+                .mapToInt(Integer::parseInt)
+                .toArray();
     }
 
     @Test
     void etcdLocksAndRepliesStayIntactUnderHeavyTrafficBesideTheRedisEngine() throws Exception {
-        try (Cerberus onEtcd = Cerberus.builder().engine(ETCD.uri()).namespace("beside-redis").build();
-                Cerberus onRedis = Cerberus.builder().engine(REDIS.uri()).namespace("beside-etcd").build()) {
+        try (Cerberus onEtcd = Cerberus.builder()
+                        .engine(ETCD.uri())
+                        .namespace("beside-redis")
+                        .build();
+                Cerberus onRedis = Cerberus.builder()
+                        .engine(REDIS.uri())
+                        .namespace("beside-etcd")
+                        .build()) {
             ExecutorService workers = Executors.newFixedThreadPool(4);
             AtomicBoolean etcdDone = new AtomicBoolean();
             try {
@@ -108,9 +121,13 @@ class EtcdBesideRedisTest {
                 } finally {
                     etcdDone.set(true);
                 }
-                assertThat(redisWork.get(TestTimes.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
-                        .as("Redis lock cycles while etcd was busy").isPositive();
-                assertThat(guarded.get()).as("increments made under the etcd lock").isEqualTo(2 * CYCLES_PER_LOCK_WORKER);
+                assertThat(redisWork.get(
+                                TestTimes.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("Redis lock cycles while etcd was busy")
+                        .isPositive();
+                assertThat(guarded.get())
+                        .as("increments made under the etcd lock")
+                        .isEqualTo(2 * CYCLES_PER_LOCK_WORKER);
             } finally {
                 workers.shutdownNow();
             }
@@ -139,7 +156,8 @@ class EtcdBesideRedisTest {
         String result = "r".repeat(RESULT_CHARS);
         IdempotencyKey key = IdempotencyKey.of("report", "large-result", "payload");
         Callable<String> operation = () -> result;
-        assertThat(guard.execute(key, Duration.ofMinutes(5), operation).executed()).isTrue();
+        assertThat(guard.execute(key, Duration.ofMinutes(5), operation).executed())
+                .isTrue();
         for (int replay = 0; replay < REPLAYS; replay++) {
             Outcome<String> outcome = guard.execute(key, Duration.ofMinutes(5), operation);
             assertThat(outcome.executed()).as("replay %d", replay).isFalse();

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Timeout;
 class EtcdClusterTest {
     /** Longer than an election on a busy machine: member 0 may be the leader, and requests wait for the next one. */
     private static final Duration TIMEOUT = Duration.ofSeconds(4);
+
     private EtcdCluster cluster;
     private Cerberus holder;
     private Cerberus waiter;
@@ -38,7 +39,11 @@ class EtcdClusterTest {
         Cerberus[] connected = new Cerberus[1];
         Poll.until("the cluster to grant a lease", TestTimes.millis(20_000), () -> {
             try {
-                connected[0] = Cerberus.builder().engine(cluster.uri() + "?ttl=5").namespace("cluster").connectTimeout(TIMEOUT).build();
+                connected[0] = Cerberus.builder()
+                        .engine(cluster.uri() + "?ttl=5")
+                        .namespace("cluster")
+                        .connectTimeout(TIMEOUT)
+                        .build();
                 return true;
             } catch (EngineUnavailableException e) {
                 return false;
@@ -76,18 +81,24 @@ class EtcdClusterTest {
 
         cluster.member(0).kill();
         DistributedLock other = holder.lock("during-one-down");
-        assertThat(other.tryLock(10, TimeUnit.SECONDS)).as("a new lock with one member down").isTrue();
+        assertThat(other.tryLock(10, TimeUnit.SECONDS))
+                .as("a new lock with one member down")
+                .isTrue();
         other.unlock();
         assertThat(held.lease().isValid()).as("the hold survives one member").isTrue();
         held.unlock();
-        assertThat(next.get(20, TimeUnit.SECONDS)).as("the waiter got the lock after the release").isGreaterThan(fence);
+        assertThat(next.get(20, TimeUnit.SECONDS))
+                .as("the waiter got the lock after the release")
+                .isGreaterThan(fence);
 
         cluster.member(1).kill();
         DistributedLock noMajority = waiter.lock("no-majority");
         long start = System.nanoTime();
-        assertThatThrownBy(() -> noMajority.tryLock(5, TimeUnit.SECONDS)).isInstanceOf(EngineUnavailableException.class)
+        assertThatThrownBy(() -> noMajority.tryLock(5, TimeUnit.SECONDS))
+                .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining("127.0.0.1");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("fails within the wait")
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("fails within the wait")
                 .isLessThan(Duration.ofSeconds(5).plus(TIMEOUT).plus(TestTimes.millis(1000)));
 
         cluster.member(0).restart();

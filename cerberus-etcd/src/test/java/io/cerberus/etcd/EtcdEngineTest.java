@@ -45,26 +45,40 @@ class EtcdEngineTest {
     void anEtcdThatRefusesConnectionsFailsAtOnceNamingIt() {
         String uri = "etcd://127.0.0.1:" + io.cerberus.servers.FreePorts.next() + "/down";
         long start = System.nanoTime();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Cerberus.builder().engine(uri).build())
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> Cerberus.builder().engine(uri).build())
                 .isInstanceOf(io.cerberus.EngineUnavailableException.class)
-                .hasMessageContaining(uri).hasMessageContaining("no member accepts connections").hasMessageContaining("refused");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not the 10 s connect timeout").isLessThan(Duration.ofSeconds(2));
+                .hasMessageContaining(uri)
+                .hasMessageContaining("no member accepts connections")
+                .hasMessageContaining("refused");
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("not the 10 s connect timeout")
+                .isLessThan(Duration.ofSeconds(2));
     }
 
     @Test
     void leaseRevokedFromOutsideLosesTheHolds() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri() + "?ttl=3").namespace("revoke").build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine(SERVER.uri() + "?ttl=3")
+                .namespace("revoke")
+                .build()) {
             DistributedLock lock = cerberus.lock("revoked");
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
             lock.lease().onLost((lease, reason) -> lost.countDown());
             String leases = SERVER.get().ctl("lease", "list");
-            String leaseId = leases.lines().filter(line -> line.matches("[0-9a-f]+")).reduce((a, b) -> b).orElseThrow();
+            String leaseId = leases.lines()
+                    .filter(line -> line.matches("[0-9a-f]+"))
+                    .reduce((a, b) -> b)
+                    .orElseThrow();
             SERVER.get().ctl("lease", "revoke", leaseId);
             assertThat(lost.await(TestTimes.millis(3000).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("the holder learns within a keep-alive round").isTrue();
+                    .as("the holder learns within a keep-alive round")
+                    .isTrue();
             assertThat(lock.lease().isValid()).isFalse();
-            assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'revoked'");
+            assertThatThrownBy(lock::unlock)
+                    .isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("'revoked'");
             DistributedLock next = cerberus.lock("revoked");
             assertThat(next.tryLock()).as("a new lease serves new holds").isTrue();
             next.unlock();
@@ -83,11 +97,18 @@ class EtcdEngineTest {
                 assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 held.add(attempt);
             }
-            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("nothing is lost yet").isEmpty();
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held))
+                    .as("nothing is lost yet")
+                    .isEmpty();
             SERVER.get().ctl("del", "--prefix", "cerberus/" + namespace + "/lock-7/");
-            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("the renewal after the delete").containsExactly(held.get(7));
-            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held.subList(8, holds))).as("the others are still held").isEmpty();
-            held.subList(8, holds).forEach(attempt -> assertThat(engine.release(attempt)).isTrue());
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held))
+                    .as("the renewal after the delete")
+                    .containsExactly(held.get(7));
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held.subList(8, holds)))
+                    .as("the others are still held")
+                    .isEmpty();
+            held.subList(8, holds)
+                    .forEach(attempt -> assertThat(engine.release(attempt)).isTrue());
         }
     }
 
@@ -104,7 +125,9 @@ class EtcdEngineTest {
             assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
             assertThat(((AcquireResult.Granted) granted).fencingToken()).isGreaterThan(oldFence);
             assertThat(first.release(old)).as("the retried release").isFalse();
-            assertThat(second.isLocked(key)).as("the newer holder keeps its lock").isTrue();
+            assertThat(second.isLocked(key))
+                    .as("the newer holder keeps its lock")
+                    .isTrue();
             assertThat(second.release(newer)).isTrue();
         }
     }
@@ -115,12 +138,16 @@ class EtcdEngineTest {
             Queued queued = holderAndWaiter(engine, "chain");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
-            assertThat(queued.busy().retryWithin()).as("no polling: woken by the watch").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+            assertThat(queued.busy().retryWithin())
+                    .as("no polling: woken by the watch")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
             Thread releaser = new Thread(() -> engine.release(holder));
             long start = System.nanoTime();
             releaser.start();
             engine.awaitChange(waiter, Duration.ofSeconds(10));
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("woken by the delete").isLessThan(TestTimes.millis(3000));
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("woken by the delete")
+                    .isLessThan(TestTimes.millis(3000));
             releaser.join();
             assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.release(waiter)).isTrue();
@@ -138,7 +165,9 @@ class EtcdEngineTest {
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
             Acquisition elsewhere = attempt(new LockKey("queue", "another"));
-            assertThat(engine.tryAcquire(elsewhere)).as("a write after the waiter's read").isInstanceOf(AcquireResult.Granted.class);
+            assertThat(engine.tryAcquire(elsewhere))
+                    .as("a write after the waiter's read")
+                    .isInstanceOf(AcquireResult.Granted.class);
             long watchersBefore = SERVER.get().counter("etcd_debugging_mvcc_watcher_total");
             long slowBefore = SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total");
             Thread waiting = new Thread(() -> {
@@ -150,11 +179,16 @@ class EtcdEngineTest {
             });
             waiting.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore
+                    && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches").isGreaterThan(watchersBefore);
-            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total")).as("not an unsynced watch").isEqualTo(slowBefore);
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total"))
+                    .as("the waiter watches")
+                    .isGreaterThan(watchersBefore);
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total"))
+                    .as("not an unsynced watch")
+                    .isEqualTo(slowBefore);
             assertThat(waiting.isAlive()).as("its predecessor is still there").isTrue();
             assertThat(engine.release(holder)).isTrue();
             waiting.join(TestTimes.millis(10_000).toMillis());
@@ -171,10 +205,13 @@ class EtcdEngineTest {
             Queued queued = holderAndWaiter(engine, "gone-first");
             Acquisition holder = queued.holder();
             Acquisition waiter = queued.waiter();
-            assertThat(engine.release(holder)).as("the delete comes before the watch").isTrue();
+            assertThat(engine.release(holder))
+                    .as("the delete comes before the watch")
+                    .isTrue();
             long start = System.nanoTime();
             engine.awaitChange(waiter, Duration.ofSeconds(60));
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the look at the key after the watch finds it gone")
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("the look at the key after the watch finds it gone")
                     .isLessThan(TestTimes.millis(10_000));
             assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.release(waiter)).isTrue();
@@ -182,8 +219,7 @@ class EtcdEngineTest {
     }
 
     /** A holder granted a lock and a waiter queued behind it, with the waiter's busy answer. */
-    private record Queued(Acquisition holder, Acquisition waiter, AcquireResult.Busy busy) {
-    }
+    private record Queued(Acquisition holder, Acquisition waiter, AcquireResult.Busy busy) {}
 
     private static Queued holderAndWaiter(LockEngine engine, String name) {
         LockKey key = new LockKey("queue", name);
@@ -205,27 +241,37 @@ class EtcdEngineTest {
             assertThat(engine.tryAcquire(reader1)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.tryAcquire(reader2)).isInstanceOf(AcquireResult.Granted.class);
             assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", "sh")).extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
+            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", "sh"))
+                    .extracting(LockInfo::holder, LockInfo::mode, LockInfo::waiters)
                     .containsExactly(tuple("reader one", "read", 1), tuple("reader two", "read", 1));
             engine.abandon(writer);
             engine.release(reader1);
             engine.release(reader2);
-            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", "")).isEmpty();
+            assertThat(engine.ability(Inspects.class).orElseThrow().inspect("listed", ""))
+                    .isEmpty();
         }
     }
 
     @Test
     void aBlockedWaiterSendsNoRequestsWhileNothingChanges() throws Exception {
-        try (Cerberus cerberus = Cerberus.builder().engine(SERVER.uri()).namespace("quiet").build();
-                Cerberus other = Cerberus.builder().engine(SERVER.uri()).namespace("quiet").build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine(SERVER.uri())
+                        .namespace("quiet")
+                        .build();
+                Cerberus other = Cerberus.builder()
+                        .engine(SERVER.uri())
+                        .namespace("quiet")
+                        .build()) {
             DistributedLock held = cerberus.lock("quiet");
             held.lock();
             DistributedLock waiting = other.lock("quiet");
             long before = SERVER.get().counter("grpc_server_started_total{grpc_method=\"Txn\"");
             assertThat(waiting.tryLock(3, TimeUnit.SECONDS)).isFalse();
             long txns = SERVER.get().counter("grpc_server_started_total{grpc_method=\"Txn\"") - before;
-            assertThat(txns).as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
-                    + " none in between").isLessThanOrEqualTo(3);
+            assertThat(txns)
+                    .as("transactions in a 3 s wait: the first try, the last at the deadline, the abandon;"
+                            + " none in between")
+                    .isLessThanOrEqualTo(3);
             held.unlock();
         }
     }
@@ -256,16 +302,23 @@ class EtcdEngineTest {
             Acquisition first = attempt(key);
             Acquisition second = attempt(key);
             assertThat(engine.tryAcquire(first)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(engine.tryAcquire(second)).as("its own key, queued behind the first").isInstanceOf(AcquireResult.Busy.class);
+            assertThat(engine.tryAcquire(second))
+                    .as("its own key, queued behind the first")
+                    .isInstanceOf(AcquireResult.Busy.class);
             assertThat(keysOf("cerberus/numbers/two/")).hasSize(2).allMatch(k -> k.endsWith("_0") || k.endsWith("_1"));
             assertThat(engine.release(first)).isTrue();
             assertThat(engine.tryAcquire(second)).isInstanceOf(AcquireResult.Granted.class);
             Acquisition third = attempt(key);
             assertThat(engine.tryAcquire(third)).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(keysOf("cerberus/numbers/two/")).as("the third takes the number the first gave back")
-                    .hasSize(2).anyMatch(k -> k.endsWith("_0")).anyMatch(k -> k.endsWith("_1"));
+            assertThat(keysOf("cerberus/numbers/two/"))
+                    .as("the third takes the number the first gave back")
+                    .hasSize(2)
+                    .anyMatch(k -> k.endsWith("_0"))
+                    .anyMatch(k -> k.endsWith("_1"));
             engine.abandon(third);
-            assertThat(keysOf("cerberus/numbers/two/")).as("the abandon deletes only the third's key").hasSize(1)
+            assertThat(keysOf("cerberus/numbers/two/"))
+                    .as("the abandon deletes only the third's key")
+                    .hasSize(1)
                     .allMatch(k -> k.endsWith("_1"));
             assertThat(engine.release(second)).isTrue();
             assertThat(keysOf("cerberus/numbers/two/")).isEmpty();
@@ -282,14 +335,28 @@ class EtcdEngineTest {
             String left = keysOf("cerberus/leftover/lock/").get(0);
             String leaseHex = left.substring(left.lastIndexOf('/') + 1, left.lastIndexOf('_'));
             assertThat(engine.release(first)).isTrue();
-            SERVER.get().ctl("put", "--lease=" + leaseHex, left, "exclusive 0123456789abcdef0123456789abcdef\nan earlier attempt");
-            long leftRevision = Long.parseLong(SERVER.get().ctl("get", left, "-w", "fields").lines()
-                    .filter(line -> line.startsWith("\"CreateRevision\"")).findFirst().orElseThrow().replaceAll("\\D", ""));
+            SERVER.get()
+                    .ctl(
+                            "put",
+                            "--lease=" + leaseHex,
+                            left,
+                            "exclusive 0123456789abcdef0123456789abcdef\nan earlier attempt");
+            long leftRevision = Long.parseLong(SERVER.get()
+                    .ctl("get", left, "-w", "fields")
+                    .lines()
+                    .filter(line -> line.startsWith("\"CreateRevision\""))
+                    .findFirst()
+                    .orElseThrow()
+                    .replaceAll("\\D", ""));
             Acquisition next = attempt(key);
             AcquireResult result = engine.tryAcquire(next);
             assertThat(result).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(((AcquireResult.Granted) result).fencingToken()).as("a new key, not the one left").isGreaterThan(leftRevision);
-            assertThat(SERVER.get().ctl("get", left, "--print-value-only")).contains(next.token()).doesNotContain("an earlier attempt");
+            assertThat(((AcquireResult.Granted) result).fencingToken())
+                    .as("a new key, not the one left")
+                    .isGreaterThan(leftRevision);
+            assertThat(SERVER.get().ctl("get", left, "--print-value-only"))
+                    .contains(next.token())
+                    .doesNotContain("an earlier attempt");
             assertThat(engine.release(next)).isTrue();
             assertThat(keysOf("cerberus/leftover/lock/")).isEmpty();
         }
@@ -307,8 +374,8 @@ class EtcdEngineTest {
         java.util.List<String> heldBack = new java.util.concurrent.CopyOnWriteArrayList<>();
         io.grpc.ClientInterceptor firstCopyHeldBack = new io.grpc.ClientInterceptor() {
             @Override
-            public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options,
-                    io.grpc.Channel next) {
+            public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                    io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options, io.grpc.Channel next) {
                 if (!method.getFullMethodName().endsWith("/DeleteRange") || !holdBack.compareAndSet(true, false)) {
                     return next.newCall(method, options);
                 }
@@ -321,8 +388,7 @@ class EtcdEngineTest {
                     }
 
                     @Override
-                    public void request(int messages) {
-                    }
+                    public void request(int messages) {}
 
                     @Override
                     public void cancel(String message, Throwable cause) {
@@ -330,21 +396,30 @@ class EtcdEngineTest {
                     }
 
                     @Override
-                    public void halfClose() {
-                    }
+                    public void halfClose() {}
 
                     @Override
                     public void sendMessage(Q message) {
-                        heldBack.add(((io.etcd.jetcd.api.DeleteRangeRequest) message).getKey().toStringUtf8());
+                        heldBack.add(((io.etcd.jetcd.api.DeleteRangeRequest) message)
+                                .getKey()
+                                .toStringUtf8());
                     }
                 };
             }
         };
         DeleteCopyCounter deleteCopyCounter = new DeleteCopyCounter();
-        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder().endpoints(SERVER.get().endpoint())
-                .executorService(new CallerRuns()).interceptor(firstCopyHeldBack, deleteCopyCounter).build(); // the last is called first
-        EtcdEngine engine = new EtcdEngine("test", client, deleteCopyCounter, EtcdTarget.parse(SERVER.uri()), Duration.ofMillis(800),
-                (token, reason) -> { });
+        io.etcd.jetcd.Client client = io.etcd.jetcd.Client.builder()
+                .endpoints(SERVER.get().endpoint())
+                .executorService(new CallerRuns())
+                .interceptor(firstCopyHeldBack, deleteCopyCounter)
+                .build(); // the last is called first
+        EtcdEngine engine = new EtcdEngine(
+                "test",
+                client,
+                deleteCopyCounter,
+                EtcdTarget.parse(SERVER.uri()),
+                Duration.ofMillis(800),
+                (token, reason) -> {});
         try (engine) {
             engine.start();
             LockKey key = new LockKey("late", "copy");
@@ -358,7 +433,10 @@ class EtcdEngineTest {
 
             Acquisition next = attempt(key);
             assertThat(engine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(keysOf("cerberus/late/copy/")).as("the next hold's key has another name").hasSize(1).doesNotContain(firstKey);
+            assertThat(keysOf("cerberus/late/copy/"))
+                    .as("the next hold's key has another name")
+                    .hasSize(1)
+                    .doesNotContain(firstKey);
             SERVER.get().ctl("del", firstKey); // the held-back copy arrives
             assertThat(engine.isLocked(key)).as("the next hold keeps its key").isTrue();
             assertThat(engine.renew(next)).isTrue();
@@ -366,8 +444,10 @@ class EtcdEngineTest {
 
             Acquisition third = attempt(key);
             assertThat(engine.tryAcquire(third)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(keysOf("cerberus/late/copy/")).as("a number whose delete went out once is taken again, the retired one is not")
-                    .hasSize(1).allMatch(k -> k.endsWith("_1"));
+            assertThat(keysOf("cerberus/late/copy/"))
+                    .as("a number whose delete went out once is taken again, the retired one is not")
+                    .hasSize(1)
+                    .allMatch(k -> k.endsWith("_1"));
             assertThat(engine.release(third)).isTrue();
         }
     }
@@ -382,23 +462,38 @@ class EtcdEngineTest {
             assertThat(engine.release(attempt)).isFalse();
             Acquisition again = attempt(key);
             assertThat(engine.tryAcquire(again)).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(keysOf("cerberus/outside/deleted/")).as("the number came back: the delete went out once")
-                    .hasSize(1).allMatch(k -> k.endsWith("_0"));
+            assertThat(keysOf("cerberus/outside/deleted/"))
+                    .as("the number came back: the delete went out once")
+                    .hasSize(1)
+                    .allMatch(k -> k.endsWith("_0"));
             assertThat(engine.release(again)).isTrue();
         }
     }
 
     private static java.util.List<String> keysOf(String directory) {
-        return SERVER.get().ctl("get", "--prefix", directory, "--keys-only").lines().filter(line -> !line.isBlank()).toList();
+        return SERVER.get()
+                .ctl("get", "--prefix", directory, "--keys-only")
+                .lines()
+                .filter(line -> !line.isBlank())
+                .toList();
     }
 
     @Test
     void withoutATtlTheClientLeaseLastsTheDefaultLeaseInWholeSeconds() {
-        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(1500)).ttl()).as("rounded up").isEqualTo(Duration.ofSeconds(2));
-        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofSeconds(30)).ttl()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(200)).ttl()).as("at least 1 s").isEqualTo(Duration.ofSeconds(1));
-        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofDays(1)).ttl()).as("at most an hour").isEqualTo(Duration.ofHours(1));
-        assertThat(EtcdTarget.parse("etcd://h1:2379?ttl=7", Duration.ofSeconds(30)).ttl()).as("the URI's own wins")
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(1500)).ttl())
+                .as("rounded up")
+                .isEqualTo(Duration.ofSeconds(2));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofSeconds(30)).ttl())
+                .isEqualTo(Duration.ofSeconds(30));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(200)).ttl())
+                .as("at least 1 s")
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofDays(1)).ttl())
+                .as("at most an hour")
+                .isEqualTo(Duration.ofHours(1));
+        assertThat(EtcdTarget.parse("etcd://h1:2379?ttl=7", Duration.ofSeconds(30))
+                        .ttl())
+                .as("the URI's own wins")
                 .isEqualTo(Duration.ofSeconds(7));
     }
 
@@ -407,11 +502,17 @@ class EtcdEngineTest {
         // etcd raises TTLs below 1.5 election timeouts (1 s by default): 1 s becomes 2 s
         String uri = SERVER.uri() + "?ttl=1";
         try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
-                Cerberus cerberus = Cerberus.builder().engine(uri).namespace("ttl-" + java.util.UUID.randomUUID()).build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine(uri)
+                        .namespace("ttl-" + java.util.UUID.randomUUID())
+                        .build()) {
             assertThat(cerberus.lock("x").tryLock()).isTrue();
             cerberus.lock("x").unlock();
-            assertThat(logs.messages(java.util.logging.Level.WARNING)).singleElement().asString()
-                    .contains("granted a lease of 2 s where 1 s was asked").contains("keeps its locks for up to 2 s");
+            assertThat(logs.messages(java.util.logging.Level.WARNING))
+                    .singleElement()
+                    .asString()
+                    .contains("granted a lease of 2 s where 1 s was asked")
+                    .contains("keeps its locks for up to 2 s");
         }
     }
 
@@ -423,8 +524,11 @@ class EtcdEngineTest {
     @Test
     void aLeaseUnansweredForItsTtlIsLostWhileItsKeepAliveStillHangs() throws Exception {
         try (FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
-                Cerberus cerberus = Cerberus.builder().engine("etcd://127.0.0.1:" + proxy.port() + "/hang?ttl=1")
-                        .connectTimeout(Duration.ofSeconds(30)).defaultLease(Duration.ofSeconds(30)).build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine("etcd://127.0.0.1:" + proxy.port() + "/hang?ttl=1")
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .defaultLease(Duration.ofSeconds(30))
+                        .build()) {
             DistributedLock lock = cerberus.lock("cut");
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
@@ -432,7 +536,9 @@ class EtcdEngineTest {
             proxy.mode(FaultProxy.Mode.BLACKHOLE);
             try {
                 assertThat(lost.await(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS))
-                        .as("lost about 1 s after the cut, not at the keep-alive's 30 s timeout nor the hold's 30 s lease").isTrue();
+                        .as(
+                                "lost about 1 s after the cut, not at the keep-alive's 30 s timeout nor the hold's 30 s lease")
+                        .isTrue();
                 assertThat(lock.lease().isValid()).isFalse();
             } finally {
                 proxy.mode(FaultProxy.Mode.PASS);
@@ -451,45 +557,69 @@ class EtcdEngineTest {
         java.util.regex.Pattern lostLine = java.util.regex.Pattern.compile("etcd lease ([0-9a-f]+) lost");
         try (CapturedLogs logs = CapturedLogs.of(ClientLease.class.getName(), java.util.logging.Level.ALL);
                 FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
-                Cerberus cerberus = Cerberus.builder().engine("etcd://127.0.0.1:" + proxy.port() + "/late?ttl=1")
-                        .connectTimeout(Duration.ofSeconds(30)).defaultLease(Duration.ofSeconds(30)).build();
-                Cerberus other = Cerberus.builder().engine(SERVER.uri() + "/late").build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine("etcd://127.0.0.1:" + proxy.port() + "/late?ttl=1")
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .defaultLease(Duration.ofSeconds(30))
+                        .build();
+                Cerberus other =
+                        Cerberus.builder().engine(SERVER.uri() + "/late").build()) {
             proxy.delay(1_200);
-            java.util.concurrent.CompletableFuture<io.cerberus.Lease> taken = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                DistributedLock lock = cerberus.lock("late");
-                try {
-                    return lock.tryLock(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS) ? lock.lease() : null;
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            java.util.concurrent.CompletableFuture<io.cerberus.Lease> taken =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        DistributedLock lock = cerberus.lock("late");
+                        try {
+                            return lock.tryLock(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS)
+                                    ? lock.lease()
+                                    : null;
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
             String lostLease;
             try {
-                io.cerberus.testkit.Poll.until("the client lease to be declared lost", TestTimes.millis(5_000),
-                        () -> logs.lines().stream().anyMatch(line -> lostLine.matcher(line).find()));
-                lostLease = logs.lines().stream().map(lostLine::matcher).filter(java.util.regex.Matcher::find).findFirst()
-                        .orElseThrow().group(1);
+                io.cerberus.testkit.Poll.until(
+                        "the client lease to be declared lost",
+                        TestTimes.millis(5_000),
+                        () -> logs.lines().stream()
+                                .anyMatch(line -> lostLine.matcher(line).find()));
+                lostLease = logs.lines().stream()
+                        .map(lostLine::matcher)
+                        .filter(java.util.regex.Matcher::find)
+                        .findFirst()
+                        .orElseThrow()
+                        .group(1);
             } finally {
                 proxy.mode(FaultProxy.Mode.PASS); // the answer to the acquire, held up on the way back, comes at once
             }
             io.cerberus.Lease held = taken.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(held).as("granted on a new lease").isNotNull();
-            io.cerberus.testkit.Poll.until("the server to end the lease the client let go", TestTimes.millis(10_000),
+            io.cerberus.testkit.Poll.until(
+                    "the server to end the lease the client let go",
+                    TestTimes.millis(10_000),
                     () -> SERVER.get().ctl("lease", "timetolive", lostLease).contains("expired"));
             assertThat(held.isValid()).isTrue();
-            assertThat(other.lock("late").tryLock()).as("the hold is not on the lease the server ended").isFalse();
+            assertThat(other.lock("late").tryLock())
+                    .as("the hold is not on the lease the server ended")
+                    .isFalse();
         }
     }
 
     @Test
     void badUrisAreRejectedWithTheRule() {
-        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=0")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl").hasMessageContaining("whole number from 1 to 3600");
-        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=1.5")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl").hasMessageContaining("whole number from 1 to 3600");
-        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl")
+                .hasMessageContaining("whole number from 1 to 3600");
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?ttl=1.5"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl")
+                .hasMessageContaining("whole number from 1 to 3600");
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("port");
-        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?tll=3")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> EtcdTarget.parse("etcd://127.0.0.1:2379?tll=3"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown parameter 'tll' in etcd URI");
         EtcdTarget target = EtcdTarget.parse("etcd://app:s%40cret@h1:2379,h2/locks?ttl=7");
         assertThat(target.endpoints()).containsExactly("http://h1:2379", "http://h2:2379");
@@ -499,8 +629,10 @@ class EtcdEngineTest {
         assertThat(target.ttl()).isEqualTo(Duration.ofSeconds(7));
         assertThat(EtcdTarget.parse("etcds://h1").endpoints()).containsExactly("https://h1:2379");
         for (String loose : new String[] {"1", "yes", "on", "TRUE"}) {
-            assertThatThrownBy(() -> EtcdTarget.parse("etcd://h1:2379?tls=" + loose)).as("tls=" + loose + " is not plaintext")
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be true or false");
+            assertThatThrownBy(() -> EtcdTarget.parse("etcd://h1:2379?tls=" + loose))
+                    .as("tls=" + loose + " is not plaintext")
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("must be true or false");
         }
         assertThat(EtcdTarget.parse("etcd://h1:2379?tls=true").endpoints()).containsExactly("https://h1:2379");
         assertThat(EtcdTarget.parse("etcd://h1:2379?tls=false").endpoints()).containsExactly("http://h1:2379");

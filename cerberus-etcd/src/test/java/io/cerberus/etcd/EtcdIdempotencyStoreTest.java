@@ -29,8 +29,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** etcd-specific cases of the idempotency store beside the conformance suite, against a real etcd. */
 class EtcdIdempotencyStoreTest {
     private static final LockKeys KEYS = new LockKeys("cerberus");
+
     @RegisterExtension
     static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
+
     private static Client etcd;
     private LockEngine engine;
     private IdempotencyStore records;
@@ -38,7 +40,9 @@ class EtcdIdempotencyStoreTest {
 
     @BeforeAll
     static void connect() {
-        etcd = Client.builder().endpoints(EtcdTarget.parse(SERVER.uri()).endpoints().toArray(String[]::new)).build();
+        etcd = Client.builder()
+                .endpoints(EtcdTarget.parse(SERVER.uri()).endpoints().toArray(String[]::new))
+                .build();
     }
 
     @AfterAll
@@ -59,18 +63,27 @@ class EtcdIdempotencyStoreTest {
     }
 
     private KeyValue stored(String id) throws Exception {
-        List<KeyValue> found = etcd.getKVClient().get(KEYS.idempotencyKey(id)).get(5, TimeUnit.SECONDS).getKvs();
+        List<KeyValue> found = etcd.getKVClient()
+                .get(KEYS.idempotencyKey(id))
+                .get(5, TimeUnit.SECONDS)
+                .getKvs();
         assertThat(found).as("the record's key").hasSize(1);
         return found.get(0);
     }
 
     /** @return the TTL etcd granted the lease, in seconds; -1 if the lease is gone */
     private static long grantedTtl(long leaseId) throws Exception {
-        return etcd.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(5, TimeUnit.SECONDS).getGrantedTTL();
+        return etcd.getLeaseClient()
+                .timeToLive(leaseId, LeaseOption.DEFAULT)
+                .get(5, TimeUnit.SECONDS)
+                .getGrantedTTL();
     }
 
     private static long remainingTtl(long leaseId) throws Exception {
-        return etcd.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(5, TimeUnit.SECONDS).getTTL();
+        return etcd.getLeaseClient()
+                .timeToLive(leaseId, LeaseOption.DEFAULT)
+                .get(5, TimeUnit.SECONDS)
+                .getTTL();
     }
 
     private static byte[] utf8(String text) {
@@ -85,21 +98,28 @@ class EtcdIdempotencyStoreTest {
         assertThat(claimLease).as("IN_PROGRESS is on a lease").isNotZero();
         assertThat(grantedTtl(claimLease)).as("of the claim's length").isEqualTo(30);
 
-        assertThat(records.complete(id, "t1", utf8("done"), false, Duration.ofHours(1))).isTrue();
+        assertThat(records.complete(id, "t1", utf8("done"), false, Duration.ofHours(1)))
+                .isTrue();
         long retentionLease = stored(id).getLease();
-        assertThat(retentionLease).as("COMPLETED is on another lease").isNotZero().isNotEqualTo(claimLease);
+        assertThat(retentionLease)
+                .as("COMPLETED is on another lease")
+                .isNotZero()
+                .isNotEqualTo(claimLease);
         assertThat(grantedTtl(retentionLease)).as("of about the retention").isBetween(3600L, 3600L + 36 + 1);
         long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
         while (remainingTtl(claimLease) > 0 && System.nanoTime() - deadline < 0) {
             Thread.sleep(10);
         }
-        assertThat(remainingTtl(claimLease)).as("the claim's lease is revoked once unused").isEqualTo(-1);
+        assertThat(remainingTtl(claimLease))
+                .as("the claim's lease is revoked once unused")
+                .isEqualTo(-1);
 
         String forever = namespace + "/v1:forever";
         assertThat(records.claim(forever, "f", "t2", Duration.ofSeconds(30))).isEmpty();
         assertThat(records.complete(forever, "t2", utf8("kept"), false, null)).isTrue();
         assertThat(stored(forever).getLease()).as("kept for ever: no lease").isZero();
-        assertThat(records.read(forever)).hasValueSatisfying(record -> assertThat(record.result()).isEqualTo(utf8("kept")));
+        assertThat(records.read(forever))
+                .hasValueSatisfying(record -> assertThat(record.result()).isEqualTo(utf8("kept")));
     }
 
     @Test
@@ -108,8 +128,10 @@ class EtcdIdempotencyStoreTest {
         String second = namespace + "/v1:second";
         assertThat(records.claim(first, "f", "t1", Duration.ofSeconds(30))).isEmpty();
         assertThat(records.claim(second, "f", "t2", Duration.ofSeconds(30))).isEmpty();
-        assertThat(records.complete(first, "t1", utf8("1"), false, Duration.ofDays(1))).isTrue();
-        assertThat(records.complete(second, "t2", utf8("2"), false, Duration.ofDays(1))).isTrue();
+        assertThat(records.complete(first, "t1", utf8("1"), false, Duration.ofDays(1)))
+                .isTrue();
+        assertThat(records.complete(second, "t2", utf8("2"), false, Duration.ofDays(1)))
+                .isTrue();
         assertThat(stored(second).getLease()).isEqualTo(stored(first).getLease());
     }
 
@@ -118,7 +140,8 @@ class EtcdIdempotencyStoreTest {
         String id = namespace + "/v1:awaited";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
         try (LockEngine other = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
-            IdempotencyStore waiting = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+            IdempotencyStore waiting =
+                    other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
             assertThat(waiting.notifiesChanges()).isTrue();
             long watchersBefore = SERVER.get().counter("etcd_debugging_mvcc_watcher_total");
             long[] wokeAt = new long[1];
@@ -132,18 +155,24 @@ class EtcdIdempotencyStoreTest {
             });
             waiter.start();
             long deadline = System.nanoTime() + TestTimes.millis(5000).toNanos();
-            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore && System.nanoTime() - deadline < 0) {
+            while (SERVER.get().counter("etcd_debugging_mvcc_watcher_total") <= watchersBefore
+                    && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total")).as("the waiter watches the record")
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_watcher_total"))
+                    .as("the waiter watches the record")
                     .isGreaterThan(watchersBefore);
-            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total")).as("from now, not an unsynced watch").isZero();
+            assertThat(SERVER.get().counter("etcd_debugging_mvcc_slow_watcher_total"))
+                    .as("from now, not an unsynced watch")
+                    .isZero();
             assertThat(waiter.isAlive()).isTrue();
             long completedAt = System.nanoTime();
-            assertThat(records.complete(id, "owner", utf8("done"), false, Duration.ofHours(1))).isTrue();
+            assertThat(records.complete(id, "owner", utf8("done"), false, Duration.ofHours(1)))
+                    .isTrue();
             waiter.join(TestTimes.millis(10_000).toMillis());
             assertThat(waiter.isAlive()).isFalse();
-            assertThat(Duration.ofNanos(wokeAt[0] - completedAt)).as("woken by the completion, not the 10 s bound")
+            assertThat(Duration.ofNanos(wokeAt[0] - completedAt))
+                    .as("woken by the completion, not the 10 s bound")
                     .isLessThan(TestTimes.millis(1000));
         }
     }
@@ -155,26 +184,36 @@ class EtcdIdempotencyStoreTest {
         byte[] huge = new byte[IdempotencyValues.MAX_RESULT_BYTES + 1];
         assertThatThrownBy(() -> records.complete(id, "t1", huge, false, Duration.ofHours(1)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(IdempotencyValues.MAX_RESULT_BYTES + " bytes").hasMessageContaining("1.5 MiB");
-        assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(record.completed()).isFalse());
+                .hasMessageContaining(IdempotencyValues.MAX_RESULT_BYTES + " bytes")
+                .hasMessageContaining("1.5 MiB");
+        assertThat(records.read(id))
+                .hasValueSatisfying(record -> assertThat(record.completed()).isFalse());
         assertThat(records.complete(id, "t1", new byte[IdempotencyValues.MAX_RESULT_BYTES], false, Duration.ofHours(1)))
-                .as("the largest result allowed fits in one etcd request").isTrue();
-        assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(record.result()).hasSize(IdempotencyValues.MAX_RESULT_BYTES));
+                .as("the largest result allowed fits in one etcd request")
+                .isTrue();
+        assertThat(records.read(id))
+                .hasValueSatisfying(record -> assertThat(record.result()).hasSize(IdempotencyValues.MAX_RESULT_BYTES));
     }
 
     @Test
     void aRepeatedCompleteOrReleaseByTheSameAttemptReportsWhatTheFirstDid() {
         String completed = namespace + "/v1:completed-twice";
         assertThat(records.claim(completed, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-        assertThat(records.complete(completed, "t1", utf8("done"), false, Duration.ofHours(1))).isTrue();
-        assertThat(records.complete(completed, "t1", utf8("done"), false, Duration.ofHours(1))).as("it is stored").isTrue();
-        assertThat(records.release(completed, "t1")).as("a completed record is not released").isFalse();
+        assertThat(records.complete(completed, "t1", utf8("done"), false, Duration.ofHours(1)))
+                .isTrue();
+        assertThat(records.complete(completed, "t1", utf8("done"), false, Duration.ofHours(1)))
+                .as("it is stored")
+                .isTrue();
+        assertThat(records.release(completed, "t1"))
+                .as("a completed record is not released")
+                .isFalse();
 
         String released = namespace + "/v1:released-twice";
         assertThat(records.claim(released, "f", "t2", Duration.ofSeconds(30))).isEmpty();
         assertThat(records.release(released, "t2")).isTrue();
         assertThat(records.read(released)).isEmpty();
-        assertThat(records.complete(released, "t2", utf8("late"), false, Duration.ofHours(1))).isFalse();
+        assertThat(records.complete(released, "t2", utf8("late"), false, Duration.ofHours(1)))
+                .isFalse();
     }
 
     @Test
@@ -182,24 +221,33 @@ class EtcdIdempotencyStoreTest {
         String id = namespace + "/v1:shared-attempt";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
         try (LockEngine other = Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
-            IdempotencyStore elsewhere = other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
-            assertThat(elsewhere.renew(id, "t1", Duration.ofSeconds(30))).as("renewed from the value alone").isTrue();
-            assertThat(elsewhere.renew(id, "t2", Duration.ofSeconds(30))).as("not by another token").isFalse();
-            assertThat(elsewhere.complete(id, "t1", utf8("done"), true, Duration.ofHours(1))).isTrue();
+            IdempotencyStore elsewhere =
+                    other.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+            assertThat(elsewhere.renew(id, "t1", Duration.ofSeconds(30)))
+                    .as("renewed from the value alone")
+                    .isTrue();
+            assertThat(elsewhere.renew(id, "t2", Duration.ofSeconds(30)))
+                    .as("not by another token")
+                    .isFalse();
+            assertThat(elsewhere.complete(id, "t1", utf8("done"), true, Duration.ofHours(1)))
+                    .isTrue();
         }
         assertThat(records.read(id)).hasValueSatisfying(record -> {
             assertThat(record.completed()).isTrue();
             assertThat(record.failure()).isTrue();
             assertThat(record.fingerprint()).isEqualTo("f");
         });
-        assertThat(records.renew(id, "t1", Duration.ofSeconds(30))).as("a completed record is not renewed").isFalse();
+        assertThat(records.renew(id, "t1", Duration.ofSeconds(30)))
+                .as("a completed record is not renewed")
+                .isFalse();
     }
 
     @Test
     void recordsStayOutOfTheLockListingsOfTheirNamespace() {
         String id = namespace + "/v1:unlisted";
         assertThat(records.claim(id, "f", "t1", Duration.ofSeconds(30))).isEmpty();
-        assertThat(engine.ability(Inspects.class).orElseThrow().inspect(namespace, "")).isEmpty();
+        assertThat(engine.ability(Inspects.class).orElseThrow().inspect(namespace, ""))
+                .isEmpty();
         assertThat(KEYS.idempotencyKey(id).toString(StandardCharsets.UTF_8))
                 .isEqualTo("cerberus/" + namespace + "/!idempotency/v1%3Aunlisted");
     }

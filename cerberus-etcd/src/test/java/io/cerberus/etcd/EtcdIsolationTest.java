@@ -38,6 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class EtcdIsolationTest {
     private static final int TTL_SECONDS = 2;
+
     @RegisterExtension
     static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdIsolationTest::startWithAppUsers);
 
@@ -62,7 +63,11 @@ class EtcdIsolationTest {
     }
 
     private static Cerberus app(String user, String namespace) {
-        return Cerberus.builder().engine(uri(user)).namespace(namespace).connectTimeout(Duration.ofSeconds(3)).build();
+        return Cerberus.builder()
+                .engine(uri(user))
+                .namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(3))
+                .build();
     }
 
     private static String uri(String user) {
@@ -71,7 +76,10 @@ class EtcdIsolationTest {
 
     /** @return a bare jetcd client with the user's credentials, for the lease APIs the engine does not offer */
     private static Client jetcd(String user) {
-        return Client.builder().endpoints(SERVER.get().endpoint()).user(LockKeys.bytes(user)).password(LockKeys.bytes(user + "-secret"))
+        return Client.builder()
+                .endpoints(SERVER.get().endpoint())
+                .user(LockKeys.bytes(user))
+                .password(LockKeys.bytes(user + "-secret"))
                 .build();
     }
 
@@ -81,13 +89,24 @@ class EtcdIsolationTest {
 
     /** @return the server's version, e.g. {@code 3.4.23} */
     private static String serverVersion(Client client) throws Exception {
-        return answer(client.getMaintenanceClient().statusMember(SERVER.get().endpoint().substring("http://".length()))).getVersion();
+        return answer(client.getMaintenanceClient()
+                        .statusMember(SERVER.get().endpoint().substring("http://".length())))
+                .getVersion();
     }
 
     /** @return the keys of an app A lock (its name URL-encoded), as root reads them */
     private static List<String> keysOf(String encodedName) {
-        return SERVER.get().ctl("--user", "root:r00t-secret", "get", "cerberus/appA/" + encodedName + "/", "--prefix", "--keys-only")
-                .lines().filter(line -> !line.isBlank()).toList();
+        return SERVER.get()
+                .ctl(
+                        "--user",
+                        "root:r00t-secret",
+                        "get",
+                        "cerberus/appA/" + encodedName + "/",
+                        "--prefix",
+                        "--keys-only")
+                .lines()
+                .filter(line -> !line.isBlank())
+                .toList();
     }
 
     /** @return the client lease a lock key names: {@code <prefix>/<namespace>/<name>/<lease-hex>_<n>} */
@@ -99,67 +118,95 @@ class EtcdIsolationTest {
     /** Sends keep-alives of a lease as app B, every 200 ms until closed. */
     private static ScheduledExecutorService keepAliveAsAppB(Client appB, long leaseId) {
         ScheduledExecutorService keepAlives = Executors.newSingleThreadScheduledExecutor();
-        keepAlives.scheduleWithFixedDelay(() -> appB.getLeaseClient().keepAliveOnce(leaseId), 0, 200, TimeUnit.MILLISECONDS);
+        keepAlives.scheduleWithFixedDelay(
+                () -> appB.getLeaseClient().keepAliveOnce(leaseId), 0, 200, TimeUnit.MILLISECONDS);
         return keepAlives;
     }
 
     @Test
     void eachAppLocksAndGuardsInItsOwnNamespaceWithItsOwnRole() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Cerberus b = app("appB", "appB")) {
+        try (Cerberus a = app("appA", "appA");
+                Cerberus b = app("appB", "appB")) {
             DistributedLock lock = a.lock("order:1");
             assertThat(lock.tryLock()).isTrue();
-            assertThat(b.lock("order:1").tryLock()).as("same name, other app: another lock").isTrue();
+            assertThat(b.lock("order:1").tryLock())
+                    .as("same name, other app: another lock")
+                    .isTrue();
             b.lock("order:1").unlock();
             assertThat(a.inspect("")).extracting(info -> info.name()).containsExactly("order:1");
             lock.unlock();
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-1");
-            assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
+            assertThat(a.idempotency(IdempotencyOptions.defaults())
+                            .execute(key, Duration.ofHours(1), () -> "charged")
+                            .status())
                     .isEqualTo(Outcome.Status.EXECUTED);
-            assertThat(b.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
-                    .as("the same key in another app's namespace is another record").isEqualTo(Outcome.Status.EXECUTED);
+            assertThat(b.idempotency(IdempotencyOptions.defaults())
+                            .execute(key, Duration.ofHours(1), () -> "charged")
+                            .status())
+                    .as("the same key in another app's namespace is another record")
+                    .isEqualTo(Outcome.Status.EXECUTED);
         }
     }
 
     @Test
     void appBsCredentialsCannotReadReleaseOrBlockAppAsLocksAndRecords() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Cerberus intruder = app("appB", "appA")) {
+        try (Cerberus a = app("appA", "appA");
+                Cerberus intruder = app("appB", "appA")) {
             DistributedLock lock = a.lock("order:2");
             assertThat(lock.tryLock()).isTrue();
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-2");
             a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged");
             try {
-                assertThatThrownBy(() -> intruder.lock("order:2").tryLock()).as("taking or blocking")
+                assertThatThrownBy(() -> intruder.lock("order:2").tryLock())
+                        .as("taking or blocking")
                         .hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> intruder.lock("order:2").isLocked()).as("reading").hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> intruder.inspect("")).as("listing").hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again"))
-                        .as("reading or claiming A's records").hasStackTraceContaining("permission denied");
-                assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "get", "cerberus/appA/", "--prefix"))
-                        .as("B's etcdctl may not read A's keys").hasMessageContaining("permission denied");
-                assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "del", "cerberus/appA/", "--prefix"))
-                        .as("nor delete them").hasMessageContaining("permission denied");
+                assertThatThrownBy(() -> intruder.lock("order:2").isLocked())
+                        .as("reading")
+                        .hasStackTraceContaining("permission denied");
+                assertThatThrownBy(() -> intruder.inspect(""))
+                        .as("listing")
+                        .hasStackTraceContaining("permission denied");
+                assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "again"))
+                        .as("reading or claiming A's records")
+                        .hasStackTraceContaining("permission denied");
+                assertThatThrownBy(() ->
+                                SERVER.get().ctl("--user", "appB:appB-secret", "get", "cerberus/appA/", "--prefix"))
+                        .as("B's etcdctl may not read A's keys")
+                        .hasMessageContaining("permission denied");
+                assertThatThrownBy(() ->
+                                SERVER.get().ctl("--user", "appB:appB-secret", "del", "cerberus/appA/", "--prefix"))
+                        .as("nor delete them")
+                        .hasMessageContaining("permission denied");
             } finally {
                 assertThat(lock.lease().isValid()).as("A's lock is untouched").isTrue();
                 lock.unlock();
             }
-            assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again").status())
-                    .as("A's record is untouched").isEqualTo(Outcome.Status.REPLAYED);
+            assertThat(a.idempotency(IdempotencyOptions.defaults())
+                            .execute(key, Duration.ofHours(1), () -> "again")
+                            .status())
+                    .as("A's record is untouched")
+                    .isEqualTo(Outcome.Status.REPLAYED);
         }
     }
 
     @Test
     void appBCannotRevokeAppAsLeaseNorDeleteItsKeys() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB")) {
+        try (Cerberus a = app("appA", "appA");
+                Client appB = jetcd("appB")) {
             DistributedLock lock = a.lock("order:3");
             assertThat(lock.tryLock()).isTrue();
             String key = keysOf("order%3A3").get(0);
             long leaseId = leaseOf(key);
             assertThatThrownBy(() -> answer(appB.getLeaseClient().revoke(leaseId)))
-                    .as("revoking needs write permission on every key of the lease").hasStackTraceContaining("permission denied");
-            assertThatThrownBy(() -> SERVER.get().ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
+                    .as("revoking needs write permission on every key of the lease")
+                    .hasStackTraceContaining("permission denied");
+            assertThatThrownBy(() -> SERVER.get()
+                            .ctl("--user", "appB:appB-secret", "lease", "revoke", Long.toHexString(leaseId)))
                     .hasMessageContaining("permission denied");
             assertThatThrownBy(() -> answer(appB.getKVClient().delete(LockKeys.bytes(key))))
-                    .as("deleting the key by its exact name").hasStackTraceContaining("permission denied");
+                    .as("deleting the key by its exact name")
+                    .hasStackTraceContaining("permission denied");
             assertThat(keysOf("order%3A3")).as("A's key is still there").containsExactly(key);
             assertThat(lock.lease().isValid()).isTrue();
             lock.unlock();
@@ -168,21 +215,29 @@ class EtcdIsolationTest {
 
     @Test
     void appBListsAppAsLeaseIdsAndReadsItsKeyNamesOnlyOnServersBeforeTheFix() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB")) {
+        try (Cerberus a = app("appA", "appA");
+                Client appB = jetcd("appB")) {
             DistributedLock lock = a.lock("order:4");
             assertThat(lock.tryLock()).isTrue();
             String key = keysOf("order%3A4").get(0);
             long leaseId = leaseOf(key);
-            assertThat(SERVER.get().ctl("--user", "appB:appB-secret", "lease", "list")).as("lease ids are listed to every user")
+            assertThat(SERVER.get().ctl("--user", "appB:appB-secret", "lease", "list"))
+                    .as("lease ids are listed to every user")
                     .contains(Long.toHexString(leaseId));
             String version = serverVersion(appB);
             CompletableFuture<List<String>> attached = appB.getLeaseClient()
-                    .timeToLive(leaseId, LeaseOption.builder().withAttachedKeys().build())
-                    .thenApply(reply -> reply.getKeys().stream().map(name -> name.toString(StandardCharsets.UTF_8)).toList());
+                    .timeToLive(
+                            leaseId, LeaseOption.builder().withAttachedKeys().build())
+                    .thenApply(reply -> reply.getKeys().stream()
+                            .map(name -> name.toString(StandardCharsets.UTF_8))
+                            .toList());
             if (KeyNameExposure.exposesKeyNames(version)) {
-                assertThat(answer(attached)).as("etcd %s shows A's key names to B (CVE-2023-32082)", version).contains(key);
+                assertThat(answer(attached))
+                        .as("etcd %s shows A's key names to B (CVE-2023-32082)", version)
+                        .contains(key);
             } else {
-                assertThatThrownBy(() -> answer(attached)).as("etcd %s checks read permission on the keys", version)
+                assertThatThrownBy(() -> answer(attached))
+                        .as("etcd %s checks read permission on the keys", version)
                         .hasStackTraceContaining("permission denied");
             }
             lock.unlock();
@@ -191,17 +246,24 @@ class EtcdIsolationTest {
 
     @Test
     void appBsKeepAlivesOfAppAsLeaseDoNotKeepItsHoldPastTheHoldsOwnLease() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB")) {
+        try (Cerberus a = app("appA", "appA");
+                Client appB = jetcd("appB")) {
             Lease hold = a.lock("order:5").acquire(Duration.ZERO, Duration.ofSeconds(1));
             long leaseId = leaseOf(keysOf("order%3A5").get(0));
             assertThat(answer(appB.getLeaseClient().keepAliveOnce(leaseId)).getTTL())
-                    .as("etcd lets any user keep any lease alive").isPositive();
+                    .as("etcd lets any user keep any lease alive")
+                    .isPositive();
             ScheduledExecutorService keepAlives = keepAliveAsAppB(appB, leaseId);
             try {
-                Poll.until("A's hold to end with its own 1 s lease", TestTimes.millis(4_000), () -> !a.lock("order:5").isLocked());
+                Poll.until(
+                        "A's hold to end with its own 1 s lease",
+                        TestTimes.millis(4_000),
+                        () -> !a.lock("order:5").isLocked());
                 assertThat(keysOf("order%3A5")).as("the engine deleted the key").isEmpty();
-                assertThat(answer(appB.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT)).getTTL())
-                        .as("while A's client lease lives on").isPositive();
+                assertThat(answer(appB.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT))
+                                .getTTL())
+                        .as("while A's client lease lives on")
+                        .isPositive();
                 assertThat(hold.isValid()).isFalse();
             } finally {
                 keepAlives.shutdownNow();
@@ -216,7 +278,8 @@ class EtcdIsolationTest {
      */
     @Test
     void aCrashedHoldersLockStaysTakenWhileAppBKeepsItsClientLeaseAlive() throws Exception {
-        try (Cerberus a = app("appA", "appA"); Client appB = jetcd("appB");
+        try (Cerberus a = app("appA", "appA");
+                Client appB = jetcd("appB");
                 ManagedProcess holder = ClientProcess.start(uri("appA"), "appA", Duration.ofSeconds(1))) {
             ClientProcess.lock(holder, "exclusive", "order:6");
             long leaseId = leaseOf(keysOf("order%3A6").get(0));
@@ -224,16 +287,20 @@ class EtcdIsolationTest {
             try {
                 holder.kill(TestTimes.millis(10_000));
                 // watched for two client lease TTLs and a second: without B the key would be gone within one TTL
-                long watchUntil = System.nanoTime() + Duration.ofSeconds(2L * TTL_SECONDS + 1).toNanos();
+                long watchUntil = System.nanoTime()
+                        + Duration.ofSeconds(2L * TTL_SECONDS + 1).toNanos();
                 while (System.nanoTime() - watchUntil < 0) {
-                    assertThat(a.lock("order:6").tryLock()).as("the crashed holder's key stays while B keeps its lease alive")
+                    assertThat(a.lock("order:6").tryLock())
+                            .as("the crashed holder's key stays while B keeps its lease alive")
                             .isFalse();
                     Thread.sleep(200);
                 }
             } finally {
                 keepAlives.shutdownNow();
             }
-            Poll.until("the key to go with the client lease once B stops", Duration.ofSeconds(TTL_SECONDS).plus(TestTimes.millis(3_000)),
+            Poll.until(
+                    "the key to go with the client lease once B stops",
+                    Duration.ofSeconds(TTL_SECONDS).plus(TestTimes.millis(3_000)),
                     () -> !a.lock("order:6").isLocked());
         }
     }
@@ -247,7 +314,11 @@ class EtcdIsolationTest {
         // a URI of its own, so a late line from another test's client is not taken for this one's
         String engine = uri("appA") + "&tls=false";
         try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
-            Cerberus a = Cerberus.builder().engine(engine).namespace("appA").connectTimeout(Duration.ofSeconds(3)).build();
+            Cerberus a = Cerberus.builder()
+                    .engine(engine)
+                    .namespace("appA")
+                    .connectTimeout(Duration.ofSeconds(3))
+                    .build();
             try {
                 awaitVersionsRead(log, "?ttl=" + TTL_SECONDS + "&tls=false");
             } finally {
@@ -255,8 +326,13 @@ class EtcdIsolationTest {
             }
             List<String> warnings = about(log.messages(Level.WARNING), "?ttl=" + TTL_SECONDS + "&tls=false");
             if (KeyNameExposure.exposesKeyNames(version)) {
-                assertThat(warnings).as("etcd %s", version).singleElement().asString()
-                        .contains("runs etcd " + version).contains("3.4.26 or 3.5.9").contains("etcd://****@127.0.0.1")
+                assertThat(warnings)
+                        .as("etcd %s", version)
+                        .singleElement()
+                        .asString()
+                        .contains("runs etcd " + version)
+                        .contains("3.4.26 or 3.5.9")
+                        .contains("etcd://****@127.0.0.1")
                         .doesNotContain("appA-secret");
             } else {
                 assertThat(warnings).as("etcd %s", version).isEmpty();
@@ -268,21 +344,30 @@ class EtcdIsolationTest {
     void aClientWithoutCredentialsIsNotWarned() {
         String engine = SERVER.uri() + "?ttl=" + TTL_SECONDS;
         try (CapturedLogs log = CapturedLogs.of(KeyNameExposure.class.getName(), Level.ALL)) {
-            Cerberus anonymous = Cerberus.builder().engine(engine).namespace("public").connectTimeout(Duration.ofSeconds(3)).build();
+            Cerberus anonymous = Cerberus.builder()
+                    .engine(engine)
+                    .namespace("public")
+                    .connectTimeout(Duration.ofSeconds(3))
+                    .build();
             try {
                 awaitVersionsRead(log, engine);
             } finally {
                 anonymous.close();
             }
-            assertThat(about(log.messages(Level.FINE), engine)).as("the versions were read").anyMatch(message -> message.contains("=3."));
+            assertThat(about(log.messages(Level.FINE), engine))
+                    .as("the versions were read")
+                    .anyMatch(message -> message.contains("=3."));
             assertThat(about(log.messages(Level.WARNING), engine)).isEmpty();
         }
     }
 
     /** Waits for the line the version check logs last, after any warning. */
     private static void awaitVersionsRead(CapturedLogs log, String engine) {
-        Poll.until("the member versions to be read", TestTimes.millis(10_000),
-                () -> about(log.messages(Level.FINE), engine).stream().anyMatch(message -> message.contains("member versions")));
+        Poll.until(
+                "the member versions to be read",
+                TestTimes.millis(10_000),
+                () -> about(log.messages(Level.FINE), engine).stream()
+                        .anyMatch(message -> message.contains("member versions")));
     }
 
     /** @return the messages that name the engine URI (as logged: a password, and a user with it, shown as ****) */

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class EtcdMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
     /** etcd's shortest TTL with its default election timeout (1.5 timeouts, rounded up). */
     private static final int MIN_TTL_SECONDS = 2;
+
     @RegisterExtension
     static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(EtcdServer::start);
 
@@ -28,7 +29,12 @@ class EtcdMultiProcessConformanceTest extends AbstractMultiProcessConformanceTes
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override

@@ -24,15 +24,18 @@ class EtcdRequestsTest {
     private boolean deleteResentWhileTheFirstCopyAnswersLater(boolean firstCopyAnswer) {
         ScheduledExecutorService server = Executors.newSingleThreadScheduledExecutor();
         try {
-            return requests.callPreferring("delete", () -> {
-                CompletableFuture<Boolean> copy = new CompletableFuture<>();
-                copies.add(copy);
-                if (copies.size() == 2) {
-                    copy.complete(false);
-                    server.schedule(() -> copies.get(0).complete(firstCopyAnswer), 100, TimeUnit.MILLISECONDS);
-                }
-                return copy;
-            }, answer -> answer);
+            return requests.callPreferring(
+                    "delete",
+                    () -> {
+                        CompletableFuture<Boolean> copy = new CompletableFuture<>();
+                        copies.add(copy);
+                        if (copies.size() == 2) {
+                            copy.complete(false);
+                            server.schedule(() -> copies.get(0).complete(firstCopyAnswer), 100, TimeUnit.MILLISECONDS);
+                        }
+                        return copy;
+                    },
+                    answer -> answer);
         } finally {
             server.shutdownNow();
         }
@@ -41,7 +44,9 @@ class EtcdRequestsTest {
     @Test
     void aConclusiveAnswerOfAnEarlierCopyWinsOverAnInconclusiveOneOfTheResend() {
         boolean deleted = deleteResentWhileTheFirstCopyAnswersLater(true);
-        assertThat(copies).as("the first copy went unanswered past a quarter of the timeout").hasSize(2);
+        assertThat(copies)
+                .as("the first copy went unanswered past a quarter of the timeout")
+                .hasSize(2);
         assertThat(deleted).as("the first copy's answer").isTrue();
     }
 

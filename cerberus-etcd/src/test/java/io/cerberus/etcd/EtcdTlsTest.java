@@ -19,12 +19,15 @@ import org.junit.jupiter.api.io.TempDir;
 class EtcdTlsTest {
     @TempDir
     static Path dir;
+
     private static SelfSignedCertificate certificate;
 
     @RegisterExtension
     static final ServerExtension<EtcdServer> SERVER = ServerExtension.perClass(() -> {
         certificate = SelfSignedCertificate.forLoopback(dir, "server");
-        return EtcdServer.builder().tls(certificate.certificate(), certificate.privateKey()).start();
+        return EtcdServer.builder()
+                .tls(certificate.certificate(), certificate.privateKey())
+                .start();
     });
 
     @Test
@@ -41,7 +44,11 @@ class EtcdTlsTest {
     @Test
     void untrustedCertificateFailsCleanly() {
         String uri = SERVER.get().uri() + "?ttl=2";
-        assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(2)).build())
-                .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("etcds://127.0.0.1");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(uri)
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build())
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("etcds://127.0.0.1");
     }
 }

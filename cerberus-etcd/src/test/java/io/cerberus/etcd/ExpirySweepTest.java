@@ -31,7 +31,8 @@ class ExpirySweepTest {
     private final Map<String, CountDownLatch> expired = new ConcurrentHashMap<>();
     private final ExpirySweep sweep = new ExpirySweep(timer, states::values, state -> {
         states.remove(state.attempt.token(), state);
-        expired.computeIfAbsent(state.attempt.token(), token -> new CountDownLatch(1)).countDown();
+        expired.computeIfAbsent(state.attempt.token(), token -> new CountDownLatch(1))
+                .countDown();
     });
 
     @AfterEach
@@ -72,9 +73,13 @@ class ExpirySweepTest {
             sweep.startLease(renewed);
             Thread.sleep(50);
         }
-        assertThat(expired.get("marker").getCount()).as("the hold not renewed ended").isZero();
+        assertThat(expired.get("marker").getCount())
+                .as("the hold not renewed ended")
+                .isZero();
         assertThat(states).containsKey("renewed");
-        assertThat(expiresWithin("renewed", 5_000)).as("and the renewed one ends once renewals stop").isTrue();
+        assertThat(expiresWithin("renewed", 5_000))
+                .as("and the renewed one ends once renewals stop")
+                .isTrue();
     }
 
     @Test
@@ -82,7 +87,9 @@ class ExpirySweepTest {
         for (int i = 0; i < 1_000; i++) {
             hold("hold-" + i, Duration.ofMinutes(10));
         }
-        assertThat(scheduled).as("each later deadline is covered by the task armed for the first").hasValue(1);
+        assertThat(scheduled)
+                .as("each later deadline is covered by the task armed for the first")
+                .hasValue(1);
         hold("earlier", Duration.ofMinutes(1));
         assertThat(scheduled).as("an earlier deadline arms it again").hasValue(2);
         assertThat(List.copyOf(states.keySet())).hasSize(1_001);

@@ -13,7 +13,9 @@ class KeyNameExposureTest {
         assertThat(KeyNameExposure.exposesKeyNames("3.4.25")).isTrue();
         assertThat(KeyNameExposure.exposesKeyNames("3.5.0")).isTrue();
         assertThat(KeyNameExposure.exposesKeyNames("3.5.8")).isTrue();
-        assertThat(KeyNameExposure.exposesKeyNames("3.3.27")).as("older than 3.4").isTrue();
+        assertThat(KeyNameExposure.exposesKeyNames("3.3.27"))
+                .as("older than 3.4")
+                .isTrue();
         assertThat(KeyNameExposure.exposesKeyNames("2.3.8")).isTrue();
     }
 
@@ -25,6 +27,8 @@ class KeyNameExposureTest {
         assertThat(KeyNameExposure.exposesKeyNames("3.5.21")).isFalse();
         assertThat(KeyNameExposure.exposesKeyNames("3.6.0")).isFalse();
         assertThat(KeyNameExposure.exposesKeyNames("4.0.0")).isFalse();
-        assertThat(KeyNameExposure.exposesKeyNames("unknown")).as("a version that cannot be read warns of nothing").isFalse();
+        assertThat(KeyNameExposure.exposesKeyNames("unknown"))
+                .as("a version that cannot be read warns of nothing")
+                .isFalse();
     }
 }

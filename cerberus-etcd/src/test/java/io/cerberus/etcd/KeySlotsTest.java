@@ -30,14 +30,18 @@ class KeySlotsTest {
         LockKey a = new LockKey("ns", "a");
         assertThat(slots.take(a, 7)).isZero();
         slots.retire(a, 0, 7);
-        assertThat(slots.locks()).as("the lock's entry stays while a number is retired").isEqualTo(1);
+        assertThat(slots.locks())
+                .as("the lock's entry stays while a number is retired")
+                .isEqualTo(1);
         assertThat(slots.take(a, 7)).as("the retired number is skipped").isEqualTo(1);
         assertThat(slots.take(a, 7)).isEqualTo(2);
         slots.free(a, 1);
         assertThat(slots.take(a, 7)).as("a number given back is taken again").isEqualTo(1);
         slots.free(a, 1);
         slots.free(a, 2);
-        assertThat(slots.take(a, 8)).as("under the next lease the key names differ: the number is free").isZero();
+        assertThat(slots.take(a, 8))
+                .as("under the next lease the key names differ: the number is free")
+                .isZero();
         slots.free(a, 0);
         assertThat(slots.locks()).isZero();
     }
@@ -50,7 +54,9 @@ class KeySlotsTest {
         slots.retire(a, slots.take(a, 7), 7);
         slots.retire(b, slots.take(b, 9), 9);
         slots.dropRetired(7);
-        assertThat(slots.locks()).as("only the lock with a number retired under the live lease is kept").isEqualTo(1);
+        assertThat(slots.locks())
+                .as("only the lock with a number retired under the live lease is kept")
+                .isEqualTo(1);
         assertThat(slots.take(b, 9)).isEqualTo(1);
     }
 }

@@ -53,8 +53,11 @@ class UnansweredWriteTest {
     void aPutWhoseAnswerIsCutFailsAndIsNotSentAgain() throws Exception {
         ByteSequence key = bytes("unanswered/put");
         try (FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
-                Client proxied = Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).build();
-                Client direct = Client.builder().endpoints(SERVER.get().endpoint()).build()) {
+                Client proxied = Client.builder()
+                        .endpoints("http://127.0.0.1:" + proxy.port())
+                        .build();
+                Client direct =
+                        Client.builder().endpoints(SERVER.get().endpoint()).build()) {
             proxied.getKVClient().get(bytes("unanswered/warm-up")).get(10, TimeUnit.SECONDS); // connected while passing
             proxy.delay(DELAY_MILLIS);
             CompletableFuture<?> put = proxied.getKVClient().put(key, bytes("once"));
@@ -62,7 +65,8 @@ class UnansweredWriteTest {
 
             assertThatThrownBy(() -> put.get(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
                     .as("the caller learns the outcome is unknown, rather than a resend's answer")
-                    .isInstanceOf(ExecutionException.class).hasMessageContaining("UNAVAILABLE");
+                    .isInstanceOf(ExecutionException.class)
+                    .hasMessageContaining("UNAVAILABLE");
             KeyValue written = only(direct, key, false);
             assertThat(written.getVersion()).as("the put was carried out once").isEqualTo(1);
             assertThat(written.getModRevision()).isEqualTo(written.getCreateRevision());
@@ -75,17 +79,22 @@ class UnansweredWriteTest {
         ByteSequence directory = bytes("cerberus/unanswered/acquire/");
         try (FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
                 LockEngine engine = Engines.open("etcd://127.0.0.1:" + proxy.port(), TestTimes.millis(10_000));
-                Client direct = Client.builder().endpoints(SERVER.get().endpoint()).build()) {
-            Acquisition attempt = new Acquisition(lock, LockMode.EXCLUSIVE, "0123456789abcdef0123456789abcdef", "test",
-                    Duration.ofSeconds(30));
+                Client direct =
+                        Client.builder().endpoints(SERVER.get().endpoint()).build()) {
+            Acquisition attempt = new Acquisition(
+                    lock, LockMode.EXCLUSIVE, "0123456789abcdef0123456789abcdef", "test", Duration.ofSeconds(30));
             proxy.delay(DELAY_MILLIS);
             CompletableFuture<AcquireResult> acquired = CompletableFuture.supplyAsync(() -> engine.tryAcquire(attempt));
             cutTheAnswerOnceWritten(proxy, direct, directory);
 
             AcquireResult result = acquired.get(TestTimes.millis(15_000).toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(result).as("the resent transaction finds the attempt's own key").isInstanceOf(AcquireResult.Granted.class);
+            assertThat(result)
+                    .as("the resent transaction finds the attempt's own key")
+                    .isInstanceOf(AcquireResult.Granted.class);
             KeyValue written = only(direct, directory, true);
-            assertThat(written.getVersion()).as("the key was written once, by the first copy").isEqualTo(1);
+            assertThat(written.getVersion())
+                    .as("the key was written once, by the first copy")
+                    .isEqualTo(1);
             assertThat(written.getModRevision()).isEqualTo(written.getCreateRevision());
             assertThat(((AcquireResult.Granted) result).fencingToken()).isEqualTo(written.getCreateRevision());
             assertThat(engine.release(attempt)).isTrue();
@@ -98,7 +107,10 @@ class UnansweredWriteTest {
      */
     private static void cutTheAnswerOnceWritten(FaultProxy proxy, Client direct, ByteSequence key) {
         try {
-            Poll.until("the write to reach etcd", TestTimes.millis(10_000), () -> !read(direct, key, true).isEmpty());
+            Poll.until(
+                    "the write to reach etcd",
+                    TestTimes.millis(10_000),
+                    () -> !read(direct, key, true).isEmpty());
         } finally {
             proxy.mode(FaultProxy.Mode.DROP);
             proxy.mode(FaultProxy.Mode.PASS);
@@ -113,7 +125,10 @@ class UnansweredWriteTest {
 
     private static List<KeyValue> read(Client direct, ByteSequence key, boolean prefix) {
         try {
-            return direct.getKVClient().get(key, GetOption.builder().isPrefix(prefix).build()).get(10, TimeUnit.SECONDS).getKvs();
+            return direct.getKVClient()
+                    .get(key, GetOption.builder().isPrefix(prefix).build())
+                    .get(10, TimeUnit.SECONDS)
+                    .getKvs();
         } catch (Exception e) {
             throw new IllegalStateException("cannot read " + key + " from etcd", e);
         }

@@ -30,8 +30,10 @@ import java.lang.reflect.Type;
  * @param <T> the result type
  */
 public final class Jackson2Codec<T> implements ResultCodec<T> {
-    private static final ObjectMapper DEFAULT = JsonMapper.builder().findAndAddModules()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+    private static final ObjectMapper DEFAULT = JsonMapper.builder()
+            .findAndAddModules()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
 
     private final ObjectMapper mapper;
     private final JavaType type;
@@ -79,8 +81,10 @@ public final class Jackson2Codec<T> implements ResultCodec<T> {
         try {
             return mapper.writerFor(type).writeValueAsBytes(value);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("the result (" + value.getClass().getName() + ") cannot be written as JSON of "
-                    + type + ": " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException(
+                    "the result (" + value.getClass().getName() + ") cannot be written as JSON of " + type + ": "
+                            + e.getOriginalMessage(),
+                    e);
         }
     }
 
@@ -92,8 +96,10 @@ public final class Jackson2Codec<T> implements ResultCodec<T> {
         try {
             return mapper.readValue(bytes, type);
         } catch (IOException e) {
-            throw new IllegalStateException("the stored result cannot be read as " + type + " (was the class changed"
-                    + " incompatibly since it was stored?): " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "the stored result cannot be read as " + type + " (was the class changed"
+                            + " incompatibly since it was stored?): " + e.getMessage(),
+                    e);
         }
     }
 

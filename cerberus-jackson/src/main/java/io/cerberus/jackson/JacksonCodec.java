@@ -29,7 +29,8 @@ import tools.jackson.databind.json.JsonMapper;
  * @param <T> the result type
  */
 public final class JacksonCodec<T> implements ResultCodec<T> {
-    private static final ObjectMapper DEFAULT = compatible(JsonMapper.builder().findAndAddModules().build());
+    private static final ObjectMapper DEFAULT =
+            compatible(JsonMapper.builder().findAndAddModules().build());
 
     private final ObjectMapper mapper;
     private final JavaType type;
@@ -79,7 +80,9 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
             throw new IllegalArgumentException("the mapper must not be null");
         }
         return mapper.rebuild()
-                .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES,
+                .disable(
+                        DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES,
+                        DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES,
                         DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .disable(EnumFeature.READ_ENUMS_USING_TO_STRING, EnumFeature.WRITE_ENUMS_USING_TO_STRING)
                 .build();
@@ -97,8 +100,10 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
         try {
             return mapper.writerFor(type).writeValueAsBytes(value);
         } catch (JacksonException e) {
-            throw new IllegalArgumentException("the result (" + value.getClass().getName() + ") cannot be written as JSON of "
-                    + type + ": " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException(
+                    "the result (" + value.getClass().getName() + ") cannot be written as JSON of " + type + ": "
+                            + e.getOriginalMessage(),
+                    e);
         }
     }
 
@@ -110,8 +115,10 @@ public final class JacksonCodec<T> implements ResultCodec<T> {
         try {
             return mapper.readValue(bytes, type);
         } catch (JacksonException e) {
-            throw new IllegalStateException("the stored result cannot be read as " + type + " (was the class changed"
-                    + " incompatibly since it was stored?): " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "the stored result cannot be read as " + type + " (was the class changed"
+                            + " incompatibly since it was stored?): " + e.getMessage(),
+                    e);
         }
     }
 

@@ -21,8 +21,9 @@ public final class JacksonCodecProvider implements JsonCodecProvider {
         if (JACKSON_2) {
             return Jackson2Codec.forType(type);
         }
-        throw new IllegalStateException("cerberus-jackson needs Jackson on the class path: add tools.jackson.core:jackson-databind"
-                + " (Jackson 3) or com.fasterxml.jackson.core:jackson-databind (Jackson 2)");
+        throw new IllegalStateException(
+                "cerberus-jackson needs Jackson on the class path: add tools.jackson.core:jackson-databind"
+                        + " (Jackson 3) or com.fasterxml.jackson.core:jackson-databind (Jackson 2)");
     }
 
     private static boolean present(String className) {

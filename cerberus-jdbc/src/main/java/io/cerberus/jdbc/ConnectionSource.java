@@ -45,7 +45,8 @@ abstract class ConnectionSource implements AutoCloseable {
     }
 
     static ConnectionSource of(JdbcTarget target, JdbcOptions options, Duration timeout) {
-        return options.dataSource().<ConnectionSource>map(ds -> new FromDataSource(target.describe(), timeout, ds))
+        return options.dataSource()
+                .<ConnectionSource>map(ds -> new FromDataSource(target.describe(), timeout, ds))
                 .orElseGet(() -> new BuiltInPool(target.driverUrl(), target.describe(), timeout, target.poolSize()));
     }
 
@@ -67,8 +68,7 @@ abstract class ConnectionSource implements AutoCloseable {
     }
 
     /** Closes the idle connections: after one failed, the others (older still) are likely dead too. */
-    void purgeIdle() {
-    }
+    void purgeIdle() {}
 
     /** @return a new connection for the caller alone; the caller closes it */
     abstract Connection dedicated() throws SQLException;
@@ -91,8 +91,7 @@ abstract class ConnectionSource implements AutoCloseable {
      * statements. Never called otherwise: a session setting made through transaction pooling would
      * stay behind on a server connection that other clients use next.
      */
-    void sessionsLast() {
-    }
+    void sessionsLast() {}
 
     /**
      * @return a connection a session-mode hold gave back clean ({@link #keepSession}), or null when
@@ -113,8 +112,7 @@ abstract class ConnectionSource implements AutoCloseable {
     }
 
     /** Closes the idle session-mode connections: after one failed, the others are likely dead too. */
-    void purgeIdleSessions() {
-    }
+    void purgeIdleSessions() {}
 
     /**
      * @return whether closing a connection of this source ends its database session (and so frees
@@ -147,7 +145,8 @@ abstract class ConnectionSource implements AutoCloseable {
         } catch (TimeoutException e) {
             future.cancel(true);
             CONNECTORS.execute(() -> closeLater(future));
-            throw new EngineUnavailableException("could not connect to " + describe + " within " + timeout.toMillis() + "ms", e);
+            throw new EngineUnavailableException(
+                    "could not connect to " + describe + " within " + timeout.toMillis() + "ms", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof SQLException) {
@@ -304,6 +303,7 @@ abstract class ConnectionSource implements AutoCloseable {
         private final LinkedBlockingDeque<Connection> idleSessions = new LinkedBlockingDeque<>();
         /** The connection each thread gave back last: taken again when idle, so a thread keeps its database session. */
         private final ThreadLocal<Connection> lastGivenBack = new ThreadLocal<>();
+
         private final int size;
         private final Semaphore permits;
         private volatile boolean closed;
@@ -338,7 +338,8 @@ abstract class ConnectionSource implements AutoCloseable {
 
         private void timeOnServer(Connection connection) throws SQLException {
             try (Statement statement = connection.createStatement()) {
-                statement.execute("SET statement_timeout = " + statementTimeout(timeout).toMillis());
+                statement.execute(
+                        "SET statement_timeout = " + statementTimeout(timeout).toMillis());
             }
         }
 
@@ -383,7 +384,8 @@ abstract class ConnectionSource implements AutoCloseable {
                 if (shown == e) {
                     throw e;
                 }
-                SQLException scrubbed = new SQLException(shown.getMessage(), e.getSQLState(), e.getErrorCode(), shown.getCause());
+                SQLException scrubbed =
+                        new SQLException(shown.getMessage(), e.getSQLState(), e.getErrorCode(), shown.getCause());
                 scrubbed.setStackTrace(e.getStackTrace());
                 throw scrubbed;
             }
@@ -402,8 +404,10 @@ abstract class ConnectionSource implements AutoCloseable {
                         if (permits.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                             break;
                         }
-                        throw new EngineUnavailableException("no free connection to " + describe + " within " + timeout.toMillis()
-                                + "ms (all pooled connections busy; raise cerberus.poolSize)", null);
+                        throw new EngineUnavailableException(
+                                "no free connection to " + describe + " within " + timeout.toMillis()
+                                        + "ms (all pooled connections busy; raise cerberus.poolSize)",
+                                null);
                     } catch (InterruptedException e) {
                         interrupted = true;
                     }

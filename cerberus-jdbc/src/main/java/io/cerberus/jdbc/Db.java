@@ -67,7 +67,7 @@ final class Db {
     <T> T run(Supplier<String> what, boolean safeToRepeat, Work<T> work) {
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean freshTried = false;
-        for (int attempt = 0;; attempt++) {
+        for (int attempt = 0; ; attempt++) {
             Connection connection;
             try {
                 connection = source.borrow();
@@ -90,10 +90,13 @@ final class Db {
                         freshTried = true;
                         continue;
                     }
-                    throw new EngineUnavailableException(what.get() + " failed on " + describe + ": " + e.getMessage(), e);
+                    throw new EngineUnavailableException(
+                            what.get() + " failed on " + describe + ": " + e.getMessage(), e);
                 }
-                throw new CerberusException(what.get() + " failed on " + describe + ": " + e.getMessage()
-                        + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
+                throw new CerberusException(
+                        what.get() + " failed on " + describe + ": " + e.getMessage() + " (SQLState " + e.getSQLState()
+                                + ", error " + e.getErrorCode() + ")",
+                        e);
             } catch (RuntimeException e) {
                 broken = true;
                 throw e;

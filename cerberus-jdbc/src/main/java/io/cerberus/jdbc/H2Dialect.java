@@ -13,7 +13,8 @@ import java.sql.SQLException;
  * lock rows of the lock table, so session mode needs the table too.
  */
 final class H2Dialect extends SqlDialect {
-    static final String NOW = "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
+    static final String NOW =
+            "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
      * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
@@ -26,7 +27,8 @@ final class H2Dialect extends SqlDialect {
         this.acquireSql = "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
                 + "CAST(? AS VARCHAR(512)), CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(256)), CAST(? AS BIGINT))) "
                 + "AS s(lock_key, namespace, name, owner, holder, lease_ms) ON t.lock_key = s.lock_key "
-                + "WHEN MATCHED AND (t.owner IS NULL OR t.owner = s.owner OR t.expires_at <= " + now + ") THEN UPDATE SET "
+                + "WHEN MATCHED AND (t.owner IS NULL OR t.owner = s.owner OR t.expires_at <= " + now
+                + ") THEN UPDATE SET "
                 + "fence = CASE WHEN t.owner = s.owner THEN t.fence ELSE t.fence + 1 END, "
                 + "owner = s.owner, holder = s.holder, expires_at = " + now + " + s.lease_ms "
                 + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, owner, holder, fence, expires_at) "
@@ -40,7 +42,8 @@ final class H2Dialect extends SqlDialect {
 
     /** The {@code MERGE}, then {@link #readRowSql}: the row says whether this attempt holds it. */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
+            throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
             bindAcquire(statement, attempt, key);
             statement.executeUpdate();
@@ -63,7 +66,8 @@ final class H2Dialect extends SqlDialect {
 
     @Override
     String createRecordTable(String table) {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
+        return "CREATE TABLE IF NOT EXISTS " + table
+                + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
                 + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result BLOB, failure SMALLINT NOT NULL, "
                 + "expires_at BIGINT)";
     }
@@ -72,7 +76,8 @@ final class H2Dialect extends SqlDialect {
     String claimRecord(String table) {
         return "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(64)), "
                 + "CAST(? AS VARCHAR(128)), CAST(? AS BIGINT))) AS s(id_key, token, fingerprint, lease_ms) ON t.id_key = s.id_key "
-                + "WHEN MATCHED AND t.expires_at IS NOT NULL AND t.expires_at <= " + now + " THEN UPDATE SET completed = 0, token = s.token, fingerprint = s.fingerprint, "
+                + "WHEN MATCHED AND t.expires_at IS NOT NULL AND t.expires_at <= " + now
+                + " THEN UPDATE SET completed = 0, token = s.token, fingerprint = s.fingerprint, "
                 + "result = NULL, failure = 0, expires_at = " + now + " + s.lease_ms "
                 + "WHEN NOT MATCHED THEN INSERT (id_key, completed, token, fingerprint, result, failure, expires_at) "
                 + "VALUES (s.id_key, 0, s.token, s.fingerprint, NULL, 0, " + now + " + s.lease_ms)";

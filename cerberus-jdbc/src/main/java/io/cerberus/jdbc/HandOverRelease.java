@@ -26,6 +26,13 @@ interface HandOverRelease {
      * @param evenIfWanted whether to hand over though another client marked the row: within the turn
      * @return the new owner's fence when handed over, {@link #RELEASED}, or {@link #NOT_RELEASED}
      */
-    long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, Acquisition next, long ownMark,
-            boolean evenIfWanted) throws SQLException;
+    long releaseHandingOver(
+            Db db,
+            Connection connection,
+            String key,
+            Acquisition releasing,
+            Acquisition next,
+            long ownMark,
+            boolean evenIfWanted)
+            throws SQLException;
 }

@@ -18,8 +18,7 @@ import java.util.Set;
 public final class JdbcEngineProvider implements EngineProvider {
 
     /** Needed by {@link java.util.ServiceLoader}. */
-    public JdbcEngineProvider() {
-    }
+    public JdbcEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -40,7 +39,8 @@ public final class JdbcEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        JdbcOptions options = context.option(JdbcOptions.class, Set.of(JdbcOptions.class)).orElseGet(JdbcOptions::defaults);
+        JdbcOptions options =
+                context.option(JdbcOptions.class, Set.of(JdbcOptions.class)).orElseGet(JdbcOptions::defaults);
         JdbcTarget target = JdbcTarget.parse(context.uri(), options);
         ConnectionSource source = ConnectionSource.of(target, options, context.connectTimeout());
         try {
@@ -48,7 +48,8 @@ public final class JdbcEngineProvider implements EngineProvider {
             dialect.configure(source);
             Db db = new Db(source, dialect, context.connectTimeout());
             if (target.mode() == JdbcOptions.Mode.SESSION) {
-                return new SessionEngine(db, target.createTable(), target.sessionCheckInterval(), context.lossReporter());
+                return new SessionEngine(
+                        db, target.createTable(), target.sessionCheckInterval(), context.lossReporter());
             }
             return new LeaseRowEngine(db, target.createTable());
         } catch (RuntimeException e) {
@@ -64,15 +65,19 @@ public final class JdbcEngineProvider implements EngineProvider {
             connection = source.borrow();
         } catch (SQLException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("No suitable driver")) {
-                throw new IllegalArgumentException("no JDBC driver on the class path accepts " + target.describe()
-                        + "; add the database's driver (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, "
-                        + "com.h2database:h2)", e);
+                throw new IllegalArgumentException(
+                        "no JDBC driver on the class path accepts " + target.describe()
+                                + "; add the database's driver (org.postgresql:postgresql, org.mariadb.jdbc:mariadb-java-client, "
+                                + "com.h2database:h2)",
+                        e);
             }
-            throw new EngineUnavailableException("could not connect to " + target.describe() + ": " + e.getMessage(), e);
+            throw new EngineUnavailableException(
+                    "could not connect to " + target.describe() + ": " + e.getMessage(), e);
         }
         boolean broken = false;
         try {
-            SqlDialect dialect = SqlDialect.of(connection.getMetaData().getDatabaseProductName(), target.describe(), target.table());
+            SqlDialect dialect =
+                    SqlDialect.of(connection.getMetaData().getDatabaseProductName(), target.describe(), target.table());
             dialect.checkConnections(connection, source, target);
             LockTable tables = new LockTable(connection, target);
             if (target.mode() == JdbcOptions.Mode.SESSION) {
@@ -84,7 +89,8 @@ public final class JdbcEngineProvider implements EngineProvider {
         } catch (SQLException e) {
             broken = SqlErrors.isConnectionFailure(e);
             if (broken) {
-                throw new EngineUnavailableException("could not prepare " + target.describe() + ": " + e.getMessage(), e);
+                throw new EngineUnavailableException(
+                        "could not prepare " + target.describe() + ": " + e.getMessage(), e);
             }
             throw new CerberusException("could not prepare " + target.describe() + ": " + e.getMessage(), e);
         } finally {

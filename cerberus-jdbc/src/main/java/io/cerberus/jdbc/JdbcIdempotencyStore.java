@@ -56,14 +56,16 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         String now = dialect.now;
         String live = "(expires_at IS NULL OR expires_at > " + now + ")";
         this.claimSql = dialect.claimRecord(table);
-        this.readSql = "SELECT completed, token, fingerprint, result, failure FROM " + table + " WHERE id_key = ? AND " + live;
-        this.renewSql = "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > "
-                + now;
+        this.readSql =
+                "SELECT completed, token, fingerprint, result, failure FROM " + table + " WHERE id_key = ? AND " + live;
+        this.renewSql = "UPDATE " + table + " SET expires_at = " + now
+                + " + ? WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > " + now;
         String complete = "UPDATE " + table + " SET completed = 1, result = ?, failure = ?, expires_at = ";
         String owned = " WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > " + now;
         this.completeForSql = dialect.notifying(complete + now + " + ?" + owned);
         this.completeForeverSql = dialect.notifying(complete + "NULL" + owned);
-        this.releaseSql = dialect.notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0");
+        this.releaseSql =
+                dialect.notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0");
         this.purgeSql = "DELETE FROM " + table + " WHERE expires_at IS NOT NULL AND expires_at < " + now + " - 60000";
     }
 
@@ -96,8 +98,12 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 try (Statement statement = connection.createStatement()) {
                     statement.executeQuery(SqlDialect.probeTable(table)).close();
                 } catch (SQLException stillMissing) {
-                    throw new SQLException("could not create the idempotency table " + table + " (" + e.getMessage()
-                            + "); a DBA can create it with: " + ddl, e.getSQLState(), e.getErrorCode(), e);
+                    throw new SQLException(
+                            "could not create the idempotency table " + table + " (" + e.getMessage()
+                                    + "); a DBA can create it with: " + ddl,
+                            e.getSQLState(),
+                            e.getErrorCode(),
+                            e);
                 }
             }
             return null;
@@ -107,7 +113,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private static String key(String id) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
@@ -130,7 +137,9 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 Optional<IdempotencyRecord> record = read(connection, key);
                 if (record.isPresent()) {
                     IdempotencyRecord found = record.get();
-                    return found.token().equals(token) && !found.completed() ? Optional.<IdempotencyRecord>empty() : record;
+                    return found.token().equals(token) && !found.completed()
+                            ? Optional.<IdempotencyRecord>empty()
+                            : record;
                 }
                 // expired between the claim and the read: claim again
             }
@@ -140,7 +149,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private void purgeNowAndThen() {
         long due = nextPurge.get();
-        if (System.nanoTime() - due < 0 || !nextPurge.compareAndSet(due, System.nanoTime() + PURGE_EVERY_MS * 1_000_000)) {
+        if (System.nanoTime() - due < 0
+                || !nextPurge.compareAndSet(due, System.nanoTime() + PURGE_EVERY_MS * 1_000_000)) {
             return;
         }
         try {
@@ -161,7 +171,11 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                 if (!rows.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new IdempotencyRecord(rows.getInt(1) == 1, rows.getString(2), rows.getString(3), rows.getBytes(4),
+                return Optional.of(new IdempotencyRecord(
+                        rows.getInt(1) == 1,
+                        rows.getString(2),
+                        rows.getString(3),
+                        rows.getBytes(4),
                         rows.getInt(5) == 1));
             }
         }
@@ -178,7 +192,8 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         ready();
         String key = key(id);
         return db.run("completing idempotency key " + id, true, connection -> {
-            try (PreparedStatement statement = db.prepare(connection, retention == null ? completeForeverSql : completeForSql)) {
+            try (PreparedStatement statement =
+                    db.prepare(connection, retention == null ? completeForeverSql : completeForSql)) {
                 int i = 1;
                 statement.setBytes(i++, result);
                 statement.setInt(i++, failure ? 1 : 0);
@@ -194,7 +209,9 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
             }
             // a retry after a lost reply finds its own completion
             Optional<IdempotencyRecord> record = read(connection, key);
-            return record.isPresent() && record.get().completed() && record.get().token().equals(token);
+            return record.isPresent()
+                    && record.get().completed()
+                    && record.get().token().equals(token);
         });
     }
 

@@ -38,7 +38,8 @@ public final class JdbcOptions implements EngineOptions {
     private final Boolean createTable;
     private final Duration sessionCheckInterval;
 
-    private JdbcOptions(DataSource dataSource, String table, Mode mode, Boolean createTable, Duration sessionCheckInterval) {
+    private JdbcOptions(
+            DataSource dataSource, String table, Mode mode, Boolean createTable, Duration sessionCheckInterval) {
         this.dataSource = dataSource;
         this.table = table;
         this.mode = mode;
@@ -66,7 +67,8 @@ public final class JdbcOptions implements EngineOptions {
      * @return a copy with the data source set
      */
     public JdbcOptions withDataSource(DataSource dataSource) {
-        return new JdbcOptions(Objects.requireNonNull(dataSource, "dataSource"), table, mode, createTable, sessionCheckInterval);
+        return new JdbcOptions(
+                Objects.requireNonNull(dataSource, "dataSource"), table, mode, createTable, sessionCheckInterval);
     }
 
     /**
@@ -85,7 +87,8 @@ public final class JdbcOptions implements EngineOptions {
      * @return a copy with the mode set
      */
     public JdbcOptions mode(Mode mode) {
-        return new JdbcOptions(dataSource, table, Objects.requireNonNull(mode, "mode"), createTable, sessionCheckInterval);
+        return new JdbcOptions(
+                dataSource, table, Objects.requireNonNull(mode, "mode"), createTable, sessionCheckInterval);
     }
 
     /**

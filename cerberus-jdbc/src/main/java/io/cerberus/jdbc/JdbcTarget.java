@@ -27,26 +27,58 @@ import java.util.regex.Pattern;
  * @param sessionCheckInterval how often session-mode connections are checked
  * @param poolSize the most connections of the built-in pool (when no data source is given)
  */
-record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.Mode mode, boolean createTable,
-        Duration sessionCheckInterval, int poolSize) {
+record JdbcTarget(
+        String driverUrl,
+        String describe,
+        String table,
+        JdbcOptions.Mode mode,
+        boolean createTable,
+        Duration sessionCheckInterval,
+        int poolSize) {
     static final String DEFAULT_TABLE = "cerberus_locks";
     private static final Pattern OURS = Pattern.compile("([?&;])cerberus\\.([A-Za-z]+)=([^&;#]*)");
-    private static final Pattern TABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}");
+    private static final Pattern TABLE =
+            Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Set<String> KNOWN = Set.of("table", "mode", "createTable", "sessionCheckMs", "poolSize");
     /**
      * The parameters shown with their values in messages: ours, and the drivers' common ones that
      * never carry a secret. Any other driver parameter's value is hidden.
      */
-    static final Set<String> PLAIN_PARAMETERS = Set.of("cerberus.table", "cerberus.mode", "cerberus.createTable",
-            "cerberus.sessionCheckMs", "cerberus.poolSize", "user", "sslmode", "ssl", "currentSchema", "ApplicationName",
-            "connectTimeout", "socketTimeout", "loginTimeout", "tcpKeepAlive", "targetServerType", "loadBalanceHosts",
-            "prepareThreshold", "useSSL", "sslMode", "serverTimezone", "characterEncoding", "databaseName", "encrypt",
-            "MODE", "DB_CLOSE_DELAY", "DB_CLOSE_ON_EXIT", "IFEXISTS", "LOCK_TIMEOUT");
+    static final Set<String> PLAIN_PARAMETERS = Set.of(
+            "cerberus.table",
+            "cerberus.mode",
+            "cerberus.createTable",
+            "cerberus.sessionCheckMs",
+            "cerberus.poolSize",
+            "user",
+            "sslmode",
+            "ssl",
+            "currentSchema",
+            "ApplicationName",
+            "connectTimeout",
+            "socketTimeout",
+            "loginTimeout",
+            "tcpKeepAlive",
+            "targetServerType",
+            "loadBalanceHosts",
+            "prepareThreshold",
+            "useSSL",
+            "sslMode",
+            "serverTimezone",
+            "characterEncoding",
+            "databaseName",
+            "encrypt",
+            "MODE",
+            "DB_CLOSE_DELAY",
+            "DB_CLOSE_ON_EXIT",
+            "IFEXISTS",
+            "LOCK_TIMEOUT");
 
     static JdbcTarget parse(String uri, JdbcOptions options) {
         String describe = Redaction.redact(uri);
         if (!uri.regionMatches(true, 0, "jdbc:", 0, 5) || uri.length() <= 5) {
-            throw new IllegalArgumentException("a jdbc engine URI is a JDBC URL such as jdbc:postgresql://host:5432/db, was " + describe);
+            throw new IllegalArgumentException(
+                    "a jdbc engine URI is a JDBC URL such as jdbc:postgresql://host:5432/db, was " + describe);
         }
         Map<String, String> ours = new LinkedHashMap<>();
         StringBuilder url = new StringBuilder();
@@ -57,7 +89,8 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
             String key = matcher.group(2);
             if (!KNOWN.contains(key)) {
                 throw new IllegalArgumentException("unknown setting cerberus." + key + " in " + describe
-                        + " (settings: cerberus." + String.join(", cerberus.", KNOWN.stream().sorted().toList()) + ")");
+                        + " (settings: cerberus."
+                        + String.join(", cerberus.", KNOWN.stream().sorted().toList()) + ")");
             }
             if (ours.put(key, matcher.group(3)) != null) {
                 throw new IllegalArgumentException("cerberus." + key + " is given twice in " + describe);
@@ -73,21 +106,27 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
             driverUrl = driverUrl.replaceFirst("&", "?");
         }
         String table = options.table().orElseGet(() -> checkTable(ours.getOrDefault("table", DEFAULT_TABLE)));
-        JdbcOptions.Mode mode = options.mode().orElseGet(() -> parseMode(ours.getOrDefault("mode", "lease-row"), describe));
-        boolean createTable = options.createTable().orElseGet(() -> parseBoolean("createTable", ours.getOrDefault("createTable", "true"), describe));
-        Duration check = options.sessionCheckInterval().orElseGet(() -> checkInterval(
-                Duration.ofMillis(parseLong("sessionCheckMs", ours.getOrDefault("sessionCheckMs", "2000"), describe))));
+        JdbcOptions.Mode mode =
+                options.mode().orElseGet(() -> parseMode(ours.getOrDefault("mode", "lease-row"), describe));
+        boolean createTable = options.createTable()
+                .orElseGet(() -> parseBoolean("createTable", ours.getOrDefault("createTable", "true"), describe));
+        Duration check = options.sessionCheckInterval()
+                .orElseGet(() -> checkInterval(Duration.ofMillis(
+                        parseLong("sessionCheckMs", ours.getOrDefault("sessionCheckMs", "2000"), describe))));
         long poolSize = parseLong("poolSize", ours.getOrDefault("poolSize", "8"), describe);
         if (poolSize < 1 || poolSize > 1000) {
-            throw new IllegalArgumentException("cerberus.poolSize must be 1 to 1000, was " + poolSize + " in " + describe);
+            throw new IllegalArgumentException(
+                    "cerberus.poolSize must be 1 to 1000, was " + poolSize + " in " + describe);
         }
         return new JdbcTarget(driverUrl, describe, table, mode, createTable, check, (int) poolSize);
     }
 
     static String checkTable(String table) {
         if (table == null || !TABLE.matcher(table).matches()) {
-            throw new IllegalArgumentException("table name must be letters, digits and underscores (optionally schema.table),"
-                    + " starting with a letter or underscore, at most 63 characters a part; was '" + table + "'");
+            throw new IllegalArgumentException(
+                    "table name must be letters, digits and underscores (optionally schema.table),"
+                            + " starting with a letter or underscore, at most 63 characters a part; was '" + table
+                            + "'");
         }
         return table;
     }
@@ -108,7 +147,8 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
             case "session":
                 return JdbcOptions.Mode.SESSION;
             default:
-                throw new IllegalArgumentException("cerberus.mode must be lease-row or session, was '" + value + "' in " + describe);
+                throw new IllegalArgumentException(
+                        "cerberus.mode must be lease-row or session, was '" + value + "' in " + describe);
         }
     }
 
@@ -116,14 +156,16 @@ record JdbcTarget(String driverUrl, String describe, String table, JdbcOptions.M
         if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
             return Boolean.parseBoolean(value);
         }
-        throw new IllegalArgumentException("cerberus." + key + " must be true or false, was '" + value + "' in " + describe);
+        throw new IllegalArgumentException(
+                "cerberus." + key + " must be true or false, was '" + value + "' in " + describe);
     }
 
     private static long parseLong(String key, String value, String describe) {
         try {
             return Long.parseLong(value);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("cerberus." + key + " must be a whole number, was '" + value + "' in " + describe, e);
+            throw new IllegalArgumentException(
+                    "cerberus." + key + " must be a whole number, was '" + value + "' in " + describe, e);
         }
     }
 

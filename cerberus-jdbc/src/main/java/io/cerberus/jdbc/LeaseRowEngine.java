@@ -53,7 +53,8 @@ import java.util.Set;
  */
 final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
-    static final Set<Capability> CAPABILITIES = Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
+    static final Set<Capability> CAPABILITIES =
+            Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
     /** Keys per read when renewals are checked by reading their rows. */
     private static final int ROWS_PER_READ = 500;
     /** The first pause of a refused head's backoff, and the shortest bound of a busy answer. */
@@ -82,6 +83,7 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     private final HandOverRelease handOver;
     /** What wakes each waiting attempt early, by token, from its first ask until granted or abandoned. */
     private final Wakeups.Waiters waiters = new Wakeups.Waiters();
+
     private final WantedMarks marks = new WantedMarks();
     private final PgListener listener;
 
@@ -109,8 +111,9 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public Optional<String> whyNot(Capability capability) {
         if (capability == Capability.SESSION_BOUND) {
-            return Optional.of("lease-row mode keeps locks as rows with an expiry; add cerberus.mode=session to the URI for "
-                    + "the database's session locks");
+            return Optional.of(
+                    "lease-row mode keeps locks as rows with an expiry; add cerberus.mode=session to the URI for "
+                            + "the database's session locks");
         }
         return Optional.empty();
     }
@@ -159,7 +162,10 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
         try {
             release(attempt);
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "could not clear abandoned " + attempt + " on " + db.describe + "; it expires with its lease: " + e);
+            LOG.log(
+                    Level.DEBUG,
+                    "could not clear abandoned " + attempt + " on " + db.describe + "; it expires with its lease: "
+                            + e);
         }
     }
 
@@ -202,7 +208,8 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
                 Map<String, String> owners = new java.util.HashMap<>();
                 try (PreparedStatement statement = db.prepare(connection, dialect.readRows(chunk.size()))) {
                     for (int i = 0; i < chunk.size(); i++) {
-                        statement.setString(i + 1, LockRows.key(table, chunk.get(i).key()));
+                        statement.setString(
+                                i + 1, LockRows.key(table, chunk.get(i).key()));
                     }
                     try (ResultSet rows = statement.executeQuery()) {
                         while (rows.next()) {
@@ -265,7 +272,9 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
         String key = LockRows.key(table, holder.key());
         if (next == null) {
             boolean released = release(holder);
-            return released && !withinTurn && marks.othersWait(key) ? HandOff.yieldedToOthers() : HandOff.notHanded(released);
+            return released && !withinTurn && marks.othersWait(key)
+                    ? HandOff.yieldedToOthers()
+                    : HandOff.notHanded(released);
         }
         marks.ended(holder.token());
         long outcome = releaseHandingOver(holder, key, next, withinTurn);
@@ -308,7 +317,8 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
                             return HandOverRelease.NOT_RELEASED;
                         }
                         String owner = rows.getString(1);
-                        return owner == null ? HandOverRelease.RELEASED
+                        return owner == null
+                                ? HandOverRelease.RELEASED
                                 : owner.equals(next.token()) ? rows.getLong(2) : HandOverRelease.NOT_RELEASED;
                     }
                 }
@@ -317,7 +327,8 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
         return outcome;
     }
 
-    private boolean releaseOnce(java.sql.Connection connection, String key, Acquisition attempt) throws java.sql.SQLException {
+    private boolean releaseOnce(java.sql.Connection connection, String key, Acquisition attempt)
+            throws java.sql.SQLException {
         return dialect.release(db, connection, key, attempt.token());
     }
 
@@ -352,8 +363,13 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
                         String name = rows.getString(1);
                         if (name.startsWith(prefix)) {
                             String holder = rows.getString(2);
-                            infos.add(new LockInfo(name, "exclusive", holder == null ? "" : holder, rows.getLong(3),
-                                    Optional.of(Duration.ofMillis(Math.max(0, rows.getLong(4)))), -1));
+                            infos.add(new LockInfo(
+                                    name,
+                                    "exclusive",
+                                    holder == null ? "" : holder,
+                                    rows.getLong(3),
+                                    Optional.of(Duration.ofMillis(Math.max(0, rows.getLong(4)))),
+                                    -1));
                         }
                     }
                 }

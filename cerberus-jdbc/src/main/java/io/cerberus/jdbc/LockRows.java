@@ -12,8 +12,7 @@ import java.util.HexFormat;
  * names are never interpreted. The same digest gives the session-lock names.
  */
 final class LockRows {
-    private LockRows() {
-    }
+    private LockRows() {}
 
     /** Cloned for each digest: a clone is much cheaper than a look-up of the provider. */
     private static final MessageDigest SHA_256 = sha256();

@@ -34,8 +34,12 @@ final class LockTable {
         } catch (SQLException e) {
             // two clients creating the table at once: the other one's table is as good
             if (!exists(SqlDialect.probeTable(table))) {
-                throw new SQLException("could not create the lock table " + table + " (" + e.getMessage()
-                        + "); a DBA can create it with: " + ddl, e.getSQLState(), e.getErrorCode(), e);
+                throw new SQLException(
+                        "could not create the lock table " + table + " (" + e.getMessage()
+                                + "); a DBA can create it with: " + ddl,
+                        e.getSQLState(),
+                        e.getErrorCode(),
+                        e);
             }
         }
     }
@@ -51,15 +55,20 @@ final class LockTable {
         }
         if (!target.createTable()) {
             throw new IllegalArgumentException("the lock table " + table + " in " + target.describe()
-                    + " has no column wanted_until (added in this version; cerberus.createTable is false); add it with: " + alter);
+                    + " has no column wanted_until (added in this version; cerberus.createTable is false); add it with: "
+                    + alter);
         }
         try (Statement statement = connection.createStatement()) {
             statement.execute(alter);
         } catch (SQLException e) {
             // two clients adding the column at once: the other one's column is as good
             if (!exists(probe)) {
-                throw new SQLException("could not add the column wanted_until to the lock table " + table + " (" + e.getMessage()
-                        + "); a DBA can add it with: " + alter, e.getSQLState(), e.getErrorCode(), e);
+                throw new SQLException(
+                        "could not add the column wanted_until to the lock table " + table + " (" + e.getMessage()
+                                + "); a DBA can add it with: " + alter,
+                        e.getSQLState(),
+                        e.getErrorCode(),
+                        e);
             }
         }
     }
@@ -75,9 +84,14 @@ final class LockTable {
                 throw e;
             }
             if (SqlErrors.isPermissionDenied(e)) {
-                throw new SQLException("the database user of " + target.describe() + " may not use the lock table " + table
-                        + " (" + e.getMessage() + "); it needs SELECT, INSERT, UPDATE and DELETE on it and on " + table
-                        + "_idem (and USAGE on its schema)", e.getSQLState(), e.getErrorCode(), e);
+                throw new SQLException(
+                        "the database user of " + target.describe() + " may not use the lock table " + table
+                                + " (" + e.getMessage() + "); it needs SELECT, INSERT, UPDATE and DELETE on it and on "
+                                + table
+                                + "_idem (and USAGE on its schema)",
+                        e.getSQLState(),
+                        e.getErrorCode(),
+                        e);
             }
             if (!autoCommit) {
                 connection.rollback();

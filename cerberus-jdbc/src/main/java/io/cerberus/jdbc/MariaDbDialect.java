@@ -36,7 +36,8 @@ import java.util.function.Function;
  * columns it assigns later, or on none it assigns.
  */
 final class MariaDbDialect extends SqlDialect implements HandOverRelease {
-    static final String NOW = "(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+    static final String NOW =
+            "(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
     private static final String TABLE_OPTIONS = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
     private static final int MAX_KEYS_WITH_ROW = 65_536;
     /** Holds per statement of {@link #renewAll}. */
@@ -91,11 +92,14 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 + "owner = IF(" + taken + ", VALUES(owner), owner), "
                 + "holder = IF(" + taken + ", VALUES(holder), holder), "
                 + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
-        this.takeExistingSql = "UPDATE " + table + " SET fence = LAST_INSERT_ID(IF(owner <=> ?, fence, fence + 1)), owner = ?, holder = ?, "
-                + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= " + now + ")";
-        this.readMarkSql = "SELECT owner, fence, expires_at - " + now + ", wanted_until, wanted_until - " + now + " FROM " + table
-                + " WHERE lock_key = ?";
-        this.markWantedSql = "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now + " + ?) WHERE lock_key = ? AND wanted_until = ?";
+        this.takeExistingSql = "UPDATE " + table
+                + " SET fence = LAST_INSERT_ID(IF(owner <=> ?, fence, fence + 1)), owner = ?, holder = ?, "
+                + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= "
+                + now + ")";
+        this.readMarkSql = "SELECT owner, fence, expires_at - " + now + ", wanted_until, wanted_until - " + now
+                + " FROM " + table + " WHERE lock_key = ?";
+        this.markWantedSql = "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now
+                + " + ?) WHERE lock_key = ? AND wanted_until = ?";
         String pass = "(wanted_until <= " + now + " OR wanted_until = ? OR ?)";
         this.handOverSql = "UPDATE " + table + " SET "
                 + "fence = IF(" + pass + ", LAST_INSERT_ID(fence + 1), LAST_INSERT_ID(0) + fence), "
@@ -128,7 +132,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      * upsert. A refusal by a hold of another engine may add {@link #markWantedSql}.
      */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
+            throws SQLException {
         boolean tookNothing = false;
         if (keysWithRow.contains(key)) {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
@@ -164,7 +169,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     /** @param rowMayBeGone whether only the update was sent: a missing row is then forgotten and asked for again */
-    private Answer readAfterRefusal(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks, boolean rowMayBeGone)
+    private Answer readAfterRefusal(
+            Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks, boolean rowMayBeGone)
             throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, readMarkSql)) {
             statement.setString(1, key);
@@ -182,7 +188,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 }
                 long mark = rows.getLong(4);
                 long markLeft = rows.getLong(5);
-                if (!marks.holds(answer.holder()) && (mark != marks.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
+                if (!marks.holds(answer.holder())
+                        && (mark != marks.ownMark(key) || markLeft < LeaseRowEngine.WANTED_MARK_MS / 2)) {
                     markWanted(db, connection, key, mark, marks);
                 } else if (markLeft > 0 && mark != marks.ownMark(key)) {
                     // held here, and marked by another client: its turn comes when this engine's turn is over
@@ -203,7 +210,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      *
      * @param read the row's mark as the refusal read it
      */
-    private void markWanted(Db db, Connection connection, String key, long read, WantedMarks marks) throws SQLException {
+    private void markWanted(Db db, Connection connection, String key, long read, WantedMarks marks)
+            throws SQLException {
         try (PreparedStatement statement = db.prepareReturningKey(connection, markWantedSql)) {
             statement.setLong(1, LeaseRowEngine.WANTED_MARK_MS);
             statement.setString(2, key);
@@ -235,8 +243,15 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     @Override
-    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, Acquisition next, long ownMark,
-            boolean evenIfWanted) throws SQLException {
+    public long releaseHandingOver(
+            Db db,
+            Connection connection,
+            String key,
+            Acquisition releasing,
+            Acquisition next,
+            long ownMark,
+            boolean evenIfWanted)
+            throws SQLException {
         try (PreparedStatement statement = db.prepareReturningKey(connection, handOverSql)) {
             // the condition's two parameters come before each assignment's own value
             int index = passIf(statement, 1, ownMark, evenIfWanted); // fence
@@ -258,7 +273,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     /** Sets the hand-over condition's parameters (own mark, regardless) at {@code index}; @return the next index */
-    private static int passIf(PreparedStatement statement, int index, long ownMark, boolean evenIfWanted) throws SQLException {
+    private static int passIf(PreparedStatement statement, int index, long ownMark, boolean evenIfWanted)
+            throws SQLException {
         statement.setLong(index, ownMark);
         statement.setBoolean(index + 1, evenIfWanted);
         return index + 2;
@@ -284,10 +300,12 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      * the server was busy (PERFORMANCE.md, held locks).
      */
     @Override
-    Set<Acquisition> renewAll(Db db, Collection<Acquisition> attempts, Function<List<Acquisition>, Set<Acquisition>> notHeld) {
+    Set<Acquisition> renewAll(
+            Db db, Collection<Acquisition> attempts, Function<List<Acquisition>, Set<Acquisition>> notHeld) {
         Map<Long, List<Acquisition>> byLease = new LinkedHashMap<>();
         for (Acquisition attempt : attempts) {
-            byLease.computeIfAbsent(attempt.lease().toMillis(), lease -> new ArrayList<>()).add(attempt);
+            byLease.computeIfAbsent(attempt.lease().toMillis(), lease -> new ArrayList<>())
+                    .add(attempt);
         }
         Set<Acquisition> lost = new HashSet<>();
         for (Map.Entry<Long, List<Acquisition>> group : byLease.entrySet()) {
@@ -323,7 +341,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
 
     @Override
     String createRecordTable(String table) {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
+        return "CREATE TABLE IF NOT EXISTS " + table
+                + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
                 + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result LONGBLOB, failure SMALLINT NOT NULL, "
                 + "expires_at BIGINT)" + TABLE_OPTIONS;
     }
@@ -335,8 +354,10 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         return "INSERT INTO " + table + " (id_key, completed, token, fingerprint, result, failure, expires_at) "
                 + "VALUES (?, 0, ?, ?, NULL, 0, " + now + " + ?) ON DUPLICATE KEY UPDATE "
                 + "completed = IF(" + taken + ", 0, completed), token = IF(" + taken + ", VALUES(token), token), "
-                + "fingerprint = IF(" + taken + ", VALUES(fingerprint), fingerprint), result = IF(" + taken + ", NULL, result), "
-                + "failure = IF(" + taken + ", 0, failure), expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
+                + "fingerprint = IF(" + taken + ", VALUES(fingerprint), fingerprint), result = IF(" + taken
+                + ", NULL, result), "
+                + "failure = IF(" + taken + ", 0, failure), expires_at = IF(" + taken
+                + ", VALUES(expires_at), expires_at)";
     }
 
     /**
@@ -348,7 +369,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         int known = maxResult;
         if (known == 0) {
             long packet = db.run("reading max_allowed_packet", true, connection -> {
-                try (Statement statement = connection.createStatement(); ResultSet row = statement.executeQuery("SELECT @@max_allowed_packet")) {
+                try (Statement statement = connection.createStatement();
+                        ResultSet row = statement.executeQuery("SELECT @@max_allowed_packet")) {
                     return row.next() ? row.getLong(1) : 16L * 1024 * 1024;
                 }
             });

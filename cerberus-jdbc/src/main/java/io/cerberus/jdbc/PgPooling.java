@@ -34,8 +34,7 @@ final class PgPooling {
     /** Rounds of the probe: each pins one more connection, so a session lent away shows in one of them. */
     private static final int ROUNDS = 2;
 
-    private PgPooling() {
-    }
+    private PgPooling() {}
 
     /** What the probe found. */
     enum Finding {
@@ -95,7 +94,8 @@ final class PgPooling {
     }
 
     private static long backendPid(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery("SELECT pg_backend_pid()")) {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT pg_backend_pid()")) {
             rows.next();
             return rows.getLong(1);
         }

@@ -65,7 +65,8 @@ final class PostgresAdvisoryLocks implements SessionLocks {
      */
     static String release(String channel, boolean marked) {
         return "SELECT released, CASE WHEN NOT released THEN false WHEN pg_try_advisory_xact_lock(?, ?) THEN false "
-                + "ELSE pg_notify('" + channel + "', ?) IS NOT NULL END" + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
+                + "ELSE pg_notify('" + channel + "', ?) IS NOT NULL END"
+                + (marked ? ", pg_advisory_unlock_shared(?, ?)" : "")
                 + " FROM (SELECT pg_advisory_unlock(?) AS released OFFSET 0) unlocked";
     }
 
@@ -100,7 +101,8 @@ final class PostgresAdvisoryLocks implements SessionLocks {
         Connection c = session.connection;
         long advisory = LockRows.advisoryKey(table, session.attempt.key());
         if (quietly) {
-            try (PreparedStatement statement = db.prepare(c, session.marked ? RELEASE_QUIETLY_MARKED : RELEASE_QUIETLY)) {
+            try (PreparedStatement statement =
+                    db.prepare(c, session.marked ? RELEASE_QUIETLY_MARKED : RELEASE_QUIETLY)) {
                 statement.setLong(1, advisory);
                 if (session.marked) {
                     statement.setInt(2, (int) (advisory >>> 32));

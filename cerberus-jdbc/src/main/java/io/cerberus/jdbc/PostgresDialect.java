@@ -37,6 +37,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     private static final System.Logger LOG = System.getLogger(PostgresDialect.class.getName());
     /** Whether PostgreSQL's own driver (pgjdbc) is on the class path: its statements can be kept off the server's prepared ones. */
     private static final boolean PGJDBC = pgjdbc();
+
     static final String NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
     /** The notification channel of the lock table: an identifier, lower case. */
     final String channel;
@@ -67,30 +68,35 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     PostgresDialect(String table) {
         super(NOW, table);
         this.channel = channel(table);
-        this.acquireSql = "INSERT INTO " + table + " AS t (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
-                + "ON CONFLICT (lock_key) DO UPDATE SET "
-                + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE t.fence + 1 END, "
-                + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
-                + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
-                + "RETURNING t.fence";
+        this.acquireSql =
+                "INSERT INTO " + table + " AS t (lock_key, namespace, name, owner, holder, fence, expires_at) "
+                        + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                        + "ON CONFLICT (lock_key) DO UPDATE SET "
+                        + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE t.fence + 1 END, "
+                        + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
+                        + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
+                        + "RETURNING t.fence";
         this.markWantedSql = "UPDATE " + table + " t SET wanted_until = " + now + " + ? "
-                + "FROM (SELECT wanted_until AS before FROM " + table + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
+                + "FROM (SELECT wanted_until AS before FROM " + table
+                + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
                 + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
         this.notifyingReleaseSql = "WITH released AS (" + releaseSql + " RETURNING lock_key, wanted_until) "
-                + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel + "', lock_key) END FROM released";
+                + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel
+                + "', lock_key) END FROM released";
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
-        this.handOverSql = "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
-                + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now + " AS now), "
-                + "moved AS (UPDATE " + table + " t SET "
-                + "owner = CASE WHEN " + pass + " THEN p.next END, "
-                + "holder = CASE WHEN " + pass + " THEN p.holder END, "
-                + "fence = CASE WHEN " + pass + " THEN t.fence + 1 ELSE t.fence END, "
-                + "expires_at = CASE WHEN " + pass + " THEN p.now + p.lease ELSE 0 END "
-                + "FROM p WHERE t.lock_key = ? AND t.owner = ? AND t.expires_at > p.now "
-                + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
-                + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('" + channel
-                + "', lock_key) END FROM moved";
+        this.handOverSql =
+                "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
+                        + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now + " AS now), "
+                        + "moved AS (UPDATE " + table + " t SET "
+                        + "owner = CASE WHEN " + pass + " THEN p.next END, "
+                        + "holder = CASE WHEN " + pass + " THEN p.holder END, "
+                        + "fence = CASE WHEN " + pass + " THEN t.fence + 1 ELSE t.fence END, "
+                        + "expires_at = CASE WHEN " + pass + " THEN p.now + p.lease ELSE 0 END "
+                        + "FROM p WHERE t.lock_key = ? AND t.owner = ? AND t.expires_at > p.now "
+                        + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
+                        + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('"
+                        + channel
+                        + "', lock_key) END FROM moved";
     }
 
     /** @return the notification channel of a lock table: an identifier, lower case */
@@ -110,24 +116,29 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         PgPooling.Finding found = PgPooling.probe(connection, source);
         pooling = found;
         if (found == PgPooling.Finding.UNKNOWN) {
-            LOG.log(Level.INFO, "could not open a second connection to " + target.describe() + " to check for transaction pooling;"
-                    + " taken as not transaction-pooled");
+            LOG.log(
+                    Level.INFO,
+                    "could not open a second connection to " + target.describe() + " to check for transaction pooling;"
+                            + " taken as not transaction-pooled");
         }
         if (!found.pooledByTransaction()) {
             return;
         }
-        String pooled = target.describe() + " is " + (found == PgPooling.Finding.STATEMENT_POOLED ? "statement" : "transaction")
-                + "-pooled (PgBouncer pool_mode=transaction or statement, or a pooler like it: the database session behind a"
-                + " connection changes between its transactions)";
+        String pooled =
+                target.describe() + " is " + (found == PgPooling.Finding.STATEMENT_POOLED ? "statement" : "transaction")
+                        + "-pooled (PgBouncer pool_mode=transaction or statement, or a pooler like it: the database session behind a"
+                        + " connection changes between its transactions)";
         if (target.mode() == JdbcOptions.Mode.SESSION) {
-            throw new UnsafeEngineException("session mode refused: " + pooled + ". A session lock belongs to a database session,"
-                    + " which the pooler lends to other clients as soon as the transaction that took the lock ends: the lock would"
-                    + " exclude nothing, and would not be freed when its holder dies. Use lease-row mode (the default: remove"
-                    + " cerberus.mode=session), or connect directly or through a pool with pool_mode=session");
+            throw new UnsafeEngineException(
+                    "session mode refused: " + pooled + ". A session lock belongs to a database session,"
+                            + " which the pooler lends to other clients as soon as the transaction that took the lock ends: the lock would"
+                            + " exclude nothing, and would not be freed when its holder dies. Use lease-row mode (the default: remove"
+                            + " cerberus.mode=session), or connect directly or through a pool with pool_mode=session");
         }
-        poolingWarning = pooled + ", so LISTEN cannot hear the releases of other processes: waiters wake by their backoff (20 ms"
-                + " doubling to 1 s; every 10 to 20 ms while the lock changes hands) instead of at once. Locks are as safe as on a direct"
-                + " connection. Connect directly or through pool_mode=session for prompt wake-ups";
+        poolingWarning =
+                pooled + ", so LISTEN cannot hear the releases of other processes: waiters wake by their backoff (20 ms"
+                        + " doubling to 1 s; every 10 to 20 ms while the lock changes hands) instead of at once. Locks are as safe as on a direct"
+                        + " connection. Connect directly or through pool_mode=session for prompt wake-ups";
         LOG.log(Level.WARNING, poolingWarning);
     }
 
@@ -176,7 +187,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
 
     /** The upsert, then, when it granted nothing, the marking read: two statements only when refused. */
     @Override
-    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException {
+    Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
+            throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
             bindAcquire(statement, attempt, key);
             try (ResultSet rows = statement.executeQuery()) {
@@ -194,7 +206,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                     return Answer.busy();
                 }
                 marks.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
-                // without notifications the line polls while the lock changes hands, so it is there when it is released for all
+                // without notifications the line polls while the lock changes hands, so it is there when it is released
+                // for all
                 return readHolder(rows, attempt, pooling.pooledByTransaction() ? rows.getLong(2) : -1);
             }
         }
@@ -217,8 +230,15 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     }
 
     @Override
-    public long releaseHandingOver(Db db, Connection connection, String key, Acquisition releasing, Acquisition next, long ownMark,
-            boolean evenIfWanted) throws SQLException {
+    public long releaseHandingOver(
+            Db db,
+            Connection connection,
+            String key,
+            Acquisition releasing,
+            Acquisition next,
+            long ownMark,
+            boolean evenIfWanted)
+            throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, handOverSql)) {
             statement.setString(1, next.token());
             statement.setString(2, LockRows.holder(next.holder()));
@@ -252,7 +272,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
 
     @Override
     String createRecordTable(String table) {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
+        return "CREATE TABLE IF NOT EXISTS " + table
+                + " (id_key VARCHAR(64) NOT NULL PRIMARY KEY, completed SMALLINT NOT NULL, "
                 + "token VARCHAR(64) NOT NULL, fingerprint VARCHAR(128) NOT NULL, result BYTEA, failure SMALLINT NOT NULL, "
                 + "expires_at BIGINT)";
     }
@@ -268,7 +289,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     /** A change also notifies the channel with the record's key, in the same statement (delivered at commit), and returns one row per changed record. */
     @Override
     String notifying(String change) {
-        return "WITH changed AS (" + change + " RETURNING id_key) SELECT pg_notify('" + channel + "', id_key) FROM changed";
+        return "WITH changed AS (" + change + " RETURNING id_key) SELECT pg_notify('" + channel
+                + "', id_key) FROM changed";
     }
 
     @Override

@@ -60,6 +60,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     /** What wakes each waiting attempt early, by token, from its first ask until granted or abandoned. */
     private final Wakeups.Waiters waiters = new Wakeups.Waiters();
+
     private final ScheduledExecutorService watcher;
     private final PgListener listener;
 
@@ -70,6 +71,7 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
         final Connection connection;
         /** Whether the connection served an earlier hold and waited idle since: it may have died meanwhile. */
         final boolean reused;
+
         volatile boolean held;
         /** Guards the connection's use and the fields below: a lock, not a monitor, since SQL runs under it. */
         final ReentrantLock guard = new ReentrantLock();
@@ -98,7 +100,8 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
             thread.setDaemon(true);
             return thread;
         });
-        watcher.scheduleWithFixedDelay(this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
+        watcher.scheduleWithFixedDelay(
+                this::checkSessions, checkInterval.toMillis(), checkInterval.toMillis(), TimeUnit.MILLISECONDS);
         this.listener = db.dialect.notifications(db.source).orElse(null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, listener != null);
     }
@@ -116,10 +119,12 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
     @Override
     public Optional<String> whyNot(Capability capability) {
         if (capability == Capability.FENCING) {
-            return Optional.of("the database's session locks carry no number; lease-row mode (the default) has fencing tokens");
+            return Optional.of(
+                    "the database's session locks carry no number; lease-row mode (the default) has fencing tokens");
         }
         if (capability == Capability.INSPECT) {
-            return Optional.of("session locks are known by digest only; lease-row mode (the default) can list its locks");
+            return Optional.of(
+                    "session locks are known by digest only; lease-row mode (the default) can list its locks");
         }
         return Optional.empty();
     }
@@ -184,10 +189,13 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
             end(session, false);
             Acquisition attempt = session.attempt;
             if (SqlErrors.isConnectionFailure(e)) {
-                throw new EngineUnavailableException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
+                throw new EngineUnavailableException(
+                        "acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage(), e);
             }
-            throw new CerberusException("acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage()
-                    + " (SQLState " + e.getSQLState() + ", error " + e.getErrorCode() + ")", e);
+            throw new CerberusException(
+                    "acquiring " + attempt + " failed on " + db.describe + ": " + e.getMessage() + " (SQLState "
+                            + e.getSQLState() + ", error " + e.getErrorCode() + ")",
+                    e);
         } finally {
             session.guard.unlock();
         }
@@ -244,7 +252,10 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
                     released = locks.release(session, withinTurn && next != null);
                     clean = released;
                 } catch (SQLException e) {
-                    LOG.log(Level.DEBUG, "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: " + e);
+                    LOG.log(
+                            Level.DEBUG,
+                            "releasing " + attempt + " on " + db.describe + " failed; ending its session frees it: "
+                                    + e);
                 }
             } else if (session.marked) {
                 try {

@@ -52,10 +52,12 @@ abstract class SqlDialect {
         this.now = now;
         this.table = table;
         this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
-        this.renewSql = "UPDATE " + table + " SET expires_at = " + now + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.renewSql = "UPDATE " + table + " SET expires_at = " + now
+                + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
         this.releaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
                 + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
-        this.isLockedSql = "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
+        this.isLockedSql =
+                "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
                 + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
     }
@@ -94,12 +96,10 @@ abstract class SqlDialect {
      * @param target the engine's URI and mode
      * @throws io.cerberus.UnsafeEngineException if the mode would not keep its guarantees on these connections
      */
-    void checkConnections(Connection connection, ConnectionSource source, JdbcTarget target) throws SQLException {
-    }
+    void checkConnections(Connection connection, ConnectionSource source, JdbcTarget target) throws SQLException {}
 
     /** Sets up the connection source by what {@link #checkConnections} found, once the connection it used is back: by default nothing. */
-    void configure(ConnectionSource source) {
-    }
+    void configure(ConnectionSource source) {}
 
     /** @return the statement, set up as these connections need it: by default as it is */
     PreparedStatement adapt(PreparedStatement statement) throws SQLException {
@@ -142,8 +142,7 @@ abstract class SqlDialect {
     }
 
     /** Makes sure session mode finds what its session locks use: by default nothing. */
-    void prepareSessionLocks(LockTable tables) throws SQLException {
-    }
+    void prepareSessionLocks(LockTable tables) throws SQLException {}
 
     // ---- lease-row mode
 
@@ -202,7 +201,8 @@ abstract class SqlDialect {
      * @return the answer, or {@code null} when the acquire was refused but the row read after it
      *     is free or gone: ask once more at once
      */
-    abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks) throws SQLException;
+    abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
+            throws SQLException;
 
     /** Sets the upsert's parameters: key, namespace, name, owner, holder, lease in ms. */
     static void bindAcquire(PreparedStatement statement, Acquisition attempt, String key) throws SQLException {
@@ -240,7 +240,8 @@ abstract class SqlDialect {
      *     those no longer held
      * @return the attempts no longer held
      */
-    Set<Acquisition> renewAll(Db db, Collection<Acquisition> attempts, Function<List<Acquisition>, Set<Acquisition>> notHeld) {
+    Set<Acquisition> renewAll(
+            Db db, Collection<Acquisition> attempts, Function<List<Acquisition>, Set<Acquisition>> notHeld) {
         List<Acquisition> list = new ArrayList<>(attempts);
         int[] counts = db.run("renewing " + list.size() + " locks", true, connection -> {
             try (PreparedStatement statement = db.prepare(connection, renewSql)) {

@@ -8,8 +8,7 @@ import java.sql.SQLTransientConnectionException;
 
 /** Sorts the database's errors: worth a retry, a lost connection, or a real failure. */
 final class SqlErrors {
-    private SqlErrors() {
-    }
+    private SqlErrors() {}
 
     /**
      * @param e an error
@@ -21,8 +20,14 @@ final class SqlErrors {
         for (SQLException x = e; x != null; x = x.getNextException()) {
             String state = x.getSQLState() == null ? "" : x.getSQLState();
             int code = x.getErrorCode();
-            if (state.equals("40001") || state.equals("40P01") || code == 1213 || code == 1205
-                    || code == 40001 || code == 50200 || code == 90131 || (code == 23505 && state.equals("23505"))) {
+            if (state.equals("40001")
+                    || state.equals("40P01")
+                    || code == 1213
+                    || code == 1205
+                    || code == 40001
+                    || code == 50200
+                    || code == 90131
+                    || (code == 23505 && state.equals("23505"))) {
                 return true;
             }
             if (x.getNextException() == x) {
@@ -39,9 +44,16 @@ final class SqlErrors {
      */
     static boolean isConnectionFailure(SQLException e) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
-        return state.startsWith("08") || e instanceof SQLTransientConnectionException || e instanceof SQLNonTransientConnectionException
-                || e instanceof SQLRecoverableException || e instanceof SQLTimeoutException || state.equals("57P01")
-                || state.equals("57P02") || state.equals("57P03") || state.equals("HYT00") || state.equals("HYT01");
+        return state.startsWith("08")
+                || e instanceof SQLTransientConnectionException
+                || e instanceof SQLNonTransientConnectionException
+                || e instanceof SQLRecoverableException
+                || e instanceof SQLTimeoutException
+                || state.equals("57P01")
+                || state.equals("57P02")
+                || state.equals("57P03")
+                || state.equals("HYT00")
+                || state.equals("HYT01");
     }
 
     /**

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 final class WantedMarks {
     /** The mark to pass when this engine wrote none: no mark in the database has this value. */
     static final long NO_MARK = -1;
+
     private static final int MAX_ENTRIES = 65_536;
 
     private final Map<String, Marks> byKey = new ConcurrentHashMap<>();

@@ -24,25 +24,32 @@ class ConnectionSourceTest {
     @Test
     void theServerCancelsAStatementBeforeTheNetworkTimeoutGivesUpOnTheConnection() {
         assertThat(ConnectionSource.statementTimeout(Duration.ofSeconds(1))).isEqualTo(Duration.ofMillis(750));
-        assertThat(ConnectionSource.statementTimeout(Duration.ofSeconds(10))).as("at most 1 s short").isEqualTo(Duration.ofSeconds(9));
+        assertThat(ConnectionSource.statementTimeout(Duration.ofSeconds(10)))
+                .as("at most 1 s short")
+                .isEqualTo(Duration.ofSeconds(9));
         assertThat(ConnectionSource.statementTimeout(Duration.ofMillis(2))).isEqualTo(Duration.ofMillis(1));
-        assertThat(ConnectionSource.statementTimeout(Duration.ofMillis(1))).as("never zero, which would mean no timeout")
+        assertThat(ConnectionSource.statementTimeout(Duration.ofMillis(1)))
+                .as("never zero, which would mean no timeout")
                 .isEqualTo(Duration.ofMillis(1));
     }
 
     @Test
     void aStatementTheDriverTimesIsCancelledASecondBeforeTheConnectionIsGivenUpOn() throws Exception {
         Duration timeout = Duration.ofMillis(1500);
-        ConnectionSource.FromDataSource applications = new ConnectionSource.FromDataSource("the test database", timeout,
-                new RecordingDataSource(POSTGRES.uri()));
+        ConnectionSource.FromDataSource applications = new ConnectionSource.FromDataSource(
+                "the test database", timeout, new RecordingDataSource(POSTGRES.uri()));
         Connection borrowed = applications.borrow();
-        assertThat(borrowed.getNetworkTimeout()).as("a query timeout of 2 s, then a second").isEqualTo(3000);
+        assertThat(borrowed.getNetworkTimeout())
+                .as("a query timeout of 2 s, then a second")
+                .isEqualTo(3000);
         applications.giveBack(borrowed, false);
 
         JdbcTarget target = JdbcTarget.parse(POSTGRES.uri(), JdbcOptions.defaults());
         try (ConnectionSource builtIn = ConnectionSource.of(target, JdbcOptions.defaults(), timeout)) {
             Connection opened = builtIn.borrow();
-            assertThat(opened.getNetworkTimeout()).as("until the sessions are known to last").isEqualTo(3000);
+            assertThat(opened.getNetworkTimeout())
+                    .as("until the sessions are known to last")
+                    .isEqualTo(3000);
             builtIn.giveBack(opened, false);
             builtIn.sessionsLast();
             Connection timedByTheServer = builtIn.borrow();
@@ -60,21 +67,29 @@ class ConnectionSourceTest {
     @Test
     void anApplicationsPoolIsAskedOnTheCallersThreadWhileItsConnectionsWork() throws Exception {
         RecordingDataSource data = new RecordingDataSource(POSTGRES.uri());
-        ConnectionSource.FromDataSource source = new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);
+        ConnectionSource.FromDataSource source =
+                new ConnectionSource.FromDataSource("the test database", Duration.ofSeconds(1), data);
         try {
             source.giveBack(source.borrow(), false);
-            assertThat(data.threads).as("the first borrow is timed on a connector thread").singleElement()
-                    .asString().startsWith("cerberus-jdbc-connect");
+            assertThat(data.threads)
+                    .as("the first borrow is timed on a connector thread")
+                    .singleElement()
+                    .asString()
+                    .startsWith("cerberus-jdbc-connect");
             source.giveBack(source.borrow(), false);
-            assertThat(data.threads.get(1)).as("once a connection worked: no thread hand-off").isEqualTo(Thread.currentThread().getName());
+            assertThat(data.threads.get(1))
+                    .as("once a connection worked: no thread hand-off")
+                    .isEqualTo(Thread.currentThread().getName());
 
             // a connection failed: the next borrow is timed again, and gives up at the timeout on a pool that hangs
             source.giveBack(source.borrow(), true);
             assertThat(source.guarded()).isTrue();
             data.hang = true;
             long start = System.nanoTime();
-            assertThatThrownBy(source::borrow).isInstanceOf(EngineUnavailableException.class)
-                    .hasMessageContaining("the test database").hasMessageContaining("within 1000ms");
+            assertThatThrownBy(source::borrow)
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("the test database")
+                    .hasMessageContaining("within 1000ms");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5000));
         } finally {
             data.hung.countDown();
@@ -103,7 +118,9 @@ class ConnectionSourceTest {
             giver.start();
             giver.join();
             Connection again = source.borrow();
-            assertThat(again).as("this thread's own connection, so it keeps its database session").isSameAs(mine);
+            assertThat(again)
+                    .as("this thread's own connection, so it keeps its database session")
+                    .isSameAs(mine);
             source.giveBack(again, false);
         }
     }

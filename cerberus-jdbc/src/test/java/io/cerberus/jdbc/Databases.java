@@ -19,17 +19,16 @@ import java.util.Set;
  */
 final class Databases {
     /** The expected capabilities of a lease-row engine (the default mode). */
-    static final Set<Capability> LEASE_ROW_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
-            Capability.MULTI_PROCESS, Capability.INSPECT));
+    static final Set<Capability> LEASE_ROW_CAPABILITIES =
+            Collections.unmodifiableSet(EnumSet.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT));
     /** The expected capabilities of a session engine ({@code cerberus.mode=session}). */
-    static final Set<Capability> SESSION_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.SESSION_BOUND,
-            Capability.MULTI_PROCESS));
+    static final Set<Capability> SESSION_CAPABILITIES =
+            Collections.unmodifiableSet(EnumSet.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS));
     /** The expected capabilities of the {@code jdbc:} scheme: what either mode can do. */
-    static final Set<Capability> SCHEME_CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
-            Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT));
+    static final Set<Capability> SCHEME_CAPABILITIES = Collections.unmodifiableSet(
+            EnumSet.of(Capability.FENCING, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT));
 
-    private Databases() {
-    }
+    private Databases() {}
 
     /** @return the shared PostgreSQL (its URI: {@code jdbc:postgresql://...}, user and password included) */
     static ServerExtension<PostgresServer> postgres() {
@@ -44,8 +43,11 @@ final class Databases {
      *     {@code jdbc:postgresql://...} with PgBouncer's port). Shared, not per class: an extension
      *     of an enclosing class is started again for each of its {@code @Nested} classes
      */
-    static ServerExtension<PgBouncerServer> pgBouncer(ServerExtension<PostgresServer> postgres, PgBouncerServer.PoolMode mode) {
-        return ServerExtension.shared("jdbc-pgbouncer-" + mode, () -> PgBouncerServer.builder(postgres.get()).poolMode(mode).start());
+    static ServerExtension<PgBouncerServer> pgBouncer(
+            ServerExtension<PostgresServer> postgres, PgBouncerServer.PoolMode mode) {
+        return ServerExtension.shared(
+                "jdbc-pgbouncer-" + mode,
+                () -> PgBouncerServer.builder(postgres.get()).poolMode(mode).start());
     }
 
     /** @return the shared MariaDB (its URI: {@code jdbc:mariadb://...}, user and password included) */
@@ -55,7 +57,8 @@ final class Databases {
 
     /** @return the shared H2 TCP server (a child JVM) and its in-memory database, which lives as long as the server */
     static ServerExtension<H2Server> h2() {
-        return ServerExtension.shared("jdbc-h2", () -> H2Server.builder().inMemory().start());
+        return ServerExtension.shared(
+                "jdbc-h2", () -> H2Server.builder().inMemory().start());
     }
 
     /** Appends our settings to a driver URL in the driver's own parameter syntax. */

@@ -16,8 +16,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class JdbcConformanceTests {
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+
     @RegisterExtension
     static final ServerExtension<H2Server> H2 = Databases.h2();
 

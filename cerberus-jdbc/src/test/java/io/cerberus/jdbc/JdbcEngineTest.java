@@ -45,8 +45,10 @@ import org.postgresql.ds.PGSimpleDataSource;
 class JdbcEngineTest {
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+
     @RegisterExtension
     static final ServerExtension<H2Server> H2 = Databases.h2();
 
@@ -67,9 +69,14 @@ class JdbcEngineTest {
     @Test
     void restartedDatabaseKeepsLeaseRowsAndSignalsLostSessions() throws Exception {
         try (PostgresServer server = PostgresServer.start()) {
-            Cerberus rows = Cerberus.builder().engine(server.uri()).namespace(namespace).defaultLease(Duration.ofSeconds(6)).build();
+            Cerberus rows = Cerberus.builder()
+                    .engine(server.uri())
+                    .namespace(namespace)
+                    .defaultLease(Duration.ofSeconds(6))
+                    .build();
             clients.add(rows);
-            Cerberus sessions = client(Databases.with(server.uri(), "cerberus.mode=session&cerberus.sessionCheckMs=200"));
+            Cerberus sessions =
+                    client(Databases.with(server.uri(), "cerberus.mode=session&cerberus.sessionCheckMs=200"));
             DistributedLock row = rows.lock("row");
             row.lock();
             long fence = row.lease().fencingToken();
@@ -84,18 +91,27 @@ class JdbcEngineTest {
             server.restart();
 
             assertThat(sessionLost.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("the session-mode holder is told its lock is gone").isTrue();
+                    .as("the session-mode holder is told its lock is gone")
+                    .isTrue();
             assertThat(session.lease().isValid()).isFalse();
             DistributedLock again = sessions.lock("again");
-            assertThat(again.tryLock()).as("a session connection left idle across the restart is replaced").isTrue();
+            assertThat(again.tryLock())
+                    .as("a session connection left idle across the restart is replaced")
+                    .isTrue();
             again.unlock();
             // two lease periods after the restart the lease-row hold still stands, renewed on new connections
             long until = System.nanoTime() + Duration.ofSeconds(12).toNanos();
             Poll.until("two lease periods", TestTimes.millis(30_000), () -> System.nanoTime() - until > 0);
-            assertThat(row.lease().isValid()).as("the lease-row hold survived the restart").isTrue();
+            assertThat(row.lease().isValid())
+                    .as("the lease-row hold survived the restart")
+                    .isTrue();
             Cerberus other = client(server.uri());
-            assertThat(other.lock("row").tryLock()).as("nobody else can take it").isFalse();
-            assertThat(other.lock("session").tryLock()).as("the lost session lock is free").isTrue();
+            assertThat(other.lock("row").tryLock())
+                    .as("nobody else can take it")
+                    .isFalse();
+            assertThat(other.lock("session").tryLock())
+                    .as("the lost session lock is free")
+                    .isTrue();
             row.unlock();
             DistributedLock next = other.lock("row");
             assertThat(next.tryLock()).isTrue();
@@ -113,10 +129,12 @@ class JdbcEngineTest {
             lock.lock();
             CountDownLatch lost = new CountDownLatch(1);
             lock.lease().onLost((lease, reason) -> lost.countDown());
-            try (Connection admin = DriverManager.getConnection(url); Statement statement = admin.createStatement()) {
+            try (Connection admin = DriverManager.getConnection(url);
+                    Statement statement = admin.createStatement()) {
                 if (url.startsWith("jdbc:postgresql")) {
-                    statement.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                            + "AND pid <> pg_backend_pid()");
+                    statement.execute(
+                            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                                    + "AND pid <> pg_backend_pid()");
                 } else {
                     String name = LockRows.sessionLockName("cerberus_locks", new LockKey(namespace, "dropped"));
                     try (ResultSet rows = statement.executeQuery("SELECT IS_USED_LOCK('" + name + "')")) {
@@ -126,8 +144,12 @@ class JdbcEngineTest {
                 }
             }
             assertThat(lost.await(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("a session killed on %s is reported lost within the check interval", url).isTrue();
-            assertThat(client(url + (url.contains("?") ? "&" : "?") + "cerberus.mode=session").lock("dropped").tryLock()).isTrue();
+                    .as("a session killed on %s is reported lost within the check interval", url)
+                    .isTrue();
+            assertThat(client(url + (url.contains("?") ? "&" : "?") + "cerberus.mode=session")
+                            .lock("dropped")
+                            .tryLock())
+                    .isTrue();
             assertThatThrownBy(lock::unlock).hasMessageContaining("lost");
         }
     }
@@ -144,7 +166,9 @@ class JdbcEngineTest {
                 sessions.add(sessionHolding(url, key));
                 lock.unlock();
             }
-            assertThat(sessions).as("one database session served every hold on %s", url).hasSize(1);
+            assertThat(sessions)
+                    .as("one database session served every hold on %s", url)
+                    .hasSize(1);
         }
     }
 
@@ -154,15 +178,17 @@ class JdbcEngineTest {
             PreparedStatement statement;
             if (url.startsWith("jdbc:postgresql")) {
                 long advisory = LockRows.advisoryKey("cerberus_locks", key);
-                statement = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
-                        + "AND classid = CAST(? AS bigint)::oid AND objid = CAST(? AS bigint)::oid");
+                statement = admin.prepareStatement(
+                        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+                                + "AND classid = CAST(? AS bigint)::oid AND objid = CAST(? AS bigint)::oid");
                 statement.setLong(1, advisory >>> 32);
                 statement.setLong(2, advisory & 0xffffffffL);
             } else {
                 statement = admin.prepareStatement("SELECT IS_USED_LOCK(?)");
                 statement.setString(1, LockRows.sessionLockName("cerberus_locks", key));
             }
-            try (statement; ResultSet rows = statement.executeQuery()) {
+            try (statement;
+                    ResultSet rows = statement.executeQuery()) {
                 assertThat(rows.next()).as("someone holds %s on %s", key, url).isTrue();
                 return rows.getLong(1);
             }
@@ -177,14 +203,21 @@ class JdbcEngineTest {
                 LockKey key = new LockKey(namespace, "pooled");
                 JdbcOptions options = JdbcOptions.dataSource(pool).mode(JdbcOptions.Mode.SESSION);
                 // the engine closed while it holds: no client releases first
-                try (LockEngine engine = new JdbcEngineProvider().open(new EngineContext(url, Duration.ofSeconds(10), (token, reason) -> { },
-                        List.of(options)))) {
-                    Acquisition attempt = new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), "test",
+                try (LockEngine engine = new JdbcEngineProvider()
+                        .open(new EngineContext(
+                                url, Duration.ofSeconds(10), (token, reason) -> {}, List.of(options)))) {
+                    Acquisition attempt = new Acquisition(
+                            key,
+                            LockMode.EXCLUSIVE,
+                            UUID.randomUUID().toString().replace("-", ""),
+                            "test",
                             Duration.ofSeconds(30));
                     assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 }
-                DistributedLock other = client(Databases.with(url, "cerberus.mode=session")).lock("pooled");
-                assertThat(other.tryLock()).as("closing the engine freed its lock on %s, though the pool keeps its connection open", url)
+                DistributedLock other =
+                        client(Databases.with(url, "cerberus.mode=session")).lock("pooled");
+                assertThat(other.tryLock())
+                        .as("closing the engine freed its lock on %s, though the pool keeps its connection open", url)
                         .isTrue();
                 other.unlock();
             }
@@ -207,9 +240,13 @@ class JdbcEngineTest {
                 lock.unlock();
             }
             lock.lock();
-            assertThat(other.lock("wanted").tryLock()).as("refused, and not waiting").isFalse();
+            assertThat(other.lock("wanted").tryLock())
+                    .as("refused, and not waiting")
+                    .isFalse();
             lock.unlock();
-            assertThat(notifiedKeys(pg, 300)).as("nobody waited: no notification").doesNotContain(key);
+            assertThat(notifiedKeys(pg, 300))
+                    .as("nobody waited: no notification")
+                    .doesNotContain(key);
 
             lock.lock();
             CountDownLatch acquired = new CountDownLatch(1);
@@ -229,12 +266,17 @@ class JdbcEngineTest {
             waiter.start();
             Poll.untilWaiting(waiter, TestTimes.millis(5000));
             lock.unlock();
-            assertThat(firstNotified(pg, key, 5000)).as("the release notifies the waiter's key").isTrue();
-            assertThat(acquired.await(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(firstNotified(pg, key, 5000))
+                    .as("the release notifies the waiter's key")
+                    .isTrue();
+            assertThat(acquired.await(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             releaseNow.countDown();
             waiter.join(TestTimes.millis(5000).toMillis());
             assertThat(waiter.isAlive()).isFalse();
-            assertThat(notifiedKeys(pg, 300)).as("the former waiter's release: nobody waits").doesNotContain(key);
+            assertThat(notifiedKeys(pg, 300))
+                    .as("the former waiter's release: nobody waits")
+                    .doesNotContain(key);
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
         }
@@ -254,37 +296,46 @@ class JdbcEngineTest {
             }
             // a waiter of another process: it holds the key's wanted mark, as a refused try leaves it
             try (Statement statement = elsewhere.createStatement()) {
-                statement.execute("SELECT pg_advisory_lock_shared(" + (int) (advisory >>> 32) + ", " + (int) advisory + ")");
+                statement.execute(
+                        "SELECT pg_advisory_lock_shared(" + (int) (advisory >>> 32) + ", " + (int) advisory + ")");
             }
             AtomicInteger cycles = new AtomicInteger();
             CountDownLatch done = new CountDownLatch(1);
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 3; t++) {
-                Thread thread = new Thread(() -> {
-                    try {
-                        while (done.getCount() > 0) {
-                            if (lock.tryLock(20, TimeUnit.SECONDS)) {
-                                cycles.incrementAndGet();
-                                lock.unlock();
+                Thread thread = new Thread(
+                        () -> {
+                            try {
+                                while (done.getCount() > 0) {
+                                    if (lock.tryLock(20, TimeUnit.SECONDS)) {
+                                        cycles.incrementAndGet();
+                                        lock.unlock();
+                                    }
+                                }
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
                             }
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }, "cycling-" + t);
+                        },
+                        "cycling-" + t);
                 thread.start();
                 threads.add(thread);
             }
             org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
-            Poll.until("the threads here to take the lock in turn", TestTimes.millis(20_000), () -> cycles.get() >= 300);
+            Poll.until(
+                    "the threads here to take the lock in turn", TestTimes.millis(20_000), () -> cycles.get() >= 300);
             done.countDown();
             for (Thread thread : threads) {
                 thread.join(TestTimes.millis(20_000).toMillis());
                 assertThat(thread.isAlive()).isFalse();
             }
             long notified = notifiedKeys(pg, 300).stream().filter(key::equals).count();
-            assertThat(notified).as("the other process is woken at the end of each turn").isPositive();
-            assertThat(notified).as("but not at every one of %d releases: a release leaves the lock to the next thread here", cycles.get())
+            assertThat(notified)
+                    .as("the other process is woken at the end of each turn")
+                    .isPositive();
+            assertThat(notified)
+                    .as(
+                            "but not at every one of %d releases: a release leaves the lock to the next thread here",
+                            cycles.get())
                     .isLessThan(cycles.get() / 4);
         }
     }
@@ -292,7 +343,8 @@ class JdbcEngineTest {
     @Test
     void sessionModeNotificationWakesAWaiterOfAnotherProcess() throws Exception {
         String url = POSTGRES.uri();
-        DistributedLock lock = client(Databases.with(url, "cerberus.mode=session")).lock("notified");
+        DistributedLock lock =
+                client(Databases.with(url, "cerberus.mode=session")).lock("notified");
         LockKey lockKey = new LockKey(namespace, "notified");
         long advisory = LockRows.advisoryKey("cerberus_locks", lockKey);
         try (Connection other = DriverManager.getConnection(url)) {
@@ -303,43 +355,61 @@ class JdbcEngineTest {
             AtomicLong acquiredAt = new AtomicLong();
             Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
             long releasedAt = System.nanoTime();
-            try (PreparedStatement release = other.prepareStatement(PostgresAdvisoryLocks.release(PostgresDialect.channel("cerberus_locks"), false))) {
+            try (PreparedStatement release = other.prepareStatement(
+                    PostgresAdvisoryLocks.release(PostgresDialect.channel("cerberus_locks"), false))) {
                 release.setInt(1, (int) (advisory >>> 32));
                 release.setInt(2, (int) advisory);
                 release.setString(3, LockRows.key("cerberus_locks", lockKey));
                 release.setLong(4, advisory);
                 try (ResultSet rows = release.executeQuery()) {
-                    assertThat(rows.next() && rows.getBoolean(1)).as("the other process released").isTrue();
+                    assertThat(rows.next() && rows.getBoolean(1))
+                            .as("the other process released")
+                            .isTrue();
                 }
             }
             waiter.join(TestTimes.millis(10_000).toMillis());
             assertThat(acquiredAt.get()).as("the waiter acquired").isNotZero();
-            assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).as("woken by the notification").isLessThan(Duration.ofMillis(400));
+            assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt))
+                    .as("woken by the notification")
+                    .isLessThan(Duration.ofMillis(400));
         }
     }
 
     @Test
     void namesAreParametersAndTableNamesAreChecked() {
-        List<String> hostile = List.of("x'); DROP TABLE cerberus_locks; --", "' OR '1'='1", "\"; DELETE FROM cerberus_locks; --",
-                "a\\'b", "%", "_");
+        List<String> hostile = List.of(
+                "x'); DROP TABLE cerberus_locks; --",
+                "' OR '1'='1",
+                "\"; DELETE FROM cerberus_locks; --",
+                "a\\'b",
+                "%",
+                "_");
         for (String url : List.of(H2.uri(), POSTGRES.uri(), MARIADB.uri())) {
             Cerberus cerberus = client(url);
             DistributedLock bystander = cerberus.lock("bystander");
             bystander.lock();
             for (String name : hostile) {
                 DistributedLock lock = cerberus.lock(name);
-                assertThat(lock.tryLock()).as("'%s' on %s is just a name", name, url).isTrue();
+                assertThat(lock.tryLock())
+                        .as("'%s' on %s is just a name", name, url)
+                        .isTrue();
                 assertThat(client(url).lock(name).tryLock()).isFalse();
                 lock.unlock();
             }
-            assertThat(client(url).lock("bystander").tryLock()).as("other locks untouched on %s", url).isFalse();
-            assertThat(cerberus.inspect("")).extracting(io.cerberus.LockInfo::name).containsExactly("bystander");
+            assertThat(client(url).lock("bystander").tryLock())
+                    .as("other locks untouched on %s", url)
+                    .isFalse();
+            assertThat(cerberus.inspect(""))
+                    .extracting(io.cerberus.LockInfo::name)
+                    .containsExactly("bystander");
             bystander.unlock();
         }
         assertThatThrownBy(() -> JdbcOptions.defaults().table("locks; DROP TABLE users"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("letters, digits and underscores");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("letters, digits and underscores");
         assertThatThrownBy(() -> client(Databases.with(POSTGRES.uri(), "cerberus.table=a%3BDROP")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table name must be");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("table name must be");
     }
 
     @Test
@@ -347,22 +417,38 @@ class JdbcEngineTest {
         String table = "many_" + UUID.randomUUID().toString().substring(0, 8);
         for (String url : List.of(POSTGRES.uri(), MARIADB.uri())) {
             Cerberus cerberus = client(Databases.with(url, "cerberus.table=" + table));
-            try (Connection c = DriverManager.getConnection(url); Statement statement = c.createStatement()) {
+            try (Connection c = DriverManager.getConnection(url);
+                    Statement statement = c.createStatement()) {
                 String series = url.startsWith("jdbc:postgresql")
                         ? "SELECT md5(i::text) || md5((i + 1)::text), 'bulk', 'n' || i, NULL, NULL, 1, 0 FROM generate_series(1, 100000) i"
                         : "SELECT CONCAT(MD5(seq), MD5(seq + 1)), 'bulk', CONCAT('n', seq), NULL, NULL, 1, 0 FROM seq_1_to_100000";
-                statement.execute("INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) " + series);
+                statement.execute("INSERT INTO " + table
+                        + " (lock_key, namespace, name, owner, holder, fence, expires_at) " + series);
                 statement.execute(url.startsWith("jdbc:postgresql") ? "ANALYZE " + table : "ANALYZE TABLE " + table);
                 DistributedLock lock = cerberus.lock("among-many");
                 assertThat(lock.tryLock()).isTrue();
                 String key = "'" + LockRows.key(table, new LockKey(namespace, "among-many")) + "'";
-                String plan = explain(statement, "EXPLAIN " + new PostgresDialect(table).readRowSql.replace("?", key)
-                        .replace(PostgresDialect.NOW, url.startsWith("jdbc:postgresql") ? PostgresDialect.NOW : MariaDbDialect.NOW));
+                String plan = explain(
+                        statement,
+                        "EXPLAIN "
+                                + new PostgresDialect(table)
+                                        .readRowSql
+                                        .replace("?", key)
+                                        .replace(
+                                                PostgresDialect.NOW,
+                                                url.startsWith("jdbc:postgresql")
+                                                        ? PostgresDialect.NOW
+                                                        : MariaDbDialect.NOW));
                 assertThat(plan).as("the plan on %s", url).containsAnyOf("Index Scan", "Index Only Scan", "PRIMARY");
                 if (url.startsWith("jdbc:postgresql")) {
                     // the read after a refused acquire marks the row wanted: an update by primary key too
-                    String mark = explain(statement, "EXPLAIN " + new PostgresDialect(table).markWantedSql.replaceFirst("\\?", "5000")
-                            .replace("?", key));
+                    String mark = explain(
+                            statement,
+                            "EXPLAIN "
+                                    + new PostgresDialect(table)
+                                            .markWantedSql
+                                            .replaceFirst("\\?", "5000")
+                                            .replace("?", key));
                     assertThat(mark).as("the marking update's plan").contains("Index Scan");
                 }
                 lock.unlock();
@@ -388,8 +474,10 @@ class JdbcEngineTest {
     void locksLiveOutsideTheCallersTransaction() throws Exception {
         PGSimpleDataSource dataSource = new PGSimpleDataSource();
         dataSource.setUrl(POSTGRES.uri());
-        Cerberus cerberus = Cerberus.builder().engine("jdbc:postgresql://app-pool", JdbcOptions.dataSource(dataSource))
-                .namespace(namespace).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("jdbc:postgresql://app-pool", JdbcOptions.dataSource(dataSource))
+                .namespace(namespace)
+                .build();
         clients.add(cerberus);
         try (Connection app = dataSource.getConnection()) {
             app.setAutoCommit(false);
@@ -400,9 +488,13 @@ class JdbcEngineTest {
             DistributedLock lock = cerberus.lock("order:1");
             lock.lock();
             app.rollback();
-            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock()).as("the caller's rollback did not free the lock").isFalse();
+            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock())
+                    .as("the caller's rollback did not free the lock")
+                    .isFalse();
             lock.unlock();
-            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock()).as("the release did not wait for a commit").isTrue();
+            assertThat(client(POSTGRES.uri()).lock("order:1").tryLock())
+                    .as("the release did not wait for a commit")
+                    .isTrue();
         }
     }
 
@@ -416,13 +508,17 @@ class JdbcEngineTest {
         lock.unlock();
         try (Connection other = DriverManager.getConnection(url)) {
             // another process holds the lock: its row, written by hand, for a minute
-            update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
-                    + " + 60000 WHERE lock_key = ?", key);
+            update(
+                    other,
+                    "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
+                            + " + 60000 WHERE lock_key = ?",
+                    key);
             for (int round = 0; round < 3; round++) {
                 AtomicLong acquiredAt = new AtomicLong();
                 Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
                 long releasedAt = System.nanoTime();
-                try (PreparedStatement release = other.prepareStatement(new PostgresDialect("cerberus_locks").notifyingReleaseSql)) {
+                try (PreparedStatement release =
+                        other.prepareStatement(new PostgresDialect("cerberus_locks").notifyingReleaseSql)) {
                     release.setString(1, key);
                     release.setString(2, "elsewhere");
                     try (ResultSet rows = release.executeQuery()) {
@@ -431,10 +527,14 @@ class JdbcEngineTest {
                 }
                 waiter.join(TestTimes.millis(10_000).toMillis());
                 assertThat(acquiredAt.get()).as("the waiter acquired").isNotZero();
-                assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).as("woken by the notification, round %d", round)
+                assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt))
+                        .as("woken by the notification, round %d", round)
                         .isLessThan(Duration.ofMillis(400));
-                update(other, "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
-                        + " + 60000 WHERE lock_key = ?", key);
+                update(
+                        other,
+                        "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
+                                + " + 60000 WHERE lock_key = ?",
+                        key);
             }
             update(other, "UPDATE cerberus_locks SET owner = NULL, expires_at = 0 WHERE lock_key = ?", key);
         }
@@ -455,12 +555,18 @@ class JdbcEngineTest {
                 assertThat(lock.tryLock()).isTrue();
                 lock.unlock();
             }
-            assertThat(notifiedKeys(pg, 300)).as("nobody else asked: no notification").doesNotContain(key);
+            assertThat(notifiedKeys(pg, 300))
+                    .as("nobody else asked: no notification")
+                    .doesNotContain(key);
 
             assertThat(lock.tryLock()).isTrue();
-            assertThat(other.lock("wanted").tryLock()).as("another client is refused, and marks the row wanted").isFalse();
+            assertThat(other.lock("wanted").tryLock())
+                    .as("another client is refused, and marks the row wanted")
+                    .isFalse();
             lock.unlock();
-            assertThat(notifiedKeys(pg, 5000)).as("the release notifies the other client's waiters").contains(key);
+            assertThat(notifiedKeys(pg, 5000))
+                    .as("the release notifies the other client's waiters")
+                    .contains(key);
 
             // the mark lasts a few seconds of the database's clock, then releases are quiet again
             try (Connection connection = DriverManager.getConnection(url)) {
@@ -500,7 +606,8 @@ class JdbcEngineTest {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         long left;
         while ((left = deadline - System.nanoTime()) > 0) {
-            org.postgresql.PGNotification[] notifications = pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            org.postgresql.PGNotification[] notifications =
+                    pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             if (notifications != null) {
                 for (org.postgresql.PGNotification notification : notifications) {
                     if (notification.getParameter().equals(key)) {
@@ -518,7 +625,8 @@ class JdbcEngineTest {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         long left;
         while ((left = deadline - System.nanoTime()) > 0) {
-            org.postgresql.PGNotification[] notifications = pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            org.postgresql.PGNotification[] notifications =
+                    pg.getNotifications((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             if (notifications != null) {
                 for (org.postgresql.PGNotification notification : notifications) {
                     keys.add(notification.getParameter());
@@ -540,35 +648,59 @@ class JdbcEngineTest {
         String key = LockRows.key("cerberus_locks", name);
         try (LockEngine holder = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5));
                 LockEngine other = io.cerberus.testkit.Engines.open(url, Duration.ofSeconds(5))) {
-            Acquisition held = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "holder", Duration.ofSeconds(30));
+            Acquisition held = new Acquisition(
+                    name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "holder", Duration.ofSeconds(30));
             assertThat(holder.tryAcquire(held)).isInstanceOf(AcquireResult.Granted.class);
-            Acquisition sameClient = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "same", Duration.ofSeconds(30));
-            assertThat(holder.tryAcquire(sameClient)).as("refused to another attempt of the holder's client").isInstanceOf(AcquireResult.Busy.class);
+            Acquisition sameClient = new Acquisition(
+                    name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "same", Duration.ofSeconds(30));
+            assertThat(holder.tryAcquire(sameClient))
+                    .as("refused to another attempt of the holder's client")
+                    .isInstanceOf(AcquireResult.Busy.class);
             holder.abandon(sameClient);
-            assertThat(wantedUntil(url, key)).as("the holder's own line hands the lock on: no mark").isZero();
+            assertThat(wantedUntil(url, key))
+                    .as("the holder's own line hands the lock on: no mark")
+                    .isZero();
 
             // one waiting attempt of another client, asking again and again as it would while it waits
-            Acquisition waiting = new Acquisition(name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "waiter", Duration.ofSeconds(30));
+            Acquisition waiting = new Acquisition(
+                    name, LockMode.EXCLUSIVE, UUID.randomUUID().toString(), "waiter", Duration.ofSeconds(30));
             long before = System.currentTimeMillis();
-            assertThat(other.tryAcquire(waiting)).as("refused to another client").isInstanceOf(AcquireResult.Busy.class);
+            assertThat(other.tryAcquire(waiting))
+                    .as("refused to another client")
+                    .isInstanceOf(AcquireResult.Busy.class);
             long mark = wantedUntil(url, key);
-            assertThat(mark).as("marked for %d ms of the database's clock", LeaseRowEngine.WANTED_MARK_MS)
-                    .isBetween(before + LeaseRowEngine.WANTED_MARK_MS - 2000, System.currentTimeMillis() + LeaseRowEngine.WANTED_MARK_MS + 2000);
+            assertThat(mark)
+                    .as("marked for %d ms of the database's clock", LeaseRowEngine.WANTED_MARK_MS)
+                    .isBetween(
+                            before + LeaseRowEngine.WANTED_MARK_MS - 2000,
+                            System.currentTimeMillis() + LeaseRowEngine.WANTED_MARK_MS + 2000);
             assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(wantedUntil(url, key)).as("its own mark that stands for most of its length is not written again").isEqualTo(mark);
+            assertThat(wantedUntil(url, key))
+                    .as("its own mark that stands for most of its length is not written again")
+                    .isEqualTo(mark);
             try (Connection connection = DriverManager.getConnection(url)) {
                 // a mark as the holder could have left while it waited itself, standing for more than half of its
                 // length still: it must not keep the waiter's place
-                update(connection, "UPDATE cerberus_locks SET wanted_until = wanted_until - 1000 WHERE lock_key = ?", key);
+                update(
+                        connection,
+                        "UPDATE cerberus_locks SET wanted_until = wanted_until - 1000 WHERE lock_key = ?",
+                        key);
             }
             assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
             long replaced = wantedUntil(url, key);
-            assertThat(replaced).as("a mark not its own is replaced by the waiter's").isGreaterThanOrEqualTo(mark);
+            assertThat(replaced)
+                    .as("a mark not its own is replaced by the waiter's")
+                    .isGreaterThanOrEqualTo(mark);
             try (Connection connection = DriverManager.getConnection(url)) {
-                update(connection, "UPDATE cerberus_locks SET wanted_until = " + MariaDbDialect.NOW + " + 1000 WHERE lock_key = ?", key);
+                update(
+                        connection,
+                        "UPDATE cerberus_locks SET wanted_until = " + MariaDbDialect.NOW + " + 1000 WHERE lock_key = ?",
+                        key);
             }
             assertThat(other.tryAcquire(waiting)).isInstanceOf(AcquireResult.Busy.class);
-            assertThat(wantedUntil(url, key)).as("a mark about to lapse is renewed").isGreaterThan(replaced);
+            assertThat(wantedUntil(url, key))
+                    .as("a mark about to lapse is renewed")
+                    .isGreaterThan(replaced);
             other.abandon(waiting);
             assertThat(holder.release(held)).isTrue();
         }
@@ -576,7 +708,8 @@ class JdbcEngineTest {
 
     private static long wantedUntil(String url, String key) throws SQLException {
         try (Connection connection = DriverManager.getConnection(url);
-                PreparedStatement statement = connection.prepareStatement("SELECT wanted_until FROM cerberus_locks WHERE lock_key = ?")) {
+                PreparedStatement statement =
+                        connection.prepareStatement("SELECT wanted_until FROM cerberus_locks WHERE lock_key = ?")) {
             statement.setString(1, key);
             try (java.sql.ResultSet rows = statement.executeQuery()) {
                 assertThat(rows.next()).isTrue();
@@ -589,26 +722,39 @@ class JdbcEngineTest {
     @org.junit.jupiter.params.provider.ValueSource(strings = {"postgres", "mariadb"})
     void lockTableOfAnEarlierVersionGetsTheWantedColumn(String database) throws Exception {
         String url = database.equals("postgres") ? POSTGRES.uri() : MARIADB.uri();
-        String alter = database.equals("postgres") ? "ADD COLUMN IF NOT EXISTS wanted_until" : "ADD COLUMN wanted_until";
+        String alter =
+                database.equals("postgres") ? "ADD COLUMN IF NOT EXISTS wanted_until" : "ADD COLUMN wanted_until";
         String table = "old_locks_" + UUID.randomUUID().toString().substring(0, 8);
-        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE " + table + " (lock_key VARCHAR(64) NOT NULL PRIMARY KEY, namespace VARCHAR(128) NOT NULL, "
-                    + "name VARCHAR(512) NOT NULL, owner VARCHAR(64), holder VARCHAR(256), fence BIGINT NOT NULL, expires_at BIGINT NOT NULL)");
+        try (Connection connection = DriverManager.getConnection(url);
+                Statement statement = connection.createStatement()) {
+            statement.execute(
+                    "CREATE TABLE " + table
+                            + " (lock_key VARCHAR(64) NOT NULL PRIMARY KEY, namespace VARCHAR(128) NOT NULL, "
+                            + "name VARCHAR(512) NOT NULL, owner VARCHAR(64), holder VARCHAR(256), fence BIGINT NOT NULL, expires_at BIGINT NOT NULL)");
         }
         assertThatThrownBy(() -> client(Databases.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no column wanted_until")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("has no column wanted_until")
                 .hasMessageContaining("ALTER TABLE " + table + " " + alter + " BIGINT NOT NULL DEFAULT 0");
-        DistributedLock lock = client(Databases.with(url, "cerberus.table=" + table)).lock("upgraded");
+        DistributedLock lock =
+                client(Databases.with(url, "cerberus.table=" + table)).lock("upgraded");
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
-        assertThat(client(Databases.with(url, "cerberus.table=" + table + "&cerberus.createTable=false")).lock("upgraded").tryLock())
-                .as("the table has the column now").isTrue();
+        assertThat(client(Databases.with(url, "cerberus.table=" + table + "&cerberus.createTable=false"))
+                        .lock("upgraded")
+                        .tryLock())
+                .as("the table has the column now")
+                .isTrue();
     }
 
     @Test
     void postgresCancelsAStatementThatWaitsPastTheTimeout() throws Exception {
         String url = POSTGRES.uri();
-        Cerberus cerberus = Cerberus.builder().engine(url).namespace(namespace).connectTimeout(Duration.ofSeconds(1)).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine(url)
+                .namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(1))
+                .build();
         clients.add(cerberus);
         DistributedLock lock = cerberus.lock("blocked");
         assertThat(lock.tryLock()).isTrue();
@@ -617,7 +763,8 @@ class JdbcEngineTest {
         try (Connection other = DriverManager.getConnection(url)) {
             // a transaction of someone else keeps the lock's row locked: our acquire waits for it
             other.setAutoCommit(false);
-            try (PreparedStatement select = other.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
+            try (PreparedStatement select =
+                    other.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
                 select.setString(1, key);
                 select.executeQuery().close();
             }
@@ -627,7 +774,9 @@ class JdbcEngineTest {
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5000));
             other.rollback();
         }
-        assertThat(lock.tryLock()).as("the engine works on once the row is free").isTrue();
+        assertThat(lock.tryLock())
+                .as("the engine works on once the row is free")
+                .isTrue();
         lock.unlock();
     }
 
@@ -653,9 +802,10 @@ class JdbcEngineTest {
             @Override
             public Connection getConnection() throws SQLException {
                 Connection physical = DriverManager.getConnection(url);
-                return (Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
-                        (proxy, method, args) -> {
-                            if (method.getName().startsWith("prepare") && ((String) args[0]).contains(JdbcTarget.DEFAULT_TABLE)) {
+                return (Connection) java.lang.reflect.Proxy.newProxyInstance(
+                        getClass().getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                            if (method.getName().startsWith("prepare")
+                                    && ((String) args[0]).contains(JdbcTarget.DEFAULT_TABLE)) {
                                 sent.add((String) args[0]);
                             }
                             try {
@@ -666,7 +816,10 @@ class JdbcEngineTest {
                         });
             }
         };
-        Cerberus cerberus = Cerberus.builder().engine(url, JdbcOptions.dataSource(recording)).namespace(namespace).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine(url, JdbcOptions.dataSource(recording))
+                .namespace(namespace)
+                .build();
         clients.add(cerberus);
         DistributedLock lock = cerberus.lock("again");
 
@@ -684,22 +837,35 @@ class JdbcEngineTest {
         DistributedLock other = client(url).lock("again");
         assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
         sent.clear();
-        assertThat(lock.tryAcquire(Duration.ZERO)).as("refused to another attempt of the holder's client too").isEmpty();
-        assertThat(sent).as("refused: the update, a read (then the release of the attempt given up)").hasSize(3);
+        assertThat(lock.tryAcquire(Duration.ZERO))
+                .as("refused to another attempt of the holder's client too")
+                .isEmpty();
+        assertThat(sent)
+                .as("refused: the update, a read (then the release of the attempt given up)")
+                .hasSize(3);
         assertThat(sent.get(1)).startsWith("SELECT");
         second.close();
         io.cerberus.Lease third = other.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(third.fencingToken()).as("another client's grant on the existing row").isEqualTo(second.fencingToken() + 1);
+        assertThat(third.fencingToken())
+                .as("another client's grant on the existing row")
+                .isEqualTo(second.fencingToken() + 1);
         third.close();
 
         try (Connection connection = DriverManager.getConnection(url)) {
-            update(connection, "DELETE FROM cerberus_locks WHERE lock_key = ?", LockRows.key("cerberus_locks", new LockKey(namespace, "again")));
+            update(
+                    connection,
+                    "DELETE FROM cerberus_locks WHERE lock_key = ?",
+                    LockRows.key("cerberus_locks", new LockKey(namespace, "again")));
         }
         sent.clear();
         io.cerberus.Lease afterDelete = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("a row deleted since: the update takes nothing, the read finds no row, the upsert inserts it").hasSize(3);
+        assertThat(sent)
+                .as("a row deleted since: the update takes nothing, the read finds no row, the upsert inserts it")
+                .hasSize(3);
         assertThat(sent.get(2)).startsWith("INSERT");
-        assertThat(afterDelete.fencingToken()).as("a new row starts its fences again (why the row is kept at release)").isEqualTo(1);
+        assertThat(afterDelete.fencingToken())
+                .as("a new row starts its fences again (why the row is kept at release)")
+                .isEqualTo(1);
         afterDelete.close();
     }
 
@@ -716,36 +882,53 @@ class JdbcEngineTest {
             List<Acquisition> held = new ArrayList<>();
             for (int i = 0; i < 700; i++) {
                 // two leases: MariaDB renews holds of one lease per statement
-                Acquisition attempt = new Acquisition(new LockKey(namespace, "renew-" + i), LockMode.EXCLUSIVE,
-                        UUID.randomUUID().toString(), "test", Duration.ofSeconds(i % 7 == 0 ? 20 : 30));
+                Acquisition attempt = new Acquisition(
+                        new LockKey(namespace, "renew-" + i),
+                        LockMode.EXCLUSIVE,
+                        UUID.randomUUID().toString(),
+                        "test",
+                        Duration.ofSeconds(i % 7 == 0 ? 20 : 30));
                 assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
                 held.add(attempt);
             }
-            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).as("nothing taken away yet").isEmpty();
-            try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
-                statement.executeUpdate("UPDATE " + JdbcTarget.DEFAULT_TABLE + " SET owner = 'someone else' WHERE name IN ('renew-3', 'renew-650',"
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held))
+                    .as("nothing taken away yet")
+                    .isEmpty();
+            try (Connection connection = DriverManager.getConnection(url);
+                    Statement statement = connection.createStatement()) {
+                statement.executeUpdate("UPDATE " + JdbcTarget.DEFAULT_TABLE
+                        + " SET owner = 'someone else' WHERE name IN ('renew-3', 'renew-650',"
                         + " 'renew-7') AND namespace = '" + namespace + "'");
             }
-            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held)).containsExactlyInAnyOrder(held.get(3), held.get(650), held.get(7));
+            assertThat(engine.ability(RenewsInBatches.class).orElseThrow().renewAll(held))
+                    .containsExactlyInAnyOrder(held.get(3), held.get(650), held.get(7));
         }
     }
 
     @Test
     void badSettingsAreRejectedWithTheRule() {
         String h2 = H2.uri();
-        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.colour=blue"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.colour=blue")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown setting cerberus.colour");
-        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.mode=exclusive"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.mode=exclusive")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cerberus.mode must be lease-row or session");
-        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.poolSize=0"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.poolSize=0")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cerberus.poolSize must be 1 to 1000");
-        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.sessionCheckMs=5"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.sessionCheckMs=5")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least 100ms");
         assertThatThrownBy(() -> client(Databases.with(h2, "cerberus.table=absent&cerberus.createTable=false")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not exist")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("does not exist")
                 .hasMessageContaining("CREATE TABLE IF NOT EXISTS absent");
-        assertThatThrownBy(() -> client("jdbc:nosuchdb://127.0.0.1/x")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> client("jdbc:nosuchdb://127.0.0.1/x"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no JDBC driver");
-        assertThatThrownBy(() -> client("jdbc:")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("JDBC URL");
+        assertThatThrownBy(() -> client("jdbc:"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("JDBC URL");
     }
 }

@@ -57,6 +57,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class JdbcIsolationTest {
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
     /**
@@ -188,7 +189,8 @@ class JdbcIsolationTest {
 
         @BeforeAll
         void users() throws SQLException {
-            try (Connection admin = DriverManager.getConnection(adminUrl()); Statement statement = admin.createStatement()) {
+            try (Connection admin = DriverManager.getConnection(adminUrl());
+                    Statement statement = admin.createStatement()) {
                 for (Map.Entry<String, String> app : passwords.entrySet()) {
                     createApp(statement, app.getKey(), app.getValue());
                 }
@@ -203,7 +205,11 @@ class JdbcIsolationTest {
         /** @return a client logged in as {@code user}, on the lock table of {@code app} */
         private Cerberus app(String user, String app) {
             String uri = uri(user, app) + (user.equals(app) ? "" : "&cerberus.createTable=false");
-            return Cerberus.builder().engine(uri).namespace("orders").connectTimeout(TIMEOUT).build();
+            return Cerberus.builder()
+                    .engine(uri)
+                    .namespace("orders")
+                    .connectTimeout(TIMEOUT)
+                    .build();
         }
 
         /**
@@ -218,31 +224,44 @@ class JdbcIsolationTest {
 
         /** Each statement, sent by appb with its own password, is refused by the database. */
         private void refusedToAppBByHand(String... statements) throws SQLException {
-            try (Connection b = DriverManager.getConnection(userUrl("appb", passwords.get("appb"))); Statement statement = b.createStatement()) {
+            try (Connection b = DriverManager.getConnection(userUrl("appb", passwords.get("appb")));
+                    Statement statement = b.createStatement()) {
                 for (String sql : statements) {
-                    assertThatThrownBy(() -> statement.execute(sql)).as("B by hand: %s", sql).hasMessageContaining(refusal());
+                    assertThatThrownBy(() -> statement.execute(sql))
+                            .as("B by hand: %s", sql)
+                            .hasMessageContaining(refusal());
                 }
             }
         }
 
         private void refusedToAppB(Map<String, ThrowingCallable> operations) {
-            operations.forEach((what, operation) -> assertThatThrownBy(operation).as("B's engine on A's tables: %s", what)
-                    .isInstanceOf(CerberusException.class).hasMessageContaining(refusal()));
+            operations.forEach((what, operation) -> assertThatThrownBy(operation)
+                    .as("B's engine on A's tables: %s", what)
+                    .isInstanceOf(CerberusException.class)
+                    .hasMessageContaining(refusal()));
         }
 
         @Test
         void eachAppLocksAndGuardsInItsOwnTablesWithItsOwnUser() throws Exception {
-            try (Cerberus a = app("appa", "appa"); Cerberus b = app("appb", "appb")) {
+            try (Cerberus a = app("appa", "appa");
+                    Cerberus b = app("appb", "appb")) {
                 DistributedLock lock = a.lock("order:1");
                 assertThat(lock.tryLock()).isTrue();
-                assertThat(b.lock("order:1").tryLock()).as("same namespace and name, other app: another lock").isTrue();
+                assertThat(b.lock("order:1").tryLock())
+                        .as("same namespace and name, other app: another lock")
+                        .isTrue();
                 b.lock("order:1").unlock();
                 lock.unlock();
                 IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-1");
-                assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
+                assertThat(a.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "charged")
+                                .status())
                         .isEqualTo(Outcome.Status.EXECUTED);
-                assertThat(b.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
-                        .as("another app's record").isEqualTo(Outcome.Status.EXECUTED);
+                assertThat(b.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "charged")
+                                .status())
+                        .as("another app's record")
+                        .isEqualTo(Outcome.Status.EXECUTED);
             }
         }
 
@@ -252,38 +271,62 @@ class JdbcIsolationTest {
                 assertThat(a.lock("warm-up").tryLock()).isTrue();
                 a.lock("warm-up").unlock();
             }
-            assertThatThrownBy(() -> app("appb", "appa")).as("with cerberus.createTable=false")
-                    .hasMessageContaining("may not use the lock table appa.cerberus_locks").hasMessageContaining(refusal());
-            assertThatThrownBy(() -> Cerberus.builder().engine(uri("appb", "appa")).connectTimeout(TIMEOUT).build())
-                    .as("when it would create the tables").hasMessageContaining("may not use the lock table appa.cerberus_locks")
+            assertThatThrownBy(() -> app("appb", "appa"))
+                    .as("with cerberus.createTable=false")
+                    .hasMessageContaining("may not use the lock table appa.cerberus_locks")
+                    .hasMessageContaining(refusal());
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(uri("appb", "appa"))
+                            .connectTimeout(TIMEOUT)
+                            .build())
+                    .as("when it would create the tables")
+                    .hasMessageContaining("may not use the lock table appa.cerberus_locks")
                     .hasMessageContaining(refusal());
         }
 
         @Test
         void appBsUserCannotListReadTakeExtendReleaseOrDeleteAppAsLocks() throws Exception {
             LockKey key = new LockKey("orders", "order:2");
-            Acquisition held = new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), "appa",
+            Acquisition held = new Acquisition(
+                    key,
+                    LockMode.EXCLUSIVE,
+                    UUID.randomUUID().toString().replace("-", ""),
+                    "appa",
                     Duration.ofSeconds(30));
-            try (LockEngine a = Engines.open(uri("appa", "appa"), TIMEOUT); LockEngine b = appBsEngineOnAppAsTables()) {
+            try (LockEngine a = Engines.open(uri("appa", "appa"), TIMEOUT);
+                    LockEngine b = appBsEngineOnAppAsTables()) {
                 AcquireResult granted = a.tryAcquire(held);
                 assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
                 long fence = ((AcquireResult.Granted) granted).fencingToken();
 
-                Acquisition taking = new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), "appb",
+                Acquisition taking = new Acquisition(
+                        key,
+                        LockMode.EXCLUSIVE,
+                        UUID.randomUUID().toString().replace("-", ""),
+                        "appb",
                         Duration.ofSeconds(30));
                 Map<String, ThrowingCallable> operations = new LinkedHashMap<>();
-                operations.put("list (inspect)", () -> b.ability(Inspects.class).orElseThrow().inspect("orders", ""));
+                operations.put(
+                        "list (inspect)",
+                        () -> b.ability(Inspects.class).orElseThrow().inspect("orders", ""));
                 operations.put("read (isLocked)", () -> b.isLocked(key));
                 operations.put("take", () -> b.tryAcquire(taking));
                 operations.put("extend A's hold, even with A's token", () -> b.renew(held));
-                operations.put("extend A's hold in a batch", () -> b.ability(RenewsInBatches.class).orElseThrow().renewAll(List.of(held)));
+                operations.put(
+                        "extend A's hold in a batch",
+                        () -> b.ability(RenewsInBatches.class).orElseThrow().renewAll(List.of(held)));
                 operations.put("release A's hold, even with A's token", () -> b.release(held));
                 refusedToAppB(operations);
-                refusedToAppBByHand("SELECT * FROM appa.cerberus_locks", "UPDATE appa.cerberus_locks SET expires_at = 0",
-                        "DELETE FROM appa.cerberus_locks", "INSERT INTO appa.cerberus_locks (lock_key, namespace, name, fence, expires_at)"
+                refusedToAppBByHand(
+                        "SELECT * FROM appa.cerberus_locks",
+                        "UPDATE appa.cerberus_locks SET expires_at = 0",
+                        "DELETE FROM appa.cerberus_locks",
+                        "INSERT INTO appa.cerberus_locks (lock_key, namespace, name, fence, expires_at)"
                                 + " VALUES ('k', 'orders', 'order:9', 1, 0)");
 
-                assertThat(a.ability(Inspects.class).orElseThrow().inspect("orders", "order:2")).as("A's hold is untouched").extracting(LockInfo::holder, LockInfo::fencingToken)
+                assertThat(a.ability(Inspects.class).orElseThrow().inspect("orders", "order:2"))
+                        .as("A's hold is untouched")
+                        .extracting(LockInfo::holder, LockInfo::fencingToken)
                         .containsExactly(tuple("appa", fence));
                 assertThat(a.renew(held)).as("A still holds").isTrue();
                 assertThat(a.release(held)).isTrue();
@@ -295,21 +338,31 @@ class JdbcIsolationTest {
             IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-3");
             String id = "orders/" + key.id();
             String token = UUID.randomUUID().toString().replace("-", "");
-            try (Cerberus a = app("appa", "appa"); LockEngine b = appBsEngineOnAppAsTables()) {
-                assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged").status())
+            try (Cerberus a = app("appa", "appa");
+                    LockEngine b = appBsEngineOnAppAsTables()) {
+                assertThat(a.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "charged")
+                                .status())
                         .isEqualTo(Outcome.Status.EXECUTED);
-                IdempotencyStore store = b.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+                IdempotencyStore store =
+                        b.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
                 Map<String, ThrowingCallable> operations = new LinkedHashMap<>();
                 operations.put("read", () -> store.read(id));
                 operations.put("claim", () -> store.claim(id, key.fingerprint(), token, Duration.ofSeconds(30)));
                 operations.put("extend a claim", () -> store.renew(id, token, Duration.ofSeconds(30)));
-                operations.put("complete", () -> store.complete(id, token, "forged".getBytes(StandardCharsets.UTF_8), false, Duration.ofHours(1)));
+                operations.put(
+                        "complete",
+                        () -> store.complete(
+                                id, token, "forged".getBytes(StandardCharsets.UTF_8), false, Duration.ofHours(1)));
                 operations.put("release (delete)", () -> store.release(id, token));
                 refusedToAppB(operations);
-                refusedToAppBByHand("SELECT * FROM appa.cerberus_locks_idem", "UPDATE appa.cerberus_locks_idem SET expires_at = 0",
+                refusedToAppBByHand(
+                        "SELECT * FROM appa.cerberus_locks_idem",
+                        "UPDATE appa.cerberus_locks_idem SET expires_at = 0",
                         "DELETE FROM appa.cerberus_locks_idem");
 
-                Outcome<String> again = a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again");
+                Outcome<String> again =
+                        a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again");
                 assertThat(again.status()).as("A's record is untouched").isEqualTo(Outcome.Status.REPLAYED);
                 assertThat(again.value()).isEqualTo("charged");
             }

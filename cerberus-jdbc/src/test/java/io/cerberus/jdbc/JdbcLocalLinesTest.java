@@ -55,8 +55,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class JdbcLocalLinesTest {
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = Databases.mariaDb();
+
     @RegisterExtension
     static final ServerExtension<H2Server> H2 = Databases.h2();
 
@@ -68,14 +70,16 @@ class JdbcLocalLinesTest {
     /** One database in one mode. */
     record Target(String label, String url, JdbcOptions.Mode mode) {
         SqlDialect dialect() {
-            return url.startsWith("jdbc:postgresql") ? new PostgresDialect(TABLE)
+            return url.startsWith("jdbc:postgresql")
+                    ? new PostgresDialect(TABLE)
                     : url.startsWith("jdbc:mariadb") ? new MariaDbDialect(TABLE) : new H2Dialect(TABLE);
         }
 
         /** @return the upsert that takes a lock's row in one statement */
         String upsert() {
             SqlDialect dialect = dialect();
-            return dialect instanceof PostgresDialect postgres ? postgres.acquireSql
+            return dialect instanceof PostgresDialect postgres
+                    ? postgres.acquireSql
                     : dialect instanceof MariaDbDialect mariaDb ? mariaDb.acquireSql : ((H2Dialect) dialect).acquireSql;
         }
 
@@ -89,7 +93,9 @@ class JdbcLocalLinesTest {
             if (mode == JdbcOptions.Mode.LEASE_ROW) {
                 return sql.equals(upsert()) || sql.equals(takeExisting());
             }
-            return sql.contains("pg_try_advisory_lock") || sql.contains("GET_LOCK(") || sql.contains("FOR UPDATE NOWAIT");
+            return sql.contains("pg_try_advisory_lock")
+                    || sql.contains("GET_LOCK(")
+                    || sql.contains("FOR UPDATE NOWAIT");
         }
 
         @Override
@@ -163,15 +169,19 @@ class JdbcLocalLinesTest {
         assertThat(overlaps.get()).as("mutual exclusion").isZero();
         int acquires = data.acquires() - acquiresBefore;
         // before the line, every release made all waiters ask: about one acquire per waiter and hand-off
-        assertThat(acquires).as("acquire statements for %d grants among %d threads", grants.get(), workers)
+        assertThat(acquires)
+                .as("acquire statements for %d grants among %d threads", grants.get(), workers)
                 .isLessThanOrEqualTo(grants.get() + grants.get() / 10 + workers);
-        if (target.mode() == JdbcOptions.Mode.LEASE_ROW && target.dialect().handOverRelease().isPresent()) {
+        if (target.mode() == JdbcOptions.Mode.LEASE_ROW
+                && target.dialect().handOverRelease().isPresent()) {
             // the release hands the lock to the sleeping head: most grants send no acquire at all
-            assertThat(acquires).as("acquire statements for %d grants handed round %d threads", grants.get(), workers)
+            assertThat(acquires)
+                    .as("acquire statements for %d grants handed round %d threads", grants.get(), workers)
                     .isLessThanOrEqualTo(grants.get() / 3);
         }
         if (target.mode() == JdbcOptions.Mode.SESSION) {
-            assertThat(data.opened.get() - connectionsBefore).as("connections: only the attempt whose turn it is takes one")
+            assertThat(data.opened.get() - connectionsBefore)
+                    .as("connections: only the attempt whose turn it is takes one")
                     .isLessThanOrEqualTo(acquires + 2);
         }
     }
@@ -194,7 +204,8 @@ class JdbcLocalLinesTest {
                 lock.unlock();
             }
         });
-        assertThat(held.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(held.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         AtomicLong headGot = new AtomicLong();
         Thread head = thread("head", () -> {
             lock.lock();
@@ -215,14 +226,22 @@ class JdbcLocalLinesTest {
         });
         join(queued, TestTimes.millis(10_000));
         assertThat(got.get()).isFalse();
-        assertThat(took.get()).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
-        assertThat(data.acquiresBy("queued")).as("the queued waiter never asked").isZero();
-        assertThat(data.acquiresBy("head")).as("the lock is held in this client: the head waits for its release without asking").isZero();
+        assertThat(took.get())
+                .isGreaterThanOrEqualTo(Duration.ofMillis(400))
+                .isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
+        assertThat(data.acquiresBy("queued"))
+                .as("the queued waiter never asked")
+                .isZero();
+        assertThat(data.acquiresBy("head"))
+                .as("the lock is held in this client: the head waits for its release without asking")
+                .isZero();
         long released = System.nanoTime();
         letGo.countDown();
         join(head, TestTimes.millis(10_000));
         assertThat(headGot.get()).as("the head got the lock").isNotZero();
-        assertThat(Duration.ofNanos(headGot.get() - released)).as("woken by the release").isLessThan(TestTimes.millis(1000));
+        assertThat(Duration.ofNanos(headGot.get() - released))
+                .as("woken by the release")
+                .isLessThan(TestTimes.millis(1000));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -255,12 +274,15 @@ class JdbcLocalLinesTest {
         });
         Poll.untilWaiting(queued, TestTimes.millis(5000));
         Poll.untilWaiting(head, TestTimes.millis(5000));
-        assertThat(data.acquiresBy("queued")).as("queued behind the head, it has not asked").isZero();
+        assertThat(data.acquiresBy("queued"))
+                .as("queued behind the head, it has not asked")
+                .isZero();
 
         long interrupted = System.nanoTime();
         head.interrupt();
         Poll.until("the queued waiter to ask", TestTimes.millis(10_000), () -> data.acquiresBy("queued") > 0);
-        assertThat(Duration.ofNanos(System.nanoTime() - interrupted)).as("it asks at once, not after a backoff or a recheck")
+        assertThat(Duration.ofNanos(System.nanoTime() - interrupted))
+                .as("it asks at once, not after a backoff or a recheck")
                 .isLessThan(TestTimes.millis(500));
         join(head, TestTimes.millis(5000));
         assertThat(headOutcome.get()).isInstanceOf(InterruptedException.class);
@@ -268,8 +290,12 @@ class JdbcLocalLinesTest {
         long freed = System.nanoTime();
         foreign.free();
         join(queued, TestTimes.millis(10_000));
-        assertThat(queuedGot.get()).as("the new head took the lock freed in the other process").isNotZero();
-        assertThat(Duration.ofNanos(queuedGot.get() - freed)).as("within its backoff").isLessThan(TestTimes.millis(2500));
+        assertThat(queuedGot.get())
+                .as("the new head took the lock freed in the other process")
+                .isNotZero();
+        assertThat(Duration.ofNanos(queuedGot.get() - freed))
+                .as("within its backoff")
+                .isLessThan(TestTimes.millis(2500));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -301,7 +327,8 @@ class JdbcLocalLinesTest {
 
     /** The lease-row targets whose release hands the lock over ({@link SqlDialect#handOverRelease}). */
     static List<Target> handOverTargets() {
-        return List.of(new Target("PostgreSQL lease-row", POSTGRES.uri(), JdbcOptions.Mode.LEASE_ROW),
+        return List.of(
+                new Target("PostgreSQL lease-row", POSTGRES.uri(), JdbcOptions.Mode.LEASE_ROW),
                 new Target("MariaDB lease-row", MARIADB.uri(), JdbcOptions.Mode.LEASE_ROW));
     }
 
@@ -317,9 +344,15 @@ class JdbcLocalLinesTest {
         join(waiter.thread, TestTimes.millis(10_000));
         Lease handed = waiter.lease.get();
         assertThat(handed).as("the waiter got the lock").isNotNull();
-        assertThat(handed.fencingToken()).as("a hand-off is a new hold: the next fence").isEqualTo(held.fencingToken() + 1);
-        assertThat(data.acquiresBy("waiter")).as("handed over in the release, the waiter never asked").isZero();
-        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("woken by the hand-off").isLessThan(TestTimes.millis(1000));
+        assertThat(handed.fencingToken())
+                .as("a hand-off is a new hold: the next fence")
+                .isEqualTo(held.fencingToken() + 1);
+        assertThat(data.acquiresBy("waiter"))
+                .as("handed over in the release, the waiter never asked")
+                .isZero();
+        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released))
+                .as("woken by the hand-off")
+                .isLessThan(TestTimes.millis(1000));
         assertThat(lock.isLocked()).isTrue();
         handed.close();
         assertThat(lock.isLocked()).isFalse();
@@ -376,8 +409,11 @@ class JdbcLocalLinesTest {
             join(thread, TestTimes.millis(30_000));
         }
         assertThat(overlaps.get()).as("mutual exclusion").isZero();
-        assertThat(outOfOrder.get()).as("fences grow with every hold, handed over or not").isZero();
-        assertThat(waits).as("waits of the other process while three threads here hand the lock round")
+        assertThat(outOfOrder.get())
+                .as("fences grow with every hold, handed over or not")
+                .isZero();
+        assertThat(waits)
+                .as("waits of the other process while three threads here hand the lock round")
                 .allSatisfy(wait -> assertThat(wait).isLessThan(TestTimes.millis(2000)));
     }
 
@@ -390,20 +426,26 @@ class JdbcLocalLinesTest {
         long grantedAt = System.nanoTime();
         try (LockEngine elsewhere = Engines.open(target.url(), Duration.ofSeconds(10))) {
             Acquisition refused = attempt(new LockKey(namespace, "turn"), "elsewhere");
-            assertThat(elsewhere.tryAcquire(refused)).as("refused, the other client marks the lock wanted").isInstanceOf(AcquireResult.Busy.class);
+            assertThat(elsewhere.tryAcquire(refused))
+                    .as("refused, the other client marks the lock wanted")
+                    .isInstanceOf(AcquireResult.Busy.class);
             elsewhere.abandon(refused);
         }
         Waiter waiter = waiterAsleep(lock, data);
-        Poll.until("the turn to pass", TestTimes.millis(10_000),
+        Poll.until(
+                "the turn to pass",
+                TestTimes.millis(10_000),
                 () -> System.nanoTime() - grantedAt > LeaseRowEngine.TURN.toNanos());
         long released = System.nanoTime();
         first.close();
         join(waiter.thread, TestTimes.millis(10_000));
         Lease next = waiter.lease.get();
         assertThat(next).as("the waiter got the lock").isNotNull();
-        assertThat(data.acquiresBy("waiter")).as("released for all once the turn is over, not handed over: the waiter asked")
+        assertThat(data.acquiresBy("waiter"))
+                .as("released for all once the turn is over, not handed over: the waiter asked")
                 .isEqualTo(1);
-        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released)).as("the line held back for the other process's poll")
+        assertThat(Duration.ofNanos(waiter.grantedAt.get() - released))
+                .as("the line held back for the other process's poll")
                 .isGreaterThanOrEqualTo(LeaseRowEngine.HOLD_BACK);
         assertThat(next.fencingToken()).isEqualTo(first.fencingToken() + 1);
         next.close();
@@ -421,7 +463,8 @@ class JdbcLocalLinesTest {
             started.add(thread("impatient-" + w, () -> {
                 try {
                     while (System.nanoTime() - until < 0) {
-                        Optional<Lease> lease = lock.tryAcquire(Duration.ofNanos(ThreadLocalRandom.current().nextLong(50_000, 2_000_000)));
+                        Optional<Lease> lease = lock.tryAcquire(
+                                Duration.ofNanos(ThreadLocalRandom.current().nextLong(50_000, 2_000_000)));
                         if (lease.isPresent()) {
                             grants.incrementAndGet();
                             lease.get().close();
@@ -438,9 +481,13 @@ class JdbcLocalLinesTest {
             join(thread, TestTimes.millis(30_000));
         }
         assertThat(grants.get()).isPositive();
-        assertThat(timeouts.get()).as("waits short enough to run out during hand-offs").isPositive();
+        assertThat(timeouts.get())
+                .as("waits short enough to run out during hand-offs")
+                .isPositive();
         DistributedLock fresh = client(target, dataSource(target)).lock("impatient");
-        assertThat(fresh.isLocked()).as("no hold is left behind by a waiter that gave up").isFalse();
+        assertThat(fresh.isLocked())
+                .as("no hold is left behind by a waiter that gave up")
+                .isFalse();
         assertThat(fresh.tryAcquire(Duration.ZERO)).isPresent().get().satisfies(Lease::close);
     }
 
@@ -456,7 +503,9 @@ class JdbcLocalLinesTest {
                 assertThat(granted).isInstanceOf(AcquireResult.Granted.class);
                 assertThat(engine.tryAcquire(head)).isInstanceOf(AcquireResult.Busy.class);
                 assertThat(engine.tryAcquire(queued)).isInstanceOf(AcquireResult.Busy.class);
-                assertThat(engine.tryAcquire(owner)).as("a repeat on %s is granted again, with the same fence", url).isEqualTo(granted);
+                assertThat(engine.tryAcquire(owner))
+                        .as("a repeat on %s is granted again, with the same fence", url)
+                        .isEqualTo(granted);
                 engine.abandon(queued);
                 engine.abandon(head);
                 assertThat(engine.release(owner)).isTrue();
@@ -466,14 +515,17 @@ class JdbcLocalLinesTest {
     }
 
     private static Acquisition attempt(LockKey key, String holder) {
-        return new Acquisition(key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), holder, Duration.ofSeconds(30));
+        return new Acquisition(
+                key, LockMode.EXCLUSIVE, UUID.randomUUID().toString().replace("-", ""), holder, Duration.ofSeconds(30));
     }
 
     // ---- helpers -------------------------------------------------------------------------------
 
     private Cerberus client(Target target, CountingDataSource data) {
-        Cerberus cerberus = Cerberus.builder().engine(target.url(), JdbcOptions.dataSource(data).mode(target.mode()))
-                .namespace(namespace).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine(target.url(), JdbcOptions.dataSource(data).mode(target.mode()))
+                .namespace(namespace)
+                .build();
         resources.add(cerberus);
         return cerberus;
     }
@@ -486,8 +538,7 @@ class JdbcLocalLinesTest {
     }
 
     /** A thread named "waiter" that acquires a lock, and what it got when. */
-    private record Waiter(Thread thread, AtomicReference<Lease> lease, AtomicLong grantedAt) {
-    }
+    private record Waiter(Thread thread, AtomicReference<Lease> lease, AtomicLong grantedAt) {}
 
     /** @return a waiter for {@code lock}, held in this client, that sleeps in its line */
     private Waiter waiterAsleep(DistributedLock lock, CountingDataSource data) {
@@ -540,7 +591,11 @@ class JdbcLocalLinesTest {
                 acquire.setLong(6, 60_000);
                 acquire.execute();
             }
-            return () -> update(connection, "UPDATE " + TABLE + " SET owner = NULL, holder = NULL, expires_at = 0 WHERE lock_key = ? AND owner = 'elsewhere'", rowKey);
+            return () -> update(
+                    connection,
+                    "UPDATE " + TABLE
+                            + " SET owner = NULL, holder = NULL, expires_at = 0 WHERE lock_key = ? AND owner = 'elsewhere'",
+                    rowKey);
         }
         SqlDialect dialect = target.dialect();
         if (dialect instanceof PostgresDialect) {
@@ -553,8 +608,9 @@ class JdbcLocalLinesTest {
             query(connection, "SELECT GET_LOCK(?, 10)", lockName);
             return () -> query(connection, "SELECT RELEASE_LOCK(?)", lockName);
         }
-        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE
-                + " (lock_key, namespace, name, owner, holder, fence, expires_at) VALUES (?, ?, ?, NULL, NULL, 0, 0)")) {
+        try (PreparedStatement insert = connection.prepareStatement(
+                "INSERT INTO " + TABLE
+                        + " (lock_key, namespace, name, owner, holder, fence, expires_at) VALUES (?, ?, ?, NULL, NULL, 0, 0)")) {
             insert.setString(1, rowKey);
             insert.setString(2, namespace);
             insert.setString(3, name);
@@ -597,7 +653,9 @@ class JdbcLocalLinesTest {
         }
 
         int acquires() {
-            return acquiresByThread.values().stream().mapToInt(AtomicInteger::get).sum();
+            return acquiresByThread.values().stream()
+                    .mapToInt(AtomicInteger::get)
+                    .sum();
         }
 
         int acquiresBy(String thread) {
@@ -608,31 +666,37 @@ class JdbcLocalLinesTest {
         @Override
         public Connection getConnection() throws SQLException {
             Connection pooledConnection = pooled ? idle.pollFirst() : null;
-            Connection physical = pooledConnection != null ? pooledConnection : DriverManager.getConnection(target.url());
+            Connection physical =
+                    pooledConnection != null ? pooledConnection : DriverManager.getConnection(target.url());
             if (pooledConnection == null) {
                 opened.incrementAndGet();
             }
-            return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-                if (method.getName().equals("prepareStatement")) {
-                    String sql = (String) args[0];
-                    String thread = Thread.currentThread().getName();
-                    String previous = lastByThread.put(thread, sql);
-                    // on MariaDB the upsert right after the update that took nothing is the same ask
-                    boolean sameAsk = sql.equals(target.upsert()) && previous != null && previous.equals(target.takeExisting());
-                    if (target.isAcquire(sql) && !sameAsk) {
-                        acquiresByThread.computeIfAbsent(thread, name -> new AtomicInteger()).incrementAndGet();
-                    }
-                }
-                if (pooled && method.getName().equals("close")) {
-                    idle.offerFirst(physical);
-                    return null;
-                }
-                try {
-                    return method.invoke(physical, args);
-                } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                }
-            });
+            return (Connection) Proxy.newProxyInstance(
+                    getClass().getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("prepareStatement")) {
+                            String sql = (String) args[0];
+                            String thread = Thread.currentThread().getName();
+                            String previous = lastByThread.put(thread, sql);
+                            // on MariaDB the upsert right after the update that took nothing is the same ask
+                            boolean sameAsk = sql.equals(target.upsert())
+                                    && previous != null
+                                    && previous.equals(target.takeExisting());
+                            if (target.isAcquire(sql) && !sameAsk) {
+                                acquiresByThread
+                                        .computeIfAbsent(thread, name -> new AtomicInteger())
+                                        .incrementAndGet();
+                            }
+                        }
+                        if (pooled && method.getName().equals("close")) {
+                            idle.offerFirst(physical);
+                            return null;
+                        }
+                        try {
+                            return method.invoke(physical, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
 
         @Override

@@ -22,9 +22,12 @@ class JdbcPgBouncerConformanceTests {
     @RegisterExtension
     @Order(1)
     static final ServerExtension<PostgresServer> POSTGRES = Databases.postgres();
+
     @RegisterExtension
     @Order(2)
-    static final ServerExtension<PgBouncerServer> TRANSACTION_POOLED = Databases.pgBouncer(POSTGRES, PoolMode.TRANSACTION);
+    static final ServerExtension<PgBouncerServer> TRANSACTION_POOLED =
+            Databases.pgBouncer(POSTGRES, PoolMode.TRANSACTION);
+
     @RegisterExtension
     @Order(3)
     static final ServerExtension<PgBouncerServer> SESSION_POOLED = Databases.pgBouncer(POSTGRES, PoolMode.SESSION);

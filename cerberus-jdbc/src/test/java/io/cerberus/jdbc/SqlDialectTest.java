@@ -30,7 +30,9 @@ class SqlDialectTest {
         SoftAssertions softly = new SoftAssertions();
         softly.assertThat(built.keySet()).as("statements").containsExactlyElementsOf(recorded.keySet());
         for (Map.Entry<String, String> statement : recorded.entrySet()) {
-            softly.assertThat(built.get(statement.getKey())).as(statement.getKey()).isEqualTo(statement.getValue());
+            softly.assertThat(built.get(statement.getKey()))
+                    .as(statement.getKey())
+                    .isEqualTo(statement.getValue());
         }
         softly.assertAll();
     }
@@ -41,8 +43,10 @@ class SqlDialectTest {
         assertThat(SqlDialect.of("MariaDB", "jdbc:mariadb://h/db", "t")).isInstanceOf(MariaDbDialect.class);
         assertThat(SqlDialect.of("MySQL", "jdbc:mysql://h/db", "t")).isInstanceOf(MariaDbDialect.class);
         assertThat(SqlDialect.of("H2", "jdbc:h2:mem:x", "t")).isInstanceOf(H2Dialect.class);
-        assertThatThrownBy(() -> SqlDialect.of("Oracle", "jdbc:oracle:x", "t")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("jdbc:oracle:x is Oracle").hasMessageContaining("PostgreSQL, MariaDB, MySQL and H2");
+        assertThatThrownBy(() -> SqlDialect.of("Oracle", "jdbc:oracle:x", "t"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("jdbc:oracle:x is Oracle")
+                .hasMessageContaining("PostgreSQL, MariaDB, MySQL and H2");
     }
 
     @Test
@@ -133,7 +137,8 @@ class SqlDialectTest {
             records(built, m, mariaDb, table);
             records(built, h, h2, table);
             built.put("PostgreSQL session release " + table, PostgresAdvisoryLocks.release(postgres.channel, false));
-            built.put("PostgreSQL session releaseMarked " + table, PostgresAdvisoryLocks.release(postgres.channel, true));
+            built.put(
+                    "PostgreSQL session releaseMarked " + table, PostgresAdvisoryLocks.release(postgres.channel, true));
         }
         built.put("PostgreSQL session tryOrMark", PostgresAdvisoryLocks.TRY_OR_MARK);
         built.put("PostgreSQL session releaseQuietly", PostgresAdvisoryLocks.RELEASE_QUIETLY);
@@ -161,6 +166,9 @@ class SqlDialectTest {
     /** @return a Db that never connects: building statements needs none */
     private static Db db(SqlDialect dialect) {
         JdbcTarget target = JdbcTarget.parse("jdbc:h2:mem:statements", JdbcOptions.defaults());
-        return new Db(ConnectionSource.of(target, JdbcOptions.defaults(), Duration.ofSeconds(5)), dialect, Duration.ofSeconds(5));
+        return new Db(
+                ConnectionSource.of(target, JdbcOptions.defaults(), Duration.ofSeconds(5)),
+                dialect,
+                Duration.ofSeconds(5));
     }
 }

@@ -14,8 +14,7 @@ import java.util.Set;
 public final class MemcachedEngineProvider implements EngineProvider {
 
     /** Needed by {@link java.util.ServiceLoader}. */
-    public MemcachedEngineProvider() {
-    }
+    public MemcachedEngineProvider() {}
 
     @Override
     public Set<String> schemes() {

@@ -69,6 +69,7 @@ final class MemcachedStore implements KeyValueStore {
     static final String HASHED_KEY_PREFIX = "cerberus-sha256:";
     /** How often the client tries again to connect to a server it lost. */
     private static final long RECONNECT_MILLIS = 1000;
+
     private static final AtomicInteger WORKERS = new AtomicInteger();
 
     private final String uri;
@@ -79,6 +80,7 @@ final class MemcachedStore implements KeyValueStore {
     private int maxValueLength = Integer.MAX_VALUE / 2;
     /** The servers as the URI names them, and the same resolved, in one order: set at open, for messages. */
     private volatile List<InetSocketAddress> given = List.of();
+
     private volatile List<InetSocketAddress> resolved = List.of();
 
     private MemcachedStore(String uri, Duration timeout, ExecutorService calls, MemcachedClient client) {
@@ -103,11 +105,13 @@ final class MemcachedStore implements KeyValueStore {
         for (InetSocketAddress server : target.servers()) {
             InetSocketAddress resolved = new InetSocketAddress(server.getHostString(), server.getPort());
             if (resolved.isUnresolved()) {
-                throw new EngineUnavailableException("memcached engine " + uri + ": cannot resolve host " + server.getHostString(), null);
+                throw new EngineUnavailableException(
+                        "memcached engine " + uri + ": cannot resolve host " + server.getHostString(), null);
             }
             if (servers.contains(resolved)) {
-                throw new IllegalArgumentException("memcached engine " + uri + " names server " + resolved.getAddress().getHostAddress()
-                        + ":" + resolved.getPort() + " twice (under two names); list each server once");
+                throw new IllegalArgumentException("memcached engine " + uri + " names server "
+                        + resolved.getAddress().getHostAddress() + ":" + resolved.getPort()
+                        + " twice (under two names); list each server once");
             }
             servers.add(resolved);
         }
@@ -125,16 +129,22 @@ final class MemcachedStore implements KeyValueStore {
             return thread;
         });
         // xmemcached connects to one server after another: bound the whole, not each
-        CompletableFuture<MemcachedClient> built = CompletableFuture.supplyAsync(() -> {
-            try {
-                return builder.build();
-            } catch (IOException e) {
-                throw new EngineUnavailableException("memcached engine " + uri + " could not start its client", e);
-            }
-        }, calls);
+        CompletableFuture<MemcachedClient> built = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return builder.build();
+                    } catch (IOException e) {
+                        throw new EngineUnavailableException(
+                                "memcached engine " + uri + " could not start its client", e);
+                    }
+                },
+                calls);
         MemcachedStore store;
         try {
-            store = new MemcachedStore(uri, target.timeout().orElse(connectTimeout), calls,
+            store = new MemcachedStore(
+                    uri,
+                    target.timeout().orElse(connectTimeout),
+                    calls,
                     await(built, connectTimeout, connectTimeout, uri, "connect to " + shown(target.servers())));
         } catch (RuntimeException e) {
             built.thenAccept(MemcachedStore::shutDown);
@@ -151,15 +161,20 @@ final class MemcachedStore implements KeyValueStore {
     }
 
     /** Connects to each server once first: one that is down fails opening at once, without xmemcached's error logs. */
-    private static void probe(String uri, List<InetSocketAddress> given, List<InetSocketAddress> servers, Duration connectTimeout) {
+    private static void probe(
+            String uri, List<InetSocketAddress> given, List<InetSocketAddress> servers, Duration connectTimeout) {
         long deadline = System.nanoTime() + connectTimeout.toNanos();
         for (int i = 0; i < servers.size(); i++) {
             try (Socket socket = new Socket()) {
-                socket.connect(servers.get(i), (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                socket.connect(
+                        servers.get(i), (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (IOException e) {
-                throw new EngineUnavailableException("memcached engine " + uri + " could not connect to " + shown(List.of(given.get(i)))
-                        + " within " + connectTimeout.toMillis() + "ms (" + e.getMessage() + "); check that memcached runs there and"
-                        + " listens on that address (-l, -p)", e);
+                throw new EngineUnavailableException(
+                        "memcached engine " + uri + " could not connect to " + shown(List.of(given.get(i)))
+                                + " within " + connectTimeout.toMillis() + "ms (" + e.getMessage()
+                                + "); check that memcached runs there and"
+                                + " listens on that address (-l, -p)",
+                        e);
             }
         }
     }
@@ -186,26 +201,32 @@ final class MemcachedStore implements KeyValueStore {
      * @return the warning about servers that may evict entries, if any does
      */
     private Optional<String> evictionWarning(boolean atOpen) {
-        Map<InetSocketAddress, Map<String, String>> settings = call("read the servers' settings (stats settings)",
+        Map<InetSocketAddress, Map<String, String>> settings = call(
+                "read the servers' settings (stats settings)",
                 () -> client.getStatsByItem("settings", timeout.toMillis()));
         List<InetSocketAddress> evicting = new ArrayList<>();
         settings.forEach((server, values) -> {
             InetSocketAddress named = resolved.contains(server) ? given.get(resolved.indexOf(server)) : server;
             if (atOpen) {
-                maxValueLength = Math.min(maxValueLength, Integer.parseInt(values.getOrDefault("item_size_max", "1048576")) - 512);
+                maxValueLength = Math.min(
+                        maxValueLength, Integer.parseInt(values.getOrDefault("item_size_max", "1048576")) - 512);
                 if ("no".equals(values.get("cas_enabled"))) {
-                    throw new EngineUnavailableException("memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
-                            + " off (-C); owner-checked renewal and release need it: run memcached without -C", null);
+                    throw new EngineUnavailableException(
+                            "memcached engine " + uri + ": server " + shown(List.of(named)) + " runs with CAS"
+                                    + " off (-C); owner-checked renewal and release need it: run memcached without -C",
+                            null);
                 }
             }
             if ("on".equals(values.get("evictions"))) {
                 evicting.add(named);
             }
         });
-        return evicting.isEmpty() ? Optional.empty() : Optional.of("memcached engine " + uri + ": " + shown(evicting)
-                + " may evict entries when memory runs out (stats settings: evictions on); an evicted lock entry frees its lock before"
-                + " its lease ends, and another client can take it. Run memcached with -M (no evictions), or give the locks a memcached"
-                + " of their own");
+        return evicting.isEmpty()
+                ? Optional.empty()
+                : Optional.of("memcached engine " + uri + ": " + shown(evicting)
+                        + " may evict entries when memory runs out (stats settings: evictions on); an evicted lock entry frees its lock before"
+                        + " its lease ends, and another client can take it. Run memcached with -M (no evictions), or give the locks a memcached"
+                        + " of their own");
     }
 
     /** @return the eviction warning, read again from every server */
@@ -215,7 +236,11 @@ final class MemcachedStore implements KeyValueStore {
     }
 
     private static String shown(List<InetSocketAddress> servers) {
-        return String.join(", ", servers.stream().map(server -> server.getHostString() + ":" + server.getPort()).toList());
+        return String.join(
+                ", ",
+                servers.stream()
+                        .map(server -> server.getHostString() + ":" + server.getPort())
+                        .toList());
     }
 
     @Override
@@ -234,8 +259,9 @@ final class MemcachedStore implements KeyValueStore {
         // comment); memcached takes no longer relative expiry than 30 days, so a lease of 30 days gets no extra tick
         long seconds = lease.getSeconds() + (lease.getNano() > 0 ? 1 : 0);
         if (seconds > MAX_RELATIVE_EXPIRY_SECONDS) {
-            throw new IllegalArgumentException("a lease on memcached must be at most 30 days (memcached reads a longer expiry as"
-                    + " a date), was " + lease);
+            throw new IllegalArgumentException(
+                    "a lease on memcached must be at most 30 days (memcached reads a longer expiry as"
+                            + " a date), was " + lease);
         }
         return Duration.ofSeconds(Math.min(seconds + 1, MAX_RELATIVE_EXPIRY_SECONDS));
     }
@@ -272,7 +298,8 @@ final class MemcachedStore implements KeyValueStore {
     public boolean replaceIfEquals(String key, String expected, String value, Duration expiry) {
         String stored = storeKey(key);
         return call("replace " + stored, () -> {
-            // a cas refused because the entry was written since the gets (by a renewal of the same value) is tried again
+            // a cas refused because the entry was written since the gets (by a renewal of the same value) is tried
+            // again
             while (true) {
                 GetsResponse<String> current = client.gets(stored, timeout.toMillis());
                 if (current == null || !expected.equals(current.getValue())) {
@@ -310,18 +337,21 @@ final class MemcachedStore implements KeyValueStore {
     /** A CAS value of 0 would make {@code cas} a plain set and the delete unconditional: never send one. */
     private long casOf(GetsResponse<String> current, String key) {
         if (current.getCas() == 0) {
-            throw new EngineUnavailableException("memcached engine " + uri + " gave no CAS value for " + key
-                    + " (is the server running with -C?); owner-checked renewal and release need it", null);
+            throw new EngineUnavailableException(
+                    "memcached engine " + uri + " gave no CAS value for " + key
+                            + " (is the server running with -C?); owner-checked renewal and release need it",
+                    null);
         }
         return current.getCas();
     }
 
     @Override
     public Optional<String> whyNot(Capability capability) {
-        return Optional.of(capability == Capability.FENCING
-                ? "memcached drops counters when it evicts them or restarts, and a counter that starts again hands out tokens"
-                        + " that earlier holders already had"
-                : "the memcached engine is built on plain key-value operations (add, CAS, delete): exclusive locks only");
+        return Optional.of(
+                capability == Capability.FENCING
+                        ? "memcached drops counters when it evicts them or restarts, and a counter that starts again hands out tokens"
+                                + " that earlier holders already had"
+                        : "the memcached engine is built on plain key-value operations (add, CAS, delete): exclusive locks only");
     }
 
     /**
@@ -329,7 +359,9 @@ final class MemcachedStore implements KeyValueStore {
      * @return the key itself if memcached can store it as is, else the prefix and the base64url SHA-256 of its UTF-8 bytes
      */
     static String storeKey(String key) {
-        if (key.length() <= MAX_KEY_BYTES && !key.startsWith(HASHED_KEY_PREFIX) && key.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
+        if (key.length() <= MAX_KEY_BYTES
+                && !key.startsWith(HASHED_KEY_PREFIX)
+                && key.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
             return key;
         }
         try {
@@ -346,7 +378,8 @@ final class MemcachedStore implements KeyValueStore {
     }
 
     private <T> T call(String what, Command<T> command) {
-        // xmemcached gives up at the timeout itself; the longer wait here only guards against a command that never returns
+        // xmemcached gives up at the timeout itself; the longer wait here only guards against a command that never
+        // returns
         return await(calls.submit(command::run), timeout.multipliedBy(2).plusSeconds(1), timeout, uri, what);
     }
 
@@ -381,9 +414,13 @@ final class MemcachedStore implements KeyValueStore {
     }
 
     private static EngineUnavailableException unavailable(String uri, String what, Duration timeout, Throwable cause) {
-        String reason = cause instanceof TimeoutException ? "no answer within " + timeout.toMillis() + "ms" : String.valueOf(cause.getMessage());
-        return new EngineUnavailableException("memcached engine " + uri + " failed to " + what + " (" + reason
-                + "); check that memcached runs there and is not overloaded", cause);
+        String reason = cause instanceof TimeoutException
+                ? "no answer within " + timeout.toMillis() + "ms"
+                : String.valueOf(cause.getMessage());
+        return new EngineUnavailableException(
+                "memcached engine " + uri + " failed to " + what + " (" + reason
+                        + "); check that memcached runs there and is not overloaded",
+                cause);
     }
 
     private static void shutDown(MemcachedClient client) {

@@ -33,8 +33,10 @@ record MemcachedTarget(List<InetSocketAddress> servers, Optional<Duration> timeo
     static MemcachedTarget parse(String uri) {
         EngineUri parts = EngineUri.parse(uri, "memcached", Set.of("memcached"), PARAMETERS);
         if (parts.user().isPresent() || parts.password().isPresent()) {
-            throw new IllegalArgumentException("a memcached URI takes no user or password: this engine talks to memcached"
-                    + " without authentication (keep memcached on a private network); give " + SHAPE + ", was " + parts.shown());
+            throw new IllegalArgumentException(
+                    "a memcached URI takes no user or password: this engine talks to memcached"
+                            + " without authentication (keep memcached on a private network); give " + SHAPE + ", was "
+                            + parts.shown());
         }
         if (!parts.path().isEmpty()) {
             throw new IllegalArgumentException("a memcached URI has no path: give " + SHAPE + ", was " + parts.shown());
@@ -43,14 +45,17 @@ record MemcachedTarget(List<InetSocketAddress> servers, Optional<Duration> timeo
         for (String server : parts.hostsWithPorts(DEFAULT_PORT)) {
             Matcher matcher = SERVER.matcher(server);
             if (!matcher.matches()) {
-                throw new IllegalArgumentException("bad memcached server '" + server + "' in " + parts.shown() + ": give host or"
-                        + " host:port (IPv6 in brackets, [::1]:11211), servers separated by commas: " + SHAPE);
+                throw new IllegalArgumentException(
+                        "bad memcached server '" + server + "' in " + parts.shown() + ": give host or"
+                                + " host:port (IPv6 in brackets, [::1]:11211), servers separated by commas: " + SHAPE);
             }
             String host = matcher.group(1);
-            InetSocketAddress address = InetSocketAddress.createUnresolved(host.startsWith("[") ? host.substring(1, host.length() - 1) : host,
+            InetSocketAddress address = InetSocketAddress.createUnresolved(
+                    host.startsWith("[") ? host.substring(1, host.length() - 1) : host,
                     Integer.parseInt(matcher.group(2)));
             if (servers.contains(address)) {
-                throw new IllegalArgumentException("memcached server " + server + " is listed twice in " + parts.shown());
+                throw new IllegalArgumentException(
+                        "memcached server " + server + " is listed twice in " + parts.shown());
             }
             servers.add(address);
         }

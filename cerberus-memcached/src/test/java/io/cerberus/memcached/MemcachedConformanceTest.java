@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The memcached engine passes the engine conformance suite against a real memcached. */
 class MemcachedConformanceTest extends AbstractLockEngineConformanceTest {
     @RegisterExtension
-    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(
+            () -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {

@@ -8,7 +8,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** Idempotency records in memcached (the simple tier's records) pass the store conformance suite against a real memcached. */
 class MemcachedIdempotencyConformanceTest extends AbstractIdempotencyStoreConformanceTest {
     @RegisterExtension
-    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(
+            () -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {

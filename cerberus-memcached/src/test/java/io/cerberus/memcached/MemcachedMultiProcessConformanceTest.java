@@ -12,7 +12,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The memcached engine passes the multi-process conformance suite: killed and paused holders in child JVMs. */
 class MemcachedMultiProcessConformanceTest extends AbstractMultiProcessConformanceTest {
     @RegisterExtension
-    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(() -> MemcachedServer.builder().memoryMb(16).start());
+    static final ServerExtension<MemcachedServer> SERVER = ServerExtension.perClass(
+            () -> MemcachedServer.builder().memoryMb(16).start());
 
     @Override
     protected String engineUri() {

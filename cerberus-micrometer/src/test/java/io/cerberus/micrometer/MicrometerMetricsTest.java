@@ -17,8 +17,12 @@ class MicrometerMetricsTest {
     @Test
     void locksSwitchesAndTimesReachTheRegistry() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (Cerberus cerberus = Cerberus.builder().engine("main", store).engine("spare", store + "-spare").lockDelay(Duration.ZERO)
-                .metrics(new MicrometerMetrics(registry)).build();
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine("main", store)
+                        .engine("spare", store + "-spare")
+                        .lockDelay(Duration.ZERO)
+                        .metrics(new MicrometerMetrics(registry))
+                        .build();
                 Cerberus other = Cerberus.builder().engine(store).build()) {
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
@@ -28,13 +32,26 @@ class MicrometerMetricsTest {
             other.lock("job").unlock();
             cerberus.switchEngine();
 
-            assertThat(registry.get("cerberus.lock.acquire").tags("engine", "main", "mode", "exclusive", "outcome", "granted")
-                    .timer().count()).isEqualTo(1);
-            assertThat(registry.get("cerberus.lock.acquire").tags("outcome", "timed_out").timer().totalTime(TimeUnit.MILLISECONDS))
+            assertThat(registry.get("cerberus.lock.acquire")
+                            .tags("engine", "main", "mode", "exclusive", "outcome", "granted")
+                            .timer()
+                            .count())
+                    .isEqualTo(1);
+            assertThat(registry.get("cerberus.lock.acquire")
+                            .tags("outcome", "timed_out")
+                            .timer()
+                            .totalTime(TimeUnit.MILLISECONDS))
                     .isGreaterThanOrEqualTo(5);
-            assertThat(registry.get("cerberus.lock.held").tags("engine", "main").timer().count()).isEqualTo(1);
-            assertThat(registry.get("cerberus.engine.switches").tags("from", "main", "to", "spare", "reason", "manual")
-                    .counter().count()).isEqualTo(1);
+            assertThat(registry.get("cerberus.lock.held")
+                            .tags("engine", "main")
+                            .timer()
+                            .count())
+                    .isEqualTo(1);
+            assertThat(registry.get("cerberus.engine.switches")
+                            .tags("from", "main", "to", "spare", "reason", "manual")
+                            .counter()
+                            .count())
+                    .isEqualTo(1);
         }
     }
 
@@ -45,7 +62,11 @@ class MicrometerMetricsTest {
         try (Cerberus cerberus = Cerberus.connect(store)) {
             assertThat(cerberus.lock("found").tryLock()).isTrue();
             cerberus.lock("found").unlock();
-            assertThat(registry.get("cerberus.lock.acquire").tags("outcome", "granted").timer().count()).isGreaterThanOrEqualTo(1);
+            assertThat(registry.get("cerberus.lock.acquire")
+                            .tags("outcome", "granted")
+                            .timer()
+                            .count())
+                    .isGreaterThanOrEqualTo(1);
         } finally {
             Metrics.removeRegistry(registry);
         }

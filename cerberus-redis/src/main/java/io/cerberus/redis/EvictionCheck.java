@@ -63,17 +63,20 @@ final class EvictionCheck {
 
         /** @return what decides the verdict, so a change of it (and nothing else) is logged */
         String state() {
-            return server + ": " + (!readable() ? "unreadable" : policy + (maxmemory > 0 ? " with a maxmemory" : " without a maxmemory"));
+            return server + ": "
+                    + (!readable()
+                            ? "unreadable"
+                            : policy + (maxmemory > 0 ? " with a maxmemory" : " without a maxmemory"));
         }
 
         String runs() {
-            return server + " runs maxmemory-policy " + policy + " with maxmemory " + maxmemory + (maxmemory == 0 ? "" : " bytes");
+            return server + " runs maxmemory-policy " + policy + " with maxmemory " + maxmemory
+                    + (maxmemory == 0 ? "" : " bytes");
         }
     }
 
     /** What one check found: the servers refused (empty when none), the warnings, and the state to log changes of. */
-    private record Verdict(List<Reading> refused, List<String> warnings, Set<String> state) {
-    }
+    private record Verdict(List<Reading> refused, List<String> warnings, Set<String> state) {}
 
     private final String engine;
     private final boolean accepted;
@@ -98,7 +101,8 @@ final class EvictionCheck {
      * @param timeout the longest to wait for it
      * @return the reading, within {@code timeout}
      */
-    static CompletableFuture<Reading> read(String server, RedisServerAsyncCommands<String, String> commands, Duration timeout) {
+    static CompletableFuture<Reading> read(
+            String server, RedisServerAsyncCommands<String, String> commands, Duration timeout) {
         CompletableFuture<String> info;
         try {
             info = commands.info("memory").toCompletableFuture();
@@ -106,14 +110,18 @@ final class EvictionCheck {
             info = CompletableFuture.failedFuture(e);
         }
         return info.handle((text, failure) -> {
-            Reading reading = failure == null ? fromInfo(server, text) : null;
-            if (reading != null) {
-                return CompletableFuture.completedFuture(reading);
-            }
-            String infoProblem = "INFO memory: " + (failure == null ? "no maxmemory_policy field" : message(failure));
-            return fromConfig(server, commands, infoProblem);
-        }).thenCompose(reading -> reading)
-                .completeOnTimeout(Reading.unreadable(server, "no answer within " + Durations.format(timeout)), timeout.toNanos(),
+                    Reading reading = failure == null ? fromInfo(server, text) : null;
+                    if (reading != null) {
+                        return CompletableFuture.completedFuture(reading);
+                    }
+                    String infoProblem =
+                            "INFO memory: " + (failure == null ? "no maxmemory_policy field" : message(failure));
+                    return fromConfig(server, commands, infoProblem);
+                })
+                .thenCompose(reading -> reading)
+                .completeOnTimeout(
+                        Reading.unreadable(server, "no answer within " + Durations.format(timeout)),
+                        timeout.toNanos(),
                         TimeUnit.NANOSECONDS);
     }
 
@@ -137,7 +145,8 @@ final class EvictionCheck {
                 policy = line.substring("maxmemory_policy:".length()).trim();
             } else if (line.startsWith("maxmemory:")) {
                 try {
-                    maxmemory = Long.parseLong(line.substring("maxmemory:".length()).trim());
+                    maxmemory =
+                            Long.parseLong(line.substring("maxmemory:".length()).trim());
                 } catch (NumberFormatException e) {
                     return null;
                 }
@@ -146,27 +155,34 @@ final class EvictionCheck {
         return policy == null || policy.isEmpty() || maxmemory == null ? null : Reading.of(server, policy, maxmemory);
     }
 
-    private static CompletableFuture<Reading> fromConfig(String server, RedisServerAsyncCommands<String, String> commands,
-            String infoProblem) {
+    private static CompletableFuture<Reading> fromConfig(
+            String server, RedisServerAsyncCommands<String, String> commands, String infoProblem) {
         try {
             // one parameter per CONFIG GET: servers before Redis 7 take only one
-            CompletableFuture<Map<String, String>> policy = commands.configGet("maxmemory-policy").toCompletableFuture();
-            CompletableFuture<Map<String, String>> maxmemory = commands.configGet("maxmemory").toCompletableFuture();
+            CompletableFuture<Map<String, String>> policy =
+                    commands.configGet("maxmemory-policy").toCompletableFuture();
+            CompletableFuture<Map<String, String>> maxmemory =
+                    commands.configGet("maxmemory").toCompletableFuture();
             return policy.thenCombine(maxmemory, (p, m) -> {
-                String name = p.get("maxmemory-policy");
-                String bytes = m.get("maxmemory");
-                return name == null || bytes == null
-                        ? Reading.unreadable(server, infoProblem + "; CONFIG GET: no maxmemory-policy or maxmemory")
-                        : Reading.of(server, name, Long.parseLong(bytes));
-            }).exceptionally(failure -> Reading.unreadable(server, infoProblem + "; CONFIG GET: " + message(failure)));
+                        String name = p.get("maxmemory-policy");
+                        String bytes = m.get("maxmemory");
+                        return name == null || bytes == null
+                                ? Reading.unreadable(
+                                        server, infoProblem + "; CONFIG GET: no maxmemory-policy or maxmemory")
+                                : Reading.of(server, name, Long.parseLong(bytes));
+                    })
+                    .exceptionally(
+                            failure -> Reading.unreadable(server, infoProblem + "; CONFIG GET: " + message(failure)));
         } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(Reading.unreadable(server, infoProblem + "; CONFIG GET: " + message(e)));
+            return CompletableFuture.completedFuture(
+                    Reading.unreadable(server, infoProblem + "; CONFIG GET: " + message(e)));
         }
     }
 
     /** @return the message of a failed command, without the wrapping of the future */
     static String message(Throwable failure) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        Throwable cause =
+                failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         return Redaction.redact(String.valueOf(cause.getMessage()));
     }
 
@@ -225,7 +241,8 @@ final class EvictionCheck {
         for (Reading reading : readings) {
             state.add(reading.state());
             if (!reading.readable()) {
-                warnings.add(engine + ": could not read the eviction policy of " + reading.server() + " (" + reading.problem()
+                warnings.add(engine + ": could not read the eviction policy of " + reading.server() + " ("
+                        + reading.problem()
                         + "); if it evicts keys, a lock may have two holders and an operation may run twice. Where the commands"
                         + " are refused, allow the engine's user INFO (+info); make sure the server runs maxmemory-policy "
                         + NO_EVICTION);
@@ -236,9 +253,11 @@ final class EvictionCheck {
                         + " (CONFIG SET maxmemory) would start evicting lock keys and idempotency records before they expire;"
                         + " set maxmemory-policy " + NO_EVICTION);
             } else if (accepted) {
-                warnings.add(engine + ": " + reading.runs() + ", accepted with acceptEviction=true: when memory is full Redis"
-                        + " may delete lock keys and idempotency records before they expire; an evicted hold is reported lost"
-                        + " (possibly after another client took the lock), an evicted record lets its operation run again");
+                warnings.add(
+                        engine + ": " + reading.runs()
+                                + ", accepted with acceptEviction=true: when memory is full Redis"
+                                + " may delete lock keys and idempotency records before they expire; an evicted hold is reported lost"
+                                + " (possibly after another client took the lock), an evicted record lets its operation run again");
             } else {
                 refused.add(reading);
             }
@@ -248,12 +267,17 @@ final class EvictionCheck {
 
     private String refusal(List<Reading> refused, boolean sinceOpen) {
         List<String> runs = refused.stream().map(Reading::runs).toList();
-        return engine + (sinceOpen ? " is no longer safe: since it opened (a failover to a server set up otherwise, or a"
-                + " CONFIG SET) " : " is refused: ") + String.join("; ", runs) + ". When memory reaches maxmemory, Redis"
+        return engine
+                + (sinceOpen
+                        ? " is no longer safe: since it opened (a failover to a server set up otherwise, or a"
+                                + " CONFIG SET) "
+                        : " is refused: ")
+                + String.join("; ", runs) + ". When memory reaches maxmemory, Redis"
                 + " then evicts keys (those with a TTL under volatile-*, any key under allkeys-*), and lock keys and idempotency"
                 + " records carry a TTL: a lock's key deleted before its lease ends lets a second client take the lock while"
                 + " the first still holds it (two holders), and an idempotency record deleted early lets its operation run"
-                + " twice. Set maxmemory-policy " + NO_EVICTION + " on the server (CONFIG SET maxmemory-policy " + NO_EVICTION
+                + " twice. Set maxmemory-policy " + NO_EVICTION + " on the server (CONFIG SET maxmemory-policy "
+                + NO_EVICTION
                 + ", and in its configuration), or accept the risk with the URI parameter acceptEviction=true"
                 + " (RedisOptions.builder().acceptEviction(true)), which makes this a warning; an evicted hold is then reported"
                 + " lost at its next renewal";

@@ -27,7 +27,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * @param queueDeadlines sorted set of queued waiters by the time they are dropped unless they retry
  * @param channel the pub/sub channel on which releases are announced
  */
-record LockKeys(String owner, String fence, String readers, String readerInfo, String queue, String queueDeadlines,
+record LockKeys(
+        String owner,
+        String fence,
+        String readers,
+        String readerInfo,
+        String queue,
+        String queueDeadlines,
         String channel) {
     static final String PREFIX = "cerberus:{";
     private static final String SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~/@+=,;!$&#";
@@ -35,6 +41,7 @@ record LockKeys(String owner, String fence, String readers, String readerInfo, S
 
     /** Recently used names' keys: a lock is usually taken again and again, and renewed every third of a lease. */
     private static final int CACHED = 4096;
+
     private static final Map<LockKey, LockKeys> RECENT = new ConcurrentHashMap<>();
 
     static LockKeys of(LockKey key) {
@@ -52,8 +59,14 @@ record LockKeys(String owner, String fence, String readers, String readerInfo, S
     private static LockKeys build(LockKey key) {
         String tag = tag(key.namespace(), key.name());
         String base = PREFIX + tag + "}:";
-        return new LockKeys(base + "owner", base + "fence", base + "readers", base + "reader-info", base + "queue",
-                base + "queue-deadlines", base + "changed");
+        return new LockKeys(
+                base + "owner",
+                base + "fence",
+                base + "readers",
+                base + "reader-info",
+                base + "queue",
+                base + "queue-deadlines",
+                base + "changed");
     }
 
     /** @return the six keys of the lock, in the order the scripts expect them */

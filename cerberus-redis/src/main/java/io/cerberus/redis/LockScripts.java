@@ -61,10 +61,13 @@ enum LockScripts {
      * @return the reply, when it comes
      */
     <T> CompletableFuture<T> run(RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {
-        CompletableFuture<T> first = commands.<T>evalsha(sha, output, keys, args).toCompletableFuture();
+        CompletableFuture<T> first =
+                commands.<T>evalsha(sha, output, keys, args).toCompletableFuture();
         return first.exceptionallyCompose(failure -> {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-            if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RedisNoScriptException
+                    || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
                 return commands.<T>eval(text, output, keys, args).toCompletableFuture();
             }
             return CompletableFuture.failedFuture(cause);
@@ -89,7 +92,8 @@ enum LockScripts {
 
     private static String sha1(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is required of every Java runtime", e);
         }

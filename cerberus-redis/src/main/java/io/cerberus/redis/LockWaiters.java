@@ -48,6 +48,7 @@ final class LockWaiters implements AutoCloseable {
     static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
     /** The ceiling of that backoff; in practice the remaining leases bound it first. */
     private static final Duration MAX_SPLIT_BACKOFF = Duration.ofMinutes(10);
+
     private final List<? extends PubSubSource> sources;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new HashMap<>();
@@ -340,7 +341,10 @@ final class LockWaiters implements AutoCloseable {
             Channel subscription = waiter.channel;
             subscription.waiters.remove(waiter);
             if (waiter.woken && !granted) {
-                subscription.waiters.stream().filter(other -> !other.woken).findFirst().ifPresent(Waiter::wake);
+                subscription.waiters.stream()
+                        .filter(other -> !other.woken)
+                        .findFirst()
+                        .ifPresent(Waiter::wake);
             }
             if (subscription.waiters.isEmpty()) {
                 channels.remove(subscription.name);

@@ -104,7 +104,13 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
      * @param waitTimeout how long to wait for them
      * @param eviction judges the servers' eviction policy again at each health check
      */
-    RedisEngine(String shown, RedisLink link, Duration timeout, LockWaiters waiters, int waitReplicas, Duration waitTimeout,
+    RedisEngine(
+            String shown,
+            RedisLink link,
+            Duration timeout,
+            LockWaiters waiters,
+            int waitReplicas,
+            Duration waitTimeout,
             EvictionCheck eviction) {
         this.shown = shown;
         this.link = link;
@@ -130,8 +136,15 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     public AcquireResult tryAcquire(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
         Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
-        CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(),
-                attempt.mode().label(), millis(attempt.lease()), attempt.holder(), millis(STALE_WAITER), millis(RETRY_CAP),
+        CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(
+                commands,
+                keys.all(),
+                attempt.token(),
+                attempt.mode().label(),
+                millis(attempt.lease()),
+                attempt.holder(),
+                millis(STALE_WAITER),
+                millis(RETRY_CAP),
                 millis(FENCE_KEEP));
         List<?> answer = Replies.await(reply, timeout, shown, () -> "acquire " + attempt);
         long value = ((Number) answer.get(1)).longValue();
@@ -142,7 +155,10 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
             }
             return AcquireResult.granted(value);
         }
-        Replies.await(waiters.join(attempt, keys.channel(), subscribedBefore), timeout, shown,
+        Replies.await(
+                waiters.join(attempt, keys.channel(), subscribedBefore),
+                timeout,
+                shown,
                 "subscribe to the releases of lock '" + attempt.key().name() + "'");
         return AcquireResult.busy(Duration.ofMillis(Math.max(0, value)));
     }
@@ -154,7 +170,10 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     private void awaitReplicas(Acquisition attempt, LockKeys keys) {
         long acknowledged;
         try {
-            acknowledged = Replies.await(link.waitForReplicas(keys.owner(), waitReplicas, waitTimeout), waitTimeout.plus(timeout), shown,
+            acknowledged = Replies.await(
+                    link.waitForReplicas(keys.owner(), waitReplicas, waitTimeout),
+                    waitTimeout.plus(timeout),
+                    shown,
                     "wait for " + waitReplicas + " replica(s) to have " + attempt);
         } catch (EngineUnavailableException e) {
             releaseAfterFailedWait(attempt);
@@ -162,10 +181,14 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         }
         if (acknowledged < waitReplicas) {
             releaseAfterFailedWait(attempt);
-            throw new EngineUnavailableException("redis engine " + shown + " granted lock '" + attempt.key().name() + "' but only "
-                    + acknowledged + " of the " + waitReplicas + " replica(s) asked for (waitReplicas) acknowledged it within "
-                    + Durations.format(waitTimeout) + "; the grant was released again, since a failover now could lose it."
-                    + " Check the replicas (INFO replication), or lower waitReplicas", null);
+            throw new EngineUnavailableException(
+                    "redis engine " + shown + " granted lock '" + attempt.key().name() + "' but only "
+                            + acknowledged + " of the " + waitReplicas
+                            + " replica(s) asked for (waitReplicas) acknowledged it within "
+                            + Durations.format(waitTimeout)
+                            + "; the grant was released again, since a failover now could lose it."
+                            + " Check the replicas (INFO replication), or lower waitReplicas",
+                    null);
         }
     }
 
@@ -173,8 +196,11 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         try {
             release(attempt);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not release " + attempt + " after its replicas did not acknowledge it; it expires with"
-                    + " its lease", e);
+            LOG.log(
+                    Level.WARNING,
+                    "could not release " + attempt + " after its replicas did not acknowledge it; it expires with"
+                            + " its lease",
+                    e);
         }
     }
 
@@ -217,7 +243,8 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         Map<Integer, List<Acquisition>> groups = new LinkedHashMap<>();
         Duration shortestLease = timeout.multipliedBy(2);
         for (Acquisition attempt : attempts) {
-            groups.computeIfAbsent(link.group(LockKeys.of(attempt.key()).owner()), slot -> new ArrayList<>()).add(attempt);
+            groups.computeIfAbsent(link.group(LockKeys.of(attempt.key()).owner()), slot -> new ArrayList<>())
+                    .add(attempt);
             if (attempt.lease().compareTo(shortestLease) < 0) {
                 shortestLease = attempt.lease();
             }
@@ -288,8 +315,10 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
                     try {
                         releaseRetrying(attempt, deadline, deadline);
                     } catch (RuntimeException late) {
-                        LOG.log(Level.DEBUG, () -> "could not release " + attempt + " (the server frees it when its lease ends): "
-                                + late.getMessage());
+                        LOG.log(
+                                Level.DEBUG,
+                                () -> "could not release " + attempt + " (the server frees it when its lease ends): "
+                                        + late.getMessage());
                     }
                 });
             }
@@ -313,8 +342,8 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
 
     private boolean releaseOnce(Acquisition attempt, Duration within) {
         LockKeys keys = LockKeys.of(attempt.key());
-        CompletableFuture<Long> reply = LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), attempt.mode().label(),
-                keys.channel());
+        CompletableFuture<Long> reply = LockScripts.RELEASE.run(
+                commands, keys.all(), attempt.token(), attempt.mode().label(), keys.channel());
         return Replies.await(reply, within, shown, () -> "release " + attempt) == 1L;
     }
 
@@ -336,8 +365,14 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     @Override
     public HandOff handOver(Acquisition holder, Acquisition next) {
         LockKeys keys = LockKeys.of(holder.key());
-        CompletableFuture<List<?>> reply = LockScripts.HAND_OVER.run(commands, keys.all(), holder.token(), next.token(),
-                millis(next.lease()), next.holder(), millis(FENCE_KEEP));
+        CompletableFuture<List<?>> reply = LockScripts.HAND_OVER.run(
+                commands,
+                keys.all(),
+                holder.token(),
+                next.token(),
+                millis(next.lease()),
+                next.holder(),
+                millis(FENCE_KEEP));
         List<?> answer = Replies.await(reply, timeout, shown, () -> "hand " + holder + " over to " + next);
         long outcome = ((Number) answer.get(0)).longValue();
         if (outcome == 2) {
@@ -350,7 +385,8 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     @Override
     public boolean isLocked(LockKey key) {
         LockKeys keys = LockKeys.of(key);
-        CompletableFuture<Long> reply = LockScripts.IS_LOCKED.run(commands, new String[] {keys.owner(), keys.readers()});
+        CompletableFuture<Long> reply =
+                LockScripts.IS_LOCKED.run(commands, new String[] {keys.owner(), keys.readers()});
         return Replies.await(reply, timeout, shown, "check lock '" + key.name() + "'") == 1L;
     }
 
@@ -373,14 +409,17 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
      */
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
-        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
+        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix))
+                .limit(1000);
         Set<String> names = new LinkedHashSet<>();
         ScanCursor cursor = ScanCursor.INITIAL;
         do {
-            KeyScanCursor<String> page = Replies.await(commands.scan(cursor, scan), timeout, shown,
-                    "list the locks of namespace '" + namespace + "'");
+            KeyScanCursor<String> page = Replies.await(
+                    commands.scan(cursor, scan), timeout, shown, "list the locks of namespace '" + namespace + "'");
             for (String key : page.getKeys()) {
-                LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
+                LockKeys.lockNameOfHoldKey(key)
+                        .filter(name -> name.startsWith(prefix))
+                        .ifPresent(names::add);
             }
             cursor = page;
         } while (!cursor.isFinished());
@@ -388,20 +427,31 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : ordered) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
+            replies.add(
+                    LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
         }
         List<LockInfo> infos = new ArrayList<>();
         for (int i = 0; i < ordered.size(); i++) {
             List<?> reply = Replies.await(replies.get(i), timeout, shown, "inspect lock '" + ordered.get(i) + "'");
             List<?> hold = (List<?>) reply.get(0);
             if (!hold.isEmpty()) {
-                infos.add(new LockInfo(ordered.get(i), String.valueOf(hold.get(0)), String.valueOf(hold.get(1)),
-                        Long.parseLong(String.valueOf(hold.get(2))), remaining(hold.get(3)), WAITERS_UNKNOWN));
+                infos.add(new LockInfo(
+                        ordered.get(i),
+                        String.valueOf(hold.get(0)),
+                        String.valueOf(hold.get(1)),
+                        Long.parseLong(String.valueOf(hold.get(2))),
+                        remaining(hold.get(3)),
+                        WAITERS_UNKNOWN));
             }
             List<?> readers = (List<?>) reply.get(1);
             for (int r = 0; r + 2 < readers.size(); r += 3) {
-                infos.add(new LockInfo(ordered.get(i), "read", String.valueOf(readers.get(r)),
-                        Long.parseLong(String.valueOf(readers.get(r + 1))), remaining(readers.get(r + 2)), WAITERS_UNKNOWN));
+                infos.add(new LockInfo(
+                        ordered.get(i),
+                        "read",
+                        String.valueOf(readers.get(r)),
+                        Long.parseLong(String.valueOf(readers.get(r + 1))),
+                        remaining(readers.get(r + 2)),
+                        WAITERS_UNKNOWN));
             }
         }
         return infos;

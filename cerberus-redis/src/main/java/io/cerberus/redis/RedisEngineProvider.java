@@ -57,8 +57,7 @@ import java.util.function.Supplier;
 public final class RedisEngineProvider implements EngineProvider {
 
     /** For {@link java.util.ServiceLoader}. */
-    public RedisEngineProvider() {
-    }
+    public RedisEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -89,10 +88,13 @@ public final class RedisEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
+        RedisOptions options =
+                context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
         RedisTarget target = RedisTarget.parse(context.uri(), options);
         String shown = target.shown();
-        if (!target.tls() && (hasUserInfo(context.uri()) || options != null && options.password().isPresent())) {
+        if (!target.tls()
+                && (hasUserInfo(context.uri())
+                        || options != null && options.password().isPresent())) {
             java.util.List<String> hosts = new java.util.ArrayList<>();
             for (RedisURI uri : target.uris()) {
                 if (uri.getHost() != null) {
@@ -106,7 +108,10 @@ public final class RedisEngineProvider implements EngineProvider {
         for (RedisURI uri : target.uris()) {
             uri.setTimeout(commandTimeout);
         }
-        SocketOptions socket = SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build();
+        SocketOptions socket = SocketOptions.builder()
+                .connectTimeout(context.connectTimeout())
+                .keepAlive(true)
+                .build();
         SslOptions ssl = sslOptions(options);
         if (target.kind() == RedisTarget.Kind.CLUSTER) {
             return openCluster(target, context.connectTimeout(), commandTimeout, socket, ssl);
@@ -121,20 +126,29 @@ public final class RedisEngineProvider implements EngineProvider {
                 .build());
         try {
             StatefulRedisConnection<String, String> connection = connect(
-                    () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown);
+                    () -> client.connectAsync(StringCodec.UTF8, redisUri).toCompletableFuture(),
+                    context.connectTimeout(),
+                    shown);
             RedisLink link = new RedisLink.Single(client, connection, commandTimeout);
             ping(link, commandTimeout, shown);
             EvictionCheck eviction = checkEviction(link, target, commandTimeout);
             LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
-                    () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(), context.connectTimeout(), shown));
-            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
+                    () -> client.connectPubSubAsync(StringCodec.UTF8, redisUri).toCompletableFuture(),
+                    context.connectTimeout(),
+                    shown));
+            return new RedisEngine(
+                    shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
             throw e;
         }
     }
 
-    private static LockEngine openCluster(RedisTarget target, Duration connectTimeout, Duration commandTimeout, SocketOptions socket,
+    private static LockEngine openCluster(
+            RedisTarget target,
+            Duration connectTimeout,
+            Duration commandTimeout,
+            SocketOptions socket,
             SslOptions ssl) {
         String shown = target.shown();
         RedisClusterClient client = RedisClusterClient.create(SharedResources.INSTANCE, target.uris());
@@ -152,15 +166,19 @@ public final class RedisEngineProvider implements EngineProvider {
                 .build());
         try {
             StatefulRedisClusterConnection<String, String> connection = connect(
-                    () -> client.refreshPartitionsAsync().toCompletableFuture().thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
-                    connectTimeout, shown);
+                    () -> client.refreshPartitionsAsync()
+                            .toCompletableFuture()
+                            .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
+                    connectTimeout,
+                    shown);
             RedisLink.Cluster link = new RedisLink.Cluster(client, connection, commandTimeout);
             link.connectNodes(connectTimeout);
             ping(link, commandTimeout, shown);
             EvictionCheck eviction = checkEviction(link, target, commandTimeout);
-            LockWaiters waiters = LockWaiters.ofOneServer(() -> connect(
-                    () -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));
-            return new RedisEngine(shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
+            LockWaiters waiters = LockWaiters.ofOneServer(
+                    () -> connect(() -> client.connectPubSubAsync(StringCodec.UTF8), connectTimeout, shown));
+            return new RedisEngine(
+                    shown, link, commandTimeout, waiters, target.waitReplicas(), target.waitTimeout(), eviction);
         } catch (RuntimeException e) {
             client.shutdownAsync(0, 1, TimeUnit.SECONDS);
             throw e;
@@ -196,7 +214,8 @@ public final class RedisEngineProvider implements EngineProvider {
     private static SslOptions sslOptions(RedisOptions options) {
         SslOptions.Builder ssl = SslOptions.builder().jdkSslProvider();
         if (options != null) {
-            options.trustStore().ifPresent(store -> ssl.truststore(store.toFile(), passwordText(options.trustStorePassword())));
+            options.trustStore()
+                    .ifPresent(store -> ssl.truststore(store.toFile(), passwordText(options.trustStorePassword())));
             options.keyStore().ifPresent(store -> ssl.keystore(store.toFile(), options.keyStorePassword()));
         }
         return ssl.build();
@@ -222,7 +241,8 @@ public final class RedisEngineProvider implements EngineProvider {
         for (int attempts = 1; ; attempts++) {
             CompletableFuture<C> pending = attempt.get();
             try {
-                return Replies.await(pending, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), shown, "connect");
+                return Replies.await(
+                        pending, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), shown, "connect");
             } catch (EngineUnavailableException e) {
                 pending.thenAccept(late -> {
                     if (late instanceof StatefulConnection<?, ?> connection) {
@@ -230,15 +250,22 @@ public final class RedisEngineProvider implements EngineProvider {
                     }
                 });
                 Throwable cause = e.getCause();
-                if (handshakeMasked(cause) && attempts < MASKED_ATTEMPTS && System.nanoTime() + RETRY_PAUSE_NANOS - deadline < 0) {
+                if (handshakeMasked(cause)
+                        && attempts < MASKED_ATTEMPTS
+                        && System.nanoTime() + RETRY_PAUSE_NANOS - deadline < 0) {
                     LockSupport.parkNanos(RETRY_PAUSE_NANOS); // no connect storm if the failure persists
                     continue;
                 }
-                String waited = cause instanceof TimeoutException ? "no answer within the connect timeout of " + Durations.format(timeout)
-                        : rootMessage(cause) + " (after " + Durations.format(Duration.ofNanos(System.nanoTime() - start))
+                String waited = cause instanceof TimeoutException
+                        ? "no answer within the connect timeout of " + Durations.format(timeout)
+                        : rootMessage(cause) + " (after "
+                                + Durations.format(Duration.ofNanos(System.nanoTime() - start))
                                 + " of the connect timeout of " + Durations.format(timeout) + ")";
-                throw credentialsProblem(cause, shown).orElseGet(() -> new EngineUnavailableException("could not connect to redis engine "
-                        + shown + ": " + waited + "; check that the server runs and that the URI's host and port are right", cause));
+                throw credentialsProblem(cause, shown)
+                        .orElseGet(() -> new EngineUnavailableException(
+                                "could not connect to redis engine " + shown + ": " + waited
+                                        + "; check that the server runs and that the URI's host and port are right",
+                                cause));
             }
         }
     }
@@ -246,7 +273,8 @@ public final class RedisEngineProvider implements EngineProvider {
     private static boolean handshakeMasked(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof IllegalStateException && "RedisHandshakeHandler not registered".equals(t.getMessage())
-                    || t instanceof RedisConnectionException && "Connection closed prematurely".equals(t.getMessage())) {
+                    || t instanceof RedisConnectionException
+                            && "Connection closed prematurely".equals(t.getMessage())) {
                 return true;
             }
         }
@@ -257,14 +285,20 @@ public final class RedisEngineProvider implements EngineProvider {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException && t.getMessage() != null) {
                 String message = t.getMessage();
-                if (message.startsWith("WRONGPASS") || message.contains("invalid password") || message.contains("invalid username-password")) {
-                    return Optional.of(new EngineUnavailableException("redis engine " + shown
-                            + " refused the user or password of the URI (" + message + "); check them", failure));
+                if (message.startsWith("WRONGPASS")
+                        || message.contains("invalid password")
+                        || message.contains("invalid username-password")) {
+                    return Optional.of(new EngineUnavailableException(
+                            "redis engine " + shown + " refused the user or password of the URI (" + message
+                                    + "); check them",
+                            failure));
                 }
                 if (message.startsWith("NOAUTH") || message.contains("without any password configured")) {
-                    return Optional.of(new EngineUnavailableException("redis engine " + shown
-                            + " did not accept the authentication of the URI (" + message
-                            + "); give the password as redis://:PASSWORD@host:port or redis://USER:PASSWORD@host:port", failure));
+                    return Optional.of(new EngineUnavailableException(
+                            "redis engine " + shown
+                                    + " did not accept the authentication of the URI (" + message
+                                    + "); give the password as redis://:PASSWORD@host:port or redis://USER:PASSWORD@host:port",
+                            failure));
                 }
             }
         }
@@ -287,12 +321,12 @@ public final class RedisEngineProvider implements EngineProvider {
     static final class SharedResources {
         static final ClientResources INSTANCE = create();
 
-        private SharedResources() {
-        }
+        private SharedResources() {}
 
         private static ClientResources create() {
             ClientResources resources = DefaultClientResources.builder()
-                    .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                    .reconnectDelay(
+                            Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                     .build();
             // each client releases its event loops when it shuts down, and the last release stops
             // them; this reference keeps them, so engines come and go without restarting threads

@@ -41,7 +41,8 @@ final class RedisIdempotencyStore implements IdempotencyStore {
     private final int waitReplicas;
     private final Duration waitTimeout;
 
-    RedisIdempotencyStore(RedisLink link, Duration timeout, String uri, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
+    RedisIdempotencyStore(
+            RedisLink link, Duration timeout, String uri, LockWaiters waiters, int waitReplicas, Duration waitTimeout) {
         this.link = link;
         this.commands = link.commands();
         this.timeout = timeout;
@@ -53,15 +54,21 @@ final class RedisIdempotencyStore implements IdempotencyStore {
 
     /** @return how many replicas have every write made so far on this key's connection ({@code WAIT}) */
     private long replicated(String id, String what) {
-        return Replies.await(link.waitForReplicas(key(id), waitReplicas, waitTimeout), waitTimeout.plus(timeout), uri,
+        return Replies.await(
+                link.waitForReplicas(key(id), waitReplicas, waitTimeout),
+                waitTimeout.plus(timeout),
+                uri,
                 "wait for " + waitReplicas + " replica(s) to have the " + what + " of idempotency key " + id);
     }
 
     private EngineUnavailableException unreplicated(String id, String what, long acknowledged, String then) {
-        return new EngineUnavailableException("redis engine " + uri + ": only " + acknowledged + " of the " + waitReplicas
-                + " replica(s) asked for (waitReplicas) acknowledged the " + what + " of idempotency key " + id + " within "
-                + Durations.format(waitTimeout) + "; " + then
-                + ". Check the replicas (INFO replication), or lower waitReplicas", null);
+        return new EngineUnavailableException(
+                "redis engine " + uri + ": only " + acknowledged + " of the " + waitReplicas
+                        + " replica(s) asked for (waitReplicas) acknowledged the " + what + " of idempotency key " + id
+                        + " within "
+                        + Durations.format(waitTimeout) + "; " + then
+                        + ". Check the replicas (INFO replication), or lower waitReplicas",
+                null);
     }
 
     static String channel(String id) {
@@ -77,13 +84,14 @@ final class RedisIdempotencyStore implements IdempotencyStore {
     static String key(String id) {
         int slash = id.lastIndexOf('/');
         String namespace = slash < 0 ? "" : id.substring(0, slash);
-        return LockKeys.PREFIX + LockKeys.encode(namespace, false) + ":idem:" + LockKeys.encode(id.substring(slash + 1), true) + "}";
+        return LockKeys.PREFIX + LockKeys.encode(namespace, false) + ":idem:"
+                + LockKeys.encode(id.substring(slash + 1), true) + "}";
     }
 
     @Override
     public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
-        CompletableFuture<List<Object>> reply = LockScripts.IDEM_CLAIM.run(commands, new String[] {key(id)}, token, fingerprint,
-                Long.toString(Math.max(1, lease.toMillis())));
+        CompletableFuture<List<Object>> reply = LockScripts.IDEM_CLAIM.run(
+                commands, new String[] {key(id)}, token, fingerprint, Long.toString(Math.max(1, lease.toMillis())));
         List<Object> fields = Replies.await(reply, timeout, uri, "claim idempotency key " + id);
         if (fields.isEmpty()) {
             if (waitReplicas > 0) {
@@ -96,31 +104,48 @@ final class RedisIdempotencyStore implements IdempotencyStore {
                 }
                 if (acknowledged < waitReplicas) {
                     releaseQuietly(id, token);
-                    throw unreplicated(id, "claim", acknowledged, "the claim was released again, since a failover now could lose it");
+                    throw unreplicated(
+                            id,
+                            "claim",
+                            acknowledged,
+                            "the claim was released again, since a failover now could lose it");
                 }
             }
             return Optional.empty();
         }
-        return Optional.of(record(text(fields.get(0)), text(fields.get(1)), text(fields.get(2)), text(fields.get(3)), text(fields.get(4))));
+        return Optional.of(record(
+                text(fields.get(0)),
+                text(fields.get(1)),
+                text(fields.get(2)),
+                text(fields.get(3)),
+                text(fields.get(4))));
     }
 
     @Override
     public boolean renew(String id, String token, Duration lease) {
-        CompletableFuture<Long> reply = LockScripts.IDEM_RENEW.run(commands, new String[] {key(id)}, token,
-                Long.toString(Math.max(1, lease.toMillis())));
+        CompletableFuture<Long> reply = LockScripts.IDEM_RENEW.run(
+                commands, new String[] {key(id)}, token, Long.toString(Math.max(1, lease.toMillis())));
         return Replies.await(reply, timeout, uri, "renew idempotency key " + id) == 1L;
     }
 
     @Override
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
-        CompletableFuture<Long> reply = LockScripts.IDEM_COMPLETE.run(commands, new String[] {key(id)}, token,
-                Base64.getEncoder().encodeToString(result), failure ? "1" : "0",
+        CompletableFuture<Long> reply = LockScripts.IDEM_COMPLETE.run(
+                commands,
+                new String[] {key(id)},
+                token,
+                Base64.getEncoder().encodeToString(result),
+                failure ? "1" : "0",
                 retention == null ? "" : Long.toString(Math.max(1, retention.toMillis())));
         boolean completed = Replies.await(reply, timeout, uri, "complete idempotency key " + id) == 1L;
         if (completed && waitReplicas > 0) {
             long acknowledged = replicated(id, "completion");
             if (acknowledged < waitReplicas) {
-                throw unreplicated(id, "completion", acknowledged, "the result is on the primary only, where a failover could lose it");
+                throw unreplicated(
+                        id,
+                        "completion",
+                        acknowledged,
+                        "the result is on the primary only, where a failover could lose it");
             }
         }
         return completed;
@@ -142,22 +167,37 @@ final class RedisIdempotencyStore implements IdempotencyStore {
 
     @Override
     public Optional<IdempotencyRecord> read(String id) {
-        List<KeyValue<String, String>> fields = Replies.await(commands.hmget(key(id), "s", "t", "f", "r", "x").toCompletableFuture(),
-                timeout, uri, "read idempotency key " + id);
+        List<KeyValue<String, String>> fields = Replies.await(
+                commands.hmget(key(id), "s", "t", "f", "r", "x").toCompletableFuture(),
+                timeout,
+                uri,
+                "read idempotency key " + id);
         if (fields.isEmpty() || !fields.get(0).hasValue()) {
             return Optional.empty();
         }
-        return Optional.of(record(value(fields.get(0)), value(fields.get(1)), value(fields.get(2)), value(fields.get(3)),
+        return Optional.of(record(
+                value(fields.get(0)),
+                value(fields.get(1)),
+                value(fields.get(2)),
+                value(fields.get(3)),
                 value(fields.get(4))));
     }
 
     @Override
     public void awaitChange(String id, Duration atMost) throws InterruptedException {
-        Acquisition waiter = new Acquisition(new LockKey("idempotency", id), LockMode.EXCLUSIVE, UUID.randomUUID().toString(),
-                "idempotency waiter", atMost);
+        Acquisition waiter = new Acquisition(
+                new LockKey("idempotency", id),
+                LockMode.EXCLUSIVE,
+                UUID.randomUUID().toString(),
+                "idempotency waiter",
+                atMost);
         long deadline = System.nanoTime() + atMost.toNanos();
         try {
-            Replies.await(waiters.listen(waiter, channel(id)), timeout, uri, "subscribe to the changes of idempotency key " + id);
+            Replies.await(
+                    waiters.listen(waiter, channel(id)),
+                    timeout,
+                    uri,
+                    "subscribe to the changes of idempotency key " + id);
             Optional<IdempotencyRecord> now = read(id);
             if (now.isEmpty() || now.get().completed()) {
                 return;
@@ -181,9 +221,14 @@ final class RedisIdempotencyStore implements IdempotencyStore {
         return reply == null ? null : reply.toString();
     }
 
-    private static IdempotencyRecord record(String state, String token, String fingerprint, String result, String failure) {
+    private static IdempotencyRecord record(
+            String state, String token, String fingerprint, String result, String failure) {
         boolean completed = "1".equals(state);
-        return new IdempotencyRecord(completed, token == null ? "" : token, fingerprint == null ? "" : fingerprint,
-                completed && result != null ? Base64.getDecoder().decode(result) : null, "1".equals(failure));
+        return new IdempotencyRecord(
+                completed,
+                token == null ? "" : token,
+                fingerprint == null ? "" : fingerprint,
+                completed && result != null ? Base64.getDecoder().decode(result) : null,
+                "1".equals(failure));
     }
 }

@@ -55,7 +55,8 @@ interface RedisLink extends AutoCloseable {
     void close();
 
     /** One server. */
-    record Single(RedisClient client, StatefulRedisConnection<String, String> connection, Duration timeout) implements RedisLink {
+    record Single(RedisClient client, StatefulRedisConnection<String, String> connection, Duration timeout)
+            implements RedisLink {
         @Override
         public RedisClusterAsyncCommands<String, String> commands() {
             return connection.async();
@@ -68,7 +69,10 @@ interface RedisLink extends AutoCloseable {
 
         @Override
         public CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout) {
-            return connection.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())).toCompletableFuture();
+            return connection
+                    .async()
+                    .waitForReplication(replicas, Math.max(1, timeout.toMillis()))
+                    .toCompletableFuture();
         }
 
         @Override
@@ -87,7 +91,8 @@ interface RedisLink extends AutoCloseable {
     }
 
     /** A Redis Cluster. */
-    record Cluster(RedisClusterClient client, StatefulRedisClusterConnection<String, String> connection, Duration timeout)
+    record Cluster(
+            RedisClusterClient client, StatefulRedisClusterConnection<String, String> connection, Duration timeout)
             implements RedisLink {
         @Override
         public RedisClusterAsyncCommands<String, String> commands() {
@@ -110,10 +115,14 @@ interface RedisLink extends AutoCloseable {
             List<CompletableFuture<?>> nodes = new ArrayList<>();
             for (RedisClusterNode node : connection.getPartitions()) {
                 // by host and port, as Lettuce keys the connection a slot's commands go to
-                nodes.add(connection.getConnectionAsync(node.getUri().getHost(), node.getUri().getPort()).exceptionally(failure -> null));
+                nodes.add(connection
+                        .getConnectionAsync(
+                                node.getUri().getHost(), node.getUri().getPort())
+                        .exceptionally(failure -> null));
             }
             try {
-                CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0])).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                CompletableFuture.allOf(nodes.toArray(new CompletableFuture<?>[0]))
+                        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException | ExecutionException e) {
                 // the nodes not reached yet connect on their first command
             } catch (InterruptedException e) {
@@ -130,9 +139,11 @@ interface RedisLink extends AutoCloseable {
         public CompletableFuture<Long> waitForReplicas(String key, int replicas, Duration timeout) {
             RedisClusterNode master = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
             if (master == null) {
-                return CompletableFuture.failedFuture(new IllegalStateException("no master is known for the slot of " + key));
+                return CompletableFuture.failedFuture(
+                        new IllegalStateException("no master is known for the slot of " + key));
             }
-            return connection.getConnectionAsync(master.getNodeId())
+            return connection
+                    .getConnectionAsync(master.getNodeId())
                     .thenCompose(node -> node.async().waitForReplication(replicas, Math.max(1, timeout.toMillis())));
         }
 
@@ -145,12 +156,16 @@ interface RedisLink extends AutoCloseable {
                     String host = node.getUri().getHost();
                     int port = node.getUri().getPort();
                     String server = "master " + host + ":" + port;
-                    readings.add(connection.getConnectionAsync(host, port)
+                    readings.add(connection
+                            .getConnectionAsync(host, port)
                             .thenCompose(master -> EvictionCheck.read(server, master.async(), timeout))
-                            .exceptionally(failure -> EvictionCheck.Reading.unreadable(server, "not connected: "
-                                    + EvictionCheck.message(failure)))
-                            .completeOnTimeout(EvictionCheck.Reading.unreadable(server, "no answer within " + Durations.format(timeout)),
-                                    timeout.toNanos(), TimeUnit.NANOSECONDS));
+                            .exceptionally(failure -> EvictionCheck.Reading.unreadable(
+                                    server, "not connected: " + EvictionCheck.message(failure)))
+                            .completeOnTimeout(
+                                    EvictionCheck.Reading.unreadable(
+                                            server, "no answer within " + Durations.format(timeout)),
+                                    timeout.toNanos(),
+                                    TimeUnit.NANOSECONDS));
                 }
             }
             return readings;

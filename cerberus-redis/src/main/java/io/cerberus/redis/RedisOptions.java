@@ -98,8 +98,10 @@ public final class RedisOptions implements EngineOptions {
 
     @Override
     public String toString() {
-        return "RedisOptions[user=" + user + ", password=" + (password == null ? "none" : "(hidden)") + ", trustStore=" + trustStore
-                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout=" + Durations.format(waitTimeout)
+        return "RedisOptions[user=" + user + ", password=" + (password == null ? "none" : "(hidden)") + ", trustStore="
+                + trustStore
+                + ", keyStore=" + keyStore + ", waitReplicas=" + waitReplicas + ", waitTimeout="
+                + Durations.format(waitTimeout)
                 + (acceptEviction == null ? "" : ", acceptEviction=" + acceptEviction) + "]";
     }
 
@@ -115,8 +117,7 @@ public final class RedisOptions implements EngineOptions {
         private Duration waitTimeout = RedisEngine.DEFAULT_WAIT_TIMEOUT;
         private Boolean acceptEviction;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param user the ACL user name (Redis 6 and later); overrides the URI's
@@ -207,7 +208,8 @@ public final class RedisOptions implements EngineOptions {
          */
         public RedisOptions build() {
             if (user != null && password == null) {
-                throw new IllegalArgumentException("RedisOptions give a user but no password; give the password with it");
+                throw new IllegalArgumentException(
+                        "RedisOptions give a user but no password; give the password with it");
             }
             if (keyStore != null && keyStorePassword == null) {
                 keyStorePassword = new char[0];

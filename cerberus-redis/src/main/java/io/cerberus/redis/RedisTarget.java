@@ -25,15 +25,25 @@ import java.util.TreeSet;
  * @param waitTimeout how long to wait for them
  * @param acceptEviction whether servers that may evict keys are accepted (with a warning) rather than refused
  */
-record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Duration> commandTimeout, int waitReplicas,
-        Duration waitTimeout, boolean acceptEviction) {
+record RedisTarget(
+        Kind kind,
+        List<RedisURI> uris,
+        String shown,
+        Optional<Duration> commandTimeout,
+        int waitReplicas,
+        Duration waitTimeout,
+        boolean acceptEviction) {
 
     enum Kind {
-        STANDALONE, SENTINEL, CLUSTER
+        STANDALONE,
+        SENTINEL,
+        CLUSTER
     }
 
-    static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
-    private static final Set<String> LETTUCE_PARAMETERS = Set.of("timeout", "database", "db", "clientName", "verifyPeer", "sentinelMasterId");
+    static final Set<String> SCHEMES =
+            Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
+    private static final Set<String> LETTUCE_PARAMETERS =
+            Set.of("timeout", "database", "db", "clientName", "verifyPeer", "sentinelMasterId");
     private static final Set<String> OWN_PARAMETERS = Set.of("waitReplicas", "waitTimeout", "acceptEviction");
     /** Every parameter a Redis URI takes; none carries a secret (the password is the user-info's). */
     static final Set<String> PARAMETERS = union(LETTUCE_PARAMETERS, OWN_PARAMETERS);
@@ -43,8 +53,8 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         String shown = parts.shown();
         String scheme = parts.scheme();
         if (parts.fragment().isPresent() && !scheme.endsWith("-sentinel")) {
-            throw new IllegalArgumentException("only a redis-sentinel URI takes a '#' (its master's name), but " + shown + " holds one:"
-                    + " a user, password or value holding '#' must be percent-encoded (%23)");
+            throw new IllegalArgumentException("only a redis-sentinel URI takes a '#' (its master's name), but " + shown
+                    + " holds one:" + " a user, password or value holding '#' must be percent-encoded (%23)");
         }
         String lettuceUri = withoutOwnParameters(uri);
         int waitReplicas = parts.number("waitReplicas", 0, 1000).orElse(0L).intValue();
@@ -53,14 +63,21 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             waitReplicas = options.waitReplicas();
             waitTimeout = options.waitTimeout();
         }
-        boolean acceptEviction = RedisOptions.acceptsEviction(options, parts.flag("acceptEviction").orElse(false));
-        Kind kind = scheme.endsWith("-sentinel") ? Kind.SENTINEL : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
-        if (kind == Kind.SENTINEL && !lettuceUri.contains("#") && parts.parameter("sentinelMasterId").isEmpty()) {
+        boolean acceptEviction = RedisOptions.acceptsEviction(
+                options, parts.flag("acceptEviction").orElse(false));
+        Kind kind = scheme.endsWith("-sentinel")
+                ? Kind.SENTINEL
+                : scheme.endsWith("-cluster") ? Kind.CLUSTER : Kind.STANDALONE;
+        if (kind == Kind.SENTINEL
+                && !lettuceUri.contains("#")
+                && parts.parameter("sentinelMasterId").isEmpty()) {
             throw new IllegalArgumentException("a redis-sentinel URI names its master after #, e.g."
                     + " redis-sentinel://sentinel1:26379,sentinel2:26379#mymaster, was " + shown);
         }
-        List<RedisURI> uris = kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, parts) : List.of(lettuce(lettuceUri, shown));
-        Optional<Duration> timeout = parts.parameter("timeout").isPresent() ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
+        List<RedisURI> uris =
+                kind == Kind.CLUSTER ? clusterSeeds(lettuceUri, parts) : List.of(lettuce(lettuceUri, shown));
+        Optional<Duration> timeout =
+                parts.parameter("timeout").isPresent() ? Optional.of(uris.get(0).getTimeout()) : Optional.empty();
         timeout.ifPresent(t -> {
             if (t.isZero() || t.isNegative()) {
                 throw new IllegalArgumentException("the timeout of redis URI " + shown + " must be positive");
@@ -113,7 +130,8 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
                 kept.add(parameter);
             }
         }
-        return uri.substring(0, query) + (kept.isEmpty() ? "" : "?" + String.join("&", kept))
+        return uri.substring(0, query)
+                + (kept.isEmpty() ? "" : "?" + String.join("&", kept))
                 + (fragment < 0 ? "" : uri.substring(fragment));
     }
 
@@ -121,9 +139,11 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
         try {
             return RedisURI.create(uri);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("redis URI must look like redis://[user:password@]host[:port][/database][?timeout=10s]"
-                    + " (rediss:// for TLS; redis-sentinel://host:port,host:port#master; redis-cluster://host:port,host:port),"
-                    + " was " + shown + ": " + Redaction.redact(String.valueOf(e.getMessage())), e);
+            throw new IllegalArgumentException(
+                    "redis URI must look like redis://[user:password@]host[:port][/database][?timeout=10s]"
+                            + " (rediss:// for TLS; redis-sentinel://host:port,host:port#master; redis-cluster://host:port,host:port),"
+                            + " was " + shown + ": " + Redaction.redact(String.valueOf(e.getMessage())),
+                    e);
         }
     }
 
@@ -146,11 +166,13 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
             String path = hosts.substring(hosts.indexOf('/') + 1);
             hosts = hosts.substring(0, hosts.indexOf('/'));
             if (!path.isEmpty() && !path.equals("0")) {
-                throw new IllegalArgumentException("Redis Cluster has only database 0, but redis URI " + shown + " asks for " + path);
+                throw new IllegalArgumentException(
+                        "Redis Cluster has only database 0, but redis URI " + shown + " asks for " + path);
             }
         }
         if (parts.parameter("database").isPresent() || parts.parameter("db").isPresent()) {
-            throw new IllegalArgumentException("Redis Cluster has only database 0; drop the database parameter of " + shown);
+            throw new IllegalArgumentException(
+                    "Redis Cluster has only database 0; drop the database parameter of " + shown);
         }
         List<RedisURI> seeds = new ArrayList<>();
         for (String host : hosts.split(",")) { // none empty: EngineUri refused that
@@ -161,7 +183,8 @@ record RedisTarget(Kind kind, List<RedisURI> uris, String shown, Optional<Durati
 
     @Override
     public String toString() {
-        return kind + " " + shown + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "")
+        return kind + " " + shown
+                + (waitReplicas > 0 ? " (WAIT " + waitReplicas + " within " + Durations.format(waitTimeout) + ")" : "")
                 + (acceptEviction ? " (eviction accepted)" : "");
     }
 

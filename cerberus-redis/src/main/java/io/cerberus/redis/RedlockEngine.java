@@ -67,9 +67,11 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     static final Duration DEFAULT_NODE_TIMEOUT_CAP = Duration.ofMillis(100);
     /** Largest random delay added to a busy answer, so competing clients do not retry in step. */
     static final Duration JITTER = Duration.ofMillis(20);
-    static final String WHY_NO_FENCING = "Redlock has no fencing token, because its nodes are independent masters that share"
-            + " no counter: a number from one node orders nothing across a majority, and a node restarted empty would start"
-            + " over; protect the resource with an engine that has fencing tokens (such as redis://) where stale writes matter";
+
+    static final String WHY_NO_FENCING =
+            "Redlock has no fencing token, because its nodes are independent masters that share"
+                    + " no counter: a number from one node orders nothing across a majority, and a node restarted empty would start"
+                    + " over; protect the resource with an engine that has fencing tokens (such as redis://) where stale writes matter";
 
     private final String shown;
     private final RedlockNodes nodes;
@@ -90,8 +92,14 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
      * @param connector runs the nodes' connects; shut down with the engine
      * @param eviction judges the nodes' eviction policy, at each health check
      */
-    RedlockEngine(String shown, List<RedlockNode> nodes, Duration timeout, Optional<Duration> nodeTimeout, double driftFactor,
-            ExecutorService connector, EvictionCheck eviction) {
+    RedlockEngine(
+            String shown,
+            List<RedlockNode> nodes,
+            Duration timeout,
+            Optional<Duration> nodeTimeout,
+            double driftFactor,
+            ExecutorService connector,
+            EvictionCheck eviction) {
         this.shown = shown;
         this.nodes = new RedlockNodes(shown, nodes, timeout, connector);
         this.quorum = this.nodes.quorum();
@@ -142,14 +150,15 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         if (attempt.mode() != LockMode.EXCLUSIVE) {
-            throw new IllegalArgumentException("redlock engine " + shown + " serves exclusive locks only, not " + attempt.mode().label());
+            throw new IllegalArgumentException("redlock engine " + shown + " serves exclusive locks only, not "
+                    + attempt.mode().label());
         }
         LockKeys keys = LockKeys.of(attempt.key());
         Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
         Duration bound = nodeTimeout(attempt.lease());
         long start = System.nanoTime();
-        List<Outcome<List<?>>> outcomes = nodes.ask(bound, commands -> RedlockRequests.acquire(commands, attempt, keys),
-                RedlockRequests::isGrant, quorum);
+        List<Outcome<List<?>>> outcomes = nodes.ask(
+                bound, commands -> RedlockRequests.acquire(commands, attempt, keys), RedlockRequests::isGrant, quorum);
         long elapsed = System.nanoTime() - start;
         int granted = 0;
         int answered = RedlockNodes.answered(outcomes);
@@ -176,17 +185,25 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         }
         if (answered < quorum) {
             int silent = nodes.size() - answered;
-            LOG.log(Level.DEBUG, () -> "acquire of " + attempt + " missed the node timeout of " + Durations.format(bound) + " on "
-                    + silent + " node(s) that answer otherwise; backing off");
+            LOG.log(
+                    Level.DEBUG,
+                    () -> "acquire of " + attempt + " missed the node timeout of " + Durations.format(bound) + " on "
+                            + silent + " node(s) that answer otherwise; backing off");
         }
         if (granted >= quorum) {
-            LOG.log(Level.DEBUG, () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
-                    + "ms of a validity of " + Durations.format(validity(attempt.lease())) + "); released, trying again");
+            LOG.log(
+                    Level.DEBUG,
+                    () -> "granted " + attempt + " on a majority too late (" + elapsed / 1_000_000
+                            + "ms of a validity of " + Durations.format(validity(attempt.lease()))
+                            + "); released, trying again");
         }
         busyMillis.sort(null);
         int needed = Math.max(1, quorum - granted);
-        long untilFree = needed > 0 && needed <= busyMillis.size() ? busyMillis.get(needed - 1) : RedisEngine.RETRY_CAP.toMillis();
-        untilFree = Math.min(untilFree, RedisEngine.RETRY_CAP.toMillis()) + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
+        long untilFree = needed > 0 && needed <= busyMillis.size()
+                ? busyMillis.get(needed - 1)
+                : RedisEngine.RETRY_CAP.toMillis();
+        untilFree = Math.min(untilFree, RedisEngine.RETRY_CAP.toMillis())
+                + ThreadLocalRandom.current().nextLong(JITTER.toMillis() + 1);
         CompletableFuture<Void> subscribed = waiters.join(attempt, keys.channel(), subscribedBefore);
         try {
             subscribed.get(bound.toNanos(), TimeUnit.NANOSECONDS);
@@ -195,7 +212,8 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
         } catch (ExecutionException | TimeoutException e) {
             // a node that did not confirm the subscription is covered by the retry bound
         }
-        return AcquireResult.busy(waiters.nextWait(attempt, granted > 0 || answered < quorum, Duration.ofMillis(untilFree)));
+        return AcquireResult.busy(
+                waiters.nextWait(attempt, granted > 0 || answered < quorum, Duration.ofMillis(untilFree)));
     }
 
     /**
@@ -328,14 +346,16 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
      */
     @Override
     public List<LockInfo> inspect(String namespace, String prefix) {
-        List<Outcome<Set<String>>> listed = nodes.ask(timeout, commands -> RedlockRequests.lockNames(commands, namespace, prefix));
+        List<Outcome<Set<String>>> listed =
+                nodes.ask(timeout, commands -> RedlockRequests.lockNames(commands, namespace, prefix));
         if (RedlockNodes.answered(listed) < quorum) {
             throw nodes.unavailable("list the locks of namespace '" + namespace + "'", listed);
         }
         Set<String> found = new TreeSet<>();
         listed.stream().filter(Outcome::answered).forEach(outcome -> found.addAll(outcome.value()));
         List<String> names = new ArrayList<>(found);
-        List<Outcome<List<List<?>>>> holds = nodes.ask(timeout, commands -> RedlockRequests.inspect(commands, namespace, names));
+        List<Outcome<List<List<?>>>> holds =
+                nodes.ask(timeout, commands -> RedlockRequests.inspect(commands, namespace, names));
         if (RedlockNodes.answered(holds) < quorum) {
             throw nodes.unavailable("inspect the locks of namespace '" + namespace + "'", holds);
         }
@@ -346,7 +366,8 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
                 if (outcome.answered()) {
                     List<?> hold = (List<?>) outcome.value().get(i).get(0);
                     if (!hold.isEmpty()) {
-                        remainingByHolder.computeIfAbsent(String.valueOf(hold.get(1)), holder -> new ArrayList<>())
+                        remainingByHolder
+                                .computeIfAbsent(String.valueOf(hold.get(1)), holder -> new ArrayList<>())
                                 .add(((Number) hold.get(3)).longValue());
                     }
                 }
@@ -355,8 +376,13 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
                 List<Long> remaining = holder.getValue();
                 if (remaining.size() >= quorum) {
                     remaining.sort(Collections.reverseOrder());
-                    infos.add(new LockInfo(names.get(i), LockMode.EXCLUSIVE.label(), holder.getKey(), -1,
-                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))), RedisEngine.WAITERS_UNKNOWN));
+                    infos.add(new LockInfo(
+                            names.get(i),
+                            LockMode.EXCLUSIVE.label(),
+                            holder.getKey(),
+                            -1,
+                            Optional.of(Duration.ofMillis(Math.max(0, remaining.get(quorum - 1)))),
+                            RedisEngine.WAITERS_UNKNOWN));
                 }
             }
         }

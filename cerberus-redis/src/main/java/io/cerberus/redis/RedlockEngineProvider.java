@@ -44,18 +44,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class RedlockEngineProvider implements EngineProvider {
     private static final System.Logger LOG = System.getLogger(RedlockEngineProvider.class.getName());
-    private static final Set<String> QUERY_PARAMETERS = new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift", "acceptEviction"));
-    private static final String SHAPE = "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
+    private static final Set<String> QUERY_PARAMETERS =
+            new TreeSet<>(Set.of("timeout", "nodeTimeout", "drift", "acceptEviction"));
+    private static final String SHAPE =
+            "redlock://[user:password@]host1:port1,host2:port2,host3:port3[?timeout=5s&nodeTimeout=50ms&drift=0.01]";
     private static final AtomicInteger ENGINES = new AtomicInteger();
     /** The smallest number of nodes: with fewer, one failure leaves no majority. */
     static final int MIN_NODES = 3;
+
     static final int DEFAULT_PORT = 6379;
     /** How long opening waits for the other nodes once a majority is connected. */
     static final Duration OPEN_GRACE = Duration.ofMillis(100);
 
     /** For {@link java.util.ServiceLoader}. */
-    public RedlockEngineProvider() {
-    }
+    public RedlockEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -73,18 +75,24 @@ public final class RedlockEngineProvider implements EngineProvider {
     }
 
     /** A parsed redlock URI. */
-    record Settings(List<String> addresses, List<RedisURI> nodes, Optional<Duration> timeout, Optional<Duration> nodeTimeout,
-            double driftFactor, boolean acceptEviction) {
-    }
+    record Settings(
+            List<String> addresses,
+            List<RedisURI> nodes,
+            Optional<Duration> timeout,
+            Optional<Duration> nodeTimeout,
+            double driftFactor,
+            boolean acceptEviction) {}
 
     @Override
     public LockEngine open(EngineContext context) {
         String shown = Redaction.redact(context.uri());
         Settings settings = parse(context.uri(), shown);
-        RedisOptions options = context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
-        if (options != null && (options.trustStore().isPresent() || options.keyStore().isPresent())) {
-            throw new IllegalArgumentException("redlock engine " + shown + " connects without TLS; RedisOptions trust and key"
-                    + " stores apply to rediss:// URIs only");
+        RedisOptions options =
+                context.option(RedisOptions.class, Set.of(RedisOptions.class)).orElse(null);
+        if (options != null
+                && (options.trustStore().isPresent() || options.keyStore().isPresent())) {
+            throw new IllegalArgumentException("redlock engine " + shown
+                    + " connects without TLS; RedisOptions trust and key" + " stores apply to rediss:// URIs only");
         }
         if (options != null && options.waitReplicas() > 0) {
             throw new IllegalArgumentException("redlock engine " + shown + " counts independent masters, not replicas;"
@@ -93,17 +101,21 @@ public final class RedlockEngineProvider implements EngineProvider {
         Duration commandTimeout = settings.timeout().orElse(context.connectTimeout());
         int count = settings.nodes().size();
         if (count % 2 == 0) {
-            LOG.log(Level.INFO, () -> "redlock engine " + shown + " has an even number of nodes (" + count + "): it needs "
-                    + (count / 2 + 1) + " of them and so survives no more failures than " + (count - 1) + " nodes would");
+            LOG.log(
+                    Level.INFO,
+                    () -> "redlock engine " + shown + " has an even number of nodes (" + count + "): it needs "
+                            + (count / 2 + 1) + " of them and so survives no more failures than " + (count - 1)
+                            + " nodes would");
         }
         String name = "cerberus-redlock-connect-" + ENGINES.incrementAndGet();
         AtomicInteger threads = new AtomicInteger();
         // one thread per node at most, and none while no node is being connected
-        ThreadPoolExecutor connector = new ThreadPoolExecutor(count, count, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
-            Thread thread = new Thread(runnable, name + "-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        ThreadPoolExecutor connector =
+                new ThreadPoolExecutor(count, count, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, name + "-" + threads.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
         connector.allowCoreThreadTimeOut(true);
         List<RedlockNode> nodes = new ArrayList<>();
         try {
@@ -115,18 +127,23 @@ public final class RedlockEngineProvider implements EngineProvider {
                 }
                 RedisClient client = RedisClient.create(RedisEngineProvider.SharedResources.INSTANCE, uri);
                 client.setOptions(ClientOptions.builder()
-                        .socketOptions(SocketOptions.builder().connectTimeout(context.connectTimeout()).keepAlive(true).build())
+                        .socketOptions(SocketOptions.builder()
+                                .connectTimeout(context.connectTimeout())
+                                .keepAlive(true)
+                                .build())
                         .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-                nodes.add(new RedlockNode(settings.addresses().get(i), client, uri, context.connectTimeout(), connector));
+                nodes.add(
+                        new RedlockNode(settings.addresses().get(i), client, uri, context.connectTimeout(), connector));
             }
             awaitMajority(nodes, context.connectTimeout(), shown);
-            EvictionCheck eviction = new EvictionCheck("redlock engine " + shown,
-                    RedisOptions.acceptsEviction(options, settings.acceptEviction()));
+            EvictionCheck eviction = new EvictionCheck(
+                    "redlock engine " + shown, RedisOptions.acceptsEviction(options, settings.acceptEviction()));
             // each node holds a copy of every lock: a node that evicts is refused like a single server
             eviction.atOpen(RedlockNodes.evictionPolicies(nodes, commandTimeout));
-            return new RedlockEngine(shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector, eviction);
+            return new RedlockEngine(
+                    shown, nodes, commandTimeout, settings.nodeTimeout(), settings.driftFactor(), connector, eviction);
         } catch (RuntimeException e) {
             nodes.forEach(RedlockNode::close);
             connector.shutdownNow();
@@ -147,7 +164,9 @@ public final class RedlockEngineProvider implements EngineProvider {
         AtomicInteger failed = new AtomicInteger();
         for (CompletableFuture<StatefulRedisConnection<String, String>> attempt : attempts) {
             attempt.whenComplete((connection, failure) -> {
-                if (failure == null ? connected.incrementAndGet() >= quorum : failed.incrementAndGet() > nodes.size() - quorum) {
+                if (failure == null
+                        ? connected.incrementAndGet() >= quorum
+                        : failed.incrementAndGet() > nodes.size() - quorum) {
                     majority.complete(null);
                 }
             });
@@ -174,7 +193,8 @@ public final class RedlockEngineProvider implements EngineProvider {
             // that is still connecting after it is connected in the background
             long grace = Math.min(deadline - System.nanoTime(), OPEN_GRACE.toNanos());
             try {
-                CompletableFuture.allOf(attempts.toArray(new CompletableFuture<?>[0])).get(Math.max(0, grace), TimeUnit.NANOSECONDS);
+                CompletableFuture.allOf(attempts.toArray(new CompletableFuture<?>[0]))
+                        .get(Math.max(0, grace), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException e) {
@@ -183,12 +203,14 @@ public final class RedlockEngineProvider implements EngineProvider {
             return;
         }
         StringJoiner down = new StringJoiner(", ");
-        StringJoiner connecting = new StringJoiner(", ", "; still connecting when a majority had failed: ", "").setEmptyValue("");
+        StringJoiner connecting =
+                new StringJoiner(", ", "; still connecting when a majority had failed: ", "").setEmptyValue("");
         boolean timedOut = System.nanoTime() - deadline >= 0;
         for (int i = 0; i < nodes.size(); i++) {
             CompletableFuture<StatefulRedisConnection<String, String>> attempt = attempts.get(i);
             if (!attempt.isDone() && timedOut) {
-                down.add(nodes.get(i).address() + " (no answer within the connect timeout of " + Durations.format(connectTimeout) + ")");
+                down.add(nodes.get(i).address() + " (no answer within the connect timeout of "
+                        + Durations.format(connectTimeout) + ")");
             } else if (!attempt.isDone()) {
                 connecting.add(nodes.get(i).address());
             } else if (attempt.isCompletedExceptionally()) {
@@ -201,9 +223,12 @@ public final class RedlockEngineProvider implements EngineProvider {
                 down.add(nodes.get(i).address() + " (" + rootMessage(cause) + ")");
             }
         }
-        throw new EngineUnavailableException("could not connect to redlock engine " + shown + ": " + connected.get() + " of "
-                + nodes.size() + " nodes connected, a majority needs " + quorum + "; nodes down: " + down + connecting
-                + "; check that the servers run and that the URI's hosts and ports are right", null);
+        throw new EngineUnavailableException(
+                "could not connect to redlock engine " + shown + ": " + connected.get() + " of "
+                        + nodes.size() + " nodes connected, a majority needs " + quorum + "; nodes down: " + down
+                        + connecting
+                        + "; check that the servers run and that the URI's hosts and ports are right",
+                null);
     }
 
     private static String rootMessage(Throwable failure) {
@@ -225,8 +250,8 @@ public final class RedlockEngineProvider implements EngineProvider {
         String user = parts.user().orElse(null);
         String password = parts.password().orElse(null);
         if (!parts.path().isEmpty()) {
-            throw new IllegalArgumentException("a redlock URI has no path (each node uses database 0): " + SHAPE + ", was "
-                    + shown);
+            throw new IllegalArgumentException(
+                    "a redlock URI has no path (each node uses database 0): " + SHAPE + ", was " + shown);
         }
         List<String> addresses = new ArrayList<>();
         List<RedisURI> nodes = new ArrayList<>();
@@ -238,7 +263,8 @@ public final class RedlockEngineProvider implements EngineProvider {
                 throw new IllegalArgumentException("redlock node " + address + " is listed twice in " + shown
                         + "; the nodes must be distinct, independent masters");
             }
-            RedisURI.Builder builder = RedisURI.builder().withHost(host.startsWith("[") ? host.substring(1, host.length() - 1) : host)
+            RedisURI.Builder builder = RedisURI.builder()
+                    .withHost(host.startsWith("[") ? host.substring(1, host.length() - 1) : host)
                     .withPort(port);
             if (password != null) {
                 if (user == null || user.isEmpty()) {
@@ -251,8 +277,10 @@ public final class RedlockEngineProvider implements EngineProvider {
             nodes.add(builder.build());
         }
         if (nodes.size() < MIN_NODES) {
-            throw new IllegalArgumentException("a redlock URI needs at least " + MIN_NODES + " nodes (independent Redis masters;"
-                    + " an odd number such as 3 or 5), so that a majority survives a failed node; " + shown + " has " + nodes.size());
+            throw new IllegalArgumentException(
+                    "a redlock URI needs at least " + MIN_NODES + " nodes (independent Redis masters;"
+                            + " an odd number such as 3 or 5), so that a majority survives a failed node; " + shown
+                            + " has " + nodes.size());
         }
         Optional<Duration> timeout = parts.duration("timeout");
         Optional<Duration> nodeTimeout = parts.duration("nodeTimeout");
@@ -264,11 +292,17 @@ public final class RedlockEngineProvider implements EngineProvider {
                 drift = Double.NaN;
             }
             if (!(drift >= 0 && drift < 0.5)) {
-                throw new IllegalArgumentException("drift of redlock URI " + shown + " must be a fraction of the lease from 0 to"
-                        + " below 0.5, such as 0.01 (the default), was '" + parts.parameter("drift").get() + "'");
+                throw new IllegalArgumentException("drift of redlock URI " + shown
+                        + " must be a fraction of the lease from 0 to" + " below 0.5, such as 0.01 (the default), was '"
+                        + parts.parameter("drift").get() + "'");
             }
         }
-        return new Settings(List.copyOf(addresses), List.copyOf(nodes), timeout, nodeTimeout, drift,
+        return new Settings(
+                List.copyOf(addresses),
+                List.copyOf(nodes),
+                timeout,
+                nodeTimeout,
+                drift,
                 parts.flag("acceptEviction").orElse(false));
     }
 }

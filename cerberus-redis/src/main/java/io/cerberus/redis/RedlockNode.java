@@ -40,6 +40,7 @@ final class RedlockNode implements LockWaiters.PubSubSource, AutoCloseable {
     private volatile String problem = "not connected yet";
     /** When the node last answered a command or connected (System.nanoTime()). */
     private volatile long lastAnswerNanos = System.nanoTime();
+
     private volatile boolean closed;
 
     /**
@@ -94,8 +95,10 @@ final class RedlockNode implements LockWaiters.PubSubSource, AutoCloseable {
             if (connecting == null || connecting.isDone()) {
                 nextAttemptNanos = System.nanoTime() + RECONNECT_PAUSE.toNanos();
                 CompletableFuture<StatefulRedisConnection<String, String>> attempt = CompletableFuture.supplyAsync(
-                        () -> RedisEngineProvider.connect(() -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
-                                connectTimeout, address),
+                        () -> RedisEngineProvider.connect(
+                                () -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
+                                connectTimeout,
+                                address),
                         connector);
                 // the caller's future completes only after the connection is recorded
                 connecting = attempt.whenComplete((opened, failure) -> connected(opened, failure));
@@ -154,13 +157,19 @@ final class RedlockNode implements LockWaiters.PubSubSource, AutoCloseable {
     @Override
     public void ensurePubSub(Consumer<StatefulRedisPubSubConnection<String, String>> onOpen) {
         synchronized (guard) {
-            if (closed || pubSub != null || connectingPubSub != null || System.nanoTime() - nextPubSubAttemptNanos < 0) {
+            if (closed
+                    || pubSub != null
+                    || connectingPubSub != null
+                    || System.nanoTime() - nextPubSubAttemptNanos < 0) {
                 return;
             }
             nextPubSubAttemptNanos = System.nanoTime() + RECONNECT_PAUSE.toNanos();
             CompletableFuture<StatefulRedisPubSubConnection<String, String>> attempt = CompletableFuture.supplyAsync(
-                    () -> RedisEngineProvider.connect(() -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture(),
-                            connectTimeout, address),
+                    () -> RedisEngineProvider.connect(
+                            () -> client.connectPubSubAsync(StringCodec.UTF8, uri)
+                                    .toCompletableFuture(),
+                            connectTimeout,
+                            address),
                     connector);
             connectingPubSub = attempt;
             attempt.whenComplete((opened, failure) -> {

@@ -90,7 +90,8 @@ final class RedlockNodes implements AutoCloseable {
      * @param <T> the reply type
      * @return one outcome per node, in node order
      */
-    <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request) {
+    <T> List<Outcome<T>> ask(
+            Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request) {
         return ask(bound, request, reply -> false, Integer.MAX_VALUE);
     }
 
@@ -106,8 +107,11 @@ final class RedlockNodes implements AutoCloseable {
      * @param <T> the reply type
      * @return one outcome per node, in node order
      */
-    <T> List<Outcome<T>> ask(Duration bound, Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request,
-            Predicate<T> decisive, int enough) {
+    <T> List<Outcome<T>> ask(
+            Duration bound,
+            Function<RedisAsyncCommands<String, String>, CompletableFuture<T>> request,
+            Predicate<T> decisive,
+            int enough) {
         long deadline = System.nanoTime() + bound.toNanos();
         List<CompletableFuture<T>> pending = new ArrayList<>(nodes.size());
         int sent = 0;
@@ -127,7 +131,8 @@ final class RedlockNodes implements AutoCloseable {
         for (CompletableFuture<T> reply : pending) {
             if (reply != null) {
                 reply.whenComplete((value, failure) -> {
-                    boolean counts = failure == null && decisive.test(value) && decisiveAnswers.incrementAndGet() >= enough;
+                    boolean counts =
+                            failure == null && decisive.test(value) && decisiveAnswers.incrementAndGet() >= enough;
                     if (done.incrementAndGet() == expected || counts) {
                         decided.complete(null);
                     }
@@ -156,11 +161,19 @@ final class RedlockNodes implements AutoCloseable {
             if (reply == null) {
                 outcomes.add(new Outcome<>(node, null, node.problem(), false));
             } else if (!reply.isDone()) {
-                outcomes.add(timedOut ? new Outcome<>(node, null, "no answer within " + Durations.format(bound), !node.silentFor(timeout))
-                        : new Outcome<>(node, null, "no answer yet when the others had decided", true));
+                outcomes.add(
+                        timedOut
+                                ? new Outcome<>(
+                                        node,
+                                        null,
+                                        "no answer within " + Durations.format(bound),
+                                        !node.silentFor(timeout))
+                                : new Outcome<>(node, null, "no answer yet when the others had decided", true));
             } else if (reply.isCompletedExceptionally()) {
                 Throwable failure = reply.handle((value, error) -> error).join();
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause()
+                        : failure;
                 outcomes.add(new Outcome<>(node, null, String.valueOf(cause.getMessage()), false));
             } else {
                 outcomes.add(new Outcome<>(node, reply.join(), null, false));
@@ -188,8 +201,8 @@ final class RedlockNodes implements AutoCloseable {
         }
     }
 
-    private static void sendTo(RedlockNode node, Function<RedisAsyncCommands<String, String>, CompletableFuture<?>> request,
-            String what) {
+    private static void sendTo(
+            RedlockNode node, Function<RedisAsyncCommands<String, String>, CompletableFuture<?>> request, String what) {
         RedisAsyncCommands<String, String> commands = node.commandsOrNull();
         if (commands != null) {
             request.apply(commands).exceptionally(failure -> {
@@ -212,8 +225,11 @@ final class RedlockNodes implements AutoCloseable {
         for (RedlockNode node : nodes) {
             String server = "node " + node.address();
             RedisAsyncCommands<String, String> commands = node.commandsOrNull();
-            readings.add(commands == null ? CompletableFuture.completedFuture(EvictionCheck.Reading.unreadable(server, node.problem()))
-                    : EvictionCheck.read(server, commands, bound));
+            readings.add(
+                    commands == null
+                            ? CompletableFuture.completedFuture(
+                                    EvictionCheck.Reading.unreadable(server, node.problem()))
+                            : EvictionCheck.read(server, commands, bound));
         }
         return readings;
     }
@@ -246,9 +262,11 @@ final class RedlockNodes implements AutoCloseable {
                 down.add(outcome.node().address() + " (" + outcome.problem() + ")");
             }
         }
-        return new EngineUnavailableException("redlock engine " + uri + " could not " + what + ": " + answered(outcomes) + " of "
-                + nodes.size() + " nodes answered, a majority needs " + quorum + "; nodes down: " + down
-                + "; check that those servers run and are reachable", null);
+        return new EngineUnavailableException(
+                "redlock engine " + uri + " could not " + what + ": " + answered(outcomes) + " of "
+                        + nodes.size() + " nodes answered, a majority needs " + quorum + "; nodes down: " + down
+                        + "; check that those servers run and are reachable",
+                null);
     }
 
     @Override

@@ -20,13 +20,21 @@ import java.util.concurrent.CompletableFuture;
  * {@link RedlockEngine} counts the answers.
  */
 final class RedlockRequests {
-    private RedlockRequests() {
-    }
+    private RedlockRequests() {}
 
     /** @return {@code {1, fence}} granted (the fence is the node's own and ignored), {@code {0, ms}} busy */
-    static CompletableFuture<List<?>> acquire(RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
-        return LockScripts.ACQUIRE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), millis(attempt.lease()),
-                attempt.holder(), millis(RedisEngine.STALE_WAITER), millis(RedisEngine.RETRY_CAP), millis(RedisEngine.FENCE_KEEP));
+    static CompletableFuture<List<?>> acquire(
+            RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
+        return LockScripts.ACQUIRE.run(
+                commands,
+                keys.all(),
+                attempt.token(),
+                LockMode.EXCLUSIVE.label(),
+                millis(attempt.lease()),
+                attempt.holder(),
+                millis(RedisEngine.STALE_WAITER),
+                millis(RedisEngine.RETRY_CAP),
+                millis(RedisEngine.FENCE_KEEP));
     }
 
     /** @return whether an acquire reply is a grant */
@@ -35,8 +43,10 @@ final class RedlockRequests {
     }
 
     /** @return 1 if the attempt held the lock on the node and released it, else 0 */
-    static CompletableFuture<Long> release(RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
-        return LockScripts.RELEASE.run(commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel());
+    static CompletableFuture<Long> release(
+            RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
+        return LockScripts.RELEASE.run(
+                commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel());
     }
 
     /**
@@ -46,9 +56,16 @@ final class RedlockRequests {
      *
      * @return 1 if the attempt held the lock on the node, else 0
      */
-    static CompletableFuture<Long> undo(RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
-        return commands.<Long>eval(LockScripts.RELEASE.text(), ScriptOutputType.INTEGER, keys.all(), attempt.token(),
-                LockMode.EXCLUSIVE.label(), keys.channel()).toCompletableFuture();
+    static CompletableFuture<Long> undo(
+            RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
+        return commands.<Long>eval(
+                        LockScripts.RELEASE.text(),
+                        ScriptOutputType.INTEGER,
+                        keys.all(),
+                        attempt.token(),
+                        LockMode.EXCLUSIVE.label(),
+                        keys.channel())
+                .toCompletableFuture();
     }
 
     /** @return one flag per hold, in order: 1 renewed, 0 no longer held (one script per {@link RedisEngine#RENEW_BATCH} holds) */
@@ -70,15 +87,16 @@ final class RedlockRequests {
             }
             batches.add(LockScripts.RENEW.run(commands, keys, args));
         }
-        return CompletableFuture.allOf(batches.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
-            List<Long> flags = new ArrayList<>(all.size());
-            for (CompletableFuture<List<?>> batch : batches) {
-                for (Object flag : batch.join()) {
-                    flags.add(((Number) flag).longValue());
-                }
-            }
-            return flags;
-        });
+        return CompletableFuture.allOf(batches.toArray(new CompletableFuture<?>[0]))
+                .thenApply(done -> {
+                    List<Long> flags = new ArrayList<>(all.size());
+                    for (CompletableFuture<List<?>> batch : batches) {
+                        for (Object flag : batch.join()) {
+                            flags.add(((Number) flag).longValue());
+                        }
+                    }
+                    return flags;
+                });
     }
 
     /** @return 1 if the lock is held on the node, else 0 */
@@ -87,30 +105,43 @@ final class RedlockRequests {
     }
 
     /** @return the names of the locks of a namespace held on the node, found with {@code SCAN} (never {@code KEYS}) */
-    static CompletableFuture<Set<String>> lockNames(RedisAsyncCommands<String, String> commands, String namespace, String prefix) {
-        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix)).limit(1000);
+    static CompletableFuture<Set<String>> lockNames(
+            RedisAsyncCommands<String, String> commands, String namespace, String prefix) {
+        ScanArgs scan = ScanArgs.Builder.matches(LockKeys.scanPattern(namespace, prefix))
+                .limit(1000);
         return scan(commands, scan, ScanCursor.INITIAL, prefix, new TreeSet<>());
     }
 
-    private static CompletableFuture<Set<String>> scan(RedisAsyncCommands<String, String> commands, ScanArgs scan, ScanCursor cursor,
-            String prefix, Set<String> names) {
+    private static CompletableFuture<Set<String>> scan(
+            RedisAsyncCommands<String, String> commands,
+            ScanArgs scan,
+            ScanCursor cursor,
+            String prefix,
+            Set<String> names) {
         return commands.scan(cursor, scan).toCompletableFuture().thenCompose(page -> {
             for (String key : page.getKeys()) {
-                LockKeys.lockNameOfHoldKey(key).filter(name -> name.startsWith(prefix)).ifPresent(names::add);
+                LockKeys.lockNameOfHoldKey(key)
+                        .filter(name -> name.startsWith(prefix))
+                        .ifPresent(names::add);
             }
-            return page.isFinished() ? CompletableFuture.completedFuture(names) : scan(commands, scan, page, prefix, names);
+            return page.isFinished()
+                    ? CompletableFuture.completedFuture(names)
+                    : scan(commands, scan, page, prefix, names);
         });
     }
 
     /** @return the {@code inspect.lua} reply of each named lock on the node, in order */
-    static CompletableFuture<List<List<?>>> inspect(RedisAsyncCommands<String, String> commands, String namespace, List<String> names) {
+    static CompletableFuture<List<List<?>>> inspect(
+            RedisAsyncCommands<String, String> commands, String namespace, List<String> names) {
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : names) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));
-            replies.add(LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
+            replies.add(
+                    LockScripts.INSPECT.run(commands, new String[] {keys.owner(), keys.readers(), keys.readerInfo()}));
         }
         return CompletableFuture.allOf(replies.toArray(new CompletableFuture<?>[0]))
-                .thenApply(done -> replies.stream().<List<?>>map(CompletableFuture::join).toList());
+                .thenApply(done ->
+                        replies.stream().<List<?>>map(CompletableFuture::join).toList());
     }
 
     private static String millis(Duration duration) {

@@ -22,8 +22,7 @@ import java.util.function.Supplier;
  * interrupt is kept for the caller.
  */
 final class Replies {
-    private Replies() {
-    }
+    private Replies() {}
 
     /**
      * @param stage the pending reply
@@ -54,8 +53,10 @@ final class Replies {
                     interrupted = true;
                 } catch (TimeoutException e) {
                     future.cancel(false);
-                    throw new EngineUnavailableException("redis engine " + uri + " did not answer within "
-                            + Durations.format(timeout) + " to " + what.get() + "; check that the server runs and is not overloaded", e);
+                    throw new EngineUnavailableException(
+                            "redis engine " + uri + " did not answer within " + Durations.format(timeout) + " to "
+                                    + what.get() + "; check that the server runs and is not overloaded",
+                            e);
                 } catch (ExecutionException | CompletionException | CancellationException e) {
                     throw failure(e.getCause() == null ? e : e.getCause(), uri, what.get());
                 }
@@ -73,7 +74,9 @@ final class Replies {
      */
     static boolean disconnected(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof RedisConnectionException || t instanceof RedisException && String.valueOf(t.getMessage()).contains("not connected")) {
+            if (t instanceof RedisConnectionException
+                    || t instanceof RedisException
+                            && String.valueOf(t.getMessage()).contains("not connected")) {
                 return true;
             }
         }
@@ -85,9 +88,12 @@ final class Replies {
             return known;
         }
         if (cause instanceof RedisCommandExecutionException) {
-            return new EngineUnavailableException("redis engine " + uri + " refused to " + what + ": " + cause.getMessage(), cause);
+            return new EngineUnavailableException(
+                    "redis engine " + uri + " refused to " + what + ": " + cause.getMessage(), cause);
         }
-        return new EngineUnavailableException("could not " + what + " on redis engine " + uri + ": " + cause.getMessage()
-                + "; check that the server runs and is reachable", cause);
+        return new EngineUnavailableException(
+                "could not " + what + " on redis engine " + uri + ": " + cause.getMessage()
+                        + "; check that the server runs and is reachable",
+                cause);
     }
 }

@@ -67,13 +67,17 @@ class RedisAclIsolationTest {
     // per-class servers would be started once for each and only the last ones stopped
     @RegisterExtension
     static final ServerExtension<RedisServer> SERVER = ServerExtension.shared("redis-acl-server", RedisServer::start);
+
     @RegisterExtension
-    static final ServerExtension<RedisSentinel> SENTINEL = ServerExtension.shared("redis-acl-sentinel",
-            () -> RedisSentinel.builder().sentinels(1).start());
+    static final ServerExtension<RedisSentinel> SENTINEL = ServerExtension.shared(
+            "redis-acl-sentinel", () -> RedisSentinel.builder().sentinels(1).start());
+
     @RegisterExtension
     static final ServerExtension<RedisCluster> CLUSTER = RedisClusterTest.sharedCluster();
+
     @RegisterExtension
-    static final ServerExtension<RedisGroup> REDLOCK = ServerExtension.shared("redis-acl-redlock", () -> RedisGroup.start(3));
+    static final ServerExtension<RedisGroup> REDLOCK =
+            ServerExtension.shared("redis-acl-redlock", () -> RedisGroup.start(3));
 
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final String PROBE_LIBRARY = "cerberus_acl_probe";
@@ -88,7 +92,8 @@ class RedisAclIsolationTest {
         List<String> lines;
         try {
             lines = Files.readAllLines(page.resolve("docs/REDIS.md"), StandardCharsets.UTF_8).stream()
-                    .filter(line -> line.startsWith("ACL SETUSER billing ") && line.contains(marker)).toList();
+                    .filter(line -> line.startsWith("ACL SETUSER billing ") && line.contains(marker))
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -106,7 +111,9 @@ class RedisAclIsolationTest {
 
     /** Runs {@code ACL SETUSER ...} as the server's administrator (the default user, no password here). */
     static void setUser(int port, List<String> acl) {
-        assertThat(RespQuery.send(port, acl.toArray(new String[0]))).as("ACL %s on port %d", acl, port).containsExactly("OK");
+        assertThat(RespQuery.send(port, acl.toArray(new String[0])))
+                .as("ACL %s on port %d", acl, port)
+                .containsExactly("OK");
     }
 
     /** A command of any name, for the probes: most have no method of their own in Lettuce. */
@@ -136,8 +143,12 @@ class RedisAclIsolationTest {
     }
 
     static RedisClient client(int port, String user) {
-        return RedisClient.create(RedisURI.builder().withHost("127.0.0.1").withPort(port).withTimeout(TIMEOUT)
-                .withAuthentication(user, password(user).toCharArray()).build());
+        return RedisClient.create(RedisURI.builder()
+                .withHost("127.0.0.1")
+                .withPort(port)
+                .withTimeout(TIMEOUT)
+                .withAuthentication(user, password(user).toCharArray())
+                .build());
     }
 
     @Nested
@@ -155,7 +166,9 @@ class RedisAclIsolationTest {
         @Test
         void theApplicationsUserMayReadTheEvictionPolicy() {
             try (Cerberus a = app("appA", "appA")) {
-                assertThat(a.checkEngine(a.engines().get(0))).as("no warning: INFO memory was allowed and read").isEmpty();
+                assertThat(a.checkEngine(a.engines().get(0)))
+                        .as("no warning: INFO memory was allowed and read")
+                        .isEmpty();
             }
         }
 
@@ -165,8 +178,12 @@ class RedisAclIsolationTest {
             acl.add("-info");
             setUser(SERVER.get().port(), acl);
             try (Cerberus c = app("appC", "appC")) {
-                assertThat(c.checkEngine(c.engines().get(0))).as("INFO refused, CONFIG GET refused: a warning, not a refusal")
-                        .singleElement().asString().contains("could not read the eviction policy").contains("NOPERM");
+                assertThat(c.checkEngine(c.engines().get(0)))
+                        .as("INFO refused, CONFIG GET refused: a warning, not a refusal")
+                        .singleElement()
+                        .asString()
+                        .contains("could not read the eviction policy")
+                        .contains("NOPERM");
                 try (Lease lease = c.lock("order:" + UUID.randomUUID()).acquire(TIMEOUT)) {
                     assertThat(lease.isValid()).isTrue();
                 }
@@ -175,11 +192,19 @@ class RedisAclIsolationTest {
 
         @Test
         void inspectNeedsAnOperatorsUser() throws Exception {
-            try (Cerberus a = app("appA", "appA"); Lease lease = a.lock("inspected").acquire(TIMEOUT)) {
-                assertThatThrownBy(() -> a.inspect("inspected")).as("inspect needs SCAN, which the application's user may not run")
-                        .isInstanceOf(CerberusException.class).hasMessageContaining("NOPERM");
-                try (Cerberus operator = Cerberus.builder().engine(SERVER.uri()).namespace("appA").build()) {
-                    assertThat(operator.inspect("inspected")).as("an operator's user lists them").extracting(info -> info.name())
+            try (Cerberus a = app("appA", "appA");
+                    Lease lease = a.lock("inspected").acquire(TIMEOUT)) {
+                assertThatThrownBy(() -> a.inspect("inspected"))
+                        .as("inspect needs SCAN, which the application's user may not run")
+                        .isInstanceOf(CerberusException.class)
+                        .hasMessageContaining("NOPERM");
+                try (Cerberus operator = Cerberus.builder()
+                        .engine(SERVER.uri())
+                        .namespace("appA")
+                        .build()) {
+                    assertThat(operator.inspect("inspected"))
+                            .as("an operator's user lists them")
+                            .extracting(info -> info.name())
                             .containsExactly("inspected");
                 }
                 assertThat(lease.isValid()).isTrue();
@@ -212,15 +237,30 @@ class RedisAclIsolationTest {
                 RedisClient client = client(port, "appB");
                 try (StatefulRedisConnection<String, String> connection = client.connect()) {
                     RedisCommands<String, String> b = connection.sync();
-                    assertThat(send(b, "SENTINEL GET-MASTER-ADDR-BY-NAME", master)).as("what the engine asks")
-                            .isEqualTo(List.of("127.0.0.1", Integer.toString(SENTINEL.get().primary().port())));
-                    for (String command : List.of("SENTINEL FAILOVER " + master, "SENTINEL SET " + master + " quorum 5",
-                            "SENTINEL REMOVE " + master, "SENTINEL RESET *", "SENTINEL MONITOR other 127.0.0.1 1 1",
-                            "SENTINEL CONFIG SET resolve-hostnames yes", "SENTINEL MASTERS", "SENTINEL MASTER " + master,
-                            "SENTINEL REPLICAS " + master, "SENTINEL SENTINELS " + master, "INFO", "ACL LIST", "CLIENT LIST",
+                    assertThat(send(b, "SENTINEL GET-MASTER-ADDR-BY-NAME", master))
+                            .as("what the engine asks")
+                            .isEqualTo(List.of(
+                                    "127.0.0.1",
+                                    Integer.toString(SENTINEL.get().primary().port())));
+                    for (String command : List.of(
+                            "SENTINEL FAILOVER " + master,
+                            "SENTINEL SET " + master + " quorum 5",
+                            "SENTINEL REMOVE " + master,
+                            "SENTINEL RESET *",
+                            "SENTINEL MONITOR other 127.0.0.1 1 1",
+                            "SENTINEL CONFIG SET resolve-hostnames yes",
+                            "SENTINEL MASTERS",
+                            "SENTINEL MASTER " + master,
+                            "SENTINEL REPLICAS " + master,
+                            "SENTINEL SENTINELS " + master,
+                            "INFO",
+                            "ACL LIST",
+                            "CLIENT LIST",
                             "SUBSCRIBE +switch-master")) {
-                        refused.assertThatThrownBy(() -> send(b, command)).as("B on Sentinel %d: %s", port, command)
-                                .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                        refused.assertThatThrownBy(() -> send(b, command))
+                                .as("B on Sentinel %d: %s", port, command)
+                                .isInstanceOf(RedisCommandExecutionException.class)
+                                .hasMessageContaining("NOPERM");
                     }
                 } finally {
                     client.shutdown();
@@ -265,13 +305,43 @@ class RedisAclIsolationTest {
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     abstract static class Isolation {
         /** Server-wide commands the recipe denies, each refused to B on every data server. */
-        private static final List<String> DENIED = List.of("PUBSUB CHANNELS", "PUBSUB CHANNELS cerberus:*", "PUBSUB NUMSUB",
-                "PUBSUB NUMPAT", "PUBSUB SHARDCHANNELS", "DBSIZE", "KEYS *", "SCAN 0", "RANDOMKEY", "CLIENT TRACKING ON BCAST",
-                "CLIENT LIST", "CLIENT KILL TYPE normal", "SCRIPT FLUSH", "SCRIPT KILL", "SCRIPT LOAD", "SCRIPT EXISTS",
-                "FUNCTION FLUSH", "FUNCTION DELETE " + PROBE_LIBRARY, "FUNCTION LIST", "FUNCTION DUMP", "FUNCTION STATS",
-                "FUNCTION KILL", "FUNCTION LOAD", "FUNCTION RESTORE x", "FCALL probe 0", "FCALL_RO probe 0",
-                "CONFIG GET maxmemory-policy", "CONFIG SET maxmemory-policy allkeys-lru", "FLUSHALL", "FLUSHDB", "SWAPDB 0 1",
-                "SLOWLOG GET", "ACL LIST", "CLUSTER GETKEYSINSLOT 0 10", "BLPOP cerberus:{appB:list} 0.01", "MONITOR");
+        private static final List<String> DENIED = List.of(
+                "PUBSUB CHANNELS",
+                "PUBSUB CHANNELS cerberus:*",
+                "PUBSUB NUMSUB",
+                "PUBSUB NUMPAT",
+                "PUBSUB SHARDCHANNELS",
+                "DBSIZE",
+                "KEYS *",
+                "SCAN 0",
+                "RANDOMKEY",
+                "CLIENT TRACKING ON BCAST",
+                "CLIENT LIST",
+                "CLIENT KILL TYPE normal",
+                "SCRIPT FLUSH",
+                "SCRIPT KILL",
+                "SCRIPT LOAD",
+                "SCRIPT EXISTS",
+                "FUNCTION FLUSH",
+                "FUNCTION DELETE " + PROBE_LIBRARY,
+                "FUNCTION LIST",
+                "FUNCTION DUMP",
+                "FUNCTION STATS",
+                "FUNCTION KILL",
+                "FUNCTION LOAD",
+                "FUNCTION RESTORE x",
+                "FCALL probe 0",
+                "FCALL_RO probe 0",
+                "CONFIG GET maxmemory-policy",
+                "CONFIG SET maxmemory-policy allkeys-lru",
+                "FLUSHALL",
+                "FLUSHDB",
+                "SWAPDB 0 1",
+                "SLOWLOG GET",
+                "ACL LIST",
+                "CLUSTER GETKEYSINSLOT 0 10",
+                "BLPOP cerberus:{appB:list} 0.01",
+                "MONITOR");
 
         /** @return the deployment's engine URI, without credentials */
         abstract String uri();
@@ -301,8 +371,13 @@ class RedisAclIsolationTest {
             for (int port : dataPorts()) {
                 if (RespQuery.text(port, "INFO", "replication").contains("role:master")) {
                     sha = RespQuery.text(port, "SCRIPT", "LOAD", "return 'probe'");
-                    RespQuery.send(port, "FUNCTION", "LOAD", "REPLACE", "#!lua name=" + PROBE_LIBRARY
-                            + "\nredis.register_function('probe', function() return 1 end)");
+                    RespQuery.send(
+                            port,
+                            "FUNCTION",
+                            "LOAD",
+                            "REPLACE",
+                            "#!lua name=" + PROBE_LIBRARY
+                                    + "\nredis.register_function('probe', function() return 1 end)");
                 }
             }
         }
@@ -317,28 +392,39 @@ class RedisAclIsolationTest {
         /** @return a client logged in as {@code user}, in {@code namespace} */
         Cerberus app(String user, String namespace) {
             String uri = uri().replaceFirst("://", "://" + user + ":" + password(user) + "@");
-            return Cerberus.builder().engine(uri).namespace(namespace).connectTimeout(TIMEOUT).build();
+            return Cerberus.builder()
+                    .engine(uri)
+                    .namespace(namespace)
+                    .connectTimeout(TIMEOUT)
+                    .build();
         }
 
         @Test
         void eachAppLocksWaitsAndGuardsUnderItsOwnUser() throws Exception {
             String name = "order:" + UUID.randomUUID();
             for (String app : List.of("appA", "appB")) {
-                try (Cerberus holder = app(app, app); Cerberus waiter = app(app, app)) {
+                try (Cerberus holder = app(app, app);
+                        Cerberus waiter = app(app, app)) {
                     Lease held = holder.lock(name).acquire(TIMEOUT);
                     assertThat(held.isValid()).isTrue();
                     CompletableFuture<Lease> waiting = waitFor(waiter, name);
                     awaitWaiter(app, name);
                     held.close();
                     try (Lease next = waiting.get(10, TimeUnit.SECONDS)) {
-                        assertThat(next.isValid()).as("%s's waiter, woken by the release", app).isTrue();
+                        assertThat(next.isValid())
+                                .as("%s's waiter, woken by the release", app)
+                                .isTrue();
                     }
                     if (keepsRecords()) {
                         IdempotencyKey key = IdempotencyKey.ofContent("charge", name);
-                        assertThat(holder.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged")
-                                .status()).isEqualTo(Outcome.Status.EXECUTED);
-                        assertThat(waiter.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again")
-                                .status()).isEqualTo(Outcome.Status.REPLAYED);
+                        assertThat(holder.idempotency(IdempotencyOptions.defaults())
+                                        .execute(key, Duration.ofHours(1), () -> "charged")
+                                        .status())
+                                .isEqualTo(Outcome.Status.EXECUTED);
+                        assertThat(waiter.idempotency(IdempotencyOptions.defaults())
+                                        .execute(key, Duration.ofHours(1), () -> "again")
+                                        .status())
+                                .isEqualTo(Outcome.Status.REPLAYED);
                     }
                 }
             }
@@ -347,9 +433,13 @@ class RedisAclIsolationTest {
         @Test
         void sameNameOtherAppIsAnotherLock() throws Exception {
             String name = "order:" + UUID.randomUUID();
-            try (Cerberus a = app("appA", "appA"); Cerberus b = app("appB", "appB"); Lease lease = a.lock(name).acquire(TIMEOUT)) {
+            try (Cerberus a = app("appA", "appA");
+                    Cerberus b = app("appB", "appB");
+                    Lease lease = a.lock(name).acquire(TIMEOUT)) {
                 DistributedLock other = b.lock(name);
-                assertThat(other.tryLock()).as("same name, other app: another lock").isTrue();
+                assertThat(other.tryLock())
+                        .as("same name, other app: another lock")
+                        .isTrue();
                 other.unlock();
                 assertThat(lease.isValid()).isTrue();
             }
@@ -358,14 +448,18 @@ class RedisAclIsolationTest {
         @Test
         void appBsCredentialsCannotReadReleaseOrBlockAppAsLocks() throws Exception {
             String name = "order:" + UUID.randomUUID();
-            try (Cerberus a = app("appA", "appA"); Cerberus intruder = app("appB", "appA")) {
+            try (Cerberus a = app("appA", "appA");
+                    Cerberus intruder = app("appB", "appA")) {
                 DistributedLock lock = a.lock(name);
                 assertThat(lock.tryLock()).isTrue();
                 try {
-                    assertThatThrownBy(() -> intruder.lock(name).tryLock()).as("blocking or taking: B may not touch A's keys")
-                            .isInstanceOf(CerberusException.class).hasMessageContaining("NOPERM");
+                    assertThatThrownBy(() -> intruder.lock(name).tryLock())
+                            .as("blocking or taking: B may not touch A's keys")
+                            .isInstanceOf(CerberusException.class)
+                            .hasMessageContaining("NOPERM");
                     assertThatThrownBy(() -> intruder.lock(name).isLocked())
-                            .isInstanceOf(CerberusException.class).hasMessageContaining("NOPERM");
+                            .isInstanceOf(CerberusException.class)
+                            .hasMessageContaining("NOPERM");
                     LockKeys keys = LockKeys.of(new LockKey("appA", name));
                     for (int port : dataPorts()) {
                         RedisClient client = client(port, "appB");
@@ -373,20 +467,31 @@ class RedisAclIsolationTest {
                                 StatefulRedisPubSubConnection<String, String> pubSub = client.connectPubSub()) {
                             RedisCommands<String, String> b = connection.sync();
                             String owner = keys.owner();
-                            assertThatThrownBy(() -> b.hgetall(owner)).isInstanceOf(RedisCommandExecutionException.class)
+                            assertThatThrownBy(() -> b.hgetall(owner))
+                                    .isInstanceOf(RedisCommandExecutionException.class)
                                     .hasMessageContaining("NOPERM");
-                            assertThatThrownBy(() -> b.del(owner)).isInstanceOf(RedisCommandExecutionException.class)
+                            assertThatThrownBy(() -> b.del(owner))
+                                    .isInstanceOf(RedisCommandExecutionException.class)
                                     .hasMessageContaining("NOPERM");
-                            assertThatThrownBy(() -> b.pexpire(owner, 3_600_000)).as("extending A's hold")
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
-                            assertThatThrownBy(() -> b.eval("return redis.call('DEL', KEYS[1])", ScriptOutputType.INTEGER, owner))
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                            assertThatThrownBy(() -> b.pexpire(owner, 3_600_000))
+                                    .as("extending A's hold")
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
+                            assertThatThrownBy(() -> b.eval(
+                                            "return redis.call('DEL', KEYS[1])", ScriptOutputType.INTEGER, owner))
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
                             assertThatThrownBy(() -> b.publish(keys.channel(), "x"))
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
-                            assertThatThrownBy(() -> pubSub.sync().subscribe(keys.channel())).as("listening to A's releases")
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
-                            assertThatThrownBy(() -> pubSub.sync().psubscribe("cerberus:*")).as("listening to every release")
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
+                            assertThatThrownBy(() -> pubSub.sync().subscribe(keys.channel()))
+                                    .as("listening to A's releases")
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
+                            assertThatThrownBy(() -> pubSub.sync().psubscribe("cerberus:*"))
+                                    .as("listening to every release")
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
                         } finally {
                             client.shutdown();
                         }
@@ -402,7 +507,8 @@ class RedisAclIsolationTest {
         void serverWideCommandsAreRefusedToBWhileAHasAWaiter() throws Exception {
             String name = "secret-" + UUID.randomUUID();
             String channel = LockKeys.of(new LockKey("appA", name)).channel();
-            try (Cerberus holder = app("appA", "appA"); Cerberus waiter = app("appA", "appA")) {
+            try (Cerberus holder = app("appA", "appA");
+                    Cerberus waiter = app("appA", "appA")) {
                 Lease held = holder.lock(name).acquire(TIMEOUT);
                 CompletableFuture<Lease> waiting = waitFor(waiter, name);
                 awaitWaiter("appA", name);
@@ -416,11 +522,16 @@ class RedisAclIsolationTest {
                                 case "PUBSUB NUMSUB" -> new String[] {channel};
                                 case "SCRIPT EXISTS" -> new String[] {sha};
                                 case "SCRIPT LOAD" -> new String[] {"return 1"};
-                                case "FUNCTION LOAD" -> new String[] {"#!lua name=intruder\nredis.register_function('x', function() return 1 end)"};
+                                case "FUNCTION LOAD" ->
+                                    new String[] {
+                                        "#!lua name=intruder\nredis.register_function('x', function() return 1 end)"
+                                    };
                                 default -> new String[0];
                             };
-                            refused.assertThatThrownBy(() -> send(b, command, more)).as("B on port %d: %s", port, command)
-                                    .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("NOPERM");
+                            refused.assertThatThrownBy(() -> send(b, command, more))
+                                    .as("B on port %d: %s", port, command)
+                                    .isInstanceOf(RedisCommandExecutionException.class)
+                                    .hasMessageContaining("NOPERM");
                         }
                     } finally {
                         client.shutdown();
@@ -429,8 +540,12 @@ class RedisAclIsolationTest {
                 refused.assertAll();
                 for (int port : dataPorts()) {
                     if (RespQuery.text(port, "INFO", "replication").contains("role:master")) {
-                        assertThat(RespQuery.send(port, "SCRIPT", "EXISTS", sha)).as("the operator's script on %d", port).containsExactly("1");
-                        assertThat(RespQuery.text(port, "FUNCTION", "LIST")).as("the operator's function on %d", port).contains(PROBE_LIBRARY);
+                        assertThat(RespQuery.send(port, "SCRIPT", "EXISTS", sha))
+                                .as("the operator's script on %d", port)
+                                .containsExactly("1");
+                        assertThat(RespQuery.text(port, "FUNCTION", "LIST"))
+                                .as("the operator's function on %d", port)
+                                .contains(PROBE_LIBRARY);
                     }
                 }
                 held.close();
@@ -443,23 +558,32 @@ class RedisAclIsolationTest {
         @Test
         void appBsCredentialsCannotReadOrClaimAppAsRecords() throws Exception {
             assumeTrue(keepsRecords(), "this engine keeps no idempotency records");
-            try (Cerberus a = app("appA", "appA"); Cerberus intruder = app("appB", "appA")) {
+            try (Cerberus a = app("appA", "appA");
+                    Cerberus intruder = app("appB", "appA")) {
                 IdempotencyKey key = IdempotencyKey.ofContent("charge", "order-" + UUID.randomUUID());
-                Outcome<String> first = a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged");
-                assertThat(first.status()).as("an app's user may use the guard in its namespace").isEqualTo(Outcome.Status.EXECUTED);
-                assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again"))
-                        .as("B may not read or claim A's records").hasStackTraceContaining("NOPERM");
+                Outcome<String> first =
+                        a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "charged");
+                assertThat(first.status())
+                        .as("an app's user may use the guard in its namespace")
+                        .isEqualTo(Outcome.Status.EXECUTED);
+                assertThatThrownBy(() -> intruder.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "again"))
+                        .as("B may not read or claim A's records")
+                        .hasStackTraceContaining("NOPERM");
                 String record = RedisIdempotencyStore.key("appA/" + key.id());
                 for (int port : dataPorts()) {
                     RedisClient client = client(port, "appB");
                     try (StatefulRedisConnection<String, String> connection = client.connect()) {
-                        assertThatThrownBy(() -> connection.sync().del(record)).isInstanceOf(RedisCommandExecutionException.class)
+                        assertThatThrownBy(() -> connection.sync().del(record))
+                                .isInstanceOf(RedisCommandExecutionException.class)
                                 .hasMessageContaining("NOPERM");
                     } finally {
                         client.shutdown();
                     }
                 }
-                assertThat(a.idempotency(IdempotencyOptions.defaults()).execute(key, Duration.ofHours(1), () -> "again").status())
+                assertThat(a.idempotency(IdempotencyOptions.defaults())
+                                .execute(key, Duration.ofHours(1), () -> "again")
+                                .status())
                         .isEqualTo(Outcome.Status.REPLAYED);
             }
         }
@@ -479,8 +603,12 @@ class RedisAclIsolationTest {
         /** Waits until a data server lists a subscriber of the lock's channel: the waiter is asleep on it. */
         private void awaitWaiter(String app, String name) {
             String channel = LockKeys.of(new LockKey(app, name)).channel();
-            Await.until("a waiter of " + name + " subscribed to " + channel, TIMEOUT,
-                    () -> dataPorts().stream().anyMatch(port -> RespQuery.send(port, "PUBSUB", "CHANNELS", channel).contains(channel)));
+            Await.until(
+                    "a waiter of " + name + " subscribed to " + channel,
+                    TIMEOUT,
+                    () -> dataPorts().stream()
+                            .anyMatch(port -> RespQuery.send(port, "PUBSUB", "CHANNELS", channel)
+                                    .contains(channel)));
         }
     }
 }

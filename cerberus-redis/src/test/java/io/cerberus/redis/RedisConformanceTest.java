@@ -22,7 +22,12 @@ class RedisConformanceTest extends AbstractLockEngineConformanceTest {
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override

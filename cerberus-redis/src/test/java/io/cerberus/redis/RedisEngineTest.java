@@ -67,7 +67,11 @@ class RedisEngineTest {
     }
 
     private Cerberus client(Duration lease) {
-        Cerberus cerberus = Cerberus.builder().engine(server.uri()).namespace(namespace).defaultLease(lease).build();
+        Cerberus cerberus = Cerberus.builder()
+                .engine(server.uri())
+                .namespace(namespace)
+                .defaultLease(lease)
+                .build();
         closeAfter.add(cerberus);
         return cerberus;
     }
@@ -79,8 +83,12 @@ class RedisEngineTest {
     }
 
     private Acquisition attempt(String name, LockMode mode) {
-        return new Acquisition(new LockKey(namespace, name), mode, UUID.randomUUID().toString().replace("-", ""),
-                "test " + mode.label(), Duration.ofSeconds(30));
+        return new Acquisition(
+                new LockKey(namespace, name),
+                mode,
+                UUID.randomUUID().toString().replace("-", ""),
+                "test " + mode.label(),
+                Duration.ofSeconds(30));
     }
 
     private Thread thread(String name, Runnable body) {
@@ -101,7 +109,18 @@ class RedisEngineTest {
 
     /** Commands a client sends itself (commandstats also counts the commands run inside scripts). */
     private static long sentByClients(Map<String, Long> before, Map<String, Long> after) {
-        return total(before, after, "evalsha", "eval", "subscribe", "unsubscribe", "ping", "hello", "scan", "client", "auth");
+        return total(
+                before,
+                after,
+                "evalsha",
+                "eval",
+                "subscribe",
+                "unsubscribe",
+                "ping",
+                "hello",
+                "scan",
+                "client",
+                "auth");
     }
 
     // ---- cost ----------------------------------------------------------------------------------
@@ -136,8 +155,11 @@ class RedisEngineTest {
         Thread.sleep(lease.toMillis());
         Map<String, Long> after = server.commandCalls();
         long scripts = total(before, after, "evalsha", "eval");
-        System.out.printf("1000 held locks, lease %s: %d script calls in one lease (3 renewal periods)%n", lease, scripts);
-        assertThat(scripts).as("renewal scripts for 1000 locks over 3 renewal periods").isLessThanOrEqualTo(60);
+        System.out.printf(
+                "1000 held locks, lease %s: %d script calls in one lease (3 renewal periods)%n", lease, scripts);
+        assertThat(scripts)
+                .as("renewal scripts for 1000 locks over 3 renewal periods")
+                .isLessThanOrEqualTo(60);
         for (DistributedLock lock : held) {
             assertThat(lock.lease().isValid()).isTrue();
         }
@@ -185,9 +207,13 @@ class RedisEngineTest {
             assertThat(waiter.isAlive()).as("%s done", waiter.getName()).isFalse();
         }
         Map<String, Long> after = server.commandCalls();
-        assertThat(order).as("served in turn").containsExactly("waiter-1", "waiter-2", "waiter-3", "waiter-4", "waiter-5", "waiter-6");
+        assertThat(order)
+                .as("served in turn")
+                .containsExactly("waiter-1", "waiter-2", "waiter-3", "waiter-4", "waiter-5", "waiter-6");
         for (int i = 1; i < fences.size(); i++) {
-            assertThat(fences.get(i)).as("a hand-off is a new hold: a new fence").isGreaterThan(fences.get(i - 1));
+            assertThat(fences.get(i))
+                    .as("a hand-off is a new hold: a new fence")
+                    .isGreaterThan(fences.get(i - 1));
         }
         long scripts = total(before, after, "evalsha", "eval");
         // 4 hand-offs, then a release for all and the next waiter's acquire, a hand-off, the last release;
@@ -204,7 +230,9 @@ class RedisEngineTest {
         Acquisition fair = attempt("queued", LockMode.FAIR);
         assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
         assertThat(engine.tryAcquire(fair)).as("queued in the store").isInstanceOf(AcquireResult.Busy.class);
-        assertThat(engine.handOver(holder, next)).as("a fair waiter queues: released, not handed").isEqualTo(HandOff.notHanded(true));
+        assertThat(engine.handOver(holder, next))
+                .as("a fair waiter queues: released, not handed")
+                .isEqualTo(HandOff.notHanded(true));
         assertThat(engine.tryAcquire(fair)).as("the queue's head takes it").isInstanceOf(AcquireResult.Granted.class);
         assertThat(engine.handOver(holder, next)).as("no longer held: nothing").isEqualTo(HandOff.notHanded(false));
         assertThat(engine.release(fair)).isTrue();
@@ -237,7 +265,9 @@ class RedisEngineTest {
         for (Thread thread : waiting) {
             Poll.untilWaiting(thread, TestTimes.millis(5000));
         }
-        assertThat(engine.waiters().subscriptions()).as("one subscription for four waiters").isEqualTo(1);
+        assertThat(engine.waiters().subscriptions())
+                .as("one subscription for four waiters")
+                .isEqualTo(1);
         assertThat(holderEngine.release(holder)).isTrue();
         Poll.until("a waiter to wake", TestTimes.millis(2000), () -> woken.get() >= 1);
         Thread.sleep(TestTimes.millis(500).toMillis());
@@ -282,10 +312,14 @@ class RedisEngineTest {
             Poll.untilWaiting(thread, TestTimes.millis(5000));
         }
         assertThat(holderEngine.release(holder)).isTrue();
-        assertThat(headWoken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("the head is woken").isTrue();
+        assertThat(headWoken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("the head is woken")
+                .isTrue();
         Thread.sleep(TestTimes.millis(300).toMillis());
         assertThat(wokenOrder).as("waiters behind the head stay asleep").isEmpty();
-        assertThat(engine.tryAcquire(queue.get(1))).as("the second may not pass the head").isInstanceOf(AcquireResult.Busy.class);
+        assertThat(engine.tryAcquire(queue.get(1)))
+                .as("the second may not pass the head")
+                .isInstanceOf(AcquireResult.Busy.class);
         assertThat(engine.tryAcquire(queue.get(0))).isInstanceOf(AcquireResult.Granted.class);
     }
 
@@ -295,7 +329,9 @@ class RedisEngineTest {
         Acquisition holder = attempt("dead-waiter", LockMode.FAIR);
         assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
         Acquisition dead = attempt("dead-waiter", LockMode.FAIR);
-        assertThat(engine.tryAcquire(dead)).as("queued, then never heard from again").isInstanceOf(AcquireResult.Busy.class);
+        assertThat(engine.tryAcquire(dead))
+                .as("queued, then never heard from again")
+                .isInstanceOf(AcquireResult.Busy.class);
         long deadQueuedAt = System.nanoTime();
 
         DistributedLock live = client(Duration.ofSeconds(30)).fairLock("dead-waiter");
@@ -313,11 +349,16 @@ class RedisEngineTest {
         });
         Poll.untilWaiting(waiter, TestTimes.millis(5000));
         assertThat(engine.release(holder)).isTrue();
-        assertThat(acquired.await(RedisEngine.STALE_WAITER.plus(TestTimes.millis(5000)).toMillis(), TimeUnit.MILLISECONDS))
-                .as("the live waiter gets the lock once the dead one is dropped").isTrue();
+        assertThat(acquired.await(
+                        RedisEngine.STALE_WAITER.plus(TestTimes.millis(5000)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("the live waiter gets the lock once the dead one is dropped")
+                .isTrue();
         Duration blocked = Duration.ofNanos(acquiredAt[0] - deadQueuedAt);
-        System.out.printf("a dead fair waiter held the queue for %d ms (stale after %s)%n", blocked.toMillis(), RedisEngine.STALE_WAITER);
-        assertThat(blocked).as("the dead waiter, ahead in the queue, was respected until it went stale")
+        System.out.printf(
+                "a dead fair waiter held the queue for %d ms (stale after %s)%n",
+                blocked.toMillis(), RedisEngine.STALE_WAITER);
+        assertThat(blocked)
+                .as("the dead waiter, ahead in the queue, was respected until it went stale")
                 .isGreaterThanOrEqualTo(RedisEngine.STALE_WAITER.minusMillis(100));
         // the live waiter's thread holds the lock; unlock happens when the thread ends (the client closes)
     }
@@ -326,12 +367,16 @@ class RedisEngineTest {
 
     @Test
     void oddNamesKeepOneHashTagAndNeverCollide() {
-        List<String> names = List.of("{a}", "%7Ba%7D", "}", "{", "a}b{c", "*", "a b", "a%20b", "ключ", "a:b", "a?", "[x]", "\\");
+        List<String> names =
+                List.of("{a}", "%7Ba%7D", "}", "{", "a}b{c", "*", "a b", "a%20b", "ключ", "a:b", "a?", "[x]", "\\");
         List<String> owners = new ArrayList<>();
         for (String name : names) {
             LockKeys keys = LockKeys.of(new LockKey("ns:with{brace}", name));
-            String tag = keys.owner().substring(keys.owner().indexOf('{') + 1, keys.owner().indexOf('}'));
-            assertThat(keys.owner()).as("the hash tag of '%s' spans namespace and name", name).endsWith("}:owner");
+            String tag = keys.owner()
+                    .substring(keys.owner().indexOf('{') + 1, keys.owner().indexOf('}'));
+            assertThat(keys.owner())
+                    .as("the hash tag of '%s' spans namespace and name", name)
+                    .endsWith("}:owner");
             assertThat(keys.owner().indexOf('}')).isEqualTo(keys.owner().lastIndexOf('}'));
             assertThat(tag).doesNotContain("{", "}", "*", "?", "[", " ");
             for (String key : keys.all()) {
@@ -386,7 +431,10 @@ class RedisEngineTest {
         List<LockInfo> infos = holder.inspect("busy");
         assertThat(infos).extracting(LockInfo::name).containsExactlyInAnyOrder("busy", "busy-fair");
         // a plain lock() never queues in the server, and may wait beside queued fair attempts: no count is complete
-        assertThat(infos).extracting(LockInfo::waiters).as("waiters of locks someone waits for").containsOnly(-1);
+        assertThat(infos)
+                .extracting(LockInfo::waiters)
+                .as("waiters of locks someone waits for")
+                .containsOnly(-1);
     }
 
     // ---- readers -------------------------------------------------------------------------------
@@ -397,24 +445,31 @@ class RedisEngineTest {
         // a first refusal opens the engine's release subscription (and the server learns the scripts), which takes
         // longer than the reader's lease on a cold client: done before the clock starts, so the writer's first
         // answer below comes at once, and a grant before the reader's lease ended would be seen
-        Acquisition warmReader = new Acquisition(new LockKey(namespace, "warm-up"), LockMode.READ, "w".repeat(32), "reader",
-                Duration.ofSeconds(30));
+        Acquisition warmReader = new Acquisition(
+                new LockKey(namespace, "warm-up"), LockMode.READ, "w".repeat(32), "reader", Duration.ofSeconds(30));
         Acquisition warmWriter = attempt("warm-up", LockMode.WRITE);
         assertThat(engine.tryAcquire(warmReader)).isInstanceOf(AcquireResult.Granted.class);
         assertThat(engine.tryAcquire(warmWriter)).isInstanceOf(AcquireResult.Busy.class);
         assertThat(engine.release(warmReader)).isTrue();
         assertThat(engine.tryAcquire(warmWriter)).isInstanceOf(AcquireResult.Granted.class);
         assertThat(engine.release(warmWriter)).isTrue();
-        Acquisition reader = new Acquisition(new LockKey(namespace, "stale-reader"), LockMode.READ, "r".repeat(32), "reader",
+        Acquisition reader = new Acquisition(
+                new LockKey(namespace, "stale-reader"),
+                LockMode.READ,
+                "r".repeat(32),
+                "reader",
                 Duration.ofMillis(300));
         long grantedAt = System.nanoTime();
         long readerFence = ((AcquireResult.Granted) engine.tryAcquire(reader)).fencingToken();
         Acquisition writer = attempt("stale-reader", LockMode.WRITE);
         assertThat(engine.tryAcquire(writer)).isInstanceOf(AcquireResult.Busy.class);
         AcquireResult[] polled = new AcquireResult[1];
-        Poll.until("the writer to be granted once the reader's lease of 300 ms is over", TestTimes.millis(5_000),
+        Poll.until(
+                "the writer to be granted once the reader's lease of 300 ms is over",
+                TestTimes.millis(5_000),
                 () -> (polled[0] = engine.tryAcquire(writer)) instanceof AcquireResult.Granted);
-        assertThat(Duration.ofNanos(System.nanoTime() - grantedAt)).as("not before the reader's lease ended")
+        assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+                .as("not before the reader's lease ended")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(250));
         AcquireResult result = polled[0];
         assertThat(((AcquireResult.Granted) result).fencingToken()).isGreaterThan(readerFence);
@@ -431,14 +486,18 @@ class RedisEngineTest {
         CountDownLatch lost = new CountDownLatch(1);
         lock.lease().onLost((lease, reason) -> lost.countDown());
         server.admin().del(LockKeys.of(new LockKey(namespace, "deleted")).owner());
-        assertThat(lost.await(TestTimes.millis(1500).toMillis(), TimeUnit.MILLISECONDS)).as("loss noticed").isTrue();
+        assertThat(lost.await(TestTimes.millis(1500).toMillis(), TimeUnit.MILLISECONDS))
+                .as("loss noticed")
+                .isTrue();
         assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'");
     }
 
     @Test
     void anAcquireCutOffByADroppedConnectionFailsAtOnceNotAfterTheCommandTimeout() throws Exception {
         try (FaultProxy proxy = FaultProxy.start("127.0.0.1", server.port());
-                Cerberus cerberus = Cerberus.builder().engine("redis://127.0.0.1:" + proxy.port() + "?timeout=20s").build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine("redis://127.0.0.1:" + proxy.port() + "?timeout=20s")
+                        .build()) {
             assertThat(cerberus.lock("warm").tryLock()).isTrue();
             cerberus.lock("warm").unlock();
             proxy.mode(FaultProxy.Mode.BLACKHOLE); // the request goes out, no answer comes back
@@ -456,7 +515,9 @@ class RedisEngineTest {
             proxy.mode(FaultProxy.Mode.DROP); // the connection is reset, as when the server dies
             Object failed = outcome.poll(TestTimes.millis(5_000).toMillis(), TimeUnit.MILLISECONDS);
             // its withdrawal waits for the reconnect in the background, not in the caller
-            assertThat(failed).as("the call ended well before its 20 s command timeout").isInstanceOf(EngineUnavailableException.class);
+            assertThat(failed)
+                    .as("the call ended well before its 20 s command timeout")
+                    .isInstanceOf(EngineUnavailableException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - dropped)).isLessThan(TestTimes.millis(5_000));
             proxy.mode(FaultProxy.Mode.PASS);
             Poll.until("the client to reconnect", TestTimes.millis(10_000), () -> {
@@ -467,7 +528,8 @@ class RedisEngineTest {
                 }
             });
             cerberus.lock("after").unlock();
-            assertThat(cerberus.lock("in-flight").isLocked()).as("the acquire given up on was not sent again after the reconnect")
+            assertThat(cerberus.lock("in-flight").isLocked())
+                    .as("the acquire given up on was not sent again after the reconnect")
                     .isFalse();
             caller.join(5_000);
         }
@@ -476,13 +538,22 @@ class RedisEngineTest {
     @Test
     void aPasswordWithoutAUserIsNeverShown() {
         try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret");
-                Cerberus cerberus = Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + secured.port()).build()) {
-            assertThat(cerberus.lock("guarded").tryLock()).as("the bare user-info is the password").isTrue();
-            assertThat(cerberus.toString()).contains("redis://****@127.0.0.1:" + secured.port()).doesNotContain("s3cret");
+                Cerberus cerberus = Cerberus.builder()
+                        .engine("redis://s3cret@127.0.0.1:" + secured.port())
+                        .build()) {
+            assertThat(cerberus.lock("guarded").tryLock())
+                    .as("the bare user-info is the password")
+                    .isTrue();
+            assertThat(cerberus.toString())
+                    .contains("redis://****@127.0.0.1:" + secured.port())
+                    .doesNotContain("s3cret");
             assertThat(cerberus.currentEngineUri()).doesNotContain("s3cret");
         }
         int closed = io.cerberus.servers.FreePorts.next();
-        assertThatThrownBy(() -> Cerberus.builder().engine("redis://s3cret@127.0.0.1:" + closed).connectTimeout(Duration.ofSeconds(2)).build())
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine("redis://s3cret@127.0.0.1:" + closed)
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining("redis://****@127.0.0.1:" + closed)
                 .satisfies(e -> assertThat(String.valueOf(e.getCause())).doesNotContain("s3cret"))
@@ -493,16 +564,24 @@ class RedisEngineTest {
     void wrongPasswordSaysSoWithoutShowingIt() {
         try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret")) {
             String wrong = "redis://:wrong-pass@127.0.0.1:" + secured.port();
-            assertThatThrownBy(() -> Cerberus.builder().engine(wrong).connectTimeout(Duration.ofSeconds(2)).build())
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(wrong)
+                            .connectTimeout(Duration.ofSeconds(2))
+                            .build())
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining("redis://****@127.0.0.1:" + secured.port())
                     .hasMessageContaining("password")
                     .hasMessageNotContaining("wrong-pass");
-            assertThatThrownBy(() -> Cerberus.builder().engine(secured.uri()).connectTimeout(Duration.ofSeconds(2)).build())
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(secured.uri())
+                            .connectTimeout(Duration.ofSeconds(2))
+                            .build())
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining(secured.uri())
                     .hasMessageContaining("password");
-            try (Cerberus right = Cerberus.builder().engine("redis://:s3cret@127.0.0.1:" + secured.port()).build()) {
+            try (Cerberus right = Cerberus.builder()
+                    .engine("redis://:s3cret@127.0.0.1:" + secured.port())
+                    .build()) {
                 assertThat(right.lock("auth").tryLock()).isTrue();
                 right.lock("auth").unlock();
             }
@@ -513,13 +592,18 @@ class RedisEngineTest {
     void credentialsFromTheOptionsReplaceTheUris() {
         try (RedisWithAdmin secured = RedisWithAdmin.start("--requirepass", "s3cret")) {
             String uri = "redis://:stale@127.0.0.1:" + secured.port();
-            RedisOptions right = RedisOptions.builder().password("s3cret".toCharArray()).build();
+            RedisOptions right =
+                    RedisOptions.builder().password("s3cret".toCharArray()).build();
             try (Cerberus cerberus = Cerberus.builder().engine(uri, right).build()) {
                 assertThat(cerberus.lock("auth").tryLock()).isTrue();
                 cerberus.lock("auth").unlock();
             }
-            RedisOptions wrong = RedisOptions.builder().password("nope".toCharArray()).build();
-            assertThatThrownBy(() -> Cerberus.builder().engine(secured.uri(), wrong).connectTimeout(Duration.ofSeconds(2)).build())
+            RedisOptions wrong =
+                    RedisOptions.builder().password("nope".toCharArray()).build();
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(secured.uri(), wrong)
+                            .connectTimeout(Duration.ofSeconds(2))
+                            .build())
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining("refused the user or password")
                     .hasMessageNotContaining("nope");
@@ -531,22 +615,38 @@ class RedisEngineTest {
 
     @Test
     void badUrisAreRejectedWithTheRule() {
-        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitReplicas=-1").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitReplicas").hasMessageContaining("whole number from 0 to 1000");
-        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?waitTimeout=soon").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitTimeout");
-        assertThatThrownBy(() -> Cerberus.builder().engine("redis-cluster://127.0.0.1:1,,127.0.0.1:2").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty host");
-        assertThatThrownBy(() -> Cerberus.builder().engine(server.uri() + "?tiemout=5s").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'tiemout'");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(server.uri() + "?waitReplicas=-1")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("waitReplicas")
+                .hasMessageContaining("whole number from 0 to 1000");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(server.uri() + "?waitTimeout=soon")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("waitTimeout");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine("redis-cluster://127.0.0.1:1,,127.0.0.1:2")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty host");
+        assertThatThrownBy(() ->
+                        Cerberus.builder().engine(server.uri() + "?tiemout=5s").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown parameter 'tiemout'");
     }
 
     @Test
     void killedServerLosesTheLockVisiblyAndARestartedOneServesAgain() throws Exception {
         try (RedisWithAdmin own = RedisWithAdmin.start()) {
             Duration lease = Duration.ofMillis(800);
-            Cerberus cerberus = Cerberus.builder().engine(own.uri()).namespace(namespace).defaultLease(lease)
-                    .connectTimeout(Duration.ofSeconds(2)).build();
+            Cerberus cerberus = Cerberus.builder()
+                    .engine(own.uri())
+                    .namespace(namespace)
+                    .defaultLease(lease)
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build();
             closeAfter.add(cerberus);
             DistributedLock lock = cerberus.lock("server-dies");
             lock.lock();
@@ -555,7 +655,8 @@ class RedisEngineTest {
             own.kill();
             long killedAt = System.nanoTime();
             assertThat(lost.await(lease.plus(TestTimes.millis(1000)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("the holder is told within its lease").isTrue();
+                    .as("the holder is told within its lease")
+                    .isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(lease.plus(TestTimes.millis(1000)));
             assertThat(lock.lease().isValid()).isFalse();
             assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);

@@ -66,7 +66,8 @@ class RedisEvictionTest {
     }
 
     private Cerberus client(String uri, RedisOptions options, Duration lease) {
-        CerberusBuilder builder = Cerberus.builder().namespace(namespace).defaultLease(lease).connectTimeout(Duration.ofSeconds(5));
+        CerberusBuilder builder =
+                Cerberus.builder().namespace(namespace).defaultLease(lease).connectTimeout(Duration.ofSeconds(5));
         Cerberus cerberus = (options == null ? builder.engine(uri) : builder.engine(uri, options)).build();
         closeAfter.add(cerberus);
         return cerberus;
@@ -84,7 +85,9 @@ class RedisEvictionTest {
         long deadline = System.nanoTime() + TestTimes.millis(30_000).toNanos();
         int written = 0;
         while (admin.exists(key) == 1) {
-            assertThat(System.nanoTime() - deadline).as("%s evicted within 30 s (%d keys written)", key, written).isNegative();
+            assertThat(System.nanoTime() - deadline)
+                    .as("%s evicted within 30 s (%d keys written)", key, written)
+                    .isNegative();
             for (int i = 0; i < 100; i++) {
                 admin.set("filler:" + written++, value, anHour);
             }
@@ -106,8 +109,12 @@ class RedisEvictionTest {
                 .hasMessageContaining("maxmemory-policy noeviction")
                 .hasMessageContaining("acceptEviction=true")
                 .hasMessageContaining("RedisOptions.builder().acceptEviction(true)");
-        assertThatThrownBy(() -> client(server.uri() + "?acceptEviction=true", RedisOptions.builder().acceptEviction(false).build(),
-                Duration.ofSeconds(30))).as("the options override the URI").isInstanceOf(UnsafeEngineException.class);
+        assertThatThrownBy(() -> client(
+                        server.uri() + "?acceptEviction=true",
+                        RedisOptions.builder().acceptEviction(false).build(),
+                        Duration.ofSeconds(30)))
+                .as("the options override the URI")
+                .isInstanceOf(UnsafeEngineException.class);
     }
 
     @Test
@@ -120,10 +127,14 @@ class RedisEvictionTest {
         try (CapturedLogs logs = CapturedLogs.of(LOGGER, Level.ALL)) {
             Cerberus cerberus = client(server.uri());
             // commandstats counts the INFO that reads them after it answers: what is counted is the engine's
-            assertThat(server.commandCalls()).as("the engine read the policy once, with INFO").containsEntry("info", 1L)
+            assertThat(server.commandCalls())
+                    .as("the engine read the policy once, with INFO")
+                    .containsEntry("info", 1L)
                     .doesNotContainKey("config|get");
             assertThat(checkHealth(cerberus)).isEmpty();
-            assertThat(server.commandCalls()).as("the health check read it again").containsEntry("info", 3L);
+            assertThat(server.commandCalls())
+                    .as("the health check read it again")
+                    .containsEntry("info", 3L);
             assertThat(logs.lines()).isEmpty();
         }
     }
@@ -133,14 +144,24 @@ class RedisEvictionTest {
         RedisWithAdmin server = server("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
         try (CapturedLogs logs = CapturedLogs.of(LOGGER, Level.ALL)) {
             Cerberus viaUri = client(server.uri() + "?acceptEviction=true");
-            Cerberus viaOptions = client(server.uri(), RedisOptions.builder().acceptEviction(true).build(), Duration.ofSeconds(30));
-            assertThat(logs.messages(Level.WARNING)).hasSize(2).allSatisfy(warning -> assertThat(warning)
-                    .contains("maxmemory-policy allkeys-lru with maxmemory 67108864 bytes").contains("accepted with acceptEviction=true"));
+            Cerberus viaOptions = client(
+                    server.uri(), RedisOptions.builder().acceptEviction(true).build(), Duration.ofSeconds(30));
+            assertThat(logs.messages(Level.WARNING))
+                    .hasSize(2)
+                    .allSatisfy(warning -> assertThat(warning)
+                            .contains("maxmemory-policy allkeys-lru with maxmemory 67108864 bytes")
+                            .contains("accepted with acceptEviction=true"));
             for (Cerberus cerberus : List.of(viaUri, viaOptions)) {
-                assertThat(checkHealth(cerberus)).singleElement().asString().contains("allkeys-lru").contains("acceptEviction=true");
+                assertThat(checkHealth(cerberus))
+                        .singleElement()
+                        .asString()
+                        .contains("allkeys-lru")
+                        .contains("acceptEviction=true");
                 assertThat(checkHealth(cerberus)).hasSize(1);
             }
-            assertThat(logs.lines()).as("nothing changed since the open: nothing more logged").hasSize(2);
+            assertThat(logs.lines())
+                    .as("nothing changed since the open: nothing more logged")
+                    .hasSize(2);
         }
     }
 
@@ -148,14 +169,19 @@ class RedisEvictionTest {
     void aPolicyThatMayEvictWithoutMaxmemoryOpensWithAHealthWarning() {
         RedisWithAdmin server = server("--maxmemory-policy", "volatile-ttl");
         Cerberus cerberus = client(server.uri());
-        assertThat(checkHealth(cerberus)).singleElement().asString().contains("volatile-ttl with maxmemory 0")
+        assertThat(checkHealth(cerberus))
+                .singleElement()
+                .asString()
+                .contains("volatile-ttl with maxmemory 0")
                 .contains("CONFIG SET maxmemory");
     }
 
     @Test
     void aBadAcceptEvictionValueIsRefusedByName() {
         assertThatThrownBy(() -> Cerberus.connect("redis://127.0.0.1:1?acceptEviction=yes"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("acceptEviction").hasMessageContaining("true or false");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("acceptEviction")
+                .hasMessageContaining("true or false");
     }
 
     // ---- policies that cannot be read ----------------------------------------------------------
@@ -164,12 +190,23 @@ class RedisEvictionTest {
     void aPolicyNoCommandMayReadIsAWarningNotARefusal() {
         RedisWithAdmin server = server("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
         // INFO and CONFIG are both @dangerous
-        server.admin().aclSetuser("app", AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
-                .allChannels().allCommands().removeCategory(AclCategory.DANGEROUS));
+        server.admin()
+                .aclSetuser(
+                        "app",
+                        AclSetuserArgs.Builder.on()
+                                .addPassword("app-secret")
+                                .allKeys()
+                                .allChannels()
+                                .allCommands()
+                                .removeCategory(AclCategory.DANGEROUS));
         try (CapturedLogs logs = CapturedLogs.of(LOGGER, Level.ALL)) {
             Cerberus cerberus = client("redis://app:app-secret@127.0.0.1:" + server.port());
-            assertThat(logs.messages(Level.WARNING)).singleElement().asString().contains("could not read the eviction policy")
-                    .contains("NOPERM").contains("+info");
+            assertThat(logs.messages(Level.WARNING))
+                    .singleElement()
+                    .asString()
+                    .contains("could not read the eviction policy")
+                    .contains("NOPERM")
+                    .contains("+info");
             assertThat(checkHealth(cerberus)).singleElement().asString().contains("could not read the eviction policy");
             assertThat(logs.lines()).as("logged once, at open").hasSize(1);
         }
@@ -178,11 +215,19 @@ class RedisEvictionTest {
     @Test
     void whereInfoIsRefusedConfigGetReadsThePolicy() {
         RedisWithAdmin server = server("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru");
-        server.admin().aclSetuser("app", AclSetuserArgs.Builder.on().addPassword("app-secret").allKeys()
-                .allChannels().allCommands().removeCategory(AclCategory.DANGEROUS));
+        server.admin()
+                .aclSetuser(
+                        "app",
+                        AclSetuserArgs.Builder.on()
+                                .addPassword("app-secret")
+                                .allKeys()
+                                .allChannels()
+                                .allCommands()
+                                .removeCategory(AclCategory.DANGEROUS));
         RespQuery.send(server.port(), "ACL", "SETUSER", "app", "+config|get");
         assertThatThrownBy(() -> client("redis://app:app-secret@127.0.0.1:" + server.port()))
-                .isInstanceOf(UnsafeEngineException.class).hasMessageContaining("allkeys-lru");
+                .isInstanceOf(UnsafeEngineException.class)
+                .hasMessageContaining("allkeys-lru");
     }
 
     // ---- at the health check -------------------------------------------------------------------
@@ -197,14 +242,25 @@ class RedisEvictionTest {
         server.admin().configSet(Map.of("maxmemory-policy", "allkeys-lru", "maxmemory", "64mb"));
         try (CapturedLogs logs = CapturedLogs.of(LOGGER, Level.ALL)) {
             for (int check = 0; check < 2; check++) {
-                assertThatThrownBy(() -> checkHealth(strict)).isInstanceOf(UnsafeEngineException.class)
-                        .hasMessageContaining("no longer safe").hasMessageContaining("allkeys-lru").hasMessageContaining("acceptEviction");
+                assertThatThrownBy(() -> checkHealth(strict))
+                        .isInstanceOf(UnsafeEngineException.class)
+                        .hasMessageContaining("no longer safe")
+                        .hasMessageContaining("allkeys-lru")
+                        .hasMessageContaining("acceptEviction");
             }
-            assertThat(logs.messages(Level.SEVERE)).as("the refusal, logged once for two checks").hasSize(1);
-            assertThat(checkHealth(accepting)).singleElement().asString().contains("allkeys-lru").contains("accepted");
+            assertThat(logs.messages(Level.SEVERE))
+                    .as("the refusal, logged once for two checks")
+                    .hasSize(1);
+            assertThat(checkHealth(accepting))
+                    .singleElement()
+                    .asString()
+                    .contains("allkeys-lru")
+                    .contains("accepted");
             server.admin().configSet(Map.of("maxmemory-policy", "noeviction"));
             assertThat(checkHealth(strict)).as("safe again").isEmpty();
-            assertThat(logs.messages(Level.INFO)).as("the return to noeviction, logged").hasSize(1);
+            assertThat(logs.messages(Level.INFO))
+                    .as("the return to noeviction, logged")
+                    .hasSize(1);
         }
     }
 
@@ -219,13 +275,16 @@ class RedisEvictionTest {
         Lease first = holder.lock("evicted").acquire(Duration.ZERO);
         CountDownLatch lost = new CountDownLatch(1);
         first.onLost((gone, why) -> lost.countDown());
-        int written = fillUntilEvicted(server, LockKeys.of(new LockKey(namespace, "evicted")).owner());
+        int written = fillUntilEvicted(
+                server, LockKeys.of(new LockKey(namespace, "evicted")).owner());
         System.out.printf("the owner key was evicted after %d keys of 2 KB%n", written);
-        // the server no longer has the hold: another client is granted it at once, while the first still believes it holds
+        // the server no longer has the hold: another client is granted it at once, while the first still believes it
+        // holds
         Lease second = other.lock("evicted").acquire(Duration.ZERO);
         assertThat(second.fencingToken()).as("the next holder's fencing token").isGreaterThan(first.fencingToken());
         assertThat(lost.await(lease.plus(TestTimes.millis(5000)).toMillis(), TimeUnit.MILLISECONDS))
-                .as("the first holder is told, at its next renewal").isTrue();
+                .as("the first holder is told, at its next renewal")
+                .isTrue();
         assertThat(first.isValid()).isFalse();
         assertThatThrownBy(first::close).isInstanceOf(LockLostException.class);
         assertThat(second.isValid()).isTrue();
@@ -242,9 +301,13 @@ class RedisEvictionTest {
         assertThat(attempt.mustRun()).isTrue();
         fillUntilEvicted(server, RedisIdempotencyStore.key(cerberus.namespace() + "/" + key.id()));
         IdempotencyAttempt<String> duplicate = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING);
-        assertThat(duplicate.mustRun()).as("with the claim evicted, a duplicate runs the operation too").isTrue();
-        assertThatThrownBy(() -> attempt.complete("charged")).as("the first attempt learns it when it completes")
-                .isInstanceOf(IdempotencyCompletionException.class).hasMessageContaining("its result was not stored");
+        assertThat(duplicate.mustRun())
+                .as("with the claim evicted, a duplicate runs the operation too")
+                .isTrue();
+        assertThatThrownBy(() -> attempt.complete("charged"))
+                .as("the first attempt learns it when it completes")
+                .isInstanceOf(IdempotencyCompletionException.class)
+                .hasMessageContaining("its result was not stored");
         duplicate.complete("charged again");
     }
 
@@ -258,16 +321,24 @@ class RedisEvictionTest {
         RedisCommands<String, String> admin = server.admin();
         String value = "x".repeat(2048);
         assertThatThrownBy(() -> {
-            for (int i = 0; i < 1_000_000; i++) {
-                admin.set("filler:" + i, value);
-            }
-        }).isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("OOM");
-        // the fill stops at the limit, where freed buffers may bring the server back under it; a lower limit keeps it over
-        admin.configSet("maxmemory", "2mb");
-        assertThatThrownBy(() -> cerberus.lock("full").tryLock()).isInstanceOf(EngineUnavailableException.class)
+                    for (int i = 0; i < 1_000_000; i++) {
+                        admin.set("filler:" + i, value);
+                    }
+                })
+                .isInstanceOf(RedisCommandExecutionException.class)
                 .hasMessageContaining("OOM");
-        IdempotencyGuard guard = cerberus.idempotency(IdempotencyOptions.defaults().withStoreAttempts(1));
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("charge", "full"), Duration.ofHours(1), () -> "charged"))
-                .isInstanceOf(IdempotencyStoreUnavailableException.class).rootCause().hasMessageContaining("OOM");
+        // the fill stops at the limit, where freed buffers may bring the server back under it; a lower limit keeps it
+        // over
+        admin.configSet("maxmemory", "2mb");
+        assertThatThrownBy(() -> cerberus.lock("full").tryLock())
+                .isInstanceOf(EngineUnavailableException.class)
+                .hasMessageContaining("OOM");
+        IdempotencyGuard guard =
+                cerberus.idempotency(IdempotencyOptions.defaults().withStoreAttempts(1));
+        assertThatThrownBy(() ->
+                        guard.execute(IdempotencyKey.ofContent("charge", "full"), Duration.ofHours(1), () -> "charged"))
+                .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                .rootCause()
+                .hasMessageContaining("OOM");
     }
 }

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisFailoverAcrossProcessesTest extends AbstractFailoverAcrossProcessesTest {
     @TempDir
     Path dir;
+
     private RedisServer redis;
 
     @BeforeEach

@@ -60,6 +60,7 @@ class RedisFailoverTest {
         final Map<String, Long> firstFileGrant = new ConcurrentHashMap<>();
         /** How long each attempt waits: long enough that threads are waiting on redis when it dies. */
         volatile Duration wait = Duration.ofMillis(300);
+
         final LongAdder unavailable = new LongAdder();
         final List<Thread> threads = new ArrayList<>();
         volatile boolean stopped;
@@ -98,12 +99,16 @@ class RedisFailoverTest {
                 if (inside.incrementAndGet() != 1) {
                     overlaps.incrementAndGet();
                 }
-                grants.computeIfAbsent(lease.get().engineName(), k -> new LongAdder()).increment();
+                grants.computeIfAbsent(lease.get().engineName(), k -> new LongAdder())
+                        .increment();
                 if (lease.get().engineName().equals("file")) {
                     firstFileGrant.putIfAbsent(Thread.currentThread().getName(), System.nanoTime());
                 }
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
-                while (holdWhileValid && !stopped && lease.get().engineName().equals("redis") && System.nanoTime() - leaseEnds < 0) {
+                while (holdWhileValid
+                        && !stopped
+                        && lease.get().engineName().equals("redis")
+                        && System.nanoTime() - leaseEnds < 0) {
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
                 }
                 inside.decrementAndGet();
@@ -129,7 +134,8 @@ class RedisFailoverTest {
     }
 
     @Test
-    void whenRedisDiesFailoverMovesAcquisitionsToTheFileEngineAndMutualExclusionHoldsAcrossTheSwitch() throws Exception {
+    void whenRedisDiesFailoverMovesAcquisitionsToTheFileEngineAndMutualExclusionHoldsAcrossTheSwitch()
+            throws Exception {
         try (RedisServer redis = RedisServer.start();
                 // the default command timeout: no wait on the dead server may last that long
                 Cerberus first = client(redis, true, Duration.ofSeconds(10));
@@ -140,34 +146,51 @@ class RedisFailoverTest {
             Workload work = new Workload(List.of(first, second), 4);
             work.wait = Duration.ofSeconds(10);
             try {
-                Poll.until("grants on redis", TestTimes.scaled(Duration.ofSeconds(20)), () -> work.grantsOn("redis") >= 20);
+                Poll.until(
+                        "grants on redis",
+                        TestTimes.scaled(Duration.ofSeconds(20)),
+                        () -> work.grantsOn("redis") >= 20);
                 long killedAt = System.nanoTime();
-                work.holdWhileValid = true; // a holder on redis now stays inside until its lease runs out: the lock-delay must cover it
+                work.holdWhileValid =
+                        true; // a holder on redis now stays inside until its lease runs out: the lock-delay must cover
+                // it
                 redis.kill();
 
                 for (int i = 0; i < 2; i++) {
-                    EngineSwitchEvent event = switches.poll(TestTimes.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+                    EngineSwitchEvent event = switches.poll(
+                            TestTimes.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
                     assertThat(event).as("switch %d of 2", i + 1).isNotNull();
                     assertThat(event.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
                     assertThat(event.to()).isEqualTo("file");
                 }
                 long switchedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-                Poll.until("grants on the file engine", TestTimes.scaled(Duration.ofSeconds(20)), () -> work.grantsOn("file") >= 20);
-                Poll.until("every thread to be granted on the file engine", TestTimes.scaled(Duration.ofSeconds(20)),
+                Poll.until(
+                        "grants on the file engine",
+                        TestTimes.scaled(Duration.ofSeconds(20)),
+                        () -> work.grantsOn("file") >= 20);
+                Poll.until(
+                        "every thread to be granted on the file engine",
+                        TestTimes.scaled(Duration.ofSeconds(20)),
                         () -> work.firstFileGrant.size() == work.threads.size());
                 long servingMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-                long slowestMillis = TimeUnit.NANOSECONDS.toMillis(work.firstFileGrant.values().stream().mapToLong(at -> at - killedAt)
-                        .max().orElseThrow());
-                System.out.println("redis killed: both clients switched after " + switchedMillis + " ms (failover after 500ms unhealthy),"
+                long slowestMillis = TimeUnit.NANOSECONDS.toMillis(work.firstFileGrant.values().stream()
+                        .mapToLong(at -> at - killedAt)
+                        .max()
+                        .orElseThrow());
+                System.out.println("redis killed: both clients switched after " + switchedMillis
+                        + " ms (failover after 500ms unhealthy),"
                         + " 20 grants on the file engine after " + servingMillis + " ms (lock-delay 1s); grants redis="
-                        + work.grantsOn("redis") + " file=" + work.grantsOn("file") + ", calls refused as unavailable=" + work.unavailable.sum()
+                        + work.grantsOn("redis") + " file=" + work.grantsOn("file") + ", calls refused as unavailable="
+                        + work.unavailable.sum()
                         + ", every thread granted on the file engine " + slowestMillis + " ms after the kill");
                 work.stop();
                 assertThat(work.overlaps.get()).as("two holders at once").isZero();
                 // threads waiting on redis when it died go on on the file engine: each is granted there after
                 // unhealthyFor (500 ms) and the lock-delay (the 1 s lease), not after a 10 s command timeout
-                assertThat(slowestMillis).as("from the kill to the last thread's first grant on the file engine")
-                        .isLessThan(TestTimes.scaled(Duration.ofMillis(500 + 1_000 + 1_000)).toMillis());
+                assertThat(slowestMillis)
+                        .as("from the kill to the last thread's first grant on the file engine")
+                        .isLessThan(TestTimes.scaled(Duration.ofMillis(500 + 1_000 + 1_000))
+                                .toMillis());
             } finally {
                 work.stop();
             }
@@ -178,7 +201,8 @@ class RedisFailoverTest {
 
     @Test
     void withoutFailoverCallersGetEngineUnavailableNamingRedis() throws Exception {
-        try (RedisServer redis = RedisServer.start(); Cerberus cerberus = client(redis, false)) {
+        try (RedisServer redis = RedisServer.start();
+                Cerberus cerberus = client(redis, false)) {
             assertThat(cerberus.lock("stock").tryLock()).isTrue();
             cerberus.lock("stock").unlock();
             redis.kill();

@@ -20,6 +20,11 @@ class RedisMultiProcessConformanceTest extends AbstractMultiProcessConformanceTe
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 }

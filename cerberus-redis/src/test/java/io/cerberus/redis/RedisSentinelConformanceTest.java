@@ -22,11 +22,17 @@ class RedisSentinelConformanceTest extends AbstractLockEngineConformanceTest {
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override
     protected Optional<String> unreachableUri() {
-        return Optional.of("redis-sentinel://127.0.0.1:" + FreePorts.next() + "#" + SERVERS.get().masterName());
+        return Optional.of("redis-sentinel://127.0.0.1:" + FreePorts.next() + "#"
+                + SERVERS.get().masterName());
     }
 }

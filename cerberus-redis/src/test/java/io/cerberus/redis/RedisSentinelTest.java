@@ -33,8 +33,11 @@ class RedisSentinelTest {
     @Test
     void aReplicatedLockSurvivesAFailoverAndItsHolderKeepsIt() throws Exception {
         try (RedisSentinel servers = RedisSentinel.start();
-                Cerberus holder = Cerberus.builder().engine(servers.uri() + "?waitReplicas=1&waitTimeout=2s")
-                        .defaultLease(Duration.ofSeconds(15)).connectTimeout(Duration.ofSeconds(2)).build()) {
+                Cerberus holder = Cerberus.builder()
+                        .engine(servers.uri() + "?waitReplicas=1&waitTimeout=2s")
+                        .defaultLease(Duration.ofSeconds(15))
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build()) {
             DistributedLock lock = holder.lock("order-1");
             assertThat(lock.tryLock()).isTrue();
             long fence = lock.lease().fencingToken();
@@ -43,9 +46,14 @@ class RedisSentinelTest {
 
             RedisServer master = servers.primary();
             master.kill();
-            assertThat(servers.awaitNewPrimary(master)).as("the promoted node").isSameAs(servers.nodes().get(1));
+            assertThat(servers.awaitNewPrimary(master))
+                    .as("the promoted node")
+                    .isSameAs(servers.nodes().get(1));
 
-            try (Cerberus other = Cerberus.builder().engine(servers.uri()).connectTimeout(Duration.ofSeconds(2)).build()) {
+            try (Cerberus other = Cerberus.builder()
+                    .engine(servers.uri())
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build()) {
                 DistributedLock contender = other.lock("order-1");
                 // the new master got the hold before the grant returned (WAIT): nobody else can take it
                 Poll.until("the contender to reach the new master", TestTimes.millis(20_000), () -> {
@@ -63,11 +71,20 @@ class RedisSentinelTest {
                         return false;
                     }
                 });
-                assertThat(lock.lease().isValid()).as("the holder's lease after the failover").isTrue();
-                assertThat(lostReason.get()).as("lease lost across the failover").isNull();
+                assertThat(lock.lease().isValid())
+                        .as("the holder's lease after the failover")
+                        .isTrue();
+                assertThat(lostReason.get())
+                        .as("lease lost across the failover")
+                        .isNull();
                 lock.unlock();
-                Poll.until("the contender to get the lock once released", TestTimes.millis(10_000), () -> tryLockQuietly(contender));
-                assertThat(contender.lease().fencingToken()).as("fencing token after the failover").isGreaterThan(fence);
+                Poll.until(
+                        "the contender to get the lock once released",
+                        TestTimes.millis(10_000),
+                        () -> tryLockQuietly(contender));
+                assertThat(contender.lease().fencingToken())
+                        .as("fencing token after the failover")
+                        .isGreaterThan(fence);
                 contender.unlock();
             }
         }
@@ -76,32 +93,47 @@ class RedisSentinelTest {
     @Test
     void aGrantNoReplicaAcknowledgesIsReleasedAndRefused() throws Exception {
         try (RedisSentinel servers = RedisSentinel.start();
-                Cerberus cerberus = Cerberus.builder().engine(servers.primary().uri() + "?waitReplicas=1&waitTimeout=300ms").build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine(servers.primary().uri() + "?waitReplicas=1&waitTimeout=300ms")
+                        .build()) {
             DistributedLock lock = cerberus.lock("needs-a-replica");
             assertThat(lock.tryLock()).as("granted while the replica answers").isTrue();
             lock.unlock();
 
             servers.nodes().get(1).kill();
-            Poll.until("the master to see its replica gone", TestTimes.millis(20_000),
-                    () -> RespQuery.text(servers.primary().port(), "INFO", "replication").contains("connected_slaves:0"));
+            Poll.until(
+                    "the master to see its replica gone",
+                    TestTimes.millis(20_000),
+                    () -> RespQuery.text(servers.primary().port(), "INFO", "replication")
+                            .contains("connected_slaves:0"));
             assertThatThrownBy(lock::tryLock)
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining("only 0 of the 1 replica")
                     .hasMessageContaining("released again");
-            assertThat(lock.isLocked()).as("the unacknowledged grant was released").isFalse();
+            assertThat(lock.isLocked())
+                    .as("the unacknowledged grant was released")
+                    .isFalse();
         }
     }
 
     @Test
     void waitersFollowTheMasterAcrossAFailover() throws Exception {
         try (RedisSentinel servers = RedisSentinel.start();
-                Cerberus cerberus = Cerberus.builder().engine(servers.uri()).defaultLease(Duration.ofSeconds(2))
-                        .connectTimeout(Duration.ofSeconds(2)).build()) {
+                Cerberus cerberus = Cerberus.builder()
+                        .engine(servers.uri())
+                        .defaultLease(Duration.ofSeconds(2))
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build()) {
             RedisServer master = servers.primary();
             master.kill();
-            assertThat(servers.awaitNewPrimary(master)).as("the promoted node").isSameAs(servers.nodes().get(1));
+            assertThat(servers.awaitNewPrimary(master))
+                    .as("the promoted node")
+                    .isSameAs(servers.nodes().get(1));
             DistributedLock lock = cerberus.lock("after-failover");
-            Poll.until("the client to serve locks on the new master", TestTimes.millis(20_000), () -> tryLockQuietly(lock));
+            Poll.until(
+                    "the client to serve locks on the new master",
+                    TestTimes.millis(20_000),
+                    () -> tryLockQuietly(lock));
             CountDownLatch acquired = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
                 try (Cerberus second = Cerberus.builder().engine(servers.uri()).build()) {
@@ -117,14 +149,18 @@ class RedisSentinelTest {
             waiter.start();
             Poll.untilWaiting(waiter, TestTimes.millis(10_000));
             lock.unlock();
-            assertThat(acquired.await(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(acquired.await(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
             waiter.join();
         }
     }
 
     @Test
     void aSentinelUriNamesItsMaster() {
-        assertThatThrownBy(() -> Cerberus.builder().engine("redis-sentinel://127.0.0.1:26379").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#mymaster");
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine("redis-sentinel://127.0.0.1:26379")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("#mymaster");
     }
 }

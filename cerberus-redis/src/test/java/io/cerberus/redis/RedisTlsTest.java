@@ -22,12 +22,15 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisTlsTest {
     @TempDir
     static Path dir;
+
     private static SelfSignedCertificate serverKeys;
 
     @RegisterExtension
     static final ServerExtension<RedisServer> SERVER = ServerExtension.perClass(() -> {
         serverKeys = keyPair("server", "CN=localhost", "ip:127.0.0.1");
-        return RedisServer.builder().tls(serverKeys.certificate(), serverKeys.privateKey()).start();
+        return RedisServer.builder()
+                .tls(serverKeys.certificate(), serverKeys.privateKey())
+                .start();
     });
 
     private static SelfSignedCertificate keyPair(String name, String subject, String san) {
@@ -36,7 +39,9 @@ class RedisTlsTest {
 
     @Test
     void locksWorkOverTls() {
-        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + SERVER.get().port() + "?verifyPeer=NONE").build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("rediss://127.0.0.1:" + SERVER.get().port() + "?verifyPeer=NONE")
+                .build()) {
             DistributedLock lock = cerberus.lock("tls");
             assertThat(lock.tryLock()).isTrue();
             assertThat(lock.lease().fencingToken()).isPositive();
@@ -47,7 +52,10 @@ class RedisTlsTest {
     @Test
     void anUntrustedCertificateIsRefusedClearly() {
         String uri = "rediss://127.0.0.1:" + SERVER.get().port();
-        assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(3)).build())
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(uri)
+                        .connectTimeout(Duration.ofSeconds(3))
+                        .build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(uri);
     }
@@ -56,22 +64,36 @@ class RedisTlsTest {
     void aTrustedCertificateForAnotherHostIsRefusedUnlessOnlyTheCertificateIsChecked() throws Exception {
         SelfSignedCertificate other = keyPair("other-host", "CN=cache.example", "dns:cache.example");
         Path otherStore = other.keyStore();
-        try (RedisServer impostor = RedisServer.builder().tls(other.certificate(), other.privateKey()).start()) {
-            RedisOptions trusting = RedisOptions.builder().trustStore(otherStore, SelfSignedCertificate.PASSWORD.toCharArray()).build();
+        try (RedisServer impostor = RedisServer.builder()
+                .tls(other.certificate(), other.privateKey())
+                .start()) {
+            RedisOptions trusting = RedisOptions.builder()
+                    .trustStore(otherStore, SelfSignedCertificate.PASSWORD.toCharArray())
+                    .build();
             String uri = "rediss://127.0.0.1:" + impostor.port();
-            assertThatThrownBy(() -> Cerberus.builder().engine(uri, trusting).connectTimeout(Duration.ofSeconds(3)).build())
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(uri, trusting)
+                            .connectTimeout(Duration.ofSeconds(3))
+                            .build())
                     .as("a certificate the client trusts, issued for cache.example, from 127.0.0.1")
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining(uri);
-            try (Cerberus caOnly = Cerberus.builder().engine(uri + "?verifyPeer=CA", trusting).build()) {
-                assertThat(caOnly.lock("ca-only").tryLock()).as("the same certificate, its host name not checked").isTrue();
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining(uri);
+            try (Cerberus caOnly =
+                    Cerberus.builder().engine(uri + "?verifyPeer=CA", trusting).build()) {
+                assertThat(caOnly.lock("ca-only").tryLock())
+                        .as("the same certificate, its host name not checked")
+                        .isTrue();
             }
         }
     }
 
     @Test
     void optionsNeverShowTheirPasswords() {
-        RedisOptions options = RedisOptions.builder().user("app").password("pw-main".toCharArray())
-                .trustStore(serverKeys.keyStore(), "pw-trust".toCharArray()).keyStore(serverKeys.keyStore(), "pw-key".toCharArray())
+        RedisOptions options = RedisOptions.builder()
+                .user("app")
+                .password("pw-main".toCharArray())
+                .trustStore(serverKeys.keyStore(), "pw-trust".toCharArray())
+                .keyStore(serverKeys.keyStore(), "pw-key".toCharArray())
                 .build();
         assertThat(options.toString()).contains("user=app").doesNotContain("pw-main", "pw-trust", "pw-key");
     }
@@ -80,7 +102,10 @@ class RedisTlsTest {
     void plainTextToATlsPortFailsWithinTheTimeout() {
         String uri = "redis://127.0.0.1:" + SERVER.get().port();
         long start = System.nanoTime();
-        assertThatThrownBy(() -> Cerberus.builder().engine(uri).connectTimeout(Duration.ofSeconds(1)).build())
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine(uri)
+                        .connectTimeout(Duration.ofSeconds(1))
+                        .build())
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(uri);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
@@ -88,9 +113,12 @@ class RedisTlsTest {
 
     @Test
     void aTrustStoreFromTheOptionsVerifiesTheServerFully() {
-        RedisOptions trusting = RedisOptions.builder().trustStore(serverKeys.keyStore(), SelfSignedCertificate.PASSWORD.toCharArray())
+        RedisOptions trusting = RedisOptions.builder()
+                .trustStore(serverKeys.keyStore(), SelfSignedCertificate.PASSWORD.toCharArray())
                 .build();
-        try (Cerberus cerberus = Cerberus.builder().engine("rediss://127.0.0.1:" + SERVER.get().port(), trusting).build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("rediss://127.0.0.1:" + SERVER.get().port(), trusting)
+                .build()) {
             DistributedLock lock = cerberus.lock("verified");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
@@ -101,16 +129,29 @@ class RedisTlsTest {
     void aServerThatAsksForAClientCertificateGetsTheOneFromTheOptions() throws Exception {
         SelfSignedCertificate client = keyPair("client", "CN=cerberus-client", "ip:127.0.0.1");
         Path clientStore = client.keyStore();
-        try (RedisServer mutual = RedisServer.builder().tls(serverKeys.certificate(), serverKeys.privateKey())
-                .args("--tls-auth-clients", "yes", "--tls-ca-cert-file", client.certificate().toString()).start()) {
+        try (RedisServer mutual = RedisServer.builder()
+                .tls(serverKeys.certificate(), serverKeys.privateKey())
+                .args(
+                        "--tls-auth-clients",
+                        "yes",
+                        "--tls-ca-cert-file",
+                        client.certificate().toString())
+                .start()) {
             String uri = "rediss://127.0.0.1:" + mutual.port();
             RedisOptions.Builder options = RedisOptions.builder()
                     .trustStore(serverKeys.keyStore(), SelfSignedCertificate.PASSWORD.toCharArray());
-            assertThatThrownBy(() -> Cerberus.builder().engine(uri, options.build()).connectTimeout(Duration.ofSeconds(3)).build())
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine(uri, options.build())
+                            .connectTimeout(Duration.ofSeconds(3))
+                            .build())
                     .as("no client certificate")
                     .isInstanceOf(EngineUnavailableException.class)
                     .hasMessageContaining(uri);
-            try (Cerberus cerberus = Cerberus.builder().engine(uri, options.keyStore(clientStore, SelfSignedCertificate.PASSWORD.toCharArray()).build())
+            try (Cerberus cerberus = Cerberus.builder()
+                    .engine(
+                            uri,
+                            options.keyStore(clientStore, SelfSignedCertificate.PASSWORD.toCharArray())
+                                    .build())
                     .build()) {
                 DistributedLock lock = cerberus.lock("mutual");
                 assertThat(lock.tryLock()).isTrue();

@@ -27,6 +27,7 @@ class RedlockConformanceTest extends AbstractLockEngineConformanceTest {
 
     @Override
     protected Optional<String> unreachableUri() {
-        return Optional.of("redlock://127.0.0.1:" + FreePorts.next() + ",127.0.0.1:" + FreePorts.next() + ",127.0.0.1:" + FreePorts.next());
+        return Optional.of("redlock://127.0.0.1:" + FreePorts.next() + ",127.0.0.1:" + FreePorts.next() + ",127.0.0.1:"
+                + FreePorts.next());
     }
 }

@@ -11,8 +11,7 @@ import java.util.function.BooleanSupplier;
 public final class Await {
     private static final long LONGEST_PAUSE_MILLIS = 20;
 
-    private Await() {
-    }
+    private Await() {}
 
     /**
      * Waits until {@code condition} is true.

@@ -108,7 +108,8 @@ public abstract class DatabaseServer extends LoopbackServer {
      * @throws ServerException if it fails, with its output
      */
     static void setUp(String name, Options<?> options, List<String> command, String input) {
-        ManagedProcess.run(name, SystemUsers.runAs(options.systemUser, command), Map.of(), input, Timeouts.scaled(SET_UP));
+        ManagedProcess.run(
+                name, SystemUsers.runAs(options.systemUser, command), Map.of(), input, Timeouts.scaled(SET_UP));
     }
 
     /**
@@ -220,7 +221,8 @@ public abstract class DatabaseServer extends LoopbackServer {
          */
         public B setting(String name, String value) {
             if (name == null || !SETTING.matcher(name).matches()) {
-                throw new IllegalArgumentException("a setting name must be lower-case letters, digits, _, - and ., was '" + name + "'");
+                throw new IllegalArgumentException(
+                        "a setting name must be lower-case letters, digits, _, - and ., was '" + name + "'");
             }
             settings.add(name + "=" + value);
             return self();
@@ -228,8 +230,8 @@ public abstract class DatabaseServer extends LoopbackServer {
 
         private static String name(String what, String name) {
             if (name == null || !NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException("the " + what + " must be 1 to 63 letters, digits and _, not starting with a digit, was '"
-                        + name + "'");
+                throw new IllegalArgumentException("the " + what
+                        + " must be 1 to 63 letters, digits and _, not starting with a digit, was '" + name + "'");
             }
             return name;
         }

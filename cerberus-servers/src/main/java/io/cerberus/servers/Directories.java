@@ -8,8 +8,7 @@ import java.util.stream.Stream;
 
 /** The directories of servers and server groups: made on start, temporary ones deleted on close. */
 final class Directories {
-    private Directories() {
-    }
+    private Directories() {}
 
     /**
      * @param dir a directory, made with its parents if missing
@@ -35,8 +34,10 @@ final class Directories {
         try {
             return parent == null ? Files.createTempDirectory(prefix) : Files.createTempDirectory(parent, prefix);
         } catch (IOException e) {
-            throw new ServerException("could not create a temporary directory in "
-                    + (parent == null ? System.getProperty("java.io.tmpdir") : parent) + ": " + e, e);
+            throw new ServerException(
+                    "could not create a temporary directory in "
+                            + (parent == null ? System.getProperty("java.io.tmpdir") : parent) + ": " + e,
+                    e);
         }
     }
 
@@ -52,7 +53,8 @@ final class Directories {
             return;
         }
         try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            paths.sorted(Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
         } catch (IOException e) {
             // left for the OS's temporary-file cleaning
         }

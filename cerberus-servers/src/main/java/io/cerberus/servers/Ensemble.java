@@ -120,8 +120,8 @@ public abstract class Ensemble<S extends LoopbackServer> implements Deployment {
         List<S> chosen = indexes.stream().map(members::get).toList();
         for (int i = 0; i < chosen.size(); i++) {
             if (chosen.get(i).isRunning()) {
-                throw new IllegalArgumentException("restart takes killed members; member " + indexes.get(i) + " (" + chosen.get(i)
-                        + ") still runs");
+                throw new IllegalArgumentException("restart takes killed members; member " + indexes.get(i) + " ("
+                        + chosen.get(i) + ") still runs");
             }
         }
         chosen.forEach(LoopbackServer::healWithoutWaiting);
@@ -135,7 +135,8 @@ public abstract class Ensemble<S extends LoopbackServer> implements Deployment {
      */
     @Override
     public final void heal() {
-        List<S> launched = members.stream().filter(LoopbackServer::healWithoutWaiting).toList();
+        List<S> launched =
+                members.stream().filter(LoopbackServer::healWithoutWaiting).toList();
         launched.forEach(LoopbackServer::awaitServes);
     }
 

@@ -75,7 +75,8 @@ public final class EtcdCluster extends Ensemble<EtcdServer> {
          */
         public Builder size(int size) {
             if (size < 2) {
-                throw new IllegalArgumentException("a cluster needs at least 2 members, was " + size + "; start one with EtcdServer");
+                throw new IllegalArgumentException(
+                        "a cluster needs at least 2 members, was " + size + "; start one with EtcdServer");
             }
             this.size = size;
             return this;
@@ -99,13 +100,20 @@ public final class EtcdCluster extends Ensemble<EtcdServer> {
                     clientPorts[i] = FreePorts.next();
                     peerPorts[i] = FreePorts.next();
                 }
-                String initialCluster = IntStream.range(0, size).mapToObj(i -> "m" + (i + 1) + "=http://127.0.0.1:" + peerPorts[i])
+                String initialCluster = IntStream.range(0, size)
+                        .mapToObj(i -> "m" + (i + 1) + "=http://127.0.0.1:" + peerPorts[i])
                         .collect(Collectors.joining(","));
                 for (int i = 0; i < size; i++) {
                     Path memberDir = Directories.create(home.resolve("etcd" + (i + 1)));
                     Path output = dir() == null ? null : memberDir.resolve("server.out");
-                    EtcdServer member = EtcdServer.member("m" + (i + 1), clientPorts[i], peerPorts[i], initialCluster,
-                            "cerberus-" + peerPorts[0], memberDir.resolve("data"), LoopbackServer.memberOptions(output, startTimeout()));
+                    EtcdServer member = EtcdServer.member(
+                            "m" + (i + 1),
+                            clientPorts[i],
+                            peerPorts[i],
+                            initialCluster,
+                            "cerberus-" + peerPorts[0],
+                            memberDir.resolve("data"),
+                            LoopbackServer.memberOptions(output, startTimeout()));
                     members.add(member);
                     member.launch();
                 }

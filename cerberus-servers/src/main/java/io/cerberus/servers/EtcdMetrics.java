@@ -21,8 +21,7 @@ final class EtcdMetrics {
     private static final int CONNECT_MILLIS = 2_000;
     private static final int ANSWER_MILLIS = 5_000;
 
-    private EtcdMetrics() {
-    }
+    private EtcdMetrics() {}
 
     /**
      * @param port the member's metrics port on 127.0.0.1
@@ -39,7 +38,9 @@ final class EtcdMetrics {
             String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             int status = response.indexOf(' ') + 1;
             int body = response.indexOf("\r\n\r\n");
-            return response.startsWith("HTTP/1.") && response.startsWith("200 ", status) && body >= 0 ? response.substring(body + 4) : "";
+            return response.startsWith("HTTP/1.") && response.startsWith("200 ", status) && body >= 0
+                    ? response.substring(body + 4)
+                    : "";
         } catch (IOException e) {
             return "";
         }
@@ -62,7 +63,8 @@ final class EtcdMetrics {
                 end = metrics.length();
             }
             if (metrics.startsWith(prefix, start)) {
-                sum += Double.parseDouble(metrics.substring(metrics.lastIndexOf(' ', end - 1) + 1, end).strip());
+                sum += Double.parseDouble(metrics.substring(metrics.lastIndexOf(' ', end - 1) + 1, end)
+                        .strip());
                 found = true;
             }
             start = end + 1;

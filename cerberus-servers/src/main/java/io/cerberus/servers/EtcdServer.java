@@ -24,7 +24,13 @@ public final class EtcdServer extends LoopbackServer {
     private final boolean temporaryDir;
     private final Path certificate;
 
-    private EtcdServer(int port, List<String> command, Options<?> options, int metricsPort, Path dir, boolean temporaryDir,
+    private EtcdServer(
+            int port,
+            List<String> command,
+            Options<?> options,
+            int metricsPort,
+            Path dir,
+            boolean temporaryDir,
             Path certificate) {
         super("etcd", port, command, options);
         this.metricsPort = metricsPort;
@@ -39,22 +45,59 @@ public final class EtcdServer extends LoopbackServer {
      * @param initialCluster every member's {@code NAME=PEER_URL}, comma-separated
      * @param token the cluster's {@code --initial-cluster-token}
      */
-    static EtcdServer member(String name, int port, int peerPort, String initialCluster, String token, Path dataDir, Options<?> options) {
+    static EtcdServer member(
+            String name,
+            int port,
+            int peerPort,
+            String initialCluster,
+            String token,
+            Path dataDir,
+            Options<?> options) {
         int metricsPort = FreePorts.next();
-        return new EtcdServer(port, command(name, port, peerPort, metricsPort, initialCluster, token, dataDir, null, null), options,
-                metricsPort, dataDir, false, null);
+        return new EtcdServer(
+                port,
+                command(name, port, peerPort, metricsPort, initialCluster, token, dataDir, null, null),
+                options,
+                metricsPort,
+                dataDir,
+                false,
+                null);
     }
 
-    private static List<String> command(String name, int port, int peerPort, int metricsPort, String initialCluster, String token,
-            Path dataDir, Path certificate, Path key) {
+    private static List<String> command(
+            String name,
+            int port,
+            int peerPort,
+            int metricsPort,
+            String initialCluster,
+            String token,
+            Path dataDir,
+            Path certificate,
+            Path key) {
         String client = (certificate == null ? "http" : "https") + "://127.0.0.1:" + port;
         String peer = "http://127.0.0.1:" + peerPort;
-        List<String> command = new ArrayList<>(List.of(Executables.require("etcd", "etcd-server").toString(),
-                "--name", name, "--data-dir", dataDir.toString(),
-                "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", initialCluster, "--initial-cluster-state", "new", "--initial-cluster-token", token,
-                "--listen-metrics-urls", "http://127.0.0.1:" + metricsPort));
+        List<String> command = new ArrayList<>(List.of(
+                Executables.require("etcd", "etcd-server").toString(),
+                "--name",
+                name,
+                "--data-dir",
+                dataDir.toString(),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                initialCluster,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                token,
+                "--listen-metrics-urls",
+                "http://127.0.0.1:" + metricsPort));
         if (certificate != null) {
             command.addAll(List.of("--cert-file", certificate.toString(), "--key-file", key.toString()));
         }
@@ -129,7 +172,8 @@ public final class EtcdServer extends LoopbackServer {
      * @throws ServerException if it does not answer, or has no such metric
      */
     public double gauge(String name) {
-        return EtcdMetrics.sum(answeredMetrics(), name + " ").orElseThrow(() -> new ServerException(this + " reports no metric " + name));
+        return EtcdMetrics.sum(answeredMetrics(), name + " ")
+                .orElseThrow(() -> new ServerException(this + " reports no metric " + name));
     }
 
     /** @return whether it says it leads now ({@code etcd_server_is_leader 1}); false when it does not answer */
@@ -148,14 +192,19 @@ public final class EtcdServer extends LoopbackServer {
      */
     public String version() {
         String label = "etcd_server_version{server_version=\"";
-        return answeredMetrics().lines().filter(line -> line.startsWith(label))
-                .map(line -> line.substring(label.length(), line.indexOf('"', label.length()))).findFirst().orElse("unknown");
+        return answeredMetrics()
+                .lines()
+                .filter(line -> line.startsWith(label))
+                .map(line -> line.substring(label.length(), line.indexOf('"', label.length())))
+                .findFirst()
+                .orElse("unknown");
     }
 
     private String answeredMetrics() {
         String metrics = metrics();
         if (metrics.isEmpty()) {
-            throw new ServerException(this + " did not answer /metrics on port " + metricsPort + (isRunning() ? "" : "; it is not running"));
+            throw new ServerException(this + " did not answer /metrics on port " + metricsPort
+                    + (isRunning() ? "" : "; it is not running"));
         }
         return metrics;
     }
@@ -169,8 +218,8 @@ public final class EtcdServer extends LoopbackServer {
      * @throws ServerException if etcdctl is not installed, fails (with its standard error), or takes over 20 s (scaled)
      */
     public String ctl(String... args) {
-        List<String> command = new ArrayList<>(List.of(Executables.require("etcdctl", "etcd-client").toString(), "--endpoints",
-                endpoint()));
+        List<String> command = new ArrayList<>(
+                List.of(Executables.require("etcdctl", "etcd-client").toString(), "--endpoints", endpoint()));
         if (certificate != null) {
             command.addAll(List.of("--cacert", certificate.toString()));
         }
@@ -230,15 +279,24 @@ public final class EtcdServer extends LoopbackServer {
          */
         public EtcdServer start() {
             if ((certificate == null) != (key == null)) {
-                throw new IllegalArgumentException("TLS needs both a certificate and a key, was " + certificate + " and " + key);
+                throw new IllegalArgumentException(
+                        "TLS needs both a certificate and a key, was " + certificate + " and " + key);
             }
             int port = portOrFree();
             int peerPort = FreePorts.next();
             int metricsPort = FreePorts.next();
             Path data = dir == null ? Directories.createTemp(null, "cerberus-etcd-") : dir;
             try {
-                List<String> command = command("member", port, peerPort, metricsPort, "member=http://127.0.0.1:" + peerPort,
-                        "cerberus-" + peerPort, data, certificate, key);
+                List<String> command = command(
+                        "member",
+                        port,
+                        peerPort,
+                        metricsPort,
+                        "member=http://127.0.0.1:" + peerPort,
+                        "cerberus-" + peerPort,
+                        data,
+                        certificate,
+                        key);
                 EtcdServer server = new EtcdServer(port, command, this, metricsPort, data, dir == null, certificate);
                 server.startProcess();
                 return server;

@@ -12,11 +12,16 @@ import java.util.Optional;
  * {@code bin}). A missing program fails with the Debian package to install.
  */
 public final class Executables {
-    private static final List<String> EXTRA_DIRS = List.of("/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin",
-            "/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin");
+    private static final List<String> EXTRA_DIRS = List.of(
+            "/usr/sbin",
+            "/sbin",
+            "/usr/local/sbin",
+            "/usr/local/bin",
+            "/usr/lib/postgresql/17/bin",
+            "/usr/lib/postgresql/16/bin",
+            "/usr/lib/postgresql/15/bin");
 
-    private Executables() {
-    }
+    private Executables() {}
 
     /**
      * @param program a program name such as {@code redis-server}
@@ -46,8 +51,9 @@ public final class Executables {
      * @throws ServerException naming the package to install, if the program is missing
      */
     public static Path require(String program, String debianPackage) {
-        return find(program).orElseThrow(() -> new ServerException(program + " was not found on the PATH nor in "
-                + String.join(", ", EXTRA_DIRS) + "; install it with: apt-get install -y " + debianPackage
-                + " (for the tests, ./test-all installs every server they need)"));
+        return find(program)
+                .orElseThrow(() -> new ServerException(program + " was not found on the PATH nor in "
+                        + String.join(", ", EXTRA_DIRS) + "; install it with: apt-get install -y " + debianPackage
+                        + " (for the tests, ./test-all installs every server they need)"));
     }
 }

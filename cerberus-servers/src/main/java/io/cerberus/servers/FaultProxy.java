@@ -38,7 +38,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class FaultProxy implements AutoCloseable {
     /** What the proxy does with traffic. */
-    public enum Mode { PASS, DROP, BLACKHOLE, DELAY }
+    public enum Mode {
+        PASS,
+        DROP,
+        BLACKHOLE,
+        DELAY
+    }
 
     private final ServerSocket listener;
     private final InetSocketAddress target;
@@ -161,35 +166,39 @@ public final class FaultProxy implements AutoCloseable {
      */
     private void pump(Socket from, Socket to, String direction, AtomicLong delayed) {
         BlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream()) {
-                int read;
-                while ((read = in.read(buffer)) >= 0) {
-                    chunks.add(new Chunk(Arrays.copyOf(buffer, read), System.nanoTime()));
-                }
-            } catch (IOException e) {
-                // one side closed or was reset
-            } finally {
-                chunks.add(Chunk.END);
-            }
-        }, "fault-proxy-" + port() + "-" + direction + "-in");
-        Thread writer = new Thread(() -> {
-            try (OutputStream out = to.getOutputStream()) {
-                Chunk chunk;
-                while ((chunk = chunks.take()) != Chunk.END && await(chunk.arrivedNanos(), delayed)) {
-                    out.write(chunk.bytes());
-                    out.flush();
-                }
-            } catch (IOException e) {
-                // one side closed or was reset
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                reset(from);
-                reset(to);
-            }
-        }, "fault-proxy-" + port() + "-" + direction + "-out");
+        Thread reader = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream()) {
+                        int read;
+                        while ((read = in.read(buffer)) >= 0) {
+                            chunks.add(new Chunk(Arrays.copyOf(buffer, read), System.nanoTime()));
+                        }
+                    } catch (IOException e) {
+                        // one side closed or was reset
+                    } finally {
+                        chunks.add(Chunk.END);
+                    }
+                },
+                "fault-proxy-" + port() + "-" + direction + "-in");
+        Thread writer = new Thread(
+                () -> {
+                    try (OutputStream out = to.getOutputStream()) {
+                        Chunk chunk;
+                        while ((chunk = chunks.take()) != Chunk.END && await(chunk.arrivedNanos(), delayed)) {
+                            out.write(chunk.bytes());
+                            out.flush();
+                        }
+                    } catch (IOException e) {
+                        // one side closed or was reset
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        reset(from);
+                        reset(to);
+                    }
+                },
+                "fault-proxy-" + port() + "-" + direction + "-out");
         reader.setDaemon(true);
         writer.setDaemon(true);
         reader.start();

@@ -20,8 +20,7 @@ import java.util.Optional;
 public final class FourLetterWords {
     private static final int ANSWER_MILLIS = 2_000;
 
-    private FourLetterWords() {
-    }
+    private FourLetterWords() {}
 
     /**
      * @param port the server's client port on 127.0.0.1
@@ -31,7 +30,8 @@ public final class FourLetterWords {
      */
     public static String ask(int port, String word) {
         if (word == null || !word.matches("[a-z]{4}")) {
-            throw new IllegalArgumentException("a four-letter word must be four lower-case letters, was '" + word + "'");
+            throw new IllegalArgumentException(
+                    "a four-letter word must be four lower-case letters, was '" + word + "'");
         }
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), ANSWER_MILLIS);
@@ -84,7 +84,9 @@ public final class FourLetterWords {
         answer.lines().forEach(line -> {
             int at = line.indexOf(separator);
             if (at > 0) {
-                values.put(line.substring(0, at).strip(), line.substring(at + separator.length()).strip());
+                values.put(
+                        line.substring(0, at).strip(),
+                        line.substring(at + separator.length()).strip());
             }
         });
         return values;

@@ -22,8 +22,7 @@ public final class FreePorts {
     /** Ports handed out by this JVM. */
     private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
-    private FreePorts() {
-    }
+    private FreePorts() {}
 
     /**
      * A port below the kernel's ephemeral range: a port taken from that range (port 0) can be
@@ -60,7 +59,8 @@ public final class FreePorts {
     /** The lower bound of the kernel's ephemeral port range (32768 when it cannot be read). */
     private static int ephemeralLow() {
         try {
-            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .trim();
             return Integer.parseInt(range.split("\\s+")[0]);
         } catch (IOException | RuntimeException e) {
             return 32_768;

@@ -22,8 +22,7 @@ final class H2Launcher {
     /** The variable holding the password that shuts the TCP server down ({@code -tcpPassword}). */
     static final String TCP_PASSWORD_ENV = "CERBERUS_H2_TCP_PASSWORD";
 
-    private H2Launcher() {
-    }
+    private H2Launcher() {}
 
     /**
      * @param args {@code mem} or {@code file}, the base directory, the user, then H2 server's arguments
@@ -33,21 +32,30 @@ final class H2Launcher {
         String password = System.getenv(PASSWORD_ENV);
         String tcpPassword = System.getenv(TCP_PASSWORD_ENV);
         if (args.length < 3 || password == null || tcpPassword == null) {
-            throw new IllegalArgumentException("usage: mem|file BASE_DIR USER [H2 server options], with " + PASSWORD_ENV + " and "
-                    + TCP_PASSWORD_ENV + " in the environment");
+            throw new IllegalArgumentException("usage: mem|file BASE_DIR USER [H2 server options], with " + PASSWORD_ENV
+                    + " and " + TCP_PASSWORD_ENV + " in the environment");
         }
         boolean inMemory = args[0].equals("mem");
-        String url = inMemory ? "jdbc:h2:mem:" + H2Server.DATABASE + ";DB_CLOSE_DELAY=-1" : "jdbc:h2:" + args[1] + "/" + H2Server.DATABASE;
+        String url = inMemory
+                ? "jdbc:h2:mem:" + H2Server.DATABASE + ";DB_CLOSE_DELAY=-1"
+                : "jdbc:h2:" + args[1] + "/" + H2Server.DATABASE;
         try (Connection created = DriverManager.getConnection(url, args[2], password)) {
             created.isValid(1); // the first login creates the database, with this user as its administrator
         } catch (SQLException e) {
-            throw new IllegalStateException("could not create or open the database " + url + " as " + args[2] + (inMemory ? ""
-                    : " (a database left in " + args[1] + " by an earlier start has another password: delete it)") + ": " + e, e);
+            throw new IllegalStateException(
+                    "could not create or open the database " + url + " as " + args[2]
+                            + (inMemory
+                                    ? ""
+                                    : " (a database left in " + args[1]
+                                            + " by an earlier start has another password: delete it)")
+                            + ": " + e,
+                    e);
         }
         List<String> server = new ArrayList<>(List.of(args).subList(3, args.length));
         server.addAll(List.of("-ifExists", "-tcpPassword", tcpPassword));
         try {
-            Class.forName(H2Server.MAIN_CLASS).getMethod("main", String[].class).invoke(null, (Object) server.toArray(String[]::new));
+            Class.forName(H2Server.MAIN_CLASS).getMethod("main", String[].class).invoke(null, (Object)
+                    server.toArray(String[]::new));
         } catch (InvocationTargetException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
         }

@@ -86,7 +86,8 @@ public final class H2Server extends LoopbackServer {
      */
     @Override
     public String uri() {
-        return url() + ";USER=" + USER + ";PASSWORD=" + password + (writeDelay == null ? "" : ";WRITE_DELAY=" + writeDelay.toMillis());
+        return url() + ";USER=" + USER + ";PASSWORD=" + password
+                + (writeDelay == null ? "" : ";WRITE_DELAY=" + writeDelay.toMillis());
     }
 
     /** @return its JDBC URL without the user and password (nor a write delay), for a client given them apart */
@@ -200,17 +201,25 @@ public final class H2Server extends LoopbackServer {
                 h2.requireMainClass("depend on com.h2database:h2, or give its jar with classPath(...)");
                 JavaCommand java = JavaCommand.of(H2Launcher.class);
                 if (classPath != null) {
-                    java.classPath(classPath + File.pathSeparator + Path.of(H2Launcher.class.getProtectionDomain().getCodeSource()
-                            .getLocation().toURI()));
+                    java.classPath(classPath
+                            + File.pathSeparator
+                            + Path.of(H2Launcher.class
+                                    .getProtectionDomain()
+                                    .getCodeSource()
+                                    .getLocation()
+                                    .toURI()));
                 }
-                List<String> command = java.jvmOptions(jvmOptions.toArray(String[]::new)).jvmOptions("-Dh2.bindAddress=127.0.0.1")
+                List<String> command = java.jvmOptions(jvmOptions.toArray(String[]::new))
+                        .jvmOptions("-Dh2.bindAddress=127.0.0.1")
                         .args(inMemory ? "mem" : "file", home.toString(), USER)
-                        .args("-tcp", "-tcpPort", Integer.toString(port), "-baseDir", home.toString()).toList();
+                        .args("-tcp", "-tcpPort", Integer.toString(port), "-baseDir", home.toString())
+                        .toList();
                 H2Server server = new H2Server(port, command, this, home, dir == null, Passwords.random());
                 server.startProcess();
                 return server;
             } catch (java.net.URISyntaxException e) {
-                throw new ServerException("could not find where " + H2Launcher.class.getName() + " is loaded from: " + e, e);
+                throw new ServerException(
+                        "could not find where " + H2Launcher.class.getName() + " is loaded from: " + e, e);
             } catch (RuntimeException e) {
                 if (dir == null) {
                     Directories.deleteQuietly(home);

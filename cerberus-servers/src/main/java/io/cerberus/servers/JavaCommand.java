@@ -134,7 +134,8 @@ public final class JavaCommand {
         String resource = mainClass.replace('.', '/') + ".class";
         for (String entry : classPath.split(File.pathSeparator)) {
             if (entry.endsWith("*")) {
-                try (DirectoryStream<Path> jars = Files.newDirectoryStream(Path.of(entry.substring(0, entry.length() - 1)), "*.jar")) {
+                try (DirectoryStream<Path> jars =
+                        Files.newDirectoryStream(Path.of(entry.substring(0, entry.length() - 1)), "*.jar")) {
                     for (Path jar : jars) {
                         if (holds(jar, resource)) {
                             return this;

@@ -61,7 +61,8 @@ public abstract class LoopbackServer implements Deployment {
      * @throws ServerException if it cannot start
      */
     final void launch() {
-        ManagedProcess.Launch launch = ManagedProcess.launch(kind + "-" + port, command).environment(environment());
+        ManagedProcess.Launch launch =
+                ManagedProcess.launch(kind + "-" + port, command).environment(environment());
         process = (output == null ? launch : launch.output(output)).start();
         paused = false;
     }
@@ -142,7 +143,10 @@ public abstract class LoopbackServer implements Deployment {
         Duration within = Timeouts.scaled(Duration.ofSeconds(10));
         process.kill(within);
         paused = false;
-        Await.until("killed " + kind + "'s port " + port + " to refuse connections", within, () -> !FreePorts.accepts(port));
+        Await.until(
+                "killed " + kind + "'s port " + port + " to refuse connections",
+                within,
+                () -> !FreePorts.accepts(port));
     }
 
     /**
@@ -225,8 +229,7 @@ public abstract class LoopbackServer implements Deployment {
     }
 
     /** The options of a group's member. */
-    private static final class Member extends Options<Member> {
-    }
+    private static final class Member extends Options<Member> {}
 
     /**
      * The options every kind's builder has: port, output file, start timeout. Not thread-safe.
@@ -238,8 +241,7 @@ public abstract class LoopbackServer implements Deployment {
         private Path output;
         private Duration startTimeout = Timeouts.scaled(Duration.ofSeconds(10));
 
-        protected Options() {
-        }
+        protected Options() {}
 
         @SuppressWarnings("unchecked")
         private B self() {

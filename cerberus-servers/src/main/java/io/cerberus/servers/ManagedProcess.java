@@ -36,6 +36,7 @@ public final class ManagedProcess implements AutoCloseable {
     public static final String ENGINE_ENV = "CERBERUS_ENGINE";
     /** The variable a child JVM of two engines finds its second engine URI in. */
     public static final String SECOND_ENGINE_ENV = "CERBERUS_SECOND_ENGINE";
+
     private static final String EOF = "\u0000eof";
 
     private final String name;
@@ -43,13 +44,15 @@ public final class ManagedProcess implements AutoCloseable {
     private final Path stderrLog;
     /** Whether {@link #stderrLog} is this object's temporary file, deleted on close, or the caller's output file. */
     private final boolean temporaryLog;
+
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> seen = new ArrayList<>();
     private final Writer stdin;
     private final Consumer<String> listener;
     private final Thread reader;
 
-    private ManagedProcess(String name, Process process, Path stderrLog, boolean temporaryLog, Consumer<String> listener) {
+    private ManagedProcess(
+            String name, Process process, Path stderrLog, boolean temporaryLog, Consumer<String> listener) {
         this.name = name;
         this.process = process;
         this.stderrLog = stderrLog;
@@ -101,8 +104,10 @@ public final class ManagedProcess implements AutoCloseable {
      * @throws ServerException if it cannot be started, does not end in time, or ends with an exit
      *     code other than 0 (with its output and standard error)
      */
-    public static String run(String name, List<String> command, Map<String, String> environment, String input, Duration timeout) {
-        try (ManagedProcess process = launch(name, command).environment(environment).start()) {
+    public static String run(
+            String name, List<String> command, Map<String, String> environment, String input, Duration timeout) {
+        try (ManagedProcess process =
+                launch(name, command).environment(environment).start()) {
             try (Writer in = process.stdin) {
                 in.write(input);
             } catch (IOException e) {
@@ -116,10 +121,13 @@ public final class ManagedProcess implements AutoCloseable {
                 throw new ServerException("interrupted reading the output of " + name, e);
             }
             if (exitCode != 0) {
-                throw new ServerException(name + " failed (exit code " + exitCode + "): " + String.join(" ", command) + process.diagnostics());
+                throw new ServerException(name + " failed (exit code " + exitCode + "): " + String.join(" ", command)
+                        + process.diagnostics());
             }
             StringBuilder stdout = new StringBuilder();
-            process.lines.stream().filter(line -> !line.equals(EOF)).forEach(line -> stdout.append(line).append('\n'));
+            process.lines.stream()
+                    .filter(line -> !line.equals(EOF))
+                    .forEach(line -> stdout.append(line).append('\n'));
             return stdout.toString();
         }
     }
@@ -169,7 +177,9 @@ public final class ManagedProcess implements AutoCloseable {
      * @return the running child
      */
     public static ManagedProcess startJavaWithEngine(Class<?> mainClass, String engineUri, String... args) {
-        return launch(mainClass.getSimpleName(), childJvm(mainClass, args)).environment(Map.of(ENGINE_ENV, engineUri)).start();
+        return launch(mainClass.getSimpleName(), childJvm(mainClass, args))
+                .environment(Map.of(ENGINE_ENV, engineUri))
+                .start();
     }
 
     /**
@@ -183,13 +193,19 @@ public final class ManagedProcess implements AutoCloseable {
      * @param args its other arguments
      * @return the running child
      */
-    public static ManagedProcess startJavaWithEngines(Class<?> mainClass, String engineUri, String secondEngineUri, String... args) {
+    public static ManagedProcess startJavaWithEngines(
+            Class<?> mainClass, String engineUri, String secondEngineUri, String... args) {
         return launch(mainClass.getSimpleName(), childJvm(mainClass, args))
-                .environment(Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri)).start();
+                .environment(Map.of(ENGINE_ENV, engineUri, SECOND_ENGINE_ENV, secondEngineUri))
+                .start();
     }
 
     private static List<String> childJvm(Class<?> mainClass, String... args) {
-        return JavaCommand.of(mainClass).quickStart("128m").timeScale().args(args).toList();
+        return JavaCommand.of(mainClass)
+                .quickStart("128m")
+                .timeScale()
+                .args(args)
+                .toList();
     }
 
     /** @return in a child started by {@link #startJavaWithEngine}, the engine URI it was given */
@@ -211,7 +227,8 @@ public final class ManagedProcess implements AutoCloseable {
     }
 
     private void pump() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (listener == null) {
@@ -278,7 +295,8 @@ public final class ManagedProcess implements AutoCloseable {
         try {
             String line = lines.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new ServerException(name + " printed nothing within " + timeout.toMillis() + "ms" + diagnostics());
+                throw new ServerException(
+                        name + " printed nothing within " + timeout.toMillis() + "ms" + diagnostics());
             }
             if (line.equals(EOF)) {
                 lines.add(EOF);
@@ -345,7 +363,10 @@ public final class ManagedProcess implements AutoCloseable {
     public void pause(Duration confirmWithin) {
         signal("STOP"); // first: the aim is the process as it is now, and once stopped it starts no child
         signalEach("STOP", process.descendants().toList());
-        Await.until(name + " (pid " + pid() + ") to show as stopped after SIGSTOP", confirmWithin, () -> state(pid()) == 'T');
+        Await.until(
+                name + " (pid " + pid() + ") to show as stopped after SIGSTOP",
+                confirmWithin,
+                () -> state(pid()) == 'T');
     }
 
     /**
@@ -405,7 +426,9 @@ public final class ManagedProcess implements AutoCloseable {
         process.destroyForcibly();
         children.forEach(ProcessHandle::destroyForcibly);
         awaitExit(timeout);
-        Await.until(name + "'s " + children.size() + " child processes to end", timeout,
+        Await.until(
+                name + "'s " + children.size() + " child processes to end",
+                timeout,
                 () -> children.stream().allMatch(ManagedProcess::ended));
     }
 
@@ -465,7 +488,8 @@ public final class ManagedProcess implements AutoCloseable {
         try {
             return Files.readString(stderrLog, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new ServerException("could not read the standard error of " + name + " in " + stderrLog + ": " + e, e);
+            throw new ServerException(
+                    "could not read the standard error of " + name + " in " + stderrLog + ": " + e, e);
         }
     }
 
@@ -615,12 +639,14 @@ public final class ManagedProcess implements AutoCloseable {
                 builder.environment().keySet().removeAll(removed);
                 builder.environment().putAll(environment);
                 if (output != null) {
-                    builder.redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).redirectErrorStream(true);
+                    builder.redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
+                            .redirectErrorStream(true);
                     log = output;
                 } else if (inheritStderr) {
                     builder.redirectError(ProcessBuilder.Redirect.INHERIT);
                 } else {
-                    log = Files.createTempFile("cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
+                    log = Files.createTempFile(
+                            "cerberus-" + name.replaceAll("[^A-Za-z0-9_-]", "_") + "-", ".stderr.log");
                     temporary = true;
                     builder.redirectError(log.toFile());
                 }
@@ -629,7 +655,8 @@ public final class ManagedProcess implements AutoCloseable {
                 if (temporary) {
                     log.toFile().delete();
                 }
-                throw new ServerException("could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
+                throw new ServerException(
+                        "could not start " + name + ": " + String.join(" ", command) + ": " + e.getMessage(), e);
             }
         }
     }

@@ -20,11 +20,20 @@ public final class MariaDbServer extends DatabaseServer {
     }
 
     private static List<String> command(Builder builder, int port) {
-        List<String> command = new ArrayList<>(List.of(mariadbd(), "--no-defaults", "--datadir=" + builder.dataDir(),
-                "--port=" + port, "--bind-address=127.0.0.1", "--skip-name-resolve",
-                "--socket=" + builder.dataDir().resolve("mysqld.sock"), "--pid-file=" + builder.dataDir().resolve("mysqld.pid"),
-                "--skip-log-bin", "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
-                "--innodb-flush-log-at-trx-commit=" + (builder.fsync() ? 1 : 2), "--max-connections=" + builder.maxConnections()));
+        List<String> command = new ArrayList<>(List.of(
+                mariadbd(),
+                "--no-defaults",
+                "--datadir=" + builder.dataDir(),
+                "--port=" + port,
+                "--bind-address=127.0.0.1",
+                "--skip-name-resolve",
+                "--socket=" + builder.dataDir().resolve("mysqld.sock"),
+                "--pid-file=" + builder.dataDir().resolve("mysqld.pid"),
+                "--skip-log-bin",
+                "--innodb-buffer-pool-size=32M",
+                "--innodb-log-file-size=16M",
+                "--innodb-flush-log-at-trx-commit=" + (builder.fsync() ? 1 : 2),
+                "--max-connections=" + builder.maxConnections()));
         for (String setting : builder.settings()) {
             command.add("--" + setting);
         }
@@ -63,8 +72,18 @@ public final class MariaDbServer extends DatabaseServer {
 
     @Override
     protected List<String> loginCheck() {
-        return List.of(Executables.require("mariadb-admin", "mariadb-client").toString(), "--no-defaults", "--protocol=tcp",
-                "-h", "127.0.0.1", "-P", Integer.toString(port()), "-u", user(), "--connect-timeout=2", "status");
+        return List.of(
+                Executables.require("mariadb-admin", "mariadb-client").toString(),
+                "--no-defaults",
+                "--protocol=tcp",
+                "-h",
+                "127.0.0.1",
+                "-P",
+                Integer.toString(port()),
+                "-u",
+                user(),
+                "--connect-timeout=2",
+                "status");
     }
 
     @Override
@@ -92,14 +111,27 @@ public final class MariaDbServer extends DatabaseServer {
             MariaDbServer server = null;
             try {
                 String runAs = SystemUsers.isRoot() ? systemUser() : System.getProperty("user.name");
-                setUp("mariadb-install-db", this, List.of(Executables.require("mariadb-install-db", "mariadb-server").toString(),
-                        "--no-defaults", "--datadir=" + dataDir(), "--user=" + runAs, "--auth-root-authentication-method=socket",
-                        "--skip-test-db"), "");
+                setUp(
+                        "mariadb-install-db",
+                        this,
+                        List.of(
+                                Executables.require("mariadb-install-db", "mariadb-server")
+                                        .toString(),
+                                "--no-defaults",
+                                "--datadir=" + dataDir(),
+                                "--user=" + runAs,
+                                "--auth-root-authentication-method=socket",
+                                "--skip-test-db"),
+                        "");
                 // bootstrap mode loads no grant tables until FLUSH PRIVILEGES; the password is a Base64 literal
-                setUp("mariadbd --bootstrap", this, List.of(mariadbd(), "--no-defaults", "--datadir=" + dataDir(), "--bootstrap",
-                        "--skip-log-bin"), "FLUSH PRIVILEGES;\nCREATE USER '" + user() + "'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
-                        + "GRANT ALL PRIVILEGES ON *.* TO '" + user() + "'@'127.0.0.1' WITH GRANT OPTION;\n"
-                        + "CREATE DATABASE IF NOT EXISTS `" + database() + "`;\n");
+                setUp(
+                        "mariadbd --bootstrap",
+                        this,
+                        List.of(mariadbd(), "--no-defaults", "--datadir=" + dataDir(), "--bootstrap", "--skip-log-bin"),
+                        "FLUSH PRIVILEGES;\nCREATE USER '" + user() + "'@'127.0.0.1' IDENTIFIED BY '" + password
+                                + "';\n"
+                                + "GRANT ALL PRIVILEGES ON *.* TO '" + user() + "'@'127.0.0.1' WITH GRANT OPTION;\n"
+                                + "CREATE DATABASE IF NOT EXISTS `" + database() + "`;\n");
                 server = new MariaDbServer(this, portOrFree(), password);
                 server.startProcess();
                 return server;

@@ -30,8 +30,14 @@ public final class MemcachedServer extends LoopbackServer {
     }
 
     private static List<String> command(Builder builder, int port) {
-        List<String> command = new ArrayList<>(List.of(Executables.require("memcached", "memcached").toString(),
-                "-l", "127.0.0.1", "-p", Integer.toString(port), "-U", "0"));
+        List<String> command = new ArrayList<>(List.of(
+                Executables.require("memcached", "memcached").toString(),
+                "-l",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(port),
+                "-U",
+                "0"));
         if (builder.memoryMb > 0) {
             command.addAll(List.of("-m", Integer.toString(builder.memoryMb)));
         }
@@ -111,7 +117,8 @@ public final class MemcachedServer extends LoopbackServer {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port()), (int) within.toMillis());
             socket.setSoTimeout((int) within.toMillis());
             socket.getOutputStream().write("stats\r\n".getBytes(StandardCharsets.US_ASCII));
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+            BufferedReader in =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
             Map<String, String> stats = new HashMap<>();
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.equals("END")) {
@@ -133,8 +140,7 @@ public final class MemcachedServer extends LoopbackServer {
         private boolean cas = true;
         private int memoryMb;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param evictions whether a full server may evict entries (memcached's own default); off

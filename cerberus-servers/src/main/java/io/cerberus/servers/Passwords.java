@@ -20,8 +20,7 @@ import java.util.Base64;
 public final class Passwords {
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private Passwords() {
-    }
+    private Passwords() {}
 
     /**
      * @return 32 URL-safe Base64 characters (192 random bits): they go into a JDBC URL and an SQL
@@ -46,7 +45,10 @@ public final class Passwords {
     public static Path ownerOnlyFile(String content, String owner) {
         Path file = null;
         try {
-            file = Files.createTempFile("cerberus-secret-", "", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            file = Files.createTempFile(
+                    "cerberus-secret-",
+                    "",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(file, content, StandardCharsets.UTF_8);
             if ("root".equals(System.getProperty("user.name"))) {
                 UserPrincipalLookupService users = file.getFileSystem().getUserPrincipalLookupService();
@@ -59,10 +61,13 @@ public final class Passwords {
             if (file != null) {
                 file.toFile().delete();
             }
-            String why = e instanceof UserPrincipalNotFoundException ? "there is no such user; its server's package creates it"
+            String why = e instanceof UserPrincipalNotFoundException
+                    ? "there is no such user; its server's package creates it"
                     : e.toString();
-            throw new ServerException("could not write a private file for the user " + owner + " in "
-                    + System.getProperty("java.io.tmpdir") + ": " + why, e);
+            throw new ServerException(
+                    "could not write a private file for the user " + owner + " in "
+                            + System.getProperty("java.io.tmpdir") + ": " + why,
+                    e);
         }
     }
 }

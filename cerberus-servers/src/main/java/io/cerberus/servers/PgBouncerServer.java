@@ -109,8 +109,12 @@ public final class PgBouncerServer extends LoopbackServer {
         if (what == null || !what.matches("[A-Za-z_]+")) {
             throw new IllegalArgumentException("SHOW takes one word, such as POOLS, was '" + what + "'");
         }
-        String rows = ManagedProcess.run("pgbouncer-console-" + port(), backend.psql(port(), "pgbouncer", "SHOW " + what),
-                backend.loginCheckEnvironment(), "", Timeouts.scaled(ANSWER));
+        String rows = ManagedProcess.run(
+                "pgbouncer-console-" + port(),
+                backend.psql(port(), "pgbouncer", "SHOW " + what),
+                backend.loginCheckEnvironment(),
+                "",
+                Timeouts.scaled(ANSWER));
         return rows.lines().filter(line -> !line.isEmpty()).toList();
     }
 
@@ -137,8 +141,12 @@ public final class PgBouncerServer extends LoopbackServer {
             return false;
         }
         try {
-            ManagedProcess.run("psql-via-pgbouncer-" + port(), backend.psql(port(), backend.database(), "SELECT 1"),
-                    backend.loginCheckEnvironment(), "", Timeouts.scaled(ANSWER));
+            ManagedProcess.run(
+                    "psql-via-pgbouncer-" + port(),
+                    backend.psql(port(), backend.database(), "SELECT 1"),
+                    backend.loginCheckEnvironment(),
+                    "",
+                    Timeouts.scaled(ANSWER));
             return true;
         } catch (ServerException refused) {
             return false;
@@ -173,7 +181,8 @@ public final class PgBouncerServer extends LoopbackServer {
 
         private Builder(PostgresServer backend) {
             if (backend == null) {
-                throw new IllegalArgumentException("PgBouncer needs the PostgreSQL server to pool connections to, was null");
+                throw new IllegalArgumentException(
+                        "PgBouncer needs the PostgreSQL server to pool connections to, was null");
             }
             this.backend = backend;
         }
@@ -185,7 +194,8 @@ public final class PgBouncerServer extends LoopbackServer {
          */
         public Builder poolMode(PoolMode poolMode) {
             if (poolMode == null) {
-                throw new IllegalArgumentException("the pool mode must be one of " + Arrays.toString(PoolMode.values()) + ", was null");
+                throw new IllegalArgumentException(
+                        "the pool mode must be one of " + Arrays.toString(PoolMode.values()) + ", was null");
             }
             this.poolMode = poolMode;
             return this;
@@ -225,7 +235,8 @@ public final class PgBouncerServer extends LoopbackServer {
          */
         public Builder systemUser(String systemUser) {
             if (systemUser == null || !systemUser.matches("[a-z_][a-z0-9_-]*")) {
-                throw new IllegalArgumentException("a system user is a name of lower-case letters, digits, _ and -, was '" + systemUser + "'");
+                throw new IllegalArgumentException(
+                        "a system user is a name of lower-case letters, digits, _ and -, was '" + systemUser + "'");
             }
             this.systemUser = systemUser;
             return this;
@@ -240,7 +251,8 @@ public final class PgBouncerServer extends LoopbackServer {
          */
         public Builder setting(String name, String value) {
             if (name == null || !SETTING.matcher(name).matches()) {
-                throw new IllegalArgumentException("a setting name must be lower-case letters, digits and _, was '" + name + "'");
+                throw new IllegalArgumentException(
+                        "a setting name must be lower-case letters, digits and _, was '" + name + "'");
             }
             if (value == null || value.contains("\n") || value.contains("\r")) {
                 throw new IllegalArgumentException("the value of " + name + " must be one line, was '" + value + "'");
@@ -263,11 +275,12 @@ public final class PgBouncerServer extends LoopbackServer {
             Path dir = Directories.createTemp(null, "cerberus-pgbouncer-");
             try {
                 Path ini = dir.resolve("pgbouncer.ini");
-                writePrivate(dir.resolve("userlist.txt"), "\"" + backend.user() + "\" \"" + backend.password() + "\"\n");
+                writePrivate(
+                        dir.resolve("userlist.txt"), "\"" + backend.user() + "\" \"" + backend.password() + "\"\n");
                 writePrivate(ini, ini(port, dir.resolve("userlist.txt")));
                 SystemUsers.give(dir, systemUser);
-                PgBouncerServer server = new PgBouncerServer(this, port, SystemUsers.runAs(systemUser, List.of(program.toString(),
-                        ini.toString())), dir);
+                PgBouncerServer server = new PgBouncerServer(
+                        this, port, SystemUsers.runAs(systemUser, List.of(program.toString(), ini.toString())), dir);
                 server.startProcess();
                 return server;
             } catch (RuntimeException e) {
@@ -278,12 +291,18 @@ public final class PgBouncerServer extends LoopbackServer {
 
         private String ini(int port, Path userList) {
             StringBuilder ini = new StringBuilder();
-            ini.append("; written by cerberus-servers: every database of ").append(backend).append('\n');
-            ini.append("[databases]\n* = host=127.0.0.1 port=").append(backend.port()).append("\n\n");
+            ini.append("; written by cerberus-servers: every database of ")
+                    .append(backend)
+                    .append('\n');
+            ini.append("[databases]\n* = host=127.0.0.1 port=")
+                    .append(backend.port())
+                    .append("\n\n");
             ini.append("[pgbouncer]\n");
             ini.append("listen_addr = 127.0.0.1\nlisten_port = ").append(port).append('\n');
             ini.append("unix_socket_dir =\n");
-            ini.append("auth_type = scram-sha-256\nauth_file = ").append(userList).append('\n');
+            ini.append("auth_type = scram-sha-256\nauth_file = ")
+                    .append(userList)
+                    .append('\n');
             ini.append("stats_users = ").append(backend.user()).append('\n');
             ini.append("pool_mode = ").append(poolMode.setting()).append('\n');
             ini.append("default_pool_size = ").append(poolSize).append('\n');

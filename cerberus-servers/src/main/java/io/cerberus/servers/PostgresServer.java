@@ -24,9 +24,20 @@ public final class PostgresServer extends DatabaseServer {
     }
 
     private static List<String> command(Builder builder, int port, Path bin) {
-        List<String> command = new ArrayList<>(List.of(bin.resolve("postgres").toString(), "-D", builder.dataDir().toString(),
-                "-p", Integer.toString(port), "-h", "127.0.0.1", "-k", builder.dataDir().toString(),
-                "-c", "max_connections=" + builder.maxConnections(), "-c", "shared_buffers=32MB"));
+        List<String> command = new ArrayList<>(List.of(
+                bin.resolve("postgres").toString(),
+                "-D",
+                builder.dataDir().toString(),
+                "-p",
+                Integer.toString(port),
+                "-h",
+                "127.0.0.1",
+                "-k",
+                builder.dataDir().toString(),
+                "-c",
+                "max_connections=" + builder.maxConnections(),
+                "-c",
+                "shared_buffers=32MB"));
         if (!builder.fsync()) {
             command.add("-F");
         }
@@ -76,8 +87,23 @@ public final class PostgresServer extends DatabaseServer {
      *     {@code |} without headers, and exits 0 only if all of that worked
      */
     List<String> psql(int port, String database, String sql) {
-        return List.of(bin.resolve("psql").toString(), "-X", "-q", "-w", "-A", "-t", "-h", "127.0.0.1", "-p", Integer.toString(port),
-                "-U", user(), "-d", database, "-c", sql);
+        return List.of(
+                bin.resolve("psql").toString(),
+                "-X",
+                "-q",
+                "-w",
+                "-A",
+                "-t",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(port),
+                "-U",
+                user(),
+                "-d",
+                database,
+                "-c",
+                sql);
     }
 
     @Override
@@ -126,8 +152,17 @@ public final class PostgresServer extends DatabaseServer {
         private void initdb(Path bin, String password) {
             Path passwordFile = Passwords.ownerOnlyFile(password, systemUser());
             try {
-                List<String> initdb = new ArrayList<>(List.of(bin.resolve("initdb").toString(), "-D", dataDir().toString(),
-                        "-U", user(), "--pwfile=" + passwordFile, "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
+                List<String> initdb = new ArrayList<>(List.of(
+                        bin.resolve("initdb").toString(),
+                        "-D",
+                        dataDir().toString(),
+                        "-U",
+                        user(),
+                        "--pwfile=" + passwordFile,
+                        "--auth-host=scram-sha-256",
+                        "--auth-local=peer",
+                        "-E",
+                        "UTF8",
                         "--no-instructions"));
                 if (!fsync()) {
                     initdb.add("--no-sync");
@@ -137,8 +172,17 @@ public final class PostgresServer extends DatabaseServer {
                 passwordFile.toFile().delete();
             }
             if (!database().equals("postgres")) {
-                setUp("postgres --single", this, List.of(bin.resolve("postgres").toString(), "--single", "-D", dataDir().toString(),
-                        "-F", "postgres"), "CREATE DATABASE \"" + database() + "\"\n");
+                setUp(
+                        "postgres --single",
+                        this,
+                        List.of(
+                                bin.resolve("postgres").toString(),
+                                "--single",
+                                "-D",
+                                dataDir().toString(),
+                                "-F",
+                                "postgres"),
+                        "CREATE DATABASE \"" + database() + "\"\n");
             }
         }
     }

@@ -40,13 +40,15 @@ public final class RedisCluster implements Deployment {
 
     /** Joins the started nodes into a cluster and waits until it is ready. */
     private void create() {
-        List<String> command = new ArrayList<>(List.of(Executables.require("redis-cli", "redis-tools").toString(), "--cluster", "create"));
+        List<String> command = new ArrayList<>(
+                List.of(Executables.require("redis-cli", "redis-tools").toString(), "--cluster", "create"));
         nodes.forEach(node -> command.add(node.hostPort()));
         command.addAll(List.of("--cluster-replicas", Integer.toString(replicasPerMaster), "--cluster-yes"));
         try (ManagedProcess create = ManagedProcess.start("redis-cli-cluster-create", command)) {
             int exit = create.awaitExit(awaitTimeout);
             if (exit != 0) {
-                throw new ServerException("redis-cli --cluster create ended with exit code " + exit + create.diagnostics());
+                throw new ServerException(
+                        "redis-cli --cluster create ended with exit code " + exit + create.diagnostics());
             }
         }
         awaitReady();
@@ -59,19 +61,31 @@ public final class RedisCluster implements Deployment {
      * @throws ServerException if that does not happen within the await timeout
      */
     public void awaitReady() {
-        Await.until("every node of the cluster to say cluster_state:ok and know every other", awaitTimeout, () -> nodes.stream()
-                .allMatch(node -> RespQuery.text(node.port(), "CLUSTER", "INFO").contains("cluster_state:ok")
-                        && RespQuery.text(node.port(), "CLUSTER", "NODES").lines().count() == nodes.size()));
-        Await.until("every replica of the cluster to be in sync with its master", awaitTimeout, () -> nodes.stream()
-                .map(node -> RespQuery.text(node.port(), "INFO", "replication"))
-                .allMatch(info -> info.contains("role:master") ? info.contains("connected_slaves:" + replicasPerMaster)
-                        : info.contains("master_link_status:up")));
+        Await.until(
+                "every node of the cluster to say cluster_state:ok and know every other",
+                awaitTimeout,
+                () -> nodes.stream()
+                        .allMatch(node ->
+                                RespQuery.text(node.port(), "CLUSTER", "INFO").contains("cluster_state:ok")
+                                        && RespQuery.text(node.port(), "CLUSTER", "NODES")
+                                                        .lines()
+                                                        .count()
+                                                == nodes.size()));
+        Await.until(
+                "every replica of the cluster to be in sync with its master",
+                awaitTimeout,
+                () -> nodes.stream()
+                        .map(node -> RespQuery.text(node.port(), "INFO", "replication"))
+                        .allMatch(info -> info.contains("role:master")
+                                ? info.contains("connected_slaves:" + replicasPerMaster)
+                                : info.contains("master_link_status:up")));
     }
 
     /** @return {@code redis-cluster://} with the first two nodes as seeds: the client learns the rest from them */
     @Override
     public String uri() {
-        return "redis-cluster://" + nodes.stream().limit(2).map(RedisServer::hostPort).collect(Collectors.joining(","));
+        return "redis-cluster://"
+                + nodes.stream().limit(2).map(RedisServer::hostPort).collect(Collectors.joining(","));
     }
 
     /** @return every node, masters and replicas, in the order they were created */
@@ -90,7 +104,9 @@ public final class RedisCluster implements Deployment {
             throw new IllegalArgumentException("a hash slot is 0 to 16383, was " + slot);
         }
         for (RedisServer node : nodes) {
-            if (node.isRunning() && !node.isPaused() && servesAsMaster(RespQuery.text(node.port(), "CLUSTER", "NODES"), slot)) {
+            if (node.isRunning()
+                    && !node.isPaused()
+                    && servesAsMaster(RespQuery.text(node.port(), "CLUSTER", "NODES"), slot)) {
                 return Optional.of(node);
             }
         }
@@ -232,9 +248,20 @@ public final class RedisCluster implements Deployment {
             try {
                 for (int i = 1; i <= masters * (1 + replicasPerMaster); i++) {
                     Path nodeDir = Directories.create(workDir.resolve("node" + i));
-                    nodes.add(RedisServer.builder().persistence(persistence).dir(nodeDir).output(nodeDir.resolve("server.out"))
-                            .startTimeout(startTimeout()).args("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                    "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()), "--repl-diskless-sync-delay", "0")
+                    nodes.add(RedisServer.builder()
+                            .persistence(persistence)
+                            .dir(nodeDir)
+                            .output(nodeDir.resolve("server.out"))
+                            .startTimeout(startTimeout())
+                            .args(
+                                    "--cluster-enabled",
+                                    "yes",
+                                    "--cluster-config-file",
+                                    "nodes.conf",
+                                    "--cluster-node-timeout",
+                                    Long.toString(nodeTimeout.toMillis()),
+                                    "--repl-diskless-sync-delay",
+                                    "0")
                             .start());
                 }
                 cluster.create();

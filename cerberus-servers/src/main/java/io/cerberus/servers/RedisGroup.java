@@ -128,12 +128,15 @@ public final class RedisGroup implements Deployment {
          */
         public RedisGroup start() {
             if (persistence != RedisServer.Persistence.NONE && dir() == null) {
-                throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only files");
+                throw new IllegalArgumentException(
+                        "persistence " + persistence + " needs a dir for the append-only files");
             }
             List<RedisServer> nodes = new ArrayList<>();
             try {
                 for (int i = 1; i <= count; i++) {
-                    RedisServer.Builder node = RedisServer.builder().persistence(persistence).startTimeout(startTimeout())
+                    RedisServer.Builder node = RedisServer.builder()
+                            .persistence(persistence)
+                            .startTimeout(startTimeout())
                             .args(args.toArray(String[]::new));
                     if (dir() != null) {
                         Path nodeDir = Directories.create(dir().resolve("node" + i));

@@ -65,8 +65,11 @@ public final class RedisSentinel implements Deployment {
             sentinels.add(startSentinel(i));
         }
         // a failover needs a quorum that knows the replicas and a majority of Sentinels that know each other
-        await("the Sentinels to find the replicas and each other", options.awaitTimeout,
-                () -> sentinels.stream().allMatch(sentinel -> answers(sentinel).knows(options.replicas, options.sentinels - 1)));
+        await(
+                "the Sentinels to find the replicas and each other",
+                options.awaitTimeout,
+                () -> sentinels.stream()
+                        .allMatch(sentinel -> answers(sentinel).knows(options.replicas, options.sentinels - 1)));
     }
 
     /** Starts node {@code number} on a free port (or its old one), as a replica of {@code primary} if not null. */
@@ -77,8 +80,13 @@ public final class RedisSentinel implements Deployment {
     private RedisServer startNode(int number, int port, RedisServer primary) {
         Path dir = Directories.create(workDir.resolve("node" + number));
         // a primary waits 5 s by default before it streams a full copy to a new replica, for more replicas to join in
-        RedisServer.Builder node = RedisServer.builder().port(port).persistence(options.persistence).dir(dir).output(dir.resolve("server.out"))
-                .startTimeout(options.startTimeout()).args("--repl-diskless-sync-delay", "0");
+        RedisServer.Builder node = RedisServer.builder()
+                .port(port)
+                .persistence(options.persistence)
+                .dir(dir)
+                .output(dir.resolve("server.out"))
+                .startTimeout(options.startTimeout())
+                .args("--repl-diskless-sync-delay", "0");
         if (primary != null) {
             node.args("--replicaof", "127.0.0.1", Integer.toString(primary.port()));
         }
@@ -91,21 +99,34 @@ public final class RedisSentinel implements Deployment {
         String name = options.masterName;
         Path config;
         try {
-            config = Files.writeString(configDir.resolve("sentinel.conf"), String.join("\n",
-                    "sentinel monitor " + name + " 127.0.0.1 " + nodes.get(0).port() + " " + options.quorum(),
-                    "sentinel down-after-milliseconds " + name + " " + options.downAfter.toMillis(),
-                    "sentinel failover-timeout " + name + " " + options.failoverTimeout.toMillis(),
-                    "sentinel parallel-syncs " + name + " 1", ""));
+            config = Files.writeString(
+                    configDir.resolve("sentinel.conf"),
+                    String.join(
+                            "\n",
+                            "sentinel monitor " + name + " 127.0.0.1 "
+                                    + nodes.get(0).port() + " " + options.quorum(),
+                            "sentinel down-after-milliseconds " + name + " " + options.downAfter.toMillis(),
+                            "sentinel failover-timeout " + name + " " + options.failoverTimeout.toMillis(),
+                            "sentinel parallel-syncs " + name + " 1",
+                            ""));
         } catch (IOException e) {
-            throw new ServerException("could not write the configuration of Sentinel " + number + " in " + configDir + ": " + e, e);
+            throw new ServerException(
+                    "could not write the configuration of Sentinel " + number + " in " + configDir + ": " + e, e);
         }
-        return RedisServer.builder().sentinel(config).dir(configDir).output(dir.resolve("server.out")).startTimeout(options.startTimeout()).start();
+        return RedisServer.builder()
+                .sentinel(config)
+                .dir(configDir)
+                .output(dir.resolve("server.out"))
+                .startTimeout(options.startTimeout())
+                .start();
     }
 
     /** @return {@code redis-sentinel://127.0.0.1:S1,127.0.0.1:S2,...#MASTER}: the Sentinels and the name they know the primary by */
     @Override
     public String uri() {
-        return "redis-sentinel://" + sentinels.stream().map(RedisServer::hostPort).collect(Collectors.joining(",")) + "#" + options.masterName;
+        return "redis-sentinel://"
+                + sentinels.stream().map(RedisServer::hostPort).collect(Collectors.joining(",")) + "#"
+                + options.masterName;
     }
 
     /** @return the name the Sentinels know the primary by */
@@ -138,8 +159,11 @@ public final class RedisSentinel implements Deployment {
     }
 
     private RedisServer node(int port) {
-        return nodes.stream().filter(node -> node.port() == port).findFirst()
-                .orElseThrow(() -> new ServerException("the Sentinels name a primary on port " + port + ", which is none of " + nodes));
+        return nodes.stream()
+                .filter(node -> node.port() == port)
+                .findFirst()
+                .orElseThrow(() -> new ServerException(
+                        "the Sentinels name a primary on port " + port + ", which is none of " + nodes));
     }
 
     /**
@@ -153,8 +177,14 @@ public final class RedisSentinel implements Deployment {
     public RedisServer awaitNewPrimary(RedisServer old) {
         int[] port = new int[1];
         await("the Sentinels to promote a replica of " + old, options.awaitTimeout, () -> {
-            port[0] = sentinels.stream().map(this::primaryPort).flatMap(Optional::stream).findFirst().orElse(old.port());
-            return port[0] != old.port() && sentinels.stream().allMatch(sentinel -> primaryPort(sentinel).orElse(-1) == port[0]);
+            port[0] = sentinels.stream()
+                    .map(this::primaryPort)
+                    .flatMap(Optional::stream)
+                    .findFirst()
+                    .orElse(old.port());
+            return port[0] != old.port()
+                    && sentinels.stream()
+                            .allMatch(sentinel -> primaryPort(sentinel).orElse(-1) == port[0]);
         });
         return node(port[0]);
     }
@@ -187,18 +217,24 @@ public final class RedisSentinel implements Deployment {
      */
     public RedisServer cutReplicasOff() {
         RedisServer primary = primary();
-        List<RedisServer> replicas = nodes.stream().filter(node -> node != primary).toList();
+        List<RedisServer> replicas =
+                nodes.stream().filter(node -> node != primary).toList();
         for (RedisServer replica : replicas) {
-            if (RespQuery.send(replica.port(), "CONFIG", "SET", "masterauth", Passwords.random()).isEmpty()) {
+            if (RespQuery.send(replica.port(), "CONFIG", "SET", "masterauth", Passwords.random())
+                    .isEmpty()) {
                 throw new ServerException("could not set masterauth on the replica " + replica);
             }
         }
-        await("the primary " + primary + " to have no replica connected, and each replica its link down", options.awaitTimeout, () -> {
-            RespQuery.send(primary.port(), "CLIENT", "KILL", "TYPE", "replica");
-            return RespQuery.text(primary.port(), "INFO", "replication").contains("connected_slaves:0")
-                    && replicas.stream().allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication")
-                            .contains("master_link_status:down"));
-        });
+        await(
+                "the primary " + primary + " to have no replica connected, and each replica its link down",
+                options.awaitTimeout,
+                () -> {
+                    RespQuery.send(primary.port(), "CLIENT", "KILL", "TYPE", "replica");
+                    return RespQuery.text(primary.port(), "INFO", "replication").contains("connected_slaves:0")
+                            && replicas.stream()
+                                    .allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication")
+                                            .contains("master_link_status:down"));
+                });
         return primary;
     }
 
@@ -210,7 +246,9 @@ public final class RedisSentinel implements Deployment {
      */
     public void reconnectReplicas() {
         for (RedisServer node : nodes) {
-            if (node.isRunning() && RespQuery.send(node.port(), "CONFIG", "SET", "masterauth", "").isEmpty()) {
+            if (node.isRunning()
+                    && RespQuery.send(node.port(), "CONFIG", "SET", "masterauth", "")
+                            .isEmpty()) {
                 throw new ServerException("could not clear masterauth on " + node);
             }
         }
@@ -234,8 +272,8 @@ public final class RedisSentinel implements Deployment {
         }
         RedisServer primary = primary();
         if (primary == killed) {
-            throw new IllegalArgumentException("the Sentinels still name " + killed + " primary: await a new one (awaitNewPrimary) before"
-                    + " restarting it as a replica");
+            throw new IllegalArgumentException("the Sentinels still name " + killed
+                    + " primary: await a new one (awaitNewPrimary) before" + " restarting it as a replica");
         }
         killed.close();
         RedisServer restarted = startNode(index + 1, killed.port(), primary);
@@ -258,8 +296,11 @@ public final class RedisSentinel implements Deployment {
             } catch (ServerException e) {
                 return false;
             }
-            return replicasInSync(primary) && sentinels.stream().allMatch(sentinel -> nodes.stream()
-                    .filter(node -> node != primary).allMatch(replica -> answers(sentinel).listsUp(replica.port())));
+            return replicasInSync(primary)
+                    && sentinels.stream()
+                            .allMatch(sentinel -> nodes.stream()
+                                    .filter(node -> node != primary)
+                                    .allMatch(replica -> answers(sentinel).listsUp(replica.port())));
         });
     }
 
@@ -269,8 +310,10 @@ public final class RedisSentinel implements Deployment {
 
     private boolean replicasInSync(RedisServer primary) {
         return RespQuery.text(primary.port(), "INFO", "replication").contains("connected_slaves:" + options.replicas)
-                && nodes.stream().filter(node -> node != primary)
-                        .allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:up"));
+                && nodes.stream()
+                        .filter(node -> node != primary)
+                        .allMatch(replica -> RespQuery.text(replica.port(), "INFO", "replication")
+                                .contains("master_link_status:up"));
     }
 
     private SentinelAnswers answers(RedisServer sentinel) {
@@ -364,7 +407,8 @@ public final class RedisSentinel implements Deployment {
          */
         public Builder replicas(int replicas) {
             if (replicas < 1) {
-                throw new IllegalArgumentException("a Sentinel deployment needs at least 1 replica to fail over to, was " + replicas);
+                throw new IllegalArgumentException(
+                        "a Sentinel deployment needs at least 1 replica to fail over to, was " + replicas);
             }
             this.replicas = replicas;
             return this;
@@ -390,7 +434,8 @@ public final class RedisSentinel implements Deployment {
          */
         public Builder masterName(String masterName) {
             if (masterName == null || !masterName.matches("[A-Za-z0-9_-]+")) {
-                throw new IllegalArgumentException("master name must be letters, digits, - and _, was '" + masterName + "'");
+                throw new IllegalArgumentException(
+                        "master name must be letters, digits, - and _, was '" + masterName + "'");
             }
             this.masterName = masterName;
             return this;
@@ -481,11 +526,15 @@ public final class RedisSentinel implements Deployment {
          */
         public RedisSentinel start() {
             if (persistence != RedisServer.Persistence.NONE && dir() == null) {
-                throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only files");
+                throw new IllegalArgumentException(
+                        "persistence " + persistence + " needs a dir for the append-only files");
             }
             Path workDir = home("cerberus-redis-sentinel-");
             Path memory = Directories.memory();
-            RedisSentinel deployment = new RedisSentinel(copy(), workDir, temporaryHome(),
+            RedisSentinel deployment = new RedisSentinel(
+                    copy(),
+                    workDir,
+                    temporaryHome(),
                     memory == null ? null : Directories.createTemp(memory, "cerberus-sentinel-"));
             try {
                 deployment.startAll();

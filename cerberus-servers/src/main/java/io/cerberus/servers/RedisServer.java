@@ -36,18 +36,32 @@ public final class RedisServer extends LoopbackServer {
     private final boolean tls;
 
     private RedisServer(Builder builder, int port) {
-        super(builder.sentinelConfig == null ? "redis-server" : "redis-sentinel", port, command(builder, port), builder);
+        super(
+                builder.sentinelConfig == null ? "redis-server" : "redis-sentinel",
+                port,
+                command(builder, port),
+                builder);
         this.tls = builder.certificate != null;
     }
 
     private static List<String> command(Builder builder, int port) {
-        List<String> command = new ArrayList<>(List.of(Executables.require("redis-server", "redis-server").toString()));
+        List<String> command = new ArrayList<>(
+                List.of(Executables.require("redis-server", "redis-server").toString()));
         if (builder.sentinelConfig != null) {
             command.add(builder.sentinelConfig.toString()); // a configuration file must come first
         }
         if (builder.certificate != null) {
-            command.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file", builder.certificate.toString(),
-                    "--tls-key-file", builder.key.toString(), "--tls-auth-clients", "no"));
+            command.addAll(List.of(
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    Integer.toString(port),
+                    "--tls-cert-file",
+                    builder.certificate.toString(),
+                    "--tls-key-file",
+                    builder.key.toString(),
+                    "--tls-auth-clients",
+                    "no"));
         } else {
             command.addAll(List.of("--port", Integer.toString(port)));
         }
@@ -55,8 +69,10 @@ public final class RedisServer extends LoopbackServer {
         if (builder.dir != null) {
             command.addAll(List.of("--dir", builder.dir.toString()));
         }
-        command.addAll(builder.persistence == Persistence.AOF_ALWAYS ? List.of("--appendonly", "yes", "--appendfsync", "always")
-                : List.of("--appendonly", "no"));
+        command.addAll(
+                builder.persistence == Persistence.AOF_ALWAYS
+                        ? List.of("--appendonly", "yes", "--appendfsync", "always")
+                        : List.of("--appendonly", "no"));
         command.addAll(builder.args);
         if (builder.sentinelConfig != null) {
             command.add("--sentinel");
@@ -99,7 +115,9 @@ public final class RedisServer extends LoopbackServer {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port()), 200);
             socket.setSoTimeout(1000);
             socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-            String answer = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+            String answer = new BufferedReader(
+                            new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+                    .readLine();
             return answer != null && !answer.startsWith("-LOADING");
         } catch (IOException e) {
             return false;
@@ -121,8 +139,7 @@ public final class RedisServer extends LoopbackServer {
         private Path sentinelConfig;
         private final List<String> args = new ArrayList<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Serves TLS only, on the port ({@code --port 0 --tls-port PORT}), without asking clients
@@ -193,10 +210,12 @@ public final class RedisServer extends LoopbackServer {
          */
         public RedisServer start() {
             if (persistence != Persistence.NONE && dir == null) {
-                throw new IllegalArgumentException("persistence " + persistence + " needs a dir for the append-only file");
+                throw new IllegalArgumentException(
+                        "persistence " + persistence + " needs a dir for the append-only file");
             }
             if (persistence != Persistence.NONE && sentinelConfig != null) {
-                throw new IllegalArgumentException("a Sentinel keeps no data: persistence must be NONE, was " + persistence);
+                throw new IllegalArgumentException(
+                        "a Sentinel keeps no data: persistence must be NONE, was " + persistence);
             }
             RedisServer server = new RedisServer(this, portOrFree());
             server.startProcess();

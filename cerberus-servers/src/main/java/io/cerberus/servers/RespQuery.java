@@ -19,8 +19,7 @@ import java.util.List;
  * reply, so a caller polls with {@link Await} until the answer is the one it waits for. Thread-safe.
  */
 public final class RespQuery {
-    private RespQuery() {
-    }
+    private RespQuery() {}
 
     /**
      * Sends one command and flattens the reply (arrays into their elements, in order).
@@ -34,9 +33,14 @@ public final class RespQuery {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 500);
             socket.setSoTimeout(2000);
-            StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
+            StringBuilder request =
+                    new StringBuilder("*").append(command.length).append("\r\n");
             for (String part : command) {
-                request.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(part).append("\r\n");
+                request.append('$')
+                        .append(part.getBytes(StandardCharsets.UTF_8).length)
+                        .append("\r\n")
+                        .append(part)
+                        .append("\r\n");
             }
             OutputStream out = socket.getOutputStream();
             out.write(request.toString().getBytes(StandardCharsets.UTF_8));

@@ -50,9 +50,30 @@ public record SelfSignedCertificate(Path keyStore, Path certificate, Path privat
     public static SelfSignedCertificate create(Path dir, String name, String subject, String san) {
         Path store = dir.resolve(name + ".p12");
         Path keytool = JavaCommand.java().resolveSibling("keytool");
-        ManagedProcess.run("keytool", List.of(keytool.toString(), "-genkeypair", "-alias", name, "-keyalg", "RSA", "-keysize", "2048",
-                "-dname", subject, "-ext", "san=" + san, "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(),
-                "-storepass", PASSWORD), Timeouts.scaled(Duration.ofSeconds(30)));
+        ManagedProcess.run(
+                "keytool",
+                List.of(
+                        keytool.toString(),
+                        "-genkeypair",
+                        "-alias",
+                        name,
+                        "-keyalg",
+                        "RSA",
+                        "-keysize",
+                        "2048",
+                        "-dname",
+                        subject,
+                        "-ext",
+                        "san=" + san,
+                        "-validity",
+                        "2",
+                        "-storetype",
+                        "PKCS12",
+                        "-keystore",
+                        store.toString(),
+                        "-storepass",
+                        PASSWORD),
+                Timeouts.scaled(Duration.ofSeconds(30)));
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
             try (InputStream in = Files.newInputStream(store)) {
@@ -60,7 +81,9 @@ public record SelfSignedCertificate(Path keyStore, Path certificate, Path privat
             }
             PrivateKey key = (PrivateKey) keys.getKey(name, PASSWORD.toCharArray());
             Path keyFile = Files.writeString(dir.resolve(name + ".key"), pem("PRIVATE KEY", key.getEncoded()));
-            Path certificateFile = Files.writeString(dir.resolve(name + ".crt"), pem("CERTIFICATE", keys.getCertificate(name).getEncoded()));
+            Path certificateFile = Files.writeString(
+                    dir.resolve(name + ".crt"),
+                    pem("CERTIFICATE", keys.getCertificate(name).getEncoded()));
             return new SelfSignedCertificate(store, certificateFile, keyFile);
         } catch (IOException | GeneralSecurityException e) {
             throw new ServerException("could not read the key pair keytool made in " + store + ": " + e, e);

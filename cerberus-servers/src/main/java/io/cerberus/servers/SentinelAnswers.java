@@ -45,8 +45,10 @@ final class SentinelAnswers {
      * @return whether it lists that replica with no flag but {@code slave}, and the replica says it is one
      */
     boolean listsUp(int replicaPort) {
-        return replicas().stream().anyMatch(fields -> fields.getOrDefault("port", "").equals(Integer.toString(replicaPort))
-                && fields.getOrDefault("flags", "").equals("slave") && fields.getOrDefault("role-reported", "").equals("slave"));
+        return replicas().stream()
+                .anyMatch(fields -> fields.getOrDefault("port", "").equals(Integer.toString(replicaPort))
+                        && fields.getOrDefault("flags", "").equals("slave")
+                        && fields.getOrDefault("role-reported", "").equals("slave"));
     }
 
     /** @return its {@code SENTINEL REPLICAS}: one map of fields per replica */
@@ -70,8 +72,10 @@ final class SentinelAnswers {
         if (info.isEmpty()) {
             return "does not answer";
         }
-        List<String> replicas = replicas().stream().map(fields -> "port=" + fields.get("port") + " flags=" + fields.get("flags")
-                + " role-reported=" + fields.get("role-reported")).toList();
+        List<String> replicas = replicas().stream()
+                .map(fields -> "port=" + fields.get("port") + " flags=" + fields.get("flags") + " role-reported="
+                        + fields.get("role-reported"))
+                .toList();
         return (info.contains("sentinel_tilt:1") ? "in TILT mode, " : "") + "names primary port "
                 + primaryPort().map(String::valueOf).orElse("none") + ", replicas " + replicas;
     }

@@ -27,8 +27,7 @@ final class Signals {
     private static Writer commands;
     private static BlockingQueue<String> answers;
 
-    private Signals() {
-    }
+    private Signals() {}
 
     /**
      * @param signal the signal name without {@code SIG}: {@code STOP}, {@code CONT}, {@code KILL}, {@code TERM}
@@ -52,12 +51,14 @@ final class Signals {
                 String line = answers.poll(ANSWER_WITHIN_SECONDS, TimeUnit.SECONDS);
                 if (line == null) {
                     shell.destroyForcibly();
-                    throw new ServerException("kill -" + signal + " " + pid + " (" + name + ") got no answer from /bin/sh within "
-                            + ANSWER_WITHIN_SECONDS + " s" + (said.isEmpty() ? "" : ": " + said));
+                    throw new ServerException(
+                            "kill -" + signal + " " + pid + " (" + name + ") got no answer from /bin/sh within "
+                                    + ANSWER_WITHIN_SECONDS + " s" + (said.isEmpty() ? "" : ": " + said));
                 }
                 if (line.startsWith(DONE)) {
                     if (!line.equals(DONE + "0")) {
-                        throw new ServerException("kill -" + signal + " " + pid + " (" + name + ") failed: " + said.toString().strip());
+                        throw new ServerException("kill -" + signal + " " + pid + " (" + name + ") failed: "
+                                + said.toString().strip());
                     }
                     return;
                 }
@@ -79,16 +80,19 @@ final class Signals {
         commands = new OutputStreamWriter(shell.getOutputStream(), StandardCharsets.UTF_8);
         BlockingQueue<String> queue = new LinkedBlockingQueue<>();
         answers = queue;
-        BufferedReader output = new BufferedReader(new InputStreamReader(shell.getInputStream(), StandardCharsets.UTF_8));
-        Thread reader = new Thread(() -> {
-            try {
-                for (String line = output.readLine(); line != null; line = output.readLine()) {
-                    queue.add(line);
-                }
-            } catch (IOException e) {
-                // the shell ended: the next signal starts another
-            }
-        }, "signal-shell");
+        BufferedReader output =
+                new BufferedReader(new InputStreamReader(shell.getInputStream(), StandardCharsets.UTF_8));
+        Thread reader = new Thread(
+                () -> {
+                    try {
+                        for (String line = output.readLine(); line != null; line = output.readLine()) {
+                            queue.add(line);
+                        }
+                    } catch (IOException e) {
+                        // the shell ended: the next signal starts another
+                    }
+                },
+                "signal-shell");
         reader.setDaemon(true);
         reader.start();
     }

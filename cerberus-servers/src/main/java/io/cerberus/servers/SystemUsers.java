@@ -16,8 +16,7 @@ import java.util.List;
  * methods leave their argument as it is.
  */
 final class SystemUsers {
-    private SystemUsers() {
-    }
+    private SystemUsers() {}
 
     /** @return whether this JVM runs as root */
     static boolean isRoot() {
@@ -34,8 +33,12 @@ final class SystemUsers {
         if (!isRoot()) {
             return command;
         }
-        List<String> wrapped = new ArrayList<>(List.of(Executables.require("setpriv", "util-linux").toString(),
-                "--reuid=" + user, "--regid=" + user, "--init-groups", "--"));
+        List<String> wrapped = new ArrayList<>(List.of(
+                Executables.require("setpriv", "util-linux").toString(),
+                "--reuid=" + user,
+                "--regid=" + user,
+                "--init-groups",
+                "--"));
         wrapped.addAll(command);
         return wrapped;
     }
@@ -55,8 +58,10 @@ final class SystemUsers {
             view.setOwner(users.lookupPrincipalByName(user));
             view.setGroup(users.lookupPrincipalByGroupName(user));
         } catch (UserPrincipalNotFoundException e) {
-            throw new ServerException("there is no system user or group '" + user + "' to run the server as; its server's package"
-                    + " creates it", e);
+            throw new ServerException(
+                    "there is no system user or group '" + user + "' to run the server as; its server's package"
+                            + " creates it",
+                    e);
         } catch (IOException e) {
             throw new ServerException("could not give " + path + " to the system user " + user + ": " + e, e);
         }

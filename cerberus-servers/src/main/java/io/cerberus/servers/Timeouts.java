@@ -12,8 +12,7 @@ public final class Timeouts {
     /** The system property that scales every test time bound. */
     public static final String SCALE_PROPERTY = "cerberus.test.timeScale";
 
-    private Timeouts() {
-    }
+    private Timeouts() {}
 
     /**
      * @return the scale factor, 1 unless the property says otherwise

@@ -161,8 +161,12 @@ public final class ZooKeeperEnsemble extends Ensemble<ZooKeeperServer> {
                     lines.addAll(peers);
                     Directories.write(config, String.join("\n", lines) + "\n");
                     Path output = dir() == null ? null : memberDir.resolve("server.out");
-                    ZooKeeperServer member = new ZooKeeperServer(clientPorts[i], settings.command(config),
-                            LoopbackServer.memberOptions(output, startTimeout()), memberDir, false);
+                    ZooKeeperServer member = new ZooKeeperServer(
+                            clientPorts[i],
+                            settings.command(config),
+                            LoopbackServer.memberOptions(output, startTimeout()),
+                            memberDir,
+                            false);
                     members.add(member);
                     member.launch();
                 }

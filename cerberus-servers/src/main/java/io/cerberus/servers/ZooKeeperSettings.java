@@ -33,7 +33,8 @@ final class ZooKeeperSettings {
 
     void sessionTimeouts(Duration min, Duration max) {
         if (min.toMillis() < 1 || max.compareTo(min) < 0) {
-            throw new IllegalArgumentException("session timeouts must be at least 1ms with min <= max, were " + min + " and " + max);
+            throw new IllegalArgumentException(
+                    "session timeouts must be at least 1ms with min <= max, were " + min + " and " + max);
         }
         this.minSessionTimeout = min;
         this.maxSessionTimeout = max;
@@ -53,11 +54,16 @@ final class ZooKeeperSettings {
 
     /** @return the lines every server's configuration starts with */
     List<String> configLines(Path dataDir, int clientPort) {
-        List<String> lines = new ArrayList<>(List.of("tickTime=" + tickTime.toMillis(),
-                "minSessionTimeout=" + (minSessionTimeout == null ? 2 * tickTime.toMillis() : minSessionTimeout.toMillis()),
+        List<String> lines = new ArrayList<>(List.of(
+                "tickTime=" + tickTime.toMillis(),
+                "minSessionTimeout="
+                        + (minSessionTimeout == null ? 2 * tickTime.toMillis() : minSessionTimeout.toMillis()),
                 "maxSessionTimeout=" + maxSessionTimeout.toMillis(),
-                "dataDir=" + dataDir, "clientPort=" + clientPort, "clientPortAddress=127.0.0.1",
-                "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr,mntr"));
+                "dataDir=" + dataDir,
+                "clientPort=" + clientPort,
+                "clientPortAddress=127.0.0.1",
+                "admin.enableServer=false",
+                "4lw.commands.whitelist=ruok,srvr,mntr"));
         if (!forceSync) {
             lines.add("forceSync=no");
         }
@@ -67,7 +73,9 @@ final class ZooKeeperSettings {
     /** @return the ensemble's timings in ticks: a follower has 10 s to join and 2 s to keep up */
     List<String> ensembleLines() {
         long tick = tickTime.toMillis();
-        return List.of("initLimit=" + Math.max(1, (10_000 + tick - 1) / tick), "syncLimit=" + Math.max(1, (2_000 + tick - 1) / tick));
+        return List.of(
+                "initLimit=" + Math.max(1, (10_000 + tick - 1) / tick),
+                "syncLimit=" + Math.max(1, (2_000 + tick - 1) / tick));
     }
 
     /**
@@ -86,7 +94,8 @@ final class ZooKeeperSettings {
             command.jvmOptions(jvmOptions.toArray(String[]::new));
         }
         return command.args(config.toString())
-                .requireMainClass("depend on org.apache.zookeeper:zookeeper (Curator brings it), or give its jars with classPath(...)")
+                .requireMainClass(
+                        "depend on org.apache.zookeeper:zookeeper (Curator brings it), or give its jars with classPath(...)")
                 .toList();
     }
 }

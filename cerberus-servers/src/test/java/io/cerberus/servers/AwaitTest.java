@@ -21,16 +21,22 @@ class AwaitTest {
     @Test
     void failsAtTheDeadlineNamingWhatItAwaited() {
         assertThatThrownBy(() -> Await.until("something that never happens", Duration.ofMillis(20), () -> false))
-                .isInstanceOf(ServerException.class).hasMessage("timed out after 20ms waiting for something that never happens");
+                .isInstanceOf(ServerException.class)
+                .hasMessage("timed out after 20ms waiting for something that never happens");
     }
 
     @Test
     void failsAtOnceWithItsOutputWhenTheServerEnds() {
-        try (ManagedProcess server = ManagedProcess.start("short-lived", List.of("sh", "-c", "echo cannot bind >&2; exit 1"))) {
+        try (ManagedProcess server =
+                ManagedProcess.start("short-lived", List.of("sh", "-c", "echo cannot bind >&2; exit 1"))) {
             long start = System.nanoTime();
-            assertThatThrownBy(() -> Await.until("the server to serve", LONG, server, () -> false)).isInstanceOf(ServerException.class)
-                    .hasMessageContaining("short-lived ended while waiting for the server to serve").hasMessageContaining("cannot bind");
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("long before the deadline").isLessThan(LONG);
+            assertThatThrownBy(() -> Await.until("the server to serve", LONG, server, () -> false))
+                    .isInstanceOf(ServerException.class)
+                    .hasMessageContaining("short-lived ended while waiting for the server to serve")
+                    .hasMessageContaining("cannot bind");
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("long before the deadline")
+                    .isLessThan(LONG);
         }
     }
 }

@@ -25,8 +25,11 @@ class EtcdClusterTest {
             cluster.member(next).ctl("put", "k", "after");
 
             cluster.heal();
-            assertThat(cluster.member(leader).healthy()).as("the killed leader rejoined").isTrue();
-            assertThat(cluster.member(leader).ctl("get", "k", "--print-value-only")).isEqualTo("after\n");
+            assertThat(cluster.member(leader).healthy())
+                    .as("the killed leader rejoined")
+                    .isTrue();
+            assertThat(cluster.member(leader).ctl("get", "k", "--print-value-only"))
+                    .isEqualTo("after\n");
         }
     }
 
@@ -35,12 +38,16 @@ class EtcdClusterTest {
         try (EtcdCluster cluster = EtcdCluster.start()) {
             cluster.awaitLeader(ELECTION);
             assertThat(cluster.majority()).isEqualTo(2);
-            assertThatThrownBy(() -> cluster.restart(List.of(0))).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> cluster.restart(List.of(0)))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("still runs");
 
             cluster.kill(List.of(0, 1));
             assertThat(cluster.members().subList(0, 2)).noneMatch(EtcdServer::isRunning);
-            Await.until("the member left to stop serving without a quorum", ELECTION, () -> cluster.role(2).isEmpty());
+            Await.until(
+                    "the member left to stop serving without a quorum",
+                    ELECTION,
+                    () -> cluster.role(2).isEmpty());
 
             cluster.restart(List.of(0, 1));
             cluster.awaitLeader(ELECTION);

@@ -19,11 +19,15 @@ class EtcdServerTest {
             assertThat(server.isLeader()).as("a single member leads").isTrue();
             assertThat(server.gauge("etcd_server_has_leader")).isEqualTo(1.0);
             assertThat(server.version()).matches("\\d+\\.\\d+\\.\\d+");
-            assertThat(server.counter("grpc_server_started_total{grpc_method=\"Put\"")).as("none yet: no line, 0").isZero();
+            assertThat(server.counter("grpc_server_started_total{grpc_method=\"Put\""))
+                    .as("none yet: no line, 0")
+                    .isZero();
             server.ctl("put", "k", "v");
             assertThat(server.ctl("get", "k", "--print-value-only")).isEqualTo("v\n");
-            assertThat(server.counter("grpc_server_started_total{grpc_method=\"Put\"")).isEqualTo(1);
-            assertThatThrownBy(() -> server.gauge("no_such_metric")).isInstanceOf(ServerException.class)
+            assertThat(server.counter("grpc_server_started_total{grpc_method=\"Put\""))
+                    .isEqualTo(1);
+            assertThatThrownBy(() -> server.gauge("no_such_metric"))
+                    .isInstanceOf(ServerException.class)
                     .hasMessageContaining("reports no metric no_such_metric");
         }
     }
@@ -41,12 +45,16 @@ class EtcdServerTest {
             server.heal();
             assertThat(server.healthy()).isTrue();
         }
-        assertThat(dir.resolve("data")).as("a directory the caller gave is kept").isDirectory();
+        assertThat(dir.resolve("data"))
+                .as("a directory the caller gave is kept")
+                .isDirectory();
     }
 
     @Test
     void tlsNeedsACertificateAndAKey() {
-        assertThatThrownBy(() -> EtcdServer.builder().tls(Path.of("server.crt"), null).start()).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() ->
+                        EtcdServer.builder().tls(Path.of("server.crt"), null).start())
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("both a certificate and a key");
     }
 
@@ -59,8 +67,11 @@ class EtcdServerTest {
                 etcd_debugging_mvcc_keys_total 7
                 etcd_debugging_mvcc_keys_total_other 1e+06""";
         assertThat(EtcdMetrics.sum(metrics, "grpc_server_msg_received_total")).hasValue(123.0);
-        assertThat(EtcdMetrics.sum(metrics, "etcd_debugging_mvcc_keys_total ")).as("the name ends at the space").hasValue(7.0);
-        assertThat(EtcdMetrics.sum(metrics, "etcd_mvcc_db_total_size_in_use_in_bytes ")).isEmpty();
+        assertThat(EtcdMetrics.sum(metrics, "etcd_debugging_mvcc_keys_total "))
+                .as("the name ends at the space")
+                .hasValue(7.0);
+        assertThat(EtcdMetrics.sum(metrics, "etcd_mvcc_db_total_size_in_use_in_bytes "))
+                .isEmpty();
         assertThat(EtcdMetrics.sum("", "x")).isEmpty();
     }
 }

@@ -9,15 +9,18 @@ import org.junit.jupiter.api.Test;
 class ExecutablesTest {
     @Test
     void findsAProgramOnThePath() {
-        assertThat(Executables.find("sh")).hasValueSatisfying(path -> assertThat(Files.isExecutable(path)).isTrue());
-        assertThat(Executables.require("sh", "dash")).isEqualTo(Executables.find("sh").orElseThrow());
+        assertThat(Executables.find("sh"))
+                .hasValueSatisfying(path -> assertThat(Files.isExecutable(path)).isTrue());
+        assertThat(Executables.require("sh", "dash"))
+                .isEqualTo(Executables.find("sh").orElseThrow());
     }
 
     @Test
     void aMissingProgramNamesThePackageToInstall() {
         assertThat(Executables.find("cerberus-no-such-server")).isEmpty();
         assertThatThrownBy(() -> Executables.require("cerberus-no-such-server", "cerberus-no-such-package"))
-                .isInstanceOf(ServerException.class).hasMessageStartingWith("cerberus-no-such-server was not found on the PATH")
+                .isInstanceOf(ServerException.class)
+                .hasMessageStartingWith("cerberus-no-such-server was not found on the PATH")
                 .hasMessageContaining("install it with: apt-get install -y cerberus-no-such-package");
     }
 }

@@ -26,7 +26,9 @@ class FaultProxyTest {
                 try {
                     Socket socket = echo.accept();
                     Thread pump = new Thread(() -> {
-                        try (socket; InputStream in = socket.getInputStream(); OutputStream out = socket.getOutputStream()) {
+                        try (socket;
+                                InputStream in = socket.getInputStream();
+                                OutputStream out = socket.getOutputStream()) {
                             in.transferTo(out);
                         } catch (IOException e) {
                             // client gone
@@ -78,7 +80,9 @@ class FaultProxyTest {
             assertThatThrownBy(() -> roundTrip(socket, 2)).isInstanceOf(SocketTimeoutException.class);
             proxy.mode(FaultProxy.Mode.PASS);
             socket.setSoTimeout(2_000);
-            assertThat(socket.getInputStream().read()).as("the held byte arrives").isEqualTo(2);
+            assertThat(socket.getInputStream().read())
+                    .as("the held byte arrives")
+                    .isEqualTo(2);
             assertThat(proxy.changes()).isEqualTo(2);
         }
     }
@@ -89,20 +93,24 @@ class FaultProxyTest {
             assertThat(roundTrip(socket, 1)).isEqualTo(1);
             proxy.mode(FaultProxy.Mode.DROP);
             assertThatThrownBy(() -> {
-                int read = roundTrip(socket, 2);
-                if (read < 0) {
-                    throw new IOException("end of stream");
-                }
-            }).as("a reset or an end of stream, not a time-out").isInstanceOf(IOException.class)
+                        int read = roundTrip(socket, 2);
+                        if (read < 0) {
+                            throw new IOException("end of stream");
+                        }
+                    })
+                    .as("a reset or an end of stream, not a time-out")
+                    .isInstanceOf(IOException.class)
                     .isNotInstanceOf(java.net.SocketTimeoutException.class);
             try (Socket again = connect()) {
                 assertThatThrownBy(() -> {
-                    int read = roundTrip(again, 3);
-                    if (read < 0) {
-                        throw new IOException("end of stream");
-                    }
-                }).as("a reset or an end of stream, not a time-out").isInstanceOf(IOException.class)
-                    .isNotInstanceOf(java.net.SocketTimeoutException.class);
+                            int read = roundTrip(again, 3);
+                            if (read < 0) {
+                                throw new IOException("end of stream");
+                            }
+                        })
+                        .as("a reset or an end of stream, not a time-out")
+                        .isInstanceOf(IOException.class)
+                        .isNotInstanceOf(java.net.SocketTimeoutException.class);
             }
         }
     }
@@ -113,12 +121,16 @@ class FaultProxyTest {
             proxy.delay(150);
             long start = System.nanoTime();
             assertThat(roundTrip(socket, 7)).isEqualTo(7);
-            assertThat((System.nanoTime() - start) / 1_000_000).as("two hops of 150 ms").isGreaterThanOrEqualTo(300);
+            assertThat((System.nanoTime() - start) / 1_000_000)
+                    .as("two hops of 150 ms")
+                    .isGreaterThanOrEqualTo(300);
             assertThat(proxy.delayedUp()).as("the request passed delayed").isEqualTo(1);
             assertThat(proxy.delayedDown()).as("the reply passed delayed").isEqualTo(1);
             proxy.mode(FaultProxy.Mode.PASS);
             assertThat(roundTrip(socket, 8)).isEqualTo(8);
-            assertThat(proxy.delayedUp() + proxy.delayedDown()).as("chunks that passed freely are not counted").isEqualTo(2);
+            assertThat(proxy.delayedUp() + proxy.delayedDown())
+                    .as("chunks that passed freely are not counted")
+                    .isEqualTo(2);
         }
     }
 

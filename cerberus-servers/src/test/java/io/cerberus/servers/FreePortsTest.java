@@ -26,7 +26,8 @@ class FreePortsTest {
         int port = FreePorts.next();
         assertThat(FreePorts.accepts(port)).isFalse();
         try (ServerSocket server = new ServerSocket(port, 50, InetAddress.getLoopbackAddress())) {
-            FreePorts.awaitAccepting(server.getLocalPort(), Timeouts.scaled(Duration.ofSeconds(10)), "the test's socket");
+            FreePorts.awaitAccepting(
+                    server.getLocalPort(), Timeouts.scaled(Duration.ofSeconds(10)), "the test's socket");
             assertThat(FreePorts.accepts(port)).isTrue();
         }
         assertThat(FreePorts.accepts(port)).isFalse();
@@ -35,7 +36,8 @@ class FreePortsTest {
     @Test
     void waitingForAPortNobodyListensOnFailsNamingTheServerAndThePort() {
         int port = FreePorts.next();
-        assertThatThrownBy(() -> FreePorts.awaitAccepting(port, Duration.ofMillis(50), "redis")).isInstanceOf(ServerException.class)
+        assertThatThrownBy(() -> FreePorts.awaitAccepting(port, Duration.ofMillis(50), "redis"))
+                .isInstanceOf(ServerException.class)
                 .hasMessage("timed out after 50ms waiting for redis to accept connections on 127.0.0.1:" + port);
     }
 }

@@ -19,9 +19,11 @@ class H2ServerTest {
 
     @Test
     void aFileDatabaseWrittenAtEachCommitSurvivesAKill(@TempDir Path dir) throws Exception {
-        try (H2Server server = H2Server.builder().dir(dir).writeDelay(Duration.ZERO).start()) {
-            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/cerberus;USER=cerberus;PASSWORD="
-                    + server.password() + ";WRITE_DELAY=0");
+        try (H2Server server =
+                H2Server.builder().dir(dir).writeDelay(Duration.ZERO).start()) {
+            assertThat(server.uri())
+                    .isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/cerberus;USER=cerberus;PASSWORD="
+                            + server.password() + ";WRITE_DELAY=0");
             execute(server, "CREATE TABLE grants(id INT PRIMARY KEY)", "INSERT INTO grants VALUES (7)");
             assertThat(dir.resolve("cerberus.mv.db")).as("its database file").isRegularFile();
             long pid = server.pid();
@@ -29,7 +31,9 @@ class H2ServerTest {
             assertThat(server.isRunning()).isFalse();
             server.restart();
             assertThat(server.pid()).isNotEqualTo(pid);
-            assertThat(count(server, "SELECT COUNT(*) FROM grants WHERE id = 7")).as("the committed row, after the kill").isEqualTo(1);
+            assertThat(count(server, "SELECT COUNT(*) FROM grants WHERE id = 7"))
+                    .as("the committed row, after the kill")
+                    .isEqualTo(1);
         }
         assertThat(dir).as("a directory the caller gave is kept").isDirectory();
     }
@@ -37,26 +41,39 @@ class H2ServerTest {
     @Test
     void anInMemoryDatabaseIsLostWithItsServer() throws Exception {
         try (H2Server server = H2Server.builder().inMemory().start()) {
-            assertThat(server.uri()).isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/mem:cerberus;DB_CLOSE_DELAY=-1;USER=cerberus;PASSWORD="
-                    + server.password());
+            assertThat(server.uri())
+                    .isEqualTo("jdbc:h2:tcp://127.0.0.1:" + server.port()
+                            + "/mem:cerberus;DB_CLOSE_DELAY=-1;USER=cerberus;PASSWORD=" + server.password());
             execute(server, "CREATE TABLE grants(id INT PRIMARY KEY)", "INSERT INTO grants VALUES (7)");
-            assertThat(count(server, "SELECT COUNT(*) FROM grants")).as("kept between logins").isEqualTo(1);
+            assertThat(count(server, "SELECT COUNT(*) FROM grants"))
+                    .as("kept between logins")
+                    .isEqualTo(1);
             server.restart();
-            assertThatThrownBy(() -> count(server, "SELECT COUNT(*) FROM grants")).isInstanceOf(SQLException.class)
+            assertThatThrownBy(() -> count(server, "SELECT COUNT(*) FROM grants"))
+                    .isInstanceOf(SQLException.class)
                     .hasMessageContaining("GRANTS");
         }
     }
 
     @Test
     void aLoginWithoutThePasswordOrWithAWrongOneIsRefused() throws Exception {
-        for (H2Server.Builder builder : List.of(H2Server.builder(), H2Server.builder().inMemory())) {
+        for (H2Server.Builder builder :
+                List.of(H2Server.builder(), H2Server.builder().inMemory())) {
             try (H2Server server = builder.start()) {
-                String database = "jdbc:h2:tcp://127.0.0.1:" + server.port() + (server.inMemory() ? "/mem:cerberus" : "/cerberus");
-                assertThat(count(server, "SELECT 1")).as("with the password of its URI").isEqualTo(1);
-                for (String[] login : List.of(new String[] {"", ""}, new String[] {"cerberus", ""}, new String[] {"cerberus", "wrong"},
+                String database = "jdbc:h2:tcp://127.0.0.1:" + server.port()
+                        + (server.inMemory() ? "/mem:cerberus" : "/cerberus");
+                assertThat(count(server, "SELECT 1"))
+                        .as("with the password of its URI")
+                        .isEqualTo(1);
+                for (String[] login : List.of(
+                        new String[] {"", ""},
+                        new String[] {"cerberus", ""},
+                        new String[] {"cerberus", "wrong"},
                         new String[] {"sa", ""})) {
-                    assertThatThrownBy(() -> DriverManager.getConnection(database, login[0], login[1]).close())
-                            .as("%s as '%s' with '%s'", database, login[0], login[1]).isInstanceOf(SQLException.class)
+                    assertThatThrownBy(() -> DriverManager.getConnection(database, login[0], login[1])
+                                    .close())
+                            .as("%s as '%s' with '%s'", database, login[0], login[1])
+                            .isInstanceOf(SQLException.class)
                             .hasMessageContaining("Wrong user name or password");
                 }
             }
@@ -67,11 +84,16 @@ class H2ServerTest {
     void noDatabaseIsCreatedRemotelyAndNoneShutsTheServerDownWithoutItsPassword() throws Exception {
         try (H2Server server = H2Server.start()) {
             for (String other : List.of("other", "mem:other")) {
-                assertThatThrownBy(() -> DriverManager.getConnection("jdbc:h2:tcp://127.0.0.1:" + server.port() + "/" + other, "intruder",
-                        "chosen").close()).as(other).isInstanceOf(SQLException.class).hasMessageContaining("not found");
+                assertThatThrownBy(() -> DriverManager.getConnection(
+                                        "jdbc:h2:tcp://127.0.0.1:" + server.port() + "/" + other, "intruder", "chosen")
+                                .close())
+                        .as(other)
+                        .isInstanceOf(SQLException.class)
+                        .hasMessageContaining("not found");
             }
             assertThat(server.dir().resolve("other.mv.db")).doesNotExist();
-            assertThatThrownBy(() -> org.h2.tools.Server.shutdownTcpServer("tcp://127.0.0.1:" + server.port(), "", false, false))
+            assertThatThrownBy(() ->
+                            org.h2.tools.Server.shutdownTcpServer("tcp://127.0.0.1:" + server.port(), "", false, false))
                     .isInstanceOf(SQLException.class);
             assertThat(count(server, "SELECT 1")).as("still serving").isEqualTo(1);
         }
@@ -79,21 +101,26 @@ class H2ServerTest {
 
     @Test
     void aClassPathWithoutH2FailsNamingTheMainClass() {
-        assertThatThrownBy(() -> H2Server.builder().classPath("/no/such.jar").start()).isInstanceOf(ServerException.class)
-                .hasMessageContaining("org.h2.tools.Server").hasMessageContaining("/no/such.jar")
+        assertThatThrownBy(() -> H2Server.builder().classPath("/no/such.jar").start())
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("org.h2.tools.Server")
+                .hasMessageContaining("/no/such.jar")
                 .hasMessageContaining("com.h2database:h2");
     }
 
     @Test
     void badSettingsAreRefusedNamingTheRule() {
-        assertThatThrownBy(() -> H2Server.builder().writeDelay(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> H2Server.builder().writeDelay(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("writeDelay must be 0 or more");
-        assertThatThrownBy(() -> H2Server.builder().classPath(" ")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> H2Server.builder().classPath(" "))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("class path must not be empty");
     }
 
     private static void execute(H2Server server, String... statements) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(server.uri()); Statement statement = connection.createStatement()) {
+        try (Connection connection = DriverManager.getConnection(server.uri());
+                Statement statement = connection.createStatement()) {
             for (String sql : statements) {
                 statement.execute(sql);
             }
@@ -101,7 +128,8 @@ class H2ServerTest {
     }
 
     private static int count(H2Server server, String query) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(server.uri()); Statement statement = connection.createStatement();
+        try (Connection connection = DriverManager.getConnection(server.uri());
+                Statement statement = connection.createStatement();
                 ResultSet rows = statement.executeQuery(query)) {
             rows.next();
             return rows.getInt(1);

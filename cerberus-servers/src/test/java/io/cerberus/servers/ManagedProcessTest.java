@@ -17,7 +17,8 @@ class ManagedProcessTest {
 
     @Test
     void standardOutputIsReadLineByLine() {
-        try (ManagedProcess process = ManagedProcess.start("echo", List.of("sh", "-c", "echo starting; echo hi; echo there"))) {
+        try (ManagedProcess process =
+                ManagedProcess.start("echo", List.of("sh", "-c", "echo starting; echo hi; echo there"))) {
             assertThat(process.awaitLine("hi", WAIT)).isEqualTo("hi");
             assertThat(process.nextLine(WAIT)).isEqualTo("there");
             assertThat(process.awaitExit(WAIT)).isZero();
@@ -33,13 +34,16 @@ class ManagedProcessTest {
     @Test
     void aShortCommandThatFailsGivesItsExitCodeAndStandardError() {
         assertThatThrownBy(() -> ManagedProcess.run("failing", List.of("sh", "-c", "echo denied >&2; exit 3"), WAIT))
-                .isInstanceOf(ServerException.class).hasMessageContaining("failing failed (exit code 3)").hasMessageContaining("denied");
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("failing failed (exit code 3)")
+                .hasMessageContaining("denied");
     }
 
     @Test
     void aShortCommandThatDoesNotEndInTimeFails() {
         assertThatThrownBy(() -> ManagedProcess.run("sleeper", List.of("sleep", "30"), Duration.ofMillis(200)))
-                .isInstanceOf(ServerException.class).hasMessageContaining("sleeper did not end within 200ms");
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("sleeper did not end within 200ms");
     }
 
     @Test
@@ -47,8 +51,10 @@ class ManagedProcessTest {
         try (ManagedProcess process = ManagedProcess.start("failing", List.of("sh", "-c", "echo oops >&2; exit 3"))) {
             assertThat(process.awaitExit(WAIT)).isEqualTo(3);
             assertThat(process.stderr()).isEqualTo("oops\n");
-            assertThatThrownBy(() -> process.awaitLine("READY", WAIT)).isInstanceOf(ServerException.class)
-                    .hasMessageContaining("waiting for a line starting with 'READY'").hasMessageContaining("failing ended (exit code 3)")
+            assertThatThrownBy(() -> process.awaitLine("READY", WAIT))
+                    .isInstanceOf(ServerException.class)
+                    .hasMessageContaining("waiting for a line starting with 'READY'")
+                    .hasMessageContaining("failing ended (exit code 3)")
                     .hasMessageContaining("oops");
         }
     }
@@ -56,7 +62,8 @@ class ManagedProcessTest {
     @Test
     void aSilentProcessFailsTheWaitAtTheDeadline() {
         try (ManagedProcess process = ManagedProcess.start("silent", List.of("cat"))) {
-            assertThatThrownBy(() -> process.nextLine(Duration.ofMillis(50))).isInstanceOf(ServerException.class)
+            assertThatThrownBy(() -> process.nextLine(Duration.ofMillis(50)))
+                    .isInstanceOf(ServerException.class)
                     .hasMessageContaining("silent printed nothing within 50ms");
         }
     }
@@ -73,14 +80,17 @@ class ManagedProcessTest {
         try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
             process.kill(WAIT);
             assertThat(process.isAlive()).isFalse();
-            assertThatThrownBy(() -> process.signal("CONT")).isInstanceOf(ServerException.class).hasMessageContaining("kill -CONT");
+            assertThatThrownBy(() -> process.signal("CONT"))
+                    .isInstanceOf(ServerException.class)
+                    .hasMessageContaining("kill -CONT");
         }
     }
 
     @Test
     void aSignalNameThatIsNotOneIsRefusedBeforeAnythingIsSent() {
         try (ManagedProcess process = ManagedProcess.start("cat", List.of("cat"))) {
-            assertThatThrownBy(() -> process.signal("STOP; rm -rf x")).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> process.signal("STOP; rm -rf x"))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("signal must be a name such as STOP");
             assertThat(process.ask("still there", WAIT)).isEqualTo("still there");
         }
@@ -94,7 +104,9 @@ class ManagedProcessTest {
             process.send("held");
             process.signal("CONT");
             Await.until("cat to run again", WAIT, () -> state(process) != 'T');
-            assertThat(process.nextLine(WAIT)).as("the line sent while it was stopped").isEqualTo("held");
+            assertThat(process.nextLine(WAIT))
+                    .as("the line sent while it was stopped")
+                    .isEqualTo("held");
         }
     }
 
@@ -109,9 +121,11 @@ class ManagedProcessTest {
 
     @Test
     void killEndsTheProcessesItStartedToo() {
-        try (ManagedProcess process = ManagedProcess.start("forking", List.of("sh", "-c", "sleep 600 & sleep 600 & echo forked; wait"))) {
+        try (ManagedProcess process =
+                ManagedProcess.start("forking", List.of("sh", "-c", "sleep 600 & sleep 600 & echo forked; wait"))) {
             process.awaitLine("forked", WAIT);
-            List<ProcessHandle> children = ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
+            List<ProcessHandle> children =
+                    ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
             assertThat(children).hasSize(2);
             process.kill(WAIT);
             assertThat(children).allMatch(ManagedProcessTest::endedOrZombie);
@@ -122,9 +136,13 @@ class ManagedProcessTest {
     void closeEndsTheProcessesItStartedToo() {
         ManagedProcess process = ManagedProcess.start("forking", List.of("sh", "-c", "sleep 600 & echo forked; wait"));
         process.awaitLine("forked", WAIT);
-        List<ProcessHandle> children = ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
+        List<ProcessHandle> children =
+                ProcessHandle.of(process.pid()).orElseThrow().descendants().toList();
         process.close();
-        Await.until("the child of a closed process to end", WAIT, () -> children.stream().allMatch(ManagedProcessTest::endedOrZombie));
+        Await.until(
+                "the child of a closed process to end",
+                WAIT,
+                () -> children.stream().allMatch(ManagedProcessTest::endedOrZombie));
     }
 
     /** A killed child that its new parent (a container's init) has not reaped yet is a zombie, holding nothing. */
@@ -139,29 +157,35 @@ class ManagedProcessTest {
 
     @Test
     void aShortCommandGetsItsEnvironmentAndInput() {
-        String output = ManagedProcess.run("echo", List.of("sh", "-c", "read line; echo \"$line $SECRET\"; echo ignored >&2"),
-                Map.of("SECRET", "s3cret"), "hello\n", WAIT);
+        String output = ManagedProcess.run(
+                "echo",
+                List.of("sh", "-c", "read line; echo \"$line $SECRET\"; echo ignored >&2"),
+                Map.of("SECRET", "s3cret"),
+                "hello\n",
+                WAIT);
         assertThat(output).isEqualTo("hello s3cret\n");
     }
 
     @Test
     void aProgramThatCannotBeStartedIsAServerException() {
         assertThatThrownBy(() -> ManagedProcess.start("missing", List.of("/nonexistent/cerberus-no-such-program")))
-                .isInstanceOf(ServerException.class).hasMessageContaining("could not start missing: /nonexistent/cerberus-no-such-program");
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("could not start missing: /nonexistent/cerberus-no-such-program");
     }
 
     @Test
     void aChildJvmGetsItsEngineUriInItsEnvironmentAndTheTimeScale() {
-        try (ManagedProcess child = ManagedProcess.startJavaWithEngine(PrintEngineUri.class, "mem://secret@host", "extra")) {
-            assertThat(child.nextLine(Timeouts.scaled(Duration.ofSeconds(30)))).isEqualTo("mem://secret@host extra " + Timeouts.scale());
+        try (ManagedProcess child =
+                ManagedProcess.startJavaWithEngine(PrintEngineUri.class, "mem://secret@host", "extra")) {
+            assertThat(child.nextLine(Timeouts.scaled(Duration.ofSeconds(30))))
+                    .isEqualTo("mem://secret@host extra " + Timeouts.scale());
             assertThat(child.awaitExit(WAIT)).isZero();
         }
     }
 
     /** The child JVM of {@link #aChildJvmGetsItsEngineUriInItsEnvironmentAndTheTimeScale}. */
     public static final class PrintEngineUri {
-        private PrintEngineUri() {
-        }
+        private PrintEngineUri() {}
 
         public static void main(String[] args) {
             System.out.println(ManagedProcess.engineUri() + " " + String.join(" ", args) + " " + Timeouts.scale());
@@ -181,11 +205,16 @@ class ManagedProcessTest {
     @Test
     void outputGoesToTheCallersFileWhichOutlivesTheProcess(@TempDir Path dir) throws IOException {
         Path output = dir.resolve("server.out");
-        try (ManagedProcess process = ManagedProcess.startWithOutput("both", List.of("sh", "-c", "echo out; echo err >&2; exit 2"), output)) {
+        try (ManagedProcess process =
+                ManagedProcess.startWithOutput("both", List.of("sh", "-c", "echo out; echo err >&2; exit 2"), output)) {
             assertThat(process.awaitExit(WAIT)).isEqualTo(2);
-            assertThat(process.diagnostics()).contains("output (" + output + ")").contains("out").contains("err");
+            assertThat(process.diagnostics())
+                    .contains("output (" + output + ")")
+                    .contains("out")
+                    .contains("err");
         }
-        try (ManagedProcess again = ManagedProcess.startWithOutput("again", List.of("sh", "-c", "echo again"), output)) {
+        try (ManagedProcess again =
+                ManagedProcess.startWithOutput("again", List.of("sh", "-c", "echo again"), output)) {
             again.awaitExit(WAIT);
         }
         assertThat(Files.readAllLines(output)).containsExactlyInAnyOrder("out", "err", "again");
@@ -206,7 +235,9 @@ class ManagedProcessTest {
     void aListenerGetsEveryLineAndTheEnvironmentIsAdded() throws InterruptedException {
         List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (ManagedProcess process = ManagedProcess.launch("env", List.of("sh", "-c", "echo \"$GREETING\"; cat"))
-                .environment(java.util.Map.of("GREETING", "hello")).onLine(heard::add).start()) {
+                .environment(java.util.Map.of("GREETING", "hello"))
+                .onLine(heard::add)
+                .start()) {
             process.send("echoed");
             process.closeInput();
             assertThat(process.awaitExit(WAIT)).isZero();
@@ -216,12 +247,18 @@ class ManagedProcessTest {
 
     @Test
     void aChildJvmCommandHasThisJvmsJavaClassPathAndTheOptionsAsked() {
-        List<String> command = JavaCommand.of(ManagedProcessTest.class).quickStart("64m").args("a", "b").toList();
+        List<String> command = JavaCommand.of(ManagedProcessTest.class)
+                .quickStart("64m")
+                .args("a", "b")
+                .toList();
 
         assertThat(command.get(0)).isEqualTo(JavaCommand.java().toString());
-        assertThat(command).contains("-Xmx64m", "-XX:TieredStopAtLevel=1").endsWith("-cp", System.getProperty("java.class.path"),
-                ManagedProcessTest.class.getName(), "a", "b");
-        assertThatThrownBy(() -> JavaCommand.of(" ")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("main class");
+        assertThat(command)
+                .contains("-Xmx64m", "-XX:TieredStopAtLevel=1")
+                .endsWith("-cp", System.getProperty("java.class.path"), ManagedProcessTest.class.getName(), "a", "b");
+        assertThatThrownBy(() -> JavaCommand.of(" "))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("main class");
     }
 
     private static char procState(long pid) {

@@ -18,36 +18,58 @@ class MariaDbServerTest {
     @Test
     void everyAccountNeedsAPasswordOverTcpAndOnlyTheLoginUserHasOne() throws Exception {
         try (MariaDbServer server = MariaDbServer.start()) {
-            assertThat(server.uri()).isEqualTo("jdbc:mariadb://127.0.0.1:" + server.port() + "/mysql?user=cerberus&password="
-                    + server.password());
+            assertThat(server.uri())
+                    .isEqualTo("jdbc:mariadb://127.0.0.1:" + server.port() + "/mysql?user=cerberus&password="
+                            + server.password());
             List<String> accounts = rows(server.uri(), "SELECT concat(user, '@', host) FROM mysql.global_priv");
-            assertThat(accounts).as("no anonymous users").noneMatch(account -> account.startsWith("@"))
+            assertThat(accounts)
+                    .as("no anonymous users")
+                    .noneMatch(account -> account.startsWith("@"))
                     .contains("root@localhost", "cerberus@127.0.0.1");
             for (String account : accounts) {
-                String url = "jdbc:mariadb://127.0.0.1:" + server.port() + "/mysql?user=" + account.substring(0, account.indexOf('@'));
-                assertThatThrownBy(() -> DriverManager.getConnection(url).close()).as("%s over TCP without a password", account)
-                        .isInstanceOf(SQLException.class).hasMessageContaining("denied");
+                String url = "jdbc:mariadb://127.0.0.1:" + server.port() + "/mysql?user="
+                        + account.substring(0, account.indexOf('@'));
+                assertThatThrownBy(() -> DriverManager.getConnection(url).close())
+                        .as("%s over TCP without a password", account)
+                        .isInstanceOf(SQLException.class)
+                        .hasMessageContaining("denied");
             }
             String base = "jdbc:mariadb://127.0.0.1:" + server.port() + "/mysql?user=";
-            assertThatThrownBy(() -> DriverManager.getConnection(base + "cerberus&password=" + server.password() + "x").close())
-                    .as("a wrong password").isInstanceOf(SQLException.class).hasMessageContaining("Access denied");
-            assertThatThrownBy(() -> DriverManager.getConnection(base + "nobody").close())
-                    .as("an unknown user (an anonymous account would let it in)").isInstanceOf(SQLException.class)
+            assertThatThrownBy(() -> DriverManager.getConnection(base + "cerberus&password=" + server.password() + "x")
+                            .close())
+                    .as("a wrong password")
+                    .isInstanceOf(SQLException.class)
                     .hasMessageContaining("Access denied");
-            assertThat(rows(server.uri(), "SELECT @@innodb_flush_log_at_trx_commit")).containsExactly("2");
-            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(server.dataDir()))).isEqualTo("rwx------");
+            assertThatThrownBy(
+                            () -> DriverManager.getConnection(base + "nobody").close())
+                    .as("an unknown user (an anonymous account would let it in)")
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("Access denied");
+            assertThat(rows(server.uri(), "SELECT @@innodb_flush_log_at_trx_commit"))
+                    .containsExactly("2");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(server.dataDir())))
+                    .isEqualTo("rwx------");
         }
     }
 
     @Test
     void givesTheDatabaseUserAndSettingsAskedForAndKeepsItsDataAcrossAKill() throws Exception {
-        try (MariaDbServer server = MariaDbServer.builder().user("app").database("bench").fsync(true).maxConnections(40)
-                .setting("innodb-buffer-pool-size", "64M").start()) {
-            assertThat(server.uri()).startsWith("jdbc:mariadb://127.0.0.1:" + server.port() + "/bench?user=app&password=");
-            assertThat(rows(server.uri(), "SELECT concat(database(), ' ', current_user())")).containsExactly("bench app@127.0.0.1");
-            assertThat(rows(server.uri(), "SELECT @@innodb_flush_log_at_trx_commit")).containsExactly("1");
+        try (MariaDbServer server = MariaDbServer.builder()
+                .user("app")
+                .database("bench")
+                .fsync(true)
+                .maxConnections(40)
+                .setting("innodb-buffer-pool-size", "64M")
+                .start()) {
+            assertThat(server.uri())
+                    .startsWith("jdbc:mariadb://127.0.0.1:" + server.port() + "/bench?user=app&password=");
+            assertThat(rows(server.uri(), "SELECT concat(database(), ' ', current_user())"))
+                    .containsExactly("bench app@127.0.0.1");
+            assertThat(rows(server.uri(), "SELECT @@innodb_flush_log_at_trx_commit"))
+                    .containsExactly("1");
             assertThat(rows(server.uri(), "SELECT @@max_connections")).containsExactly("40");
-            assertThat(rows(server.uri(), "SELECT @@innodb_buffer_pool_size")).containsExactly(Long.toString(64L << 20));
+            assertThat(rows(server.uri(), "SELECT @@innodb_buffer_pool_size"))
+                    .containsExactly(Long.toString(64L << 20));
             execute(server.uri(), "CREATE TABLE kept (id int)", "INSERT INTO kept VALUES (42)");
             server.kill();
             assertThat(FreePorts.accepts(server.port())).isFalse();

@@ -31,7 +31,9 @@ class MemcachedServerTest {
     @Test
     void evictionsAndCasAreOptions() {
         MemcachedServer.Builder noCas = MemcachedServer.builder().cas(false);
-        try (MemcachedServer server = noCas.start(); MemcachedServer evicting = MemcachedServer.builder().evictions(true).start()) {
+        try (MemcachedServer server = noCas.start();
+                MemcachedServer evicting =
+                        MemcachedServer.builder().evictions(true).start()) {
             assertThat(server.command()).contains("-M", "-C");
             assertThat(evicting.command()).doesNotContain("-M", "-C");
         }
@@ -45,7 +47,9 @@ class MemcachedServerTest {
             server.kill();
             assertThat(server.isRunning()).isFalse();
             assertThat(FreePorts.accepts(server.port())).isFalse();
-            assertThatThrownBy(server::stats).isInstanceOf(ServerException.class).hasMessageContaining("did not answer 'stats'");
+            assertThatThrownBy(server::stats)
+                    .isInstanceOf(ServerException.class)
+                    .hasMessageContaining("did not answer 'stats'");
             server.restart();
             assertThat(server.isRunning()).isTrue();
             assertThat(server.items()).as("memcached keeps nothing").isZero();
@@ -79,10 +83,16 @@ class MemcachedServerTest {
         try (ServerSocket taken = new ServerSocket(port, 50, InetAddress.getLoopbackAddress())) {
             assertThat(taken.isBound()).isTrue();
             long started = System.nanoTime();
-            assertThatThrownBy(() -> MemcachedServer.builder().port(port).startTimeout(Duration.ofMinutes(1)).start())
-                    .isInstanceOf(ServerException.class).hasMessageContaining("ended while waiting for memcached on 127.0.0.1:" + port)
+            assertThatThrownBy(() -> MemcachedServer.builder()
+                            .port(port)
+                            .startTimeout(Duration.ofMinutes(1))
+                            .start())
+                    .isInstanceOf(ServerException.class)
+                    .hasMessageContaining("ended while waiting for memcached on 127.0.0.1:" + port)
                     .hasMessageContaining("failed to listen");
-            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("not the whole minute").isLessThan(Duration.ofSeconds(30));
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("not the whole minute")
+                    .isLessThan(Duration.ofSeconds(30));
         }
     }
 
@@ -90,9 +100,11 @@ class MemcachedServerTest {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(5000);
             OutputStream out = socket.getOutputStream();
-            out.write(("set " + key + " 0 0 " + value.length() + "\r\n" + value + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(("set " + key + " 0 0 " + value.length() + "\r\n" + value + "\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            assertThat(new String(socket.getInputStream().readNBytes(8), StandardCharsets.US_ASCII)).isEqualTo("STORED\r\n");
+            assertThat(new String(socket.getInputStream().readNBytes(8), StandardCharsets.US_ASCII))
+                    .isEqualTo("STORED\r\n");
         }
     }
 }

@@ -52,7 +52,11 @@ class RedisServerTest {
     @Test
     void anAppendOnlyFileKeepsWritesAcrossAKill(@TempDir Path dir) throws IOException {
         Path output = dir.resolve("server.out");
-        try (RedisServer server = RedisServer.builder().persistence(RedisServer.Persistence.AOF_ALWAYS).dir(dir).output(output).start()) {
+        try (RedisServer server = RedisServer.builder()
+                .persistence(RedisServer.Persistence.AOF_ALWAYS)
+                .dir(dir)
+                .output(output)
+                .start()) {
             assertThat(send(server.port(), "SET", "k", "v")).isEqualTo("+OK");
             server.kill();
             server.restart();
@@ -63,15 +67,22 @@ class RedisServerTest {
 
     @Test
     void persistenceNeedsADirectory() {
-        assertThatThrownBy(() -> RedisServer.builder().persistence(RedisServer.Persistence.AOF_ALWAYS).start())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a dir");
+        assertThatThrownBy(() -> RedisServer.builder()
+                        .persistence(RedisServer.Persistence.AOF_ALWAYS)
+                        .start())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs a dir");
     }
 
     @Test
     void aSentinelKeepsNoData(@TempDir Path dir) {
-        assertThatThrownBy(() -> RedisServer.builder().sentinel(dir.resolve("sentinel.conf")).dir(dir)
-                .persistence(RedisServer.Persistence.AOF_ALWAYS).start())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a Sentinel keeps no data");
+        assertThatThrownBy(() -> RedisServer.builder()
+                        .sentinel(dir.resolve("sentinel.conf"))
+                        .dir(dir)
+                        .persistence(RedisServer.Persistence.AOF_ALWAYS)
+                        .start())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a Sentinel keeps no data");
     }
 
     @Test
@@ -88,10 +99,16 @@ class RedisServerTest {
     @Test
     void aServerThatCannotStartFailsAtOnceWithItsOutput() {
         long started = System.nanoTime();
-        assertThatThrownBy(() -> RedisServer.builder().args("--no-such-directive", "x").startTimeout(Duration.ofMinutes(1)).start())
-                .isInstanceOf(ServerException.class).hasMessageContaining("ended while waiting for redis-server")
+        assertThatThrownBy(() -> RedisServer.builder()
+                        .args("--no-such-directive", "x")
+                        .startTimeout(Duration.ofMinutes(1))
+                        .start())
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("ended while waiting for redis-server")
                 .hasMessageContaining("Bad directive");
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("not the whole minute").isLessThan(Duration.ofSeconds(30));
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("not the whole minute")
+                .isLessThan(Duration.ofSeconds(30));
     }
 
     /** Sends one command in RESP and returns the first line of the answer (the value of a bulk answer). */
@@ -100,12 +117,17 @@ class RedisServerTest {
             socket.setSoTimeout(1000);
             StringBuilder request = new StringBuilder("*" + words.length + "\r\n");
             for (String word : words) {
-                request.append('$').append(word.length()).append("\r\n").append(word).append("\r\n");
+                request.append('$')
+                        .append(word.length())
+                        .append("\r\n")
+                        .append(word)
+                        .append("\r\n");
             }
             OutputStream out = socket.getOutputStream();
             out.write(request.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader in =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             String first = in.readLine();
             if (first.startsWith("*")) {
                 StringBuilder values = new StringBuilder();

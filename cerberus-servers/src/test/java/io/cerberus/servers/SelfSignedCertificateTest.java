@@ -23,14 +23,17 @@ class SelfSignedCertificateTest {
         X509Certificate certificate = (X509Certificate) store.getCertificate("server");
         assertThat(certificate.getSubjectX500Principal().getName()).isEqualTo("CN=127.0.0.1");
         assertThat(certificate.getSubjectAlternativeNames()).contains(java.util.List.of(7, "127.0.0.1"));
-        assertThat(Files.readString(made.certificate())).startsWith("-----BEGIN CERTIFICATE-----\n").endsWith("-----END CERTIFICATE-----\n");
+        assertThat(Files.readString(made.certificate()))
+                .startsWith("-----BEGIN CERTIFICATE-----\n")
+                .endsWith("-----END CERTIFICATE-----\n");
         assertThat(Files.readString(made.privateKey())).startsWith("-----BEGIN PRIVATE KEY-----\n");
     }
 
     @Test
     void aRedisServerServesTlsWithIt(@TempDir Path dir) {
         SelfSignedCertificate made = SelfSignedCertificate.forLoopback(dir, "redis");
-        try (RedisServer server = RedisServer.builder().tls(made.certificate(), made.privateKey()).start()) {
+        try (RedisServer server =
+                RedisServer.builder().tls(made.certificate(), made.privateKey()).start()) {
             assertThat(server.uri()).startsWith("rediss://127.0.0.1:");
             assertThat(FreePorts.accepts(server.port())).isTrue();
         }

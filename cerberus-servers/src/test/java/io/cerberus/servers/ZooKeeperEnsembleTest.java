@@ -17,7 +17,9 @@ class ZooKeeperEnsembleTest {
             assertThat(ensemble.size()).isEqualTo(3);
             assertThat(ensemble.uri()).matches("zk://127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+");
             int leader = ensemble.awaitLeader(ELECTION);
-            assertThat(ensemble.members().stream().map(member -> member.mode().orElse("")).toList())
+            assertThat(ensemble.members().stream()
+                            .map(member -> member.mode().orElse(""))
+                            .toList())
                     .containsExactlyInAnyOrderElementsOf(List.of("leader", "follower", "follower"));
 
             ensemble.member(leader).kill();
@@ -27,15 +29,17 @@ class ZooKeeperEnsembleTest {
             int follower = 3 - leader - next;
             ensemble.member(follower).pause();
             ensemble.heal();
-            assertThat(ensemble.member(leader).mode()).as("the killed leader rejoined").hasValueSatisfying(
-                    mode -> assertThat(mode).isIn("leader", "follower"));
+            assertThat(ensemble.member(leader).mode())
+                    .as("the killed leader rejoined")
+                    .hasValueSatisfying(mode -> assertThat(mode).isIn("leader", "follower"));
             assertThat(ensemble.member(follower).isPaused()).isFalse();
         }
     }
 
     @Test
     void anEnsembleNeedsTwoMembers() {
-        assertThatThrownBy(() -> ZooKeeperEnsemble.builder().size(1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ZooKeeperEnsemble.builder().size(1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least 2 members");
     }
 }

@@ -26,9 +26,17 @@ class ZooKeeperServerTest {
 
     @Test
     void aKilledServerRestartsOnTheSamePortAndDataDirectory(@TempDir Path dir) throws Exception {
-        try (ZooKeeperServer server = ZooKeeperServer.builder().dir(dir).tickTime(Duration.ofMillis(100)).start()) {
-            assertThat(Files.readString(dir.resolve("zoo.cfg"))).contains("tickTime=100", "minSessionTimeout=200",
-                    "admin.enableServer=false", "4lw.commands.whitelist=ruok,srvr,mntr").doesNotContain("forceSync");
+        try (ZooKeeperServer server = ZooKeeperServer.builder()
+                .dir(dir)
+                .tickTime(Duration.ofMillis(100))
+                .start()) {
+            assertThat(Files.readString(dir.resolve("zoo.cfg")))
+                    .contains(
+                            "tickTime=100",
+                            "minSessionTimeout=200",
+                            "admin.enableServer=false",
+                            "4lw.commands.whitelist=ruok,srvr,mntr")
+                    .doesNotContain("forceSync");
             assertThat(dir.resolve("data/version-2")).as("its data directory").isDirectory();
             long pid = server.pid();
             server.kill();
@@ -54,17 +62,24 @@ class ZooKeeperServerTest {
 
     @Test
     void aClassPathWithoutZooKeeperFailsNamingTheMainClass() {
-        assertThatThrownBy(() -> ZooKeeperServer.builder().classPath("/no/such.jar").start()).isInstanceOf(ServerException.class)
-                .hasMessageContaining("org.apache.zookeeper.server.quorum.QuorumPeerMain").hasMessageContaining("/no/such.jar");
+        assertThatThrownBy(() ->
+                        ZooKeeperServer.builder().classPath("/no/such.jar").start())
+                .isInstanceOf(ServerException.class)
+                .hasMessageContaining("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+                .hasMessageContaining("/no/such.jar");
     }
 
     @Test
     void badSettingsAreRefusedNamingTheRule() {
-        assertThatThrownBy(() -> ZooKeeperServer.builder().tickTime(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ZooKeeperServer.builder().tickTime(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("tickTime must be at least 1ms");
-        assertThatThrownBy(() -> ZooKeeperServer.builder().sessionTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("min <= max");
-        assertThatThrownBy(() -> FourLetterWords.ask(1, "stat!")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(
+                        () -> ZooKeeperServer.builder().sessionTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("min <= max");
+        assertThatThrownBy(() -> FourLetterWords.ask(1, "stat!"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("four lower-case letters");
     }
 }

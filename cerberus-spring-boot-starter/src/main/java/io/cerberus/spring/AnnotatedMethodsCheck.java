@@ -18,7 +18,8 @@ import org.springframework.util.ReflectionUtils;
  * may come days later. What can only be known at a call (the key's value) is still checked then.
  */
 final class AnnotatedMethodsCheck implements BeanPostProcessor {
-    private static final List<Class<? extends java.lang.annotation.Annotation>> ANNOTATIONS = List.of(DistributedLock.class, Idempotent.class);
+    private static final List<Class<? extends java.lang.annotation.Annotation>> ANNOTATIONS =
+            List.of(DistributedLock.class, Idempotent.class);
 
     private final Set<Class<?>> checked = ConcurrentHashMap.newKeySet();
 

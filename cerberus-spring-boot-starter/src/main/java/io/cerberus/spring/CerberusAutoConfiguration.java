@@ -27,17 +27,23 @@ import org.springframework.util.ClassUtils;
  * aside when the application defines its own of the same type.
  */
 // the DataSource's auto-configuration on Boot 4 and on Boot 3; a name that is not there orders nothing
-@AutoConfiguration(afterName = {"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
+        })
 @EnableConfigurationProperties(CerberusProperties.class)
 public class CerberusAutoConfiguration {
     /** The engine URI that stands for the application's own {@link DataSource}. */
     static final String DATA_SOURCE_URI = "jdbc:datasource";
-    private static final String NO_ENGINE = "no Cerberus engine is configured, and the locks of a JVM-local default would exclude"
-            + " nothing between the application's instances";
-    private static final String CHOOSE_ENGINE = "Set cerberus.engines to the store the instances share, such as redis://redis:6379,"
-            + " zk://zk1:2181, etcd://etcd:2379, jdbc:datasource (the application's DataSource) or file:/var/lock/app (one machine);"
-            + " see the starter's SPRING.md. For tests, or a tool that runs as one process, cerberus.engines=mem: keeps locks in this JVM";
+
+    private static final String NO_ENGINE =
+            "no Cerberus engine is configured, and the locks of a JVM-local default would exclude"
+                    + " nothing between the application's instances";
+    private static final String CHOOSE_ENGINE =
+            "Set cerberus.engines to the store the instances share, such as redis://redis:6379,"
+                    + " zk://zk1:2181, etcd://etcd:2379, jdbc:datasource (the application's DataSource) or file:/var/lock/app (one machine);"
+                    + " see the starter's SPRING.md. For tests, or a tool that runs as one process, cerberus.engines=mem: keeps locks in this JVM";
 
     /**
      * Fails the start when the configuration names a {@code cerberus.*} property the starter does
@@ -54,8 +60,7 @@ public class CerberusAutoConfiguration {
     }
 
     /** That the {@code cerberus.*} properties of the environment are all known ({@link UnknownProperties}). */
-    static final class PropertiesChecked {
-    }
+    static final class PropertiesChecked {}
 
     /**
      * The client, closed with the application context (releasing every lock it still holds).
@@ -72,8 +77,12 @@ public class CerberusAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public Cerberus cerberus(PropertiesChecked checked, CerberusProperties properties, ObjectProvider<DataSource> dataSources,
-            ObjectProvider<CerberusBuilderCustomizer> customizers, ObjectProvider<EngineSwitchListener> switchListeners,
+    public Cerberus cerberus(
+            PropertiesChecked checked,
+            CerberusProperties properties,
+            ObjectProvider<DataSource> dataSources,
+            ObjectProvider<CerberusBuilderCustomizer> customizers,
+            ObjectProvider<EngineSwitchListener> switchListeners,
             BeanFactory beanFactory) {
         CerberusBuilder builder = Cerberus.builder()
                 .namespace(properties.getNamespace())
@@ -141,7 +150,8 @@ public class CerberusAutoConfiguration {
      * @return the aspect
      */
     @Bean
-    static DistributedLockAspect cerberusDistributedLockAspect(ObjectProvider<Cerberus> cerberus, BeanFactory beanFactory) {
+    static DistributedLockAspect cerberusDistributedLockAspect(
+            ObjectProvider<Cerberus> cerberus, BeanFactory beanFactory) {
         return new DistributedLockAspect(cerberus, new KeyExpressions(beanFactory));
     }
 
@@ -154,9 +164,13 @@ public class CerberusAutoConfiguration {
      * @return the aspect
      */
     @Bean
-    static IdempotentAspect cerberusIdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options,
-            BeanFactory beanFactory) {
-        return new IdempotentAspect(cerberus, options, new KeyExpressions(beanFactory), new TransactionRules(beanFactory),
+    static IdempotentAspect cerberusIdempotentAspect(
+            ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options, BeanFactory beanFactory) {
+        return new IdempotentAspect(
+                cerberus,
+                options,
+                new KeyExpressions(beanFactory),
+                new TransactionRules(beanFactory),
                 new ResultJsons(beanFactory));
     }
 
@@ -172,14 +186,18 @@ public class CerberusAutoConfiguration {
     }
 
     static boolean isDataSourceUri(String uri) {
-        return uri != null && uri.regionMatches(true, 0, DATA_SOURCE_URI, 0, DATA_SOURCE_URI.length())
-                && (uri.length() == DATA_SOURCE_URI.length() || "?;".indexOf(uri.charAt(DATA_SOURCE_URI.length())) >= 0);
+        return uri != null
+                && uri.regionMatches(true, 0, DATA_SOURCE_URI, 0, DATA_SOURCE_URI.length())
+                && (uri.length() == DATA_SOURCE_URI.length()
+                        || "?;".indexOf(uri.charAt(DATA_SOURCE_URI.length())) >= 0);
     }
 
     /** @return whether the URI stands for the application's CuratorFramework: {@code zk://curator[/root][?...]} */
     static boolean isCuratorUri(String uri) {
         String prefix = "zk://curator";
-        return uri != null && uri.startsWith(prefix) && (uri.length() == prefix.length() || "/?".indexOf(uri.charAt(prefix.length())) >= 0);
+        return uri != null
+                && uri.startsWith(prefix)
+                && (uri.length() == prefix.length() || "/?".indexOf(uri.charAt(prefix.length())) >= 0);
     }
 
     static java.util.Optional<FailoverPolicy> failoverPolicy(CerberusProperties.Failover failover) {
@@ -200,7 +218,8 @@ public class CerberusAutoConfiguration {
                 .withStoreAttempts(settings.getStoreAttempts());
         // unlike the core's default, a duplicate is rejected unless a wait is set: the Idempotency-Key filter answers
         // 409 at once to a request whose first copy still runs, as HTTP clients of idempotency keys expect
-        options = settings.getWaitWhenInProgress() != null ? options.waitingWhenInProgress(settings.getWaitWhenInProgress())
+        options = settings.getWaitWhenInProgress() != null
+                ? options.waitingWhenInProgress(settings.getWaitWhenInProgress())
                 : options.rejectingWhenInProgress();
         return settings.isFailOpen() ? options.failingOpen() : options;
     }
@@ -218,13 +237,15 @@ public class CerberusAutoConfiguration {
 
         static void add(CerberusBuilder builder, String uri, ObjectProvider<DataSource> dataSources) {
             if (!ClassUtils.isPresent(JDBC_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
-                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " needs the jdbc engine: add the dependency io.cerberus:cerberus-jdbc");
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri)
+                        + " needs the jdbc engine: add the dependency io.cerberus:cerberus-jdbc");
             }
             DataSource dataSource = dataSources.getIfUnique();
             if (dataSource == null) {
-                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " uses the application's DataSource, but the context has "
-                        + (dataSources.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
-                        + "; define one, or give a JDBC URL such as jdbc:postgresql://host:5432/db");
+                throw new IllegalArgumentException(
+                        "engine " + Redaction.redact(uri) + " uses the application's DataSource, but the context has "
+                                + (dataSources.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
+                                + "; define one, or give a JDBC URL such as jdbc:postgresql://host:5432/db");
             }
             builder.engine(uri, io.cerberus.jdbc.JdbcOptions.dataSource(dataSource));
         }
@@ -236,13 +257,15 @@ public class CerberusAutoConfiguration {
 
         static void add(CerberusBuilder builder, String uri, BeanFactory beanFactory) {
             if (!ClassUtils.isPresent(ZOOKEEPER_OPTIONS, CerberusAutoConfiguration.class.getClassLoader())) {
-                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " needs the ZooKeeper engine: add the dependency io.cerberus:cerberus-zookeeper");
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri)
+                        + " needs the ZooKeeper engine: add the dependency io.cerberus:cerberus-zookeeper");
             }
             ObjectProvider<org.apache.curator.framework.CuratorFramework> clients =
                     beanFactory.getBeanProvider(org.apache.curator.framework.CuratorFramework.class);
             org.apache.curator.framework.CuratorFramework client = clients.getIfUnique();
             if (client == null) {
-                throw new IllegalArgumentException("engine " + Redaction.redact(uri) + " uses the application's CuratorFramework, but the context has "
+                throw new IllegalArgumentException("engine " + Redaction.redact(uri)
+                        + " uses the application's CuratorFramework, but the context has "
                         + (clients.stream().findAny().isPresent() ? "several and none is @Primary" : "none")
                         + "; define one (started), or give the ensemble: zk://host1:2181,host2:2181/root");
             }

@@ -19,8 +19,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * Spring Boot 4's health classes; on Boot 3, {@code cerberus-spring-boot3-support} has the same indicator.
  */
 final class CerberusHealthIndicators {
-    private CerberusHealthIndicators() {
-    }
+    private CerberusHealthIndicators() {}
 
     /**
      * @param cerberus the client

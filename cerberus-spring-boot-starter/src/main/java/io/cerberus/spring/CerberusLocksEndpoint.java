@@ -35,7 +35,8 @@ public class CerberusLocksEndpoint {
      * @return the namespace, the current engine, and the holds of every engine
      */
     @ReadOperation
-    @SuppressWarnings("deprecation") // Spring's @Nullable: the one both Boot 3 and Boot 4 take for an optional parameter
+    @SuppressWarnings(
+            "deprecation") // Spring's @Nullable: the one both Boot 3 and Boot 4 take for an optional parameter
     public Locks locks(@Nullable String prefix) {
         Map<String, EngineLocks> engines = new LinkedHashMap<>();
         for (String engine : cerberus.engines()) {
@@ -57,7 +58,9 @@ public class CerberusLocksEndpoint {
         }
         String uri = cerberus.engineUri(engine);
         try {
-            List<Hold> holds = cerberus.inspectEngine(engine, prefix == null ? "" : prefix).stream().map(Hold::of).toList();
+            List<Hold> holds = cerberus.inspectEngine(engine, prefix == null ? "" : prefix).stream()
+                    .map(Hold::of)
+                    .toList();
             return new EngineLocks(uri, holds, null);
         } catch (RuntimeException e) {
             // an engine that cannot list (or cannot be reached) is reported, the others still listed
@@ -70,8 +73,7 @@ public class CerberusLocksEndpoint {
      * @param currentEngine the engine new acquisitions go to
      * @param engines per engine name, its holds
      */
-    public record Locks(String namespace, String currentEngine, Map<String, EngineLocks> engines) {
-    }
+    public record Locks(String namespace, String currentEngine, Map<String, EngineLocks> engines) {}
 
     /**
      * @param uri the engine URI, {@linkplain Redaction#redact redacted} here whatever it is given
@@ -95,10 +97,16 @@ public class CerberusLocksEndpoint {
      * @param leaseRemainingMillis how long the engine keeps it without renewal; null when it lives with the holder's session
      * @param waiters clients waiting for it; null when the engine cannot tell
      */
-    public record Hold(String name, String mode, String holder, Long fencingToken, Long leaseRemainingMillis, Integer waiters) {
+    public record Hold(
+            String name, String mode, String holder, Long fencingToken, Long leaseRemainingMillis, Integer waiters) {
         static Hold of(LockInfo info) {
-            return new Hold(info.name(), info.mode(), info.holder(), info.fencingToken() < 0 ? null : info.fencingToken(),
-                    info.leaseRemaining().map(java.time.Duration::toMillis).orElse(null), info.waiters() < 0 ? null : info.waiters());
+            return new Hold(
+                    info.name(),
+                    info.mode(),
+                    info.holder(),
+                    info.fencingToken() < 0 ? null : info.fencingToken(),
+                    info.leaseRemaining().map(java.time.Duration::toMillis).orElse(null),
+                    info.waiters() < 0 ? null : info.waiters());
         }
     }
 }

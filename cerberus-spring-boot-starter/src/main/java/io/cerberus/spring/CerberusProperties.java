@@ -240,7 +240,8 @@ public class CerberusProperties {
         private String replayHeader = "Idempotent-Replayed";
 
         /** Response headers stored with the status and the body, and replayed. */
-        private List<String> storedHeaders = new ArrayList<>(List.of("Content-Type", "Content-Language", "Location", "ETag"));
+        private List<String> storedHeaders =
+                new ArrayList<>(List.of("Content-Type", "Content-Language", "Location", "ETag"));
 
         /** Largest request body read to fingerprint the request (a bigger one is refused with 413). */
         private DataSize maxBodySize = DataSize.ofMegabytes(1);

@@ -35,10 +35,15 @@ public class CerberusWebAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(name = "cerberusIdempotencyKeyFilter")
-    public FilterRegistrationBean<IdempotencyKeyFilter> cerberusIdempotencyKeyFilter(ObjectProvider<Cerberus> cerberus,
-            ObjectProvider<IdempotencyOptions> options, CerberusProperties properties) {
-        FilterRegistrationBean<IdempotencyKeyFilter> registration = new FilterRegistrationBean<>(
-                new IdempotencyKeyFilter(cerberus::getObject, options::getObject, properties.getIdempotency().getHttp()));
+    public FilterRegistrationBean<IdempotencyKeyFilter> cerberusIdempotencyKeyFilter(
+            ObjectProvider<Cerberus> cerberus,
+            ObjectProvider<IdempotencyOptions> options,
+            CerberusProperties properties) {
+        FilterRegistrationBean<IdempotencyKeyFilter> registration =
+                new FilterRegistrationBean<>(new IdempotencyKeyFilter(
+                        cerberus::getObject,
+                        options::getObject,
+                        properties.getIdempotency().getHttp()));
         registration.setName("cerberusIdempotencyKeyFilter");
         registration.setOrder(FILTER_ORDER);
         return registration;

@@ -11,12 +11,12 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 public class ConfigurationMistakeAnalyzer extends AbstractFailureAnalyzer<ConfigurationMistake> {
 
     /** For Spring Boot's {@code spring.factories} loading. */
-    public ConfigurationMistakeAnalyzer() {
-    }
+    public ConfigurationMistakeAnalyzer() {}
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, ConfigurationMistake cause) {
         String message = cause.getMessage();
-        return new FailureAnalysis(message.substring(0, message.length() - cause.action().length()).trim(), cause.action(), cause);
+        return new FailureAnalysis(
+                message.substring(0, message.length() - cause.action().length()).trim(), cause.action(), cause);
     }
 }

@@ -22,14 +22,14 @@ import org.springframework.core.Ordered;
 final class DistributedLockAspect implements Ordered {
     /** Outside {@code @Transactional} (lowest precedence): the lock outlives the commit. */
     static final int ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
     private static final String ANNOTATION = "@DistributedLock";
 
     private final ObjectProvider<Cerberus> cerberus;
     private final KeyExpressions keys;
     private final Map<Method, Times> times = new ConcurrentHashMap<>();
 
-    record Times(Duration waitTime, Duration leaseTime) {
-    }
+    record Times(Duration waitTime, Duration leaseTime) {}
 
     DistributedLockAspect(ObjectProvider<Cerberus> cerberus, KeyExpressions keys) {
         this.cerberus = cerberus;
@@ -45,7 +45,8 @@ final class DistributedLockAspect implements Ordered {
     Object lockAround(ProceedingJoinPoint call, DistributedLock annotation) throws Throwable {
         Method method = Invocations.targetMethod(call);
         Times times = this.times.computeIfAbsent(method, m -> times(annotation, m));
-        String name = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs()).toString();
+        String name = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs())
+                .toString();
         Cerberus client = cerberus.getObject();
         io.cerberus.DistributedLock lock = annotation.fair() ? client.fairLock(name) : client.lock(name);
         boolean acquired;
@@ -55,14 +56,22 @@ final class DistributedLockAspect implements Ordered {
                     : lock.tryLock(times.waitTime().toNanos(), times.leaseTime().toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockNotAcquiredException(name, times.waitTime(), "interrupted while waiting for lock '" + name + "' of "
-                    + ANNOTATION + " on " + Invocations.describe(method) + "; the method did not run");
+            throw new LockNotAcquiredException(
+                    name,
+                    times.waitTime(),
+                    "interrupted while waiting for lock '" + name + "' of " + ANNOTATION + " on "
+                            + Invocations.describe(method) + "; the method did not run");
         }
         if (!acquired) {
-            throw new LockNotAcquiredException(name, times.waitTime(), "lock '" + name + "' is busy: " + ANNOTATION + " on "
-                    + Invocations.describe(method) + " did not get it "
-                    + (times.waitTime().isZero() ? "at once (waitTime 0: one try)" : "within its waitTime of " + Invocations.format(times.waitTime()))
-                    + " on engine " + client.currentEngineUri() + "; the method did not run");
+            throw new LockNotAcquiredException(
+                    name,
+                    times.waitTime(),
+                    "lock '" + name + "' is busy: " + ANNOTATION + " on "
+                            + Invocations.describe(method) + " did not get it "
+                            + (times.waitTime().isZero()
+                                    ? "at once (waitTime 0: one try)"
+                                    : "within its waitTime of " + Invocations.format(times.waitTime()))
+                            + " on engine " + client.currentEngineUri() + "; the method did not run");
         }
         Throwable failure = null;
         try {

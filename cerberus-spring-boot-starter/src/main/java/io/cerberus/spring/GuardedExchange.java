@@ -58,8 +58,12 @@ final class GuardedExchange implements AsyncListener {
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile AsyncContext listenedTo;
 
-    private GuardedExchange(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
-            List<String> storedHeaders, long maxStored) {
+    private GuardedExchange(
+            IdempotencyAttempt<StoredResponse> attempt,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            List<String> storedHeaders,
+            long maxStored) {
         this.attempt = attempt;
         this.storedHeaders = storedHeaders;
         this.maxStored = maxStored;
@@ -78,22 +82,30 @@ final class GuardedExchange implements AsyncListener {
      * @param storedHeaders the names of the response headers to store
      * @param maxStored the largest response body stored; a larger one is remembered as not kept
      */
-    static void start(IdempotencyAttempt<StoredResponse> attempt, HttpServletRequest request, HttpServletResponse response,
-            FilterChain chain, List<String> storedHeaders, long maxStored) throws IOException, ServletException {
+    static void start(
+            IdempotencyAttempt<StoredResponse> attempt,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            FilterChain chain,
+            List<String> storedHeaders,
+            long maxStored)
+            throws IOException, ServletException {
         GuardedExchange exchange = new GuardedExchange(attempt, request, response, storedHeaders, maxStored);
         request.setAttribute(ATTRIBUTE, exchange);
         exchange.dispatch(request, exchange.recorder, chain);
     }
 
     /** Runs a later (ASYNC) dispatch: what it writes goes to the same recorder. */
-    void redispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+    void redispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
         // The container hands back the response given to startAsync, which wraps the recorder; a container
         // that hands back the bare response gets the recorder, so the body is recorded either way.
         boolean wrapsRecorder = WebUtils.getNativeResponse(response, ResponseRecorder.class) == recorder;
         dispatch(request, wrapsRecorder ? response : recorder, chain);
     }
 
-    private void dispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+    private void dispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
         try {
             chain.doFilter(request, response);
         } catch (IOException | ServletException | RuntimeException | Error e) {
@@ -122,9 +134,11 @@ final class GuardedExchange implements AsyncListener {
                 return;
             }
             if (recorder.streamed()) {
-                LOG.warn("{} streamed its response (StreamingResponseBody, ResponseBodyEmitter or SSE): a streamed response cannot be"
-                        + " replayed, so it was not stored and its Idempotency-Key was released; leave such paths out of"
-                        + " cerberus.idempotency.http.paths", request);
+                LOG.warn(
+                        "{} streamed its response (StreamingResponseBody, ResponseBodyEmitter or SSE): a streamed response cannot be"
+                                + " replayed, so it was not stored and its Idempotency-Key was released; leave such paths out of"
+                                + " cerberus.idempotency.http.paths",
+                        request);
             } else {
                 int status = recorder.getStatus();
                 if (stored(status)) {
@@ -152,14 +166,23 @@ final class GuardedExchange implements AsyncListener {
         }
         try {
             if (stored(status)) {
-                LOG.warn("{} answered {} with more than cerberus.idempotency.http.max-stored-response-size ({} bytes): sent as"
-                        + " written and not stored; a duplicate gets 422", request, status, maxStored);
+                LOG.warn(
+                        "{} answered {} with more than cerberus.idempotency.http.max-stored-response-size ({} bytes): sent as"
+                                + " written and not stored; a duplicate gets 422",
+                        request,
+                        status,
+                        maxStored);
                 attempt.completeNotKept("its response was larger than the " + maxStored + " bytes stored for replay");
             }
             attempt.close();
         } catch (RuntimeException e) {
-            LOG.error("{} answered {} with more than {} bytes, but the idempotency store could not record that its response is"
-                    + " not kept: until the key's lease runs out a duplicate gets 409, then it runs again", request, status, maxStored, e);
+            LOG.error(
+                    "{} answered {} with more than {} bytes, but the idempotency store could not record that its response is"
+                            + " not kept: until the key's lease runs out a duplicate gets 409, then it runs again",
+                    request,
+                    status,
+                    maxStored,
+                    e);
         }
     }
 
@@ -167,7 +190,8 @@ final class GuardedExchange implements AsyncListener {
         List<Map.Entry<String, String>> headers = new ArrayList<>();
         for (String name : storedHeaders) {
             Collection<String> values = "Content-Type".equalsIgnoreCase(name) && recorder.getContentType() != null
-                    ? List.of(recorder.getContentType()) : recorder.getHeaders(name);
+                    ? List.of(recorder.getContentType())
+                    : recorder.getHeaders(name);
             for (String value : values) {
                 headers.add(Map.entry(name, value));
             }
@@ -195,8 +219,10 @@ final class GuardedExchange implements AsyncListener {
     @Override
     public void onComplete(AsyncEvent event) {
         if (!settled.get()) {
-            LOG.warn("{} ended without a last dispatch through the Idempotency-Key filter; its response is not stored,"
-                    + " its key is released", request);
+            LOG.warn(
+                    "{} ended without a last dispatch through the Idempotency-Key filter; its response is not stored,"
+                            + " its key is released",
+                    request);
             release("ended");
         }
     }

@@ -78,28 +78,48 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
      * @param settings the {@code cerberus.idempotency.http.*} settings
      * @throws IllegalArgumentException if a setting is empty or a path pattern does not parse
      */
-    public IdempotencyKeyFilter(Supplier<Cerberus> cerberus, Supplier<IdempotencyOptions> options, CerberusProperties.Http settings) {
+    public IdempotencyKeyFilter(
+            Supplier<Cerberus> cerberus, Supplier<IdempotencyOptions> options, CerberusProperties.Http settings) {
         this.cerberus = cerberus;
         this.options = options;
         this.settings = check(settings);
-        this.paths = settings.getPaths().stream().map(PathPatternParser.defaultInstance::parse).toList();
-        this.methods = settings.getMethods().stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+        this.paths = settings.getPaths().stream()
+                .map(PathPatternParser.defaultInstance::parse)
+                .toList();
+        this.methods = settings.getMethods().stream()
+                .map(m -> m.toUpperCase(Locale.ROOT))
+                .collect(Collectors.toUnmodifiableSet());
     }
 
     private static CerberusProperties.Http check(CerberusProperties.Http settings) {
-        require(settings.getHeaderName() != null && !settings.getHeaderName().isBlank(), "cerberus.idempotency.http.header-name must not be empty");
-        require(settings.getReplayHeader() != null && !settings.getReplayHeader().isBlank(), "cerberus.idempotency.http.replay-header must not be empty");
-        require(settings.getPaths() != null && !settings.getPaths().isEmpty(), "cerberus.idempotency.http.paths must name at least one path pattern");
-        require(settings.getMethods() != null && !settings.getMethods().isEmpty(), "cerberus.idempotency.http.methods must name at least one method");
-        require(settings.getRetention() != null && settings.getRetention().compareTo(Duration.ofSeconds(1)) >= 0,
+        require(
+                settings.getHeaderName() != null && !settings.getHeaderName().isBlank(),
+                "cerberus.idempotency.http.header-name must not be empty");
+        require(
+                settings.getReplayHeader() != null
+                        && !settings.getReplayHeader().isBlank(),
+                "cerberus.idempotency.http.replay-header must not be empty");
+        require(
+                settings.getPaths() != null && !settings.getPaths().isEmpty(),
+                "cerberus.idempotency.http.paths must name at least one path pattern");
+        require(
+                settings.getMethods() != null && !settings.getMethods().isEmpty(),
+                "cerberus.idempotency.http.methods must name at least one method");
+        require(
+                settings.getRetention() != null && settings.getRetention().compareTo(Duration.ofSeconds(1)) >= 0,
                 "cerberus.idempotency.http.retention must be at least 1s, was " + settings.getRetention());
-        require(settings.getMaxBodySize() != null && settings.getMaxBodySize().toBytes() > 0
-                && settings.getMaxBodySize().toBytes() <= Integer.MAX_VALUE - 8,
+        require(
+                settings.getMaxBodySize() != null
+                        && settings.getMaxBodySize().toBytes() > 0
+                        && settings.getMaxBodySize().toBytes() <= Integer.MAX_VALUE - 8,
                 "cerberus.idempotency.http.max-body-size must be 1B to 2GB, was " + settings.getMaxBodySize());
         require(settings.getStoredHeaders() != null, "cerberus.idempotency.http.stored-headers must not be null");
-        require(settings.getMaxStoredResponseSize() != null && settings.getMaxStoredResponseSize().toBytes() >= 0
-                && settings.getMaxStoredResponseSize().toBytes() <= Integer.MAX_VALUE - 8,
-                "cerberus.idempotency.http.max-stored-response-size must be 0B to 2GB, was " + settings.getMaxStoredResponseSize());
+        require(
+                settings.getMaxStoredResponseSize() != null
+                        && settings.getMaxStoredResponseSize().toBytes() >= 0
+                        && settings.getMaxStoredResponseSize().toBytes() <= Integer.MAX_VALUE - 8,
+                "cerberus.idempotency.http.max-stored-response-size must be 0B to 2GB, was "
+                        + settings.getMaxStoredResponseSize());
         return settings;
     }
 
@@ -158,22 +178,34 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         String clientKey = request.getHeader(settings.getHeaderName());
         if (clientKey == null) {
             if (settings.isRequired()) {
-                problem(response, 400, "Idempotency-Key is missing", "this request needs a " + settings.getHeaderName()
-                        + " header (a unique value, such as a UUID, that the client repeats when it retries)");
+                problem(
+                        response,
+                        400,
+                        "Idempotency-Key is missing",
+                        "this request needs a " + settings.getHeaderName()
+                                + " header (a unique value, such as a UUID, that the client repeats when it retries)");
             } else {
                 chain.doFilter(request, response);
             }
             return;
         }
         if (settings.isRequireUser() && request.getUserPrincipal() == null) {
-            problem(response, 401, "Authentication required", "a request with a " + settings.getHeaderName()
-                    + " header must come from an authenticated user here (cerberus.idempotency.http.require-user)");
+            problem(
+                    response,
+                    401,
+                    "Authentication required",
+                    "a request with a " + settings.getHeaderName()
+                            + " header must come from an authenticated user here (cerberus.idempotency.http.require-user)");
             return;
         }
         byte[] body = readBody(request);
         if (body == null) {
-            problem(response, 413, "Request body too large", "a request with a " + settings.getHeaderName()
-                    + " header may carry at most " + settings.getMaxBodySize() + " here");
+            problem(
+                    response,
+                    413,
+                    "Request body too large",
+                    "a request with a " + settings.getHeaderName() + " header may carry at most "
+                            + settings.getMaxBodySize() + " here");
             return;
         }
         String operation = operation(request);
@@ -188,22 +220,39 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         }
         IdempotencyAttempt<StoredResponse> attempt;
         try {
-            attempt = cerberus.get().idempotency(options.get()).begin(key, settings.getRetention(), StoredResponse.CODEC);
+            attempt =
+                    cerberus.get().idempotency(options.get()).begin(key, settings.getRetention(), StoredResponse.CODEC);
         } catch (IdempotencyKeyMismatchException e) {
-            problem(response, 422, "Idempotency-Key reused", "this " + settings.getHeaderName()
-                    + " was already used with another request body or query; a retry must send the same request, a new request a new key");
+            problem(
+                    response,
+                    422,
+                    "Idempotency-Key reused",
+                    "this " + settings.getHeaderName()
+                            + " was already used with another request body or query; a retry must send the same request, a new request a new key");
             return;
         } catch (OperationInProgressException e) {
-            problem(response, 409, "Request in progress", "a request with this " + settings.getHeaderName()
-                    + " is still being processed; retry later to get its response");
+            problem(
+                    response,
+                    409,
+                    "Request in progress",
+                    "a request with this " + settings.getHeaderName()
+                            + " is still being processed; retry later to get its response");
             return;
         } catch (ResultNotKeptException e) {
-            problem(response, 422, "Response not kept", "the first request with this " + settings.getHeaderName()
-                    + " was processed, but its response could not be kept to replay (" + e.getMessage()
-                    + "); it is not run again: send a new request with a new key");
+            problem(
+                    response,
+                    422,
+                    "Response not kept",
+                    "the first request with this " + settings.getHeaderName()
+                            + " was processed, but its response could not be kept to replay (" + e.getMessage()
+                            + "); it is not run again: send a new request with a new key");
             return;
         } catch (ReplayedFailureException e) {
-            problem(response, 500, "Request failed", "the first request with this " + settings.getHeaderName() + " failed");
+            problem(
+                    response,
+                    500,
+                    "Request failed",
+                    "the first request with this " + settings.getHeaderName() + " failed");
             return;
         } catch (IdempotencyStoreUnavailableException e) {
             LOG.warn("idempotency store unavailable for {}: {}", operation, e.getMessage());
@@ -218,7 +267,12 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             replay(attempt.replayed(), response);
             return;
         }
-        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, settings.getStoredHeaders(),
+        GuardedExchange.start(
+                attempt,
+                new CachedBodyRequest(request, body),
+                response,
+                chain,
+                settings.getStoredHeaders(),
                 settings.getMaxStoredResponseSize().toBytes());
     }
 
@@ -251,12 +305,14 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return bytes.toByteArray();
     }
 
-    private static void problem(HttpServletResponse response, int status, String title, String detail) throws IOException {
+    private static void problem(HttpServletResponse response, int status, String title, String detail)
+            throws IOException {
         response.setStatus(status);
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");
-        response.getWriter().write("{\"type\":\"about:blank\",\"status\":" + status + ",\"title\":" + json(title)
-                + ",\"detail\":" + json(detail) + "}");
+        response.getWriter()
+                .write("{\"type\":\"about:blank\",\"status\":" + status + ",\"title\":" + json(title) + ",\"detail\":"
+                        + json(detail) + "}");
     }
 
     private static String json(String text) {
@@ -312,14 +368,16 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
 
                 @Override
                 public void setReadListener(ReadListener listener) {
-                    throw new UnsupportedOperationException("the body was already read by the Idempotency-Key filter; read it blocking");
+                    throw new UnsupportedOperationException(
+                            "the body was already read by the Idempotency-Key filter; read it blocking");
                 }
             };
         }
 
         @Override
         public BufferedReader getReader() {
-            Charset charset = getCharacterEncoding() == null ? StandardCharsets.UTF_8 : Charset.forName(getCharacterEncoding());
+            Charset charset =
+                    getCharacterEncoding() == null ? StandardCharsets.UTF_8 : Charset.forName(getCharacterEncoding());
             return new BufferedReader(new InputStreamReader(getInputStream(), charset));
         }
 

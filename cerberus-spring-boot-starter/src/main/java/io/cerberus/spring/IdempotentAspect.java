@@ -37,6 +37,7 @@ import org.springframework.util.ClassUtils;
 final class IdempotentAspect implements Ordered {
     /** Outside {@code @DistributedLock}: a duplicate is answered without taking the lock. */
     static final int ORDER = DistributedLockAspect.ORDER - 100;
+
     private static final String ANNOTATION = "@Idempotent";
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
 
@@ -61,15 +62,21 @@ final class IdempotentAspect implements Ordered {
     private final Map<Target, Plan> plans = new ConcurrentHashMap<>();
 
     /** A method as called on a bean class: an inherited method is one operation per bean class. */
-    private record Target(Method method, Class<?> beanClass) {
-    }
+    private record Target(Method method, Class<?> beanClass) {}
 
-    private record Plan(String operation, Duration retention, ResultCodec<Object> codec, IdempotencyOptions options,
-            Predicate<Throwable> committedOn) {
-    }
+    private record Plan(
+            String operation,
+            Duration retention,
+            ResultCodec<Object> codec,
+            IdempotencyOptions options,
+            Predicate<Throwable> committedOn) {}
 
-    IdempotentAspect(ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> baseOptions, KeyExpressions keys,
-            TransactionRules transactions, ResultJsons json) {
+    IdempotentAspect(
+            ObjectProvider<Cerberus> cerberus,
+            ObjectProvider<IdempotencyOptions> baseOptions,
+            KeyExpressions keys,
+            TransactionRules transactions,
+            ResultJsons json) {
         this.cerberus = cerberus;
         this.json = json;
         this.baseOptions = baseOptions;
@@ -85,15 +92,18 @@ final class IdempotentAspect implements Ordered {
     @Around(value = "@annotation(annotation)", argNames = "call,annotation")
     Object runOnce(ProceedingJoinPoint call, Idempotent annotation) throws Throwable {
         Method method = Invocations.targetMethod(call);
-        Class<?> beanClass = call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
+        Class<?> beanClass =
+                call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
         Plan plan = plans.computeIfAbsent(new Target(method, beanClass), target -> plan(annotation, target));
         Object content = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs());
         IdempotencyKey key;
         try {
             key = IdempotencyKey.ofContent(plan.operation(), content);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(ANNOTATION + "(key = \"" + annotation.key() + "\") on " + Invocations.describe(method)
-                    + ": its value cannot be a key: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    ANNOTATION + "(key = \"" + annotation.key() + "\") on " + Invocations.describe(method)
+                            + ": its value cannot be a key: " + e.getMessage(),
+                    e);
         }
         IdempotencyGuard guard = cerberus.getObject().idempotency(plan.options());
         IdempotencyAttempt<Object> attempt;
@@ -112,7 +122,8 @@ final class IdempotentAspect implements Ordered {
             try {
                 result = call.proceed();
             } catch (Throwable t) {
-                // a failure its transaction committed all the same took effect: stored, so a retry does not run it twice
+                // a failure its transaction committed all the same took effect: stored, so a retry does not run it
+                // twice
                 attempt.fail(t, plan.committedOn().test(t));
                 throw t;
             }
@@ -122,10 +133,17 @@ final class IdempotentAspect implements Ordered {
 
     private Plan plan(Idempotent annotation, Target target) {
         Checked checked = check(annotation, target.method(), json);
-        String operation = annotation.operation().isEmpty() ? operation(target.method(), target.beanClass()) : annotation.operation();
+        String operation = annotation.operation().isEmpty()
+                ? operation(target.method(), target.beanClass())
+                : annotation.operation();
         Predicate<Throwable> committedOn = transactions.committedOn(target.method(), target.beanClass());
         IdempotencyOptions options = options(annotation, checked.waitTime());
-        return new Plan(operation, checked.retention(), checked.codec(), options, committedOn == null ? failure -> false : committedOn);
+        return new Plan(
+                operation,
+                checked.retention(),
+                checked.codec(),
+                options,
+                committedOn == null ? failure -> false : committedOn);
     }
 
     /**
@@ -141,8 +159,7 @@ final class IdempotentAspect implements Ordered {
         return OperationNames.fit(ClassUtils.getUserClass(beanClass).getName() + "." + method.getName() + parameters);
     }
 
-    record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {
-    }
+    record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {}
 
     /**
      * @param json makes the codec of the method's results
@@ -158,21 +175,24 @@ final class IdempotentAspect implements Ordered {
         }
         Duration wait = Invocations.duration(ANNOTATION, "waitTime", annotation.waitTime(), method);
         if (wait != null && annotation.onInProgress() != Idempotent.InProgress.WAIT) {
-            throw new IllegalArgumentException(ANNOTATION + "(waitTime = \"" + annotation.waitTime() + "\") on " + Invocations.describe(method)
-                    + " needs onInProgress = WAIT; with " + annotation.onInProgress() + " a duplicate does not wait");
+            throw new IllegalArgumentException(ANNOTATION + "(waitTime = \"" + annotation.waitTime() + "\") on "
+                    + Invocations.describe(method) + " needs onInProgress = WAIT; with " + annotation.onInProgress()
+                    + " a duplicate does not wait");
         }
         String operation = annotation.operation();
         if (!operation.isEmpty() && (operation.isBlank() || operation.length() > OperationNames.MAX)) {
-            throw new IllegalArgumentException(ANNOTATION + "(operation = \"" + operation + "\") on " + Invocations.describe(method)
-                    + " must have 1 to " + OperationNames.MAX + " characters, not only spaces (or be left out for the default name)");
+            throw new IllegalArgumentException(ANNOTATION + "(operation = \"" + operation + "\") on "
+                    + Invocations.describe(method) + " must have 1 to " + OperationNames.MAX
+                    + " characters, not only spaces (or be left out for the default name)");
         }
         Class<?> returned = method.getReturnType();
         if (returned == void.class || returned == Void.class) {
             return new Checked(retention, wait, NOTHING);
         }
         if (!ResultJsons.available()) {
-            throw new IllegalStateException(ANNOTATION + " on " + Invocations.describe(method) + " stores its result as JSON, and there is"
-                    + " no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson (it brings Jackson)");
+            throw new IllegalStateException(
+                    ANNOTATION + " on " + Invocations.describe(method) + " stores its result as JSON, and there is"
+                            + " no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson (it brings Jackson)");
         }
         return new Checked(retention, wait, json.codec(method));
     }
@@ -181,11 +201,20 @@ final class IdempotentAspect implements Ordered {
         IdempotencyOptions base = baseOptions.getObject();
         switch (annotation.onInProgress()) {
             case WAIT:
-                return base.waitingWhenInProgress(wait != null ? wait
-                        : base.whenInProgress() == IdempotencyOptions.InProgress.WAIT ? base.waitAtMost() : DEFAULT_WAIT);
+                return base.waitingWhenInProgress(
+                        wait != null
+                                ? wait
+                                : base.whenInProgress() == IdempotencyOptions.InProgress.WAIT
+                                        ? base.waitAtMost()
+                                        : DEFAULT_WAIT);
             case REJECT:
-                return new IdempotencyOptions(base.lease(), IdempotencyOptions.InProgress.REJECT, base.waitAtMost(), base.whenStoreDown(),
-                        base.storeAttempts(), base.remember());
+                return new IdempotencyOptions(
+                        base.lease(),
+                        IdempotencyOptions.InProgress.REJECT,
+                        base.waitAtMost(),
+                        base.whenStoreDown(),
+                        base.storeAttempts(),
+                        base.remember());
             default:
                 return base;
         }

@@ -12,13 +12,14 @@ import org.springframework.boot.convert.DurationStyle;
 /** What both aspects need to know about an annotated call: its method, its durations, its return type. */
 final class Invocations {
 
-    private Invocations() {
-    }
+    private Invocations() {}
 
     /** @return the method as declared by the bean's class, which carries the parameter names */
     static Method targetMethod(ProceedingJoinPoint call) {
         Method method = ((MethodSignature) call.getSignature()).getMethod();
-        return call.getTarget() == null ? method : AopUtils.getMostSpecificMethod(method, AopUtils.getTargetClass(call.getTarget()));
+        return call.getTarget() == null
+                ? method
+                : AopUtils.getMostSpecificMethod(method, AopUtils.getTargetClass(call.getTarget()));
     }
 
     /** @return {@code Type.method(..)}, for messages */
@@ -38,12 +39,14 @@ final class Invocations {
         try {
             value = DurationStyle.detectAndParse(text.trim());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(annotation + "(" + attribute + " = \"" + text + "\") on " + describe(method)
-                    + " is not a duration: write 500ms, 5s, 1m, 1d or PT5S", e);
+            throw new IllegalArgumentException(
+                    annotation + "(" + attribute + " = \"" + text + "\") on " + describe(method)
+                            + " is not a duration: write 500ms, 5s, 1m, 1d or PT5S",
+                    e);
         }
         if (value.isNegative()) {
-            throw new IllegalArgumentException(annotation + "(" + attribute + " = \"" + text + "\") on " + describe(method)
-                    + " must not be negative");
+            throw new IllegalArgumentException(annotation + "(" + attribute + " = \"" + text + "\") on "
+                    + describe(method) + " must not be negative");
         }
         return value;
     }
@@ -55,14 +58,16 @@ final class Invocations {
     static void refuseAsynchronous(String annotation, Method method) {
         Class<?> type = method.getReturnType();
         if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type) || isReactive(type)) {
-            throw new IllegalStateException(annotation + " on " + describe(method) + " is not supported: it returns "
-                    + type.getSimpleName() + ", so its work would end after the aspect; annotate the synchronous method that does the work");
+            throw new IllegalStateException(
+                    annotation + " on " + describe(method) + " is not supported: it returns " + type.getSimpleName()
+                            + ", so its work would end after the aspect; annotate the synchronous method that does the work");
         }
     }
 
     private static boolean isReactive(Class<?> type) {
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-            if (c.getName().equals("org.reactivestreams.Publisher") || c.getName().startsWith("kotlinx.coroutines.flow.")) {
+            if (c.getName().equals("org.reactivestreams.Publisher")
+                    || c.getName().startsWith("kotlinx.coroutines.flow.")) {
                 return true;
             }
             for (Class<?> each : c.getInterfaces()) {

@@ -24,8 +24,7 @@ final class KeyExpressions {
     private final BeanFactoryResolver beans;
     private final Map<CacheKey, Expression> parsed = new ConcurrentHashMap<>();
 
-    private record CacheKey(Method method, String expression) {
-    }
+    private record CacheKey(Method method, String expression) {}
 
     KeyExpressions(BeanFactory beanFactory) {
         this.beans = new BeanFactoryResolver(beanFactory);
@@ -41,18 +40,25 @@ final class KeyExpressions {
      * @throws IllegalArgumentException if the expression is empty, does not parse, fails, or gives null
      */
     Object evaluate(String annotation, String expression, Method method, Object target, Object[] args) {
-        Expression parsedExpression = parsed.computeIfAbsent(new CacheKey(method, expression), key -> parse(annotation, expression, method));
+        Expression parsedExpression =
+                parsed.computeIfAbsent(new CacheKey(method, expression), key -> parse(annotation, expression, method));
         Object value;
         try {
-            MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(target, method, args, PARAMETER_NAMES);
+            MethodBasedEvaluationContext context =
+                    new MethodBasedEvaluationContext(target, method, args, PARAMETER_NAMES);
             context.setBeanResolver(beans);
             value = parsedExpression.getValue(context);
         } catch (ExpressionException e) {
-            throw new IllegalArgumentException(where(annotation, expression, method) + " could not be evaluated: " + e.getMessage()
-                    + (expression.contains("#") ? " (parameters are #name when compiled with -parameters, else #p0, #p1, ...)" : ""), e);
+            throw new IllegalArgumentException(
+                    where(annotation, expression, method) + " could not be evaluated: " + e.getMessage()
+                            + (expression.contains("#")
+                                    ? " (parameters are #name when compiled with -parameters, else #p0, #p1, ...)"
+                                    : ""),
+                    e);
         }
         if (value == null) {
-            throw new IllegalArgumentException(where(annotation, expression, method) + " gave null; a key must have a value");
+            throw new IllegalArgumentException(
+                    where(annotation, expression, method) + " gave null; a key must have a value");
         }
         return value;
     }
@@ -69,7 +75,8 @@ final class KeyExpressions {
         try {
             return PARSER.parseExpression(expression);
         } catch (ExpressionException e) {
-            throw new IllegalArgumentException(where(annotation, expression, method) + " does not parse: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    where(annotation, expression, method) + " does not parse: " + e.getMessage(), e);
         }
     }
 

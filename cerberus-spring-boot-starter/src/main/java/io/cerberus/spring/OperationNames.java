@@ -14,8 +14,7 @@ final class OperationNames {
     /** The longest operation name {@link io.cerberus.idempotency.IdempotencyKey} takes. */
     static final int MAX = 256;
 
-    private OperationNames() {
-    }
+    private OperationNames() {}
 
     /**
      * @param name an operation name of any length
@@ -37,7 +36,8 @@ final class OperationNames {
     /** @return the SHA-256 of the text's UTF-8 bytes, in lower-case hex */
     static String sha256Hex(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }

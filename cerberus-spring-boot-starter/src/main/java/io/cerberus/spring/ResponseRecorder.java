@@ -46,6 +46,7 @@ final class ResponseRecorder extends HttpServletResponseWrapper {
     private boolean passing;
     /** The length the application declared, passed on only when the body goes through. */
     private Long declaredLength;
+
     private ServletOutputStream stream;
     private PrintWriter writer;
 
@@ -275,7 +276,8 @@ final class ResponseRecorder extends HttpServletResponseWrapper {
 
         @Override
         public void setWriteListener(WriteListener listener) {
-            throw new UnsupportedOperationException("a response guarded by the Idempotency-Key filter is written blocking");
+            throw new UnsupportedOperationException(
+                    "a response guarded by the Idempotency-Key filter is written blocking");
         }
     }
 }

@@ -39,7 +39,8 @@ import tools.jackson.databind.json.JsonMapper;
  * JSON would be, and logged once.
  */
 final class ResultJson implements ResultCodec<Object> {
-    private static final ObjectMapper DEFAULT = compatible(JsonMapper.builder().findAndAddModules().build());
+    private static final ObjectMapper DEFAULT =
+            compatible(JsonMapper.builder().findAndAddModules().build());
     private static final String CLASS = "@class";
     private static final String VALUE = "@value";
     private static final String RESPONSE_ENTITY = "org.springframework.http.ResponseEntity";
@@ -75,8 +76,10 @@ final class ResultJson implements ResultCodec<Object> {
         try (JsonGenerator out = mapper.createGenerator(bytes)) {
             write(out, value, declared);
         } catch (JacksonException e) {
-            throw new IllegalArgumentException("the result of " + method + " (" + value.getClass().getName()
-                    + ") cannot be written as JSON: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "the result of " + method + " (" + value.getClass().getName() + ") cannot be written as JSON: "
+                            + e.getMessage(),
+                    e);
         }
         return bytes.toByteArray();
     }
@@ -87,14 +90,17 @@ final class ResultJson implements ResultCodec<Object> {
             return null;
         }
         try (JsonParser in = mapper.createParser(bytes)) {
-            if (in.nextToken() == JsonToken.START_OBJECT && in.nextToken() == JsonToken.PROPERTY_NAME
+            if (in.nextToken() == JsonToken.START_OBJECT
+                    && in.nextToken() == JsonToken.PROPERTY_NAME
                     && (CLASS.equals(in.currentName()) || VALUE.equals(in.currentName()))) {
                 return fields(in, declared);
             }
             return mapper.readerFor(declared).readValue(bytes);
         } catch (JacksonException e) {
-            throw new IllegalStateException("the stored result of " + method + " cannot be read as " + declared.toCanonical()
-                    + " (was the class changed incompatibly since it was stored?): " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "the stored result of " + method + " cannot be read as " + declared.toCanonical()
+                            + " (was the class changed incompatibly since it was stored?): " + e.getMessage(),
+                    e);
         }
     }
 
@@ -159,7 +165,9 @@ final class ResultJson implements ResultCodec<Object> {
         if (raw.getName().equals(RESPONSE_ENTITY)) {
             return ResponseEntities.read(this, in, type.containedTypeOrUnknown(0));
         }
-        return mapper.readerFor(stored == null ? type : specialized(type, classes.resolve(stored, raw, declared.toCanonical()))).readValue(in);
+        return mapper.readerFor(
+                        stored == null ? type : specialized(type, classes.resolve(stored, raw, declared.toCanonical())))
+                .readValue(in);
     }
 
     private static void expect(JsonParser in, JsonToken token) {
@@ -173,13 +181,14 @@ final class ResultJson implements ResultCodec<Object> {
             return type;
         }
         // keeps the declared type's parameters: List<Receipt> declared, ArrayList returned: ArrayList<Receipt>
-        return type.isPrimitive() ? mapper.constructType(actual) : mapper.getTypeFactory().constructSpecializedType(type, actual);
+        return type.isPrimitive()
+                ? mapper.constructType(actual)
+                : mapper.getTypeFactory().constructSpecializedType(type, actual);
     }
 
     /** Keeps spring-web optional: loaded only for a method that returns a ResponseEntity. */
     private static final class ResponseEntities {
-        private static final TypeReference<LinkedHashMap<String, List<String>>> HEADERS = new TypeReference<>() {
-        };
+        private static final TypeReference<LinkedHashMap<String, List<String>>> HEADERS = new TypeReference<>() {};
 
         static void write(ResultJson json, JsonGenerator out, Object value, JavaType bodyType) {
             org.springframework.http.ResponseEntity<?> entity = (org.springframework.http.ResponseEntity<?>) value;
@@ -204,12 +213,18 @@ final class ResultJson implements ResultCodec<Object> {
                 in.nextToken();
                 switch (field) {
                     case "status" -> status = in.getIntValue();
-                    case "headers" -> json.mapper.readerFor(HEADERS).<Map<String, List<String>>>readValue(in).forEach(headers::addAll);
+                    case "headers" ->
+                        json.mapper
+                                .readerFor(HEADERS)
+                                .<Map<String, List<String>>>readValue(in)
+                                .forEach(headers::addAll);
                     case "body" -> body = json.read(in, bodyType);
                     default -> in.skipChildren();
                 }
             }
-            return org.springframework.http.ResponseEntity.status(status).headers(headers).body(body);
+            return org.springframework.http.ResponseEntity.status(status)
+                    .headers(headers)
+                    .body(body);
         }
     }
 }

@@ -16,7 +16,8 @@ import org.springframework.util.ClassUtils;
 final class ResultJsons {
     private static final ClassLoader LOADER = ResultJsons.class.getClassLoader();
     private static final boolean JACKSON_3 = ClassUtils.isPresent("tools.jackson.databind.json.JsonMapper", LOADER);
-    private static final boolean JACKSON_2 = ClassUtils.isPresent("com.fasterxml.jackson.databind.json.JsonMapper", LOADER);
+    private static final boolean JACKSON_2 =
+            ClassUtils.isPresent("com.fasterxml.jackson.databind.json.JsonMapper", LOADER);
 
     /** Codecs with the default mapper: for checks at start, which must not create the application's mapper early. */
     static final ResultJsons DEFAULTS = new ResultJsons(null);
@@ -52,11 +53,14 @@ final class ResultJsons {
                 return new ResultJson(method);
             }
             if (!(json.mapper instanceof tools.jackson.databind.ObjectMapper)) {
-                tools.jackson.databind.json.JsonMapper applications =
-                        json.beans.getBeanProvider(tools.jackson.databind.json.JsonMapper.class).getIfUnique();
+                tools.jackson.databind.json.JsonMapper applications = json.beans
+                        .getBeanProvider(tools.jackson.databind.json.JsonMapper.class)
+                        .getIfUnique();
                 json.mapper = applications == null ? null : ResultJson.compatible(applications);
             }
-            return json.mapper == null ? new ResultJson(method) : new ResultJson(method, (tools.jackson.databind.ObjectMapper) json.mapper);
+            return json.mapper == null
+                    ? new ResultJson(method)
+                    : new ResultJson(method, (tools.jackson.databind.ObjectMapper) json.mapper);
         }
     }
 
@@ -67,11 +71,13 @@ final class ResultJsons {
                 return new Jackson2ResultJson(method);
             }
             if (!(json.mapper instanceof com.fasterxml.jackson.databind.ObjectMapper)) {
-                com.fasterxml.jackson.databind.ObjectMapper applications =
-                        json.beans.getBeanProvider(com.fasterxml.jackson.databind.ObjectMapper.class).getIfUnique();
+                com.fasterxml.jackson.databind.ObjectMapper applications = json.beans
+                        .getBeanProvider(com.fasterxml.jackson.databind.ObjectMapper.class)
+                        .getIfUnique();
                 json.mapper = applications == null ? null : Jackson2ResultJson.compatible(applications);
             }
-            return json.mapper == null ? new Jackson2ResultJson(method)
+            return json.mapper == null
+                    ? new Jackson2ResultJson(method)
                     : new Jackson2ResultJson(method, (com.fasterxml.jackson.databind.ObjectMapper) json.mapper);
         }
     }

@@ -24,8 +24,19 @@ import org.springframework.util.ClassUtils;
  */
 final class StoredClasses {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotentAspect.class);
-    private static final Set<Class<?>> JDK_VALUES = Set.of(String.class, Boolean.class, Character.class, Byte.class, Short.class,
-            Integer.class, Long.class, Float.class, Double.class, BigDecimal.class, BigInteger.class, UUID.class);
+    private static final Set<Class<?>> JDK_VALUES = Set.of(
+            String.class,
+            Boolean.class,
+            Character.class,
+            Byte.class,
+            Short.class,
+            Integer.class,
+            Long.class,
+            Float.class,
+            Double.class,
+            BigDecimal.class,
+            BigInteger.class,
+            UUID.class);
 
     private final ClassLoader loader;
     private final String method;
@@ -48,14 +59,20 @@ final class StoredClasses {
     Class<?> storedClass(Class<?> actual, Class<?> declaredRaw, String declared) {
         Class<?> expected = ClassUtils.resolvePrimitiveIfNecessary(declaredRaw);
         Class<?> user = ClassUtils.getUserClass(actual);
-        if (user == expected || user.isArray() || Collection.class.isAssignableFrom(user) || Map.class.isAssignableFrom(user)) {
+        if (user == expected
+                || user.isArray()
+                || Collection.class.isAssignableFrom(user)
+                || Map.class.isAssignableFrom(user)) {
             return null;
         }
         if (!readable(user, expected) || !resolvable(user)) {
             if (warned.add(user)) {
-                LOG.warn("{} returned an instance of {}, which is stored as JSON of the declared return type {}: a duplicate"
-                        + " gets what JSON makes of that (a map, for Object); declare a closer return type, or return a record",
-                        method, user.getName(), declared);
+                LOG.warn(
+                        "{} returned an instance of {}, which is stored as JSON of the declared return type {}: a duplicate"
+                                + " gets what JSON makes of that (a map, for Object); declare a closer return type, or return a record",
+                        method,
+                        user.getName(),
+                        declared);
             }
             return null;
         }
@@ -84,27 +101,36 @@ final class StoredClasses {
         try {
             found = Class.forName(name, false, loader);
         } catch (ClassNotFoundException | LinkageError e) {
-            throw new IllegalStateException("the stored result of " + method + " is a " + name + ", which this application"
-                    + " does not have (was it renamed since?)", e);
+            throw new IllegalStateException(
+                    "the stored result of " + method + " is a " + name + ", which this application"
+                            + " does not have (was it renamed since?)",
+                    e);
         }
         if (!readable(found, expected)) {
-            throw new IllegalStateException("the stored result of " + method + " names the class " + name + ", which is not a "
-                    + declared + " that can be read back; refused");
+            throw new IllegalStateException("the stored result of " + method + " names the class " + name
+                    + ", which is not a " + declared + " that can be read back; refused");
         }
         return found;
     }
 
     private static boolean readable(Class<?> type, Class<?> declaredRaw) {
-        if (!declaredRaw.isAssignableFrom(type) || type.isAnonymousClass() || type.isLocalClass() || type.isSynthetic()
-                || type.isHidden() || type.isInterface() || Modifier.isAbstract(type.getModifiers())
+        if (!declaredRaw.isAssignableFrom(type)
+                || type.isAnonymousClass()
+                || type.isLocalClass()
+                || type.isSynthetic()
+                || type.isHidden()
+                || type.isInterface()
+                || Modifier.isAbstract(type.getModifiers())
                 || type.isMemberClass() && !Modifier.isStatic(type.getModifiers())) {
             return false;
         }
         if (!isJdk(declaredRaw)) {
             return true;
         }
-        return type.isRecord() || type.isEnum()
-                || Modifier.isPublic(type.getModifiers()) && (JDK_VALUES.contains(type) || type.getPackageName().equals("java.time"));
+        return type.isRecord()
+                || type.isEnum()
+                || Modifier.isPublic(type.getModifiers())
+                        && (JDK_VALUES.contains(type) || type.getPackageName().equals("java.time"));
     }
 
     private static boolean isJdk(Class<?> type) {

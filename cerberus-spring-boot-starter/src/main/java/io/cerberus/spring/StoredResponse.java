@@ -48,7 +48,8 @@ record StoredResponse(int status, List<Map.Entry<String, String>> headers, byte[
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(stored))) {
                 int format = in.readUnsignedByte();
                 if (format != FORMAT) {
-                    throw new IllegalArgumentException("a stored HTTP response has format " + format + "; this version reads " + FORMAT);
+                    throw new IllegalArgumentException(
+                            "a stored HTTP response has format " + format + "; this version reads " + FORMAT);
                 }
                 int status = in.readUnsignedShort();
                 int count = in.readUnsignedShort();

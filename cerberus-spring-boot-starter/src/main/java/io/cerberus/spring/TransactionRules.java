@@ -15,7 +15,8 @@ import org.springframework.util.ClassUtils;
  * transaction ({@code NOT_SUPPORTED}, {@code NEVER}, no attribute), no failure commits. Thread-safe.
  */
 final class TransactionRules {
-    private static final boolean SPRING_TX = ClassUtils.isPresent("org.springframework.transaction.interceptor.TransactionAttributeSource",
+    private static final boolean SPRING_TX = ClassUtils.isPresent(
+            "org.springframework.transaction.interceptor.TransactionAttributeSource",
             TransactionRules.class.getClassLoader());
 
     private final BeanFactory beans;
@@ -38,11 +39,15 @@ final class TransactionRules {
     /** Keeps spring-tx optional: loaded only when it is on the class path. */
     private static final class SpringTransactions {
         static Predicate<Throwable> committedOn(BeanFactory beans, Method method, Class<?> targetClass) {
-            var source = beans.getBeanProvider(org.springframework.transaction.interceptor.TransactionAttributeSource.class).getIfUnique();
+            var source = beans.getBeanProvider(
+                            org.springframework.transaction.interceptor.TransactionAttributeSource.class)
+                    .getIfUnique();
             var attribute = source == null ? null : source.getTransactionAttribute(method, targetClass);
             if (attribute == null
-                    || attribute.getPropagationBehavior() == org.springframework.transaction.TransactionDefinition.PROPAGATION_NOT_SUPPORTED
-                    || attribute.getPropagationBehavior() == org.springframework.transaction.TransactionDefinition.PROPAGATION_NEVER) {
+                    || attribute.getPropagationBehavior()
+                            == org.springframework.transaction.TransactionDefinition.PROPAGATION_NOT_SUPPORTED
+                    || attribute.getPropagationBehavior()
+                            == org.springframework.transaction.TransactionDefinition.PROPAGATION_NEVER) {
                 return null;
             }
             return failure -> !attribute.rollbackOn(failure);

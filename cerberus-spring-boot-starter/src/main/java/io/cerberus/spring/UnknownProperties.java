@@ -32,8 +32,7 @@ final class UnknownProperties {
     private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("cerberus");
     private static final Node KNOWN = Node.of("cerberus", CerberusProperties.class);
 
-    private UnknownProperties() {
-    }
+    private UnknownProperties() {}
 
     /** A known property, by its dashed name: a value, a list of values, or a group of properties. */
     private record Node(String dashed, boolean list, Map<String, Node> children) {
@@ -47,7 +46,8 @@ final class UnknownProperties {
                 }
                 Class<?> type = property.getPropertyType();
                 String name = dashed + "." + UnknownProperties.dashed(property.getName());
-                Node child = type.getDeclaringClass() == CerberusProperties.class ? of(name, type)
+                Node child = type.getDeclaringClass() == CerberusProperties.class
+                        ? of(name, type)
                         : new Node(name, Collection.class.isAssignableFrom(type), Map.of());
                 children.put(property.getName().toLowerCase(Locale.ROOT), child);
             }
@@ -81,20 +81,31 @@ final class UnknownProperties {
             if (!(source instanceof IterableConfigurationPropertySource names) || fromOutsideTheApplication(source)) {
                 continue;
             }
-            names.stream().filter(ROOT::isAncestorOf).filter(name -> !isKnown(name)).forEach(name -> {
-                ConfigurationProperty property = source.getConfigurationProperty(name);
-                String origin = property == null || property.getOrigin() == null ? "" : " (" + property.getOrigin() + ")";
-                unknown.putIfAbsent(dashed(name), origin);
-            });
+            names.stream()
+                    .filter(ROOT::isAncestorOf)
+                    .filter(name -> !isKnown(name))
+                    .forEach(name -> {
+                        ConfigurationProperty property = source.getConfigurationProperty(name);
+                        String origin = property == null || property.getOrigin() == null
+                                ? ""
+                                : " (" + property.getOrigin() + ")";
+                        unknown.putIfAbsent(dashed(name), origin);
+                    });
         }
         if (unknown.isEmpty()) {
             return;
         }
-        StringJoiner message = new StringJoiner("\n  ", "unknown Cerberus propert" + (unknown.size() == 1 ? "y" : "ies")
-                + " (nothing reads " + (unknown.size() == 1 ? "it" : "them") + ", so a misspelt setting would silently keep its default):\n  ", "");
+        StringJoiner message = new StringJoiner(
+                "\n  ",
+                "unknown Cerberus propert" + (unknown.size() == 1 ? "y" : "ies") + " (nothing reads "
+                        + (unknown.size() == 1 ? "it" : "them")
+                        + ", so a misspelt setting would silently keep its default):\n  ",
+                "");
         unknown.forEach((name, origin) -> message.add(name + origin + ": " + advice(name)));
-        throw new ConfigurationMistake(message.toString(), "Correct the name, or remove the property: every cerberus.* property"
-                + " belongs to the Cerberus starter (listed in its SPRING.md, completed by IDEs)");
+        throw new ConfigurationMistake(
+                message.toString(),
+                "Correct the name, or remove the property: every cerberus.* property"
+                        + " belongs to the Cerberus starter (listed in its SPRING.md, completed by IDEs)");
     }
 
     private static boolean fromOutsideTheApplication(ConfigurationPropertySource source) {
@@ -140,7 +151,9 @@ final class UnknownProperties {
             return "did you mean " + nearest + "?";
         }
         String parent = name.substring(0, Math.max(0, name.lastIndexOf('.')));
-        List<String> siblings = known.stream().filter(candidate -> candidate.startsWith(parent + ".")).toList();
+        List<String> siblings = known.stream()
+                .filter(candidate -> candidate.startsWith(parent + "."))
+                .toList();
         return "not a property of the starter; known" + (siblings.isEmpty() ? "" : " under " + parent) + ": "
                 + String.join(", ", siblings.isEmpty() ? known : siblings);
     }

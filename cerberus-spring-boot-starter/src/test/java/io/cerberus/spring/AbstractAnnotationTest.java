@@ -28,8 +28,10 @@ abstract class AbstractAnnotationTest {
 
     @Autowired
     Orders orders;
+
     @Autowired
     Payments payments;
+
     @Autowired
     Cerberus cerberus;
 
@@ -55,9 +57,13 @@ abstract class AbstractAnnotationTest {
         assertThat(first.awaitEntered(5_000)).isTrue();
         CompletableFuture<Void> secondCall = CompletableFuture.runAsync(() -> orders.hold(order, second), callers);
 
-        assertThat(second.awaitEntered(300)).as("the second call must wait for the lock").isFalse();
+        assertThat(second.awaitEntered(300))
+                .as("the second call must wait for the lock")
+                .isFalse();
         first.open();
-        assertThat(second.awaitEntered(5_000)).as("the second call runs once the first released the lock").isTrue();
+        assertThat(second.awaitEntered(5_000))
+                .as("the second call runs once the first released the lock")
+                .isTrue();
         second.open();
         firstCall.get(5, TimeUnit.SECONDS);
         secondCall.get(5, TimeUnit.SECONDS);
@@ -72,7 +78,9 @@ abstract class AbstractAnnotationTest {
         assertThat(first.awaitEntered(5_000)).isTrue();
         CompletableFuture<Void> secondCall = CompletableFuture.runAsync(() -> orders.hold(newOrder(), second), callers);
 
-        assertThat(second.awaitEntered(5_000)).as("another key's lock is free while the first call runs").isTrue();
+        assertThat(second.awaitEntered(5_000))
+                .as("another key's lock is free while the first call runs")
+                .isTrue();
         first.open();
         second.open();
         firstCall.get(5, TimeUnit.SECONDS);
@@ -92,8 +100,11 @@ abstract class AbstractAnnotationTest {
                     .hasMessageContaining("'order:" + order + "'")
                     .hasMessageContaining("100ms")
                     .hasMessageContaining("Orders.tryBriefly")
-                    .satisfies(e -> assertThat(((LockNotAcquiredException) e).lockName()).isEqualTo("order:" + order));
-            assertThat(System.nanoTime() - start).as("waited its wait time").isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
+                    .satisfies(e -> assertThat(((LockNotAcquiredException) e).lockName())
+                            .isEqualTo("order:" + order));
+            assertThat(System.nanoTime() - start)
+                    .as("waited its wait time")
+                    .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
             assertThatThrownBy(() -> orders.tryOnce(order))
                     .isInstanceOf(LockNotAcquiredException.class)
                     .hasMessageContaining("at once");
@@ -107,10 +118,15 @@ abstract class AbstractAnnotationTest {
     @Test
     void aMethodThatThrowsReleasesItsLock() throws Exception {
         String job = "nightly-" + newOrder();
-        assertThatThrownBy(() -> orders.fail(job)).isInstanceOf(IllegalStateException.class).hasMessageContaining("failed");
+        assertThatThrownBy(() -> orders.fail(job))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("failed");
 
         assertThat(cerberus.lock("job:" + job).isLocked()).isFalse();
-        assertThat(CompletableFuture.supplyAsync(() -> cerberus.lock("job:" + job).tryLock(), callers).get(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(CompletableFuture.supplyAsync(
+                                () -> cerberus.lock("job:" + job).tryLock(), callers)
+                        .get(5, TimeUnit.SECONDS))
+                .isTrue();
     }
 
     @Test
@@ -131,16 +147,21 @@ abstract class AbstractAnnotationTest {
 
         assertThat(duplicate).isEqualTo(first).isEqualTo(new Receipt(id, 1250, first.run()));
         assertThat(payments.runs().get() - before).isEqualTo(1);
-        assertThat(payments.charge(new ChargeRequest(UUID.randomUUID().toString(), 1250)).run()).isNotEqualTo(first.run());
+        assertThat(payments.charge(new ChargeRequest(UUID.randomUUID().toString(), 1250))
+                        .run())
+                .isNotEqualTo(first.run());
     }
 
     @Test
     void aGenericResultIsReplayedWithItsElementType() {
-        List<String> ids = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString());
+        List<String> ids =
+                List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString());
         List<Receipt> first = payments.chargeAll(ids);
         List<Receipt> duplicate = payments.chargeAll(ids);
 
-        assertThat(duplicate).isEqualTo(first).allSatisfy(receipt -> assertThat(receipt).isInstanceOf(Receipt.class));
+        assertThat(duplicate)
+                .isEqualTo(first)
+                .allSatisfy(receipt -> assertThat(receipt).isInstanceOf(Receipt.class));
     }
 
     @Test
@@ -168,11 +189,13 @@ abstract class AbstractAnnotationTest {
     void aDuplicateWhileTheFirstCallRunsIsRejected() throws Exception {
         String id = UUID.randomUUID().toString();
         Gate first = new Gate();
-        CompletableFuture<String> firstCall = CompletableFuture.supplyAsync(() -> payments.slowRejecting(id, first), callers);
+        CompletableFuture<String> firstCall =
+                CompletableFuture.supplyAsync(() -> payments.slowRejecting(id, first), callers);
         assertThat(first.awaitEntered(5_000)).isTrue();
         Gate second = new Gate();
         try {
-            assertThatThrownBy(() -> payments.slowRejecting(id, second)).isInstanceOf(OperationInProgressException.class);
+            assertThatThrownBy(() -> payments.slowRejecting(id, second))
+                    .isInstanceOf(OperationInProgressException.class);
             assertThat(second.wasEntered()).isFalse();
         } finally {
             first.open();
@@ -185,11 +208,14 @@ abstract class AbstractAnnotationTest {
     void aWaitingDuplicateGetsTheFirstCallsResult() throws Exception {
         String id = UUID.randomUUID().toString();
         Gate first = new Gate();
-        CompletableFuture<String> firstCall = CompletableFuture.supplyAsync(() -> payments.slowWaiting(id, first), callers);
+        CompletableFuture<String> firstCall =
+                CompletableFuture.supplyAsync(() -> payments.slowWaiting(id, first), callers);
         assertThat(first.awaitEntered(5_000)).isTrue();
         Gate second = new Gate();
-        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() -> payments.slowWaiting(id, second), callers);
-        assertThatThrownBy(() -> duplicate.get(300, TimeUnit.MILLISECONDS)).as("the duplicate waits while the first call runs")
+        CompletableFuture<String> duplicate =
+                CompletableFuture.supplyAsync(() -> payments.slowWaiting(id, second), callers);
+        assertThatThrownBy(() -> duplicate.get(300, TimeUnit.MILLISECONDS))
+                .as("the duplicate waits while the first call runs")
                 .isInstanceOf(java.util.concurrent.TimeoutException.class);
 
         first.open();

@@ -22,8 +22,13 @@ import org.springframework.test.context.DynamicPropertySource;
  * policy the configuration accepted is UP with a warning; one that appears behind the engine's back
  * on a server it was not accepted for is DOWN, naming the policy.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = ActuatorTest.App.class,
-        properties = {"management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always"})
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        classes = ActuatorTest.App.class,
+        properties = {
+            "management.endpoints.web.exposure.include=health",
+            "management.endpoint.health.show-details=always"
+        })
 class ActuatorEvictionTest {
     private static RedisServer evicting;
     private static RedisServer strict;
@@ -56,23 +61,29 @@ class ActuatorEvictionTest {
 
     @Test
     void anEvictionPolicySetBehindTheEnginesBackIsDownNamingIt() throws Exception {
-        assertThat(health().path("components").path("redis2").path("status").asText()).isEqualTo("UP");
+        assertThat(health().path("components").path("redis2").path("status").asText())
+                .isEqualTo("UP");
         RespQuery.send(strict.port(), "CONFIG", "SET", "maxmemory", "64mb");
         RespQuery.send(strict.port(), "CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
         try {
             JsonNode redis2 = health().path("components").path("redis2");
             assertThat(redis2.path("status").asText()).isEqualTo("DOWN");
-            assertThat(redis2.path("details").path("error").asText()).contains("UnsafeEngineException").contains("allkeys-lru")
+            assertThat(redis2.path("details").path("error").asText())
+                    .contains("UnsafeEngineException")
+                    .contains("allkeys-lru")
                     .contains("acceptEviction");
         } finally {
             RespQuery.send(strict.port(), "CONFIG", "SET", "maxmemory-policy", "noeviction");
         }
-        assertThat(health().path("components").path("redis2").path("status").asText()).isEqualTo("UP");
+        assertThat(health().path("components").path("redis2").path("status").asText())
+                .isEqualTo("UP");
     }
 
     private JsonNode health() throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/cerberus"))
-                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/cerberus"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         return new ObjectMapper().readTree(response.body());
     }
 }

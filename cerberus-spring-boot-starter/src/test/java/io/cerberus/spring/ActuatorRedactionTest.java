@@ -14,9 +14,14 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** An engine password shows in no actuator output: health, its details and errors, the locks endpoint. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = ActuatorTest.App.class,
-        properties = {"cerberus.namespace=redacted", "management.endpoints.web.exposure.include=health,cerberus",
-            "management.endpoint.health.show-details=always"})
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        classes = ActuatorTest.App.class,
+        properties = {
+            "cerberus.namespace=redacted",
+            "management.endpoints.web.exposure.include=health,cerberus",
+            "management.endpoint.health.show-details=always"
+        })
 class ActuatorRedactionTest {
     private static final String SECRET = "s3cret-in-uri";
     private static final int CLOSED_PORT = FreePorts.next();
@@ -43,7 +48,9 @@ class ActuatorRedactionTest {
     }
 
     private String get(String path) throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         return response.body();
     }

@@ -49,16 +49,12 @@ class AnnotatedServices {
         }
 
         @DistributedLock(key = "#order.id")
-        public void badKey(long orderId) {
-        }
-
+        public void badKey(long orderId) {}
     }
 
-    record ChargeRequest(String id, long amountCents) {
-    }
+    record ChargeRequest(String id, long amountCents) {}
 
-    record Receipt(String requestId, long amountCents, int run) {
-    }
+    record Receipt(String requestId, long amountCents, int run) {}
 
     /** Methods under {@link Idempotent}. */
     static class Payments {

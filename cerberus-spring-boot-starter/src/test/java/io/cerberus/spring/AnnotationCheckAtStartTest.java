@@ -20,20 +20,17 @@ class AnnotationCheckAtStartTest {
 
     static class NotADuration {
         @DistributedLock(key = "'a'", waitTime = "5 parsecs")
-        public void run() {
-        }
+        public void run() {}
     }
 
     static class ZeroLease {
         @DistributedLock(key = "'a'", leaseTime = "0s")
-        public void run() {
-        }
+        public void run() {}
     }
 
     static class UnparsableKey {
         @DistributedLock(key = "'order:' +")
-        public void run(long orderId) {
-        }
+        public void run(long orderId) {}
     }
 
     static class EmptyKey {
@@ -66,8 +63,7 @@ class AnnotationCheckAtStartTest {
 
     static class Fine {
         @DistributedLock(key = "'order:' + #orderId", waitTime = "5s", leaseTime = "30s")
-        public void lock(long orderId) {
-        }
+        public void lock(long orderId) {}
 
         @Idempotent(key = "#id", retention = "12h", onInProgress = Idempotent.InProgress.WAIT, waitTime = "2s")
         public String once(String id) {
@@ -77,21 +73,31 @@ class AnnotationCheckAtStartTest {
 
     @Test
     void aBadDurationFailsTheStart() {
-        assertFailsTheStart(NotADuration.class, "@DistributedLock(waitTime = \"5 parsecs\") on NotADuration.run(..) is not a duration");
-        assertFailsTheStart(ZeroLease.class, "@DistributedLock(leaseTime = \"0s\") on ZeroLease.run(..) must be positive");
-        assertFailsTheStart(ZeroRetention.class, "@Idempotent(retention = \"0\") on ZeroRetention.run(..) must be a positive duration");
-        assertFailsTheStart(WaitWithoutWaiting.class, "@Idempotent(waitTime = \"5s\") on WaitWithoutWaiting.run(..) needs onInProgress = WAIT");
+        assertFailsTheStart(
+                NotADuration.class,
+                "@DistributedLock(waitTime = \"5 parsecs\") on NotADuration.run(..) is not a duration");
+        assertFailsTheStart(
+                ZeroLease.class, "@DistributedLock(leaseTime = \"0s\") on ZeroLease.run(..) must be positive");
+        assertFailsTheStart(
+                ZeroRetention.class,
+                "@Idempotent(retention = \"0\") on ZeroRetention.run(..) must be a positive duration");
+        assertFailsTheStart(
+                WaitWithoutWaiting.class,
+                "@Idempotent(waitTime = \"5s\") on WaitWithoutWaiting.run(..) needs onInProgress = WAIT");
     }
 
     @Test
     void aKeyThatDoesNotParseFailsTheStart() {
-        assertFailsTheStart(UnparsableKey.class, "@DistributedLock(key = \"'order:' +\") on UnparsableKey.run(..) does not parse");
+        assertFailsTheStart(
+                UnparsableKey.class, "@DistributedLock(key = \"'order:' +\") on UnparsableKey.run(..) does not parse");
         assertFailsTheStart(EmptyKey.class, "@Idempotent(key = \" \") on EmptyKey.run(..): the key must not be empty");
     }
 
     @Test
     void aMethodThatReturnsAFutureFailsTheStart() {
-        assertFailsTheStart(ReturnsAFuture.class, "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns CompletableFuture");
+        assertFailsTheStart(
+                ReturnsAFuture.class,
+                "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns CompletableFuture");
     }
 
     @Test

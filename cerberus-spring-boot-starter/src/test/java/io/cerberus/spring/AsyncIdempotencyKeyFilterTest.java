@@ -42,15 +42,21 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
  * over the {@code mem:} engine, through real HTTP: the key stays claimed until the asynchronous
  * work ends, and the response written then is the one stored and replayed.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = AsyncIdempotencyKeyFilterTest.App.class,
-        properties = {"cerberus.engines=mem:async-http", "cerberus.idempotency.http.enabled=true",
-            "cerberus.idempotency.http.paths=/async/**"})
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        classes = AsyncIdempotencyKeyFilterTest.App.class,
+        properties = {
+            "cerberus.engines=mem:async-http",
+            "cerberus.idempotency.http.enabled=true",
+            "cerberus.idempotency.http.paths=/async/**"
+        })
 class AsyncIdempotencyKeyFilterTest {
     private static final long WAIT = TestTimes.millis(10_000).toMillis();
 
     static {
         // Spring Framework 7 hands a StreamingResponseBody a stream whose flush() does nothing unless this flag is set
-        // (ServletServerHttpResponse); an application that streams sets it, and the filter must then let each flush through
+        // (ServletServerHttpResponse); an application that streams sets it, and the filter must then let each flush
+        // through
         System.setProperty("spring.http.response.flush.enabled", "true");
     }
 
@@ -72,7 +78,8 @@ class AsyncIdempotencyKeyFilterTest {
     @Test
     void aDuplicateWhileADeferredResultIsPendingIs409AndAfterItCompletesGetsTheAsyncResponse() throws Exception {
         String key = UUID.randomUUID().toString();
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/async/deferred", key), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> first =
+                http.sendAsync(request("/async/deferred", key), HttpResponse.BodyHandlers.ofString());
         DeferredResult<ResponseEntity<String>> pending = orders.pending.poll(WAIT, TimeUnit.MILLISECONDS);
         assertThat(pending).as("the controller was called").isNotNull();
 
@@ -80,7 +87,9 @@ class AsyncIdempotencyKeyFilterTest {
         assertThat(duplicate.statusCode()).isEqualTo(409);
         assertThat(duplicate.body()).contains("still being processed");
 
-        pending.setResult(ResponseEntity.status(201).header("Location", "/orders/a-1").contentType(MediaType.APPLICATION_JSON)
+        pending.setResult(ResponseEntity.status(201)
+                .header("Location", "/orders/a-1")
+                .contentType(MediaType.APPLICATION_JSON)
                 .body("{\"order\":\"a-1\"}"));
         HttpResponse<String> completed = first.get(WAIT, TimeUnit.MILLISECONDS);
         assertThat(completed.statusCode()).isEqualTo(201);
@@ -90,7 +99,8 @@ class AsyncIdempotencyKeyFilterTest {
         assertThat(replayed.statusCode()).isEqualTo(201);
         assertThat(replayed.body()).isEqualTo("{\"order\":\"a-1\"}");
         assertThat(replayed.headers().firstValue("Location")).contains("/orders/a-1");
-        assertThat(replayed.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+        assertThat(replayed.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
         assertThat(replayed.headers().firstValue("Idempotent-Replayed")).contains("true");
         assertThat(orders.runs).hasValue(1);
     }
@@ -122,9 +132,12 @@ class AsyncIdempotencyKeyFilterTest {
     @Test
     void aTimedOutRequestHoldsItsKeyUntilTheTimeoutThenReleasesItWithoutStoringTheTimeoutAnswer() throws Exception {
         String key = UUID.randomUUID().toString();
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/async/times-out", key), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> first =
+                http.sendAsync(request("/async/times-out", key), HttpResponse.BodyHandlers.ofString());
         assertThat(orders.pending.poll(WAIT, TimeUnit.MILLISECONDS)).isNotNull();
-        assertThat(post("/async/times-out", key).statusCode()).as("a duplicate before the timeout").isEqualTo(409);
+        assertThat(post("/async/times-out", key).statusCode())
+                .as("a duplicate before the timeout")
+                .isEqualTo(409);
 
         HttpResponse<String> timedOut = first.get(WAIT, TimeUnit.MILLISECONDS);
         assertThat(timedOut.statusCode()).isEqualTo(202);
@@ -132,7 +145,9 @@ class AsyncIdempotencyKeyFilterTest {
 
         HttpResponse<String> retry = post("/async/times-out", key);
         assertThat(retry.statusCode()).isEqualTo(202);
-        assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("a timeout answer is not stored").isEmpty();
+        assertThat(retry.headers().firstValue("Idempotent-Replayed"))
+                .as("a timeout answer is not stored")
+                .isEmpty();
         assertThat(orders.runs).hasValue(2);
     }
 
@@ -160,9 +175,12 @@ class AsyncIdempotencyKeyFilterTest {
                 .get(WAIT, TimeUnit.MILLISECONDS);
         BufferedReader lines = new BufferedReader(new InputStreamReader(first.body(), StandardCharsets.UTF_8));
         assertThat(CompletableFuture.supplyAsync(() -> readLine(lines)).get(WAIT, TimeUnit.MILLISECONDS))
-                .as("the first part reaches the client while the stream is still open").isEqualTo(firstLine);
+                .as("the first part reaches the client while the stream is still open")
+                .isEqualTo(firstLine);
 
-        assertThat(post(path, key).statusCode()).as("a duplicate while it streams").isEqualTo(409);
+        assertThat(post(path, key).statusCode())
+                .as("a duplicate while it streams")
+                .isEqualTo(409);
         orders.gate.get().open();
         String rest = CompletableFuture.supplyAsync(() -> readRest(lines)).get(WAIT, TimeUnit.MILLISECONDS);
         assertThat(rest).contains("2");
@@ -171,7 +189,9 @@ class AsyncIdempotencyKeyFilterTest {
         orders.gate.get().open();
         HttpResponse<String> retry = post(path, key);
         assertThat(retry.statusCode()).isEqualTo(200);
-        assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("a stream is not stored").isEmpty();
+        assertThat(retry.headers().firstValue("Idempotent-Replayed"))
+                .as("a stream is not stored")
+                .isEmpty();
         assertThat(orders.runs).hasValue(2);
     }
 
@@ -207,8 +227,7 @@ class AsyncIdempotencyKeyFilterTest {
     @Configuration(proxyBeanMethods = false)
     @EnableAutoConfiguration
     @Import(AsyncOrders.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class AsyncOrders {
@@ -219,7 +238,8 @@ class AsyncIdempotencyKeyFilterTest {
         @PostMapping("/async/deferred")
         DeferredResult<ResponseEntity<String>> deferred(@RequestBody String body) {
             runs.incrementAndGet();
-            DeferredResult<ResponseEntity<String>> result = new DeferredResult<>(TestTimes.millis(30_000).toMillis());
+            DeferredResult<ResponseEntity<String>> result =
+                    new DeferredResult<>(TestTimes.millis(30_000).toMillis());
             pending.add(result);
             return result;
         }
@@ -227,7 +247,8 @@ class AsyncIdempotencyKeyFilterTest {
         @PostMapping("/async/times-out")
         DeferredResult<ResponseEntity<String>> timesOut(@RequestBody String body) {
             runs.incrementAndGet();
-            DeferredResult<ResponseEntity<String>> result = new DeferredResult<>(TestTimes.millis(1_000).toMillis(),
+            DeferredResult<ResponseEntity<String>> result = new DeferredResult<>(
+                    TestTimes.millis(1_000).toMillis(),
                     () -> ResponseEntity.status(202).body("still working"));
             pending.add(result);
             return result;
@@ -246,7 +267,9 @@ class AsyncIdempotencyKeyFilterTest {
         }
 
         private static ResponseEntity<String> created(int run) {
-            return ResponseEntity.status(201).contentType(MediaType.APPLICATION_JSON).body("{\"run\":" + run + "}");
+            return ResponseEntity.status(201)
+                    .contentType(MediaType.APPLICATION_JSON)
+                    .body("{\"run\":" + run + "}");
         }
 
         @PostMapping("/async/fails")

@@ -25,9 +25,12 @@ import org.springframework.mock.web.MockHttpServletResponse;
  */
 class AsyncRequestEndTest {
     /** A duplicate of a running request waits this briefly (30 s by default) before its 409. */
-    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
+    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY =
+            IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
+
     private final Cerberus cerberus = Cerberus.connect("mem:async-request-end");
-    private final IdempotencyKeyFilter filter = new IdempotencyKeyFilter(() -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, http());
+    private final IdempotencyKeyFilter filter =
+            new IdempotencyKeyFilter(() -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, http());
     private final String key = UUID.randomUUID().toString();
     private final AtomicInteger runs = new AtomicInteger();
 
@@ -45,7 +48,9 @@ class AsyncRequestEndTest {
     @Test
     void aRequestCompletedWithoutALastDispatchReleasesItsKey() throws Exception {
         MockHttpServletRequest first = startAsync();
-        assertThat(send(countingChain()).getStatus()).as("a duplicate while it is asynchronous").isEqualTo(409);
+        assertThat(send(countingChain()).getStatus())
+                .as("a duplicate while it is asynchronous")
+                .isEqualTo(409);
 
         ((MockAsyncContext) first.getAsyncContext()).complete();
 

@@ -10,8 +10,8 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
@@ -28,8 +28,11 @@ class ConfigurationMistakesTest {
     void withoutAnEngineTheStartFailsSayingHowToChooseOne() {
         runner.run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("no Cerberus engine is configured")
-                    .hasMessageContaining("Set cerberus.engines").hasMessageContaining("cerberus.engines=mem:");
+            assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("no Cerberus engine is configured")
+                    .hasMessageContaining("Set cerberus.engines")
+                    .hasMessageContaining("cerberus.engines=mem:");
         });
     }
 
@@ -37,52 +40,76 @@ class ConfigurationMistakesTest {
     void aMisspeltPropertyFailsTheStartNamingTheNearestKnownOne() {
         runner.withPropertyValues("cerberus.engine=redis://127.0.0.1:6379").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("unknown Cerberus property")
-                    .hasMessageContaining("cerberus.engine (").hasMessageContaining("did you mean cerberus.engines?")
+            assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageContaining("unknown Cerberus property")
+                    .hasMessageContaining("cerberus.engine (")
+                    .hasMessageContaining("did you mean cerberus.engines?")
                     .hasMessageNotContaining("no Cerberus engine is configured");
         });
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.http.enable=true", "cerberus.failover.checkEvery=1s")
-                .run(context -> assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("unknown Cerberus property")
+        runner.withPropertyValues(
+                        "cerberus.engines=mem:",
+                        "cerberus.idempotency.http.enable=true",
+                        "cerberus.failover.checkEvery=1s")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("unknown Cerberus property")
                         .hasMessageContaining("cerberus.idempotency.http.enable (")
                         .hasMessageContaining("did you mean cerberus.idempotency.http.enabled?")
                         .hasMessageNotContaining("check-every"));
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.colour=blue").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("cerberus.colour (")
-                        .hasMessageContaining("not a property of the starter").hasMessageContaining("cerberus.namespace"));
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.namespace.name=x").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("cerberus.namespace.name ("));
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.colour=blue")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("cerberus.colour (")
+                        .hasMessageContaining("not a property of the starter")
+                        .hasMessageContaining("cerberus.namespace"));
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.namespace.name=x")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("cerberus.namespace.name ("));
     }
 
     @Test
     void everyFormOfAKnownPropertyStartsAndSystemPropertiesAreNotChecked() {
-        runner.withPropertyValues("cerberus.engines[0]=mem:forms", "cerberus.defaultLease=20s", "cerberus.idempotency.http.stored-headers[0]=ETag",
-                "cerberus.failover.check-every=2s").withSystemProperties("cerberus.not-the-starters=1").run(context -> {
+        runner.withPropertyValues(
+                        "cerberus.engines[0]=mem:forms",
+                        "cerberus.defaultLease=20s",
+                        "cerberus.idempotency.http.stored-headers[0]=ETag",
+                        "cerberus.failover.check-every=2s")
+                .withSystemProperties("cerberus.not-the-starters=1")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
-                    assertThat(context.getBean(CerberusProperties.class).getDefaultLease()).isEqualTo(Duration.ofSeconds(20));
+                    assertThat(context.getBean(CerberusProperties.class).getDefaultLease())
+                            .isEqualTo(Duration.ofSeconds(20));
                 });
     }
 
     @Test
     void aCustomizerMayGiveTheOnlyEngine() {
-        runner.withBean(CerberusBuilderCustomizer.class, () -> builder -> builder.engine("own", "mem:own")).run(context ->
-                assertThat(context.getBean(Cerberus.class).engines()).containsExactly("own"));
+        runner.withBean(CerberusBuilderCustomizer.class, () -> builder -> builder.engine("own", "mem:own"))
+                .run(context ->
+                        assertThat(context.getBean(Cerberus.class).engines()).containsExactly("own"));
     }
 
     @Test
     void anApplicationWithTheTypoInItsYamlDoesNotStartAndSaysWhereAndWhatToWrite() {
         SpringApplication application = new SpringApplication(YamlApp.class);
         application.setWebApplicationType(WebApplicationType.NONE);
-        Throwable failure = catchThrowable(() -> application.run("--spring.config.location=classpath:mistakes/typo.yml"));
-        assertThat(failure).rootCause().hasMessageContaining("cerberus.engine (class path resource [mistakes/typo.yml] - 2:11)")
+        Throwable failure =
+                catchThrowable(() -> application.run("--spring.config.location=classpath:mistakes/typo.yml"));
+        assertThat(failure)
+                .rootCause()
+                .hasMessageContaining("cerberus.engine (class path resource [mistakes/typo.yml] - 2:11)")
                 .hasMessageContaining("did you mean cerberus.engines?");
         FailureAnalysis analysis = new ConfigurationMistakeAnalyzer().analyze(failure);
         assertThat(analysis).as("shown as a failed start, not a stack trace").isNotNull();
-        assertThat(analysis.getDescription()).startsWith("unknown Cerberus property").contains("did you mean cerberus.engines?");
+        assertThat(analysis.getDescription())
+                .startsWith("unknown Cerberus property")
+                .contains("did you mean cerberus.engines?");
         assertThat(analysis.getAction()).startsWith("Correct the name");
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableAutoConfiguration
-    static class YamlApp {
-    }
+    static class YamlApp {}
 }

@@ -37,7 +37,8 @@ class FileEngineAnnotationTest extends AbstractAnnotationTest {
     @AfterAll
     static void removeDirectory() throws IOException {
         try (Stream<Path> files = Files.walk(DIRECTORY)) {
-            files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            files.sorted(Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
         }
     }
 

@@ -22,10 +22,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.ResponseEntity;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -38,9 +38,14 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /** The Idempotency-Key filter in a running servlet application over a file: engine, through real HTTP. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = IdempotencyKeyFilterTest.App.class,
-        properties = {"cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.paths=/orders/**,/strict/**,/exports/**",
-            "cerberus.idempotency.http.max-stored-response-size=1KB"})
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        classes = IdempotencyKeyFilterTest.App.class,
+        properties = {
+            "cerberus.idempotency.http.enabled=true",
+            "cerberus.idempotency.http.paths=/orders/**,/strict/**,/exports/**",
+            "cerberus.idempotency.http.max-stored-response-size=1KB"
+        })
 class IdempotencyKeyFilterTest {
     @TempDir
     static Path directory;
@@ -81,7 +86,8 @@ class IdempotencyKeyFilterTest {
         assertThat(second.statusCode()).isEqualTo(201);
         assertThat(second.body()).isEqualTo(first.body()).contains("order-1");
         assertThat(second.headers().firstValue("Location")).contains("/orders/7/order-1");
-        assertThat(second.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+        assertThat(second.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
         assertThat(second.headers().firstValue("Idempotent-Replayed")).contains("true");
         assertThat(orders.created).hasValue(1);
     }
@@ -93,7 +99,8 @@ class IdempotencyKeyFilterTest {
         HttpResponse<String> reused = post("/orders/7", key, "{\"qty\":3}");
 
         assertThat(reused.statusCode()).isEqualTo(422);
-        assertThat(reused.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+        assertThat(reused.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
         assertThat(reused.body()).contains("\"status\":422");
         assertThat(orders.created).hasValue(1);
     }
@@ -102,7 +109,8 @@ class IdempotencyKeyFilterTest {
     void theSameKeyOnAnotherPathIsAnotherOperation() throws Exception {
         String key = UUID.randomUUID().toString();
         assertThat(post("/orders/7", key, "{}").statusCode()).isEqualTo(201);
-        assertThat(post("/orders/8", key, "{}").headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(post("/orders/8", key, "{}").headers().firstValue("Idempotent-Replayed"))
+                .isEmpty();
         assertThat(orders.created).hasValue(2);
     }
 
@@ -111,7 +119,8 @@ class IdempotencyKeyFilterTest {
         Gate gate = new Gate();
         orders.gate.set(gate);
         String key = UUID.randomUUID().toString();
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/orders/7", key, "{}"), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> first =
+                http.sendAsync(request("/orders/7", key, "{}"), HttpResponse.BodyHandlers.ofString());
         assertThat(gate.awaitEntered(10_000)).isTrue();
 
         HttpResponse<String> duplicate = post("/orders/7", key, "{}");
@@ -172,7 +181,8 @@ class IdempotencyKeyFilterTest {
 
     @Test
     void aBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
-        HttpResponse<String> large = post("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
+        HttpResponse<String> large =
+                post("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
 
         assertThat(large.statusCode()).isEqualTo(413);
         assertThat(large.body()).contains("at most 1048576B");
@@ -181,7 +191,8 @@ class IdempotencyKeyFilterTest {
 
     @Test
     void aChunkedBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
-        HttpResponse<String> large = postChunked("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
+        HttpResponse<String> large =
+                postChunked("/orders/9", UUID.randomUUID().toString(), "\"" + "x".repeat(1024 * 1024) + "\"");
 
         assertThat(large.statusCode()).isEqualTo(413);
         assertThat(large.body()).contains("at most 1048576B");
@@ -195,7 +206,9 @@ class IdempotencyKeyFilterTest {
         HttpResponse<String> first = postChunked("/orders/9", key, body);
         HttpResponse<String> second = postChunked("/orders/9", key, body);
 
-        assertThat(orders.transferEncoding).as("the body came in chunks, without a Content-Length").hasValue("chunked");
+        assertThat(orders.transferEncoding)
+                .as("the body came in chunks, without a Content-Length")
+                .hasValue("chunked");
         assertThat(first.statusCode()).isEqualTo(201);
         assertThat(first.body()).contains(body);
         assertThat(second.headers().firstValue("Idempotent-Replayed")).contains("true");
@@ -231,7 +244,10 @@ class IdempotencyKeyFilterTest {
 
         assertThat(response.getStatus()).isEqualTo(413);
         assertThat(ran).as("the operation ran").isFalse();
-        assertThat(served.get()).as("bytes read of a 16MB body").isGreaterThan(1024 * 1024).isLessThanOrEqualTo(1024 * 1024 + 64 * 1024);
+        assertThat(served.get())
+                .as("bytes read of a 16MB body")
+                .isGreaterThan(1024 * 1024)
+                .isLessThanOrEqualTo(1024 * 1024 + 64 * 1024);
     }
 
     /** A request body of a given size, counting what was read of it. */
@@ -285,7 +301,9 @@ class IdempotencyKeyFilterTest {
         HttpResponse<String> retry = post("/orders/7?account=1", key, "{\"qty\":2}");
 
         assertThat(first.statusCode()).isEqualTo(201);
-        assertThat(otherAccount.statusCode()).as("not account 1's response replayed").isEqualTo(422);
+        assertThat(otherAccount.statusCode())
+                .as("not account 1's response replayed")
+                .isEqualTo(422);
         assertThat(otherAccount.body()).contains("query");
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
         assertThat(orders.created).hasValue(1);
@@ -301,21 +319,26 @@ class IdempotencyKeyFilterTest {
         assertThat(first.statusCode()).isEqualTo(201);
         assertThat(first.body()).as("the client gets the whole response").hasSizeGreaterThan(2048);
         assertThat(duplicate.statusCode()).isEqualTo(422);
-        assertThat(duplicate.body()).contains("Response not kept").contains("larger than the 1024 bytes stored for replay");
+        assertThat(duplicate.body())
+                .contains("Response not kept")
+                .contains("larger than the 1024 bytes stored for replay");
         assertThat(orders.created).as("the duplicate did not run again").hasValue(1);
     }
 
     @Test
     void twoLongPathsWithOneKeyAndBodyAreTwoOperationsNeverReplayingEachOther() throws Exception {
         String key = UUID.randomUUID().toString();
-        String common = "a".repeat(990); // one path of 1,000 characters and the next differ only in their last character
+        String common =
+                "a".repeat(990); // one path of 1,000 characters and the next differ only in their last character
         HttpResponse<String> first = post("/orders/" + common + "01", key, "{}");
         HttpResponse<String> second = post("/orders/" + common + "02", key, "{}");
         HttpResponse<String> firstAgain = post("/orders/" + common + "01", key, "{}");
 
         assertThat(("/orders/" + common + "01").length()).isEqualTo(1000);
         assertThat(second.statusCode()).isEqualTo(201);
-        assertThat(second.headers().firstValue("Idempotent-Replayed")).as("not the first path's response").isEmpty();
+        assertThat(second.headers().firstValue("Idempotent-Replayed"))
+                .as("not the first path's response")
+                .isEmpty();
         assertThat(second.body()).contains("order-2");
         assertThat(firstAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
         assertThat(firstAgain.body()).isEqualTo(first.body());
@@ -337,7 +360,9 @@ class IdempotencyKeyFilterTest {
         java.io.InputStream body = response.body();
         assertThat(body.readNBytes(Orders.CHUNK)).hasSize(Orders.CHUNK).containsOnly((byte) 'e');
         HttpResponse<String> duplicate = post("/exports/1", key, "{}");
-        assertThat(duplicate.statusCode()).as("settled as not kept before the first byte went out, not in progress").isEqualTo(422);
+        assertThat(duplicate.statusCode())
+                .as("settled as not kept before the first byte went out, not in progress")
+                .isEqualTo(422);
         assertThat(duplicate.body()).contains("Response not kept");
 
         gate.open();
@@ -387,15 +412,22 @@ class IdempotencyKeyFilterTest {
         static final String HEADER = "X-Test-User";
 
         @Override
-        protected void doFilterInternal(jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
-                jakarta.servlet.FilterChain chain) throws jakarta.servlet.ServletException, java.io.IOException {
+        protected void doFilterInternal(
+                jakarta.servlet.http.HttpServletRequest request,
+                jakarta.servlet.http.HttpServletResponse response,
+                jakarta.servlet.FilterChain chain)
+                throws jakarta.servlet.ServletException, java.io.IOException {
             String user = request.getHeader(HEADER);
-            chain.doFilter(user == null ? request : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
-                @Override
-                public java.security.Principal getUserPrincipal() {
-                    return () -> user;
-                }
-            }, response);
+            chain.doFilter(
+                    user == null
+                            ? request
+                            : new jakarta.servlet.http.HttpServletRequestWrapper(request) {
+                                @Override
+                                public java.security.Principal getUserPrincipal() {
+                                    return () -> user;
+                                }
+                            },
+                    response);
         }
     }
 
@@ -421,7 +453,9 @@ class IdempotencyKeyFilterTest {
         final AtomicReference<String> transferEncoding = new AtomicReference<>();
 
         @PostMapping({"/orders/{id}", "/other/{id}"})
-        ResponseEntity<String> create(@PathVariable String id, @RequestBody String body,
+        ResponseEntity<String> create(
+                @PathVariable String id,
+                @RequestBody String body,
                 @RequestHeader(name = "Transfer-Encoding", required = false) String encoding) {
             transferEncoding.set(encoding);
             Gate waiting = gate.get();
@@ -432,12 +466,15 @@ class IdempotencyKeyFilterTest {
                 return ResponseEntity.status(503).body("{\"error\":\"busy\"}");
             }
             String order = "order-" + created.incrementAndGet();
-            return ResponseEntity.status(201).location(URI.create("/orders/" + id + "/" + order))
-                    .header("Content-Type", "application/json").body("{\"order\":\"" + order + "\",\"body\":" + body + "}");
+            return ResponseEntity.status(201)
+                    .location(URI.create("/orders/" + id + "/" + order))
+                    .header("Content-Type", "application/json")
+                    .body("{\"order\":\"" + order + "\",\"body\":" + body + "}");
         }
 
         @PostMapping("/exports/{id}")
-        void export(@PathVariable String id, jakarta.servlet.http.HttpServletResponse response) throws java.io.IOException {
+        void export(@PathVariable String id, jakarta.servlet.http.HttpServletResponse response)
+                throws java.io.IOException {
             exports.incrementAndGet();
             response.setContentType("application/octet-stream");
             java.io.OutputStream out = response.getOutputStream();

@@ -23,14 +23,19 @@ import org.springframework.context.annotation.Import;
 class IdempotentKeySpacesTest {
     @Autowired
     Overloads overloads;
+
     @Autowired
     io.cerberus.spring.ledgers.cash.Ledger cash;
+
     @Autowired
     io.cerberus.spring.ledgers.card.Ledger card;
+
     @Autowired
     EmailNotifier email;
+
     @Autowired
     SmsNotifier sms;
+
     @Autowired
     Renamed renamed;
 
@@ -67,7 +72,8 @@ class IdempotentKeySpacesTest {
 
     @Test
     void theDefaultOperationNameIsTheBeanClassAndTheSignature() throws Exception {
-        assertThat(IdempotentAspect.operation(Overloads.class.getMethod("ship", String.class, int.class), Overloads.class))
+        assertThat(IdempotentAspect.operation(
+                        Overloads.class.getMethod("ship", String.class, int.class), Overloads.class))
                 .isEqualTo("io.cerberus.spring.IdempotentKeySpacesTest$Overloads.ship(java.lang.String,int)");
         assertThat(IdempotentAspect.operation(Notifier.class.getMethod("send", String.class), SmsNotifier.class))
                 .isEqualTo("io.cerberus.spring.IdempotentKeySpacesTest$SmsNotifier.send(java.lang.String)");
@@ -75,10 +81,25 @@ class IdempotentKeySpacesTest {
 
     @Test
     void anOverlongDefaultNameEndsWithItsHash() throws Exception {
-        String name = IdempotentAspect.operation(Overloads.class.getMethod("wide", String.class, String.class, String.class,
-                String.class, String.class, String.class, String.class, String.class, String.class, String.class, String.class, String.class),
+        String name = IdempotentAspect.operation(
+                Overloads.class.getMethod(
+                        "wide",
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class,
+                        String.class),
                 Overloads.class);
-        assertThat(name).hasSize(256).startsWith("io.cerberus.spring.IdempotentKeySpacesTest$Overloads.wide(java.lang.String,")
+        assertThat(name)
+                .hasSize(256)
+                .startsWith("io.cerberus.spring.IdempotentKeySpacesTest$Overloads.wide(java.lang.String,")
                 .matches(".*#[0-9a-f]{64}");
     }
 
@@ -86,20 +107,28 @@ class IdempotentKeySpacesTest {
     void anEmptyOrOverlongOperationNameFailsTheStart() {
         ApplicationContextRunner runner = new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class));
-        runner.withBean(BlankName.class).run(context -> assertThat(context.getStartupFailure())
-                .hasMessageContaining("@Idempotent(operation = \" \") on BlankName.run(..) must have 1 to 256 characters"));
-        runner.withBean(LongName.class).run(context -> assertThat(context.getStartupFailure())
-                .hasMessageContaining("on LongName.run(..) must have 1 to 256 characters"));
+        runner.withBean(BlankName.class)
+                .run(context -> assertThat(context.getStartupFailure())
+                        .hasMessageContaining(
+                                "@Idempotent(operation = \" \") on BlankName.run(..) must have 1 to 256 characters"));
+        runner.withBean(LongName.class)
+                .run(context -> assertThat(context.getStartupFailure())
+                        .hasMessageContaining("on LongName.run(..) must have 1 to 256 characters"));
         assertThatThrownBy(() -> AnnotatedMethodsCheck.check(LongName.class.getMethod("run", String.class)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import({Overloads.class, io.cerberus.spring.ledgers.cash.Ledger.class, io.cerberus.spring.ledgers.card.Ledger.class,
-        EmailNotifier.class, SmsNotifier.class, Renamed.class})
-    static class App {
-    }
+    @Import({
+        Overloads.class,
+        io.cerberus.spring.ledgers.cash.Ledger.class,
+        io.cerberus.spring.ledgers.card.Ledger.class,
+        EmailNotifier.class,
+        SmsNotifier.class,
+        Renamed.class
+    })
+    static class App {}
 
     static class Overloads {
         final AtomicInteger runs = new AtomicInteger();
@@ -122,8 +151,19 @@ class IdempotentKeySpacesTest {
         }
 
         @Idempotent(key = "#a")
-        public String wide(String a, String b, String c, String d, String e, String f, String g, String h, String i, String j,
-                String k, String l) {
+        public String wide(
+                String a,
+                String b,
+                String c,
+                String d,
+                String e,
+                String f,
+                String g,
+                String h,
+                String i,
+                String j,
+                String k,
+                String l) {
             return a;
         }
     }
@@ -143,11 +183,9 @@ class IdempotentKeySpacesTest {
         }
     }
 
-    static class EmailNotifier extends Notifier {
-    }
+    static class EmailNotifier extends Notifier {}
 
-    static class SmsNotifier extends Notifier {
-    }
+    static class SmsNotifier extends Notifier {}
 
     /** One operation before and after a rename of its method: its keys stay. */
     static class Renamed {
@@ -177,9 +215,12 @@ class IdempotentKeySpacesTest {
     }
 
     static class LongName {
-        @Idempotent(key = "#id", operation = "operation-with-a-name-far-too-long-to-be-one-................................................"
-                + "........................................................................................................."
-                + "..........................................................................................")
+        @Idempotent(
+                key = "#id",
+                operation =
+                        "operation-with-a-name-far-too-long-to-be-one-................................................"
+                                + "........................................................................................................."
+                                + "..........................................................................................")
         public String run(String id) {
             return id;
         }

@@ -89,15 +89,13 @@ class IdempotentReplayTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Shop.class)
-    static class App {
-    }
+    static class App {}
 
     static class Receipt {
         public String id;
         public long amountCents;
 
-        Receipt() {
-        }
+        Receipt() {}
 
         Receipt(String id, long amountCents) {
             this.id = id;
@@ -106,7 +104,9 @@ class IdempotentReplayTest {
 
         @Override
         public boolean equals(Object other) {
-            return other != null && other.getClass() == getClass() && Objects.equals(((Receipt) other).id, id)
+            return other != null
+                    && other.getClass() == getClass()
+                    && Objects.equals(((Receipt) other).id, id)
                     && ((Receipt) other).amountCents == amountCents;
         }
 
@@ -119,8 +119,7 @@ class IdempotentReplayTest {
     static class GiftReceipt extends Receipt {
         public String message;
 
-        GiftReceipt() {
-        }
+        GiftReceipt() {}
 
         GiftReceipt(String id, long amountCents, String message) {
             super(id, amountCents);
@@ -142,11 +141,9 @@ class IdempotentReplayTest {
         long amountCents();
     }
 
-    record CardPayment(String last4, long amountCents, int run) implements Payment {
-    }
+    record CardPayment(String last4, long amountCents, int run) implements Payment {}
 
-    record Booking(String id, int seats, int run) {
-    }
+    record Booking(String id, int seats, int run) {}
 
     static class Shop {
         final AtomicInteger runs = new AtomicInteger();
@@ -175,7 +172,9 @@ class IdempotentReplayTest {
         @Idempotent(key = "#id")
         public ResponseEntity<Receipt> refund(String id) {
             runs.incrementAndGet();
-            return ResponseEntity.status(HttpStatus.CREATED).header("Location", "/refunds/" + id).header("X-Trace", "a", "b")
+            return ResponseEntity.status(HttpStatus.CREATED)
+                    .header("Location", "/refunds/" + id)
+                    .header("X-Trace", "a", "b")
                     .body(new GiftReceipt(id, 700, "sorry"));
         }
 

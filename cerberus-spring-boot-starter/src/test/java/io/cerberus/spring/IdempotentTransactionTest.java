@@ -33,6 +33,7 @@ import org.springframework.transaction.annotation.Transactional;
 class IdempotentTransactionTest {
     @Autowired
     Bookings bookings;
+
     @Autowired
     JdbcTemplate jdbc;
 
@@ -114,8 +115,11 @@ class IdempotentTransactionTest {
     static class App {
         @Bean
         DataSource dataSource() {
-            return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true)
-                    .addScript("classpath:io/cerberus/spring/bookings.sql").build();
+            return new EmbeddedDatabaseBuilder()
+                    .setType(EmbeddedDatabaseType.H2)
+                    .generateUniqueName(true)
+                    .addScript("classpath:io/cerberus/spring/bookings.sql")
+                    .build();
         }
 
         @Bean
@@ -132,6 +136,7 @@ class IdempotentTransactionTest {
     static class Bookings {
         final AtomicInteger runs = new AtomicInteger();
         final java.util.concurrent.atomic.AtomicBoolean confirm = new java.util.concurrent.atomic.AtomicBoolean();
+
         @Autowired
         JdbcTemplate jdbc;
 

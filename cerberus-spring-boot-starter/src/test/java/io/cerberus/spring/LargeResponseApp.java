@@ -29,10 +29,15 @@ public class LargeResponseApp {
     }
 
     public static void main(String[] args) {
-        ConfigurableApplicationContext context = SpringApplication.run(LargeResponseApp.class,
-                "--server.port=0", "--server.address=127.0.0.1", "--cerberus.engines=mem:large-response",
-                "--cerberus.idempotency.http.enabled=true", "--cerberus.idempotency.http.max-stored-response-size=1MB",
-                "--spring.main.banner-mode=off", "--logging.level.root=WARN");
+        ConfigurableApplicationContext context = SpringApplication.run(
+                LargeResponseApp.class,
+                "--server.port=0",
+                "--server.address=127.0.0.1",
+                "--cerberus.engines=mem:large-response",
+                "--cerberus.idempotency.http.enabled=true",
+                "--cerberus.idempotency.http.max-stored-response-size=1MB",
+                "--spring.main.banner-mode=off",
+                "--logging.level.root=WARN");
         System.out.println("PORT " + context.getEnvironment().getProperty("local.server.port"));
         System.out.flush();
     }

@@ -23,13 +23,21 @@ class LargeResponseFilterTest {
 
     @Test
     void aResponseOf200MegabytesPassesTheFilterInAJvmOf128() throws Exception {
-        try (ManagedProcess app = ManagedProcess.start("large-response-app",
-                JavaCommand.of(LargeResponseApp.class).quickStart("128m").timeScale().toList())) {
-            String port = app.awaitLine("PORT ", Timeouts.scaled(Duration.ofSeconds(60))).substring("PORT ".length());
+        try (ManagedProcess app = ManagedProcess.start(
+                "large-response-app",
+                JavaCommand.of(LargeResponseApp.class)
+                        .quickStart("128m")
+                        .timeScale()
+                        .toList())) {
+            String port = app.awaitLine("PORT ", Timeouts.scaled(Duration.ofSeconds(60)))
+                    .substring("PORT ".length());
             HttpClient http = HttpClient.newHttpClient();
             String key = UUID.randomUUID().toString();
-            HttpRequest export = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/export?megabytes=" + MEGABYTES))
-                    .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.noBody()).build();
+            HttpRequest export = HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + port + "/export?megabytes=" + MEGABYTES))
+                    .header("Idempotency-Key", key)
+                    .POST(HttpRequest.BodyPublishers.noBody())
+                    .build();
 
             HttpResponse<InputStream> response = http.send(export, HttpResponse.BodyHandlers.ofInputStream());
             assertThat(response.statusCode()).isEqualTo(200);
@@ -46,10 +54,14 @@ class LargeResponseFilterTest {
                 }
             }
             assertThat(offset).as("every byte arrived").isEqualTo((long) MEGABYTES << 20);
-            assertThat(wrong).as("bytes that differ from what the application wrote").isZero();
+            assertThat(wrong)
+                    .as("bytes that differ from what the application wrote")
+                    .isZero();
 
             HttpResponse<String> duplicate = http.send(export, HttpResponse.BodyHandlers.ofString());
-            assertThat(duplicate.statusCode()).as("ran, response not kept: the duplicate does not run again").isEqualTo(422);
+            assertThat(duplicate.statusCode())
+                    .as("ran, response not kept: the duplicate does not run again")
+                    .isEqualTo(422);
             assertThat(app.isAlive()).isTrue();
             assertThat(app.stderr()).doesNotContain("OutOfMemoryError");
         }

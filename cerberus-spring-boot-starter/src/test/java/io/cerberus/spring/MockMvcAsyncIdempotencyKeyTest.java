@@ -27,11 +27,14 @@ import org.springframework.web.context.request.async.DeferredResult;
 /** The Idempotency-Key filter around a DeferredResult in MockMvc, as applications test it: {@code asyncDispatch}. */
 class MockMvcAsyncIdempotencyKeyTest {
     /** A duplicate of a running request waits this briefly (30 s by default) before its 409. */
-    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY = IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
+    private static final IdempotencyOptions DUPLICATES_WAIT_BRIEFLY =
+            IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300));
+
     private final Cerberus cerberus = Cerberus.connect("mem:mockmvc-async");
     private final Deferred controller = new Deferred();
     private final MockMvc mvc = MockMvcBuilders.standaloneSetup(controller)
-            .addFilters(new IdempotencyKeyFilter(() -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, new CerberusProperties.Http()))
+            .addFilters(new IdempotencyKeyFilter(
+                    () -> cerberus, () -> DUPLICATES_WAIT_BRIEFLY, new CerberusProperties.Http()))
             .build();
     private final String key = UUID.randomUUID().toString();
 
@@ -42,19 +45,33 @@ class MockMvcAsyncIdempotencyKeyTest {
 
     @Test
     void theResponseOfTheAsyncDispatchIsStoredAndADuplicateMeanwhileIs409() throws Exception {
-        MvcResult started = mvc.perform(order()).andExpect(request().asyncStarted()).andReturn();
+        MvcResult started =
+                mvc.perform(order()).andExpect(request().asyncStarted()).andReturn();
         mvc.perform(order()).andExpect(status().isConflict());
 
-        controller.pending.get().setResult(ResponseEntity.status(201).header("Location", "/orders/m-1").body("order m-1"));
-        mvc.perform(asyncDispatch(started)).andExpect(status().isCreated()).andExpect(content().string("order m-1"));
+        controller
+                .pending
+                .get()
+                .setResult(ResponseEntity.status(201)
+                        .header("Location", "/orders/m-1")
+                        .body("order m-1"));
+        mvc.perform(asyncDispatch(started))
+                .andExpect(status().isCreated())
+                .andExpect(content().string("order m-1"));
 
-        mvc.perform(order()).andExpect(status().isCreated()).andExpect(content().string("order m-1"))
-                .andExpect(header().string("Location", "/orders/m-1")).andExpect(header().string("Idempotent-Replayed", "true"));
+        mvc.perform(order())
+                .andExpect(status().isCreated())
+                .andExpect(content().string("order m-1"))
+                .andExpect(header().string("Location", "/orders/m-1"))
+                .andExpect(header().string("Idempotent-Replayed", "true"));
         org.assertj.core.api.Assertions.assertThat(controller.runs).hasValue(1);
     }
 
     private MockHttpServletRequestBuilder order() {
-        return post("/orders").header("Idempotency-Key", key).contentType("application/json").content("{}");
+        return post("/orders")
+                .header("Idempotency-Key", key)
+                .contentType("application/json")
+                .content("{}");
     }
 
     @RestController

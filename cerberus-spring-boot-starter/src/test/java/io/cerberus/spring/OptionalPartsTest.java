@@ -17,47 +17,72 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /** Each optional part is configured only when its classes are present and it is asked for. */
 class OptionalPartsTest {
-    private static final AutoConfigurations ALL = AutoConfigurations.of(CerberusAutoConfiguration.class, AopAutoConfiguration.class,
-            CerberusMetricsAutoConfiguration.class, CerberusActuatorAutoConfiguration.class, CerberusWebAutoConfiguration.class);
+    private static final AutoConfigurations ALL = AutoConfigurations.of(
+            CerberusAutoConfiguration.class,
+            AopAutoConfiguration.class,
+            CerberusMetricsAutoConfiguration.class,
+            CerberusActuatorAutoConfiguration.class,
+            CerberusWebAutoConfiguration.class);
 
     @Test
     void withoutActuatorWebOrMicrometerOnlyTheClientIsConfigured() {
-        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:")
-                .withClassLoader(new FilteredClassLoader(ConditionalOnAvailableEndpoint.class, OncePerRequestFilter.class, MicrometerMetrics.class))
+        new ApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:")
+                .withClassLoader(new FilteredClassLoader(
+                        ConditionalOnAvailableEndpoint.class, OncePerRequestFilter.class, MicrometerMetrics.class))
                 .withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(Cerberus.class);
-                    assertThat(context).doesNotHaveBean(CerberusLocksEndpoint.class).doesNotHaveBean("cerberusHealthContributor")
-                            .doesNotHaveBean("cerberusIdempotencyKeyFilter").doesNotHaveBean("cerberusMicrometerMetrics");
+                    assertThat(context)
+                            .doesNotHaveBean(CerberusLocksEndpoint.class)
+                            .doesNotHaveBean("cerberusHealthContributor")
+                            .doesNotHaveBean("cerberusIdempotencyKeyFilter")
+                            .doesNotHaveBean("cerberusMicrometerMetrics");
                 });
     }
 
     @Test
     void theFilterNeedsItsPropertyAndAServletApplication() {
-        WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:");
+        WebApplicationContextRunner web =
+                new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:");
         web.run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
         web.withPropertyValues("cerberus.idempotency.http.enabled=true")
-                .run(context -> assertThat(context.getBean("cerberusIdempotencyKeyFilter")).isInstanceOf(FilterRegistrationBean.class));
-        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:").withPropertyValues("cerberus.idempotency.http.enabled=true")
+                .run(context -> assertThat(context.getBean("cerberusIdempotencyKeyFilter"))
+                        .isInstanceOf(FilterRegistrationBean.class));
+        new ApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:")
+                .withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
     }
 
     @Test
     void aBadFilterSettingFailsTheStart() {
-        new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:")
-                .withPropertyValues("cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.retention=10ms")
-                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+        new WebApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:")
+                .withPropertyValues(
+                        "cerberus.idempotency.http.enabled=true", "cerberus.idempotency.http.retention=10ms")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
                         .hasMessageContaining("cerberus.idempotency.http.retention must be at least 1s"));
     }
 
     @Test
     void theClientReportsToTheRegistryBean() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        new ApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:").withBean(SimpleMeterRegistry.class, () -> registry)
+        new ApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:")
+                .withBean(SimpleMeterRegistry.class, () -> registry)
                 .run(context -> {
-                    assertThat(context.getBean(Cerberus.class).lock("metered").tryLock()).isTrue();
-                    assertThat(registry.find("cerberus.lock.acquire").timer()).as("the client's acquire timer in the application's registry")
-                            .isNotNull().satisfies(timer -> assertThat(timer.count()).isEqualTo(1));
+                    assertThat(context.getBean(Cerberus.class).lock("metered").tryLock())
+                            .isTrue();
+                    assertThat(registry.find("cerberus.lock.acquire").timer())
+                            .as("the client's acquire timer in the application's registry")
+                            .isNotNull()
+                            .satisfies(timer -> assertThat(timer.count()).isEqualTo(1));
                 });
     }
 }

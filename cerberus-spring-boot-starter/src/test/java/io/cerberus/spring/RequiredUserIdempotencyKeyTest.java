@@ -13,9 +13,15 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /** With {@code require-user}, a guarded request needs an authenticated user: anonymous ones never share one scope. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, classes = IdempotencyKeyFilterTest.App.class,
-        properties = {"cerberus.engines=mem:required-user", "cerberus.idempotency.http.enabled=true",
-            "cerberus.idempotency.http.paths=/orders/**", "cerberus.idempotency.http.require-user=true"})
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        classes = IdempotencyKeyFilterTest.App.class,
+        properties = {
+            "cerberus.engines=mem:required-user",
+            "cerberus.idempotency.http.enabled=true",
+            "cerberus.idempotency.http.paths=/orders/**",
+            "cerberus.idempotency.http.require-user=true"
+        })
 class RequiredUserIdempotencyKeyTest {
     @LocalServerPort
     int port;
@@ -40,7 +46,8 @@ class RequiredUserIdempotencyKeyTest {
 
     private HttpResponse<String> send(String key, String user) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/orders/1"))
-                .header("Content-Type", "application/json").header("Idempotency-Key", key)
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", key)
                 .POST(HttpRequest.BodyPublishers.ofString("{}"));
         if (user != null) {
             request.header(IdempotencyKeyFilterTest.TestUsers.HEADER, user);

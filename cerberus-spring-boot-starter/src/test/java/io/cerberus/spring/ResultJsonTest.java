@@ -17,17 +17,13 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** What {@link ResultJson} writes, reads back, and refuses to read. */
 class ResultJsonTest {
-    interface Shape {
-    }
+    interface Shape {}
 
-    record Circle(double radius) implements Shape {
-    }
+    record Circle(double radius) implements Shape {}
 
-    record Label(String text) {
-    }
+    record Label(String text) {}
 
-    record LabelPair(String firstText, Label second) {
-    }
+    record LabelPair(String firstText, Label second) {}
 
     /** Not a Shape; tells {@link Initialized} when anything initializes it. */
     static class NotAShape {
@@ -87,7 +83,8 @@ class ResultJsonTest {
     @Test
     void jdkValuesAndRecordsReplayUnderObject() throws Exception {
         ResultJson codec = codec("anything");
-        for (Object value : List.of(42L, new BigDecimal("10.50"), "text", Instant.parse("2024-05-01T10:15:30Z"), new Label("l"))) {
+        for (Object value :
+                List.of(42L, new BigDecimal("10.50"), "text", Instant.parse("2024-05-01T10:15:30Z"), new Label("l"))) {
             assertThat(codec.decode(codec.encode(value))).isEqualTo(value).hasSameClassAs(value);
         }
         assertThat(codec("count").decode(codec("count").encode(7L))).isEqualTo(7L);
@@ -105,12 +102,18 @@ class ResultJsonTest {
 
     @Test
     void underAJdkTypeOnlyRecordsEnumsAndJdkValuesAreRead() throws Exception {
-        assertThatThrownBy(() -> codec("anything").decode(json("{\"@class\":\"java.lang.ProcessBuilder\",\"@value\":{}}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("refused");
-        assertThatThrownBy(() -> codec("serializable").decode(json("{\"@class\":\"java.util.ArrayList\",\"@value\":[]}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("refused");
-        assertThatThrownBy(() -> codec("anything").decode(json("{\"@class\":\"" + Pojo.class.getName() + "\",\"@value\":{}}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("refused");
+        assertThatThrownBy(
+                        () -> codec("anything").decode(json("{\"@class\":\"java.lang.ProcessBuilder\",\"@value\":{}}")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("refused");
+        assertThatThrownBy(
+                        () -> codec("serializable").decode(json("{\"@class\":\"java.util.ArrayList\",\"@value\":[]}")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("refused");
+        assertThatThrownBy(() ->
+                        codec("anything").decode(json("{\"@class\":\"" + Pojo.class.getName() + "\",\"@value\":{}}")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("refused");
     }
 
     @Test
@@ -122,7 +125,8 @@ class ResultJsonTest {
     @Test
     void aMissingClassIsRefusedSayingSo() throws Exception {
         assertThatThrownBy(() -> codec("shape").decode(json("{\"@class\":\"com.example.Gone\",\"@value\":{}}")))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("com.example.Gone, which this application does not have");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("com.example.Gone, which this application does not have");
     }
 
     @Test
@@ -143,21 +147,33 @@ class ResultJsonTest {
                 default -> new LabelPair("x", new Label("y"));
             };
             byte[] stored = new Jackson2ResultJson(declared).encode(value);
-            assertThat(new ResultJson(declared).decode(stored)).as(method).isEqualTo(value).hasSameClassAs(value);
-            assertThat(new Jackson2ResultJson(declared).decode(new ResultJson(declared).encode(value))).as(method).isEqualTo(value);
+            assertThat(new ResultJson(declared).decode(stored))
+                    .as(method)
+                    .isEqualTo(value)
+                    .hasSameClassAs(value);
+            assertThat(new Jackson2ResultJson(declared).decode(new ResultJson(declared).encode(value)))
+                    .as(method)
+                    .isEqualTo(value);
         }
     }
 
     @Test
     void theApplicationsJsonMapperWritesTheResult() throws Exception {
         DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
-        beans.registerSingleton("jsonMapper", JsonMapper.builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build());
+        beans.registerSingleton(
+                "jsonMapper",
+                JsonMapper.builder()
+                        .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+                        .build());
         ResultJsons json = new ResultJsons(beans);
         io.cerberus.idempotency.ResultCodec<Object> codec = json.codec(ResultJsonTest.class.getDeclaredMethod("pair"));
         byte[] stored = codec.encode(new LabelPair("x", new Label("y")));
         assertThat(new String(stored, StandardCharsets.UTF_8)).contains("\"first_text\":\"x\"");
         assertThat(codec.decode(stored)).isEqualTo(new LabelPair("x", new Label("y")));
-        assertThat(ResultJsons.DEFAULTS.codec(ResultJsonTest.class.getDeclaredMethod("pair")).encode(new LabelPair("x", null)))
-                .asString(StandardCharsets.UTF_8).contains("\"firstText\"");
+        assertThat(ResultJsons.DEFAULTS
+                        .codec(ResultJsonTest.class.getDeclaredMethod("pair"))
+                        .encode(new LabelPair("x", null)))
+                .asString(StandardCharsets.UTF_8)
+                .contains("\"firstText\"");
     }
 }

@@ -12,6 +12,7 @@ class SecretsInToStringTest {
 
     @Test
     void noTypeHoldingAUriOrCredentialPrintsItsSecret() {
-        assertThat(SecretsInToString.problems(List.of("io.cerberus.spring", "io.cerberus.boot3"), Map.of())).isEmpty();
+        assertThat(SecretsInToString.problems(List.of("io.cerberus.spring", "io.cerberus.boot3"), Map.of()))
+                .isEmpty();
     }
 }

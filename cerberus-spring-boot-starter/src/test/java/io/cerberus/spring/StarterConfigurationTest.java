@@ -44,8 +44,10 @@ class StarterConfigurationTest {
             Cerberus cerberus = context.getBean(Cerberus.class);
             assertThat(cerberus.engines()).containsExactly("mem");
             assertThat(cerberus.namespace()).isEqualTo("default");
-            // the core's defaults, but a duplicate in progress is rejected (the filter answers 409) unless a wait is set
-            assertThat(context.getBean(IdempotencyOptions.class)).isEqualTo(IdempotencyOptions.defaults().rejectingWhenInProgress());
+            // the core's defaults, but a duplicate in progress is rejected (the filter answers 409) unless a wait is
+            // set
+            assertThat(context.getBean(IdempotencyOptions.class))
+                    .isEqualTo(IdempotencyOptions.defaults().rejectingWhenInProgress());
             DistributedLockHold hold = DistributedLockHold.take(cerberus, "defaults");
             assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(30));
             hold.release();
@@ -55,44 +57,54 @@ class StarterConfigurationTest {
     @Test
     void everyPropertyReachesTheClient() {
         runner.withPropertyValues(
-                "cerberus.engines[0]=counting:mem:starter-props",
-                "cerberus.engines[1]=file:" + directory,
-                "cerberus.namespace=billing",
-                "cerberus.default-lease=10s",
-                "cerberus.connect-timeout=2s",
-                "cerberus.lock-delay=0",
-                "cerberus.failover.enabled=true",
-                "cerberus.failover.after=1s",
-                "cerberus.failover.check-every=200ms",
-                "cerberus.failover.fail-back-after=2s",
-                "cerberus.idempotency.lease=5s",
-                "cerberus.idempotency.wait-when-in-progress=2s",
-                "cerberus.idempotency.fail-open=true",
-                "cerberus.idempotency.store-attempts=5").run(context -> {
+                        "cerberus.engines[0]=counting:mem:starter-props",
+                        "cerberus.engines[1]=file:" + directory,
+                        "cerberus.namespace=billing",
+                        "cerberus.default-lease=10s",
+                        "cerberus.connect-timeout=2s",
+                        "cerberus.lock-delay=0",
+                        "cerberus.failover.enabled=true",
+                        "cerberus.failover.after=1s",
+                        "cerberus.failover.check-every=200ms",
+                        "cerberus.failover.fail-back-after=2s",
+                        "cerberus.idempotency.lease=5s",
+                        "cerberus.idempotency.wait-when-in-progress=2s",
+                        "cerberus.idempotency.fail-open=true",
+                        "cerberus.idempotency.store-attempts=5")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
                     Cerberus cerberus = context.getBean(Cerberus.class);
                     CountingEngineProvider.Counting primary = CountingEngineProvider.lastOpened();
                     assertThat(cerberus.engines()).containsExactly("counting", "file");
                     assertThat(cerberus.currentEngine()).isEqualTo("counting");
                     assertThat(cerberus.namespace()).isEqualTo("billing");
-                    assertThat(primary.openedWith().connectTimeout()).as("the connect timeout the client opened its engine with")
+                    assertThat(primary.openedWith().connectTimeout())
+                            .as("the connect timeout the client opened its engine with")
                             .isEqualTo(Duration.ofSeconds(2));
                     DistributedLockHold hold = DistributedLockHold.take(cerberus, "props");
                     assertThat(hold.lease()).isEqualTo(Duration.ofSeconds(10));
                     hold.release();
 
-                    // lock-delay 0, as the built client shows it: after a switch, a lock held on the old engine by another
-                    // client is granted on the new one at once (with a lock-delay it would also be asked of the old engine)
-                    try (Cerberus other = Cerberus.builder().engine("mem:starter-props").namespace("billing").build()) {
+                    // lock-delay 0, as the built client shows it: after a switch, a lock held on the old engine by
+                    // another
+                    // client is granted on the new one at once (with a lock-delay it would also be asked of the old
+                    // engine)
+                    try (Cerberus other = Cerberus.builder()
+                            .engine("mem:starter-props")
+                            .namespace("billing")
+                            .build()) {
                         assertThat(other.lock("delay").tryLock()).isTrue();
                         cerberus.switchEngine("file");
-                        assertThat(cerberus.lock("delay").tryLock()).as("no lock-delay on the client").isTrue();
+                        assertThat(cerberus.lock("delay").tryLock())
+                                .as("no lock-delay on the client")
+                                .isTrue();
                         cerberus.lock("delay").unlock();
                         cerberus.switchEngine("counting");
                         other.lock("delay").unlock();
                     }
 
-                    checkFailoverTimes(cerberus, primary, Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofSeconds(2));
+                    checkFailoverTimes(
+                            cerberus, primary, Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofSeconds(2));
 
                     IdempotencyOptions options = context.getBean(IdempotencyOptions.class);
                     assertThat(options.lease()).isEqualTo(Duration.ofSeconds(5));
@@ -108,19 +120,30 @@ class StarterConfigurationTest {
      * come {@code checkEvery} apart, it leaves the primary once the checks have failed for
      * {@code after}, and comes back once they have passed for {@code failBackAfter}.
      */
-    private static void checkFailoverTimes(Cerberus cerberus, CountingEngineProvider.Counting primary, Duration checkEvery,
-            Duration after, Duration failBackAfter) throws InterruptedException {
+    private static void checkFailoverTimes(
+            Cerberus cerberus,
+            CountingEngineProvider.Counting primary,
+            Duration checkEvery,
+            Duration after,
+            Duration failBackAfter)
+            throws InterruptedException {
         long firstCheck = primary.monitoringReads();
         long start = System.nanoTime();
-        Poll.until("five health checks of the primary", TestTimes.millis(3000), () -> primary.monitoringReads() - firstCheck >= 5);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("five health checks, %s apart", checkEvery)
+        Poll.until(
+                "five health checks of the primary",
+                TestTimes.millis(3000),
+                () -> primary.monitoringReads() - firstCheck >= 5);
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("five health checks, %s apart", checkEvery)
                 .isGreaterThanOrEqualTo(checkEvery.multipliedBy(4).minusMillis(50));
 
-        java.util.concurrent.BlockingQueue<EngineSwitchEvent> switches = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.BlockingQueue<EngineSwitchEvent> switches =
+                new java.util.concurrent.LinkedBlockingQueue<>();
         cerberus.onEngineSwitch(switches::add);
         primary.failMonitoringReads(true);
         long failedAt = System.nanoTime();
-        EngineSwitchEvent failover = switches.poll(after.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
+        EngineSwitchEvent failover =
+                switches.poll(after.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
         Duration failedFor = Duration.ofNanos(System.nanoTime() - failedAt);
         assertThat(failover).as("a failover").isNotNull();
         assertThat(failover.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILOVER);
@@ -130,7 +153,8 @@ class StarterConfigurationTest {
 
         primary.failMonitoringReads(false);
         long healedAt = System.nanoTime();
-        EngineSwitchEvent failBack = switches.poll(failBackAfter.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
+        EngineSwitchEvent failBack =
+                switches.poll(failBackAfter.plus(TestTimes.millis(3000)).toMillis(), TimeUnit.MILLISECONDS);
         Duration healedFor = Duration.ofNanos(System.nanoTime() - healedAt);
         assertThat(failBack).as("a fail-back").isNotNull();
         assertThat(failBack.reason()).isEqualTo(EngineSwitchEvent.Reason.FAILBACK);
@@ -139,25 +163,35 @@ class StarterConfigurationTest {
 
     @Test
     void failoverIsOffUnlessEnabled() {
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.after=3s").run(context ->
-                assertThat(CerberusAutoConfiguration.failoverPolicy(context.getBean(CerberusProperties.class).getFailover())).isEmpty());
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.after=3s")
+                .run(context -> assertThat(CerberusAutoConfiguration.failoverPolicy(
+                                context.getBean(CerberusProperties.class).getFailover()))
+                        .isEmpty());
     }
 
     @Test
     void failoverWithOneEngineFailsTheStartSayingWhy() {
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.enabled=true").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("failover needs at least two engines");
-        });
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.failover.enabled=true")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining("failover needs at least two engines");
+                });
     }
 
     @Test
     void aBadValueFailsTheStartNamingTheRule() {
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.default-lease=50ms").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("default lease must be at least 100ms"));
-        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.store-attempts=0").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("storeAttempts must be 1 to 10"));
-        runner.withPropertyValues("cerberus.engines=nosuch://x").run(context -> assertThat(context).hasFailed());
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.default-lease=50ms")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("default lease must be at least 100ms"));
+        runner.withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.store-attempts=0")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("storeAttempts must be 1 to 10"));
+        runner.withPropertyValues("cerberus.engines=nosuch://x")
+                .run(context -> assertThat(context).hasFailed());
     }
 
     @Test
@@ -178,34 +212,44 @@ class StarterConfigurationTest {
         runner.withUserConfiguration(OwnClient.class).run(context -> {
             assertThat(context).hasSingleBean(Cerberus.class);
             assertThat(context.getBean(Cerberus.class).namespace()).isEqualTo("own");
-            assertThat(context.getBean(IdempotencyOptions.class).storeAttempts()).isEqualTo(1);
+            assertThat(context.getBean(IdempotencyOptions.class).storeAttempts())
+                    .isEqualTo(1);
             IdempotencyGuard guard = context.getBean(IdempotencyGuard.class);
-            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "first").value()).isEqualTo("first");
-            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "second").value()).isEqualTo("first");
+            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "first")
+                            .value())
+                    .isEqualTo("first");
+            assertThat(guard.execute(IdempotencyKey.ofContent("op", 1), Duration.ofMinutes(1), () -> "second")
+                            .value())
+                    .isEqualTo("first");
         });
     }
 
     @Test
     void customizersAndSwitchListenersAreApplied() {
-        runner.withUserConfiguration(CustomizerAndListener.class).withPropertyValues("cerberus.engines=mem:").run(context -> {
-            Cerberus cerberus = context.getBean(Cerberus.class);
-            assertThat(cerberus.engines()).containsExactly("mem", "backup");
-            cerberus.switchEngine();
-            assertThat(context.getBean(CustomizerAndListener.class).switches).singleElement()
-                    .satisfies(event -> assertThat(event.toString()).contains("backup"));
-        });
+        runner.withUserConfiguration(CustomizerAndListener.class)
+                .withPropertyValues("cerberus.engines=mem:")
+                .run(context -> {
+                    Cerberus cerberus = context.getBean(Cerberus.class);
+                    assertThat(cerberus.engines()).containsExactly("mem", "backup");
+                    cerberus.switchEngine();
+                    assertThat(context.getBean(CustomizerAndListener.class).switches)
+                            .singleElement()
+                            .satisfies(event -> assertThat(event.toString()).contains("backup"));
+                });
     }
 
     @Test
     void jdbcDataSourceUsesTheApplicationsDataSource() {
         runner.withUserConfiguration(H2DataSource.class)
-                .withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=starter_locks").run(context -> {
+                .withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=starter_locks")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
                     Cerberus cerberus = context.getBean(Cerberus.class);
                     assertThat(cerberus.engines()).containsExactly("jdbc");
                     DistributedLockHold.take(cerberus, "db").release();
                     try (var connection = context.getBean(DataSource.class).getConnection();
-                            var rows = connection.createStatement().executeQuery("SELECT COUNT(*) FROM starter_locks")) {
+                            var rows =
+                                    connection.createStatement().executeQuery("SELECT COUNT(*) FROM starter_locks")) {
                         assertThat(rows.next()).isTrue();
                         assertThat(rows.getInt(1)).isEqualTo(1);
                     }
@@ -214,33 +258,44 @@ class StarterConfigurationTest {
 
     @Test
     void jdbcDataSourceWithoutADataSourceFailsTheStartSayingWhy() {
-        runner.withPropertyValues("cerberus.engines=jdbc:datasource").run(context ->
-                assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("jdbc:datasource uses the application's DataSource, but the context has none"));
+        runner.withPropertyValues("cerberus.engines=jdbc:datasource")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining(
+                                "jdbc:datasource uses the application's DataSource, but the context has none"));
     }
 
     @Test
     void theStartersOwnMessagesShowTheUriRedacted() {
-        runner.withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=t&pasword=hunter2pw").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("jdbc:datasource?cerberus.table=t&pasword=****")
+        runner.withPropertyValues("cerberus.engines=jdbc:datasource?cerberus.table=t&pasword=hunter2pw")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("jdbc:datasource?cerberus.table=t&pasword=****")
                         .hasMessageNotContaining("hunter2pw"));
-        runner.withPropertyValues("cerberus.engines=zk://curator/locks?user=a&password=hunter2pw").run(context ->
-                assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("zk://curator/locks?user=a&password=****")
+        runner.withPropertyValues("cerberus.engines=zk://curator/locks?user=a&password=hunter2pw")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("zk://curator/locks?user=a&password=****")
                         .hasMessageNotContaining("hunter2pw"));
     }
 
     @Test
     void zkCuratorWithoutACuratorFrameworkFailsTheStartSayingWhy() {
-        runner.withPropertyValues("cerberus.engines=zk://curator/locks").run(context ->
-                assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("zk://curator/locks uses the application's CuratorFramework, but the context has none"));
+        runner.withPropertyValues("cerberus.engines=zk://curator/locks")
+                .run(
+                        context -> assertThat(context.getStartupFailure())
+                                .rootCause()
+                                .hasMessageContaining(
+                                        "zk://curator/locks uses the application's CuratorFramework, but the context has none"));
     }
 
     @Test
     void curatorUrisAreRecognised() {
         assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator")).isTrue();
-        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator/apps/locks?x=1")).isTrue();
-        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator-host:2181/locks")).isFalse();
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator/apps/locks?x=1"))
+                .isTrue();
+        assertThat(CerberusAutoConfiguration.isCuratorUri("zk://curator-host:2181/locks"))
+                .isFalse();
         assertThat(CerberusAutoConfiguration.isCuratorUri("zk://zk1:2181")).isFalse();
     }
 
@@ -254,12 +309,24 @@ class StarterConfigurationTest {
         List<String> names = new CopyOnWriteArrayList<>();
         metadata.get("properties").forEach(property -> {
             names.add(property.get("name").asText());
-            assertThat(property.path("description").asText()).as(property.get("name").asText()).isNotBlank();
+            assertThat(property.path("description").asText())
+                    .as(property.get("name").asText())
+                    .isNotBlank();
         });
-        assertThat(names).contains("cerberus.engines", "cerberus.namespace", "cerberus.default-lease", "cerberus.connect-timeout",
-                "cerberus.failover.enabled", "cerberus.failover.after", "cerberus.failover.check-every", "cerberus.failover.fail-back-after",
-                "cerberus.idempotency.lease", "cerberus.idempotency.wait-when-in-progress", "cerberus.idempotency.fail-open",
-                "cerberus.idempotency.store-attempts");
+        assertThat(names)
+                .contains(
+                        "cerberus.engines",
+                        "cerberus.namespace",
+                        "cerberus.default-lease",
+                        "cerberus.connect-timeout",
+                        "cerberus.failover.enabled",
+                        "cerberus.failover.after",
+                        "cerberus.failover.check-every",
+                        "cerberus.failover.fail-back-after",
+                        "cerberus.idempotency.lease",
+                        "cerberus.idempotency.wait-when-in-progress",
+                        "cerberus.idempotency.fail-open",
+                        "cerberus.idempotency.store-attempts");
     }
 
     /** A thread-bound hold taken and released on one thread, with its lease time. */

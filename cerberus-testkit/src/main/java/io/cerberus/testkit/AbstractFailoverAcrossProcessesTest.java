@@ -109,21 +109,35 @@ public abstract class AbstractFailoverAcrossProcessesTest {
     private record Status(String current, long primaryGrants, long standbyGrants) {
         static Status of(ManagedProcess worker) {
             worker.send("STATUS");
-            String[] fields = worker.awaitLine("STATUS ", TestTimes.millis(10_000)).split(" ");
-            return new Status(fields[1].substring("current=".length()), Long.parseLong(fields[2].substring("primary=".length())),
+            String[] fields =
+                    worker.awaitLine("STATUS ", TestTimes.millis(10_000)).split(" ");
+            return new Status(
+                    fields[1].substring("current=".length()),
+                    Long.parseLong(fields[2].substring("primary=".length())),
                     Long.parseLong(fields[3].substring("standby=".length())));
         }
     }
 
     @Test
-    void killOfThePrimaryAndFailBackKeepGrantingWithinTheLockDelayAndLoseNoUpdate(@TempDir Path dir) throws IOException {
+    void killOfThePrimaryAndFailBackKeepGrantingWithinTheLockDelayAndLoseNoUpdate(@TempDir Path dir)
+            throws IOException {
         Path counter = dir.resolve("counter");
         String namespace = "failover-" + UUID.randomUUID().toString().substring(0, 8);
         for (int i = 0; i < PROCESSES; i++) {
-            workers.add(ManagedProcess.startJavaWithEngines(FailoverWorker.class, primaryUri(), standbyUri(), namespace, "counter",
-                    counter.toString(), dir.resolve("result-" + i).toString(), Integer.toString(THREADS_PER_PROCESS),
-                    Long.toString(defaultLease().toMillis()), Long.toString(WAIT.toMillis()), Long.toString(unhealthyFor().toMillis()),
-                    Long.toString(checkEvery().toMillis()), Long.toString(failBackAfter().toMillis()),
+            workers.add(ManagedProcess.startJavaWithEngines(
+                    FailoverWorker.class,
+                    primaryUri(),
+                    standbyUri(),
+                    namespace,
+                    "counter",
+                    counter.toString(),
+                    dir.resolve("result-" + i).toString(),
+                    Integer.toString(THREADS_PER_PROCESS),
+                    Long.toString(defaultLease().toMillis()),
+                    Long.toString(WAIT.toMillis()),
+                    Long.toString(unhealthyFor().toMillis()),
+                    Long.toString(checkEvery().toMillis()),
+                    Long.toString(failBackAfter().toMillis()),
                     Long.toString(connectTimeout().toMillis())));
         }
         for (ManagedProcess worker : workers) {
@@ -131,15 +145,25 @@ public abstract class AbstractFailoverAcrossProcessesTest {
         }
         workers.forEach(worker -> worker.send("GO"));
         // a call to a dead engine may last the connect timeout: a phase allows for two (an attempt and its withdrawal)
-        Duration phase = TestTimes.scaled(Duration.ofSeconds(20).plus(connectTimeout().multipliedBy(2)));
-        await("grants on the primary in every process", phase,
+        Duration phase =
+                TestTimes.scaled(Duration.ofSeconds(20).plus(connectTimeout().multipliedBy(2)));
+        await(
+                "grants on the primary in every process",
+                phase,
                 () -> workers.stream().allMatch(worker -> Status.of(worker).primaryGrants() >= GRANTS_PER_PHASE));
 
         long killedAt = System.nanoTime();
         killPrimary();
-        await("every process on the standby, granting there", phase, () -> workers.stream().map(Status::of)
-                .allMatch(status -> status.current().equals("standby") && status.standbyGrants() >= GRANTS_PER_PHASE));
-        long[] primaryGrantsBefore = workers.stream().mapToLong(worker -> Status.of(worker).primaryGrants()).toArray();
+        await(
+                "every process on the standby, granting there",
+                phase,
+                () -> workers.stream()
+                        .map(Status::of)
+                        .allMatch(status ->
+                                status.current().equals("standby") && status.standbyGrants() >= GRANTS_PER_PHASE));
+        long[] primaryGrantsBefore = workers.stream()
+                .mapToLong(worker -> Status.of(worker).primaryGrants())
+                .toArray();
 
         long restartingAt = System.nanoTime();
         restartPrimary();
@@ -147,7 +171,8 @@ public abstract class AbstractFailoverAcrossProcessesTest {
         await("every process back on the primary, granting there", phase, () -> {
             for (int i = 0; i < workers.size(); i++) {
                 Status status = Status.of(workers.get(i));
-                if (!status.current().equals("primary") || status.primaryGrants() < primaryGrantsBefore[i] + GRANTS_PER_PHASE) {
+                if (!status.current().equals("primary")
+                        || status.primaryGrants() < primaryGrantsBefore[i] + GRANTS_PER_PHASE) {
                     return false;
                 }
             }
@@ -163,44 +188,82 @@ public abstract class AbstractFailoverAcrossProcessesTest {
             results.add(FailoverWorker.Result.read(dir.resolve("result-" + i)));
         }
 
-        long[] grants = results.stream().flatMapToLong(result -> Arrays.stream(result.grantNanos())).sorted().toArray();
+        long[] grants = results.stream()
+                .flatMapToLong(result -> Arrays.stream(result.grantNanos()))
+                .sorted()
+                .toArray();
         Duration afterKill = longestWithoutGrant(grants, killedAt, restartingAt);
         Duration atFailBack = longestWithoutGrant(grants, restartingAt, stoppingAt);
-        long lastOnPrimary = results.stream().mapToLong(result -> result.lastGrantOn("primary", killedAt, restartingAt)).max().orElse(killedAt);
-        long firstOnStandby = results.stream().mapToLong(result -> result.firstGrantOn("standby", killedAt, restartingAt))
-                .min().orElse(restartingAt);
+        long lastOnPrimary = results.stream()
+                .mapToLong(result -> result.lastGrantOn("primary", killedAt, restartingAt))
+                .max()
+                .orElse(killedAt);
+        long firstOnStandby = results.stream()
+                .mapToLong(result -> result.firstGrantOn("standby", killedAt, restartingAt))
+                .min()
+                .orElse(restartingAt);
         Duration lockDelayAfterKill = lockDelay(results, "primary");
         Duration lockDelayAtFailBack = lockDelay(results, "standby");
-        long accepted = results.stream().mapToLong(FailoverWorker.Result::accepted).sum();
+        long accepted =
+                results.stream().mapToLong(FailoverWorker.Result::accepted).sum();
         long value = FencedCounterFile.value(counter);
-        System.out.printf("%s: %d processes x %d threads, after(%d ms).checkEvery(%d ms).failBackAfter(%d ms), default lease %d ms,"
+        System.out.printf(
+                "%s: %d processes x %d threads, after(%d ms).checkEvery(%d ms).failBackAfter(%d ms), default lease %d ms,"
                         + " connect timeout %d ms;"
                         + " after the kill, the last grant on the primary at %d ms and the first on the standby at %d ms;"
                         + " longest time without a grant: %d ms after the kill of the primary (lock-delay %d ms),"
                         + " %d ms around the fail-back (lock-delay %d ms); back on the primary %d ms after its restart;"
                         + " grants primary=%d standby=%d; counter %d, accepted increments %d; stale writes stopped %d;"
                         + " acquisitions refused as unavailable %d; releases that failed %d%n",
-                getClass().getSimpleName(), PROCESSES, THREADS_PER_PROCESS, unhealthyFor().toMillis(), checkEvery().toMillis(),
-                failBackAfter().toMillis(), defaultLease().toMillis(), connectTimeout().toMillis(),
-                TimeUnit.NANOSECONDS.toMillis(lastOnPrimary - killedAt), TimeUnit.NANOSECONDS.toMillis(firstOnStandby - killedAt), afterKill.toMillis(), lockDelayAfterKill.toMillis(),
-                atFailBack.toMillis(), lockDelayAtFailBack.toMillis(), TimeUnit.NANOSECONDS.toMillis(backAt - restartedAt),
+                getClass().getSimpleName(),
+                PROCESSES,
+                THREADS_PER_PROCESS,
+                unhealthyFor().toMillis(),
+                checkEvery().toMillis(),
+                failBackAfter().toMillis(),
+                defaultLease().toMillis(),
+                connectTimeout().toMillis(),
+                TimeUnit.NANOSECONDS.toMillis(lastOnPrimary - killedAt),
+                TimeUnit.NANOSECONDS.toMillis(firstOnStandby - killedAt),
+                afterKill.toMillis(),
+                lockDelayAfterKill.toMillis(),
+                atFailBack.toMillis(),
+                lockDelayAtFailBack.toMillis(),
+                TimeUnit.NANOSECONDS.toMillis(backAt - restartedAt),
                 results.stream().mapToLong(result -> result.grantsOn("primary")).sum(),
-                results.stream().mapToLong(result -> result.grantsOn("standby")).sum(), value, accepted,
-                results.stream().mapToLong(FailoverWorker.Result::staleWritesStopped).sum(),
+                results.stream().mapToLong(result -> result.grantsOn("standby")).sum(),
+                value,
+                accepted,
+                results.stream()
+                        .mapToLong(FailoverWorker.Result::staleWritesStopped)
+                        .sum(),
                 results.stream().mapToLong(FailoverWorker.Result::unavailable).sum(),
-                results.stream().mapToLong(FailoverWorker.Result::releaseFailures).sum());
+                results.stream()
+                        .mapToLong(FailoverWorker.Result::releaseFailures)
+                        .sum());
 
-        assertThat(value).as("the counter against the increments both processes had accepted: none lost").isEqualTo(accepted);
+        assertThat(value)
+                .as("the counter against the increments both processes had accepted: none lost")
+                .isEqualTo(accepted);
         for (FailoverWorker.Result result : results) {
-            assertThat(result.grantsOn("primary")).as("grants on the primary in each process").isPositive();
-            assertThat(result.grantsOn("standby")).as("grants on the standby in each process").isPositive();
+            assertThat(result.grantsOn("primary"))
+                    .as("grants on the primary in each process")
+                    .isPositive();
+            assertThat(result.grantsOn("standby"))
+                    .as("grants on the standby in each process")
+                    .isPositive();
         }
-        assertThat(afterKill).as("longest time without a grant from the kill of the primary on")
+        assertThat(afterKill)
+                .as("longest time without a grant from the kill of the primary on")
                 .isLessThanOrEqualTo(gapBound(lockDelayAfterKill));
-        assertThat(atFailBack).as("longest time without a grant from the restart of the primary on, through the fail-back")
+        assertThat(atFailBack)
+                .as("longest time without a grant from the restart of the primary on, through the fail-back")
                 .isLessThanOrEqualTo(gapBound(lockDelayAtFailBack));
-        assertThat(Duration.ofNanos(backAt - restartedAt)).as("from the restart of the primary to both processes granting there")
-                .isLessThanOrEqualTo(TestTimes.scaled(reconnectAllowance().plus(failBackAfter()).plus(checkEvery())
+        assertThat(Duration.ofNanos(backAt - restartedAt))
+                .as("from the restart of the primary to both processes granting there")
+                .isLessThanOrEqualTo(TestTimes.scaled(reconnectAllowance()
+                        .plus(failBackAfter())
+                        .plus(checkEvery())
                         .plus(Duration.ofSeconds(1))));
     }
 
@@ -211,7 +274,9 @@ public abstract class AbstractFailoverAcrossProcessesTest {
         } catch (AssertionError e) {
             StringBuilder message = new StringBuilder(e.getMessage());
             for (ManagedProcess worker : workers) {
-                message.append("\n").append(worker.isAlive() ? Status.of(worker) : "(ended)").append(worker.diagnostics());
+                message.append("\n")
+                        .append(worker.isAlive() ? Status.of(worker) : "(ended)")
+                        .append(worker.diagnostics());
             }
             throw new AssertionError(message.toString(), e);
         }
@@ -219,12 +284,16 @@ public abstract class AbstractFailoverAcrossProcessesTest {
 
     /** unhealthyFor + checkEvery + lock-delay + 1 s, scaled. */
     private Duration gapBound(Duration lockDelay) {
-        return TestTimes.scaled(unhealthyFor().plus(checkEvery()).plus(lockDelay).plus(Duration.ofSeconds(1)));
+        return TestTimes.scaled(
+                unhealthyFor().plus(checkEvery()).plus(lockDelay).plus(Duration.ofSeconds(1)));
     }
 
     /** The lock-delay of a switch away from {@code engine}: the longest lease it granted, at least the default lease. */
     private Duration lockDelay(List<FailoverWorker.Result> results, String engine) {
-        long longest = results.stream().mapToLong(result -> result.longestLeaseMillis().getOrDefault(engine, 0L)).max().orElse(0);
+        long longest = results.stream()
+                .mapToLong(result -> result.longestLeaseMillis().getOrDefault(engine, 0L))
+                .max()
+                .orElse(0);
         return Duration.ofMillis(Math.max(longest, defaultLease().toMillis()));
     }
 

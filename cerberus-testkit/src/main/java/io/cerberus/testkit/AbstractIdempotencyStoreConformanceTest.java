@@ -46,7 +46,10 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
 
     @BeforeEach
     void open() {
-        cerberus = Cerberus.builder().engine(engineUri()).namespace("idem-" + UUID.randomUUID()).build();
+        cerberus = Cerberus.builder()
+                .engine(engineUri())
+                .namespace("idem-" + UUID.randomUUID())
+                .build();
     }
 
     @AfterEach
@@ -72,7 +75,9 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
 
     @Test
     void theReadmeIdempotencyExampleChargesOnceAndReplaysTheReceipt() throws Exception {
-        assumeThat(ReadmeExamples.readme()).as("the README's examples run from the Cerberus source tree").isPresent();
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
         ReadmeExamples.runIdempotencyExample(cerberus);
     }
 
@@ -106,7 +111,8 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     void aDuplicateWhileTheFirstRunsWaitsForItsResultByDefault() throws Exception {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
         IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-waited-for");
-        java.util.concurrent.atomic.AtomicReference<Thread> waiter = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Thread> waiter =
+                new java.util.concurrent.atomic.AtomicReference<>();
         ExecutorService duplicates = Executors.newSingleThreadExecutor(task -> {
             Thread thread = new Thread(task, "duplicate");
             waiter.set(thread);
@@ -114,11 +120,17 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         });
         try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(first.mustRun()).isTrue();
-            Future<Outcome<String>> duplicate = duplicates.submit(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped twice"));
+            Future<Outcome<String>> duplicate =
+                    duplicates.submit(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped twice"));
             // the duplicate has met the running attempt and waits (a rejection would end it instead)
-            Poll.until("the duplicate to wait for the first attempt", TestTimes.millis(10_000), () -> duplicate.isDone()
-                    || waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING);
-            assertThat(duplicate.isDone()).as("the duplicate was not rejected: it waits").isFalse();
+            Poll.until(
+                    "the duplicate to wait for the first attempt",
+                    TestTimes.millis(10_000),
+                    () -> duplicate.isDone()
+                            || waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING);
+            assertThat(duplicate.isDone())
+                    .as("the duplicate was not rejected: it waits")
+                    .isFalse();
             first.complete("shipped");
             assertThat(duplicate.get(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
                     .as("the duplicate waited for the first attempt and replays its result")
@@ -132,9 +144,15 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     void aDuplicateWhileTheFirstRunsIsRejectedWhenAsked() throws Exception {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults().rejectingWhenInProgress());
         IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-1");
-        rawStore().claim(cerberus.namespace() + "/" + key.id(), key.fingerprint(), "someone-else", Duration.ofSeconds(30));
+        rawStore()
+                .claim(
+                        cerberus.namespace() + "/" + key.id(),
+                        key.fingerprint(),
+                        "someone-else",
+                        Duration.ofSeconds(30));
         assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "shipped"))
-                .isInstanceOf(OperationInProgressException.class).hasMessageContaining("running now");
+                .isInstanceOf(OperationInProgressException.class)
+                .hasMessageContaining("running now");
     }
 
     @Test
@@ -145,7 +163,8 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         long start = System.nanoTime();
         Outcome<String> outcome = guard.execute(key, Duration.ofDays(30), () -> "shipped");
         assertThat(outcome.status()).isEqualTo(Outcome.Status.EXECUTED);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
     }
 
     @Test
@@ -157,10 +176,15 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         while (records.read(id).isPresent() && System.nanoTime() - deadline < 0) {
             Thread.sleep(10);
         }
-        assertThat(records.claim(id, "f", "new", Duration.ofSeconds(30))).as("the new owner claims").isEmpty();
-        assertThat(records.complete(id, "old", new byte[] {1}, false, Duration.ofHours(1))).isFalse();
+        assertThat(records.claim(id, "f", "new", Duration.ofSeconds(30)))
+                .as("the new owner claims")
+                .isEmpty();
+        assertThat(records.complete(id, "old", new byte[] {1}, false, Duration.ofHours(1)))
+                .isFalse();
         assertThat(records.release(id, "old")).isFalse();
-        assertThat(records.renew(id, "old", Duration.ofHours(1))).as("nor stretch it").isFalse();
+        assertThat(records.renew(id, "old", Duration.ofHours(1)))
+                .as("nor stretch it")
+                .isFalse();
         assertThat(records.read(id)).hasValueSatisfying(record -> {
             assertThat(record.token()).isEqualTo("new");
             assertThat(record.completed()).isFalse();
@@ -170,13 +194,27 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     @Test
     void aReusedClientKeyWithAnotherPayloadIsRefusedOnEveryPath() throws Exception {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
-        guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 10)), Duration.ofHours(1), () -> "ok");
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 99)), Duration.ofHours(1),
-                () -> "again")).isInstanceOf(IdempotencyKeyMismatchException.class).hasMessageContaining("another payload");
+        guard.execute(
+                IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 10)), Duration.ofHours(1), () -> "ok");
+        assertThatThrownBy(() -> guard.execute(
+                        IdempotencyKey.of("charge", "client-key-1", Map.of("amount", 99)),
+                        Duration.ofHours(1),
+                        () -> "again"))
+                .isInstanceOf(IdempotencyKeyMismatchException.class)
+                .hasMessageContaining("another payload");
         IdempotencyKey running = IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 10));
-        rawStore().claim(cerberus.namespace() + "/" + running.id(), running.fingerprint(), "other", Duration.ofSeconds(30));
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 11)), Duration.ofHours(1),
-                () -> "x")).as("while in progress too").isInstanceOf(IdempotencyKeyMismatchException.class);
+        rawStore()
+                .claim(
+                        cerberus.namespace() + "/" + running.id(),
+                        running.fingerprint(),
+                        "other",
+                        Duration.ofSeconds(30));
+        assertThatThrownBy(() -> guard.execute(
+                        IdempotencyKey.of("charge", "client-key-2", Map.of("amount", 11)),
+                        Duration.ofHours(1),
+                        () -> "x"))
+                .as("while in progress too")
+                .isInstanceOf(IdempotencyKeyMismatchException.class);
     }
 
     @Test
@@ -185,8 +223,10 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", 1));
         AtomicInteger runs = new AtomicInteger();
         Callable<String> work = () -> "receipt-" + runs.incrementAndGet();
-        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.EXECUTED));
-        assertThat(guard.execute(key, Duration.ofHours(1), work)).isEqualTo(new Outcome<>("receipt-1", Outcome.Status.REPLAYED));
+        assertThat(guard.execute(key, Duration.ofHours(1), work))
+                .isEqualTo(new Outcome<>("receipt-1", Outcome.Status.EXECUTED));
+        assertThat(guard.execute(key, Duration.ofHours(1), work))
+                .isEqualTo(new Outcome<>("receipt-1", Outcome.Status.REPLAYED));
         assertThat(runs).hasValue(1);
     }
 
@@ -195,16 +235,21 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)));
         IdempotencyKey retried = IdempotencyKey.ofContent("charge", "retried");
         assertThatThrownBy(() -> guard.execute(retried, Duration.ofHours(1), () -> {
-            throw new java.io.IOException("gateway timeout");
-        })).isInstanceOf(java.io.IOException.class);
-        assertThat(guard.execute(retried, Duration.ofHours(1), () -> "second try").status()).isEqualTo(Outcome.Status.EXECUTED);
+                    throw new java.io.IOException("gateway timeout");
+                }))
+                .isInstanceOf(java.io.IOException.class);
+        assertThat(guard.execute(retried, Duration.ofHours(1), () -> "second try")
+                        .status())
+                .isEqualTo(Outcome.Status.EXECUTED);
 
         IdempotencyKey declined = IdempotencyKey.ofContent("charge", "declined");
         assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> {
-            throw new IllegalStateException("card declined");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("card declined");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> guard.execute(declined, Duration.ofHours(1), () -> "must not run"))
-                .isInstanceOf(ReplayedFailureException.class).hasMessageContaining("card declined");
+                .isInstanceOf(ReplayedFailureException.class)
+                .hasMessageContaining("card declined");
     }
 
     @Test
@@ -214,14 +259,19 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(first.mustRun()).isTrue();
             assertThatThrownBy(() -> guard.begin(key, Duration.ofHours(1), ResultCodec.STRING))
-                    .as("a duplicate while it runs").isInstanceOf(OperationInProgressException.class);
+                    .as("a duplicate while it runs")
+                    .isInstanceOf(OperationInProgressException.class);
             assertThat(first.complete("consumed").status()).isEqualTo(Outcome.Status.EXECUTED);
-            assertThatThrownBy(() -> first.complete("again")).isInstanceOf(IllegalStateException.class).hasMessageContaining("twice");
+            assertThatThrownBy(() -> first.complete("again"))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("twice");
         }
         try (IdempotencyAttempt<String> duplicate = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(duplicate.mustRun()).isFalse();
             assertThat(duplicate.replayed()).isEqualTo("consumed");
-            assertThatThrownBy(() -> duplicate.complete("x")).isInstanceOf(IllegalStateException.class).hasMessageContaining("replayed");
+            assertThatThrownBy(() -> duplicate.complete("x"))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("replayed");
         }
     }
 
@@ -232,12 +282,16 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         try (IdempotencyAttempt<String> abandoned = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(abandoned.mustRun()).isTrue();
         }
-        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id())).as("released, not remembered as a failure").isEmpty();
+        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id()))
+                .as("released, not remembered as a failure")
+                .isEmpty();
         try (IdempotencyAttempt<String> retry = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
             assertThat(retry.mustRun()).isTrue();
             retry.fail(new java.io.IOException("broker down"));
         }
-        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id())).as("a failure releases it too").isEmpty();
+        assertThat(rawStore().read(cerberus.namespace() + "/" + key.id()))
+                .as("a failure releases it too")
+                .isEmpty();
     }
 
     @Test
@@ -245,23 +299,34 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofMillis(300)));
         IdempotencyKey key = IdempotencyKey.ofContent("ship", "parcel-3");
         String id = cerberus.namespace() + "/" + key.id();
-        assertThat(rawStore().claim(id, key.fingerprint(), "owner", Duration.ofSeconds(30))).isEmpty();
+        assertThat(rawStore().claim(id, key.fingerprint(), "owner", Duration.ofSeconds(30)))
+                .isEmpty();
         long start = System.nanoTime();
         assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), () -> "must not run"))
-                .isInstanceOf(OperationInProgressException.class).hasMessageContaining("did not finish within");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
+                .isInstanceOf(OperationInProgressException.class)
+                .hasMessageContaining("did not finish within");
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
         assertThat(rawStore().read(id)).hasValueSatisfying(record -> {
             assertThat(record.token()).isEqualTo("owner");
             assertThat(record.completed()).isFalse();
         });
-        assertThat(rawStore().complete(id, "owner", "done".getBytes(java.nio.charset.StandardCharsets.UTF_8), false, Duration.ofHours(1)))
-                .as("the owner still completes").isTrue();
+        assertThat(rawStore()
+                        .complete(
+                                id,
+                                "owner",
+                                "done".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                false,
+                                Duration.ofHours(1)))
+                .as("the owner still completes")
+                .isTrue();
     }
 
     @Test
     void aWaitingDuplicateIsWokenByTheCompletion() throws Exception {
         IdempotencyStore records = rawStore();
-        org.junit.jupiter.api.Assumptions.assumeTrue(records.notifiesChanges(), "this store does not notify; waiters poll");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                records.notifiesChanges(), "this store does not notify; waiters poll");
         String id = cerberus.namespace() + "/woken";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
         ExecutorService waiter = Executors.newSingleThreadExecutor();
@@ -270,12 +335,15 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
                 records.awaitChange(id, Duration.ofSeconds(10));
                 return System.nanoTime();
             });
-            assertThatThrownBy(() -> returnedAt.get(300, TimeUnit.MILLISECONDS)).as("still waiting while the record is in progress")
+            assertThatThrownBy(() -> returnedAt.get(300, TimeUnit.MILLISECONDS))
+                    .as("still waiting while the record is in progress")
                     .isInstanceOf(java.util.concurrent.TimeoutException.class);
-            assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1))).isTrue();
+            assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1)))
+                    .isTrue();
             long completedAt = System.nanoTime();
             long woke = returnedAt.get(10, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(woke - completedAt)).as("woken by the completion, not the 10 s bound")
+            assertThat(Duration.ofNanos(woke - completedAt))
+                    .as("woken by the completion, not the 10 s bound")
                     .isLessThan(Duration.ofSeconds(1));
         } finally {
             waiter.shutdownNow();
@@ -287,10 +355,14 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyStore records = rawStore();
         String id = cerberus.namespace() + "/resent-claim";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
-        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).as("the same claim, sent again after a lost answer").isEmpty();
-        assertThat(records.claim(id, "f", "someone-else", Duration.ofSeconds(30))).as("another attempt still finds it taken")
+        assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30)))
+                .as("the same claim, sent again after a lost answer")
+                .isEmpty();
+        assertThat(records.claim(id, "f", "someone-else", Duration.ofSeconds(30)))
+                .as("another attempt still finds it taken")
                 .hasValueSatisfying(record -> assertThat(record.token()).isEqualTo("owner"));
-        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1))).isTrue();
+        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1)))
+                .isTrue();
     }
 
     @Test
@@ -298,10 +370,13 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyStore records = rawStore();
         String id = cerberus.namespace() + "/resent-complete";
         assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
-        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1))).isTrue();
         assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1)))
-                .as("the same completion, sent again after a lost answer").isTrue();
-        assertThat(records.complete(id, "someone-else", new byte[] {8}, false, Duration.ofHours(1))).isFalse();
+                .isTrue();
+        assertThat(records.complete(id, "owner", new byte[] {7}, false, Duration.ofHours(1)))
+                .as("the same completion, sent again after a lost answer")
+                .isTrue();
+        assertThat(records.complete(id, "someone-else", new byte[] {8}, false, Duration.ofHours(1)))
+                .isFalse();
         assertThat(records.read(id)).hasValueSatisfying(record -> {
             assertThat(record.completed()).isTrue();
             assertThat(record.result()).containsExactly(7);
@@ -315,7 +390,8 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         try {
             for (int round = 0; round < 20; round++) {
                 String id = cerberus.namespace() + "/renewed-while-completing-" + round;
-                assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30))).isEmpty();
+                assertThat(records.claim(id, "f", "owner", Duration.ofSeconds(30)))
+                        .isEmpty();
                 java.util.concurrent.atomic.AtomicBoolean completed = new java.util.concurrent.atomic.AtomicBoolean();
                 Future<?> renewals = renewer.submit(() -> {
                     while (!completed.get() && records.renew(id, "owner", Duration.ofSeconds(30))) {
@@ -323,10 +399,13 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
                     }
                 });
                 assertThat(records.complete(id, "owner", new byte[] {1}, false, Duration.ofHours(1)))
-                        .as("round %d: completed while its own renewals run", round).isTrue();
+                        .as("round %d: completed while its own renewals run", round)
+                        .isTrue();
                 completed.set(true);
                 renewals.get(10, TimeUnit.SECONDS);
-                assertThat(records.read(id)).hasValueSatisfying(record -> assertThat(record.completed()).isTrue());
+                assertThat(records.read(id))
+                        .hasValueSatisfying(
+                                record -> assertThat(record.completed()).isTrue());
             }
         } finally {
             renewer.shutdownNow();
@@ -336,7 +415,8 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     @Test
     void aResultLargerThanTheStoreKeepsIsRememberedAsRunSoADuplicateDoesNotRunAgain() throws Exception {
         int most = rawStore().maxResultBytes();
-        org.junit.jupiter.api.Assumptions.assumeTrue(most <= 16 * 1024 * 1024, "this store keeps results of any size a test can make");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                most <= 16 * 1024 * 1024, "this store keeps results of any size a test can make");
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
         IdempotencyKey key = IdempotencyKey.ofContent("report", "too-large");
         AtomicInteger runs = new AtomicInteger();
@@ -346,9 +426,11 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         });
         assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
         assertThatThrownBy(() -> guard.execute(key, Duration.ofHours(1), ResultCodec.BYTES, () -> {
-            runs.incrementAndGet();
-            return new byte[0];
-        })).isInstanceOf(io.cerberus.idempotency.ResultNotKeptException.class).hasMessageContaining("cannot be replayed");
+                    runs.incrementAndGet();
+                    return new byte[0];
+                }))
+                .isInstanceOf(io.cerberus.idempotency.ResultNotKeptException.class)
+                .hasMessageContaining("cannot be replayed");
         assertThat(runs).hasValue(1);
     }
 
@@ -358,8 +440,10 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
         Duration tooLong = most.map(limit -> limit.plusDays(1)).orElse(IdempotencyGuard.MAX_RETENTION.plusDays(1));
         AtomicInteger runs = new AtomicInteger();
-        assertThatThrownBy(() -> guard.execute(IdempotencyKey.ofContent("keep", "too-long"), tooLong, () -> "run " + runs.incrementAndGet()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retention must be at most");
+        assertThatThrownBy(() -> guard.execute(
+                        IdempotencyKey.ofContent("keep", "too-long"), tooLong, () -> "run " + runs.incrementAndGet()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("retention must be at most");
         assertThat(runs).hasValue(0);
     }
 }

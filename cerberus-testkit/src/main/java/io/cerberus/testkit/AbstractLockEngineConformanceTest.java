@@ -117,16 +117,27 @@ public abstract class AbstractLockEngineConformanceTest {
      * @return a new client of the engine in this test's namespace, closed after the test
      */
     protected Cerberus client(Duration defaultLease) {
-        return register(Cerberus.builder().engine(engineUri()).namespace(namespace).defaultLease(defaultLease).build());
+        return register(Cerberus.builder()
+                .engine(engineUri())
+                .namespace(namespace)
+                .defaultLease(defaultLease)
+                .build());
     }
 
     private Cerberus countingClient() {
-        return register(Cerberus.builder().engine("counting:" + engineUri()).namespace(namespace).build());
+        return register(Cerberus.builder()
+                .engine("counting:" + engineUri())
+                .namespace(namespace)
+                .build());
     }
 
     /** @return a new client over {@code counting:} the engine, with this default lease, closed after the test */
     Cerberus countingClient(Duration defaultLease) {
-        return register(Cerberus.builder().engine("counting:" + engineUri()).namespace(namespace).defaultLease(defaultLease).build());
+        return register(Cerberus.builder()
+                .engine("counting:" + engineUri())
+                .namespace(namespace)
+                .defaultLease(defaultLease)
+                .build());
     }
 
     private Cerberus register(Cerberus cerberus) {
@@ -168,23 +179,27 @@ public abstract class AbstractLockEngineConformanceTest {
 
     @Test
     void capabilitiesAreExactlyTheExpectedSet() {
-        CapabilityChecks.assertDeclaresExactly(engineUri(), client(), expectedCapabilities(), expectedCapabilitiesOfScheme());
+        CapabilityChecks.assertDeclaresExactly(
+                engineUri(), client(), expectedCapabilities(), expectedCapabilitiesOfScheme());
     }
 
     @TestFactory
     Stream<DynamicTest> everyCapabilityDoesWhatItSays() {
         CapabilityChecks checks = new CapabilityChecks(this);
         Set<Capability> expected = expectedCapabilities();
-        return Arrays.stream(Capability.values()).map(capability -> DynamicTest.dynamicTest(
-                capability + " " + CapabilityChecks.shows(capability, expected.contains(capability)),
-                () -> checks.check(capability, expected.contains(capability))));
+        return Arrays.stream(Capability.values())
+                .map(capability -> DynamicTest.dynamicTest(
+                        capability + " " + CapabilityChecks.shows(capability, expected.contains(capability)),
+                        () -> checks.check(capability, expected.contains(capability))));
     }
 
     // ---- the README --------------------------------------------------------------------------
 
     @Test
     void theReadmeLockExampleRunsOnThisEngine() throws Exception {
-        assumeThat(ReadmeExamples.readme()).as("the README's examples run from the Cerberus source tree").isPresent();
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
         ReadmeExamples.runLockExample(engineUri());
     }
 
@@ -281,16 +296,25 @@ public abstract class AbstractLockEngineConformanceTest {
 
         engine.delayGrants(1, lease.plusMillis(300));
         long releasesBefore = engine.releases();
-        assertThatThrownBy(() -> lock.acquire(Duration.ZERO, lease)).as("no wait left after the late grant")
+        assertThatThrownBy(() -> lock.acquire(Duration.ZERO, lease))
+                .as("no wait left after the late grant")
                 .isInstanceOf(LockTimeoutException.class);
-        assertThat(engine.releases() - releasesBefore).as("the late grant given back").isEqualTo(1);
+        assertThat(engine.releases() - releasesBefore)
+                .as("the late grant given back")
+                .isEqualTo(1);
 
         engine.delayGrants(1, lease.plusMillis(300));
         long tries = engine.tryAcquires();
         try (Lease held = lock.acquire(TestTimes.millis(10_000), lease)) {
-            assertThat(held.isValid()).as("the grant handed over is the second, in time").isTrue();
-            assertThat(engine.tryAcquires() - tries).as("asked again within the wait").isEqualTo(2);
-            assertThat(client().lock("late").tryLock()).as("and it holds the lock").isFalse();
+            assertThat(held.isValid())
+                    .as("the grant handed over is the second, in time")
+                    .isTrue();
+            assertThat(engine.tryAcquires() - tries)
+                    .as("asked again within the wait")
+                    .isEqualTo(2);
+            assertThat(client().lock("late").tryLock())
+                    .as("and it holds the lock")
+                    .isFalse();
         }
     }
 
@@ -305,7 +329,9 @@ public abstract class AbstractLockEngineConformanceTest {
         lock.lock();
         long before = engine.calls();
         lock.lock();
-        assertThat(counting.lock("reentrant").tryLock()).as("another view of the same lock re-enters").isTrue();
+        assertThat(counting.lock("reentrant").tryLock())
+                .as("another view of the same lock re-enters")
+                .isTrue();
         assertThat(engine.calls()).as("engine calls for reentry").isEqualTo(before);
         lock.unlock();
         lock.unlock();
@@ -329,9 +355,13 @@ public abstract class AbstractLockEngineConformanceTest {
                 thrown.set(t);
             }
         }));
-        assertThat(thrown.get()).isInstanceOf(IllegalMonitorStateException.class)
-                .hasMessageContaining("does not hold").hasMessageContaining("'owned'");
-        assertThat(client().lock("owned").tryLock()).as("still held by its owner").isFalse();
+        assertThat(thrown.get())
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("does not hold")
+                .hasMessageContaining("'owned'");
+        assertThat(client().lock("owned").tryLock())
+                .as("still held by its owner")
+                .isFalse();
         lock.unlock();
     }
 
@@ -348,10 +378,13 @@ public abstract class AbstractLockEngineConformanceTest {
         try (LockEngine engine = Engines.open(engineUri(), Duration.ofSeconds(10))) {
             LockKey key = new LockKey(namespace, "owner-checked");
             Acquisition owner = new Acquisition(key, LockMode.EXCLUSIVE, token(), "test owner", Duration.ofSeconds(30));
-            Acquisition intruder = new Acquisition(key, LockMode.EXCLUSIVE, token(), "test intruder", Duration.ofSeconds(30));
+            Acquisition intruder =
+                    new Acquisition(key, LockMode.EXCLUSIVE, token(), "test intruder", Duration.ofSeconds(30));
             AcquireResult first = engine.tryAcquire(owner);
             assertThat(first).isInstanceOf(AcquireResult.Granted.class);
-            assertThat(engine.tryAcquire(owner)).as("a retried acquire is recognised").isEqualTo(first);
+            assertThat(engine.tryAcquire(owner))
+                    .as("a retried acquire is recognised")
+                    .isEqualTo(first);
             assertThat(engine.tryAcquire(intruder)).isInstanceOf(AcquireResult.Busy.class);
             engine.abandon(intruder);
             assertThat(engine.release(intruder)).as("release by another owner").isFalse();
@@ -384,7 +417,9 @@ public abstract class AbstractLockEngineConformanceTest {
         try (Lease first = lock.acquire(Duration.ZERO)) {
             assertThat(first.isValid()).isTrue();
             assertThat(lock.tryAcquire(Duration.ZERO)).isEmpty();
-            assertThat(lock.tryLock()).as("the lock() facade does not join a lease").isFalse();
+            assertThat(lock.tryLock())
+                    .as("the lock() facade does not join a lease")
+                    .isFalse();
         }
     }
 
@@ -394,7 +429,9 @@ public abstract class AbstractLockEngineConformanceTest {
         mine.lock();
         DistributedLock theirs = client().lock("busy");
         assertThatThrownBy(() -> theirs.acquire(Duration.ofMillis(100)))
-                .isInstanceOf(LockTimeoutException.class).hasMessageContaining("'busy'").hasMessageContaining("100ms");
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("'busy'")
+                .hasMessageContaining("100ms");
         assertThat(theirs.tryAcquire(Duration.ofMillis(50))).isEmpty();
         mine.unlock();
     }
@@ -413,7 +450,9 @@ public abstract class AbstractLockEngineConformanceTest {
             }
             return free;
         });
-        assertThatThrownBy(() -> first.lock("closed")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> first.lock("closed"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     // ---- fencing -----------------------------------------------------------------------------
@@ -447,13 +486,16 @@ public abstract class AbstractLockEngineConformanceTest {
         DistributedLock theirs = client().lock("expiring");
         long start = System.nanoTime();
         assertThat(theirs.tryLock(lease.plus(expiryBound()).toMillis(), TimeUnit.MILLISECONDS))
-                .as("the lock is free after its explicit lease").isTrue();
+                .as("the lock is free after its explicit lease")
+                .isTrue();
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(lease.plus(expiryBound()));
         if (fenced) {
             assertThat(theirs.lease().fencingToken()).isGreaterThan(myToken);
         }
 
-        assertThat(told.await(expiryBound().toMillis(), TimeUnit.MILLISECONDS)).as("loss listener called").isTrue();
+        assertThat(told.await(expiryBound().toMillis(), TimeUnit.MILLISECONDS))
+                .as("loss listener called")
+                .isTrue();
         assertThat(mine.lease().isValid()).isFalse();
         assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'expiring'");
         assertThat(mine.isHeldByCurrentThread()).isFalse();
@@ -469,7 +511,9 @@ public abstract class AbstractLockEngineConformanceTest {
         long end = System.nanoTime() + lease.multipliedBy(7).dividedBy(2).toNanos();
         int probes = 0;
         while (System.nanoTime() < end) {
-            assertThat(theirs.tryLock(lease.toMillis() / 4, TimeUnit.MILLISECONDS)).as("taken while renewed").isFalse();
+            assertThat(theirs.tryLock(lease.toMillis() / 4, TimeUnit.MILLISECONDS))
+                    .as("taken while renewed")
+                    .isFalse();
             assertThat(mine.lease().isValid()).isTrue();
             probes++;
         }
@@ -488,7 +532,9 @@ public abstract class AbstractLockEngineConformanceTest {
         long start = System.nanoTime();
         assertThat(theirs.tryLock(400, TimeUnit.MILLISECONDS)).isFalse();
         Duration took = Duration.ofNanos(System.nanoTime() - start);
-        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
+        assertThat(took)
+                .isGreaterThanOrEqualTo(Duration.ofMillis(400))
+                .isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(700)));
         start = System.nanoTime();
         assertThat(theirs.tryLock()).isFalse();
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(500));
@@ -515,7 +561,8 @@ public abstract class AbstractLockEngineConformanceTest {
         mine.unlock();
         DistributedLock third = client().lock("interrupted");
         assertThat(third.tryLock(TestTimes.millis(500).toMillis(), TimeUnit.MILLISECONDS))
-                .as("the abandoned attempt holds no place").isTrue();
+                .as("the abandoned attempt holds no place")
+                .isTrue();
         third.unlock();
     }
 
@@ -546,9 +593,12 @@ public abstract class AbstractLockEngineConformanceTest {
         Cerberus counting = countingClient();
         CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
         Duration wait = Duration.ofSeconds(3);
-        assertThat(counting.lock("storm").tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(counting.lock("storm").tryLock(wait.toMillis(), TimeUnit.MILLISECONDS))
+                .isFalse();
         long bound = Math.round(maxAcquireCallsPerSecondWhileWaiting() * wait.toSeconds()) + 2;
-        assertThat(engine.tryAcquires()).as("acquire attempts during a %s wait", wait).isLessThanOrEqualTo(bound);
+        assertThat(engine.tryAcquires())
+                .as("acquire attempts during a %s wait", wait)
+                .isLessThanOrEqualTo(bound);
         mine.unlock();
     }
 
@@ -557,24 +607,53 @@ public abstract class AbstractLockEngineConformanceTest {
     @Test
     void badNamesAreRejectedWithTheRule() {
         Cerberus cerberus = client();
-        assertThatThrownBy(() -> cerberus.lock(null)).isInstanceOf(IllegalArgumentException.class).hasMessage("lock name must not be null");
-        assertThatThrownBy(() -> cerberus.lock("")).isInstanceOf(IllegalArgumentException.class).hasMessage("lock name must not be empty");
-        assertThatThrownBy(() -> cerberus.lock("x".repeat(513))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> cerberus.lock(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lock name must not be null");
+        assertThatThrownBy(() -> cerberus.lock(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lock name must not be empty");
+        assertThatThrownBy(() -> cerberus.lock("x".repeat(513)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 512 characters");
-        assertThatThrownBy(() -> cerberus.lock("a\nb")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control characters");
-        assertThatThrownBy(() -> cerberus.lock("a\u0000b")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control characters");
-        assertThatThrownBy(() -> cerberus.lock("a\uD800b")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("surrogate");
+        assertThatThrownBy(() -> cerberus.lock("a\nb"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("control characters");
+        assertThatThrownBy(() -> cerberus.lock("a\u0000b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("control characters");
+        assertThatThrownBy(() -> cerberus.lock("a\uD800b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("surrogate");
     }
 
     @Test
     void oddNamesAreJustNames() {
         Cerberus cerberus = client();
-        List<String> names = List.of("a/b", "a_b", "A/B", "a%2Fb", "../../etc/passwd", ".", "..", "{tag}", "*", "a b",
-                "ключ", "錠", "😀", "x".repeat(512), "a.b", "a:b", "\\");
+        List<String> names = List.of(
+                "a/b",
+                "a_b",
+                "A/B",
+                "a%2Fb",
+                "../../etc/passwd",
+                ".",
+                "..",
+                "{tag}",
+                "*",
+                "a b",
+                "ключ",
+                "錠",
+                "😀",
+                "x".repeat(512),
+                "a.b",
+                "a:b",
+                "\\");
         List<DistributedLock> held = new ArrayList<>();
         for (String name : names) {
             DistributedLock lock = cerberus.lock(name);
-            assertThat(lock.tryLock()).as("lock '%s' is free (no collision with another name)", name).isTrue();
+            assertThat(lock.tryLock())
+                    .as("lock '%s' is free (no collision with another name)", name)
+                    .isTrue();
             held.add(lock);
         }
         Cerberus other = client();
@@ -587,27 +666,35 @@ public abstract class AbstractLockEngineConformanceTest {
     @Test
     void badTimesAreRejectedWithTheRule() {
         DistributedLock lock = client().lock("times");
-        assertThatThrownBy(() -> lock.tryLock(-1, TimeUnit.SECONDS)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.tryLock(-1, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("wait time must not be negative");
-        assertThatThrownBy(() -> lock.lock(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.lock(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease time must be positive");
-        assertThatThrownBy(() -> lock.lock(Duration.ofSeconds(-5))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.lock(Duration.ofSeconds(-5)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease time must be positive");
-        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("wait time must not be negative");
-        assertThatThrownBy(() -> lock.tryLock(1, 0, TimeUnit.SECONDS)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.tryLock(1, 0, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("lease time must be positive");
-        assertThatThrownBy(() -> lock.acquire(null)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.acquire(null))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("wait time must not be null");
         assertThatThrownBy(() -> Cerberus.builder().engine(engineUri()).defaultLease(Duration.ofMillis(10)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 100ms");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 100ms");
         assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
 
     @Test
     void conditionsAreNotSupported() {
         assertThatThrownBy(() -> client().lock("condition").newCondition())
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("condition");
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("condition");
     }
 
     @Test
@@ -616,7 +703,10 @@ public abstract class AbstractLockEngineConformanceTest {
         assumeThat(uri).as("engine has an unreachable URI to try").isPresent();
         Duration timeout = Duration.ofSeconds(1);
         long start = System.nanoTime();
-        assertThatThrownBy(() -> register(Cerberus.builder().engine(uri.get()).connectTimeout(timeout).build()))
+        assertThatThrownBy(() -> register(Cerberus.builder()
+                        .engine(uri.get())
+                        .connectTimeout(timeout)
+                        .build()))
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining(Redaction.redact(uri.get()));
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(timeout.plus(TestTimes.millis(2000)));
@@ -645,7 +735,8 @@ public abstract class AbstractLockEngineConformanceTest {
             LockInfo info = infos.get(0);
             assertThat(info.name()).isEqualTo("inspect-me");
             assertThat(info.mode()).isEqualTo("exclusive");
-            assertThat(info.holder()).contains(Long.toString(ProcessHandle.current().pid()));
+            assertThat(info.holder())
+                    .contains(Long.toString(ProcessHandle.current().pid()));
             if (has(Capability.FENCING)) {
                 assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
             }
@@ -664,7 +755,9 @@ public abstract class AbstractLockEngineConformanceTest {
         assertThat(a.readLock().tryLock()).isTrue();
         assertThat(b.readLock().tryLock()).as("readers share").isTrue();
         assertThat(c.writeLock().tryLock()).as("a writer waits for readers").isFalse();
-        assertThat(client().lock("catalog").tryLock()).as("the plain lock of the name is the write lock").isFalse();
+        assertThat(client().lock("catalog").tryLock())
+                .as("the plain lock of the name is the write lock")
+                .isFalse();
         a.readLock().unlock();
         b.readLock().unlock();
         assertThat(c.writeLock().tryLock()).isTrue();
@@ -682,13 +775,15 @@ public abstract class AbstractLockEngineConformanceTest {
         assertThat(rw.readLock().tryLock()).as("read inside write").isTrue();
         rw.writeLock().unlock();
         assertThat(client().readWriteLock("reentrant-rw").readLock().tryLock())
-                .as("the write stays held while its nested read is").isFalse();
+                .as("the write stays held while its nested read is")
+                .isFalse();
         rw.readLock().unlock();
         assertThat(client().readWriteLock("reentrant-rw").writeLock().tryLock()).isTrue();
 
         DistributedReadWriteLock reader = client().readWriteLock("upgrade");
         reader.readLock().lock();
-        assertThatThrownBy(() -> reader.writeLock().lock()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> reader.writeLock().lock())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("upgrade");
         reader.readLock().unlock();
     }

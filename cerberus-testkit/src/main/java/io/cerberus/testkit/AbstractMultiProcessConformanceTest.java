@@ -92,7 +92,9 @@ public abstract class AbstractMultiProcessConformanceTest {
     void connect() {
         namespace = "multi-" + UUID.randomUUID().toString().substring(0, 8);
         client = Cerberus.builder().engine(engineUri()).namespace(namespace).build();
-        assertThat(expectedCapabilities()).as("an engine in this suite is shared by processes").contains(Capability.MULTI_PROCESS);
+        assertThat(expectedCapabilities())
+                .as("an engine in this suite is shared by processes")
+                .contains(Capability.MULTI_PROCESS);
     }
 
     @AfterEach
@@ -111,9 +113,13 @@ public abstract class AbstractMultiProcessConformanceTest {
         if (has(Capability.SESSION_BOUND) && silent.isEmpty()) {
             return silent; // a SQL session lock or a file lock: it lasts as long as the holder's connection or process
         }
-        assertThat(silent).as("how long the engine keeps a silent holder's lock").isPresent();
-        assertThat(silent.get()).as("a silent holder keeps its lock for its lease, or its lease plus the server's rounding")
-                .isGreaterThanOrEqualTo(shortLease()).isLessThanOrEqualTo(shortLease().plus(serverRounding()));
+        assertThat(silent)
+                .as("how long the engine keeps a silent holder's lock")
+                .isPresent();
+        assertThat(silent.get())
+                .as("a silent holder keeps its lock for its lease, or its lease plus the server's rounding")
+                .isGreaterThanOrEqualTo(shortLease())
+                .isLessThanOrEqualTo(shortLease().plus(serverRounding()));
         return silent;
     }
 
@@ -129,7 +135,8 @@ public abstract class AbstractMultiProcessConformanceTest {
 
     @Test
     void capabilitiesAreExactlyTheExpectedSet() {
-        CapabilityChecks.assertDeclaresExactly(engineUri(), client, expectedCapabilities(), expectedCapabilitiesOfScheme());
+        CapabilityChecks.assertDeclaresExactly(
+                engineUri(), client, expectedCapabilities(), expectedCapabilitiesOfScheme());
     }
 
     @Test
@@ -138,8 +145,13 @@ public abstract class AbstractMultiProcessConformanceTest {
         int iterations = 150;
         List<ManagedProcess> workers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            ManagedProcess worker = ManagedProcess.startJavaWithEngine(CounterWorker.class, engineUri(), namespace, "counter",
-                    counter.toString(), Integer.toString(iterations));
+            ManagedProcess worker = ManagedProcess.startJavaWithEngine(
+                    CounterWorker.class,
+                    engineUri(),
+                    namespace,
+                    "counter",
+                    counter.toString(),
+                    Integer.toString(iterations));
             children.add(worker);
             workers.add(worker);
         }
@@ -151,7 +163,9 @@ public abstract class AbstractMultiProcessConformanceTest {
             worker.awaitLine("DONE", TestTimes.millis(60_000));
         }
         try (RandomAccessFile file = new RandomAccessFile(counter.toFile(), "r")) {
-            assertThat(file.readLong()).as("increments under the lock, none lost").isEqualTo(2L * iterations);
+            assertThat(file.readLong())
+                    .as("increments under the lock, none lost")
+                    .isEqualTo(2L * iterations);
         }
     }
 
@@ -166,10 +180,13 @@ public abstract class AbstractMultiProcessConformanceTest {
         child.kill(TestTimes.millis(10_000));
         long killedAt = System.nanoTime();
         Duration bound = silent.isPresent() ? silentBound() : slack();
-        assertThat(lock.tryLock(bound.toMillis(), TimeUnit.MILLISECONDS)).as("free within %s of the kill", bound).isTrue();
+        assertThat(lock.tryLock(bound.toMillis(), TimeUnit.MILLISECONDS))
+                .as("free within %s of the kill", bound)
+                .isTrue();
         Duration freedAfter = Duration.ofNanos(System.nanoTime() - killedAt);
         assertThat(freedAfter).isLessThan(bound);
-        silent.ifPresent(expiry -> assertThat(freedAfter).as("not freed long before the silent expiry its holder was told")
+        silent.ifPresent(expiry -> assertThat(freedAfter)
+                .as("not freed long before the silent expiry its holder was told")
                 .isGreaterThanOrEqualTo(expiry.dividedBy(2)));
         if (has(Capability.FENCING)) {
             assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
@@ -189,12 +206,18 @@ public abstract class AbstractMultiProcessConformanceTest {
             long pausedAt = System.nanoTime();
             boolean taken = lock.tryLock(silentBound().toMillis(), TimeUnit.MILLISECONDS);
             if (keeps) {
-                assertThat(taken).as("a paused holder of a lock bound to its connection keeps it").isFalse();
+                assertThat(taken)
+                        .as("a paused holder of a lock bound to its connection keeps it")
+                        .isFalse();
             } else {
-                assertThat(taken).as("the silent expiry of a paused holder runs out").isTrue();
+                assertThat(taken)
+                        .as("the silent expiry of a paused holder runs out")
+                        .isTrue();
                 Duration freedAfter = Duration.ofNanos(System.nanoTime() - pausedAt);
-                assertThat(freedAfter).isLessThan(silentBound())
-                        .as("not freed long before the silent expiry its holder was told").isGreaterThanOrEqualTo(silent.get().dividedBy(2));
+                assertThat(freedAfter)
+                        .isLessThan(silentBound())
+                        .as("not freed long before the silent expiry its holder was told")
+                        .isGreaterThanOrEqualTo(silent.get().dividedBy(2));
                 if (has(Capability.FENCING)) {
                     assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
                 }
@@ -210,11 +233,14 @@ public abstract class AbstractMultiProcessConformanceTest {
             assertThat(lock.tryLock(slack().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         } else {
             if (!has(Capability.SESSION_BOUND)) {
-                // a lease is judged on the holder's own clock; an expired session is learnt from the server, a moment later
+                // a lease is judged on the holder's own clock; an expired session is learnt from the server, a moment
+                // later
                 assertThat(valid).as("the woken holder knows its lease is gone").isEqualTo("VALID false");
             }
             assertThat(unlock).startsWith("LOST ").contains("'pause'").contains("was lost");
-            assertThat(lock.isHeldByCurrentThread()).as("the next holder still holds").isTrue();
+            assertThat(lock.isHeldByCurrentThread())
+                    .as("the next holder still holds")
+                    .isTrue();
         }
         lock.unlock();
     }
@@ -222,12 +248,18 @@ public abstract class AbstractMultiProcessConformanceTest {
     @Test
     void readersShareAcrossProcesses() throws Exception {
         assumeThat(has(Capability.READ_WRITE)).as("engine has read-write locks").isTrue();
-        // a lease long enough that no stall of a busy machine ends the child's hold: this case is about sharing, not expiry
+        // a lease long enough that no stall of a busy machine ends the child's hold: this case is about sharing, not
+        // expiry
         ManagedProcess child = clientProcess(Duration.ofSeconds(30));
         ClientProcess.lock(child, "read", "shared");
-        assertThat(client.readWriteLock("shared").readLock().tryLock()).as("readers share").isTrue();
-        try (Cerberus other = Cerberus.builder().engine(engineUri()).namespace(namespace).build()) {
-            assertThat(other.readWriteLock("shared").writeLock().tryLock()).as("a writer waits for readers").isFalse();
+        assertThat(client.readWriteLock("shared").readLock().tryLock())
+                .as("readers share")
+                .isTrue();
+        try (Cerberus other =
+                Cerberus.builder().engine(engineUri()).namespace(namespace).build()) {
+            assertThat(other.readWriteLock("shared").writeLock().tryLock())
+                    .as("a writer waits for readers")
+                    .isFalse();
         }
         client.readWriteLock("shared").readLock().unlock();
         assertThat(child.ask("UNLOCK read shared", TestTimes.millis(10_000))).isEqualTo("UNLOCKED");

@@ -49,25 +49,34 @@ final class CapabilityChecks {
      * @param expectedOfScheme what the provider declares for the URI's scheme (the union over the
      *     engines the scheme can open)
      */
-    static void assertDeclaresExactly(String uri, Cerberus client, Set<Capability> expected, Set<Capability> expectedOfScheme) {
+    static void assertDeclaresExactly(
+            String uri, Cerberus client, Set<Capability> expected, Set<Capability> expectedOfScheme) {
         try (LockEngine engine = Engines.open(uri, Duration.ofSeconds(10))) {
-            assertThat(engine.capabilities()).as("the capabilities of the engine %s", engine.describe())
+            assertThat(engine.capabilities())
+                    .as("the capabilities of the engine %s", engine.describe())
                     .containsExactlyInAnyOrderElementsOf(expected);
         }
         assertThat(client.lock("capabilities-expected").isLocked()).isFalse();
-        assertThat(client.capabilities()).as("the capabilities of a client of the engine").containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(client.capabilities())
+                .as("the capabilities of a client of the engine")
+                .containsExactlyInAnyOrderElementsOf(expected);
         String scheme = uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT);
-        EngineProvider provider = ServiceLoader.load(EngineProvider.class).stream().map(ServiceLoader.Provider::get)
-                .filter(candidate -> candidate.schemes().contains(scheme)).findFirst()
+        EngineProvider provider = ServiceLoader.load(EngineProvider.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .filter(candidate -> candidate.schemes().contains(scheme))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no engine provider serves '" + scheme + ":'"));
-        assertThat(provider.capabilities(scheme)).as("what %s declares for '%s:'", provider.getClass().getSimpleName(), scheme)
-                .containsExactlyInAnyOrderElementsOf(expectedOfScheme).containsAll(expected);
+        assertThat(provider.capabilities(scheme))
+                .as("what %s declares for '%s:'", provider.getClass().getSimpleName(), scheme)
+                .containsExactlyInAnyOrderElementsOf(expectedOfScheme)
+                .containsAll(expected);
     }
 
     /** @return what the check of the capability shows, for the test's name */
     static String shows(Capability capability, boolean declared) {
         if (!declared) {
-            return capability == Capability.MULTI_PROCESS ? "not declared: a lock held in another process is not seen"
+            return capability == Capability.MULTI_PROCESS
+                    ? "not declared: a lock held in another process is not seen"
                     : "not declared: refused with UnsupportedCapabilityException";
         }
         return switch (capability) {
@@ -101,16 +110,21 @@ final class CapabilityChecks {
     private void fencing(boolean declared) throws Exception {
         if (!declared) {
             try (Lease lease = suite.client().lock("cap-fencing").acquire(Duration.ZERO)) {
-                assertThatThrownBy(lease::fencingToken).isInstanceOf(UnsupportedCapabilityException.class)
-                        .hasMessageContaining("gives no fencing tokens").hasMessageContaining("engines with fencing tokens");
+                assertThatThrownBy(lease::fencingToken)
+                        .isInstanceOf(UnsupportedCapabilityException.class)
+                        .hasMessageContaining("gives no fencing tokens")
+                        .hasMessageContaining("engines with fencing tokens");
             }
             return;
         }
-        List<DistributedLock> holders = List.of(suite.client().lock("cap-fencing"), suite.client().lock("cap-fencing"));
+        List<DistributedLock> holders =
+                List.of(suite.client().lock("cap-fencing"), suite.client().lock("cap-fencing"));
         long previous = Long.MIN_VALUE;
         for (int i = 0; i < 4; i++) {
             try (Lease lease = holders.get(i % 2).acquire(TestTimes.millis(5000))) {
-                assertThat(lease.fencingToken()).as("the token of acquisition %d, by holder %d", i + 1, i % 2).isGreaterThan(previous);
+                assertThat(lease.fencingToken())
+                        .as("the token of acquisition %d, by holder %d", i + 1, i % 2)
+                        .isGreaterThan(previous);
                 previous = lease.fencingToken();
             }
         }
@@ -118,8 +132,10 @@ final class CapabilityChecks {
 
     private void fair(boolean declared) throws Exception {
         if (!declared) {
-            assertThatThrownBy(() -> suite.client().fairLock("cap-fair")).isInstanceOf(UnsupportedCapabilityException.class)
-                    .hasMessageContaining("fair locks").hasMessageContaining("engines with fair locks");
+            assertThatThrownBy(() -> suite.client().fairLock("cap-fair"))
+                    .isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining("fair locks")
+                    .hasMessageContaining("engines with fair locks");
             return;
         }
         DistributedLock holder = suite.client().fairLock("cap-fair");
@@ -138,7 +154,8 @@ final class CapabilityChecks {
 
     private void readWrite(boolean declared) {
         if (!declared) {
-            assertThatThrownBy(() -> suite.client().readWriteLock("cap-rw")).isInstanceOf(UnsupportedCapabilityException.class)
+            assertThatThrownBy(() -> suite.client().readWriteLock("cap-rw"))
+                    .isInstanceOf(UnsupportedCapabilityException.class)
                     .hasMessageContaining("read-write locks");
             return;
         }
@@ -146,11 +163,15 @@ final class CapabilityChecks {
         DistributedReadWriteLock otherReader = suite.client().readWriteLock("cap-rw");
         DistributedReadWriteLock writer = suite.client().readWriteLock("cap-rw");
         assertThat(reader.readLock().tryLock()).isTrue();
-        assertThat(otherReader.readLock().tryLock()).as("a second reader shares").isTrue();
+        assertThat(otherReader.readLock().tryLock())
+                .as("a second reader shares")
+                .isTrue();
         assertThat(writer.writeLock().tryLock()).as("a writer beside readers").isFalse();
         reader.readLock().unlock();
         otherReader.readLock().unlock();
-        assertThat(writer.writeLock().tryLock()).as("a writer once the readers left").isTrue();
+        assertThat(writer.writeLock().tryLock())
+                .as("a writer once the readers left")
+                .isTrue();
         assertThat(reader.readLock().tryLock()).as("a reader beside a writer").isFalse();
         writer.writeLock().unlock();
     }
@@ -164,13 +185,18 @@ final class CapabilityChecks {
         long renewalsBefore = engine.renewals();
         DistributedLock theirs = suite.client().lock("cap-session");
         assertThat(theirs.tryLock(lease.multipliedBy(5).dividedBy(2).toMillis(), TimeUnit.MILLISECONDS))
-                .as("taken from a holder during two and a half of its leases").isFalse();
+                .as("taken from a holder during two and a half of its leases")
+                .isFalse();
         assertThat(mine.lease().isValid()).isTrue();
         long renewals = engine.renewals() - renewalsBefore;
         if (declared) {
-            assertThat(renewals).as("renewals of a hold bound to the client's session").isZero();
+            assertThat(renewals)
+                    .as("renewals of a hold bound to the client's session")
+                    .isZero();
         } else {
-            assertThat(renewals).as("renewals of a hold that expires unless renewed").isGreaterThanOrEqualTo(2);
+            assertThat(renewals)
+                    .as("renewals of a hold that expires unless renewed")
+                    .isGreaterThanOrEqualTo(2);
         }
         mine.unlock();
     }
@@ -180,13 +206,17 @@ final class CapabilityChecks {
             ClientProcess.lock(child, "exclusive", "cap-processes");
             DistributedLock here = suite.client().lock("cap-processes");
             if (!declared) {
-                assertThat(here.tryLock()).as("a lock held in another process on an engine not shared by processes").isTrue();
+                assertThat(here.tryLock())
+                        .as("a lock held in another process on an engine not shared by processes")
+                        .isTrue();
                 here.unlock();
                 return;
             }
             assertThat(here.tryLock()).as("a lock held in another process").isFalse();
-            assertThat(child.ask("UNLOCK exclusive cap-processes", TestTimes.millis(10_000))).isEqualTo("UNLOCKED");
-            assertThat(here.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).as("free once the other process let go")
+            assertThat(child.ask("UNLOCK exclusive cap-processes", TestTimes.millis(10_000)))
+                    .isEqualTo("UNLOCKED");
+            assertThat(here.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("free once the other process let go")
                     .isTrue();
             here.unlock();
         }
@@ -203,11 +233,15 @@ final class CapabilityChecks {
             LockInfo info = infos.get(0);
             assertThat(info.name()).isEqualTo("cap-inspect");
             assertThat(info.mode()).isEqualTo("exclusive");
-            assertThat(info.holder()).as("the holder names this process").contains(Long.toString(ProcessHandle.current().pid()));
+            assertThat(info.holder())
+                    .as("the holder names this process")
+                    .contains(Long.toString(ProcessHandle.current().pid()));
             if (suite.expectedCapabilities().contains(Capability.FENCING)) {
                 assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
             }
         }
-        assertThat(suite.client().inspect("cap-inspect")).as("the holds after the release").isEmpty();
+        assertThat(suite.client().inspect("cap-inspect"))
+                .as("the holds after the release")
+                .isEmpty();
     }
 }

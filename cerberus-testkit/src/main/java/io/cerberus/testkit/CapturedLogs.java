@@ -26,6 +26,7 @@ public final class CapturedLogs implements AutoCloseable {
     private static final SimpleFormatter FORMATTER = new SimpleFormatter();
     /** Held here: java.util.logging keeps loggers weakly, and a collected one would lose the handler. */
     private final List<LogRecord> records = new CopyOnWriteArrayList<>();
+
     private final Handler handler = new Handler() {
         @Override
         public void publish(LogRecord record) {
@@ -35,12 +36,10 @@ public final class CapturedLogs implements AutoCloseable {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     private CapturedLogs(Logger logger, Level level) {
@@ -67,7 +66,10 @@ public final class CapturedLogs implements AutoCloseable {
         List<String> lines = new ArrayList<>();
         for (LogRecord record : records) {
             StringWriter text = new StringWriter();
-            text.append(record.getLevel().getName()).append(' ').append(String.valueOf(record.getLoggerName())).append(": ")
+            text.append(record.getLevel().getName())
+                    .append(' ')
+                    .append(String.valueOf(record.getLoggerName()))
+                    .append(": ")
                     .append(FORMATTER.formatMessage(record));
             if (record.getThrown() != null) {
                 text.append('\n');
@@ -83,7 +85,10 @@ public final class CapturedLogs implements AutoCloseable {
      * @return the messages captured at exactly that level, parameters filled in, oldest first
      */
     public List<String> messages(Level level) {
-        return records.stream().filter(record -> record.getLevel().equals(level)).map(FORMATTER::formatMessage).toList();
+        return records.stream()
+                .filter(record -> record.getLevel().equals(level))
+                .map(FORMATTER::formatMessage)
+                .toList();
     }
 
     /** @return the records captured so far, one after the other */

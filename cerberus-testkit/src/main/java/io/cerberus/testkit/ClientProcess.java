@@ -38,8 +38,7 @@ import java.time.Duration;
  * Use {@link #start} and {@link #lock} from tests.
  */
 public final class ClientProcess {
-    private ClientProcess() {
-    }
+    private ClientProcess() {}
 
     /**
      * Starts a client process and waits until it is ready.
@@ -50,7 +49,8 @@ public final class ClientProcess {
      * @return the running client; close it
      */
     public static ManagedProcess start(String uri, String namespace, Duration lease) {
-        ManagedProcess child = ManagedProcess.startJavaWithEngine(ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
+        ManagedProcess child = ManagedProcess.startJavaWithEngine(
+                ClientProcess.class, uri, namespace, Long.toString(lease.toMillis()));
         try {
             child.awaitLine("READY", TestTimes.millis(20_000));
         } catch (ServerException e) {
@@ -90,7 +90,9 @@ public final class ClientProcess {
             throw new AssertionError("the client answered '" + answer + "' to SILENT" + child.diagnostics());
         }
         String value = answer.substring("SILENT ".length());
-        return value.equals("none") ? java.util.Optional.empty() : java.util.Optional.of(Duration.ofMillis(Long.parseLong(value)));
+        return value.equals("none")
+                ? java.util.Optional.empty()
+                : java.util.Optional.of(Duration.ofMillis(Long.parseLong(value)));
     }
 
     /**
@@ -99,7 +101,11 @@ public final class ClientProcess {
      */
     public static void main(String[] args) throws IOException {
         Duration lease = args.length > 1 ? Duration.ofMillis(Long.parseLong(args[1])) : Duration.ofSeconds(30);
-        try (Cerberus cerberus = Cerberus.builder().engine(ManagedProcess.engineUri()).namespace(args[0]).defaultLease(lease).build()) {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine(ManagedProcess.engineUri())
+                .namespace(args[0])
+                .defaultLease(lease)
+                .build()) {
             System.out.println("READY");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -144,10 +150,11 @@ public final class ClientProcess {
     private static String once(Cerberus cerberus, long sleepMillis, String content) {
         IdempotencyGuard guard = waitingGuard(cerberus);
         try {
-            Outcome<String> outcome = guard.execute(IdempotencyKey.ofContent("once", content), Duration.ofHours(1), () -> {
-                Thread.sleep(sleepMillis);
-                return "pid-" + ProcessHandle.current().pid();
-            });
+            Outcome<String> outcome =
+                    guard.execute(IdempotencyKey.ofContent("once", content), Duration.ofHours(1), () -> {
+                        Thread.sleep(sleepMillis);
+                        return "pid-" + ProcessHandle.current().pid();
+                    });
             return outcome.status() + " " + outcome.value();
         } catch (Exception e) {
             return "ERROR " + e;
@@ -166,7 +173,8 @@ public final class ClientProcess {
         int replayed = 0;
         try {
             for (int i = 0; i < count; i++) {
-                Outcome<String> outcome = guard.execute(IdempotencyKey.ofContent("many", prefix + "-" + i), Duration.ofHours(1), () -> "ok");
+                Outcome<String> outcome = guard.execute(
+                        IdempotencyKey.ofContent("many", prefix + "-" + i), Duration.ofHours(1), () -> "ok");
                 if (outcome.status() == Outcome.Status.REPLAYED) {
                     replayed++;
                 } else {
@@ -203,7 +211,11 @@ public final class ClientProcess {
             case "VALID":
                 return "VALID " + lock.lease().isValid();
             case "SILENT":
-                return "SILENT " + lock.lease().silentHolderExpiry().map(expiry -> Long.toString(expiry.toMillis())).orElse("none");
+                return "SILENT "
+                        + lock.lease()
+                                .silentHolderExpiry()
+                                .map(expiry -> Long.toString(expiry.toMillis()))
+                                .orElse("none");
             case "UNLOCK":
                 try {
                     lock.unlock();

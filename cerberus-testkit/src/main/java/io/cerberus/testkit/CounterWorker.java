@@ -18,8 +18,7 @@ import java.nio.charset.StandardCharsets;
  * for {@code GO} on standard input, runs, prints {@code DONE}.
  */
 public final class CounterWorker {
-    private CounterWorker() {
-    }
+    private CounterWorker() {}
 
     /**
      * @param args NAMESPACE NAME COUNTER_FILE ITERATIONS
@@ -27,7 +26,10 @@ public final class CounterWorker {
      */
     public static void main(String[] args) throws IOException {
         int iterations = Integer.parseInt(args[3]);
-        try (Cerberus cerberus = Cerberus.builder().engine(ManagedProcess.engineUri()).namespace(args[0]).build();
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine(ManagedProcess.engineUri())
+                        .namespace(args[0])
+                        .build();
                 RandomAccessFile counter = new RandomAccessFile(args[2], "rw")) {
             DistributedLock lock = cerberus.lock(args[1]);
             System.out.println("READY");

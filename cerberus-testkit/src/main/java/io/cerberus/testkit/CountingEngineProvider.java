@@ -7,11 +7,11 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.EngineProvider;
-import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.Inspects;
-import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LinesUpLocally;
+import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.LockKey;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.TakesTurns;
 import java.time.Duration;
@@ -33,8 +33,7 @@ public final class CountingEngineProvider implements EngineProvider {
     private static final AtomicReference<Counting> LAST = new AtomicReference<>();
 
     /** For {@link java.util.ServiceLoader}. */
-    public CountingEngineProvider() {
-    }
+    public CountingEngineProvider() {}
 
     /** @return the counting engine opened last in this JVM */
     public static Counting lastOpened() {
@@ -209,7 +208,8 @@ public final class CountingEngineProvider implements EngineProvider {
             boolean interrupted = false;
             for (long left = late.toNanos(); left > 0; left = until - System.nanoTime()) {
                 try {
-                    java.util.concurrent.TimeUnit.NANOSECONDS.sleep(left); // the answer's time on the way back, not a wait for anything
+                    java.util.concurrent.TimeUnit.NANOSECONDS.sleep(
+                            left); // the answer's time on the way back, not a wait for anything
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -234,12 +234,16 @@ public final class CountingEngineProvider implements EngineProvider {
 
         @Override
         public Duration firstBackoff() {
-            return inner.ability(LinesUpLocally.class).map(LinesUpLocally::firstBackoff).orElse(Duration.ZERO);
+            return inner.ability(LinesUpLocally.class)
+                    .map(LinesUpLocally::firstBackoff)
+                    .orElse(Duration.ZERO);
         }
 
         @Override
         public Duration maxBackoff() {
-            return inner.ability(LinesUpLocally.class).map(LinesUpLocally::maxBackoff).orElse(Duration.ZERO);
+            return inner.ability(LinesUpLocally.class)
+                    .map(LinesUpLocally::maxBackoff)
+                    .orElse(Duration.ZERO);
         }
 
         @Override
@@ -264,7 +268,8 @@ public final class CountingEngineProvider implements EngineProvider {
             calls.incrementAndGet();
             monitoringReads.incrementAndGet();
             if (unreachable) {
-                throw new EngineUnavailableException("counting:" + inner.describe() + " is made unreachable by the test", null);
+                throw new EngineUnavailableException(
+                        "counting:" + inner.describe() + " is made unreachable by the test", null);
             }
             return inner.isLocked(key);
         }
@@ -284,7 +289,8 @@ public final class CountingEngineProvider implements EngineProvider {
         /** Counted where the inner engine has the ability, absent where it has not. */
         @Override
         public <A> java.util.Optional<A> ability(Class<A> ability) {
-            return inner.ability(ability).isPresent() && ability.isInstance(this) ? java.util.Optional.of(ability.cast(this))
+            return inner.ability(ability).isPresent() && ability.isInstance(this)
+                    ? java.util.Optional.of(ability.cast(this))
                     : java.util.Optional.empty();
         }
 

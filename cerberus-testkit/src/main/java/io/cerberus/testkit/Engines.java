@@ -9,8 +9,7 @@ import java.util.ServiceLoader;
 
 /** Opens engines directly through the SPI, for tests of the engine contract below the core. */
 public final class Engines {
-    private Engines() {
-    }
+    private Engines() {}
 
     /**
      * @param uri an engine URI
@@ -21,7 +20,7 @@ public final class Engines {
         String scheme = uri.substring(0, uri.indexOf(':')).toLowerCase(Locale.ROOT);
         for (EngineProvider provider : ServiceLoader.load(EngineProvider.class, Engines.class.getClassLoader())) {
             if (provider.schemes().contains(scheme)) {
-                return provider.open(new EngineContext(uri, timeout, (token, reason) -> { }));
+                return provider.open(new EngineContext(uri, timeout, (token, reason) -> {}));
             }
         }
         throw new IllegalArgumentException("no engine provider for " + scheme + ":");

@@ -62,8 +62,7 @@ public final class FailoverWorker {
     }
 
     /** One grant: when (on {@link System#nanoTime()}, comparable across processes on Linux) and by which engine. */
-    private record Grant(long nanos, String engine) {
-    }
+    private record Grant(long nanos, String engine) {}
 
     /**
      * What one worker process did, as written to its result file.
@@ -78,8 +77,14 @@ public final class FailoverWorker {
      * @param longestLeaseMillis per engine, the longest lease it granted or the longer time it keeps a silent
      *     holder's lock ({@link Lease#silentHolderExpiry()}), in milliseconds: what the lock-delay covers
      */
-    public record Result(long[] grantNanos, String[] grantEngines, long accepted, long staleWritesStopped, long unavailable,
-            long releaseFailures, Map<String, Long> longestLeaseMillis) {
+    public record Result(
+            long[] grantNanos,
+            String[] grantEngines,
+            long accepted,
+            long staleWritesStopped,
+            long unavailable,
+            long releaseFailures,
+            Map<String, Long> longestLeaseMillis) {
         /**
          * Reads a result file.
          *
@@ -103,9 +108,14 @@ public final class FailoverWorker {
                     default -> totals.put(fields[0], Long.parseLong(fields[1]));
                 }
             }
-            return new Result(nanos.stream().mapToLong(Long::longValue).toArray(), engines.toArray(String[]::new),
-                    totals.getOrDefault("ACCEPTED", 0L), totals.getOrDefault("STALE", 0L), totals.getOrDefault("UNAVAILABLE", 0L),
-                    totals.getOrDefault("RELEASE_FAILURES", 0L), Map.copyOf(leases));
+            return new Result(
+                    nanos.stream().mapToLong(Long::longValue).toArray(),
+                    engines.toArray(String[]::new),
+                    totals.getOrDefault("ACCEPTED", 0L),
+                    totals.getOrDefault("STALE", 0L),
+                    totals.getOrDefault("UNAVAILABLE", 0L),
+                    totals.getOrDefault("RELEASE_FAILURES", 0L),
+                    Map.copyOf(leases));
         }
 
         /** @return the time of the first grant by {@code engine} in {@code [from, to)}, or {@code to} if none */
@@ -153,7 +163,9 @@ public final class FailoverWorker {
      */
     public static void main(String[] args) throws IOException, InterruptedException {
         int threads = Integer.parseInt(args[4]);
-        FailoverPolicy policy = FailoverPolicy.after(millis(args[7])).checkEvery(millis(args[8])).failBackAfter(millis(args[9]));
+        FailoverPolicy policy = FailoverPolicy.after(millis(args[7]))
+                .checkEvery(millis(args[8]))
+                .failBackAfter(millis(args[9]));
         try (Cerberus cerberus = Cerberus.builder()
                         .engine("primary", ManagedProcess.engineUri())
                         .engine("standby", ManagedProcess.secondEngineUri())
@@ -179,8 +191,8 @@ public final class FailoverWorker {
             String command;
             while ((command = commands.readLine()) != null && !command.equals("STOP")) {
                 if (command.equals("STATUS")) {
-                    System.out.println("STATUS current=" + cerberus.currentEngine() + " primary=" + worker.grantsOn("primary")
-                            + " standby=" + worker.grantsOn("standby"));
+                    System.out.println("STATUS current=" + cerberus.currentEngine() + " primary="
+                            + worker.grantsOn("primary") + " standby=" + worker.grantsOn("standby"));
                     System.out.flush();
                 }
             }
@@ -219,9 +231,13 @@ public final class FailoverWorker {
             }
             Lease lease = granted.get();
             grants.add(new Grant(System.nanoTime(), lease.engineName()));
-            grantsPerEngine.computeIfAbsent(lease.engineName(), name -> new LongAdder()).increment();
+            grantsPerEngine
+                    .computeIfAbsent(lease.engineName(), name -> new LongAdder())
+                    .increment();
             // what the lock-delay covers: the lease, or the longer time the engine keeps a silent holder's lock
-            long kept = Math.max(lease.leaseTime().toMillis(), lease.silentHolderExpiry().map(Duration::toMillis).orElse(0L));
+            long kept = Math.max(
+                    lease.leaseTime().toMillis(),
+                    lease.silentHolderExpiry().map(Duration::toMillis).orElse(0L));
             longestLease.merge(lease.engineName(), kept, Math::max);
             try {
                 long value = counter.read();

@@ -43,7 +43,8 @@ public final class FencedCounterFile implements AutoCloseable {
      */
     public static FencedCounterFile open(Path file) {
         try {
-            return new FencedCounterFile(FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE));
+            return new FencedCounterFile(FileChannel.open(
+                    file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE));
         } catch (IOException e) {
             throw new UncheckedIOException("could not open the counter " + file, e);
         }
@@ -99,7 +100,8 @@ public final class FencedCounterFile implements AutoCloseable {
                 }
                 largest.put(engine, fencingToken);
                 StringBuilder text = new StringBuilder();
-                largest.forEach((name, token) -> text.append(name).append('=').append(token).append('\n'));
+                largest.forEach((name, token) ->
+                        text.append(name).append('=').append(token).append('\n'));
                 byte[] table = text.toString().getBytes(StandardCharsets.UTF_8);
                 ByteBuffer record = ByteBuffer.allocate(VALUE_BYTES + Integer.BYTES + table.length);
                 record.putLong(value).putInt(table.length).put(table).flip();

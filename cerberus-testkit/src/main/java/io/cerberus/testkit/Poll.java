@@ -5,8 +5,7 @@ import java.util.function.BooleanSupplier;
 
 /** Polls a condition until it holds or a deadline passes: the test's way to wait, never a bare sleep. */
 public final class Poll {
-    private Poll() {
-    }
+    private Poll() {}
 
     /**
      * Waits until {@code condition} is true.

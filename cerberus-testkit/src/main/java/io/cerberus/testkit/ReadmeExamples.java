@@ -49,8 +49,7 @@ public final class ReadmeExamples {
     private static final Pattern CONNECT_URI = Pattern.compile("Cerberus\\.connect\\(\"[^\"]*\"\\)");
     private static Class<?> frame;
 
-    private ReadmeExamples() {
-    }
+    private ReadmeExamples() {}
 
     /** @return the README of the Cerberus source tree around the working directory, if there is one */
     public static Optional<Path> readme() {
@@ -84,17 +83,25 @@ public final class ReadmeExamples {
         Method lock = examples.getMethod("lock", String.class);
         if (fencing) {
             invoke(lock, uri);
-            assertThat(tokens).as("the report written once, with the lease's fencing token").hasSize(1);
+            assertThat(tokens)
+                    .as("the report written once, with the lease's fencing token")
+                    .hasSize(1);
             assertThat(tokens.get(0)).as("a fencing token").isPositive();
         } else {
-            assertThatThrownBy(() -> invoke(lock, uri)).as("fencingToken() on an engine without fencing tokens")
-                    .isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("fencing");
+            assertThatThrownBy(() -> invoke(lock, uri))
+                    .as("fencingToken() on an engine without fencing tokens")
+                    .isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining("fencing");
             assertThat(tokens).isEmpty();
         }
-        assertThat(shipped).as("the order shipped once, under the lock").containsExactly(examples.getField("order").get(null));
+        assertThat(shipped)
+                .as("the order shipped once, under the lock")
+                .containsExactly(examples.getField("order").get(null));
         try (Cerberus other = Cerberus.connect(uri)) {
             for (String name : List.of("order:42", "report")) {
-                assertThat(other.lock(name).isLocked()).as("'%s' free after the example", name).isFalse();
+                assertThat(other.lock(name).isLocked())
+                        .as("'%s' free after the example", name)
+                        .isFalse();
             }
         }
     }
@@ -111,7 +118,9 @@ public final class ReadmeExamples {
         Outcome<?> first = (Outcome<?>) invoke(idempotency, cerberus);
         Outcome<?> second = (Outcome<?>) invoke(idempotency, cerberus);
         assertThat(first.status()).isEqualTo(Outcome.Status.EXECUTED);
-        assertThat(second).as("the duplicate gets the stored receipt").isEqualTo(new Outcome<>(first.value(), Outcome.Status.REPLAYED));
+        assertThat(second)
+                .as("the duplicate gets the stored receipt")
+                .isEqualTo(new Outcome<>(first.value(), Outcome.Status.REPLAYED));
         assertThat(charges.get() - before).as("cards charged").isEqualTo(1);
     }
 
@@ -147,7 +156,8 @@ public final class ReadmeExamples {
         String engines = block(blocks, ".failover(", "the block of one line per engine");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
-            throw new IllegalStateException("the README's lock example connects with no Cerberus.connect(\"URI\"):\n" + lock);
+            throw new IllegalStateException(
+                    "the README's lock example connects with no Cerberus.connect(\"URI\"):\n" + lock);
         }
         lock = connect.replaceFirst("Cerberus.connect(uri)");
         return """
@@ -213,30 +223,41 @@ public final class ReadmeExamples {
     }
 
     private static String block(List<String> blocks, String marker, String what) {
-        return blocks.stream().filter(block -> block.contains(marker)).findFirst()
-                .orElseThrow(() -> new IllegalStateException("the README has no Java block with " + marker + " (" + what + ")"));
+        return blocks.stream()
+                .filter(block -> block.contains(marker))
+                .findFirst()
+                .orElseThrow(() ->
+                        new IllegalStateException("the README has no Java block with " + marker + " (" + what + ")"));
     }
 
     static Class<?> compile(String source) throws ClassNotFoundException {
         JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
         if (compiler == null) {
-            throw new IllegalStateException("the README examples need a JDK's compiler; this runtime (" + System.getProperty("java.home") + ") has none");
+            throw new IllegalStateException("the README examples need a JDK's compiler; this runtime ("
+                    + System.getProperty("java.home") + ") has none");
         }
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         StandardJavaFileManager files = compiler.getStandardFileManager(diagnostics, null, StandardCharsets.UTF_8);
         InMemoryClasses classes = new InMemoryClasses(files);
-        JavaFileObject unit = new SimpleJavaFileObject(URI.create("string:///readme/Examples.java"), JavaFileObject.Kind.SOURCE) {
-            @Override
-            public CharSequence getCharContent(boolean ignoreEncodingErrors) {
-                return source;
-            }
-        };
-        boolean compiled = compiler.getTask(null, classes, diagnostics, List.of("-classpath", classPath, "-proc:none"), null, List.of(unit)).call();
+        JavaFileObject unit =
+                new SimpleJavaFileObject(URI.create("string:///readme/Examples.java"), JavaFileObject.Kind.SOURCE) {
+                    @Override
+                    public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+                        return source;
+                    }
+                };
+        boolean compiled = compiler.getTask(
+                        null, classes, diagnostics, List.of("-classpath", classPath, "-proc:none"), null, List.of(unit))
+                .call();
         if (!compiled) {
             StringBuilder errors = new StringBuilder("the README's Java examples do not compile:\n");
             for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
-                errors.append("line ").append(d.getLineNumber()).append(": ").append(d.getMessage(null)).append('\n');
+                errors.append("line ")
+                        .append(d.getLineNumber())
+                        .append(": ")
+                        .append(d.getMessage(null))
+                        .append('\n');
             }
             throw new AssertionError(errors.append("in\n").append(source));
         }
@@ -252,8 +273,10 @@ public final class ReadmeExamples {
         }
 
         @Override
-        public JavaFileObject getJavaFileForOutput(Location location, String className, JavaFileObject.Kind kind, FileObject sibling) {
-            return new SimpleJavaFileObject(URI.create("bytes:///" + className.replace('.', '/') + kind.extension), kind) {
+        public JavaFileObject getJavaFileForOutput(
+                Location location, String className, JavaFileObject.Kind kind, FileObject sibling) {
+            return new SimpleJavaFileObject(
+                    URI.create("bytes:///" + className.replace('.', '/') + kind.extension), kind) {
                 @Override
                 public OutputStream openOutputStream() {
                     return bytes.computeIfAbsent(className, name -> new ByteArrayOutputStream());

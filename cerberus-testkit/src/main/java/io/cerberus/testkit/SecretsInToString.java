@@ -42,11 +42,12 @@ public final class SecretsInToString {
     /** The secret the walk puts in each credential. */
     public static final String SECRET = "S3cr3tWalkValue";
     /** A URI carrying it in every place one can: user-info, a secret parameter, a misspelt one. */
-    public static final String URI = "redis://app:" + SECRET + "@127.0.0.1:6379/0?pasword=" + SECRET + "&password=" + SECRET;
+    public static final String URI =
+            "redis://app:" + SECRET + "@127.0.0.1:6379/0?pasword=" + SECRET + "&password=" + SECRET;
+
     private static final Pattern HOLDS_SECRET = Pattern.compile("(?i).*(uri|url|password|secret|credential).*");
 
-    private SecretsInToString() {
-    }
+    private SecretsInToString() {}
 
     /**
      * @param packages package prefixes to walk, e.g. {@code io.cerberus.redis}
@@ -79,14 +80,16 @@ public final class SecretsInToString {
             }
         }
         if (checked == 0) {
-            problems.add("no class holding a URI or credential found under " + packages + ": the walk found nothing to check");
+            problems.add("no class holding a URI or credential found under " + packages
+                    + ": the walk found nothing to check");
         }
         return problems;
     }
 
     private static boolean holdsSecret(Class<?> type) {
         for (Field field : type.getDeclaredFields()) {
-            if (!Modifier.isStatic(field.getModifiers()) && HOLDS_SECRET.matcher(field.getName()).matches()) {
+            if (!Modifier.isStatic(field.getModifiers())
+                    && HOLDS_SECRET.matcher(field.getName()).matches()) {
                 return true;
             }
         }
@@ -111,7 +114,10 @@ public final class SecretsInToString {
         Object[] values = new Object[components.length];
         for (int i = 0; i < components.length; i++) {
             types[i] = components[i].getType();
-            values[i] = value(components[i].getType(), components[i].getGenericType(), HOLDS_SECRET.matcher(components[i].getName()).matches());
+            values[i] = value(
+                    components[i].getType(),
+                    components[i].getGenericType(),
+                    HOLDS_SECRET.matcher(components[i].getName()).matches());
         }
         Constructor<?> constructor = type.getDeclaredConstructor(types);
         constructor.setAccessible(true);
@@ -125,7 +131,8 @@ public final class SecretsInToString {
     private static Object withFields(Class<?> type) throws ReflectiveOperationException {
         Class<?> factoryType = Class.forName("sun.reflect.ReflectionFactory"); // jdk.unsupported: no constructor runs
         Object factory = factoryType.getMethod("getReflectionFactory").invoke(null);
-        Constructor<?> blank = (Constructor<?>) factoryType.getMethod("newConstructorForSerialization", Class.class, Constructor.class)
+        Constructor<?> blank = (Constructor<?>) factoryType
+                .getMethod("newConstructorForSerialization", Class.class, Constructor.class)
                 .invoke(factory, type, Object.class.getDeclaredConstructor());
         Object instance = blank.newInstance();
         for (Class<?> c = type; c != Object.class; c = c.getSuperclass()) {
@@ -134,7 +141,10 @@ public final class SecretsInToString {
                     continue;
                 }
                 field.setAccessible(true);
-                Object value = value(field.getType(), field.getGenericType(), HOLDS_SECRET.matcher(field.getName()).matches());
+                Object value = value(
+                        field.getType(),
+                        field.getGenericType(),
+                        HOLDS_SECRET.matcher(field.getName()).matches());
                 if (value != null || !field.getType().isPrimitive()) {
                     field.set(instance, value);
                 }
@@ -182,18 +192,20 @@ public final class SecretsInToString {
             return type.getEnumConstants()[0];
         }
         if (type.isInterface()) {
-            return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, method, args) -> switch (method.getName()) {
-                case "toString" -> type.getSimpleName();
-                case "hashCode" -> 0;
-                case "equals" -> proxy == args[0];
-                default -> null;
-            });
+            return Proxy.newProxyInstance(
+                    type.getClassLoader(), new Class<?>[] {type}, (proxy, method, args) -> switch (method.getName()) {
+                        case "toString" -> type.getSimpleName();
+                        case "hashCode" -> 0;
+                        case "equals" -> proxy == args[0];
+                        default -> null;
+                    });
         }
         return null;
     }
 
     private static Class<?> typeArgument(Type generic) {
-        if (generic instanceof ParameterizedType parameterized && parameterized.getActualTypeArguments()[0] instanceof Class<?> inner) {
+        if (generic instanceof ParameterizedType parameterized
+                && parameterized.getActualTypeArguments()[0] instanceof Class<?> inner) {
             return inner;
         }
         return Object.class;
@@ -204,7 +216,8 @@ public final class SecretsInToString {
         for (String pkg : packages) {
             String folder = pkg.replace('.', '/');
             try {
-                Enumeration<URL> roots = SecretsInToString.class.getClassLoader().getResources(folder);
+                Enumeration<URL> roots =
+                        SecretsInToString.class.getClassLoader().getResources(folder);
                 for (URL root : Collections.list(roots)) {
                     if (root.getProtocol().equals("file")) {
                         Path dir = Path.of(root.toURI());
@@ -212,8 +225,11 @@ public final class SecretsInToString {
                             continue;
                         }
                         try (Stream<Path> files = Files.walk(dir)) {
-                            files.map(dir::relativize).map(Path::toString).filter(f -> f.endsWith(".class"))
-                                    .forEach(f -> names.add(pkg + "." + f.substring(0, f.length() - 6).replace(File.separatorChar, '.')));
+                            files.map(dir::relativize)
+                                    .map(Path::toString)
+                                    .filter(f -> f.endsWith(".class"))
+                                    .forEach(f -> names.add(pkg + "."
+                                            + f.substring(0, f.length() - 6).replace(File.separatorChar, '.')));
                         }
                     } else if (root.getProtocol().equals("jar")) {
                         JarURLConnection connection = (JarURLConnection) root.openConnection();
@@ -222,7 +238,8 @@ public final class SecretsInToString {
                             for (JarEntry entry : Collections.list(jar.entries())) {
                                 String name = entry.getName();
                                 if (name.startsWith(folder + "/") && name.endsWith(".class")) {
-                                    names.add(name.substring(0, name.length() - 6).replace('/', '.'));
+                                    names.add(
+                                            name.substring(0, name.length() - 6).replace('/', '.'));
                                 }
                             }
                         }

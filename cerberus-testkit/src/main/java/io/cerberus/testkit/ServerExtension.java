@@ -27,7 +27,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * @param <D> the kind of servers
  */
-public final class ServerExtension<D extends Deployment> implements BeforeAllCallback, AfterAllCallback, AfterEachCallback {
+public final class ServerExtension<D extends Deployment>
+        implements BeforeAllCallback, AfterAllCallback, AfterEachCallback {
     private static final ExtensionContext.Namespace SHARED = ExtensionContext.Namespace.create(ServerExtension.class);
 
     private final String sharedName;
@@ -78,8 +79,9 @@ public final class ServerExtension<D extends Deployment> implements BeforeAllCal
      */
     public D get() {
         if (servers == null) {
-            throw new IllegalStateException("the servers are started before the test class's first test; is the field static and "
-                    + "registered with @RegisterExtension?");
+            throw new IllegalStateException(
+                    "the servers are started before the test class's first test; is the field static and "
+                            + "registered with @RegisterExtension?");
         }
         return servers;
     }
@@ -98,7 +100,9 @@ public final class ServerExtension<D extends Deployment> implements BeforeAllCal
             }
         } else {
             @SuppressWarnings("unchecked")
-            Shared<D> shared = context.getRoot().getStore(SHARED).computeIfAbsent(sharedName, name -> new Shared<>(start.get()), Shared.class);
+            Shared<D> shared = context.getRoot()
+                    .getStore(SHARED)
+                    .computeIfAbsent(sharedName, name -> new Shared<>(start.get()), Shared.class);
             servers = shared.servers;
         }
     }

@@ -12,8 +12,7 @@ public final class TestTimes {
     /** The system property that scales every test time bound. */
     public static final String SCALE_PROPERTY = Timeouts.SCALE_PROPERTY;
 
-    private TestTimes() {
-    }
+    private TestTimes() {}
 
     /** @return the scale factor, 1 unless the property says otherwise */
     public static double scale() {

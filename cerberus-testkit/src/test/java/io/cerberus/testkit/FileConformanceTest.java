@@ -19,7 +19,12 @@ class FileConformanceTest extends AbstractLockEngineConformanceTest {
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.READ_WRITE,
+                Capability.SESSION_BOUND,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override

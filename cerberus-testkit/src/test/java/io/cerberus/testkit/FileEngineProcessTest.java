@@ -31,6 +31,7 @@ class FileEngineProcessTest {
 
     @TempDir
     Path dir;
+
     private String uri;
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
 
@@ -72,9 +73,13 @@ class FileEngineProcessTest {
         assertThat(b.lock("x").tryLock()).isFalse();
         assertThat(b.lock("x").isLocked()).isTrue();
         b.close();
-        assertThat(ask(child, "TRY exclusive x")).as("the child while A holds, after B closed").isEqualTo("BUSY");
+        assertThat(ask(child, "TRY exclusive x"))
+                .as("the child while A holds, after B closed")
+                .isEqualTo("BUSY");
         mine.unlock();
-        assertThat(ask(child, "TRY exclusive x")).as("the child after A unlocked").startsWith("ACQUIRED ");
+        assertThat(ask(child, "TRY exclusive x"))
+                .as("the child after A unlocked")
+                .startsWith("ACQUIRED ");
         assertThat(a.lock("x").isLocked()).isTrue();
     }
 
@@ -90,7 +95,9 @@ class FileEngineProcessTest {
                 Thread.currentThread().interrupt();
                 assertThat(read.tryLock()).isTrue(); // joins the shared hold: file I/O while interrupted
                 read.unlock();
-                assertThat(Thread.currentThread().isInterrupted()).as("interrupt status kept").isTrue();
+                assertThat(Thread.currentThread().isInterrupted())
+                        .as("interrupt status kept")
+                        .isTrue();
             } catch (Throwable t) {
                 failure.set(t);
             }
@@ -98,7 +105,9 @@ class FileEngineProcessTest {
         interrupted.start();
         interrupted.join(TestTimes.millis(10_000).toMillis());
         assertThat(failure.get()).isNull();
-        assertThat(ask(child, "TRY write x")).as("a writer in the child while this JVM still reads").isEqualTo("BUSY");
+        assertThat(ask(child, "TRY write x"))
+                .as("a writer in the child while this JVM still reads")
+                .isEqualTo("BUSY");
         rw.readLock().unlock();
         assertThat(ask(child, "TRY write x")).startsWith("ACQUIRED ");
     }
@@ -112,7 +121,9 @@ class FileEngineProcessTest {
         child.kill(TestTimes.millis(10_000));
         long killedAt = System.nanoTime();
         Duration bound = TestTimes.millis(2000);
-        assertThat(lock.tryLock(bound.toMillis(), TimeUnit.MILLISECONDS)).as("free within %s of the kill", bound).isTrue();
+        assertThat(lock.tryLock(bound.toMillis(), TimeUnit.MILLISECONDS))
+                .as("free within %s of the kill", bound)
+                .isTrue();
         assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(bound);
         assertThat(lock.lease().fencingToken()).isGreaterThan(childFence);
         lock.unlock();
@@ -142,14 +153,21 @@ class FileEngineProcessTest {
         ClientProcess.lock(child, "read", "shared");
         DistributedReadWriteLock rw = client().readWriteLock("shared");
         assertThat(rw.readLock().tryLock()).as("readers share across processes").isTrue();
-        assertThat(client().readWriteLock("shared").writeLock().tryLock()).as("a writer while both read").isFalse();
+        assertThat(client().readWriteLock("shared").writeLock().tryLock())
+                .as("a writer while both read")
+                .isFalse();
         rw.readLock().unlock();
-        assertThat(client().readWriteLock("shared").writeLock().tryLock()).as("a writer while the child reads").isFalse();
+        assertThat(client().readWriteLock("shared").writeLock().tryLock())
+                .as("a writer while the child reads")
+                .isFalse();
         assertThat(ask(child, "UNLOCK read shared")).isEqualTo("UNLOCKED");
 
         DistributedLock writer = rw.writeLock();
-        assertThat(writer.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        assertThat(ask(child, "TRY read shared")).as("a reader while this JVM writes").isEqualTo("BUSY");
+        assertThat(writer.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
+        assertThat(ask(child, "TRY read shared"))
+                .as("a reader while this JVM writes")
+                .isEqualTo("BUSY");
         writer.unlock();
         assertThat(ask(child, "TRY read shared")).startsWith("ACQUIRED ");
     }
@@ -165,15 +183,23 @@ class FileEngineProcessTest {
         List<LockInfo> infos = cerberus.inspect("");
         String pid = Long.toString(child.pid());
         assertThat(infos).hasSize(3);
-        assertThat(infos.get(0)).isEqualTo(new LockInfo(longName, "write", infos.get(0).holder(), writeFence, Optional.empty(), -1));
+        assertThat(infos.get(0))
+                .isEqualTo(new LockInfo(longName, "write", infos.get(0).holder(), writeFence, Optional.empty(), -1));
         assertThat(infos.get(0).holder()).contains(pid);
-        assertThat(infos.get(1)).isEqualTo(new LockInfo("inspected", "exclusive", infos.get(1).holder(), exclusiveFence, Optional.empty(), -1));
+        assertThat(infos.get(1))
+                .isEqualTo(new LockInfo(
+                        "inspected", "exclusive", infos.get(1).holder(), exclusiveFence, Optional.empty(), -1));
         assertThat(infos.get(1).holder()).contains(pid);
-        assertThat(infos.get(2)).isEqualTo(new LockInfo("shelf", "read", "readers in other processes", -1, Optional.empty(), -1));
+        assertThat(infos.get(2))
+                .isEqualTo(new LockInfo("shelf", "read", "readers in other processes", -1, Optional.empty(), -1));
         assertThat(cerberus.inspect("insp")).extracting(LockInfo::name).containsExactly("inspected");
-        assertThat(client().lock("inspected").tryLock()).as("the probes left the lock held").isFalse();
+        assertThat(client().lock("inspected").tryLock())
+                .as("the probes left the lock held")
+                .isFalse();
 
         child.kill(TestTimes.millis(10_000));
-        assertThat(cerberus.inspect("")).as("holds of a dead process, whose records stay in the files").isEmpty();
+        assertThat(cerberus.inspect(""))
+                .as("holds of a dead process, whose records stay in the files")
+                .isEmpty();
     }
 }

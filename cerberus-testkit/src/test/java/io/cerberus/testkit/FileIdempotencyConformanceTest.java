@@ -62,10 +62,20 @@ class FileIdempotencyConformanceTest extends AbstractIdempotencyStoreConformance
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void threeProcessesRunAKeyOnceAndTheOthersReplayIt() throws Exception {
         List<String> outcomes = askThreeProcesses("once", "ONCE 500 order-7", Duration.ofSeconds(30));
-        assertThat(outcomes).filteredOn(line -> line.startsWith("EXECUTED ")).as("ran once: %s", outcomes).hasSize(1);
-        String ranBy = outcomes.stream().filter(line -> line.startsWith("EXECUTED ")).findFirst().orElseThrow().substring(9);
-        assertThat(outcomes).filteredOn(line -> line.startsWith("REPLAYED ")).as("the others replayed: %s", outcomes)
-                .hasSize(2).allSatisfy(line -> assertThat(line).isEqualTo("REPLAYED " + ranBy));
+        assertThat(outcomes)
+                .filteredOn(line -> line.startsWith("EXECUTED "))
+                .as("ran once: %s", outcomes)
+                .hasSize(1);
+        String ranBy = outcomes.stream()
+                .filter(line -> line.startsWith("EXECUTED "))
+                .findFirst()
+                .orElseThrow()
+                .substring(9);
+        assertThat(outcomes)
+                .filteredOn(line -> line.startsWith("REPLAYED "))
+                .as("the others replayed: %s", outcomes)
+                .hasSize(2)
+                .allSatisfy(line -> assertThat(line).isEqualTo("REPLAYED " + ranBy));
     }
 
     @Test
@@ -87,20 +97,28 @@ class FileIdempotencyConformanceTest extends AbstractIdempotencyStoreConformance
     @Test
     void aReleasedRecordLeavesNoFileAndATornOneCountsAsFree() throws Exception {
         try (LockEngine engine = Engines.open(engineUri(), Duration.ofSeconds(5))) {
-            IdempotencyStore records = engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
-            assertThat(records.claim("ns/v1:released", "f", "t1", Duration.ofSeconds(30))).isEmpty();
+            IdempotencyStore records =
+                    engine.ability(KeepsIdempotencyRecords.class).orElseThrow().idempotencyStore();
+            assertThat(records.claim("ns/v1:released", "f", "t1", Duration.ofSeconds(30)))
+                    .isEmpty();
             Path recordDir = dir.resolve("locks").resolve("idempotency");
             assertThat(files(recordDir)).hasSize(1);
             assertThat(records.release("ns/v1:released", "t1")).isTrue();
             assertThat(files(recordDir)).as("released: the file is gone").isEmpty();
 
-            assertThat(records.claim("ns/v1:torn", "f", "t2", Duration.ofSeconds(30))).isEmpty();
-            assertThat(records.complete("ns/v1:torn", "t2", "receipt".getBytes(), false, Duration.ofHours(1))).isTrue();
+            assertThat(records.claim("ns/v1:torn", "f", "t2", Duration.ofSeconds(30)))
+                    .isEmpty();
+            assertThat(records.complete("ns/v1:torn", "t2", "receipt".getBytes(), false, Duration.ofHours(1)))
+                    .isTrue();
             Path file = files(recordDir).get(0);
             byte[] bytes = Files.readAllBytes(file);
             Files.write(file, java.util.Arrays.copyOf(bytes, bytes.length - 3));
-            assertThat(records.read("ns/v1:torn")).as("a torn record is no record").isEmpty();
-            assertThat(records.claim("ns/v1:torn", "f", "t3", Duration.ofSeconds(30))).as("and can be claimed").isEmpty();
+            assertThat(records.read("ns/v1:torn"))
+                    .as("a torn record is no record")
+                    .isEmpty();
+            assertThat(records.claim("ns/v1:torn", "f", "t3", Duration.ofSeconds(30)))
+                    .as("and can be claimed")
+                    .isEmpty();
         }
     }
 

@@ -18,6 +18,11 @@ class FileMultiProcessConformanceTest extends AbstractMultiProcessConformanceTes
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.READ_WRITE,
+                Capability.SESSION_BOUND,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 }

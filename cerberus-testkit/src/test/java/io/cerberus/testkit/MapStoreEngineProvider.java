@@ -24,8 +24,7 @@ public final class MapStoreEngineProvider implements EngineProvider {
     private static final Map<String, MapStore> STORES = new ConcurrentHashMap<>();
 
     /** For {@link java.util.ServiceLoader}. */
-    public MapStoreEngineProvider() {
-    }
+    public MapStoreEngineProvider() {}
 
     @Override
     public Set<String> schemes() {
@@ -103,7 +102,9 @@ public final class MapStoreEngineProvider implements EngineProvider {
         @Override
         public boolean replaceIfEquals(String key, String expected, String value, Duration expiry) {
             Entry mine = Entry.of(value, expiry);
-            return map.entries.computeIfPresent(key, (k, entry) -> !entry.expired() && entry.value().equals(expected) ? mine : entry) == mine;
+            return map.entries.computeIfPresent(
+                            key, (k, entry) -> !entry.expired() && entry.value().equals(expected) ? mine : entry)
+                    == mine;
         }
 
         @Override

@@ -30,19 +30,24 @@ class ReadmeExamplesTest {
     @Test
     void theProjectReadmeHasTheThreeExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
-        assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName()).isEqualTo("readme.Examples");
+        assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
+                .isEqualTo("readme.Examples");
     }
 
     @Test
     void aReadmeWithoutTheIdempotencyExampleIsRefusedByName() {
         assertThatThrownBy(() -> ReadmeExamples.source(LOCK + ENGINES))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("the idempotency example");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the idempotency example");
     }
 
     @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed = (LOCK + IDEMPOTENCY + ENGINES).replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
+        String renamed =
+                (LOCK + IDEMPOTENCY + ENGINES).replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
-                .isInstanceOf(AssertionError.class).hasMessageContaining("do not compile").hasMessageContaining("mutex");
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("do not compile")
+                .hasMessageContaining("mutex");
     }
 }

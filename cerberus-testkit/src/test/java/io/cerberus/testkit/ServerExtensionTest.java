@@ -48,8 +48,11 @@ class ServerExtensionTest {
     void theServersAreAsked_forOutsideTheClassesTests_isAClearError() {
         ServerExtension<FakeServers> unstarted = ServerExtension.perClass(() -> new FakeServers("c"));
 
-        assertThatThrownBy(unstarted::uri).isInstanceOf(IllegalStateException.class).hasMessageContaining("@RegisterExtension");
-        assertThatThrownBy(() -> ServerExtension.shared(" ", () -> new FakeServers("d"))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(unstarted::uri)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@RegisterExtension");
+        assertThatThrownBy(() -> ServerExtension.shared(" ", () -> new FakeServers("d")))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("name");
     }
 
@@ -86,7 +89,8 @@ class ServerExtensionTest {
 
     static class PerClass {
         @RegisterExtension
-        static final ServerExtension<FakeServers> SERVERS = ServerExtension.perClass(() -> new FakeServers("a")).healAfterEach();
+        static final ServerExtension<FakeServers> SERVERS =
+                ServerExtension.perClass(() -> new FakeServers("a")).healAfterEach();
 
         @Test
         void first() {

@@ -45,25 +45,33 @@ import org.junit.jupiter.api.io.TempDir;
  * finds), so virtual threads are reached through reflection; on an older JDK every test is skipped
  * with the reason.
  */
-@EnabledForJreRange(min = JRE.JAVA_21, disabledReason = "virtual threads need Java 21 or newer: run with"
-        + " -Dvirtual-threads.java=<a newer JDK's bin/java> (./test-all finds one)")
+@EnabledForJreRange(
+        min = JRE.JAVA_21,
+        disabledReason = "virtual threads need Java 21 or newer: run with"
+                + " -Dvirtual-threads.java=<a newer JDK's bin/java> (./test-all finds one)")
 class VirtualThreadsTest {
     private static final int THREADS = 10_000;
     private static final int NAMES = 100;
     /** Platform threads the run may add: the engines' own (I/O, renewal, timers) and the carriers. */
     private static final int MAX_NEW_PLATFORM_THREADS = 100;
+
     private static final int MAX_LOG_LINES = 100;
 
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
+
     @RegisterExtension
     static final ServerExtension<ZooKeeperServer> ZOOKEEPER = ServerExtension.perClass(ZooKeeperServer::start);
+
     @RegisterExtension
     static final ServerExtension<PostgresServer> POSTGRES = ServerExtension.perClass(PostgresServer::start);
+
     @RegisterExtension
     static final ServerExtension<MariaDbServer> MARIADB = ServerExtension.perClass(MariaDbServer::start);
+
     @RegisterExtension
     static final ServerExtension<EtcdServer> ETCD = ServerExtension.perClass(EtcdServer::start);
+
     @RegisterExtension
     static final ServerExtension<MemcachedServer> MEMCACHED = ServerExtension.perClass(MemcachedServer::start);
 
@@ -120,16 +128,25 @@ class VirtualThreadsTest {
                 recording.stop();
                 recording.dump(recorded);
                 long logLines = logs.text().lines().count();
-                System.out.printf("%s: %d virtual threads on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
-                        uri.substring(0, uri.indexOf(':')), THREADS, NAMES, took.toMillis(), threads.getPeakThreadCount(),
-                        platformBefore, logLines);
+                System.out.printf(
+                        "%s: %d virtual threads on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
+                        uri.substring(0, uri.indexOf(':')),
+                        THREADS,
+                        NAMES,
+                        took.toMillis(),
+                        threads.getPeakThreadCount(),
+                        platformBefore,
+                        logLines);
                 round.assertExclusive();
-                assertThat(threads.getPeakThreadCount() - platformBefore).as("platform threads added")
+                assertThat(threads.getPeakThreadCount() - platformBefore)
+                        .as("platform threads added")
                         .isLessThanOrEqualTo(MAX_NEW_PLATFORM_THREADS);
                 assertThat(logLines).as("log lines:%n%s", logs.text()).isLessThan(MAX_LOG_LINES);
             }
         }
-        assertThat(pinnedInCerberus(recorded)).as("virtual threads pinned in a Cerberus frame").isEmpty();
+        assertThat(pinnedInCerberus(recorded))
+                .as("virtual threads pinned in a Cerberus frame")
+                .isEmpty();
     }
 
     /** Virtual threads, one per hold, each taking one of the names once. */
@@ -161,8 +178,10 @@ class VirtualThreadsTest {
                     virtual.execute(() -> hold(name));
                 }
                 virtual.shutdown();
-                assertThat(virtual.awaitTermination(TestTimes.scaled(Duration.ofMinutes(3)).toMillis(), TimeUnit.MILLISECONDS))
-                        .as("all %d threads done within the bound", count).isTrue();
+                assertThat(virtual.awaitTermination(
+                                TestTimes.scaled(Duration.ofMinutes(3)).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("all %d threads done within the bound", count)
+                        .isTrue();
             } finally {
                 virtual.shutdownNow();
             }
@@ -189,8 +208,12 @@ class VirtualThreadsTest {
         }
 
         void assertExclusive() {
-            assertThat(overlaps).as("holds that overlapped another of the same name").hasValue(0);
-            assertThat(backwards).as("fencing tokens not above the name's previous one").hasValue(0);
+            assertThat(overlaps)
+                    .as("holds that overlapped another of the same name")
+                    .hasValue(0);
+            assertThat(backwards)
+                    .as("fencing tokens not above the name's previous one")
+                    .hasValue(0);
         }
     }
 
@@ -199,18 +222,26 @@ class VirtualThreadsTest {
         assertThat(Files.size(recorded)).as("the recording").isPositive();
         return RecordingFile.readAllEvents(recorded).stream()
                 .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned"))
-                .filter(VirtualThreadsTest::inCerberus).map(event -> event.getStackTrace().getFrames().stream().limit(12)
-                        .map(frame -> frame.getMethod().getType().getName() + "." + frame.getMethod().getName())
-                        .toList().toString()).toList();
+                .filter(VirtualThreadsTest::inCerberus)
+                .map(event -> event.getStackTrace().getFrames().stream()
+                        .limit(12)
+                        .map(frame -> frame.getMethod().getType().getName() + "."
+                                + frame.getMethod().getName())
+                        .toList()
+                        .toString())
+                .toList();
     }
 
     private static boolean inCerberus(RecordedEvent event) {
-        return event.getStackTrace() != null && event.getStackTrace().getFrames().stream()
-                .map(RecordedFrame::getMethod).anyMatch(method -> method.getType().getName().startsWith("io.cerberus."));
+        return event.getStackTrace() != null
+                && event.getStackTrace().getFrames().stream()
+                        .map(RecordedFrame::getMethod)
+                        .anyMatch(method -> method.getType().getName().startsWith("io.cerberus."));
     }
 
     /** @return {@code Executors.newVirtualThreadPerTaskExecutor()}, which Java 17 (this module's release) does not have */
     private static ExecutorService virtualThreadPerTask() throws ReflectiveOperationException {
-        return (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        return (ExecutorService)
+                Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     }
 }

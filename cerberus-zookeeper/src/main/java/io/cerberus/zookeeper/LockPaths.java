@@ -12,8 +12,7 @@ import java.nio.charset.StandardCharsets;
  * name is never a path, never {@code .} or {@code ..}, never a ZooKeeper-reserved word.
  */
 final class LockPaths {
-    private LockPaths() {
-    }
+    private LockPaths() {}
 
     static String namespace(String root, String namespace) {
         return root + "/" + encode(namespace);
@@ -53,7 +52,8 @@ final class LockPaths {
             if (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
                 out.append((char) c);
             } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                out.append('%')
+                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
                         .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
             }
         }

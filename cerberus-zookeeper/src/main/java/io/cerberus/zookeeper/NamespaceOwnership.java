@@ -59,8 +59,7 @@ final class NamespaceOwnership {
     private final AtomicLong generation = new AtomicLong();
 
     /** A connection: the session, and the number of state changes heard before it. */
-    private record Connection(long generation, long session) {
-    }
+    private record Connection(long generation, long session) {}
 
     NamespaceOwnership(String root, CuratorFramework client, ZooKeeperRequests requests, String shown, List<ACL> own) {
         this.root = root;
@@ -68,7 +67,8 @@ final class NamespaceOwnership {
         this.requests = requests;
         this.shown = shown;
         this.own = own == null ? null : Set.copyOf(own);
-        this.ownIds = own == null ? Set.of() : Set.copyOf(own.stream().map(ACL::getId).toList());
+        this.ownIds =
+                own == null ? Set.of() : Set.copyOf(own.stream().map(ACL::getId).toList());
     }
 
     /** Forgets every check: the connection changed, so each namespace is checked again at its next use. */
@@ -86,8 +86,9 @@ final class NamespaceOwnership {
         if (own == null) {
             return;
         }
-        CuratorEvent read = requests.send(() -> "read the ACL of the root " + root, callback -> client.getACL().inBackground(callback)
-                .forPath(root));
+        CuratorEvent read = requests.send(
+                () -> "read the ACL of the root " + root,
+                callback -> client.getACL().inBackground(callback).forPath(root));
         if (ZooKeeperRequests.failedWith(read, KeeperException.Code.NONODE)) {
             return; // made with a safe ACL by the first namespace check, which checks it again
         }
@@ -129,13 +130,20 @@ final class NamespaceOwnership {
             return;
         }
         String path = LockPaths.namespace(root, namespace);
-        CuratorEvent created = requests.send(() -> "create the namespace node " + path, callback -> client.create()
-                .creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT).inBackground(callback).forPath(path, new byte[0]));
+        CuratorEvent created = requests.send(
+                () -> "create the namespace node " + path,
+                callback -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.PERSISTENT)
+                        .inBackground(callback)
+                        .forPath(path, new byte[0]));
         if (!ZooKeeperRequests.failedWith(created, KeeperException.Code.NODEEXISTS)) {
             requests.check(created, () -> "create the namespace node " + path);
         }
         checkRoot();
-        CuratorEvent read = requests.send(() -> "read the ACL of " + path, callback -> client.getACL().inBackground(callback).forPath(path));
+        CuratorEvent read = requests.send(
+                () -> "read the ACL of " + path,
+                callback -> client.getACL().inBackground(callback).forPath(path));
         if (ZooKeeperRequests.failedWith(read, KeeperException.Code.NOAUTH)) {
             throw notOwn(namespace, path, "an ACL this user may not even read");
         }
@@ -148,9 +156,12 @@ final class NamespaceOwnership {
     }
 
     private EngineUnavailableException notOwn(String namespace, String path, String acl) {
-        return new EngineUnavailableException("zookeeper engine " + shown + ": the node of namespace '" + namespace + "' (" + path
-                + ") has " + acl + ", not this application's own (" + own + "). Someone else created it (before this"
-                + " application did, or after deleting it), and could delete or block its locks. Have an administrator delete"
-                + " the node (the application then creates it), or use another namespace", null);
+        return new EngineUnavailableException(
+                "zookeeper engine " + shown + ": the node of namespace '" + namespace + "' (" + path
+                        + ") has " + acl + ", not this application's own (" + own
+                        + "). Someone else created it (before this"
+                        + " application did, or after deleting it), and could delete or block its locks. Have an administrator delete"
+                        + " the node (the application then creates it), or use another namespace",
+                null);
     }
 }

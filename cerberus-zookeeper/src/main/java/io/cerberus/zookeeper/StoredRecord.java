@@ -17,7 +17,8 @@ import java.io.UncheckedIOException;
  *
  * @param expiryMillis how long after the node's last write the record ends; -1 never
  */
-record StoredRecord(boolean completed, String token, String fingerprint, byte[] result, boolean failure, long expiryMillis) {
+record StoredRecord(
+        boolean completed, String token, String fingerprint, byte[] result, boolean failure, long expiryMillis) {
     static final byte FORMAT = 1;
     /** Bytes of a record besides its result, token and fingerprint. */
     static final int FIXED_BYTES = 1 + 1 + 1 + 8 + 2 + 2 + 4;
@@ -39,7 +40,8 @@ record StoredRecord(boolean completed, String token, String fingerprint, byte[] 
     }
 
     byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(FIXED_BYTES + 128 + (result == null ? 0 : result.length));
+        ByteArrayOutputStream bytes =
+                new ByteArrayOutputStream(FIXED_BYTES + 128 + (result == null ? 0 : result.length));
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(FORMAT);
             out.writeByte(completed ? 1 : 0);

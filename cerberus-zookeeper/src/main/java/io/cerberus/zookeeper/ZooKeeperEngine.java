@@ -59,15 +59,22 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
-    static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE,
-            Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+
+    static final Set<Capability> CAPABILITIES = EnumSet.of(
+            Capability.FENCING,
+            Capability.FAIR,
+            Capability.READ_WRITE,
+            Capability.SESSION_BOUND,
+            Capability.MULTI_PROCESS,
+            Capability.INSPECT);
 
     /** Withdraws attempts while the ensemble is out of reach, off the callers' threads. */
-    private static final java.util.concurrent.Executor BACKGROUND = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
-        Thread thread = new Thread(runnable, "cerberus-zookeeper-withdraw");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final java.util.concurrent.Executor BACKGROUND =
+            java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+                Thread thread = new Thread(runnable, "cerberus-zookeeper-withdraw");
+                thread.setDaemon(true);
+                return thread;
+            });
 
     /** The data of a lock's node: none (its children are the queue). */
     private static final byte[] NO_DATA = new byte[0];
@@ -80,6 +87,7 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     private final CuratorFramework client;
     /** False for the application's client, given in {@link ZooKeeperOptions}: never closed here. */
     private final boolean ownsClient;
+
     private final org.apache.curator.framework.state.ConnectionStateListener stateListener;
     private final LossReporter losses;
     private final NamespaceOwnership namespaces;
@@ -114,7 +122,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
      * @param ownAcl the ACL this client gives its nodes (its credentials' user alone), or null
      *     without credentials: then namespaces are not checked ({@link NamespaceOwnership})
      */
-    ZooKeeperEngine(String shown, String root, CuratorFramework client, boolean ownsClient, LossReporter losses, Duration timeout,
+    ZooKeeperEngine(
+            String shown,
+            String root,
+            CuratorFramework client,
+            boolean ownsClient,
+            LossReporter losses,
+            Duration timeout,
             List<org.apache.zookeeper.data.ACL> ownAcl) {
         this.shown = shown;
         this.root = root;
@@ -131,9 +145,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             switch (state) {
                 case LOST -> sessionLost();
                 case SUSPENDED -> {
-                    LOG.log(Level.WARNING, "zookeeper engine " + shown + ": connection lost; holds are uncertain until it is back");
-                    forEachHold(token -> losses.uncertain(token, "the connection to zookeeper engine " + shown
-                            + " is down; the hold lasts while the session does"));
+                    LOG.log(
+                            Level.WARNING,
+                            "zookeeper engine " + shown + ": connection lost; holds are uncertain until it is back");
+                    forEachHold(token -> losses.uncertain(
+                            token,
+                            "the connection to zookeeper engine " + shown
+                                    + " is down; the hold lasts while the session does"));
                 }
                 case RECONNECTED -> {
                     refreshGrantedSession();
@@ -282,15 +300,17 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             try {
                 delete(node.path);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node.path + " of " + attempt
-                        + ", made across a change of session; it goes with the session", e);
+                LOG.log(
+                        Level.WARNING,
+                        "zookeeper engine " + shown + ": could not delete " + node.path + " of " + attempt
+                                + ", made across a change of session; it goes with the session",
+                        e);
             }
         }
     }
 
     /** A new node of an attempt, and the lock's nodes as they were when it was created or later. */
-    private record Queued(Node node, List<String> children) {
-    }
+    private record Queued(Node node, List<String> children) {}
 
     /**
      * Creates the attempt's node, and lists the lock's nodes unless the create alone shows that
@@ -336,8 +356,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     private Claim claim(String dir, Acquisition attempt) {
         List<CuratorOp> ops;
         try {
-            ops = List.of(client.transactionOp().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                            .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
+            ops = List.of(
+                    client.transactionOp()
+                            .create()
+                            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                            .forPath(
+                                    dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()),
+                                    attempt.holder().getBytes(StandardCharsets.UTF_8)),
                     client.transactionOp().setData().forPath(dir, NO_DATA));
         } catch (Exception e) {
             throw requests.failure("acquire " + attempt, e);
@@ -346,26 +371,36 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             try {
                 long[] session = new long[1];
                 List<OpResult> results = requests.direct(() -> "acquire " + attempt, zooKeeper -> {
-                    List<OpResult> answered = zooKeeper.multi(List.of(ops.get(0).get(), ops.get(1).get()));
+                    List<OpResult> answered =
+                            zooKeeper.multi(List.of(ops.get(0).get(), ops.get(1).get()));
                     session[0] = zooKeeper.getSessionId(); // a handle keeps its session: the one that made the node
                     return answered;
                 });
-                return results == null ? Claim.refused(KeeperException.Code.CONNECTIONLOSS)
-                        : new Claim(KeeperException.Code.OK, ((OpResult.CreateResult) results.get(0)).getPath(),
-                                ((OpResult.SetDataResult) results.get(1)).getStat(), session[0]);
+                return results == null
+                        ? Claim.refused(KeeperException.Code.CONNECTIONLOSS)
+                        : new Claim(
+                                KeeperException.Code.OK,
+                                ((OpResult.CreateResult) results.get(0)).getPath(),
+                                ((OpResult.SetDataResult) results.get(1)).getStat(),
+                                session[0]);
             } catch (KeeperException e) {
                 return Claim.refused(e.code());
             }
         }
         long before = requests.sessionId();
-        CuratorEvent claimed = requests.sendAcquiring(() -> "acquire " + attempt,
-                callback -> client.transaction().inBackground(callback).forOperations(ops), this::deleteLateNode);
+        CuratorEvent claimed = requests.sendAcquiring(
+                () -> "acquire " + attempt,
+                callback -> client.transaction().inBackground(callback).forOperations(ops),
+                this::deleteLateNode);
         if (claimed.getResultCode() != KeeperException.Code.OK.intValue()) {
             return Claim.refused(KeeperException.Code.get(claimed.getResultCode()));
         }
         // a multi returns no stat of the new node: its owner is the session the claim began and ended in, if one
         long session = requests.sessionId() == before ? before : 0;
-        return new Claim(KeeperException.Code.OK, claimed.getOpResults().get(0).getResultPath(), claimed.getOpResults().get(1).getResultStat(),
+        return new Claim(
+                KeeperException.Code.OK,
+                claimed.getOpResults().get(0).getResultPath(),
+                claimed.getOpResults().get(1).getResultStat(),
                 session);
     }
 
@@ -386,8 +421,14 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
      * @return whether it exists now
      */
     private boolean createLockNode(String dir) {
-        CuratorEvent created = requests.sendAcquiring(() -> "create " + dir, callback -> client.create().creatingParentContainersIfNeeded()
-                .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir, NO_DATA), null);
+        CuratorEvent created = requests.sendAcquiring(
+                () -> "create " + dir,
+                callback -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.CONTAINER)
+                        .inBackground(callback)
+                        .forPath(dir, NO_DATA),
+                null);
         return created.getResultCode() == KeeperException.Code.OK.intValue()
                 || ZooKeeperRequests.failedWith(created, KeeperException.Code.NODEEXISTS);
     }
@@ -402,7 +443,8 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
      */
     private Node dropDuplicates(String dir, Acquisition attempt, Node node, List<String> children, long session) {
         String prefix = LockPaths.nodePrefix(attempt.mode(), attempt.token());
-        List<String> mine = children.stream().filter(child -> child.startsWith(prefix)).toList();
+        List<String> mine =
+                children.stream().filter(child -> child.startsWith(prefix)).toList();
         if (mine.size() < 2) {
             return node;
         }
@@ -415,7 +457,9 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
                 kept = node;
             } else {
                 String path = dir + "/" + child;
-                CuratorEvent read = requests.send("read " + path, callback -> client.checkExists().inBackground(callback).forPath(path));
+                CuratorEvent read = requests.send(
+                        "read " + path,
+                        callback -> client.checkExists().inBackground(callback).forPath(path));
                 boolean gone = ZooKeeperRequests.failedWith(read, KeeperException.Code.NONODE);
                 if (!gone) {
                     requests.check(read, "read " + path);
@@ -424,8 +468,10 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
                 if (stat != null && session != 0 && stat.getEphemeralOwner() == session) {
                     kept = new Node(path, stat.getCzxid(), session);
                     nodes.put(attempt.token(), kept);
-                    LOG.log(Level.INFO, "zookeeper engine " + shown + ": " + attempt + " had " + mine.size()
-                            + " nodes after a connection loss; kept " + child);
+                    LOG.log(
+                            Level.INFO,
+                            "zookeeper engine " + shown + ": " + attempt + " had " + mine.size()
+                                    + " nodes after a connection loss; kept " + child);
                 } else {
                     children.remove(child); // gone, or going with its ended session
                 }
@@ -453,13 +499,22 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     private Node create(String dir, Acquisition attempt) {
         long before = requests.sessionId();
         Stat stat = new Stat();
-        CuratorEvent created = requests.sendAcquiring(() -> "acquire " + attempt, callback -> client.create().storingStatIn(stat)
-                .creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).inBackground(callback)
-                .forPath(dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()), attempt.holder().getBytes(StandardCharsets.UTF_8)),
+        CuratorEvent created = requests.sendAcquiring(
+                () -> "acquire " + attempt,
+                callback -> client.create()
+                        .storingStatIn(stat)
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .inBackground(callback)
+                        .forPath(
+                                dir + "/" + LockPaths.nodePrefix(attempt.mode(), attempt.token()),
+                                attempt.holder().getBytes(StandardCharsets.UTF_8)),
                 this::deleteLateNode);
         requests.check(created, () -> "acquire " + attempt);
         Stat actual = created.getStat() != null ? created.getStat() : stat;
-        long owner = actual.getEphemeralOwner() != 0 ? actual.getEphemeralOwner() : requests.sessionId() == before ? before : 0;
+        long owner = actual.getEphemeralOwner() != 0
+                ? actual.getEphemeralOwner()
+                : requests.sessionId() == before ? before : 0;
         return new Node(created.getName(), actual.getCzxid(), owner);
     }
 
@@ -472,13 +527,18 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             return;
         }
         // a plain create names its node; a claim's transaction names it in its first result
-        String node = late.getOpResults() != null && !late.getOpResults().isEmpty() ? late.getOpResults().get(0).getResultPath() : late.getName();
+        String node = late.getOpResults() != null && !late.getOpResults().isEmpty()
+                ? late.getOpResults().get(0).getResultPath()
+                : late.getName();
         if (node != null) {
             try {
                 client.delete().guaranteed().inBackground().forPath(node);
             } catch (Exception e) {
-                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node
-                        + ", made by an acquisition given up before it was answered; it goes with the session: " + e);
+                LOG.log(
+                        Level.WARNING,
+                        "zookeeper engine " + shown + ": could not delete " + node
+                                + ", made by an acquisition given up before it was answered; it goes with the session: "
+                                + e);
             }
         }
     }
@@ -486,7 +546,8 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     private List<String> children(String dir) {
         if (requests.canSendDirect()) {
             try {
-                List<String> listed = requests.direct(() -> "list " + dir, zooKeeper -> zooKeeper.getChildren(dir, false));
+                List<String> listed =
+                        requests.direct(() -> "list " + dir, zooKeeper -> zooKeeper.getChildren(dir, false));
                 if (listed != null) {
                     return bySequence(listed);
                 }
@@ -497,7 +558,10 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             }
             // no answer (an interrupt, a lost connection): a read is safe to send again, the background way
         }
-        CuratorEvent listed = requests.sendAcquiring(() -> "list " + dir, callback -> client.getChildren().inBackground(callback).forPath(dir), null);
+        CuratorEvent listed = requests.sendAcquiring(
+                () -> "list " + dir,
+                callback -> client.getChildren().inBackground(callback).forPath(dir),
+                null);
         if (listed.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return List.of();
         }
@@ -522,10 +586,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         if (requests.canSendDirect()) {
             Boolean exists;
             try {
-                exists = requests.direct(() -> "watch " + blocker, zooKeeper -> zooKeeper.exists(blocker, event -> {
-                    WAKE_UPS.incrementAndGet();
-                    changed.countDown();
-                }) != null);
+                exists = requests.direct(
+                        () -> "watch " + blocker,
+                        zooKeeper -> zooKeeper.exists(blocker, event -> {
+                                    WAKE_UPS.incrementAndGet();
+                                    changed.countDown();
+                                })
+                                != null);
             } catch (KeeperException e) {
                 throw requests.failure("watch " + blocker, e);
             }
@@ -541,8 +608,13 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             WAKE_UPS.incrementAndGet();
             changed.countDown();
         };
-        CuratorEvent watched = requests.sendAcquiring(() -> "watch " + blocker, callback -> client.checkExists().usingWatcher(watcher)
-                .inBackground(callback).forPath(blocker), null);
+        CuratorEvent watched = requests.sendAcquiring(
+                () -> "watch " + blocker,
+                callback -> client.checkExists()
+                        .usingWatcher(watcher)
+                        .inBackground(callback)
+                        .forPath(blocker),
+                null);
         if (watched.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return;
         }
@@ -561,7 +633,10 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
                 try {
                     withdraw(attempt, node);
                 } catch (RuntimeException e) {
-                    LOG.log(Level.DEBUG, () -> "could not withdraw " + attempt + " (its node goes with the session): " + e.getMessage());
+                    LOG.log(
+                            Level.DEBUG,
+                            () -> "could not withdraw " + attempt + " (its node goes with the session): "
+                                    + e.getMessage());
                 }
             });
             return;
@@ -593,9 +668,10 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         long session = requests.sessionId();
         try {
             if (requests.direct(() -> "delete " + path, zooKeeper -> {
-                zooKeeper.delete(path, -1);
-                return Boolean.TRUE;
-            }) != null) {
+                        zooKeeper.delete(path, -1);
+                        return Boolean.TRUE;
+                    })
+                    != null) {
                 return true;
             }
         } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
@@ -610,7 +686,9 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
     }
 
     private boolean deleteInBackground(String path) {
-        CuratorEvent deleted = requests.send(() -> "delete " + path, callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
+        CuratorEvent deleted = requests.send(
+                () -> "delete " + path,
+                callback -> client.delete().guaranteed().inBackground(callback).forPath(path));
         if (deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
@@ -624,7 +702,9 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
         if (node == null) {
             return false;
         }
-        CuratorEvent exists = requests.send(() -> "check " + attempt, callback -> client.checkExists().inBackground(callback).forPath(node.path));
+        CuratorEvent exists = requests.send(
+                () -> "check " + attempt,
+                callback -> client.checkExists().inBackground(callback).forPath(node.path));
         if (exists.getResultCode() == KeeperException.Code.NONODE.intValue()) {
             return false;
         }
@@ -663,13 +743,19 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             }
             for (String holder : holders) {
                 String path = dir + "/" + encoded + "/" + holder;
-                CuratorEvent read = requests.send("read " + path, callback -> client.getData().inBackground(callback).forPath(path));
+                CuratorEvent read = requests.send(
+                        "read " + path,
+                        callback -> client.getData().inBackground(callback).forPath(path));
                 if (read.getResultCode() == KeeperException.Code.NONODE.intValue()) {
                     continue;
                 }
                 requests.check(read, "read " + path);
-                infos.add(new LockInfo(name, LockPaths.isReader(holder) ? "read" : "exclusive",
-                        new String(read.getData(), StandardCharsets.UTF_8), read.getStat().getCzxid(), Optional.empty(),
+                infos.add(new LockInfo(
+                        name,
+                        LockPaths.isReader(holder) ? "read" : "exclusive",
+                        new String(read.getData(), StandardCharsets.UTF_8),
+                        read.getStat().getCzxid(),
+                        Optional.empty(),
                         children.size() - holders.size()));
             }
         }
@@ -694,7 +780,9 @@ final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRec
             try {
                 client.delete().guaranteed().inBackground().forPath(node.path);
             } catch (Exception e) {
-                LOG.log(Level.WARNING, "zookeeper engine " + shown + ": could not delete " + node.path + " on close: " + e);
+                LOG.log(
+                        Level.WARNING,
+                        "zookeeper engine " + shown + ": could not delete " + node.path + " on close: " + e);
             }
         }
         nodes.clear();

@@ -55,7 +55,8 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
 
     @Override
     public LockEngine open(EngineContext context) {
-        ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class)).orElse(null);
+        ZooKeeperOptions options = context.option(ZooKeeperOptions.class, Set.of(ZooKeeperOptions.class))
+                .orElse(null);
         ZooKeeperTarget target = ZooKeeperTarget.parse(context.uri(), context.defaultLease());
         String shown = Redaction.redact(context.uri());
         int connectMillis = (int) Math.max(1, context.connectTimeout().toMillis());
@@ -80,7 +81,8 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         if (target.user() != null) {
             Id owner;
             try {
-                owner = new Id("digest", DigestAuthenticationProvider.generateDigest(target.user() + ":" + target.password()));
+                owner = new Id(
+                        "digest", DigestAuthenticationProvider.generateDigest(target.user() + ":" + target.password()));
             } catch (java.security.NoSuchAlgorithmException e) {
                 throw new IllegalStateException("this JVM has no SHA-1 for ZooKeeper digest authentication", e);
             }
@@ -89,7 +91,8 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             ownAcl = ownerOnly;
             // no one keeps the right to delete a namespace of the root or to change its ACL, not even its
             // creator: another application sharing it could otherwise take its namespaces over
-            List<ACL> sharedParent = java.util.Arrays.asList(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+            List<ACL> sharedParent = java.util.Arrays.asList(
+                    new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
             builder.authorization("digest", (target.user() + ":" + target.password()).getBytes(StandardCharsets.UTF_8))
                     .aclProvider(new ACLProvider() {
                         @Override
@@ -110,8 +113,11 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         client.start();
         try {
             if (!client.blockUntilConnected(connectMillis, TimeUnit.MILLISECONDS)) {
-                throw new EngineUnavailableException("could not connect to zookeeper engine " + shown + " within the connect timeout of "
-                        + Durations.format(context.connectTimeout()) + "; check that a quorum of the ensemble runs and the hosts are right", null);
+                throw new EngineUnavailableException(
+                        "could not connect to zookeeper engine " + shown + " within the connect timeout of "
+                                + Durations.format(context.connectTimeout())
+                                + "; check that a quorum of the ensemble runs and the hosts are right",
+                        null);
             }
         } catch (InterruptedException e) {
             client.close();
@@ -122,8 +128,8 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
             throw e;
         }
         warnIfSessionLonger(client, target.sessionTimeout(), shown);
-        ZooKeeperEngine engine = new ZooKeeperEngine(shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(),
-                ownAcl);
+        ZooKeeperEngine engine = new ZooKeeperEngine(
+                shown, target.root(), client, true, context.lossReporter(), context.connectTimeout(), ownAcl);
         try {
             engine.checkRoot();
         } catch (RuntimeException e) {
@@ -142,33 +148,43 @@ public final class ZooKeeperEngineProvider implements EngineProvider {
         int granted = ZooKeeperEngine.grantedSessionMillis(client);
         Duration session = Duration.ofMillis(granted);
         if (session.compareTo(asked) > 0) {
-            LOG.log(Level.WARNING, "zookeeper engine " + shown + ": the ensemble granted a session timeout of " + Durations.format(session)
-                    + " where " + Durations.format(asked) + " was asked (it raises shorter ones to its minSessionTimeout, by default"
-                    + " 2 x tickTime): a client that stops answering keeps its locks for up to " + Durations.format(session));
+            LOG.log(
+                    Level.WARNING,
+                    "zookeeper engine " + shown + ": the ensemble granted a session timeout of "
+                            + Durations.format(session)
+                            + " where " + Durations.format(asked)
+                            + " was asked (it raises shorter ones to its minSessionTimeout, by default"
+                            + " 2 x tickTime): a client that stops answering keeps its locks for up to "
+                            + Durations.format(session));
         }
     }
 
-    private static LockEngine onClientOf(ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context,
-            int connectMillis) {
+    private static LockEngine onClientOf(
+            ZooKeeperOptions options, ZooKeeperTarget target, String shown, EngineContext context, int connectMillis) {
         if (!target.connectString().equals(ZooKeeperOptions.CLIENT_HOST + ":2181")) {
             throw new IllegalArgumentException("an engine on the application's CuratorFramework takes the URI zk://"
                     + ZooKeeperOptions.CLIENT_HOST + "[/root]: its hosts are the client's; was " + shown);
         }
         if (target.user() != null) {
-            throw new IllegalArgumentException("an engine on the application's CuratorFramework uses the client's credentials;"
-                    + " give them to its builder (authorization, aclProvider), not in " + shown);
+            throw new IllegalArgumentException(
+                    "an engine on the application's CuratorFramework uses the client's credentials;"
+                            + " give them to its builder (authorization, aclProvider), not in " + shown);
         }
         options.requireStarted(shown);
         CuratorFramework client = options.client();
         try {
             if (!client.blockUntilConnected(connectMillis, TimeUnit.MILLISECONDS)) {
-                throw new EngineUnavailableException("the CuratorFramework given for " + shown + " did not connect within the connect timeout of "
-                        + Durations.format(context.connectTimeout()) + "; check that a quorum of its ensemble runs", null);
+                throw new EngineUnavailableException(
+                        "the CuratorFramework given for " + shown + " did not connect within the connect timeout of "
+                                + Durations.format(context.connectTimeout())
+                                + "; check that a quorum of its ensemble runs",
+                        null);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new EngineUnavailableException("interrupted while waiting for the CuratorFramework of " + shown, e);
         }
-        return new ZooKeeperEngine(shown, target.root(), client, false, context.lossReporter(), context.connectTimeout(), null);
+        return new ZooKeeperEngine(
+                shown, target.root(), client, false, context.lossReporter(), context.connectTimeout(), null);
     }
 }

@@ -65,7 +65,8 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     private final ZooKeeperRequests requests;
     private final NamespaceOwnership namespaces;
 
-    ZooKeeperIdempotencyStore(String root, CuratorFramework client, ZooKeeperRequests requests, NamespaceOwnership namespaces) {
+    ZooKeeperIdempotencyStore(
+            String root, CuratorFramework client, ZooKeeperRequests requests, NamespaceOwnership namespaces) {
         this.root = root;
         this.client = client;
         this.requests = requests;
@@ -103,11 +104,15 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         }
         String dir = directory(root, id);
         String path = path(root, id);
-        byte[] data = StoredRecord.inProgress(token, fingerprint, lease.toMillis()).encode();
+        byte[] data =
+                StoredRecord.inProgress(token, fingerprint, lease.toMillis()).encode();
         Found seen = null;
         for (int round = 0; round < ROUNDS; round++) {
-            CuratorEvent created = multi(what, () -> List.of(op().create().withMode(CreateMode.PERSISTENT).forPath(path, data),
-                    op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
+            CuratorEvent created = multi(
+                    what,
+                    () -> List.of(
+                            op().create().withMode(CreateMode.PERSISTENT).forPath(path, data),
+                            op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
             if (ZooKeeperRequests.failedWith(created, Code.NONODE)) {
                 createDirectory(dir, what);
                 continue;
@@ -128,9 +133,16 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
             if (live(dir, found, what)) {
                 return Optional.of(found.stored().record());
             }
-            CuratorEvent taken = multi(what, () -> List.of(op().delete().forPath(ownerTokenChild(path, found.stored().token())),
-                    op().setData().withVersion(found.stat().getVersion()).forPath(path, data),
-                    op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
+            CuratorEvent taken = multi(
+                    what,
+                    () -> List.of(
+                            op().delete()
+                                    .forPath(
+                                            ownerTokenChild(path, found.stored().token())),
+                            op().setData()
+                                    .withVersion(found.stat().getVersion())
+                                    .forPath(path, data),
+                            op().create().withMode(CreateMode.PERSISTENT).forPath(ownerTokenChild(path, token))));
             if (!changedMeanwhile(taken)) {
                 requests.check(taken, what);
                 return Optional.empty();
@@ -140,8 +152,10 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
             // other attempts race for the key and take it over: to this caller it is in progress, never "store down"
             return Optional.of(seen.stored().record());
         }
-        throw new EngineUnavailableException("idempotency key " + id + " changed under each of " + ROUNDS
-                + " tries to claim it on zookeeper engine " + requests.shown() + "; many attempts race for it, try again", null);
+        throw new EngineUnavailableException(
+                "idempotency key " + id + " changed under each of " + ROUNDS + " tries to claim it on zookeeper engine "
+                        + requests.shown() + "; many attempts race for it, try again",
+                null);
     }
 
     @Override
@@ -152,9 +166,11 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         if (found == null || !found.ownedInProgress(token) || !live(directory(root, id), found, what)) {
             return false;
         }
-        CuratorEvent renewed = ownerWrite(what, path, found, found.stored().renewed(lease.toMillis()).encode());
+        CuratorEvent renewed = ownerWrite(
+                what, path, found, found.stored().renewed(lease.toMillis()).encode());
         if (changedMeanwhile(renewed)) {
-            // only the owner writes a record it owns: if it still does, this renewal (sent again) or another of its own landed
+            // only the owner writes a record it owns: if it still does, this renewal (sent again) or another of its own
+            // landed
             Found now = read(path, what);
             return now != null && now.ownedInProgress(token);
         }
@@ -166,7 +182,8 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
         if (result.length > MAX_RESULT_BYTES) {
             throw new IllegalArgumentException("the result of idempotency key " + id + " is " + result.length
-                    + " bytes; the ZooKeeper store keeps at most " + MAX_RESULT_BYTES + " bytes per result (a node must fit in"
+                    + " bytes; the ZooKeeper store keeps at most " + MAX_RESULT_BYTES
+                    + " bytes per result (a node must fit in"
                     + " ZooKeeper's jute.maxbuffer, 1 MiB by default): store a reference to the result instead");
         }
         String what = "complete idempotency key " + id;
@@ -177,19 +194,29 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
                 // completed by this token: a completion sent again after its answer was lost
                 return found != null && isOwnCompletion(found, token);
             }
-            byte[] data = found.stored().completedWith(result.clone(), failure, retention == null ? -1 : retention.toMillis()).encode();
-            // guarded by the owner token child alone: a renewal of this attempt in between changes the version, not the owner;
+            byte[] data = found.stored()
+                    .completedWith(result.clone(), failure, retention == null ? -1 : retention.toMillis())
+                    .encode();
+            // guarded by the owner token child alone: a renewal of this attempt in between changes the version, not the
+            // owner;
             // a renewal read before and landing after fails on its version, so it cannot undo the completion
-            CuratorEvent completed = multi(what, () -> List.of(op().check().forPath(ownerTokenChild(path, token)),
-                    op().setData().forPath(path, data)));
+            CuratorEvent completed = multi(
+                    what,
+                    () -> List.of(
+                            op().check().forPath(ownerTokenChild(path, token)),
+                            op().setData().forPath(path, data)));
             if (!changedMeanwhile(completed)) {
                 requests.check(completed, what);
                 return true;
             }
-            // changed since read: by a renewal of this same attempt (the record is still ours, read it again), or taken over
+            // changed since read: by a renewal of this same attempt (the record is still ours, read it again), or taken
+            // over
         }
-        throw new EngineUnavailableException("idempotency key " + id + " changed under each of " + ROUNDS
-                + " tries to complete it on zookeeper engine " + requests.shown() + "; its result was not stored", null);
+        throw new EngineUnavailableException(
+                "idempotency key " + id + " changed under each of " + ROUNDS
+                        + " tries to complete it on zookeeper engine " + requests.shown()
+                        + "; its result was not stored",
+                null);
     }
 
     private static boolean isOwnCompletion(Found found, String token) {
@@ -244,7 +271,12 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
         String path = path(root, id);
         CountDownLatch changed = new CountDownLatch(1);
         CuratorWatcher watcher = event -> changed.countDown();
-        CuratorEvent watched = requests.send(what, callback -> client.getData().usingWatcher(watcher).inBackground(callback).forPath(path));
+        CuratorEvent watched = requests.send(
+                what,
+                callback -> client.getData()
+                        .usingWatcher(watcher)
+                        .inBackground(callback)
+                        .forPath(path));
         if (ZooKeeperRequests.failedWith(watched, Code.NONODE)) {
             return;
         }
@@ -272,14 +304,20 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     /** Removes a watch that did not fire, so waits that time out do not pile up watchers. */
     private void forget(CuratorWatcher watcher, String path) {
         try {
-            client.watchers().remove(watcher).ofType(Watcher.WatcherType.Data).quietly().inBackground().forPath(path);
+            client.watchers()
+                    .remove(watcher)
+                    .ofType(Watcher.WatcherType.Data)
+                    .quietly()
+                    .inBackground()
+                    .forPath(path);
         } catch (Exception e) {
             LOG.log(Level.DEBUG, "could not remove the watch of " + path + ": " + e);
         }
     }
 
     private Found read(String path, String what) {
-        CuratorEvent read = requests.send(what, callback -> client.getData().inBackground(callback).forPath(path));
+        CuratorEvent read = requests.send(
+                what, callback -> client.getData().inBackground(callback).forPath(path));
         if (ZooKeeperRequests.failedWith(read, Code.NONODE)) {
             return null;
         }
@@ -297,7 +335,8 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
             return true;
         }
         // "now" is read after the record, so it is never earlier than the moment the record was seen
-        CuratorEvent ticked = requests.send(what + " (reading the ensemble's clock)",
+        CuratorEvent ticked = requests.send(
+                what + " (reading the ensemble's clock)",
                 callback -> client.setData().inBackground(callback).forPath(dir, new byte[0]));
         if (ZooKeeperRequests.failedWith(ticked, Code.NONODE)) {
             return false;
@@ -307,18 +346,31 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
     }
 
     private CuratorEvent ownerWrite(String what, String path, Found found, byte[] data) {
-        return multi(what, () -> List.of(op().check().forPath(ownerTokenChild(path, found.stored().token())),
-                op().setData().withVersion(found.stat().getVersion()).forPath(path, data)));
+        return multi(
+                what,
+                () -> List.of(
+                        op().check()
+                                .forPath(ownerTokenChild(path, found.stored().token())),
+                        op().setData().withVersion(found.stat().getVersion()).forPath(path, data)));
     }
 
     private CuratorEvent delete(String what, String path, Found found) {
-        return multi(what, () -> List.of(op().delete().forPath(ownerTokenChild(path, found.stored().token())),
-                op().delete().withVersion(found.stat().getVersion()).forPath(path)));
+        return multi(
+                what,
+                () -> List.of(
+                        op().delete()
+                                .forPath(ownerTokenChild(path, found.stored().token())),
+                        op().delete().withVersion(found.stat().getVersion()).forPath(path)));
     }
 
     private void createDirectory(String dir, String what) {
-        CuratorEvent created = requests.send(what, callback -> client.create().creatingParentContainersIfNeeded()
-                .withMode(CreateMode.CONTAINER).inBackground(callback).forPath(dir));
+        CuratorEvent created = requests.send(
+                what,
+                callback -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.CONTAINER)
+                        .inBackground(callback)
+                        .forPath(dir));
         if (!ZooKeeperRequests.failedWith(created, Code.NODEEXISTS)) {
             requests.check(created, what);
         }
@@ -326,8 +378,10 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
 
     /** @return whether a guarded write failed because the record changed (or went) since it was read */
     private static boolean changedMeanwhile(CuratorEvent event) {
-        return ZooKeeperRequests.failedWith(event, Code.BADVERSION) || ZooKeeperRequests.failedWith(event, Code.NONODE)
-                || ZooKeeperRequests.failedWith(event, Code.NODEEXISTS) || ZooKeeperRequests.failedWith(event, Code.NOTEMPTY);
+        return ZooKeeperRequests.failedWith(event, Code.BADVERSION)
+                || ZooKeeperRequests.failedWith(event, Code.NONODE)
+                || ZooKeeperRequests.failedWith(event, Code.NODEEXISTS)
+                || ZooKeeperRequests.failedWith(event, Code.NOTEMPTY);
     }
 
     private TransactionOp op() {
@@ -342,6 +396,7 @@ final class ZooKeeperIdempotencyStore implements IdempotencyStore {
 
     /** Sends operations that succeed or fail together. */
     private CuratorEvent multi(String what, Operations operations) {
-        return requests.send(what, callback -> client.transaction().inBackground(callback).forOperations(operations.build()));
+        return requests.send(
+                what, callback -> client.transaction().inBackground(callback).forOperations(operations.build()));
     }
 }

@@ -49,6 +49,7 @@ final class ZooKeeperRequests {
     private final Duration timeout;
     /** The client that {@link #direct} requests go through; null when they may not (see the class comment). */
     private final CuratorFramework directClient;
+
     private final CuratorFramework client;
     /** The session timeout the ensemble last granted, in nanoseconds; 0 until one is known. */
     private volatile long grantedSessionNanos;
@@ -97,8 +98,11 @@ final class ZooKeeperRequests {
             return false;
         }
         try {
-            long requestTimeout = client.getZookeeperClient().getZooKeeper().getClientConfig()
-                    .getLong(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT_DEFAULT);
+            long requestTimeout = client.getZookeeperClient()
+                    .getZooKeeper()
+                    .getClientConfig()
+                    .getLong(
+                            ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT_DEFAULT);
             return requestTimeout > 0 && requestTimeout <= timeout.toMillis();
         } catch (Exception e) {
             return false; // no handle now: the background way, which waits for one
@@ -172,7 +176,8 @@ final class ZooKeeperRequests {
 
     private static MethodHandle isVirtualHandle() {
         try {
-            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+            return MethodHandles.publicLookup()
+                    .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
         } catch (NoSuchMethodException | IllegalAccessException e) {
             return null; // before Java 21 every thread is a platform thread
         }
@@ -205,11 +210,15 @@ final class ZooKeeperRequests {
      *
      * @param onLateAnswer told of an answer that comes after this method threw; null for none
      */
-    CuratorEvent sendAcquiring(Supplier<String> what, Request request, java.util.function.Consumer<CuratorEvent> onLateAnswer) {
+    CuratorEvent sendAcquiring(
+            Supplier<String> what, Request request, java.util.function.Consumer<CuratorEvent> onLateAnswer) {
         return send(what, request, true, onLateAnswer);
     }
 
-    private CuratorEvent send(Supplier<String> what, Request request, boolean giveUpWhenDisconnected,
+    private CuratorEvent send(
+            Supplier<String> what,
+            Request request,
+            boolean giveUpWhenDisconnected,
             java.util.function.Consumer<CuratorEvent> onLateAnswer) {
         CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
         try {
@@ -244,9 +253,12 @@ final class ZooKeeperRequests {
                     } else if (disconnectedSince == 0) {
                         disconnectedSince = now;
                     } else if (now - disconnectedSince >= disconnectedBound) {
-                        throw new EngineUnavailableException("zookeeper engine " + shown + " has had no connection for the session timeout of "
-                                + Durations.format(Duration.ofNanos(disconnectedBound)) + " while waiting to " + what.get()
-                                + "; check that a quorum of the ensemble runs and is reachable", e);
+                        throw new EngineUnavailableException(
+                                "zookeeper engine " + shown + " has had no connection for the session timeout of "
+                                        + Durations.format(Duration.ofNanos(disconnectedBound)) + " while waiting to "
+                                        + what.get()
+                                        + "; check that a quorum of the ensemble runs and is reachable",
+                                e);
                     }
                 } catch (ExecutionException e) {
                     answered = true;
@@ -282,8 +294,10 @@ final class ZooKeeperRequests {
     }
 
     private EngineUnavailableException unanswered(String what, Exception e) {
-        return new EngineUnavailableException("zookeeper engine " + shown + " did not answer within " + Durations.format(timeout)
-                + " to " + what + "; check that a quorum of the ensemble runs and is reachable", e);
+        return new EngineUnavailableException(
+                "zookeeper engine " + shown + " did not answer within " + Durations.format(timeout) + " to " + what
+                        + "; check that a quorum of the ensemble runs and is reachable",
+                e);
     }
 
     RuntimeException failure(String what, Throwable e) {
@@ -294,10 +308,14 @@ final class ZooKeeperRequests {
             Thread.currentThread().interrupt();
         }
         if (e instanceof KeeperException.NoAuthException) {
-            return new EngineUnavailableException("zookeeper engine " + shown + " refused to " + what
-                    + ": not authorised (check the user and password of the URI, and the ACL of the namespace's node)", e);
+            return new EngineUnavailableException(
+                    "zookeeper engine " + shown + " refused to " + what
+                            + ": not authorised (check the user and password of the URI, and the ACL of the namespace's node)",
+                    e);
         }
-        return new EngineUnavailableException("zookeeper engine " + shown + " could not " + what + ": " + e
-                + "; check that a quorum of the ensemble runs and is reachable", e);
+        return new EngineUnavailableException(
+                "zookeeper engine " + shown + " could not " + what + ": " + e
+                        + "; check that a quorum of the ensemble runs and is reachable",
+                e);
     }
 }

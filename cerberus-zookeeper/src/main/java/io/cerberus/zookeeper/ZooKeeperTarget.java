@@ -17,6 +17,7 @@ import java.util.Set;
 record ZooKeeperTarget(String connectString, String root, Duration sessionTimeout, String user, String password) {
     /** The parameters whose values are not secret. */
     static final Set<String> PLAIN_PARAMETERS = Set.of("sessionTimeout", "user");
+
     private static final Set<String> PARAMETERS = Set.of("sessionTimeout", "user", "password");
 
     static final String DEFAULT_ROOT = "/cerberus";
@@ -36,19 +37,21 @@ record ZooKeeperTarget(String connectString, String root, Duration sessionTimeou
         EngineUri parts = EngineUri.parse(uri, "zk", Set.of("zk"), PARAMETERS);
         String shown = parts.shown();
         if (parts.user().isPresent() || parts.password().isPresent()) {
-            throw new IllegalArgumentException("a zk URI gives digest credentials as ?user=U&password=P and has no user-info, was "
-                    + shown);
+            throw new IllegalArgumentException(
+                    "a zk URI gives digest credentials as ?user=U&password=P and has no user-info, was " + shown);
         }
         String root = parts.path().isEmpty() || parts.path().equals("/") ? DEFAULT_ROOT : parts.path();
         if (root.endsWith("/") || root.contains("//")) {
-            throw new IllegalArgumentException("the chroot of " + shown + " must be a path like /apps/locks, without an empty segment");
+            throw new IllegalArgumentException(
+                    "the chroot of " + shown + " must be a path like /apps/locks, without an empty segment");
         }
         Duration session = parts.duration("sessionTimeout")
                 .orElse(defaultLease.compareTo(MIN_SESSION_TIMEOUT) < 0 ? MIN_SESSION_TIMEOUT : defaultLease);
         String user = parts.parameter("user").orElse(null);
         String password = parts.parameter("password").orElse(null);
         if ((user == null) != (password == null)) {
-            throw new IllegalArgumentException("give both user and password (digest authentication) in " + shown + ", or neither");
+            throw new IllegalArgumentException(
+                    "give both user and password (digest authentication) in " + shown + ", or neither");
         }
         if (session.compareTo(MIN_SESSION_TIMEOUT) < 0) {
             throw new IllegalArgumentException("sessionTimeout must be at least 100ms in " + shown);

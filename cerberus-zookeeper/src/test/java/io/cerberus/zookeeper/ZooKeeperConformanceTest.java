@@ -23,7 +23,13 @@ class ZooKeeperConformanceTest extends AbstractLockEngineConformanceTest {
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.SESSION_BOUND,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override

@@ -39,9 +39,12 @@ class ZooKeeperEngineTest {
 
     /** @return a started plain Curator client on the shared server, authenticated with a ZooKeeper digest {@code user:password} */
     private static org.apache.curator.framework.CuratorFramework digestClient(String userAndPassword) {
-        org.apache.curator.framework.CuratorFramework client = org.apache.curator.framework.CuratorFrameworkFactory.builder()
-                .connectString("127.0.0.1:" + SERVER.get().port()).retryPolicy(new org.apache.curator.retry.RetryNTimes(3, 100))
-                .authorization("digest", userAndPassword.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build();
+        org.apache.curator.framework.CuratorFramework client =
+                org.apache.curator.framework.CuratorFrameworkFactory.builder()
+                        .connectString("127.0.0.1:" + SERVER.get().port())
+                        .retryPolicy(new org.apache.curator.retry.RetryNTimes(3, 100))
+                        .authorization("digest", userAndPassword.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                        .build();
         client.start();
         return client;
     }
@@ -51,8 +54,11 @@ class ZooKeeperEngineTest {
     }
 
     private static Cerberus client(ZooKeeperServer on, String query, String namespace, Duration connectTimeout) {
-        return Cerberus.builder().engine(on.uri() + "/engine-test" + query).namespace(namespace)
-                .connectTimeout(connectTimeout).build();
+        return Cerberus.builder()
+                .engine(on.uri() + "/engine-test" + query)
+                .namespace(namespace)
+                .connectTimeout(connectTimeout)
+                .build();
     }
 
     /**
@@ -60,14 +66,18 @@ class ZooKeeperEngineTest {
      *     a client without credentials, which a client with credentials refuses
      */
     private static Cerberus tenant(String root, String query, String namespace) {
-        return Cerberus.builder().engine(SERVER.get().uri() + root + query).namespace(namespace).connectTimeout(Duration.ofSeconds(5))
+        return Cerberus.builder()
+                .engine(SERVER.get().uri() + root + query)
+                .namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(5))
                 .build();
     }
 
     /** @return whether the thread waits inside ZooKeeper's synchronous API for an answer */
     private static boolean awaitsZooKeeperOnItsOwnThread(Thread thread) {
-        return Arrays.stream(thread.getStackTrace()).anyMatch(frame ->
-                frame.getClassName().equals("org.apache.zookeeper.ClientCnxn") && frame.getMethodName().equals("submitRequest"));
+        return Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().equals("org.apache.zookeeper.ClientCnxn")
+                        && frame.getMethodName().equals("submitRequest"));
     }
 
     @Test
@@ -81,12 +91,14 @@ class ZooKeeperEngineTest {
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < waiters; i++) {
                 int index = i;
-                Thread thread = new Thread(() -> {
-                    DistributedLock lock = cerberus.fairLock("queue");
-                    lock.lock();
-                    order.add(index);
-                    lock.unlock();
-                }, "waiter-" + i);
+                Thread thread = new Thread(
+                        () -> {
+                            DistributedLock lock = cerberus.fairLock("queue");
+                            lock.lock();
+                            order.add(index);
+                            lock.unlock();
+                        },
+                        "waiter-" + i);
                 threads.add(thread);
                 thread.start();
                 Poll.untilWaiting(thread, TestTimes.millis(10_000));
@@ -97,7 +109,8 @@ class ZooKeeperEngineTest {
                 thread.join(TestTimes.millis(60_000).toMillis());
             }
             long wakeUps = ZooKeeperEngine.WAKE_UPS.get() - before;
-            System.out.println(waiters + " waiters, " + waiters + " releases that let one move: " + wakeUps + " wake-ups");
+            System.out.println(
+                    waiters + " waiters, " + waiters + " releases that let one move: " + wakeUps + " wake-ups");
             assertThat(order).hasSize(waiters);
             assertThat(order).isSorted();
             assertThat(wakeUps).as("one wake-up per release, no herd").isLessThanOrEqualTo(waiters);
@@ -118,7 +131,9 @@ class ZooKeeperEngineTest {
             }
             double perCycle = (double) (packetsReceived(SERVER.get()) - before) / cycles;
             System.out.println("uncontended lock and unlock: " + perCycle + " packets received per cycle (pings too)");
-            assertThat(perCycle).as("the create-and-write transaction, the delete; no listing").isLessThan(2.2);
+            assertThat(perCycle)
+                    .as("the create-and-write transaction, the delete; no listing")
+                    .isLessThan(2.2);
         }
     }
 
@@ -129,7 +144,8 @@ class ZooKeeperEngineTest {
             for (int i = 0; i < 3; i++) {
                 try (Lease lease = cerberus.lock("fenced").acquire(Duration.ZERO)) {
                     // inspect reads the czxid from the node's own stat
-                    assertThat(cerberus.inspect("")).singleElement()
+                    assertThat(cerberus.inspect(""))
+                            .singleElement()
                             .satisfies(info -> assertThat(info.fencingToken()).isEqualTo(lease.fencingToken()));
                     assertThat(lease.fencingToken()).isGreaterThan(previous);
                     previous = lease.fencingToken();
@@ -141,7 +157,8 @@ class ZooKeeperEngineTest {
     @Test
     void aLockWhoseNodeWasDeletedMeanwhileIsTakenAgain() throws Exception {
         String namespace = "recreated-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(SERVER.get(), "", namespace); CuratorFramework admin = admin()) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace);
+                CuratorFramework admin = admin()) {
             DistributedLock lock = cerberus.lock("gone");
             lock.lock();
             long fence = lock.lease().fencingToken();
@@ -157,10 +174,14 @@ class ZooKeeperEngineTest {
     @Test
     void aLockNodeThatMayNotBeWrittenIsStillTakenWithACreateAndAListing() throws Exception {
         String namespace = "unwritable-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(SERVER.get(), "", namespace); CuratorFramework admin = admin()) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace);
+                CuratorFramework admin = admin()) {
             // nodes may be created in it and deleted from it, but it may not be written: the one-request claim fails
-            admin.create().creatingParentsIfNeeded().withACL(List.of(new ACL(
-                    ZooDefs.Perms.READ | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
+            admin.create()
+                    .creatingParentsIfNeeded()
+                    .withACL(List.of(new ACL(
+                            ZooDefs.Perms.READ | ZooDefs.Perms.CREATE | ZooDefs.Perms.DELETE,
+                            ZooDefs.Ids.ANYONE_ID_UNSAFE)))
                     .forPath(LockPaths.lock("/engine-test", new LockKey(namespace, "read-only")));
             DistributedLock lock = cerberus.lock("read-only");
             lock.lock();
@@ -185,22 +206,26 @@ class ZooKeeperEngineTest {
             AtomicBoolean interruptKept = new AtomicBoolean();
             AtomicReference<List<String>> nodesWhileHeld = new AtomicReference<>();
             CountDownLatch counted = new CountDownLatch(1);
-            Thread taker = new Thread(() -> {
-                lock.lock();
-                interruptKept.set(Thread.interrupted());
-                try {
-                    nodesWhileHeld.set(admin.getChildren().forPath(dir));
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                } finally {
-                    counted.countDown();
-                    lock.unlock();
-                }
-            }, "taker");
+            Thread taker = new Thread(
+                    () -> {
+                        lock.lock();
+                        interruptKept.set(Thread.interrupted());
+                        try {
+                            nodesWhileHeld.set(admin.getChildren().forPath(dir));
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        } finally {
+                            counted.countDown();
+                            lock.unlock();
+                        }
+                    },
+                    "taker");
             own.pause();
             try {
                 taker.start();
-                Poll.until("the taker waits for the claim's answer on its own thread", TestTimes.millis(10_000),
+                Poll.until(
+                        "the taker waits for the claim's answer on its own thread",
+                        TestTimes.millis(10_000),
                         () -> awaitsZooKeeperOnItsOwnThread(taker));
                 taker.interrupt();
             } finally {
@@ -209,8 +234,12 @@ class ZooKeeperEngineTest {
             taker.join(TestTimes.millis(20_000).toMillis());
             assertThat(counted.getCount()).as("the taker got the lock").isZero();
             assertThat(interruptKept).as("the interrupt is kept for the caller").isTrue();
-            assertThat(nodesWhileHeld.get()).as("the unanswered claim's node, and no other").hasSize(1);
-            assertThat(admin.getChildren().forPath(dir)).as("nothing left after the release").isEmpty();
+            assertThat(nodesWhileHeld.get())
+                    .as("the unanswered claim's node, and no other")
+                    .hasSize(1);
+            assertThat(admin.getChildren().forPath(dir))
+                    .as("nothing left after the release")
+                    .isEmpty();
         }
     }
 
@@ -222,18 +251,22 @@ class ZooKeeperEngineTest {
             Lease lease = cerberus.lock("released").acquire(Duration.ZERO);
             AtomicBoolean interruptKept = new AtomicBoolean();
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            Thread closer = new Thread(() -> {
-                try {
-                    lease.close();
-                } catch (Throwable e) {
-                    failure.set(e);
-                }
-                interruptKept.set(Thread.interrupted());
-            }, "closer");
+            Thread closer = new Thread(
+                    () -> {
+                        try {
+                            lease.close();
+                        } catch (Throwable e) {
+                            failure.set(e);
+                        }
+                        interruptKept.set(Thread.interrupted());
+                    },
+                    "closer");
             own.pause();
             try {
                 closer.start();
-                Poll.until("the closer waits for the delete's answer on its own thread", TestTimes.millis(10_000),
+                Poll.until(
+                        "the closer waits for the delete's answer on its own thread",
+                        TestTimes.millis(10_000),
                         () -> awaitsZooKeeperOnItsOwnThread(closer));
                 closer.interrupt();
             } finally {
@@ -257,9 +290,12 @@ class ZooKeeperEngineTest {
             long start = System.nanoTime();
             own.pause();
             try {
-                assertThatThrownBy(lock::tryLock).isInstanceOf(EngineUnavailableException.class)
-                        .hasMessageContaining("did not answer within 1000ms").hasMessageContaining(own.uri());
-                assertThat(Duration.ofNanos(System.nanoTime() - start)).as("bounded by the connect timeout")
+                assertThatThrownBy(lock::tryLock)
+                        .isInstanceOf(EngineUnavailableException.class)
+                        .hasMessageContaining("did not answer within 1000ms")
+                        .hasMessageContaining(own.uri());
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .as("bounded by the connect timeout")
                         .isLessThan(Duration.ofSeconds(1).plus(TestTimes.millis(3_000)));
             } finally {
                 own.resume();
@@ -289,7 +325,8 @@ class ZooKeeperEngineTest {
     }
 
     private static CuratorFramework admin(ZooKeeperServer on) throws InterruptedException {
-        CuratorFramework admin = CuratorFrameworkFactory.newClient(on.uri().substring("zk://".length()), new RetryNTimes(3, 100));
+        CuratorFramework admin =
+                CuratorFrameworkFactory.newClient(on.uri().substring("zk://".length()), new RetryNTimes(3, 100));
         admin.start();
         admin.blockUntilConnected();
         return admin;
@@ -319,7 +356,8 @@ class ZooKeeperEngineTest {
                 assertThat(info.name()).isEqualTo("busy");
                 assertThat(info.waiters()).isEqualTo(2);
                 assertThat(info.leaseRemaining()).isEmpty();
-                assertThat(info.holder()).contains(Long.toString(ProcessHandle.current().pid()));
+                assertThat(info.holder())
+                        .contains(Long.toString(ProcessHandle.current().pid()));
             });
             lock.unlock();
             for (Thread thread : threads) {
@@ -335,7 +373,10 @@ class ZooKeeperEngineTest {
                 Cerberus other = client(own, "?sessionTimeout=20s", "restart")) {
             Lease lease = holder.lock("kept").acquire(Duration.ZERO);
             own.kill();
-            Poll.until("the lease is uncertain while the server is down", TestTimes.millis(10_000), () -> !lease.isValid());
+            Poll.until(
+                    "the lease is uncertain while the server is down",
+                    TestTimes.millis(10_000),
+                    () -> !lease.isValid());
             own.restart();
             Poll.until("the lease is confirmed once the session is back", TestTimes.millis(20_000), lease::isValid);
             assertThat(other.lock("kept").tryLock()).as("still held").isFalse();
@@ -356,7 +397,9 @@ class ZooKeeperEngineTest {
             own.kill();
             Thread.sleep(TestTimes.millis(3_000).toMillis()); // the outage itself is the fault: longer than the session
             own.restart();
-            assertThat(lost.await(TestTimes.millis(30_000).toMillis(), TimeUnit.MILLISECONDS)).as("loss signalled").isTrue();
+            assertThat(lost.await(TestTimes.millis(30_000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("loss signalled")
+                    .isTrue();
             try (Cerberus next = client(own, "?sessionTimeout=5s", "expiry")) {
                 Lease taken = next.lock("expires").acquire(TestTimes.millis(10_000));
                 assertThat(taken.fencingToken()).isGreaterThan(fence);
@@ -379,7 +422,8 @@ class ZooKeeperEngineTest {
         String root = "/stale-session-" + UUID.randomUUID();
         CountDownLatch lostSeen = new CountDownLatch(1);
         CountDownLatch letLostThrough = new CountDownLatch(1);
-        try (CuratorFramework mine = CuratorFrameworkFactory.newClient(connect, 10_000, 5_000, new RetryNTimes(20, 100));
+        try (CuratorFramework mine =
+                        CuratorFrameworkFactory.newClient(connect, 10_000, 5_000, new RetryNTimes(20, 100));
                 CuratorFramework theirs = CuratorFrameworkFactory.newClient(connect, new RetryNTimes(3, 100))) {
             mine.getConnectionStateListenable().addListener((client, state) -> {
                 if (state == org.apache.curator.framework.state.ConnectionState.LOST) {
@@ -393,29 +437,47 @@ class ZooKeeperEngineTest {
             });
             mine.start();
             theirs.start();
-            assertThat(mine.blockUntilConnected(10, TimeUnit.SECONDS) && theirs.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-            ZooKeeperEngine engine = new ZooKeeperEngine("zk mine", root, mine, false, (token, reason) -> { }, Duration.ofSeconds(10), null);
-            ZooKeeperEngine other = new ZooKeeperEngine("zk theirs", root, theirs, false, (token, reason) -> { }, Duration.ofSeconds(10), null);
+            assertThat(mine.blockUntilConnected(10, TimeUnit.SECONDS)
+                            && theirs.blockUntilConnected(10, TimeUnit.SECONDS))
+                    .isTrue();
+            ZooKeeperEngine engine = new ZooKeeperEngine(
+                    "zk mine", root, mine, false, (token, reason) -> {}, Duration.ofSeconds(10), null);
+            ZooKeeperEngine other = new ZooKeeperEngine(
+                    "zk theirs", root, theirs, false, (token, reason) -> {}, Duration.ofSeconds(10), null);
             try {
                 LockKey key = new LockKey("ns", "lock");
-                io.cerberus.spi.Acquisition holder = new io.cerberus.spi.Acquisition(key, io.cerberus.spi.LockMode.EXCLUSIVE,
-                        UUID.randomUUID().toString().replace("-", ""), "holder", Duration.ofSeconds(30));
-                io.cerberus.spi.Acquisition waiter = new io.cerberus.spi.Acquisition(key, io.cerberus.spi.LockMode.EXCLUSIVE,
-                        UUID.randomUUID().toString().replace("-", ""), "waiter", Duration.ofSeconds(30));
+                io.cerberus.spi.Acquisition holder = new io.cerberus.spi.Acquisition(
+                        key,
+                        io.cerberus.spi.LockMode.EXCLUSIVE,
+                        UUID.randomUUID().toString().replace("-", ""),
+                        "holder",
+                        Duration.ofSeconds(30));
+                io.cerberus.spi.Acquisition waiter = new io.cerberus.spi.Acquisition(
+                        key,
+                        io.cerberus.spi.LockMode.EXCLUSIVE,
+                        UUID.randomUUID().toString().replace("-", ""),
+                        "waiter",
+                        Duration.ofSeconds(30));
                 assertThat(other.tryAcquire(holder)).isInstanceOf(io.cerberus.spi.AcquireResult.Granted.class);
                 assertThat(engine.tryAcquire(waiter)).isInstanceOf(io.cerberus.spi.AcquireResult.Busy.class);
                 String dir = LockPaths.lock(root, key);
-                String oldNode = dir + "/" + theirs.getChildren().forPath(dir).stream()
-                        .filter(child -> child.startsWith(LockPaths.nodePrefix(io.cerberus.spi.LockMode.EXCLUSIVE, waiter.token())))
-                        .findFirst().orElseThrow();
+                String oldNode = dir + "/"
+                        + theirs.getChildren().forPath(dir).stream()
+                                .filter(child -> child.startsWith(
+                                        LockPaths.nodePrefix(io.cerberus.spi.LockMode.EXCLUSIVE, waiter.token())))
+                                .findFirst()
+                                .orElseThrow();
                 long oldFence = theirs.checkExists().forPath(oldNode).getCzxid();
 
                 long oldSession = mine.getZookeeperClient().getZooKeeper().getSessionId();
                 expire(mine, connect);
-                assertThat(lostSeen.await(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS)).as("the session expired").isTrue();
+                assertThat(lostSeen.await(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("the session expired")
+                        .isTrue();
                 Poll.until("a new session", TestTimes.millis(20_000), () -> {
                     try {
-                        return mine.getZookeeperClient().isConnected() && mine.getZookeeperClient().getZooKeeper().getSessionId() != oldSession;
+                        return mine.getZookeeperClient().isConnected()
+                                && mine.getZookeeperClient().getZooKeeper().getSessionId() != oldSession;
                     } catch (Exception e) {
                         return false;
                     }
@@ -425,13 +487,16 @@ class ZooKeeperEngineTest {
 
                 io.cerberus.spi.AcquireResult late = engine.tryAcquire(waiter);
                 if (late instanceof io.cerberus.spi.AcquireResult.Granted granted) {
-                    assertThat(granted.fencingToken()).as("granted on a node of the new session, not the old one's token")
+                    assertThat(granted.fencingToken())
+                            .as("granted on a node of the new session, not the old one's token")
                             .isGreaterThan(oldFence);
                 }
                 theirs.delete().forPath(oldNode);
-                io.cerberus.spi.AcquireResult now = late instanceof io.cerberus.spi.AcquireResult.Granted ? late : engine.tryAcquire(waiter);
+                io.cerberus.spi.AcquireResult now =
+                        late instanceof io.cerberus.spi.AcquireResult.Granted ? late : engine.tryAcquire(waiter);
                 assertThat(now).isInstanceOf(io.cerberus.spi.AcquireResult.Granted.class);
-                assertThat(((io.cerberus.spi.AcquireResult.Granted) now).fencingToken()).isGreaterThan(oldFence);
+                assertThat(((io.cerberus.spi.AcquireResult.Granted) now).fencingToken())
+                        .isGreaterThan(oldFence);
                 engine.release(waiter);
             } finally {
                 letLostThrough.countDown();
@@ -445,12 +510,19 @@ class ZooKeeperEngineTest {
     private static void expire(CuratorFramework client, String connect) throws Exception {
         org.apache.zookeeper.ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
         CountDownLatch connected = new CountDownLatch(1);
-        org.apache.zookeeper.ZooKeeper twin = new org.apache.zookeeper.ZooKeeper(connect, 10_000, event -> {
-            if (event.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        }, handle.getSessionId(), handle.getSessionPasswd());
-        assertThat(connected.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS)).as("a second handle on the session").isTrue();
+        org.apache.zookeeper.ZooKeeper twin = new org.apache.zookeeper.ZooKeeper(
+                connect,
+                10_000,
+                event -> {
+                    if (event.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                        connected.countDown();
+                    }
+                },
+                handle.getSessionId(),
+                handle.getSessionPasswd());
+        assertThat(connected.await(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("a second handle on the session")
+                .isTrue();
         twin.close();
     }
 
@@ -461,23 +533,38 @@ class ZooKeeperEngineTest {
         String foreign = "taken-" + UUID.randomUUID();
         try (org.apache.curator.framework.CuratorFramework anyone = digestClient("mallory:nothing");
                 org.apache.curator.framework.CuratorFramework appB = digestClient("app-b:secret-b")) {
-            anyone.create().withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
+            anyone.create()
+                    .withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
                     .forPath(root); // as the engine makes a root: anyone may create a namespace in it first
-            anyone.create().withACL(org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(LockPaths.namespace(root, worldOpen));
-            appB.create().withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL).forPath(LockPaths.namespace(root, foreign));
+            anyone.create()
+                    .withACL(org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE)
+                    .forPath(LockPaths.namespace(root, worldOpen));
+            appB.create()
+                    .withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL)
+                    .forPath(LockPaths.namespace(root, foreign));
         }
         for (String namespace : List.of(worldOpen, foreign)) {
             try (Cerberus appA = tenant(root, "?user=app-a&password=secret-a", namespace)) {
-                assertThatThrownBy(() -> appA.lock("order:1").tryLock()).as(namespace)
-                        .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
-                        .hasMessageContaining(namespace).hasMessageNotContaining("secret-a");
-                assertThatThrownBy(() -> appA.idempotency(io.cerberus.idempotency.IdempotencyOptions.defaults().withStoreAttempts(1))
-                        .execute(io.cerberus.idempotency.IdempotencyKey.ofContent("charge", 1), Duration.ofHours(1), () -> "ran"))
-                        .as("its records too").isInstanceOf(io.cerberus.idempotency.IdempotencyStoreUnavailableException.class);
+                assertThatThrownBy(() -> appA.lock("order:1").tryLock())
+                        .as(namespace)
+                        .isInstanceOf(EngineUnavailableException.class)
+                        .hasMessageContaining("not this application's own")
+                        .hasMessageContaining(namespace)
+                        .hasMessageNotContaining("secret-a");
+                assertThatThrownBy(() -> appA.idempotency(io.cerberus.idempotency.IdempotencyOptions.defaults()
+                                        .withStoreAttempts(1))
+                                .execute(
+                                        io.cerberus.idempotency.IdempotencyKey.ofContent("charge", 1),
+                                        Duration.ofHours(1),
+                                        () -> "ran"))
+                        .as("its records too")
+                        .isInstanceOf(io.cerberus.idempotency.IdempotencyStoreUnavailableException.class);
             }
         }
         try (Cerberus own = tenant(root, "?user=app-a&password=secret-a", "own-" + UUID.randomUUID())) {
-            assertThat(own.lock("order:1").tryLock()).as("a namespace the application creates itself").isTrue();
+            assertThat(own.lock("order:1").tryLock())
+                    .as("a namespace the application creates itself")
+                    .isTrue();
             own.lock("order:1").unlock();
         }
     }
@@ -491,8 +578,10 @@ class ZooKeeperEngineTest {
                 Cerberus ownNamespace = tenant(root, "?user=app-b&password=secret-b", "app-b-" + UUID.randomUUID())) {
             DistributedLock lock = appA.lock("order:1");
             lock.lock();
-            assertThatThrownBy(() -> appB.lock("order:1").tryLock()).as("A's namespace is not B's")
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining("not this application's own")
+            assertThatThrownBy(() -> appB.lock("order:1").tryLock())
+                    .as("A's namespace is not B's")
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("not this application's own")
                     .hasMessageNotContaining("secret-b");
             assertThatThrownBy(() -> appB.inspect("")).isInstanceOf(EngineUnavailableException.class);
             // B, with its own credentials, cannot release A's hold by deleting its node, list, read or rewrite it
@@ -506,27 +595,38 @@ class ZooKeeperEngineTest {
                 assertThatThrownBy(() -> asB.getChildren().forPath(lockDir))
                         .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
                 String hold = lockDir + "/" + holds.get(0);
-                assertThatThrownBy(() -> asB.getData().forPath(hold)).as("reading A's hold")
+                assertThatThrownBy(() -> asB.getData().forPath(hold))
+                        .as("reading A's hold")
                         .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
-                assertThatThrownBy(() -> asB.setData().forPath(hold, asA.getData().forPath(hold))).as("rewriting (extending) A's hold")
+                assertThatThrownBy(
+                                () -> asB.setData().forPath(hold, asA.getData().forPath(hold)))
+                        .as("rewriting (extending) A's hold")
                         .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
-                assertThat(asA.getChildren().forPath(lockDir)).as("A's hold is still there").isEqualTo(holds);
+                assertThat(asA.getChildren().forPath(lockDir))
+                        .as("A's hold is still there")
+                        .isEqualTo(holds);
             }
             assertThat(lock.isHeldByCurrentThread()).isTrue();
             lock.unlock();
             assertThat(appA.lock("order:1").tryLock()).isTrue();
             appA.lock("order:1").unlock();
-            assertThat(ownNamespace.lock("order:1").tryLock()).as("B in its own namespace").isTrue();
+            assertThat(ownNamespace.lock("order:1").tryLock())
+                    .as("B in its own namespace")
+                    .isTrue();
             ownNamespace.lock("order:1").unlock();
         }
     }
 
     @Test
     void withoutASessionTimeoutTheSessionLastsTheDefaultLease() {
-        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(1500)).sessionTimeout()).isEqualTo(Duration.ofMillis(1500));
-        assertThat(ZooKeeperTarget.parse("zk://h:2181?sessionTimeout=3s", Duration.ofMillis(1500)).sessionTimeout())
-                .as("the URI's own wins").isEqualTo(Duration.ofSeconds(3));
-        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(20)).sessionTimeout()).as("at least 100 ms")
+        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(1500)).sessionTimeout())
+                .isEqualTo(Duration.ofMillis(1500));
+        assertThat(ZooKeeperTarget.parse("zk://h:2181?sessionTimeout=3s", Duration.ofMillis(1500))
+                        .sessionTimeout())
+                .as("the URI's own wins")
+                .isEqualTo(Duration.ofSeconds(3));
+        assertThat(ZooKeeperTarget.parse("zk://h:2181", Duration.ofMillis(20)).sessionTimeout())
+                .as("at least 100 ms")
                 .isEqualTo(ZooKeeperTarget.MIN_SESSION_TIMEOUT);
     }
 
@@ -535,32 +635,46 @@ class ZooKeeperEngineTest {
         // the test server's minSessionTimeout is 400 ms
         String namespace = "session-" + UUID.randomUUID();
         try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
-                Cerberus shortLease = Cerberus.builder().engine(SERVER.uri() + "/engine-test").namespace(namespace)
-                        .defaultLease(Duration.ofMillis(200)).build()) {
+                Cerberus shortLease = Cerberus.builder()
+                        .engine(SERVER.uri() + "/engine-test")
+                        .namespace(namespace)
+                        .defaultLease(Duration.ofMillis(200))
+                        .build()) {
             assertThat(shortLease.lock("x").tryLock()).isTrue();
             shortLease.lock("x").unlock();
-            assertThat(logs.messages(java.util.logging.Level.WARNING)).singleElement().asString()
+            assertThat(logs.messages(java.util.logging.Level.WARNING))
+                    .singleElement()
+                    .asString()
                     .contains("granted a session timeout of 400ms where 200ms was asked")
                     .contains("keeps its locks for up to 400ms");
         }
         try (CapturedLogs logs = CapturedLogs.of(ZooKeeperEngineProvider.class.getName(), java.util.logging.Level.ALL);
-                Cerberus asGranted = Cerberus.builder().engine(SERVER.uri() + "/engine-test").namespace(namespace)
-                        .defaultLease(Duration.ofSeconds(2)).build()) {
+                Cerberus asGranted = Cerberus.builder()
+                        .engine(SERVER.uri() + "/engine-test")
+                        .namespace(namespace)
+                        .defaultLease(Duration.ofSeconds(2))
+                        .build()) {
             assertThat(asGranted.lock("x").tryLock()).isTrue();
             asGranted.lock("x").unlock();
-            assertThat(logs.messages(java.util.logging.Level.WARNING)).as("2 s is granted as asked").isEmpty();
+            assertThat(logs.messages(java.util.logging.Level.WARNING))
+                    .as("2 s is granted as asked")
+                    .isEmpty();
         }
     }
 
     @Test
     void badUrisAreRejectedWithTheRule() {
         assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?sessionTimeot=5s"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown parameter 'sessionTimeot'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown parameter 'sessionTimeot'");
         assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?user=a"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("both user and password");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("both user and password");
         assertThatThrownBy(() -> Cerberus.connect(SERVER.uri() + "?sessionTimeout=soon"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sessionTimeout");
         assertThatThrownBy(() -> Cerberus.connect("zk://127.0.0.1:1,,127.0.0.1:2"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty host");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty host");
     }
 }

@@ -36,51 +36,65 @@ class ZooKeeperEnsembleTest {
             AtomicBoolean stop = new AtomicBoolean();
             try {
                 for (int c = 0; c < 3; c++) {
-                    Cerberus client = Cerberus.builder().engine(ensemble.uri() + "/ensemble?sessionTimeout=10s")
-                            .connectTimeout(Duration.ofSeconds(5)).build();
+                    Cerberus client = Cerberus.builder()
+                            .engine(ensemble.uri() + "/ensemble?sessionTimeout=10s")
+                            .connectTimeout(Duration.ofSeconds(5))
+                            .build();
                     clients.add(client);
-                    Thread worker = new Thread(() -> {
-                        while (!stop.get()) {
-                            try {
-                                Optional<Lease> lease = client.lock("leader-kill").tryAcquire(Duration.ofMillis(500));
-                                if (lease.isPresent()) {
-                                    if (inside.incrementAndGet() != 1) {
-                                        overlaps.incrementAndGet();
+                    Thread worker = new Thread(
+                            () -> {
+                                while (!stop.get()) {
+                                    try {
+                                        Optional<Lease> lease =
+                                                client.lock("leader-kill").tryAcquire(Duration.ofMillis(500));
+                                        if (lease.isPresent()) {
+                                            if (inside.incrementAndGet() != 1) {
+                                                overlaps.incrementAndGet();
+                                            }
+                                            grants.incrementAndGet();
+                                            LockSupport.parkNanos(2_000_000);
+                                            inside.decrementAndGet();
+                                            lease.get().close();
+                                        }
+                                    } catch (EngineUnavailableException | LockLostException e) {
+                                        failures.incrementAndGet();
+                                        LockSupport.parkNanos(50_000_000);
+                                    } catch (InterruptedException e) {
+                                        return;
                                     }
-                                    grants.incrementAndGet();
-                                    LockSupport.parkNanos(2_000_000);
-                                    inside.decrementAndGet();
-                                    lease.get().close();
                                 }
-                            } catch (EngineUnavailableException | LockLostException e) {
-                                failures.incrementAndGet();
-                                LockSupport.parkNanos(50_000_000);
-                            } catch (InterruptedException e) {
-                                return;
-                            }
-                        }
-                    }, "worker-" + c);
+                            },
+                            "worker-" + c);
                     workers.add(worker);
                     worker.start();
                 }
-                Poll.until("grants before the kill", TestTimes.scaled(Duration.ofSeconds(30)), () -> grants.get() >= 20);
+                Poll.until(
+                        "grants before the kill", TestTimes.scaled(Duration.ofSeconds(30)), () -> grants.get() >= 20);
                 int leader = ensemble.awaitLeader(TestTimes.scaled(Duration.ofSeconds(30)));
                 ensemble.member(leader).kill();
                 long killedAt = System.nanoTime();
                 long before = grants.get();
                 ensemble.awaitLeader(TestTimes.scaled(Duration.ofSeconds(60)));
                 try {
-                    Poll.until("grants after the election", TestTimes.scaled(Duration.ofSeconds(30)), () -> grants.get() >= before + 20);
+                    Poll.until(
+                            "grants after the election",
+                            TestTimes.scaled(Duration.ofSeconds(30)),
+                            () -> grants.get() >= before + 20);
                 } catch (AssertionError e) {
-                    System.out.println("STUCK: grants " + grants.get() + " (before " + before + "), failures " + failures.get()
-                            + ", inspect " + clients.get(0).inspect("") + ", threads " + workers.stream().map(t -> t.getName() + ":" + t.getState()).toList());
+                    System.out.println("STUCK: grants " + grants.get() + " (before " + before + "), failures "
+                            + failures.get() + ", inspect " + clients.get(0).inspect("") + ", threads "
+                            + workers.stream()
+                                    .map(t -> t.getName() + ":" + t.getState())
+                                    .toList());
                     for (Thread t : workers) {
-                        System.out.println(t.getName() + " " + java.util.Arrays.toString(t.getStackTrace()).replace(", ", "\n  "));
+                        System.out.println(t.getName() + " "
+                                + java.util.Arrays.toString(t.getStackTrace()).replace(", ", "\n  "));
                     }
                     throw e;
                 }
-                System.out.println("leader killed: 20 more grants " + (System.nanoTime() - killedAt) / 1_000_000 + " ms later; "
-                        + failures.get() + " calls failed meanwhile; " + grants.get() + " grants in all");
+                System.out.println(
+                        "leader killed: 20 more grants " + (System.nanoTime() - killedAt) / 1_000_000 + " ms later; "
+                                + failures.get() + " calls failed meanwhile; " + grants.get() + " grants in all");
             } finally {
                 stop.set(true);
                 for (Thread worker : workers) {

@@ -22,11 +22,18 @@ class ZooKeeperMultiProcessConformanceTest extends AbstractMultiProcessConforman
 
     @Override
     protected Set<Capability> expectedCapabilities() {
-        return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.SESSION_BOUND, Capability.MULTI_PROCESS, Capability.INSPECT);
+        return EnumSet.of(
+                Capability.FENCING,
+                Capability.FAIR,
+                Capability.READ_WRITE,
+                Capability.SESSION_BOUND,
+                Capability.MULTI_PROCESS,
+                Capability.INSPECT);
     }
 
     @Override
     protected Duration serverRounding() {
-        return Duration.ofMillis(200); // the server's tickTime (ZooKeeperServer's default): sessions are expired on tick boundaries
+        return Duration.ofMillis(
+                200); // the server's tickTime (ZooKeeperServer's default): sessions are expired on tick boundaries
     }
 }

@@ -21,7 +21,8 @@ class ZooKeeperSharedClientTest {
     static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(ZooKeeperServer::start);
 
     private static CuratorFramework curator() {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(3, 100));
+        CuratorFramework client =
+                CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(3, 100));
         client.start();
         return client;
     }
@@ -29,13 +30,20 @@ class ZooKeeperSharedClientTest {
     @Test
     void locksRunOnTheApplicationsClientWhichOutlivesTheCerberusClient() throws Exception {
         try (CuratorFramework curator = curator();
-                Cerberus other = Cerberus.builder().engine(SERVER.uri() + "/shared").namespace("app").build()) {
-            Cerberus shared = Cerberus.builder().engine("zk", "zk://curator/shared", ZooKeeperOptions.client(curator))
-                    .namespace("app").build();
+                Cerberus other = Cerberus.builder()
+                        .engine(SERVER.uri() + "/shared")
+                        .namespace("app")
+                        .build()) {
+            Cerberus shared = Cerberus.builder()
+                    .engine("zk", "zk://curator/shared", ZooKeeperOptions.client(curator))
+                    .namespace("app")
+                    .build();
             DistributedLock lock = shared.lock("order:1");
             assertThat(lock.tryLock()).isTrue();
             assertThat(lock.lease().fencingToken()).isPositive();
-            assertThat(other.lock("order:1").tryLock()).as("the same lock, reached through its own connection").isFalse();
+            assertThat(other.lock("order:1").tryLock())
+                    .as("the same lock, reached through its own connection")
+                    .isFalse();
             lock.unlock();
             assertThat(other.lock("order:1").tryLock()).isTrue();
             other.lock("order:1").unlock();
@@ -44,7 +52,8 @@ class ZooKeeperSharedClientTest {
             assertThat(other.lock("order:2").tryLock()).isTrue();
             assertThat(waiting.tryLock()).isFalse();
             shared.close();
-            assertThat(curator.getState()).as("closing Cerberus leaves the application's client open")
+            assertThat(curator.getState())
+                    .as("closing Cerberus leaves the application's client open")
                     .isEqualTo(CuratorFrameworkState.STARTED);
             assertThat(curator.checkExists().forPath("/shared")).isNotNull();
             other.lock("order:2").unlock();
@@ -54,17 +63,27 @@ class ZooKeeperSharedClientTest {
     @Test
     void theUriAndTheClientMustAgree() {
         try (CuratorFramework curator = curator()) {
-            assertThatThrownBy(() -> Cerberus.builder().engine("zk", SERVER.uri(), ZooKeeperOptions.client(curator)).build())
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zk://curator");
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine("zk", SERVER.uri(), ZooKeeperOptions.client(curator))
+                            .build())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("zk://curator");
             assertThatThrownBy(() -> Cerberus.builder().engine("zk://curator/x").build())
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ZooKeeperOptions.client");
-            assertThatThrownBy(() -> Cerberus.builder().engine("zk", "zk://curator/x?user=a&password=b",
-                    ZooKeeperOptions.client(curator)).build()).isInstanceOf(IllegalArgumentException.class)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("ZooKeeperOptions.client");
+            assertThatThrownBy(() -> Cerberus.builder()
+                            .engine("zk", "zk://curator/x?user=a&password=b", ZooKeeperOptions.client(curator))
+                            .build())
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("credentials");
         }
-        CuratorFramework unstarted = CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(1, 10));
-        assertThatThrownBy(() -> Cerberus.builder().engine("zk", "zk://curator", ZooKeeperOptions.client(unstarted))
-                .connectTimeout(Duration.ofSeconds(2)).build()).isInstanceOf(IllegalArgumentException.class)
+        CuratorFramework unstarted =
+                CuratorFrameworkFactory.newClient(SERVER.uri().substring("zk://".length()), new RetryNTimes(1, 10));
+        assertThatThrownBy(() -> Cerberus.builder()
+                        .engine("zk", "zk://curator", ZooKeeperOptions.client(unstarted))
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("start it");
     }
 }

@@ -38,7 +38,10 @@ class ZooKeeperTenancyTest {
 
     @RegisterExtension
     static final ServerExtension<ZooKeeperServer> SERVER = ServerExtension.perClass(() -> ZooKeeperServer.builder()
-            .jvmOptions("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            .jvmOptions(
+                    "-Xmx128m",
+                    "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1",
                     "-Dzookeeper.DigestAuthenticationProvider.superDigest=" + digest(SUPER))
             .start());
 
@@ -52,7 +55,8 @@ class ZooKeeperTenancyTest {
 
     /** @return a started Curator client on the server, with a digest {@code user:password}, or none when null */
     private static CuratorFramework zooKeeper(String userAndPassword) throws InterruptedException {
-        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder().connectString(SERVER.get().connectString())
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(SERVER.get().connectString())
                 .retryPolicy(new RetryNTimes(3, 100));
         if (userAndPassword != null) {
             builder.authorization("digest", userAndPassword.getBytes(StandardCharsets.UTF_8));
@@ -64,30 +68,48 @@ class ZooKeeperTenancyTest {
     }
 
     private static Cerberus app(String root, String credentials, String namespace) {
-        return Cerberus.builder().engine(SERVER.uri() + root + "?sessionTimeout=30s" + credentials).namespace(namespace)
-                .connectTimeout(Duration.ofSeconds(10)).build();
+        return Cerberus.builder()
+                .engine(SERVER.uri() + root + "?sessionTimeout=30s" + credentials)
+                .namespace(namespace)
+                .connectTimeout(Duration.ofSeconds(10))
+                .build();
     }
 
     @Test
     void aRootOthersMayDeleteInIsRefusedWithCredentialsAndUsedWithout() throws Exception {
         String openToAll = "/open-" + UUID.randomUUID();
         String anotherUsers = "/app-b-owns-" + UUID.randomUUID();
-        try (CuratorFramework anyone = zooKeeper(null); CuratorFramework appB = zooKeeper("app-b:secret-b")) {
+        try (CuratorFramework anyone = zooKeeper(null);
+                CuratorFramework appB = zooKeeper("app-b:secret-b")) {
             anyone.create().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(openToAll);
             Id b = new Id("digest", digest("app-b:secret-b"));
-            appB.create().withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE),
-                    new ACL(ZooDefs.Perms.ALL, b))).forPath(anotherUsers);
+            appB.create()
+                    .withACL(List.of(
+                            new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE),
+                            new ACL(ZooDefs.Perms.ALL, b)))
+                    .forPath(anotherUsers);
         }
-        assertThatThrownBy(() -> app(openToAll, "&user=app-a&password=secret-a", "billing")).as("world:anyone may delete")
-                .isInstanceOf(UnsafeEngineException.class).hasMessageContaining(openToAll).hasMessageContaining("world")
-                .hasMessageContaining("setAcl " + openToAll + " world:anyone:rc").hasMessageNotContaining("secret-a");
-        assertThatThrownBy(() -> app(anotherUsers, "&user=app-a&password=secret-a", "billing")).as("app-b may delete")
-                .isInstanceOf(UnsafeEngineException.class).hasMessageContaining(anotherUsers).hasMessageContaining("digest");
+        assertThatThrownBy(() -> app(openToAll, "&user=app-a&password=secret-a", "billing"))
+                .as("world:anyone may delete")
+                .isInstanceOf(UnsafeEngineException.class)
+                .hasMessageContaining(openToAll)
+                .hasMessageContaining("world")
+                .hasMessageContaining("setAcl " + openToAll + " world:anyone:rc")
+                .hasMessageNotContaining("secret-a");
+        assertThatThrownBy(() -> app(anotherUsers, "&user=app-a&password=secret-a", "billing"))
+                .as("app-b may delete")
+                .isInstanceOf(UnsafeEngineException.class)
+                .hasMessageContaining(anotherUsers)
+                .hasMessageContaining("digest");
         try (Cerberus owner = app(anotherUsers, "&user=app-b&password=secret-b", "shipping");
                 Cerberus single = app(openToAll, "", "billing")) {
-            assertThat(owner.lock("order:1").tryLock()).as("the root's own user").isTrue();
+            assertThat(owner.lock("order:1").tryLock())
+                    .as("the root's own user")
+                    .isTrue();
             owner.lock("order:1").unlock();
-            assertThat(single.lock("order:1").tryLock()).as("without credentials nothing is isolated, nothing checked").isTrue();
+            assertThat(single.lock("order:1").tryLock())
+                    .as("without credentials nothing is isolated, nothing checked")
+                    .isTrue();
             single.lock("order:1").unlock();
         }
     }
@@ -101,12 +123,17 @@ class ZooKeeperTenancyTest {
             DistributedLock lock = appA.lock("order:1");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
-            assertThat(appB.lock("order:1").tryLock()).as("B's namespace in the same root").isTrue();
+            assertThat(appB.lock("order:1").tryLock())
+                    .as("B's namespace in the same root")
+                    .isTrue();
             appB.lock("order:1").unlock();
-            assertThat(asB.getACL().forPath(root)).as("anyone reads and creates, no one deletes or administers")
+            assertThat(asB.getACL().forPath(root))
+                    .as("anyone reads and creates, no one deletes or administers")
                     .containsExactly(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
-            assertThatThrownBy(() -> asB.delete().deletingChildrenIfNeeded().forPath(LockPaths.namespace(root, "billing")))
-                    .as("B deleting A's namespace node").isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(
+                            () -> asB.delete().deletingChildrenIfNeeded().forPath(LockPaths.namespace(root, "billing")))
+                    .as("B deleting A's namespace node")
+                    .isInstanceOf(KeeperException.NoAuthException.class);
             assertThat(appA.checkEngine(appA.engines().get(0))).isEmpty();
         }
     }
@@ -135,15 +162,23 @@ class ZooKeeperTenancyTest {
                 }
             });
 
-            assertThatThrownBy(lock::tryLock).as("a lock under a node mallory controls")
-                    .isInstanceOf(EngineUnavailableException.class).hasMessageContaining(namespacePath)
-                    .hasMessageContaining("not this application's own").hasMessageContaining("world");
-            assertThat(mallory.getChildren().forPath(namespacePath)).as("nothing of A's under mallory's node").isEmpty();
+            assertThatThrownBy(lock::tryLock)
+                    .as("a lock under a node mallory controls")
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining(namespacePath)
+                    .hasMessageContaining("not this application's own")
+                    .hasMessageContaining("world");
+            assertThat(mallory.getChildren().forPath(namespacePath))
+                    .as("nothing of A's under mallory's node")
+                    .isEmpty();
 
             administrator.delete().forPath(namespacePath);
-            assertThat(lock.tryLock()).as("the administrator deleted it: A makes it its own again").isTrue();
+            assertThat(lock.tryLock())
+                    .as("the administrator deleted it: A makes it its own again")
+                    .isTrue();
             lock.unlock();
-            assertThat(administrator.getACL().forPath(namespacePath)).as("A's own again")
+            assertThat(administrator.getACL().forPath(namespacePath))
+                    .as("A's own again")
                     .containsExactly(new ACL(ZooDefs.Perms.ALL, new Id("digest", digest("app-a:secret-a"))));
         }
     }

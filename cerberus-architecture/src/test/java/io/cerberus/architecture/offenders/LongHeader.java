@@ -27,6 +27,5 @@ package io.cerberus.architecture.offenders;
  * Filler line 23.
  */
 public final class LongHeader {
-    private LongHeader() {
-    }
+    private LongHeader() {}
 }

@@ -7,8 +7,7 @@ import io.cerberus.testkit.TestTimes;
  * testkit, and making and handling a process builder of its own.
  */
 public final class ArchitectureOffender {
-    private ArchitectureOffender() {
-    }
+    private ArchitectureOffender() {}
 
     /** @return something of the forbidden import */
     public static Object offend() {

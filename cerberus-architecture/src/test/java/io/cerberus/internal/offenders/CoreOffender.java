@@ -5,8 +5,7 @@ import org.assertj.core.api.Assertions;
 
 /** A test class that breaks the architecture on purpose: a core class using an engine and a third-party library. */
 public final class CoreOffender {
-    private CoreOffender() {
-    }
+    private CoreOffender() {}
 
     /** @return something of each forbidden import */
     public static Object[] offend() {

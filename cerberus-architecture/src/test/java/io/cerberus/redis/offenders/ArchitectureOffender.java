@@ -5,8 +5,7 @@ import io.cerberus.jdbc.JdbcEngineProvider;
 
 /** A test class that breaks the architecture on purpose: an engine class using the core's internals and another engine. */
 public final class ArchitectureOffender {
-    private ArchitectureOffender() {
-    }
+    private ArchitectureOffender() {}
 
     /** @return something of each forbidden import */
     public static Object[] offend() {

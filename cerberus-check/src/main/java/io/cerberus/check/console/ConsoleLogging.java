@@ -22,8 +22,7 @@ import java.util.logging.Logger;
 public final class ConsoleLogging {
     private static volatile boolean verbose;
 
-    private ConsoleLogging() {
-    }
+    private ConsoleLogging() {}
 
     /** Replaces the JDK's default console logging; call once, first thing in {@code main}. */
     public static void configure() {
@@ -32,7 +31,8 @@ public final class ConsoleLogging {
         ConsoleHandler handler = new ConsoleHandler();
         handler.setLevel(Level.ALL);
         handler.setFormatter(new OneLine());
-        handler.setFilter(record -> verbose || fromCerberus(record)
+        handler.setFilter(record -> verbose
+                || fromCerberus(record)
                 || record.getLevel().intValue() >= Level.SEVERE.intValue() && !fromReconnectingMemcachedClient(record));
         root.addHandler(handler);
         root.setLevel(Level.WARNING);
@@ -49,7 +49,8 @@ public final class ConsoleLogging {
      */
     private static boolean fromReconnectingMemcachedClient(LogRecord record) {
         String logger = record.getLoggerName();
-        return logger != null && (logger.startsWith("net.rubyeye.xmemcached") || logger.startsWith("com.google.code.yanf4j"));
+        return logger != null
+                && (logger.startsWith("net.rubyeye.xmemcached") || logger.startsWith("com.google.code.yanf4j"));
     }
 
     /** Shows INFO records and stack traces from now on. */

@@ -15,8 +15,7 @@ public final class Durations implements ITypeConverter<Duration> {
     public static final String FORMS = "a whole number with a unit: 500ms, 10s, 2m, 1h (at most 365 days), or 0";
 
     /** For picocli. */
-    public Durations() {
-    }
+    public Durations() {}
 
     @Override
     public Duration convert(String value) {

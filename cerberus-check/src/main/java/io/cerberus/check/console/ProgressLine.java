@@ -58,9 +58,11 @@ public final class ProgressLine implements AutoCloseable {
             return;
         }
         if (live) {
-            // what others print on standard error (a client's complaint) first clears the line; the next tick draws it again
+            // what others print on standard error (a client's complaint) first clears the line; the next tick draws it
+            // again
             unwrapped = System.err;
-            wrapped = new java.io.PrintStream(new ClearingStream(unwrapped), true, java.nio.charset.StandardCharsets.UTF_8);
+            wrapped = new java.io.PrintStream(
+                    new ClearingStream(unwrapped), true, java.nio.charset.StandardCharsets.UTF_8);
             System.setErr(wrapped);
         }
         this.ticks = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -86,7 +88,10 @@ public final class ProgressLine implements AutoCloseable {
         check(mode, every);
         return switch (mode) {
             case "none" -> new ProgressLine(err, false, text, null, Integer.MAX_VALUE);
-            case "auto" -> stderrIsTerminal() ? live(err, text, terminalWidth()) : new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
+            case "auto" ->
+                stderrIsTerminal()
+                        ? live(err, text, terminalWidth())
+                        : new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
             default -> new ProgressLine(err, false, text, every, Integer.MAX_VALUE);
         };
     }
@@ -211,8 +216,10 @@ public final class ProgressLine implements AutoCloseable {
     /** @return the terminal's width as {@code stty} tells it, else {@code COLUMNS} when the shell exports it, else 80 */
     private static int terminalWidth() {
         try {
-            String[] size = io.cerberus.servers.ManagedProcess.run("stty", List.of("sh", "-c", "stty size < /dev/tty"), Duration.ofSeconds(2))
-                    .trim().split("\\s+");
+            String[] size = io.cerberus.servers.ManagedProcess.run(
+                            "stty", List.of("sh", "-c", "stty size < /dev/tty"), Duration.ofSeconds(2))
+                    .trim()
+                    .split("\\s+");
             if (size.length == 2 && Integer.parseInt(size[1]) >= 20) {
                 return Integer.parseInt(size[1]);
             }
@@ -220,7 +227,8 @@ public final class ProgressLine implements AutoCloseable {
             // no stty or no terminal: the environment's word, or 80
         }
         try {
-            int columns = Integer.parseInt(System.getenv().getOrDefault("COLUMNS", "80").trim());
+            int columns = Integer.parseInt(
+                    System.getenv().getOrDefault("COLUMNS", "80").trim());
             return columns >= 20 ? columns : 80;
         } catch (NumberFormatException e) {
             return 80;
@@ -250,7 +258,8 @@ public final class ProgressLine implements AutoCloseable {
      */
     public static String clock(long nanos) {
         long s = Math.max(0, TimeUnit.NANOSECONDS.toSeconds(nanos));
-        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+        return s >= 3600
+                ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
                 : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
     }
 }

@@ -6,7 +6,6 @@ import io.cerberus.servers.FaultProxy;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,7 +39,8 @@ public final class ClientProxies implements AutoCloseable {
     private static final String FASTER = "FASTER than two delays";
 
     private final Path logs;
-    private final Map<String, List<FaultProxy>> proxies = new java.util.concurrent.ConcurrentHashMap<>(); // faults may run on several clients at once
+    private final Map<String, List<FaultProxy>> proxies =
+            new java.util.concurrent.ConcurrentHashMap<>(); // faults may run on several clients at once
 
     /** @param logs the directory of the clients' event logs ({@code NAME.log}) */
     public ClientProxies(Path logs) {
@@ -101,28 +101,43 @@ public final class ClientProxies implements AutoCloseable {
         faultLog.log("FAULT", client, -1, "heal");
         long changes = changes(cut) - changesBefore;
         if (changes != 2L * cut.size() || !allFaulted) {
-            faultLog.log("FAULT", client, -1, "unconfirmed " + fault + ": its " + cut.size() + " proxies changed mode " + changes
-                    + " times, not " + 2 * cut.size());
+            faultLog.log(
+                    "FAULT",
+                    client,
+                    -1,
+                    "unconfirmed " + fault + ": its " + cut.size() + " proxies changed mode " + changes + " times, not "
+                            + 2 * cut.size());
             return;
         }
         // a call inside the window is logged as it ends, before the heal: with the proxies' count as evidence of a
         // delay, a short look at the log is enough to find a call that disproves it
         boolean delayMet = fault.equals("delay") && heldUp > 0 && heldDown > 0;
-        long deadline = healed + (delayMet ? Math.min(confirmWithin.toNanos(), TimeUnit.MILLISECONDS.toNanos(500)) : confirmWithin.toNanos());
+        long deadline = healed
+                + (delayMet
+                        ? Math.min(confirmWithin.toNanos(), TimeUnit.MILLISECONDS.toNanos(500))
+                        : confirmWithin.toNanos());
         Map<String, Integer> seen;
         while ((seen = evidence(fault, client, delay, start, healed)).isEmpty() && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
         }
-        Optional<String> evidence = Optional.of(seen).filter(any -> !any.isEmpty()).map(Map::toString);
+        Optional<String> evidence =
+                Optional.of(seen).filter(any -> !any.isEmpty()).map(Map::toString);
         if (seen.keySet().stream().anyMatch(what -> what.contains(FASTER))) {
             evidence = Optional.empty();
         } else if (evidence.isEmpty() && delayMet) {
-            evidence = Optional.of("{its traffic held by the proxies: " + heldUp + " chunks to the server, " + heldDown
-                    + " back}");
+            evidence = Optional.of(
+                    "{its traffic held by the proxies: " + heldUp + " chunks to the server, " + heldDown + " back}");
         }
-        faultLog.log("FAULT", client, -1, evidence.map(shown -> "confirmed " + fault + ": " + shown)
-                .orElse("unconfirmed " + fault + ": " + client + (fault.equals("delay") ? " logged no engine error and no call slowed by it"
-                        + " (or a call inside the window faster than two delays)" : " logged no engine error, lost lease or call held by it")));
+        faultLog.log(
+                "FAULT",
+                client,
+                -1,
+                evidence.map(shown -> "confirmed " + fault + ": " + shown)
+                        .orElse("unconfirmed " + fault + ": " + client
+                                + (fault.equals("delay")
+                                        ? " logged no engine error and no call slowed by it"
+                                                + " (or a call inside the window faster than two delays)"
+                                        : " logged no engine error, lost lease or call held by it")));
     }
 
     /**
@@ -159,8 +174,13 @@ public final class ClientProxies implements AutoCloseable {
                 long began = event.nanos() - TimeUnit.MILLISECONDS.toNanos(took.getAsLong());
                 String call = event.detail().split(" ", 2)[0];
                 if (began >= start && event.nanos() <= healed) {
-                    seen.merge(call + (took.getAsLong() >= twoDelays ? " inside, two delays or more" : " inside, " + FASTER),
-                            1, Integer::sum);
+                    seen.merge(
+                            call
+                                    + (took.getAsLong() >= twoDelays
+                                            ? " inside, two delays or more"
+                                            : " inside, " + FASTER),
+                            1,
+                            Integer::sum);
                 } else if (began < healed && took.getAsLong() >= delay.toMillis()) {
                     seen.merge(call + " across the window, one delay or more", 1, Integer::sum);
                 }

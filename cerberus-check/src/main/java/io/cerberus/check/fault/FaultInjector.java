@@ -60,7 +60,6 @@ public final class FaultInjector {
      */
     public static final String EXITED = "exited";
 
-
     /** Picks the client a fault is aimed at, passing over the clients under a fault now. */
     @FunctionalInterface
     public interface Aim {
@@ -86,9 +85,16 @@ public final class FaultInjector {
      * @param serverDown how long a killed server stays down
      * @param confirmWithin how long after a proxy fault's heal its evidence may take to show in the client's log
      */
-    public record Plan(List<String> faults, Duration every, Duration serverEvery, int parallel, Duration pause, Duration window, Duration delay, Duration serverDown,
-            Duration confirmWithin) {
-    }
+    public record Plan(
+            List<String> faults,
+            Duration every,
+            Duration serverEvery,
+            int parallel,
+            Duration pause,
+            Duration window,
+            Duration delay,
+            Duration serverDown,
+            Duration confirmWithin) {}
 
     private final Plan plan;
     private final ClientProxies proxies;
@@ -102,7 +108,13 @@ public final class FaultInjector {
      * @param server the server the checker runs, or null
      * @param newClient starts the client that takes a killed one's place
      */
-    public FaultInjector(Plan plan, ClientProxies proxies, LockServer server, Supplier<CheckClient> newClient, Aim aim, OwnFault own) {
+    public FaultInjector(
+            Plan plan,
+            ClientProxies proxies,
+            LockServer server,
+            Supplier<CheckClient> newClient,
+            Aim aim,
+            OwnFault own) {
         this.plan = plan;
         this.proxies = proxies;
         this.server = server;
@@ -122,7 +134,9 @@ public final class FaultInjector {
         Map<String, Integer> steps = new TreeMap<>(counts);
         steps.keySet().removeAll(KINDS);
         Integer exited = steps.remove(EXITED);
-        String text = faults.isEmpty() && steps.isEmpty() ? "none" : total(faults) + ": " + faults + (steps.isEmpty() ? "" : "; steps " + steps);
+        String text = faults.isEmpty() && steps.isEmpty()
+                ? "none"
+                : total(faults) + ": " + faults + (steps.isEmpty() ? "" : "; steps " + steps);
         return exited == null ? text : text + "; clients that ended unasked (replaced): " + exited;
     }
 
@@ -132,7 +146,8 @@ public final class FaultInjector {
      * @return for a report: {@code 11: {kill=6, pause=5}, NOT confirmed: 1 {drop=1}}
      */
     public static String confirmedText(Map<String, Integer> confirmed, Map<String, Integer> notConfirmed) {
-        return total(confirmed) + (confirmed.isEmpty() ? "" : ": " + confirmed)
+        return total(confirmed)
+                + (confirmed.isEmpty() ? "" : ": " + confirmed)
                 + (notConfirmed.isEmpty() ? "" : ", NOT confirmed: " + total(notConfirmed) + " " + notConfirmed);
     }
 
@@ -147,11 +162,13 @@ public final class FaultInjector {
      * @throws Exception a fault that could not be confirmed, which stops the run
      */
     public void run(List<CheckClient> running, HoldLog faultLog, long endNanos) throws Exception {
-        ExecutorService pool = plan.parallel() == 1 ? null : Executors.newFixedThreadPool(plan.parallel(), task -> {
-            Thread thread = new Thread(task, "check-fault");
-            thread.setDaemon(true);
-            return thread;
-        });
+        ExecutorService pool = plan.parallel() == 1
+                ? null
+                : Executors.newFixedThreadPool(plan.parallel(), task -> {
+                    Thread thread = new Thread(task, "check-fault");
+                    thread.setDaemon(true);
+                    return thread;
+                });
         Set<String> busy = ConcurrentHashMap.newKeySet(); // clients under a fault now
         AtomicBoolean serverBusy = new AtomicBoolean();
         List<Future<?>> inFlight = new ArrayList<>();
@@ -168,15 +185,22 @@ public final class FaultInjector {
                 }
                 String fault = plan.faults().get(next % plan.faults().size());
                 boolean serverFault = LockServer.FAULTS.contains(fault);
-                if (serverFault && lastServerFault != null && now - lastServerFault < plan.serverEvery().toNanos()) {
+                if (serverFault
+                        && lastServerFault != null
+                        && now - lastServerFault < plan.serverEvery().toNanos()) {
                     next++; // too soon after the last one: passed over, the client faults go on
                     Thread.sleep(1); // a list of server faults only comes back here at once
                     continue;
                 }
-                if (now - nextFault < 0 || plan.faults().equals(List.of("none")) || inFlight.size() >= plan.parallel()
+                if (now - nextFault < 0
+                        || plan.faults().equals(List.of("none"))
+                        || inFlight.size() >= plan.parallel()
                         || serverFault && serverBusy.get()) {
-                    Thread.sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(nextFault - now),
-                            Math.min(20, TimeUnit.NANOSECONDS.toMillis(endNanos - now)))));
+                    Thread.sleep(Math.max(
+                            1,
+                            Math.min(
+                                    TimeUnit.NANOSECONDS.toMillis(nextFault - now),
+                                    Math.min(20, TimeUnit.NANOSECONDS.toMillis(endNanos - now)))));
                     continue;
                 }
                 next++;
@@ -224,8 +248,11 @@ public final class FaultInjector {
      * @throws IllegalStateException if there is none
      */
     public static CheckClient anyFree(List<CheckClient> running, Set<String> busy) {
-        return running.stream().filter(client -> client.aimable() && !busy.contains(client.name())).findFirst()
-                .orElseThrow(() -> new IllegalStateException("no client to aim a fault at: each is under a fault or has ended"));
+        return running.stream()
+                .filter(client -> client.aimable() && !busy.contains(client.name()))
+                .findFirst()
+                .orElseThrow(() ->
+                        new IllegalStateException("no client to aim a fault at: each is under a fault or has ended"));
     }
 
     /**
@@ -235,7 +262,11 @@ public final class FaultInjector {
     private void replaceExited(List<CheckClient> running, Set<String> busy, HoldLog faultLog) {
         for (CheckClient client : running) {
             if (!client.alive() && !busy.contains(client.name())) {
-                faultLog.log("FAULT", client.name(), -1, EXITED + " unasked (exit code " + client.exitCode() + "): a new client takes its place");
+                faultLog.log(
+                        "FAULT",
+                        client.name(),
+                        -1,
+                        EXITED + " unasked (exit code " + client.exitCode() + "): a new client takes its place");
                 running.remove(client);
                 running.add(newClient.get());
             }
@@ -243,7 +274,8 @@ public final class FaultInjector {
     }
 
     /** Injects one fault, and waits until it is over (a paused client resumed, a killed one replaced, a server back). */
-    private void inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {
+    private void inject(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog)
+            throws Exception {
         switch (fault) {
             case "pause" -> {
                 faultLog.log("FAULT", target.name(), -1, "pause " + Durations.format(plan.pause()));
@@ -261,10 +293,10 @@ public final class FaultInjector {
                 running.remove(target);
                 running.add(newClient.get());
             }
-            case "partition", "drop", "delay" -> proxies.inject(fault, target.name(), plan.window(), plan.delay(), faultLog,
-                    plan.confirmWithin());
+            case "partition", "drop", "delay" ->
+                proxies.inject(fault, target.name(), plan.window(), plan.delay(), faultLog, plan.confirmWithin());
             case "server-kill", "majority-kill", "leader-kill", "failover", "failover-unreplicated" ->
-                    server.inject(fault, plan.serverDown(), detail -> faultLog.log("FAULT", "server", -1, detail));
+                server.inject(fault, plan.serverDown(), detail -> faultLog.log("FAULT", "server", -1, detail));
             case "none" -> {
                 // no fault
             }

@@ -18,8 +18,25 @@ import java.util.Map;
  */
 record ProxiedUri(String uri, List<FaultProxy> proxies) {
     /** The schemes whose URI lists its servers as {@code host[:port]} separated by commas, with each one's default port. */
-    private static final Map<String, Integer> DEFAULT_PORTS = Map.of("redis", 6379, "rediss", 6379, "zk", 2181, "etcd", 2379,
-            "jdbc:postgresql", 5432, "jdbc:mariadb", 3306, "jdbc:mysql", 3306, "jdbc:h2:tcp", 9092, "memcached", 11211);
+    private static final Map<String, Integer> DEFAULT_PORTS = Map.of(
+            "redis",
+            6379,
+            "rediss",
+            6379,
+            "zk",
+            2181,
+            "etcd",
+            2379,
+            "jdbc:postgresql",
+            5432,
+            "jdbc:mariadb",
+            3306,
+            "jdbc:mysql",
+            3306,
+            "jdbc:h2:tcp",
+            9092,
+            "memcached",
+            11211);
 
     /** @return whether {@code engineUri} names servers that {@link #start} can put behind proxies */
     static boolean proxiable(String engineUri) {
@@ -59,7 +76,9 @@ record ProxiedUri(String uri, List<FaultProxy> proxies) {
             proxies.forEach(FaultProxy::close);
             throw e;
         }
-        String uri = engineUri.substring(0, hostsStart) + authority.substring(0, at + 1) + String.join(",", proxied)
+        String uri = engineUri.substring(0, hostsStart)
+                + authority.substring(0, at + 1)
+                + String.join(",", proxied)
                 + engineUri.substring(hostsEnd);
         return new ProxiedUri(uri, List.copyOf(proxies));
     }

@@ -16,11 +16,10 @@ import java.util.TreeMap;
  *
  * @param faults the faults injected, in time order
  */
-public record LockJudgement(List<LockReport> locks, List<Fault> faults, long startNanos, long endNanos) implements Judge.Judgement {
+public record LockJudgement(List<LockReport> locks, List<Fault> faults, long startNanos, long endNanos)
+        implements Judge.Judgement {
     /** A fault injected, as logged by the orchestrator. */
-    public record Fault(String client, long nanos, String kind) {
-    }
-
+    public record Fault(String client, long nanos, String kind) {}
 
     @Override
     public Verdict outcome() {
@@ -43,7 +42,10 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
 
     /** @return every lock's holds, by start */
     public List<Hold> holds() {
-        return locks.stream().flatMap(lock -> lock.holds().stream()).sorted(Comparator.comparingLong(Hold::startNanos)).toList();
+        return locks.stream()
+                .flatMap(lock -> lock.holds().stream())
+                .sorted(Comparator.comparingLong(Hold::startNanos))
+                .toList();
     }
 
     public List<Hold[]> overlaps() {
@@ -81,7 +83,10 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
 
     /** @return for each kill of a holder, the time to the next grant of the lock it held */
     public List<Long> recoveriesNanos() {
-        return locks.stream().flatMap(lock -> lock.recoveriesNanos().stream()).sorted().toList();
+        return locks.stream()
+                .flatMap(lock -> lock.recoveriesNanos().stream())
+                .sorted()
+                .toList();
     }
 
     /**
@@ -90,9 +95,12 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
      */
     public long pausesOfHolders() {
         List<Hold> holds = holds();
-        return faults.stream().filter(fault -> fault.kind().startsWith("confirmed pause"))
-                .filter(pause -> holds.stream().anyMatch(hold -> hold.heldBy(pause.client()) && hold.startNanos() <= pause.nanos()
-                        && pause.nanos() < hold.endNanos()))
+        return faults.stream()
+                .filter(fault -> fault.kind().startsWith("confirmed pause"))
+                .filter(pause -> holds.stream()
+                        .anyMatch(hold -> hold.heldBy(pause.client())
+                                && hold.startNanos() <= pause.nanos()
+                                && pause.nanos() < hold.endNanos()))
                 .count();
     }
 
@@ -104,7 +112,9 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
     /** @return how many times each fault and step was logged, confirmations left out */
     public Map<String, Integer> faultCounts() {
         Map<String, Integer> counts = new TreeMap<>();
-        faults.stream().filter(fault -> !confirmation(fault)).forEach(fault -> counts.merge(kind(fault.kind()), 1, Integer::sum));
+        faults.stream()
+                .filter(fault -> !confirmation(fault))
+                .forEach(fault -> counts.merge(kind(fault.kind()), 1, Integer::sum));
         return counts;
     }
 
@@ -115,7 +125,8 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
      */
     public Map<String, Integer> confirmations(boolean confirmed) {
         Map<String, Integer> counts = new TreeMap<>();
-        faults.stream().filter(fault -> fault.kind().startsWith(confirmed ? "confirmed " : "unconfirmed "))
+        faults.stream()
+                .filter(fault -> fault.kind().startsWith(confirmed ? "confirmed " : "unconfirmed "))
                 .forEach(fault -> counts.merge(kind(fault.kind().split(" ", 2)[1]), 1, Integer::sum));
         return counts;
     }
@@ -137,51 +148,88 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
         out.append("holds (operations):    ").append(holds().size()).append('\n');
         if (locks().size() > 1) {
             LockReport worst = worst();
-            out.append("locks:                 ").append(locks().size()).append(", each judged on its own; worst: ")
-                    .append(worst.name()).append(" (").append(worst.holds().size()).append(" holds, ").append(worst.overlaps().size())
-                    .append(" overlapping, ").append(worst.lostUpdates()).append(" lost, ").append(worst.tokensBackwards())
-                    .append(" tokens backwards, longest unheld ").append(millis(worst.longestGapNanos())).append(")\n");
+            out.append("locks:                 ")
+                    .append(locks().size())
+                    .append(", each judged on its own; worst: ")
+                    .append(worst.name())
+                    .append(" (")
+                    .append(worst.holds().size())
+                    .append(" holds, ")
+                    .append(worst.overlaps().size())
+                    .append(" overlapping, ")
+                    .append(worst.lostUpdates())
+                    .append(" lost, ")
+                    .append(worst.tokensBackwards())
+                    .append(" tokens backwards, longest unheld ")
+                    .append(millis(worst.longestGapNanos()))
+                    .append(")\n");
         }
-        out.append("faults injected:       ").append(FaultInjector.injectedText(faultCounts())).append('\n');
+        out.append("faults injected:       ")
+                .append(FaultInjector.injectedText(faultCounts()))
+                .append('\n');
         java.util.Map<String, Integer> confirmed = confirmations(true);
         java.util.Map<String, Integer> notConfirmed = confirmations(false);
         if (!confirmed.isEmpty() || !notConfirmed.isEmpty()) {
-            out.append("faults confirmed:      ").append(FaultInjector.confirmedText(confirmed, notConfirmed)).append('\n');
+            out.append("faults confirmed:      ")
+                    .append(FaultInjector.confirmedText(confirmed, notConfirmed))
+                    .append('\n');
         }
         if (confirmed.containsKey("pause")) {
-            out.append("pauses of a holder:    ").append(pausesOfHolders()).append(" of ").append(confirmed.get("pause"))
+            out.append("pauses of a holder:    ")
+                    .append(pausesOfHolders())
+                    .append(" of ")
+                    .append(confirmed.get("pause"))
                     .append(" confirmed pauses stopped a client holding a lock\n");
         }
-        out.append("overlapping holds:     ").append(overlaps().size()).append(" (two clients believed they held the lock at once)\n");
-        out.append("stale writes stopped:  ").append(staleStopped()).append(" (refused by the fenced register: fencing at work)\n");
-        out.append("lost updates:          ").append(lostUpdates()).append(" (").append(writesAccepted())
-                .append(" writes accepted, final value ").append(finalValue()).append(")\n");
+        out.append("overlapping holds:     ")
+                .append(overlaps().size())
+                .append(" (two clients believed they held the lock at once)\n");
+        out.append("stale writes stopped:  ")
+                .append(staleStopped())
+                .append(" (refused by the fenced register: fencing at work)\n");
+        out.append("lost updates:          ")
+                .append(lostUpdates())
+                .append(" (")
+                .append(writesAccepted())
+                .append(" writes accepted, final value ")
+                .append(finalValue())
+                .append(")\n");
         out.append("tokens backwards:      ").append(tokensBackwards()).append('\n');
         if (lateGrants() > 0) {
-            out.append("grants reaching late:  ").append(lateGrants())
+            out.append("grants reaching late:  ")
+                    .append(lateGrants())
                     .append(" (the client was paused during its acquire; its token was below others' already granted,"
                             + " and fencing refused its writes)\n");
         }
         out.append("longest time unheld:   ").append(millis(longestGapNanos())).append('\n');
         for (LockReport stuck : stuckLocks()) {
-            out.append("stuck:                 ").append(stuck.name()).append(": asked for, and granted to nobody, for the last ")
-                    .append(millis(stuck.stuckNanos())).append(" of the run\n");
+            out.append("stuck:                 ")
+                    .append(stuck.name())
+                    .append(": asked for, and granted to nobody, for the last ")
+                    .append(millis(stuck.stuckNanos()))
+                    .append(" of the run\n");
         }
-        out.append("recovery after a holder was killed: ").append(recoveries(recoveriesNanos())).append('\n');
+        out.append("recovery after a holder was killed: ")
+                .append(recoveries(recoveriesNanos()))
+                .append('\n');
         int shown = 0;
         for (Hold[] pair : overlaps()) {
             if (shown++ == 5) {
                 out.append("  ... and ").append(overlaps().size() - 5).append(" more\n");
                 break;
             }
-            out.append("  overlap: ").append(describe(pair[0])).append(" with ").append(describe(pair[1])).append('\n');
+            out.append("  overlap: ")
+                    .append(describe(pair[0]))
+                    .append(" with ")
+                    .append(describe(pair[1]))
+                    .append('\n');
         }
         return out.toString();
     }
 
     private String describe(Hold hold) {
-        return hold.client() + on(hold) + " token " + hold.token() + " [" + millis(hold.startNanos() - startNanos()) + " – "
-                + millis(hold.endNanos() - startNanos()) + ", " + hold.end() + ", write " + hold.write() + "]";
+        return hold.client() + on(hold) + " token " + hold.token() + " [" + millis(hold.startNanos() - startNanos())
+                + " – " + millis(hold.endNanos() - startNanos()) + ", " + hold.end() + ", write " + hold.write() + "]";
     }
 
     /** @return " on NAME" in a run of several locks, else nothing */
@@ -198,13 +246,14 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
             return sortedNanos.stream().map(LockJudgement::millis).toList().toString();
         }
         int count = sortedNanos.size();
-        return count + " holds ended by a kill: min " + millis(sortedNanos.get(0)) + ", median " + millis(sortedNanos.get(count / 2))
-                + ", 99th percentile " + millis(sortedNanos.get((int) Math.ceil(count * 0.99) - 1)) + ", max " + millis(sortedNanos.get(count - 1));
+        return count + " holds ended by a kill: min " + millis(sortedNanos.get(0)) + ", median "
+                + millis(sortedNanos.get(count / 2)) + ", 99th percentile "
+                + millis(sortedNanos.get((int) Math.ceil(count * 0.99) - 1)) + ", max "
+                + millis(sortedNanos.get(count - 1));
     }
 
     /** @return a time in milliseconds, one decimal, for reports */
     public static String millis(long nanos) {
         return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6);
     }
-
 }

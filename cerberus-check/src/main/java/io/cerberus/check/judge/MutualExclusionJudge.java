@@ -48,7 +48,8 @@ public final class MutualExclusionJudge implements Judge {
      * @param endNanos when they had stopped
      * @param stuck when a lock counts as stuck
      */
-    public MutualExclusionJudge(List<FencedRegister.State> registers, List<String> names, long startNanos, long endNanos, Stuck stuck) {
+    public MutualExclusionJudge(
+            List<FencedRegister.State> registers, List<String> names, long startNanos, long endNanos, Stuck stuck) {
         this.registers = List.copyOf(registers);
         this.names = List.copyOf(names);
         this.startNanos = startNanos;
@@ -72,7 +73,8 @@ public final class MutualExclusionJudge implements Judge {
     }
 
     /** Judges a run on one lock (never stuck). */
-    public static LockJudgement judge(List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
+    public static LockJudgement judge(
+            List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
         return judge(events, List.of(register), List.of("the lock"), startNanos, endNanos, Stuck.NEVER);
     }
 
@@ -84,16 +86,24 @@ public final class MutualExclusionJudge implements Judge {
      * @param registers each lock's register at the end, by lock index
      * @param names each lock's name, by lock index
      */
-    public static LockJudgement judge(List<HoldLog.Event> events, List<FencedRegister.State> registers, List<String> names, long startNanos,
-            long endNanos, Stuck stuck) {
-        List<LockJudgement.Fault> faults = events.stream().filter(event -> event.kind().equals("FAULT"))
-                .map(event -> new LockJudgement.Fault(event.client(), event.nanos(), event.detail())).toList();
+    public static LockJudgement judge(
+            List<HoldLog.Event> events,
+            List<FencedRegister.State> registers,
+            List<String> names,
+            long startNanos,
+            long endNanos,
+            Stuck stuck) {
+        List<LockJudgement.Fault> faults = events.stream()
+                .filter(event -> event.kind().equals("FAULT"))
+                .map(event -> new LockJudgement.Fault(event.client(), event.nanos(), event.detail()))
+                .toList();
         // one pass: each lock gets its own events and the run's (faults, renewal rounds, ends), in time order
         List<List<HoldLog.Event>> byLock = new ArrayList<>(registers.size());
         for (int lock = 0; lock < registers.size(); lock++) {
             byLock.add(new ArrayList<>());
         }
-        Map<String, Long> lastLine = new HashMap<>(); // per process: its last line on any lock, when it was certainly alive
+        Map<String, Long> lastLine =
+                new HashMap<>(); // per process: its last line on any lock, when it was certainly alive
         for (HoldLog.Event event : events) {
             if (!event.kind().equals("FAULT")) {
                 lastLine.put(PauseHistory.process(event.client()), event.nanos());
@@ -107,7 +117,15 @@ public final class MutualExclusionJudge implements Judge {
         }
         List<LockReport> locks = new ArrayList<>();
         for (int lock = 0; lock < registers.size(); lock++) {
-            locks.add(judgeLock(names.get(lock), lock, byLock.get(lock), lastLine, registers.get(lock), startNanos, endNanos, stuck));
+            locks.add(judgeLock(
+                    names.get(lock),
+                    lock,
+                    byLock.get(lock),
+                    lastLine,
+                    registers.get(lock),
+                    startNanos,
+                    endNanos,
+                    stuck));
         }
         return new LockJudgement(locks, faults, startNanos, endNanos);
     }
@@ -124,8 +142,15 @@ public final class MutualExclusionJudge implements Judge {
     }
 
     /** @param lastLine per process, its last line in the whole run: a process killed holding this lock held it until then */
-    private static LockReport judgeLock(String name, int lock, List<HoldLog.Event> events, Map<String, Long> lastLine,
-            FencedRegister.State register, long startNanos, long endNanos, Stuck stuck) {
+    private static LockReport judgeLock(
+            String name,
+            int lock,
+            List<HoldLog.Event> events,
+            Map<String, Long> lastLine,
+            FencedRegister.State register,
+            long startNanos,
+            long endNanos,
+            Stuck stuck) {
         Map<String, HoldLog.Event> open = new HashMap<>();
         Map<String, String> writes = new HashMap<>();
         List<Hold> holds = new ArrayList<>();
@@ -142,10 +167,13 @@ public final class MutualExclusionJudge implements Judge {
                     open.put(key, event);
                     if (event.token() >= 0) {
                         if (event.token() <= highest) {
-                            PauseHistory.AcquireLine line = acquireLines.getOrDefault(key, new PauseHistory.AcquireLine(event.nanos(), event.nanos()));
+                            PauseHistory.AcquireLine line = acquireLines.getOrDefault(
+                                    key, new PauseHistory.AcquireLine(event.nanos(), event.nanos()));
                             long askedAt = line.askedAt();
-                            // when the grant was in hand, if a pause delayed this line: its acquire line came before the
-                            // pause; or the client was stopped when its acquire would have started, so it was timed before
+                            // when the grant was in hand, if a pause delayed this line: its acquire line came before
+                            // the
+                            // pause; or the client was stopped when its acquire would have started, so it was timed
+                            // before
                             long inHand = line.inHand();
                             long stoppedSince = PauseHistory.stoppedSince(faults, event.client(), askedAt);
                             if (stoppedSince >= 0) {
@@ -164,19 +192,38 @@ public final class MutualExclusionJudge implements Judge {
                         grants.add(new long[] {event.nanos(), highest});
                     }
                 }
-                case "ENGINE" -> PauseHistory.acquireStart(event).ifPresent(start -> acquireLines.put(key, new PauseHistory.AcquireLine(start, event.nanos())));
+                case "ENGINE" ->
+                    PauseHistory.acquireStart(event)
+                            .ifPresent(
+                                    start -> acquireLines.put(key, new PauseHistory.AcquireLine(start, event.nanos())));
                 case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
-                case "REL", "LOST" -> close(open.remove(key), lock, event.nanos(), event.kind().equals("REL") ? "released" : "lost",
-                        writes, holds);
+                case "REL", "LOST" ->
+                    close(
+                            open.remove(key),
+                            lock,
+                            event.nanos(),
+                            event.kind().equals("REL") ? "released" : "lost",
+                            writes,
+                            holds);
                 case "FAULT" -> {
                     faults.add(new LockJudgement.Fault(event.client(), event.nanos(), event.detail()));
-                    // holds open at the signal end then; one a loop of it logged after that line (before dying) ends at the
-                    // process's last line: it died after it, before the confirmation, which may come after the next grant
+                    // holds open at the signal end then; one a loop of it logged after that line (before dying) ends at
+                    // the
+                    // process's last line: it died after it, before the confirmation, which may come after the next
+                    // grant
                     if (event.detail().startsWith("kill")) {
                         closeAll(open, lock, event.client(), event.nanos(), "killed", writes, holds);
-                    } else if (event.detail().startsWith("confirmed kill") || event.detail().startsWith("confirmed between-steps: crashed")
+                    } else if (event.detail().startsWith("confirmed kill")
+                            || event.detail().startsWith("confirmed between-steps: crashed")
                             || event.detail().startsWith(FaultInjector.EXITED)) {
-                        closeAll(open, lock, event.client(), lastLine.getOrDefault(event.client(), event.nanos()), "killed", writes, holds);
+                        closeAll(
+                                open,
+                                lock,
+                                event.client(),
+                                lastLine.getOrDefault(event.client(), event.nanos()),
+                                "killed",
+                                writes,
+                                holds);
                     }
                 }
                 case "END" -> closeAll(open, lock, event.client(), event.nanos(), "stopped", writes, holds);
@@ -191,19 +238,32 @@ public final class MutualExclusionJudge implements Judge {
         holds.sort(Comparator.comparingLong(Hold::startNanos));
         long lateGrants = 0;
         for (String key : lateCandidates) {
-            if (holds.stream().anyMatch(hold -> (hold.client() + "/" + hold.token()).equals(key) && hold.write().contains("ok"))) {
+            if (holds.stream()
+                    .anyMatch(hold -> (hold.client() + "/" + hold.token()).equals(key)
+                            && hold.write().contains("ok"))) {
                 tokensBackwards++; // a write under it was accepted: not only late
             } else {
                 lateGrants++;
             }
         }
         long stuckNanos = stuck.nanos(lock, events, startNanos); // a stuck lock's gap runs to the stop
-        return new LockReport(name, holds, overlaps(holds), register.accepted() - register.value(), tokensBackwards, lateGrants,
-                register.staleRefused(), register.accepted(), register.value(),
-                Math.max(longestGap(holds, startNanos, endNanos), stuckNanos), recoveries(holds, faults), stuckNanos);
+        return new LockReport(
+                name,
+                holds,
+                overlaps(holds),
+                register.accepted() - register.value(),
+                tokensBackwards,
+                lateGrants,
+                register.staleRefused(),
+                register.accepted(),
+                register.value(),
+                Math.max(longestGap(holds, startNanos, endNanos), stuckNanos),
+                recoveries(holds, faults),
+                stuckNanos);
     }
 
-    private static void close(HoldLog.Event acquired, int lock, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
+    private static void close(
+            HoldLog.Event acquired, int lock, long nanos, String end, Map<String, String> writes, List<Hold> holds) {
         if (acquired != null) {
             String key = acquired.client() + "/" + acquired.token();
             // removed: a client without fencing tokens (-1) has the same key for each of its holds
@@ -213,8 +273,14 @@ public final class MutualExclusionJudge implements Judge {
     }
 
     /** Ends every open hold of a process (all its loops): it was killed or stopped. */
-    private static void closeAll(Map<String, HoldLog.Event> open, int lock, String process, long nanos, String end,
-            Map<String, String> writes, List<Hold> holds) {
+    private static void closeAll(
+            Map<String, HoldLog.Event> open,
+            int lock,
+            String process,
+            long nanos,
+            String end,
+            Map<String, String> writes,
+            List<Hold> holds) {
         for (HoldLog.Event event : List.copyOf(open.values())) {
             if (PauseHistory.ofProcess(event.client(), process)) {
                 open.remove(event.client() + "/" + event.token());
@@ -260,12 +326,15 @@ public final class MutualExclusionJudge implements Judge {
             if (!fault.kind().startsWith("kill") || seen.put(fault.client() + fault.nanos(), true) != null) {
                 continue;
             }
-            boolean wasHolding = holds.stream().anyMatch(h -> h.heldBy(fault.client()) && h.end().equals("killed")
-                    && h.endNanos() == fault.nanos());
+            boolean wasHolding = holds.stream()
+                    .anyMatch(
+                            h -> h.heldBy(fault.client()) && h.end().equals("killed") && h.endNanos() == fault.nanos());
             if (!wasHolding) {
                 continue;
             }
-            holds.stream().filter(h -> h.startNanos() > fault.nanos()).findFirst()
+            holds.stream()
+                    .filter(h -> h.startNanos() > fault.nanos())
+                    .findFirst()
                     .ifPresent(next -> recoveries.add(next.startNanos() - fault.nanos()));
         }
         return recoveries;

@@ -11,8 +11,7 @@ import java.util.concurrent.TimeUnit;
  * a client's log lines, so a grant is placed at the time it was certainly in hand.
  */
 final class PauseHistory {
-    private PauseHistory() {
-    }
+    private PauseHistory() {}
 
     /**
      * A grant's acquire line.
@@ -20,8 +19,7 @@ final class PauseHistory {
      * @param askedAt when its call started: the line's time less the time the call took
      * @param inHand when the line was written, so when the grant was certainly in hand
      */
-    record AcquireLine(long askedAt, long inHand) {
-    }
+    record AcquireLine(long askedAt, long inHand) {}
 
     /** @return when the acquire call a worker's {@code acquire Nms} line reports was made */
     static Optional<Long> acquireStart(HoldLog.Event event) {

@@ -26,7 +26,9 @@ public record Stuck(long untilNanos, long afterNanos) {
         long lastGrant = startNanos;
         boolean askedInWindow = false;
         for (HoldLog.Event event : events) {
-            if (event.kind().equals("FAULT") && event.client().equals("server") && event.nanos() >= windowStart
+            if (event.kind().equals("FAULT")
+                    && event.client().equals("server")
+                    && event.nanos() >= windowStart
                     && event.nanos() <= untilNanos) {
                 return 0; // the server was down or coming back: unavailable, not stuck
             }
@@ -35,7 +37,9 @@ public record Stuck(long untilNanos, long afterNanos) {
             }
             if (event.kind().equals("ACQ")) {
                 lastGrant = Math.max(lastGrant, event.nanos());
-            } else if (event.kind().equals("ENGINE") && event.detail().equals(CheckWorkerCommand.BUSY) && event.nanos() >= windowStart) {
+            } else if (event.kind().equals("ENGINE")
+                    && event.detail().equals(CheckWorkerCommand.BUSY)
+                    && event.nanos() >= windowStart) {
                 askedInWindow = true;
             }
         }

@@ -39,6 +39,8 @@ public record CheckLocks(String name, Path register, int count) {
 
     /** @return every lock's register, by index */
     public List<FencedRegister> registers(boolean fenced) {
-        return IntStream.range(0, count).mapToObj(lock -> new FencedRegister(register(lock), fenced)).toList();
+        return IntStream.range(0, count)
+                .mapToObj(lock -> new FencedRegister(register(lock), fenced))
+                .toList();
     }
 }

@@ -36,7 +36,8 @@ public final class EffectLedger implements AutoCloseable {
 
     public EffectLedger(Path file) {
         try {
-            this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            this.channel = FileChannel.open(
+                    file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the effect ledger " + file, e);
         }
@@ -51,7 +52,8 @@ public final class EffectLedger implements AutoCloseable {
      * @param payload {@code ok}, or {@code other} for a submission that reuses the key with another payload
      */
     public synchronized void apply(long key, String submission, String client, String payload) {
-        byte[] line = (key + " " + submission + " " + client + " " + payload + " " + System.nanoTime() + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] line = (key + " " + submission + " " + client + " " + payload + " " + System.nanoTime() + "\n")
+                .getBytes(StandardCharsets.UTF_8);
         try {
             FileLock lock = channel.lock();
             try {

@@ -21,8 +21,7 @@ public final class FencedRegister {
     private static final int SIZE = 4 * Long.BYTES;
 
     /** What the register holds. */
-    public record State(long value, long highestToken, long accepted, long staleRefused) {
-    }
+    public record State(long value, long highestToken, long accepted, long staleRefused) {}
 
     private final Path file;
     private final boolean fenced;
@@ -66,7 +65,8 @@ public final class FencedRegister {
         update(state -> {
             seen[0] = state;
             return fenced && token > state.highestToken()
-                    ? new State(state.value(), token, state.accepted(), state.staleRefused()) : state;
+                    ? new State(state.value(), token, state.accepted(), state.staleRefused())
+                    : state;
         });
         return seen[0];
     }
@@ -92,7 +92,8 @@ public final class FencedRegister {
 
     /** Synchronized: OS file locks are held by the process, so two loops of one client must take turns here first. */
     private synchronized void update(java.util.function.UnaryOperator<State> change) {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel channel =
+                FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             FileLock lock = channel.lock();
             try {
                 change(channel, change);
@@ -117,7 +118,11 @@ public final class FencedRegister {
         State after = change.apply(before);
         if (!after.equals(before)) {
             buffer.clear();
-            buffer.putLong(after.value()).putLong(after.highestToken()).putLong(after.accepted()).putLong(after.staleRefused()).flip();
+            buffer.putLong(after.value())
+                    .putLong(after.highestToken())
+                    .putLong(after.accepted())
+                    .putLong(after.staleRefused())
+                    .flip();
             channel.write(buffer, 0);
         }
     }

@@ -40,12 +40,18 @@ public final class HoldLog implements AutoCloseable {
             if (parts.length < 5) {
                 throw new IllegalArgumentException("not an event line: '" + line + "'");
             }
-            return new Event(parts[0], parts[1], Integer.parseInt(parts[2]), Long.parseLong(parts[3]), Long.parseLong(parts[4]),
+            return new Event(
+                    parts[0],
+                    parts[1],
+                    Integer.parseInt(parts[2]),
+                    Long.parseLong(parts[3]),
+                    Long.parseLong(parts[4]),
                     parts.length == 6 ? parts[5] : "");
         }
 
         public String line() {
-            return kind + " " + client + " " + lock + " " + token + " " + nanos + (detail.isEmpty() ? "" : " " + detail);
+            return kind + " " + client + " " + lock + " " + token + " " + nanos
+                    + (detail.isEmpty() ? "" : " " + detail);
         }
     }
 
@@ -87,7 +93,8 @@ public final class HoldLog implements AutoCloseable {
     public static List<Event> readAll(Path dir) {
         List<Event> events = new ArrayList<>();
         try (var files = Files.list(dir)) {
-            for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".log")).toList()) {
+            for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".log"))
+                    .toList()) {
                 events.addAll(read(file));
             }
         } catch (IOException e) {

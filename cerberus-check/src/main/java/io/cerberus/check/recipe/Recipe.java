@@ -18,7 +18,8 @@ import java.util.Optional;
 public interface Recipe extends AutoCloseable {
 
     /** The recipes {@code --recipe} takes. */
-    List<String> NAMES = List.of("setnx-expire", "setnx-getset", "set-nx-px-del", "check-then-delete", "no-renewal", "unique-row");
+    List<String> NAMES =
+            List.of("setnx-expire", "setnx-getset", "set-nx-px-del", "check-then-delete", "no-renewal", "unique-row");
 
     /** What a recipe's failpoint does when the {@code between-steps} fault has armed it. */
     enum FailpointAction {
@@ -52,20 +53,24 @@ public interface Recipe extends AutoCloseable {
         return switch (name) {
             case "unique-row" -> UniqueRowRecipe.connect(engineUri, lease);
             case "setnx-expire", "setnx-getset", "set-nx-px-del", "check-then-delete", "no-renewal" ->
-                    RedisRecipe.connect(name, engineUri, lease, failpoint);
-            default -> throw new IllegalArgumentException("--recipe takes " + String.join(", ", NAMES) + "; '" + name + "' is none of them");
+                RedisRecipe.connect(name, engineUri, lease, failpoint);
+            default ->
+                throw new IllegalArgumentException(
+                        "--recipe takes " + String.join(", ", NAMES) + "; '" + name + "' is none of them");
         };
     }
 
     /** @return the engine URIs a recipe runs on, for messages */
     static String needs(String name) {
-        return name.equals("unique-row") ? "a jdbc: URL (--server postgres, mariadb or h2, or --engine jdbc:...)"
+        return name.equals("unique-row")
+                ? "a jdbc: URL (--server postgres, mariadb or h2, or --engine jdbc:...)"
                 : "a redis:// URI of one server (--server redis, or --engine redis://...)";
     }
 
     /** @return whether the recipe runs on that engine URI */
     static boolean runsOn(String name, String engineUri) {
-        return name.equals("unique-row") ? engineUri.startsWith("jdbc:")
+        return name.equals("unique-row")
+                ? engineUri.startsWith("jdbc:")
                 : engineUri.startsWith("redis://") || engineUri.startsWith("rediss://");
     }
 

@@ -105,20 +105,23 @@ final class RedisRecipe implements Recipe {
                 return set(key, owner) ? Optional.of(() -> redis.del(key)) : Optional.empty();
             }
             case "check-then-delete" -> {
-                return set(key, owner) ? Optional.of(() -> {
-                    if (owner.equals(redis.get(key))) {
-                        try {
-                            failpoint.reached();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                        redis.del(key);
-                    }
-                }) : Optional.empty();
+                return set(key, owner)
+                        ? Optional.of(() -> {
+                            if (owner.equals(redis.get(key))) {
+                                try {
+                                    failpoint.reached();
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                                redis.del(key);
+                            }
+                        })
+                        : Optional.empty();
             }
             case "no-renewal" -> {
                 return set(key, owner)
-                        ? Optional.of(() -> redis.eval(COMPARE_AND_DELETE, ScriptOutputType.INTEGER, new String[] {key}, owner))
+                        ? Optional.of(() ->
+                                redis.eval(COMPARE_AND_DELETE, ScriptOutputType.INTEGER, new String[] {key}, owner))
                         : Optional.empty();
             }
             default -> throw new IllegalArgumentException("not a Redis recipe: " + name);

@@ -22,24 +22,19 @@ import java.util.concurrent.TimeUnit;
  */
 public final class UncheckedRedisGuard implements AutoCloseable {
     /** What a claim found. */
-    public sealed interface Claim permits Run, Replay, Mismatch, InProgress {
-    }
+    public sealed interface Claim permits Run, Replay, Mismatch, InProgress {}
 
     /** The key was free: the caller runs the operation. */
-    record Run() implements Claim {
-    }
+    record Run() implements Claim {}
 
     /** The key was completed: its result. */
-    public record Replay(String result) implements Claim {
-    }
+    public record Replay(String result) implements Claim {}
 
     /** The key was used with another payload. */
-    public record Mismatch() implements Claim {
-    }
+    public record Mismatch() implements Claim {}
 
     /** Another attempt held the key for the whole wait. */
-    public record InProgress() implements Claim {
-    }
+    public record InProgress() implements Claim {}
 
     private static final String PREFIX = "cerberus-check-unchecked:";
     private final RedisClient client;
@@ -64,7 +59,11 @@ public final class UncheckedRedisGuard implements AutoCloseable {
     public Claim claim(long key, String payload, String submission, Duration waitAtMost) throws InterruptedException {
         long deadline = System.nanoTime() + waitAtMost.toNanos();
         while (true) {
-            if ("OK".equals(redis.set(PREFIX + key, "P|" + payload + "|" + submission, SetArgs.Builder.nx().px(lease.toMillis())))) {
+            if ("OK"
+                    .equals(redis.set(
+                            PREFIX + key,
+                            "P|" + payload + "|" + submission,
+                            SetArgs.Builder.nx().px(lease.toMillis())))) {
                 return new Run();
             }
             Optional<String> value = Optional.ofNullable(redis.get(PREFIX + key));

@@ -46,8 +46,8 @@ final class UniqueRowRecipe implements Recipe {
         }
         UniqueRowRecipe recipe = new UniqueRowRecipe(withoutCerberusParameters(engineUri), lease);
         try (Statement statement = recipe.connection().createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (name VARCHAR(191) PRIMARY KEY, owner VARCHAR(64) NOT NULL,"
-                    + " expires_at BIGINT NOT NULL)");
+            statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE
+                    + " (name VARCHAR(191) PRIMARY KEY, owner VARCHAR(64) NOT NULL," + " expires_at BIGINT NOT NULL)");
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create the table " + TABLE + ": " + e.getMessage(), e);
         }
@@ -78,7 +78,8 @@ final class UniqueRowRecipe implements Recipe {
 
     /** The clean-up job: deletes every row whose expiry, on this client's clock, has passed. */
     private void deleteExpired() {
-        try (PreparedStatement delete = connection().prepareStatement("DELETE FROM " + TABLE + " WHERE expires_at < ?")) {
+        try (PreparedStatement delete =
+                connection().prepareStatement("DELETE FROM " + TABLE + " WHERE expires_at < ?")) {
             delete.setLong(1, System.currentTimeMillis());
             delete.executeUpdate();
         } catch (SQLException | RuntimeException e) {
@@ -91,7 +92,8 @@ final class UniqueRowRecipe implements Recipe {
         long deadline = System.nanoTime() + wait.toNanos();
         String owner = UUID.randomUUID().toString();
         do {
-            try (PreparedStatement insert = connection().prepareStatement("INSERT INTO " + TABLE + " VALUES (?, ?, ?)")) {
+            try (PreparedStatement insert =
+                    connection().prepareStatement("INSERT INTO " + TABLE + " VALUES (?, ?, ?)")) {
                 insert.setString(1, lockName);
                 insert.setString(2, owner);
                 insert.setLong(3, System.currentTimeMillis() + lease.toMillis());
@@ -109,7 +111,8 @@ final class UniqueRowRecipe implements Recipe {
     }
 
     private void release(String lockName, String owner) {
-        try (PreparedStatement delete = connection().prepareStatement("DELETE FROM " + TABLE + " WHERE name = ? AND owner = ?")) {
+        try (PreparedStatement delete =
+                connection().prepareStatement("DELETE FROM " + TABLE + " WHERE name = ? AND owner = ?")) {
             delete.setString(1, lockName);
             delete.setString(2, owner);
             delete.executeUpdate();

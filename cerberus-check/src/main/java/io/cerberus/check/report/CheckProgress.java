@@ -33,7 +33,12 @@ public final class CheckProgress {
     private static final int REGISTERS_PER_TICK = 64;
 
     /** Where the run is. */
-    enum Phase { STARTING, RUNNING, STOPPING, JUDGING }
+    enum Phase {
+        STARTING,
+        RUNNING,
+        STOPPING,
+        JUDGING
+    }
 
     /**
      * The counts so far.
@@ -43,9 +48,15 @@ public final class CheckProgress {
      * @param duplicates effects applied to a key already applied (idempotency check)
      * @param lostUpdates writes undone by a stale one, over the registers read so far (lock check)
      */
-    record Counts(long holds, long effects, long duplicates, long faults, long confirmed, long unconfirmed, long staleStopped,
-            long lostUpdates) {
-    }
+    record Counts(
+            long holds,
+            long effects,
+            long duplicates,
+            long faults,
+            long confirmed,
+            long unconfirmed,
+            long staleStopped,
+            long lostUpdates) {}
 
     private final Path dir;
     private final boolean idempotency;
@@ -117,17 +128,27 @@ public final class CheckProgress {
         }
         switch (phase) {
             case STARTING -> line.append("starting clients ").append(ProgressLine.clock(elapsed));
-            case RUNNING -> line.append(ProgressLine.clock(elapsed)).append(" elapsed, ").append(ProgressLine.clock(duration - elapsed))
-                    .append(" left");
+            case RUNNING ->
+                line.append(ProgressLine.clock(elapsed))
+                        .append(" elapsed, ")
+                        .append(ProgressLine.clock(duration - elapsed))
+                        .append(" left");
             case STOPPING -> line.append(ProgressLine.clock(elapsed)).append(" elapsed, stopping clients");
             default -> line.append(ProgressLine.clock(elapsed)).append(" elapsed, judging");
         }
         if (idempotency) {
-            line.append(" | acknowledged ").append(counts.holds()).append(", effects ").append(counts.effects());
+            line.append(" | acknowledged ")
+                    .append(counts.holds())
+                    .append(", effects ")
+                    .append(counts.effects());
         } else {
             line.append(" | holds ").append(counts.holds());
         }
-        line.append(" | faults ").append(counts.faults()).append(" (").append(counts.confirmed()).append(" confirmed");
+        line.append(" | faults ")
+                .append(counts.faults())
+                .append(" (")
+                .append(counts.confirmed())
+                .append(" confirmed");
         if (counts.unconfirmed() > 0) {
             line.append(", ").append(counts.unconfirmed()).append(" NOT");
         }
@@ -135,14 +156,19 @@ public final class CheckProgress {
         if (idempotency) {
             line.append(" | duplicates ").append(counts.duplicates());
         } else {
-            line.append(" | stale writes ").append(counts.staleStopped()).append(" | lost updates ").append(counts.lostUpdates());
+            line.append(" | stale writes ")
+                    .append(counts.staleStopped())
+                    .append(" | lost updates ")
+                    .append(counts.lostUpdates());
         }
         return line.toString();
     }
 
     private Counts read() {
         try (Stream<Path> files = Files.list(dir)) {
-            for (Path log : files.filter(file -> file.getFileName().toString().endsWith(".log")).sorted().toList()) {
+            for (Path log : files.filter(file -> file.getFileName().toString().endsWith(".log"))
+                    .sorted()
+                    .toList()) {
                 for (String line : newLines(log)) {
                     count(line);
                 }

@@ -117,7 +117,8 @@ public final class CheckClient {
         for (CheckClient client : clients) {
             while (!client.ready()) {
                 if (!client.alive() || System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("check client " + client.name() + " did not start (see its errors above)");
+                    throw new IllegalStateException(
+                            "check client " + client.name() + " did not start (see its errors above)");
                 }
                 Thread.sleep(10);
             }
@@ -131,16 +132,18 @@ public final class CheckClient {
      */
     static java.util.concurrent.atomic.AtomicBoolean stoppedWhenInputEnds() {
         java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread stdin = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the checker closes our input to stop us
-                }
-            } catch (java.io.IOException e) {
-                // treated as closed
-            }
-            stopped.set(true);
-        }, "check-worker-input");
+        Thread stdin = new Thread(
+                () -> {
+                    try {
+                        while (System.in.read() >= 0) {
+                            // the checker closes our input to stop us
+                        }
+                    } catch (java.io.IOException e) {
+                        // treated as closed
+                    }
+                    stopped.set(true);
+                },
+                "check-worker-input");
         stdin.setDaemon(true);
         stdin.start();
         return stopped;
@@ -156,8 +159,12 @@ public final class CheckClient {
      * @return the client
      * @throws io.cerberus.EngineUnavailableException the last failure, when the input ended before the engine answered
      */
-    static <T> T connectWhenUp(java.util.function.Supplier<T> connect, java.util.concurrent.atomic.AtomicBoolean stopped, HoldLog log,
-            String client) throws InterruptedException {
+    static <T> T connectWhenUp(
+            java.util.function.Supplier<T> connect,
+            java.util.concurrent.atomic.AtomicBoolean stopped,
+            HoldLog log,
+            String client)
+            throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
                 return connect.get();
@@ -167,7 +174,8 @@ public final class CheckClient {
                     throw e;
                 }
                 if (attempt == 1) {
-                    System.err.println("check client " + client + ": " + e.getMessage() + "; trying again until it answers");
+                    System.err.println(
+                            "check client " + client + ": " + e.getMessage() + "; trying again until it answers");
                 }
                 Thread.sleep(200);
             }

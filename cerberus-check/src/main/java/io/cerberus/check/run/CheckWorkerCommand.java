@@ -44,7 +44,9 @@ import picocli.CommandLine.Spec;
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
  */
-@Command(name = "check-worker", hidden = true,
+@Command(
+        name = "check-worker",
+        hidden = true,
         mixinStandardHelpOptions = true,
         description = "One client of 'cerberus check' (started by the checker; not meant to be run by hand).")
 public final class CheckWorkerCommand implements Callable<Integer> {
@@ -57,7 +59,10 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--lock", required = true, description = "The lock name, or the prefix of the names of several.")
     private String lockName;
 
-    @Option(names = "--register", required = true, description = "The register file, or the prefix of the files of several.")
+    @Option(
+            names = "--register",
+            required = true,
+            description = "The register file, or the prefix of the files of several.")
     private Path registerFile;
 
     @Option(names = "--locks", defaultValue = "1", description = "How many locks (each with its register).")
@@ -72,7 +77,11 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--lease", required = true, converter = Durations.class, description = "Lease time.")
     private Duration lease;
 
-    @Option(names = "--think", required = true, converter = Durations.class, description = "Time between read and write.")
+    @Option(
+            names = "--think",
+            required = true,
+            converter = Durations.class,
+            description = "Time between read and write.")
     private Duration think;
 
     @Option(names = "--no-lock", description = "Take no lock (negative control).")
@@ -106,22 +115,28 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
         List<FencedRegister> registers = locks.registers(!noFencing);
         try (HoldLog log = new HoldLog(logFile);
-                Recipe recipe = recipeName == null ? null : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
-                Cerberus cerberus = noLock || recipe != null ? null : CheckClient.connectWhenUp(() -> connect(log), stopped, log, client)) {
+                Recipe recipe = recipeName == null
+                        ? null
+                        : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
+                Cerberus cerberus = noLock || recipe != null
+                        ? null
+                        : CheckClient.connectWhenUp(() -> connect(log), stopped, log, client)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
             announce(out, "READY");
             List<Thread> threads = new ArrayList<>();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             for (int i = 0; i < loops; i++) {
                 String name = loops == 1 ? client : client + "." + i;
-                Thread thread = new Thread(() -> {
-                    try {
-                        loop(name, cerberus, recipe, fencing, locks, registers, log, out, stopped);
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                        stopped.set(true);
-                    }
-                }, "check-loop-" + i);
+                Thread thread = new Thread(
+                        () -> {
+                            try {
+                                loop(name, cerberus, recipe, fencing, locks, registers, log, out, stopped);
+                            } catch (Throwable e) {
+                                failure.compareAndSet(null, e);
+                                stopped.set(true);
+                            }
+                        },
+                        "check-loop-" + i);
                 threads.add(thread);
                 thread.start();
             }
@@ -139,8 +154,17 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     }
 
     /** One loop: takes a lock (one of the N at random), works on its register, releases, until stopped. */
-    private void loop(String name, Cerberus cerberus, Recipe recipe, boolean fencing, CheckLocks locks, List<FencedRegister> registers,
-            HoldLog log, PrintWriter out, AtomicBoolean stopped) throws InterruptedException {
+    private void loop(
+            String name,
+            Cerberus cerberus,
+            Recipe recipe,
+            boolean fencing,
+            CheckLocks locks,
+            List<FencedRegister> registers,
+            HoldLog log,
+            PrintWriter out,
+            AtomicBoolean stopped)
+            throws InterruptedException {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
             if (cerberus == null && recipe == null) {
@@ -150,16 +174,25 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             long acquiring = System.nanoTime();
             Optional<Held> held;
             try {
-                held = recipe != null ? Held.take(recipe, locks.name(lock)) : Held.take(cerberus, locks.name(lock), fencing);
+                held = recipe != null
+                        ? Held.take(recipe, locks.name(lock))
+                        : Held.take(cerberus, locks.name(lock), fencing);
             } catch (Unanswered e) {
                 log.log("ENGINE", name, lock, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
                 continue;
             }
             if (held.isPresent()) {
-                // read at once: a pause before the lines are written must not move this grant after grants made during it
+                // read at once: a pause before the lines are written must not move this grant after grants made during
+                // it
                 long granted = System.nanoTime();
-                log.log("ENGINE", name, lock, held.get().token(), granted, "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
+                log.log(
+                        "ENGINE",
+                        name,
+                        lock,
+                        held.get().token(),
+                        granted,
+                        "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
                 cycle(name, lock, registers.get(lock), log, out, held.get(), granted);
             } else {
                 log.log("ENGINE", name, lock, -1, BUSY);
@@ -167,7 +200,8 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         }
     }
 
-    private void cycle(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
+    private void cycle(
+            String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
             throws InterruptedException {
         long token = held.token();
         log.log("ACQ", name, lock, token, granted, "");
@@ -188,12 +222,18 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             reading.decrementAndGet();
             holding.decrementAndGet();
         }
-        announce(out); // before the release, which may take long (a store without a leader): the aim must not take it for a holder
+        announce(out); // before the release, which may take long (a store without a leader): the aim must not take it
+        // for a holder
         if (held != Held.NOTHING) {
             long releasing = System.nanoTime();
             Optional<String> lost = held.release();
             if (lost.isEmpty()) {
-                log.log("ENGINE", name, lock, token, "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
+                log.log(
+                        "ENGINE",
+                        name,
+                        lock,
+                        token,
+                        "release " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing) + "ms");
             } else {
                 log.log("LOST", name, lock, token, lost.get());
             }
@@ -217,9 +257,12 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         static final Held NOTHING = new Held(-1, null, null);
 
         /** @return the lease, or empty when another holds the lock */
-        static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing) throws Unanswered, InterruptedException {
+        static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing)
+                throws Unanswered, InterruptedException {
             try {
-                return cerberus.lock(lockName).tryAcquire(TRY).map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
+                return cerberus.lock(lockName)
+                        .tryAcquire(TRY)
+                        .map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
             } catch (EngineUnavailableException e) {
                 throw new Unanswered(e);
             }
@@ -294,15 +337,23 @@ public final class CheckWorkerCommand implements Callable<Integer> {
 
     /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */
     private Cerberus connect(HoldLog log) {
-        return Cerberus.builder().engine(engine.engineUri()).namespace(engine.namespace()).defaultLease(lease)
+        return Cerberus.builder()
+                .engine(engine.engineUri())
+                .namespace(engine.namespace())
+                .defaultLease(lease)
                 .metrics(new CerberusMetrics() {
                     @Override
                     public void renewals(String engineName, RenewalOutcome outcome, int holds) {
                         if (outcome != RenewalOutcome.RENEWED) {
-                            log.log("ENGINE", client, -1, "renewal " + outcome.name().toLowerCase(Locale.ROOT));
+                            log.log(
+                                    "ENGINE",
+                                    client,
+                                    -1,
+                                    "renewal " + outcome.name().toLowerCase(Locale.ROOT));
                         }
                     }
-                }).build();
+                })
+                .build();
     }
 
     /** Announces the client's busiest state: READ if a loop is inside its critical section, else HOLD if one holds, else FREE. */

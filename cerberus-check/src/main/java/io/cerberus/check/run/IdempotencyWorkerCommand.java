@@ -44,9 +44,12 @@ import picocli.CommandLine.Spec;
  * {@code COMPLETE_FAILED}, {@code ACK}, {@code REFUSED}, {@code RETRY}, and {@code ENGINE} (timed
  * store calls and store errors, the evidence of network faults). Stops when its input ends.
  */
-@Command(name = "check-idempotency-worker", hidden = true,
+@Command(
+        name = "check-idempotency-worker",
+        hidden = true,
         mixinStandardHelpOptions = true,
-        description = "One client of 'cerberus check --idempotency' (started by the checker; not meant to be run by hand).")
+        description =
+                "One client of 'cerberus check --idempotency' (started by the checker; not meant to be run by hand).")
 final class IdempotencyWorkerCommand implements Callable<Integer> {
     /** One operation in this many fails on purpose (after its think, before its effect) and releases its key. */
     static final int FAIL_ONE_IN = 10;
@@ -68,7 +71,11 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
     @Option(names = "--lease", required = true, converter = Durations.class, description = "The guard's lease.")
     private Duration lease;
 
-    @Option(names = "--think", required = true, converter = Durations.class, description = "Time an operation takes before its effect.")
+    @Option(
+            names = "--think",
+            required = true,
+            converter = Durations.class,
+            description = "Time an operation takes before its effect.")
     private Duration think;
 
     @Option(names = "--keys", required = true, description = "Keys live at a time.")
@@ -92,18 +99,27 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
     private final Set<Long> acknowledged = new HashSet<>();
 
     /** How one submission ended. */
-    private enum Ending { ACKNOWLEDGED, REFUSED, RETRY }
+    private enum Ending {
+        ACKNOWLEDGED,
+        REFUSED,
+        RETRY
+    }
 
     @Override
     public Integer call() throws Exception {
         out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
-        try (HoldLog events = new HoldLog(logFile); EffectLedger effects = new EffectLedger(ledgerFile);
+        try (HoldLog events = new HoldLog(logFile);
+                EffectLedger effects = new EffectLedger(ledgerFile);
                 Cerberus cerberus = guardKind.equals("cerberus")
-                        ? CheckClient.connectWhenUp(() -> engine.connect(lease), stopped, events, client) : null;
-                IdempotencyGuard guard = cerberus == null ? null
-                        : cerberus.idempotency(IdempotencyOptions.defaults().withLease(lease).waitingWhenInProgress(lease));
-                UncheckedRedisGuard unchecked = guardKind.equals("unchecked") ? new UncheckedRedisGuard(engine.engineUri(), lease) : null) {
+                        ? CheckClient.connectWhenUp(() -> engine.connect(lease), stopped, events, client)
+                        : null;
+                IdempotencyGuard guard = cerberus == null
+                        ? null
+                        : cerberus.idempotency(
+                                IdempotencyOptions.defaults().withLease(lease).waitingWhenInProgress(lease));
+                UncheckedRedisGuard unchecked =
+                        guardKind.equals("unchecked") ? new UncheckedRedisGuard(engine.engineUri(), lease) : null) {
             this.log = events;
             this.ledger = effects;
             announce("READY");
@@ -131,7 +147,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Ending submit(long key, String payload, String submission, IdempotencyGuard guard, UncheckedRedisGuard unchecked)
+    private Ending submit(
+            long key, String payload, String submission, IdempotencyGuard guard, UncheckedRedisGuard unchecked)
             throws InterruptedException {
         log.log("SUBMIT", client, key, submission + " " + payload);
         if (guard != null) {
@@ -148,11 +165,16 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         return acknowledge(key, submission, "EXECUTED", submission);
     }
 
-    private Ending guarded(long key, String payload, String submission, IdempotencyGuard guard) throws InterruptedException {
+    private Ending guarded(long key, String payload, String submission, IdempotencyGuard guard)
+            throws InterruptedException {
         long claiming = System.nanoTime();
-        try (IdempotencyAttempt<String> attempt = guard.begin(IdempotencyKey.of("check-op", "k" + key, payload), Duration.ofHours(1),
-                ResultCodec.STRING)) {
-            log.log("ENGINE", client, key, "claim " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claiming) + "ms");
+        try (IdempotencyAttempt<String> attempt = guard.begin(
+                IdempotencyKey.of("check-op", "k" + key, payload), Duration.ofHours(1), ResultCodec.STRING)) {
+            log.log(
+                    "ENGINE",
+                    client,
+                    key,
+                    "claim " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claiming) + "ms");
             if (!attempt.mustRun()) {
                 return acknowledge(key, submission, "REPLAYED", attempt.replayed());
             }
@@ -169,7 +191,11 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
                 log.log("ENGINE", client, key, "completion failed");
                 return retry(key, submission, "completion-failed");
             }
-            log.log("ENGINE", client, key, "complete " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - completing) + "ms");
+            log.log(
+                    "ENGINE",
+                    client,
+                    key,
+                    "complete " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - completing) + "ms");
             log.log("COMPLETED", client, key, submission);
             return acknowledge(key, submission, "EXECUTED", submission);
         } catch (IdempotencyKeyMismatchException e) {
@@ -188,7 +214,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         }
     }
 
-    private Ending unchecked(long key, String payload, String submission, UncheckedRedisGuard unchecked) throws InterruptedException {
+    private Ending unchecked(long key, String payload, String submission, UncheckedRedisGuard unchecked)
+            throws InterruptedException {
         UncheckedRedisGuard.Claim claim;
         try {
             claim = unchecked.claim(key, payload, submission, lease);

@@ -14,9 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /**
  * The client JVMs of a check: {@link #start} launches one with this JVM's class path (the packaged
@@ -27,15 +27,17 @@ import picocli.CommandLine;
  * credentials ({@code ps}). A worker's errors print and exit as the {@code cerberus} command's do:
  * {@code cerberus check-worker: <what went wrong>}, on standard error, which the checker shows.
  */
-@Command(name = "cerberus", subcommands = {CheckWorkerCommand.class, IdempotencyWorkerCommand.class})
+@Command(
+        name = "cerberus",
+        subcommands = {CheckWorkerCommand.class, IdempotencyWorkerCommand.class})
 public final class Workers {
     /** The environment variable that names the engine of a worker. */
     static final String ENGINE_ENV = "CERBERUS_ENGINE";
+
     private static final int USAGE = 64;
     private static final int INTERNAL_ERROR = 70;
 
-    private Workers() {
-    }
+    private Workers() {}
 
     /**
      * Runs a worker command and exits with its exit code.
@@ -53,7 +55,8 @@ public final class Workers {
         commandLine.setExecutionExceptionHandler((e, failed, parsed) -> {
             int code = exitCode(e);
             String message = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
-            return failed(failed, code, code == INTERNAL_ERROR ? e.getClass().getSimpleName() + ": " + message : message);
+            return failed(
+                    failed, code, code == INTERNAL_ERROR ? e.getClass().getSimpleName() + ": " + message : message);
         });
         System.exit(commandLine.execute(args));
     }
@@ -88,10 +91,19 @@ public final class Workers {
      * @return the process
      * @throws IllegalStateException if it cannot be started
      */
-    static ManagedProcess start(String worker, List<String> args, String engineUri, String what, Consumer<String> onLine) {
-        List<String> command = JavaCommand.of(Workers.class).quickStart("128m").args(worker).args(args).toList();
+    static ManagedProcess start(
+            String worker, List<String> args, String engineUri, String what, Consumer<String> onLine) {
+        List<String> command = JavaCommand.of(Workers.class)
+                .quickStart("128m")
+                .args(worker)
+                .args(args)
+                .toList();
         try {
-            return ManagedProcess.launch(what, command).environment(Map.of(ENGINE_ENV, engineUri)).inheritStderr().onLine(onLine).start();
+            return ManagedProcess.launch(what, command)
+                    .environment(Map.of(ENGINE_ENV, engineUri))
+                    .inheritStderr()
+                    .onLine(onLine)
+                    .start();
         } catch (ServerException e) {
             throw new IllegalStateException("cannot start " + what + ": " + e.getMessage(), e);
         }
@@ -99,7 +111,10 @@ public final class Workers {
 
     /** A worker's engine: the URI from {@value #ENGINE_ENV}, the namespace from {@code --namespace}. */
     static final class EngineOption {
-        @Option(names = "--namespace", paramLabel = "NS", defaultValue = CerberusBuilder.DEFAULT_NAMESPACE,
+        @Option(
+                names = "--namespace",
+                paramLabel = "NS",
+                defaultValue = CerberusBuilder.DEFAULT_NAMESPACE,
                 description = "Namespace of the lock names.")
         private String namespace;
 
@@ -107,7 +122,8 @@ public final class Workers {
         String engineUri() {
             String uri = System.getenv(ENGINE_ENV);
             if (uri == null || uri.isBlank()) {
-                throw new IllegalArgumentException("a check worker gets its engine in " + ENGINE_ENV + "; it is not set");
+                throw new IllegalArgumentException(
+                        "a check worker gets its engine in " + ENGINE_ENV + "; it is not set");
             }
             return uri.strip();
         }
@@ -118,7 +134,11 @@ public final class Workers {
 
         /** @return a client of the engine with this default lease */
         Cerberus connect(Duration lease) {
-            return Cerberus.builder().engine(engineUri()).namespace(namespace).defaultLease(lease).build();
+            return Cerberus.builder()
+                    .engine(engineUri())
+                    .namespace(namespace)
+                    .defaultLease(lease)
+                    .build();
         }
     }
 }

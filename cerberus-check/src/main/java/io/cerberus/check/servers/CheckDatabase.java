@@ -34,6 +34,7 @@ import java.util.function.Consumer;
 public final class CheckDatabase implements LockServer {
     /** The pool modes {@code --pgbouncer} takes. */
     public static final List<String> PGBOUNCER_MODES = List.of("session", "transaction");
+
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
     private final LoopbackServer server;
@@ -61,11 +62,17 @@ public final class CheckDatabase implements LockServer {
     static CheckDatabase postgres(Path dir, String mode, String pgBouncer) throws IOException {
         requirePrograms("postgres", List.of("postgres", "initdb"), "postgresql", "postgres");
         if (pgBouncer != null && Executables.find("pgbouncer").isEmpty()) {
-            throw new IllegalArgumentException("--pgbouncer needs pgbouncer; install it with: apt-get install pgbouncer");
+            throw new IllegalArgumentException(
+                    "--pgbouncer needs pgbouncer; install it with: apt-get install pgbouncer");
         }
         Files.createDirectories(dir);
-        // its data directory is a temporary one, not in --out: the postgres user must reach it, and --out may be a root-only path
-        PostgresServer postgres = PostgresServer.builder().fsync(true).output(dir.resolve("postgres.out")).startTimeout(WITHIN).start();
+        // its data directory is a temporary one, not in --out: the postgres user must reach it, and --out may be a
+        // root-only path
+        PostgresServer postgres = PostgresServer.builder()
+                .fsync(true)
+                .output(dir.resolve("postgres.out"))
+                .startTimeout(WITHIN)
+                .start();
         if (pgBouncer == null) {
             return new CheckDatabase(postgres, "postmaster", mode, null);
         }
@@ -94,13 +101,21 @@ public final class CheckDatabase implements LockServer {
     static CheckDatabase mariaDb(Path dir, String mode) throws IOException {
         requirePrograms("mariadb", List.of("mariadbd", "mariadb-install-db"), "mariadb-server", "mysql");
         if (Executables.find("mariadb-admin").isEmpty()) {
-            throw new IllegalArgumentException("--server mariadb needs mariadb-admin to see the server accept a login; install it with:"
-                    + " apt-get install mariadb-client");
+            throw new IllegalArgumentException(
+                    "--server mariadb needs mariadb-admin to see the server accept a login; install it with:"
+                            + " apt-get install mariadb-client");
         }
         Files.createDirectories(dir);
         // as for PostgreSQL, a temporary data directory that the mysql user can reach
-        return new CheckDatabase(MariaDbServer.builder().fsync(true).output(dir.resolve("mariadb.out")).startTimeout(WITHIN).start(),
-                "mariadbd", mode, null);
+        return new CheckDatabase(
+                MariaDbServer.builder()
+                        .fsync(true)
+                        .output(dir.resolve("mariadb.out"))
+                        .startTimeout(WITHIN)
+                        .start(),
+                "mariadbd",
+                mode,
+                null);
     }
 
     /**
@@ -115,7 +130,10 @@ public final class CheckDatabase implements LockServer {
      */
     static CheckDatabase h2(Path dir, String mode, boolean writtenAtCommit) throws IOException {
         Files.createDirectories(dir);
-        H2Server.Builder builder = H2Server.builder().dir(dir.resolve("h2")).output(dir.resolve("h2.out")).startTimeout(WITHIN);
+        H2Server.Builder builder = H2Server.builder()
+                .dir(dir.resolve("h2"))
+                .output(dir.resolve("h2.out"))
+                .startTimeout(WITHIN);
         if (writtenAtCommit) {
             builder.writeDelay(Duration.ZERO);
         }
@@ -125,27 +143,32 @@ public final class CheckDatabase implements LockServer {
     private static void requirePrograms(String kind, List<String> programs, String debianPackage, String systemUser) {
         for (String program : programs) {
             if (Executables.find(program).isEmpty()) {
-                throw new IllegalArgumentException("--server " + kind + " needs " + program + "; install it with: apt-get install "
-                        + debianPackage);
+                throw new IllegalArgumentException("--server " + kind + " needs " + program
+                        + "; install it with: apt-get install " + debianPackage);
             }
         }
-        if ("root".equals(System.getProperty("user.name")) && Executables.find("setpriv").isEmpty()) {
-            throw new IllegalArgumentException("--server " + kind + " as root needs setpriv to run the server as the " + systemUser
-                    + " user (it refuses root); install it with: apt-get install util-linux");
+        if ("root".equals(System.getProperty("user.name"))
+                && Executables.find("setpriv").isEmpty()) {
+            throw new IllegalArgumentException("--server " + kind + " as root needs setpriv to run the server as the "
+                    + systemUser + " user (it refuses root); install it with: apt-get install util-linux");
         }
     }
 
     /** @return the clients' URI: the server's, or PgBouncer's in front of it */
     @Override
     public String uri() {
-        String separator = server instanceof H2Server ? ";" : "&"; // H2's settings follow ';', the others' a query string
-        return (bouncer == null ? server.uri() : bouncer.uri()) + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
+        String separator =
+                server instanceof H2Server ? ";" : "&"; // H2's settings follow ';', the others' a query string
+        return (bouncer == null ? server.uri() : bouncer.uri())
+                + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
     }
 
     @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws InterruptedException {
         long pid = server.pid();
-        long children = ProcessHandle.of(pid).map(process -> process.descendants().count()).orElse(0L);
+        long children = ProcessHandle.of(pid)
+                .map(process -> process.descendants().count())
+                .orElse(0L);
         record.accept("server-kill");
         server.kill();
         Thread.sleep(down.toMillis()); // --server-down is how long it stays down: a duration, not a wait for an event
@@ -158,9 +181,13 @@ public final class CheckDatabase implements LockServer {
         }
         record.accept("confirmed server-kill: " + process + " pid " + pid
                 + (children > 0 ? " and its " + children + " processes" : "") + " exited, port " + server.port()
-                + " closed; " + (server instanceof H2Server ? "accepting connections" : "accepting logins") + " again " + TimeUnit.NANOSECONDS.toMillis(serving - restarting)
-                + "ms after the restart" + (bouncer == null ? "" : ", through PgBouncer "
-                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting) + "ms after"));
+                + " closed; " + (server instanceof H2Server ? "accepting connections" : "accepting logins") + " again "
+                + TimeUnit.NANOSECONDS.toMillis(serving - restarting)
+                + "ms after the restart"
+                + (bouncer == null
+                        ? ""
+                        : ", through PgBouncer " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting)
+                                + "ms after"));
     }
 
     @Override

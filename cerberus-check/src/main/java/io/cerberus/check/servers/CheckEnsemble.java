@@ -39,6 +39,7 @@ final class CheckEnsemble implements LockServer {
     private final String kind;
     /** What the kind calls one of its servers in the fault log: ZooKeeper's "server", etcd's "member". */
     private final String memberWord;
+
     private final String uri;
     private int next;
 
@@ -58,9 +59,17 @@ final class CheckEnsemble implements LockServer {
      * @return the running ensemble
      */
     static CheckEnsemble zooKeeper(Path dir, Duration session) {
-        ZooKeeperEnsemble ensemble = ZooKeeperEnsemble.builder().dir(dir).tickTime(Duration.ofMillis(100))
-                .sessionTimeouts(Duration.ofMillis(100), Duration.ofSeconds(60)).startTimeout(START).start();
-        return new CheckEnsemble(ensemble, "zk", "server", ensemble.uri() + "/cerberus-check?sessionTimeout=" + session.toMillis() + "ms");
+        ZooKeeperEnsemble ensemble = ZooKeeperEnsemble.builder()
+                .dir(dir)
+                .tickTime(Duration.ofMillis(100))
+                .sessionTimeouts(Duration.ofMillis(100), Duration.ofSeconds(60))
+                .startTimeout(START)
+                .start();
+        return new CheckEnsemble(
+                ensemble,
+                "zk",
+                "server",
+                ensemble.uri() + "/cerberus-check?sessionTimeout=" + session.toMillis() + "ms");
     }
 
     /**
@@ -73,7 +82,8 @@ final class CheckEnsemble implements LockServer {
      */
     static CheckEnsemble etcd(Path dir, Duration lease) {
         if (Executables.find("etcd").isEmpty()) {
-            throw new IllegalArgumentException("--server etcd needs etcd; install it with: apt-get install etcd-server");
+            throw new IllegalArgumentException(
+                    "--server etcd needs etcd; install it with: apt-get install etcd-server");
         }
         EtcdCluster cluster = EtcdCluster.builder().dir(dir).startTimeout(START).start();
         long ttl = Math.max(2, (lease.toMillis() + 999) / 1000);
@@ -102,10 +112,11 @@ final class CheckEnsemble implements LockServer {
         record.accept(fault + " " + killed);
         Thread.sleep(down.toMillis()); // --server-down is how long it stays down: a duration, not a wait for an event
         servers.member(index).restart();
-        String restarted = memberWord + " " + (index + 1) + " rejoined as " + servers.role(index) + ", leader " + memberWord + " "
-                + (servers.awaitLeader(START) + 1);
+        String restarted = memberWord + " " + (index + 1) + " rejoined as " + servers.role(index) + ", leader "
+                + memberWord + " " + (servers.awaitLeader(START) + 1);
         record.accept("server-restart " + restarted);
-        record.accept("confirmed " + fault + ": " + killed + " exited of SIGKILL with its port closed, then " + restarted);
+        record.accept(
+                "confirmed " + fault + ": " + killed + " exited of SIGKILL with its port closed, then " + restarted);
     }
 
     /**
@@ -117,35 +128,46 @@ final class CheckEnsemble implements LockServer {
         for (int i = 0; i < servers.majority(); i++) {
             killed.add(next++ % servers.size());
         }
-        List<String> roles = killed.stream().map(index -> memberWord + " " + (index + 1) + " (" + role(index) + ")").toList();
+        List<String> roles = killed.stream()
+                .map(index -> memberWord + " " + (index + 1) + " (" + role(index) + ")")
+                .toList();
         servers.kill(killed);
         long killedAt = System.nanoTime();
         String members = String.join(" and ", roles);
         record.accept("majority-kill " + members);
         // the duration is --server-down; meanwhile the members left are watched: without a quorum they stop serving
-        List<Integer> left = IntStream.range(0, servers.size()).filter(index -> !killed.contains(index)).boxed().toList();
+        List<Integer> left = IntStream.range(0, servers.size())
+                .filter(index -> !killed.contains(index))
+                .boxed()
+                .toList();
         long end = killedAt + down.toNanos();
         long stoppedAfter = -1;
         while (System.nanoTime() - end < 0) {
-            if (stoppedAfter < 0 && left.stream().allMatch(index -> servers.role(index).isEmpty())) {
+            if (stoppedAfter < 0
+                    && left.stream().allMatch(index -> servers.role(index).isEmpty())) {
                 stoppedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
             }
             Thread.sleep(Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
         }
-        String without = left.stream().map(index -> memberWord + " " + (index + 1)).collect(Collectors.joining(" and "))
-                + (stoppedAfter < 0 ? " still served as " + left.stream().map(this::role).collect(Collectors.joining(", "))
-                        + " after " + Durations.format(down) + " without a quorum"
-                        : " stopped serving " + stoppedAfter + "ms after the kill (no quorum)");
+        String without =
+                left.stream().map(index -> memberWord + " " + (index + 1)).collect(Collectors.joining(" and "))
+                        + (stoppedAfter < 0
+                                ? " still served as "
+                                        + left.stream().map(this::role).collect(Collectors.joining(", ")) + " after "
+                                        + Durations.format(down) + " without a quorum"
+                                : " stopped serving " + stoppedAfter + "ms after the kill (no quorum)");
         record.accept("majority-down " + Durations.format(down) + ": " + without);
         long restarting = System.nanoTime();
         servers.restart(killed);
         int leader = servers.awaitLeader(START);
-        String restarted = killed.stream().map(index -> memberWord + " " + (index + 1) + " rejoined as " + servers.role(index))
-                .collect(Collectors.joining(", ")) + ", leader " + memberWord + " " + (leader + 1) + ", "
+        String restarted = killed.stream()
+                        .map(index -> memberWord + " " + (index + 1) + " rejoined as " + servers.role(index))
+                        .collect(Collectors.joining(", "))
+                + ", leader " + memberWord + " " + (leader + 1) + ", "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarting) + "ms after the restart";
         record.accept("server-restart " + restarted);
-        record.accept("confirmed majority-kill: " + members + " exited of SIGKILL with their ports closed, " + without + ", then "
-                + restarted);
+        record.accept("confirmed majority-kill: " + members + " exited of SIGKILL with their ports closed, " + without
+                + ", then " + restarted);
     }
 
     private String role(int index) {

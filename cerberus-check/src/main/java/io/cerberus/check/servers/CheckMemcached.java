@@ -35,10 +35,14 @@ final class CheckMemcached implements LockServer {
      */
     static CheckMemcached start(Path dir) throws IOException {
         if (Executables.find("memcached").isEmpty()) {
-            throw new IllegalArgumentException("--server memcached needs memcached; install it with: apt-get install memcached");
+            throw new IllegalArgumentException(
+                    "--server memcached needs memcached; install it with: apt-get install memcached");
         }
         Files.createDirectories(dir);
-        return new CheckMemcached(MemcachedServer.builder().output(dir.resolve("memcached.out")).startTimeout(WITHIN).start());
+        return new CheckMemcached(MemcachedServer.builder()
+                .output(dir.resolve("memcached.out"))
+                .startTimeout(WITHIN)
+                .start());
     }
 
     @Override
@@ -55,8 +59,9 @@ final class CheckMemcached implements LockServer {
         server.restart();
         long after = server.items();
         record.accept("server-restart");
-        record.accept("confirmed server-kill: memcached exited of SIGKILL with port " + server.port() + " closed, then answered"
-                + " stats again; entries before the kill " + before + ", after the restart " + after + " (memcached keeps nothing)");
+        record.accept("confirmed server-kill: memcached exited of SIGKILL with port " + server.port()
+                + " closed, then answered" + " stats again; entries before the kill " + before + ", after the restart "
+                + after + " (memcached keeps nothing)");
     }
 
     @Override

@@ -40,15 +40,26 @@ final class CheckServers implements LockServer {
      */
     static CheckServers start(String kind, Path dir, boolean persistent) throws IOException {
         if (Executables.find("redis-server").isEmpty()) {
-            throw new IllegalArgumentException("--server " + kind + " needs redis-server; install it with: apt-get install redis-server");
+            throw new IllegalArgumentException(
+                    "--server " + kind + " needs redis-server; install it with: apt-get install redis-server");
         }
-        RedisServer.Persistence persistence = persistent ? RedisServer.Persistence.AOF_ALWAYS : RedisServer.Persistence.NONE;
+        RedisServer.Persistence persistence =
+                persistent ? RedisServer.Persistence.AOF_ALWAYS : RedisServer.Persistence.NONE;
         if (kind.equals("redlock")) {
-            RedisGroup group = RedisGroup.builder().count(5).dir(dir).persistence(persistence).startTimeout(WITHIN).start();
+            RedisGroup group = RedisGroup.builder()
+                    .count(5)
+                    .dir(dir)
+                    .persistence(persistence)
+                    .startTimeout(WITHIN)
+                    .start();
             return new CheckServers(group, group.nodes());
         }
-        RedisServer server = RedisServer.builder().dir(Files.createDirectories(dir)).output(dir.resolve("server.out"))
-                .persistence(persistence).startTimeout(WITHIN).start();
+        RedisServer server = RedisServer.builder()
+                .dir(Files.createDirectories(dir))
+                .output(dir.resolve("server.out"))
+                .persistence(persistence)
+                .startTimeout(WITHIN)
+                .start();
         return new CheckServers(server, List.of(server));
     }
 

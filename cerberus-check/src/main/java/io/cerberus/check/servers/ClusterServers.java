@@ -41,13 +41,18 @@ final class ClusterServers implements LockServer {
      * @throws IllegalArgumentException if redis-server or redis-cli is not installed
      */
     static ClusterServers start(Path dir, boolean persistent) {
-        if (Executables.find("redis-server").isEmpty() || Executables.find("redis-cli").isEmpty()) {
+        if (Executables.find("redis-server").isEmpty()
+                || Executables.find("redis-cli").isEmpty()) {
             throw new IllegalArgumentException("--server cluster needs redis-server and redis-cli; install them with:"
                     + " apt-get install redis-server redis-tools");
         }
-        return new ClusterServers(RedisCluster.builder().dir(dir)
+        return new ClusterServers(RedisCluster.builder()
+                .dir(dir)
                 .persistence(persistent ? RedisServer.Persistence.AOF_ALWAYS : RedisServer.Persistence.NONE)
-                .nodeTimeout(Duration.ofSeconds(2)).startTimeout(Duration.ofSeconds(20)).awaitTimeout(WITHIN).start());
+                .nodeTimeout(Duration.ofSeconds(2))
+                .startTimeout(Duration.ofSeconds(20))
+                .awaitTimeout(WITHIN)
+                .start());
     }
 
     @Override
@@ -57,33 +62,43 @@ final class ClusterServers implements LockServer {
 
     @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws InterruptedException {
-        List<RedisServer> masters = cluster.nodes().stream().filter(node -> replication(node).contains("role:master")).toList();
+        List<RedisServer> masters = cluster.nodes().stream()
+                .filter(node -> replication(node).contains("role:master"))
+                .toList();
         if (masters.isEmpty()) {
             throw new ServerException("no node of the cluster says it is a master; " + cluster);
         }
         RedisServer old = masters.get(next++ % masters.size());
-        RedisServer replica = cluster.nodes().stream().filter(node -> replicates(node, old)).findFirst()
-                .orElseThrow(() -> new ServerException("node" + number(old) + " is a master with no replica; " + cluster));
+        RedisServer replica = cluster.nodes().stream()
+                .filter(node -> replicates(node, old))
+                .findFirst()
+                .orElseThrow(
+                        () -> new ServerException("node" + number(old) + " is a master with no replica; " + cluster));
         record.accept("failover: SIGKILL to master node" + number(old) + ", replicated by node" + number(replica));
         long killed = System.nanoTime();
         old.kill();
-        Await.until("node" + number(replica) + " to be promoted in place of the killed master node" + number(old), WITHIN,
+        Await.until(
+                "node" + number(replica) + " to be promoted in place of the killed master node" + number(old),
+                WITHIN,
                 () -> replication(replica).contains("role:master")
                         && RespQuery.text(replica.port(), "CLUSTER", "INFO").contains("cluster_state:ok"));
         long promotedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         record.accept("promoted node" + number(replica) + " after " + promotedAfter + "ms");
         long rest = down.toMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         if (rest > 0) {
-            Thread.sleep(rest); // --server-down is how long the old master stays down: a duration, not a wait for an event
+            Thread.sleep(
+                    rest); // --server-down is how long the old master stays down: a duration, not a wait for an event
         }
-        cluster.heal(); // starts the old master again, then every node knows every other, every replica in sync with its master
+        cluster.heal(); // starts the old master again, then every node knows every other, every replica in sync with
+        // its master
         if (!replicates(old, replica)) {
-            throw new ServerException("node" + number(old) + " came back but does not replicate node" + number(replica) + ": "
-                    + replication(old));
+            throw new ServerException("node" + number(old) + " came back but does not replicate node" + number(replica)
+                    + ": " + replication(old));
         }
         record.accept("server-restart node" + number(old) + " as replica");
-        record.accept("confirmed " + fault + ": node" + number(old) + " exited and its port closed, node" + number(replica)
-                + " was promoted after " + promotedAfter + "ms, node" + number(old) + " replicates it in sync");
+        record.accept(
+                "confirmed " + fault + ": node" + number(old) + " exited and its port closed, node" + number(replica)
+                        + " was promoted after " + promotedAfter + "ms, node" + number(old) + " replicates it in sync");
     }
 
     /** @return the node's {@code INFO replication}, or empty if it does not answer */
@@ -94,7 +109,8 @@ final class ClusterServers implements LockServer {
     /** @return whether {@code replica} is a replica of {@code master} with its link up */
     private static boolean replicates(RedisServer replica, RedisServer master) {
         String info = replication(replica);
-        return info.contains("role:slave") && info.contains("master_link_status:up")
+        return info.contains("role:slave")
+                && info.contains("master_link_status:up")
                 && info.lines().map(String::strip).anyMatch(line -> line.equals("master_port:" + master.port()));
     }
 

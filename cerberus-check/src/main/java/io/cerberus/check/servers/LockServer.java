@@ -17,7 +17,8 @@ import java.util.function.Consumer;
 public interface LockServer extends AutoCloseable {
 
     /** The kinds {@code --server} takes. */
-    List<String> KINDS = List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "h2", "zk", "etcd", "memcached");
+    List<String> KINDS =
+            List.of("redis", "redlock", "sentinel", "cluster", "postgres", "mariadb", "h2", "zk", "etcd", "memcached");
 
     /** The kinds that run redis-servers: each keeps its keys across a restart only with {@code --persistence aof}. */
     List<String> REDIS_KINDS = List.of("redis", "redlock", "sentinel", "cluster");
@@ -74,7 +75,8 @@ public interface LockServer extends AutoCloseable {
      * @return the running servers
      * @throws IllegalArgumentException if the server program is not installed
      */
-    static LockServer start(String kind, Path dir, String persistence, String jdbcMode, String pgBouncer, Duration lease)
+    static LockServer start(
+            String kind, Path dir, String persistence, String jdbcMode, String pgBouncer, Duration lease)
             throws IOException, InterruptedException {
         return switch (kind) {
             case "redis", "redlock" -> CheckServers.start(kind, dir, persistence.equals("aof"));

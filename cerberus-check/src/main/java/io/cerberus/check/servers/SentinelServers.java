@@ -63,12 +63,17 @@ final class SentinelServers implements LockServer {
      */
     static SentinelServers start(Path dir, boolean persistent) {
         if (Executables.find("redis-server").isEmpty()) {
-            throw new IllegalArgumentException("--server sentinel needs redis-server; install it with: apt-get install redis-server");
+            throw new IllegalArgumentException(
+                    "--server sentinel needs redis-server; install it with: apt-get install redis-server");
         }
-        return new SentinelServers(RedisSentinel.builder().dir(dir)
+        return new SentinelServers(RedisSentinel.builder()
+                .dir(dir)
                 .persistence(persistent ? RedisServer.Persistence.AOF_ALWAYS : RedisServer.Persistence.NONE)
-                .downAfter(Duration.ofSeconds(2)).failoverTimeout(Duration.ofSeconds(2)).startTimeout(Duration.ofSeconds(20))
-                .awaitTimeout(WITHIN).start());
+                .downAfter(Duration.ofSeconds(2))
+                .failoverTimeout(Duration.ofSeconds(2))
+                .startTimeout(Duration.ofSeconds(20))
+                .awaitTimeout(WITHIN)
+                .start());
     }
 
     @Override
@@ -78,39 +83,49 @@ final class SentinelServers implements LockServer {
 
     @Override
     public void inject(String fault, Duration down, Consumer<String> record) throws InterruptedException {
-        // a Sentinel in TILT mode does not fail over, and afterwards it will not promote a replica cut off for that long
+        // a Sentinel in TILT mode does not fail over, and afterwards it will not promote a replica cut off for that
+        // long
         if (deployment.sentinels().stream().anyMatch(SentinelServers::inTilt)) {
             long since = System.nanoTime();
             try {
-                Await.until("the Sentinels to leave TILT mode", WITHIN, () -> deployment.sentinels().stream().noneMatch(SentinelServers::inTilt));
+                Await.until(
+                        "the Sentinels to leave TILT mode",
+                        WITHIN,
+                        () -> deployment.sentinels().stream().noneMatch(SentinelServers::inTilt));
             } catch (ServerException e) {
                 throw new ServerException(e.getMessage() + "; " + deployment.state(), e);
             }
-            record.accept("tilt-wait: " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + "ms until the Sentinels left"
+            record.accept("tilt-wait: " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since)
+                    + "ms until the Sentinels left"
                     + " TILT mode, which a Sentinel enters for 30 s when its timer runs over 2 s late");
         }
         RedisServer old = deployment.primary();
         long epoch = configEpoch();
         if (epoch != expectedEpoch) {
-            // a live primary that did not answer the Sentinels in time (a stalled machine) is failed over while it still
+            // a live primary that did not answer the Sentinels in time (a stalled machine) is failed over while it
+            // still
             // takes writes from the clients connected to it; what it takes until it is made a replica is lost
-            record.accept("unplanned-failover: the Sentinels failed over on their own (configuration epoch " + expectedEpoch + " -> "
-                    + epoch + "), node" + number(old) + " is primary");
+            record.accept("unplanned-failover: the Sentinels failed over on their own (configuration epoch "
+                    + expectedEpoch + " -> " + epoch + "), node" + number(old) + " is primary");
         }
         boolean unreplicated = fault.equals("failover-unreplicated");
         String lost = "";
         if (unreplicated && cutOffAndAwaitGrant(old, record)) {
-            // read last, just before the kill: the replica's counter cannot move while it is cut off, the primary's only grows
+            // read last, just before the kill: the replica's counter cannot move while it is cut off, the primary's
+            // only grows
             RedisServer replica = replicaOf(old);
             Fences kept = Fences.of(replica);
             Fences granted = Fences.of(old);
-            boolean linkDown = RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:down");
+            boolean linkDown =
+                    RespQuery.text(replica.port(), "INFO", "replication").contains("master_link_status:down");
             if (granted.grantsAhead(kept) > 0 && linkDown) {
-                lost = ", node" + number(replica) + " was promoted with fencing counter " + kept + " while node" + number(old)
-                        + " had counted " + granted + " when killed: " + granted.grantsAhead(kept) + " grant(s) never replicated";
+                lost = ", node" + number(replica) + " was promoted with fencing counter " + kept + " while node"
+                        + number(old) + " had counted " + granted + " when killed: " + granted.grantsAhead(kept)
+                        + " grant(s) never replicated";
             } else {
-                record.accept("unconfirmed " + fault + ": before the kill node" + number(replica) + " had fencing counter " + kept
-                        + " and node" + number(old) + " " + granted + (linkDown ? "" : ", and the replica's link was up again"));
+                record.accept("unconfirmed " + fault + ": before the kill node" + number(replica)
+                        + " had fencing counter " + kept + " and node" + number(old) + " " + granted
+                        + (linkDown ? "" : ", and the replica's link was up again"));
                 unreplicated = false;
             }
         } else {
@@ -128,14 +143,16 @@ final class SentinelServers implements LockServer {
         }
         long rest = down.toMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
         if (rest > 0) {
-            Thread.sleep(rest); // --server-down is how long the old primary stays down: a duration, not a wait for an event
+            Thread.sleep(
+                    rest); // --server-down is how long the old primary stays down: a duration, not a wait for an event
         }
         // in sync with the new primary, and seen up by every Sentinel: the next failover may promote it
         RedisServer back = deployment.restartAsReplica(old);
         record.accept("server-restart node" + number(back) + " as replica");
         if (!fault.equals("failover-unreplicated") || unreplicated) {
-            record.accept("confirmed " + fault + ": node" + number(back) + " exited and its port closed, all 3 Sentinels name node"
-                    + number(promoted) + " after " + promotedAfter + "ms" + lost + ", node" + number(back) + " replicates it");
+            record.accept("confirmed " + fault + ": node" + number(back)
+                    + " exited and its port closed, all 3 Sentinels name node" + number(promoted) + " after "
+                    + promotedAfter + "ms" + lost + ", node" + number(back) + " replicates it");
         }
     }
 
@@ -150,22 +167,29 @@ final class SentinelServers implements LockServer {
         Fences cut = Fences.of(replica);
         Fences[] granted = {cut};
         try {
-            Await.until("a grant on the primary cut off from its replica", GRANT,
+            Await.until(
+                    "a grant on the primary cut off from its replica",
+                    GRANT,
                     () -> (granted[0] = Fences.of(primary)).grantsAhead(cut) > 0);
         } catch (ServerException e) {
-            record.accept("unconfirmed failover-unreplicated: node" + number(primary) + " granted nothing in " + GRANT.toSeconds()
-                    + "s after its replica was cut off (fencing counter " + cut + ")");
+            record.accept("unconfirmed failover-unreplicated: node" + number(primary) + " granted nothing in "
+                    + GRANT.toSeconds() + "s after its replica was cut off (fencing counter " + cut + ")");
             return false;
         }
-        record.accept("replica-cut: node" + number(replica) + " cut off at fencing counter " + cut + " (link down, its reconnects"
-                + " refused), node" + number(primary) + " counted a grant to " + granted[0] + " without it (with waitReplicas the"
+        record.accept("replica-cut: node" + number(replica) + " cut off at fencing counter " + cut
+                + " (link down, its reconnects"
+                + " refused), node" + number(primary) + " counted a grant to " + granted[0]
+                + " without it (with waitReplicas the"
                 + " grant is given back unacknowledged)");
         return true;
     }
 
     /** @return the one replica of the deployment's primary */
     private RedisServer replicaOf(RedisServer primary) {
-        return deployment.nodes().stream().filter(node -> node.port() != primary.port()).findFirst().orElseThrow();
+        return deployment.nodes().stream()
+                .filter(node -> node.port() != primary.port())
+                .findFirst()
+                .orElseThrow();
     }
 
     /**
@@ -187,8 +211,11 @@ final class SentinelServers implements LockServer {
 
         /** @return how many grants these counters count that {@code behind}'s do not: a lock it lacks counts one */
         long grantsAhead(Fences behind) {
-            return counters.entrySet().stream().mapToLong(counter -> behind.counters.containsKey(counter.getKey())
-                    ? Math.max(0, counter.getValue() - behind.counters.get(counter.getKey())) : 1).sum();
+            return counters.entrySet().stream()
+                    .mapToLong(counter -> behind.counters.containsKey(counter.getKey())
+                            ? Math.max(0, counter.getValue() - behind.counters.get(counter.getKey()))
+                            : 1)
+                    .sum();
         }
 
         @Override
@@ -207,7 +234,8 @@ final class SentinelServers implements LockServer {
     private long configEpoch() {
         long highest = 0;
         for (RedisServer sentinel : deployment.sentinels()) {
-            String epoch = RespQuery.field(RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", deployment.masterName()), "config-epoch");
+            String epoch = RespQuery.field(
+                    RespQuery.send(sentinel.port(), "SENTINEL", "MASTER", deployment.masterName()), "config-epoch");
             if (!epoch.isEmpty()) {
                 highest = Math.max(highest, Long.parseLong(epoch));
             }

@@ -23,7 +23,8 @@ class DurationsTest {
     @ParameterizedTest
     @ValueSource(strings = {"", "5", "-1s", "1.5s", "10 s", "10S", "1d", "s", "ms10", "PT10S", "1h30m", "9999999h"})
     void rejectsEverythingElse(String text) {
-        assertThatThrownBy(() -> Durations.parse(text)).isInstanceOf(TypeConversionException.class)
+        assertThatThrownBy(() -> Durations.parse(text))
+                .isInstanceOf(TypeConversionException.class)
                 .hasMessageContaining("'" + text + "'");
     }
 

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -18,14 +17,19 @@ class ProgressLineTest {
     @Test
     void plainLinesComeEveryPeriodWithoutEscapeCodesAndNoneComeWithNone() {
         StringWriter plain = new StringWriter();
-        try (ProgressLine line = ProgressLine.start("line", Duration.ofSeconds(1), new PrintWriter(plain), () -> "check 0:01 elapsed")) {
+        try (ProgressLine line =
+                ProgressLine.start("line", Duration.ofSeconds(1), new PrintWriter(plain), () -> "check 0:01 elapsed")) {
             assertThat(line.live()).isFalse();
             awaitTrue(() -> plain.toString().split("\n").length >= 2);
         }
-        assertThat(plain.toString()).startsWith("check 0:01 elapsed\ncheck 0:01 elapsed\n").doesNotContain("\r").doesNotContain("\u001b");
+        assertThat(plain.toString())
+                .startsWith("check 0:01 elapsed\ncheck 0:01 elapsed\n")
+                .doesNotContain("\r")
+                .doesNotContain("\u001b");
 
         StringWriter none = new StringWriter();
-        ProgressLine.start("none", Duration.ofSeconds(1), new PrintWriter(none), () -> "never").close();
+        ProgressLine.start("none", Duration.ofSeconds(1), new PrintWriter(none), () -> "never")
+                .close();
         assertThat(none.toString()).isEmpty();
     }
 
@@ -36,7 +40,10 @@ class ProgressLineTest {
             assertThat(line.live()).isTrue();
             awaitTrue(() -> screen.toString().contains("\u001b[K"));
         }
-        assertThat(screen.toString()).startsWith("\r" + "x".repeat(17) + "...\u001b[K").endsWith("\r\u001b[K").doesNotContain("\n");
+        assertThat(screen.toString())
+                .startsWith("\r" + "x".repeat(17) + "...\u001b[K")
+                .endsWith("\r\u001b[K")
+                .doesNotContain("\n");
     }
 
     @Test
@@ -53,7 +60,8 @@ class ProgressLineTest {
         } finally {
             System.setErr(before);
         }
-        assertThat(others.toString(java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("check client c1: refused; trying again\n");
+        assertThat(others.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .isEqualTo("check client c1: refused; trying again\n");
     }
 
     @Test
@@ -68,9 +76,11 @@ class ProgressLineTest {
 
     @Test
     void aModeOutsideTheListOrAPeriodUnderASecondIsRefused() {
-        assertThatThrownBy(() -> ProgressLine.check("bar", Duration.ofSeconds(30))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ProgressLine.check("bar", Duration.ofSeconds(30)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--progress takes auto, line, none, was 'bar'");
-        assertThatThrownBy(() -> ProgressLine.check("line", Duration.ofMillis(500))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ProgressLine.check("line", Duration.ofMillis(500)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--progress-every must be at least 1s, was 500ms");
     }
 

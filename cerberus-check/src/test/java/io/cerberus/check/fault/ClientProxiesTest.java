@@ -29,7 +29,8 @@ class ClientProxiesTest {
 
     @Test
     void aCutTheTargetLoggedNothingOfIsNotConfirmed() throws Exception {
-        assertThat(cut("drop", false)).contains("unconfirmed drop: c1 logged no engine error, lost lease or call held by it");
+        assertThat(cut("drop", false))
+                .contains("unconfirmed drop: c1 logged no engine error, lost lease or call held by it");
     }
 
     /** @return the fault log of one cut of 400 ms on client c1, which logs a call held across the heal if asked */
@@ -46,7 +47,13 @@ class ClientProxiesTest {
                 }
             });
             client.start();
-            proxies.inject(fault, "c1", Duration.ofMillis(400), Duration.ofMillis(100), faultLog, Duration.ofMillis(heldCall ? 5000 : 300));
+            proxies.inject(
+                    fault,
+                    "c1",
+                    Duration.ofMillis(400),
+                    Duration.ofMillis(100),
+                    faultLog,
+                    Duration.ofMillis(heldCall ? 5000 : 300));
             client.join(TimeUnit.SECONDS.toMillis(10));
             assertThat(client.isAlive()).isFalse();
             return Files.readString(faults);
@@ -60,8 +67,13 @@ class ClientProxiesTest {
             while (System.nanoTime() - deadline < 0) {
                 List<HoldLog.Event> events = Files.exists(faults) ? HoldLog.read(faults) : List.of();
                 if (events.size() >= 2 && events.get(1).detail().equals("heal")) {
-                    long middle = events.get(0).nanos() + (events.get(1).nanos() - events.get(0).nanos()) / 2;
-                    clientLog.log("ENGINE", "c1", -1, "claim " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - middle) + "ms");
+                    long middle = events.get(0).nanos()
+                            + (events.get(1).nanos() - events.get(0).nanos()) / 2;
+                    clientLog.log(
+                            "ENGINE",
+                            "c1",
+                            -1,
+                            "claim " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - middle) + "ms");
                     return;
                 }
                 Thread.sleep(5);

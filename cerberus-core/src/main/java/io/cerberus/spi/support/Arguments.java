@@ -8,8 +8,7 @@ import java.util.Locale;
  * failure is an {@link IllegalArgumentException} naming what was wrong.
  */
 public final class Arguments {
-    private Arguments() {
-    }
+    private Arguments() {}
 
     /**
      * @param what what the value is, for the message ("lock name")
@@ -31,14 +30,20 @@ public final class Arguments {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (Character.isISOControl(c)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT,
-                        "%s must not contain control characters, found U+%04X at index %d", what, (int) c, i));
+                throw new IllegalArgumentException(String.format(
+                        Locale.ROOT,
+                        "%s must not contain control characters, found U+%04X at index %d",
+                        what,
+                        (int) c,
+                        i));
             }
             if (Character.isSurrogate(c)) {
                 boolean paired = Character.isHighSurrogate(c)
-                        && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1));
+                        && i + 1 < value.length()
+                        && Character.isLowSurrogate(value.charAt(i + 1));
                 if (!paired) {
-                    throw new IllegalArgumentException(what + " must be valid Unicode, found a lone surrogate at index " + i);
+                    throw new IllegalArgumentException(
+                            what + " must be valid Unicode, found a lone surrogate at index " + i);
                 }
                 i++;
             }

@@ -13,11 +13,11 @@ import java.util.regex.Pattern;
 public final class Durations {
     /** The units the grammar takes, for messages. */
     public static final String FORMS = "a whole number with a unit (ns, us, ms, s, m or h), such as 250ms, 2s or 1m";
+
     private static final Pattern AMOUNT_AND_UNIT = Pattern.compile("(\\d{1,15})(ns|us|ms|s|m|h)");
     private static final Duration LONGEST = Duration.ofDays(365);
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /**
      * @param what the setting, for the message ({@code "timeout of redis URI redis://h"})
@@ -41,7 +41,8 @@ public final class Durations {
                 return d;
             }
         }
-        throw new IllegalArgumentException(what + " must be a positive duration up to 365 days, " + FORMS + ", was '" + text + "'");
+        throw new IllegalArgumentException(
+                what + " must be a positive duration up to 365 days, " + FORMS + ", was '" + text + "'");
     }
 
     /**

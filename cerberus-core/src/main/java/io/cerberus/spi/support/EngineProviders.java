@@ -20,15 +20,15 @@ public final class EngineProviders {
     private static final Map<String, Set<String>> PLAIN_PARAMETERS = new ConcurrentHashMap<>();
     private static volatile Map<String, EngineProvider> providers;
 
-    private EngineProviders() {
-    }
+    private EngineProviders() {}
 
     /** @return every scheme served, in order, with its provider; unmodifiable */
     public static Map<String, EngineProvider> byScheme() {
         Map<String, EngineProvider> found = providers;
         if (found == null) {
             Map<String, EngineProvider> loaded = new TreeMap<>();
-            for (EngineProvider provider : ServiceLoader.load(EngineProvider.class, EngineProviders.class.getClassLoader())) {
+            for (EngineProvider provider :
+                    ServiceLoader.load(EngineProvider.class, EngineProviders.class.getClassLoader())) {
                 for (String scheme : new TreeSet<>(provider.schemes())) {
                     loaded.putIfAbsent(scheme, provider);
                 }
@@ -47,8 +47,11 @@ public final class EngineProviders {
     public static Set<String> plainParameters(String scheme) {
         return PLAIN_PARAMETERS.computeIfAbsent(scheme, s -> {
             EngineProvider provider = byScheme().get(s);
-            return provider == null ? Set.of() : provider.plainParameters(s).stream()
-                    .map(name -> name.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+            return provider == null
+                    ? Set.of()
+                    : provider.plainParameters(s).stream()
+                            .map(name -> name.toLowerCase(Locale.ROOT))
+                            .collect(Collectors.toUnmodifiableSet());
         });
     }
 

@@ -33,8 +33,16 @@ public final class EngineUri {
     private final Optional<String> fragment;
     private final Map<String, String> parameters;
 
-    private EngineUri(String engine, String scheme, String shown, Optional<String> user, Optional<String> password, List<String> hosts,
-            String path, Optional<String> fragment, Map<String, String> parameters) {
+    private EngineUri(
+            String engine,
+            String scheme,
+            String shown,
+            Optional<String> user,
+            Optional<String> password,
+            List<String> hosts,
+            String path,
+            Optional<String> fragment,
+            Map<String, String> parameters) {
         this.engine = engine;
         this.scheme = scheme;
         this.shown = shown;
@@ -68,14 +76,15 @@ public final class EngineUri {
      * @return the parts
      * @throws IllegalArgumentException naming the rule the URI breaks
      */
-    public static EngineUri parse(String uri, String engine, Set<String> schemes, Set<String> known, boolean takesFragment) {
+    public static EngineUri parse(
+            String uri, String engine, Set<String> schemes, Set<String> known, boolean takesFragment) {
         Arguments.notNull(engine + " URI", uri);
         String shown = Redaction.redact(uri);
         int separator = uri.indexOf("://");
         String scheme = separator < 0 ? "" : uri.substring(0, separator).toLowerCase(Locale.ROOT);
         if (!schemes.contains(scheme)) {
-            throw new IllegalArgumentException("a " + engine + " URI starts with " + String.join(":// or ", new TreeSet<>(schemes))
-                    + "://, was " + shown);
+            throw new IllegalArgumentException("a " + engine + " URI starts with "
+                    + String.join(":// or ", new TreeSet<>(schemes)) + "://, was " + shown);
         }
         String rest = uri.substring(separator + 3);
         int at = rest.lastIndexOf('@', end(rest, 0) - 1);
@@ -84,12 +93,14 @@ public final class EngineUri {
         if (at >= 0) {
             String userInfo = rest.substring(0, at);
             int colon = userInfo.indexOf(':');
-            user = Optional.of(decode(colon < 0 ? userInfo : userInfo.substring(0, colon), engine)).filter(u -> !u.isEmpty());
+            user = Optional.of(decode(colon < 0 ? userInfo : userInfo.substring(0, colon), engine))
+                    .filter(u -> !u.isEmpty());
             password = colon < 0 ? Optional.empty() : Optional.of(decode(userInfo.substring(colon + 1), engine));
             rest = rest.substring(at + 1);
-        } else if (rest.indexOf('@') >= 0 && rest.substring(0, rest.indexOf('@')).indexOf('=') < 0) {
-            throw new IllegalArgumentException("the user-info of " + engine + " URI " + shown + " holds a '/', '?' or '#':"
-                    + " percent-encode it (%2F, %3F, %23)");
+        } else if (rest.indexOf('@') >= 0
+                && rest.substring(0, rest.indexOf('@')).indexOf('=') < 0) {
+            throw new IllegalArgumentException("the user-info of " + engine + " URI " + shown
+                    + " holds a '/', '?' or '#':" + " percent-encode it (%2F, %3F, %23)");
         }
         int hostsEnd = end(rest, 0);
         List<String> hosts = new ArrayList<>();
@@ -109,8 +120,10 @@ public final class EngineUri {
         int queryStart = rest.substring(0, end).indexOf('?', hostsEnd);
         int pathEnd = queryStart >= 0 ? queryStart : end;
         String path = decode(rest.substring(hostsEnd, pathEnd), engine);
-        Optional<String> fragment = fragmentStart < 0 ? Optional.empty() : Optional.of(decode(rest.substring(fragmentStart + 1), engine));
-        Map<String, String> parameters = queryStart < 0 ? Map.of() : parameters(rest.substring(queryStart + 1, end), engine, shown, known);
+        Optional<String> fragment =
+                fragmentStart < 0 ? Optional.empty() : Optional.of(decode(rest.substring(fragmentStart + 1), engine));
+        Map<String, String> parameters =
+                queryStart < 0 ? Map.of() : parameters(rest.substring(queryStart + 1, end), engine, shown, known);
         return new EngineUri(engine, scheme, shown, user, password, List.copyOf(hosts), path, fragment, parameters);
     }
 
@@ -141,19 +154,31 @@ public final class EngineUri {
         int query = rest.indexOf('?');
         String name = decode(query < 0 ? rest : rest.substring(0, query), engine);
         if (name.contains("/") || name.contains("#")) {
-            throw new IllegalArgumentException(engine + " URI must be \"" + scheme + ":\" or \"" + scheme + ":NAME\" (a name without '/',"
-                    + " '?' or '#'), with parameters after '?', was \"" + shown + "\"");
+            throw new IllegalArgumentException(
+                    engine + " URI must be \"" + scheme + ":\" or \"" + scheme + ":NAME\" (a name without '/',"
+                            + " '?' or '#'), with parameters after '?', was \"" + shown + "\"");
         }
-        Map<String, String> parameters = query < 0 ? Map.of() : parameters(rest.substring(query + 1), engine, shown, known);
-        return new EngineUri(engine, scheme, shown, Optional.empty(), Optional.empty(), List.of(), name, Optional.empty(), parameters);
+        Map<String, String> parameters =
+                query < 0 ? Map.of() : parameters(rest.substring(query + 1), engine, shown, known);
+        return new EngineUri(
+                engine,
+                scheme,
+                shown,
+                Optional.empty(),
+                Optional.empty(),
+                List.of(),
+                name,
+                Optional.empty(),
+                parameters);
     }
 
     /** @return the parameters of a query, decoded, checked to be known and given once */
     private static Map<String, String> parameters(String query, String engine, String shown, Set<String> known) {
         Map<String, String> parameters = new LinkedHashMap<>();
         if (query.indexOf(';') >= 0) {
-            throw new IllegalArgumentException(engine + " URI " + shown + " holds a ';' in its parameters, which separate with '&':"
-                    + " a value holding ';' must be percent-encoded (%3B)");
+            throw new IllegalArgumentException(
+                    engine + " URI " + shown + " holds a ';' in its parameters, which separate with '&':"
+                            + " a value holding ';' must be percent-encoded (%3B)");
         }
         for (String pair : query.split("&")) {
             if (pair.isEmpty()) {
@@ -163,16 +188,19 @@ public final class EngineUri {
             String name = equals < 0 ? pair : pair.substring(0, equals);
             if (equals < 0 && !known.contains(name)) {
                 // not named: as likely the rest of a value cut at an unencoded '&' as a parameter
-                throw new IllegalArgumentException(engine + " URI " + shown + " has a parameter without '=' that is not one it knows:"
-                        + " a value holding '&' must be percent-encoded (%26); known parameters: "
-                        + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
+                throw new IllegalArgumentException(
+                        engine + " URI " + shown + " has a parameter without '=' that is not one it knows:"
+                                + " a value holding '&' must be percent-encoded (%26); known parameters: "
+                                + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
             }
             if (!known.contains(name)) {
-                throw new IllegalArgumentException("unknown parameter '" + name + "' in " + engine + " URI " + shown + "; known parameters: "
-                        + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
+                throw new IllegalArgumentException(
+                        "unknown parameter '" + name + "' in " + engine + " URI " + shown + "; known parameters: "
+                                + (known.isEmpty() ? "none" : String.join(", ", new TreeSet<>(known))));
             }
             if (parameters.put(name, equals < 0 ? "" : decode(pair.substring(equals + 1), engine)) != null) {
-                throw new IllegalArgumentException("parameter '" + name + "' is given twice in " + engine + " URI " + shown);
+                throw new IllegalArgumentException(
+                        "parameter '" + name + "' is given twice in " + engine + " URI " + shown);
             }
         }
         return parameters;
@@ -250,7 +278,8 @@ public final class EngineUri {
      * @throws IllegalArgumentException if it is given and is not one
      */
     public Optional<Duration> duration(String name) {
-        return parameter(name).map(value -> Durations.parsePositive("parameter " + name + " of " + engine + " URI " + shown, value));
+        return parameter(name)
+                .map(value -> Durations.parsePositive("parameter " + name + " of " + engine + " URI " + shown, value));
     }
 
     /**
@@ -270,8 +299,8 @@ public final class EngineUri {
             } catch (NumberFormatException e) {
                 // reported below
             }
-            throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown + " must be a whole number from "
-                    + min + " to " + max + ", was '" + value + "'");
+            throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown
+                    + " must be a whole number from " + min + " to " + max + ", was '" + value + "'");
         });
     }
 
@@ -287,8 +316,11 @@ public final class EngineUri {
             int shift = 0;
             for (String unit : List.of("KB", "MB", "GB", "B")) {
                 if (digits.endsWith(unit)) {
-                    digits = digits.substring(0, digits.length() - unit.length()).trim();
-                    shift = unit.equals("B") ? 0 : 10 * (1 + List.of("KB", "MB", "GB").indexOf(unit));
+                    digits =
+                            digits.substring(0, digits.length() - unit.length()).trim();
+                    shift = unit.equals("B")
+                            ? 0
+                            : 10 * (1 + List.of("KB", "MB", "GB").indexOf(unit));
                     break;
                 }
             }
@@ -314,8 +346,9 @@ public final class EngineUri {
         return parameter(name).map(value -> switch (value) {
             case "true" -> true;
             case "false" -> false;
-            default -> throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown
-                    + " must be true or false, was '" + value + "'");
+            default ->
+                throw new IllegalArgumentException("parameter " + name + " of " + engine + " URI " + shown
+                        + " must be true or false, was '" + value + "'");
         });
     }
 
@@ -336,8 +369,8 @@ public final class EngineUri {
             return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             // the decoder's message may quote a password: not chained
-            throw new IllegalArgumentException("a " + engine + " URI has a malformed percent-escape (%XX) in its user, password, path or"
-                    + " parameters");
+            throw new IllegalArgumentException("a " + engine
+                    + " URI has a malformed percent-escape (%XX) in its user, password, path or" + " parameters");
         }
     }
 }

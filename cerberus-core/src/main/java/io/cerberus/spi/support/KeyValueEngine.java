@@ -12,8 +12,8 @@ import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -155,7 +155,8 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
 
     @Override
     public boolean renew(Acquisition attempt) {
-        return store.replaceIfEquals(entryKey(attempt.key()), attempt.token(), attempt.token(), store.expiryFor(attempt.lease()));
+        return store.replaceIfEquals(
+                entryKey(attempt.key()), attempt.token(), attempt.token(), store.expiryFor(attempt.lease()));
     }
 
     @Override
@@ -187,7 +188,8 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
 
     private void exclusiveOnly(Acquisition attempt) {
         if (attempt.mode() != LockMode.EXCLUSIVE) {
-            throw new UnsupportedCapabilityException("engine " + describe() + " has exclusive locks only, not " + attempt.mode().label());
+            throw new UnsupportedCapabilityException("engine " + describe() + " has exclusive locks only, not "
+                    + attempt.mode().label());
         }
     }
 }

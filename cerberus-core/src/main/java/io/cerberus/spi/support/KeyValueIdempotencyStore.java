@@ -20,6 +20,7 @@ import java.util.Optional;
 final class KeyValueIdempotencyStore implements IdempotencyStore {
     /** Claims that lose a race to an entry that then expired before it could be read try again this often. */
     private static final int CLAIM_TRIES = 5;
+
     private final KeyValueStore store;
 
     KeyValueIdempotencyStore(KeyValueStore store) {
@@ -43,8 +44,10 @@ final class KeyValueIdempotencyStore implements IdempotencyStore {
                 return !record.completed() && record.token().equals(token) ? Optional.empty() : existing;
             }
         }
-        throw new io.cerberus.EngineUnavailableException("idempotency record " + id + " on " + store.describe()
-                + " kept appearing and vanishing while it was claimed; try again", null);
+        throw new io.cerberus.EngineUnavailableException(
+                "idempotency record " + id + " on " + store.describe()
+                        + " kept appearing and vanishing while it was claimed; try again",
+                null);
     }
 
     @Override
@@ -64,14 +67,17 @@ final class KeyValueIdempotencyStore implements IdempotencyStore {
         if (record.completed()) {
             return true; // a resent completion
         }
-        String done = "C\n" + token + "\n" + record.fingerprint() + "\n" + (failure ? "F" : "V") + "\n" + Base64.getEncoder().encodeToString(result);
-        return store.replaceIfEquals(entryKey(id), text.get(), done, retention == null ? KeyValueStore.FOREVER : store.expiryFor(retention));
+        String done = "C\n" + token + "\n" + record.fingerprint() + "\n" + (failure ? "F" : "V") + "\n"
+                + Base64.getEncoder().encodeToString(result);
+        return store.replaceIfEquals(
+                entryKey(id), text.get(), done, retention == null ? KeyValueStore.FOREVER : store.expiryFor(retention));
     }
 
     @Override
     public boolean release(String id, String token) {
         Optional<String> text = store.get(entryKey(id));
-        return text.filter(value -> owns(value, token, false)).isPresent() && store.deleteIfEquals(entryKey(id), text.get());
+        return text.filter(value -> owns(value, token, false)).isPresent()
+                && store.deleteIfEquals(entryKey(id), text.get());
     }
 
     @Override
@@ -99,10 +105,12 @@ final class KeyValueIdempotencyStore implements IdempotencyStore {
         String[] fields = text.split("\n", 5);
         boolean completed = fields[0].equals("C");
         if (!(completed ? fields.length == 5 : fields.length == 3 && fields[0].equals("P"))) {
-            throw new IllegalStateException("an idempotency record in the store is not one Cerberus wrote: it has " + fields.length
-                    + " fields");
+            throw new IllegalStateException("an idempotency record in the store is not one Cerberus wrote: it has "
+                    + fields.length + " fields");
         }
-        return completed ? new IdempotencyRecord(true, fields[1], fields[2], Base64.getDecoder().decode(fields[4]), fields[3].equals("F"))
+        return completed
+                ? new IdempotencyRecord(
+                        true, fields[1], fields[2], Base64.getDecoder().decode(fields[4]), fields[3].equals("F"))
                 : new IdempotencyRecord(false, fields[1], fields[2], null, false);
     }
 }

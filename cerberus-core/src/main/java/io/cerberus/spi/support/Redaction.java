@@ -23,8 +23,7 @@ public final class Redaction {
     /** What follows a user-info: hosts and ports (a list for clusters), up to the path, query or fragment. */
     private static final Pattern HOSTS = Pattern.compile("[\\w.\\-\\[\\]:,%]+");
 
-    private Redaction() {
-    }
+    private Redaction() {}
 
     /**
      * Hides every secret an engine URI may carry, for messages, logs, {@code toString}, reports
@@ -93,7 +92,8 @@ public final class Redaction {
             while (start < beforeFragment.length()) {
                 int end = firstOf(beforeFragment, "&;", start + 1);
                 end = end < 0 ? beforeFragment.length() : end;
-                shown.append(beforeFragment.charAt(start)).append(parameter(beforeFragment.substring(start + 1, end), plain, found));
+                shown.append(beforeFragment.charAt(start))
+                        .append(parameter(beforeFragment.substring(start + 1, end), plain, found));
                 start = end;
             }
         }
@@ -113,12 +113,15 @@ public final class Redaction {
     private static String parameter(String pair, Set<String> plain, List<String> found) {
         int equals = pair.indexOf('=');
         String name = equals < 0 ? pair : pair.substring(0, equals);
-        boolean shown = plain.contains(name.toLowerCase(Locale.ROOT)) && !SECRET_NAME.matcher(name).matches();
+        boolean shown = plain.contains(name.toLowerCase(Locale.ROOT))
+                && !SECRET_NAME.matcher(name).matches();
         if (equals < 0) {
             if (shown || pair.isEmpty()) {
                 return pair;
             }
-            remember(pair, false, found); // no '=': as likely the rest of a value cut at an unencoded '&' or ';' as a name
+            remember(
+                    pair, false,
+                    found); // no '=': as likely the rest of a value cut at an unencoded '&' or ';' as a name
             return "****";
         }
         String value = pair.substring(equals + 1);
@@ -169,7 +172,8 @@ public final class Redaction {
                 break; // inside a query: an e-mail address as a value, not a user-info
             }
             int hostsEnd = authorityEnd(uri, i + 1);
-            if (hostsEnd > i + 1 && HOSTS.matcher(uri.substring(i + 1, hostsEnd)).matches()) {
+            if (hostsEnd > i + 1
+                    && HOSTS.matcher(uri.substring(i + 1, hostsEnd)).matches()) {
                 at = i;
             }
         }
@@ -178,7 +182,10 @@ public final class Redaction {
         }
         String userInfo = uri.substring(start, at);
         int colon = userInfo.indexOf(':');
-        found.add(colon < 0 ? userInfo : userInfo.substring(colon + 1)); // a bare user-info is a password to Redis clients
+        found.add(
+                colon < 0
+                        ? userInfo
+                        : userInfo.substring(colon + 1)); // a bare user-info is a password to Redis clients
         return uri.substring(0, start) + "****" + uri.substring(at);
     }
 
@@ -194,8 +201,11 @@ public final class Redaction {
     public static boolean warnIfCredentialsInPlaintext(String engine, String uri, Collection<String> hosts) {
         boolean remote = hosts.stream().anyMatch(host -> !isLoopback(host));
         if (remote) {
-            LOG.log(Level.WARNING, engine + " engine " + redact(uri) + " sends its credentials without TLS to " + String.join(", ", hosts)
-                    + ": anyone on the network path can read them. Turn TLS on (see the engine's page in the docs)");
+            LOG.log(
+                    Level.WARNING,
+                    engine + " engine " + redact(uri) + " sends its credentials without TLS to "
+                            + String.join(", ", hosts)
+                            + ": anyone on the network path can read them. Turn TLS on (see the engine's page in the docs)");
         }
         return remote;
     }
@@ -206,7 +216,10 @@ public final class Redaction {
         if (bare.startsWith("[") && bare.endsWith("]")) {
             bare = bare.substring(1, bare.length() - 1);
         }
-        return bare.equals("localhost") || bare.startsWith("127.") || bare.equals("::1") || bare.equals("0:0:0:0:0:0:0:1");
+        return bare.equals("localhost")
+                || bare.startsWith("127.")
+                || bare.equals("::1")
+                || bare.equals("0:0:0:0:0:0:0:1");
     }
 
     /** @return the index of the first '/', '?' or '#' at or after {@code from}, or the length */

@@ -18,8 +18,7 @@ import java.util.Map;
  * name in what is printed, not its class.
  */
 public final class ScrubbedErrors {
-    private ScrubbedErrors() {
-    }
+    private ScrubbedErrors() {}
 
     /**
      * @param error what an engine threw while using {@code uri}

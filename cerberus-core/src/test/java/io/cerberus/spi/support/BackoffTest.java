@@ -20,14 +20,19 @@ class BackoffTest {
     @Test
     void aBoundLowersOnePausesCeilingWhileTheStepsGoOnDoubling() {
         Backoff backoff = new Backoff(Duration.ofMillis(10), Duration.ofMillis(80));
-        assertThat(backoff.next(Duration.ofMillis(4))).as("under the bound, from its upper half")
+        assertThat(backoff.next(Duration.ofMillis(4)))
+                .as("under the bound, from its upper half")
                 .isBetween(Duration.ofMillis(2), Duration.ofMillis(4));
-        assertThat(backoff.next(Duration.ofSeconds(1))).as("the step doubled meanwhile").isBetween(Duration.ofMillis(10), Duration.ofMillis(20));
+        assertThat(backoff.next(Duration.ofSeconds(1)))
+                .as("the step doubled meanwhile")
+                .isBetween(Duration.ofMillis(10), Duration.ofMillis(20));
     }
 
     @Test
     void refusesANonsenseRange() {
-        assertThatThrownBy(() -> new Backoff(Duration.ZERO, Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new Backoff(Duration.ofMillis(2), Duration.ofMillis(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Backoff(Duration.ZERO, Duration.ofMillis(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Backoff(Duration.ofMillis(2), Duration.ofMillis(1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

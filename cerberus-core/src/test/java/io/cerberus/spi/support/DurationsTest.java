@@ -15,10 +15,14 @@ class DurationsTest {
         assertThat(Durations.parsePositive("t", "3m")).isEqualTo(Duration.ofMinutes(3));
         assertThat(Durations.parsePositive("t", "8760h")).isEqualTo(Duration.ofDays(365));
         for (String bad : new String[] {"10", "0s", "1.5s", " 1s", "1 s", "-1s", "1d", "8761h", "", "s"}) {
-            assertThatThrownBy(() -> Durations.parsePositive("the timeout", bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("the timeout must be a positive duration").hasMessageContaining("'" + bad + "'");
+            assertThatThrownBy(() -> Durations.parsePositive("the timeout", bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("the timeout must be a positive duration")
+                    .hasMessageContaining("'" + bad + "'");
         }
-        assertThatThrownBy(() -> Durations.parsePositive("the timeout", null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Durations.parsePositive("the timeout", null))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

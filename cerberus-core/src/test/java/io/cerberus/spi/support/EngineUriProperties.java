@@ -39,16 +39,26 @@ class EngineUriProperties {
 
     @Provide
     Arbitrary<Parts> parts() {
-        Arbitrary<String> users = Arbitraries.strings().alpha().numeric().withChars("._-").ofMinLength(0).ofMaxLength(12);
-        Arbitrary<String> passwords = Arbitraries.strings().all().ofMinLength(1).ofMaxLength(24)
+        Arbitrary<String> users = Arbitraries.strings()
+                .alpha()
+                .numeric()
+                .withChars("._-")
+                .ofMinLength(0)
+                .ofMaxLength(12);
+        Arbitrary<String> passwords = Arbitraries.strings()
+                .all()
+                .ofMinLength(1)
+                .ofMaxLength(24)
                 .filter(p -> p.codePoints().noneMatch(c -> Character.getType(c) == Character.SURROGATE));
         Arbitrary<String> host = Combinators.combine(
-                Arbitraries.of("localhost", "127.0.0.1", "[::1]", "cache-1.example.org", "10.0.0.7"),
-                Arbitraries.integers().between(1, 65535))
+                        Arbitraries.of("localhost", "127.0.0.1", "[::1]", "cache-1.example.org", "10.0.0.7"),
+                        Arbitraries.integers().between(1, 65535))
                 .as((name, port) -> name + ":" + port);
         Arbitrary<List<String>> hosts = host.list().ofMinSize(1).ofMaxSize(3);
         Arbitrary<String> paths = Arbitraries.of("", "/", "/0", "/15");
-        Arbitrary<String> clientNames = Arbitraries.strings().all().ofMaxLength(16)
+        Arbitrary<String> clientNames = Arbitraries.strings()
+                .all()
+                .ofMaxLength(16)
                 .filter(p -> p.codePoints().noneMatch(c -> Character.getType(c) == Character.SURROGATE));
         return Combinators.combine(users, passwords, hosts, paths, clientNames).as(Parts::new);
     }
@@ -58,7 +68,8 @@ class EngineUriProperties {
         EngineUri uri = EngineUri.parse(parts.uri(), "redis", SCHEMES, KNOWN);
 
         assertThat(uri.scheme()).isEqualTo("redis");
-        assertThat(uri.user()).isEqualTo(parts.user().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(parts.user()));
+        assertThat(uri.user())
+                .isEqualTo(parts.user().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(parts.user()));
         assertThat(uri.password()).contains(parts.password());
         assertThat(uri.hosts()).isEqualTo(parts.hosts());
         assertThat(uri.path()).isEqualTo(parts.path());
@@ -83,22 +94,28 @@ class EngineUriProperties {
      */
     @Provide
     Arbitrary<String> rawPasswords() {
-        return Arbitraries.strings().withCharRange('a', 'z').withCharRange('A', 'Z').numeric().withChars("/?#:!$*()-_.~@")
-                .ofMinLength(6).ofMaxLength(20)
+        return Arbitraries.strings()
+                .withCharRange('a', 'z')
+                .withCharRange('A', 'Z')
+                .numeric()
+                .withChars("/?#:!$*()-_.~@")
+                .ofMinLength(6)
+                .ofMaxLength(20)
                 .map(p -> "Pw" + p);
     }
 
     @Property(tries = 1000)
-    void redactionNeverShowsAPasswordWrittenWithoutEncoding(@ForAll("rawPasswords") String password,
-            @ForAll("hostLists") String hosts, @ForAll boolean withUser) {
+    void redactionNeverShowsAPasswordWrittenWithoutEncoding(
+            @ForAll("rawPasswords") String password, @ForAll("hostLists") String hosts, @ForAll boolean withUser) {
         String userInfo = withUser ? "app:" + password : password;
 
-        assertThat(Redaction.redact("redis://" + userInfo + "@" + hosts + "/0?timeout=2s")).doesNotContain(password);
+        assertThat(Redaction.redact("redis://" + userInfo + "@" + hosts + "/0?timeout=2s"))
+                .doesNotContain(password);
     }
 
     @Property(tries = 500)
-    void redactionHidesTheWholeUserInfoAndNothingElse(@ForAll("rawPasswords") String password,
-            @ForAll("hostLists") String hosts, @ForAll boolean withUser) {
+    void redactionHidesTheWholeUserInfoAndNothingElse(
+            @ForAll("rawPasswords") String password, @ForAll("hostLists") String hosts, @ForAll boolean withUser) {
         String userInfo = withUser ? "app:" + password : password;
 
         assertThat(Redaction.redact("redis://" + userInfo + "@" + hosts + "/0?timeout=2s"))
@@ -111,8 +128,7 @@ class EngineUriProperties {
     }
 
     @Property(tries = 300)
-    void aSecretParameterIsHidden(@ForAll("rawPasswords") String secret,
-            @ForAll("secretNames") String name) {
+    void aSecretParameterIsHidden(@ForAll("rawPasswords") String secret, @ForAll("secretNames") String name) {
         String uri = "redis://localhost:6379/0?timeout=2s&" + name + "=" + encode(secret);
 
         assertThat(Redaction.redact(uri)).doesNotContain(encode(secret)).endsWith(name + "=****");
@@ -120,8 +136,20 @@ class EngineUriProperties {
 
     @Provide
     Arbitrary<String> secretNames() {
-        return Arbitraries.of("password", "pass", "pwd", "sslPassword", "keyStorePassword", "token", "authToken", "secret",
-                "clientSecret", "credentials", "keystore", "trustStorePassword", "auth");
+        return Arbitraries.of(
+                "password",
+                "pass",
+                "pwd",
+                "sslPassword",
+                "keyStorePassword",
+                "token",
+                "authToken",
+                "secret",
+                "clientSecret",
+                "credentials",
+                "keystore",
+                "trustStorePassword",
+                "auth");
     }
 
     @Property(tries = 1000)
@@ -138,9 +166,39 @@ class EngineUriProperties {
     @Provide
     Arbitrary<String> uriLikeText() {
         Arbitrary<String> piece = Arbitraries.oneOf(
-                Arbitraries.of("redis://", "rediss://", "zk://", "redis:", "://", "@", ":", "::", ",", "/", "?", "&", "=", "#", "%",
-                        "%2", "%zz", "%41", "+", "[", "]", "localhost", "6379", "99999", "-1", "timeout", "database", "clientName",
-                        "unknown", "user", "pass", " "),
+                Arbitraries.of(
+                        "redis://",
+                        "rediss://",
+                        "zk://",
+                        "redis:",
+                        "://",
+                        "@",
+                        ":",
+                        "::",
+                        ",",
+                        "/",
+                        "?",
+                        "&",
+                        "=",
+                        "#",
+                        "%",
+                        "%2",
+                        "%zz",
+                        "%41",
+                        "+",
+                        "[",
+                        "]",
+                        "localhost",
+                        "6379",
+                        "99999",
+                        "-1",
+                        "timeout",
+                        "database",
+                        "clientName",
+                        "unknown",
+                        "user",
+                        "pass",
+                        " "),
                 Arbitraries.strings().all().ofMaxLength(3));
         return piece.list().ofMaxSize(12).map(pieces -> String.join("", pieces));
     }
@@ -160,7 +218,8 @@ class EngineUriProperties {
 
     @Property(tries = 300)
     void aParameterGivenTwiceIsRefusedByName(@ForAll("knownNames") String name) {
-        assertThatThrownBy(() -> EngineUri.parse("redis://localhost:6379?" + name + "=1&" + name + "=2", "redis", SCHEMES, KNOWN))
+        assertThatThrownBy(() -> EngineUri.parse(
+                        "redis://localhost:6379?" + name + "=1&" + name + "=2", "redis", SCHEMES, KNOWN))
                 .isExactlyInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("parameter '" + name + "' is given twice");
     }

@@ -36,20 +36,29 @@ class EngineUriTest {
     @Test
     void refusesWhatAnEngineWouldMisreadNamingTheRuleAndNeverThePassword() {
         assertThatThrownBy(() -> parse("redis://h")).hasMessageContaining("starts with kv:// or kvs://");
-        assertThatThrownBy(() -> parse("kv://u:pw@h?tiemout=1s")).hasMessageContaining("unknown parameter 'tiemout'")
-                .hasMessageContaining("known parameters: name, size, timeout, tls").hasMessageNotContaining("pw");
+        assertThatThrownBy(() -> parse("kv://u:pw@h?tiemout=1s"))
+                .hasMessageContaining("unknown parameter 'tiemout'")
+                .hasMessageContaining("known parameters: name, size, timeout, tls")
+                .hasMessageNotContaining("pw");
         assertThatThrownBy(() -> parse("kv://h?size=1&size=2")).hasMessageContaining("'size' is given twice");
         assertThatThrownBy(() -> parse("kv://h1,,h2")).hasMessageContaining("empty host");
         assertThatThrownBy(() -> parse("kv://h:0").hostsWithPorts(1)).hasMessageContaining("1 to 65535");
         assertThatThrownBy(() -> parse("kv://h:x").hostsWithPorts(1)).hasMessageContaining("1 to 65535");
-        assertThatThrownBy(() -> parse("kv://h?timeout=10").duration("timeout")).hasMessageContaining("whole number with a unit");
+        assertThatThrownBy(() -> parse("kv://h?timeout=10").duration("timeout"))
+                .hasMessageContaining("whole number with a unit");
         assertThatThrownBy(() -> parse("kv://h?timeout=0s").duration("timeout")).hasMessageContaining("positive");
         assertThatThrownBy(() -> parse("kv://h?size=11").number("size", 1, 10)).hasMessageContaining("from 1 to 10");
         for (String loose : new String[] {"1", "yes", "on", "TRUE", ""}) {
-            assertThatThrownBy(() -> parse("kv://h?tls=" + loose).flag("tls")).as(loose).hasMessageContaining("must be true or false");
+            assertThatThrownBy(() -> parse("kv://h?tls=" + loose).flag("tls"))
+                    .as(loose)
+                    .hasMessageContaining("must be true or false");
         }
-        assertThatThrownBy(() -> parse("kv://u:p/w@h")).hasMessageContaining("percent-encode").hasMessageNotContaining("p/w");
-        assertThatThrownBy(() -> parse("kv://u:%zz@h")).hasMessageContaining("percent-escape").hasMessageNotContaining("%zz");
+        assertThatThrownBy(() -> parse("kv://u:p/w@h"))
+                .hasMessageContaining("percent-encode")
+                .hasMessageNotContaining("p/w");
+        assertThatThrownBy(() -> parse("kv://u:%zz@h"))
+                .hasMessageContaining("percent-escape")
+                .hasMessageNotContaining("%zz");
     }
 
     @Test
@@ -57,24 +66,38 @@ class EngineUriTest {
         Set<String> zk = Set.of("user", "password", "sessionTimeout");
         // an unencoded '&' in a password leaves its tail as a parameter without '='
         assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun&ter2", "zk", Set.of("zk"), zk))
-                .hasMessageContaining("without '='").hasMessageContaining("%26").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+                .hasMessageContaining("without '='")
+                .hasMessageContaining("%26")
+                .hasMessageNotContaining("hun")
+                .hasMessageNotContaining("ter2");
         assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun#ter2", "zk", Set.of("zk"), zk))
-                .hasMessageContaining("'#'").hasMessageContaining("%23").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+                .hasMessageContaining("'#'")
+                .hasMessageContaining("%23")
+                .hasMessageNotContaining("hun")
+                .hasMessageNotContaining("ter2");
         assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&password=hun;ter2", "zk", Set.of("zk"), zk))
-                .hasMessageContaining("';'").hasMessageContaining("%3B").hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+                .hasMessageContaining("';'")
+                .hasMessageContaining("%3B")
+                .hasMessageNotContaining("hun")
+                .hasMessageNotContaining("ter2");
         assertThatThrownBy(() -> EngineUri.parse("kv://a:pw#rest@h", "kv", Set.of("kv"), Set.of()))
-                .hasMessageNotContaining("pw").hasMessageNotContaining("rest");
+                .hasMessageNotContaining("pw")
+                .hasMessageNotContaining("rest");
         // an engine that takes a fragment gets it, after the query
         EngineUri sentinel = EngineUri.parse("s://h1,h2?size=1#master", "s", Set.of("s"), Set.of("size"), true);
         assertThat(sentinel.fragment()).contains("master");
         assertThat(sentinel.number("size", 1, 2)).contains(1L);
         // a misspelt name is named, its value is not
         assertThatThrownBy(() -> EngineUri.parse("zk://h/x?user=a&pasword=hunter2", "zk", Set.of("zk"), zk))
-                .hasMessageContaining("unknown parameter 'pasword'").hasMessageNotContaining("hunter2");
+                .hasMessageContaining("unknown parameter 'pasword'")
+                .hasMessageNotContaining("hunter2");
         assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?sise=hunter2", "mem:", "mem", Set.of("size")))
-                .hasMessageContaining("unknown parameter 'sise'").hasMessageNotContaining("hunter2");
+                .hasMessageContaining("unknown parameter 'sise'")
+                .hasMessageNotContaining("hunter2");
         // encoded, each is taken as part of the value
-        assertThat(EngineUri.parse("zk://h/x?password=a%26b%23c%3Bd", "zk", Set.of("zk"), zk).parameter("password")).contains("a&b#c;d");
+        assertThat(EngineUri.parse("zk://h/x?password=a%26b%23c%3Bd", "zk", Set.of("zk"), zk)
+                        .parameter("password"))
+                .contains("a&b#c;d");
     }
 
     @Test
@@ -83,19 +106,30 @@ class EngineUriTest {
         assertThat(uri.path()).isEqualTo("orders");
         assertThat(uri.hosts()).isEmpty();
         assertThat(uri.bytes("size")).contains(64L << 20);
-        assertThat(EngineUri.parseOpaque("mem:", "mem:", "mem", Set.of()).path()).isEmpty();
-        assertThat(EngineUri.parseOpaque("mem://x", "mem:", "mem", Set.of()).path()).isEqualTo("x");
-        assertThat(EngineUri.parseOpaque("mem:x?size=12", "mem:", "mem", Set.of("size")).bytes("size")).contains(12L);
-        assertThat(EngineUri.parseOpaque("mem:x?size=3kb", "mem:", "mem", Set.of("size")).bytes("size")).contains(3072L);
+        assertThat(EngineUri.parseOpaque("mem:", "mem:", "mem", Set.of()).path())
+                .isEmpty();
+        assertThat(EngineUri.parseOpaque("mem://x", "mem:", "mem", Set.of()).path())
+                .isEqualTo("x");
+        assertThat(EngineUri.parseOpaque("mem:x?size=12", "mem:", "mem", Set.of("size"))
+                        .bytes("size"))
+                .contains(12L);
+        assertThat(EngineUri.parseOpaque("mem:x?size=3kb", "mem:", "mem", Set.of("size"))
+                        .bytes("size"))
+                .contains(3072L);
 
-        assertThatThrownBy(() -> EngineUri.parseOpaque("file:x", "mem:", "mem", Set.of())).hasMessageContaining("starts with mem:");
-        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:a/b", "mem:", "mem", Set.of())).hasMessageContaining("a name without '/'");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("file:x", "mem:", "mem", Set.of()))
+                .hasMessageContaining("starts with mem:");
+        assertThatThrownBy(() -> EngineUri.parseOpaque("mem:a/b", "mem:", "mem", Set.of()))
+                .hasMessageContaining("a name without '/'");
         assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?sise=1", "mem:", "mem", Set.of("size")))
-                .hasMessageContaining("unknown parameter 'sise'").hasMessageContaining("known parameters: size");
+                .hasMessageContaining("unknown parameter 'sise'")
+                .hasMessageContaining("known parameters: size");
         assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?size=1&size=2", "mem:", "mem", Set.of("size")))
                 .hasMessageContaining("given twice");
         for (String bad : new String[] {"0", "-1", "1TB", "MB", "1.5MB", ""}) {
-            assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?size=" + bad, "mem:", "mem", Set.of("size")).bytes("size")).as(bad)
+            assertThatThrownBy(() -> EngineUri.parseOpaque("mem:x?size=" + bad, "mem:", "mem", Set.of("size"))
+                            .bytes("size"))
+                    .as(bad)
                     .hasMessageContaining("positive whole number of bytes, or with KB, MB or GB");
         }
     }

@@ -67,8 +67,7 @@ class KeyValueEngineTest {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     private static final class CountingStore extends Store implements FencingCounter {
@@ -95,7 +94,9 @@ class KeyValueEngineTest {
         assertThat(engine.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.MULTI_PROCESS);
         Acquisition first = attempt("t1", LockMode.EXCLUSIVE);
         long fence = fence(engine.tryAcquire(first));
-        assertThat(fence(engine.tryAcquire(first))).as("a retry after a lost answer").isEqualTo(fence);
+        assertThat(fence(engine.tryAcquire(first)))
+                .as("a retry after a lost answer")
+                .isEqualTo(fence);
         Acquisition second = attempt("t2", LockMode.EXCLUSIVE);
         assertThat(engine.tryAcquire(second)).isInstanceOf(AcquireResult.Busy.class);
         assertThat(engine.release(first)).isTrue();
@@ -114,7 +115,9 @@ class KeyValueEngineTest {
         assertThat(engine.isLocked(KEY)).isTrue();
         assertThat(engine.renew(holder)).isTrue();
         engine.abandon(other);
-        assertThat(engine.isLocked(KEY)).as("abandoning another attempt frees nothing").isTrue();
+        assertThat(engine.isLocked(KEY))
+                .as("abandoning another attempt frees nothing")
+                .isTrue();
         assertThat(engine.release(holder)).isTrue();
         assertThat(engine.isLocked(KEY)).isFalse();
         assertThat(engine.release(holder)).as("released once").isFalse();
@@ -125,8 +128,11 @@ class KeyValueEngineTest {
         KeyValueEngine engine = new KeyValueEngine(new Store());
         assertThat(engine.capabilities()).containsExactly(Capability.MULTI_PROCESS);
         assertThat(engine.whyNot(Capability.FENCING)).contains("the test store forgets its counters");
-        assertThat(engine.silentHolderExpiry(Duration.ofSeconds(2))).as("what the store really sets").contains(Duration.ofSeconds(3));
-        assertThatThrownBy(() -> engine.tryAcquire(attempt("t", LockMode.READ))).isInstanceOf(UnsupportedCapabilityException.class)
+        assertThat(engine.silentHolderExpiry(Duration.ofSeconds(2)))
+                .as("what the store really sets")
+                .contains(Duration.ofSeconds(3));
+        assertThatThrownBy(() -> engine.tryAcquire(attempt("t", LockMode.READ)))
+                .isInstanceOf(UnsupportedCapabilityException.class)
                 .hasMessageContaining("exclusive locks only");
     }
 
@@ -137,12 +143,20 @@ class KeyValueEngineTest {
         Acquisition holder = attempt("holder", LockMode.EXCLUSIVE);
         engine.tryAcquire(holder);
         AcquireResult.Busy busy = (AcquireResult.Busy) engine.tryAcquire(attempt("waiter", LockMode.EXCLUSIVE));
-        assertThat(busy.holder()).as("a waiter behind a hold of its own client waits in line for it").isEqualTo(holder.token());
-        assertThat(busy.retryWithin()).as("a release elsewhere is seen within the longest pause").isEqualTo(KeyValueEngine.MAX_PAUSE);
-        assertThat(engine.firstBackoff()).as("the core's line backs the head off").isEqualTo(KeyValueEngine.FIRST_PAUSE);
+        assertThat(busy.holder())
+                .as("a waiter behind a hold of its own client waits in line for it")
+                .isEqualTo(holder.token());
+        assertThat(busy.retryWithin())
+                .as("a release elsewhere is seen within the longest pause")
+                .isEqualTo(KeyValueEngine.MAX_PAUSE);
+        assertThat(engine.firstBackoff())
+                .as("the core's line backs the head off")
+                .isEqualTo(KeyValueEngine.FIRST_PAUSE);
         assertThat(engine.maxBackoff()).isEqualTo(KeyValueEngine.MAX_PAUSE);
-        assertThat(KeyValueEngine.entryKey(new LockKey("a:b", "c"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "b:c")));
-        assertThat(KeyValueEngine.counterKey(new LockKey("a", "x"))).isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
+        assertThat(KeyValueEngine.entryKey(new LockKey("a:b", "c")))
+                .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "b:c")));
+        assertThat(KeyValueEngine.counterKey(new LockKey("a", "x")))
+                .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x#fence")));
     }
 }

@@ -20,7 +20,8 @@ class ScrubbedErrorsTest {
 
     @Test
     void anErrorThatShowsNoSecretIsReturnedAsItIs() {
-        EngineUnavailableException error = new EngineUnavailableException("could not connect", new IOException("refused"));
+        EngineUnavailableException error =
+                new EngineUnavailableException("could not connect", new IOException("refused"));
         assertThat(ScrubbedErrors.scrub(error, URI)).isSameAs(error);
         assertThat(ScrubbedErrors.scrub(error, "mem:")).isSameAs(error);
     }
@@ -30,14 +31,15 @@ class ScrubbedErrorsTest {
         UnknownHostException echo = new UnknownHostException("app:s3cret@127.0.0.1");
         IOException wrapper = new IOException("The connection attempt failed.", echo);
         wrapper.addSuppressed(new IllegalStateException("retry to s3cret@host failed"));
-        EngineUnavailableException error = new EngineUnavailableException("could not connect to jdbc:postgresql://****@127.0.0.1:5432/app",
-                wrapper);
+        EngineUnavailableException error = new EngineUnavailableException(
+                "could not connect to jdbc:postgresql://****@127.0.0.1:5432/app", wrapper);
 
         RuntimeException shown = ScrubbedErrors.scrub(error, URI);
 
         assertThat(shown).isInstanceOf(EngineUnavailableException.class).hasMessage(error.getMessage());
         assertThat(shown.getStackTrace()).isEqualTo(error.getStackTrace());
-        assertThat(printed(shown)).doesNotContain("s3cret")
+        assertThat(printed(shown))
+                .doesNotContain("s3cret")
                 .contains("java.io.IOException: The connection attempt failed.")
                 .contains("java.net.UnknownHostException: app:****@127.0.0.1")
                 .contains("java.lang.IllegalStateException: retry to ****@host failed");

@@ -22,8 +22,11 @@ import org.springframework.context.annotation.Bean;
  * class is only loaded where Boot 3's {@code org.springframework.boot.actuate.health} package is.
  */
 @AutoConfiguration(afterName = "io.cerberus.spring.CerberusAutoConfiguration")
-@ConditionalOnClass(name = {"org.springframework.boot.actuate.health.CompositeHealthContributor",
-    "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
+@ConditionalOnClass(
+        name = {
+            "org.springframework.boot.actuate.health.CompositeHealthContributor",
+            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"
+        })
 @ConditionalOnBean(Cerberus.class)
 public class CerberusBoot3HealthAutoConfiguration {
 

@@ -43,6 +43,5 @@ public class Payments {
      * @param buyer who paid
      * @param cents how much
      */
-    public record Receipt(String paymentId, String buyer, long cents) {
-    }
+    public record Receipt(String paymentId, String buyer, long cents) {}
 }

@@ -8,8 +8,8 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -38,8 +38,7 @@ class ShopController {
     }
 
     /** What a buyer pays: the body of {@code POST /pay}. */
-    record Payment(String buyer, long cents) {
-    }
+    record Payment(String buyer, long cents) {}
 
     @PostMapping("/pay")
     Payments.Receipt pay(@RequestBody Payment payment, @RequestHeader("Idempotency-Key") String key) {
@@ -57,6 +56,8 @@ class ShopController {
     }
 
     private static ResponseEntity<String> answer(boolean sold) {
-        return sold ? ResponseEntity.ok("sold\n") : ResponseEntity.status(HttpStatus.GONE).body("sold out\n");
+        return sold
+                ? ResponseEntity.ok("sold\n")
+                : ResponseEntity.status(HttpStatus.GONE).body("sold out\n");
     }
 }

@@ -40,12 +40,14 @@ class FlashSaleTest {
 
     @RegisterExtension
     static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
+
     private static final List<ConfigurableApplicationContext> instances = new ArrayList<>();
     private static final List<Integer> ports = new ArrayList<>();
     private static RedisClient client;
     private static RedisCommands<String, String> data;
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void startTwoInstances() {
@@ -53,7 +55,9 @@ class FlashSaleTest {
             ConfigurableApplicationContext instance = new SpringApplicationBuilder(FlashSaleApplication.class)
                     .run("--server.port=0", "--flash-sale.redis-uri=" + REDIS.uri(), "--spring.main.banner-mode=off");
             instances.add(instance);
-            ports.add(((ServletWebServerApplicationContext) instance).getWebServer().getPort());
+            ports.add(((ServletWebServerApplicationContext) instance)
+                    .getWebServer()
+                    .getPort());
         }
         client = RedisClient.create(REDIS.uri());
         StatefulRedisConnection<String, String> connection = client.connect();
@@ -109,7 +113,8 @@ class FlashSaleTest {
 
         HttpResponse<String> otherAmount = pay(ports.get(0), key, "{\"buyer\":\"ann\",\"cents\":5}");
         assertThat(otherAmount.statusCode()).isEqualTo(422);
-        assertThat(pay(ports.get(1), null, "{\"buyer\":\"ann\",\"cents\":1999}").statusCode()).isEqualTo(400);
+        assertThat(pay(ports.get(1), null, "{\"buyer\":\"ann\",\"cents\":1999}").statusCode())
+                .isEqualTo(400);
         assertThat(data.get(Payments.CHARGES)).isEqualTo("1");
     }
 
@@ -125,7 +130,10 @@ class FlashSaleTest {
                 done.add(buyers.submit(() -> {
                     for (int request = first; System.nanoTime() < end; request++) {
                         URI uri = URI.create("http://127.0.0.1:" + ports.get(request % 2) + path);
-                        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
+                        HttpResponse<String> response = http.send(
+                                HttpRequest.newBuilder(uri)
+                                        .timeout(Duration.ofSeconds(30))
+                                        .build(),
                                 HttpResponse.BodyHandlers.ofString());
                         assertThat(response.statusCode()).as(response.body()).isIn(200, 410);
                         if (response.statusCode() == 200) {
@@ -146,7 +154,8 @@ class FlashSaleTest {
 
     private HttpResponse<String> pay(int port, String key, String body) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/pay"))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
             request.header("Idempotency-Key", key);
         }

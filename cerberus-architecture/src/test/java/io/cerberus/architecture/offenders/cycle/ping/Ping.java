@@ -4,8 +4,7 @@ import io.cerberus.architecture.offenders.cycle.pong.Pong;
 
 /** A test class that breaks the architecture on purpose: its package and {@link Pong}'s import each other. */
 public final class Ping {
-    private Ping() {
-    }
+    private Ping() {}
 
     /** @return the other side of the cycle */
     public static Object offend() {
