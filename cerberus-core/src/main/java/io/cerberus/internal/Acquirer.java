@@ -363,7 +363,7 @@ final class Acquirer {
                     ticket.leave();
                 }
                 if (ticket == null || ticket.asked()) {
-                    LiveHolds.abandonQuietly(engine, attempt);
+                    holds.abandonQuietly(engine, attempt);
                 }
             }
             if (interrupted) {

@@ -7,6 +7,7 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.TakesTurns;
+import io.cerberus.spi.support.FailureEpisode;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +42,8 @@ final class LiveHolds {
     private static final int MAX_LOSSES_BEFORE_HOLD = 1024;
     /** This client's exclusive waiters per engine and lock, for engines that line them up here. */
     private final LocalLines lines = new LocalLines(this::liveFor);
+    /** Failures to withdraw an attempt, by engine name: logged once per episode. */
+    private final Map<String, FailureEpisode> withdrawals = new ConcurrentHashMap<>();
 
     /** @return how many more nanoseconds {@code token} is a live hold of this client by its local lease; 0 when it is none */
     private long liveFor(String token) {
@@ -177,15 +180,15 @@ final class LiveHolds {
         lines.ended(holding.engine, holding.acquisition.key(), holding.acquisition.token());
     }
 
-    static void abandonQuietly(EngineHandle engine, Acquisition attempt) {
+    /** Withdraws an attempt; a failure is logged once per episode of failures on that engine, not once per attempt. */
+    void abandonQuietly(EngineHandle engine, Acquisition attempt) {
+        FailureEpisode withdrawals = this.withdrawals.computeIfAbsent(
+                engine.name(), name -> new FailureEpisode(LOG, "withdraw attempts from engine '" + name + "'"));
         try {
             engine.engine().abandon(attempt);
+            withdrawals.succeeded();
         } catch (RuntimeException e) {
-            LOG.log(
-                    Level.WARNING,
-                    "could not withdraw " + attempt + " from engine '" + engine.name()
-                            + "'; if it was granted the engine frees it when its lease ends",
-                    e);
+            withdrawals.failed(() -> attempt + "; if it was granted the engine frees it when its lease ends", e);
         }
     }
 

@@ -8,8 +8,8 @@ import java.time.Duration;
  * client wakes the next one at once. An engine says so when exclusive waiters race in the store
  * (each asks again when told of a release): then a thread that releases and asks again cannot win
  * against the waiters of its own client, and a hand-off between them costs one acquire. An engine
- * that queues waiters in the store (in turn order) does not. {@code tryLock()} without a wait still
- * asks at once.
+ * that queues waiters in the store may say so too, to bound what one client queues there (etcd).
+ * {@code tryLock()} without a wait still asks at once.
  *
  * <p>A busy answer that names the holder ({@link AcquireResult#busy(Duration, String, long)})
  * helps the line: when the holder is a live hold of the same client, the head waits for its

@@ -12,6 +12,7 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.RenewsInBatches;
+import io.cerberus.spi.support.FailureEpisode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -104,6 +105,9 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
     private final ExpirySweep expirySweep;
     private final ScheduledExecutorService keepAlives;
     private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
+    /** Failures to delete an abandoned attempt's key: logged once per episode, not once per attempt. */
+    private final FailureEpisode abandons;
+
     private final KeySlots slots = new KeySlots();
     private final EtcdIdempotencyStore idempotency;
     private volatile boolean closed;
@@ -120,6 +124,7 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
             Duration timeout,
             LossReporter lossReporter) {
         this.describe = describe;
+        this.abandons = new FailureEpisode(LOG, "delete the keys of abandoned attempts on " + describe);
         this.client = client;
         this.deleteCopyCounter = deleteCopyCounter;
         this.requests = new EtcdRequests(describe, timeout);
@@ -360,11 +365,9 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
         }
         try {
             deleteAndFree(state, "give up an attempt on lock '" + attempt.key().name() + "'");
+            abandons.succeeded();
         } catch (RuntimeException e) {
-            LOG.log(
-                    Level.WARNING,
-                    "could not delete the key of abandoned " + attempt + "; it goes with the client lease",
-                    e);
+            abandons.failed(() -> attempt + "; its key goes with the client lease", e);
         }
     }
 
