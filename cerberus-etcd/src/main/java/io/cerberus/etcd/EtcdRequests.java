@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -24,11 +25,19 @@ import java.util.function.Supplier;
  */
 final class EtcdRequests {
     private static final long FAILURE_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * Requests of one client out at once, resends included: thousands of waiters (virtual threads)
+     * sending together, each resent after a quarter of the timeout, would have etcd refuse them all
+     * ("too many requests"); over this the callers wait their turn within their timeout.
+     */
+    static final int MAX_IN_FLIGHT = 128;
 
     private final String describe;
     private final Duration timeout;
     /** A quarter of the timeout, made once: {@link Duration#dividedBy(long)} computes in {@code BigDecimal}. */
     private final Duration quarter;
+
+    private final Semaphore inFlightPermits = new Semaphore(MAX_IN_FLIGHT);
 
     /** @return the engine as shown in messages (its password redacted) */
     String describe() {
@@ -89,7 +98,7 @@ final class EtcdRequests {
         boolean interrupted = false;
         try {
             while (true) {
-                inFlight.add(request.get());
+                interrupted |= send(request, inFlight, deadline, what, lastFailure);
                 long sentAt = System.nanoTime();
                 while (true) {
                     long now = System.nanoTime();
@@ -139,6 +148,45 @@ final class EtcdRequests {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Sends one copy once a permit is free (waiting for one until the deadline, through interrupts).
+     *
+     * @return whether the thread was interrupted while it waited
+     */
+    private <T> boolean send(
+            Supplier<CompletableFuture<T>> request,
+            List<CompletableFuture<T>> inFlight,
+            long deadline,
+            String what,
+            Throwable lastFailure) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (!inFlightPermits.tryAcquire(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    throw unavailable(
+                            what,
+                            lastFailure != null
+                                    ? lastFailure
+                                    : new IllegalStateException(
+                                            MAX_IN_FLIGHT + " requests of this client were out the whole time"));
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        CompletableFuture<T> sent;
+        try {
+            sent = request.get();
+        } catch (RuntimeException e) {
+            inFlightPermits.release();
+            throw e;
+        }
+        sent.whenComplete((reply, failure) -> inFlightPermits.release());
+        inFlight.add(sent);
+        return interrupted;
     }
 
     /** @return the first conclusive reply of the copies still out, waiting until the deadline; else {@code first} */

@@ -3,12 +3,16 @@ package io.cerberus.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class EtcdRequestsTest {
@@ -54,5 +58,42 @@ class EtcdRequestsTest {
     void anInconclusiveAnswerIsReturnedWhenNoCopyGivesABetterOne() {
         assertThat(deleteResentWhileTheFirstCopyAnswersLater(false)).isFalse();
         assertThat(copies).hasSize(2);
+    }
+
+    @Test
+    void noMoreThanTheLimitOfOneClientsRequestsAreOutAtOnceAndTheOthersWaitTheirTurn() throws Exception {
+        int callers = EtcdRequests.MAX_IN_FLIGHT * 2 + 20;
+        EtcdRequests patient = new EtcdRequests("etcd://test", Duration.ofSeconds(30));
+        AtomicInteger out = new AtomicInteger();
+        AtomicInteger mostOut = new AtomicInteger();
+        ScheduledExecutorService server = Executors.newSingleThreadScheduledExecutor();
+        ExecutorService clients = Executors.newFixedThreadPool(callers);
+        try {
+            List<Future<Boolean>> calls = new ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                calls.add(clients.submit(() -> patient.call("read", () -> {
+                    mostOut.accumulateAndGet(out.incrementAndGet(), Math::max);
+                    CompletableFuture<Boolean> reply = new CompletableFuture<>();
+                    server.schedule(
+                            () -> {
+                                out.decrementAndGet();
+                                reply.complete(true);
+                            },
+                            500,
+                            TimeUnit.MILLISECONDS);
+                    return reply;
+                })));
+            }
+            for (Future<Boolean> call : calls) {
+                assertThat(call.get(60, TimeUnit.SECONDS)).isTrue();
+            }
+        } finally {
+            clients.shutdownNow();
+            server.shutdownNow();
+        }
+        assertThat(mostOut.get())
+                .as("requests out at once")
+                .isLessThanOrEqualTo(EtcdRequests.MAX_IN_FLIGHT)
+                .isGreaterThan(EtcdRequests.MAX_IN_FLIGHT / 2);
     }
 }

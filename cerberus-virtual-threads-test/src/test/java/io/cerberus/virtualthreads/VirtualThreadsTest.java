@@ -37,7 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * 10,000 virtual threads, each taking one of 100 locks once, on each server engine: every hold is
+ * 10,000 virtual threads, each taking one of 100 locks once, on each server engine (and fair locks
+ * on etcd, whose waiters each queue a key there): every hold is
  * exclusive and its fencing token larger than the name's previous one, all finish within a bound,
  * the platform threads stay few, the log stays short, and a JFR recording shows no virtual thread
  * pinned to its carrier in a Cerberus frame. The module compiles for Java 17 and runs on the JDK
@@ -103,18 +104,28 @@ class VirtualThreadsTest {
         contend(ETCD.uri(), true);
     }
 
+    /** Fair locks queue every waiter in etcd: what one client sends at once is bounded instead. */
+    @Test
+    void etcdFairLocks() throws Exception {
+        contend(ETCD.uri(), true, true);
+    }
+
     @Test
     void memcached() throws Exception {
         contend(MEMCACHED.uri(), false);
     }
 
     private void contend(String uri, boolean fenced) throws Exception {
+        contend(uri, fenced, false);
+    }
+
+    private void contend(String uri, boolean fenced, boolean fair) throws Exception {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         Path recorded = recordings.resolve("pinned.jfr");
         try (Cerberus cerberus = Cerberus.connect(uri)) {
             // a first round loads the classes: a virtual thread that waits for a class being loaded
             // stays pinned meanwhile, which is the JDK's doing and happens once per class
-            new Round(cerberus, fenced, NAMES * 2).run();
+            new Round(cerberus, fenced, fair, NAMES * 2).run();
             try (CapturedLogs logs = CapturedLogs.of("", Level.INFO);
                     Recording recording = new Recording()) {
                 recording.enable("jdk.VirtualThreadPinned").withStackTrace();
@@ -122,7 +133,7 @@ class VirtualThreadsTest {
                 int platformBefore = threads.getThreadCount();
                 threads.resetPeakThreadCount();
                 long started = System.nanoTime();
-                Round round = new Round(cerberus, fenced, THREADS);
+                Round round = new Round(cerberus, fenced, fair, THREADS);
                 round.run();
                 Duration took = Duration.ofNanos(System.nanoTime() - started);
                 recording.stop();
@@ -153,6 +164,7 @@ class VirtualThreadsTest {
     private static final class Round {
         private final Cerberus cerberus;
         private final boolean fenced;
+        private final boolean fair;
         private final int count;
         private final AtomicInteger[] holders = new AtomicInteger[NAMES];
         private final AtomicLongArray lastToken = new AtomicLongArray(NAMES);
@@ -161,9 +173,10 @@ class VirtualThreadsTest {
         private final AtomicInteger held = new AtomicInteger();
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
-        Round(Cerberus cerberus, boolean fenced, int count) {
+        Round(Cerberus cerberus, boolean fenced, boolean fair, int count) {
             this.cerberus = cerberus;
             this.fenced = fenced;
+            this.fair = fair;
             this.count = count;
             for (int i = 0; i < NAMES; i++) {
                 holders[i] = new AtomicInteger();
@@ -190,7 +203,8 @@ class VirtualThreadsTest {
         }
 
         private void hold(int name) {
-            try (Lease lease = cerberus.lock("vt-" + name).acquire(Duration.ofMinutes(2))) {
+            try (Lease lease = (fair ? cerberus.fairLock("vt-" + name) : cerberus.lock("vt-" + name))
+                    .acquire(Duration.ofMinutes(2))) {
                 if (holders[name].incrementAndGet() != 1) {
                     overlaps.incrementAndGet();
                 }
