@@ -8,7 +8,7 @@ import java.time.Duration;
  * client wakes the next one at once. An engine says so when exclusive waiters race in the store
  * (each asks again when told of a release): then a thread that releases and asks again cannot win
  * against the waiters of its own client, and a hand-off between them costs one acquire. An engine
- * that queues waiters in the store may say so too, to bound what one client queues there (etcd).
+ * that queues waiters in the store may say so too, to bound what one client queues there (etcd, ZooKeeper).
  * {@code tryLock()} without a wait still asks at once.
  *
  * <p>A busy answer that names the holder ({@link AcquireResult#busy(Duration, String, long)})

@@ -7,6 +7,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
+import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
@@ -36,8 +37,9 @@ import org.apache.zookeeper.data.Stat;
  * The ZooKeeper engine. Each attempt creates one ephemeral sequential node under the lock's node
  * ({@link LockPaths}); the attempt holds when no node it must wait for comes before it: for a
  * writer (exclusive, fair, write) any node; for a reader, any writer. A waiter watches only the one
- * node it waits for, so a release wakes one waiter, not the herd. The fencing token is the node's
- * creating transaction id ({@code czxid}), which grows with every write to the ensemble.
+ * node it waits for, so a release wakes one waiter, not the herd; exclusive waiters line up in the
+ * core first ({@link LinesUpLocally}), so a client queues one node per lock. The fencing token is
+ * the node's creating transaction id ({@code czxid}), which grows with every write to the ensemble.
  *
  * <p>Round trips: an attempt's node is created in one transaction with a write of the lock's
  * node, whose answer says how many nodes the lock had right after the create ({@link #claim}).
@@ -55,7 +57,7 @@ import org.apache.zookeeper.data.Stat;
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
  * belongs to another session queues again, and only a node of the current session is granted.
  */
-final class ZooKeeperEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
+final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);

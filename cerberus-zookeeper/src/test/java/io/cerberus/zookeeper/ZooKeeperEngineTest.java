@@ -332,17 +332,20 @@ class ZooKeeperEngineTest {
         return admin;
     }
 
+    /** Waiters of other clients each queue a node; a client's own threads line up in it and queue one. */
     @Test
     void inspectCountsHoldersAndWaiters() throws Exception {
         String namespace = "inspect-" + UUID.randomUUID();
-        try (Cerberus cerberus = client(SERVER.get(), "", namespace)) {
+        try (Cerberus cerberus = client(SERVER.get(), "", namespace);
+                Cerberus second = client(SERVER.get(), "", namespace);
+                Cerberus third = client(SERVER.get(), "", namespace)) {
             DistributedLock lock = cerberus.lock("busy");
             lock.lock();
             List<Thread> threads = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
+            for (Cerberus waiting : List.of(second, third, third)) {
                 Thread thread = new Thread(() -> {
                     try {
-                        cerberus.lock("busy").tryAcquire(Duration.ofSeconds(30)).ifPresent(Lease::close);
+                        waiting.lock("busy").tryAcquire(Duration.ofSeconds(30)).ifPresent(Lease::close);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -354,7 +357,9 @@ class ZooKeeperEngineTest {
             List<LockInfo> infos = cerberus.inspect("");
             assertThat(infos).singleElement().satisfies(info -> {
                 assertThat(info.name()).isEqualTo("busy");
-                assertThat(info.waiters()).isEqualTo(2);
+                assertThat(info.waiters())
+                        .as("one queued node per waiting client")
+                        .isEqualTo(2);
                 assertThat(info.leaseRemaining()).isEmpty();
                 assertThat(info.holder())
                         .contains(Long.toString(ProcessHandle.current().pid()));
