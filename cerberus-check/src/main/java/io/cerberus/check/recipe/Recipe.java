@@ -13,7 +13,7 @@ import java.util.Optional;
  * <p>A recipe has at most one <em>failpoint</em>: the moment between its two commands where a
  * fault does the most harm. The {@code between-steps} fault arms it on one client; the recipe calls
  * {@link Failpoint#reached} there, which kills the process (a crash) or stalls the calling thread
- * (a pause), as {@link #failpoint()} says.
+ * (a pause), as its {@link FailpointAction} says.
  */
 public interface Recipe extends AutoCloseable {
 
