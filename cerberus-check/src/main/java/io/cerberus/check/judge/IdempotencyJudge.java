@@ -269,32 +269,9 @@ public final class IdempotencyJudge implements Judge {
                 inside.merge(fault.kind(), 1, Integer::sum);
             }
         }
-        IdempotencyReport base = new IdempotencyReport(
-                Verdict.SAFE,
-                submissions,
-                firstSubmitted.size(),
-                executed,
-                replays,
-                mismatchesSubmitted,
-                refused,
-                firstPayloadsRefused,
-                retries,
-                effects.size(),
-                byKey.size(),
-                duplicates,
-                explained,
-                unexplained,
-                mismatchesApplied,
-                mismatchesAppliedAfterRestart,
-                acknowledgedNeverApplied,
-                keysWithTwoResults,
-                longest,
-                faultCounts,
-                confirmed,
-                notConfirmed,
-                inside,
-                samples);
-        Verdict verdict = base.unexplainedCount() > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0
+        long unexplainedCount =
+                unexplained.values().stream().mapToLong(Integer::longValue).sum();
+        Verdict verdict = unexplainedCount > 0 || mismatchesApplied > 0 || acknowledgedNeverApplied > 0
                 ? Verdict.UNSAFE
                 : executed == 0 ? Verdict.NO_PROGRESS : duplicates > 0 ? Verdict.DUPLICATES_EXPLAINED : Verdict.SAFE;
         return new IdempotencyReport(
