@@ -73,21 +73,20 @@ final class Acquirer {
     /**
      * Acquires a new hold.
      *
-     * @param waitNanos how long to wait; negative waits for ever
      * @return the hold, or null if the wait ran out
      */
-    Holding acquire(
-            LockView view, Duration lease, boolean renewed, long waitNanos, boolean interruptible, boolean threadBound)
-            throws InterruptedException {
-        long start = System.nanoTime();
+    Holding acquire(AcquireRequest request) throws InterruptedException {
+        LockView view = request.view();
+        long start = request.start();
+        long waitNanos = request.waitNanos();
+        boolean interruptible = request.interruptible();
         EngineHandle engine = switcher.current();
         CerberusMetrics.AcquireOutcome outcome = CerberusMetrics.AcquireOutcome.FAILED;
         try {
             Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
             while (true) {
                 try {
-                    Holding holding = acquireWithLockDelay(
-                            view, lease, renewed, waitNanos, interruptible, threadBound, start, engine);
+                    Holding holding = acquireWithLockDelay(request, engine);
                     outcome = holding == null
                             ? CerberusMetrics.AcquireOutcome.TIMED_OUT
                             : CerberusMetrics.AcquireOutcome.GRANTED;
@@ -118,18 +117,10 @@ final class Acquirer {
         }
     }
 
-    private Holding acquireWithLockDelay(
-            LockView view,
-            Duration lease,
-            boolean renewed,
-            long waitNanos,
-            boolean interruptible,
-            boolean threadBound,
-            long start,
-            EngineHandle engine)
-            throws InterruptedException {
+    private Holding acquireWithLockDelay(AcquireRequest request, EngineHandle engine) throws InterruptedException {
+        LockView view = request.view();
         client.ensureOpen();
-        if (interruptible && Thread.interrupted()) {
+        if (request.interruptible() && Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
         }
         List<EngineSwitcher.OldEngineInLockDelay> inLockDelay = switcher.inLockDelay();
@@ -137,7 +128,7 @@ final class Acquirer {
         if (needed != null) {
             engine.require(needed);
         }
-        Holding holding = acquireOn(engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, true);
+        Holding holding = acquireOn(engine, request, true);
         if (holding == null || inLockDelay.isEmpty()) {
             return holding;
         }
@@ -148,7 +139,7 @@ final class Acquirer {
                         || needed != null && !inDelay.engine().has(needed)) {
                     continue;
                 }
-                if (!alsoHeldOn(inDelay, holding, view, lease, renewed, start, waitNanos, interruptible)) {
+                if (!alsoHeldOn(inDelay, holding, request)) {
                     return null;
                 }
             }
@@ -167,23 +158,16 @@ final class Acquirer {
      *
      * @return false if the caller's wait ran out first
      */
-    private boolean alsoHeldOn(
-            EngineSwitcher.OldEngineInLockDelay inDelay,
-            Holding holding,
-            LockView view,
-            Duration lease,
-            boolean renewed,
-            long start,
-            long waitNanos,
-            boolean interruptible)
+    private boolean alsoHeldOn(EngineSwitcher.OldEngineInLockDelay inDelay, Holding holding, AcquireRequest request)
             throws InterruptedException {
+        LockView view = request.view();
         EngineHandle old = inDelay.engine();
         String why;
         if (health != null && !health.passing(old)) {
             why = "fails its health checks";
         } else {
             try {
-                Holding extra = acquireOn(old, view, lease, renewed, start, waitNanos, interruptible, false, false);
+                Holding extra = acquireOn(old, request.lockDelayHold(), false);
                 if (extra == null) {
                     return false;
                 }
@@ -197,7 +181,7 @@ final class Acquirer {
         if (left <= 0) {
             return true;
         }
-        if (waitNanos >= 0 && start + waitNanos - inDelay.untilNanos() < 0) {
+        if (request.waitNanos() >= 0 && request.start() + request.waitNanos() - inDelay.untilNanos() < 0) {
             LOG.log(
                     Level.INFO,
                     "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
@@ -209,7 +193,7 @@ final class Acquirer {
                 "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left))
                         + " for the lock-delay of engine '" + old.name() + "', which " + why
                         + ": a hold it granted may still be live until then");
-        parkUntil(inDelay.untilNanos(), interruptible, view, "waited for a lock-delay");
+        parkUntil(inDelay.untilNanos(), request.interruptible(), view, "waited for a lock-delay");
         return true;
     }
 
@@ -255,25 +239,15 @@ final class Acquirer {
      * An exclusive attempt that may wait on an engine that asks for it waits in its lock's local
      * line ({@link LocalLines}) and asks the engine only in its turn.
      */
-    private Holding acquireOn(
-            EngineHandle engine,
-            LockView view,
-            Duration lease,
-            boolean renewed,
-            long start,
-            long waitNanos,
-            boolean interruptible,
-            boolean threadBound,
-            boolean followSwitch)
+    private Holding acquireOn(EngineHandle engine, AcquireRequest request, boolean followSwitch)
             throws InterruptedException {
         while (true) {
-            Holding holding = acquireOnce(
-                    engine, view, lease, renewed, start, waitNanos, interruptible, threadBound, followSwitch);
+            Holding holding = acquireOnce(engine, request, followSwitch);
             if (holding == null || !holding.isReleased()) {
                 return holding;
             }
             // granted too late and given back: try again within the wait
-            if (waitNanos >= 0 && System.nanoTime() - start - waitNanos >= 0) {
+            if (request.waitNanos() >= 0 && System.nanoTime() - request.start() - request.waitNanos() >= 0) {
                 return null;
             }
         }
@@ -284,17 +258,15 @@ final class Acquirer {
      * released; with {@code followSwitch}, a wait that sees the client switch away from
      * {@code engine} is withdrawn there and throws {@link SwitchedWhileWaiting}.
      */
-    private Holding acquireOnce(
-            EngineHandle engine,
-            LockView view,
-            Duration lease,
-            boolean renewed,
-            long start,
-            long waitNanos,
-            boolean interruptible,
-            boolean threadBound,
-            boolean followSwitch)
+    private Holding acquireOnce(EngineHandle engine, AcquireRequest request, boolean followSwitch)
             throws InterruptedException {
+        LockView view = request.view();
+        long start = request.start();
+        long waitNanos = request.waitNanos();
+        boolean interruptible = request.interruptible();
+        boolean renewed = request.renewed();
+        boolean threadBound = request.threadBound();
+        Duration lease = request.lease();
         Acquisition attempt =
                 new Acquisition(view.key(), view.mode(), Tokens.next(), HolderIdentity.describeCurrentThread(), lease);
         LinesUpLocally lining = view.mode() == LockMode.EXCLUSIVE

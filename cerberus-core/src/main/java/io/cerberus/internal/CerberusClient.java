@@ -271,7 +271,8 @@ public final class CerberusClient implements Cerberus {
             throw new IllegalStateException("thread '" + thread.getName() + "' holds the read lock '" + view.name()
                     + "' and asks for its write lock: that upgrade would deadlock; release the read lock first");
         }
-        Holding holding = acquirer.acquire(view, lease, renewed, waitNanos, interruptible, true);
+        Holding holding =
+                acquirer.acquire(AcquireRequest.startingNow(view, lease, renewed, waitNanos, interruptible, true));
         if (holding == null) {
             return false;
         }

@@ -96,7 +96,8 @@ final class LockView implements DistributedLock {
     }
 
     private Lease acquire(Duration wait, Duration lease, boolean renewed) throws InterruptedException {
-        Holding holding = client.acquirer.acquire(this, lease, renewed, Checks.nanos(wait), true, false);
+        Holding holding = client.acquirer.acquire(
+                AcquireRequest.startingNow(this, lease, renewed, Checks.nanos(wait), true, false));
         if (holding == null) {
             throw new LockTimeoutException(
                     "lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
@@ -108,8 +109,8 @@ final class LockView implements DistributedLock {
 
     @Override
     public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
-        return Optional.ofNullable(client.acquirer.acquire(
-                this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false));
+        return Optional.ofNullable(client.acquirer.acquire(AcquireRequest.startingNow(
+                this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false)));
     }
 
     @Override
