@@ -2,6 +2,7 @@ package io.cerberus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.testkit.PinnedThreads;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,8 +17,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.jfr.Recording;
-import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
@@ -69,7 +68,7 @@ class VirtualThreadsStarterTest {
         String payment = UUID.randomUUID().toString();
         Path recorded = recordings.resolve("pinned.jfr");
         try (Recording recording = new Recording()) {
-            recording.enable("jdk.VirtualThreadPinned").withStackTrace();
+            recording.enable(PinnedThreads.EVENT).withStackTrace();
             recording.start();
             serve(REQUESTS, payment);
             recording.stop();
@@ -83,17 +82,9 @@ class VirtualThreadsStarterTest {
                 .containsOnly(1);
         assertThat(orders.held()).isEqualTo(20 + REQUESTS);
         assertThat(orders.charged(payment)).as("payments charged for one key").isEqualTo(1);
-        List<String> pinned = RecordingFile.readAllEvents(recorded).stream()
-                .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned"))
-                .filter(event -> event.getStackTrace() != null)
-                .map(event -> event.getStackTrace().getFrames().stream()
-                        .map(RecordedFrame::getMethod)
-                        .map(method -> method.getType().getName() + "." + method.getName())
-                        .toList())
-                .filter(frames -> frames.stream().anyMatch(frame -> frame.startsWith("io.cerberus.")))
-                .map(String::valueOf)
-                .toList();
-        assertThat(pinned).as("virtual threads pinned in a Cerberus frame").isEmpty();
+        assertThat(PinnedThreads.inCerberus(recorded))
+                .as("virtual threads pinned in a Cerberus frame")
+                .isEmpty();
     }
 
     /** Sends {@code count} requests to locked methods (five orders) and as many to charge one payment, all at once. */

@@ -11,14 +11,13 @@ import io.cerberus.servers.PostgresServer;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.CapturedLogs;
+import io.cerberus.testkit.PinnedThreads;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -27,9 +26,6 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import jdk.jfr.Recording;
-import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
@@ -128,7 +124,7 @@ class VirtualThreadsTest {
             new Round(cerberus, fenced, fair, NAMES * 2).run();
             try (CapturedLogs logs = CapturedLogs.of("", Level.INFO);
                     Recording recording = new Recording()) {
-                recording.enable("jdk.VirtualThreadPinned").withStackTrace();
+                recording.enable(PinnedThreads.EVENT).withStackTrace();
                 recording.start();
                 int platformBefore = threads.getThreadCount();
                 threads.resetPeakThreadCount();
@@ -155,7 +151,7 @@ class VirtualThreadsTest {
                 assertThat(logLines).as("log lines:%n%s", logs.text()).isLessThan(MAX_LOG_LINES);
             }
         }
-        assertThat(pinnedInCerberus(recorded))
+        assertThat(PinnedThreads.inCerberus(recorded))
                 .as("virtual threads pinned in a Cerberus frame")
                 .isEmpty();
     }
@@ -229,28 +225,6 @@ class VirtualThreadsTest {
                     .as("fencing tokens not above the name's previous one")
                     .hasValue(0);
         }
-    }
-
-    /** @return the pinned events whose stack has a Cerberus frame, each as its top frames */
-    private static List<String> pinnedInCerberus(Path recorded) throws Exception {
-        assertThat(Files.size(recorded)).as("the recording").isPositive();
-        return RecordingFile.readAllEvents(recorded).stream()
-                .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned"))
-                .filter(VirtualThreadsTest::inCerberus)
-                .map(event -> event.getStackTrace().getFrames().stream()
-                        .limit(12)
-                        .map(frame -> frame.getMethod().getType().getName() + "."
-                                + frame.getMethod().getName())
-                        .toList()
-                        .toString())
-                .toList();
-    }
-
-    private static boolean inCerberus(RecordedEvent event) {
-        return event.getStackTrace() != null
-                && event.getStackTrace().getFrames().stream()
-                        .map(RecordedFrame::getMethod)
-                        .anyMatch(method -> method.getType().getName().startsWith("io.cerberus."));
     }
 
     /** @return {@code Executors.newVirtualThreadPerTaskExecutor()}, which Java 17 (this module's release) does not have */
