@@ -24,7 +24,9 @@ public interface CerberusMetrics {
         /** The engine failed ({@link EngineUnavailableException}) or refused the request. */
         FAILED,
         /** The waiting thread was interrupted. */
-        INTERRUPTED
+        INTERRUPTED,
+        /** The future of an async acquisition was cancelled (or completed by its caller) while it waited. */
+        CANCELLED
     }
 
     /** How the renewal of a hold ended. */

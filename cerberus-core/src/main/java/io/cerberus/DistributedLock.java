@@ -2,6 +2,7 @@ package io.cerberus;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -88,6 +89,50 @@ public interface DistributedLock extends Lock {
      * @throws EngineUnavailableException if the engine cannot be reached
      */
     Optional<Lease> tryAcquire(Duration wait) throws InterruptedException;
+
+    /**
+     * Like {@link #acquire(Duration)}, without holding a thread while it waits: the wait is driven
+     * by the engine's wake-ups and the client's timers, its requests made on the client's async
+     * pool. The returned future completes with the lease (renewed while open), or exceptionally
+     * with {@link LockTimeoutException} when the lock was still busy after {@code wait}, or
+     * {@link EngineUnavailableException} when the engine could not be reached within it.
+     *
+     * <p>Cancelling the future (or completing it yourself) withdraws the attempt: it leaves the
+     * engine's queue and the next waiter goes on; a grant that arrives after the cancel is
+     * released, never left held. Cancelling a stage derived from it ({@code thenApply} and the
+     * like) does not, as in the JDK.
+     *
+     * <pre>{@code
+     * lock.acquireAsync(Duration.ofSeconds(5))
+     *     .thenCompose(lease -> store.writeAsync(data, lease.fencingToken())
+     *         .whenComplete((done, error) -> lease.releaseAsync()));
+     * }</pre>
+     *
+     * @param wait how long to wait for a busy lock
+     * @return the future lease
+     * @throws IllegalArgumentException if {@code wait} is negative
+     */
+    CompletableFuture<Lease> acquireAsync(Duration wait);
+
+    /**
+     * Like {@link #acquireAsync(Duration)}, with an explicit lease time and no renewal.
+     *
+     * @param wait how long to wait for a busy lock
+     * @param leaseTime how long the lock is kept at most; positive
+     * @return the future lease
+     * @throws IllegalArgumentException if {@code wait} is negative or {@code leaseTime} not positive
+     */
+    CompletableFuture<Lease> acquireAsync(Duration wait, Duration leaseTime);
+
+    /**
+     * Like {@link #acquireAsync(Duration)}, but contention is not an error: the future gives an
+     * empty optional when the lock was still busy after {@code wait}.
+     *
+     * @param wait how long to wait for a busy lock
+     * @return the future lease, or empty
+     * @throws IllegalArgumentException if {@code wait} is negative
+     */
+    CompletableFuture<Optional<Lease>> tryAcquireAsync(Duration wait);
 
     /** @return whether the current thread holds this lock through this client */
     boolean isHeldByCurrentThread();

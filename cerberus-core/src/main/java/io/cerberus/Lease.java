@@ -2,6 +2,7 @@ package io.cerberus;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One acquisition of a distributed lock. Unlike the thread-bound {@link DistributedLock} facade,
@@ -67,6 +68,17 @@ public interface Lease extends AutoCloseable {
      * @param listener the listener, not {@code null}
      */
     void onLost(LeaseLossListener listener);
+
+    /**
+     * Releases the lock as {@link #close()} does, without blocking the caller: the request is made
+     * on the client's async pool. The future completes when the engine answered, exceptionally
+     * with what {@link #close()} would throw.
+     *
+     * @return the future release
+     */
+    default CompletableFuture<Void> releaseAsync() {
+        return CompletableFuture.runAsync(this::close);
+    }
 
     /**
      * Releases the lock. Closing an already closed lease does nothing.

@@ -1,6 +1,7 @@
 package io.cerberus.idempotency;
 
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.internal.AsyncWork;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.support.Arguments;
@@ -12,6 +13,9 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -55,6 +59,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     private final ScheduledExecutorService renewer;
     private final boolean ownsRenewer;
     private final LongAdder unguarded = new LongAdder();
+    /** The pool and timer of {@link #executeAsync}, made at the first call. */
+    private volatile AsyncWork async;
 
     /**
      * A guard with a renewal thread of its own, ended by {@link #close()}. Clients share one
@@ -178,14 +184,155 @@ public final class IdempotencyGuard implements AutoCloseable {
      */
     public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec)
             throws InterruptedException {
-        Arguments.notNull("key", key);
-        Arguments.notNull("codec", codec);
-        checkRetention(retention);
-        String id = namespace + "/" + key.id();
-        String token = newToken();
-        long deadline = System.nanoTime() + options.waitAtMost().toNanos();
-        long pause = 20;
+        Claiming<T> claiming = new Claiming<>(key, retention, codec);
         while (true) {
+            IdempotencyAttempt<T> attempt = claiming.next();
+            if (attempt != null) {
+                return attempt;
+            }
+            // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
+            long wait = store.notifiesChanges() ? 2_000 : claiming.pauseMillis;
+            try {
+                store.awaitChange(claiming.id, Duration.ofMillis(Math.max(1, Math.min(wait, claiming.leftMillis()))));
+            } catch (EngineUnavailableException e) {
+                return storeDown(key, e);
+            }
+            claiming.waited();
+        }
+    }
+
+    /**
+     * Like {@link #execute(IdempotencyKey, Duration, ResultCodec, Callable)} for an operation that
+     * completes later, without holding a thread while a duplicate waits for the first attempt (WAIT):
+     * the store is asked again on a timer (20 ms doubling to 500 ms), its calls made on the guard's
+     * async pool. The operation's stage settles the key: its value is stored and replayed; its failure
+     * is remembered or frees the key, as in {@code execute}.
+     *
+     * <p>Cancelling the returned future before the operation starts stops the wait (nothing runs, the
+     * key is not claimed, or is freed); once the operation runs it is not cancelled, and its result is
+     * stored all the same, so a retry replays it.
+     *
+     * @param key the operation's key
+     * @param retention how long the result is kept for duplicates; null for ever
+     * @param codec stores and replays the result
+     * @param operation starts the work; called at most once, on a thread of the guard's pool
+     * @return the future outcome; it fails as {@code execute} throws
+     * @throws IllegalArgumentException if the key, codec or operation is null, or the retention is not kept
+     */
+    public <T> CompletableFuture<Outcome<T>> executeAsync(
+            IdempotencyKey key,
+            Duration retention,
+            ResultCodec<T> codec,
+            Supplier<? extends CompletionStage<T>> operation) {
+        Arguments.notNull("operation", operation);
+        Claiming<T> claiming = new Claiming<>(key, retention, codec);
+        CompletableFuture<Outcome<T>> outcome = new CompletableFuture<>();
+        async().execute(() -> claimAsync(claiming, operation, outcome));
+        return outcome;
+    }
+
+    /** One step of {@link #executeAsync}: claim (or wait on the timer), then run the operation. */
+    private <T> void claimAsync(
+            Claiming<T> claiming,
+            Supplier<? extends CompletionStage<T>> operation,
+            CompletableFuture<Outcome<T>> outcome) {
+        IdempotencyAttempt<T> attempt;
+        try {
+            if (outcome.isDone()) {
+                return; // cancelled while waiting for another attempt
+            }
+            attempt = claiming.next();
+            if (attempt == null) {
+                long pause = Math.max(1, Math.min(claiming.pauseMillis, claiming.leftMillis()));
+                claiming.waited();
+                async().schedule(
+                                () -> async().execute(() -> claimAsync(claiming, operation, outcome)),
+                                TimeUnit.MILLISECONDS.toNanos(pause));
+                return;
+            }
+        } catch (RuntimeException | Error e) {
+            outcome.completeExceptionally(e);
+            return;
+        }
+        if (!attempt.mustRun()) {
+            attempt.close();
+            outcome.complete(new Outcome<>(attempt.replayed(), Outcome.Status.REPLAYED));
+            return;
+        }
+        if (outcome.isDone()) {
+            attempt.close(); // cancelled before it ran: the key is free again
+            return;
+        }
+        CompletionStage<T> running;
+        try {
+            running = Arguments.notNull("the operation's stage", operation.get());
+        } catch (RuntimeException | Error failure) {
+            settled(attempt, null, failure, outcome);
+            return;
+        }
+        running.whenComplete((value, failure) -> async().execute(() -> settled(attempt, value, failure, outcome)));
+    }
+
+    /** Stores what the operation of an async attempt gave (or frees or remembers its failure). */
+    private static <T> void settled(
+            IdempotencyAttempt<T> attempt, T value, Throwable failure, CompletableFuture<Outcome<T>> outcome) {
+        try (attempt) {
+            if (failure == null) {
+                outcome.complete(attempt.complete(value));
+                return;
+            }
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            attempt.fail(cause);
+            outcome.completeExceptionally(cause);
+        } catch (RuntimeException | Error e) {
+            outcome.completeExceptionally(e);
+        }
+    }
+
+    /** @return the pool and timer of async calls, made at the first */
+    private AsyncWork async() {
+        AsyncWork work = async;
+        if (work == null) {
+            synchronized (this) {
+                work = async;
+                if (work == null) {
+                    work = new AsyncWork("idempotency");
+                    async = work;
+                }
+            }
+        }
+        return work;
+    }
+
+    /**
+     * One claim of a key, a store call at a time: the blocking {@link #begin} and
+     * {@link #executeAsync} both run it, and differ only in how they wait for another attempt.
+     */
+    private final class Claiming<T> {
+        final IdempotencyKey key;
+        final Duration retention;
+        final ResultCodec<T> codec;
+        final String id;
+        final String token = newToken();
+        final long deadline = System.nanoTime() + options.waitAtMost().toNanos();
+        /** The next wait for another attempt, without notifications; doubles to 500 ms. */
+        long pauseMillis = 20;
+
+        Claiming(IdempotencyKey key, Duration retention, ResultCodec<T> codec) {
+            this.key = Arguments.notNull("key", key);
+            this.codec = Arguments.notNull("codec", codec);
+            checkRetention(retention);
+            this.retention = retention;
+            this.id = namespace + "/" + key.id();
+        }
+
+        /**
+         * Claims the key, or reads what holds it.
+         *
+         * @return the attempt (to run, or to replay), or null to wait for another attempt and call again
+         */
+        IdempotencyAttempt<T> next() {
             Optional<IdempotencyRecord> existing;
             long[] askedAt = new long[1];
             try {
@@ -220,23 +367,25 @@ public final class IdempotencyGuard implements AutoCloseable {
                 }
                 return IdempotencyAttempt.replay(codec.decode(record.result()));
             }
-            long left = deadline - System.nanoTime();
-            if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || left <= 0) {
+            if (options.whenInProgress() == IdempotencyOptions.InProgress.REJECT || leftMillis() <= 0) {
                 throw new OperationInProgressException("another attempt of " + key + " is running now"
                         + (options.whenInProgress() == IdempotencyOptions.InProgress.WAIT
                                 ? " and did not finish within " + Durations.format(options.waitAtMost())
                                 : "")
                         + "; try again later");
             }
-            // A store that notifies is still asked again every 2 s: an expiry (a crashed owner) notifies nobody.
-            long wait = store.notifiesChanges() ? 2_000 : pause;
-            try {
-                store.awaitChange(
-                        id, Duration.ofMillis(Math.max(1, Math.min(wait, TimeUnit.NANOSECONDS.toMillis(left)))));
-            } catch (EngineUnavailableException e) {
-                return storeDown(key, e);
-            }
-            pause = Math.min(pause * 2, 500);
+            return null;
+        }
+
+        /** @return what is left of the wait for another attempt, in milliseconds (0 or less: none) */
+        long leftMillis() {
+            long left = deadline - System.nanoTime();
+            return left <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
+        }
+
+        /** A wait for another attempt ended: the next one is longer. */
+        void waited() {
+            pauseMillis = Math.min(pauseMillis * 2, 500);
         }
     }
 
@@ -497,6 +646,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     public void close() {
         if (ownsRenewer) {
             renewer.shutdownNow();
+        }
+        AsyncWork work = async;
+        if (work != null) {
+            work.close();
         }
     }
 }

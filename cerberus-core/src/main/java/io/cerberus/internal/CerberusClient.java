@@ -53,6 +53,8 @@ public final class CerberusClient implements Cerberus {
 
     private final LeaseRenewer renewer;
     private final LeaseEvents events;
+    /** The threads of async calls. */
+    final AsyncWork async;
     /** The holds of this client not yet released, and the lines of its waiters. */
     final LiveHolds holds = new LiveHolds();
     /** Takes new holds. */
@@ -108,7 +110,8 @@ public final class CerberusClient implements Cerberus {
         this.health = settings.failover() == null || engines.size() < 2
                 ? null
                 : new HealthMonitor(switcher, settings.failover(), settings.namespace(), clientName);
-        this.acquirer = new Acquirer(this, settings, engines.size(), switcher, health, metrics, renewer, holds);
+        this.async = new AsyncWork(clientName);
+        this.acquirer = new Acquirer(this, settings, engines.size(), switcher, health, metrics, renewer, holds, async);
     }
 
     @Override
@@ -342,6 +345,7 @@ public final class CerberusClient implements Cerberus {
         }
         closed = true;
         holds.close();
+        async.close();
         threadHolds.clear();
         synchronized (this) {
             if (idempotencyRenewer != null) {

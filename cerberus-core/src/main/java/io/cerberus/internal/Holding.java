@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -311,6 +312,24 @@ final class Holding implements Lease {
                     + "' belongs to a thread's lock() hold: release it with unlock()");
         }
         release();
+    }
+
+    @Override
+    public CompletableFuture<Void> releaseAsync() {
+        if (threadBound) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException("the lease of lock '" + lockName()
+                    + "' belongs to a thread's lock() hold: release it with unlock()"));
+        }
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        client.async.execute(() -> {
+            try {
+                release();
+                released.complete(null);
+            } catch (RuntimeException | Error e) {
+                released.completeExceptionally(e);
+            }
+        });
+        return released;
     }
 
     /**

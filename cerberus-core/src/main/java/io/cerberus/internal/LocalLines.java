@@ -163,7 +163,7 @@ final class LocalLines {
                 if (line.queue.isEmpty()) {
                     return null;
                 }
-                line.queue.peekFirst().turn.signal();
+                line.queue.peekFirst().wake();
                 return line;
             } finally {
                 line.lock.unlock();
@@ -200,7 +200,7 @@ final class LocalLines {
             if (head == null
                     || !token.equals(line.heldBy)
                     || line.handOffs >= HAND_OFFS_IN_A_ROW
-                    || !head.sleeping
+                    || !head.waitingForTurn()
                     || head.handing
                     || head.handed) {
                 return null;
@@ -245,7 +245,7 @@ final class LocalLines {
             }
             boolean withinTurn = line.inStreak && System.nanoTime() - line.streakSince < turn.toNanos();
             Ticket head = line.queue.peekFirst();
-            if (head == null || !head.sleeping || head.handing || head.handed) {
+            if (head == null || !head.waitingForTurn() || head.handing || head.handed) {
                 return new Turn(null, withinTurn);
             }
             head.handing = true;
@@ -299,7 +299,7 @@ final class LocalLines {
         line.lock.lock();
         try {
             head.handing = false;
-            head.turn.signal();
+            head.wake();
             if (!handed) {
                 return true;
             }
@@ -327,7 +327,7 @@ final class LocalLines {
         for (Line line : lines.values()) {
             line.lock.lock();
             try {
-                line.queue.forEach(ticket -> ticket.turn.signal());
+                line.queue.forEach(Ticket::wake);
             } finally {
                 line.lock.unlock();
             }
@@ -339,7 +339,7 @@ final class LocalLines {
         return lines.size();
     }
 
-    /** One attempt's place in its line; used by the one thread running the attempt. */
+    /** One attempt's place in its line; used by one thread at a time (the one running the attempt's step). */
     final class Ticket {
         private final LineKey lineKey;
         private final Line line;
@@ -347,6 +347,8 @@ final class LocalLines {
         private final Acquisition attempt;
         private boolean inLine = true;
         private volatile boolean asked;
+        /** The callback of an async waiter ({@link #onTurn}), or null; guarded by the line's lock. */
+        private Runnable onTurn;
         /** Asleep on its turn in {@link #await}; guarded by the line's lock. */
         private boolean sleeping;
         /** A release is handing the lock to this attempt; guarded by the line's lock. */
@@ -491,6 +493,67 @@ final class LocalLines {
             }
         }
 
+        /**
+         * The callback form of {@link #await}, for a waiter that holds no thread: registers
+         * {@code wake}, called once (on the thread that changes the line, under its lock: it must
+         * only hand the work on) when this attempt may ask or should look again.
+         *
+         * @param wake what to call
+         * @param nanos the longest to wait
+         * @return 0 when the attempt need not wait (nothing registered); else how long to wait at
+         *     most (the caller's timer), {@code wake} registered until then or {@link #stopWaiting}
+         */
+        long onTurn(Runnable wake, long nanos) {
+            line.lock.lock();
+            try {
+                if (closed || handing || handed) {
+                    return 0;
+                }
+                long wait = Math.min(nanos, RECHECK_NANOS);
+                if (isHeadAndFree()) {
+                    long holdingBack = line.holdingBackFor();
+                    if (holdingBack == 0) {
+                        return 0;
+                    }
+                    wait = Math.min(wait, holdingBack);
+                } else if (line.heldBy != null && line.queue.peekFirst() == this) {
+                    wait = Math.min(wait, liveFor.applyAsLong(line.heldBy));
+                }
+                if (wait <= 0) {
+                    return 0;
+                }
+                onTurn = wake;
+                return wait;
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** Drops a callback registered by {@link #onTurn}, if it was not called. */
+        void stopWaiting() {
+            line.lock.lock();
+            try {
+                onTurn = null;
+            } finally {
+                line.lock.unlock();
+            }
+        }
+
+        /** @return whether this attempt waits for its turn, blocking or not; caller holds the line's lock */
+        private boolean waitingForTurn() {
+            return sleeping || onTurn != null;
+        }
+
+        /** Wakes this attempt, blocking or not; caller holds the line's lock. */
+        private void wake() {
+            turn.signal();
+            Runnable callback = onTurn;
+            if (callback != null) {
+                onTurn = null;
+                callback.run();
+            }
+        }
+
         /** Caller holds the line's lock; clears a {@code heldBy} whose hold is no longer live here. */
         private boolean isHeadAndFree() {
             if (line.queue.peekFirst() != this) {
@@ -551,7 +614,7 @@ final class LocalLines {
                         return line.heldBy == null ? null : line;
                     }
                     if (wasHead && heldBy == null) {
-                        line.queue.peekFirst().turn.signal();
+                        line.queue.peekFirst().wake();
                     }
                     return line;
                 } finally {

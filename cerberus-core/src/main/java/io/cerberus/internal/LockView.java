@@ -8,8 +8,10 @@ import io.cerberus.spi.LockMode;
 import io.cerberus.spi.support.Durations;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.function.Function;
 
 /** A {@link DistributedLock}: a light view of one lock of one client; all state is in the client. */
 final class LockView implements DistributedLock {
@@ -99,10 +101,7 @@ final class LockView implements DistributedLock {
         Holding holding = client.acquirer.acquire(
                 AcquireRequest.startingNow(this, lease, renewed, Checks.nanos(wait), true, false));
         if (holding == null) {
-            throw new LockTimeoutException(
-                    "lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
-                            + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
-                            + "); `cerberus inspect` shows who holds it");
+            throw timedOut(wait);
         }
         return holding;
     }
@@ -111,6 +110,43 @@ final class LockView implements DistributedLock {
     public Optional<Lease> tryAcquire(Duration wait) throws InterruptedException {
         return Optional.ofNullable(client.acquirer.acquire(AcquireRequest.startingNow(
                 this, client.defaultLease(), true, Checks.nanos(Checks.waitTime(wait)), true, false)));
+    }
+
+    @Override
+    public CompletableFuture<Lease> acquireAsync(Duration wait) {
+        Duration checked = Checks.waitTime(wait);
+        return acquireAsync(checked, client.defaultLease(), true, holding -> orTimeout(holding, checked));
+    }
+
+    @Override
+    public CompletableFuture<Lease> acquireAsync(Duration wait, Duration leaseTime) {
+        Duration checked = Checks.waitTime(wait);
+        return acquireAsync(checked, Checks.leaseTime(leaseTime), false, holding -> orTimeout(holding, checked));
+    }
+
+    @Override
+    public CompletableFuture<Optional<Lease>> tryAcquireAsync(Duration wait) {
+        return acquireAsync(Checks.waitTime(wait), client.defaultLease(), true, Optional::ofNullable);
+    }
+
+    private <T> CompletableFuture<T> acquireAsync(
+            Duration wait, Duration lease, boolean renewed, Function<Holding, T> result) {
+        client.ensureOpen();
+        return client.acquirer.acquireAsync(
+                AcquireRequest.startingNow(this, lease, renewed, Checks.nanos(wait), false, false), result);
+    }
+
+    private Lease orTimeout(Holding holding, Duration wait) {
+        if (holding == null) {
+            throw timedOut(wait);
+        }
+        return holding;
+    }
+
+    private LockTimeoutException timedOut(Duration wait) {
+        return new LockTimeoutException("lock '" + name() + "' was still busy after waiting " + Durations.format(wait)
+                + " on engine '" + client.currentEngine() + "' (" + client.currentEngineUri()
+                + "); `cerberus inspect` shows who holds it");
     }
 
     @Override

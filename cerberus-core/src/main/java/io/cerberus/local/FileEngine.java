@@ -10,6 +10,7 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.DirectoryStream;
@@ -49,7 +50,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * directory under two real paths can drop this JVM's locks; a lock file deleted in use splits its
  * lock (keep lock directories out of cleaned {@code /tmp}); network file systems may lack the locks.
  */
-final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
+final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(FileEngine.class.getName());
 
     private final String uri;
@@ -112,6 +113,20 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords 
         }
         try {
             entry.awaitChange(attempt, max);
+        } finally {
+            FileRegistry.release(entry);
+        }
+    }
+
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        FileEntry entry = FileRegistry.retainOpen(pathOf(attempt.key()));
+        if (entry == null) {
+            wake.run();
+            return () -> {};
+        }
+        try {
+            return entry.onChange(attempt, wake);
         } finally {
             FileRegistry.release(entry);
         }

@@ -4,6 +4,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.support.Backoff;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -57,6 +58,8 @@ final class FileEntry {
     private Hold writer;
     private final Map<String, Hold> readers = new LinkedHashMap<>();
     private final Map<String, Waiter> waiters = new HashMap<>();
+    /** Async waiters' callbacks, each called once at the next change; guarded by {@link #lock}. */
+    private final List<Runnable> watchers = new ArrayList<>();
 
     private record Hold(Acquisition attempt, long fence) {}
 
@@ -235,6 +238,38 @@ final class FileEntry {
     private void changed() {
         version++;
         changed.signalAll();
+        if (!watchers.isEmpty()) {
+            List<Runnable> woken = List.copyOf(watchers);
+            watchers.clear();
+            woken.forEach(Runnable::run);
+        }
+    }
+
+    /**
+     * As {@link #awaitChange}, by a callback: {@code wake} is called at the next change in this JVM
+     * (another process's release signals nothing: the caller's timer asks again).
+     */
+    NotifiesChanges.ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        lock.lock();
+        try {
+            Waiter waiter = waiters.get(attempt.token());
+            if (waiter != null && waiter.seenVersion == version) {
+                waiter.touchedAt = System.nanoTime();
+                watchers.add(wake);
+                return () -> {
+                    lock.lock();
+                    try {
+                        watchers.remove(wake);
+                    } finally {
+                        lock.unlock();
+                    }
+                };
+            }
+        } finally {
+            lock.unlock();
+        }
+        wake.run();
+        return () -> {};
     }
 
     void abandon(Acquisition attempt) {

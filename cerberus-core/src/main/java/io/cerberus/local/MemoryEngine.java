@@ -9,12 +9,13 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
 /** A client of a {@link MemoryStore}. Closing it releases nothing: the core releases first. */
-final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords {
+final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
     private final String uri;
     private final MemoryStore store;
     private final MemoryIdempotencyStore records;
@@ -47,6 +48,11 @@ final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecord
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         store.awaitChange(attempt, max);
+    }
+
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return store.onChange(attempt, wake);
     }
 
     @Override

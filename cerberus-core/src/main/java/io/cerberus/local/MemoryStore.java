@@ -4,6 +4,7 @@ import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,6 +44,9 @@ final class MemoryStore {
         final Condition changed = lock.newCondition();
         final Map<String, Hold> holds = new LinkedHashMap<>();
         final Map<String, Waiter> queue = new LinkedHashMap<>();
+        /** Async waiters' callbacks, each called once at the next change. */
+        final List<Runnable> watchers = new ArrayList<>();
+
         long version;
 
         boolean isEmpty() {
@@ -57,6 +61,11 @@ final class MemoryStore {
         void changed() {
             version++;
             changed.signalAll();
+            if (!watchers.isEmpty()) {
+                List<Runnable> woken = List.copyOf(watchers);
+                watchers.clear();
+                woken.forEach(Runnable::run);
+            }
         }
     }
 
@@ -141,6 +150,31 @@ final class MemoryStore {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** As {@link #awaitChange}, by a callback: {@code wake} is called at the next change of the attempt's lock. */
+    NotifiesChanges.ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        lock.lock();
+        try {
+            Resource resource = resources.get(attempt.key());
+            Waiter waiter = resource == null ? null : resource.queue.get(attempt.token());
+            if (waiter != null && waiter.seenVersion == resource.version) {
+                waiter.touchedAt = System.nanoTime();
+                resource.watchers.add(wake);
+                return () -> {
+                    lock.lock();
+                    try {
+                        resource.watchers.remove(wake);
+                    } finally {
+                        lock.unlock();
+                    }
+                };
+            }
+        } finally {
+            lock.unlock();
+        }
+        wake.run();
+        return () -> {};
     }
 
     void abandon(Acquisition attempt) {

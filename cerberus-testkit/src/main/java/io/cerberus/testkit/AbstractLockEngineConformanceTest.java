@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -600,6 +601,131 @@ public abstract class AbstractLockEngineConformanceTest {
                 .as("acquire attempts during a %s wait", wait)
                 .isLessThanOrEqualTo(bound);
         mine.unlock();
+    }
+
+    // ---- async: no thread held while waiting -----------------------------------------------------
+
+    @Test
+    void asyncWaitersHoldNoThreadAndTakeTurnsWithBlockingOnes() throws Exception {
+        DistributedLock holder = client().lock("async");
+        holder.lock();
+        DistributedLock async = client().lock("async");
+        DistributedLock blocking = client().lock("async");
+        int waiters = 200;
+        int threadsBefore = Thread.activeCount();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (int i = 0; i < waiters; i++) {
+            all.add(async.acquireAsync(TestTimes.millis(40_000)).thenCompose(lease -> {
+                if (inside.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                inside.decrementAndGet();
+                done.incrementAndGet();
+                return lease.releaseAsync();
+            }));
+        }
+        Thread blocker = thread("blocking-waiter", () -> {
+            for (int i = 0; i < 3; i++) {
+                blocking.lock();
+                if (inside.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                inside.decrementAndGet();
+                blocking.unlock();
+            }
+        });
+        assertThat(Thread.activeCount() - threadsBefore)
+                .as("threads started for %s async waiters", waiters)
+                .isLessThan(40);
+        assertThat(done.get()).as("granted while the lock is held").isZero();
+        holder.unlock();
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .get(TestTimes.millis(40_000).toMillis(), TimeUnit.MILLISECONDS);
+        join(blocker);
+        assertThat(overlaps.get()).as("holders that overlapped").isZero();
+        assertThat(done.get()).isEqualTo(waiters);
+        DistributedLock third = client().lock("async");
+        assertThat(third.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("free after every async holder released")
+                .isTrue();
+        third.unlock();
+    }
+
+    @Test
+    void asyncWaiterIsWokenPromptlyByAReleaseInAnotherClient() throws Exception {
+        DistributedLock mine = client().lock("async-handoff");
+        mine.lock();
+        Cerberus counting = countingClient();
+        CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
+        CompletableFuture<Long> grantedAt = counting.lock("async-handoff")
+                .acquireAsync(TestTimes.millis(20_000))
+                .thenApply(lease -> {
+                    long at = System.nanoTime();
+                    lease.close();
+                    return at;
+                });
+        Poll.until("the async waiter asked", TestTimes.millis(5000), () -> engine.tryAcquires() >= 1);
+        assertThat(grantedAt).isNotDone();
+        long releasedAt = System.nanoTime();
+        mine.unlock();
+        long at = grantedAt.get(TestTimes.millis(10_000).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(Duration.ofNanos(at - releasedAt)).isLessThan(TestTimes.millis(1000));
+    }
+
+    @Test
+    void asyncAcquireTimesOutWithTheLockNamed() throws Exception {
+        client().lock("async-timeout").lock();
+        DistributedLock theirs = client().lock("async-timeout");
+        long start = System.nanoTime();
+        CompletableFuture<Lease> failed = theirs.acquireAsync(Duration.ofMillis(400));
+        assertThatThrownBy(() -> failed.get(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("async-timeout");
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isGreaterThanOrEqualTo(Duration.ofMillis(400))
+                .isLessThan(Duration.ofMillis(400).plus(TestTimes.millis(1500)));
+        assertThat(theirs.tryAcquireAsync(Duration.ZERO).get(5, TimeUnit.SECONDS))
+                .isEmpty();
+    }
+
+    @Test
+    void cancellingAnAsyncWaitWithdrawsTheAttempt() throws Exception {
+        DistributedLock mine = client().lock("async-cancel");
+        mine.lock();
+        Cerberus counting = countingClient();
+        CountingEngineProvider.Counting engine = CountingEngineProvider.lastOpened();
+        CompletableFuture<Lease> waiting = counting.lock("async-cancel").acquireAsync(TestTimes.millis(30_000));
+        Poll.until("the async waiter asked", TestTimes.millis(5000), () -> engine.tryAcquires() >= 1);
+        assertThat(waiting.cancel(true)).isTrue();
+        mine.unlock();
+        DistributedLock third = client().lock("async-cancel");
+        assertThat(third.tryLock(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("the cancelled attempt holds no place and no hold")
+                .isTrue();
+        third.unlock();
+        assertThat(waiting).isCancelled();
+    }
+
+    @Test
+    void aGrantThatRacesACancelIsReleasedNeverLeftHeld() throws Exception {
+        Cerberus cerberus = client();
+        DistributedLock other = client().lock("async-race");
+        for (int i = 0; i < 30; i++) {
+            CompletableFuture<Lease> racing = cerberus.lock("async-race").acquireAsync(TestTimes.millis(10_000));
+            for (int spin = 0; spin < i * 2_000; spin++) {
+                Thread.onSpinWait(); // the cancel lands at different points of the ask
+            }
+            if (!racing.cancel(true)) {
+                racing.get().close(); // granted before the cancel: ours to release
+            }
+            assertThat(other.tryLock(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("round %s: the lock is free after a cancel", i)
+                    .isTrue();
+            other.unlock();
+        }
     }
 
     // ---- bad input -----------------------------------------------------------------------------

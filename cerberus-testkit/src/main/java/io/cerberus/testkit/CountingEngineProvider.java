@@ -12,6 +12,7 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.TakesTurns;
 import java.time.Duration;
@@ -63,7 +64,8 @@ public final class CountingEngineProvider implements EngineProvider {
     }
 
     /** The counting wrapper. */
-    public static final class Counting implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, Inspects {
+    public static final class Counting
+            implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, Inspects, NotifiesChanges {
         private final LockEngine inner;
         private final EngineContext context;
         private final AtomicLong calls = new AtomicLong();
@@ -230,6 +232,11 @@ public final class CountingEngineProvider implements EngineProvider {
         public io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
             calls.incrementAndGet();
             return inner.ability(HandsOver.class).orElseThrow().handOver(holder, next);
+        }
+
+        @Override
+        public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+            return inner.ability(NotifiesChanges.class).orElseThrow().onChange(attempt, wake);
         }
 
         @Override
