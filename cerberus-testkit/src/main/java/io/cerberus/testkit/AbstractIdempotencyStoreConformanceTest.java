@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -105,6 +106,95 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    @Test
+    void concurrentAsyncCallsRunTheOperationOnceHoldingNoThreadWhileTheyWait() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", "async"));
+        AtomicInteger runs = new AtomicInteger();
+        CompletableFuture<String> charge = new CompletableFuture<>();
+        int callers = 50;
+        int threadsBefore = Thread.activeCount();
+        List<CompletableFuture<Outcome<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < callers; i++) {
+            calls.add(guard.executeAsync(key, Duration.ofHours(1), ResultCodec.STRING, () -> {
+                runs.incrementAndGet();
+                return charge;
+            }));
+        }
+        Poll.until("the first caller runs the operation", TestTimes.millis(10_000), () -> runs.get() == 1);
+        assertThat(Thread.activeCount() - threadsBefore)
+                .as("threads started for %s waiting async callers", callers)
+                .isLessThan(25);
+        assertThat(calls).noneMatch(CompletableFuture::isDone);
+        charge.complete("charged once");
+        List<Outcome<String>> outcomes = new ArrayList<>();
+        for (CompletableFuture<Outcome<String>> call : calls) {
+            outcomes.add(call.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS));
+        }
+        assertThat(runs).hasValue(1);
+        assertThat(outcomes).extracting(Outcome::value).containsOnly("charged once");
+        assertThat(outcomes).filteredOn(Outcome::executed).hasSize(1);
+    }
+
+    @Test
+    void anAsyncFailureFreesTheKeyAndARememberedOneIsReplayed() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)));
+        IdempotencyKey retried = IdempotencyKey.ofContent("charge", "async-retried");
+        CompletableFuture<Outcome<String>> failed = guard.executeAsync(
+                retried,
+                Duration.ofHours(1),
+                ResultCodec.STRING,
+                () -> CompletableFuture.failedFuture(new java.io.IOException("gateway timeout")));
+        assertThatThrownBy(() -> failed.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(java.io.IOException.class);
+        assertThat(guard.executeAsync(
+                                retried,
+                                Duration.ofHours(1),
+                                ResultCodec.STRING,
+                                () -> CompletableFuture.completedFuture("second try"))
+                        .get(10, TimeUnit.SECONDS)
+                        .status())
+                .isEqualTo(Outcome.Status.EXECUTED);
+
+        IdempotencyKey declined = IdempotencyKey.ofContent("charge", "async-declined");
+        CompletableFuture<Outcome<String>> refused =
+                guard.executeAsync(declined, Duration.ofHours(1), ResultCodec.STRING, () -> {
+                    throw new IllegalStateException("card declined");
+                });
+        assertThatThrownBy(() -> refused.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
+        CompletableFuture<Outcome<String>> replayed = guard.executeAsync(
+                declined,
+                Duration.ofHours(1),
+                ResultCodec.STRING,
+                () -> CompletableFuture.completedFuture("must not run"));
+        assertThatThrownBy(() -> replayed.get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(ReplayedFailureException.class)
+                .hasMessageContaining("card declined");
+    }
+
+    @Test
+    void anAsyncDuplicateCancelledWhileWaitingNeverRuns() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().waitingWhenInProgress(Duration.ofSeconds(20)));
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "async-cancelled");
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyAttempt<String> first = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThat(first.mustRun()).isTrue();
+            CompletableFuture<Outcome<String>> duplicate =
+                    guard.executeAsync(key, Duration.ofHours(1), ResultCodec.STRING, () -> {
+                        runs.incrementAndGet();
+                        return CompletableFuture.completedFuture("shipped twice");
+                    });
+            assertThat(duplicate.cancel(true)).isTrue();
+        } // closed without an outcome: the key is free again
+        assertThat(guard.executeAsync(
+                                key,
+                                Duration.ofHours(1),
+                                ResultCodec.STRING,
+                                () -> CompletableFuture.completedFuture("shipped"))
+                        .get(10, TimeUnit.SECONDS))
+                .isEqualTo(new Outcome<>("shipped", Outcome.Status.EXECUTED));
+        assertThat(runs).as("the cancelled duplicate ran").hasValue(0);
     }
 
     @Test

@@ -204,6 +204,14 @@ public abstract class AbstractLockEngineConformanceTest {
         ReadmeExamples.runLockExample(engineUri());
     }
 
+    @Test
+    void theReadmeAsyncExampleRunsOnThisEngine() throws Exception {
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
+        ReadmeExamples.runAsyncExample(engineUri());
+    }
+
     // ---- mutual exclusion --------------------------------------------------------------------
 
     @Test

@@ -20,7 +20,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -107,6 +109,39 @@ public final class ReadmeExamples {
     }
 
     /**
+     * Runs the README's async example on a client of {@code uri}: the report is written with the
+     * lease's fencing token (on an engine without fencing tokens the future fails with the reason,
+     * and closing the client frees the lock), and the lock is free again afterwards.
+     */
+    public static void runAsyncExample(String uri) throws Exception {
+        Class<?> examples = frame();
+        @SuppressWarnings("unchecked")
+        List<Long> tokens = (List<Long>) examples.getMethod("tokens").invoke(null);
+        tokens.clear();
+        Method async = examples.getMethod("async", Cerberus.class);
+        try (Cerberus cerberus = Cerberus.connect(uri)) {
+            CompletableFuture<?> written = (CompletableFuture<?>) invoke(async, cerberus);
+            if (cerberus.capabilities().contains(Capability.FENCING)) {
+                written.get(30, TimeUnit.SECONDS);
+                assertThat(tokens)
+                        .as("the report written once, with a fencing token")
+                        .hasSize(1);
+                assertThat(tokens.get(0)).as("a fencing token").isPositive();
+            } else {
+                assertThatThrownBy(() -> written.get(30, TimeUnit.SECONDS))
+                        .as("fencingToken() on an engine without fencing tokens")
+                        .hasCauseInstanceOf(UnsupportedCapabilityException.class);
+            }
+        }
+        try (Cerberus other = Cerberus.connect(uri)) {
+            Poll.until(
+                    "'report' free after the async example",
+                    TestTimes.millis(10_000),
+                    () -> !other.lock("report").isLocked());
+        }
+    }
+
+    /**
      * Runs the README's idempotency example twice on {@code cerberus}: the first run charges and is
      * {@code EXECUTED}, the second finds the record and is {@code REPLAYED} with the same receipt.
      */
@@ -154,6 +189,7 @@ public final class ReadmeExamples {
         String lock = block(blocks, "cerberus.lock(", "the lock example");
         String idempotency = block(blocks, "cerberus.idempotency(", "the idempotency example");
         String engines = block(blocks, ".failover(", "the block of one line per engine");
+        String async = block(blocks, ".acquireAsync(", "the async example");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
             throw new IllegalStateException(
@@ -168,6 +204,7 @@ public final class ReadmeExamples {
                 import java.time.Duration;
                 import java.util.List;
                 import java.util.Map;
+                import java.util.concurrent.CompletableFuture;
                 import java.util.concurrent.CopyOnWriteArrayList;
                 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -183,6 +220,10 @@ public final class ReadmeExamples {
 
                         void write(Object data, long fencingToken) {
                             tokens.add(fencingToken);
+                        }
+
+                        CompletableFuture<Void> writeAsync(Object data, long fencingToken) {
+                            return CompletableFuture.runAsync(() -> tokens.add(fencingToken));
                         }
                     }
 
@@ -218,8 +259,13 @@ public final class ReadmeExamples {
                     static void engineLines() {
                 %s
                     }
+
+                    public static CompletableFuture<Void> async(Cerberus cerberus) {
+                %s
+                        return written;
+                    }
                 }
-                """.formatted(lock, idempotency, engines);
+                """.formatted(lock, idempotency, engines, async);
     }
 
     private static String block(List<String> blocks, String marker, String what) {

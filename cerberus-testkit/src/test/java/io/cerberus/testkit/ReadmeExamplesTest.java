@@ -27,8 +27,15 @@ class ReadmeExamplesTest {
             ```
             """;
 
+    private static final String ASYNC = """
+            ```java
+            CompletableFuture<Void> written = cerberus.lock("report").acquireAsync(Duration.ofSeconds(5))
+                    .thenCompose(lease -> lease.releaseAsync());
+            ```
+            """;
+
     @Test
-    void theProjectReadmeHasTheThreeExamplesAndTheyCompile() throws Exception {
+    void theProjectReadmeHasTheFourExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
         assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
                 .isEqualTo("readme.Examples");
@@ -42,9 +49,16 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void aReadmeWithoutTheAsyncExampleIsRefusedByName() {
+        assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the async example");
+    }
+
+    @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed =
-                (LOCK + IDEMPOTENCY + ENGINES).replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC)
+                .replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("do not compile")
