@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.jetbrains.lincheck.Lincheck;
 import org.jetbrains.lincheck.LincheckSettings;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,6 +78,15 @@ class LocalConcurrencyModelCheckTest {
          * @return the hold, or null when it gave up
          */
         Acquisition acquire(String token, int rounds) throws InterruptedException {
+            return acquire(token, rounds, false);
+        }
+
+        /**
+         * As {@link #acquire(String, int)}; with {@code async}, the waiter waits for its turn as
+         * {@link AsyncAcquisition} does: a callback registered on the ticket ({@code onTurn}) wakes
+         * it (here, unparks it), bounded by its timer, and it withdraws the callback after.
+         */
+        Acquisition acquire(String token, int rounds, boolean async) throws InterruptedException {
             Acquisition attempt = new Acquisition(KEY, LockMode.EXCLUSIVE, token, token, Duration.ofMinutes(10));
             LocalLines.Ticket ticket = lines.enter(engine, attempt, POLICY);
             boolean done = false;
@@ -88,7 +98,16 @@ class LocalConcurrencyModelCheckTest {
                         return hold(attempt, ticket);
                     }
                     if (!ticket.mayAsk()) {
-                        ticket.await(LocalLines.RECHECK_NANOS);
+                        if (!async) {
+                            ticket.await(LocalLines.RECHECK_NANOS);
+                            continue;
+                        }
+                        Thread waiter = Thread.currentThread();
+                        long wait = ticket.onTurn(() -> LockSupport.unpark(waiter), LocalLines.RECHECK_NANOS);
+                        if (wait > 0) {
+                            LockSupport.parkNanos(wait);
+                            ticket.stopWaiting();
+                        }
                         continue;
                     }
                     AcquireResult result = engine.tryAcquire(attempt);
@@ -180,6 +199,17 @@ class LocalConcurrencyModelCheckTest {
                 check(threadHolds.containsKey(Thread.currentThread()), "the hold is gone after one of two unlocks");
                 unlock();
                 check(!threadHolds.containsKey(Thread.currentThread()), "the hold is kept after both unlocks");
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        /** Waits for its turn by callback, as an async acquisition does, works, releases. */
+        void asyncCriticalSection(String token) {
+            try {
+                Acquisition hold = acquire(token, 0, true);
+                criticalSection();
+                release(hold);
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
@@ -301,6 +331,16 @@ class LocalConcurrencyModelCheckTest {
             Client client = new Client("modelcheck-giveup", true);
             runThreads(() -> client.reentrantCriticalSection("t1"), () -> client.impatientCriticalSection("t2", 2));
             check(client.served.get() >= 1, "the patient thread was not served");
+            client.checkLeftNothingBehind("t1", "t2");
+        });
+    }
+
+    @Test
+    void anAsyncWaiterBesideABlockingOneIsHandedTheLockAndServed() {
+        modelCheck(INVOCATIONS, () -> {
+            Client client = new Client("modelcheck-async", true);
+            runThreads(() -> client.reentrantCriticalSection("t1"), () -> client.asyncCriticalSection("t2"));
+            check(client.served.get() == 2, client.served.get() + " of 2 threads served");
             client.checkLeftNothingBehind("t1", "t2");
         });
     }
