@@ -1,7 +1,6 @@
 package io.cerberus.idempotency;
 
 import io.cerberus.EngineUnavailableException;
-import io.cerberus.internal.AsyncWork;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.support.Arguments;
@@ -16,8 +15,12 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -59,8 +62,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     private final ScheduledExecutorService renewer;
     private final boolean ownsRenewer;
     private final LongAdder unguarded = new LongAdder();
-    /** The pool and timer of {@link #executeAsync}, made at the first call. */
-    private volatile AsyncWork async;
+    /** Store calls of {@link #executeAsync} running at once, at most, in the JVM; more queue. */
+    private static final int ASYNC_THREADS = 16;
+    /** The steps of every guard's {@link #executeAsync}: its store calls, which may block for one request. */
+    private static final ThreadPoolExecutor ASYNC_STEPS = asyncSteps();
 
     /**
      * A guard with a renewal thread of its own, ended by {@link #close()}. Clients share one
@@ -204,8 +209,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     /**
      * Like {@link #execute(IdempotencyKey, Duration, ResultCodec, Callable)} for an operation that
      * completes later, without holding a thread while a duplicate waits for the first attempt (WAIT):
-     * the store is asked again on a timer (20 ms doubling to 500 ms), its calls made on the guard's
-     * async pool. The operation's stage settles the key: its value is stored and replayed; its failure
+     * the store is asked again on a timer (20 ms doubling to 500 ms), its calls made on a JVM-wide
+     * pool of at most 16 threads. The operation's stage settles the key: its value is stored and replayed; its failure
      * is remembered or frees the key, as in {@code execute}.
      *
      * <p>Cancelling the returned future before the operation starts stops the wait (nothing runs, the
@@ -227,7 +232,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         Arguments.notNull("operation", operation);
         Claiming<T> claiming = new Claiming<>(key, retention, codec);
         CompletableFuture<Outcome<T>> outcome = new CompletableFuture<>();
-        async().execute(() -> claimAsync(claiming, operation, outcome));
+        step(() -> claimAsync(claiming, operation, outcome));
         return outcome;
     }
 
@@ -245,9 +250,7 @@ public final class IdempotencyGuard implements AutoCloseable {
             if (attempt == null) {
                 long pause = Math.max(1, Math.min(claiming.pauseMillis, claiming.leftMillis()));
                 claiming.waited();
-                async().schedule(
-                                () -> async().execute(() -> claimAsync(claiming, operation, outcome)),
-                                TimeUnit.MILLISECONDS.toNanos(pause));
+                stepAfter(pause, () -> claimAsync(claiming, operation, outcome));
                 return;
             }
         } catch (RuntimeException | Error e) {
@@ -270,7 +273,7 @@ public final class IdempotencyGuard implements AutoCloseable {
             settled(attempt, null, failure, outcome);
             return;
         }
-        running.whenComplete((value, failure) -> async().execute(() -> settled(attempt, value, failure, outcome)));
+        running.whenComplete((value, failure) -> step(() -> settled(attempt, value, failure, outcome)));
     }
 
     /** Stores what the operation of an async attempt gave (or frees or remembers its failure). */
@@ -290,19 +293,34 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
     }
 
-    /** @return the pool and timer of async calls, made at the first */
-    private AsyncWork async() {
-        AsyncWork work = async;
-        if (work == null) {
-            synchronized (this) {
-                work = async;
-                if (work == null) {
-                    work = new AsyncWork("idempotency");
-                    async = work;
-                }
-            }
+    /** Runs a step of an async call on the JVM-wide pool (on this thread if the pool refuses it). */
+    private static void step(Runnable step) {
+        try {
+            ASYNC_STEPS.execute(step);
+        } catch (RejectedExecutionException e) {
+            step.run();
         }
-        return work;
+    }
+
+    /** Runs a step after {@code millis}, timed by the guard's scheduler (at once if it is shut down). */
+    private void stepAfter(long millis, Runnable step) {
+        try {
+            renewer.schedule(() -> step(step), millis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            step(step);
+        }
+    }
+
+    private static ThreadPoolExecutor asyncSteps() {
+        AtomicInteger threads = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                ASYNC_THREADS, ASYNC_THREADS, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
+                    Thread thread = new Thread(task, "cerberus-idempotency-async-" + threads.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     /**
@@ -646,10 +664,6 @@ public final class IdempotencyGuard implements AutoCloseable {
     public void close() {
         if (ownsRenewer) {
             renewer.shutdownNow();
-        }
-        AsyncWork work = async;
-        if (work != null) {
-            work.close();
         }
     }
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The threads of one client's (or one idempotency guard's) async calls: a pool of at most {@link #THREADS} daemon threads for
+ * The threads of one client's async calls: a pool of at most {@link #THREADS} daemon threads for
  * their steps (engine round trips, which may block for one request), and one timer thread for
  * their waits. Made at the first async call; idle threads end after {@link #IDLE_SECONDS}.
  *
@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * pool refuses it) it runs on the caller's thread, where it finds the client closed and fails its
  * future. {@link #close()} wakes every async acquisition still waiting, so none outlives its client.
  */
-public final class AsyncWork {
+final class AsyncWork {
     /** Async steps of one client running at once, at most: engine round trips beyond it queue. */
     static final int THREADS = 16;
 
@@ -31,13 +31,12 @@ public final class AsyncWork {
     private volatile ScheduledThreadPoolExecutor timer;
     private volatile boolean closed;
 
-    /** @param clientName names the threads */
-    public AsyncWork(String clientName) {
+    AsyncWork(String clientName) {
         this.clientName = clientName;
     }
 
     /** Runs a step on the pool (on the caller's thread after {@link #close()}). */
-    public void execute(Runnable step) {
+    void execute(Runnable step) {
         if (!closed) {
             try {
                 pool().execute(step);
@@ -54,7 +53,7 @@ public final class AsyncWork {
      *
      * @return the timer's future, to cancel; null when {@code wake} ran at once (after close)
      */
-    public Future<?> schedule(Runnable wake, long nanos) {
+    Future<?> schedule(Runnable wake, long nanos) {
         if (!closed) {
             try {
                 return timer().schedule(wake, nanos, TimeUnit.NANOSECONDS);
@@ -78,7 +77,7 @@ public final class AsyncWork {
     }
 
     /** Wakes every acquisition still waiting (each finds the client closed), then lets the threads end. */
-    public void close() {
+    void close() {
         closed = true;
         waiting.forEach(AsyncAcquisition::wakeNow);
         ThreadPoolExecutor steps = pool;
