@@ -1,6 +1,7 @@
 package io.cerberus.internal;
 
 import io.cerberus.CerberusMetrics.AcquireOutcome;
+import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.NotifiesChanges;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
@@ -110,9 +111,12 @@ final class AsyncAcquisition<T> {
                 switch (step) {
                     case ASK -> step = Acquirer.ask(run);
                     case AWAIT_TURN -> {
+                        // read the run before the wait is published: once it is, a callback may run the next step
+                        LocalLines.Ticket ticket = run.ticket();
                         Wait wait = new Wait();
+                        wait.ticket = ticket;
                         waiting.set(wait);
-                        long nanos = run.ticket().onTurn(() -> wake(wait), run.nanos());
+                        long nanos = ticket.onTurn(() -> wake(wait), run.nanos());
                         if (nanos == 0) {
                             if (!waiting.compareAndSet(wait, null)) {
                                 return; // a cancel took the wait: it runs the next step
@@ -120,20 +124,21 @@ final class AsyncAcquisition<T> {
                             step = run.woken();
                             continue;
                         }
-                        wait.ticket = run.ticket();
                         armed(wait, nanos);
                         return;
                     }
                     case AWAIT_CHANGE -> {
-                        Wait wait = new Wait();
-                        waiting.set(wait);
+                        long nanos = run.nanos();
+                        Acquisition attempt = run.attempt();
                         NotifiesChanges notifies = run.attemptEngine()
                                 .engine()
                                 .ability(NotifiesChanges.class)
                                 .orElse(null);
+                        Wait wait = new Wait();
+                        waiting.set(wait);
                         if (notifies != null) {
                             try {
-                                wait.watch = notifies.onChange(run.attempt(), () -> wake(wait));
+                                wait.watch = notifies.onChange(attempt, () -> wake(wait));
                             } catch (RuntimeException e) {
                                 if (waiting.compareAndSet(wait, null)) {
                                     step = run.failed(e);
@@ -142,13 +147,14 @@ final class AsyncAcquisition<T> {
                                 return;
                             }
                         }
-                        armed(wait, run.nanos());
+                        armed(wait, nanos);
                         return;
                     }
                     default -> { // PAUSE
+                        long nanos = run.nanos();
                         Wait wait = new Wait();
                         waiting.set(wait);
-                        armed(wait, run.nanos());
+                        armed(wait, nanos);
                         return;
                     }
                 }
