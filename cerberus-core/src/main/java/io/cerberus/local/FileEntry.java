@@ -59,7 +59,7 @@ final class FileEntry {
     private final Map<String, Hold> readers = new LinkedHashMap<>();
     private final Map<String, Waiter> waiters = new HashMap<>();
     /** Async waiters' callbacks, each called once at the next change; guarded by {@link #lock}. */
-    private final List<Runnable> watchers = new ArrayList<>();
+    private final ChangeWatchers watchers = new ChangeWatchers(lock);
 
     private record Hold(Acquisition attempt, long fence) {}
 
@@ -238,11 +238,7 @@ final class FileEntry {
     private void changed() {
         version++;
         changed.signalAll();
-        if (!watchers.isEmpty()) {
-            List<Runnable> woken = List.copyOf(watchers);
-            watchers.clear();
-            woken.forEach(Runnable::run);
-        }
+        watchers.wakeAll();
     }
 
     /**
@@ -255,15 +251,7 @@ final class FileEntry {
             Waiter waiter = waiters.get(attempt.token());
             if (waiter != null && waiter.seenVersion == version) {
                 waiter.touchedAt = System.nanoTime();
-                watchers.add(wake);
-                return () -> {
-                    lock.lock();
-                    try {
-                        watchers.remove(wake);
-                    } finally {
-                        lock.unlock();
-                    }
-                };
+                return watchers.add(wake);
             }
         } finally {
             lock.unlock();

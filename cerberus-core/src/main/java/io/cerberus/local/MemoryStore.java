@@ -45,7 +45,7 @@ final class MemoryStore {
         final Map<String, Hold> holds = new LinkedHashMap<>();
         final Map<String, Waiter> queue = new LinkedHashMap<>();
         /** Async waiters' callbacks, each called once at the next change. */
-        final List<Runnable> watchers = new ArrayList<>();
+        final ChangeWatchers watchers = new ChangeWatchers(lock);
 
         long version;
 
@@ -61,11 +61,7 @@ final class MemoryStore {
         void changed() {
             version++;
             changed.signalAll();
-            if (!watchers.isEmpty()) {
-                List<Runnable> woken = List.copyOf(watchers);
-                watchers.clear();
-                woken.forEach(Runnable::run);
-            }
+            watchers.wakeAll();
         }
     }
 
@@ -160,15 +156,7 @@ final class MemoryStore {
             Waiter waiter = resource == null ? null : resource.queue.get(attempt.token());
             if (waiter != null && waiter.seenVersion == resource.version) {
                 waiter.touchedAt = System.nanoTime();
-                resource.watchers.add(wake);
-                return () -> {
-                    lock.lock();
-                    try {
-                        resource.watchers.remove(wake);
-                    } finally {
-                        lock.unlock();
-                    }
-                };
+                return resource.watchers.add(wake);
             }
         } finally {
             lock.unlock();
