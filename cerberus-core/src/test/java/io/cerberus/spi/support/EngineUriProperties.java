@@ -118,8 +118,9 @@ class EngineUriProperties {
             @ForAll("rawPasswords") String password, @ForAll("hostLists") String hosts, @ForAll boolean withUser) {
         String userInfo = withUser ? "app:" + password : password;
 
-        assertThat(Redaction.redact("redis://" + userInfo + "@" + hosts + "/0?timeout=2s"))
-                .isEqualTo("redis://****@" + hosts + "/0?timeout=2s");
+        // no query: which parameter values are shown depends on the engines on the class path
+        assertThat(Redaction.redact("redis://" + userInfo + "@" + hosts + "/0"))
+                .isEqualTo("redis://****@" + hosts + "/0");
     }
 
     @Provide
