@@ -127,6 +127,8 @@ final class AcquireRun {
     Step start() {
         try {
             return beginOnEngine();
+        } catch (EngineUnavailableException e) {
+            return failed(e); // a standby opened late, say, is tried again within the wait
         } catch (RuntimeException e) {
             throw gaveUp(e);
         }
@@ -162,6 +164,8 @@ final class AcquireRun {
             }
             nanos = Math.max(pause, MIN_PAUSE_NANOS);
             return Step.AWAIT_CHANGE;
+        } catch (EngineUnavailableException e) {
+            return failed(e);
         } catch (RuntimeException e) {
             throw gaveUp(e);
         }
@@ -214,6 +218,8 @@ final class AcquireRun {
             }
             acquirer.client.ensureOpen();
             return next();
+        } catch (EngineUnavailableException e) {
+            return failed(e);
         } catch (RuntimeException e) {
             throw gaveUp(e);
         }

@@ -130,22 +130,22 @@ final class AsyncAcquisition<T> {
                     case AWAIT_CHANGE -> {
                         long nanos = run.nanos();
                         Acquisition attempt = run.attempt();
-                        NotifiesChanges notifies = run.attemptEngine()
-                                .engine()
-                                .ability(NotifiesChanges.class)
-                                .orElse(null);
                         Wait wait = new Wait();
                         waiting.set(wait);
-                        if (notifies != null) {
-                            try {
+                        try {
+                            NotifiesChanges notifies = run.attemptEngine()
+                                    .engine()
+                                    .ability(NotifiesChanges.class)
+                                    .orElse(null);
+                            if (notifies != null) {
                                 wait.watch = notifies.onChange(attempt, () -> wake(wait));
-                            } catch (RuntimeException e) {
-                                if (waiting.compareAndSet(wait, null)) {
-                                    step = run.failed(e);
-                                    continue;
-                                }
-                                return;
                             }
+                        } catch (RuntimeException e) {
+                            if (waiting.compareAndSet(wait, null)) {
+                                step = run.failed(e);
+                                continue;
+                            }
+                            return; // a callback or a cancel took the wait: it runs the next step
                         }
                         armed(wait, nanos);
                         return;
