@@ -184,6 +184,27 @@ public interface Cerberus extends AutoCloseable {
     io.cerberus.idempotency.IdempotencyGuard idempotency(io.cerberus.idempotency.IdempotencyOptions options);
 
     /**
+     * A participant in electing a leader among the clients that use {@code name} (see
+     * {@link Leadership}), with an id made of this process's id, host and a random suffix.
+     *
+     * @param name the election's name, a lock name
+     * @return the participant, not contending until {@link Leadership#start()}
+     * @throws IllegalArgumentException if the name breaks the lock name rules
+     */
+    Leadership leadership(String name);
+
+    /**
+     * As {@link #leadership(String)}, with the participant id given: shown as the leader by
+     * {@link Leadership#currentLeader()} and {@code cerberus inspect}.
+     *
+     * @param name the election's name, a lock name
+     * @param participantId 1 to 200 characters, no control characters
+     * @return the participant, not contending until {@link Leadership#start()}
+     * @throws IllegalArgumentException if the name or the id breaks its rule
+     */
+    Leadership leadership(String name, String participantId);
+
+    /**
      * Releases every lock this client still holds, stops renewals and disconnects. Idempotent.
      * Failures to release are logged: the engine frees those locks when their leases end.
      */

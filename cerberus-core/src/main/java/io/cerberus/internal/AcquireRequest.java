@@ -14,6 +14,8 @@ import java.time.Duration;
  * @param interruptible whether an interrupt ends the wait (else it is kept for the caller)
  * @param threadBound whether the hold belongs to the calling thread (reentrancy, {@code unlock()})
  * @param start when the call started ({@link System#nanoTime()})
+ * @param holder who the attempts name as their holder ({@code inspect} shows it); null for the
+ *     calling thread's description
  */
 record AcquireRequest(
         LockView view,
@@ -22,7 +24,8 @@ record AcquireRequest(
         long waitNanos,
         boolean interruptible,
         boolean threadBound,
-        long start) {
+        long start,
+        String holder) {
 
     /** @return a request starting now */
     static AcquireRequest startingNow(
@@ -32,11 +35,11 @@ record AcquireRequest(
             long waitNanos,
             boolean interruptible,
             boolean threadBound) {
-        return new AcquireRequest(view, lease, renewed, waitNanos, interruptible, threadBound, System.nanoTime());
+        return new AcquireRequest(view, lease, renewed, waitNanos, interruptible, threadBound, System.nanoTime(), null);
     }
 
     /** @return this request for the extra hold on an engine in its lock-delay, which no thread owns */
     AcquireRequest lockDelayHold() {
-        return new AcquireRequest(view, lease, renewed, waitNanos, interruptible, false, start);
+        return new AcquireRequest(view, lease, renewed, waitNanos, interruptible, false, start, holder);
     }
 }

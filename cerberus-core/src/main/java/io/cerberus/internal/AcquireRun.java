@@ -95,7 +95,7 @@ final class AcquireRun {
         this.acquirer = acquirer;
         this.request = request;
         this.view = request.view();
-        this.holder = HolderIdentity.describeCurrentThread();
+        this.holder = request.holder() != null ? request.holder() : HolderIdentity.describeCurrentThread();
         this.engine = acquirer.switcher.current();
     }
 

@@ -7,6 +7,7 @@ import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Leadership;
 import io.cerberus.LockInfo;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
@@ -124,6 +125,18 @@ public final class CerberusClient implements Cerberus {
         LockKey key = key(name);
         switcher.current().require(Capability.FAIR);
         return new LockView(this, key, LockMode.FAIR);
+    }
+
+    @Override
+    public Leadership leadership(String name) {
+        return leadership(
+                name, HolderIdentity.describeProcess() + "#" + Tokens.next().substring(0, 6));
+    }
+
+    @Override
+    public Leadership leadership(String name, String participantId) {
+        return new Election(
+                this, new LockView(this, key(name), LockMode.EXCLUSIVE), Checks.participantId(participantId));
     }
 
     @Override

@@ -25,6 +25,14 @@ public final class Checks {
     }
 
     /**
+     * @param id a leadership participant's id
+     * @return the id
+     */
+    public static String participantId(String id) {
+        return Arguments.name("participant id", id, 200);
+    }
+
+    /**
      * @param uri an engine URI
      * @return its scheme, lower case
      */

@@ -25,6 +25,11 @@ final class HolderIdentity {
         return last[1];
     }
 
+    /** @return {@code pid@host} of this process */
+    static String describeProcess() {
+        return PROCESS;
+    }
+
     private static String hostName() {
         // InetAddress.getLocalHost() may wait on DNS; the kernel's host name is enough here.
         String env = System.getenv("HOSTNAME");

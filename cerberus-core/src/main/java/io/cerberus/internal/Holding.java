@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * One granted acquisition: the lease a user holds, whether through the thread-bound facade or as
@@ -65,6 +66,8 @@ final class Holding implements Lease {
     private volatile boolean uncertain;
 
     private final List<LeaseLossListener> listeners = new ArrayList<>();
+    /** Told on the event thread when the hold turns uncertain (true) or certain again (false); or null. */
+    private volatile Consumer<Boolean> doubts;
     /** Holds of the same lock on engines in their lock-delay after a switch, released with this one. */
     private final List<Holding> lockDelayHolds = new CopyOnWriteArrayList<>();
     /** Renewals in a row that could not reach the engine, reset by one that does; guarded by stateLock. */
@@ -165,7 +168,7 @@ final class Holding implements Lease {
 
     void extendedFrom(long requestSentNanos) {
         validUntilNanos = requestSentNanos + validityNanos;
-        uncertain = false;
+        certain(true);
         if (failedRenewals > 0) {
             LOG.log(
                     System.Logger.Level.INFO,
@@ -177,7 +180,7 @@ final class Holding implements Lease {
 
     /** A renewal failed to reach the engine: invalid until a renewal succeeds or the lease runs out. */
     void markUncertain() {
-        uncertain = true;
+        certain(false);
     }
 
     /**
@@ -197,7 +200,21 @@ final class Holding implements Lease {
 
     /** The engine vouches for the hold again, after it was uncertain. */
     void confirmed() {
-        uncertain = false;
+        certain(true);
+    }
+
+    /** Watches this hold's doubts (leadership): one watcher, told of each change on the event thread. */
+    void watchDoubts(Consumer<Boolean> watcher) {
+        doubts = watcher;
+    }
+
+    private void certain(boolean vouched) {
+        boolean was = uncertain;
+        uncertain = !vouched;
+        Consumer<Boolean> watcher = doubts;
+        if (watcher != null && was == vouched) {
+            client.events().run("a leadership listener of lock '" + lockName() + "'", () -> watcher.accept(!vouched));
+        }
     }
 
     /** @return whether the hold was released (or given back) */

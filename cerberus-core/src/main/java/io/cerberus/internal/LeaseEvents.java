@@ -43,6 +43,21 @@ final class LeaseEvents implements AutoCloseable {
         }
     }
 
+    /** Runs {@code call} on the event thread, after what is already queued; dropped (and logged) after close. */
+    void run(String what, Runnable call) {
+        try {
+            executor.execute(() -> {
+                try {
+                    call.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.log(Level.ERROR, what + " threw", e);
+                }
+            });
+        } catch (RejectedExecutionException closed) {
+            LOG.log(Level.DEBUG, "client closed; " + what + " not called");
+        }
+    }
+
     @Override
     public void close() {
         executor.shutdown();

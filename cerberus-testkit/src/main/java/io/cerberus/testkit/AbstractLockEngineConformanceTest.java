@@ -9,6 +9,7 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Leadership;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.LockLostException;
@@ -210,6 +211,14 @@ public abstract class AbstractLockEngineConformanceTest {
                 .as("the README's examples run from the Cerberus source tree")
                 .isPresent();
         ReadmeExamples.runAsyncExample(engineUri());
+    }
+
+    @Test
+    void theReadmeLeadershipExampleRunsOnThisEngine() throws Exception {
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
+        ReadmeExamples.runLeadershipExample(engineUri());
     }
 
     // ---- mutual exclusion --------------------------------------------------------------------
@@ -734,6 +743,50 @@ public abstract class AbstractLockEngineConformanceTest {
                     .isTrue();
             other.unlock();
         }
+    }
+
+    // ---- leadership ------------------------------------------------------------------------------
+
+    @Test
+    void oneLeaderAtATimeAndAClosingLeaderIsReplacedPromptlyWithAHigherTerm() throws Exception {
+        List<Leadership> participants = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            participants.add(client().leadership("leader", "participant-" + i).start());
+        }
+        long lastTerm = -1;
+        while (!participants.isEmpty()) {
+            Leadership leader = onlyLeader(participants);
+            if (has(Capability.FENCING)) {
+                assertThat(leader.term()).as("terms strictly increase").isGreaterThan(lastTerm);
+                lastTerm = leader.term();
+            }
+            if (has(Capability.INSPECT)) {
+                assertThat(participants.get(0).currentLeader()).contains(leader.participantId());
+            }
+            participants.remove(leader);
+            long closedAt = System.nanoTime();
+            leader.close();
+            if (!participants.isEmpty()) {
+                onlyLeader(participants);
+                assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
+                        .as("the next leader, once the old one stepped down")
+                        .isLessThan(TestTimes.millis(2000));
+            }
+        }
+    }
+
+    private static Leadership onlyLeader(List<Leadership> participants) throws InterruptedException {
+        long deadline = System.nanoTime() + TestTimes.millis(10_000).toNanos();
+        while (System.nanoTime() < deadline) {
+            List<Leadership> leaders =
+                    participants.stream().filter(Leadership::isLeader).toList();
+            assertThat(leaders).as("leaders at once").hasSizeLessThanOrEqualTo(1);
+            if (leaders.size() == 1) {
+                return leaders.get(0);
+            }
+            participants.get(0).awaitLeadership(Duration.ofMillis(20));
+        }
+        throw new AssertionError("no leader within 10 s among " + participants);
     }
 
     // ---- bad input -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
+import io.cerberus.Leadership;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.Outcome;
 import java.io.ByteArrayOutputStream;
@@ -142,6 +143,31 @@ public final class ReadmeExamples {
     }
 
     /**
+     * Runs the README's leadership example on a client of {@code uri}: the participant is elected
+     * and its listener resumes the work with the term (-1 on an engine without fencing tokens);
+     * closing it steps down, and the listener pauses the work.
+     */
+    public static void runLeadershipExample(String uri) throws Exception {
+        Class<?> examples = frame();
+        Object invoices = examples.getField("invoices").get(null);
+        @SuppressWarnings("unchecked")
+        List<String> seen = (List<String>) invoices.getClass().getField("seen").get(invoices);
+        seen.clear();
+        Method leadership = examples.getMethod("leadership", Cerberus.class);
+        try (Cerberus cerberus = Cerberus.connect(uri)) {
+            Leadership billing = (Leadership) invoke(leadership, cerberus);
+            assertThat(billing.awaitLeadership(TestTimes.millis(10_000)))
+                    .as("elected")
+                    .isTrue();
+            long term = cerberus.capabilities().contains(Capability.FENCING) ? billing.term() : -1;
+            Poll.until("the work resumed", TestTimes.millis(5000), () -> !seen.isEmpty());
+            billing.close();
+            Poll.until("the work paused", TestTimes.millis(5000), () -> seen.size() >= 2);
+            assertThat(seen).containsExactly("resume " + term, "pause");
+        }
+    }
+
+    /**
      * Runs the README's idempotency example twice on {@code cerberus}: the first run charges and is
      * {@code EXECUTED}, the second finds the record and is {@code REPLAYED} with the same receipt.
      */
@@ -190,6 +216,7 @@ public final class ReadmeExamples {
         String idempotency = block(blocks, "cerberus.idempotency(", "the idempotency example");
         String engines = block(blocks, ".failover(", "the block of one line per engine");
         String async = block(blocks, ".acquireAsync(", "the async example");
+        String leadership = block(blocks, ".leadership(", "the leadership example");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
             throw new IllegalStateException(
@@ -214,6 +241,19 @@ public final class ReadmeExamples {
                     static final Object data = "the report";
                     static final Store store = new Store();
                     static final Payments payments = new Payments();
+                    public static final Invoices invoices = new Invoices();
+
+                    public static final class Invoices {
+                        public final List<String> seen = new CopyOnWriteArrayList<>();
+
+                        void resume(long term) {
+                            seen.add("resume " + term);
+                        }
+
+                        void pause() {
+                            seen.add("pause");
+                        }
+                    }
 
                     static final class Store {
                         final List<Long> tokens = new CopyOnWriteArrayList<>();
@@ -264,8 +304,13 @@ public final class ReadmeExamples {
                 %s
                         return written;
                     }
+
+                    public static Leadership leadership(Cerberus cerberus) {
+                %s
+                        return billing;
+                    }
                 }
-                """.formatted(lock, idempotency, engines, async);
+                """.formatted(lock, idempotency, engines, async, leadership);
     }
 
     private static String block(List<String> blocks, String marker, String what) {

@@ -33,9 +33,14 @@ class ReadmeExamplesTest {
                     .thenCompose(lease -> lease.releaseAsync());
             ```
             """;
+    private static final String LEADERSHIP = """
+            ```java
+            Leadership billing = cerberus.leadership("billing").start();
+            ```
+            """;
 
     @Test
-    void theProjectReadmeHasTheFourExamplesAndTheyCompile() throws Exception {
+    void theProjectReadmeHasTheFiveExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
         assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
                 .isEqualTo("readme.Examples");
@@ -49,6 +54,13 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void aReadmeWithoutTheLeadershipExampleIsRefusedByName() {
+        assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the leadership example");
+    }
+
+    @Test
     void aReadmeWithoutTheAsyncExampleIsRefusedByName() {
         assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES))
                 .isInstanceOf(IllegalStateException.class)
@@ -57,7 +69,7 @@ class ReadmeExamplesTest {
 
     @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC)
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP)
                 .replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
                 .isInstanceOf(AssertionError.class)

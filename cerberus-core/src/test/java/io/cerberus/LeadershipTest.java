@@ -1,0 +1,176 @@
+package io.cerberus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.local.SwitchableEngineProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Leadership over the lock machinery: one leader at a time among clients, a closing leader steps
+ * down at once, terms strictly increase, the leader is visible, and a leader that cannot reach its
+ * engine is first in doubt, then revoked, and another is elected with a higher term.
+ */
+class LeadershipTest {
+    private final String store = "leaders-" + UUID.randomUUID();
+    private final List<Cerberus> clients = new ArrayList<>();
+
+    @AfterEach
+    void closeClients() {
+        SwitchableEngineProvider.down(store, false);
+        clients.forEach(Cerberus::close);
+    }
+
+    private Cerberus client(String uri, Duration lease) {
+        Cerberus cerberus = Cerberus.builder().engine(uri).defaultLease(lease).build();
+        clients.add(cerberus);
+        return cerberus;
+    }
+
+    /** Records a participant's events, in order. */
+    private static final class Events implements LeadershipListener {
+        final BlockingQueue<String> seen = new LinkedBlockingQueue<>();
+
+        @Override
+        public void elected(Leadership leadership, long term) {
+            seen.add("elected " + term);
+        }
+
+        @Override
+        public void uncertain(Leadership leadership) {
+            seen.add("uncertain");
+        }
+
+        @Override
+        public void confirmed(Leadership leadership) {
+            seen.add("confirmed");
+        }
+
+        @Override
+        public void revoked(Leadership leadership, String reason) {
+            seen.add("revoked " + reason);
+        }
+
+        String next() throws InterruptedException {
+            String event = seen.poll(10, TimeUnit.SECONDS);
+            assertThat(event).as("an event within 10 s").isNotNull();
+            return event;
+        }
+    }
+
+    @Test
+    void oneLeaderAtATimeAndAClosingLeaderHandsOverAtOnceWithAHigherTerm() throws Exception {
+        List<Leadership> participants = new ArrayList<>();
+        List<Events> events = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Events seen = new Events();
+            events.add(seen);
+            participants.add(client("mem:" + store, Duration.ofSeconds(30))
+                    .leadership("billing", "participant-" + i)
+                    .onChange(seen)
+                    .start());
+        }
+        long lastTerm = -1;
+        for (int round = 0; round < 3; round++) {
+            Leadership leader = awaitOneLeader(participants);
+            int index = participants.indexOf(leader);
+            long term = leader.term();
+            assertThat(term).as("terms strictly increase").isGreaterThan(lastTerm);
+            lastTerm = term;
+            assertThat(events.get(index).next()).isEqualTo("elected " + term);
+            for (Leadership participant : participants) {
+                assertThat(participant.currentLeader()).contains(leader.participantId());
+            }
+            long closedAt = System.nanoTime();
+            leader.close();
+            assertThat(events.get(index).next()).startsWith("revoked stepped down");
+            assertThat(leader.isLeader()).isFalse();
+            participants.remove(leader);
+            events.remove(index);
+            if (participants.isEmpty()) {
+                break;
+            }
+            awaitOneLeader(participants);
+            assertThat(Duration.ofNanos(System.nanoTime() - closedAt))
+                    .as("the next leader, elected once the old one stepped down")
+                    .isLessThan(Duration.ofSeconds(2));
+        }
+        Leadership last = participants.isEmpty() ? null : participants.get(0);
+        if (last != null) {
+            last.close();
+        }
+        assertThat(client("mem:" + store, Duration.ofSeconds(30))
+                        .leadership("billing")
+                        .currentLeader())
+                .as("nobody leads after every participant closed")
+                .isEmpty();
+    }
+
+    private static Leadership awaitOneLeader(List<Leadership> participants) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            List<Leadership> leaders =
+                    participants.stream().filter(Leadership::isLeader).toList();
+            assertThat(leaders).as("leaders at once").hasSizeLessThanOrEqualTo(1);
+            if (leaders.size() == 1) {
+                return leaders.get(0);
+            }
+            participants.get(0).awaitLeadership(Duration.ofMillis(20));
+        }
+        throw new AssertionError("no leader within 10 s among " + participants);
+    }
+
+    @Test
+    void aLeaderThatCannotReachItsEngineIsInDoubtThenRevokedAndAnotherLeadsWithAHigherTerm() throws Exception {
+        Events firstEvents = new Events();
+        Leadership first = client("switchable:" + store, Duration.ofMillis(600))
+                .leadership("jobs", "first")
+                .onChange(firstEvents)
+                .start();
+        assertThat(first.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+        long firstTerm = first.term();
+        assertThat(firstEvents.next()).isEqualTo("elected " + firstTerm);
+
+        SwitchableEngineProvider.down(store, true);
+        assertThat(firstEvents.next()).isEqualTo("uncertain");
+        assertThat(first.isLeader()).as("not a leader while in doubt").isFalse();
+        assertThat(firstEvents.next()).startsWith("revoked lost:");
+        SwitchableEngineProvider.down(store, false);
+
+        Leadership second = client("switchable:" + store, Duration.ofMillis(600))
+                .leadership("jobs", "second")
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!first.isLeader() && !second.isLeader() && System.nanoTime() < deadline) {
+            second.awaitLeadership(Duration.ofMillis(50));
+        }
+        Leadership leader = first.isLeader() ? first : second;
+        assertThat(leader.isLeader()).as("someone leads again").isTrue();
+        assertThat(leader.term()).as("a new term, higher than the lost one").isGreaterThan(firstTerm);
+    }
+
+    @Test
+    void badIdsAndUseAfterCloseAreRefusedWithTheRule() throws Exception {
+        Cerberus cerberus = client("mem:" + store, Duration.ofSeconds(30));
+        assertThatThrownBy(() -> cerberus.leadership("x", ""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("participant id");
+        assertThatThrownBy(() -> cerberus.leadership("x", "a\nb"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("control characters");
+        Leadership leadership = cerberus.leadership("x");
+        assertThat(leadership.participantId()).contains("@").contains("#");
+        assertThatThrownBy(leadership::term).isInstanceOf(IllegalStateException.class);
+        leadership.close();
+        assertThatThrownBy(leadership::start).isInstanceOf(IllegalStateException.class);
+        assertThat(leadership.awaitLeadership(Duration.ofSeconds(5))).isFalse();
+    }
+}
