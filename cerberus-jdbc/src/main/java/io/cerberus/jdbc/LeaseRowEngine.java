@@ -12,6 +12,7 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
@@ -40,7 +41,10 @@ import java.util.Set;
  * by a hold elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never
  * past the holder's lease), woken early by a release in this JVM ({@link Wakeups}) or, where the
  * database notifies ({@link SqlDialect#notifications}), by a release of a row it marked wanted for
- * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds.
+ * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds. An
+ * async waiter is woken the same way through a callback ({@link NotifiesChanges}), on every
+ * database: by a release in any process on PostgreSQL, in this JVM only on MariaDB and H2, where a
+ * release elsewhere is found at the next ask, within the backoff, as a waiting thread finds it.
  *
  * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB), a
  * release writes the sleeping head of the line in as owner with the next fence, in one statement,
@@ -51,7 +55,8 @@ import java.util.Set;
  * Release, and a hand-off between threads: one statement. Renewals: one batch
  * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.
  */
-final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns {
+final class LeaseRowEngine
+        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES =
             Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -148,6 +153,17 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt.token(), max);
+    }
+
+    /** An async waiter is woken by what wakes {@link #awaitChange}, through a callback ({@link Wakeups}). */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return waiters.onChange(attempt.token(), wake);
+    }
+
+    /** @return how many async waiters' callbacks wait on the lock now (for tests) */
+    int changeCallbacks(LockKey lock) {
+        return Wakeups.JVM.callbacks(LockRows.key(table, lock));
     }
 
     /** Takes turns with other processes only where the release can hand over (not on H2). */
