@@ -48,9 +48,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key if its
  * create revision is 0, and read the directory sorted by create revision. The attempt holds when no
  * earlier key excludes it (any for a writer, a writer for a reader); otherwise it watches only the
- * key it waits on ({@link KeyWatch}; an async waiter, {@link KeyChangeWatch}, holds no thread):
- * waiters queue in arrival order, a release wakes one. Exclusive
- * waiters line up in the core first ({@link LinesUpLocally}): a client queues at most one per name.
+ * key it waits on ({@link KeyWatch}; async: {@link KeyChangeWatch}): waiters queue in arrival order, a release
+ * wakes one. Exclusive waiters line up in the core first ({@link LinesUpLocally}): a client queues at most one per name.
  *
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: revisions only
  * grow, and holders follow the create order. Every request is safe to resend ({@link EtcdRequests}):

@@ -37,14 +37,11 @@ import java.util.Set;
  * the row, so a name's fencing tokens only grow. Databases differ only by dialect
  * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}).
  *
- * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused
- * by a hold elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never
- * past the holder's lease), woken early by a release in this JVM ({@link Wakeups}) or, where the
+ * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
+ * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
+ * woken early (its thread, or its callback if async) by a release in this JVM ({@link Wakeups}) or, where the
  * database notifies ({@link SqlDialect#notifications}), by a release of a row it marked wanted for
- * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds. An
- * async waiter is woken the same way through a callback ({@link NotifiesChanges}), on every
- * database: by a release in any process on PostgreSQL, in this JVM only on MariaDB and H2, where a
- * release elsewhere is found at the next ask, within the backoff, as a waiting thread finds it.
+ * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds.
  *
  * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB), a
  * release writes the sleeping head of the line in as owner with the next fence, in one statement,

@@ -40,11 +40,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * connection per held lock and per attempt whose turn it is to ask; locks carry no fencing token.
  *
  * <p>The core lines up this engine's waiters per lock as in lease-row mode ({@link LinesUpLocally}):
- * only the first in line takes a connection and asks; a release here, the end of a session, or
- * (on PostgreSQL) a notification from another process wakes it: its thread, or an async waiter's
- * callback ({@link NotifiesChanges}; on MariaDB and H2 a release in another process is found at
- * the next ask, within the backoff). A connection whose session holds
- * nothing any more serves the next hold: opening one costs milliseconds, a hold a round trip.
+ * only the first in line takes a connection and asks; a release here, the end of a session, or (on
+ * PostgreSQL) a notification from another process wakes it (a thread, or an async waiter's callback). A
+ * connection whose session holds nothing any more serves the next hold: opening one costs milliseconds,
+ * a hold a round trip.
  *
  * <p>Where the database notifies (PostgreSQL: a release notifies only when a client of another
  * session was refused the lock, see {@link PostgresAdvisoryLocks}) processes take turns

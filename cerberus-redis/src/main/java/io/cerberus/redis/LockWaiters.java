@@ -40,14 +40,10 @@ import java.util.function.Supplier;
  * A connection that opens later (a Redlock node back) subscribes every channel waited on and wakes
  * one waiter of each. A Redlock split vote backs off ({@link #nextWait}) and hears no message meanwhile.
  *
- * <p><b>Async waiters.</b> A waiter holds no thread when it waits through {@link #onChange}: its
- * wake-up calls the registered callback instead of signalling a thread, and counts as used, as a
- * wake-up is once {@link #await} returns. A waiter has at most one callback; it is called once,
- * after {@link #lock} is let go.
- *
  * <p>Messages arrive on Lettuce I/O threads, which take {@link #lock} only briefly; no thread waits
  * for a reply while holding it. Subscribe and unsubscribe commands are issued under the lock, so
- * they reach each server in the order of the state changes.
+ * they reach each server in the order of the state changes. An async waiter's callback ({@link #onChange})
+ * stands for its thread: called once, after the lock is let go, it uses the wake-up as {@link #await} does.
  */
 final class LockWaiters implements AutoCloseable {
     /** The first back-off after an attempt that won some nodes but no majority. */

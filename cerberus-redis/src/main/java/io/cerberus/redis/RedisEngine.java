@@ -53,10 +53,9 @@ import java.util.concurrent.locks.LockSupport;
  * queue); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
  *
  * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most
- * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel,
- * and {@link LockWaiters} wakes only those: a waiting thread, or an async waiter's callback
- * ({@link NotifiesChanges}). <b>Eviction:</b> a server that may evict keys is refused
- * unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
+ * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel, and
+ * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
+ * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
  * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.

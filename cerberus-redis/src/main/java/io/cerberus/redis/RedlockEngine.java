@@ -53,10 +53,9 @@ import java.util.concurrent.TimeoutException;
  * after the longest lease).
  *
  * <p><b>Waiting.</b> A busy answer that won no node says when a majority may be free (at most
- * {@link RedisEngine#RETRY_CAP}); releases publish on every node, {@link LockWaiters} wakes one waiter
- * (its thread, or its callback: {@link NotifiesChanges});
- * a split vote backs off for a random, doubling time. Inspect lists holds a majority agrees on. Round
- * trips: one per node, all at once; renewals, one per {@link RedisEngine#RENEW_BATCH} holds per node.
+ * {@link RedisEngine#RETRY_CAP}); releases publish on every node, {@link LockWaiters} wakes one waiter (a thread
+ * or a callback); a split vote backs off for a random, doubling time. Inspect lists holds a majority agrees on.
+ * Round trips: one per node, all at once; renewals, one per {@link RedisEngine#RENEW_BATCH} holds per node.
  */
 final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, LinesUpLocally, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());
