@@ -8,7 +8,6 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -79,8 +78,7 @@ final class KeyChangeWatch implements NotifiesChanges.ChangeWatch {
             lookWithoutNotice = timer.schedule(
                     () -> look(stillAsRead, Long.MAX_VALUE), KeyWatch.NOTICE_WITHIN.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RuntimeException e) {
-            // a closed client or engine (RejectedExecutionException among others): the attempt asks again and learns
-            // why
+            // a closed client or engine: the attempt asks again and learns why
             call();
         }
         placed = true;
@@ -115,8 +113,8 @@ final class KeyChangeWatch implements NotifiesChanges.ChangeWatch {
                     call();
                 }
             });
-        } catch (RejectedExecutionException e) {
-            call();
+        } catch (RuntimeException e) {
+            call(); // the look could not be sent (a closed client): the attempt asks again and learns why
         }
     }
 
