@@ -11,6 +11,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.FailureEpisode;
 import io.etcd.jetcd.ByteSequence;
@@ -35,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -46,8 +48,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * lease ({@link ClientLease}, {@link LockKeys}). Acquire is one transaction: create the key if its
  * create revision is 0, and read the directory sorted by create revision. The attempt holds when no
  * earlier key excludes it (any for a writer, a writer for a reader); otherwise it watches only the
- * key it waits on ({@link KeyWatch}): waiters queue in arrival order, a release wakes one. Exclusive
- * waiters line up in the core first ({@link LinesUpLocally}): a client queues at most one per name.
+ * key it waits on ({@link KeyWatch}; async: {@link KeyChangeWatch}): waiters queue in arrival order, a release
+ * wakes one. Exclusive waiters line up in the core first ({@link LinesUpLocally}): a client queues at most one per name.
  *
  * <p><b>Invariants.</b> Fencing token = the create revision of the holder's key: revisions only
  * grow, and holders follow the create order. Every request is safe to resend ({@link EtcdRequests}):
@@ -64,7 +66,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
  * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
  */
-final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords {
+final class EtcdEngine
+        implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -105,6 +108,8 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
     private final ExpirySweep expirySweep;
     private final ScheduledExecutorService keepAlives;
     private final Map<String, AttemptState> attempts = new ConcurrentHashMap<>();
+    /** The watches of async waiters, until called or cancelled. */
+    private final Set<KeyChangeWatch> changeWatches = ConcurrentHashMap.newKeySet();
     /** Failures to delete an abandoned attempt's key: logged once per episode, not once per attempt. */
     private final FailureEpisode abandons;
 
@@ -342,6 +347,47 @@ final class EtcdEngine implements LockEngine, LinesUpLocally, RenewsInBatches, I
                 true,
                 watchedFrom -> watchedFrom <= read || exists(predecessor, created),
                 max);
+    }
+
+    /**
+     * Watches the key the attempt waits on, as {@link #awaitChange} does, with a callback instead of
+     * a waiting thread ({@link KeyChangeWatch}); an attempt that waits on nothing is woken at once.
+     */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        AttemptState state = attempts.get(attempt.token());
+        ByteSequence predecessor = state == null || state.granted ? null : state.predecessor;
+        if (predecessor == null || closed) {
+            wake.run();
+            return () -> {};
+        }
+        long created = state.predecessorCreateRevision;
+        long read = state.readRevision;
+        KeyChangeWatch watch = KeyChangeWatch.start(
+                client.getWatchClient(),
+                predecessor,
+                watchedFrom -> watchedFrom <= read
+                        ? CompletableFuture.completedFuture(true)
+                        : existsLater(predecessor, created),
+                expiries,
+                wake,
+                changeWatches::remove);
+        changeWatches.add(watch);
+        return watch;
+    }
+
+    /** @return how many async waiters' watches are open (for tests) */
+    int changeWatches() {
+        return changeWatches.size();
+    }
+
+    /** {@link #exists} without waiting for the answer; false when the server cannot tell. */
+    private CompletableFuture<Boolean> existsLater(ByteSequence key, long createRevision) {
+        return client.getKVClient()
+                .get(key, KEY_ONLY)
+                .thenApply(reply ->
+                        !reply.getKvs().isEmpty() && reply.getKvs().get(0).getCreateRevision() == createRevision)
+                .exceptionally(failure -> false);
     }
 
     /** @return whether the key is there with that create revision; false when the server cannot tell (the caller retries) */

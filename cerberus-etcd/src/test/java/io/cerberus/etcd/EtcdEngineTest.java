@@ -16,15 +16,18 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.Engines;
+import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -54,6 +57,64 @@ class EtcdEngineTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start))
                 .as("not the 10 s connect timeout")
                 .isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void aReleaseByAnotherClientCallsAnAsyncWaitersCallbackOnce() throws Exception {
+        LockKey name = new LockKey("notify-" + token().substring(0, 8), "notify");
+        try (EtcdEngine holderEngine = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5));
+                EtcdEngine engine = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
+            Acquisition holder = attempt(name);
+            assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition waiter = attempt(name);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            AtomicInteger calls = new AtomicInteger();
+            CountDownLatch woken = new CountDownLatch(1);
+            NotifiesChanges.ChangeWatch watch = engine.onChange(waiter, () -> {
+                calls.incrementAndGet();
+                woken.countDown();
+            });
+            assertThat(engine.changeWatches()).isEqualTo(1);
+
+            assertThat(holderEngine.release(holder)).isTrue();
+            assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("woken by the release")
+                    .isTrue();
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+            watch.cancel();
+            assertThat(calls).as("calls of one registration").hasValue(1);
+            assertThat(engine.changeWatches()).as("watches left open").isZero();
+            assertThat(engine.release(waiter)).isTrue();
+        }
+    }
+
+    @Test
+    void cancelledAsyncWaitsLeaveNoWatchOpen() throws Exception {
+        LockKey name = new LockKey("notify-" + token().substring(0, 8), "notify-cancel");
+        try (EtcdEngine holderEngine = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5));
+                EtcdEngine engine = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
+            Acquisition holder = attempt(name);
+            assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition waiter = attempt(name);
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            AtomicInteger cancelledCalls = new AtomicInteger();
+            for (int i = 0; i < 1000; i++) {
+                engine.onChange(waiter, cancelledCalls::incrementAndGet).cancel();
+            }
+            assertThat(engine.changeWatches())
+                    .as("watches left by 1,000 cancelled waits")
+                    .isZero();
+
+            CountDownLatch woken = new CountDownLatch(1);
+            engine.onChange(waiter, woken::countDown);
+            assertThat(holderEngine.release(holder)).isTrue();
+            assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("a live callback woken by the release")
+                    .isTrue();
+            assertThat(cancelledCalls).as("cancelled callbacks called").hasValue(0);
+            Poll.until("the called watch to close", TestTimes.millis(2000), () -> engine.changeWatches() == 0);
+            engine.abandon(waiter);
+        }
     }
 
     @Test

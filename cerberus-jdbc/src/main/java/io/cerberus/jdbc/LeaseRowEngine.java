@@ -12,6 +12,7 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
@@ -36,9 +37,9 @@ import java.util.Set;
  * the row, so a name's fencing tokens only grow. Databases differ only by dialect
  * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}).
  *
- * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused
- * by a hold elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never
- * past the holder's lease), woken early by a release in this JVM ({@link Wakeups}) or, where the
+ * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
+ * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
+ * woken early (its thread, or its callback if async) by a release in this JVM ({@link Wakeups}) or, where the
  * database notifies ({@link SqlDialect#notifications}), by a release of a row it marked wanted for
  * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds.
  *
@@ -51,7 +52,8 @@ import java.util.Set;
  * Release, and a hand-off between threads: one statement. Renewals: one batch
  * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.
  */
-final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns {
+final class LeaseRowEngine
+        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES =
             Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -148,6 +150,17 @@ final class LeaseRowEngine implements LockEngine, RenewsInBatches, Inspects, Kee
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt.token(), max);
+    }
+
+    /** An async waiter is woken by what wakes {@link #awaitChange}, through a callback ({@link Wakeups}). */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return waiters.onChange(attempt.token(), wake);
+    }
+
+    /** @return how many async waiters' callbacks wait on the lock now (for tests) */
+    int changeCallbacks(LockKey lock) {
+        return Wakeups.JVM.callbacks(LockRows.key(table, lock));
     }
 
     /** Takes turns with other processes only where the release can hand over (not on H2). */

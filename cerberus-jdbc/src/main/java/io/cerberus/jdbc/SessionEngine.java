@@ -12,6 +12,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
@@ -39,9 +40,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * connection per held lock and per attempt whose turn it is to ask; locks carry no fencing token.
  *
  * <p>The core lines up this engine's waiters per lock as in lease-row mode ({@link LinesUpLocally}):
- * only the first in line takes a connection and asks; a release here, the end of a session, or
- * (on PostgreSQL) a notification from another process wakes it. A connection whose session holds
- * nothing any more serves the next hold: opening one costs milliseconds, a hold a round trip.
+ * only the first in line takes a connection and asks; a release here, the end of a session, or (on
+ * PostgreSQL) a notification from another process wakes it (a thread, or an async waiter's callback). A
+ * connection whose session holds nothing any more serves the next hold: opening one costs milliseconds,
+ * a hold a round trip.
  *
  * <p>Where the database notifies (PostgreSQL: a release notifies only when a client of another
  * session was refused the lock, see {@link PostgresAdvisoryLocks}) processes take turns
@@ -49,7 +51,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * the lock without looking for waiters elsewhere, and a release that notified yields: the line
  * holds back for a moment, so the woken waiter elsewhere gets the lock.
  */
-final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTurns {
+final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTurns, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(SessionEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.SESSION_BOUND, Capability.MULTI_PROCESS);
 
@@ -204,6 +206,17 @@ final class SessionEngine implements LockEngine, KeepsIdempotencyRecords, JdbcTu
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt.token(), max);
+    }
+
+    /** An async waiter is woken by what wakes {@link #awaitChange}, through a callback ({@link Wakeups}). */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return waiters.onChange(attempt.token(), wake);
+    }
+
+    /** @return how many async waiters' callbacks wait on the lock now (for tests) */
+    int changeCallbacks(LockKey lock) {
+        return Wakeups.JVM.callbacks(LockRows.key(table, lock));
     }
 
     /** Takes turns with other processes only where a release notifies them (PostgreSQL): a notification is what turns save. */

@@ -1,6 +1,9 @@
 package io.cerberus.jdbc;
 
+import io.cerberus.spi.NotifiesChanges;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -9,9 +12,11 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Wake-ups of waiters in this JVM: a release by any engine of this JVM, or a PostgreSQL
- * notification, bumps the key's version and wakes the threads that wait on it. A waiter registers
- * before it tries, so a release between its busy answer and its wait is not missed. Keys are
- * digests; a key shared by two databases only wakes a waiter early, which waiting allows.
+ * notification, bumps the key's version and wakes the threads that wait on it, and calls the
+ * callbacks of async waiters ({@link Waiters#onChange}) once each, after the key's lock is let go.
+ * A waiter registers before it tries, so a release between its busy answer and its wait is not
+ * missed. Keys are digests; a key shared by two databases only wakes a waiter early, which waiting
+ * allows.
  */
 final class Wakeups {
     static final Wakeups JVM = new Wakeups();
@@ -23,6 +28,8 @@ final class Wakeups {
         private final Condition bumped = lock.newCondition();
         private long version;
         private int registered;
+        /** Async waiters' callbacks, called once at the next bump. */
+        private final List<Runnable> callbacks = new ArrayList<>();
 
         long version() {
             lock.lock();
@@ -44,10 +51,48 @@ final class Wakeups {
         }
 
         void bump() {
+            List<Runnable> due;
             lock.lock();
             try {
                 version++;
                 bumped.signalAll();
+                due = List.copyOf(callbacks);
+                callbacks.clear();
+            } finally {
+                lock.unlock();
+            }
+            due.forEach(Runnable::run);
+        }
+
+        /** Calls {@code wake} at the next bump, or at once if the version is no longer {@code seen}. */
+        NotifiesChanges.ChangeWatch onBump(long seen, Runnable wake) {
+            lock.lock();
+            try {
+                if (version == seen) {
+                    Runnable once = wake::run; // its own identity, so that cancelling removes this registration only
+                    callbacks.add(once);
+                    return () -> forget(once);
+                }
+            } finally {
+                lock.unlock();
+            }
+            wake.run();
+            return () -> {};
+        }
+
+        private void forget(Runnable callback) {
+            lock.lock();
+            try {
+                callbacks.remove(callback);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        int callbacks() {
+            lock.lock();
+            try {
+                return callbacks.size();
             } finally {
                 lock.unlock();
             }
@@ -113,6 +158,12 @@ final class Wakeups {
         return new Registration(key, slot);
     }
 
+    /** @return how many async waiters' callbacks wait on {@code key} now (for tests) */
+    int callbacks(String key) {
+        Slot slot = slots.get(key);
+        return slot == null ? 0 : slot.callbacks();
+    }
+
     /** Wakes the waiters of {@code key}, if any. */
     void signal(String key) {
         Slot slot = slots.get(key);
@@ -156,6 +207,21 @@ final class Wakeups {
                 return;
             }
             waiter.registration.await(waiter.seen, max);
+        }
+
+        /**
+         * Calls {@code wake} once when the key of the attempt changes, or at once if it changed
+         * since its last ask or the attempt is not waiting.
+         *
+         * @return removes the callback if it was not called yet
+         */
+        NotifiesChanges.ChangeWatch onChange(String token, Runnable wake) {
+            Waiter waiter = byToken.get(token);
+            if (waiter == null) {
+                wake.run();
+                return () -> {};
+            }
+            return waiter.registration.slot.onBump(waiter.seen, wake);
         }
 
         /** The attempt was granted or gave up: its registration ends. */

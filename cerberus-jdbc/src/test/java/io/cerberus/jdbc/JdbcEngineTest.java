@@ -14,7 +14,9 @@ import io.cerberus.spi.EngineContext;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
+import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
@@ -118,6 +120,99 @@ class JdbcEngineTest {
             assertThat(next.lease().fencingToken()).isGreaterThan(fence);
             next.unlock();
             other.lock("session").unlock();
+        }
+    }
+
+    /** @return every database in both modes: the engines whose async waiters are woken by {@link Wakeups} */
+    private List<String> everyEngine() {
+        List<String> uris = new ArrayList<>();
+        for (String url : List.of(POSTGRES.uri(), MARIADB.uri(), H2.uri())) {
+            uris.add(url);
+            uris.add(Databases.with(url, "cerberus.mode=session"));
+        }
+        return uris;
+    }
+
+    private Acquisition attempt(String name) {
+        return new Acquisition(
+                new LockKey(namespace, name),
+                LockMode.EXCLUSIVE,
+                UUID.randomUUID().toString().replace("-", ""),
+                "test",
+                Duration.ofSeconds(30));
+    }
+
+    private static int changeCallbacks(LockEngine engine, LockKey lock) {
+        return engine instanceof SessionEngine session
+                ? session.changeCallbacks(lock)
+                : ((LeaseRowEngine) engine).changeCallbacks(lock);
+    }
+
+    @Test
+    void aReleaseByAnotherClientCallsAnAsyncWaitersCallbackOnce() throws Exception {
+        for (String uri : everyEngine()) {
+            try (LockEngine holderEngine = Engines.open(uri, Duration.ofSeconds(5));
+                    LockEngine engine = Engines.open(uri, Duration.ofSeconds(5))) {
+                Acquisition holder = attempt("notify");
+                assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+                Acquisition waiter = attempt("notify");
+                assertThat(engine.tryAcquire(waiter)).as(uri).isInstanceOf(AcquireResult.Busy.class);
+                AtomicInteger calls = new AtomicInteger();
+                CountDownLatch woken = new CountDownLatch(1);
+                NotifiesChanges.ChangeWatch watch = engine.ability(NotifiesChanges.class)
+                        .orElseThrow()
+                        .onChange(waiter, () -> {
+                            calls.incrementAndGet();
+                            woken.countDown();
+                        });
+                assertThat(changeCallbacks(engine, waiter.key())).as(uri).isEqualTo(1);
+
+                assertThat(holderEngine.release(holder)).isTrue();
+                assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("woken by the release on %s", uri)
+                        .isTrue();
+                Acquisition next = attempt("notify");
+                assertThat(holderEngine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
+                assertThat(holderEngine.release(next)).isTrue(); // signals this JVM's waiters before it returns
+                watch.cancel();
+                assertThat(calls)
+                        .as("calls of one registration after two releases, on %s", uri)
+                        .hasValue(1);
+                assertThat(changeCallbacks(engine, waiter.key())).as(uri).isZero();
+                engine.abandon(waiter);
+            }
+        }
+    }
+
+    @Test
+    void cancelledAsyncWaitsLeaveNoCallbackBehind() throws Exception {
+        for (String uri : everyEngine()) {
+            try (LockEngine holderEngine = Engines.open(uri, Duration.ofSeconds(5));
+                    LockEngine engine = Engines.open(uri, Duration.ofSeconds(5))) {
+                Acquisition holder = attempt("notify-cancel");
+                assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+                Acquisition waiter = attempt("notify-cancel");
+                assertThat(engine.tryAcquire(waiter)).as(uri).isInstanceOf(AcquireResult.Busy.class);
+                NotifiesChanges notifies = engine.ability(NotifiesChanges.class).orElseThrow();
+                AtomicInteger cancelledCalls = new AtomicInteger();
+                for (int i = 0; i < 1000; i++) {
+                    notifies.onChange(waiter, cancelledCalls::incrementAndGet).cancel();
+                }
+                assertThat(changeCallbacks(engine, waiter.key()))
+                        .as("callbacks left by 1,000 cancelled waits on %s", uri)
+                        .isZero();
+
+                CountDownLatch woken = new CountDownLatch(1);
+                notifies.onChange(waiter, woken::countDown);
+                assertThat(holderEngine.release(holder)).isTrue();
+                assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                        .as("a live callback woken by the release on %s", uri)
+                        .isTrue();
+                assertThat(cancelledCalls)
+                        .as("cancelled callbacks called on %s", uri)
+                        .hasValue(0);
+                engine.abandon(waiter);
+            }
         }
     }
 

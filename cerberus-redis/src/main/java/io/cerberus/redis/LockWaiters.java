@@ -2,6 +2,7 @@ package io.cerberus.redis;
 
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.support.Backoff;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -41,7 +42,8 @@ import java.util.function.Supplier;
  *
  * <p>Messages arrive on Lettuce I/O threads, which take {@link #lock} only briefly; no thread waits
  * for a reply while holding it. Subscribe and unsubscribe commands are issued under the lock, so
- * they reach each server in the order of the state changes.
+ * they reach each server in the order of the state changes. An async waiter's callback ({@link #onChange})
+ * stands for its thread: called once, after the lock is let go, it uses the wake-up as {@link #await} does.
  */
 final class LockWaiters implements AutoCloseable {
     /** The first back-off after an attempt that won some nodes but no majority. */
@@ -53,6 +55,9 @@ final class LockWaiters implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Channel> channels = new HashMap<>();
     private final Map<String, Waiter> waiters = new HashMap<>();
+    /** Callbacks of waiters woken under {@link #lock}, called once it is let go ({@link #unlockAndCall}). */
+    private final List<Runnable> due = new ArrayList<>();
+
     private final RedisPubSubAdapter<String, String> listener = new RedisPubSubAdapter<>() {
         @Override
         public void message(String channel, String payload) {
@@ -132,6 +137,8 @@ final class LockWaiters implements AutoCloseable {
         Backoff splits;
         /** Until then, messages do not wake this waiter: it backs off (System.nanoTime()). */
         long deafUntilNanos = System.nanoTime();
+        /** What its next wake-up calls, when it waits without a thread ({@link #onChange}), or null. */
+        Runnable callback;
 
         Waiter(Acquisition attempt, Channel channel, Condition changed) {
             this.attempt = attempt;
@@ -139,7 +146,13 @@ final class LockWaiters implements AutoCloseable {
             this.changed = changed;
         }
 
-        void wake() {
+        /** Wakes the waiting thread, or hands the callback to {@code due}: a wake-up it uses at once. */
+        void wake(List<Runnable> due) {
+            if (callback != null) {
+                due.add(callback);
+                callback = null;
+                return;
+            }
             woken = true;
             changed.signal();
         }
@@ -324,6 +337,44 @@ final class LockWaiters implements AutoCloseable {
     }
 
     /**
+     * Calls {@code wake} once at the attempt's next wake-up, instead of waking a thread in
+     * {@link #await}; at once for an attempt that is not waiting, or that was woken since its last
+     * wait. Replaces a callback the attempt registered before.
+     *
+     * @param attempt the attempt
+     * @param wake what to call; it must return at once
+     * @return removes the callback if it was not called yet
+     */
+    NotifiesChanges.ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        lock.lock();
+        try {
+            Waiter waiter = waiters.get(attempt.token());
+            if (waiter != null && !waiter.woken && !closed) {
+                waiter.callback = wake;
+                return () -> forget(waiter, wake);
+            }
+            if (waiter != null) {
+                waiter.woken = false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        wake.run();
+        return () -> {};
+    }
+
+    private void forget(Waiter waiter, Runnable wake) {
+        lock.lock();
+        try {
+            if (waiter.callback == wake) {
+                waiter.callback = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Removes a waiter: granted, or given up. A waiter that gives up with a wake-up it did not use
      * passes it on, so a release is not lost on a leaving attempt. The channel is unsubscribed when
      * its last waiter leaves.
@@ -344,7 +395,7 @@ final class LockWaiters implements AutoCloseable {
                 subscription.waiters.stream()
                         .filter(other -> !other.woken)
                         .findFirst()
-                        .ifPresent(Waiter::wake);
+                        .ifPresent(other -> other.wake(due));
             }
             if (subscription.waiters.isEmpty()) {
                 channels.remove(subscription.name);
@@ -356,7 +407,7 @@ final class LockWaiters implements AutoCloseable {
                 }
             }
         } finally {
-            lock.unlock();
+            unlockAndCall();
         }
     }
 
@@ -376,7 +427,7 @@ final class LockWaiters implements AutoCloseable {
             long now = System.nanoTime();
             for (Waiter waiter : subscription.waiters) {
                 if (grantable.contains(waiter.attempt.token())) {
-                    waiter.wake();
+                    waiter.wake(due);
                 } else if (waiter.attempt.mode() == LockMode.EXCLUSIVE) {
                     exclusiveWoken |= waiter.woken;
                     if (nextExclusive == null && !waiter.woken && now - waiter.deafUntilNanos >= 0) {
@@ -385,8 +436,32 @@ final class LockWaiters implements AutoCloseable {
                 }
             }
             if (!exclusiveWoken && nextExclusive != null) {
-                nextExclusive.wake();
+                nextExclusive.wake(due);
             }
+        } finally {
+            unlockAndCall();
+        }
+    }
+
+    /** Lets {@link #lock} go, then calls the callbacks of the waiters woken under it. */
+    private void unlockAndCall() {
+        if (due.isEmpty()) {
+            lock.unlock();
+            return;
+        }
+        List<Runnable> calls = List.copyOf(due);
+        due.clear();
+        lock.unlock();
+        calls.forEach(Runnable::run);
+    }
+
+    /** @return how many waiters wait with a callback now (for tests) */
+    int callbacks() {
+        lock.lock();
+        try {
+            return (int) waiters.values().stream()
+                    .filter(waiter -> waiter.callback != null)
+                    .count();
         } finally {
             lock.unlock();
         }
@@ -408,11 +483,11 @@ final class LockWaiters implements AutoCloseable {
         lock.lock();
         try {
             closed = true;
-            waiters.values().forEach(Waiter::wake);
+            waiters.values().forEach(waiter -> waiter.wake(due));
             waiters.clear();
             channels.clear();
         } finally {
-            lock.unlock();
+            unlockAndCall();
         }
         for (PubSubSource source : sources) {
             if (source instanceof Connecting connecting) {

@@ -12,6 +12,7 @@ import io.cerberus.spi.Inspects;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyScanCursor;
@@ -52,14 +53,15 @@ import java.util.concurrent.locks.LockSupport;
  * queue); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
  *
  * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most
- * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel,
- * and {@link LockWaiters} wakes only those. <b>Eviction:</b> a server that may evict keys is refused
- * unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
+ * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel, and
+ * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
+ * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
  * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
  */
-final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver {
+final class RedisEngine
+        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -208,6 +210,12 @@ final class RedisEngine implements LockEngine, RenewsInBatches, Inspects, KeepsI
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt, max);
+    }
+
+    /** An async waiter is woken by the same messages as {@link #awaitChange}, through a callback. */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return waiters.onChange(attempt, wake);
     }
 
     /**

@@ -10,6 +10,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
@@ -52,11 +53,11 @@ import java.util.concurrent.TimeoutException;
  * after the longest lease).
  *
  * <p><b>Waiting.</b> A busy answer that won no node says when a majority may be free (at most
- * {@link RedisEngine#RETRY_CAP}); releases publish on every node, {@link LockWaiters} wakes one waiter;
- * a split vote backs off for a random, doubling time. Inspect lists holds a majority agrees on. Round
- * trips: one per node, all at once; renewals, one per {@link RedisEngine#RENEW_BATCH} holds per node.
+ * {@link RedisEngine#RETRY_CAP}); releases publish on every node, {@link LockWaiters} wakes one waiter (a thread
+ * or a callback); a split vote backs off for a random, doubling time. Inspect lists holds a majority agrees on.
+ * Round trips: one per node, all at once; renewals, one per {@link RedisEngine#RENEW_BATCH} holds per node.
  */
-final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, LinesUpLocally {
+final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, LinesUpLocally, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(RedlockEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(Capability.MULTI_PROCESS, Capability.INSPECT);
     /** The fixed part of the drift allowance, for the resolution of the nodes' clocks and timers. */
@@ -232,6 +233,12 @@ final class RedlockEngine implements LockEngine, RenewsInBatches, Inspects, Line
     @Override
     public void awaitChange(Acquisition attempt, Duration max) throws InterruptedException {
         waiters.await(attempt, max);
+    }
+
+    /** An async waiter is woken by the same messages as {@link #awaitChange}, through a callback. */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        return waiters.onChange(attempt, wake);
     }
 
     @Override

@@ -15,6 +15,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
@@ -272,6 +273,68 @@ class RedisEngineTest {
         Poll.until("a waiter to wake", TestTimes.millis(2000), () -> woken.get() >= 1);
         Thread.sleep(TestTimes.millis(500).toMillis());
         assertThat(woken.get()).as("waiters woken by one release").isEqualTo(1);
+    }
+
+    @Test
+    void aReleaseByAnotherClientCallsAnAsyncWaitersCallbackOnce() throws Exception {
+        RedisEngine holderEngine = engine();
+        Acquisition holder = attempt("notify", LockMode.EXCLUSIVE);
+        assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        RedisEngine engine = engine();
+        Acquisition waiter = attempt("notify", LockMode.EXCLUSIVE);
+        assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+        engine.awaitChange(waiter, Duration.ZERO); // the first wait re-checks once after subscribing
+        AtomicInteger calls = new AtomicInteger();
+        CountDownLatch woken = new CountDownLatch(1);
+        NotifiesChanges.ChangeWatch watch = engine.onChange(waiter, () -> {
+            calls.incrementAndGet();
+            woken.countDown();
+        });
+        assertThat(calls).as("called before any change").hasValue(0);
+        assertThat(engine.waiters().callbacks()).isEqualTo(1);
+
+        assertThat(holderEngine.release(holder)).isTrue();
+        assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("woken by the release")
+                .isTrue();
+        Acquisition next = attempt("notify", LockMode.EXCLUSIVE);
+        assertThat(holderEngine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(holderEngine.release(next)).isTrue();
+        Poll.until("the second release to reach the waiter", TestTimes.millis(2000), () -> wokenAtOnce(engine, waiter));
+        watch.cancel();
+        assertThat(calls).as("calls of one registration, after two releases").hasValue(1);
+        assertThat(engine.waiters().callbacks()).isZero();
+    }
+
+    @Test
+    void cancelledAsyncWaitsLeaveNoCallbackBehind() throws Exception {
+        RedisEngine holderEngine = engine();
+        Acquisition holder = attempt("notify-cancel", LockMode.EXCLUSIVE);
+        assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        RedisEngine engine = engine();
+        Acquisition waiter = attempt("notify-cancel", LockMode.EXCLUSIVE);
+        assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+        engine.awaitChange(waiter, Duration.ZERO);
+        AtomicInteger calls = new AtomicInteger();
+        for (int i = 0; i < 1000; i++) {
+            engine.onChange(waiter, calls::incrementAndGet).cancel();
+        }
+        assertThat(engine.waiters().callbacks())
+                .as("callbacks left by 1,000 cancelled waits")
+                .isZero();
+
+        assertThat(holderEngine.release(holder)).isTrue();
+        Poll.until("the release to reach the waiter", TestTimes.millis(2000), () -> wokenAtOnce(engine, waiter));
+        assertThat(calls).as("cancelled callbacks called").hasValue(0);
+        engine.abandon(waiter);
+        assertThat(engine.waiters().subscriptions()).isZero();
+    }
+
+    /** @return whether a callback registered now is called at once: the waiter was woken since its last wait */
+    private static boolean wokenAtOnce(RedisEngine engine, Acquisition waiter) {
+        AtomicInteger called = new AtomicInteger();
+        engine.onChange(waiter, called::incrementAndGet).cancel();
+        return called.get() == 1;
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.NotifiesChanges;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -37,7 +38,8 @@ import org.apache.zookeeper.data.Stat;
  * The ZooKeeper engine. Each attempt creates one ephemeral sequential node under the lock's node
  * ({@link LockPaths}); the attempt holds when no node it must wait for comes before it: for a
  * writer (exclusive, fair, write) any node; for a reader, any writer. A waiter watches only the one
- * node it waits for, so a release wakes one waiter, not the herd; exclusive waiters line up in the
+ * node it waits for, so a release wakes one waiter, not the herd (a thread, or an async waiter's
+ * callback: {@link NotifiesChanges}); exclusive waiters line up in the
  * core first ({@link LinesUpLocally}), so a client queues one node per lock. The fencing token is
  * the node's creating transaction id ({@code czxid}), which grows with every write to the ensemble.
  *
@@ -57,7 +59,7 @@ import org.apache.zookeeper.data.Stat;
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
  * belongs to another session queues again, and only a node of the current session is granted.
  */
-final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords {
+final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
@@ -97,6 +99,8 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
     private final ZooKeeperIdempotencyStore records;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+    /** The async waiters' callbacks, on the nodes they wait for. */
+    private final BlockerWatches blockerWatches;
 
     /**
      * One attempt's node; {@code session} is the session that owns it (0 when not known: a claim
@@ -140,6 +144,7 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
         this.requests = new ZooKeeperRequests(shown, timeout, client);
         this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
+        this.blockerWatches = new BlockerWatches(client);
         this.stateListener = (c, state) -> {
             if (state != org.apache.curator.framework.state.ConnectionState.READ_ONLY) {
                 namespaces.connectionChanged();
@@ -622,6 +627,26 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
         }
         requests.check(watched, () -> "watch " + blocker);
         changed.await(max.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Watches the node the attempt waits for, as {@link #awaitChange} does, with a callback instead
+     * of a waiting thread ({@link BlockerWatches}); an attempt that waits for nothing is woken at once.
+     */
+    @Override
+    public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+        Node node = nodes.get(attempt.token());
+        String blocker = node == null ? null : node.waitingFor;
+        if (blocker == null) {
+            wake.run();
+            return () -> {};
+        }
+        return blockerWatches.onChange(blocker, wake);
+    }
+
+    /** @return the async waiters' callbacks registered now (for tests) */
+    int changeCallbacks() {
+        return blockerWatches.registered();
     }
 
     @Override

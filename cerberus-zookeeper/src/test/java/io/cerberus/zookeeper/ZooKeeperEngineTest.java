@@ -9,8 +9,13 @@ import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.servers.ZooKeeperServer;
+import io.cerberus.spi.AcquireResult;
+import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.LockKey;
+import io.cerberus.spi.LockMode;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.testkit.CapturedLogs;
+import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
@@ -23,6 +28,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -114,6 +120,78 @@ class ZooKeeperEngineTest {
             assertThat(order).hasSize(waiters);
             assertThat(order).isSorted();
             assertThat(wakeUps).as("one wake-up per release, no herd").isLessThanOrEqualTo(waiters);
+        }
+    }
+
+    /** @return this class's server's engine, opened directly, under the shared root */
+    private static ZooKeeperEngine engine() {
+        return (ZooKeeperEngine) Engines.open(SERVER.get().uri() + "/engine-test", Duration.ofSeconds(5));
+    }
+
+    private static Acquisition attempt(String namespace, String name) {
+        return new Acquisition(
+                new LockKey(namespace, name),
+                LockMode.EXCLUSIVE,
+                UUID.randomUUID().toString().replace("-", ""),
+                "test",
+                Duration.ofSeconds(30));
+    }
+
+    @Test
+    void aReleaseByAnotherClientCallsAnAsyncWaitersCallbackOnce() throws Exception {
+        String namespace = "notify-" + UUID.randomUUID();
+        try (ZooKeeperEngine holderEngine = engine();
+                ZooKeeperEngine engine = engine()) {
+            Acquisition holder = attempt(namespace, "notify");
+            assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition waiter = attempt(namespace, "notify");
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            AtomicInteger calls = new AtomicInteger();
+            CountDownLatch woken = new CountDownLatch(1);
+            NotifiesChanges.ChangeWatch watch = engine.onChange(waiter, () -> {
+                calls.incrementAndGet();
+                woken.countDown();
+            });
+            assertThat(engine.changeCallbacks()).isEqualTo(1);
+
+            assertThat(holderEngine.release(holder)).isTrue();
+            assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("woken by the release")
+                    .isTrue();
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+            watch.cancel();
+            assertThat(calls).as("calls of one registration").hasValue(1);
+            assertThat(engine.changeCallbacks()).isZero();
+            assertThat(engine.release(waiter)).isTrue();
+        }
+    }
+
+    @Test
+    void cancelledAsyncWaitsLeaveNoCallbackBehind() throws Exception {
+        String namespace = "notify-" + UUID.randomUUID();
+        try (ZooKeeperEngine holderEngine = engine();
+                ZooKeeperEngine engine = engine()) {
+            Acquisition holder = attempt(namespace, "notify-cancel");
+            assertThat(holderEngine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+            Acquisition waiter = attempt(namespace, "notify-cancel");
+            assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+            AtomicInteger cancelledCalls = new AtomicInteger();
+            for (int i = 0; i < 1000; i++) {
+                engine.onChange(waiter, cancelledCalls::incrementAndGet).cancel();
+            }
+            assertThat(engine.changeCallbacks())
+                    .as("callbacks left by 1,000 cancelled waits")
+                    .isZero();
+
+            CountDownLatch woken = new CountDownLatch(1);
+            engine.onChange(waiter, woken::countDown);
+            assertThat(holderEngine.release(holder)).isTrue();
+            assertThat(woken.await(TestTimes.millis(2000).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("a live callback woken by the release")
+                    .isTrue();
+            assertThat(cancelledCalls).as("cancelled callbacks called").hasValue(0);
+            assertThat(engine.changeCallbacks()).isZero();
+            engine.abandon(waiter);
         }
     }
 
