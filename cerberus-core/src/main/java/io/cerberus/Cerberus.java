@@ -184,6 +184,34 @@ public interface Cerberus extends AutoCloseable {
     io.cerberus.idempotency.IdempotencyGuard idempotency(io.cerberus.idempotency.IdempotencyOptions options);
 
     /**
+     * Runs {@code task} here unless another instance runs it now: the scheduled job's "once per tick
+     * across the cluster". The lock {@code name} is tried once, without waiting; held by another, the
+     * run is skipped quietly (a DEBUG line and {@link CerberusMetrics#skippedRun}), never an error.
+     * Taken, the task runs on the calling thread with the lock renewed for as long as it runs (no
+     * guess of how long a run may take), and the lock is kept until {@code atLeast} after the run
+     * began, so that an instance whose clock or schedule is a little behind does not run the same
+     * tick again; a crash meanwhile still frees it after the lease.
+     *
+     * <pre>{@code
+     * @Scheduled(cron = "0 * * * * *")
+     * void sendReminders() {
+     *     cerberus.runExclusively("reminders", Duration.ofSeconds(30), lease -> reminders.send(lease.fencingToken()));
+     * }
+     * }</pre>
+     *
+     * @param name the job's lock name
+     * @param atLeast how long after the run began the lock is kept at least; zero to release at its end
+     * @param task the work; its lease tells whether the lock is still held ({@link Lease#isValid()})
+     *     and gives the fencing token for its writes
+     * @return true if the task ran here, false if skipped
+     * @throws LockLostException after the task, if the lock was lost while it ran (another instance
+     *     may have run it too)
+     * @throws EngineUnavailableException if the engine cannot be reached (the task did not run)
+     * @throws IllegalArgumentException if the name breaks the lock name rules or {@code atLeast} is negative
+     */
+    boolean runExclusively(String name, Duration atLeast, java.util.function.Consumer<Lease> task);
+
+    /**
      * A participant in electing a leader among the clients that use {@code name} (see
      * {@link Leadership}), with an id made of this process's id, host and a random suffix.
      *

@@ -76,6 +76,14 @@ public interface CerberusMetrics {
     default void renewals(String engine, RenewalOutcome outcome, int holds) {}
 
     /**
+     * An exclusive run ({@link Cerberus#runExclusively}) was skipped: another instance held its lock.
+     *
+     * @param engine the engine name
+     * @param name the run's lock name
+     */
+    default void skippedRun(String engine, String name) {}
+
+    /**
      * The client switched engines.
      *
      * @param event the switch

@@ -8,6 +8,7 @@ import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Leadership;
+import io.cerberus.Lease;
 import io.cerberus.LockInfo;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
@@ -30,6 +31,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The {@link Cerberus} client, its front: the engines (opened here, closed with the client), the
@@ -125,6 +127,49 @@ public final class CerberusClient implements Cerberus {
         LockKey key = key(name);
         switcher.current().require(Capability.FAIR);
         return new LockView(this, key, LockMode.FAIR);
+    }
+
+    @Override
+    public boolean runExclusively(String name, Duration atLeast, Consumer<Lease> task) {
+        LockView lock = new LockView(this, key(name), LockMode.EXCLUSIVE);
+        Arguments.notNull("task", task);
+        Arguments.notNull("atLeast", atLeast);
+        if (atLeast.isNegative()) {
+            throw new IllegalArgumentException("atLeast must not be negative, was " + atLeast);
+        }
+        long keepNanos = Checks.nanos(atLeast);
+        Holding holding;
+        try {
+            holding = acquirer.acquire(AcquireRequest.startingNow(lock, defaultLease(), true, 0, false, false));
+        } catch (InterruptedException e) {
+            throw new AssertionError("a try without a wait was interrupted", e);
+        }
+        if (holding == null) {
+            LOG.log(Level.DEBUG, () -> "skipped run '" + name + "': another instance holds its lock");
+            metrics.skippedRun(switcher.current(), name);
+            return false;
+        }
+        long began = System.nanoTime();
+        try {
+            task.accept(holding);
+        } finally {
+            long left = keepNanos - (System.nanoTime() - began);
+            if (left > 0 && holding.isValid()) {
+                // kept for the time left, renewed, and released then; a crash frees it after the lease
+                async.schedule(() -> async.execute(() -> releaseKept(holding)), left);
+            } else {
+                holding.release();
+            }
+        }
+        return true;
+    }
+
+    private static void releaseKept(Holding holding) {
+        try {
+            holding.release();
+        } catch (RuntimeException e) {
+            LOG.log(Level.INFO, "the lock of run '" + holding.lockName() + "', kept after the run: " + e.getMessage());
+        }
     }
 
     @Override

@@ -44,6 +44,10 @@ final class SafeMetrics {
         run(() -> metrics.loss(engine.name(), mode));
     }
 
+    void skippedRun(EngineHandle engine, String name) {
+        run(() -> metrics.skippedRun(engine.name(), name));
+    }
+
     void renewals(EngineHandle engine, CerberusMetrics.RenewalOutcome outcome, int holds) {
         if (holds > 0) {
             run(() -> metrics.renewals(engine.name(), outcome, holds));

@@ -14,9 +14,11 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@code cerberus.lock.acquire} (timer: time to grant or give up; tags {@code engine},
- *       {@code mode}, {@code outcome} = granted, timed_out, failed, interrupted)</li>
+ *       {@code mode}, {@code outcome} = granted, timed_out, failed, interrupted, cancelled)</li>
  *   <li>{@code cerberus.lock.held} (timer: from grant to release; tags {@code engine}, {@code mode})</li>
  *   <li>{@code cerberus.lock.lost} (counter; tags {@code engine}, {@code mode})</li>
+ *   <li>{@code cerberus.runs.skipped} (counter of exclusive runs skipped, another instance holding
+ *       their lock; tags {@code engine}, {@code name})</li>
  *   <li>{@code cerberus.lock.renewals} (counter of holds; tags {@code engine}, {@code outcome} =
  *       renewed, refused, unreachable)</li>
  *   <li>{@code cerberus.engine.switches} (counter; tags {@code from}, {@code to}, {@code reason} =
@@ -65,6 +67,15 @@ public final class MicrometerMetrics implements CerberusMetrics {
         Counter.builder("cerberus.lock.lost")
                 .description("Leases lost: renewal refused, lease run out, session ended")
                 .tags("engine", engine, "mode", mode)
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void skippedRun(String engine, String name) {
+        Counter.builder("cerberus.runs.skipped")
+                .description("Exclusive runs skipped: another instance held their lock")
+                .tags("engine", engine, "name", name)
                 .register(registry)
                 .increment();
     }

@@ -29,8 +29,16 @@ class MicrometerMetricsTest {
             lock.unlock();
             assertThat(other.lock("job").tryLock()).isTrue();
             assertThat(cerberus.lock("job").tryLock(5, TimeUnit.MILLISECONDS)).isFalse();
+            assertThat(cerberus.runExclusively("job", Duration.ZERO, lease -> {}))
+                    .isFalse();
             other.lock("job").unlock();
             cerberus.switchEngine();
+
+            assertThat(registry.get("cerberus.runs.skipped")
+                            .tags("engine", "main", "name", "job")
+                            .counter()
+                            .count())
+                    .isEqualTo(1);
 
             assertThat(registry.get("cerberus.lock.acquire")
                             .tags("engine", "main", "mode", "exclusive", "outcome", "granted")

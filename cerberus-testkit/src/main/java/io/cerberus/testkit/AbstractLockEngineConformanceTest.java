@@ -775,6 +775,34 @@ public abstract class AbstractLockEngineConformanceTest {
         }
     }
 
+    @Test
+    void aJobOnOneTickOfFiveInstancesRunsOnceAndTheOthersSkip() throws Exception {
+        List<Cerberus> instances = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            instances.add(client());
+        }
+        AtomicInteger runs = new AtomicInteger();
+        CyclicBarrier tick = new CyclicBarrier(instances.size());
+        ExecutorService pool = Executors.newFixedThreadPool(instances.size());
+        try {
+            List<Future<Boolean>> ran = new ArrayList<>();
+            for (Cerberus instance : instances) {
+                ran.add(pool.submit(() -> {
+                    tick.await();
+                    return instance.runExclusively("job", Duration.ofSeconds(5), lease -> runs.incrementAndGet());
+                }));
+            }
+            int ranHere = 0;
+            for (Future<Boolean> future : ran) {
+                ranHere += future.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS) ? 1 : 0;
+            }
+            assertThat(runs).as("runs of one tick").hasValue(1);
+            assertThat(ranHere).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static Leadership onlyLeader(List<Leadership> participants) throws InterruptedException {
         long deadline = System.nanoTime() + TestTimes.millis(10_000).toNanos();
         while (System.nanoTime() < deadline) {
