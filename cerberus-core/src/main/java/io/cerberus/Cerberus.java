@@ -169,6 +169,24 @@ public interface Cerberus extends AutoCloseable {
     List<LockInfo> inspectEngine(String engine, String prefix);
 
     /**
+     * Frees a lock held by another process — an operator's tool for a stuck lock (the CLI's
+     * {@code cerberus unlock --force}). Name the hold by the fencing token {@link #inspect} showed:
+     * if the lock changed hands since, its token is newer and nothing is freed. The old holder learns
+     * that it lost the lock (at its next renewal, or by the engine's watch of its holds), and its
+     * late writes carry an older token than the next holder's. Logged at WARNING with who freed it
+     * and the old holder's description.
+     *
+     * @param name the lock
+     * @param fencingToken the token of the hold to free, from {@link #inspect}
+     * @return whether a hold was freed
+     * @throws UnsupportedCapabilityException if the current engine cannot free another process's
+     *     hold (an OS file lock, a database session lock) or gives no fencing tokens to name it by
+     * @throws EngineUnavailableException if the engine cannot be reached
+     * @throws IllegalArgumentException if the name breaks the lock name rules
+     */
+    boolean forceRelease(String name, long fencingToken);
+
+    /**
      * A guard that lets the same operation take effect once, with its records on this client's
      * first engine (see {@link io.cerberus.idempotency.IdempotencyGuard}). Records do not follow
      * {@link #switchEngine()} or a failover: a retry must find what the first attempt stored, on

@@ -20,6 +20,7 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.LossReporter;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.support.Arguments;
 import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
@@ -170,6 +171,34 @@ public final class CerberusClient implements Cerberus {
         } catch (RuntimeException e) {
             LOG.log(Level.INFO, "the lock of run '" + holding.lockName() + "', kept after the run: " + e.getMessage());
         }
+    }
+
+    @Override
+    public boolean forceRelease(String name, long fencingToken) {
+        LockKey key = key(name);
+        EngineHandle engine = switcher.current();
+        engine.require(Capability.FENCING);
+        ReleasesByForce forcing = engine.engine()
+                .ability(ReleasesByForce.class)
+                .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' ("
+                        + engine.uri() + ") cannot free a lock held by another process"
+                        + " (its holds are bound to the holder's connection or process: stop that process instead)"));
+        String holder = engine.has(Capability.INSPECT)
+                ? inspect(name).stream()
+                        .filter(info -> info.name().equals(name) && info.fencingToken() == fencingToken)
+                        .map(LockInfo::holder)
+                        .findFirst()
+                        .orElse("no longer listed")
+                : "not listed by this engine";
+        boolean freed = forcing.forceRelease(key, fencingToken);
+        LOG.log(
+                freed ? Level.WARNING : Level.INFO,
+                "lock '" + name + "' (fencing token " + fencingToken + ", held by " + holder + ") "
+                        + (freed
+                                ? "freed by force"
+                                : "not freed: no hold with that token (released, or it changed hands)")
+                        + " on engine '" + engine.name() + "' by " + HolderIdentity.describeCurrentThread());
+        return freed;
     }
 
     @Override

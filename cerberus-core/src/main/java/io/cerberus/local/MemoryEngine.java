@@ -10,12 +10,13 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
 /** A client of a {@link MemoryStore}. Closing it releases nothing: the core releases first. */
-final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
+final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
     private final String uri;
     private final MemoryStore store;
     private final MemoryIdempotencyStore records;
@@ -73,6 +74,11 @@ final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecord
     @Override
     public boolean isLocked(LockKey key) {
         return store.isLocked(key);
+    }
+
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        return store.forceRelease(key, fencingToken);
     }
 
     @Override

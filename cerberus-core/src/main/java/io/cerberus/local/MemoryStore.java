@@ -237,6 +237,25 @@ final class MemoryStore {
         }
     }
 
+    boolean forceRelease(LockKey key, long fencingToken) {
+        lock.lock();
+        try {
+            Resource resource = resources.get(key);
+            if (resource == null) {
+                return false;
+            }
+            resource.purge(System.nanoTime());
+            boolean freed = resource.holds.values().removeIf(hold -> hold.fence == fencingToken);
+            if (freed) {
+                resource.changed();
+            }
+            dropIfEmpty(key, resource);
+            return freed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     List<LockInfo> inspect(String namespace, String prefix) {
         lock.lock();
         try {

@@ -745,6 +745,55 @@ public abstract class AbstractLockEngineConformanceTest {
         }
     }
 
+    // ---- force release ---------------------------------------------------------------------------
+
+    /**
+     * @return whether an operator can free another process's hold on this engine
+     *     ({@code forceRelease}); false (the default) checks that it is refused with the reason
+     */
+    protected boolean releasesByForce() {
+        return false;
+    }
+
+    @Test
+    void aForcedReleaseFreesTheHoldItNamesTheHolderLearnsAndANewerHoldIsNeverFreed() throws Exception {
+        Cerberus holder = client(TestTimes.millis(1500));
+        Cerberus operator = client();
+        if (!releasesByForce()) {
+            assertThatThrownBy(() -> operator.forceRelease("stuck", 1))
+                    .isInstanceOf(io.cerberus.UnsupportedCapabilityException.class);
+            return;
+        }
+        Lease stuck = holder.lock("stuck").acquire(Duration.ofSeconds(5));
+        long token = operator.inspect("stuck").stream()
+                .filter(info -> info.name().equals("stuck"))
+                .findFirst()
+                .orElseThrow()
+                .fencingToken();
+        assertThat(token).isEqualTo(stuck.fencingToken());
+        assertThat(operator.forceRelease("stuck", token + 1))
+                .as("a token no hold has frees nothing")
+                .isFalse();
+        assertThat(stuck.isValid()).isTrue();
+
+        assertThat(operator.forceRelease("stuck", token)).isTrue();
+        DistributedLock next = client().lock("stuck");
+        assertThat(next.tryLock(TestTimes.millis(5000).toMillis(), TimeUnit.MILLISECONDS))
+                .as("free for the next holder at once")
+                .isTrue();
+        assertThat(next.lease().fencingToken()).isGreaterThan(token);
+        Poll.until("the old holder learns it lost the lock", TestTimes.millis(10_000), () -> !stuck.isValid());
+        assertThatThrownBy(stuck::close).isInstanceOf(LockLostException.class);
+
+        assertThat(operator.forceRelease("stuck", token))
+                .as("the old token again: the newer hold is not freed")
+                .isFalse();
+        assertThat(client().lock("stuck").tryLock())
+                .as("still held by the next holder")
+                .isFalse();
+        next.unlock();
+    }
+
     // ---- leadership ------------------------------------------------------------------------------
 
     @Test

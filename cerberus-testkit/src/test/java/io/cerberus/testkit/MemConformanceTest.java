@@ -15,4 +15,9 @@ class MemConformanceTest extends AbstractLockEngineConformanceTest {
     protected Set<Capability> expectedCapabilities() {
         return EnumSet.of(Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.INSPECT);
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }
