@@ -139,6 +139,17 @@ final class CheckOptionRules {
                     options.spec.commandLine(),
                     "--recipe takes " + String.join(", ", Recipe.NAMES) + "; '" + options.recipe + "' is none of them");
         }
+        if (!options.primitive.equals("lock") && !options.primitive.equals("leader")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--primitive takes lock or leader; '" + options.primitive + "' is neither");
+        }
+        if (options.primitive.equals("leader") && (options.recipe != null || options.noLock)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--primitive leader elects with Cerberus; --recipe and --no-lock replace Cerberus: give one or the"
+                            + " other");
+        }
         if (options.recipe != null && options.noLock) {
             throw new ParameterException(
                     options.spec.commandLine(),

@@ -176,6 +176,15 @@ public final class CheckOptions {
     @Option(names = "--out", description = "Directory for logs and the report. Default: ./cerberus-check-TIMESTAMP")
     Path out;
 
+    @Option(
+            names = "--primitive",
+            defaultValue = "lock",
+            description =
+                    "What the clients take: lock (each loop acquires the lock and releases it), or leader (each loop is"
+                            + " a participant in electing a leader under the lock's name, acts on the register once per term with"
+                            + " the term as its token, then steps down). Default: ${DEFAULT-VALUE}")
+    String primitive;
+
     @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")
     boolean noLock;
 

@@ -95,7 +95,9 @@ final class LockCheck {
         String title = "cerberus check: "
                 + (o.noLock
                         ? "no lock"
-                        : (o.recipe == null ? "" : "recipe " + o.recipe + " on ") + Redaction.redact(engineUri))
+                        : (o.recipe == null ? "" : "recipe " + o.recipe + " on ")
+                                + (o.primitive.equals("leader") ? "leader election on " : "")
+                                + Redaction.redact(engineUri))
                 + (lockServer == null
                         ? ""
                         : " (started here"
@@ -196,6 +198,9 @@ final class LockCheck {
                 Integer.toString(Math.min(o.lockCount, CheckOptions.MAX_LOOPS))));
         if (o.noLock) {
             args.add("--no-lock");
+        }
+        if (o.primitive.equals("leader")) {
+            args.add("--leader");
         }
         if (o.noFencing) {
             args.add("--no-fencing");

@@ -59,6 +59,31 @@ class CheckCommandTest {
     }
 
     @Test
+    void aLeaderPausedPastItsLeaseIsDeposedItsLateWriteRefusedByItsTermAndAKilledLeaderReplacedWithinTheLease() {
+        // each loop is a participant: elected, it writes once with its term as the token, then steps down
+        Cli.Result run = check(
+                "--engine",
+                REDIS.uri(),
+                "--primitive",
+                "leader",
+                "--faults",
+                "pause,kill",
+                "--think",
+                "500ms",
+                "--duration",
+                "10s");
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(run.stdout()).contains("leader election on");
+        assertThat(run.stdout()).containsPattern("verdict: +SAFE");
+        assertThat(count(run.stdout(), "lost updates")).isZero();
+        assertThat(count(run.stdout(), "tokens backwards"))
+                .as("terms strictly increase")
+                .isZero();
+        assertThat(count(run.stdout(), "holds (operations)")).isPositive();
+    }
+
+    @Test
     void redisWithFencingLosesNoUpdateWhenAHolderIsPausedPastItsLease() {
         // a long critical section, so that the pause lands inside it even when signals are slow to arrive
         Cli.Result run = check("--engine", REDIS.uri(), "--faults", "pause", "--think", "500ms", "--duration", "8s");
@@ -555,6 +580,12 @@ class CheckCommandTest {
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
+        Cli.Result primitive = Cli.run(RUN_LIMIT, "check", "--primitive", "semaphore");
+        assertThat(primitive.exitCode()).isEqualTo(64);
+        assertThat(primitive.stderr()).contains("--primitive takes lock or leader; 'semaphore' is neither");
+        Cli.Result leaderRecipe = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--no-lock");
+        assertThat(leaderRecipe.exitCode()).isEqualTo(64);
+        assertThat(leaderRecipe.stderr()).contains("--primitive leader elects with Cerberus");
         Cli.Result serverKill = Cli.run(RUN_LIMIT, "check", "--faults", "server-kill");
         assertThat(serverKill.exitCode()).isEqualTo(64);
         assertThat(serverKill.stderr()).contains("needs --server");

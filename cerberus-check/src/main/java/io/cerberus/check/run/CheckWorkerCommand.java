@@ -4,6 +4,8 @@ import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusMetrics;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Leadership;
+import io.cerberus.LeadershipListener;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
 import io.cerberus.check.console.Durations;
@@ -86,6 +88,9 @@ public final class CheckWorkerCommand implements Callable<Integer> {
 
     @Option(names = "--no-lock", description = "Take no lock (negative control).")
     private boolean noLock;
+
+    @Option(names = "--leader", description = "Be elected leader under the lock's name instead of taking the lock.")
+    private boolean leader;
 
     @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
     private boolean noFencing;
@@ -176,7 +181,9 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             try {
                 held = recipe != null
                         ? Held.take(recipe, locks.name(lock))
-                        : Held.take(cerberus, locks.name(lock), fencing);
+                        : leader
+                                ? Held.elect(cerberus, locks.name(lock), name, fencing)
+                                : Held.take(cerberus, locks.name(lock), fencing);
             } catch (Unanswered e) {
                 log.log("ENGINE", name, lock, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
@@ -253,8 +260,39 @@ public final class CheckWorkerCommand implements Callable<Integer> {
      * A lock a loop holds, whichever way it took it: Cerberus's lease (with its fencing token when the engine has
      * them, and its loss notices), a recipe's hold (no token, no notice), or nothing ({@code --no-lock}).
      */
-    private record Held(long token, Lease lease, Recipe.Hold recipeHold) {
-        static final Held NOTHING = new Held(-1, null, null);
+    private record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadership, AtomicBoolean revoked) {
+        static final Held NOTHING = new Held(-1, null, null, null, null);
+
+        Held(long token, Lease lease, Recipe.Hold recipeHold) {
+            this(token, lease, recipeHold, null, null);
+        }
+
+        /** @return a term of leadership (its token the term), or empty when another leads */
+        static Optional<Held> elect(Cerberus cerberus, String name, String participant, boolean fencing)
+                throws Unanswered, InterruptedException {
+            AtomicBoolean revoked = new AtomicBoolean();
+            Leadership leadership = cerberus.leadership(name, participant);
+            leadership.onChange(new LeadershipListener() {
+                @Override
+                public void revoked(Leadership lost, String reason) {
+                    revoked.set(true);
+                }
+            });
+            try {
+                leadership.start();
+                if (leadership.awaitLeadership(TRY)) {
+                    return Optional.of(new Held(fencing ? leadership.term() : -1, null, null, leadership, revoked));
+                }
+                leadership.close();
+                return Optional.empty();
+            } catch (EngineUnavailableException e) {
+                leadership.close();
+                throw new Unanswered(e);
+            } catch (IllegalStateException e) {
+                leadership.close(); // elected and lost at once: not a term this loop acts in
+                return Optional.empty();
+            }
+        }
 
         /** @return the lease, or empty when another holds the lock */
         static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing)
@@ -281,10 +319,25 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             if (lease != null) {
                 lease.onLost((lost, reason) -> logLoss.run());
             }
+            if (leadership != null) {
+                leadership.onChange(new LeadershipListener() {
+                    @Override
+                    public void revoked(Leadership lost, String reason) {
+                        if (reason.startsWith("lost")) {
+                            logLoss.run();
+                        }
+                    }
+                });
+            }
         }
 
         /** @return empty when the release was confirmed, else what the LOST line says ({@code at release}, {@code release unconfirmed}) */
         Optional<String> release() {
+            if (leadership != null) {
+                boolean lostFirst = revoked.get() || !leadership.isLeader();
+                leadership.close();
+                return lostFirst ? Optional.of("at release") : Optional.empty();
+            }
             try {
                 if (lease != null) {
                     lease.close();
