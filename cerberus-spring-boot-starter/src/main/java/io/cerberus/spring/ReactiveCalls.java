@@ -39,7 +39,8 @@ final class ReactiveCalls {
         Mono<Lease> lease = Mono.fromFuture(acquire, false).onErrorMap(busy);
         Function<Lease, Publisher<?>> release = held -> Mono.fromFuture(held::releaseAsync);
         if (flux) {
-            return Flux.usingWhen(lease, held -> publisher(call), release, (held, error) -> release.apply(held), release);
+            return Flux.usingWhen(
+                    lease, held -> publisher(call), release, (held, error) -> release.apply(held), release);
         }
         return Mono.usingWhen(
                 lease, held -> Mono.from(publisher(call)), release, (held, error) -> release.apply(held), release);
@@ -55,7 +56,9 @@ final class ReactiveCalls {
 
     /** @return the future of the Mono the method returned (subscribed now), for the guard to settle with */
     static CompletableFuture<Object> started(Object mono) {
-        return mono == null ? CompletableFuture.completedFuture(null) : Mono.from(cast(mono)).toFuture();
+        return mono == null
+                ? CompletableFuture.completedFuture(null)
+                : Mono.from(cast(mono)).toFuture();
     }
 
     private static Publisher<Object> publisher(ProceedingJoinPoint call) {

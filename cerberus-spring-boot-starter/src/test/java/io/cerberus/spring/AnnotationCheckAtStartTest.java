@@ -105,7 +105,8 @@ class AnnotationCheckAtStartTest {
     @Test
     void aMethodThatReturnsAFutureTheAspectCannotFollowFailsTheStart() {
         assertFailsTheStart(
-                ReturnsAFuture.class, "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns Future");
+                ReturnsAFuture.class,
+                "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns Future");
     }
 
     @Test
