@@ -1,6 +1,7 @@
 package io.cerberus.spring;
 
 import io.cerberus.idempotency.IdempotencyAttempt;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -171,9 +172,19 @@ final class GuardedResponse extends ServerHttpResponseDecorator {
 
     private List<Map.Entry<String, String>> storedHeaders() {
         MediaType type = getHeaders().getContentType();
-        return rules.storedHeaders(name -> "Content-Type".equalsIgnoreCase(name) && type != null
-                ? List.of(type.toString())
-                : getHeaders().getOrEmpty(name));
+        return rules.storedHeaders(name ->
+                "Content-Type".equalsIgnoreCase(name) && type != null ? List.of(type.toString()) : values(name));
+    }
+
+    /** @return the values of a header; through {@code forEach}, which Spring 6 and 7 both have with one signature */
+    private List<String> values(String name) {
+        List<String> values = new ArrayList<>();
+        getHeaders().forEach((header, each) -> {
+            if (header.equalsIgnoreCase(name)) {
+                values.addAll(each);
+            }
+        });
+        return values;
     }
 
     /** @return the bytes of the buffers, which are released */
