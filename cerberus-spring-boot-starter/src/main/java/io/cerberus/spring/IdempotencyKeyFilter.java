@@ -50,8 +50,7 @@ import org.springframework.web.util.ServletRequestPathUtils;
  * Callable, CompletableFuture...) keeps its key claimed until its last dispatch, whose response
  * is stored by the same rules; its timeout or error releases the key; a streamed response (SSE,
  * ResponseBodyEmitter, StreamingResponseBody) goes to the client as written and is never stored
- * ({@link GuardedExchange}). Its decisions are {@link IdempotencyKeyRules}, shared with the WebFlux
- * filter. Thread-safe.
+ * ({@link GuardedExchange}). Decisions shared with the WebFlux filter: {@link IdempotencyKeyRules}. Thread-safe.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);

@@ -12,8 +12,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * The aspects' Mono and Flux calls, in Reactor's terms. Loaded only when a method returns Mono or
- * Flux, so only when Reactor is on the class path: every signature here outside the class body
- * names JDK and Cerberus types only.
+ * Flux, so only when Reactor is on the class path; no signature of it names a Reactor type, so the
+ * aspects that call it load no Reactor class.
  *
  * <p>Nothing starts at the method's call: each subscription asks again. A lock is held from the
  * grant to the publisher's end (complete, error or cancel), then released without blocking; a

@@ -109,26 +109,35 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
         } catch (IllegalArgumentException e) {
             return problem(exchange, IdempotencyKeyRules.malformed(e));
         }
-        return Mono.fromCallable(() -> cerberus.get()
+        // what claiming answers: the attempt, or an answer of the filter's own (only the claim's failures are mapped)
+        Mono<Object> claim = Mono.fromCallable(() -> (Object) cerberus.get()
                         .idempotency(options.get())
                         .begin(key, settings.getRetention(), StoredResponse.CODEC))
                 .subscribeOn(Schedulers.boundedElastic())
-                .flatMap(attempt -> attempt.mustRun()
-                        ? run(exchange, chain, attempt, body, operation)
-                        : replay(exchange, attempt.replayed()))
-                .onErrorResume(RuntimeException.class, e -> refused(exchange, e, operation))
-                .onErrorResume(InterruptedException.class, e -> problem(exchange, IdempotencyKeyRules.interrupted()));
+                .onErrorResume(RuntimeException.class, e -> refused(e, operation))
+                .onErrorResume(InterruptedException.class, e -> Mono.just(IdempotencyKeyRules.interrupted()));
+        return claim.flatMap(claimed -> {
+            if (claimed instanceof IdempotencyKeyRules.Problem refused) {
+                return problem(exchange, refused);
+            }
+            @SuppressWarnings("unchecked")
+            IdempotencyAttempt<StoredResponse> attempt = (IdempotencyAttempt<StoredResponse>) claimed;
+            return attempt.mustRun()
+                    ? run(exchange, chain, attempt, body, operation)
+                    : replay(exchange, attempt.replayed());
+        });
     }
 
-    private Mono<Void> refused(ServerWebExchange exchange, RuntimeException failure, String operation) {
+    /** @return the answer to a claim that did not let the request run, or the failure as it is */
+    private Mono<Object> refused(RuntimeException failure, String operation) {
         IdempotencyKeyRules.Problem refused = rules.refused(failure);
-        if (refused == null || exchange.getResponse().isCommitted()) {
+        if (refused == null) {
             return Mono.error(failure);
         }
         if (failure instanceof IdempotencyStoreUnavailableException) {
             LOG.warn("idempotency store unavailable for {}: {}", operation, failure.getMessage());
         }
-        return problem(exchange, refused);
+        return Mono.just(refused);
     }
 
     private Mono<Void> run(

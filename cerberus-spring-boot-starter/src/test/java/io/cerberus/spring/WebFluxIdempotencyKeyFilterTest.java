@@ -75,6 +75,7 @@ class WebFluxIdempotencyKeyFilterTest {
     void reset() {
         payments.charged.set(0);
         payments.failNext.set(false);
+        payments.throwNext.set(false);
         payments.hold.set(null);
     }
 
@@ -156,6 +157,18 @@ class WebFluxIdempotencyKeyFilterTest {
     }
 
     @Test
+    void aHandlerErrorReleasesTheKeySoARetryRunsAgain() throws Exception {
+        payments.throwNext.set(true);
+        String key = UUID.randomUUID().toString();
+        assertThat(post("/payments", key, "{}").statusCode()).isEqualTo(500);
+        HttpResponse<String> retry = post("/payments", key, "{}");
+
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(payments.charged).hasValue(2);
+    }
+
+    @Test
     void aResponseLargerThanTheStoredLimitIsSentButNotStoredAndADuplicateIs422() throws Exception {
         String key = UUID.randomUUID().toString();
         String large = "{\"note\":\"" + "x".repeat(2048) + "\"}";
@@ -206,6 +219,7 @@ class WebFluxIdempotencyKeyFilterTest {
     static class Payments {
         final AtomicInteger charged = new AtomicInteger();
         final AtomicBoolean failNext = new AtomicBoolean();
+        final AtomicBoolean throwNext = new AtomicBoolean();
         final AtomicReference<Held> hold = new AtomicReference<>();
 
         @PostMapping("/payments")
@@ -213,6 +227,9 @@ class WebFluxIdempotencyKeyFilterTest {
             int charge = charged.incrementAndGet();
             if (failNext.getAndSet(false)) {
                 return Mono.just(ResponseEntity.status(503).body("{\"error\":\"try later\"}"));
+            }
+            if (throwNext.getAndSet(false)) {
+                return Mono.error(new IllegalStateException("the payment provider broke"));
             }
             Held held = hold.get();
             Mono<Void> inside = held == null
