@@ -42,8 +42,7 @@ import org.springframework.util.ClassUtils;
  * its call, a {@code Mono} method at each subscription ({@link ReactiveCalls}). What is stored is
  * the future's value or the Mono's element (none for an empty Mono); a failure releases the key
  * (transaction rules do not apply). A {@code Flux} method is refused at start: a stream is not
- * stored and replayed. Their guards are kept per client and options, as {@code executeAsync} keeps
- * a pool per guard.
+ * stored and replayed.
  */
 @Aspect
 final class IdempotentAspect implements Ordered {
@@ -83,11 +82,6 @@ final class IdempotentAspect implements Ordered {
             IdempotencyOptions options,
             Predicate<Throwable> committedOn,
             Invocations.Shape shape) {}
-
-    /** The guards of async calls, of one client. */
-    private record Guards(Cerberus client, Map<IdempotencyOptions, IdempotencyGuard> byOptions) {}
-
-    private volatile Guards guards;
 
     IdempotentAspect(
             ObjectProvider<Cerberus> cerberus,
@@ -183,7 +177,8 @@ final class IdempotentAspect implements Ordered {
     private CompletableFuture<Outcome<Object>> executeAsync(
             ProceedingJoinPoint call, Idempotent annotation, Method method, Plan plan) {
         IdempotencyKey key = key(call, annotation, method, plan);
-        return asyncGuard(plan.options())
+        return cerberus.getObject()
+                .idempotency(plan.options())
                 .executeAsync(key, plan.retention(), plan.codec(), () -> started(call, plan.shape()));
     }
 
@@ -199,16 +194,6 @@ final class IdempotentAspect implements Ordered {
         } catch (Throwable failure) {
             return CompletableFuture.failedFuture(failure);
         }
-    }
-
-    private IdempotencyGuard asyncGuard(IdempotencyOptions options) {
-        Cerberus client = cerberus.getObject();
-        Guards current = guards;
-        if (current == null || current.client() != client) {
-            current = new Guards(client, new ConcurrentHashMap<>());
-            guards = current;
-        }
-        return current.byOptions().computeIfAbsent(options, client::idempotency);
     }
 
     private Plan plan(Idempotent annotation, Target target) {
