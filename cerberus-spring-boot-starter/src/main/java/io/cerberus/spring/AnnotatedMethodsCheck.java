@@ -14,7 +14,7 @@ import org.springframework.util.ReflectionUtils;
 /**
  * Checks every bean's {@link DistributedLock @DistributedLock} and {@link Idempotent @Idempotent}
  * methods when the bean is created, so that a bad duration, a key that does not parse, or a method
- * that returns a future fails the application's start rather than the method's first call, which
+ * that returns a kind of future the aspects cannot follow fails the application's start rather than the method's first call, which
  * may come days later. What can only be known at a call (the key's value) is still checked then.
  */
 final class AnnotatedMethodsCheck implements BeanPostProcessor {

@@ -10,11 +10,8 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,11 +45,10 @@ import org.springframework.web.util.WebUtils;
 final class GuardedExchange implements AsyncListener {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
     private static final String ATTRIBUTE = GuardedExchange.class.getName();
-    private static final Set<Integer> RETRYABLE = Set.of(408, 409, 425, 429);
 
     private final IdempotencyAttempt<StoredResponse> attempt;
     private final ResponseRecorder recorder;
-    private final List<String> storedHeaders;
+    private final IdempotencyKeyRules rules;
     private final long maxStored;
     private final String request;
     private final AtomicBoolean settled = new AtomicBoolean();
@@ -62,11 +58,10 @@ final class GuardedExchange implements AsyncListener {
             IdempotencyAttempt<StoredResponse> attempt,
             HttpServletRequest request,
             HttpServletResponse response,
-            List<String> storedHeaders,
-            long maxStored) {
+            IdempotencyKeyRules rules) {
         this.attempt = attempt;
-        this.storedHeaders = storedHeaders;
-        this.maxStored = maxStored;
+        this.rules = rules;
+        this.maxStored = rules.settings().getMaxStoredResponseSize().toBytes();
         this.request = request.getMethod() + " " + request.getRequestURI();
         this.recorder = new ResponseRecorder(response, request, maxStored, this::passedLimit);
     }
@@ -79,18 +74,16 @@ final class GuardedExchange implements AsyncListener {
     /**
      * Runs the first dispatch of a request whose attempt must run.
      *
-     * @param storedHeaders the names of the response headers to store
-     * @param maxStored the largest response body stored; a larger one is remembered as not kept
+     * @param rules which headers are stored, the largest body stored (a larger one is remembered as not kept)
      */
     static void start(
             IdempotencyAttempt<StoredResponse> attempt,
             HttpServletRequest request,
             HttpServletResponse response,
             FilterChain chain,
-            List<String> storedHeaders,
-            long maxStored)
+            IdempotencyKeyRules rules)
             throws IOException, ServletException {
-        GuardedExchange exchange = new GuardedExchange(attempt, request, response, storedHeaders, maxStored);
+        GuardedExchange exchange = new GuardedExchange(attempt, request, response, rules);
         request.setAttribute(ATTRIBUTE, exchange);
         exchange.dispatch(request, exchange.recorder, chain);
     }
@@ -141,7 +134,7 @@ final class GuardedExchange implements AsyncListener {
                         request);
             } else {
                 int status = recorder.getStatus();
-                if (stored(status)) {
+                if (IdempotencyKeyRules.stored(status)) {
                     attempt.complete(new StoredResponse(status, storedHeaders(), recorder.body()));
                 }
             }
@@ -149,11 +142,6 @@ final class GuardedExchange implements AsyncListener {
         } finally {
             recorder.sendKept(true);
         }
-    }
-
-    /** @return whether a response of this status is stored: not one that says "try again" */
-    private static boolean stored(int status) {
-        return status < 500 && !RETRYABLE.contains(status);
     }
 
     /**
@@ -165,14 +153,14 @@ final class GuardedExchange implements AsyncListener {
             return;
         }
         try {
-            if (stored(status)) {
+            if (IdempotencyKeyRules.stored(status)) {
                 LOG.warn(
                         "{} answered {} with more than cerberus.idempotency.http.max-stored-response-size ({} bytes): sent as"
                                 + " written and not stored; a duplicate gets 422",
                         request,
                         status,
                         maxStored);
-                attempt.completeNotKept("its response was larger than the " + maxStored + " bytes stored for replay");
+                attempt.completeNotKept(rules.notKept());
             }
             attempt.close();
         } catch (RuntimeException e) {
@@ -187,16 +175,9 @@ final class GuardedExchange implements AsyncListener {
     }
 
     private List<Map.Entry<String, String>> storedHeaders() {
-        List<Map.Entry<String, String>> headers = new ArrayList<>();
-        for (String name : storedHeaders) {
-            Collection<String> values = "Content-Type".equalsIgnoreCase(name) && recorder.getContentType() != null
-                    ? List.of(recorder.getContentType())
-                    : recorder.getHeaders(name);
-            for (String value : values) {
-                headers.add(Map.entry(name, value));
-            }
-        }
-        return headers;
+        return rules.storedHeaders(name -> "Content-Type".equalsIgnoreCase(name) && recorder.getContentType() != null
+                ? List.of(recorder.getContentType())
+                : recorder.getHeaders(name));
     }
 
     private void release(String why) {

@@ -3,12 +3,8 @@ package io.cerberus.spring;
 import io.cerberus.Cerberus;
 import io.cerberus.idempotency.IdempotencyAttempt;
 import io.cerberus.idempotency.IdempotencyKey;
-import io.cerberus.idempotency.IdempotencyKeyMismatchException;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.IdempotencyStoreUnavailableException;
-import io.cerberus.idempotency.OperationInProgressException;
-import io.cerberus.idempotency.ReplayedFailureException;
-import io.cerberus.idempotency.ResultNotKeptException;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -25,19 +21,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
-import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.ServletRequestPathUtils;
-import org.springframework.web.util.pattern.PathPattern;
-import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * Runs a request that carries an {@code Idempotency-Key} header once per key, as the IETF draft
@@ -61,16 +50,15 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * Callable, CompletableFuture...) keeps its key claimed until its last dispatch, whose response
  * is stored by the same rules; its timeout or error releases the key; a streamed response (SSE,
  * ResponseBodyEmitter, StreamingResponseBody) goes to the client as written and is never stored
- * ({@link GuardedExchange}). Thread-safe.
+ * ({@link GuardedExchange}). Decisions shared with the WebFlux filter: {@link IdempotencyKeyRules}. Thread-safe.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
 
     private final Supplier<Cerberus> cerberus;
     private final Supplier<IdempotencyOptions> options;
+    private final IdempotencyKeyRules rules;
     private final CerberusProperties.Http settings;
-    private final List<PathPattern> paths;
-    private final Set<String> methods;
 
     /**
      * @param cerberus the client whose first engine keeps the records (they stay there across switches)
@@ -82,66 +70,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             Supplier<Cerberus> cerberus, Supplier<IdempotencyOptions> options, CerberusProperties.Http settings) {
         this.cerberus = cerberus;
         this.options = options;
-        this.settings = check(settings);
-        this.paths = settings.getPaths().stream()
-                .map(PathPatternParser.defaultInstance::parse)
-                .toList();
-        this.methods = settings.getMethods().stream()
-                .map(m -> m.toUpperCase(Locale.ROOT))
-                .collect(Collectors.toUnmodifiableSet());
-    }
-
-    private static CerberusProperties.Http check(CerberusProperties.Http settings) {
-        require(
-                settings.getHeaderName() != null && !settings.getHeaderName().isBlank(),
-                "cerberus.idempotency.http.header-name must not be empty");
-        require(
-                settings.getReplayHeader() != null
-                        && !settings.getReplayHeader().isBlank(),
-                "cerberus.idempotency.http.replay-header must not be empty");
-        require(
-                settings.getPaths() != null && !settings.getPaths().isEmpty(),
-                "cerberus.idempotency.http.paths must name at least one path pattern");
-        require(
-                settings.getMethods() != null && !settings.getMethods().isEmpty(),
-                "cerberus.idempotency.http.methods must name at least one method");
-        require(
-                settings.getRetention() != null && settings.getRetention().compareTo(Duration.ofSeconds(1)) >= 0,
-                "cerberus.idempotency.http.retention must be at least 1s, was " + settings.getRetention());
-        require(
-                settings.getMaxBodySize() != null
-                        && settings.getMaxBodySize().toBytes() > 0
-                        && settings.getMaxBodySize().toBytes() <= Integer.MAX_VALUE - 8,
-                "cerberus.idempotency.http.max-body-size must be 1B to 2GB, was " + settings.getMaxBodySize());
-        require(settings.getStoredHeaders() != null, "cerberus.idempotency.http.stored-headers must not be null");
-        require(
-                settings.getMaxStoredResponseSize() != null
-                        && settings.getMaxStoredResponseSize().toBytes() >= 0
-                        && settings.getMaxStoredResponseSize().toBytes() <= Integer.MAX_VALUE - 8,
-                "cerberus.idempotency.http.max-stored-response-size must be 0B to 2GB, was "
-                        + settings.getMaxStoredResponseSize());
-        return settings;
-    }
-
-    /**
-     * @return {@code METHOD /path}, followed with per-user keys by {@code for user <hash>} (the
-     *     SHA-256 of the principal name, so that user names do not go into the store); a name longer
-     *     than an operation name may be ends with the SHA-256 of the whole ({@link OperationNames}),
-     *     so two long paths are never one operation
-     */
-    private String operation(HttpServletRequest request) {
-        String operation = request.getMethod() + " " + request.getRequestURI();
-        Principal user = settings.isPerUser() ? request.getUserPrincipal() : null;
-        if (user != null) {
-            operation += " for user " + OperationNames.sha256Hex(user.getName()).substring(0, 32);
-        }
-        return OperationNames.fit(operation);
-    }
-
-    private static void require(boolean rule, String message) {
-        if (!rule) {
-            throw new IllegalArgumentException(message);
-        }
+        this.rules = new IdempotencyKeyRules(settings);
+        this.settings = settings;
     }
 
     @Override
@@ -149,11 +79,9 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         if (GuardedExchange.of(request) != null) {
             return false;
         }
-        if (!methods.contains(request.getMethod().toUpperCase(Locale.ROOT))) {
-            return true;
-        }
-        var path = ServletRequestPathUtils.parseAndCache(request).pathWithinApplication();
-        return paths.stream().noneMatch(pattern -> pattern.matches(path));
+        return !rules.guards(
+                request.getMethod(),
+                ServletRequestPathUtils.parseAndCache(request).pathWithinApplication());
     }
 
     /** @return false: the ASYNC dispatch of a guarded request writes the response that is stored */
@@ -178,102 +106,55 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         String clientKey = request.getHeader(settings.getHeaderName());
         if (clientKey == null) {
             if (settings.isRequired()) {
-                problem(
-                        response,
-                        400,
-                        "Idempotency-Key is missing",
-                        "this request needs a " + settings.getHeaderName()
-                                + " header (a unique value, such as a UUID, that the client repeats when it retries)");
+                problem(response, rules.missingKey());
             } else {
                 chain.doFilter(request, response);
             }
             return;
         }
-        if (settings.isRequireUser() && request.getUserPrincipal() == null) {
-            problem(
-                    response,
-                    401,
-                    "Authentication required",
-                    "a request with a " + settings.getHeaderName()
-                            + " header must come from an authenticated user here (cerberus.idempotency.http.require-user)");
+        Principal user = request.getUserPrincipal();
+        if (settings.isRequireUser() && user == null) {
+            problem(response, rules.userRequired());
             return;
         }
         byte[] body = readBody(request);
         if (body == null) {
-            problem(
-                    response,
-                    413,
-                    "Request body too large",
-                    "a request with a " + settings.getHeaderName() + " header may carry at most "
-                            + settings.getMaxBodySize() + " here");
+            problem(response, rules.bodyTooLarge());
             return;
         }
-        String operation = operation(request);
+        String operation =
+                rules.operation(request.getMethod(), request.getRequestURI(), user == null ? null : user.getName());
         IdempotencyKey key;
         try {
-            // the query string is part of the request: the same key sent to ?account=2 must not replay ?account=1
-            String query = request.getQueryString();
-            key = IdempotencyKey.of(operation, clientKey, query == null ? body : Map.of("body", body, "query", query));
+            key = IdempotencyKeyRules.key(operation, clientKey, body, request.getQueryString());
         } catch (IllegalArgumentException e) {
-            problem(response, 400, "Idempotency-Key is malformed", e.getMessage());
+            problem(response, IdempotencyKeyRules.malformed(e));
             return;
         }
         IdempotencyAttempt<StoredResponse> attempt;
         try {
             attempt =
                     cerberus.get().idempotency(options.get()).begin(key, settings.getRetention(), StoredResponse.CODEC);
-        } catch (IdempotencyKeyMismatchException e) {
-            problem(
-                    response,
-                    422,
-                    "Idempotency-Key reused",
-                    "this " + settings.getHeaderName()
-                            + " was already used with another request body or query; a retry must send the same request, a new request a new key");
-            return;
-        } catch (OperationInProgressException e) {
-            problem(
-                    response,
-                    409,
-                    "Request in progress",
-                    "a request with this " + settings.getHeaderName()
-                            + " is still being processed; retry later to get its response");
-            return;
-        } catch (ResultNotKeptException e) {
-            problem(
-                    response,
-                    422,
-                    "Response not kept",
-                    "the first request with this " + settings.getHeaderName()
-                            + " was processed, but its response could not be kept to replay (" + e.getMessage()
-                            + "); it is not run again: send a new request with a new key");
-            return;
-        } catch (ReplayedFailureException e) {
-            problem(
-                    response,
-                    500,
-                    "Request failed",
-                    "the first request with this " + settings.getHeaderName() + " failed");
-            return;
-        } catch (IdempotencyStoreUnavailableException e) {
-            LOG.warn("idempotency store unavailable for {}: {}", operation, e.getMessage());
-            problem(response, 503, "Idempotency store unavailable", "the request was not run; retry later");
+        } catch (RuntimeException e) {
+            IdempotencyKeyRules.Problem refused = rules.refused(e);
+            if (refused == null) {
+                throw e;
+            }
+            if (e instanceof IdempotencyStoreUnavailableException) {
+                LOG.warn("idempotency store unavailable for {}: {}", operation, e.getMessage());
+            }
+            problem(response, refused);
             return;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            problem(response, 503, "Interrupted", "the request was not run; retry later");
+            problem(response, IdempotencyKeyRules.interrupted());
             return;
         }
         if (!attempt.mustRun()) {
             replay(attempt.replayed(), response);
             return;
         }
-        GuardedExchange.start(
-                attempt,
-                new CachedBodyRequest(request, body),
-                response,
-                chain,
-                settings.getStoredHeaders(),
-                settings.getMaxStoredResponseSize().toBytes());
+        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, rules);
     }
 
     private void replay(StoredResponse stored, HttpServletResponse response) throws IOException {
@@ -305,32 +186,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return bytes.toByteArray();
     }
 
-    private static void problem(HttpServletResponse response, int status, String title, String detail)
-            throws IOException {
-        response.setStatus(status);
+    private static void problem(HttpServletResponse response, IdempotencyKeyRules.Problem problem) throws IOException {
+        response.setStatus(problem.status());
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");
-        response.getWriter()
-                .write("{\"type\":\"about:blank\",\"status\":" + status + ",\"title\":" + json(title) + ",\"detail\":"
-                        + json(detail) + "}");
-    }
-
-    private static String json(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (char c : text.toCharArray()) {
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
+        response.getWriter().write(problem.json());
     }
 
     /** The request with its body already read: the application reads it again from memory. */

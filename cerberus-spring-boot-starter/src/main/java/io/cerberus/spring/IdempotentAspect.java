@@ -6,11 +6,15 @@ import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.OperationInProgressException;
+import io.cerberus.idempotency.Outcome;
 import io.cerberus.idempotency.ResultCodec;
 import java.lang.reflect.Method;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.aspectj.lang.ProceedingJoinPoint;
@@ -32,6 +36,13 @@ import org.springframework.util.ClassUtils;
  * committed in spite of it ({@link TransactionRules}: by default, a checked exception under
  * {@code @Transactional}): then the effect is there, so the failure is stored and a retry gets
  * {@link io.cerberus.idempotency.ReplayedFailureException} instead of running it twice.
+ *
+ * <p>A method that returns its work runs through {@code executeAsync}, so no thread waits for the
+ * store or for another attempt: a {@code CompletableFuture} or {@code CompletionStage} method at
+ * its call, a {@code Mono} method at each subscription ({@link ReactiveCalls}). What is stored is
+ * the future's value or the Mono's element (none for an empty Mono); a failure releases the key
+ * (transaction rules do not apply). A {@code Flux} method is refused at start: a stream is not
+ * stored and replayed.
  */
 @Aspect
 final class IdempotentAspect implements Ordered {
@@ -69,7 +80,8 @@ final class IdempotentAspect implements Ordered {
             Duration retention,
             ResultCodec<Object> codec,
             IdempotencyOptions options,
-            Predicate<Throwable> committedOn) {}
+            Predicate<Throwable> committedOn,
+            Invocations.Shape shape) {}
 
     IdempotentAspect(
             ObjectProvider<Cerberus> cerberus,
@@ -95,16 +107,31 @@ final class IdempotentAspect implements Ordered {
         Class<?> beanClass =
                 call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
         Plan plan = plans.computeIfAbsent(new Target(method, beanClass), target -> plan(annotation, target));
-        Object content = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs());
-        IdempotencyKey key;
-        try {
-            key = IdempotencyKey.ofContent(plan.operation(), content);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    ANNOTATION + "(key = \"" + annotation.key() + "\") on " + Invocations.describe(method)
-                            + ": its value cannot be a key: " + e.getMessage(),
-                    e);
+        switch (plan.shape()) {
+            case FUTURE:
+                CompletableFuture<Outcome<Object>> outcome;
+                try {
+                    outcome = executeAsync(call, annotation, method, plan);
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+                CompletableFuture<Object> result = outcome.thenApply(Outcome::value);
+                result.whenComplete((value, failure) -> {
+                    if (result.isCancelled()) {
+                        outcome.cancel(false);
+                    }
+                });
+                return result;
+            case MONO:
+                return ReactiveCalls.once(() -> executeAsync(call, annotation, method, plan));
+            default:
+                return runOnceBlocking(call, annotation, method, plan);
         }
+    }
+
+    private Object runOnceBlocking(ProceedingJoinPoint call, Idempotent annotation, Method method, Plan plan)
+            throws Throwable {
+        IdempotencyKey key = key(call, annotation, method, plan);
         IdempotencyGuard guard = cerberus.getObject().idempotency(plan.options());
         IdempotencyAttempt<Object> attempt;
         try {
@@ -131,6 +158,44 @@ final class IdempotentAspect implements Ordered {
         }
     }
 
+    private IdempotencyKey key(ProceedingJoinPoint call, Idempotent annotation, Method method, Plan plan) {
+        Object content = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs());
+        try {
+            return IdempotencyKey.ofContent(plan.operation(), content);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    ANNOTATION + "(key = \"" + annotation.key() + "\") on " + Invocations.describe(method)
+                            + ": its value cannot be a key: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    /**
+     * @return the future outcome of an async method: its value stored, or replayed without a call
+     * @throws IllegalArgumentException if the key's value cannot be a key
+     */
+    private CompletableFuture<Outcome<Object>> executeAsync(
+            ProceedingJoinPoint call, Idempotent annotation, Method method, Plan plan) {
+        IdempotencyKey key = key(call, annotation, method, plan);
+        return cerberus.getObject()
+                .idempotency(plan.options())
+                .executeAsync(key, plan.retention(), plan.codec(), () -> started(call, plan.shape()));
+    }
+
+    private static CompletionStage<Object> started(ProceedingJoinPoint call, Invocations.Shape shape) {
+        try {
+            Object returned = call.proceed();
+            if (shape == Invocations.Shape.MONO) {
+                return ReactiveCalls.started(returned);
+            }
+            @SuppressWarnings("unchecked")
+            CompletionStage<Object> stage = (CompletionStage<Object>) returned;
+            return stage == null ? CompletableFuture.completedFuture(null) : stage;
+        } catch (Throwable failure) {
+            return CompletableFuture.failedFuture(failure);
+        }
+    }
+
     private Plan plan(Idempotent annotation, Target target) {
         Checked checked = check(annotation, target.method(), json);
         String operation = annotation.operation().isEmpty()
@@ -143,7 +208,8 @@ final class IdempotentAspect implements Ordered {
                 checked.retention(),
                 checked.codec(),
                 options,
-                committedOn == null ? failure -> false : committedOn);
+                committedOn == null ? failure -> false : committedOn,
+                checked.shape());
     }
 
     /**
@@ -159,7 +225,7 @@ final class IdempotentAspect implements Ordered {
         return OperationNames.fit(ClassUtils.getUserClass(beanClass).getName() + "." + method.getName() + parameters);
     }
 
-    record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec) {}
+    record Checked(Duration retention, Duration waitTime, ResultCodec<Object> codec, Invocations.Shape shape) {}
 
     /**
      * @param json makes the codec of the method's results
@@ -167,7 +233,12 @@ final class IdempotentAspect implements Ordered {
      * @throws IllegalArgumentException or IllegalStateException if they or the method do not fit
      */
     static Checked check(Idempotent annotation, Method method, ResultJsons json) {
-        Invocations.refuseAsynchronous(ANNOTATION, method);
+        Invocations.Shape shape = Invocations.shape(ANNOTATION, method);
+        if (shape == Invocations.Shape.FLUX) {
+            throw new IllegalStateException(ANNOTATION + " on " + Invocations.describe(method) + " is not supported: it"
+                    + " returns Flux, a stream, which is not stored and replayed; return Mono<List<..>> (collectList())"
+                    + " to store the whole list, or annotate the method that makes one element");
+        }
         Duration retention = Invocations.duration(ANNOTATION, "retention", annotation.retention(), method);
         if (retention == null || retention.isZero()) {
             throw new IllegalArgumentException(ANNOTATION + "(retention = \"" + annotation.retention() + "\") on "
@@ -185,16 +256,16 @@ final class IdempotentAspect implements Ordered {
                     + Invocations.describe(method) + " must have 1 to " + OperationNames.MAX
                     + " characters, not only spaces (or be left out for the default name)");
         }
-        Class<?> returned = method.getReturnType();
+        Type returned = Invocations.resultType(method);
         if (returned == void.class || returned == Void.class) {
-            return new Checked(retention, wait, NOTHING);
+            return new Checked(retention, wait, NOTHING, shape);
         }
         if (!ResultJsons.available()) {
             throw new IllegalStateException(
                     ANNOTATION + " on " + Invocations.describe(method) + " stores its result as JSON, and there is"
                             + " no JSON codec on the class path: add the dependency io.cerberus:cerberus-jackson (it brings Jackson)");
         }
-        return new Checked(retention, wait, json.codec(method));
+        return new Checked(retention, wait, json.codec(method), shape);
     }
 
     private IdempotencyOptions options(Idempotent annotation, Duration wait) {

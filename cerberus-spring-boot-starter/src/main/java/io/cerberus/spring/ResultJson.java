@@ -57,7 +57,7 @@ final class ResultJson implements ResultCodec<Object> {
     /** @param mapper the mapper to write and read with, as {@link #compatible(ObjectMapper)} made it */
     ResultJson(Method method, ObjectMapper mapper) {
         this.mapper = mapper;
-        this.declared = mapper.constructType(method.getGenericReturnType());
+        this.declared = mapper.constructType(Invocations.resultType(method));
         this.classes = new StoredClasses(method);
         this.method = classes.method();
     }

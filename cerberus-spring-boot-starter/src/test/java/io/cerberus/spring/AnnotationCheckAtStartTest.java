@@ -3,10 +3,12 @@ package io.cerberus.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.publisher.Flux;
 
 /**
  * A bad value in {@link DistributedLock @DistributedLock} or {@link Idempotent @Idempotent} fails
@@ -42,8 +44,15 @@ class AnnotationCheckAtStartTest {
 
     static class ReturnsAFuture {
         @DistributedLock(key = "'later'")
-        public CompletableFuture<String> later() {
+        public Future<String> later() {
             return CompletableFuture.completedFuture("ran");
+        }
+    }
+
+    static class StoresAStream {
+        @Idempotent(key = "#id")
+        public Flux<String> all(String id) {
+            return Flux.just(id);
         }
     }
 
@@ -94,10 +103,17 @@ class AnnotationCheckAtStartTest {
     }
 
     @Test
-    void aMethodThatReturnsAFutureFailsTheStart() {
+    void aMethodThatReturnsAFutureTheAspectCannotFollowFailsTheStart() {
         assertFailsTheStart(
                 ReturnsAFuture.class,
-                "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns CompletableFuture");
+                "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns Future");
+    }
+
+    @Test
+    void anIdempotentFluxFailsTheStart() {
+        assertFailsTheStart(
+                StoresAStream.class,
+                "@Idempotent on StoresAStream.all(..) is not supported: it returns Flux, a stream, which is not stored");
     }
 
     @Test

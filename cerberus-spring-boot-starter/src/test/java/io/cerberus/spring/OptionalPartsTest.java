@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -22,7 +23,8 @@ class OptionalPartsTest {
             AopAutoConfiguration.class,
             CerberusMetricsAutoConfiguration.class,
             CerberusActuatorAutoConfiguration.class,
-            CerberusWebAutoConfiguration.class);
+            CerberusWebAutoConfiguration.class,
+            CerberusWebFluxAutoConfiguration.class);
 
     @Test
     void withoutActuatorWebOrMicrometerOnlyTheClientIsConfigured() {
@@ -55,6 +57,21 @@ class OptionalPartsTest {
                 .withPropertyValues("cerberus.engines=mem:")
                 .withPropertyValues("cerberus.idempotency.http.enabled=true")
                 .run(context -> assertThat(context).doesNotHaveBean("cerberusIdempotencyKeyFilter"));
+    }
+
+    @Test
+    void aReactiveApplicationGetsTheWebFluxFilterWhenReactorIsThere() {
+        ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.http.enabled=true");
+        reactive.run(context -> assertThat(context.getBean("cerberusIdempotencyKeyFilter"))
+                .isInstanceOf(ReactiveIdempotencyKeyFilter.class));
+        reactive.withClassLoader(new FilteredClassLoader("reactor.core"))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("cerberusIdempotencyKeyFilter"));
+        new WebApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues("cerberus.engines=mem:", "cerberus.idempotency.http.enabled=true")
+                .run(context -> assertThat(context).doesNotHaveBean(ReactiveIdempotencyKeyFilter.class));
     }
 
     @Test
