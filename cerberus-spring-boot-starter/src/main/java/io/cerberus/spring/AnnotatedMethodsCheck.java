@@ -19,7 +19,7 @@ import org.springframework.util.ReflectionUtils;
  */
 final class AnnotatedMethodsCheck implements BeanPostProcessor {
     private static final List<Class<? extends java.lang.annotation.Annotation>> ANNOTATIONS =
-            List.of(DistributedLock.class, Idempotent.class);
+            List.of(DistributedLock.class, Idempotent.class, ExclusiveRun.class);
 
     private final Set<Class<?>> checked = ConcurrentHashMap.newKeySet();
 
@@ -49,6 +49,10 @@ final class AnnotatedMethodsCheck implements BeanPostProcessor {
         if (lock != null) {
             DistributedLockAspect.times(lock, method);
             KeyExpressions.parse("@DistributedLock", lock.key(), method);
+        }
+        ExclusiveRun run = method.getAnnotation(ExclusiveRun.class);
+        if (run != null) {
+            ExclusiveRunAspect.atLeast(run, method);
         }
         Idempotent idempotent = method.getAnnotation(Idempotent.class);
         if (idempotent != null) {

@@ -143,6 +143,17 @@ public class CerberusAutoConfiguration {
     }
 
     /**
+     * The aspect behind {@link ExclusiveRun @ExclusiveRun}.
+     *
+     * @param cerberus the client whose locks it takes
+     * @return the aspect
+     */
+    @Bean
+    static ExclusiveRunAspect cerberusExclusiveRunAspect(ObjectProvider<Cerberus> cerberus) {
+        return new ExclusiveRunAspect(cerberus);
+    }
+
+    /**
      * The aspect behind {@link DistributedLock @DistributedLock}.
      *
      * @param cerberus the client whose locks it takes
