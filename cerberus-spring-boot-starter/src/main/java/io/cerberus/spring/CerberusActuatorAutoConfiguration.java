@@ -14,8 +14,9 @@ import org.springframework.context.annotation.Configuration;
 /**
  * With Spring Boot's actuator on the class path: a health indicator per engine of the client
  * ({@code /actuator/health/cerberus}, off with {@code management.health.cerberus.enabled=false})
- * and the read-only {@code cerberus} endpoint listing held locks ({@link CerberusLocksEndpoint};
- * exposed like any endpoint: {@code management.endpoints.web.exposure.include=health,cerberus}).
+ * the read-only {@code cerberus} endpoint listing held locks ({@link CerberusLocksEndpoint};
+ * exposed like any endpoint: {@code management.endpoints.web.exposure.include=health,cerberus}), and
+ * {@code cerberusleadership}, who leads this instance's elections ({@link CerberusLeadershipEndpoint}).
  *
  * <p>Spring Boot 4 moved the health classes to {@code org.springframework.boot.health}; the health
  * indicator here is Boot 4's, in a nested class that is only read when those classes are there.
@@ -36,6 +37,18 @@ public class CerberusActuatorAutoConfiguration {
     @ConditionalOnMissingBean
     public CerberusLocksEndpoint cerberusLocksEndpoint(Cerberus cerberus) {
         return new CerberusLocksEndpoint(cerberus);
+    }
+
+    /**
+     * @param elections this instance's elections
+     * @return the endpoint showing who leads
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(LeaderElections.class)
+    public CerberusLeadershipEndpoint cerberusLeadershipEndpoint(LeaderElections elections) {
+        return new CerberusLeadershipEndpoint(elections);
     }
 
     /** Spring Boot 4's health indicator; not read on Boot 3, whose classes are elsewhere. */

@@ -143,6 +143,30 @@ public class CerberusAutoConfiguration {
     }
 
     /**
+     * The elections of this instance: those its {@link LeaderWork} beans and
+     * {@code cerberus.leadership.elections} name, run from start-up to shutdown.
+     *
+     * @param cerberus the client
+     * @param works the beans that work only while their instance leads
+     * @param properties the {@code cerberus.*} properties
+     * @param events where the {@link LeadershipEvent}s go
+     * @return the elections
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public LeaderElections cerberusLeaderElections(
+            Cerberus cerberus,
+            ObjectProvider<LeaderWork> works,
+            CerberusProperties properties,
+            org.springframework.context.ApplicationEventPublisher events) {
+        return new LeaderElections(
+                cerberus,
+                works.orderedStream().toList(),
+                properties.getLeadership().getElections(),
+                events);
+    }
+
+    /**
      * The aspect behind {@link ExclusiveRun @ExclusiveRun}.
      *
      * @param cerberus the client whose locks it takes

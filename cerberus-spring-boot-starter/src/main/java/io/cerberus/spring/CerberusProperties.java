@@ -51,6 +51,9 @@ public class CerberusProperties {
     /** The idempotency guard and @Idempotent methods. */
     private final Idempotency idempotency = new Idempotency();
 
+    /** Elections this instance takes part in. */
+    private final Leadership leadership = new Leadership();
+
     public List<String> getEngines() {
         return engines;
     }
@@ -97,6 +100,28 @@ public class CerberusProperties {
 
     public Idempotency getIdempotency() {
         return idempotency;
+    }
+
+    public Leadership getLeadership() {
+        return leadership;
+    }
+
+    /** {@code cerberus.leadership.*}: the elections the starter runs ({@link LeaderElections}). */
+    public static class Leadership {
+
+        /**
+         * Names of elections this instance takes part in from start-up to shutdown, besides those its
+         * LeaderWork beans name; follow them with @EventListener on LeadershipEvent.
+         */
+        private List<String> elections = new ArrayList<>();
+
+        public List<String> getElections() {
+            return elections;
+        }
+
+        public void setElections(List<String> elections) {
+            this.elections = elections;
+        }
     }
 
     /** {@code cerberus.failover.*}: see {@link io.cerberus.FailoverPolicy}. */
