@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 
@@ -27,6 +28,7 @@ public final class LeaderElections implements SmartLifecycle {
     private final List<String> names;
     private final ApplicationEventPublisher events;
     private final Map<String, Leadership> running = new ConcurrentHashMap<>();
+    private final Map<String, Told> told = new ConcurrentHashMap<>();
     private volatile boolean started;
 
     LeaderElections(Cerberus cerberus, List<LeaderWork> works, List<String> names, ApplicationEventPublisher events) {
@@ -45,13 +47,15 @@ public final class LeaderElections implements SmartLifecycle {
 
     @Override
     public void start() {
+        started = true;
         for (String name : names) {
             Leadership leadership = cerberus.leadership(name);
-            leadership.onChange(new Told(leadership, worksOf(name)));
+            Told listener = new Told(leadership, worksOf(name));
+            leadership.onChange(listener);
+            told.put(name, listener);
             running.put(name, leadership);
             leadership.start();
         }
-        started = true;
     }
 
     @Override
@@ -59,6 +63,9 @@ public final class LeaderElections implements SmartLifecycle {
         List<Leadership> ending = new ArrayList<>(running.values());
         running.clear();
         started = false;
+        // told here, while the application still runs: the client's event thread may be gone soon
+        told.values().forEach(listener -> listener.stepDown("stepped down: the application stops"));
+        told.clear();
         ending.forEach(Leadership::close);
     }
 
@@ -74,12 +81,12 @@ public final class LeaderElections implements SmartLifecycle {
     /** Tells one election's works and the application of its changes. */
     private final class Told implements LeadershipListener {
         private final Leadership leadership;
-        private final List<LeaderWork> told;
-        private boolean leading;
+        private final List<LeaderWork> works;
+        private final AtomicBoolean leading = new AtomicBoolean();
 
-        Told(Leadership leadership, List<LeaderWork> told) {
+        Told(Leadership leadership, List<LeaderWork> works) {
             this.leadership = leadership;
-            this.told = told;
+            this.works = works;
         }
 
         @Override
@@ -103,23 +110,21 @@ public final class LeaderElections implements SmartLifecycle {
         }
 
         private void lead(long term) {
-            if (leading) {
+            if (!started || !leading.compareAndSet(false, true)) {
                 return;
             }
-            leading = true;
-            for (LeaderWork work : told) {
+            for (LeaderWork work : works) {
                 call(() -> work.lead(term), work);
             }
             events.publishEvent(new LeadershipEvent.Granted(
                     LeaderElections.this, leadership.name(), leadership.participantId(), term));
         }
 
-        private void stepDown(String reason) {
-            if (!leading) {
+        void stepDown(String reason) {
+            if (!leading.compareAndSet(true, false)) {
                 return;
             }
-            leading = false;
-            for (LeaderWork work : told) {
+            for (LeaderWork work : works) {
                 call(() -> work.stepDown(reason), work);
             }
             events.publishEvent(new LeadershipEvent.Revoked(
