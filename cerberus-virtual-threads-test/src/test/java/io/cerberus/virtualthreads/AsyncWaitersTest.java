@@ -70,7 +70,7 @@ class AsyncWaitersTest extends EveryServerEngine {
                 long logLines = logs.text().lines().count();
                 System.out.printf(
                         "%s%s: %d async waiters on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
-                        uri.substring(0, uri.indexOf(':')),
+                        engineOf(uri),
                         fair ? " (fair)" : "",
                         WAITERS,
                         NAMES,

@@ -43,6 +43,12 @@ abstract class EveryServerEngine {
      */
     abstract void contend(String uri, boolean fenced, boolean fair) throws Exception;
 
+    /** @return the engine of {@code uri} for a test's output line: its scheme, with the database's for JDBC */
+    static String engineOf(String uri) {
+        int scheme = uri.indexOf(':');
+        return uri.startsWith("jdbc:") ? uri.substring(0, uri.indexOf(':', scheme + 1)) : uri.substring(0, scheme);
+    }
+
     @Test
     void redis() throws Exception {
         contend(REDIS.uri(), true, false);

@@ -70,7 +70,7 @@ class VirtualThreadsTest extends EveryServerEngine {
                 long logLines = logs.text().lines().count();
                 System.out.printf(
                         "%s: %d virtual threads on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
-                        uri.substring(0, uri.indexOf(':')),
+                        engineOf(uri),
                         THREADS,
                         NAMES,
                         took.toMillis(),
