@@ -34,7 +34,7 @@ class BenchSmokeTest {
                 .hasSize(3 * group.lockPeers().size()
                         + 2 * group.guardPeers().size()
                         + group.sharedPeers().size()
-                        + group.lockPeers().keySet().stream()
+                        + (int) group.lockPeers().keySet().stream()
                                 .filter(Bench.WAITER_PEERS::contains)
                                 .count());
         assertThat(results)
