@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -25,8 +26,9 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres,mariadb] [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks] [--peers cerberus,redisson,spring,...]
- *      [--names 100000] [--held 10000] [--lease 2] [--redis host:port] [--out report.md]
+ *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks,async,virtual-threads]
+ *      [--peers cerberus,redisson,spring,...] [--waiters 1000] [--names 100000] [--held 10000] [--lease 2]
+ *      [--redis host:port] [--out report.md]
  * </pre>
  *
  * With {@code --out}, a chart per engine and workload is written next to the report, as SVG.
@@ -48,6 +50,17 @@ public final class Bench {
      * of the distributed lock peers only, at T of 2 and more.
      */
     static final String TWO_PROCESSES = "contended-2p";
+    /** The workload of {@link AsyncWaiters}: {@code --waiters} async waiters, no thread each, over a few names. */
+    static final String ASYNC = "async";
+    /**
+     * {@code --waiters} virtual threads over the names of {@link AsyncWaiters} with the blocking API, each
+     * cycle checked by an {@link Exclusion}; run only on Java 21 or newer.
+     */
+    static final String VIRTUAL_THREADS = "virtual-threads";
+    /** The workloads whose cells are by {@code --waiters} rather than {@code --threads}. */
+    static final List<String> WAITER_WORKLOADS = List.of(ASYNC, VIRTUAL_THREADS);
+    /** The peers of {@link #WAITER_WORKLOADS} by {@code --peers} name: those with an async lock. */
+    static final List<String> WAITER_PEERS = List.of("cerberus", "redisson");
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
 
@@ -97,6 +110,10 @@ public final class Bench {
         List<String> workloads = options.containsKey("workloads")
                 ? List.of(options.get("workloads").split(","))
                 : DEFAULT_WORKLOADS;
+        List<Integer> waiters = Arrays.stream(
+                        options.getOrDefault("waiters", "1000").split(","))
+                .map(Integer::valueOf)
+                .toList();
         int names = Integer.parseInt(options.getOrDefault("names", "100000"));
         int held = Integer.parseInt(options.getOrDefault("held", "10000"));
         Duration lease = Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("lease", "2")) * 1000));
@@ -112,6 +129,11 @@ public final class Bench {
         for (int t : threads) {
             if (t < 1 || t > 64) {
                 throw new IllegalArgumentException("--threads must be 1 to 64 each, was " + t);
+            }
+        }
+        for (int w : waiters) {
+            if (w < 1 || w > 100_000) {
+                throw new IllegalArgumentException("--waiters must be 1 to 100000 each, was " + w);
             }
         }
         if (names < 1 || held < 1) {
@@ -135,7 +157,7 @@ public final class Bench {
         try (BenchProgress progress = BenchProgress.start(
                 options.getOrDefault("progress", "auto"),
                 Duration.ofMillis((long) (Double.parseDouble(options.getOrDefault("progress-every", "30")) * 1000)),
-                engines.size() * cells(workloads, threads))) {
+                engines.size() * cells(workloads, threads, waiters))) {
             for (String engine : engines) {
                 // one server at a time, so that an engine's cells never share the machine with another server's work
                 progress.cell(engine + ": starting the server and the peers");
@@ -149,6 +171,7 @@ public final class Bench {
                                     .filter(w -> !w.equals(HELD_LOCKS))
                                     .toList(),
                             names,
+                            waiters,
                             progress));
                     if (workloads.contains(HELD_LOCKS)) {
                         progress.cell(engine + " " + HELD_LOCKS);
@@ -216,12 +239,14 @@ public final class Bench {
 
     /**
      * @return the cells of one engine's run, for the progress line: each matrix workload at each thread count, and
-     *     {@code contended-2p} and {@code held-locks} one each
+     *     {@code contended-2p} and {@code held-locks} one each, the waiter workloads at each waiter count
      */
-    private static int cells(List<String> workloads, List<Integer> threads) {
+    private static int cells(List<String> workloads, List<Integer> threads, List<Integer> waiters) {
         int cells = 0;
         for (String workload : workloads) {
-            cells += workload.equals(TWO_PROCESSES) || workload.equals(HELD_LOCKS) ? 1 : threads.size();
+            cells += workload.equals(TWO_PROCESSES) || workload.equals(HELD_LOCKS)
+                    ? 1
+                    : WAITER_WORKLOADS.contains(workload) ? waiters.size() : threads.size();
         }
         return cells;
     }
@@ -230,19 +255,20 @@ public final class Bench {
         for (String workload : workloads) {
             if (!LOCK_WORKLOADS.contains(workload)
                     && !GUARD_WORKLOADS.contains(workload)
+                    && !WAITER_WORKLOADS.contains(workload)
                     && !workload.equals(TWO_PROCESSES)
                     && !workload.equals(HELD_LOCKS)) {
-                throw new IllegalArgumentException(
-                        "unknown workload '" + workload
-                                + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p, held-locks");
+                throw new IllegalArgumentException("unknown workload '" + workload
+                        + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p,"
+                        + " held-locks, async, virtual-threads");
             }
         }
     }
 
     /**
      * Runs the matrix of one engine: its workloads (the idempotency ones only where the engine has
-     * guard peers) by thread count by peer; {@code many-names} on {@code names} names; {@code contended-2p}
-     * last, with a child JVM per cell.
+     * guard peers) by thread count by peer; {@code many-names} on {@code names} names; the waiter workloads
+     * at 1,000 waiters; {@code contended-2p} last, with a child JVM per cell.
      */
     static List<Result> run(
             EngineGroup group,
@@ -252,10 +278,13 @@ public final class Bench {
             List<String> workloads,
             int names)
             throws Exception {
-        return run(group, threads, seconds, warmup, workloads, names, BenchProgress.NONE);
+        return run(group, threads, seconds, warmup, workloads, names, List.of(1000), BenchProgress.NONE);
     }
 
-    /** {@link #run(EngineGroup, List, Duration, Duration, List, int)}, telling the progress line which cell runs and which are done. */
+    /**
+     * {@link #run(EngineGroup, List, Duration, Duration, List, int)} with the waiter workloads' cells at these waiter
+     * counts, telling the progress line which cell runs and which are done.
+     */
     static List<Result> run(
             EngineGroup group,
             List<Integer> threads,
@@ -263,22 +292,27 @@ public final class Bench {
             Duration warmup,
             List<String> workloads,
             int names,
+            List<Integer> waiters,
             BenchProgress progress)
             throws Exception {
         checkWorkloads(workloads);
         if (workloads.contains(HELD_LOCKS)) {
             throw new IllegalArgumentException("held-locks is not a matrix of cells: run it with HeldLocks.run");
         }
+        if (workloads.contains(VIRTUAL_THREADS) && !VirtualThreads.available()) {
+            System.err.println(VIRTUAL_THREADS + " skipped: virtual threads need Java 21 or newer, this is Java "
+                    + Runtime.version().feature());
+        }
         List<String> runnable = workloads.stream()
                 .filter(workload -> !workload.equals(TWO_PROCESSES))
-                .filter(workload ->
-                        !(GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers()).isEmpty())
+                .filter(workload -> !peersOf(group, workload).isEmpty())
+                .filter(workload -> !workload.equals(VIRTUAL_THREADS) || VirtualThreads.available())
                 .toList();
         List<Result> results = new ArrayList<>();
-        progress.skip((int) workloads.stream()
-                        .filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload))
-                        .count()
-                * threads.size());
+        progress.skip(workloads.stream()
+                .filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload))
+                .mapToInt(workload -> WAITER_WORKLOADS.contains(workload) ? waiters.size() : threads.size())
+                .sum());
         progress.cell(group.engine() + ": warming every peer up");
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
         int warmCell = 0;
@@ -291,7 +325,7 @@ public final class Bench {
         }
         int cell = 0;
         for (String workload : runnable) {
-            for (int t : threads) {
+            for (int t : WAITER_WORKLOADS.contains(workload) ? waiters : threads) {
                 List<Map.Entry<String, Supplier<Peer>>> peers =
                         List.copyOf(peersOf(group, workload).entrySet());
                 // many-names asks the server what each peer left behind, after the peer closed: one peer open at a time
@@ -479,6 +513,11 @@ public final class Bench {
     }
 
     private static Map<String, Supplier<Peer>> peersOf(EngineGroup group, String workload) {
+        if (WAITER_WORKLOADS.contains(workload)) {
+            Map<String, Supplier<Peer>> peers = new LinkedHashMap<>(group.lockPeers());
+            peers.keySet().retainAll(WAITER_PEERS);
+            return peers;
+        }
         return GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers();
     }
 
@@ -595,12 +634,21 @@ public final class Bench {
     /**
      * Runs T threads for the duration; each cycle is lock → unlock; latency is the time to acquire.
      * {@code contended} locks one name ({@code bench-<cell>}) from every thread; {@code many-names} locks
-     * a random one of {@code names} names each cycle and counts the distinct ones.
+     * a random one of {@code names} names each cycle and counts the distinct ones; {@code virtual-threads} runs
+     * virtual threads over the names of {@link AsyncWaiters}, checking each hold with an {@link Exclusion};
+     * {@code async} is {@link AsyncWaiters#sample}, with {@code threads} waiters.
      *
      * @throws IllegalStateException if the peer failed in a thread (the first failure's stack trace is printed)
+     *     or broke mutual exclusion
      */
     static Samples sample(Peer peer, String workload, int threads, Duration duration, String cell, int names)
             throws InterruptedException {
+        if (workload.equals(ASYNC)) {
+            return AsyncWaiters.sample(peer, threads, duration, cell);
+        }
+        boolean virtual = workload.equals(VIRTUAL_THREADS);
+        ThreadFactory virtualThreads = virtual ? VirtualThreads.factory() : null;
+        Exclusion exclusion = new Exclusion(AsyncWaiters.NAMES);
         long[][] samples = new long[threads][];
         long[] cycles = new long[threads];
         boolean manyNames = workload.equals("many-names");
@@ -612,46 +660,52 @@ public final class Bench {
         long[] deadline = new long[1];
         for (int i = 0; i < threads; i++) {
             int index = i;
-            samples[i] = new long[Math.min(MAX_SAMPLES, 1 << 16)];
-            String name = workload.equals("contended") ? "bench-" + cell : "bench-" + cell + "-" + i;
+            // thousands of virtual threads start small and grow as they need
+            samples[i] = new long[Math.min(MAX_SAMPLES, virtual ? 1 << 8 : 1 << 16)];
+            int nameIndex = i % AsyncWaiters.NAMES;
+            String name = workload.equals("contended")
+                    ? "bench-" + cell
+                    : virtual ? "bench-" + cell + "-" + nameIndex : "bench-" + cell + "-" + i;
             boolean freshNames = workload.equals("idempotent");
             String shared = "bench-" + cell + "-n";
             touched[i] = new BitSet(manyNames ? names : 0);
-            Thread worker = new Thread(
-                    () -> {
-                        try {
-                            start.await();
-                            ThreadLocalRandom random = ThreadLocalRandom.current();
-                            while (System.nanoTime() - deadline[0] < 0) {
-                                String lockName = name;
-                                if (manyNames) {
-                                    int n = random.nextInt(names);
-                                    touched[index].set(n);
-                                    lockName = shared + n;
-                                } else if (freshNames) {
-                                    lockName = name + "-" + cycles[index];
-                                }
-                                long t0 = System.nanoTime();
-                                Peer.Held held = peer.lock(lockName);
-                                long waited = System.nanoTime() - t0;
-                                held.unlock();
-                                cycles[index]++;
-                                if (counts[index] == samples[index].length && samples[index].length < MAX_SAMPLES) {
-                                    samples[index] = Arrays.copyOf(samples[index], samples[index].length * 2);
-                                }
-                                if (counts[index] < samples[index].length) {
-                                    samples[index][counts[index]++] = waited;
-                                }
-                            }
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        } catch (RuntimeException e) {
-                            if (failures.getAndIncrement() == 0) {
-                                e.printStackTrace();
-                            }
+            Runnable work = () -> {
+                try {
+                    start.await();
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    while (System.nanoTime() - deadline[0] < 0) {
+                        String lockName = name;
+                        if (manyNames) {
+                            int n = random.nextInt(names);
+                            touched[index].set(n);
+                            lockName = shared + n;
+                        } else if (freshNames) {
+                            lockName = name + "-" + cycles[index];
                         }
-                    },
-                    "bench-" + i);
+                        long t0 = System.nanoTime();
+                        Peer.Held held = peer.lock(lockName);
+                        long waited = System.nanoTime() - t0;
+                        if (virtual) {
+                            exclusion.hold(nameIndex, Peer.AsyncHeld.NO_TOKEN);
+                        }
+                        held.unlock();
+                        cycles[index]++;
+                        if (counts[index] == samples[index].length && samples[index].length < MAX_SAMPLES) {
+                            samples[index] = Arrays.copyOf(samples[index], samples[index].length * 2);
+                        }
+                        if (counts[index] < samples[index].length) {
+                            samples[index][counts[index]++] = waited;
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                    if (failures.getAndIncrement() == 0) {
+                        e.printStackTrace();
+                    }
+                }
+            };
+            Thread worker = virtual ? virtualThreads.newThread(work) : new Thread(work, "bench-" + i);
             workers.add(worker);
             worker.start();
         }
@@ -670,6 +724,7 @@ public final class Bench {
             throw new IllegalStateException(
                     peer.name() + " failed " + failures.get() + " time(s) in " + workload + " T=" + threads);
         }
+        exclusion.check(peer.name());
         long total = Arrays.stream(cycles).sum();
         int sampleCount = Arrays.stream(counts).sum();
         long[] all = new long[sampleCount];
@@ -701,6 +756,7 @@ public final class Bench {
             "threads",
             "seconds",
             "warmup",
+            "waiters",
             "names",
             "held",
             "lease",
@@ -718,7 +774,8 @@ public final class Bench {
                                 + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet())
                                 + " --threads 1,4,16 --seconds 3 --warmup 1"
                                 + " --workloads " + String.join(",", DEFAULT_WORKLOADS)
-                                + " (also many-names, contended-2p, held-locks) --names 100000"
+                                + " (also many-names, contended-2p, held-locks, async, virtual-threads) --waiters 1000"
+                                + " --names 100000"
                                 + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);
             }

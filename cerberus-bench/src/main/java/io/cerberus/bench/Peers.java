@@ -12,6 +12,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -34,6 +35,8 @@ final class Peers {
     static final String REDISSON = "Redisson RLock";
 
     static final String REDISSON_FENCED = "Redisson RFencedLock";
+    /** How long an async waiter waits at most: far past any cell, so that a timeout is a failure of the peer. */
+    static final Duration ASYNC_WAIT = Duration.ofMinutes(2);
     /** How often a Spring registry's lock refused as evicted from its cache is obtained afresh and tried again. */
     private static final int EVICTED_RETRIES = 10;
 
@@ -79,6 +82,21 @@ final class Peers {
                 DistributedLock lock = cerberus.lock(name);
                 lock.lock();
                 return lock::unlock;
+            }
+
+            @Override
+            public CompletableFuture<AsyncHeld> lockAsync(String name, long waiter) {
+                return cerberus.lock(name).acquireAsync(ASYNC_WAIT).thenApply(lease -> new AsyncHeld() {
+                    @Override
+                    public long fencingToken() {
+                        return lease.fencingToken();
+                    }
+
+                    @Override
+                    public CompletableFuture<?> unlockAsync() {
+                        return lease.releaseAsync();
+                    }
+                });
             }
 
             @Override
@@ -201,6 +219,26 @@ final class Peers {
                 RLock lock = client.getLock("bench:" + name);
                 lock.lock();
                 return lock::unlock;
+            }
+
+            /** {@code RLock.lockAsync(threadId)}, released with {@code unlockAsync(threadId)}: the waiter is the thread id. */
+            @Override
+            public CompletableFuture<AsyncHeld> lockAsync(String name, long waiter) {
+                if (fenced) {
+                    return Peer.super.lockAsync(name, waiter);
+                }
+                RLock lock = client.getLock("bench:" + name);
+                return lock.lockAsync(waiter).toCompletableFuture().thenApply(granted -> new AsyncHeld() {
+                    @Override
+                    public long fencingToken() {
+                        return NO_TOKEN;
+                    }
+
+                    @Override
+                    public CompletableFuture<?> unlockAsync() {
+                        return lock.unlockAsync(waiter).toCompletableFuture();
+                    }
+                });
             }
 
             @Override

@@ -52,9 +52,8 @@ final class Report {
                         workload,
                         ofGroup.stream()
                                 .filter(r -> r.workload().equals(workload))
-                                .toList(),
-                        threads);
-                chartLink(out, chartPrefix, group, workload, "cycles/s by threads");
+                                .toList());
+                chartLink(out, chartPrefix, group, workload, "cycles/s by " + countedBy(workload));
             }
             List<HeldLocks.Result> held = holds.stream()
                     .filter(r -> r.engine().equals(group.engine()))
@@ -77,20 +76,21 @@ final class Report {
                     .toList();
             for (String workload :
                     ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
+                List<Bench.Result> rows = ofGroup.stream()
+                        .filter(r -> r.workload().equals(workload))
+                        .toList();
+                List<Integer> counts = counts(rows);
                 Map<String, double[]> series = new LinkedHashMap<>();
-                for (Bench.Result r : ofGroup) {
-                    if (r.workload().equals(workload)) {
-                        series.computeIfAbsent(r.peer(), peer -> new double[threads.size()])[
-                                        threads.indexOf(r.threads())] =
-                                r.perSecond();
-                    }
+                for (Bench.Result r : rows) {
+                    series.computeIfAbsent(r.peer(), peer -> new double[counts.size()])[counts.indexOf(r.threads())] =
+                            r.perSecond();
                 }
                 charts.put(
                         group.engine() + "-" + workload,
                         Charts.lines(
-                                group.title() + ": " + workload + ", cycles/s by threads",
+                                group.title() + ": " + workload + ", cycles/s by " + countedBy(workload),
                                 "cycles/s",
-                                threads,
+                                counts,
                                 series));
             }
             List<HeldLocks.Result> held = holds.stream()
@@ -193,8 +193,17 @@ final class Report {
                         : Double.toString(duration.toMillis() / 1000.0));
     }
 
-    private static void table(
-            StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows, List<Integer> threads) {
+    /** @return the thread or waiter counts of a table's rows, ascending */
+    private static List<Integer> counts(List<Bench.Result> rows) {
+        return rows.stream().map(Bench.Result::threads).distinct().sorted().toList();
+    }
+
+    /** @return what a workload's cells are counted by: threads, or waiters */
+    private static String countedBy(String workload) {
+        return Bench.WAITER_WORKLOADS.contains(workload) ? "waiters" : "threads";
+    }
+
+    private static void table(StringBuilder out, EngineGroup group, String workload, List<Bench.Result> rows) {
         boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
         boolean residue = workload.equals("many-names");
         boolean twoProcesses = workload.equals(Bench.TWO_PROCESSES);
@@ -206,7 +215,25 @@ final class Report {
                             + " same server (T=1 is not run). Cycles/s (hand-offs), latencies and client CPU are of both JVMs; the request count is"
                             + " the server's, so it covers both.\n\n");
         }
-        out.append("| peer | threads | cycles/s | vs ")
+        if (workload.equals(Bench.ASYNC)) {
+            out.append(String.format(
+                    Locale.ROOT,
+                    "N async waiters, no thread each, over %d names; a waiter asks, checks the hold is alone (and its fencing"
+                            + " token above the name's last), releases, and asks again once the release is answered. Cerberus:"
+                            + " `acquireAsync` and `Lease.releaseAsync`; Redisson: `RLock.lockAsync(threadId)` and"
+                            + " `unlockAsync(threadId)`, the waiter's number as the thread id. Cycles/s are hand-offs, until the"
+                            + " last queued waiter released; acquire latency is from asking to the grant.%n%n",
+                    AsyncWaiters.NAMES));
+        }
+        if (workload.equals(Bench.VIRTUAL_THREADS)) {
+            out.append(String.format(
+                    Locale.ROOT,
+                    "N virtual threads over %d names with the blocking API (`lock()`, `unlock()`), each hold checked alone.%n%n",
+                    AsyncWaiters.NAMES));
+        }
+        out.append("| peer | ")
+                .append(countedBy(workload))
+                .append(" | cycles/s | vs ")
                 .append(guard ? "the floor" : group.baselineShort())
                 .append(" | ")
                 .append(guard ? "call" : "acquire")
@@ -232,7 +259,7 @@ final class Report {
                 .append(residue ? " ---: | ---: | ---: | ---: |" : "")
                 .append(twoProcesses ? " ---: | ---: |" : "")
                 .append('\n');
-        for (int t : threads) {
+        for (int t : counts(rows)) {
             Optional<Bench.Result> baseline = rows.stream()
                     .filter(r -> r.threads() == t && r.peer().equals(baselineName))
                     .findFirst();

@@ -8,8 +8,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, contended-2p
- * with a child JVM per distributed peer, 200 locks held for three leases of 1 s) against each real
+ * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, async with
+ * {@value #WAITERS} waiters, contended-2p with a child JVM per distributed peer, 200 locks held for three leases of 1 s) against each real
  * server the bench starts, every peer of every engine; figures are not judged here, but a peer that
  * fails in either JVM or loses a held lock fails the test.
  */
@@ -18,20 +18,25 @@ class BenchSmokeTest {
     private static final Duration CELL = Duration.ofMillis(300);
     private static final Duration WARMUP = Duration.ofMillis(100);
     private static final List<String> CELL_WORKLOADS =
-            List.of("uncontended", "contended", "idempotent", "replay", "many-names", Bench.TWO_PROCESSES);
+            List.of("uncontended", "contended", "idempotent", "replay", "many-names", Bench.ASYNC, Bench.TWO_PROCESSES);
+    private static final int WAITERS = 50;
     private static final int NAMES = 1_000;
     private static final int HELD_LOCKS = 200;
     private static final Duration LEASE = Duration.ofSeconds(1);
 
     private static String runAndReport(EngineGroup group) throws Exception {
-        List<Bench.Result> results = Bench.run(group, THREADS, CELL, WARMUP, CELL_WORKLOADS, NAMES);
+        List<Bench.Result> results =
+                Bench.run(group, THREADS, CELL, WARMUP, CELL_WORKLOADS, NAMES, List.of(WAITERS), BenchProgress.NONE);
         assertThat(results)
                 .allSatisfy(
                         result -> assertThat(result.cycles()).as(result.peer()).isPositive());
         assertThat(results)
                 .hasSize(3 * group.lockPeers().size()
                         + 2 * group.guardPeers().size()
-                        + group.sharedPeers().size());
+                        + group.sharedPeers().size()
+                        + (int) group.lockPeers().keySet().stream()
+                                .filter(Bench.WAITER_PEERS::contains)
+                                .count());
         assertThat(results)
                 .filteredOn(result -> result.workload().equals(Bench.TWO_PROCESSES))
                 .hasSize(group.sharedPeers().size())
@@ -99,6 +104,8 @@ class BenchSmokeTest {
                             "vs the floor",
                             "vs Redisson",
                             "### Redis: many-names",
+                            "### Redis: async",
+                            "| Redisson RLock | 50 |",
                             "keys left per name",
                             "### Redis: held-locks",
                             "| Redisson RLock | watchdog");

@@ -4,15 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.Lease;
-import io.cerberus.servers.EtcdServer;
-import io.cerberus.servers.MariaDbServer;
-import io.cerberus.servers.MemcachedServer;
-import io.cerberus.servers.PostgresServer;
-import io.cerberus.servers.RedisServer;
-import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.testkit.CapturedLogs;
 import io.cerberus.testkit.PinnedThreads;
-import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -22,20 +15,17 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import jdk.jfr.Recording;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * 10,000 virtual threads, each taking one of 100 locks once, on each server engine (and fair locks
- * on etcd, whose waiters each queue a key there): every hold is
- * exclusive and its fencing token larger than the name's previous one, all finish within a bound,
+ * 10,000 virtual threads, each taking one of 100 locks once, on each server engine
+ * ({@link EveryServerEngine}): every hold is exclusive and its fencing token larger than the
+ * name's previous one ({@link ExclusiveHolds}), all finish within a bound,
  * the platform threads stay few, the log stays short, and a JFR recording shows no virtual thread
  * pinned to its carrier in a Cerberus frame. The module compiles for Java 17 and runs on the JDK
  * that {@code virtual-threads.java} names (21 or newer; {@code ./test-all} passes the newest it
@@ -46,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
         min = JRE.JAVA_21,
         disabledReason = "virtual threads need Java 21 or newer: run with"
                 + " -Dvirtual-threads.java=<a newer JDK's bin/java> (./test-all finds one)")
-class VirtualThreadsTest {
+class VirtualThreadsTest extends EveryServerEngine {
     private static final int THREADS = 10_000;
     private static final int NAMES = 100;
     /** Platform threads the run may add: the engines' own (I/O, renewal, timers) and the carriers. */
@@ -54,68 +44,11 @@ class VirtualThreadsTest {
 
     private static final int MAX_LOG_LINES = 100;
 
-    @RegisterExtension
-    static final ServerExtension<RedisServer> REDIS = ServerExtension.perClass(RedisServer::start);
-
-    @RegisterExtension
-    static final ServerExtension<ZooKeeperServer> ZOOKEEPER = ServerExtension.perClass(ZooKeeperServer::start);
-
-    @RegisterExtension
-    static final ServerExtension<PostgresServer> POSTGRES = ServerExtension.perClass(PostgresServer::start);
-
-    @RegisterExtension
-    static final ServerExtension<MariaDbServer> MARIADB = ServerExtension.perClass(MariaDbServer::start);
-
-    @RegisterExtension
-    static final ServerExtension<EtcdServer> ETCD = ServerExtension.perClass(EtcdServer::start);
-
-    @RegisterExtension
-    static final ServerExtension<MemcachedServer> MEMCACHED = ServerExtension.perClass(MemcachedServer::start);
-
     @TempDir
     Path recordings;
 
-    @Test
-    void redis() throws Exception {
-        contend(REDIS.uri(), true);
-    }
-
-    @Test
-    void zooKeeper() throws Exception {
-        contend(ZOOKEEPER.uri(), true);
-    }
-
-    @Test
-    void postgresLeaseRows() throws Exception {
-        contend(POSTGRES.uri(), true);
-    }
-
-    @Test
-    void mariaDbSessionLocks() throws Exception {
-        contend(MARIADB.uri() + "&cerberus.mode=session", false);
-    }
-
-    @Test
-    void etcd() throws Exception {
-        contend(ETCD.uri(), true);
-    }
-
-    /** Fair locks queue every waiter in etcd: what one client sends at once is bounded instead. */
-    @Test
-    void etcdFairLocks() throws Exception {
-        contend(ETCD.uri(), true, true);
-    }
-
-    @Test
-    void memcached() throws Exception {
-        contend(MEMCACHED.uri(), false);
-    }
-
-    private void contend(String uri, boolean fenced) throws Exception {
-        contend(uri, fenced, false);
-    }
-
-    private void contend(String uri, boolean fenced, boolean fair) throws Exception {
+    @Override
+    void contend(String uri, boolean fenced, boolean fair) throws Exception {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         Path recorded = recordings.resolve("pinned.jfr");
         try (Cerberus cerberus = Cerberus.connect(uri)) {
@@ -137,7 +70,7 @@ class VirtualThreadsTest {
                 long logLines = logs.text().lines().count();
                 System.out.printf(
                         "%s: %d virtual threads on %d names in %d ms, at most %d platform threads (%d before), %d log lines%n",
-                        uri.substring(0, uri.indexOf(':')),
+                        engineOf(uri),
                         THREADS,
                         NAMES,
                         took.toMillis(),
@@ -159,24 +92,17 @@ class VirtualThreadsTest {
     /** Virtual threads, one per hold, each taking one of the names once. */
     private static final class Round {
         private final Cerberus cerberus;
-        private final boolean fenced;
         private final boolean fair;
         private final int count;
-        private final AtomicInteger[] holders = new AtomicInteger[NAMES];
-        private final AtomicLongArray lastToken = new AtomicLongArray(NAMES);
-        private final AtomicInteger overlaps = new AtomicInteger();
-        private final AtomicInteger backwards = new AtomicInteger();
+        private final ExclusiveHolds holds;
         private final AtomicInteger held = new AtomicInteger();
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         Round(Cerberus cerberus, boolean fenced, boolean fair, int count) {
             this.cerberus = cerberus;
-            this.fenced = fenced;
             this.fair = fair;
             this.count = count;
-            for (int i = 0; i < NAMES; i++) {
-                holders[i] = new AtomicInteger();
-            }
+            this.holds = new ExclusiveHolds(NAMES, fenced);
         }
 
         void run() throws Exception {
@@ -201,16 +127,7 @@ class VirtualThreadsTest {
         private void hold(int name) {
             try (Lease lease = (fair ? cerberus.fairLock("vt-" + name) : cerberus.lock("vt-" + name))
                     .acquire(Duration.ofMinutes(2))) {
-                if (holders[name].incrementAndGet() != 1) {
-                    overlaps.incrementAndGet();
-                }
-                if (fenced) {
-                    long token = lease.fencingToken();
-                    if (token <= lastToken.getAndSet(name, token)) {
-                        backwards.incrementAndGet();
-                    }
-                }
-                holders[name].decrementAndGet();
+                holds.hold(name, lease);
                 held.incrementAndGet();
             } catch (Throwable e) {
                 failure.compareAndSet(null, e);
@@ -218,12 +135,7 @@ class VirtualThreadsTest {
         }
 
         void assertExclusive() {
-            assertThat(overlaps)
-                    .as("holds that overlapped another of the same name")
-                    .hasValue(0);
-            assertThat(backwards)
-                    .as("fencing tokens not above the name's previous one")
-                    .hasValue(0);
+            holds.assertExclusive();
         }
     }
 

@@ -1,0 +1,53 @@
+package io.cerberus.bench;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The critical section of the async and virtual-thread workloads, and what it checks: a hold that
+ * finds another hold of its name inside is an overlap; a fencing token not above the name's
+ * previous grant goes backwards. Either is a failure of the peer, never a figure.
+ */
+final class Exclusion {
+    private final AtomicInteger[] inside;
+    private final AtomicLongArray lastToken;
+    private final AtomicInteger overlaps = new AtomicInteger();
+    private final AtomicInteger backwards = new AtomicInteger();
+
+    /** @param names the names the holds are of, numbered from 0 */
+    Exclusion(int names) {
+        inside = new AtomicInteger[names];
+        lastToken = new AtomicLongArray(names);
+        for (int i = 0; i < names; i++) {
+            inside[i] = new AtomicInteger();
+            lastToken.set(i, Long.MIN_VALUE);
+        }
+    }
+
+    /**
+     * The critical section of one hold of name {@code name}, granted with this token.
+     *
+     * @param token the grant's fencing token, or {@link Peer.AsyncHeld#NO_TOKEN} for a peer whose grants carry none
+     */
+    void hold(int name, long token) {
+        if (inside[name].incrementAndGet() != 1) {
+            overlaps.incrementAndGet();
+        }
+        if (token != Peer.AsyncHeld.NO_TOKEN && token <= lastToken.getAndSet(name, token)) {
+            backwards.incrementAndGet();
+        }
+        inside[name].decrementAndGet();
+    }
+
+    /**
+     * @param peer the peer, for the message
+     * @throws IllegalStateException if a hold overlapped another of its name or a token went backwards
+     */
+    void check(String peer) {
+        if (overlaps.get() > 0 || backwards.get() > 0) {
+            throw new IllegalStateException(peer + " broke mutual exclusion: " + overlaps.get()
+                    + " hold(s) overlapped another of the same name, " + backwards.get()
+                    + " fencing token(s) not above the name's previous one");
+        }
+    }
+}
