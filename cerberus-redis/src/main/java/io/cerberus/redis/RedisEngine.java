@@ -13,6 +13,7 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyScanCursor;
@@ -57,11 +58,21 @@ import java.util.concurrent.locks.LockSupport;
  * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
  * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
+ * <p><b>Force release.</b> One script deletes the hold whose fence is the operator's token and
+ * announces it as a release does; the old holder's next renewal finds another token (or none) and
+ * reports the loss.
+ *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
  * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
  */
 final class RedisEngine
-        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver, NotifiesChanges {
+        implements LockEngine,
+                RenewsInBatches,
+                Inspects,
+                KeepsIdempotencyRecords,
+                HandsOver,
+                NotifiesChanges,
+                ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -388,6 +399,15 @@ final class RedisEngine
             return HandOff.handed(((Number) answer.get(1)).longValue());
         }
         return HandOff.notHanded(outcome != 0 && release(holder));
+    }
+
+    /** One script on the lock's slot: frees the hold only if its fence is still the token. */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        LockKeys keys = LockKeys.of(key);
+        CompletableFuture<Long> reply =
+                LockScripts.FORCE_RELEASE.run(commands, keys.all(), Long.toString(fencingToken), keys.channel());
+        return Replies.await(reply, timeout, shown, () -> "force the release of lock '" + key.name() + "'") == 1L;
     }
 
     @Override
