@@ -12,6 +12,7 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.FailureEpisode;
 import io.etcd.jetcd.ByteSequence;
@@ -60,14 +61,21 @@ import java.util.concurrent.ScheduledExecutorService;
  * earlier attempt left on the number is deleted, never adopted, so no token is handed out twice.
  * Holds end on the server with the client's lease (a crash, a revoke); a hold's own lease is
  * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
- * hold on it to the {@link LossReporter}.
+ * hold on it to the {@link LossReporter}. A forced release deletes the holding key whose create
+ * revision is the token ({@link #forceRelease}); its holder finds the key gone at its next renewal.
  *
  * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one
  * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
  * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
  */
 final class EtcdEngine
-        implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
+        implements LockEngine,
+                LinesUpLocally,
+                RenewsInBatches,
+                Inspects,
+                KeepsIdempotencyRecords,
+                NotifiesChanges,
+                ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -583,6 +591,26 @@ final class EtcdEngine
                                 .commit(),
                         TxnResponse::isSucceeded)
                 .isSucceeded();
+    }
+
+    /**
+     * Reads the lock's keys, and deletes the holding one whose create revision is the token in a
+     * transaction that compares that revision: a key deleted and created again since (a new hold)
+     * has a newer one and stays. The waiter watching the deleted key wakes, as after a release.
+     */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        ensureOpen();
+        String what = "force the release of lock '" + key.name() + "'";
+        List<KeyValue> lockKeys = requests.call(
+                        what, () -> client.getKVClient().get(keys.lockDirectory(key), BY_CREATE_REVISION))
+                .getKvs();
+        for (KeyValue hold : lockKeys.subList(0, LockListing.holders(lockKeys))) {
+            if (hold.getCreateRevision() == fencingToken) {
+                return deleteIfCreatedAt(hold.getKey(), fencingToken, what);
+            }
+        }
+        return false;
     }
 
     @Override
