@@ -61,7 +61,8 @@ import org.apache.zookeeper.data.Stat;
  * belongs to another session queues again, and only a node of the current session is granted.
  *
  * <p>A forced release ({@link #forceRelease}) deletes the holding node whose czxid is the token; the
- * holder's engine watches every node it holds ({@link HoldWatches}) and reports the hold lost.
+ * holder's engine watches every node held for more than a second ({@link HoldWatches}) and reports
+ * the hold lost.
  */
 final class ZooKeeperEngine
         implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
@@ -119,6 +120,8 @@ final class ZooKeeperEngine
         final long session;
         volatile boolean granted;
         volatile String waitingFor;
+        /** The watch set on the node once it has been held for a while ({@link HoldWatches}), until then pending. */
+        volatile java.util.concurrent.Future<?> holdWatch;
 
         Node(String path, long czxid, long session) {
             this.path = path;
@@ -152,7 +155,7 @@ final class ZooKeeperEngine
         this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
         this.blockerWatches = new BlockerWatches(client);
-        this.holdWatches = new HoldWatches(client, shown);
+        this.holdWatches = new HoldWatches(client);
         this.stateListener = (c, state) -> {
             if (state != org.apache.curator.framework.state.ConnectionState.READ_ONLY) {
                 namespaces.connectionChanged();
@@ -300,7 +303,8 @@ final class ZooKeeperEngine
             node.granted = true;
             node.waitingFor = null;
             Node held = node;
-            holdWatches.watch(node.path, () -> deletedByAnother(attempt.token(), held));
+            node.holdWatch = holdWatches.watchLater(
+                    node.path, () -> nodes.get(attempt.token()) == held, () -> deletedByAnother(attempt.token(), held));
             return AcquireResult.granted(node.czxid);
         }
         node.waitingFor = dir + "/" + blocker;
@@ -766,6 +770,9 @@ final class ZooKeeperEngine
     @Override
     public boolean release(Acquisition attempt) {
         Node node = nodes.remove(attempt.token());
+        if (node != null && node.holdWatch != null) {
+            node.holdWatch.cancel(false);
+        }
         return node != null && delete(node.path);
     }
 
@@ -851,6 +858,7 @@ final class ZooKeeperEngine
     public void close() {
         client.getConnectionStateListenable().removeListener(stateListener);
         if (ownsClient) {
+            nodes.clear(); // no hold watch reports the nodes the session's end deletes
             client.close(); // ends the session: ZooKeeper deletes every node it still had
             return;
         }
