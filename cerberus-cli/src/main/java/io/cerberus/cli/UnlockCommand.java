@@ -1,10 +1,12 @@
 package io.cerberus.cli;
 
+import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.LockInfo;
 import io.cerberus.check.console.Durations;
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -75,40 +77,56 @@ final class UnlockCommand implements Callable<Integer> {
                             + " still be working under it. Look at it with 'cerberus inspect', then run 'cerberus"
                             + " unlock " + Printable.escape(name) + " --force'");
         }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
         try (Cerberus cerberus = engine.connect()) {
             cerberus.lock(name); // checks the name by the lock name rules before anything is looked up
-            long fencingToken;
-            if (token != null) {
-                fencingToken = token;
-            } else {
-                List<LockInfo> holds = cerberus.inspect(name).stream()
-                        .filter(hold -> hold.name().equals(name))
-                        .toList();
-                if (holds.isEmpty()) {
-                    err.println(prefix() + "lock '" + Printable.escape(name) + "' is not held: nothing to free");
-                    err.flush();
-                    return ExitCodes.NOT_FREED;
-                }
-                holds.forEach(hold -> out.println(describe(hold)));
-                if (holds.size() > 1) {
-                    throw new IllegalArgumentException(
-                            "lock '" + name + "' has " + holds.size() + " holds (readers): choose one with --token N");
-                }
-                fencingToken = holds.get(0).fencingToken();
+            OptionalLong fencingToken = token != null ? OptionalLong.of(token) : heldToken(cerberus);
+            if (fencingToken.isEmpty()) {
+                return notFreed("lock '" + Printable.escape(name) + "' is not held: nothing to free");
             }
-            if (!cerberus.forceRelease(name, fencingToken)) {
-                err.println(prefix() + "lock '" + Printable.escape(name) + "' was not freed: no hold has fencing token "
-                        + fencingToken + " now (it was released, or it changed hands; see 'cerberus inspect')");
-                err.flush();
-                return ExitCodes.NOT_FREED;
+            if (!cerberus.forceRelease(name, fencingToken.getAsLong())) {
+                return notFreed("lock '" + Printable.escape(name) + "' was not freed: no hold has fencing token "
+                        + fencingToken.getAsLong()
+                        + " now (it was released, or it changed hands; see 'cerberus inspect')");
             }
-            out.println("freed lock '" + Printable.escape(name) + "' (fencing token " + fencingToken
+            PrintWriter out = spec.commandLine().getOut();
+            out.println("freed lock '" + Printable.escape(name) + "' (fencing token " + fencingToken.getAsLong()
                     + "); its holder learns that it lost the lock");
+            out.flush();
+            return ExitCodes.OK;
         }
+    }
+
+    /**
+     * Shows the hold of the lock and returns its token; -1 on an engine without fencing tokens, whose
+     * {@code forceRelease} then refuses with the engine's reason.
+     *
+     * @return the token, or empty when the lock is not held
+     * @throws IllegalArgumentException when it has several holds (readers): one must be chosen
+     */
+    private OptionalLong heldToken(Cerberus cerberus) {
+        if (!cerberus.capabilities().contains(Capability.FENCING)) {
+            return OptionalLong.of(-1);
+        }
+        List<LockInfo> holds = cerberus.inspect(name).stream()
+                .filter(hold -> hold.name().equals(name))
+                .toList();
+        PrintWriter out = spec.commandLine().getOut();
+        holds.forEach(hold -> out.println(describe(hold)));
         out.flush();
-        return ExitCodes.OK;
+        if (holds.size() > 1) {
+            throw new IllegalArgumentException("lock '" + Printable.escape(name) + "' has " + holds.size()
+                    + " holds (readers): choose one with --token N");
+        }
+        return holds.isEmpty()
+                ? OptionalLong.empty()
+                : OptionalLong.of(holds.get(0).fencingToken());
+    }
+
+    private int notFreed(String why) {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println(spec.qualifiedName() + ": " + why);
+        err.flush();
+        return ExitCodes.NOT_FREED;
     }
 
     private static String describe(LockInfo hold) {
@@ -116,9 +134,5 @@ final class UnlockCommand implements Callable<Integer> {
                 + Printable.escape(hold.holder()) + ", fencing token "
                 + (hold.fencingToken() < 0 ? "- (none)" : Long.toString(hold.fencingToken())) + ", lease left "
                 + hold.leaseRemaining().map(Durations::format).orElse("session");
-    }
-
-    private String prefix() {
-        return spec.qualifiedName() + ": ";
     }
 }
