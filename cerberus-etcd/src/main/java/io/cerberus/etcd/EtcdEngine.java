@@ -61,8 +61,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * earlier attempt left on the number is deleted, never adopted, so no token is handed out twice.
  * Holds end on the server with the client's lease (a crash, a revoke); a hold's own lease is
  * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
- * hold on it to the {@link LossReporter}. A forced release deletes the holding key whose create
- * revision is the token ({@link #forceRelease}); its holder finds the key gone at its next renewal.
+ * hold on it to the {@link LossReporter}.
  *
  * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one
  * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one

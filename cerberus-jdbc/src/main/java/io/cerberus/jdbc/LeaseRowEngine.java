@@ -49,10 +49,6 @@ import java.util.Set;
  * while no other process marked the row wanted or within this client's {@link #TURN}
  * ({@link TakesTurns}); otherwise it releases and says it yielded. On H2 the next thread asks.
  *
- * <p><b>Force release.</b> One update frees the live hold whose fence is the operator's token (a row
- * taken since has a newer fence) and wakes waiters as a release does; the old holder's renewal,
- * guarded by its token, is then refused.
- *
  * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read); busy: the acquire and a read.
  * Release, and a hand-off between threads: one statement. Renewals: one batch
  * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.

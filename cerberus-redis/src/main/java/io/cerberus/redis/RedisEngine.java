@@ -58,10 +58,6 @@ import java.util.concurrent.locks.LockSupport;
  * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
  * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
- * <p><b>Force release.</b> One script deletes the hold whose fence is the operator's token and
- * announces it as a release does; the old holder's next renewal finds another token (or none) and
- * reports the loss.
- *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
  * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
  */
@@ -401,7 +397,10 @@ final class RedisEngine
         return HandOff.notHanded(outcome != 0 && release(holder));
     }
 
-    /** One script on the lock's slot: frees the hold only if its fence is still the token. */
+    /**
+     * One script on the lock's slot: frees the hold only if its fence is still the token, and
+     * publishes the release; the old holder's next renewal finds another token, or none.
+     */
     @Override
     public boolean forceRelease(LockKey key, long fencingToken) {
         LockKeys keys = LockKeys.of(key);

@@ -59,10 +59,6 @@ import org.apache.zookeeper.data.Stat;
  * session that made it (its owning session, kept in {@link Node}): a listing on a new session may
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
  * belongs to another session queues again, and only a node of the current session is granted.
- *
- * <p>A forced release ({@link #forceRelease}) deletes the holding node whose czxid is the token; the
- * holder's engine watches every node held for more than a second ({@link HoldWatches}) and reports
- * the hold lost.
  */
 final class ZooKeeperEngine
         implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
@@ -780,7 +776,8 @@ final class ZooKeeperEngine
      * Lists the lock's nodes, reads the czxid of those that hold (not of the waiters) and deletes the
      * one whose czxid is the token. A node's name carries its attempt's random token, so the path
      * read is the node deleted; a node deleted and made again since has a newer czxid, and is not
-     * found. The next waiter's watch on the deleted node wakes it, as after a release.
+     * found. The next waiter's watch on the deleted node wakes it, as after a release; the holder's
+     * engine learns from its own watch on the node ({@link HoldWatches}) and reports the loss.
      */
     @Override
     public boolean forceRelease(LockKey key, long fencingToken) {
