@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
             DemoCommand.class,
             ExecCommand.class,
             InspectCommand.class,
+            UnlockCommand.class,
             CheckCommand.class,
             ServersCommand.class,
             DemoWorkerCommand.class
@@ -49,6 +50,7 @@ import picocli.CommandLine.Spec;
             ExitCodes.UNSAFE_LINE,
             ExitCodes.INTERNAL_LINE,
             "75:exec: the lock is held by someone else",
+            "1:unlock: nothing was freed (the lock is not held, or no hold has that token now)",
             "*:exec: the exit code of the command (see 'cerberus exec --help')"
         })
 public final class CerberusCommand implements Callable<Integer> {

@@ -23,6 +23,8 @@ final class ExitCodes {
     static final int LOCK_BUSY = 75;
     /** {@code exec} lost its lock while the command ran (outside sysexits.h, so it means nothing else). */
     static final int LOCK_LOST = 79;
+    /** {@code unlock} freed nothing: the lock is not held, or no hold has the token now. */
+    static final int NOT_FREED = 1;
     /** As in POSIX shells: the command was found but cannot be executed. */
     static final int CANNOT_EXECUTE = 126;
     /** As in POSIX shells: the command was not found, or could not be started. */

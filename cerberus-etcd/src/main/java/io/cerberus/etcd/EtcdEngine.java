@@ -12,6 +12,7 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.FailureEpisode;
 import io.etcd.jetcd.ByteSequence;
@@ -67,7 +68,13 @@ import java.util.concurrent.ScheduledExecutorService;
  * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
  */
 final class EtcdEngine
-        implements LockEngine, LinesUpLocally, RenewsInBatches, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
+        implements LockEngine,
+                LinesUpLocally,
+                RenewsInBatches,
+                Inspects,
+                KeepsIdempotencyRecords,
+                NotifiesChanges,
+                ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -583,6 +590,26 @@ final class EtcdEngine
                                 .commit(),
                         TxnResponse::isSucceeded)
                 .isSucceeded();
+    }
+
+    /**
+     * Reads the lock's keys, and deletes the holding one whose create revision is the token in a
+     * transaction that compares that revision: a key deleted and created again since (a new hold)
+     * has a newer one and stays. The waiter watching the deleted key wakes, as after a release.
+     */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        ensureOpen();
+        String what = "force the release of lock '" + key.name() + "'";
+        List<KeyValue> lockKeys = requests.call(
+                        what, () -> client.getKVClient().get(keys.lockDirectory(key), BY_CREATE_REVISION))
+                .getKvs();
+        for (KeyValue hold : lockKeys.subList(0, LockListing.holders(lockKeys))) {
+            if (hold.getCreateRevision() == fencingToken) {
+                return deleteIfCreatedAt(hold.getKey(), fencingToken, what);
+            }
+        }
+        return false;
     }
 
     @Override

@@ -34,4 +34,9 @@ class EtcdConformanceTest extends AbstractLockEngineConformanceTest {
     protected Optional<String> unreachableUri() {
         return Optional.of("etcd://127.0.0.1:" + FreePorts.next());
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

@@ -13,6 +13,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.TakesTurns;
 import java.lang.System.Logger.Level;
@@ -53,7 +54,13 @@ import java.util.Set;
  * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.
  */
 final class LeaseRowEngine
-        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, JdbcTurns, NotifiesChanges {
+        implements LockEngine,
+                RenewsInBatches,
+                Inspects,
+                KeepsIdempotencyRecords,
+                JdbcTurns,
+                NotifiesChanges,
+                ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES =
             Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -343,6 +350,24 @@ final class LeaseRowEngine
     private boolean releaseOnce(java.sql.Connection connection, String key, Acquisition attempt)
             throws java.sql.SQLException {
         return dialect.release(db, connection, key, attempt.token());
+    }
+
+    /**
+     * One statement guarded by the fence ({@link SqlDialect#forceRelease}). Sent again after a lost
+     * connection, a first try that went through finds the row free and answers false: the operator
+     * sees "not freed", inspects, and finds the lock free.
+     */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        String rowKey = LockRows.key(table, key);
+        boolean freed = db.run(
+                () -> "freeing lock '" + key.name() + "' by force",
+                true,
+                connection -> dialect.forceRelease(db, connection, rowKey, fencingToken));
+        if (freed) {
+            Wakeups.JVM.signal(rowKey);
+        }
+        return freed;
     }
 
     @Override

@@ -54,6 +54,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     final String markWantedSql;
     /** {@link #releaseSql} that returns a row when released, and notifies when the row is marked wanted. Parameters: key, owner. */
     final String notifyingReleaseSql;
+    /** {@link #forceReleaseSql} that returns a row when freed, and notifies as {@link #notifyingReleaseSql}. Parameters: key, fence. */
+    final String notifyingForceReleaseSql;
     /**
      * {@link HandOverRelease} in one statement. Parameters: next owner, next holder, next lease in
      * ms, own mark, regardless (boolean), key, releasing owner. Returns, when the releasing hold was
@@ -80,9 +82,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 + "FROM (SELECT wanted_until AS before FROM " + table
                 + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
                 + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
-        this.notifyingReleaseSql = "WITH released AS (" + releaseSql + " RETURNING lock_key, wanted_until) "
-                + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel
-                + "', lock_key) END FROM released";
+        this.notifyingReleaseSql = notifyingIfWanted(releaseSql);
+        this.notifyingForceReleaseSql = notifyingIfWanted(forceReleaseSql);
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
         this.handOverSql =
                 "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
@@ -222,6 +223,25 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 return rows.next();
             }
         }
+    }
+
+    /** Sends {@link #notifyingForceReleaseSql}: the waiters of other processes that marked the row wanted wake. */
+    @Override
+    boolean forceRelease(Db db, Connection connection, String key, long fence) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, notifyingForceReleaseSql)) {
+            statement.setString(1, key);
+            statement.setLong(2, fence);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next();
+            }
+        }
+    }
+
+    /** @return the freeing update, returning a row when it frees and notifying the channel when the row is marked wanted */
+    private String notifyingIfWanted(String update) {
+        return "WITH released AS (" + update + " RETURNING lock_key, wanted_until) "
+                + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel
+                + "', lock_key) END FROM released";
     }
 
     @Override

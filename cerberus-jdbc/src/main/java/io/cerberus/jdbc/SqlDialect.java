@@ -43,6 +43,11 @@ abstract class SqlDialect {
     final String renewSql;
     /** Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key, owner. */
     final String releaseSql;
+    /**
+     * Frees the live hold of a key whose fence is the one given, whoever holds it (a forced
+     * release), keeping the row and its fence. Parameters: key, fence.
+     */
+    final String forceReleaseSql;
     /** Counts live holds of a key. Parameter: key. */
     final String isLockedSql;
     /** Lists live holds of a namespace: name, holder, fence, ms left. Parameter: namespace. */
@@ -56,6 +61,8 @@ abstract class SqlDialect {
                 + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
         this.releaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
                 + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.forceReleaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
+                + "WHERE lock_key = ? AND fence = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.isLockedSql =
                 "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
@@ -219,6 +226,15 @@ abstract class SqlDialect {
         try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
             statement.setString(1, key);
             statement.setString(2, owner);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** Sends {@link #forceReleaseSql}; @return whether a live hold had that fence, and is freed */
+    boolean forceRelease(Db db, Connection connection, String key, long fence) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, forceReleaseSql)) {
+            statement.setString(1, key);
+            statement.setLong(2, fence);
             return statement.executeUpdate() == 1;
         }
     }

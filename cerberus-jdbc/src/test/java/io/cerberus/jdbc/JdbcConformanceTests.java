@@ -44,6 +44,11 @@ class JdbcConformanceTests {
         protected Optional<String> unreachableUri() {
             return Optional.of("jdbc:h2:tcp://127.0.0.1:" + FreePorts.next() + "/mem:nothing");
         }
+
+        @Override
+        protected boolean releasesByForce() {
+            return true;
+        }
     }
 
     @Nested
@@ -85,6 +90,11 @@ class JdbcConformanceTests {
         protected Optional<String> unreachableUri() {
             return Optional.of("jdbc:postgresql://127.0.0.1:" + FreePorts.next() + "/postgres?user=x&password=secret");
         }
+
+        @Override
+        protected boolean releasesByForce() {
+            return true;
+        }
     }
 
     @Nested
@@ -125,6 +135,11 @@ class JdbcConformanceTests {
         @Override
         protected Optional<String> unreachableUri() {
             return Optional.of("jdbc:mariadb://127.0.0.1:" + FreePorts.next() + "/x?user=x&password=secret");
+        }
+
+        @Override
+        protected boolean releasesByForce() {
+            return true;
         }
     }
 

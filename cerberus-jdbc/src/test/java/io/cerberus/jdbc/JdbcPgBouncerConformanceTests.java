@@ -48,6 +48,11 @@ class JdbcPgBouncerConformanceTests {
         protected Set<Capability> expectedCapabilitiesOfScheme() {
             return Databases.SCHEME_CAPABILITIES;
         }
+
+        @Override
+        protected boolean releasesByForce() {
+            return true;
+        }
     }
 
     @Nested
@@ -65,6 +70,11 @@ class JdbcPgBouncerConformanceTests {
         @Override
         protected Set<Capability> expectedCapabilitiesOfScheme() {
             return Databases.SCHEME_CAPABILITIES;
+        }
+
+        @Override
+        protected boolean releasesByForce() {
+            return true;
         }
     }
 

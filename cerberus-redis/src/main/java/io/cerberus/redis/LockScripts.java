@@ -24,6 +24,8 @@ enum LockScripts {
     ACQUIRE("acquire.lua", ScriptOutputType.MULTI),
     /** Give a hold or a queue place up and announce it. */
     RELEASE("release.lua", ScriptOutputType.INTEGER),
+    /** Free the hold with a given fence, whoever holds it (an operator's force release). */
+    FORCE_RELEASE("force_release.lua", ScriptOutputType.INTEGER),
     /** Give an exclusive hold up to the next attempt of the same client. */
     HAND_OVER("hand_over.lua", ScriptOutputType.MULTI),
     /** Extend the leases of many holds. */

@@ -13,6 +13,7 @@ import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import io.cerberus.spi.RenewsInBatches;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.KeyScanCursor;
@@ -61,7 +62,13 @@ import java.util.concurrent.locks.LockSupport;
  * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
  */
 final class RedisEngine
-        implements LockEngine, RenewsInBatches, Inspects, KeepsIdempotencyRecords, HandsOver, NotifiesChanges {
+        implements LockEngine,
+                RenewsInBatches,
+                Inspects,
+                KeepsIdempotencyRecords,
+                HandsOver,
+                NotifiesChanges,
+                ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -388,6 +395,18 @@ final class RedisEngine
             return HandOff.handed(((Number) answer.get(1)).longValue());
         }
         return HandOff.notHanded(outcome != 0 && release(holder));
+    }
+
+    /**
+     * One script on the lock's slot: frees the hold only if its fence is still the token, and
+     * publishes the release; the old holder's next renewal finds another token, or none.
+     */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        LockKeys keys = LockKeys.of(key);
+        CompletableFuture<Long> reply =
+                LockScripts.FORCE_RELEASE.run(commands, keys.all(), Long.toString(fencingToken), keys.channel());
+        return Replies.await(reply, timeout, shown, () -> "force the release of lock '" + key.name() + "'") == 1L;
     }
 
     @Override

@@ -34,4 +34,9 @@ class RedisClusterConformanceTest extends AbstractLockEngineConformanceTest {
     protected Optional<String> unreachableUri() {
         return Optional.of("redis-cluster://127.0.0.1:" + FreePorts.next() + ",127.0.0.1:" + FreePorts.next());
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

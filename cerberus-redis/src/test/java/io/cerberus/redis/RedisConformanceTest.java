@@ -34,4 +34,9 @@ class RedisConformanceTest extends AbstractLockEngineConformanceTest {
     protected Optional<String> unreachableUri() {
         return Optional.of("redis://127.0.0.1:" + FreePorts.next());
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

@@ -35,4 +35,9 @@ class RedisSentinelConformanceTest extends AbstractLockEngineConformanceTest {
         return Optional.of("redis-sentinel://127.0.0.1:" + FreePorts.next() + "#"
                 + SERVERS.get().masterName());
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

@@ -12,6 +12,7 @@ import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LossReporter;
 import io.cerberus.spi.NotifiesChanges;
+import io.cerberus.spi.ReleasesByForce;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -59,7 +60,8 @@ import org.apache.zookeeper.data.Stat;
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
  * belongs to another session queues again, and only a node of the current session is granted.
  */
-final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
+final class ZooKeeperEngine
+        implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
@@ -101,6 +103,8 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
     /** The async waiters' callbacks, on the nodes they wait for. */
     private final BlockerWatches blockerWatches;
+    /** The watches on the nodes of granted holds, which see a forced release. */
+    private final HoldWatches holdWatches;
 
     /**
      * One attempt's node; {@code session} is the session that owns it (0 when not known: a claim
@@ -112,6 +116,8 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
         final long session;
         volatile boolean granted;
         volatile String waitingFor;
+        /** The watch set on the node once it has been held for a while ({@link HoldWatches}), until then pending. */
+        volatile java.util.concurrent.Future<?> holdWatch;
 
         Node(String path, long czxid, long session) {
             this.path = path;
@@ -145,6 +151,7 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
         this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
         this.blockerWatches = new BlockerWatches(client);
+        this.holdWatches = new HoldWatches(client);
         this.stateListener = (c, state) -> {
             if (state != org.apache.curator.framework.state.ConnectionState.READ_ONLY) {
                 namespaces.connectionChanged();
@@ -291,10 +298,27 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
             }
             node.granted = true;
             node.waitingFor = null;
+            Node held = node;
+            node.holdWatch = holdWatches.watchLater(
+                    node.path, () -> nodes.get(attempt.token()) == held, () -> deletedByAnother(attempt.token(), held));
             return AcquireResult.granted(node.czxid);
         }
         node.waitingFor = dir + "/" + blocker;
         return AcquireResult.busy(RETRY_BOUND);
+    }
+
+    /**
+     * The node of a hold is gone while the client still counts it as held: another client deleted it
+     * (a forced release), since the client's own release and withdrawal forget a node before they
+     * delete it, and the end of a session is reported by {@link #sessionLost}.
+     */
+    private void deletedByAnother(String token, Node node) {
+        if (node.granted && nodes.remove(token, node)) {
+            losses.lost(
+                    token,
+                    "its node " + node.path + " on zookeeper engine " + shown
+                            + " was deleted by another client (a forced release)");
+        }
     }
 
     /**
@@ -742,7 +766,40 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
     @Override
     public boolean release(Acquisition attempt) {
         Node node = nodes.remove(attempt.token());
+        if (node != null && node.holdWatch != null) {
+            node.holdWatch.cancel(false);
+        }
         return node != null && delete(node.path);
+    }
+
+    /**
+     * Lists the lock's nodes, reads the czxid of those that hold (not of the waiters) and deletes the
+     * one whose czxid is the token. A node's name carries its attempt's random token, so the path
+     * read is the node deleted; a node deleted and made again since has a newer czxid, and is not
+     * found. The next waiter's watch on the deleted node wakes it, as after a release; the holder's
+     * engine learns from its own watch on the node ({@link HoldWatches}) and reports the loss.
+     */
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        String dir = LockPaths.lock(root, key);
+        List<String> children = children(dir);
+        for (int i = 0; i < children.size(); i++) {
+            if (blocker(children, i, LockPaths.isReader(children.get(i))) != null) {
+                continue; // a waiter, not a hold
+            }
+            String path = dir + "/" + children.get(i);
+            CuratorEvent read = requests.send(
+                    "read " + path,
+                    callback -> client.checkExists().inBackground(callback).forPath(path));
+            if (read.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                continue;
+            }
+            requests.check(read, "read " + path);
+            if (read.getStat() != null && read.getStat().getCzxid() == fencingToken) {
+                return delete(path);
+            }
+        }
+        return false;
     }
 
     @Override
@@ -798,12 +855,15 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
     public void close() {
         client.getConnectionStateListenable().removeListener(stateListener);
         if (ownsClient) {
+            nodes.clear(); // no hold watch reports the nodes the session's end deletes
             client.close(); // ends the session: ZooKeeper deletes every node it still had
             return;
         }
         // the application's session lives on, and with it any node left here: delete them, retried by
-        // Curator in the background for as long as the client lives
-        for (Node node : nodes.values()) {
+        // Curator in the background for as long as the client lives (forgotten first: not a forced release)
+        List<Node> left = new ArrayList<>(nodes.values());
+        nodes.clear();
+        for (Node node : left) {
             try {
                 client.delete().guaranteed().inBackground().forPath(node.path);
             } catch (Exception e) {
@@ -812,6 +872,5 @@ final class ZooKeeperEngine implements LockEngine, LinesUpLocally, Inspects, Kee
                         "zookeeper engine " + shown + ": could not delete " + node.path + " on close: " + e);
             }
         }
-        nodes.clear();
     }
 }

@@ -41,4 +41,9 @@ class ZooKeeperConformanceTest extends AbstractLockEngineConformanceTest {
     protected Duration expiryBound() {
         return Duration.ofSeconds(6);
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

@@ -8,6 +8,7 @@ import io.cerberus.DistributedLock;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
+import io.cerberus.LockLostException;
 import io.cerberus.servers.ZooKeeperServer;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
@@ -212,6 +213,27 @@ class ZooKeeperEngineTest {
             assertThat(perCycle)
                     .as("the create-and-write transaction, the delete; no listing")
                     .isLessThan(2.2);
+        }
+    }
+
+    @Test
+    void aHolderWhoseWatchedNodeIsFreedByForceLearnsFromTheWatch() throws Exception {
+        String namespace = "forced-" + UUID.randomUUID();
+        try (Cerberus holder = client(SERVER.get(), "", namespace);
+                Cerberus operator = client(SERVER.get(), "", namespace)) {
+            long watchedBefore = HoldWatches.WATCHED.get();
+            Lease stuck = holder.lock("stuck").acquire(Duration.ZERO);
+            Poll.until(
+                    "the hold's node is watched once it lasts",
+                    TestTimes.millis(10_000),
+                    () -> HoldWatches.WATCHED.get() > watchedBefore);
+            assertThat(stuck.isValid()).isTrue();
+
+            assertThat(operator.forceRelease("stuck", stuck.fencingToken())).isTrue();
+
+            // nothing is renewed on ZooKeeper: only the watch can tell the holder
+            Poll.until("the holder learns it lost the lock", TestTimes.millis(5_000), () -> !stuck.isValid());
+            assertThatThrownBy(stuck::close).isInstanceOf(LockLostException.class);
         }
     }
 
