@@ -39,13 +39,17 @@ final class ExclusiveRunAspect implements Ordered {
         Duration keep = atLeast.computeIfAbsent(method, m -> atLeast(annotation, m));
         Object[] result = {zero(method.getReturnType())};
         Throwable[] failure = {null};
-        cerberus.getObject().runExclusively(annotation.name(), keep, lease -> {
-            try {
-                result[0] = call.proceed();
-            } catch (Throwable t) {
-                failure[0] = t;
-            }
-        });
+        cerberus.getObject()
+                .runExclusively(
+                        annotation.name(),
+                        keep,
+                        lease -> ExclusiveRuns.within(lease, () -> {
+                            try {
+                                result[0] = call.proceed();
+                            } catch (Throwable t) {
+                                failure[0] = t;
+                            }
+                        }));
         if (failure[0] != null) {
             throw failure[0];
         }

@@ -51,6 +51,7 @@ class ExclusiveRunTest {
     static class Job {
         @ExclusiveRun(name = "tick", atLeast = "200ms")
         public int run() {
+            assertThat(ExclusiveRuns.assertHeld().lockName()).isEqualTo("tick");
             return RUNS.incrementAndGet();
         }
     }
@@ -113,6 +114,14 @@ class ExclusiveRunTest {
         public java.util.concurrent.CompletableFuture<Void> run() {
             return java.util.concurrent.CompletableFuture.completedFuture(null);
         }
+    }
+
+    @Test
+    void outsideARunTheAssertionFailsWithTheReason() {
+        assertThat(ExclusiveRuns.lease()).isEmpty();
+        assertThatThrownBy(ExclusiveRuns::assertHeld)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not in an @ExclusiveRun method");
     }
 
     @Test

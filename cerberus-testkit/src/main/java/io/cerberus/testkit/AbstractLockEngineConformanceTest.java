@@ -221,6 +221,14 @@ public abstract class AbstractLockEngineConformanceTest {
         ReadmeExamples.runLeadershipExample(engineUri());
     }
 
+    @Test
+    void theReadmeScheduledJobExampleRunsOnThisEngine() throws Exception {
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
+        ReadmeExamples.runExclusiveExample(engineUri());
+    }
+
     // ---- mutual exclusion --------------------------------------------------------------------
 
     @Test
@@ -748,6 +756,14 @@ public abstract class AbstractLockEngineConformanceTest {
     // ---- force release ---------------------------------------------------------------------------
 
     /**
+     * @return whether tries without a wait made at the same moment may all be refused though nobody
+     *     held the lock (Redlock: each wins some nodes, none a majority); false by default
+     */
+    protected boolean simultaneousTriesMayAllLose() {
+        return false;
+    }
+
+    /**
      * @return whether an operator can free another process's hold on this engine
      *     ({@code forceRelease}); false (the default) checks that it is refused with the reason
      */
@@ -845,8 +861,14 @@ public abstract class AbstractLockEngineConformanceTest {
             for (Future<Boolean> future : ran) {
                 ranHere += future.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS) ? 1 : 0;
             }
-            assertThat(runs).as("runs of one tick").hasValue(1);
-            assertThat(ranHere).isEqualTo(1);
+            if (simultaneousTriesMayAllLose()) {
+                assertThat(runs.get())
+                        .as("runs of one tick (the vote may split)")
+                        .isLessThanOrEqualTo(1);
+            } else {
+                assertThat(runs).as("runs of one tick").hasValue(1);
+            }
+            assertThat(ranHere).isEqualTo(runs.get());
         } finally {
             pool.shutdownNow();
         }

@@ -168,6 +168,36 @@ public final class ReadmeExamples {
     }
 
     /**
+     * Runs the README's scheduled job example twice on a client of {@code uri}: the first run sends
+     * (with the lease's fencing token, -1 on an engine without them), the second, within the 30 s the
+     * lock is kept after a run began, is skipped.
+     */
+    public static void runExclusiveExample(String uri) throws Exception {
+        Class<?> examples = frame();
+        Object reminders = examples.getField("reminders").get(null);
+        @SuppressWarnings("unchecked")
+        List<Long> sent = (List<Long>) reminders.getClass().getField("sent").get(reminders);
+        sent.clear();
+        Method exclusive = examples.getMethod("exclusive", Cerberus.class);
+        try (Cerberus cerberus = Cerberus.connect(uri)) {
+            boolean fencing = cerberus.capabilities().contains(Capability.FENCING);
+            if (fencing) {
+                invoke(exclusive, cerberus);
+                invoke(exclusive, cerberus);
+                assertThat(sent)
+                        .as("sent once: the second tick finds the lock kept")
+                        .hasSize(1);
+                assertThat(sent.get(0)).as("a fencing token").isPositive();
+            } else {
+                assertThatThrownBy(() -> invoke(exclusive, cerberus))
+                        .as("fencingToken() on an engine without fencing tokens")
+                        .isInstanceOf(UnsupportedCapabilityException.class);
+                assertThat(sent).isEmpty();
+            }
+        }
+    }
+
+    /**
      * Runs the README's idempotency example twice on {@code cerberus}: the first run charges and is
      * {@code EXECUTED}, the second finds the record and is {@code REPLAYED} with the same receipt.
      */
@@ -217,6 +247,7 @@ public final class ReadmeExamples {
         String engines = block(blocks, ".failover(", "the block of one line per engine");
         String async = block(blocks, ".acquireAsync(", "the async example");
         String leadership = block(blocks, ".leadership(", "the leadership example");
+        String exclusive = block(blocks, ".runExclusively(", "the scheduled job example");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
             throw new IllegalStateException(
@@ -242,6 +273,15 @@ public final class ReadmeExamples {
                     static final Store store = new Store();
                     static final Payments payments = new Payments();
                     public static final Invoices invoices = new Invoices();
+                    public static final Reminders reminders = new Reminders();
+
+                    public static final class Reminders {
+                        public final List<Long> sent = new CopyOnWriteArrayList<>();
+
+                        void send(long fencingToken) {
+                            sent.add(fencingToken);
+                        }
+                    }
 
                     public static final class Invoices {
                         public final List<String> seen = new CopyOnWriteArrayList<>();
@@ -309,8 +349,12 @@ public final class ReadmeExamples {
                 %s
                         return billing;
                     }
+
+                    public static void exclusive(Cerberus cerberus) {
+                %s
+                    }
                 }
-                """.formatted(lock, idempotency, engines, async, leadership);
+                """.formatted(lock, idempotency, engines, async, leadership, exclusive);
     }
 
     private static String block(List<String> blocks, String marker, String what) {

@@ -38,9 +38,14 @@ class ReadmeExamplesTest {
             Leadership billing = cerberus.leadership("billing").start();
             ```
             """;
+    private static final String EXCLUSIVE = """
+            ```java
+            cerberus.runExclusively("reminders", Duration.ZERO, lease -> reminders.send(lease.fencingToken()));
+            ```
+            """;
 
     @Test
-    void theProjectReadmeHasTheFiveExamplesAndTheyCompile() throws Exception {
+    void theProjectReadmeHasTheSixExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
         assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
                 .isEqualTo("readme.Examples");
@@ -51,6 +56,13 @@ class ReadmeExamplesTest {
         assertThatThrownBy(() -> ReadmeExamples.source(LOCK + ENGINES))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("the idempotency example");
+    }
+
+    @Test
+    void aReadmeWithoutTheScheduledJobExampleIsRefusedByName() {
+        assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the scheduled job example");
     }
 
     @Test
@@ -69,7 +81,7 @@ class ReadmeExamplesTest {
 
     @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP)
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE)
                 .replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
                 .isInstanceOf(AssertionError.class)
