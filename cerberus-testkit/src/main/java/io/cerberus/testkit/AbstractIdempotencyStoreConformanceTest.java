@@ -114,7 +114,7 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         IdempotencyKey key = IdempotencyKey.ofContent("charge", Map.of("order", "async"));
         AtomicInteger runs = new AtomicInteger();
         CompletableFuture<String> charge = new CompletableFuture<>();
-        int callers = 50;
+        int callers = 100;
         int threadsBefore = Thread.activeCount();
         List<CompletableFuture<Outcome<String>>> calls = new ArrayList<>();
         for (int i = 0; i < callers; i++) {
@@ -125,8 +125,11 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
         }
         Poll.until("the first caller runs the operation", TestTimes.millis(10_000), () -> runs.get() == 1);
         assertThat(Thread.activeCount() - threadsBefore)
-                .as("threads started for %s waiting async callers", callers)
-                .isLessThan(25);
+                .as(
+                        "threads started for %s waiting async callers (the guard's pool, and an engine's own threads"
+                                + " per call in flight: not one per caller)",
+                        callers)
+                .isLessThan(45);
         assertThat(calls).noneMatch(CompletableFuture::isDone);
         charge.complete("charged once");
         List<Outcome<String>> outcomes = new ArrayList<>();
