@@ -531,8 +531,8 @@ class CheckCommandTest {
 
     @Test
     void aHandRolledSetNxThenExpireLockIsStuckForeverOnceAClientDiesBetweenTheTwo() {
-        Cli.Result run =
-                check("--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "12s");
+        Cli.Result run = check(
+                "--server", "redis", "--recipe", "setnx-expire", "--faults", "between-steps", "--duration", "12s");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.STUCK);
         assertThat(run.stdout()).containsPattern("faults confirmed: +1: \\{between-steps=1\\}");
