@@ -468,19 +468,9 @@ final class LocalLines {
         void await(long nanos) throws InterruptedException {
             line.lock.lock();
             try {
-                if (closed || handing || handed) {
+                long wait = turnWait(nanos);
+                if (wait <= 0) {
                     return;
-                }
-                long wait = Math.min(nanos, RECHECK_NANOS);
-                if (isHeadAndFree()) {
-                    long holdingBack = line.holdingBackFor();
-                    if (holdingBack == 0) {
-                        return;
-                    }
-                    wait = Math.min(wait, holdingBack);
-                } else if (line.heldBy != null && line.queue.peekFirst() == this) {
-                    // a hold whose lease may run out unrenewed: look again when it does
-                    wait = Math.min(wait, liveFor.applyAsLong(line.heldBy));
                 }
                 sleeping = true;
                 try {
@@ -491,6 +481,26 @@ final class LocalLines {
             } finally {
                 line.lock.unlock();
             }
+        }
+
+        /**
+         * @return how long this attempt waits for its turn now, at most {@code nanos} (capped at
+         *     {@link #RECHECK_NANOS}); 0 or less when it need not wait; caller holds the line's lock
+         */
+        private long turnWait(long nanos) {
+            if (closed || handing || handed) {
+                return 0;
+            }
+            long wait = Math.min(nanos, RECHECK_NANOS);
+            if (isHeadAndFree()) {
+                long holdingBack = line.holdingBackFor();
+                return holdingBack == 0 ? 0 : Math.min(wait, holdingBack);
+            }
+            if (line.heldBy != null && line.queue.peekFirst() == this) {
+                // a hold whose lease may run out unrenewed: look again when it does
+                return Math.min(wait, liveFor.applyAsLong(line.heldBy));
+            }
+            return wait;
         }
 
         /**
@@ -506,19 +516,7 @@ final class LocalLines {
         long onTurn(Runnable wake, long nanos) {
             line.lock.lock();
             try {
-                if (closed || handing || handed) {
-                    return 0;
-                }
-                long wait = Math.min(nanos, RECHECK_NANOS);
-                if (isHeadAndFree()) {
-                    long holdingBack = line.holdingBackFor();
-                    if (holdingBack == 0) {
-                        return 0;
-                    }
-                    wait = Math.min(wait, holdingBack);
-                } else if (line.heldBy != null && line.queue.peekFirst() == this) {
-                    wait = Math.min(wait, liveFor.applyAsLong(line.heldBy));
-                }
+                long wait = turnWait(nanos);
                 if (wait <= 0) {
                     return 0;
                 }
