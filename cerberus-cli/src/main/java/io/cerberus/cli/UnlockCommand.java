@@ -33,8 +33,9 @@ import picocli.CommandLine.Spec;
             "Without --token it shows the hold (holder, fencing token, lease left) and frees that token; with --token"
                     + " it frees only the hold with that token. Either way a lock that changed hands since has a newer"
                     + " token and is left alone.",
-            "Engines: Redis (single, Sentinel, Cluster), ZooKeeper, etcd and jdbc in lease-row mode; not file:, jdbc"
-                    + " session mode, Redlock or Memcached."
+            "Engines: Redis (single, Sentinel, Cluster), ZooKeeper, etcd, jdbc in lease-row mode, and a simple-tier"
+                    + " store with a fencing counter (with --token); not file:, jdbc session mode, Redlock or"
+                    + " Memcached."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -106,6 +107,12 @@ final class UnlockCommand implements Callable<Integer> {
     private OptionalLong heldToken(Cerberus cerberus) {
         if (!cerberus.capabilities().contains(Capability.FENCING)) {
             return OptionalLong.of(-1);
+        }
+        if (!cerberus.capabilities().contains(Capability.INSPECT)) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "this engine cannot list its holds, so the hold to free must be named: give --token N, the"
+                            + " fencing token of the hold (its holder's Lease.fencingToken())");
         }
         List<LockInfo> holds = cerberus.inspect(name).stream()
                 .filter(hold -> hold.name().equals(name))

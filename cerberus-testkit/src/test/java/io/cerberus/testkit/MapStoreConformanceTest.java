@@ -15,4 +15,9 @@ class MapStoreConformanceTest extends AbstractLockEngineConformanceTest {
     protected Set<Capability> expectedCapabilities() {
         return EnumSet.of(Capability.FENCING);
     }
+
+    @Override
+    protected boolean releasesByForce() {
+        return true;
+    }
 }

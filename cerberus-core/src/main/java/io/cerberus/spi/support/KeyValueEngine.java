@@ -10,6 +10,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
+import io.cerberus.spi.ReleasesByForce;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -27,6 +28,9 @@ import java.util.concurrent.TimeUnit;
  * put-if-absent with the lease as expiry, renew and release replace or delete it only while it
  * still holds that token. A grant then takes the next value of the lock's counter as its fencing
  * token; the counter is read while the lock is held, so a later holder always gets a larger one.
+ * With a counter, the grant then writes its fencing token into the entry ({@code token#fence}), so
+ * that an operator can free the hold by that token ({@link ReleasesByForce}) and never a newer one;
+ * the holder learns at its next renewal, which finds its entry gone.
  * A repeated acquire of an attempt that already holds (its answer lost) finds its own token and
  * is granted again, with the same fencing token. Idempotency records live in the same store
  * (one entry per key, changed only while unchanged since read).
@@ -37,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  * busy answer names the holder, so a waiter behind a hold of its own client waits for its release
  * here, which wakes it at once. A release in another process is seen within one pause.
  */
-public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally {
+public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally, ReleasesByForce {
     /** The ceiling of a waiter's first pause. */
     public static final Duration FIRST_PAUSE = Duration.ofMillis(10);
     /** The ceiling of a waiter's later pauses, and so the longest a release elsewhere goes unseen. */
@@ -47,9 +51,11 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     private final FencingCounter counter;
     private final Set<Capability> capabilities;
     private final KeyValueIdempotencyStore records;
+    /** Between an attempt's token and its fencing token in an entry's value (tokens are hex). */
+    private static final char FENCE_MARK = '#';
+
     /** The fencing token of each grant of this engine not yet released, by attempt token. */
     private final Map<String, Long> fences = new ConcurrentHashMap<>();
-    /** The backoff of each attempt that found its lock busy, by attempt token. */
 
     /** @param store the store; a {@link FencingCounter} too if its counters only go up */
     public KeyValueEngine(KeyValueStore store) {
@@ -109,14 +115,43 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     public AcquireResult tryAcquire(Acquisition attempt) {
         exclusiveOnly(attempt);
         String key = entryKey(attempt.key());
-        if (store.putIfAbsent(key, attempt.token(), store.expiryFor(attempt.lease()))) {
-            return AcquireResult.granted(fence(attempt));
+        boolean put = store.putIfAbsent(key, attempt.token(), store.expiryFor(attempt.lease()));
+        Optional<String> value = put ? Optional.of(attempt.token()) : store.get(key);
+        String holder = value.map(KeyValueEngine::attemptOf).orElse(null);
+        if (!attempt.token().equals(holder)) {
+            return AcquireResult.busy(MAX_PAUSE, holder, -1);
         }
-        Optional<String> holder = store.get(key);
-        if (holder.filter(attempt.token()::equals).isPresent()) {
-            return AcquireResult.granted(fence(attempt));
+        if (counter == null) {
+            return AcquireResult.granted(-1);
         }
-        return AcquireResult.busy(MAX_PAUSE, holder.orElse(null), -1);
+        long fence = fence(attempt);
+        String fenced = entryValue(attempt.token(), fence);
+        if (value.get().equals(fenced)
+                || store.replaceIfEquals(key, attempt.token(), fenced, store.expiryFor(attempt.lease()))) {
+            return AcquireResult.granted(fence);
+        }
+        // the entry went between the put and now (expired, or freed by force): ask again
+        fences.remove(attempt.token());
+        return AcquireResult.busy(FIRST_PAUSE, null, -1);
+    }
+
+    /**
+     * @param value an entry's value
+     * @return the token of the attempt that holds it
+     */
+    private static String attemptOf(String value) {
+        int mark = value.indexOf(FENCE_MARK);
+        return mark < 0 ? value : value.substring(0, mark);
+    }
+
+    private static String entryValue(String attemptToken, long fence) {
+        return attemptToken + FENCE_MARK + fence;
+    }
+
+    /** @return the value of the attempt's entry, as its grant wrote it */
+    private String entryValue(Acquisition attempt) {
+        Long fence = fences.get(attempt.token());
+        return fence == null ? attempt.token() : entryValue(attempt.token(), fence);
     }
 
     @Override
@@ -130,9 +165,6 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
     }
 
     private long fence(Acquisition attempt) {
-        if (counter == null) {
-            return -1;
-        }
         Long known = fences.get(attempt.token());
         if (known != null) {
             return known;
@@ -155,14 +187,31 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
 
     @Override
     public boolean renew(Acquisition attempt) {
-        return store.replaceIfEquals(
-                entryKey(attempt.key()), attempt.token(), attempt.token(), store.expiryFor(attempt.lease()));
+        String value = entryValue(attempt);
+        return store.replaceIfEquals(entryKey(attempt.key()), value, value, store.expiryFor(attempt.lease()));
     }
 
     @Override
     public boolean release(Acquisition attempt) {
+        String value = entryValue(attempt);
         fences.remove(attempt.token());
-        return store.deleteIfEquals(entryKey(attempt.key()), attempt.token());
+        String key = entryKey(attempt.key());
+        // a grant whose fence was not written (its answer lost, then abandoned) left the bare token
+        return store.deleteIfEquals(key, value)
+                || (!value.equals(attempt.token()) && store.deleteIfEquals(key, attempt.token()));
+    }
+
+    @Override
+    public boolean forceRelease(LockKey key, long fencingToken) {
+        if (counter == null) {
+            throw new UnsupportedCapabilityException(
+                    "engine " + describe() + " has no fencing tokens to name a hold by");
+        }
+        String entry = entryKey(key);
+        Optional<String> value = store.get(entry);
+        return value.filter(held -> held.endsWith(FENCE_MARK + Long.toString(fencingToken)))
+                .map(held -> store.deleteIfEquals(entry, held))
+                .orElse(false);
     }
 
     @Override

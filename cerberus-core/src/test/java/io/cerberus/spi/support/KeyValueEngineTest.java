@@ -159,4 +159,52 @@ class KeyValueEngineTest {
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x#fence")));
     }
+
+    @Test
+    void aForcedReleaseFreesOnlyTheHoldWithThatTokenAndItsHolderLearnsAtItsNextRenewal() {
+        CountingStore store = new CountingStore();
+        KeyValueEngine engine = new KeyValueEngine(store);
+        Acquisition stuck = attempt("stuck", LockMode.EXCLUSIVE);
+        long token = fence(engine.tryAcquire(stuck));
+        assertThat(store.entries).containsValue("stuck#" + token);
+        AcquireResult.Busy busy = (AcquireResult.Busy) engine.tryAcquire(attempt("waiter", LockMode.EXCLUSIVE));
+        assertThat(busy.holder()).as("the holder, without its fence").isEqualTo("stuck");
+        assertThat(engine.renew(stuck)).isTrue();
+
+        assertThat(engine.forceRelease(KEY, token + 10))
+                .as("no hold has that token")
+                .isFalse();
+        assertThat(engine.forceRelease(KEY, token)).isTrue();
+        assertThat(engine.renew(stuck))
+                .as("the old holder learns at its next renewal")
+                .isFalse();
+
+        Acquisition next = attempt("next", LockMode.EXCLUSIVE);
+        assertThat(fence(engine.tryAcquire(next))).isGreaterThan(token);
+        assertThat(engine.forceRelease(KEY, token))
+                .as("the old token again: the newer hold is not freed")
+                .isFalse();
+        assertThat(engine.isLocked(KEY)).isTrue();
+        assertThat(engine.release(stuck))
+                .as("the freed hold's release finds nothing")
+                .isFalse();
+        assertThat(engine.release(next)).isTrue();
+        assertThatThrownBy(() -> new KeyValueEngine(new Store()).forceRelease(KEY, 1))
+                .isInstanceOf(UnsupportedCapabilityException.class)
+                .hasMessageContaining("no fencing tokens");
+    }
+
+    @Test
+    void aGrantWhoseFenceWasNotWrittenIsStillReleasedByItsHolder() {
+        CountingStore store = new CountingStore();
+        KeyValueEngine engine = new KeyValueEngine(store);
+        Acquisition holder = attempt("holder", LockMode.EXCLUSIVE);
+        long token = fence(engine.tryAcquire(holder));
+        store.entries.put(KeyValueEngine.entryKey(KEY), "holder"); // as if the fence's write was lost
+        assertThat(engine.forceRelease(KEY, token))
+                .as("a hold is named by the token written in its entry only")
+                .isFalse();
+        assertThat(engine.release(holder)).isTrue();
+        assertThat(engine.isLocked(KEY)).isFalse();
+    }
 }
