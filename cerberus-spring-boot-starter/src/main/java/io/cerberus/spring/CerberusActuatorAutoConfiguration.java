@@ -16,7 +16,9 @@ import org.springframework.context.annotation.Configuration;
  * ({@code /actuator/health/cerberus}, off with {@code management.health.cerberus.enabled=false})
  * the read-only {@code cerberus} endpoint listing held locks ({@link CerberusLocksEndpoint};
  * exposed like any endpoint: {@code management.endpoints.web.exposure.include=health,cerberus}), and
- * {@code cerberusleadership}, who leads this instance's elections ({@link CerberusLeadershipEndpoint}).
+ * {@code cerberusleadership}, who leads this instance's elections ({@link CerberusLeadershipEndpoint}),
+ * and {@code cerberusunlock}, an operator's force release ({@link CerberusUnlockEndpoint}), whose
+ * access is {@code none} unless configured.
  *
  * <p>Spring Boot 4 moved the health classes to {@code org.springframework.boot.health}; the health
  * indicator here is Boot 4's, in a nested class that is only read when those classes are there.
@@ -37,6 +39,17 @@ public class CerberusActuatorAutoConfiguration {
     @ConditionalOnMissingBean
     public CerberusLocksEndpoint cerberusLocksEndpoint(Cerberus cerberus) {
         return new CerberusLocksEndpoint(cerberus);
+    }
+
+    /**
+     * @param cerberus the client
+     * @return the endpoint freeing a stuck lock; its access is none unless configured
+     */
+    @Bean
+    @ConditionalOnAvailableEndpoint
+    @ConditionalOnMissingBean
+    public CerberusUnlockEndpoint cerberusUnlockEndpoint(Cerberus cerberus) {
+        return new CerberusUnlockEndpoint(cerberus);
     }
 
     /**

@@ -45,6 +45,20 @@ class OptionalPartsTest {
     }
 
     @Test
+    void theForceReleaseEndpointIsOffEvenWhenExposedUntilItsAccessIsGiven() {
+        WebApplicationContextRunner web = new WebApplicationContextRunner()
+                .withConfiguration(ALL)
+                .withPropertyValues(
+                        "cerberus.engines=mem:", "management.endpoints.web.exposure.include=cerberus,cerberusunlock");
+        web.run(context -> assertThat(context)
+                .hasSingleBean(CerberusLocksEndpoint.class)
+                .doesNotHaveBean(CerberusUnlockEndpoint.class));
+        // upper case: a bare context runner has no relaxed conversion of enum values (an application has)
+        web.withPropertyValues("management.endpoint.cerberusunlock.access=UNRESTRICTED")
+                .run(context -> assertThat(context).hasSingleBean(CerberusUnlockEndpoint.class));
+    }
+
+    @Test
     void theFilterNeedsItsPropertyAndAServletApplication() {
         WebApplicationContextRunner web =
                 new WebApplicationContextRunner().withConfiguration(ALL).withPropertyValues("cerberus.engines=mem:");
