@@ -82,12 +82,18 @@ public final class CerberusCommand implements Callable<Integer> {
      * @return the exit code
      */
     static int run(String... args) {
-        CommandLine commandLine = new CommandLine(new CerberusCommand());
+        CommandLine commandLine = commandLine();
         commandLine.setParameterExceptionHandler(CerberusCommand::usageError);
         commandLine.setExecutionExceptionHandler(CerberusCommand::failure);
+        return commandLine.execute(args);
+    }
+
+    /** @return the command line as {@link #run} parses it, without its handlers */
+    static CommandLine commandLine() {
+        CommandLine commandLine = new CommandLine(new CerberusCommand());
         // everything after the command's name belongs to the command, even without "--"
         commandLine.getSubcommands().get("exec").setStopAtPositional(true);
-        return commandLine.execute(args);
+        return commandLine;
     }
 
     @Override

@@ -8,35 +8,20 @@ import io.cerberus.Cerberus;
 import io.cerberus.Leadership;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.Outcome;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.tools.Diagnostic;
-import javax.tools.DiagnosticCollector;
-import javax.tools.FileObject;
-import javax.tools.ForwardingJavaFileManager;
-import javax.tools.JavaCompiler;
-import javax.tools.JavaFileManager;
-import javax.tools.JavaFileObject;
-import javax.tools.SimpleJavaFileObject;
-import javax.tools.StandardJavaFileManager;
-import javax.tools.ToolProvider;
 
 /**
  * The Java examples of the project's README, compiled and run against an engine, so that the code a
@@ -366,71 +351,6 @@ public final class ReadmeExamples {
     }
 
     static Class<?> compile(String source) throws ClassNotFoundException {
-        JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
-        if (compiler == null) {
-            throw new IllegalStateException("the README examples need a JDK's compiler; this runtime ("
-                    + System.getProperty("java.home") + ") has none");
-        }
-        String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
-        StandardJavaFileManager files = compiler.getStandardFileManager(diagnostics, null, StandardCharsets.UTF_8);
-        InMemoryClasses classes = new InMemoryClasses(files);
-        JavaFileObject unit =
-                new SimpleJavaFileObject(URI.create("string:///readme/Examples.java"), JavaFileObject.Kind.SOURCE) {
-                    @Override
-                    public CharSequence getCharContent(boolean ignoreEncodingErrors) {
-                        return source;
-                    }
-                };
-        boolean compiled = compiler.getTask(
-                        null, classes, diagnostics, List.of("-classpath", classPath, "-proc:none"), null, List.of(unit))
-                .call();
-        if (!compiled) {
-            StringBuilder errors = new StringBuilder("the README's Java examples do not compile:\n");
-            for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
-                errors.append("line ")
-                        .append(d.getLineNumber())
-                        .append(": ")
-                        .append(d.getMessage(null))
-                        .append('\n');
-            }
-            throw new AssertionError(errors.append("in\n").append(source));
-        }
-        return classes.loader().loadClass("readme.Examples");
-    }
-
-    /** Keeps the compiled classes in memory and loads them over the test's class loader. */
-    private static final class InMemoryClasses extends ForwardingJavaFileManager<JavaFileManager> {
-        private final Map<String, ByteArrayOutputStream> bytes = new ConcurrentHashMap<>();
-
-        InMemoryClasses(JavaFileManager files) {
-            super(files);
-        }
-
-        @Override
-        public JavaFileObject getJavaFileForOutput(
-                Location location, String className, JavaFileObject.Kind kind, FileObject sibling) {
-            return new SimpleJavaFileObject(
-                    URI.create("bytes:///" + className.replace('.', '/') + kind.extension), kind) {
-                @Override
-                public OutputStream openOutputStream() {
-                    return bytes.computeIfAbsent(className, name -> new ByteArrayOutputStream());
-                }
-            };
-        }
-
-        ClassLoader loader() {
-            return new ClassLoader(ReadmeExamples.class.getClassLoader()) {
-                @Override
-                protected Class<?> findClass(String name) throws ClassNotFoundException {
-                    ByteArrayOutputStream compiled = bytes.get(name);
-                    if (compiled == null) {
-                        throw new ClassNotFoundException(name);
-                    }
-                    byte[] code = compiled.toByteArray();
-                    return defineClass(name, code, 0, code.length);
-                }
-            };
-        }
+        return JavaSources.compile("readme.Examples", source, "the README's Java examples");
     }
 }

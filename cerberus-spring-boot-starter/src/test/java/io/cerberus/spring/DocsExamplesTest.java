@@ -1,0 +1,98 @@
+package io.cerberus.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.testkit.JavaSources;
+import io.cerberus.testkit.ReadmeExamples;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Every Java example of the Spring and leadership pages compiles, as a reader copies it: each block
+ * goes into a frame that imports what an application imports and declares the names the page leaves
+ * to the reader ({@code invoices}, {@code reminders}, {@code Booking}...), which a block may declare
+ * again (it is a class inside the frame). A block of declarations
+ * (annotated methods, records, classes) is the frame's body, its {@code { ... }} bodies made to
+ * throw; any other block is the body of a method.
+ */
+class DocsExamplesTest {
+    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern DECLARATIONS =
+            Pattern.compile("^(@|public |record |class |interface )", Pattern.MULTILINE);
+
+    @ParameterizedTest
+    @ValueSource(strings = {"docs/SPRING.md", "docs/LEADERSHIP.md"})
+    void everyJavaExampleCompiles(String page) throws Exception {
+        Path tree = ReadmeExamples.readme().orElseThrow().getParent();
+        List<String> blocks = blocks(Files.readString(tree.resolve(page)));
+        assertThat(blocks).as("Java examples in " + page).isNotEmpty();
+        for (int i = 0; i < blocks.size(); i++) {
+            String name = "Example" + i;
+            JavaSources.compile("docs." + name, frame(name, blocks.get(i)), "example " + (i + 1) + " of " + page);
+        }
+    }
+
+    private static List<String> blocks(String page) {
+        List<String> blocks = new ArrayList<>();
+        Matcher block = JAVA_BLOCK.matcher(page);
+        while (block.find()) {
+            blocks.add(block.group(1));
+        }
+        return blocks;
+    }
+
+    private static String frame(String name, String block) {
+        boolean declarations = DECLARATIONS.matcher(block.strip()).lookingAt();
+        String body = declarations
+                ? block.replace("{ ... }", "{ throw new UnsupportedOperationException(); }")
+                : "void example() throws Exception {\n" + block + "\n}";
+        return """
+                package docs;
+
+                import io.cerberus.Cerberus;
+                import io.cerberus.Leadership;
+                import io.cerberus.LeadershipListener;
+                import io.cerberus.LockInfo;
+                import io.cerberus.idempotency.OperationInProgressException;
+                import io.cerberus.spring.DistributedLock;
+                import io.cerberus.spring.ExclusiveRun;
+                import io.cerberus.spring.Idempotent;
+                import io.cerberus.spring.LeaderWork;
+                import io.cerberus.spring.LockNotAcquiredException;
+                import java.time.Duration;
+                import java.util.concurrent.CompletableFuture;
+                import org.springframework.http.HttpStatus;
+                import org.springframework.http.ProblemDetail;
+                import org.springframework.scheduling.annotation.Scheduled;
+                import org.springframework.stereotype.Component;
+                import org.springframework.web.bind.annotation.ExceptionHandler;
+                import org.springframework.web.bind.annotation.RestControllerAdvice;
+                import reactor.core.publisher.Flux;
+                import reactor.core.publisher.Mono;
+
+                class %s {
+                    interface Invoices { void resume(long term); void pause(); }
+                    interface Reminders { void send(long fencingToken); }
+                    record ChargeRequest(String id, long amountCents) {}
+                    record Receipt(String requestId, String paymentId) {}
+                    record Booking() {}
+                    record Row() {}
+                    record Invoice() {}
+
+                    Cerberus cerberus;
+                    Invoices invoices;
+                    Reminders reminders;
+
+                    class Block {
+                %s
+                    }
+                }
+                """.formatted(name, body);
+    }
+}
