@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.Leadership;
 import io.cerberus.servers.ManagedProcess;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * tick); the lock is then free within that and a second. Where the silent expiry is empty (a
  * SQL session lock, a file lock), a killed holder's lock is free within a second and a paused
  * holder keeps it. A woken holder whose lock was taken finds its lease invalid and its unlock
- * refused, and the next holder's fencing token is larger.
+ * refused, and the next holder's fencing token is larger. A leader in a child JVM is replaced in
+ * the same bound, with a larger term, and a paused one learns on waking that it no longer leads.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 public abstract class AbstractMultiProcessConformanceTest {
@@ -121,6 +123,13 @@ public abstract class AbstractMultiProcessConformanceTest {
                 .isGreaterThanOrEqualTo(shortLease())
                 .isLessThanOrEqualTo(shortLease().plus(serverRounding()));
         return silent;
+    }
+
+    /** @return what the engine keeps a silent holder's lock for when it was taken with the children's lease */
+    private Optional<Duration> silentExpiryOfALease() throws InterruptedException {
+        try (io.cerberus.Lease probe = client.lock("silent-probe").acquire(TestTimes.millis(5000), shortLease())) {
+            return probe.silentHolderExpiry();
+        }
     }
 
     private ManagedProcess clientProcess() {
@@ -243,6 +252,60 @@ public abstract class AbstractMultiProcessConformanceTest {
                     .isTrue();
         }
         lock.unlock();
+    }
+
+    @Test
+    void aKilledLeaderIsReplacedWithinItsSilentExpiryWithAHigherTerm() throws Exception {
+        ManagedProcess child = clientProcess();
+        long childTerm = ClientProcess.lead(child, "leader");
+        Optional<Duration> silent = silentExpiryOfALease();
+        try (Leadership here = client.leadership("leader", "parent").start()) {
+            assertThat(here.isLeader()).as("one leader at a time").isFalse();
+            child.kill(TestTimes.millis(10_000));
+            long killedAt = System.nanoTime();
+            Duration bound = silent.isPresent() ? silentBound() : slack();
+            assertThat(here.awaitLeadership(bound))
+                    .as("elected within %s of the kill", bound)
+                    .isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(bound);
+            if (has(Capability.FENCING)) {
+                assertThat(here.term()).as("terms strictly increase").isGreaterThan(childTerm);
+            }
+        }
+    }
+
+    @Test
+    void aPausedLeaderIsReplacedWithinItsSilentExpiryAndLearnsItWasDeposed() throws Exception {
+        ManagedProcess child = clientProcess();
+        long childTerm = ClientProcess.lead(child, "paused-leader");
+        Optional<Duration> silent = silentExpiryOfALease();
+        try (Leadership here = client.leadership("paused-leader", "parent").start()) {
+            child.signal("STOP");
+            boolean elected;
+            try {
+                elected = here.awaitLeadership(silentBound());
+            } finally {
+                child.signal("CONT");
+            }
+            if (silent.isEmpty()) {
+                assertThat(elected)
+                        .as("a paused leader whose hold is bound to its connection keeps leading")
+                        .isFalse();
+                return;
+            }
+            assertThat(elected)
+                    .as("elected within %s of the pause", silentBound())
+                    .isTrue();
+            if (has(Capability.FENCING)) {
+                assertThat(here.term()).as("terms strictly increase").isGreaterThan(childTerm);
+            }
+            Poll.until(
+                    "the woken leader learns it was deposed",
+                    TestTimes.millis(10_000),
+                    () -> child.ask("LEADING - paused-leader", TestTimes.millis(10_000))
+                            .equals("LEADING false"));
+            assertThat(here.isLeader()).as("the new leader still leads").isTrue();
+        }
     }
 
     @Test

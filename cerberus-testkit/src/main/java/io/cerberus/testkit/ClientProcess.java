@@ -1,7 +1,9 @@
 package io.cerberus.testkit;
 
+import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
+import io.cerberus.Leadership;
 import io.cerberus.LockLostException;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
@@ -15,6 +17,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * A lock client in a child JVM that obeys commands on standard input and answers on standard
@@ -33,6 +37,8 @@ import java.time.Duration;
  * <li>{@code ONCE SLEEP_MS CONTENT} → {@code EXECUTED|REPLAYED <pid of the process that ran it>}:
  *     an idempotency-guarded operation that sleeps (duplicates wait for it)
  * <li>{@code MANY COUNT PREFIX} → {@code EXECUTED <n> REPLAYED <m>}: COUNT guarded no-ops, as fast as it can
+ * <li>{@code LEAD - NAME} → {@code LEADING <term>} once elected in the election NAME (waits up to 20 s),
+ *     or {@code LEADING false}; {@code LEADING - NAME} → {@code LEADING true|false}: whether it leads now
  * <li>{@code EXIT} → ends the process
  * </ul>
  * Use {@link #start} and {@link #lock} from tests.
@@ -77,6 +83,21 @@ public final class ClientProcess {
     }
 
     /**
+     * Makes a client take part in an election and waits until it leads.
+     *
+     * @param child a client started with {@link #start}
+     * @param name the election
+     * @return its term (-1 on an engine without fencing tokens)
+     */
+    public static long lead(ManagedProcess child, String name) {
+        String answer = child.ask("LEAD - " + name, TestTimes.millis(30_000));
+        if (!answer.startsWith("LEADING ") || answer.equals("LEADING false")) {
+            throw new AssertionError("the client answered '" + answer + "' to LEAD" + child.diagnostics());
+        }
+        return Long.parseLong(answer.substring("LEADING ".length()));
+    }
+
+    /**
      * Asks a client how long the engine keeps one of its holds once it falls silent.
      *
      * @param child a client started with {@link #start}, holding the lock
@@ -106,6 +127,7 @@ public final class ClientProcess {
                 .namespace(args[0])
                 .defaultLease(lease)
                 .build()) {
+            Map<String, Leadership> leaderships = new HashMap<>();
             System.out.println("READY");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -125,6 +147,11 @@ public final class ClientProcess {
                     System.out.flush();
                     continue;
                 }
+                if (command[0].equals("LEAD") || command[0].equals("LEADING")) {
+                    System.out.println(leadership(cerberus, leaderships, command[0], command[2]));
+                    System.out.flush();
+                    continue;
+                }
                 if (command[0].equals("ONCE")) {
                     System.out.println(once(cerberus, Long.parseLong(command[1]), command[2]));
                     System.out.flush();
@@ -138,6 +165,34 @@ public final class ClientProcess {
                 System.out.println(answer(command[0], lock));
                 System.out.flush();
             }
+        }
+    }
+
+    /**
+     * {@code LEAD - NAME}: takes part in the election NAME and waits (up to 20 s) to lead;
+     * {@code LEADING - NAME}: whether it leads now.
+     *
+     * @return {@code LEADING <term>} (-1 on an engine without fencing tokens), {@code LEADING false}, or
+     *     {@code ERROR <exception>}
+     */
+    private static String leadership(
+            Cerberus cerberus, Map<String, Leadership> leaderships, String command, String name) {
+        try {
+            if (command.equals("LEADING")) {
+                Leadership leadership = leaderships.get(name);
+                return "LEADING " + (leadership != null && leadership.isLeader());
+            }
+            Leadership leadership = leaderships.computeIfAbsent(
+                    name,
+                    election -> cerberus.leadership(
+                                    election, "pid-" + ProcessHandle.current().pid())
+                            .start());
+            if (!leadership.awaitLeadership(Duration.ofSeconds(20))) {
+                return "LEADING false";
+            }
+            return "LEADING " + (cerberus.capabilities().contains(Capability.FENCING) ? leadership.term() : -1);
+        } catch (Exception e) {
+            return "ERROR " + e;
         }
     }
 
