@@ -41,7 +41,10 @@ import picocli.CommandLine.Spec;
  * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
  * aim faults at the holder. With {@code --locks N} each round takes one of the N locks at random
  * (and works on that lock's register), and {@code --loops K} runs K such loops on K threads of
- * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. What the engine got wrong (failed acquisitions, renewals refused or
+ * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. With {@code --leader}
+ * each round is a term of leadership instead, its token the term: one act, or with {@code --leader-term D} act after act
+ * until D after the election, never while the leadership is in doubt, ending at once when it is revoked; then the leader
+ * steps down and contends again. What the engine got wrong (failed acquisitions, renewals refused or
  * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
@@ -92,6 +95,13 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--leader", description = "Be elected leader under the lock's name instead of taking the lock.")
     private boolean leader;
 
+    @Option(
+            names = "--leader-term",
+            converter = Durations.class,
+            description = "With --leader: keep leading and act again and again until this long after the election,"
+                    + " then step down. Default: one act per term.")
+    private Duration leaderTerm;
+
     @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
     private boolean noFencing;
 
@@ -110,11 +120,18 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     /** How long a loop tries for a lock before it logs {@link #BUSY} and picks again. */
     private static final Duration TRY = Duration.ofMillis(500);
 
+    /** How often a leader in doubt looks again whether it leads ({@code --leader-term}). */
+    private static final Duration DOUBT_POLL = Duration.ofMillis(10);
+
     private final AtomicInteger holding = new AtomicInteger();
     private final AtomicInteger reading = new AtomicInteger();
 
     @Override
     public Integer call() throws Exception {
+        if (leaderTerm != null && (!leader || leaderTerm.isZero())) {
+            throw new IllegalArgumentException("--leader-term needs --leader and a duration of more than 0, was "
+                    + Durations.format(leaderTerm) + (leader ? "" : " without --leader"));
+        }
         PrintWriter out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
@@ -173,7 +190,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
             if (cerberus == null && recipe == null) {
-                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime());
+                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime(), stopped);
                 continue;
             }
             long acquiring = System.nanoTime();
@@ -200,33 +217,40 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         held.get().token(),
                         granted,
                         "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, held.get(), granted);
+                cycle(name, lock, registers.get(lock), log, out, held.get(), granted, stopped);
             } else {
                 log.log("ENGINE", name, lock, -1, BUSY);
             }
         }
     }
 
+    /**
+     * One hold: acts on the register once, or with {@code --leader-term} as long as the term lasts ({@link #actWhileLeading}),
+     * then releases it.
+     */
     private void cycle(
-            String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
+            String name,
+            int lock,
+            FencedRegister register,
+            HoldLog log,
+            PrintWriter out,
+            Held held,
+            long granted,
+            AtomicBoolean stopped)
             throws InterruptedException {
         long token = held.token();
         log.log("ACQ", name, lock, token, granted, "");
         held.onLost(() -> log.log("LOST", name, lock, token, ""));
         holding.incrementAndGet();
         announce(out);
-        FencedRegister.State state = register.read(token);
-        log.log("READ", name, lock, token, Long.toString(state.value()));
-        reading.incrementAndGet();
-        announce(out);
         try {
-            Thread.sleep(think.toMillis());
-            boolean written = register.write(state.value() + 1, token);
-            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+            act(name, lock, register, log, out, token);
+            if (leaderTerm != null) {
+                actWhileLeading(name, lock, register, log, out, held, granted + leaderTerm.toNanos(), stopped);
+            }
             // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
             log.log("REL", name, lock, token, "");
         } finally {
-            reading.decrementAndGet();
             holding.decrementAndGet();
         }
         announce(out); // before the release, which may take long (a store without a leader): the aim must not take it
@@ -244,6 +268,60 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             } else {
                 log.log("LOST", name, lock, token, lost.get());
             }
+        }
+    }
+
+    /**
+     * A long-lived leader ({@code --leader-term}): acts again and again while its term lasts, until {@code termEnd}
+     * or the stop. Before each act it asks where it stands: revoked (lost, or elected again under a newer term) ends
+     * the term at once; in doubt ({@link Leadership#isLeader()} false while the hold may still be good: a renewal
+     * unanswered, a lease run out during a pause) it does not act, and waits for the engine's word. Like the lock
+     * loop it checks nothing between its read and its write: a pause can come right after any check, so only the
+     * term, as the fencing token, can stop a deposed leader's write.
+     */
+    private void actWhileLeading(
+            String name,
+            int lock,
+            FencedRegister register,
+            HoldLog log,
+            PrintWriter out,
+            Held held,
+            long termEnd,
+            AtomicBoolean stopped)
+            throws InterruptedException {
+        boolean doubted = false;
+        while (!stopped.get() && System.nanoTime() - termEnd < 0) {
+            Held.Standing standing = held.standing();
+            if (standing == Held.Standing.REVOKED) {
+                return;
+            }
+            if (standing == Held.Standing.IN_DOUBT) {
+                if (!doubted) {
+                    log.log("ENGINE", name, lock, held.token(), "leadership uncertain");
+                }
+                doubted = true;
+                LockSupport.parkNanos(DOUBT_POLL.toNanos());
+                continue;
+            }
+            doubted = false;
+            act(name, lock, register, log, out, held.token());
+            announce(out);
+        }
+    }
+
+    /** One act on the register: read, think, write the value read + 1 with the token. */
+    private void act(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token)
+            throws InterruptedException {
+        FencedRegister.State state = register.read(token);
+        log.log("READ", name, lock, token, Long.toString(state.value()));
+        reading.incrementAndGet();
+        announce(out);
+        try {
+            Thread.sleep(think.toMillis());
+            boolean written = register.write(state.value() + 1, token);
+            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+        } finally {
+            reading.decrementAndGet();
         }
     }
 
@@ -291,6 +369,40 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             } catch (IllegalStateException e) {
                 leadership.close(); // elected and lost at once: not a term this loop acts in
                 return Optional.empty();
+            }
+        }
+
+        /** Where a leader stands, asked before each act of a long term. */
+        enum Standing {
+            /** It leads, vouched for, in the term it was elected with. */
+            LEADS,
+            /** It cannot vouch for its term now, which may still be good: it must not act. */
+            IN_DOUBT,
+            /** Its term is over: lost, or elected again under a newer term. */
+            REVOKED
+        }
+
+        /**
+         * @return where this term stands now; isLeader() first, then the term, so a term lost and won again between
+         *     the two calls is never taken for this one
+         */
+        Standing standing() {
+            boolean leads = leadership.isLeader();
+            if (revoked.get() || !sameTerm()) {
+                return Standing.REVOKED;
+            }
+            return leads ? Standing.LEADS : Standing.IN_DOUBT;
+        }
+
+        /** @return whether the participant still holds this term's hold; without terms (no fencing) only the revoked notice tells */
+        private boolean sameTerm() {
+            if (token < 0) {
+                return true;
+            }
+            try {
+                return leadership.term() == token;
+            } catch (IllegalStateException e) {
+                return false; // leads no more: the hold was lost
             }
         }
 
