@@ -155,10 +155,10 @@ final class CheckOptionRules {
                     options.spec.commandLine(),
                     "--leader-term applies to --primitive leader: how long an elected leader keeps acting");
         }
-        if (options.leaderTerm != null && options.leaderTerm.isZero()) {
+        if (options.leaderTerm != null && options.leaderTerm.compareTo(Duration.ofMillis(1)) < 0) {
             throw new ParameterException(
                     options.spec.commandLine(),
-                    "--leader-term must be more than 0, was " + Durations.format(options.leaderTerm)
+                    "--leader-term must be at least 1ms, was " + Durations.format(options.leaderTerm)
                             + "; for one act per term, leave it out");
         }
         if (options.recipe != null && options.noLock) {

@@ -192,7 +192,7 @@ public final class CheckOptions {
                     "With --primitive leader: a leader keeps leading and acts on the register again and again (each"
                             + " act a read, --think, a write with its term as the token; none while its leadership is in doubt)"
                             + " until this long after its election, or until it is revoked; then it steps down and contends"
-                            + " again. More than 0. Default: none, one act per term")
+                            + " again. At least 1ms. Default: none, one act per term")
     Duration leaderTerm;
 
     @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")

@@ -92,13 +92,16 @@ class CheckLeaderTermTest {
     }
 
     @Test
-    void aLeaderTermIsRefusedWithoutTheLeaderPrimitiveAndWhenNotPositive() {
+    void aLeaderTermIsRefusedWithoutTheLeaderPrimitiveAndUnderAMillisecond() {
         Cli.Result lock = Cli.run(RUN_LIMIT, "check", "--leader-term", "2s");
         assertThat(lock.exitCode()).isEqualTo(64);
         assertThat(lock.stderr()).contains("--leader-term applies to --primitive leader");
         Cli.Result zero = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "0");
         assertThat(zero.exitCode()).isEqualTo(64);
-        assertThat(zero.stderr()).contains("--leader-term must be more than 0, was 0ms");
+        assertThat(zero.stderr()).contains("--leader-term must be at least 1ms, was 0ms");
+        Cli.Result tiny = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "500us");
+        assertThat(tiny.exitCode()).isEqualTo(64);
+        assertThat(tiny.stderr()).contains("--leader-term must be at least 1ms, was 0ms");
         Cli.Result negative = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "-1s");
         assertThat(negative.exitCode()).isEqualTo(64);
         assertThat(negative.stderr()).contains("'-1s' is not a duration");

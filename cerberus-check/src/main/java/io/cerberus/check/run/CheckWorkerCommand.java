@@ -121,8 +121,8 @@ public final class CheckWorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (leaderTerm != null && (!leader || leaderTerm.isZero())) {
-            throw new IllegalArgumentException("--leader-term needs --leader and a duration of more than 0, was "
+        if (leaderTerm != null && (!leader || leaderTerm.toMillis() < 1)) {
+            throw new IllegalArgumentException("--leader-term needs --leader and a duration of at least 1ms, was "
                     + Durations.format(leaderTerm) + (leader ? "" : " without --leader"));
         }
         PrintWriter out = spec.commandLine().getOut();
