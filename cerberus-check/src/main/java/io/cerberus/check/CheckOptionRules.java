@@ -150,6 +150,17 @@ final class CheckOptionRules {
                     "--primitive leader elects with Cerberus; --recipe and --no-lock replace Cerberus: give one or the"
                             + " other");
         }
+        if (options.leaderTerm != null && !options.primitive.equals("leader")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--leader-term applies to --primitive leader: how long an elected leader keeps acting");
+        }
+        if (options.leaderTerm != null && options.leaderTerm.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--leader-term must be at least 1ms, was " + Durations.format(options.leaderTerm)
+                            + "; for one act per term, leave it out");
+        }
         if (options.recipe != null && options.noLock) {
             throw new ParameterException(
                     options.spec.commandLine(),

@@ -182,8 +182,18 @@ public final class CheckOptions {
             description =
                     "What the clients take: lock (each loop acquires the lock and releases it), or leader (each loop is"
                             + " a participant in electing a leader under the lock's name, acts on the register once per term with"
-                            + " the term as its token, then steps down). Default: ${DEFAULT-VALUE}")
+                            + " the term as its token, then steps down; see --leader-term). Default: ${DEFAULT-VALUE}")
     String primitive;
+
+    @Option(
+            names = "--leader-term",
+            converter = Durations.class,
+            description =
+                    "With --primitive leader: a leader keeps leading and acts on the register again and again (each"
+                            + " act a read, --think, a write with its term as the token; none while its leadership is in doubt)"
+                            + " until this long after its election, or until it is revoked; then it steps down and contends"
+                            + " again. At least 1ms. Default: none, one act per term")
+    Duration leaderTerm;
 
     @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")
     boolean noLock;

@@ -96,7 +96,13 @@ final class LockCheck {
                 + (o.noLock
                         ? "no lock"
                         : (o.recipe == null ? "" : "recipe " + o.recipe + " on ")
-                                + (o.primitive.equals("leader") ? "leader election on " : "")
+                                + (o.primitive.equals("leader")
+                                        ? "leader election "
+                                                + (o.leaderTerm == null
+                                                        ? ""
+                                                        : "with terms of up to " + Durations.format(o.leaderTerm) + " ")
+                                                + "on "
+                                        : "")
                                 + Redaction.redact(engineUri))
                 + (lockServer == null
                         ? ""
@@ -162,8 +168,11 @@ final class LockCheck {
         List<FencedRegister.State> registers =
                 locks.registers(!o.noFencing).stream().map(FencedRegister::read).toList();
         // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one
-        // that long
-        Stuck stuck = new Stuck(stopping, Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5)));
+        // that long; a long-lived leader keeps its term's hold for --leader-term on top of that
+        Stuck stuck = new Stuck(
+                stopping,
+                Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5))
+                        + (o.leaderTerm == null ? 0 : o.leaderTerm.toNanos()));
         LockJudgement report =
                 new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(HoldLog.readAll(o.out));
         String text = report.text(title);
@@ -201,6 +210,9 @@ final class LockCheck {
         }
         if (o.primitive.equals("leader")) {
             args.add("--leader");
+        }
+        if (o.leaderTerm != null) {
+            args.addAll(List.of("--leader-term", o.leaderTerm.toMillis() + "ms"));
         }
         if (o.noFencing) {
             args.add("--no-fencing");

@@ -229,7 +229,8 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
 
     private String describe(Hold hold) {
         return hold.client() + on(hold) + " token " + hold.token() + " [" + millis(hold.startNanos() - startNanos())
-                + " – " + millis(hold.endNanos() - startNanos()) + ", " + hold.end() + ", write " + hold.write() + "]";
+                + " – " + millis(hold.endNanos() - startNanos()) + ", " + hold.end() + ", write " + hold.writeText()
+                + "]";
     }
 
     /** @return " on NAME" in a run of several locks, else nothing */

@@ -88,7 +88,7 @@ public final class Timeline {
                     escape(hold.client() + report.on(hold) + " token " + hold.token() + ": "
                             + LockJudgement.millis(hold.startNanos() - report.startNanos()) + " to "
                             + LockJudgement.millis(hold.endNanos() - report.startNanos()) + " (" + hold.end()
-                            + ", write " + hold.write() + ")")));
+                            + ", write " + hold.writeText() + ")")));
         }
         for (LockJudgement.Fault fault : report.faults()) {
             int index = clients.indexOf(fault.client());

@@ -3,11 +3,7 @@ package io.cerberus.check.run;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusMetrics;
-import io.cerberus.EngineUnavailableException;
 import io.cerberus.Leadership;
-import io.cerberus.LeadershipListener;
-import io.cerberus.Lease;
-import io.cerberus.LockLostException;
 import io.cerberus.check.console.Durations;
 import io.cerberus.check.log.CheckLocks;
 import io.cerberus.check.log.FencedRegister;
@@ -41,7 +37,10 @@ import picocli.CommandLine.Spec;
  * announcing {@code HOLD}, {@code READ} and {@code FREE} on standard output so the checker can
  * aim faults at the holder. With {@code --locks N} each round takes one of the N locks at random
  * (and works on that lock's register), and {@code --loops K} runs K such loops on K threads of
- * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. What the engine got wrong (failed acquisitions, renewals refused or
+ * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. With {@code --leader}
+ * each round is a term of leadership instead, its token the term: one act, or with {@code --leader-term D} act after act
+ * until D after the election, never while the leadership is in doubt, ending at once when it is revoked; then the leader
+ * steps down and contends again. What the engine got wrong (failed acquisitions, renewals refused or
  * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
@@ -92,6 +91,13 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     @Option(names = "--leader", description = "Be elected leader under the lock's name instead of taking the lock.")
     private boolean leader;
 
+    @Option(
+            names = "--leader-term",
+            converter = Durations.class,
+            description = "With --leader: keep leading and act again and again until this long after the election,"
+                    + " then step down. Default: one act per term.")
+    private Duration leaderTerm;
+
     @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
     private boolean noFencing;
 
@@ -107,14 +113,18 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     /** Logged when a try for a lock ran out of time: another held it. A lock asked for and never granted is stuck. */
     public static final String BUSY = "busy";
 
-    /** How long a loop tries for a lock before it logs {@link #BUSY} and picks again. */
-    private static final Duration TRY = Duration.ofMillis(500);
+    /** How often a leader in doubt looks again whether it leads ({@code --leader-term}). */
+    private static final Duration DOUBT_POLL = Duration.ofMillis(10);
 
     private final AtomicInteger holding = new AtomicInteger();
     private final AtomicInteger reading = new AtomicInteger();
 
     @Override
     public Integer call() throws Exception {
+        if (leaderTerm != null && (!leader || leaderTerm.toMillis() < 1)) {
+            throw new IllegalArgumentException("--leader-term needs --leader and a duration of at least 1ms, was "
+                    + Durations.format(leaderTerm) + (leader ? "" : " without --leader"));
+        }
         PrintWriter out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
@@ -173,7 +183,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
             if (cerberus == null && recipe == null) {
-                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime());
+                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime(), stopped);
                 continue;
             }
             long acquiring = System.nanoTime();
@@ -184,7 +194,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         : leader
                                 ? Held.elect(cerberus, locks.name(lock), name, fencing)
                                 : Held.take(cerberus, locks.name(lock), fencing);
-            } catch (Unanswered e) {
+            } catch (Held.Unanswered e) {
                 log.log("ENGINE", name, lock, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
                 continue;
@@ -200,33 +210,40 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         held.get().token(),
                         granted,
                         "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, held.get(), granted);
+                cycle(name, lock, registers.get(lock), log, out, held.get(), granted, stopped);
             } else {
                 log.log("ENGINE", name, lock, -1, BUSY);
             }
         }
     }
 
+    /**
+     * One hold: acts on the register once, or with {@code --leader-term} as long as the term lasts ({@link #actWhileLeading}),
+     * then releases it.
+     */
     private void cycle(
-            String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, Held held, long granted)
+            String name,
+            int lock,
+            FencedRegister register,
+            HoldLog log,
+            PrintWriter out,
+            Held held,
+            long granted,
+            AtomicBoolean stopped)
             throws InterruptedException {
         long token = held.token();
         log.log("ACQ", name, lock, token, granted, "");
         held.onLost(() -> log.log("LOST", name, lock, token, ""));
         holding.incrementAndGet();
         announce(out);
-        FencedRegister.State state = register.read(token);
-        log.log("READ", name, lock, token, Long.toString(state.value()));
-        reading.incrementAndGet();
-        announce(out);
         try {
-            Thread.sleep(think.toMillis());
-            boolean written = register.write(state.value() + 1, token);
-            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+            act(name, lock, register, log, out, token);
+            if (leaderTerm != null) {
+                actWhileLeading(name, lock, register, log, out, held, granted + leaderTerm.toNanos(), stopped);
+            }
             // the hold ends, for this client, when it starts releasing: another may be granted before close() returns
             log.log("REL", name, lock, token, "");
         } finally {
-            reading.decrementAndGet();
             holding.decrementAndGet();
         }
         announce(out); // before the release, which may take long (a store without a leader): the aim must not take it
@@ -247,114 +264,57 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         }
     }
 
-    /** The engine did not answer a try for a lock (unreachable, timed out): the loop tries again. */
-    private static final class Unanswered extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        Unanswered(Throwable cause) {
-            super(cause);
+    /**
+     * A long-lived leader ({@code --leader-term}): acts again and again while its term lasts, until {@code termEnd}
+     * or the stop. Before each act it asks where it stands: revoked (lost, or elected again under a newer term) ends
+     * the term at once; in doubt ({@link Leadership#isLeader()} false while the hold may still be good: a renewal
+     * unanswered, a lease run out during a pause) it does not act, and waits for the engine's word. Like the lock
+     * loop it checks nothing between its read and its write: a pause can come right after any check, so only the
+     * term, as the fencing token, can stop a deposed leader's write.
+     */
+    private void actWhileLeading(
+            String name,
+            int lock,
+            FencedRegister register,
+            HoldLog log,
+            PrintWriter out,
+            Held held,
+            long termEnd,
+            AtomicBoolean stopped)
+            throws InterruptedException {
+        boolean doubted = false;
+        while (!stopped.get() && System.nanoTime() - termEnd < 0) {
+            Held.Standing standing = held.standing();
+            if (standing == Held.Standing.REVOKED) {
+                return;
+            }
+            if (standing == Held.Standing.IN_DOUBT) {
+                if (!doubted) {
+                    log.log("ENGINE", name, lock, held.token(), "leadership uncertain");
+                }
+                doubted = true;
+                LockSupport.parkNanos(DOUBT_POLL.toNanos());
+                continue;
+            }
+            doubted = false;
+            act(name, lock, register, log, out, held.token());
+            announce(out);
         }
     }
 
-    /**
-     * A lock a loop holds, whichever way it took it: Cerberus's lease (with its fencing token when the engine has
-     * them, and its loss notices), a recipe's hold (no token, no notice), or nothing ({@code --no-lock}).
-     */
-    private record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadership, AtomicBoolean revoked) {
-        static final Held NOTHING = new Held(-1, null, null, null, null);
-
-        Held(long token, Lease lease, Recipe.Hold recipeHold) {
-            this(token, lease, recipeHold, null, null);
-        }
-
-        /** @return a term of leadership (its token the term), or empty when another leads */
-        static Optional<Held> elect(Cerberus cerberus, String name, String participant, boolean fencing)
-                throws Unanswered, InterruptedException {
-            AtomicBoolean revoked = new AtomicBoolean();
-            Leadership leadership = cerberus.leadership(name, participant);
-            leadership.onChange(new LeadershipListener() {
-                @Override
-                public void revoked(Leadership lost, String reason) {
-                    revoked.set(true);
-                }
-            });
-            try {
-                leadership.start();
-                if (leadership.awaitLeadership(TRY)) {
-                    return Optional.of(new Held(fencing ? leadership.term() : -1, null, null, leadership, revoked));
-                }
-                leadership.close();
-                return Optional.empty();
-            } catch (EngineUnavailableException e) {
-                leadership.close();
-                throw new Unanswered(e);
-            } catch (IllegalStateException e) {
-                leadership.close(); // elected and lost at once: not a term this loop acts in
-                return Optional.empty();
-            }
-        }
-
-        /** @return the lease, or empty when another holds the lock */
-        static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing)
-                throws Unanswered, InterruptedException {
-            try {
-                return cerberus.lock(lockName)
-                        .tryAcquire(TRY)
-                        .map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
-            } catch (EngineUnavailableException e) {
-                throw new Unanswered(e);
-            }
-        }
-
-        /** @return the recipe's hold, or empty when another holds the lock */
-        static Optional<Held> take(Recipe recipe, String lockName) throws Unanswered, InterruptedException {
-            try {
-                return recipe.tryAcquire(lockName, TRY).map(hold -> new Held(-1, null, hold));
-            } catch (RuntimeException e) { // the recipes' clients throw their own exceptions
-                throw new Unanswered(e);
-            }
-        }
-
-        void onLost(Runnable logLoss) {
-            if (lease != null) {
-                lease.onLost((lost, reason) -> logLoss.run());
-            }
-            if (leadership != null) {
-                leadership.onChange(new LeadershipListener() {
-                    @Override
-                    public void revoked(Leadership lost, String reason) {
-                        if (reason.startsWith("lost")) {
-                            logLoss.run();
-                        }
-                    }
-                });
-            }
-        }
-
-        /** @return empty when the release was confirmed, else what the LOST line says ({@code at release}, {@code release unconfirmed}) */
-        Optional<String> release() {
-            if (leadership != null) {
-                boolean lostFirst = revoked.get() || !leadership.isLeader();
-                leadership.close();
-                return lostFirst ? Optional.of("at release") : Optional.empty();
-            }
-            try {
-                if (lease != null) {
-                    lease.close();
-                } else {
-                    recipeHold.release();
-                }
-                return Optional.empty();
-            } catch (LockLostException e) {
-                return Optional.of("at release");
-            } catch (EngineUnavailableException e) {
-                return Optional.of("release unconfirmed");
-            } catch (RuntimeException e) {
-                if (lease != null) {
-                    throw e; // not the engine's failure: a bug, shown
-                }
-                return Optional.of("release unconfirmed");
-            }
+    /** One act on the register: read, think, write the value read + 1 with the token. */
+    private void act(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token)
+            throws InterruptedException {
+        FencedRegister.State state = register.read(token);
+        log.log("READ", name, lock, token, Long.toString(state.value()));
+        reading.incrementAndGet();
+        announce(out);
+        try {
+            Thread.sleep(think.toMillis());
+            boolean written = register.write(state.value() + 1, token);
+            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+        } finally {
+            reading.decrementAndGet();
         }
     }
 

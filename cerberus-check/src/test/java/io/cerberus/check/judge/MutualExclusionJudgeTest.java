@@ -73,6 +73,38 @@ class MutualExclusionJudgeTest {
     }
 
     @Test
+    void aLongTermIsOneHoldWhoseManyWritesAreCountedAndAPausedLeadersUnfencedWriteIsALostUpdate() {
+        // c1 leads term 1 and writes four times; paused in its fifth act, it is deposed; c2's term 2 writes twice;
+        // c1 wakes and writes the value it read before the pause: the register ignores tokens (the negative control)
+        LockJudgement report = MutualExclusionJudge.judge(
+                List.of(
+                        e("ACQ", "c1", 1, 10, ""),
+                        e("WRITE", "c1", 1, 11, "ok"),
+                        e("WRITE", "c1", 1, 12, "ok"),
+                        e("WRITE", "c1", 1, 13, "ok"),
+                        e("WRITE", "c1", 1, 14, "ok"),
+                        e("READ", "c1", 1, 15, "4"),
+                        e("FAULT", "c1", -1, 16, "pause"),
+                        e("ACQ", "c2", 2, 40, ""),
+                        e("WRITE", "c2", 2, 41, "ok"),
+                        e("WRITE", "c2", 2, 42, "ok"),
+                        e("FAULT", "c1", -1, 60, "resume"),
+                        e("WRITE", "c1", 1, 61, "ok"),
+                        e("REL", "c1", 1, 62, ""),
+                        e("REL", "c2", 2, 70, "")),
+                register(5, 7, 0),
+                0,
+                80);
+
+        assertThat(report.holds()).hasSize(2);
+        assertThat(report.tokensBackwards()).as("one grant per term").isZero();
+        assertThat(report.lostUpdates()).isEqualTo(2);
+        assertThat(report.verdict()).isEqualTo("UNSAFE");
+        assertThat(report.holds().get(0).writeText()).isEqualTo("5 ok");
+        assertThat(report.text("run")).contains("write 5 ok]").doesNotContain("ok,ok,ok,ok");
+    }
+
+    @Test
     void lostUpdatesAndTokensGoingBackwardsAreUnsafe() {
         LockJudgement lost = MutualExclusionJudge.judge(
                 List.of(e("ACQ", "c1", 1, 10, ""), e("REL", "c1", 1, 20, "")), register(1, 2, 0), 0, 30);
