@@ -15,7 +15,7 @@ import java.util.concurrent.CompletionException;
 
 /**
  * The Lua scripts of the engine ({@code io/cerberus/redis/*.lua}, each prefixed with
- * {@code common.lua}), run with {@code EVALSHA}; a server that does not know a script yet (first
+ * {@code common.lua}, and the {@code fenced_*.lua} of {@link FencedRedis} also with {@code fenced.lua}), run with {@code EVALSHA}; a server that does not know a script yet (first
  * use, restart, {@code SCRIPT FLUSH}) answers {@code NOSCRIPT}, and the script is sent once with
  * {@code EVAL}, which also caches it. So every call is one round trip but the first.
  */
@@ -41,14 +41,25 @@ enum LockScripts {
     /** Store an idempotency result. */
     IDEM_COMPLETE("idem_complete.lua", ScriptOutputType.INTEGER),
     /** Give an idempotency claim up. */
-    IDEM_RELEASE("idem_release.lua", ScriptOutputType.INTEGER);
+    IDEM_RELEASE("idem_release.lua", ScriptOutputType.INTEGER),
+    /** Write a string of fenced data ({@link FencedRedis}). */
+    FENCED_SET("fenced_set.lua", ScriptOutputType.MULTI),
+    /** Write fields of a fenced hash. */
+    FENCED_HSET("fenced_hset.lua", ScriptOutputType.MULTI),
+    /** Delete fenced data, keeping its fence. */
+    FENCED_DEL("fenced_del.lua", ScriptOutputType.MULTI),
+    /** Read a string of fenced data, recording the reader's fence. */
+    FENCED_GET("fenced_get.lua", ScriptOutputType.MULTI),
+    /** Read a field of a fenced hash, recording the reader's fence. */
+    FENCED_HGET("fenced_hget.lua", ScriptOutputType.MULTI);
 
     private final String text;
     private final String sha;
     private final ScriptOutputType output;
 
     LockScripts(String file, ScriptOutputType output) {
-        this.text = read("common.lua") + "\n" + read(file);
+        this.text =
+                read("common.lua") + "\n" + (file.startsWith("fenced_") ? read("fenced.lua") + "\n" : "") + read(file);
         this.sha = sha1(text);
         this.output = output;
     }

@@ -4,5 +4,9 @@
  * ({@link io.cerberus.redis.RedisEngineProvider}, {@link io.cerberus.redis.RedlockEngineProvider})
  * are public (for {@link java.util.ServiceLoader}); applications use the engines through
  * {@link io.cerberus.Cerberus#connect(String)}. Key layout and scripts: {@code docs/REDIS.md}.
+ *
+ * <p>Also public, for the application's own data in Redis protected by a lock on any engine:
+ * {@link io.cerberus.redis.FencedRedis} (fenced writes and reads) and the refusal it throws,
+ * {@link io.cerberus.redis.RedisStaleFenceException}.
  */
 package io.cerberus.redis;
