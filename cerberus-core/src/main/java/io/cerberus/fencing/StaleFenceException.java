@@ -12,6 +12,7 @@ import io.cerberus.Fence;
 public class StaleFenceException extends CerberusException {
     private static final long serialVersionUID = 1L;
 
+    private final String resource;
     private final transient Fence refused;
     private final transient Fence newest;
 
@@ -23,8 +24,14 @@ public class StaleFenceException extends CerberusException {
     public StaleFenceException(String resource, Fence refused, Fence newest) {
         super(resource + " refused fence " + refused + ": it has seen " + newest
                 + ", so the lock has passed to a newer holder since this one took it; take the lock again");
+        this.resource = resource;
         this.refused = refused;
         this.newest = newest;
+    }
+
+    /** @return what refused it: a file, a row, a key, as the message names it */
+    public String resource() {
+        return resource;
     }
 
     /** @return the fence that was refused */

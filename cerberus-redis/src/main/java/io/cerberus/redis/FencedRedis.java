@@ -1,6 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.Fence;
+import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeoutException;
 /**
  * Fenced writes and reads of the application's own data in Redis, protected by a Cerberus lock on any
  * engine: each call carries the holder's {@link Fence} ({@code Fence.of(lease)}), and the data refuses a
- * call whose fence is older than the newest it has seen, with a {@link RedisStaleFenceException}. So a
+ * call whose fence is older than the newest it has seen, with a {@link StaleFenceException}. So a
  * holder that was paused past its lease cannot overwrite the work of the holder after it.
  *
  * <p>Layout: the newest fence of data key {@code K} is kept in the string key {@link #fenceKey(String)
@@ -101,7 +102,7 @@ public final class FencedRedis {
     /**
      * {@code SET key value} (no expiry) if {@code fence} is not older than the key's newest.
      *
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was written
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was written
      * @throws IllegalArgumentException if the key is not allowed ({@link #fenceKey})
      */
     public void set(Fence fence, String key, String value) {
@@ -111,7 +112,7 @@ public final class FencedRedis {
     /**
      * {@code SET key value PX expiry} if {@code fence} is not older than the key's newest.
      *
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was written
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was written
      * @throws IllegalArgumentException if the key is not allowed, or the expiry is under a millisecond
      */
     public void set(Fence fence, String key, String value, Duration expiry) {
@@ -122,7 +123,7 @@ public final class FencedRedis {
     /**
      * {@code HSET key field value} if {@code fence} is not older than the key's newest.
      *
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was written
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was written
      */
     public void hset(Fence fence, String key, String field, String value) {
         hset(fence, key, Map.of(field, value));
@@ -132,7 +133,7 @@ public final class FencedRedis {
      * {@code HSET key field value ...} (one or more fields, in one atomic step) if {@code fence} is not older
      * than the key's newest. The hash keeps its expiry, if it has one.
      *
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was written
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was written
      * @throws IllegalArgumentException if {@code fields} is empty or the key is not allowed
      */
     public void hset(Fence fence, String key, Map<String, String> fields) {
@@ -153,7 +154,7 @@ public final class FencedRedis {
      * again.
      *
      * @return whether the key existed
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was deleted
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was deleted
      */
     public boolean del(Fence fence, String key) {
         return ((Long) written(LockScripts.FENCED_DEL, fence, key, List.of()).get(2)) == 1L;
@@ -164,7 +165,7 @@ public final class FencedRedis {
      * older holder can write after this read.
      *
      * @return the value, empty if the key does not exist
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was read or recorded
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was read or recorded
      */
     public Optional<String> get(Fence fence, String key) {
         return value(written(LockScripts.FENCED_GET, fence, key, List.of()));
@@ -174,7 +175,7 @@ public final class FencedRedis {
      * {@code HGET key field} as a holder, recording {@code fence} as {@link #get} does.
      *
      * @return the field's value, empty if the key or the field does not exist
-     * @throws RedisStaleFenceException if the key has seen a newer fence; nothing was read or recorded
+     * @throws StaleFenceException if the key has seen a newer fence; nothing was read or recorded
      */
     public Optional<String> hget(Fence fence, String key, String field) {
         return value(written(LockScripts.FENCED_HGET, fence, key, List.of(Objects.requireNonNull(field, "field"))));
@@ -200,7 +201,7 @@ public final class FencedRedis {
         args.addAll(more);
         List<Object> reply = await(script.<List<Object>>run(commands, keys, args.toArray(String[]::new)));
         if ((Long) reply.get(0) != 1L) {
-            throw new RedisStaleFenceException(key, fence, Fence.parse((String) reply.get(1)));
+            throw new StaleFenceException("Redis key '" + key + "'", fence, Fence.parse((String) reply.get(1)));
         }
         return reply;
     }

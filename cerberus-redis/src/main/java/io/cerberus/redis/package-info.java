@@ -7,6 +7,6 @@
  *
  * <p>Also public, for the application's own data in Redis protected by a lock on any engine:
  * {@link io.cerberus.redis.FencedRedis} (fenced writes and reads) and the refusal it throws,
- * {@link io.cerberus.redis.RedisStaleFenceException}.
+ * {@link io.cerberus.fencing.StaleFenceException}.
  */
 package io.cerberus.redis;

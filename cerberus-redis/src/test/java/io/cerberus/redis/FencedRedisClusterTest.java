@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.Fence;
 import io.cerberus.Lease;
+import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.servers.RedisCluster;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.Poll;
@@ -79,10 +80,10 @@ class FencedRedisClusterTest {
             masters.add(
                     CLUSTER.get().masterOf(SlotHash.getSlot(key)).orElseThrow().port());
             fenced.set(fence(2), key, "v", Duration.ofMinutes(5));
-            assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(RedisStaleFenceException.class);
+            assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(StaleFenceException.class);
             assertThat(fenced.get(fence(3), key)).contains("v");
             assertThat(fenced.del(fence(3), key)).isTrue();
-            assertThatThrownBy(() -> fenced.set(fence(2), key, "again")).isInstanceOf(RedisStaleFenceException.class);
+            assertThatThrownBy(() -> fenced.set(fence(2), key, "again")).isInstanceOf(StaleFenceException.class);
             assertThat(fenced.fence(key)).contains(fence(3));
             assertThat(connection.sync().exists(key)).isZero();
         }
@@ -97,8 +98,7 @@ class FencedRedisClusterTest {
         fenced.hset(fence(2), orders, "1", "widget");
 
         assertThat(fenced.hget(fence(5), profile, "name")).contains("Ada");
-        assertThatThrownBy(() -> fenced.hset(fence(4), profile, "name", "Eve"))
-                .isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.hset(fence(4), profile, "name", "Eve")).isInstanceOf(StaleFenceException.class);
         fenced.hset(fence(4), orders, "2", "gadget");
         assertThat(connection.sync().hgetall(orders)).containsOnlyKeys("1", "2");
     }
@@ -112,7 +112,7 @@ class FencedRedisClusterTest {
         flushScripts();
         assertThat(fenced.get(fence(2), key)).contains("after");
         flushScripts();
-        assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(StaleFenceException.class);
     }
 
     @Test
@@ -138,7 +138,7 @@ class FencedRedisClusterTest {
                 fenced.set(bFence, key, "1");
                 assertThatThrownBy(() -> fenced.set(aFence, key, "1 from the paused holder"))
                         .isInstanceOfSatisfying(
-                                RedisStaleFenceException.class,
+                                StaleFenceException.class,
                                 refused -> assertThat(refused.newest()).isEqualTo(bFence));
             }
             assertThat(connection.sync().get(key)).isEqualTo("1");

@@ -60,7 +60,7 @@ class FencedRedisDocsTest {
                 import io.cerberus.Fence;
                 import io.cerberus.Lease;
                 import io.cerberus.redis.FencedRedis;
-                import io.cerberus.redis.RedisStaleFenceException;
+                import io.cerberus.fencing.StaleFenceException;
                 import io.lettuce.core.RedisClient;
                 import io.lettuce.core.api.StatefulRedisConnection;
                 import java.time.Duration;

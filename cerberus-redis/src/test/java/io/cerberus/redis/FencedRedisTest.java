@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.Fence;
 import io.cerberus.Lease;
+import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
 import io.cerberus.testkit.TestTimes;
@@ -74,8 +75,8 @@ class FencedRedisTest {
         fenced.set(fence(7), key, "new");
 
         assertThatThrownBy(() -> fenced.set(fence(6), key, "old"))
-                .isInstanceOfSatisfying(RedisStaleFenceException.class, refused -> {
-                    assertThat(refused.key()).isEqualTo(key);
+                .isInstanceOfSatisfying(StaleFenceException.class, refused -> {
+                    assertThat(refused.resource()).contains(key);
                     assertThat(refused.refused()).isEqualTo(fence(6));
                     assertThat(refused.newest()).isEqualTo(fence(7));
                 })
@@ -90,13 +91,13 @@ class FencedRedisTest {
         fenced.set(new Fence(0, Long.MAX_VALUE), key, "epoch 0");
         assertThatThrownBy(() -> fenced.set(new Fence(0, Long.MAX_VALUE - 1), key, "lower by one"))
                 .as("tokens equal as doubles but not as numbers")
-                .isInstanceOf(RedisStaleFenceException.class);
+                .isInstanceOf(StaleFenceException.class);
         fenced.set(new Fence(1, 1), key, "epoch 1");
         assertThatThrownBy(() -> fenced.set(new Fence(0, Long.MAX_VALUE), key, "older epoch"))
-                .isInstanceOf(RedisStaleFenceException.class);
+                .isInstanceOf(StaleFenceException.class);
         fenced.set(new Fence(1, 10), key, "longer token");
         assertThatThrownBy(() -> fenced.set(new Fence(1, 9), key, "shorter token"))
-                .isInstanceOf(RedisStaleFenceException.class);
+                .isInstanceOf(StaleFenceException.class);
 
         assertThat(plainGet(key)).isEqualTo("longer token");
         assertThat(fenced.fence(key)).contains(new Fence(1, 10));
@@ -129,7 +130,7 @@ class FencedRedisTest {
 
                 assertThatThrownBy(() -> fenced.set(aFence, key, Long.toString(aRead + 1)))
                         .isInstanceOfSatisfying(
-                                RedisStaleFenceException.class,
+                                StaleFenceException.class,
                                 refused -> assertThat(refused.newest()).isEqualTo(bFence));
             }
             assertThat(plainGet(key)).isEqualTo("1");
@@ -145,9 +146,9 @@ class FencedRedisTest {
         assertThatThrownBy(() -> fenced.set(fence(2), key, "11"))
                 .as("the older reader writes back after the newer one read")
                 .isInstanceOfSatisfying(
-                        RedisStaleFenceException.class,
+                        StaleFenceException.class,
                         refused -> assertThat(refused.newest()).isEqualTo(fence(3)));
-        assertThatThrownBy(() -> fenced.get(fence(2), key)).isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.get(fence(2), key)).isInstanceOf(StaleFenceException.class);
         fenced.set(fence(3), key, "11");
         assertThat(plainGet(key)).isEqualTo("11");
     }
@@ -158,7 +159,7 @@ class FencedRedisTest {
         assertThat(connection.sync().exists(key)).isZero();
 
         assertThatThrownBy(() -> fenced.set(fence(3), key, "created by an older holder"))
-                .isInstanceOf(RedisStaleFenceException.class);
+                .isInstanceOf(StaleFenceException.class);
         assertThat(connection.sync().exists(key)).isZero();
     }
 
@@ -172,8 +173,8 @@ class FencedRedisTest {
                 .as("kept for ever")
                 .isEqualTo(-1L);
 
-        assertThatThrownBy(() -> fenced.set(fence(4), key, "again")).isInstanceOf(RedisStaleFenceException.class);
-        assertThatThrownBy(() -> fenced.del(fence(4), key)).isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.set(fence(4), key, "again")).isInstanceOf(StaleFenceException.class);
+        assertThatThrownBy(() -> fenced.del(fence(4), key)).isInstanceOf(StaleFenceException.class);
         assertThat(connection.sync().exists(key)).isZero();
         assertThat(fenced.del(fence(5), key)).as("nothing left to delete").isFalse();
     }
@@ -220,8 +221,8 @@ class FencedRedisTest {
         assertThat(fenced.hget(fence(2), key, "missing")).isEmpty();
 
         assertThatThrownBy(() -> fenced.hset(fence(1), key, Map.of("status", "refunded", "amount", "0")))
-                .isInstanceOf(RedisStaleFenceException.class);
-        assertThatThrownBy(() -> fenced.hget(fence(1), key, "status")).isInstanceOf(RedisStaleFenceException.class);
+                .isInstanceOf(StaleFenceException.class);
+        assertThatThrownBy(() -> fenced.hget(fence(1), key, "status")).isInstanceOf(StaleFenceException.class);
         assertThat(connection.sync().hgetall(key))
                 .containsEntry("status", "paid")
                 .containsEntry("amount", "42");
@@ -238,7 +239,7 @@ class FencedRedisTest {
         SERVER.get().admin().scriptFlush();
         assertThat(fenced.get(fence(2), key)).contains("after");
         SERVER.get().admin().scriptFlush();
-        assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.set(fence(1), key, "stale")).isInstanceOf(StaleFenceException.class);
         SERVER.get().admin().scriptFlush();
         fenced.hset(fence(3), key + ":h", "f", "v");
         SERVER.get().admin().scriptFlush();
@@ -258,8 +259,7 @@ class FencedRedisTest {
 
         String tagged = "{" + key + "}:lines";
         fenced.hset(fence(2), tagged, "1", "widget");
-        assertThatThrownBy(() -> fenced.hset(fence(1), tagged, "1", "gadget"))
-                .isInstanceOf(RedisStaleFenceException.class);
+        assertThatThrownBy(() -> fenced.hset(fence(1), tagged, "1", "gadget")).isInstanceOf(StaleFenceException.class);
         assertThat(fenced.hget(fence(2), tagged, "1")).contains("widget");
     }
 
