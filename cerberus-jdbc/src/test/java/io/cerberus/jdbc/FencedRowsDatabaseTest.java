@@ -11,7 +11,11 @@ import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
 import io.cerberus.servers.PostgresServer;
+import io.cerberus.testkit.ReadmeExamples;
 import io.cerberus.testkit.ServerExtension;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -27,6 +31,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -34,7 +40,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@link FencedRows} against the real servers, with the column DDL docs/FENCING.md gives for each: a
+ * {@link FencedRows} against the real servers, their tables given the columns by the DDL of docs/FENCING.md: a
  * newer or equal fence writes and advances the row's fence, an older one is refused with the row left
  * as it was, a paused holder's late write is refused after the lock passed to another holder, a
  * fenced read refuses an older holder's later write, a missing row is told apart from a refusal, and
@@ -58,9 +64,8 @@ class FencedRowsDatabaseTest {
         }
 
         @Override
-        String addFenceColumns(String table) {
-            return "ALTER TABLE " + table + " ADD COLUMN fence_epoch BIGINT NOT NULL DEFAULT 0,"
-                    + " ADD COLUMN fence_token BIGINT NOT NULL DEFAULT 0";
+        String database() {
+            return "PostgreSQL";
         }
     }
 
@@ -72,9 +77,8 @@ class FencedRowsDatabaseTest {
         }
 
         @Override
-        String addFenceColumns(String table) {
-            return "ALTER TABLE " + table + " ADD COLUMN fence_epoch BIGINT NOT NULL DEFAULT 0,"
-                    + " ADD COLUMN fence_token BIGINT NOT NULL DEFAULT 0";
+        String database() {
+            return "MariaDB, MySQL";
         }
     }
 
@@ -86,9 +90,8 @@ class FencedRowsDatabaseTest {
         }
 
         @Override
-        String addFenceColumns(String table) {
-            return "ALTER TABLE " + table + " ADD (fence_epoch BIGINT NOT NULL DEFAULT 0,"
-                    + " fence_token BIGINT NOT NULL DEFAULT 0)";
+        String database() {
+            return "H2";
         }
     }
 
@@ -101,16 +104,29 @@ class FencedRowsDatabaseTest {
         /** @return the database's URL, user and password included */
         abstract String url();
 
-        /** @return the statement that adds the fence columns to {@code table}, as docs/FENCING.md gives it */
-        abstract String addFenceColumns(String table);
+        /** @return the database's name in the DDL table of docs/FENCING.md */
+        abstract String database();
+
+        /** @return the statement docs/FENCING.md gives to add the fence columns, for this test's table */
+        private String addFenceColumns() throws IOException {
+            Path page = ReadmeExamples.readme().orElseThrow().resolveSibling("docs/FENCING.md");
+            Matcher ddl = Pattern.compile(
+                            "^\\| " + Pattern.quote(database()) + " \\| `(ALTER TABLE accounts [^`]*);` \\|$",
+                            Pattern.MULTILINE)
+                    .matcher(Files.readString(page));
+            assertThat(ddl.find())
+                    .as("the DDL of " + database() + " in " + page)
+                    .isTrue();
+            return ddl.group(1).replace("accounts", table);
+        }
 
         @BeforeEach
-        void createTable() throws SQLException {
+        void createTable() throws SQLException, IOException {
             connection = DriverManager.getConnection(url());
             try (Statement statement = connection.createStatement()) {
                 statement.execute("CREATE TABLE " + table + " (id VARCHAR(40) PRIMARY KEY, balance BIGINT NOT NULL,"
                         + " writes BIGINT NOT NULL DEFAULT 0)");
-                statement.execute(addFenceColumns(table));
+                statement.execute(addFenceColumns());
                 statement.execute("INSERT INTO " + table + " (id, balance) VALUES ('old', 10)");
             }
         }
