@@ -43,8 +43,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@link FencedRows} against the real servers, their tables given the columns by the DDL of docs/FENCING.md: a
  * newer or equal fence writes and advances the row's fence, an older one is refused with the row left
  * as it was, a paused holder's late write is refused after the lock passed to another holder, a
- * fenced read refuses an older holder's later write, a missing row is told apart from a refusal, and
- * two racing writers never lose the newer one's write.
+ * fenced read refuses an older holder's later write, a missing row is told apart from a refusal, two
+ * racing writers never lose the newer one's write, and racing holders that read then write lose no update.
  */
 class FencedRowsDatabaseTest {
     @RegisterExtension
@@ -306,6 +306,54 @@ class FencedRowsDatabaseTest {
                 assertThat(writes("old")).as("each applied write counted once").isEqualTo(total);
             } finally {
                 writers.shutdownNow();
+            }
+        }
+
+        @Test
+        void racingHoldersThatReadThenWriteLoseNoUpdate() throws Exception {
+            int turnsEach = 300;
+            CountDownLatch start = new CountDownLatch(1);
+            ExecutorService holders = Executors.newFixedThreadPool(2);
+            try {
+                List<Future<Integer>> increments = new ArrayList<>();
+                for (int parity = 0; parity < 2; parity++) {
+                    int first = parity + 1;
+                    increments.add(holders.submit(() -> incrementWithTokens(first, turnsEach, start)));
+                }
+                start.countDown();
+                int total = 0;
+                for (Future<Integer> holder : increments) {
+                    total += holder.get(60, TimeUnit.SECONDS);
+                }
+                assertThat(total).as("increments applied").isPositive();
+                assertThat(balance("old"))
+                        .as("10 and one for each increment applied")
+                        .isEqualTo(10 + total);
+            } finally {
+                holders.shutdownNow();
+            }
+        }
+
+        /**
+         * Reads the balance and writes it back plus one, in auto-commit mode, for tokens first, first + 2, ...:
+         * what a holder does between the read and the write is not protected by any transaction, only by the fence.
+         */
+        private int incrementWithTokens(int first, int count, CountDownLatch start) throws Exception {
+            try (Connection own = DriverManager.getConnection(url())) {
+                start.await();
+                int applied = 0;
+                for (int i = 0; i < count; i++) {
+                    Fence fence = new Fence(0, first + 2L * i);
+                    try {
+                        long read = rows.read(own, fence, "old", "balance", row -> row.getLong(1))
+                                .orElseThrow();
+                        rows.update(own, fence, "old", "balance = ?", read + 1);
+                        applied++;
+                    } catch (StaleFenceException refused) {
+                        assertThat(refused.newest()).isGreaterThan(fence);
+                    }
+                }
+                return applied;
             }
         }
 
