@@ -17,15 +17,16 @@ import java.util.Optional;
  * between; a fence equal to the row's passes (the same lease writing again).
  *
  * <p>A fenced {@link #read read} advances the row's fence too, before it returns what it reads: once a
- * newer holder has read a row, an older holder's write is refused, or it could overwrite what the newer
- * one is about to write from that read (a lost update). On PostgreSQL it is one statement
+ * newer holder has read a row, an older holder's write is refused; else the newer one would write from
+ * a read that missed the older one's write (a lost update). On PostgreSQL it is one statement
  * ({@code UPDATE ... RETURNING}); elsewhere (MariaDB/MySQL, H2) the update, then a select, in one
  * transaction: the caller's, or one of its own when the connection is in auto-commit mode.
  *
  * <p>A refusal is a {@link StaleFenceException}, not a return value: a stale holder that carries on is
- * the failure fencing exists to stop, and an exception also rolls back the rest of its transaction. A
- * missing row is no one's fault: {@code false} or empty, as a plain UPDATE's count of 0. Everything
- * runs on the caller's connection and transaction, which it never commits, rolls back or closes.
+ * the failure fencing exists to stop, and an exception is what rolls a transaction back (Spring's rule).
+ * A missing row is no one's fault: {@code false} or empty, as a plain UPDATE's count of 0. Everything
+ * runs on the caller's connection and transaction, which it never commits, rolls back or closes (only
+ * the transaction a read opens itself in auto-commit mode).
  * Values are bind parameters; names are checked SQL identifiers; the clauses given (a set clause, a
  * list of columns) are SQL text, the programmer's, never input. The key column must be unique.
  * Immutable and thread-safe; a connection is used by one thread at a time, as JDBC wants.
