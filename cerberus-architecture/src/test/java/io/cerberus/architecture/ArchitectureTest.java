@@ -40,7 +40,12 @@ import org.junit.jupiter.api.Test;
 class ArchitectureTest {
     /** The core's packages. */
     private static final String[] CORE = {
-        "io.cerberus", "io.cerberus.idempotency..", "io.cerberus.spi..", "io.cerberus.internal..", "io.cerberus.local.."
+        "io.cerberus",
+        "io.cerberus.idempotency..",
+        "io.cerberus.fencing..",
+        "io.cerberus.spi..",
+        "io.cerberus.internal..",
+        "io.cerberus.local.."
     };
     /** Every engine module's package. */
     private static final String[] ENGINES = {
@@ -133,6 +138,7 @@ class ArchitectureTest {
         for (String module : new String[] {
             "internal",
             "idempotency",
+            "fencing",
             "spi.support",
             "local",
             "redis",

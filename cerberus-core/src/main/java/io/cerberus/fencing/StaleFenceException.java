@@ -4,43 +4,49 @@ import io.cerberus.CerberusException;
 import io.cerberus.Fence;
 
 /**
- * A write or fenced read refused by a protected resource because it carried a fence older than the
- * newest the resource has seen: the caller's lock has passed to another holder since it was taken
- * (its lease ran out while it was paused, or it was freed by force), and what it was about to do
- * would undo the newer holder's work. Not to be retried with the same fence: take the lock again.
+ * A fenced change was refused because the resource has already seen a newer fence: the lease the
+ * refused fence came from has passed to another holder, who has read or written since. Nothing was
+ * changed. The holder must stop working on what the lock protects (its other changes in the same
+ * transaction should be rolled back, which an uncaught runtime exception does in Spring), and may
+ * acquire the lock again to start over.
  */
 public class StaleFenceException extends CerberusException {
     private static final long serialVersionUID = 1L;
 
     private final String resource;
-    private final transient Fence refused;
-    private final transient Fence newest;
+    private final long refusedEpoch;
+    private final long refusedToken;
+    private final long newestEpoch;
+    private final long newestToken;
 
     /**
-     * @param resource what refused it (a file, a row, a key), for the message
-     * @param refused the caller's fence
-     * @param newest the newest fence the resource has seen
+     * @param resource what refused it, for the message (e.g. {@code accounts id='acc-1'})
+     * @param refused the fence the change carried
+     * @param newest the newest fence the resource has seen, newer than {@code refused}
      */
     public StaleFenceException(String resource, Fence refused, Fence newest) {
-        super(resource + " refused fence " + refused + ": it has seen " + newest
-                + ", so the lock has passed to a newer holder since this one took it; take the lock again");
+        super("stale fence " + refused + " refused by " + resource + ", which has seen fence " + newest
+                + ": the lease of fence " + refused + " has passed to a newer holder; stop, and acquire the lock"
+                + " again to start over");
         this.resource = resource;
-        this.refused = refused;
-        this.newest = newest;
+        this.refusedEpoch = refused.epoch();
+        this.refusedToken = refused.token();
+        this.newestEpoch = newest.epoch();
+        this.newestToken = newest.token();
     }
 
-    /** @return what refused it: a file, a row, a key, as the message names it */
+    /** @return what refused it (a file, a row, a key), as the message names it */
     public String resource() {
         return resource;
     }
 
-    /** @return the fence that was refused */
+    /** @return the fence the refused change carried */
     public Fence refused() {
-        return refused;
+        return new Fence(refusedEpoch, refusedToken);
     }
 
-    /** @return the newest fence the resource had seen */
+    /** @return the newest fence the resource had seen when it refused */
     public Fence newest() {
-        return newest;
+        return new Fence(newestEpoch, newestToken);
     }
 }

@@ -40,8 +40,8 @@ class FencedFileTest {
         report.write(new Fence(0, 7), text("seven"));
         assertThatThrownBy(() -> report.write(new Fence(0, 6), text("six")))
                 .isInstanceOf(StaleFenceException.class)
-                .hasMessageContaining("refused fence 0:6")
-                .hasMessageContaining("has seen 0:7")
+                .hasMessageContaining("stale fence 0:6 refused by file")
+                .hasMessageContaining("has seen fence 0:7")
                 .satisfies(e -> assertThat(((StaleFenceException) e).newest()).isEqualTo(new Fence(0, 7)));
         assertThat(Files.readString(report.file()))
                 .as("the data is the plain file")

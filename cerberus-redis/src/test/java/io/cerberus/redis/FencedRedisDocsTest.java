@@ -12,7 +12,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -33,13 +32,9 @@ class FencedRedisDocsTest {
 
     private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
 
-    /** @return the section, from docs/FENCING.md once it holds it, else from the page it is written in */
+    /** @return the Redis keys section of docs/FENCING.md */
     private static String section() throws IOException {
-        Path docs = ReadmeExamples.readme().orElseThrow().resolveSibling("docs");
-        Path fencing = docs.resolve("FENCING.md");
-        String page = Files.exists(fencing) && Files.readString(fencing).contains("\n## Redis keys\n")
-                ? Files.readString(fencing)
-                : Files.readString(docs.resolve("fencing-redis-section.md"));
+        String page = Files.readString(ReadmeExamples.readme().orElseThrow().resolveSibling("docs/FENCING.md"));
         int start = page.indexOf("## Redis keys\n");
         assertThat(start).as("the Redis keys section").isNotNegative();
         int end = page.indexOf("\n## ", start + 1);

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Every Java example of the Spring and leadership pages compiles, as a reader copies it: each block
+ * Every Java example of the Spring, leadership and fencing pages compiles, as a reader copies it: each block
  * goes into a frame that imports what an application imports and declares the names the page leaves
  * to the reader ({@code invoices}, {@code reminders}, {@code Booking}...), which a block may declare
  * again (it is a class inside the frame). A block of declarations
@@ -27,7 +27,7 @@ class DocsExamplesTest {
             Pattern.compile("^(@|public |record |class |interface )", Pattern.MULTILINE);
 
     @ParameterizedTest
-    @ValueSource(strings = {"docs/SPRING.md", "docs/LEADERSHIP.md"})
+    @ValueSource(strings = {"docs/SPRING.md", "docs/LEADERSHIP.md", "docs/FENCING.md"})
     void everyJavaExampleCompiles(String page) throws Exception {
         Path tree = ReadmeExamples.readme().orElseThrow().getParent();
         List<String> blocks = blocks(Files.readString(tree.resolve(page)));
@@ -56,21 +56,35 @@ class DocsExamplesTest {
                 package docs;
 
                 import io.cerberus.Cerberus;
+                import io.cerberus.Fence;
+                import io.cerberus.Lease;
                 import io.cerberus.Leadership;
                 import io.cerberus.LeadershipListener;
                 import io.cerberus.LockInfo;
+                import io.cerberus.fencing.FencedFile;
+                import io.cerberus.fencing.FencedRows;
+                import io.cerberus.fencing.StaleFenceException;
                 import io.cerberus.idempotency.OperationInProgressException;
+                import io.cerberus.redis.FencedRedis;
                 import io.cerberus.spring.DistributedLock;
                 import io.cerberus.spring.ExclusiveRun;
+                import io.cerberus.spring.FencedRowsTemplate;
                 import io.cerberus.spring.Idempotent;
                 import io.cerberus.spring.LeaderWork;
                 import io.cerberus.spring.LockNotAcquiredException;
+                import io.lettuce.core.RedisClient;
+                import io.lettuce.core.api.StatefulRedisConnection;
+                import java.nio.file.Path;
+                import java.sql.Connection;
                 import java.time.Duration;
                 import java.util.concurrent.CompletableFuture;
+                import javax.sql.DataSource;
+                import org.springframework.context.annotation.Bean;
                 import org.springframework.http.HttpStatus;
                 import org.springframework.http.ProblemDetail;
                 import org.springframework.scheduling.annotation.Scheduled;
                 import org.springframework.stereotype.Component;
+                import org.springframework.transaction.annotation.Transactional;
                 import org.springframework.web.bind.annotation.ExceptionHandler;
                 import org.springframework.web.bind.annotation.RestControllerAdvice;
                 import reactor.core.publisher.Flux;
@@ -88,6 +102,12 @@ class DocsExamplesTest {
                     Cerberus cerberus;
                     Invoices invoices;
                     Reminders reminders;
+                    DataSource dataSource;
+                    FencedRowsTemplate accounts;
+                    String id;
+                    long amount;
+
+                    byte[] render(byte[] before) { return before; }
 
                     class Block {
                 %s
