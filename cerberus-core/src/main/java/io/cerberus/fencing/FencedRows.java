@@ -1,5 +1,6 @@
 package io.cerberus.fencing;
 
+import io.cerberus.CerberusException;
 import io.cerberus.Fence;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -7,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Objects;
 import java.util.Optional;
+import javax.sql.DataSource;
 
 /**
  * Fenced changes to the rows of one SQL table over plain JDBC: each row keeps the newest fence it has
@@ -174,6 +176,51 @@ public final class FencedRows {
         } finally {
             connection.setAutoCommit(true);
         }
+    }
+
+    /**
+     * A {@link FenceKeeper} on this table: one row per resource, keyed by its name, with no other
+     * column needed ({@code CREATE TABLE cerberus_fences (resource VARCHAR(512) PRIMARY KEY, fence_epoch
+     * BIGINT NOT NULL DEFAULT 0, fence_token BIGINT NOT NULL DEFAULT 0)}). Each admission is a
+     * {@link #read fenced read} of the resource's row, on a connection of its own in auto-commit mode;
+     * a resource seen for the first time gets its row (two first admissions racing: the loser reads
+     * again).
+     *
+     * @param dataSource where the table is
+     * @return the keeper
+     */
+    public FenceKeeper keeper(DataSource dataSource) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        return (resource, fence) -> {
+            requireFence(fence);
+            if (resource == null || resource.isEmpty() || resource.length() > 512) {
+                throw new IllegalArgumentException("a fenced resource's name must be 1 to 512 characters, was "
+                        + (resource == null ? "null" : resource.length() + " characters"));
+            }
+            try (Connection connection = dataSource.getConnection()) {
+                connection.setAutoCommit(true);
+                for (int attempt = 0; ; attempt++) {
+                    if (read(connection, fence, resource, sql.key(), row -> Boolean.TRUE)
+                            .isPresent()) {
+                        return;
+                    }
+                    try {
+                        insert(connection, fence, resource, "");
+                        return;
+                    } catch (SQLException e) {
+                        if (attempt > 0
+                                || e.getSQLState() == null
+                                || !e.getSQLState().startsWith("23")) {
+                            throw e;
+                        }
+                        // another admission inserted the row first: read it again
+                    }
+                }
+            } catch (SQLException e) {
+                throw new CerberusException(
+                        "the fence keeper's table " + sql.table() + " failed: " + e.getMessage(), e);
+            }
+        };
     }
 
     /**

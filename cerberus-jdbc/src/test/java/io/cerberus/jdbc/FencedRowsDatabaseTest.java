@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.Fence;
 import io.cerberus.Lease;
+import io.cerberus.fencing.FenceKeeper;
 import io.cerberus.fencing.FencedRows;
 import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.servers.H2Server;
@@ -137,6 +138,41 @@ class FencedRowsDatabaseTest {
                 statement.execute("DROP TABLE " + table);
             } finally {
                 connection.close();
+            }
+        }
+
+        @Test
+        void aFenceKeeperAdmitsNewerFencesPerResourceAndRefusesAnOlderOne() throws SQLException {
+            String fences = "fences_" + UUID.randomUUID().toString().substring(0, 8);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("CREATE TABLE " + fences + " (resource VARCHAR(512) PRIMARY KEY,"
+                        + " fence_epoch BIGINT NOT NULL DEFAULT 0, fence_token BIGINT NOT NULL DEFAULT 0)");
+            }
+            try {
+                TestDataSource dataSource = new TestDataSource() {
+                    @Override
+                    public Connection getConnection() throws SQLException {
+                        return DriverManager.getConnection(url());
+                    }
+                };
+                FenceKeeper keeper = FencedRows.of(fences, "resource").keeper(dataSource);
+                keeper.admit("ledger:42", new Fence(0, 5));
+                keeper.admit("ledger:42", new Fence(0, 5));
+                keeper.admit("ledger:42", new Fence(0, 7));
+                keeper.admit("ledger:43", new Fence(0, 1));
+                assertThatThrownBy(() -> keeper.admit("ledger:42", new Fence(0, 6)))
+                        .isInstanceOf(StaleFenceException.class)
+                        .satisfies(e ->
+                                assertThat(((StaleFenceException) e).newest()).isEqualTo(new Fence(0, 7)));
+                assertThat(FencedRows.of(fences, "resource").newestFence(connection, "ledger:42"))
+                        .contains(new Fence(0, 7));
+                assertThatThrownBy(() -> keeper.admit("", new Fence(0, 1)))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("1 to 512 characters");
+            } finally {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("DROP TABLE " + fences);
+                }
             }
         }
 

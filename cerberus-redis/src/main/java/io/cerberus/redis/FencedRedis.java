@@ -1,6 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.Fence;
+import io.cerberus.fencing.FenceKeeper;
 import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.spi.support.Durations;
 import io.lettuce.core.RedisCommandInterruptedException;
@@ -179,6 +180,17 @@ public final class FencedRedis {
      */
     public Optional<String> hget(Fence fence, String key, String field) {
         return value(written(LockScripts.FENCED_HGET, fence, key, List.of(Objects.requireNonNull(field, "field"))));
+    }
+
+    /**
+     * A {@link FenceKeeper} in this Redis: admitting a fence for a resource is a fenced {@link #get GET} of
+     * the key named as the resource (what is stored under it, if anything, is read and dropped), so a
+     * resource and a data key of the same name share one fence.
+     *
+     * @return the keeper
+     */
+    public FenceKeeper keeper() {
+        return (resource, fence) -> get(fence, resource);
     }
 
     /**

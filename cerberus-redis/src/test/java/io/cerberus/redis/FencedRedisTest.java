@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.Cerberus;
 import io.cerberus.Fence;
 import io.cerberus.Lease;
+import io.cerberus.fencing.FenceKeeper;
 import io.cerberus.fencing.StaleFenceException;
 import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.ServerExtension;
@@ -297,5 +298,19 @@ class FencedRedisTest {
                 .isInstanceOf(RedisCommandExecutionException.class)
                 .hasMessageContaining("WRONGTYPE");
         assertThat(fenced.fence(key)).isEqualTo(Optional.of(fence(1)));
+    }
+
+    @Test
+    void aFenceKeeperAdmitsNewerFencesPerResourceAndRefusesAnOlderOne() {
+        FenceKeeper keeper = fenced.keeper();
+        keeper.admit(key, fence(5));
+        keeper.admit(key, fence(7));
+        assertThatThrownBy(() -> keeper.admit(key, fence(6)))
+                .isInstanceOf(StaleFenceException.class)
+                .satisfies(e -> assertThat(((StaleFenceException) e).newest()).isEqualTo(fence(7)));
+        assertThat(fenced.fence(key)).contains(fence(7));
+        assertThatThrownBy(() -> fenced.set(fence(6), key, "late"))
+                .as("a data key of the resource's name shares its fence")
+                .isInstanceOf(StaleFenceException.class);
     }
 }

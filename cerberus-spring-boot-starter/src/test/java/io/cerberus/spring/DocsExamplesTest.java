@@ -61,6 +61,7 @@ class DocsExamplesTest {
                 import io.cerberus.Leadership;
                 import io.cerberus.LeadershipListener;
                 import io.cerberus.LockInfo;
+                import io.cerberus.fencing.FenceKeeper;
                 import io.cerberus.fencing.FencedFile;
                 import io.cerberus.fencing.FencedRows;
                 import io.cerberus.fencing.StaleFenceException;
@@ -68,6 +69,9 @@ class DocsExamplesTest {
                 import io.cerberus.redis.FencedRedis;
                 import io.cerberus.spring.DistributedLock;
                 import io.cerberus.spring.ExclusiveRun;
+                import io.cerberus.spring.FenceCheckFilter;
+                import io.cerberus.spring.FencedCalls;
+                import io.cerberus.spring.FencingRequestInterceptor;
                 import io.cerberus.spring.FencedRowsTemplate;
                 import io.cerberus.spring.Idempotent;
                 import io.cerberus.spring.LeaderWork;
@@ -79,6 +83,7 @@ class DocsExamplesTest {
                 import java.time.Duration;
                 import java.util.concurrent.CompletableFuture;
                 import javax.sql.DataSource;
+                import org.springframework.boot.web.servlet.FilterRegistrationBean;
                 import org.springframework.context.annotation.Bean;
                 import org.springframework.http.HttpStatus;
                 import org.springframework.http.ProblemDetail;
@@ -87,6 +92,7 @@ class DocsExamplesTest {
                 import org.springframework.transaction.annotation.Transactional;
                 import org.springframework.web.bind.annotation.ExceptionHandler;
                 import org.springframework.web.bind.annotation.RestControllerAdvice;
+                import org.springframework.web.client.RestClient;
                 import reactor.core.publisher.Flux;
                 import reactor.core.publisher.Mono;
 

@@ -1,0 +1,86 @@
+package io.cerberus.spring;
+
+import io.cerberus.Fence;
+import io.cerberus.Lease;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The fence that travels with this thread's outgoing HTTP calls to a protected service: a lease's
+ * {@link Fence} and the resource it is for, bound to the thread for a block ({@link #under}), sent by
+ * {@link FencingRequestInterceptor} as {@value #FENCE_HEADER} ({@code EPOCH:TOKEN}) and
+ * {@value #RESOURCE_HEADER}, and checked by the service's {@link FenceCheckFilter}. Scopes nest; the
+ * innermost wins, and closing it restores the one around it.
+ *
+ * <pre>{@code
+ * try (Lease lease = cerberus.lock("account:42").acquire(Duration.ofSeconds(5));
+ *         FencedCalls.Scope fenced = FencedCalls.under(lease)) {
+ *     ledger.post().uri("/entries").body(entry).retrieve().toBodilessEntity();  // carries the fence
+ * }
+ * }</pre>
+ */
+public final class FencedCalls {
+    /** The request header of the fence, {@code EPOCH:TOKEN}. */
+    public static final String FENCE_HEADER = "Cerberus-Fence";
+    /** The request header of the resource the fence is for (by default the lock's name). */
+    public static final String RESOURCE_HEADER = "Cerberus-Fence-Resource";
+
+    private static final ThreadLocal<Call> CURRENT = new ThreadLocal<>();
+
+    private FencedCalls() {}
+
+    /**
+     * A fence bound to calls.
+     *
+     * @param fence the fence
+     * @param resource what it is for
+     */
+    public record Call(Fence fence, String resource) {
+        /** Checks the parts. */
+        public Call {
+            Objects.requireNonNull(fence, "fence");
+            if (resource == null || resource.isEmpty() || resource.length() > 512) {
+                throw new IllegalArgumentException("a fenced resource's name must be 1 to 512 characters, was "
+                        + (resource == null ? "null" : resource.length() + " characters"));
+            }
+        }
+    }
+
+    /** The end of a block of fenced calls. */
+    public interface Scope extends AutoCloseable {
+        /** Restores the fence bound before this scope, if any. */
+        @Override
+        void close();
+    }
+
+    /**
+     * @param lease a held lease on an engine with fencing tokens
+     * @return a scope in which this thread's calls carry its fence, for the resource named as its lock
+     */
+    public static Scope under(Lease lease) {
+        return under(Fence.of(lease), lease.lockName());
+    }
+
+    /**
+     * @param fence the fence
+     * @param resource what it is for, as the service keeps it
+     * @return a scope in which this thread's calls carry the fence
+     */
+    public static Scope under(Fence fence, String resource) {
+        Call call = new Call(fence, resource);
+        Call outer = CURRENT.get();
+        CURRENT.set(call);
+        return () -> {
+            if (outer == null) {
+                CURRENT.remove();
+            } else {
+                CURRENT.set(outer);
+            }
+        };
+    }
+
+    /** @return the fence this thread's calls carry now, if any */
+    public static Optional<Call> current() {
+        return Optional.ofNullable(CURRENT.get());
+    }
+}
