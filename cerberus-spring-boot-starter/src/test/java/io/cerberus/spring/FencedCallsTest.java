@@ -23,6 +23,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.reactive.JdkClientHttpConnector;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
@@ -31,6 +33,9 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.HttpClientErrorException;
 import org.springframework.web.client.HttpServerErrorException;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
+import reactor.core.publisher.Mono;
 
 /**
  * A fence that travels: a client's calls made under a lease carry its fence ({@link FencedCalls},
@@ -92,6 +97,35 @@ class FencedCallsTest {
                                     .contains("refused by"));
         }
         assertThat(ledger.fences).as("the late call never reached the service").hasSize(2);
+    }
+
+    @Test
+    void aWebClientCallCarriesTheFenceOfItsReactorContext() throws Exception {
+        WebClient reactive = WebClient.builder()
+                .clientConnector(new JdkClientHttpConnector())
+                .baseUrl("http://127.0.0.1:" + port)
+                .filter(new FencingExchangeFilter())
+                .build();
+        Lease paused = client.lock("account:7").acquire(Duration.ofSeconds(5), Duration.ofMillis(300));
+        Mono<ResponseEntity<Void>> late = reactive.post()
+                .uri("/ledger")
+                .retrieve()
+                .toBodilessEntity()
+                .contextWrite(FencingExchangeFilter.under(paused));
+        late.block(Duration.ofSeconds(10));
+        assertThat(ledger.fences).containsExactly(Fence.of(paused));
+        Poll.until("the first lease ran out", Duration.ofSeconds(10), () -> !paused.isValid());
+        try (Lease next = client.lock("account:7").acquire(Duration.ofSeconds(5))) {
+            reactive.post()
+                    .uri("/ledger")
+                    .retrieve()
+                    .toBodilessEntity()
+                    .contextWrite(FencingExchangeFilter.under(next))
+                    .block(Duration.ofSeconds(10));
+        }
+        assertThatThrownBy(() -> late.block(Duration.ofSeconds(10)))
+                .isInstanceOf(WebClientResponseException.Conflict.class);
+        assertThat(ledger.fences).hasSize(2);
     }
 
     @Test
