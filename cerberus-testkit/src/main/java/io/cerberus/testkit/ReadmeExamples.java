@@ -233,6 +233,7 @@ public final class ReadmeExamples {
         String async = block(blocks, ".acquireAsync(", "the async example");
         String leadership = block(blocks, ".leadership(", "the leadership example");
         String exclusive = block(blocks, ".runExclusively(", "the scheduled job example");
+        String fencing = block(blocks, "FencedRows.of(", "the fencing example");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
             throw new IllegalStateException(
@@ -243,6 +244,7 @@ public final class ReadmeExamples {
                 package readme;
 
                 import io.cerberus.*;
+                import io.cerberus.fencing.*;
                 import io.cerberus.idempotency.*;
                 import java.time.Duration;
                 import java.util.List;
@@ -338,8 +340,12 @@ public final class ReadmeExamples {
                     public static void exclusive(Cerberus cerberus) {
                 %s
                     }
+
+                    static void fencing(Cerberus cerberus, java.sql.Connection connection) throws Exception {
+                %s
+                    }
                 }
-                """.formatted(lock, idempotency, engines, async, leadership, exclusive);
+                """.formatted(lock, idempotency, engines, async, leadership, exclusive, fencing);
     }
 
     private static String block(List<String> blocks, String marker, String what) {

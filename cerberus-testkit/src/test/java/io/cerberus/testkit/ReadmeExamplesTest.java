@@ -43,9 +43,14 @@ class ReadmeExamplesTest {
             cerberus.runExclusively("reminders", Duration.ZERO, lease -> reminders.send(lease.fencingToken()));
             ```
             """;
+    private static final String FENCING = """
+            ```java
+            FencedRows.of("accounts", "id").update(connection, new Fence(0, 1), 42, "balance = 0");
+            ```
+            """;
 
     @Test
-    void theProjectReadmeHasTheSixExamplesAndTheyCompile() throws Exception {
+    void theProjectReadmeHasTheSevenExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
         assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
                 .isEqualTo("readme.Examples");
@@ -66,6 +71,13 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void aReadmeWithoutTheFencingExampleIsRefusedByName() {
+        assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the fencing example");
+    }
+
+    @Test
     void aReadmeWithoutTheLeadershipExampleIsRefusedByName() {
         assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC))
                 .isInstanceOf(IllegalStateException.class)
@@ -81,7 +93,7 @@ class ReadmeExamplesTest {
 
     @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE)
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE + FENCING)
                 .replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
                 .isInstanceOf(AssertionError.class)
