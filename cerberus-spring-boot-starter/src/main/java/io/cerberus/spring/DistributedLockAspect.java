@@ -72,6 +72,7 @@ final class DistributedLockAspect implements Ordered {
         }
     }
 
+    @SuppressWarnings("try") // the fence scope is used by being open while the method runs
     private Object lockBlocking(ProceedingJoinPoint call, DistributedLock annotation, Method method, Times times)
             throws Throwable {
         String name = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs())
@@ -95,7 +96,7 @@ final class DistributedLockAspect implements Ordered {
             throw busy(name, method, times, client);
         }
         Throwable failure = null;
-        try {
+        try (FencedCalls.Scope fenced = FencedCalls.underIfFenced(lock.lease())) {
             return call.proceed();
         } catch (Throwable t) {
             failure = t;

@@ -34,6 +34,7 @@ final class ExclusiveRunAspect implements Ordered {
     }
 
     @Around(value = "@annotation(annotation)", argNames = "call,annotation")
+    @SuppressWarnings("try") // the fence scope is used by being open while the method runs
     Object runAround(ProceedingJoinPoint call, ExclusiveRun annotation) throws Throwable {
         Method method = Invocations.targetMethod(call);
         Duration keep = atLeast.computeIfAbsent(method, m -> atLeast(annotation, m));
@@ -44,7 +45,7 @@ final class ExclusiveRunAspect implements Ordered {
                         annotation.name(),
                         keep,
                         lease -> ExclusiveRuns.within(lease, () -> {
-                            try {
+                            try (FencedCalls.Scope fenced = FencedCalls.underIfFenced(lease)) {
                                 result[0] = call.proceed();
                             } catch (Throwable t) {
                                 failure[0] = t;

@@ -2,6 +2,7 @@ package io.cerberus.spring;
 
 import io.cerberus.Fence;
 import io.cerberus.Lease;
+import io.cerberus.UnsupportedCapabilityException;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -10,7 +11,8 @@ import java.util.Optional;
  * {@link Fence} and the resource it is for, bound to the thread for a block ({@link #under}), sent by
  * {@link FencingRequestInterceptor} as {@value #FENCE_HEADER} ({@code EPOCH:TOKEN}) and
  * {@value #RESOURCE_HEADER}, and checked by the service's {@link FenceCheckFilter}. Scopes nest; the
- * innermost wins, and closing it restores the one around it.
+ * innermost wins, and closing it restores the one around it. A method under {@code @DistributedLock}
+ * (blocking) or {@code @ExclusiveRun} runs in the scope of its lease.
  *
  * <pre>{@code
  * try (Lease lease = cerberus.lock("account:42").acquire(Duration.ofSeconds(5));
@@ -77,6 +79,20 @@ public final class FencedCalls {
                 CURRENT.set(outer);
             }
         };
+    }
+
+    /**
+     * Binds a lease's fence when its engine gives fencing tokens, for the annotations' methods.
+     *
+     * @param lease a held lease
+     * @return its scope, or one that binds nothing on an engine without fencing tokens
+     */
+    static Scope underIfFenced(Lease lease) {
+        try {
+            return under(lease);
+        } catch (UnsupportedCapabilityException noTokens) {
+            return () -> {};
+        }
     }
 
     /** @return the fence this thread's calls carry now, if any */

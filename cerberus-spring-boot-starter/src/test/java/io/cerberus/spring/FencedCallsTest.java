@@ -54,6 +54,9 @@ class FencedCallsTest {
     @Autowired
     Service.Ledger ledger;
 
+    @Autowired
+    Service.Caller caller;
+
     private final Cerberus client = Cerberus.connect("mem:fenced-calls-" + UUID.randomUUID());
     private RestClient http;
 
@@ -64,6 +67,7 @@ class FencedCallsTest {
                 .requestInterceptor(new FencingRequestInterceptor())
                 .build();
         ledger.fences.clear();
+        ledger.resources.clear();
     }
 
     @AfterEach
@@ -126,6 +130,17 @@ class FencedCallsTest {
         assertThatThrownBy(() -> late.block(Duration.ofSeconds(10)))
                 .isInstanceOf(WebClientResponseException.Conflict.class);
         assertThat(ledger.fences).hasSize(2);
+    }
+
+    @Test
+    void aDistributedLockOrExclusiveRunMethodsCallsCarryItsLeasesFence() {
+        caller.credit("annotated", http); // a resource no other engine in this test fences
+        caller.nightly(http);
+        assertThat(ledger.fences)
+                .hasSize(2)
+                .allSatisfy(fence -> assertThat(fence).isNotNull());
+        assertThat(ledger.resources).containsExactly("account:annotated", "nightly");
+        assertThat(FencedCalls.current()).as("the scope ended with the method").isEmpty();
     }
 
     @Test
@@ -209,13 +224,36 @@ class FencedCallsTest {
             return registration;
         }
 
+        @Bean
+        Caller caller() {
+            return new Caller();
+        }
+
+        /** Calls the ledger from annotated methods. */
+        static class Caller {
+            @DistributedLock(key = "'account:' + #id")
+            public void credit(String id, RestClient http) {
+                http.post().uri("/ledger").retrieve().toBodilessEntity();
+            }
+
+            @ExclusiveRun(name = "nightly")
+            public void nightly(RestClient http) {
+                http.post().uri("/ledger").retrieve().toBodilessEntity();
+            }
+        }
+
         @RestController
         static class Ledger {
             final List<Fence> fences = new CopyOnWriteArrayList<>();
+            final List<String> resources = new CopyOnWriteArrayList<>();
 
             @PostMapping({"/ledger", "/strict", "/broken"})
             void post(jakarta.servlet.http.HttpServletRequest request) {
                 fences.add((Fence) request.getAttribute(FenceCheckFilter.FENCE_ATTRIBUTE));
+                String resource = request.getHeader(FencedCalls.RESOURCE_HEADER);
+                if (resource != null) {
+                    resources.add(resource);
+                }
             }
         }
     }
