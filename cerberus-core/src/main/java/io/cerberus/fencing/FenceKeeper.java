@@ -25,4 +25,17 @@ public interface FenceKeeper {
      * @throws io.cerberus.CerberusException if the keeper's store cannot be reached
      */
     void admit(String resource, Fence fence);
+
+    /**
+     * @param resource a fenced resource's name
+     * @return the name, checked: 1 to 512 characters
+     * @throws IllegalArgumentException if it is not, naming the rule
+     */
+    static String checkedResource(String resource) {
+        if (resource == null || resource.isEmpty() || resource.length() > 512) {
+            throw new IllegalArgumentException("a fenced resource's name must be 1 to 512 characters, was "
+                    + (resource == null ? "null" : resource.length() + " characters"));
+        }
+        return resource;
+    }
 }

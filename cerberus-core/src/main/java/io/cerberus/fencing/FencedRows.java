@@ -193,10 +193,7 @@ public final class FencedRows {
         Objects.requireNonNull(dataSource, "dataSource");
         return (resource, fence) -> {
             requireFence(fence);
-            if (resource == null || resource.isEmpty() || resource.length() > 512) {
-                throw new IllegalArgumentException("a fenced resource's name must be 1 to 512 characters, was "
-                        + (resource == null ? "null" : resource.length() + " characters"));
-            }
+            FenceKeeper.checkedResource(resource);
             try (Connection connection = dataSource.getConnection()) {
                 connection.setAutoCommit(true);
                 for (int attempt = 0; ; attempt++) {

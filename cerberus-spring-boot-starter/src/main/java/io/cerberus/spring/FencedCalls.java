@@ -3,6 +3,7 @@ package io.cerberus.spring;
 import io.cerberus.Fence;
 import io.cerberus.Lease;
 import io.cerberus.UnsupportedCapabilityException;
+import io.cerberus.fencing.FenceKeeper;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -41,10 +42,7 @@ public final class FencedCalls {
         /** Checks the parts. */
         public Call {
             Objects.requireNonNull(fence, "fence");
-            if (resource == null || resource.isEmpty() || resource.length() > 512) {
-                throw new IllegalArgumentException("a fenced resource's name must be 1 to 512 characters, was "
-                        + (resource == null ? "null" : resource.length() + " characters"));
-            }
+            FenceKeeper.checkedResource(resource);
         }
     }
 
