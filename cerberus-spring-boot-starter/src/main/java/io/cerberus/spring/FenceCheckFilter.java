@@ -95,9 +95,6 @@ public class FenceCheckFilter extends OncePerRequestFilter {
 
     private static void problem(HttpServletResponse response, int status, String title, String detail)
             throws IOException {
-        response.setStatus(status);
-        response.setContentType("application/problem+json");
-        response.setCharacterEncoding("UTF-8");
-        response.getWriter().write(new IdempotencyKeyRules.Problem(status, title, detail).json());
+        IdempotencyKeyFilter.problem(response, new IdempotencyKeyRules.Problem(status, title, detail));
     }
 }

@@ -44,6 +44,14 @@ public final class FencedCalls {
             Objects.requireNonNull(fence, "fence");
             FenceKeeper.checkedResource(resource);
         }
+
+        /**
+         * @param lease a held lease on an engine with fencing tokens
+         * @return its fence, for the resource named as its lock
+         */
+        public static Call of(Lease lease) {
+            return new Call(Fence.of(lease), lease.lockName());
+        }
     }
 
     /** The end of a block of fenced calls. */
@@ -58,7 +66,7 @@ public final class FencedCalls {
      * @return a scope in which this thread's calls carry its fence, for the resource named as its lock
      */
     public static Scope under(Lease lease) {
-        return under(Fence.of(lease), lease.lockName());
+        return under(Call.of(lease));
     }
 
     /**
@@ -67,7 +75,10 @@ public final class FencedCalls {
      * @return a scope in which this thread's calls carry the fence
      */
     public static Scope under(Fence fence, String resource) {
-        Call call = new Call(fence, resource);
+        return under(new Call(fence, resource));
+    }
+
+    private static Scope under(Call call) {
         Call outer = CURRENT.get();
         CURRENT.set(call);
         return () -> {

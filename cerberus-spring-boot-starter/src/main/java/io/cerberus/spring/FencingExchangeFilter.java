@@ -26,7 +26,7 @@ public class FencingExchangeFilter implements ExchangeFilterFunction {
      * @return a Reactor context carrying its fence, for the resource named as its lock
      */
     public static ContextView under(Lease lease) {
-        return under(Fence.of(lease), lease.lockName());
+        return under(FencedCalls.Call.of(lease));
     }
 
     /**
@@ -35,7 +35,11 @@ public class FencingExchangeFilter implements ExchangeFilterFunction {
      * @return a Reactor context carrying the fence
      */
     public static ContextView under(Fence fence, String resource) {
-        return Context.of(FencedCalls.Call.class, new FencedCalls.Call(fence, resource));
+        return under(new FencedCalls.Call(fence, resource));
+    }
+
+    private static ContextView under(FencedCalls.Call call) {
+        return Context.of(FencedCalls.Call.class, call);
     }
 
     @Override
@@ -45,8 +49,7 @@ public class FencingExchangeFilter implements ExchangeFilterFunction {
             Optional<FencedCalls.Call> call =
                     context.<FencedCalls.Call>getOrEmpty(FencedCalls.Call.class).or(() -> onThread);
             return next.exchange(call.map(fenced -> ClientRequest.from(request)
-                            .header(FencedCalls.FENCE_HEADER, fenced.fence().toString())
-                            .header(FencedCalls.RESOURCE_HEADER, fenced.resource())
+                            .headers(headers -> FencingRequestInterceptor.writeTo(fenced, headers))
                             .build())
                     .orElse(request));
         });

@@ -186,7 +186,8 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
         return bytes.toByteArray();
     }
 
-    private static void problem(HttpServletResponse response, IdempotencyKeyRules.Problem problem) throws IOException {
+    /** Writes an answer of a filter's own (this one's, {@link FenceCheckFilter}'s) as {@code application/problem+json}. */
+    static void problem(HttpServletResponse response, IdempotencyKeyRules.Problem problem) throws IOException {
         response.setStatus(problem.status());
         response.setContentType("application/problem+json");
         response.setCharacterEncoding("UTF-8");
