@@ -15,8 +15,6 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,8 +28,6 @@ class FencedRedisDocsTest {
     @RegisterExtension
     static final ServerExtension<RedisWithAdmin> SERVER = ServerExtension.perClass(RedisWithAdmin::start);
 
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
-
     /** @return the Redis keys section of docs/FENCING.md */
     private static String section() throws IOException {
         String page = Files.readString(ReadmeExamples.readme().orElseThrow().resolveSibling("docs/FENCING.md"));
@@ -43,9 +39,9 @@ class FencedRedisDocsTest {
 
     @Test
     void theJavaExampleRuns() throws Exception {
-        Matcher block = JAVA_BLOCK.matcher(section());
-        assertThat(block.find()).as("a Java example").isTrue();
-        String example = block.group(1)
+        List<String> blocks = JavaSources.javaBlocks(section());
+        assertThat(blocks).as("a Java example").isNotEmpty();
+        String example = blocks.get(0)
                 .replace("redis://127.0.0.1:6379", SERVER.uri())
                 .replace("zk://127.0.0.1:2181", SERVER.uri());
         String source = """

@@ -6,9 +6,7 @@ import io.cerberus.testkit.JavaSources;
 import io.cerberus.testkit.ReadmeExamples;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -22,7 +20,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * throw; any other block is the body of a method.
  */
 class DocsExamplesTest {
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
     private static final Pattern DECLARATIONS =
             Pattern.compile("^(@|public |record |class |interface )", Pattern.MULTILINE);
 
@@ -30,21 +27,12 @@ class DocsExamplesTest {
     @ValueSource(strings = {"docs/SPRING.md", "docs/LEADERSHIP.md", "docs/FENCING.md"})
     void everyJavaExampleCompiles(String page) throws Exception {
         Path tree = ReadmeExamples.readme().orElseThrow().getParent();
-        List<String> blocks = blocks(Files.readString(tree.resolve(page)));
+        List<String> blocks = JavaSources.javaBlocks(Files.readString(tree.resolve(page)));
         assertThat(blocks).as("Java examples in " + page).isNotEmpty();
         for (int i = 0; i < blocks.size(); i++) {
             String name = "Example" + i;
             JavaSources.compile("docs." + name, frame(name, blocks.get(i)), "example " + (i + 1) + " of " + page);
         }
-    }
-
-    private static List<String> blocks(String page) {
-        List<String> blocks = new ArrayList<>();
-        Matcher block = JAVA_BLOCK.matcher(page);
-        while (block.find()) {
-            blocks.add(block.group(1));
-        }
-        return blocks;
     }
 
     private static String frame(String name, String block) {

@@ -4,9 +4,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.FileObject;
@@ -19,12 +22,27 @@ import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
 /**
- * Compiles Java source held in a string (the examples of the docs) against the test's class path,
+ * Finds the Java examples of a page of docs, and compiles Java source held in a string against the test's class path,
  * in memory, and loads the result over the test's class loader. A source that does not compile
  * fails the test with each error's line and the source.
  */
 public final class JavaSources {
+    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+
     private JavaSources() {}
+
+    /**
+     * @param markdown a page of docs
+     * @return the contents of its {@code ```java} blocks, in order
+     */
+    public static List<String> javaBlocks(String markdown) {
+        List<String> blocks = new ArrayList<>();
+        Matcher block = JAVA_BLOCK.matcher(markdown);
+        while (block.find()) {
+            blocks.add(block.group(1));
+        }
+        return blocks;
+    }
 
     /**
      * @param className the class to load once compiled, with its package

@@ -14,7 +14,6 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -33,7 +32,6 @@ import java.util.regex.Pattern;
  * example did. The frame is compiled once per JVM.
  */
 public final class ReadmeExamples {
-    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
     private static final Pattern CONNECT_URI = Pattern.compile("Cerberus\\.connect\\(\"[^\"]*\"\\)");
     private static Class<?> frame;
 
@@ -222,11 +220,7 @@ public final class ReadmeExamples {
 
     /** @return the frame's source: the three README blocks as method bodies, with the names they leave to the reader */
     static String source(String readme) {
-        List<String> blocks = new ArrayList<>();
-        Matcher matcher = JAVA_BLOCK.matcher(readme);
-        while (matcher.find()) {
-            blocks.add(matcher.group(1));
-        }
+        List<String> blocks = JavaSources.javaBlocks(readme);
         String lock = block(blocks, "cerberus.lock(", "the lock example");
         String idempotency = block(blocks, "cerberus.idempotency(", "the idempotency example");
         String engines = block(blocks, ".failover(", "the block of one line per engine");
