@@ -4,6 +4,7 @@ import io.cerberus.check.console.Durations;
 import io.cerberus.check.console.ProgressLine;
 import io.cerberus.check.fault.ClientProxies;
 import io.cerberus.check.fault.FaultInjector;
+import io.cerberus.check.log.Registers;
 import io.cerberus.check.recipe.Recipe;
 import io.cerberus.check.servers.CheckDatabase;
 import io.cerberus.check.servers.LockServer;
@@ -207,6 +208,7 @@ final class CheckOptionRules {
         if (options.persistence == null) {
             options.persistence = persistences.isEmpty() ? "none" : persistences.get(0);
         }
+        validateRegister(options);
         if (options.waitReplicas < 0 || options.waitReplicas > 1) {
             throw new ParameterException(
                     options.spec.commandLine(),
@@ -260,6 +262,58 @@ final class CheckOptionRules {
                                     ? " ask the Sentinels where the primary is and connect to it"
                                     : " learn the nodes from the cluster and connect to them")
                             + " directly");
+        }
+    }
+
+    /** {@code --register} and {@code --register-uri}: where the registers are, and whether a run's faults keep them. */
+    private static void validateRegister(CheckOptions options) {
+        if (!Registers.STORES.contains(options.register)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--register takes " + String.join(", ", Registers.STORES) + ", was '" + options.register + "'");
+        }
+        if (options.register.equals("file")) {
+            if (options.registerUri != null) {
+                throw new ParameterException(
+                        options.spec.commandLine(), "--register-uri applies to --register sql and redis");
+            }
+            return;
+        }
+        if (options.idempotency.enabled) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--register applies to the lock check; --idempotency keeps its own ledger");
+        }
+        String scheme = options.register.equals("sql") ? "jdbc:" : "redis://";
+        List<String> servers = options.register.equals("sql") ? LockServer.JDBC_KINDS : List.of("redis");
+        if (options.registerUri != null) {
+            if (!options.registerUri.startsWith(scheme)) {
+                throw new ParameterException(
+                        options.spec.commandLine(),
+                        "--register " + options.register + " takes a " + scheme + " --register-uri, was "
+                                + Redaction.redact(options.registerUri));
+            }
+            return;
+        }
+        if (!servers.contains(String.valueOf(options.server))) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--register " + options.register + " keeps the registers in the server of --server "
+                            + String.join(", ", servers).replaceFirst(", (?!.*, )", " or ")
+                            + ", or where --register-uri (a " + scheme + " URI) says");
+        }
+        boolean serverKilled = options.faults.contains("server-kill");
+        if (serverKilled && options.server.equals("redis") && !options.persistence.equals("aof")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--register redis with --faults server-kill needs --persistence aof: a redis-server restarted"
+                            + " without it has lost the registers");
+        }
+        if (serverKilled && options.server.equals("h2") && !options.persistence.equals("commit")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--register sql on --server h2 with --faults server-kill needs --persistence commit: with H2's"
+                            + " write delay a killed server loses the registers' last writes");
         }
     }
 }

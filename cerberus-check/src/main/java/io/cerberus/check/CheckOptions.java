@@ -195,10 +195,30 @@ public final class CheckOptions {
                             + " again. At least 1ms. Default: none, one act per term")
     Duration leaderTerm;
 
+    @Option(
+            names = "--register",
+            defaultValue = "file",
+            description =
+                    "Where each lock's register is kept, through the fencing helper users call: file (FencedFile, in"
+                            + " --out), sql (FencedRows, a table in the database of --server postgres, mariadb or h2, or of"
+                            + " --register-uri) or redis (FencedRedis, a key in the redis-server of --server redis, or of"
+                            + " --register-uri). Default: ${DEFAULT-VALUE}")
+    String register;
+
+    @Option(
+            names = "--register-uri",
+            description =
+                    "With --register sql or redis: the jdbc: URL or redis:// URI of the registers' store, instead of"
+                            + " the server of --server. Its table or keys are replaced at the start.")
+    String registerUri;
+
     @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")
     boolean noLock;
 
-    @Option(names = "--no-fencing", description = "Negative control: the register ignores fencing tokens.")
+    @Option(
+            names = "--no-fencing",
+            description =
+                    "Negative control: the register ignores fencing tokens (the helper gets the same fence on every call).")
     boolean noFencing;
 
     @Option(

@@ -10,8 +10,9 @@ import io.cerberus.check.judge.LockJudgement;
 import io.cerberus.check.judge.MutualExclusionJudge;
 import io.cerberus.check.judge.Stuck;
 import io.cerberus.check.log.CheckLocks;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
+import io.cerberus.check.log.Registers;
 import io.cerberus.check.recipe.Recipe;
 import io.cerberus.check.report.CheckProgress;
 import io.cerberus.check.report.Timeline;
@@ -45,6 +46,7 @@ final class LockCheck {
     private int clientCount;
     private ClientProxies proxies;
     private String engineUri;
+    private String registerStore;
 
     /**
      * @param options the options of the run
@@ -89,9 +91,7 @@ final class LockCheck {
             probe.close();
         }
         CheckLocks locks = new CheckLocks(o.lockName, o.out.resolve("register"), o.lockCount);
-        for (int lock = 0; lock < o.lockCount; lock++) {
-            FencedRegister.create(locks.register(lock), !o.noFencing);
-        }
+        registerStore = registerStore();
         String title = "cerberus check: "
                 + (o.noLock
                         ? "no lock"
@@ -116,18 +116,39 @@ final class LockCheck {
                 + (o.serverFaultEvery != null
                         ? ", a server fault at most every " + Durations.format(o.serverFaultEvery)
                         : "")
+                + (o.register.equals("file")
+                        ? ""
+                        : ", registers in " + (o.register.equals("sql") ? "SQL rows" : "Redis keys"))
                 + (o.noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
-        CheckProgress progress = new CheckProgress(o.out, false, o.duration.toNanos(), locks.registers(!o.noFencing));
-        try (ProgressLine line = o.progressLine(progress, err)) {
-            return run(engineUri, locks, title, console, progress, line);
+        try (Registers registers = Registers.open(registerStore, locks, !o.noFencing)) {
+            registers.reset();
+            CheckProgress progress = new CheckProgress(o.out, false, o.duration.toNanos(), registers.registers());
+            try (ProgressLine line = o.progressLine(progress, err)) {
+                return run(engineUri, locks, registers, title, console, progress, line);
+            }
         }
+    }
+
+    /** @return where the registers are: null for files, else the store of --register-uri or of the server started */
+    private String registerStore() {
+        if (o.register.equals("file")) {
+            return null;
+        }
+        if (o.registerUri != null) {
+            return o.registerUri;
+        }
+        return lockServer
+                .registerStore(o.register)
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "--register " + o.register + " cannot be kept by --server " + o.server));
     }
 
     private int run(
             String engineUri,
             CheckLocks locks,
+            Registers registerSet,
             String title,
             PrintWriter console,
             CheckProgress progress,
@@ -165,8 +186,10 @@ final class LockCheck {
         }
         progress.judging();
         long end = System.nanoTime();
-        List<FencedRegister.State> registers =
-                locks.registers(!o.noFencing).stream().map(FencedRegister::read).toList();
+        List<Register.State> registers = new ArrayList<>();
+        for (Register register : registerSet.registers()) {
+            registers.add(finalState(register));
+        }
         // a lock asked for and granted to nobody for ten leases (at least 5 s) at the end is stuck: no engine keeps one
         // that long; a long-lived leader keeps its term's hold for --leader-term on top of that
         Stuck stuck = new Stuck(
@@ -183,6 +206,24 @@ final class LockCheck {
         console.println("report: " + o.out.resolve("report.txt") + ", timeline: " + o.out.resolve("timeline.html"));
         console.flush();
         return report.outcome().exitCode();
+    }
+
+    /**
+     * @return the register's state at the end; its store may be reconnecting after a server fault (the connection the
+     *     checker read it on was cut), so failures are retried for up to {@link CheckClient#CONFIRM}
+     */
+    private static Register.State finalState(Register register) throws InterruptedException {
+        long deadline = System.nanoTime() + CheckClient.CONFIRM.toNanos();
+        while (true) {
+            try {
+                return register.read();
+            } catch (RuntimeException e) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     private CheckClient startClient(String engineUri) {
@@ -220,7 +261,7 @@ final class LockCheck {
         if (o.recipe != null) {
             args.addAll(List.of("--recipe", o.recipe, "--armed", armedFile(name).toString()));
         }
-        return CheckClient.start(name, args, clientUri);
+        return CheckClient.start(name, args, clientUri, registerStore);
     }
 
     /** @return the file whose existence arms a client's o.recipe failpoint */

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Registers;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.testkit.ServerExtension;
 import java.nio.file.Files;
@@ -118,7 +118,7 @@ class CheckCommandTest {
         assertThat(count(run.stdout(), "lost updates")).isZero();
         assertThat(count(run.stdout(), "tokens backwards")).isZero();
         for (int lock = 0; lock < 8; lock++) {
-            assertThat(new FencedRegister(dir.resolve("out").resolve("register-" + lock), true)
+            assertThat(Registers.file(dir.resolve("out").resolve("register-" + lock))
                             .read()
                             .value())
                     .as("updates of lock %d's register", lock)

@@ -1,8 +1,8 @@
 package io.cerberus.check.judge;
 
 import io.cerberus.check.fault.FaultInjector;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -35,7 +35,7 @@ import java.util.Map;
  * The verdict and the report: {@link LockJudgement}.
  */
 public final class MutualExclusionJudge implements Judge {
-    private final List<FencedRegister.State> registers;
+    private final List<Register.State> registers;
     private final List<String> names;
     private final long startNanos;
     private final long endNanos;
@@ -49,7 +49,7 @@ public final class MutualExclusionJudge implements Judge {
      * @param stuck when a lock counts as stuck
      */
     public MutualExclusionJudge(
-            List<FencedRegister.State> registers, List<String> names, long startNanos, long endNanos, Stuck stuck) {
+            List<Register.State> registers, List<String> names, long startNanos, long endNanos, Stuck stuck) {
         this.registers = List.copyOf(registers);
         this.names = List.copyOf(names);
         this.startNanos = startNanos;
@@ -74,7 +74,7 @@ public final class MutualExclusionJudge implements Judge {
 
     /** Judges a run on one lock (never stuck). */
     public static LockJudgement judge(
-            List<HoldLog.Event> events, FencedRegister.State register, long startNanos, long endNanos) {
+            List<HoldLog.Event> events, Register.State register, long startNanos, long endNanos) {
         return judge(events, List.of(register), List.of("the lock"), startNanos, endNanos, Stuck.NEVER);
     }
 
@@ -88,7 +88,7 @@ public final class MutualExclusionJudge implements Judge {
      */
     public static LockJudgement judge(
             List<HoldLog.Event> events,
-            List<FencedRegister.State> registers,
+            List<Register.State> registers,
             List<String> names,
             long startNanos,
             long endNanos,
@@ -147,7 +147,7 @@ public final class MutualExclusionJudge implements Judge {
             int lock,
             List<HoldLog.Event> events,
             Map<String, Long> lastLine,
-            FencedRegister.State register,
+            Register.State register,
             long startNanos,
             long endNanos,
             Stuck stuck) {
@@ -156,6 +156,7 @@ public final class MutualExclusionJudge implements Judge {
         List<Hold> holds = new ArrayList<>();
         List<LockJudgement.Fault> faults = new ArrayList<>();
         long tokensBackwards = 0;
+        long staleRefused = 0;
         long highest = Long.MIN_VALUE;
         List<long[]> grants = new ArrayList<>(); // {nanos, highest token granted until then}, in time order
         Map<String, PauseHistory.AcquireLine> acquireLines = new HashMap<>();
@@ -196,7 +197,12 @@ public final class MutualExclusionJudge implements Judge {
                     PauseHistory.acquireStart(event)
                             .ifPresent(
                                     start -> acquireLines.put(key, new PauseHistory.AcquireLine(start, event.nanos())));
-                case "WRITE" -> writes.merge(key, event.detail(), (a, b) -> a + "," + b);
+                case "WRITE" -> {
+                    writes.merge(key, event.detail(), (a, b) -> a + "," + b);
+                    if (event.detail().equals("stale")) {
+                        staleRefused++;
+                    }
+                }
                 case "REL", "LOST" ->
                     close(
                             open.remove(key),
@@ -227,8 +233,13 @@ public final class MutualExclusionJudge implements Judge {
                     }
                 }
                 case "END" -> closeAll(open, lock, event.client(), event.nanos(), "stopped", writes, holds);
+                case "READ" -> {
+                    if (event.detail().equals("stale")) {
+                        staleRefused++; // a holder's read refused: its write never came
+                    }
+                }
                 default -> {
-                    // READ: for the timeline only
+                    // the others: for the timeline only
                 }
             }
         }
@@ -254,7 +265,7 @@ public final class MutualExclusionJudge implements Judge {
                 register.accepted() - register.value(),
                 tokensBackwards,
                 lateGrants,
-                register.staleRefused(),
+                staleRefused,
                 register.accepted(),
                 register.value(),
                 Math.max(longestGap(holds, startNanos, endNanos), stuckNanos),

@@ -37,10 +37,10 @@ public record CheckLocks(String name, Path register, int count) {
         return IntStream.range(0, count).mapToObj(this::name).toList();
     }
 
-    /** @return every lock's register, by index */
-    public List<FencedRegister> registers(boolean fenced) {
+    /** @return every lock's register name ({@code register}, or {@code register-0} ...), by index */
+    public List<String> registerNames() {
         return IntStream.range(0, count)
-                .mapToObj(lock -> new FencedRegister(register(lock), fenced))
+                .mapToObj(lock -> register(lock).getFileName().toString())
                 .toList();
     }
 }

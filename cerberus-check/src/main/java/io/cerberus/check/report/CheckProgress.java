@@ -2,8 +2,8 @@ package io.cerberus.check.report;
 
 import io.cerberus.check.console.ProgressLine;
 import io.cerberus.check.fault.FaultInjector;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
@@ -61,7 +61,7 @@ public final class CheckProgress {
     private final Path dir;
     private final boolean idempotency;
     private final long durationNanos;
-    private final List<FencedRegister> registers;
+    private final List<Register> registers;
     private final Map<Path, Long> offsets = new HashMap<>();
     private final long[] lost;
     private final Set<Long> keys = new HashSet<>();
@@ -82,7 +82,7 @@ public final class CheckProgress {
      * @param durationNanos how long the clients run ({@code --duration})
      * @param registers the lock check's registers, by lock (empty for the idempotency check)
      */
-    public CheckProgress(Path dir, boolean idempotency, long durationNanos, List<FencedRegister> registers) {
+    public CheckProgress(Path dir, boolean idempotency, long durationNanos, List<Register> registers) {
         this.dir = dir;
         this.idempotency = idempotency;
         this.durationNanos = durationNanos;
@@ -186,7 +186,7 @@ public final class CheckProgress {
             int lock = nextRegister;
             nextRegister = (nextRegister + 1) % registers.size();
             try {
-                FencedRegister.State state = registers.get(lock).read();
+                Register.State state = registers.get(lock).read();
                 lost[lock] = state.accepted() - state.value();
             } catch (RuntimeException e) {
                 // not created yet, or being written: the next round reads it
@@ -202,7 +202,7 @@ public final class CheckProgress {
     private void count(String line) {
         if (line.startsWith("ACQ ") || line.startsWith("ACK ")) {
             holds++;
-        } else if (line.startsWith("WRITE ") && line.endsWith(" stale")) {
+        } else if ((line.startsWith("WRITE ") || line.startsWith("READ ")) && line.endsWith(" stale")) {
             stale++;
         } else if (line.startsWith("FAULT ")) {
             String detail = HoldLog.Event.parse(line).detail();

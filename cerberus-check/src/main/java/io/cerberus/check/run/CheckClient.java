@@ -5,7 +5,9 @@ import io.cerberus.servers.ManagedProcess;
 import io.cerberus.servers.ServerException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** One {@code check-worker} JVM as the checker sees it: its process and what it last announced. */
 public final class CheckClient {
@@ -23,16 +25,26 @@ public final class CheckClient {
         this.name = name;
     }
 
-    public static CheckClient start(String name, List<String> workerArgs, String engineUri) {
-        return start(name, "check-worker", workerArgs, engineUri);
+    public static CheckClient start(String name, List<String> workerArgs, String engineUri, String registerStore) {
+        Map<String, String> environment = new HashMap<>(Map.of(Workers.ENGINE_ENV, engineUri));
+        if (registerStore != null) {
+            environment.put(
+                    Workers.REGISTER_ENV, registerStore); // like the engine's, its secrets stay off command lines
+        }
+        return start(name, "check-worker", workerArgs, environment);
     }
 
     /** Starts a client running the hidden worker command {@code worker} ({@code check-worker}, {@code check-idempotency-worker}). */
     public static CheckClient start(String name, String worker, List<String> workerArgs, String engineUri) {
+        return start(name, worker, workerArgs, Map.of(Workers.ENGINE_ENV, engineUri));
+    }
+
+    private static CheckClient start(
+            String name, String worker, List<String> workerArgs, Map<String, String> environment) {
         List<String> args = new ArrayList<>(List.of("--client", name));
         args.addAll(workerArgs);
         CheckClient client = new CheckClient(name);
-        client.process = Workers.start(worker, args, engineUri, "check client " + name, client::announced);
+        client.process = Workers.start(worker, args, environment, "check client " + name, client::announced);
         return client;
     }
 

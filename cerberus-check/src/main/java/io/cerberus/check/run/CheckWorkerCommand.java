@@ -3,11 +3,13 @@ package io.cerberus.check.run;
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusMetrics;
+import io.cerberus.Fence;
 import io.cerberus.Leadership;
 import io.cerberus.check.console.Durations;
 import io.cerberus.check.log.CheckLocks;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
+import io.cerberus.check.log.Registers;
 import io.cerberus.check.recipe.Recipe;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -128,8 +130,8 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
-        List<FencedRegister> registers = locks.registers(!noFencing);
-        try (HoldLog log = new HoldLog(logFile);
+        try (Registers store = Registers.open(System.getenv(Workers.REGISTER_ENV), locks, !noFencing);
+                HoldLog log = new HoldLog(logFile);
                 Recipe recipe = recipeName == null
                         ? null
                         : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
@@ -145,7 +147,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                 Thread thread = new Thread(
                         () -> {
                             try {
-                                loop(name, cerberus, recipe, fencing, locks, registers, log, out, stopped);
+                                loop(name, cerberus, recipe, fencing, locks, store.registers(), log, out, stopped);
                             } catch (Throwable e) {
                                 failure.compareAndSet(null, e);
                                 stopped.set(true);
@@ -175,7 +177,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             Recipe recipe,
             boolean fencing,
             CheckLocks locks,
-            List<FencedRegister> registers,
+            List<Register> registers,
             HoldLog log,
             PrintWriter out,
             AtomicBoolean stopped)
@@ -224,7 +226,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     private void cycle(
             String name,
             int lock,
-            FencedRegister register,
+            Register register,
             HoldLog log,
             PrintWriter out,
             Held held,
@@ -275,7 +277,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     private void actWhileLeading(
             String name,
             int lock,
-            FencedRegister register,
+            Register register,
             HoldLog log,
             PrintWriter out,
             Held held,
@@ -302,20 +304,51 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         }
     }
 
-    /** One act on the register: read, think, write the value read + 1 with the token. */
-    private void act(String name, int lock, FencedRegister register, HoldLog log, PrintWriter out, long token)
+    /**
+     * One act on the register: read, think, write the value read + 1 with the token. A read refused as stale ends the
+     * act (logged {@code READ stale}); a read or write the register's store did not answer is logged {@code ENGINE}
+     * ({@code WRITE unknown} for a write: it may have been applied).
+     */
+    private void act(String name, int lock, Register register, HoldLog log, PrintWriter out, long token)
             throws InterruptedException {
-        FencedRegister.State state = register.read(token);
-        log.log("READ", name, lock, token, Long.toString(state.value()));
+        Fence fence = new Fence(0, Math.max(0, token)); // no token (-1): every holder the same fence
+        Optional<Register.State> state;
+        try {
+            state = register.read(fence);
+        } catch (RuntimeException e) {
+            log.log("ENGINE", name, lock, token, "register read failed: " + firstLine(e));
+            return;
+        }
+        log.log(
+                "READ",
+                name,
+                lock,
+                token,
+                state.map(read -> Long.toString(read.value())).orElse("stale"));
+        if (state.isEmpty()) {
+            return;
+        }
         reading.incrementAndGet();
         announce(out);
         try {
             Thread.sleep(think.toMillis());
-            boolean written = register.write(state.value() + 1, token);
-            log.log("WRITE", name, lock, token, written ? "ok" : "stale");
+            String outcome;
+            try {
+                outcome = register.write(state.get().value() + 1, fence) ? "ok" : "stale";
+            } catch (RuntimeException e) {
+                log.log("ENGINE", name, lock, token, "register write failed: " + firstLine(e));
+                outcome = "unknown";
+            }
+            log.log("WRITE", name, lock, token, outcome);
         } finally {
             reading.decrementAndGet();
         }
+    }
+
+    private static String firstLine(RuntimeException e) {
+        String message = String.valueOf(e.getMessage());
+        int newline = message.indexOf('\n');
+        return e.getClass().getSimpleName() + " " + (newline < 0 ? message : message.substring(0, newline));
     }
 
     /**

@@ -34,6 +34,9 @@ public final class Workers {
     /** The environment variable that names the engine of a worker. */
     static final String ENGINE_ENV = "CERBERUS_ENGINE";
 
+    /** Where a check worker's registers are, when not in files: a {@code jdbc:} URL or a {@code redis://} URI. */
+    static final String REGISTER_ENV = "CERBERUS_CHECK_REGISTER";
+
     private static final int USAGE = 64;
     private static final int INTERNAL_ERROR = 70;
 
@@ -85,14 +88,14 @@ public final class Workers {
      *
      * @param worker the worker command
      * @param args its arguments
-     * @param engineUri the engine URI
+     * @param environment the engine URI ({@value #ENGINE_ENV}), and the register store's ({@value #REGISTER_ENV}) if any
      * @param what what is started, for messages
      * @param onLine receives each line the worker prints
      * @return the process
      * @throws IllegalStateException if it cannot be started
      */
     static ManagedProcess start(
-            String worker, List<String> args, String engineUri, String what, Consumer<String> onLine) {
+            String worker, List<String> args, Map<String, String> environment, String what, Consumer<String> onLine) {
         List<String> command = JavaCommand.of(Workers.class)
                 .quickStart("128m")
                 .args(worker)
@@ -100,7 +103,7 @@ public final class Workers {
                 .toList();
         try {
             return ManagedProcess.launch(what, command)
-                    .environment(Map.of(ENGINE_ENV, engineUri))
+                    .environment(environment)
                     .inheritStderr()
                     .onLine(onLine)
                     .start();

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -161,6 +162,11 @@ public final class CheckDatabase implements LockServer {
                 server instanceof H2Server ? ";" : "&"; // H2's settings follow ';', the others' a query string
         return (bouncer == null ? server.uri() : bouncer.uri())
                 + (mode.equals("session") ? separator + "cerberus.mode=session" : "");
+    }
+
+    @Override
+    public Optional<String> registerStore(String store) {
+        return store.equals("sql") ? Optional.of(server.uri()) : Optional.empty();
     }
 
     @Override

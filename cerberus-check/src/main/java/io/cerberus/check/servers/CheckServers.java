@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -66,6 +67,13 @@ final class CheckServers implements LockServer {
     @Override
     public String uri() {
         return deployment.uri();
+    }
+
+    @Override
+    public Optional<String> registerStore(String store) {
+        return store.equals("redis") && servers.size() == 1
+                ? Optional.of(servers.get(0).uri())
+                : Optional.empty();
     }
 
     /** {@code server-kill}: the one server, or a minority of Redlock's; {@code majority-kill}: a majority of Redlock's. */

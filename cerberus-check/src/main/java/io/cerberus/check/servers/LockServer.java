@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -125,6 +126,15 @@ public interface LockServer extends AutoCloseable {
 
     /** @return the engine URI the clients connect to */
     String uri();
+
+    /**
+     * @param store a register store {@code cerberus check --register} names: {@code sql} or {@code redis}
+     * @return the URI the registers are reached at when this server can keep them (a database for {@code sql}, a
+     *     single redis-server for {@code redis}): the server itself, with no proxy or pooler between
+     */
+    default Optional<String> registerStore(String store) {
+        return Optional.empty();
+    }
 
     /**
      * Injects a server fault and waits until it has happened and the server is back.

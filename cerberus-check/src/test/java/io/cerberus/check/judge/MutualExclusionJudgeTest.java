@@ -3,8 +3,8 @@ package io.cerberus.check.judge;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.check.fault.FaultInjector;
-import io.cerberus.check.log.FencedRegister;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
 import io.cerberus.check.run.CheckWorkerCommand;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -15,8 +15,9 @@ class MutualExclusionJudgeTest {
         return new HoldLog.Event(kind, client, token, nanos, detail);
     }
 
-    private static FencedRegister.State register(long value, long accepted, long stale) {
-        return new FencedRegister.State(value, 0, accepted, stale);
+    /** @param stale the stale writes the events show (the judge counts them there) */
+    private static Register.State register(long value, long accepted, long stale) {
+        return new Register.State(value, accepted);
     }
 
     @Test
@@ -416,7 +417,7 @@ class MutualExclusionJudgeTest {
                 on(0, "ENGINE", "c1", -1, 600, CheckWorkerCommand.BUSY),
                 on(1, "ACQ", "c2", -1, 650, ""),
                 on(1, "REL", "c2", -1, 660, ""));
-        List<FencedRegister.State> registers = List.of(register(0, 0, 0), register(0, 0, 0));
+        List<Register.State> registers = List.of(register(0, 0, 0), register(0, 0, 0));
 
         LockJudgement report =
                 MutualExclusionJudge.judge(events, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500));

@@ -2,8 +2,11 @@ package io.cerberus.check.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cerberus.check.log.FencedRegister;
+import io.cerberus.Fence;
+import io.cerberus.check.log.CheckLocks;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.Register;
+import io.cerberus.check.log.Registers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -57,7 +60,9 @@ class CheckProgressTest {
 
     @Test
     void theCountsComeFromTheLogsAndTheRegistersAsTheyGrow() throws Exception {
-        FencedRegister register = FencedRegister.create(dir.resolve("register"), true);
+        Registers registers = Registers.open(null, new CheckLocks("lock", dir.resolve("register"), 1), true);
+        registers.reset();
+        Register register = registers.registers().get(0);
         try (HoldLog client = new HoldLog(dir.resolve("c1.log"));
                 HoldLog faults = new HoldLog(dir.resolve("faults.log"))) {
             CheckProgress progress = new CheckProgress(dir, false, 20 * SECOND, List.of(register));
@@ -71,8 +76,8 @@ class CheckProgressTest {
             faults.log("FAULT", "c2", -1, "resume");
             faults.log("FAULT", "c3", -1, "kill");
             faults.log("FAULT", "c3", -1, "unconfirmed kill: still running");
-            register.write(1, 1);
-            register.write(1, 2); // a second write of the same value: one update lost
+            register.write(1, new Fence(0, 1));
+            register.write(1, new Fence(0, 2)); // a second write of the same value: one update lost
 
             assertThat(progress.text())
                     .matches(
