@@ -37,6 +37,20 @@ public interface Lease extends AutoCloseable {
     long fencingToken();
 
     /**
+     * The fence to give the protected resource: this hold's {@link #fencingToken()} with the epoch of the engine that
+     * granted it, so that fences stay ordered across engine switches ({@link Fence}). The first call reads the
+     * engine's epoch (one round trip on an engine that keeps epochs); later calls return the same fence.
+     *
+     * @return this hold's fence
+     * @throws UnsupportedCapabilityException if the engine cannot give fencing tokens (Redlock)
+     * @throws LockLostException if the hold was no longer valid when its epoch was read
+     * @throws EngineUnavailableException if the engine cannot be reached to read its epoch
+     */
+    default Fence fence() {
+        return new Fence(0, fencingToken());
+    }
+
+    /**
      * @return {@code true} while the lease is held and not known to be lost or expired; turns
      *     {@code false} when a renewal fails, the lease time passes, the engine session ends, or
      *     the lease is closed

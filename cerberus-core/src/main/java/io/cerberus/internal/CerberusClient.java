@@ -50,6 +50,7 @@ public final class CerberusClient implements Cerberus {
     private final ClientSettings settings;
     private final List<EngineHandle> engines;
     private final EngineSwitcher switcher;
+    private final Epochs epochs;
     private final HealthMonitor health;
     private final SafeMetrics metrics;
     /** Renews the leases of every guard's running attempts: one thread per client, made at the first guard. */
@@ -106,7 +107,8 @@ public final class CerberusClient implements Cerberus {
             throw e;
         }
         this.engines = List.copyOf(opened);
-        this.switcher = new EngineSwitcher(engines, settings.defaultLease(), settings.lockDelay());
+        this.epochs = new Epochs(settings.namespace());
+        this.switcher = new EngineSwitcher(engines, settings.defaultLease(), settings.lockDelay(), epochs);
         this.metrics = SafeMetrics.of(settings.metrics());
         switcher.addListener(metrics::engineSwitch);
         this.renewer = new LeaseRenewer(clientName);
@@ -223,6 +225,11 @@ public final class CerberusClient implements Cerberus {
     private LockKey key(String name) {
         ensureOpen();
         return new LockKey(settings.namespace(), Checks.lockName(name));
+    }
+
+    /** @return the epochs this client has seen and owes ({@link Lease#fence()}) */
+    Epochs epochs() {
+        return epochs;
     }
 
     @Override

@@ -33,6 +33,8 @@ final class EngineSwitcher {
     /** The fixed lock-delay, or null to derive it from the leases granted. */
     private final Duration lockDelay;
 
+    private final Epochs epochs;
+
     private final List<EngineSwitchListener> listeners = new CopyOnWriteArrayList<>();
     /** The longest lease granted per engine name, in nanoseconds. */
     private final Map<String, Long> longestLease = new ConcurrentHashMap<>();
@@ -45,8 +47,9 @@ final class EngineSwitcher {
     /** An old engine in its lock-delay, until {@code untilNanos} on the monotonic clock. */
     record OldEngineInLockDelay(EngineHandle engine, long untilNanos) {}
 
-    EngineSwitcher(List<EngineHandle> engines, Duration defaultLease, Duration lockDelay) {
+    EngineSwitcher(List<EngineHandle> engines, Duration defaultLease, Duration lockDelay, Epochs epochs) {
         this.engines = List.copyOf(engines);
+        this.epochs = epochs;
         this.defaultLease = defaultLease;
         this.lockDelay = lockDelay;
         this.current = engines.get(0);
@@ -121,6 +124,7 @@ final class EngineSwitcher {
             if (!delay.isZero()) {
                 inLockDelay.add(new OldEngineInLockDelay(from, now + delay.toNanos()));
             }
+            epochs.switchingTo(to); // before any grant there: its fences come after every one seen
             current = to;
             switches++;
             event = new EngineSwitchEvent(from.name(), to.name(), reason, switches, Instant.now());

@@ -3,6 +3,7 @@ package io.cerberus.internal;
 import io.cerberus.Capability;
 import io.cerberus.CerberusException;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Fence;
 import io.cerberus.Lease;
 import io.cerberus.LeaseLossListener;
 import io.cerberus.LockLostException;
@@ -75,6 +76,9 @@ final class Holding implements Lease {
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
     LeaseRenewer.Task task;
 
+    /** The fence, once read ({@link #fence()}). */
+    private volatile Fence fence;
+
     /** Thread-bound bookkeeping, touched only by the owning thread. */
     int holdCount = 1;
 
@@ -136,6 +140,16 @@ final class Holding implements Lease {
                             + "; engines with fencing tokens: " + EngineRegistry.schemesWith(Capability.FENCING));
         }
         return fencingToken;
+    }
+
+    @Override
+    public Fence fence() {
+        Fence known = fence;
+        if (known == null) {
+            known = client.epochs().fence(this);
+            fence = known;
+        }
+        return known;
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
@@ -50,7 +51,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * directory under two real paths can drop this JVM's locks; a lock file deleted in use splits its
  * lock (keep lock directories out of cleaned {@code /tmp}); network file systems may lack the locks.
  */
-final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges {
+final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges, KeepsEpochs {
     private static final System.Logger LOG = System.getLogger(FileEngine.class.getName());
 
     private final String uri;
@@ -81,6 +82,18 @@ final class FileEngine implements LockEngine, Inspects, KeepsIdempotencyRecords,
 
     Path pathOf(LockKey key) {
         return directory.resolve(FileNames.fileName(key));
+    }
+
+    @Override
+    public long epoch(String namespace) {
+        ensureOpen();
+        return FileEpochs.of(directory, namespace).raise(0);
+    }
+
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        ensureOpen();
+        return FileEpochs.of(directory, namespace).raise(atLeast);
     }
 
     @Override

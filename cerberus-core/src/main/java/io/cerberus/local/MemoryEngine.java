@@ -6,6 +6,7 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
@@ -16,7 +17,8 @@ import java.util.List;
 import java.util.Set;
 
 /** A client of a {@link MemoryStore}. Closing it releases nothing: the core releases first. */
-final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
+final class MemoryEngine
+        implements LockEngine, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce, KeepsEpochs {
     private final String uri;
     private final MemoryStore store;
     private final MemoryIdempotencyStore records;
@@ -44,6 +46,16 @@ final class MemoryEngine implements LockEngine, Inspects, KeepsIdempotencyRecord
     @Override
     public AcquireResult tryAcquire(Acquisition attempt) {
         return store.tryAcquire(attempt);
+    }
+
+    @Override
+    public long epoch(String namespace) {
+        return store.epoch(namespace);
+    }
+
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        return store.raiseEpoch(namespace, atLeast);
     }
 
     @Override

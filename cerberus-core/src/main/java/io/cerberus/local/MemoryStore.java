@@ -39,6 +39,8 @@ final class MemoryStore {
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<LockKey, Resource> resources = new HashMap<>();
     private long lastFence;
+    /** Epoch per namespace ({@link io.cerberus.spi.KeepsEpochs}); guarded by lock. */
+    private final Map<String, Long> epochs = new HashMap<>();
 
     private final class Resource {
         final Condition changed = lock.newCondition();
@@ -79,6 +81,24 @@ final class MemoryStore {
 
     static MemoryStore named(String name) {
         return STORES.computeIfAbsent(name, n -> new MemoryStore());
+    }
+
+    long epoch(String namespace) {
+        lock.lock();
+        try {
+            return epochs.getOrDefault(namespace, 0L);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long raiseEpoch(String namespace, long atLeast) {
+        lock.lock();
+        try {
+            return epochs.merge(namespace, atLeast, Math::max);
+        } finally {
+            lock.unlock();
+        }
     }
 
     AcquireResult tryAcquire(Acquisition attempt) {

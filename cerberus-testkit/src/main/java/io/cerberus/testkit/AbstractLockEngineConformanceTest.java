@@ -9,6 +9,7 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Fence;
 import io.cerberus.Leadership;
 import io.cerberus.Lease;
 import io.cerberus.LockInfo;
@@ -16,6 +17,7 @@ import io.cerberus.LockLostException;
 import io.cerberus.LockTimeoutException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
 import io.cerberus.spi.LockMode;
@@ -494,6 +496,66 @@ public abstract class AbstractLockEngineConformanceTest {
                 assertThat(lease.fencingToken()).isGreaterThan(previous);
                 previous = lease.fencingToken();
             }
+        }
+    }
+
+    @Test
+    void anEngineWithFencingTokensKeepsOneEpochPerNamespaceThatOnlyGoesUp() {
+        assumeThat(has(Capability.FENCING)).as("engine gives fencing tokens").isTrue();
+        try (LockEngine engine = Engines.open(engineUri(), Duration.ofSeconds(10));
+                LockEngine another = Engines.open(engineUri(), Duration.ofSeconds(10))) {
+            KeepsEpochs epochs = engine.ability(KeepsEpochs.class)
+                    .orElseThrow(() -> new AssertionError("an engine with fencing tokens keeps epochs (KeepsEpochs),"
+                            + " so that its fences stay ordered across engine switches"));
+            KeepsEpochs seenByAnother = another.ability(KeepsEpochs.class).orElseThrow();
+            assertThat(epochs.epoch(namespace)).as("never raised").isZero();
+            assertThat(epochs.raiseEpoch(namespace, 3)).isEqualTo(3);
+            assertThat(epochs.raiseEpoch(namespace, 3)).as("a repeated raise").isEqualTo(3);
+            assertThat(seenByAnother.raiseEpoch(namespace, 2))
+                    .as("never lowered")
+                    .isEqualTo(3);
+            assertThat(seenByAnother.epoch(namespace)).isEqualTo(3);
+            assertThat(epochs.epoch(namespace + "-other"))
+                    .as("one epoch per namespace")
+                    .isZero();
+            assertThat(seenByAnother.raiseEpoch(namespace, 1L << 40)).isEqualTo(1L << 40);
+            assertThat(epochs.epoch(namespace)).isEqualTo(1L << 40);
+        }
+    }
+
+    @Test
+    void aFailoverToThisEngineAndAFailBackGiveFencesAfterEveryFenceBefore() throws Exception {
+        assumeThat(has(Capability.FENCING)).as("engine gives fencing tokens").isTrue();
+        Cerberus switching = register(Cerberus.builder()
+                .engine("this", engineUri())
+                .engine("other", "mem:conformance-" + namespace)
+                .namespace(namespace)
+                .lockDelay(Duration.ofMillis(1))
+                .build());
+        Fence first = fenceOfOneHold(switching);
+        switching.switchEngine("other");
+        Fence onTheOther = fenceOfOneHold(switching);
+        switching.switchEngine("this");
+        Fence back = fenceOfOneHold(switching);
+        Fence ofAClientThatNeverSwitched = fenceOfOneHold(client());
+
+        assertThat(first.isOlderThan(onTheOther))
+                .as("%s before %s", first, onTheOther)
+                .isTrue();
+        assertThat(onTheOther.isOlderThan(back))
+                .as("%s before %s", onTheOther, back)
+                .isTrue();
+        assertThat(back.isOlderThan(ofAClientThatNeverSwitched))
+                .as("%s before %s: the raised epoch is the engine's", back, ofAClientThatNeverSwitched)
+                .isTrue();
+        assertThat(ofAClientThatNeverSwitched.epoch()).isEqualTo(back.epoch());
+    }
+
+    private static Fence fenceOfOneHold(Cerberus cerberus) throws InterruptedException {
+        try (Lease lease = cerberus.lock("fenced").acquire(Duration.ofSeconds(5))) {
+            Fence fence = lease.fence();
+            assertThat(fence.token()).isEqualTo(lease.fencingToken());
+            return fence;
         }
     }
 

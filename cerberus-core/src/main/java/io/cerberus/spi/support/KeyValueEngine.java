@@ -5,6 +5,7 @@ import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
@@ -41,7 +42,8 @@ import java.util.concurrent.TimeUnit;
  * busy answer names the holder, so a waiter behind a hold of its own client waits for its release
  * here, which wakes it at once. A release in another process is seen within one pause.
  */
-public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally, ReleasesByForce {
+public final class KeyValueEngine
+        implements LockEngine, KeepsIdempotencyRecords, LinesUpLocally, ReleasesByForce, KeepsEpochs {
     /** The ceiling of a waiter's first pause. */
     public static final Duration FIRST_PAUSE = Duration.ofMillis(10);
     /** The ceiling of a waiter's later pauses, and so the longest a release elsewhere goes unseen. */
@@ -89,6 +91,44 @@ public final class KeyValueEngine implements LockEngine, KeepsIdempotencyRecords
      */
     public static String counterKey(LockKey key) {
         return "cerberus-fence:" + key.namespace().length() + ":" + key.namespace() + ":" + key.name();
+    }
+
+    /**
+     * @param namespace a namespace
+     * @return the key of its epoch, which no entry or counter key equals
+     */
+    static String epochKey(String namespace) {
+        return "cerberus-epoch:" + namespace.length() + ":" + namespace;
+    }
+
+    /** Only with counters that only go up: a store that may lose its data may lose an epoch too. */
+    @Override
+    public <A> Optional<A> ability(Class<A> ability) {
+        return ability == KeepsEpochs.class && counter == null ? Optional.empty() : LockEngine.super.ability(ability);
+    }
+
+    @Override
+    public long epoch(String namespace) {
+        return store.get(epochKey(namespace)).map(Long::parseLong).orElse(0L);
+    }
+
+    /** Compare-and-set on the epoch's entry, kept for ever, until the epoch is at least {@code atLeast}. */
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        String key = epochKey(namespace);
+        String wanted = Long.toString(atLeast);
+        while (true) {
+            Optional<String> now = store.get(key);
+            if (now.isEmpty()) {
+                if (store.putIfAbsent(key, wanted, KeyValueStore.FOREVER)) {
+                    return atLeast;
+                }
+            } else if (Long.parseLong(now.get()) >= atLeast) {
+                return Long.parseLong(now.get());
+            } else if (store.replaceIfEquals(key, now.get(), wanted, KeyValueStore.FOREVER)) {
+                return atLeast;
+            }
+        }
     }
 
     @Override
