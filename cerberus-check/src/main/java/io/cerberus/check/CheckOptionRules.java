@@ -209,6 +209,7 @@ final class CheckOptionRules {
             options.persistence = persistences.isEmpty() ? "none" : persistences.get(0);
         }
         validateRegister(options);
+        validateSecondEngine(options);
         if (options.waitReplicas < 0 || options.waitReplicas > 1) {
             throw new ParameterException(
                     options.spec.commandLine(),
@@ -314,6 +315,33 @@ final class CheckOptionRules {
                     options.spec.commandLine(),
                     "--register sql on --server h2 with --faults server-kill needs --persistence commit: with H2's"
                             + " write delay a killed server loses the registers' last writes");
+        }
+    }
+
+    /** {@code --second-engine} and {@code --faults switch}: a failover and a fail-back between two engines. */
+    private static void validateSecondEngine(CheckOptions options) {
+        boolean switches = options.faults.contains("switch");
+        if (switches && options.secondEngine == null) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--faults switch needs --second-engine URI: the engine the clients switch to and back");
+        }
+        if (options.secondEngine == null) {
+            return;
+        }
+        if (options.idempotency.enabled
+                || options.recipe != null
+                || options.noLock
+                || !options.primitive.equals("lock")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--second-engine applies to the lock check with Cerberus's locks (not --idempotency, --recipe,"
+                            + " --no-lock or --primitive leader)");
+        }
+        if (!switches) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--second-engine needs switch in --faults: the clients use it only when switched to it");
         }
     }
 }

@@ -61,7 +61,7 @@ public final class CheckOptions {
                             + " majority-kill (--server redlock: 3 of 5 nodes; zk or etcd: 2 of 3 members), failover (--server sentinel: kills the"
                             + " primary; cluster: kills a master, the masters in turn), failover-unreplicated (--server sentinel: cuts the"
                             + " replica off, lets a client be granted on the primary alone, then kills the primary: the replica is promoted"
-                            + " without that grant), or none."
+                            + " without that grant), switch (--second-engine: every client to the other engine), or none."
                             + " Default: ${DEFAULT-VALUE}")
     List<String> faults;
 
@@ -211,6 +211,13 @@ public final class CheckOptions {
                     "With --register sql or redis: the jdbc: URL or redis:// URI of the registers' store, instead of"
                             + " the server of --server. Its table or keys are replaced at the start.")
     String registerUri;
+
+    @Option(
+            names = "--second-engine",
+            description = "A second engine the clients are built with (the first is --engine or --server's): --faults"
+                    + " switch sends every client to the other engine in turn, a failover and then a fail-back, and the"
+                    + " register is written with each lease's fence (epoch and token).")
+    String secondEngine;
 
     @Option(names = "--no-lock", description = "Negative control: the clients take no lock (must be UNSAFE).")
     boolean noLock;

@@ -19,6 +19,7 @@ import io.cerberus.check.report.Timeline;
 import io.cerberus.check.run.CheckClient;
 import io.cerberus.check.servers.LockServer;
 import io.cerberus.spi.support.Redaction;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,6 +48,8 @@ final class LockCheck {
     private ClientProxies proxies;
     private String engineUri;
     private String registerStore;
+    /** The engine new clients start on: {@code first}, or {@code second} after a switch fault's failover. */
+    private volatile String engineNow = "first";
 
     /**
      * @param options the options of the run
@@ -119,6 +122,7 @@ final class LockCheck {
                 + (o.register.equals("file")
                         ? ""
                         : ", registers in " + (o.register.equals("sql") ? "SQL rows" : "Redis keys"))
+                + (o.secondEngine == null ? "" : ", switching to and from " + Redaction.redact(o.secondEngine))
                 + (o.noFencing ? ", fencing ignored" : "");
         console.println(title);
         console.flush();
@@ -258,10 +262,13 @@ final class LockCheck {
         if (o.noFencing) {
             args.add("--no-fencing");
         }
+        if (o.secondEngine != null) {
+            args.addAll(List.of("--on", engineNow));
+        }
         if (o.recipe != null) {
             args.addAll(List.of("--recipe", o.recipe, "--armed", armedFile(name).toString()));
         }
-        return CheckClient.start(name, args, clientUri, registerStore);
+        return CheckClient.start(name, args, clientUri, registerStore, o.secondEngine);
     }
 
     /** @return the file whose existence arms a client's o.recipe failpoint */
@@ -275,11 +282,60 @@ final class LockCheck {
      */
     private boolean ownFault(String fault, CheckClient target, List<CheckClient> running, HoldLog faultLog)
             throws Exception {
+        if (fault.equals("switch")) {
+            switchEngines(running, faultLog);
+            return true;
+        }
         if (!fault.equals("between-steps")) {
             return false;
         }
         betweenSteps(target, running, faultLog);
         return true;
+    }
+
+    /**
+     * Sends every client to the other engine (a failover to the second, then a fail-back to the first) and waits until
+     * each one running logged its switch; a paused client switches when it resumes, a killed one's successor starts on
+     * the new engine. Confirmed when every client not paused has switched within {@link CheckClient#CONFIRM}.
+     */
+    private void switchEngines(List<CheckClient> running, HoldLog faultLog) throws Exception {
+        String to = engineNow.equals("first") ? "second" : "first";
+        engineNow = to;
+        faultLog.log("FAULT", "clients", -1, "switch to " + to);
+        List<CheckClient> told = new ArrayList<>();
+        for (CheckClient client : List.copyOf(running)) {
+            try {
+                client.send("switch " + to);
+                told.add(client);
+            } catch (RuntimeException gone) {
+                // killed meanwhile: its successor starts on the new engine
+            }
+        }
+        long deadline = System.nanoTime() + CheckClient.CONFIRM.toNanos();
+        List<CheckClient> waiting = new ArrayList<>(told);
+        while (!waiting.isEmpty() && System.nanoTime() - deadline < 0) {
+            waiting.removeIf(client -> !client.alive() || switched(client, to));
+            Thread.sleep(20);
+        }
+        faultLog.log(
+                "FAULT",
+                "clients",
+                -1,
+                waiting.isEmpty()
+                        ? "confirmed switch: every client logged its switch to the " + to + " engine"
+                        : "unconfirmed switch: "
+                                + waiting.stream().map(CheckClient::name).toList() + " did not log their switch to the "
+                                + to + " engine");
+    }
+
+    /** @return whether the client's log shows its switch to the engine */
+    private boolean switched(CheckClient client, String to) {
+        try {
+            return HoldLog.read(o.out.resolve(client.name() + ".log")).stream()
+                    .anyMatch(event -> event.detail().equals("switched to " + to));
+        } catch (IOException e) {
+            return false; // being written: read again
+        }
     }
 
     private void betweenSteps(CheckClient target, List<CheckClient> running, HoldLog faultLog) throws Exception {

@@ -51,6 +51,7 @@ public final class FaultInjector {
         List<String> kinds = new ArrayList<>(CLIENT_FAULTS);
         kinds.addAll(LockServer.FAULTS);
         kinds.add("between-steps");
+        kinds.add("switch");
         KINDS = List.copyOf(kinds);
     }
 

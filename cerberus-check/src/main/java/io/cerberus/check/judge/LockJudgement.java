@@ -198,8 +198,9 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
         if (lateGrants() > 0) {
             out.append("grants reaching late:  ")
                     .append(lateGrants())
-                    .append(" (the client was paused during its acquire; its token was below others' already granted,"
-                            + " and fencing refused its writes)\n");
+                    .append(" (the client was paused during its acquire, or had not yet left the engine the others"
+                            + " switched from; its token was below others' already granted, and fencing refused its"
+                            + " writes)\n");
         }
         out.append("longest time unheld:   ").append(millis(longestGapNanos())).append('\n');
         for (LockReport stuck : stuckLocks()) {

@@ -28,7 +28,10 @@ import java.util.Map;
  *       backwards, the grant only reached its holder late (after others), and fencing stopped it.
  *       Counted apart, not as tokens backwards. A grant whose lines a pause delayed is judged at
  *       the time it was in hand: when its acquire line was logged, or, if the client was stopped
- *       when its acquire would have started (it was timed before the pause), when the pause began.</li>
+ *       when its acquire would have started (it was timed before the pause), when the pause began.
+ *       After a {@code switch} fault (two engines), tokens are fences in their long form, and a grant with
+ *       an older fence is one on the engine its client had not left yet: late too, unless a write under it
+ *       was accepted.</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *
@@ -182,7 +185,11 @@ public final class MutualExclusionJudge implements Judge {
                             }
                             boolean inOrder = inHand < event.nanos() && event.token() > highestBefore(grants, inHand);
                             if (!inOrder) {
-                                if (PauseHistory.pausedBetween(faults, event.client(), askedAt, event.nanos())) {
+                                // paused while asking; or granted on an engine its client had not left yet, after a
+                                // switch raised the other's epoch: harmless unless a write under it was accepted
+                                if (PauseHistory.pausedBetween(faults, event.client(), askedAt, event.nanos())
+                                        || faults.stream()
+                                                .anyMatch(fault -> fault.kind().startsWith("switch"))) {
                                     lateCandidates.add(key);
                                 } else {
                                     tokensBackwards++;

@@ -25,11 +25,21 @@ public final class CheckClient {
         this.name = name;
     }
 
-    public static CheckClient start(String name, List<String> workerArgs, String engineUri, String registerStore) {
+    /**
+     * Starts a client of the lock check ({@code check-worker}); the URIs go in its environment, so that their secrets
+     * stay off command lines.
+     *
+     * @param registerStore where its registers are, or null for files
+     * @param secondEngine the engine it switches to and back, or null
+     */
+    public static CheckClient start(
+            String name, List<String> workerArgs, String engineUri, String registerStore, String secondEngine) {
         Map<String, String> environment = new HashMap<>(Map.of(Workers.ENGINE_ENV, engineUri));
         if (registerStore != null) {
-            environment.put(
-                    Workers.REGISTER_ENV, registerStore); // like the engine's, its secrets stay off command lines
+            environment.put(Workers.REGISTER_ENV, registerStore);
+        }
+        if (secondEngine != null) {
+            environment.put(Workers.SECOND_ENGINE_ENV, secondEngine);
         }
         return start(name, "check-worker", workerArgs, environment);
     }
@@ -92,6 +102,11 @@ public final class CheckClient {
         return paused;
     }
 
+    /** Sends the client a line on its standard input. */
+    public void send(String line) {
+        process.send(line);
+    }
+
     /** Sends SIGSTOP and waits until the kernel shows the process stopped. */
     public void pause(Duration confirmWithin) {
         process.pause(confirmWithin);
@@ -143,12 +158,27 @@ public final class CheckClient {
      * @return a flag that turns true when this process's standard input ends (watched by a daemon thread)
      */
     static java.util.concurrent.atomic.AtomicBoolean stoppedWhenInputEnds() {
+        return stoppedWhenInputEnds(line -> {});
+    }
+
+    /**
+     * In a worker: the checker stops a client by closing its standard input, and may send it lines before that.
+     *
+     * @param onLine receives each line of the input, on the thread that reads it
+     * @return a flag that turns true when this process's standard input ends (watched by a daemon thread)
+     */
+    static java.util.concurrent.atomic.AtomicBoolean stoppedWhenInputEnds(java.util.function.Consumer<String> onLine) {
         java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
         Thread stdin = new Thread(
                 () -> {
-                    try {
-                        while (System.in.read() >= 0) {
-                            // the checker closes our input to stop us
+                    try (java.io.BufferedReader in = new java.io.BufferedReader(
+                            new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+                        for (String line = in.readLine(); line != null; line = in.readLine()) {
+                            try {
+                                onLine.accept(line); // the checker closes our input to stop us
+                            } catch (RuntimeException e) {
+                                System.err.println("cerberus check worker: could not act on '" + line + "': " + e);
+                            }
                         }
                     } catch (java.io.IOException e) {
                         // treated as closed

@@ -100,6 +100,12 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                     + " then step down. Default: one act per term.")
     private Duration leaderTerm;
 
+    @Option(
+            names = "--on",
+            defaultValue = "first",
+            description = "With a second engine: the engine this client starts on, first or second.")
+    private String startOn;
+
     @Option(names = "--no-fencing", description = "The register ignores tokens (negative control).")
     private boolean noFencing;
 
@@ -128,7 +134,16 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                     + Durations.format(leaderTerm) + (leader ? "" : " without --leader"));
         }
         PrintWriter out = spec.commandLine().getOut();
-        AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
+        String secondEngine = System.getenv(Workers.SECOND_ENGINE_ENV);
+        AtomicReference<String> wanted = new AtomicReference<>(startOn);
+        AtomicReference<Cerberus> connected = new AtomicReference<>();
+        AtomicReference<HoldLog> logged = new AtomicReference<>();
+        AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds(line -> {
+            if (line.startsWith("switch ")) { // the checker's switch fault: a failover, or a fail-back
+                wanted.set(line.substring("switch ".length()).strip());
+                switchTo(wanted.get(), connected.get(), logged.get());
+            }
+        });
         CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
         try (Registers store = Registers.open(System.getenv(Workers.REGISTER_ENV), locks, !noFencing);
                 HoldLog log = new HoldLog(logFile);
@@ -137,8 +152,11 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
                 Cerberus cerberus = noLock || recipe != null
                         ? null
-                        : CheckClient.connectWhenUp(() -> connect(log), stopped, log, client)) {
+                        : CheckClient.connectWhenUp(() -> connect(log, secondEngine), stopped, log, client)) {
             boolean fencing = cerberus != null && cerberus.capabilities().contains(Capability.FENCING);
+            logged.set(log);
+            connected.set(cerberus);
+            switchTo(wanted.get(), cerberus, log);
             announce(out, "READY");
             List<Thread> threads = new ArrayList<>();
             AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -147,7 +165,17 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                 Thread thread = new Thread(
                         () -> {
                             try {
-                                loop(name, cerberus, recipe, fencing, locks, store.registers(), log, out, stopped);
+                                loop(
+                                        name,
+                                        cerberus,
+                                        recipe,
+                                        fencing,
+                                        secondEngine != null,
+                                        locks,
+                                        store.registers(),
+                                        log,
+                                        out,
+                                        stopped);
                             } catch (Throwable e) {
                                 failure.compareAndSet(null, e);
                                 stopped.set(true);
@@ -176,6 +204,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             Cerberus cerberus,
             Recipe recipe,
             boolean fencing,
+            boolean fences,
             CheckLocks locks,
             List<Register> registers,
             HoldLog log,
@@ -195,7 +224,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         ? Held.take(recipe, locks.name(lock))
                         : leader
                                 ? Held.elect(cerberus, locks.name(lock), name, fencing)
-                                : Held.take(cerberus, locks.name(lock), fencing);
+                                : Held.take(cerberus, locks.name(lock), fencing, fences);
             } catch (Held.Unanswered e) {
                 log.log("ENGINE", name, lock, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
@@ -311,7 +340,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
      */
     private void act(String name, int lock, Register register, HoldLog log, PrintWriter out, long token)
             throws InterruptedException {
-        Fence fence = new Fence(0, Math.max(0, token)); // no token (-1): every holder the same fence
+        Fence fence = Fence.ofLong(Math.max(0, token)); // a fence's long form; no token (-1): every holder the same
         Optional<Register.State> state;
         try {
             state = register.read(fence);
@@ -381,11 +410,27 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Switches to the named engine ({@code first} or {@code second}) and logs it, once connected; before that, the
+     * connection starts there.
+     */
+    private void switchTo(String engineName, Cerberus cerberus, HoldLog log) {
+        if (cerberus == null
+                || log == null
+                || cerberus.engines().size() == 1
+                || engineName.equals(cerberus.currentEngine())) {
+            return;
+        }
+        cerberus.switchEngine(engineName);
+        log.log("ENGINE", client, -1, "switched to " + engineName);
+    }
+
     /** Connects with a metrics receiver that logs what the engine did wrong: the client's side of a network fault. */
-    private Cerberus connect(HoldLog log) {
-        return Cerberus.builder()
-                .engine(engine.engineUri())
-                .namespace(engine.namespace())
+    private Cerberus connect(HoldLog log, String secondEngine) {
+        io.cerberus.CerberusBuilder builder = secondEngine == null
+                ? Cerberus.builder().engine(engine.engineUri())
+                : Cerberus.builder().engine("first", engine.engineUri()).engine("second", secondEngine);
+        return builder.namespace(engine.namespace())
                 .defaultLease(lease)
                 .metrics(new CerberusMetrics() {
                     @Override

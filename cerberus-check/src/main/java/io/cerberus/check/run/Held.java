@@ -87,14 +87,33 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
         }
     }
 
-    /** @return the lease, or empty when another holds the lock */
-    static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing)
+    /**
+     * @param fences whether the token is the lease's {@link io.cerberus.Fence} in its long form (with the epoch of its
+     *     engine: a client switching engines) rather than its fencing token
+     * @return the lease, or empty when another holds the lock
+     * @throws Unanswered if the engine did not answer, or the hold was lost before its fence was read (released)
+     */
+    static Optional<Held> take(Cerberus cerberus, String lockName, boolean fencing, boolean fences)
             throws Unanswered, InterruptedException {
+        Optional<Lease> taken;
         try {
-            return cerberus.lock(lockName)
-                    .tryAcquire(TRY)
-                    .map(lease -> new Held(fencing ? lease.fencingToken() : -1, lease, null));
+            taken = cerberus.lock(lockName).tryAcquire(TRY);
         } catch (EngineUnavailableException e) {
+            throw new Unanswered(e);
+        }
+        if (taken.isEmpty()) {
+            return Optional.empty();
+        }
+        Lease lease = taken.get();
+        try {
+            long token = !fencing ? -1 : fences ? lease.fence().asLong() : lease.fencingToken();
+            return Optional.of(new Held(token, lease, null));
+        } catch (EngineUnavailableException | LockLostException e) {
+            try {
+                lease.close();
+            } catch (RuntimeException alreadyGone) {
+                // lost, or the engine is down: its lease ends by itself
+            }
             throw new Unanswered(e);
         }
     }

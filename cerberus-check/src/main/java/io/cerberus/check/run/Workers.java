@@ -37,6 +37,9 @@ public final class Workers {
     /** Where a check worker's registers are, when not in files: a {@code jdbc:} URL or a {@code redis://} URI. */
     static final String REGISTER_ENV = "CERBERUS_CHECK_REGISTER";
 
+    /** The engine a check worker switches to and back ({@code --second-engine}), when there is one. */
+    static final String SECOND_ENGINE_ENV = "CERBERUS_CHECK_SECOND_ENGINE";
+
     private static final int USAGE = 64;
     private static final int INTERNAL_ERROR = 70;
 
