@@ -138,7 +138,7 @@ public interface LockEngine extends AutoCloseable {
     /**
      * One of this engine's optional abilities, if it has it: {@link RenewsInBatches},
      * {@link LinesUpLocally}, {@link HandsOver}, {@link TakesTurns}, {@link Inspects}, {@link KeepsIdempotencyRecords},
-     * {@link NotifiesChanges}, {@link ReleasesByForce}.
+     * {@link NotifiesChanges}, {@link ReleasesByForce}, {@link KeepsEpochs}.
      * The default answers by what the engine implements; an engine whose abilities depend on its
      * settings (hand-offs only without replica waits, say) or a wrapper of another engine answers
      * for itself.

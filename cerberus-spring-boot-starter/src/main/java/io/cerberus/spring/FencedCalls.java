@@ -6,6 +6,7 @@ import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.fencing.FenceKeeper;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The fence that travels with this thread's outgoing HTTP calls to a protected service: a lease's
@@ -28,7 +29,8 @@ public final class FencedCalls {
     /** The request header of the resource the fence is for (by default the lock's name). */
     public static final String RESOURCE_HEADER = "Cerberus-Fence-Resource";
 
-    private static final ThreadLocal<Call> CURRENT = new ThreadLocal<>();
+    /** What this thread's calls carry: a lease's fence is read at the first call that sends it, not when bound. */
+    private static final ThreadLocal<Supplier<Call>> CURRENT = new ThreadLocal<>();
 
     private FencedCalls() {}
 
@@ -66,7 +68,8 @@ public final class FencedCalls {
      * @return a scope in which this thread's calls carry its fence, for the resource named as its lock
      */
     public static Scope under(Lease lease) {
-        return under(Call.of(lease));
+        lease.fencingToken(); // refuses an engine without fencing tokens now, not at the first call
+        return bind(() -> Call.of(lease)); // the lease reads its epoch once, at the first call
     }
 
     /**
@@ -75,11 +78,12 @@ public final class FencedCalls {
      * @return a scope in which this thread's calls carry the fence
      */
     public static Scope under(Fence fence, String resource) {
-        return under(new Call(fence, resource));
+        Call call = new Call(fence, resource);
+        return bind(() -> call);
     }
 
-    private static Scope under(Call call) {
-        Call outer = CURRENT.get();
+    private static Scope bind(Supplier<Call> call) {
+        Supplier<Call> outer = CURRENT.get();
         CURRENT.set(call);
         return () -> {
             if (outer == null) {
@@ -104,8 +108,11 @@ public final class FencedCalls {
         }
     }
 
-    /** @return the fence this thread's calls carry now, if any */
+    /**
+     * @return the fence this thread's calls carry now, if any
+     * @throws io.cerberus.LockLostException if the bound lease was no longer held when its fence was first read
+     */
     public static Optional<Call> current() {
-        return Optional.ofNullable(CURRENT.get());
+        return Optional.ofNullable(CURRENT.get()).map(Supplier::get);
     }
 }

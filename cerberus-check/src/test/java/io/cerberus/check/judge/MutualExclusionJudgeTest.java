@@ -2,6 +2,7 @@ package io.cerberus.check.judge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cerberus.Fence;
 import io.cerberus.check.fault.FaultInjector;
 import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.log.Register;
@@ -123,6 +124,38 @@ class MutualExclusionJudgeTest {
         assertThat(lost.verdict()).isEqualTo("UNSAFE");
         assertThat(backwards.tokensBackwards()).isEqualTo(1);
         assertThat(backwards.verdict()).isEqualTo("UNSAFE");
+    }
+
+    @Test
+    void afterASwitchAGrantWithAnOlderFenceOnTheEngineItsClientHadNotLeftIsLateUnlessAWriteUnderItWasAccepted() {
+        long epochOne = new Fence(1, 7).asLong(); // after the failover: a small token in a larger epoch
+        long epochZero = new Fence(0, 900).asLong();
+        List<HoldLog.Event> events = List.of(
+                e("FAULT", "clients", -1, 10, "switch to second"),
+                e("ACQ", "c1", epochOne, 20, ""),
+                e("WRITE", "c1", epochOne, 25, "ok"),
+                e("REL", "c1", epochOne, 30, ""),
+                e("ACQ", "c2", epochZero, 40, ""), // c2 had not switched yet: the first engine's larger token
+                e("WRITE", "c2", epochZero, 45, "stale"),
+                e("REL", "c2", epochZero, 50, ""));
+        LockJudgement late = MutualExclusionJudge.judge(events, register(1, 1, 1), 0, 60);
+        assertThat(late.tokensBackwards()).isZero();
+        assertThat(late.lateGrants()).isEqualTo(1);
+        assertThat(late.verdict()).isEqualTo("SAFE");
+
+        List<HoldLog.Event> accepted = new java.util.ArrayList<>(events);
+        accepted.set(5, e("WRITE", "c2", epochZero, 45, "ok"));
+        assertThat(MutualExclusionJudge.judge(accepted, register(2, 2, 0), 0, 60)
+                        .tokensBackwards())
+                .as("the resource took a write under the older fence")
+                .isEqualTo(1);
+
+        List<HoldLog.Event> noSwitch =
+                events.stream().filter(event -> !event.kind().equals("FAULT")).toList();
+        assertThat(MutualExclusionJudge.judge(noSwitch, register(1, 1, 1), 0, 60)
+                        .tokensBackwards())
+                .as("no switch: the counter went backwards")
+                .isEqualTo(1);
     }
 
     @Test
