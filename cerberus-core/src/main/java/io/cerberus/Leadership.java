@@ -62,6 +62,19 @@ public interface Leadership extends AutoCloseable {
     long term();
 
     /**
+     * The fence of this participant's term, for the resource it acts on: the term with its engine's epoch, ordered
+     * across engine switches as {@link Lease#fence()} is.
+     *
+     * @return the term's fence
+     * @throws IllegalStateException if this participant does not lead now
+     * @throws UnsupportedCapabilityException if the engine gives no fencing tokens (Redlock, Memcached)
+     * @throws LockLostException if the term's hold was no longer valid when its epoch was read
+     */
+    default Fence fence() {
+        return new Fence(0, term());
+    }
+
+    /**
      * Waits until this participant leads, or {@code max} passed.
      *
      * @param max how long to wait at most

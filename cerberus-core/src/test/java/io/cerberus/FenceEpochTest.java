@@ -90,6 +90,26 @@ class FenceEpochTest {
     }
 
     @Test
+    void aLeadersTermHasAFenceOrderedAcrossASwitchAsALeasesIs() throws Exception {
+        try (Cerberus cerberus = twoEngines()) {
+            Fence first;
+            try (Leadership leadership = cerberus.leadership("scheduler")) {
+                leadership.start();
+                assertThat(leadership.awaitLeadership(WAIT)).isTrue();
+                first = leadership.fence();
+                assertThat(first).isEqualTo(new Fence(0, leadership.term()));
+            }
+            cerberus.switchEngine("b");
+            try (Leadership leadership = cerberus.leadership("scheduler")) {
+                leadership.start();
+                assertThat(leadership.awaitLeadership(WAIT)).isTrue();
+                assertThat(leadership.fence().epoch()).isEqualTo(1);
+                assertThat(first.isOlderThan(leadership.fence())).isTrue();
+            }
+        }
+    }
+
+    @Test
     void aHoldNoLongerHeldGetsNoFence() throws Exception {
         try (Cerberus cerberus = Cerberus.builder().engine(a).build()) {
             Lease lease = cerberus.lock("orders").acquire(WAIT);

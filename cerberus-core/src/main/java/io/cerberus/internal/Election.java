@@ -2,6 +2,7 @@ package io.cerberus.internal;
 
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.Fence;
 import io.cerberus.Leadership;
 import io.cerberus.LeadershipListener;
 import io.cerberus.LockInfo;
@@ -107,6 +108,15 @@ final class Election implements Leadership {
             throw new IllegalStateException(participantId + " does not lead '" + name() + "' now");
         }
         return hold.fencingToken();
+    }
+
+    @Override
+    public Fence fence() {
+        Holding hold = leading;
+        if (hold == null) {
+            throw new IllegalStateException(participantId + " does not lead '" + name() + "' now");
+        }
+        return hold.fence();
     }
 
     @Override
