@@ -21,6 +21,11 @@ final class H2Dialect extends SqlDialect {
      * holder, lease in ms.
      */
     final String acquireSql;
+    /**
+     * Raises a namespace's epoch ({@link #raiseEpoch}): a {@code MERGE} that inserts its row or raises its fence.
+     * Parameters: key, namespace, epoch.
+     */
+    final String raiseEpochSql;
 
     H2Dialect(String table) {
         super(NOW, table);
@@ -33,6 +38,12 @@ final class H2Dialect extends SqlDialect {
                 + "owner = s.owner, holder = s.holder, expires_at = " + now + " + s.lease_ms "
                 + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, owner, holder, fence, expires_at) "
                 + "VALUES (s.lock_key, s.namespace, s.name, s.owner, s.holder, 1, " + now + " + s.lease_ms)";
+        this.raiseEpochSql =
+                "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
+                        + "CAST(? AS BIGINT))) AS s(lock_key, namespace, epoch) ON t.lock_key = s.lock_key "
+                        + "WHEN MATCHED AND t.fence < s.epoch THEN UPDATE SET fence = s.epoch "
+                        + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, fence, expires_at) "
+                        + "VALUES (s.lock_key, s.namespace, '', s.epoch, 0)";
     }
 
     @Override
@@ -57,6 +68,18 @@ final class H2Dialect extends SqlDialect {
                 return readHolder(rows, attempt, -1);
             }
         }
+    }
+
+    /** The {@code MERGE}, then {@link #readEpochSql}: the epoch raised, or a later one. */
+    @Override
+    long raiseEpoch(Db db, Connection connection, String key, String namespace, long atLeast) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, raiseEpochSql)) {
+            statement.setString(1, key);
+            statement.setString(2, namespace);
+            statement.setLong(3, atLeast);
+            statement.executeUpdate();
+        }
+        return readEpoch(db, connection, key);
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.HandOff;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
@@ -36,7 +37,9 @@ import java.util.Set;
  * takes the row only when missing, free, expired or already this attempt's, and bumps the fence
  * unless it is a retry. Renew and release are updates guarded by token and expiry; release keeps
  * the row, so a name's fencing tokens only grow. Databases differ only by dialect
- * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}).
+ * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs})
+ * is the fence of one more row of the table, whose key no lock has ({@link LockRows#epochKey}): read by key, and
+ * raised in one upsert that keeps the greater ({@link SqlDialect#raiseEpoch}).
  *
  * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
  * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
@@ -60,7 +63,8 @@ final class LeaseRowEngine
                 KeepsIdempotencyRecords,
                 JdbcTurns,
                 NotifiesChanges,
-                ReleasesByForce {
+                ReleasesByForce,
+                KeepsEpochs {
     private static final System.Logger LOG = System.getLogger(LeaseRowEngine.class.getName());
     static final Set<Capability> CAPABILITIES =
             Set.of(Capability.FENCING, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -414,6 +418,25 @@ final class LeaseRowEngine
             }
             return infos;
         });
+    }
+
+    @Override
+    public long epoch(String namespace) {
+        String key = LockRows.epochKey(table, namespace);
+        return db.run(
+                () -> "reading the epoch of namespace '" + namespace + "'",
+                true,
+                connection -> dialect.readEpoch(db, connection, key));
+    }
+
+    /** One statement that keeps the greater epoch: sent again after a lost connection, it changes nothing more. */
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        String key = LockRows.epochKey(table, namespace);
+        return db.run(
+                () -> "raising the epoch of namespace '" + namespace + "' to " + atLeast,
+                true,
+                connection -> dialect.raiseEpoch(db, connection, key, namespace, atLeast));
     }
 
     @Override

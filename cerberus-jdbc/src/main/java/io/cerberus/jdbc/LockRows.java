@@ -9,7 +9,8 @@ import java.util.HexFormat;
 /**
  * A lock's key in the database: SHA-256 over table, namespace and name (separated by NUL, which
  * none of them may contain), so any name of up to 512 characters fits a short primary key, and
- * names are never interpreted. The same digest gives the session-lock names.
+ * names are never interpreted. The same digest gives the session-lock names, and a namespace's epoch
+ * row its key ({@link #epochKey}), which no lock's key can equal.
  */
 final class LockRows {
     private LockRows() {}
@@ -42,6 +43,14 @@ final class LockRows {
     /** @return the row key: 64 hex characters */
     static String key(String table, LockKey key) {
         return HexFormat.of().formatHex(digest(table, key));
+    }
+
+    /**
+     * @return the key of a namespace's epoch row: {@code epoch:} and 58 hex characters of the digest of table,
+     *     namespace and an empty name (which no lock has); with its colon it is no lock's key
+     */
+    static String epochKey(String table, String namespace) {
+        return "epoch:" + HexFormat.of().formatHex(digest(table, new LockKey(namespace, "")), 0, 29);
     }
 
     /** @return a PostgreSQL advisory-lock key: the digest's first 64 bits */

@@ -69,6 +69,11 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      */
     final String handOverSql;
     /**
+     * Raises a namespace's epoch ({@link #raiseEpoch}) in one upsert that answers with it as its generated key.
+     * Parameters: key, namespace, epoch.
+     */
+    final String raiseEpochSql;
+    /**
      * Keys whose row this engine has seen, so an acquire of one of them tries the plain update
      * first, and one of a name never seen goes straight to the upsert (a row deleted since only
      * costs the update that finds nothing). Forgotten all at once when full.
@@ -100,6 +105,10 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 + " FROM " + table + " WHERE lock_key = ?";
         this.markWantedSql = "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now
                 + " + ?) WHERE lock_key = ? AND wanted_until = ?";
+        // as in the acquire, the last call of LAST_INSERT_ID(expr) sets the key: the new row's epoch, or the greater
+        this.raiseEpochSql = "INSERT INTO " + table + " (lock_key, namespace, name, fence, expires_at) "
+                + "VALUES (?, ?, '', LAST_INSERT_ID(?), 0) "
+                + "ON DUPLICATE KEY UPDATE fence = LAST_INSERT_ID(GREATEST(fence, VALUES(fence)))";
         String pass = "(wanted_until <= " + now + " OR wanted_until = ? OR ?)";
         this.handOverSql = "UPDATE " + table + " SET "
                 + "fence = IF(" + pass + ", LAST_INSERT_ID(fence + 1), LAST_INSERT_ID(0) + fence), "
@@ -227,6 +236,27 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         }
         // marked by another client since the read (or the mark not read back): a mark of another client stands
         marks.othersMarked(key, LeaseRowEngine.WANTED_MARK_MS);
+    }
+
+    /**
+     * {@link #raiseEpochSql}: one statement; when the driver does not give the epoch back as the generated key (a row
+     * left as it was may answer without one), {@link #readEpochSql} after it, which reads the raised epoch or a later
+     * one.
+     */
+    @Override
+    long raiseEpoch(Db db, Connection connection, String key, String namespace, long atLeast) throws SQLException {
+        try (PreparedStatement statement = db.prepareReturningKey(connection, raiseEpochSql)) {
+            statement.setString(1, key);
+            statement.setString(2, namespace);
+            statement.setLong(3, atLeast);
+            statement.executeUpdate();
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                if (keys.next() && keys.getLong(1) >= atLeast) {
+                    return keys.getLong(1);
+                }
+            }
+        }
+        return readEpoch(db, connection, key);
     }
 
     /** Notes that a lock's row exists (after an upsert it always does), for {@link #keysWithRow}. */

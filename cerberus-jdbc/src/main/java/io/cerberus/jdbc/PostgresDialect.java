@@ -62,6 +62,11 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
      * still ours and unexpired, the new owner (null when released) and the fence.
      */
     final String handOverSql;
+    /**
+     * Raises a namespace's epoch ({@link #raiseEpoch}) in one upsert that returns it. Parameters: key, namespace,
+     * epoch.
+     */
+    final String raiseEpochSql;
     /** What {@link PgPooling} found at start; until then, that sessions last. */
     private volatile PgPooling.Finding pooling = PgPooling.Finding.SESSIONS_LAST;
     /** The warning of a transaction-pooled lease-row engine, for health checks; null when there is none. */
@@ -82,6 +87,9 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 + "FROM (SELECT wanted_until AS before FROM " + table
                 + " WHERE lock_key = ? FOR UPDATE) b WHERE t.lock_key = ? "
                 + "RETURNING t.owner, t.fence, t.expires_at - " + now + ", t.wanted_until, b.before";
+        this.raiseEpochSql = "INSERT INTO " + table + " AS t (lock_key, namespace, name, fence, expires_at) "
+                + "VALUES (?, ?, '', ?, 0) ON CONFLICT (lock_key) DO UPDATE SET fence = GREATEST(t.fence, EXCLUDED.fence) "
+                + "RETURNING t.fence";
         this.notifyingReleaseSql = notifyingIfWanted(releaseSql);
         this.notifyingForceReleaseSql = notifyingIfWanted(forceReleaseSql);
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
@@ -210,6 +218,20 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 // without notifications the line polls while the lock changes hands, so it is there when it is released
                 // for all
                 return readHolder(rows, attempt, pooling.pooledByTransaction() ? rows.getLong(2) : -1);
+            }
+        }
+    }
+
+    /** {@link #raiseEpochSql}: one statement. */
+    @Override
+    long raiseEpoch(Db db, Connection connection, String key, String namespace, long atLeast) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, raiseEpochSql)) {
+            statement.setString(1, key);
+            statement.setString(2, namespace);
+            statement.setLong(3, atLeast);
+            try (ResultSet rows = statement.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
             }
         }
     }

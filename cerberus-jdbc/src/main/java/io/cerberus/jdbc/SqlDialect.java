@@ -52,6 +52,8 @@ abstract class SqlDialect {
     final String isLockedSql;
     /** Lists live holds of a namespace: name, holder, fence, ms left. Parameter: namespace. */
     final String inspectSql;
+    /** Reads a namespace's epoch, the fence of its epoch row ({@link LockRows#epochKey}). Parameter: key. */
+    final String readEpochSql;
 
     SqlDialect(String now, String table) {
         this.now = now;
@@ -67,6 +69,7 @@ abstract class SqlDialect {
                 "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
                 + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
+        this.readEpochSql = "SELECT fence FROM " + table + " WHERE lock_key = ?";
     }
 
     /**
@@ -289,6 +292,29 @@ abstract class SqlDialect {
         return "SELECT lock_key, owner, expires_at - " + now + " FROM " + table + " WHERE lock_key IN ("
                 + String.join(", ", Collections.nCopies(keys, "?")) + ")";
     }
+
+    // ---- epochs (lease-row mode)
+
+    /** Sends {@link #readEpochSql}: @return the namespace's epoch, 0 when its row is missing (never raised) */
+    final long readEpoch(Db db, Connection connection, String key) throws SQLException {
+        try (PreparedStatement statement = db.prepare(connection, readEpochSql)) {
+            statement.setString(1, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? rows.getLong(1) : 0;
+            }
+        }
+    }
+
+    /**
+     * Raises a namespace's epoch to {@code atLeast} unless it is higher: the fence of its epoch row, a row of the
+     * lock table that no lock has ({@link LockRows#epochKey}, name empty, never owned, expired), inserted when
+     * missing. Atomic in the database and safe to repeat: the epoch only goes up.
+     *
+     * @param key the epoch row's key
+     * @return the epoch after the raise: {@code atLeast} or more
+     */
+    abstract long raiseEpoch(Db db, Connection connection, String key, String namespace, long atLeast)
+            throws SQLException;
 
     // ---- session mode
 

@@ -102,6 +102,7 @@ class SqlDialectTest {
             built.put(p + "renew", postgres.renewSql);
             built.put(p + "release", postgres.notifyingReleaseSql);
             built.put(p + "handOver", postgres.handOverSql);
+            built.put(p + "raiseEpoch", postgres.raiseEpochSql);
             shared(built, p, postgres, table);
 
             String m = "MariaDB " + table + " ";
@@ -119,6 +120,7 @@ class SqlDialectTest {
             built.put(m + "renewMany3", mariaDb.renewManySql(3));
             built.put(m + "release", mariaDb.releaseSql);
             built.put(m + "handOver", mariaDb.handOverSql);
+            built.put(m + "raiseEpoch", mariaDb.raiseEpochSql);
             shared(built, m, mariaDb, table);
 
             String h = "H2 " + table + " ";
@@ -131,6 +133,7 @@ class SqlDialectTest {
             built.put(h + "readAfterRefusal", h2.readRowSql);
             built.put(h + "renew", h2.renewSql);
             built.put(h + "release", h2.releaseSql);
+            built.put(h + "raiseEpoch", h2.raiseEpochSql);
             shared(built, h, h2, table);
 
             records(built, p, postgres, table);
@@ -149,6 +152,7 @@ class SqlDialectTest {
     private static void shared(Map<String, String> built, String prefix, SqlDialect dialect, String table) {
         built.put(prefix + "isLocked", dialect.isLockedSql);
         built.put(prefix + "inspect", dialect.inspectSql);
+        built.put(prefix + "readEpoch", dialect.readEpochSql);
         built.put(prefix + "idem createTable", dialect.createRecordTable(JdbcIdempotencyStore.tableFor(table)));
     }
 

@@ -6,6 +6,7 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
@@ -59,9 +60,18 @@ import org.apache.zookeeper.data.Stat;
  * session that made it (its owning session, kept in {@link Node}): a listing on a new session may
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
  * belongs to another session queues again, and only a node of the current session is granted.
+ *
+ * <p>A namespace's epoch ({@link KeepsEpochs}) is the persistent node {@code ROOT/NS/.epoch}, beside its locks and
+ * never one of them ({@link ZooKeeperEpochs}).
  */
 final class ZooKeeperEngine
-        implements LockEngine, LinesUpLocally, Inspects, KeepsIdempotencyRecords, NotifiesChanges, ReleasesByForce {
+        implements LockEngine,
+                LinesUpLocally,
+                Inspects,
+                KeepsIdempotencyRecords,
+                NotifiesChanges,
+                ReleasesByForce,
+                KeepsEpochs {
     private static final System.Logger LOG = System.getLogger(ZooKeeperEngine.class.getName());
     /** A waiter tries again at least this often, even if no watch fired. */
     static final Duration RETRY_BOUND = Duration.ofSeconds(5);
@@ -99,6 +109,7 @@ final class ZooKeeperEngine
     private final NamespaceOwnership namespaces;
     private final ZooKeeperRequests requests;
     private final ZooKeeperIdempotencyStore records;
+    private final ZooKeeperEpochs epochs;
     /** The node of every attempt not yet released or abandoned, by token. */
     private final Map<String, Node> nodes = new ConcurrentHashMap<>();
     /** The async waiters' callbacks, on the nodes they wait for. */
@@ -150,6 +161,7 @@ final class ZooKeeperEngine
         this.requests = new ZooKeeperRequests(shown, timeout, client);
         this.namespaces = new NamespaceOwnership(root, client, requests, shown, ownAcl);
         this.records = new ZooKeeperIdempotencyStore(root, client, requests, namespaces);
+        this.epochs = new ZooKeeperEpochs(root, client, requests, namespaces);
         this.blockerWatches = new BlockerWatches(client);
         this.holdWatches = new HoldWatches(client);
         this.stateListener = (c, state) -> {
@@ -815,7 +827,7 @@ final class ZooKeeperEngine
         for (String encoded : names) {
             String name = LockPaths.decode(encoded);
             if (encoded.startsWith(".") || !name.startsWith(prefix)) {
-                // an encoded lock name never starts with a dot: this is the idempotency records' directory
+                // an encoded lock name never starts with a dot: the idempotency records' directory or the epoch
                 continue;
             }
             List<String> children = children(dir + "/" + encoded);
@@ -844,6 +856,16 @@ final class ZooKeeperEngine
             }
         }
         return infos;
+    }
+
+    @Override
+    public long epoch(String namespace) {
+        return epochs.epoch(namespace);
+    }
+
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        return epochs.raise(namespace, atLeast);
     }
 
     @Override
