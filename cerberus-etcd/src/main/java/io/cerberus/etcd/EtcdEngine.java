@@ -6,6 +6,7 @@ import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
@@ -29,6 +30,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,6 +65,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
  * hold on it to the {@link LossReporter}.
  *
+ * <p><b>Epochs.</b> A namespace's epoch ({@link KeepsEpochs}) is one more key in its directory
+ * ({@link LockKeys#epochKey}), on no lease, raised by a compare-and-swap on its mod revision.
+ *
  * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one
  * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
  * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
@@ -74,7 +79,8 @@ final class EtcdEngine
                 Inspects,
                 KeepsIdempotencyRecords,
                 NotifiesChanges,
-                ReleasesByForce {
+                ReleasesByForce,
+                KeepsEpochs {
     private static final System.Logger LOG = System.getLogger(EtcdEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -637,6 +643,66 @@ final class EtcdEngine
                         "list locks", () -> client.getKVClient().get(directory, BY_CREATE_REVISION))
                 .getKvs();
         return LockListing.list(all, directory, prefix);
+    }
+
+    /** One read of the namespace's epoch key. */
+    @Override
+    public long epoch(String namespace) {
+        ensureOpen();
+        ByteSequence key = keys.epochKey(namespace);
+        List<KeyValue> found = requests.call(
+                        "read the epoch of namespace '" + namespace + "'",
+                        () -> client.getKVClient().get(key))
+                .getKvs();
+        return found.isEmpty() ? 0 : epochOf(found.get(0));
+    }
+
+    /**
+     * A compare-and-swap loop: a transaction puts {@code atLeast} if the key is still as last read (its mod revision,
+     * or create revision 0 when absent), else reads it again, until the epoch is {@code atLeast} or more. The key is
+     * on no lease: kept for ever. A resent transaction whose first copy was carried out finds the key changed, reads
+     * the raised epoch, and returns it.
+     */
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        ensureOpen();
+        if (atLeast < 1) {
+            throw new IllegalArgumentException("the epoch wanted must be positive, was " + atLeast);
+        }
+        ByteSequence key = keys.epochKey(namespace);
+        ByteSequence wanted = LockKeys.bytes(Long.toString(atLeast));
+        String what = "raise the epoch of namespace '" + namespace + "' to " + atLeast;
+        List<KeyValue> found =
+                requests.call(what, () -> client.getKVClient().get(key)).getKvs();
+        while (true) {
+            Cmp unchanged;
+            if (found.isEmpty()) {
+                unchanged = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0));
+            } else {
+                long epoch = epochOf(found.get(0));
+                if (epoch >= atLeast) {
+                    return epoch;
+                }
+                unchanged = new Cmp(
+                        key, Cmp.Op.EQUAL, CmpTarget.modRevision(found.get(0).getModRevision()));
+            }
+            TxnResponse reply = requests.call(
+                    what,
+                    () -> client.getKVClient()
+                            .txn()
+                            .If(unchanged)
+                            .Then(Op.put(key, wanted, PutOption.DEFAULT))
+                            .Else(Op.get(key, GetOption.DEFAULT))
+                            .commit());
+            if (reply.isSucceeded()) {
+                return atLeast;
+            }
+            found = reply.getGetResponses().get(0).getKvs();
+        }
+    }
+
+    private static long epochOf(KeyValue stored) {
+        return Long.parseLong(stored.getValue().toString(StandardCharsets.US_ASCII));
     }
 
     /** Idempotency records live beside the locks, under their own branch of the prefix ({@link EtcdIdempotencyStore}). */

@@ -26,10 +26,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * per application, granted the prefix {@code <prefix>/<namespace>/}, covers its locks and its
  * records. A URL-encoded lock name never contains {@code !}, so no lock's directory is that
  * branch, and {@link #nameOf} skips it: {@code inspect} never lists a record.
+ *
+ * <p>A namespace's epoch ({@link io.cerberus.spi.KeepsEpochs}) is the one key
+ * {@code <prefix>/<namespace>/!epoch} ({@link #epochKey}), on no lease: for the same reason no lock's key is
+ * it, and having no {@code /} after the namespace's directory it is no lock's to {@link #nameOf}.
  */
 final class LockKeys {
     /** The directory of a namespace's idempotency records: no encoded lock name starts with {@code !}. */
     static final String RECORDS = "!idempotency";
+    /** The name of a namespace's epoch key in its directory: no encoded lock name starts with {@code !}. */
+    static final String EPOCH = "!epoch";
     /** Directories of recently used locks: encoding a name on every acquire and release showed in profiles. */
     private static final int CACHED_DIRECTORIES = 4096;
 
@@ -79,6 +85,11 @@ final class LockKeys {
         int slash = id.lastIndexOf('/');
         String namespace = slash < 0 ? "" : id.substring(0, slash);
         return bytes(prefix + "/" + encode(namespace) + "/" + RECORDS + "/" + encode(id.substring(slash + 1)));
+    }
+
+    /** @return the key of the namespace's epoch, kept for ever */
+    ByteSequence epochKey(String namespace) {
+        return bytes(prefix + "/" + encode(namespace) + "/" + EPOCH);
     }
 
     /** @return the value stored in an attempt's key */

@@ -540,6 +540,87 @@ class EtcdEngineTest {
     }
 
     @Test
+    void theEpochIsOneKeyInTheNamespacesDirectoryOnNoLeaseAndNoLocks() throws Exception {
+        String namespace = "epoch-" + token().substring(0, 8);
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine(SERVER.uri())
+                        .namespace(namespace)
+                        .build();
+                EtcdEngine engine = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
+            cerberus.lock("!epoch").lock();
+            cerberus.lock("epoch").lock();
+            assertThat(engine.raiseEpoch(namespace, 7)).isEqualTo(7);
+            String key = "cerberus/" + namespace + "/!epoch";
+            assertThat(SERVER.get().ctl("get", key, "--print-value-only").strip())
+                    .isEqualTo("7");
+            assertThat(SERVER.get().ctl("get", key, "-w", "fields"))
+                    .as("on no lease: kept for ever")
+                    .contains("\"Lease\" : 0");
+            assertThat(keysOf("cerberus/" + namespace + "/"))
+                    .as("the epoch and one key per lock")
+                    .hasSize(3)
+                    .contains(key);
+            assertThat(cerberus.inspect("")).extracting(LockInfo::name).containsExactlyInAnyOrder("!epoch", "epoch");
+            assertThatThrownBy(() -> engine.raiseEpoch(namespace, 0))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("positive");
+        }
+    }
+
+    @Test
+    void epochRaisesRacingFromTwoClientsEndAtTheHighest() throws Exception {
+        String namespace = "epoch-race-" + token().substring(0, 8);
+        try (EtcdEngine one = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5));
+                EtcdEngine two = (EtcdEngine) Engines.open(SERVER.uri(), Duration.ofSeconds(5))) {
+            java.util.List<Thread> threads = new java.util.ArrayList<>();
+            java.util.Queue<String> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            for (int t = 0; t < 8; t++) {
+                EtcdEngine engine = t % 2 == 0 ? one : two;
+                int first = t;
+                Thread thread = new Thread(() -> {
+                    for (long wanted = first + 1; wanted <= 200; wanted += 8) {
+                        long epoch = engine.raiseEpoch(namespace, wanted);
+                        if (epoch < wanted) {
+                            wrong.add("raised to " + wanted + " but got " + epoch);
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (Thread thread : threads) {
+                thread.join(TestTimes.millis(30_000).toMillis());
+            }
+            assertThat(wrong).isEmpty();
+            assertThat(one.epoch(namespace)).isEqualTo(200);
+            assertThat(two.epoch(namespace)).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void anEpochOfAnEtcdThatDoesNotAnswerFailsWithinTheTimeoutNamingTheUri() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start("127.0.0.1", SERVER.get().port());
+                EtcdEngine engine =
+                        (EtcdEngine) Engines.open("etcd://127.0.0.1:" + proxy.port() + "/cut", Duration.ofSeconds(1))) {
+            assertThat(engine.raiseEpoch("cut", 2)).isEqualTo(2);
+            proxy.mode(FaultProxy.Mode.BLACKHOLE);
+            try {
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> engine.epoch("cut"))
+                        .isInstanceOf(io.cerberus.EngineUnavailableException.class)
+                        .hasMessageContaining("127.0.0.1:" + proxy.port())
+                        .hasMessageContaining("epoch of namespace 'cut'");
+                assertThatThrownBy(() -> engine.raiseEpoch("cut", 3))
+                        .isInstanceOf(io.cerberus.EngineUnavailableException.class)
+                        .hasMessageContaining("127.0.0.1:" + proxy.port());
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5_000));
+            } finally {
+                proxy.mode(FaultProxy.Mode.PASS);
+            }
+        }
+    }
+
+    @Test
     void withoutATtlTheClientLeaseLastsTheDefaultLeaseInWholeSeconds() {
         assertThat(EtcdTarget.parse("etcd://h1:2379", Duration.ofMillis(1500)).ttl())
                 .as("rounded up")

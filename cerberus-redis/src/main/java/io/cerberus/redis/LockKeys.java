@@ -69,6 +69,16 @@ record LockKeys(
                 base + "changed");
     }
 
+    /**
+     * @param namespace a namespace
+     * @return {@code cerberus:{NS:}:epoch}, the key of the namespace's epoch ({@link io.cerberus.spi.KeepsEpochs}):
+     *     under the namespace's prefix like its locks, and no lock's key, since lock names are not empty (a lock's
+     *     hash tag is {@code NS:NAME}), nor an idempotency record's ({@code NS:idem:KEY})
+     */
+    static String epochKey(String namespace) {
+        return PREFIX + encode(namespace, false) + ":}:epoch";
+    }
+
     /** @return the six keys of the lock, in the order the scripts expect them */
     String[] all() {
         return new String[] {owner, fence, readers, readerInfo, queue, queueDeadlines};

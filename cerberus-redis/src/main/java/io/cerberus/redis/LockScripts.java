@@ -34,6 +34,8 @@ enum LockScripts {
     IS_LOCKED("is_locked.lua", ScriptOutputType.INTEGER),
     /** Who holds a lock, for monitoring. */
     INSPECT("inspect.lua", ScriptOutputType.MULTI),
+    /** Raise a namespace's epoch, never lowering it ({@link io.cerberus.spi.KeepsEpochs}). */
+    RAISE_EPOCH("raise_epoch.lua", ScriptOutputType.VALUE),
     /** Claim an idempotency key, or read its record. */
     IDEM_CLAIM("idem_claim.lua", ScriptOutputType.MULTI),
     /** Extend an idempotency claim. */
@@ -70,7 +72,8 @@ enum LockScripts {
      * @param commands the connection's asynchronous commands
      * @param keys the keys the script touches
      * @param args its arguments
-     * @param <T> {@code List<Object>} for multi-bulk scripts, {@code Long} for integer ones
+     * @param <T> {@code List<Object>} for multi-bulk scripts, {@code Long} for integer ones, {@code String} for
+     *     value ones
      * @return the reply, when it comes
      */
     <T> CompletableFuture<T> run(RedisScriptingAsyncCommands<String, String> commands, String[] keys, String... args) {

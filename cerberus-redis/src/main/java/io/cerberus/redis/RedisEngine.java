@@ -9,6 +9,7 @@ import io.cerberus.spi.HandOff;
 import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.IdempotencyStore;
 import io.cerberus.spi.Inspects;
+import io.cerberus.spi.KeepsEpochs;
 import io.cerberus.spi.KeepsIdempotencyRecords;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
@@ -43,6 +44,7 @@ import java.util.concurrent.locks.LockSupport;
  * the exclusive, fair or write hold ({@code PEXPIRE} = the lease), a fence counter, a sorted set of
  * readers by expiry, and a FIFO queue of waiters. Every change is one Lua script, atomic on the
  * server, on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters.
+ * Each namespace has one more key, its epoch ({@link LockKeys#epochKey}, {@link KeepsEpochs}), kept for ever.
  *
  * <p><b>Invariants.</b> At most one owner hash per name, and only while no live reader exists.
  * Release and renewal check the token. Fences come from one counter per name, incremented by the
@@ -68,7 +70,8 @@ final class RedisEngine
                 KeepsIdempotencyRecords,
                 HandsOver,
                 NotifiesChanges,
-                ReleasesByForce {
+                ReleasesByForce,
+                KeepsEpochs {
     private static final System.Logger LOG = System.getLogger(RedisEngine.class.getName());
     static final Set<Capability> CAPABILITIES = Set.of(
             Capability.FENCING, Capability.FAIR, Capability.READ_WRITE, Capability.MULTI_PROCESS, Capability.INSPECT);
@@ -211,6 +214,54 @@ final class RedisEngine
                             + " its lease",
                     e);
         }
+    }
+
+    /** One {@code GET} of the namespace's epoch key. */
+    @Override
+    public long epoch(String namespace) {
+        String stored = Replies.await(
+                commands.get(LockKeys.epochKey(namespace)),
+                timeout,
+                shown,
+                () -> "read the epoch of namespace '" + namespace + "'");
+        return stored == null ? 0 : Long.parseLong(stored);
+    }
+
+    /**
+     * One script ({@code raise_epoch.lua}: {@code GET}, compare, {@code SET}), then, with {@code waitReplicas}, a
+     * {@code WAIT} as after a grant: a raise the replicas do not acknowledge in time fails, and the core raises again
+     * before the next fence. Without {@code waitReplicas}, a failover to a replica the raise had not reached yet
+     * loses it, as it may lose grants: the epoch falls back to the replica's, and a fence made after the failover
+     * may be older than one made before it.
+     */
+    @Override
+    public long raiseEpoch(String namespace, long atLeast) {
+        if (atLeast < 1) {
+            throw new IllegalArgumentException("the epoch wanted must be positive, was " + atLeast);
+        }
+        String key = LockKeys.epochKey(namespace);
+        CompletableFuture<String> reply =
+                LockScripts.RAISE_EPOCH.run(commands, new String[] {key}, Long.toString(atLeast));
+        long epoch = Long.parseLong(Replies.await(
+                reply, timeout, shown, () -> "raise the epoch of namespace '" + namespace + "' to " + atLeast));
+        if (waitReplicas > 0) {
+            long acknowledged = Replies.await(
+                    link.waitForReplicas(key, waitReplicas, waitTimeout),
+                    waitTimeout.plus(timeout),
+                    shown,
+                    "wait for " + waitReplicas + " replica(s) to have the epoch of namespace '" + namespace + "'");
+            if (acknowledged < waitReplicas) {
+                throw new EngineUnavailableException(
+                        "redis engine " + shown + " raised the epoch of namespace '" + namespace + "' to " + epoch
+                                + " but only " + acknowledged + " of the " + waitReplicas
+                                + " replica(s) asked for (waitReplicas) acknowledged it within "
+                                + Durations.format(waitTimeout)
+                                + "; a failover now could lose it, so it is not used (the next fence raises it again)."
+                                + " Check the replicas (INFO replication), or lower waitReplicas",
+                        null);
+            }
+        }
+        return epoch;
     }
 
     /** Exclusive waiters race in the server, each told of a release by a message: line them up here. */

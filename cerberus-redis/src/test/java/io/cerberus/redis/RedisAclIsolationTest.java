@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.cerberus.Cerberus;
 import io.cerberus.CerberusException;
 import io.cerberus.DistributedLock;
+import io.cerberus.EngineUnavailableException;
 import io.cerberus.Lease;
 import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
@@ -17,7 +18,10 @@ import io.cerberus.servers.RedisGroup;
 import io.cerberus.servers.RedisSentinel;
 import io.cerberus.servers.RedisServer;
 import io.cerberus.servers.RespQuery;
+import io.cerberus.spi.KeepsEpochs;
+import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.LockKey;
+import io.cerberus.testkit.Engines;
 import io.cerberus.testkit.ServerExtension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -389,11 +393,15 @@ class RedisAclIsolationTest {
             }
         }
 
+        /** @return the engine URI with {@code user}'s credentials */
+        String uriOf(String user) {
+            return uri().replaceFirst("://", "://" + user + ":" + password(user) + "@");
+        }
+
         /** @return a client logged in as {@code user}, in {@code namespace} */
         Cerberus app(String user, String namespace) {
-            String uri = uri().replaceFirst("://", "://" + user + ":" + password(user) + "@");
             return Cerberus.builder()
-                    .engine(uri)
+                    .engine(uriOf(user))
                     .namespace(namespace)
                     .connectTimeout(TIMEOUT)
                     .build();
@@ -585,6 +593,28 @@ class RedisAclIsolationTest {
                                 .execute(key, Duration.ofHours(1), () -> "again")
                                 .status())
                         .isEqualTo(Outcome.Status.REPLAYED);
+            }
+        }
+
+        @Test
+        void anAppsEpochIsKeptUnderItsOwnUserAndBsCredentialsCannotRaiseIt() {
+            try (LockEngine a = Engines.open(uriOf("appA"), TIMEOUT);
+                    LockEngine intruder = Engines.open(uriOf("appB"), TIMEOUT)) {
+                assumeTrue(a.ability(KeepsEpochs.class).isPresent(), "this engine keeps no epochs");
+                KeepsEpochs epochs = a.ability(KeepsEpochs.class).orElseThrow();
+                long raised = epochs.raiseEpoch("appA", epochs.epoch("appA") + 1);
+                assertThat(epochs.epoch("appA"))
+                        .as("an app's user may read and raise its namespace's epoch")
+                        .isEqualTo(raised);
+                KeepsEpochs intruders = intruder.ability(KeepsEpochs.class).orElseThrow();
+                assertThatThrownBy(() -> intruders.raiseEpoch("appA", raised + 1))
+                        .as("B may not raise A's epoch")
+                        .isInstanceOf(EngineUnavailableException.class)
+                        .hasMessageContaining("NOPERM");
+                assertThatThrownBy(() -> intruders.epoch("appA"))
+                        .as("nor read it")
+                        .hasMessageContaining("NOPERM");
+                assertThat(epochs.epoch("appA")).isEqualTo(raised);
             }
         }
 

@@ -426,6 +426,83 @@ class RedisEngineTest {
         // the live waiter's thread holds the lock; unlock happens when the thread ends (the client closes)
     }
 
+    // ---- epochs --------------------------------------------------------------------------------
+
+    @Test
+    void theEpochIsOneKeyUnderTheNamespacesPrefixKeptForEverAndNoLocksKey() throws Exception {
+        RedisEngine engine = engine();
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        cerberus.lock("epoch").lock();
+        cerberus.lock(":").lock();
+        assertThat(engine.raiseEpoch(namespace, 7)).isEqualTo(7);
+        String key = LockKeys.epochKey(namespace);
+        assertThat(key).startsWith("cerberus:{" + namespace + ":").isEqualTo("cerberus:{" + namespace + ":}:epoch");
+        assertThat(server.admin().get(key)).isEqualTo("7");
+        assertThat(server.admin().pttl(key)).as("no expiry").isEqualTo(-1L);
+        for (String name : List.of("epoch", ":", "}:epoch", "idem:x")) {
+            assertThat(LockKeys.of(new LockKey(namespace, name)).all()).doesNotContain(key);
+        }
+        assertThat(RedisIdempotencyStore.key(namespace + "/epoch")).isNotEqualTo(key);
+        assertThat(LockKeys.lockNameOfHoldKey(key)).isEmpty();
+        assertThat(cerberus.inspect("")).extracting(LockInfo::name).containsExactlyInAnyOrder("epoch", ":");
+        assertThatThrownBy(() -> engine.raiseEpoch(namespace, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("positive");
+    }
+
+    @Test
+    void epochsAreComparedExactlyNotAsLuaDoubles() {
+        RedisEngine engine = engine();
+        assertThat(engine.raiseEpoch(namespace, Long.MAX_VALUE - 1)).isEqualTo(Long.MAX_VALUE - 1);
+        assertThat(engine.raiseEpoch(namespace, Long.MAX_VALUE - 2)).isEqualTo(Long.MAX_VALUE - 1);
+        assertThat(engine.raiseEpoch(namespace, Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
+        assertThat(engine.epoch(namespace)).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void withWaitReplicasAnEpochRaiseNoReplicaAcknowledgesFailsAndOneTheReplicaHasReturns() throws Exception {
+        try (RedisEngine alone =
+                (RedisEngine) Engines.open(server.uri() + "?waitReplicas=1&waitTimeout=200ms", Duration.ofSeconds(5))) {
+            assertThatThrownBy(() -> alone.raiseEpoch(namespace, 3))
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining(server.uri())
+                    .hasMessageContaining("only 0 of the 1 replica")
+                    .hasMessageContaining("epoch of namespace '" + namespace + "'");
+        }
+        try (RedisWithAdmin replica =
+                        RedisWithAdmin.start("--replicaof", "127.0.0.1", Integer.toString(server.port()));
+                RedisEngine replicated = (RedisEngine)
+                        Engines.open(server.uri() + "?waitReplicas=1&waitTimeout=5s", Duration.ofSeconds(5))) {
+            Poll.until(
+                    "the replica to be in sync",
+                    TestTimes.millis(20_000),
+                    () -> replica.admin().info("replication").contains("master_link_status:up"));
+            assertThat(replicated.raiseEpoch(namespace, 4)).isEqualTo(4);
+            assertThat(replica.admin().get(LockKeys.epochKey(namespace)))
+                    .as("the raise is on the replica when it returns")
+                    .isEqualTo("4");
+        }
+    }
+
+    @Test
+    void anEpochOfAServerThatDoesNotAnswerFailsWithinTheTimeoutNamingTheUri() throws Exception {
+        try (FaultProxy proxy = FaultProxy.start("127.0.0.1", server.port());
+                RedisEngine engine = (RedisEngine)
+                        Engines.open("redis://127.0.0.1:" + proxy.port() + "?timeout=500ms", Duration.ofSeconds(5))) {
+            assertThat(engine.raiseEpoch(namespace, 2)).isEqualTo(2);
+            proxy.mode(FaultProxy.Mode.BLACKHOLE);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> engine.epoch(namespace))
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("redis://127.0.0.1:" + proxy.port())
+                    .hasMessageContaining("epoch of namespace");
+            assertThatThrownBy(() -> engine.raiseEpoch(namespace, 3))
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("redis://127.0.0.1:" + proxy.port());
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TestTimes.millis(5_000));
+        }
+    }
+
     // ---- names and keys ------------------------------------------------------------------------
 
     @Test
