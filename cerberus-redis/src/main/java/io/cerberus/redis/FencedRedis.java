@@ -190,7 +190,7 @@ public final class FencedRedis {
      * @return the keeper
      */
     public FenceKeeper keeper() {
-        return (resource, fence) -> get(fence, resource);
+        return (resource, fence) -> get(fence, FenceKeeper.checkedResource(resource));
     }
 
     /**

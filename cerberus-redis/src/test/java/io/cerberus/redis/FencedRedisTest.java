@@ -312,5 +312,8 @@ class FencedRedisTest {
         assertThatThrownBy(() -> fenced.set(fence(6), key, "late"))
                 .as("a data key of the resource's name shares its fence")
                 .isInstanceOf(StaleFenceException.class);
+        assertThatThrownBy(() -> keeper.admit("r".repeat(513), fence(8)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("512");
     }
 }

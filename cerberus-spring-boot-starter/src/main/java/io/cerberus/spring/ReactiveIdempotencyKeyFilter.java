@@ -185,7 +185,8 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
                 .onErrorResume(DataBufferLimitException.class, e -> Mono.just(Optional.empty()));
     }
 
-    private static Mono<Void> problem(ServerWebExchange exchange, IdempotencyKeyRules.Problem problem) {
+    /** Answers the problem as {@code application/problem+json}; also the reactive fence check's answers. */
+    static Mono<Void> problem(ServerWebExchange exchange, IdempotencyKeyRules.Problem problem) {
         ServerHttpResponse response = exchange.getResponse();
         response.setStatusCode(HttpStatusCode.valueOf(problem.status()));
         response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
