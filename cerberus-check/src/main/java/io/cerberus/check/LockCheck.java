@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -302,21 +303,25 @@ final class LockCheck {
         String to = engineNow.equals("first") ? "second" : "first";
         engineNow = to;
         faultLog.log("FAULT", "clients", -1, "switch to " + to);
-        List<CheckClient> told = new ArrayList<>();
-        for (CheckClient client : List.copyOf(running)) {
-            try {
-                client.send("switch " + to);
-                told.add(client);
-            } catch (RuntimeException gone) {
-                // killed meanwhile: its successor starts on the new engine
-            }
-        }
+        long asked = System.nanoTime(); // the clients' logs share this clock: a line of an earlier switch is older
+        Set<String> told = new HashSet<>();
+        List<CheckClient> waiting = new ArrayList<>();
         long deadline = System.nanoTime() + CheckClient.CONFIRM.toNanos();
-        List<CheckClient> waiting = new ArrayList<>(told);
-        while (!waiting.isEmpty() && System.nanoTime() - deadline < 0) {
-            waiting.removeIf(client -> !client.alive() || switched(client, to));
+        do {
+            // every client running, again each round: a replacement started just before the switch is told too
+            for (CheckClient client : List.copyOf(running)) {
+                if (told.add(client.name())) {
+                    try {
+                        client.send("switch " + to);
+                        waiting.add(client);
+                    } catch (RuntimeException gone) {
+                        // killed meanwhile: its successor starts on the new engine
+                    }
+                }
+            }
+            waiting.removeIf(client -> !client.alive() || switched(client, to, asked));
             Thread.sleep(20);
-        }
+        } while (!waiting.isEmpty() && System.nanoTime() - deadline < 0);
         faultLog.log(
                 "FAULT",
                 "clients",
@@ -328,11 +333,12 @@ final class LockCheck {
                                 + to + " engine");
     }
 
-    /** @return whether the client's log shows its switch to the engine */
-    private boolean switched(CheckClient client, String to) {
+    /** @return whether the client's log shows its switch to the engine since {@code asked} */
+    private boolean switched(CheckClient client, String to, long asked) {
         try {
             return HoldLog.read(o.out.resolve(client.name() + ".log")).stream()
-                    .anyMatch(event -> event.detail().equals("switched to " + to));
+                    .anyMatch(event ->
+                            event.nanos() - asked >= 0 && event.detail().equals("switched to " + to));
         } catch (IOException e) {
             return false; // being written: read again
         }
