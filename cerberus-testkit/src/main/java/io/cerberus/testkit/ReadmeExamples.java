@@ -335,7 +335,8 @@ public final class ReadmeExamples {
                 %s
                     }
 
-                    static void fencing(Cerberus cerberus, java.sql.Connection connection) throws Exception {
+                    static void fencing(Cerberus cerberus, java.sql.Connection connection, java.nio.file.Path report)
+                            throws Exception {
                 %s
                     }
                 }
