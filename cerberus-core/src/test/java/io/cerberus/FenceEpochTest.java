@@ -110,6 +110,25 @@ class FenceEpochTest {
     }
 
     @Test
+    void twoEnginesNeverShareAnEpochThoughAClientSwitchesKnowingLessThanAnother() throws Exception {
+        try (Cerberus knowing = twoEngines();
+                Cerberus unaware = twoEngines()) {
+            unaware.switchEngine("b");
+            fenceOfOneHold(unaware); // b at 1, seen by both
+            knowing.switchEngine("b");
+            fenceOfOneHold(knowing);
+            unaware.switchEngine("a"); // owes a a raise, never sent: no hold there
+            knowing.switchEngine("a");
+            Fence backOnA = fenceOfOneHold(knowing); // a at 2
+            unaware.switchEngine("b"); // it saw 1 only: b is raised to 3, never to 2
+            Fence onB = fenceOfOneHold(unaware);
+
+            assertThat(backOnA.epoch()).isEqualTo(2);
+            assertThat(onB.epoch()).as("engine b's epochs are odd, a's even").isEqualTo(3);
+        }
+    }
+
+    @Test
     void aHoldNoLongerHeldGetsNoFence() throws Exception {
         try (Cerberus cerberus = Cerberus.builder().engine(a).build()) {
             Lease lease = cerberus.lock("orders").acquire(WAIT);

@@ -124,7 +124,7 @@ final class EngineSwitcher {
             if (!delay.isZero()) {
                 inLockDelay.add(new OldEngineInLockDelay(from, now + delay.toNanos()));
             }
-            epochs.switchingTo(to); // before any grant there: its fences come after every one seen
+            epochs.switchingTo(to, engines.indexOf(to), engines.size()); // before any grant there
             current = to;
             switches++;
             event = new EngineSwitchEvent(from.name(), to.name(), reason, switches, Instant.now());

@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * A client's side of the epochs that order fences across engine switches ({@link KeepsEpochs}): the largest epoch it
  * has seen on any engine, and the raise it owes each engine it switched to.
  *
- * <p>Invariants. A switch to an engine owes it a raise to one more than the largest epoch seen so far, recorded
- * before the switch takes effect, so no fence of a hold on that engine is made before the raise. A hold's fence
+ * <p>Invariants. A switch to an engine owes it a raise above the largest epoch seen so far, recorded before the
+ * switch takes effect, so no fence of a hold on that engine is made before the raise; an engine's epochs are its own
+ * residue modulo the number of engines, so no two engines ever share one. A hold's fence
  * carries the epoch read (or raised) while the hold is held, which the hold's validity after the read shows: the
  * holds of one lock are disjoint in time on an engine, so their epochs never go down in the order they were held,
  * and their tokens go up. The epoch is read once per hold, when its fence is first asked for, never on the acquire
@@ -28,9 +29,24 @@ final class Epochs {
         this.namespace = namespace;
     }
 
-    /** The client is about to send new acquisitions to {@code to}: its next fence comes after every one seen. */
-    void switchingTo(EngineHandle to) {
-        owed.put(to.name(), seen.get() + 1);
+    /**
+     * The client is about to send new acquisitions to {@code to}: its next fence comes after every one seen. The epoch
+     * owed is the least above every epoch seen that belongs to {@code to}: engine {@code index} of {@code count} only
+     * takes epochs equal to {@code index} modulo {@code count}, so two engines never share an epoch, and their tokens,
+     * which are not comparable, are never compared (a client that saw too little raises too little: its fences are
+     * then older than the other engine's, and refused, never taken for newer).
+     *
+     * @param index the engine's place in the client's list, the same in every client
+     * @param count how many engines the client has
+     */
+    void switchingTo(EngineHandle to, int index, int count) {
+        owed.put(to.name(), epochOf(index, count, seen.get()));
+    }
+
+    /** @return the least epoch above {@code seen} that is {@code index} modulo {@code count} */
+    static long epochOf(int index, int count, long seen) {
+        long next = seen + 1;
+        return next + Math.floorMod(index - next, (long) count);
     }
 
     /**
