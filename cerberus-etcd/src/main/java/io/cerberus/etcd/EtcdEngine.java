@@ -63,14 +63,11 @@ import java.util.concurrent.ScheduledExecutorService;
  * earlier attempt left on the number is deleted, never adopted, so no token is handed out twice.
  * Holds end on the server with the client's lease (a crash, a revoke); a hold's own lease is
  * enforced here, by deleting the key when it runs out unrenewed. A lost client lease reports every
- * hold on it to the {@link LossReporter}.
+ * hold on it to the {@link LossReporter}. A namespace's epoch ({@link KeepsEpochs}) is one more key,
+ * on no lease ({@link LockKeys#epochKey}), raised by a compare-and-swap on its mod revision.
  *
- * <p><b>Epochs.</b> A namespace's epoch ({@link KeepsEpochs}) is one more key in its directory
- * ({@link LockKeys#epochKey}), on no lease, raised by a compare-and-swap on its mod revision.
- *
- * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one
- * transaction for up to 100 holds; more, one listing of the lease's keys, up to 1 MiB). Waiting: one
- * watch per wake-up, plus the client lease's keep-alive every TTL/3 whatever the number of holds.
+ * <p><b>Costs.</b> Acquire uncontended: one transaction. Release: one delete. Renew: one read (one transaction for
+ * up to 100 holds; more, a listing of the lease's keys). Waiting: one watch per wake-up; a keep-alive every TTL/3.
  */
 final class EtcdEngine
         implements LockEngine,

@@ -37,9 +37,8 @@ import java.util.Set;
  * takes the row only when missing, free, expired or already this attempt's, and bumps the fence
  * unless it is a retry. Renew and release are updates guarded by token and expiry; release keeps
  * the row, so a name's fencing tokens only grow. Databases differ only by dialect
- * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs})
- * is the fence of one more row of the table, whose key no lock has ({@link LockRows#epochKey}): read by key, and
- * raised in one upsert that keeps the greater ({@link SqlDialect#raiseEpoch}).
+ * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs}) is
+ * the fence of a row no lock has ({@link LockRows#epochKey}), raised by an upsert ({@link SqlDialect#raiseEpoch}).
  *
  * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
  * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
@@ -52,9 +51,8 @@ import java.util.Set;
  * while no other process marked the row wanted or within this client's {@link #TURN}
  * ({@link TakesTurns}); otherwise it releases and says it yielded. On H2 the next thread asks.
  *
- * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read); busy: the acquire and a read.
- * Release, and a hand-off between threads: one statement. Renewals: one batch
- * ({@link SqlDialect#renewAll}). Own pooled connections, auto-commit, outside the application's transactions.
+ * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read); busy: and a read. Release, a hand-off: one
+ * statement. Renewals: one batch ({@link SqlDialect#renewAll}). Own pooled connections, outside the caller's transactions.
  */
 final class LeaseRowEngine
         implements LockEngine,

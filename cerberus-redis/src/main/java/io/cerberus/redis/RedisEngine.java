@@ -43,25 +43,24 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Layout.</b> Each lock has a few keys with one hash tag ({@link LockKeys}): an owner hash for
  * the exclusive, fair or write hold ({@code PEXPIRE} = the lease), a fence counter, a sorted set of
  * readers by expiry, and a FIFO queue of waiters. Every change is one Lua script, atomic on the
- * server, on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters.
- * Each namespace has one more key, its epoch ({@link LockKeys#epochKey}, {@link KeepsEpochs}), kept for ever.
+ * server, on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters. A
+ * namespace's epoch ({@link KeepsEpochs}) is one more key ({@link LockKeys#epochKey}), kept for ever.
  *
  * <p><b>Invariants.</b> At most one owner hash per name, and only while no live reader exists.
  * Release and renewal check the token. Fences come from one counter per name, incremented by the
  * granting script; a missing counter starts at the server's clock in microseconds, so tokens grow
  * across a flushed or restarted server. A retried acquire by the same token returns the same fence.
  *
- * <p><b>Fair and read-write.</b> Busy fair, write and read attempts queue by arrival, granted when no
- * incompatible waiter is ahead (readers never pass a queued writer; plain exclusive attempts never
- * queue); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
+ * <p><b>Fair and read-write.</b> Busy fair, write and read attempts queue by arrival, granted when no incompatible
+ * waiter is ahead (readers never pass a queued writer); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
  *
  * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most
  * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel, and
  * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
  * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
  *
- * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals:
- * one script per {@link #RENEW_BATCH} holds, sent at once; a waiter: a subscribe, one acquire per wake-up.
+ * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals: one
+ * script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, one acquire per wake-up.
  */
 final class RedisEngine
         implements LockEngine,

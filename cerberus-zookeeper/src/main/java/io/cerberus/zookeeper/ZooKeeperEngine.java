@@ -52,17 +52,14 @@ import org.apache.zookeeper.data.Stat;
  * take three. Otherwise the nodes are listed and the attempt waits as above; a waiter costs one
  * watch and one listing per wake-up. The transaction and the delete, the requests of every
  * uncontended cycle, are sent with ZooKeeper's synchronous API where {@link ZooKeeperRequests}
- * allows it (one thread hand-off less each); one left without its answer (an interrupt, a lost
- * connection) is followed up the background way, as a lost answer always was.
+ * allows it; one left without its answer is followed up the background way.
  *
  * <p>Holds live with the client's session: nothing is renewed. When the session expires the
  * ensemble deletes the nodes and every hold is reported lost. A node is trusted only in the
  * session that made it (its owning session, kept in {@link Node}): a listing on a new session may
  * come from a member that has not yet deleted the old session's nodes, so an attempt whose node
- * belongs to another session queues again, and only a node of the current session is granted.
- *
- * <p>A namespace's epoch ({@link KeepsEpochs}) is the persistent node {@code ROOT/NS/.epoch}, beside its locks and
- * never one of them ({@link ZooKeeperEpochs}).
+ * belongs to another session queues again, and only a node of the current session is granted. A
+ * namespace's epoch ({@link KeepsEpochs}) is the persistent node {@code ROOT/NS/.epoch} ({@link ZooKeeperEpochs}).
  */
 final class ZooKeeperEngine
         implements LockEngine,

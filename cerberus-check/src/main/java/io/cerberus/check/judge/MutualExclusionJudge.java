@@ -29,9 +29,7 @@ import java.util.Map;
  *       Counted apart, not as tokens backwards. A grant whose lines a pause delayed is judged at
  *       the time it was in hand: when its acquire line was logged, or, if the client was stopped
  *       when its acquire would have started (it was timed before the pause), when the pause began.
- *       After a {@code switch} fault (two engines), tokens are fences in their long form, and a grant with
- *       an older fence is one on the engine its client had not left yet: late too, unless a write under it
- *       was accepted.</li>
+ *       After a {@code switch}, a grant with an older fence (a client not yet switched) is late too.</li>
  *   <li><em>Stale writes stopped</em>: writes the fenced register refused — fencing at work.</li>
  * </ul>
  *

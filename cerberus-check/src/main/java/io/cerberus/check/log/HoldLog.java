@@ -124,4 +124,11 @@ public final class HoldLog implements AutoCloseable {
             throw new UncheckedIOException("cannot close the event log", e);
         }
     }
+
+    /** @return a failure as one line of a log's detail: its class and the first line of its message */
+    public static String oneLine(Throwable failure) {
+        String message = String.valueOf(failure.getMessage());
+        int newline = message.indexOf('\n');
+        return failure.getClass().getSimpleName() + " " + (newline < 0 ? message : message.substring(0, newline));
+    }
 }

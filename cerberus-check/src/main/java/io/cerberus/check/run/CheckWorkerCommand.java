@@ -345,7 +345,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         try {
             state = register.read(fence);
         } catch (RuntimeException e) {
-            log.log("ENGINE", name, lock, token, "register read failed: " + firstLine(e));
+            log.log("ENGINE", name, lock, token, "register read failed: " + HoldLog.oneLine(e));
             return;
         }
         log.log(
@@ -365,19 +365,13 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             try {
                 outcome = register.write(state.get().value() + 1, fence) ? "ok" : "stale";
             } catch (RuntimeException e) {
-                log.log("ENGINE", name, lock, token, "register write failed: " + firstLine(e));
+                log.log("ENGINE", name, lock, token, "register write failed: " + HoldLog.oneLine(e));
                 outcome = "unknown";
             }
             log.log("WRITE", name, lock, token, outcome);
         } finally {
             reading.decrementAndGet();
         }
-    }
-
-    private static String firstLine(RuntimeException e) {
-        String message = String.valueOf(e.getMessage());
-        int newline = message.indexOf('\n');
-        return e.getClass().getSimpleName() + " " + (newline < 0 ? message : message.substring(0, newline));
     }
 
     /**
@@ -410,10 +404,7 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         }
     }
 
-    /**
-     * Switches to the named engine ({@code first} or {@code second}) and logs it, once connected; before that, the
-     * connection starts there.
-     */
+    /** Switches to the named engine ({@code first} or {@code second}) and logs it, once connected. */
     private void switchTo(String engineName, Cerberus cerberus, HoldLog log) {
         if (cerberus == null || log == null || cerberus.engines().size() == 1) {
             return;
