@@ -1,5 +1,6 @@
 package io.cerberus.check.judge;
 
+import io.cerberus.Fence;
 import io.cerberus.check.fault.FaultInjector;
 import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.log.Register;
@@ -183,11 +184,15 @@ public final class MutualExclusionJudge implements Judge {
                             }
                             boolean inOrder = inHand < event.nanos() && event.token() > highestBefore(grants, inHand);
                             if (!inOrder) {
-                                // paused while asking; or granted on an engine its client had not left yet, after a
-                                // switch raised the other's epoch: harmless unless a write under it was accepted
+                                // paused while asking; or, after a switch, granted in an older epoch (on an engine its
+                                // client had not left yet): harmless unless a write under it was accepted. The same
+                                // epoch with a lower token is the engine's counter going backwards.
                                 if (PauseHistory.pausedBetween(faults, event.client(), askedAt, event.nanos())
-                                        || faults.stream()
-                                                .anyMatch(fault -> fault.kind().startsWith("switch"))) {
+                                        || Fence.ofLong(event.token()).epoch()
+                                                        < Fence.ofLong(highest).epoch()
+                                                && faults.stream()
+                                                        .anyMatch(fault ->
+                                                                fault.kind().startsWith("switch"))) {
                                     lateCandidates.add(key);
                                 } else {
                                     tokensBackwards++;

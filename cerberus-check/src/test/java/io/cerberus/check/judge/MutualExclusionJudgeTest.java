@@ -156,6 +156,15 @@ class MutualExclusionJudgeTest {
                         .tokensBackwards())
                 .as("no switch: the counter went backwards")
                 .isEqualTo(1);
+
+        List<HoldLog.Event> sameEpoch = new java.util.ArrayList<>(events);
+        sameEpoch.set(4, e("ACQ", "c2", new Fence(1, 6).asLong(), 40, ""));
+        sameEpoch.set(5, e("WRITE", "c2", new Fence(1, 6).asLong(), 45, "stale"));
+        sameEpoch.set(6, e("REL", "c2", new Fence(1, 6).asLong(), 50, ""));
+        assertThat(MutualExclusionJudge.judge(sameEpoch, register(1, 1, 1), 0, 60)
+                        .tokensBackwards())
+                .as("after a switch, the same epoch with a lower token: the counter went backwards")
+                .isEqualTo(1);
     }
 
     @Test
