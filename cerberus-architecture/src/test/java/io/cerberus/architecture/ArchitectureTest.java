@@ -151,6 +151,7 @@ class ArchitectureTest {
             "jackson",
             "spring",
             "spring.boot3",
+            "integration",
             "servers",
             "testkit",
             "check",
