@@ -152,6 +152,7 @@ class ArchitectureTest {
             "spring",
             "spring.boot3",
             "integration",
+            "shedlock",
             "servers",
             "testkit",
             "check",
