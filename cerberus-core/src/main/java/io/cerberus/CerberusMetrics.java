@@ -89,4 +89,81 @@ public interface CerberusMetrics {
      * @param event the switch
      */
     default void engineSwitch(EngineSwitchEvent event) {}
+
+    /**
+     * An acquisition begins, before anything is sent: called on the thread that asked (for an
+     * async acquisition, the thread that called {@code acquireAsync}), so that a tracer sees the
+     * caller's trace. What it returns follows this acquisition to its end and, when granted, its
+     * hold. Reentrant acquisitions, which cost nothing, are not observed. Called beside
+     * {@link #acquisition}, not instead of it.
+     *
+     * @param engine the engine name
+     * @param mode the lock mode
+     * @param name the lock name: unbounded, so a span attribute at most, never a metric tag
+     * @return the observer of this acquisition; {@link WaitObserver#NONE} by default
+     */
+    default WaitObserver acquiring(String engine, String mode, String name) {
+        return WaitObserver.NONE;
+    }
+
+    /**
+     * Follows one acquisition from its start to its end. Its methods are called at most once each,
+     * in the order declared, from the threads that drive the acquisition.
+     */
+    interface WaitObserver {
+        /** Observes nothing. */
+        WaitObserver NONE = new WaitObserver() {};
+
+        /**
+         * @return a note the hold carries in its holder description (what {@code inspect}, the
+         *     command line and the actuator show), such as {@code trace=<trace id>/<span id>}; one
+         *     word, no spaces; empty for none. Asked once, on the asking thread, when the acquisition begins
+         */
+        default String holderNote() {
+            return "";
+        }
+
+        /**
+         * @return whether {@link #busy} should be told who holds the lock: the client then reads it
+         *     from the engine once, when an acquisition that may wait first finds the lock busy
+         *     (one more request to the engine, on engines that can list their holds)
+         */
+        default boolean wantsHolder() {
+            return false;
+        }
+
+        /**
+         * The lock was busy: told once, at the first busy answer.
+         *
+         * @param holder who held it, as that holder described itself ({@code pid@host thread},
+         *     and its {@link #holderNote()} if it had one); empty when not asked for or not known
+         */
+        default void busy(String holder) {}
+
+        /**
+         * The acquisition ended.
+         *
+         * @param outcome how
+         * @return the observer of the hold when {@code outcome} is {@code GRANTED}; ignored otherwise
+         */
+        default HoldObserver ended(AcquireOutcome outcome) {
+            return HoldObserver.NONE;
+        }
+    }
+
+    /** Follows one hold from its grant to its release or loss: exactly one of the two is told, once. */
+    interface HoldObserver {
+        /** Observes nothing. */
+        HoldObserver NONE = new HoldObserver() {};
+
+        /** The hold was released by its holder. */
+        default void released() {}
+
+        /**
+         * The hold was lost.
+         *
+         * @param reason why
+         */
+        default void lost(LockLostException reason) {}
+    }
 }

@@ -3,8 +3,10 @@ package io.cerberus.internal;
 import io.cerberus.Capability;
 import io.cerberus.CerberusMetrics.AcquireOutcome;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.LockInfo;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
+import io.cerberus.spi.Inspects;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockMode;
 import io.cerberus.spi.support.Backoff;
@@ -60,8 +62,10 @@ final class AcquireRun {
     private final Acquirer acquirer;
     private final AcquireRequest request;
     private final LockView view;
-    /** Who the attempts name as their holder: the thread that made the call. */
+    /** Who the attempts name as their holder: the thread that made the call, and the observer's note. */
     private final String holder;
+    /** Told the run's first busy answer and its end, for traces. */
+    private final SafeMetrics.ObservedWait observed;
 
     private final Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
     /** Where the hold is sought: the current engine when the run started or last moved. */
@@ -95,8 +99,11 @@ final class AcquireRun {
         this.acquirer = acquirer;
         this.request = request;
         this.view = request.view();
-        this.holder = request.holder() != null ? request.holder() : HolderIdentity.describeCurrentThread();
         this.engine = acquirer.switcher.current();
+        this.observed = acquirer.metrics.acquiring(engine, view.mode().label(), view.name());
+        String described = request.holder() != null ? request.holder() : HolderIdentity.describeCurrentThread();
+        String note = observed.holderNote();
+        this.holder = note.isEmpty() ? described : described + " " + note;
     }
 
     Acquisition attempt() {
@@ -153,6 +160,7 @@ final class AcquireRun {
                 return attemptGranted(taken);
             }
             AcquireResult.Busy busy = (AcquireResult.Busy) result;
+            busy();
             long wait =
                     ticket != null ? ticket.afterBusy(busy) : busy.retryWithin().toNanos();
             if (wait < 0) {
@@ -283,6 +291,7 @@ final class AcquireRun {
             return attemptGranted(hold(handed.fencingToken(), handed.sentNanos()));
         }
         if (ticket != null && !ticket.mayAsk()) {
+            busy(); // another attempt of this client holds it or is ahead in line
             long pause = within(watchingSwitches(LocalLines.RECHECK_NANOS));
             if (pause < 0) {
                 return attemptTimedOut();
@@ -394,6 +403,36 @@ final class AcquireRun {
         if (!finished) {
             finished = true;
             acquirer.metrics.acquisition(engine, view.mode().label(), outcome, request.start());
+            SafeMetrics.ObservedHold observing = observed.ended(outcome);
+            if (holding != null) {
+                holding.observe(observing);
+            }
+        }
+    }
+
+    /** Tells the observer, the first time, that the lock is busy, and who holds it if it asks. */
+    private void busy() {
+        if (observed.firstBusy()) {
+            observed.busy(observed.wantsHolder() && request.waitNanos() != 0 ? holderNow() : "");
+        }
+    }
+
+    /**
+     * @return who holds the lock now, as its holder described itself, read from the attempt's
+     *     engine; empty when the engine cannot list its holds, or cannot be read now
+     */
+    private String holderNow() {
+        try {
+            return attemptEngine
+                    .engine()
+                    .ability(Inspects.class)
+                    .filter(lister -> attemptEngine.has(Capability.INSPECT))
+                    .map(lister -> lister.inspectLock(view.key().namespace(), view.name()))
+                    .flatMap(holds -> holds.stream().map(LockInfo::holder).reduce((a, b) -> a + ", " + b))
+                    .orElse("");
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "lock '" + view.name() + "': who holds it could not be read: " + e.getMessage());
+            return "";
         }
     }
 

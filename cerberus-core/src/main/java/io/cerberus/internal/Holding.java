@@ -76,6 +76,9 @@ final class Holding implements Lease {
     /** The renewal or expiry task now scheduled; guarded by stateLock. */
     LeaseRenewer.Task task;
 
+    /** Told the hold's release or loss, for traces; set once the acquisition that made it ended. */
+    private volatile SafeMetrics.ObservedHold observed = SafeMetrics.ObservedHold.NONE;
+
     /** The fence, once read ({@link #fence()}). */
     private volatile Fence fence;
 
@@ -263,6 +266,23 @@ final class Holding implements Lease {
         }
     }
 
+    /** Follows this hold with {@code hold}; told at once if the hold was lost already. */
+    void observe(SafeMetrics.ObservedHold hold) {
+        observed = hold;
+        LockLostException reason = null;
+        stateLock.lock();
+        try {
+            if (state == State.LOST) {
+                reason = lostReason;
+            }
+        } finally {
+            stateLock.unlock();
+        }
+        if (reason != null) {
+            hold.lost(reason);
+        }
+    }
+
     /** Throws the loss of this lease, if it is lost. */
     void ensureNotLost() {
         stateLock.lock();
@@ -324,6 +344,7 @@ final class Holding implements Lease {
         }
         client.holds.lost(this, reason);
         client.metrics().loss(engine, acquisition.mode().label());
+        observed.lost(reason);
         if (!toTell.isEmpty()) {
             client.events().notify(this, toTell, reason);
         }
@@ -412,6 +433,9 @@ final class Holding implements Lease {
             client.holds.forget(this);
             if (releasing) {
                 client.metrics().release(engine, acquisition.mode().label(), grantedNanos);
+                if (!newlyLost) {
+                    observed.released(); // a hold lost before is told its loss instead, once
+                }
             }
         }
         if (newlyLost) {

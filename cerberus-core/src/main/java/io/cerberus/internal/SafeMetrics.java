@@ -1,13 +1,20 @@
 package io.cerberus.internal;
 
 import io.cerberus.CerberusMetrics;
+import io.cerberus.CerberusMetrics.AcquireOutcome;
+import io.cerberus.CerberusMetrics.HoldObserver;
+import io.cerberus.CerberusMetrics.WaitObserver;
 import io.cerberus.EngineSwitchEvent;
+import io.cerberus.LockLostException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** Passes events to the application's {@link CerberusMetrics}; a failure there never reaches locking. */
+/**
+ * Passes events to the application's {@link CerberusMetrics}; a failure there never reaches locking.
+ * Its observers ({@link ObservedWait}, {@link ObservedHold}) are told each event at most once.
+ */
 final class SafeMetrics {
     private static final System.Logger LOG = System.getLogger(SafeMetrics.class.getName());
 
@@ -58,6 +65,25 @@ final class SafeMetrics {
         run(() -> metrics.engineSwitch(event));
     }
 
+    /**
+     * @return the observer of an acquisition beginning now, on the asking thread; {@link ObservedWait#NONE}
+     *     when the metrics observe nothing
+     */
+    ObservedWait acquiring(EngineHandle engine, String mode, String name) {
+        if (metrics == CerberusMetrics.NONE) {
+            return ObservedWait.NONE;
+        }
+        try {
+            WaitObserver observer = metrics.acquiring(engine.name(), mode, name);
+            return observer == null || observer == WaitObserver.NONE
+                    ? ObservedWait.NONE
+                    : new ObservedWait(this, observer);
+        } catch (RuntimeException e) {
+            failed(e);
+            return ObservedWait.NONE;
+        }
+    }
+
     private void run(Runnable call) {
         if (metrics == CerberusMetrics.NONE) {
             return;
@@ -65,8 +91,108 @@ final class SafeMetrics {
         try {
             call.run();
         } catch (RuntimeException e) {
-            if (warned.compareAndSet(false, true)) {
-                LOG.log(Level.WARNING, "metrics " + metrics + " failed; later failures are not logged", e);
+            failed(e);
+        }
+    }
+
+    private void failed(RuntimeException e) {
+        if (warned.compareAndSet(false, true)) {
+            LOG.log(Level.WARNING, "metrics " + metrics + " failed; later failures are not logged", e);
+        }
+    }
+
+    /** One acquisition's {@link WaitObserver}, told each event once; not thread-safe (one driver step at a time). */
+    static class ObservedWait {
+        static final ObservedWait NONE = new ObservedWait(null, WaitObserver.NONE);
+
+        private final SafeMetrics safe;
+        private final WaitObserver observer;
+        private boolean busyTold;
+        private boolean ended;
+
+        private ObservedWait(SafeMetrics safe, WaitObserver observer) {
+            this.safe = safe;
+            this.observer = observer;
+        }
+
+        /** @return the observer's note for the holder description: one word, else nothing */
+        String holderNote() {
+            if (this == NONE) {
+                return "";
+            }
+            try {
+                String note = observer.holderNote();
+                return note == null || note.isEmpty() || note.chars().anyMatch(Character::isWhitespace) ? "" : note;
+            } catch (RuntimeException e) {
+                safe.failed(e);
+                return "";
+            }
+        }
+
+        boolean wantsHolder() {
+            if (this == NONE) {
+                return false;
+            }
+            try {
+                return observer.wantsHolder();
+            } catch (RuntimeException e) {
+                safe.failed(e);
+                return false;
+            }
+        }
+
+        /** @return whether this was the first busy answer (and the observer has now been told) */
+        boolean firstBusy() {
+            if (busyTold) {
+                return false;
+            }
+            busyTold = true;
+            return true;
+        }
+
+        void busy(String holder) {
+            if (this != NONE) {
+                safe.run(() -> observer.busy(holder));
+            }
+        }
+
+        ObservedHold ended(AcquireOutcome outcome) {
+            if (this == NONE || ended) {
+                return ObservedHold.NONE;
+            }
+            ended = true;
+            try {
+                HoldObserver hold = observer.ended(outcome);
+                return hold == null || hold == HoldObserver.NONE ? ObservedHold.NONE : new ObservedHold(safe, hold);
+            } catch (RuntimeException e) {
+                safe.failed(e);
+                return ObservedHold.NONE;
+            }
+        }
+    }
+
+    /** One hold's {@link HoldObserver}: told its release or its loss, whichever comes first, once. Thread-safe. */
+    static class ObservedHold {
+        static final ObservedHold NONE = new ObservedHold(null, HoldObserver.NONE);
+
+        private final SafeMetrics safe;
+        private final HoldObserver observer;
+        private final AtomicBoolean told = new AtomicBoolean();
+
+        private ObservedHold(SafeMetrics safe, HoldObserver observer) {
+            this.safe = safe;
+            this.observer = observer;
+        }
+
+        void released() {
+            if (this != NONE && told.compareAndSet(false, true)) {
+                safe.run(observer::released);
+            }
+        }
+
+        void lost(LockLostException reason) {
+            if (this != NONE && told.compareAndSet(false, true)) {
+                safe.run(() -> observer.lost(reason));
             }
         }
     }

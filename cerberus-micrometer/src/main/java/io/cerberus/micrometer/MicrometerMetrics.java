@@ -2,35 +2,49 @@ package io.cerberus.micrometer;
 
 import io.cerberus.CerberusMetrics;
 import io.cerberus.EngineSwitchEvent;
+import io.cerberus.LockLostException;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Reports a Cerberus client's activity to a Micrometer {@link MeterRegistry}:
+ * Reports a Cerberus client's activity to a Micrometer {@link MeterRegistry}: the timers
+ * {@code cerberus.lock.acquire} (a percentile histogram) and {@code cerberus.lock.held}, the gauge
+ * {@code cerberus.lock.waiting}, the counters {@code cerberus.lock.lost}, {@code cerberus.runs.skipped},
+ * {@code cerberus.lock.renewals} and {@code cerberus.engine.switches}. Tags are bounded: engine,
+ * mode, outcome, reason; a lock name only on skipped runs, whose names the application fixes.
  *
- * <ul>
- *   <li>{@code cerberus.lock.acquire} (timer: time to grant or give up; tags {@code engine},
- *       {@code mode}, {@code outcome} = granted, timed_out, failed, interrupted, cancelled)</li>
- *   <li>{@code cerberus.lock.held} (timer: from grant to release; tags {@code engine}, {@code mode})</li>
- *   <li>{@code cerberus.lock.lost} (counter; tags {@code engine}, {@code mode})</li>
- *   <li>{@code cerberus.runs.skipped} (counter of exclusive runs skipped, another instance holding
- *       their lock; tags {@code engine}, {@code name})</li>
- *   <li>{@code cerberus.lock.renewals} (counter of holds; tags {@code engine}, {@code outcome} =
- *       renewed, refused, unreachable)</li>
- *   <li>{@code cerberus.engine.switches} (counter; tags {@code from}, {@code to}, {@code reason} =
- *       manual, failover, failback)</li>
- * </ul>
+ * <p>Given an {@link ObservationRegistry}, each acquisition is also an observation
+ * {@code cerberus.lock.wait} and each hold one {@code cerberus.lock.hold}: spans in an application
+ * with tracing, children of what the caller was doing. Their high-cardinality values name the
+ * lock ({@code cerberus.lock.name}) and, when the lock was busy, its holder
+ * ({@code cerberus.lock.holder}). With {@link TraceLinks} a hold carries its trace in its holder
+ * description, and a waiter's span has a child {@code cerberus.lock.blocked} linked to that trace.
+ * docs/OBSERVABILITY.md lists every name.
  *
  * <p>On the class path it is found by every client that sets no metrics, and reports to
- * {@link Metrics#globalRegistry}. To report elsewhere:
- * {@code Cerberus.builder().metrics(new MicrometerMetrics(registry))}.
+ * {@link Metrics#globalRegistry} without observations. Otherwise:
+ * {@code Cerberus.builder().metrics(new MicrometerMetrics(registry, observations))}.
  */
 public final class MicrometerMetrics implements CerberusMetrics {
+    /** The longest wait the acquire histogram has buckets for; longer ones count in its last. */
+    private static final Duration LONGEST_BUCKET = Duration.ofMinutes(1);
+
     private final MeterRegistry registry;
+    private final ObservationRegistry observations;
+    private final TraceLinks traceLinks;
+    /** Acquisitions under way per engine, the value of the gauge {@code cerberus.lock.waiting}. */
+    private final ConcurrentMap<String, AtomicInteger> waiting = new ConcurrentHashMap<>();
 
     /** Reports to Micrometer's global registry (what {@link java.util.ServiceLoader} finds). */
     public MicrometerMetrics() {
@@ -41,7 +55,26 @@ public final class MicrometerMetrics implements CerberusMetrics {
      * @param registry where to report
      */
     public MicrometerMetrics(MeterRegistry registry) {
+        this(registry, null, null);
+    }
+
+    /**
+     * @param registry where to report
+     * @param observations where acquisitions and holds are observed (spans, with tracing)
+     */
+    public MicrometerMetrics(MeterRegistry registry, ObservationRegistry observations) {
+        this(registry, observations, null);
+    }
+
+    /**
+     * @param registry where to report
+     * @param observations where acquisitions and holds are observed
+     * @param traceLinks how a hold names its trace and a waiter's span links to it; may be null
+     */
+    public MicrometerMetrics(MeterRegistry registry, ObservationRegistry observations, TraceLinks traceLinks) {
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.observations = observations == null || observations.isNoop() ? null : observations;
+        this.traceLinks = this.observations == null ? null : traceLinks;
     }
 
     @Override
@@ -49,8 +82,35 @@ public final class MicrometerMetrics implements CerberusMetrics {
         Timer.builder("cerberus.lock.acquire")
                 .description("Time to acquire a lock or give up, waiting included")
                 .tags("engine", engine, "mode", mode, "outcome", tag(outcome))
+                .publishPercentileHistogram()
+                .maximumExpectedValue(LONGEST_BUCKET)
                 .register(registry)
                 .record(waited);
+    }
+
+    @Override
+    public WaitObserver acquiring(String engine, String mode, String name) {
+        AtomicInteger under = waiting.computeIfAbsent(engine, this::waitingGauge);
+        under.incrementAndGet();
+        if (observations == null) {
+            return new Waiting(under, null, null);
+        }
+        Observation parent = observations.getCurrentObservation();
+        Observation wait = Observation.createNotStarted("cerberus.lock.wait", observations)
+                .lowCardinalityKeyValue("engine", engine)
+                .lowCardinalityKeyValue("mode", mode)
+                .highCardinalityKeyValue("cerberus.lock.name", name)
+                .start();
+        return new Waiting(under, wait, parent);
+    }
+
+    private AtomicInteger waitingGauge(String engine) {
+        AtomicInteger count = new AtomicInteger();
+        Gauge.builder("cerberus.lock.waiting", count, AtomicInteger::get)
+                .description("Acquisitions under way: asked, not yet granted or given up")
+                .tags("engine", engine)
+                .register(registry);
+        return count;
     }
 
     @Override
@@ -100,7 +160,79 @@ public final class MicrometerMetrics implements CerberusMetrics {
     }
 
     private static String tag(Enum<?> value) {
-        return value.name().toLowerCase(java.util.Locale.ROOT);
+        return value.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** One acquisition: counted while under way; with observations, a wait span and maybe a blocked one. */
+    private final class Waiting implements WaitObserver {
+        private final AtomicInteger under;
+        private final Observation wait;
+        private final Observation parent;
+        private AutoCloseable blocked;
+
+        Waiting(AtomicInteger under, Observation wait, Observation parent) {
+            this.under = under;
+            this.wait = wait;
+            this.parent = parent;
+        }
+
+        @Override
+        public String holderNote() {
+            return traceLinks == null ? "" : traceLinks.note(wait);
+        }
+
+        @Override
+        public boolean wantsHolder() {
+            return wait != null;
+        }
+
+        @Override
+        public void busy(String holder) {
+            if (wait != null && !holder.isEmpty()) {
+                wait.highCardinalityKeyValue("cerberus.lock.holder", holder);
+                if (traceLinks != null) {
+                    blocked = traceLinks.blocked(wait, holder);
+                }
+            }
+        }
+
+        @Override
+        public HoldObserver ended(AcquireOutcome outcome) {
+            under.decrementAndGet();
+            if (wait == null) {
+                return HoldObserver.NONE;
+            }
+            if (blocked != null) {
+                try {
+                    blocked.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("could not end the span of a blocked wait", e);
+                }
+            }
+            wait.lowCardinalityKeyValue("outcome", tag(outcome)).stop();
+            if (outcome != AcquireOutcome.GRANTED) {
+                return HoldObserver.NONE;
+            }
+            Observation.Context waited = wait.getContext();
+            Observation hold = Observation.createNotStarted("cerberus.lock.hold", observations)
+                    .parentObservation(parent)
+                    .lowCardinalityKeyValue(waited.getLowCardinalityKeyValue("engine"))
+                    .lowCardinalityKeyValue(waited.getLowCardinalityKeyValue("mode"))
+                    .highCardinalityKeyValue(waited.getHighCardinalityKeyValue("cerberus.lock.name"))
+                    .start();
+            return new HoldObserver() {
+                @Override
+                public void released() {
+                    hold.stop();
+                }
+
+                @Override
+                public void lost(LockLostException reason) {
+                    hold.error(reason);
+                    hold.stop();
+                }
+            };
+        }
     }
 
     @Override
