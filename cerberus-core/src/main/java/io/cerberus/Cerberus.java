@@ -147,6 +147,15 @@ public interface Cerberus extends AutoCloseable {
     List<String> checkEngine(String engine);
 
     /**
+     * The locks this client waited for most, since it was built: only acquisitions that found
+     * their lock busy count, and at most 256 names are kept (those with the most total wait). Read
+     * from memory, never from the engine; the actuator's {@code cerberus} endpoint shows it.
+     *
+     * @return the contended locks, the most total wait first
+     */
+    List<LockContention> contention();
+
+    /**
      * Lists the holds of this namespace whose lock name starts with {@code prefix}.
      *
      * @param prefix a name prefix, empty for all

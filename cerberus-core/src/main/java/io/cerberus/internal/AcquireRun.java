@@ -33,7 +33,9 @@ import java.util.List;
  * {@link LiveHolds} (its renewal started) or a timeout, or has left the attempt's line, withdrawn
  * the attempt in the engine and given back the holds taken on the way (the run gives up by itself
  * before a method throws; a driver that stops for its own reason calls {@link #giveUp}). The
- * metrics see one outcome per run. Not thread-safe: one driver step at a time.
+ * metrics see one outcome per run, its observer the first busy answer and the end, and a run that
+ * found its lock busy is counted in the client's {@link Contention}. Not thread-safe: one driver
+ * step at a time.
  */
 final class AcquireRun {
     private static final System.Logger LOG = System.getLogger(AcquireRun.class.getName());
@@ -66,6 +68,10 @@ final class AcquireRun {
     private final String holder;
     /** Told the run's first busy answer and its end, for traces. */
     private final SafeMetrics.ObservedWait observed;
+    /** Whether the lock was found busy, and who held it then if that was read (else empty). */
+    private boolean wasBusy;
+
+    private String busyHolder = "";
 
     private final Backoff outagePauses = new Backoff(FIRST_OUTAGE_PAUSE, MAX_OUTAGE_PAUSE);
     /** Where the hold is sought: the current engine when the run started or last moved. */
@@ -403,6 +409,13 @@ final class AcquireRun {
         if (!finished) {
             finished = true;
             acquirer.metrics.acquisition(engine, view.mode().label(), outcome, request.start());
+            if (wasBusy && (outcome == AcquireOutcome.GRANTED || outcome == AcquireOutcome.TIMED_OUT)) {
+                acquirer.client.contention.record(
+                        view.name(),
+                        System.nanoTime() - request.start(),
+                        outcome == AcquireOutcome.TIMED_OUT,
+                        busyHolder);
+            }
             SafeMetrics.ObservedHold observing = observed.ended(outcome);
             if (holding != null) {
                 holding.observe(observing);
@@ -412,8 +425,10 @@ final class AcquireRun {
 
     /** Tells the observer, the first time, that the lock is busy, and who holds it if it asks. */
     private void busy() {
-        if (observed.firstBusy()) {
-            observed.busy(observed.wantsHolder() && request.waitNanos() != 0 ? holderNow() : "");
+        if (!wasBusy) {
+            wasBusy = true;
+            busyHolder = observed.wantsHolder() && request.waitNanos() != 0 ? holderNow() : "";
+            observed.busy(busyHolder);
         }
     }
 

@@ -9,6 +9,7 @@ import io.cerberus.EngineSwitchListener;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.Leadership;
 import io.cerberus.Lease;
+import io.cerberus.LockContention;
 import io.cerberus.LockInfo;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
@@ -53,6 +54,8 @@ public final class CerberusClient implements Cerberus {
     private final Epochs epochs;
     private final HealthMonitor health;
     private final SafeMetrics metrics;
+    /** The waits of contended acquisitions, per lock name. */
+    final Contention contention = new Contention();
     /** Renews the leases of every guard's running attempts: one thread per client, made at the first guard. */
     private java.util.concurrent.ScheduledExecutorService idempotencyRenewer;
 
@@ -310,6 +313,11 @@ public final class CerberusClient implements Cerberus {
         return List.copyOf(switcher.named(engine)
                 .engine()
                 .checkHealth(new LockKey(settings.namespace(), HealthMonitor.PROBE_NAME)));
+    }
+
+    @Override
+    public List<LockContention> contention() {
+        return contention.snapshot();
     }
 
     @Override

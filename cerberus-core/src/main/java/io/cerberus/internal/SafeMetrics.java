@@ -141,17 +141,9 @@ final class SafeMetrics {
             }
         }
 
-        /** @return whether this was the first busy answer (and the observer has now been told) */
-        boolean firstBusy() {
-            if (busyTold) {
-                return false;
-            }
-            busyTold = true;
-            return true;
-        }
-
         void busy(String holder) {
-            if (this != NONE) {
+            if (this != NONE && !busyTold) {
+                busyTold = true;
                 safe.run(() -> observer.busy(holder));
             }
         }

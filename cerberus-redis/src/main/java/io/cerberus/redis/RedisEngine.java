@@ -500,7 +500,16 @@ final class RedisEngine
             }
             cursor = page;
         } while (!cursor.isFinished());
-        List<String> ordered = new ArrayList<>(names);
+        return holdsOf(namespace, new ArrayList<>(names));
+    }
+
+    /** One lock's holds, read from its own keys: no scan of the key space. */
+    @Override
+    public List<LockInfo> inspectLock(String namespace, String name) {
+        return holdsOf(namespace, List.of(name));
+    }
+
+    private List<LockInfo> holdsOf(String namespace, List<String> ordered) {
         List<CompletableFuture<List<?>>> replies = new ArrayList<>();
         for (String name : ordered) {
             LockKeys keys = LockKeys.of(new LockKey(namespace, name));

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
+import io.cerberus.CerberusMetrics;
+import io.cerberus.CerberusMetrics.WaitObserver;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
 import io.cerberus.EngineUnavailableException;
@@ -30,12 +32,14 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -1094,6 +1098,57 @@ public abstract class AbstractLockEngineConformanceTest {
             }
         }
         assertThat(client().inspect("inspect-")).isEmpty();
+    }
+
+    @Test
+    void anObservedWaiterIsToldWhoHoldsTheLockAsTheHolderDescribedItself() throws Exception {
+        assumeThat(has(Capability.INSPECT)).as("engine can list its locks").isTrue();
+        BlockingQueue<String> toldBusy = new LinkedBlockingQueue<>();
+        CerberusMetrics observing = new CerberusMetrics() {
+            @Override
+            public WaitObserver acquiring(String engine, String mode, String name) {
+                return new WaitObserver() {
+                    @Override
+                    public String holderNote() {
+                        return "request=" + Thread.currentThread().getName().replace(' ', '_');
+                    }
+
+                    @Override
+                    public boolean wantsHolder() {
+                        return true;
+                    }
+
+                    @Override
+                    public void busy(String holder) {
+                        toldBusy.add(holder);
+                    }
+                };
+            }
+        };
+        Cerberus holder = register(Cerberus.builder()
+                .engine(engineUri())
+                .namespace(namespace)
+                .metrics(observing)
+                .build());
+        Cerberus waiter = register(Cerberus.builder()
+                .engine(engineUri())
+                .namespace(namespace)
+                .metrics(observing)
+                .build());
+        String note = "request=" + Thread.currentThread().getName().replace(' ', '_');
+        try (Lease held = holder.lock("observed").acquire(Duration.ZERO)) {
+            assertThat(holder.inspect("observed"))
+                    .extracting(LockInfo::holder)
+                    .singleElement()
+                    .asString()
+                    .endsWith(" " + note);
+
+            assertThat(waiter.lock("observed").tryAcquire(Duration.ofMillis(200)))
+                    .isEmpty();
+        }
+        assertThat(toldBusy.poll(5, TimeUnit.SECONDS))
+                .contains(Long.toString(ProcessHandle.current().pid()))
+                .endsWith(" " + note);
     }
 
     // ---- read-write and fair -------------------------------------------------------------------

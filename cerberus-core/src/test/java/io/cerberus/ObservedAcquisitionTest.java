@@ -1,0 +1,185 @@
+package io.cerberus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cerberus.CerberusMetrics.HoldObserver;
+import io.cerberus.CerberusMetrics.WaitObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** What an observer of acquisitions is told, once each, and what the client keeps of contention. */
+class ObservedAcquisitionTest {
+    private final String store = "mem:observed-" + UUID.randomUUID();
+
+    /** Records each call as a line: "asked NAME on THREAD", "busy HOLDER", "ended OUTCOME", "released", "lost". */
+    private static final class Recorder implements CerberusMetrics {
+        final List<String> calls = new CopyOnWriteArrayList<>();
+        final String note;
+
+        Recorder(String note) {
+            this.note = note;
+        }
+
+        @Override
+        public WaitObserver acquiring(String engine, String mode, String name) {
+            calls.add("asked " + name + " on " + Thread.currentThread().getName());
+            return new WaitObserver() {
+                @Override
+                public String holderNote() {
+                    return note;
+                }
+
+                @Override
+                public boolean wantsHolder() {
+                    return true;
+                }
+
+                @Override
+                public void busy(String holder) {
+                    calls.add("busy " + holder);
+                }
+
+                @Override
+                public HoldObserver ended(AcquireOutcome outcome) {
+                    calls.add("ended " + outcome);
+                    return new HoldObserver() {
+                        @Override
+                        public void released() {
+                            calls.add("released");
+                        }
+
+                        @Override
+                        public void lost(LockLostException reason) {
+                            calls.add("lost");
+                        }
+                    };
+                }
+            };
+        }
+    }
+
+    @Test
+    void aWaiterIsToldOnceWhoHoldsTheLockWithTheHoldersNoteAndEachHoldItsEnd() throws Exception {
+        Recorder holderSide = new Recorder("trace=holder");
+        Recorder waiterSide = new Recorder("trace=waiter");
+        try (Cerberus holder =
+                        Cerberus.builder().engine(store).metrics(holderSide).build();
+                Cerberus waiter =
+                        Cerberus.builder().engine(store).metrics(waiterSide).build()) {
+            Lease held = holder.lock("order:42").acquire(Duration.ZERO);
+            assertThat(holder.inspect("order:42").get(0).holder()).endsWith(" trace=holder");
+
+            CompletableFuture<Lease> waiting = waiter.lock("order:42").acquireAsync(Duration.ofSeconds(10));
+            poll(() -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            held.close();
+            waiting.get(10, TimeUnit.SECONDS).close();
+
+            assertThat(holderSide.calls)
+                    .containsExactly(
+                            "asked order:42 on " + Thread.currentThread().getName(), "ended GRANTED", "released");
+            assertThat(waiterSide.calls).hasSize(4);
+            assertThat(waiterSide.calls.get(0))
+                    .as("an async acquisition is observed from the thread that asked")
+                    .isEqualTo("asked order:42 on " + Thread.currentThread().getName());
+            assertThat(waiterSide.calls.get(1))
+                    .startsWith("busy " + ProcessHandle.current().pid() + "@")
+                    .endsWith(" trace=holder");
+            assertThat(waiterSide.calls.subList(2, 4)).containsExactly("ended GRANTED", "released");
+
+            assertThat(waiter.contention()).singleElement().satisfies(contention -> {
+                assertThat(contention.name()).isEqualTo("order:42");
+                assertThat(contention.contended()).isEqualTo(1);
+                assertThat(contention.timedOut()).isZero();
+                assertThat(contention.totalWait()).isPositive();
+                assertThat(contention.lastHolder()).endsWith(" trace=holder");
+            });
+            assertThat(holder.contention()).isEmpty();
+        }
+    }
+
+    @Test
+    void aLostHoldIsToldItsLossOnceAndNotItsRelease() throws Exception {
+        Recorder recorder = new Recorder("");
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine(store)
+                .defaultLease(Duration.ofMillis(300))
+                .metrics(recorder)
+                .build()) {
+            Lease held = cerberus.lock("report").acquire(Duration.ZERO);
+            assertThat(cerberus.inspect("report").get(0).holder()).doesNotEndWith(" ");
+            assertThat(cerberus.forceRelease("report", held.fencingToken())).isTrue();
+            poll(() -> recorder.calls.contains("lost"));
+            try {
+                held.close();
+            } catch (LockLostException expected) {
+                // the loss, told to the caller too
+            }
+            assertThat(recorder.calls.subList(1, recorder.calls.size())).containsExactly("ended GRANTED", "lost");
+        }
+    }
+
+    @Test
+    @SuppressWarnings("try") // the held lock is what the other wait meets
+    void aWaitThatRunsOutIsCountedAsContendedAndTimedOut() throws Exception {
+        try (Cerberus cerberus = Cerberus.connect(store)) {
+            try (Lease held = cerberus.lock("busy").acquire(Duration.ZERO)) {
+                Optional<Lease> none = CompletableFuture.supplyAsync(() -> {
+                            try {
+                                return cerberus.lock("busy").tryAcquire(Duration.ofMillis(50));
+                            } catch (InterruptedException e) {
+                                throw new IllegalStateException(e);
+                            }
+                        })
+                        .get(10, TimeUnit.SECONDS);
+                assertThat(none).isEmpty();
+            }
+            assertThat(cerberus.contention()).singleElement().satisfies(contention -> {
+                assertThat(contention.timedOut()).isEqualTo(1);
+                assertThat(contention.longestWait()).isGreaterThanOrEqualTo(Duration.ofMillis(50));
+                assertThat(contention.lastHolder())
+                        .as("nobody asked who held it")
+                        .isEmpty();
+            });
+        }
+    }
+
+    @Test
+    void anObserverThatThrowsNeverStopsALock() throws Exception {
+        CerberusMetrics broken = new CerberusMetrics() {
+            @Override
+            public WaitObserver acquiring(String engine, String mode, String name) {
+                return new WaitObserver() {
+                    @Override
+                    public String holderNote() {
+                        throw new IllegalStateException("tracing down");
+                    }
+
+                    @Override
+                    public HoldObserver ended(AcquireOutcome outcome) {
+                        throw new IllegalStateException("tracing down");
+                    }
+                };
+            }
+        };
+        try (Cerberus cerberus =
+                Cerberus.builder().engine(store).metrics(broken).build()) {
+            try (Lease held = cerberus.lock("sturdy").acquire(Duration.ZERO)) {
+                assertThat(held.isValid()).isTrue();
+            }
+        }
+    }
+
+    private static void poll(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("in time").isNegative();
+            TimeUnit.MILLISECONDS.sleep(5);
+        }
+    }
+}
