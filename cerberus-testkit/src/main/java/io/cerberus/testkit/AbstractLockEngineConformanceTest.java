@@ -1145,6 +1145,7 @@ public abstract class AbstractLockEngineConformanceTest {
 
             assertThat(waiter.lock("observed").tryAcquire(Duration.ofMillis(200)))
                     .isEmpty();
+            assertThat(held.isValid()).isTrue();
         }
         assertThat(toldBusy.poll(5, TimeUnit.SECONDS))
                 .contains(Long.toString(ProcessHandle.current().pid()))
