@@ -54,6 +54,8 @@ public class CerberusProperties {
     /** Elections this instance takes part in. */
     private final Leadership leadership = new Leadership();
 
+    private final Web web = new Web();
+
     public List<String> getEngines() {
         return engines;
     }
@@ -104,6 +106,49 @@ public class CerberusProperties {
 
     public Leadership getLeadership() {
         return leadership;
+    }
+
+    public Web getWeb() {
+        return web;
+    }
+
+    /** {@code cerberus.web.*}: how web applications answer Cerberus's exceptions. */
+    public static class Web {
+
+        private final ErrorStatuses errorStatuses = new ErrorStatuses();
+
+        public ErrorStatuses getErrorStatuses() {
+            return errorStatuses;
+        }
+    }
+
+    /** {@code cerberus.web.error-statuses.*}: the handler that maps Cerberus's exceptions to HTTP statuses. */
+    public static class ErrorStatuses {
+
+        /**
+         * Whether a busy lock is answered 409 and an unreachable engine 503 (RFC 9457 problem details)
+         * instead of 500. The application's own exception handlers come first.
+         */
+        private boolean enabled = true;
+
+        /** The Retry-After of the 503 answer to an unreachable engine or idempotency store (whole seconds). */
+        private Duration retryAfter = Duration.ofSeconds(5);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+        }
     }
 
     /** {@code cerberus.leadership.*}: the elections the starter runs ({@link LeaderElections}). */

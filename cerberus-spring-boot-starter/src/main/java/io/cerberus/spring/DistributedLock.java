@@ -18,7 +18,7 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>When the lock stays busy past the wait, the method does not run and
- * {@link LockNotAcquiredException} is thrown (a web layer maps it to HTTP 409). The method must
+ * {@link LockNotAcquiredException} is thrown (a web application answers HTTP 409). The method must
  * run on the calling thread: methods returning a {@code CompletionStage}, {@code Future} or a
  * reactive type are refused, as the lock would be released before their work is done. Runs
  * outside {@code @Transactional} (its order is higher), so the lock is held until the transaction
