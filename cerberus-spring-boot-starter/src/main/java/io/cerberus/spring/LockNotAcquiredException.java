@@ -4,7 +4,7 @@ import io.cerberus.LockTimeoutException;
 import java.time.Duration;
 
 /**
- * A {@link DistributedLock @DistributedLock} method did not run: its lock stayed busy for the
+ * A {@link WithDistributedLock @WithDistributedLock} method did not run: its lock stayed busy for the
  * whole wait time. Contention, not a failure: in a web application the starter answers HTTP 409 Conflict ({@code cerberus.web.error-statuses.*}).
  */
 public class LockNotAcquiredException extends LockTimeoutException {

@@ -55,7 +55,7 @@ class DocsExamplesTest {
                 import io.cerberus.fencing.StaleFenceException;
                 import io.cerberus.idempotency.OperationInProgressException;
                 import io.cerberus.redis.FencedRedis;
-                import io.cerberus.spring.DistributedLock;
+                import io.cerberus.spring.WithDistributedLock;
                 import io.cerberus.spring.ExclusiveRun;
                 import io.cerberus.spring.FenceCheckFilter;
                 import io.cerberus.spring.FencedCalls;

@@ -142,12 +142,12 @@ class ErrorStatusesTest {
 
     @Service
     static class Orders {
-        @io.cerberus.spring.DistributedLock(key = "'order:' + #id")
+        @io.cerberus.spring.WithDistributedLock(key = "'order:' + #id")
         public String ship(long id) {
             return "shipped " + id;
         }
 
-        @io.cerberus.spring.DistributedLock(key = "'room:' + #id")
+        @io.cerberus.spring.WithDistributedLock(key = "'room:' + #id")
         public Mono<String> book(long id) {
             return Mono.just("booked " + id);
         }

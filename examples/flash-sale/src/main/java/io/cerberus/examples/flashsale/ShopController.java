@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code GET /buy} (no lock), {@code GET /buy-locked} (under {@code @DistributedLock}),
+ * {@code GET /buy} (no lock), {@code GET /buy-locked} (under {@code @WithDistributedLock}),
  * {@code POST /pay} (a JSON {@code {"buyer":..,"cents":..}} with an {@code Idempotency-Key} header), {@code GET /stats}. A sale answers
  * 200, a sold-out stock 410 Gone.
  */

@@ -13,7 +13,7 @@ import java.lang.annotation.Target;
  * reentrant, like {@link io.cerberus.DistributedLock#lock()}.
  *
  * <pre>{@code
- * @DistributedLock(key = "'order:' + #orderId", waitTime = "5s")
+ * @WithDistributedLock(key = "'order:' + #orderId", waitTime = "5s")
  * public Receipt ship(long orderId) { ... }
  * }</pre>
  *
@@ -27,7 +27,7 @@ import java.lang.annotation.Target;
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-public @interface DistributedLock {
+public @interface WithDistributedLock {
 
     /**
      * @return the lock name, a SpEL expression over the method's parameters ({@code #orderId},
