@@ -71,8 +71,8 @@ public class CerberusAutoConfiguration {
      * @param customizers adjust the builder after the properties
      * @param switchListeners told of every engine switch
      * @return the connected client
-     * @throws IllegalArgumentException if a setting breaks a rule, or no engine is configured (the
-     *     application does not start)
+     * @throws IllegalArgumentException if a setting breaks a rule, no engine is configured, or a
+     *     multi-host URI was split at its commas (the application does not start)
      * @throws io.cerberus.EngineUnavailableException if an engine cannot be reached within the connect timeout
      */
     @Bean(destroyMethod = "close")
@@ -92,6 +92,7 @@ public class CerberusAutoConfiguration {
         if (engines.isEmpty() && customizers.stream().findAny().isEmpty()) {
             throw new ConfigurationMistake(NO_ENGINE, CHOOSE_ENGINE);
         }
+        SplitEngineUris.check(engines);
         for (String uri : engines) {
             if (isDataSourceUri(uri)) {
                 DataSourceEngines.add(builder, uri, dataSources);

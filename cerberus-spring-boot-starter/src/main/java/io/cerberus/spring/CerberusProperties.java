@@ -20,7 +20,9 @@ public class CerberusProperties {
      * Engine URIs, in order: the first is the primary, the others are where failover and
      * switchEngine() go. Required: without one the application does not start ("mem:" keeps locks
      * in this JVM only, for tests and one-process tools). "jdbc:datasource" uses the application's
-     * DataSource (needs cerberus-jdbc).
+     * DataSource (needs cerberus-jdbc). A URI with commas (several hosts) must be one element, as a
+     * single value is split at every comma: cerberus.engines[0]=zk://a:2181,b:2181/app,
+     * CERBERUS_ENGINES_0_=..., or a YAML list item.
      */
     private List<String> engines = new ArrayList<>();
 
