@@ -234,7 +234,8 @@ public class CerberusProperties {
         /**
          * How long a duplicate waits for the first attempt, while it runs, to finish (then its
          * result is replayed). When absent, such a duplicate is rejected at once with
-         * OperationInProgressException.
+         * OperationInProgressException (HTTP 409), unlike the core's guard, which waits 30s: a waiting
+         * duplicate holds a request thread. For @Idempotent methods and the Idempotency-Key filter alike.
          */
         private Duration waitWhenInProgress;
 
