@@ -83,6 +83,16 @@ class ErrorStatusesTest {
     }
 
     @Test
+    void anApplicationsCatchAllHandlerAnswersFirstToo() throws Exception {
+        try (ConfigurableApplicationContext app = start(CatchAllApp.class, WebApplicationType.SERVLET)) {
+            HttpResponse<String> busy = whileHeld(app, "order:10", () -> get(app, "/orders/10"));
+
+            assertThat(busy.statusCode()).isEqualTo(500);
+            assertThat(busy.body()).contains("caught: LockNotAcquiredException");
+        }
+    }
+
+    @Test
     void offByPropertyTheyStay500() throws Exception {
         try (ConfigurableApplicationContext app =
                 start(App.class, WebApplicationType.SERVLET, "cerberus.web.error-statuses.enabled=false")) {
@@ -200,4 +210,18 @@ class ErrorStatusesTest {
     @EnableAutoConfiguration
     @Import({Orders.class, Api.class, OwnHandler.class})
     static class OwnHandlerApp {}
+
+    @RestControllerAdvice
+    static class CatchAll {
+        @ExceptionHandler(Exception.class)
+        ProblemDetail caught(Exception e) {
+            return ProblemDetail.forStatusAndDetail(
+                    HttpStatus.INTERNAL_SERVER_ERROR, "caught: " + e.getClass().getSimpleName());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    @Import({Orders.class, Api.class, CatchAll.class})
+    static class CatchAllApp {}
 }

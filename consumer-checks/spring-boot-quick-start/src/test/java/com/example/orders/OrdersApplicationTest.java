@@ -19,7 +19,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"cerberus.engines=mem:", "cerberus.web.error-statuses.enabled=true"})
+        properties = "cerberus.engines=mem:")
 class OrdersApplicationTest {
     @LocalServerPort
     int port;
