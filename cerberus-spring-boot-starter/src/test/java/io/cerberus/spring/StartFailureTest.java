@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.cerberus.servers.RedisServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -46,6 +47,26 @@ class StartFailureTest {
         FailureAnalysis analysis = new CerberusStartFailureAnalyzer().analyze(failure);
         assertThat(analysis.getDescription()).contains("could not connect to redis engine");
         assertThat(analysis.getAction()).isEqualTo(CerberusStartFailureAnalyzer.UNAVAILABLE_ACTION);
+    }
+
+    @Test
+    void aWrongPasswordIsSummarizedWithoutIt(CapturedOutput output) {
+        assumeThat(ClassUtils.isPresent("io.cerberus.redis.RedisEngineProvider", null))
+                .as("the redis engine is on the class path")
+                .isTrue();
+        try (RedisServer server = RedisServer.start("--requirepass", "the-right-one")) {
+            String hostPort = server.uri().substring("redis://".length());
+            Throwable failure = start("--cerberus.engines=redis://:not-the-password@" + hostPort);
+
+            assertThat(output.getOut() + output.getErr())
+                    .contains("APPLICATION FAILED TO START")
+                    .contains("refused the user or password of the URI")
+                    .contains(hostPort)
+                    .doesNotContain("not-the-password")
+                    .doesNotContain("the-right-one");
+            assertThat(new CerberusStartFailureAnalyzer().analyze(failure).getAction())
+                    .contains("user and password");
+        }
     }
 
     @Test
