@@ -70,6 +70,24 @@ class StartFailureTest {
     }
 
     @Test
+    void aRedisThatMayEvictLockKeysIsSummarizedWithTheWaysOut(CapturedOutput output) {
+        assumeThat(ClassUtils.isPresent("io.cerberus.redis.RedisEngineProvider", null))
+                .as("the redis engine is on the class path")
+                .isTrue();
+        try (RedisServer server = RedisServer.start("--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")) {
+            Throwable failure = start("--cerberus.engines=" + server.uri());
+
+            assertThat(output.getOut() + output.getErr())
+                    .contains("APPLICATION FAILED TO START")
+                    .contains("set up in a way that breaks a lock guarantee")
+                    .contains("allkeys-lru")
+                    .contains("accept the risk with the engine URI's opt-in parameter");
+            assertThat(new CerberusStartFailureAnalyzer().analyze(failure).getAction())
+                    .isEqualTo(CerberusStartFailureAnalyzer.UNSAFE_ACTION);
+        }
+    }
+
+    @Test
     void aFileEngineThatCannotMakeItsDirectoryIsSummarized(@TempDir Path directory, CapturedOutput output)
             throws IOException {
         Path inTheWay = Files.createFile(directory.resolve("a-file"));
