@@ -13,10 +13,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code cerberus-bom} names every published module of the build, at the build's version, and
- * besides them only the netty and gRPC lines the modules share, at the build's versions: a module
- * added to the build and forgotten in the BOM fails here, and so does a netty or gRPC upgrade of
- * the build that the BOM does not follow. Unpublished modules (the bench, the examples) set
- * {@code maven.deploy.skip}.
+ * nothing else (so that in a Spring Boot application Boot's netty and gRPC stay Boot's);
+ * {@code cerberus-dependencies} names only the netty and gRPC lines the modules share, at the
+ * build's versions. A module added to the build and forgotten in the BOM fails here, and so does a
+ * netty or gRPC upgrade of the build that {@code cerberus-dependencies} does not follow.
+ * Unpublished modules (the bench, the examples) set {@code maven.deploy.skip}.
  */
 class BomTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -40,24 +41,32 @@ class BomTest {
             }
         }
         String bom = Files.readString(ROOT.resolve("cerberus-bom/pom.xml"));
+        assertThat(published).as("published modules of the build").contains("cerberus-core", "cerberus-redis");
+        assertThat(managed(bom))
+                .as("what cerberus-bom manages: the modules, no third-party line")
+                .containsExactlyInAnyOrderElementsOf(published);
+        String dependencies = Files.readString(ROOT.resolve("cerberus-dependencies/pom.xml"));
+        assertThat(managed(dependencies))
+                .as("what cerberus-dependencies manages: the shared lines")
+                .containsExactlyInAnyOrderElementsOf(SHARED_LINES.keySet());
+        SHARED_LINES.forEach((artifact, property) -> assertThat(managedVersion(dependencies, artifact))
+                .as("%s in cerberus-dependencies, at the build's %s", artifact, property)
+                .isEqualTo(property(root, property)));
+        for (String pom : List.of(bom, dependencies)) {
+            assertThat(pom)
+                    .as("a BOM has no parent, so importing it sets no other third-party version")
+                    .doesNotContain("<parent>");
+            assertThat(version(pom)).as("a BOM's version is the build's").isEqualTo(version(root));
+        }
+    }
+
+    private static List<String> managed(String bom) {
         List<String> managed = new ArrayList<>();
         Matcher artifacts = ARTIFACT.matcher(bom.substring(bom.indexOf("<dependencyManagement>")));
         while (artifacts.find()) {
             managed.add(artifacts.group(1));
         }
-        assertThat(published).as("published modules of the build").contains("cerberus-core", "cerberus-redis");
-        List<String> expected = new ArrayList<>(published);
-        expected.addAll(SHARED_LINES.keySet());
-        assertThat(managed)
-                .as("what cerberus-bom manages: the modules and the shared lines")
-                .containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(bom)
-                .as("the BOM has no parent, so importing it sets no other third-party version")
-                .doesNotContain("<parent>");
-        SHARED_LINES.forEach((artifact, property) -> assertThat(managedVersion(bom, artifact))
-                .as("%s in the BOM, at the build's %s", artifact, property)
-                .isEqualTo(property(root, property)));
-        assertThat(version(bom)).as("the BOM's version is the build's").isEqualTo(version(root));
+        return managed;
     }
 
     private static String managedVersion(String bom, String artifact) {

@@ -12,14 +12,14 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Checks every bean's {@link DistributedLock @DistributedLock} and {@link Idempotent @Idempotent}
+ * Checks every bean's {@link WithDistributedLock @WithDistributedLock} and {@link Idempotent @Idempotent}
  * methods when the bean is created, so that a bad duration, a key that does not parse, or a method
  * that returns a kind of future the aspects cannot follow fails the application's start rather than the method's first call, which
  * may come days later. What can only be known at a call (the key's value) is still checked then.
  */
 final class AnnotatedMethodsCheck implements BeanPostProcessor {
     private static final List<Class<? extends java.lang.annotation.Annotation>> ANNOTATIONS =
-            List.of(DistributedLock.class, Idempotent.class, ExclusiveRun.class);
+            List.of(WithDistributedLock.class, Idempotent.class, ExclusiveRun.class);
 
     private final Set<Class<?>> checked = ConcurrentHashMap.newKeySet();
 
@@ -45,10 +45,10 @@ final class AnnotatedMethodsCheck implements BeanPostProcessor {
      *     attribute and the method, as the method's first call would
      */
     static void check(Method method) {
-        DistributedLock lock = method.getAnnotation(DistributedLock.class);
+        WithDistributedLock lock = method.getAnnotation(WithDistributedLock.class);
         if (lock != null) {
-            DistributedLockAspect.times(lock, method);
-            KeyExpressions.parse("@DistributedLock", lock.key(), method);
+            WithDistributedLockAspect.times(lock, method);
+            KeyExpressions.parse("@WithDistributedLock", lock.key(), method);
         }
         ExclusiveRun run = method.getAnnotation(ExclusiveRun.class);
         if (run != null) {

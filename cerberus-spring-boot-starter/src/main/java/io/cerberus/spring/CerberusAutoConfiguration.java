@@ -23,7 +23,7 @@ import org.springframework.util.ClassUtils;
 /**
  * Auto-configures a {@link Cerberus} client from the {@code cerberus.*} properties (see
  * {@link CerberusProperties}), an {@link IdempotencyGuard} over it, and the aspects behind
- * {@link DistributedLock @DistributedLock} and {@link Idempotent @Idempotent}. Each bean steps
+ * {@link WithDistributedLock @WithDistributedLock} and {@link Idempotent @Idempotent}. Each bean steps
  * aside when the application defines its own of the same type.
  */
 // the DataSource's auto-configuration on Boot 4 and on Boot 3; a name that is not there orders nothing
@@ -71,8 +71,8 @@ public class CerberusAutoConfiguration {
      * @param customizers adjust the builder after the properties
      * @param switchListeners told of every engine switch
      * @return the connected client
-     * @throws IllegalArgumentException if a setting breaks a rule, or no engine is configured (the
-     *     application does not start)
+     * @throws IllegalArgumentException if a setting breaks a rule, no engine is configured, or a
+     *     multi-host URI was split at its commas (the application does not start)
      * @throws io.cerberus.EngineUnavailableException if an engine cannot be reached within the connect timeout
      */
     @Bean(destroyMethod = "close")
@@ -92,6 +92,7 @@ public class CerberusAutoConfiguration {
         if (engines.isEmpty() && customizers.stream().findAny().isEmpty()) {
             throw new ConfigurationMistake(NO_ENGINE, CHOOSE_ENGINE);
         }
+        SplitEngineUris.check(engines);
         for (String uri : engines) {
             if (isDataSourceUri(uri)) {
                 DataSourceEngines.add(builder, uri, dataSources);
@@ -178,16 +179,16 @@ public class CerberusAutoConfiguration {
     }
 
     /**
-     * The aspect behind {@link DistributedLock @DistributedLock}.
+     * The aspect behind {@link WithDistributedLock @WithDistributedLock}.
      *
      * @param cerberus the client whose locks it takes
      * @param beanFactory resolves {@code @bean} references in keys
      * @return the aspect
      */
     @Bean
-    static DistributedLockAspect cerberusDistributedLockAspect(
+    static WithDistributedLockAspect cerberusDistributedLockAspect(
             ObjectProvider<Cerberus> cerberus, BeanFactory beanFactory) {
-        return new DistributedLockAspect(cerberus, new KeyExpressions(beanFactory));
+        return new WithDistributedLockAspect(cerberus, new KeyExpressions(beanFactory));
     }
 
     /**

@@ -20,7 +20,9 @@ public class CerberusProperties {
      * Engine URIs, in order: the first is the primary, the others are where failover and
      * switchEngine() go. Required: without one the application does not start ("mem:" keeps locks
      * in this JVM only, for tests and one-process tools). "jdbc:datasource" uses the application's
-     * DataSource (needs cerberus-jdbc).
+     * DataSource (needs cerberus-jdbc). A URI with commas (several hosts) must be one element, as a
+     * single value is split at every comma: cerberus.engines[0]=zk://a:2181,b:2181/app,
+     * CERBERUS_ENGINES_0_=..., or a YAML list item.
      */
     private List<String> engines = new ArrayList<>();
 
@@ -53,6 +55,8 @@ public class CerberusProperties {
 
     /** Elections this instance takes part in. */
     private final Leadership leadership = new Leadership();
+
+    private final Web web = new Web();
 
     public List<String> getEngines() {
         return engines;
@@ -104,6 +108,49 @@ public class CerberusProperties {
 
     public Leadership getLeadership() {
         return leadership;
+    }
+
+    public Web getWeb() {
+        return web;
+    }
+
+    /** {@code cerberus.web.*}: how web applications answer Cerberus's exceptions. */
+    public static class Web {
+
+        private final ErrorStatuses errorStatuses = new ErrorStatuses();
+
+        public ErrorStatuses getErrorStatuses() {
+            return errorStatuses;
+        }
+    }
+
+    /** {@code cerberus.web.error-statuses.*}: the handler that maps Cerberus's exceptions to HTTP statuses. */
+    public static class ErrorStatuses {
+
+        /**
+         * Whether a busy lock is answered 409 and an unreachable engine 503 (RFC 9457 problem details)
+         * instead of 500. The application's own exception handlers come first.
+         */
+        private boolean enabled = true;
+
+        /** The Retry-After of the 503 answer to an unreachable engine or idempotency store (whole seconds). */
+        private Duration retryAfter = Duration.ofSeconds(5);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+        }
     }
 
     /** {@code cerberus.leadership.*}: the elections the starter runs ({@link LeaderElections}). */
@@ -187,7 +234,8 @@ public class CerberusProperties {
         /**
          * How long a duplicate waits for the first attempt, while it runs, to finish (then its
          * result is replayed). When absent, such a duplicate is rejected at once with
-         * OperationInProgressException.
+         * OperationInProgressException (HTTP 409), unlike the core's guard, which waits 30s: a waiting
+         * duplicate holds a request thread. For @Idempotent methods and the Idempotency-Key filter alike.
          */
         private Duration waitWhenInProgress;
 

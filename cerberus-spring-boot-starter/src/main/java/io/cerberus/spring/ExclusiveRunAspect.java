@@ -30,7 +30,7 @@ final class ExclusiveRunAspect implements Ordered {
 
     @Override
     public int getOrder() {
-        return DistributedLockAspect.ORDER;
+        return WithDistributedLockAspect.ORDER;
     }
 
     @Around(value = "@annotation(annotation)", argNames = "call,annotation")

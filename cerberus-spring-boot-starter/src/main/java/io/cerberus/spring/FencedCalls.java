@@ -13,7 +13,7 @@ import java.util.function.Supplier;
  * {@link Fence} and the resource it is for, bound to the thread for a block ({@link #under}), sent by
  * {@link FencingRequestInterceptor} as {@value #FENCE_HEADER} ({@code EPOCH:TOKEN}) and
  * {@value #RESOURCE_HEADER}, and checked by the service's {@link FenceCheckFilter}. Scopes nest; the
- * innermost wins, and closing it restores the one around it. A method under {@code @DistributedLock}
+ * innermost wins, and closing it restores the one around it. A method under {@code @WithDistributedLock}
  * (blocking) or {@code @ExclusiveRun} runs in the scope of its lease.
  *
  * <pre>{@code

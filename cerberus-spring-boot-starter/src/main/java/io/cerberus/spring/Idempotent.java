@@ -24,7 +24,7 @@ import java.lang.annotation.Target;
  *
  * <p>Methods returning {@code void} store nothing and are simply not run again. The result must be
  * something Jackson can write and read back. Methods returning a {@code CompletionStage},
- * {@code Future} or a reactive type are refused. Runs outside {@link DistributedLock} and
+ * {@code Future} or a reactive type are refused. Runs outside {@link WithDistributedLock} and
  * {@code @Transactional}, so a duplicate is answered before either is entered.
  */
 @Target(ElementType.METHOD)

@@ -46,8 +46,8 @@ import org.springframework.util.ClassUtils;
  */
 @Aspect
 final class IdempotentAspect implements Ordered {
-    /** Outside {@code @DistributedLock}: a duplicate is answered without taking the lock. */
-    static final int ORDER = DistributedLockAspect.ORDER - 100;
+    /** Outside {@code @WithDistributedLock}: a duplicate is answered without taking the lock. */
+    static final int ORDER = WithDistributedLockAspect.ORDER - 100;
 
     private static final String ANNOTATION = "@Idempotent";
     private static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);

@@ -13,7 +13,7 @@ import org.springframework.expression.ExpressionException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
- * Evaluates the SpEL keys of {@link DistributedLock} and {@link Idempotent} over a call's
+ * Evaluates the SpEL keys of {@link WithDistributedLock} and {@link Idempotent} over a call's
  * arguments: {@code #name} (needs {@code -parameters}), {@code #p0} / {@code #a0},
  * {@code @bean}. Parsed expressions are cached per method. Thread-safe.
  */
@@ -31,7 +31,7 @@ final class KeyExpressions {
     }
 
     /**
-     * @param annotation the annotation, for messages ({@code @DistributedLock})
+     * @param annotation the annotation, for messages ({@code @WithDistributedLock})
      * @param expression the SpEL key
      * @param method the annotated method (of the target class)
      * @param target the bean, the root object of the expression

@@ -4,8 +4,8 @@ import io.cerberus.LockTimeoutException;
 import java.time.Duration;
 
 /**
- * A {@link DistributedLock @DistributedLock} method did not run: its lock stayed busy for the
- * whole wait time. Contention, not a failure: a web layer usually answers HTTP 409 Conflict.
+ * A {@link WithDistributedLock @WithDistributedLock} method did not run: its lock stayed busy for the
+ * whole wait time. Contention, not a failure: in a web application the starter answers HTTP 409 Conflict ({@code cerberus.web.error-statuses.*}).
  */
 public class LockNotAcquiredException extends LockTimeoutException {
     private static final long serialVersionUID = 1L;

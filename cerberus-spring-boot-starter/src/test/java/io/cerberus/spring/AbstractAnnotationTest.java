@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
 /**
- * {@link DistributedLock} and {@link Idempotent} on a real engine of this JVM; subclasses say which.
+ * {@link WithDistributedLock} and {@link Idempotent} on a real engine of this JVM; subclasses say which.
  * Every test uses keys of its own, as the application context (and its engine) is shared.
  */
 abstract class AbstractAnnotationTest {
@@ -133,7 +133,7 @@ abstract class AbstractAnnotationTest {
     void aKeyThatCannotBeEvaluatedNamesTheExpressionAndTheMethod() {
         assertThatThrownBy(() -> orders.badKey(1))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("@DistributedLock(key = \"#order.id\")")
+                .hasMessageContaining("@WithDistributedLock(key = \"#order.id\")")
                 .hasMessageContaining("Orders.badKey(..)");
     }
 

@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Import;
 @Import({AnnotatedServices.Orders.class, AnnotatedServices.Payments.class})
 class AnnotatedServices {
 
-    /** Methods under {@link DistributedLock}. */
+    /** Methods under {@link WithDistributedLock}. */
     static class Orders {
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger mostInside = new AtomicInteger();
@@ -23,7 +23,7 @@ class AnnotatedServices {
             return mostInside;
         }
 
-        @DistributedLock(key = "'order:' + #orderId", waitTime = "10s")
+        @WithDistributedLock(key = "'order:' + #orderId", waitTime = "10s")
         public void hold(long orderId, Gate gate) {
             mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
             try {
@@ -33,22 +33,22 @@ class AnnotatedServices {
             }
         }
 
-        @DistributedLock(key = "'order:' + #orderId", waitTime = "100ms")
+        @WithDistributedLock(key = "'order:' + #orderId", waitTime = "100ms")
         public String tryBriefly(long orderId) {
             return "ran";
         }
 
-        @DistributedLock(key = "'order:' + #orderId")
+        @WithDistributedLock(key = "'order:' + #orderId")
         public String tryOnce(long orderId) {
             return "ran";
         }
 
-        @DistributedLock(key = "'job:' + #name")
+        @WithDistributedLock(key = "'job:' + #name")
         public void fail(String name) {
             throw new IllegalStateException("job " + name + " failed");
         }
 
-        @DistributedLock(key = "#order.id")
+        @WithDistributedLock(key = "#order.id")
         public void badKey(long orderId) {}
     }
 

@@ -11,7 +11,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import reactor.core.publisher.Flux;
 
 /**
- * A bad value in {@link DistributedLock @DistributedLock} or {@link Idempotent @Idempotent} fails
+ * A bad value in {@link WithDistributedLock @WithDistributedLock} or {@link Idempotent @Idempotent} fails
  * the application's start, naming the annotation, the attribute, the method and the rule, instead
  * of the method's first call.
  */
@@ -21,17 +21,17 @@ class AnnotationCheckAtStartTest {
             .withPropertyValues("cerberus.engines=mem:");
 
     static class NotADuration {
-        @DistributedLock(key = "'a'", waitTime = "5 parsecs")
+        @WithDistributedLock(key = "'a'", waitTime = "5 parsecs")
         public void run() {}
     }
 
     static class ZeroLease {
-        @DistributedLock(key = "'a'", leaseTime = "0s")
+        @WithDistributedLock(key = "'a'", leaseTime = "0s")
         public void run() {}
     }
 
     static class UnparsableKey {
-        @DistributedLock(key = "'order:' +")
+        @WithDistributedLock(key = "'order:' +")
         public void run(long orderId) {}
     }
 
@@ -43,7 +43,7 @@ class AnnotationCheckAtStartTest {
     }
 
     static class ReturnsAFuture {
-        @DistributedLock(key = "'later'")
+        @WithDistributedLock(key = "'later'")
         public Future<String> later() {
             return CompletableFuture.completedFuture("ran");
         }
@@ -71,7 +71,7 @@ class AnnotationCheckAtStartTest {
     }
 
     static class Fine {
-        @DistributedLock(key = "'order:' + #orderId", waitTime = "5s", leaseTime = "30s")
+        @WithDistributedLock(key = "'order:' + #orderId", waitTime = "5s", leaseTime = "30s")
         public void lock(long orderId) {}
 
         @Idempotent(key = "#id", retention = "12h", onInProgress = Idempotent.InProgress.WAIT, waitTime = "2s")
@@ -84,9 +84,9 @@ class AnnotationCheckAtStartTest {
     void aBadDurationFailsTheStart() {
         assertFailsTheStart(
                 NotADuration.class,
-                "@DistributedLock(waitTime = \"5 parsecs\") on NotADuration.run(..) is not a duration");
+                "@WithDistributedLock(waitTime = \"5 parsecs\") on NotADuration.run(..) is not a duration");
         assertFailsTheStart(
-                ZeroLease.class, "@DistributedLock(leaseTime = \"0s\") on ZeroLease.run(..) must be positive");
+                ZeroLease.class, "@WithDistributedLock(leaseTime = \"0s\") on ZeroLease.run(..) must be positive");
         assertFailsTheStart(
                 ZeroRetention.class,
                 "@Idempotent(retention = \"0\") on ZeroRetention.run(..) must be a positive duration");
@@ -98,7 +98,8 @@ class AnnotationCheckAtStartTest {
     @Test
     void aKeyThatDoesNotParseFailsTheStart() {
         assertFailsTheStart(
-                UnparsableKey.class, "@DistributedLock(key = \"'order:' +\") on UnparsableKey.run(..) does not parse");
+                UnparsableKey.class,
+                "@WithDistributedLock(key = \"'order:' +\") on UnparsableKey.run(..) does not parse");
         assertFailsTheStart(EmptyKey.class, "@Idempotent(key = \" \") on EmptyKey.run(..): the key must not be empty");
     }
 
@@ -106,7 +107,7 @@ class AnnotationCheckAtStartTest {
     void aMethodThatReturnsAFutureTheAspectCannotFollowFailsTheStart() {
         assertFailsTheStart(
                 ReturnsAFuture.class,
-                "@DistributedLock on ReturnsAFuture.later(..) is not supported: it returns Future");
+                "@WithDistributedLock on ReturnsAFuture.later(..) is not supported: it returns Future");
     }
 
     @Test

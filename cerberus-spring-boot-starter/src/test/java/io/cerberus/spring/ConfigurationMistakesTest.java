@@ -1,19 +1,27 @@
 package io.cerberus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.cerberus.Cerberus;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Configuration mistakes that would otherwise lose locks: a misspelt property silently ignored, or
@@ -89,6 +97,58 @@ class ConfigurationMistakesTest {
         runner.withBean(CerberusBuilderCustomizer.class, () -> builder -> builder.engine("own", "mem:own"))
                 .run(context ->
                         assertThat(context.getBean(Cerberus.class).engines()).containsExactly("own"));
+    }
+
+    @Test
+    void aMultiHostUriSplitAtItsCommasFailsTheStartNamingTheFormsThatKeepThem() {
+        runner.withPropertyValues("cerberus.engines=zk://a:2181,b:2181/app").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .isInstanceOf(ConfigurationMistake.class)
+                    .hasMessageContaining("cerberus.engines was split at the commas of a multi-host URI")
+                    .hasMessageContaining("[zk://a:2181, b:2181/app]")
+                    .hasMessageContaining("cerberus.engines[0]=zk://a:2181,b:2181/app")
+                    .hasMessageContaining("CERBERUS_ENGINES_0_");
+        });
+        runner.withPropertyValues("cerberus.engines=redis-sentinel://:pw@a:26379,b:26379,c/mymaster,mem:")
+                .run(context -> assertThat(context.getStartupFailure())
+                        .rootCause()
+                        .hasMessageContaining("cerberus.engines[1]=mem:")
+                        .hasMessageNotContaining(":pw@"));
+    }
+
+    @Test
+    void indexedEnginesKeepTheirCommasInPropertiesAndEnvironmentVariables() {
+        String sentinel = "redis-sentinel://a:26379,b:26379/mymaster";
+        assertThat(bind(new MapConfigurationPropertySource(
+                                Map.of("cerberus.engines[0]", sentinel, "cerberus.engines[1]", "mem:")))
+                        .getEngines())
+                .containsExactly(sentinel, "mem:");
+        assertThat(bind(environment(Map.of("CERBERUS_ENGINES_0_", sentinel, "CERBERUS_ENGINES_1_", "mem:")))
+                        .getEngines())
+                .containsExactly(sentinel, "mem:");
+        assertThat(bind(environment(Map.of("CERBERUS_ENGINES_0", sentinel))).getEngines())
+                .containsExactly(sentinel);
+
+        List<String> split =
+                bind(environment(Map.of("CERBERUS_ENGINES", sentinel))).getEngines();
+        assertThat(split)
+                .as("one variable for the list")
+                .containsExactly("redis-sentinel://a:26379", "b:26379/mymaster");
+        assertThatThrownBy(() -> SplitEngineUris.check(split))
+                .isInstanceOf(ConfigurationMistake.class)
+                .hasMessageContaining("cerberus.engines[0]=" + sentinel);
+        SplitEngineUris.check(List.of(sentinel, "mem:", "file:/var/lock/app", "jdbc:datasource"));
+    }
+
+    private static ConfigurationPropertySource environment(Map<String, Object> variables) {
+        return ConfigurationPropertySource.from(new SystemEnvironmentPropertySource(
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables));
+    }
+
+    private static CerberusProperties bind(ConfigurationPropertySource source) {
+        return new Binder(source).bind("cerberus", CerberusProperties.class).get();
     }
 
     @Test

@@ -231,7 +231,7 @@ class FencedCallsTest {
 
         /** Calls the ledger from annotated methods. */
         static class Caller {
-            @DistributedLock(key = "'account:' + #id")
+            @WithDistributedLock(key = "'account:' + #id")
             public void credit(String id, RestClient http) {
                 http.post().uri("/ledger").retrieve().toBodilessEntity();
             }

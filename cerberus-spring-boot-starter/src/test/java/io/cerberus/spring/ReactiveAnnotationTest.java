@@ -21,7 +21,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Sinks;
 
 /**
- * {@link DistributedLock} and {@link Idempotent} on methods that return Mono, Flux and
+ * {@link WithDistributedLock} and {@link Idempotent} on methods that return Mono, Flux and
  * CompletableFuture, in a WebFlux application over the {@code mem:} engine: the lock is taken at
  * subscription (at the call for a future), held for the publisher's life, released on complete and
  * cancel; a busy lock gives the blocking path's exception; a result is stored once.

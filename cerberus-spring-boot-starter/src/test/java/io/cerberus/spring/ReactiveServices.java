@@ -16,7 +16,7 @@ import reactor.core.publisher.Mono;
 @Import({ReactiveServices.Rooms.class, ReactiveServices.Charges.class})
 class ReactiveServices {
 
-    /** Methods under {@link DistributedLock}; each counts the calls inside its lock at once. */
+    /** Methods under {@link WithDistributedLock}; each counts the calls inside its lock at once. */
     static class Rooms {
         final AtomicInteger inside = new AtomicInteger();
         final AtomicInteger mostInside = new AtomicInteger();
@@ -27,7 +27,7 @@ class ReactiveServices {
         }
 
         /** Holds the room for {@code holdFor}, then gives "held"; {@code entered} is counted down under the lock. */
-        @DistributedLock(key = "'room:' + #room", waitTime = "10s")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "10s")
         public Mono<String> hold(String room, Duration holdFor, CountDownLatch entered) {
             return Mono.fromRunnable(() -> enter(entered))
                     .then(Mono.delay(holdFor))
@@ -35,18 +35,18 @@ class ReactiveServices {
                     .doFinally(signal -> inside.decrementAndGet());
         }
 
-        @DistributedLock(key = "'room:' + #room", waitTime = "100ms")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "100ms")
         public Mono<String> tryBriefly(String room) {
             return Mono.just("got " + room);
         }
 
-        @DistributedLock(key = "'room:' + #room", waitTime = "10s")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "10s")
         public Mono<String> waitFor(String room) {
             return Mono.just("got " + room);
         }
 
         /** Holds the room until the caller completes {@code done}. */
-        @DistributedLock(key = "'room:' + #room", waitTime = "10s")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "10s")
         public CompletableFuture<String> holdUntil(
                 String room, CompletableFuture<String> done, CountDownLatch entered) {
             enter(entered);
@@ -54,13 +54,13 @@ class ReactiveServices {
             return done;
         }
 
-        @DistributedLock(key = "'room:' + #room", waitTime = "100ms")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "100ms")
         public CompletableFuture<String> tryBrieflyLater(String room) {
             return CompletableFuture.completedFuture("got " + room);
         }
 
         /** Streams what the caller emits, under the lock until the stream completes. */
-        @DistributedLock(key = "'room:' + #room", waitTime = "10s")
+        @WithDistributedLock(key = "'room:' + #room", waitTime = "10s")
         public Flux<String> stream(String room, Flux<String> elements, CountDownLatch entered) {
             return Flux.defer(() -> {
                 enter(entered);

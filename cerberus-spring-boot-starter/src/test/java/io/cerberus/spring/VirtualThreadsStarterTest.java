@@ -33,7 +33,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The starter in an application that serves its requests on virtual threads
- * ({@code spring.threads.virtual.enabled=true}): {@code @DistributedLock} and {@code @Idempotent}
+ * ({@code spring.threads.virtual.enabled=true}): {@code @WithDistributedLock} and {@code @Idempotent}
  * methods called from 200 concurrent requests each run on a virtual thread, one at a time per key,
  * once per idempotency key, and no virtual thread is pinned to its carrier in a Cerberus frame. It
  * needs Java 21 or newer: the build runs it a second time on the JDK {@code virtual-threads.java}
@@ -145,7 +145,7 @@ class VirtualThreadsStarterTest {
             return charged.getOrDefault(id, new AtomicInteger()).get();
         }
 
-        @DistributedLock(key = "'order:' + #id", waitTime = "1m")
+        @WithDistributedLock(key = "'order:' + #id", waitTime = "1m")
         public void ship(int id) throws InterruptedException {
             if (!onVirtualThread()) {
                 onPlatformThreads.incrementAndGet();

@@ -1,6 +1,6 @@
 package io.cerberus.examples.flashsale;
 
-import io.cerberus.spring.DistributedLock;
+import io.cerberus.spring.WithDistributedLock;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -42,7 +42,7 @@ public class Shop {
      * @return true if an item was sold, false if the stock was empty
      * @throws io.cerberus.spring.LockNotAcquiredException if the lock stayed busy for 10 s
      */
-    @DistributedLock(key = "'stock'", waitTime = "10s")
+    @WithDistributedLock(key = "'stock'", waitTime = "10s")
     public boolean buyLocked() {
         return sellOne();
     }

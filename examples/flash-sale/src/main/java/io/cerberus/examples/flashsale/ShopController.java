@@ -1,11 +1,8 @@
 package io.cerberus.examples.flashsale;
 
-import io.cerberus.spring.LockNotAcquiredException;
 import java.util.Map;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -13,7 +10,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code GET /buy} (no lock), {@code GET /buy-locked} (under {@code @DistributedLock}),
+ * {@code GET /buy} (no lock), {@code GET /buy-locked} (under {@code @WithDistributedLock}),
  * {@code POST /pay} (a JSON {@code {"buyer":..,"cents":..}} with an {@code Idempotency-Key} header), {@code GET /stats}. A sale answers
  * 200, a sold-out stock 410 Gone.
  */
@@ -48,11 +45,6 @@ class ShopController {
     @GetMapping("/stats")
     Map<String, Long> stats() {
         return Map.of("stock", shop.stock(), "sold", shop.sold(), "charges", payments.charges());
-    }
-
-    @ExceptionHandler(LockNotAcquiredException.class)
-    ProblemDetail busy(LockNotAcquiredException e) {
-        return ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, "the shop is busy; try again");
     }
 
     private static ResponseEntity<String> answer(boolean sold) {

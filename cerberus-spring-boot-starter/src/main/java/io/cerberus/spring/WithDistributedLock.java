@@ -13,12 +13,12 @@ import java.lang.annotation.Target;
  * reentrant, like {@link io.cerberus.DistributedLock#lock()}.
  *
  * <pre>{@code
- * @DistributedLock(key = "'order:' + #orderId", waitTime = "5s")
+ * @WithDistributedLock(key = "'order:' + #orderId", waitTime = "5s")
  * public Receipt ship(long orderId) { ... }
  * }</pre>
  *
  * <p>When the lock stays busy past the wait, the method does not run and
- * {@link LockNotAcquiredException} is thrown (a web layer maps it to HTTP 409). The method must
+ * {@link LockNotAcquiredException} is thrown (a web application answers HTTP 409). The method must
  * run on the calling thread: methods returning a {@code CompletionStage}, {@code Future} or a
  * reactive type are refused, as the lock would be released before their work is done. Runs
  * outside {@code @Transactional} (its order is higher), so the lock is held until the transaction
@@ -27,7 +27,7 @@ import java.lang.annotation.Target;
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-public @interface DistributedLock {
+public @interface WithDistributedLock {
 
     /**
      * @return the lock name, a SpEL expression over the method's parameters ({@code #orderId},

@@ -18,7 +18,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.Ordered;
 
 /**
- * Takes the lock of a {@link DistributedLock @DistributedLock} method around its call: evaluate
+ * Takes the lock of a {@link WithDistributedLock @WithDistributedLock} method around its call: evaluate
  * the key, {@code tryLock} with the wait (and the explicit lease, if any), run, unlock in
  * {@code finally}. Uses the thread-bound lock, so a locked method calling another with the same
  * key re-enters without a round trip. The annotation's durations are parsed once per method.
@@ -31,11 +31,11 @@ import org.springframework.core.Ordered;
  * {@link LockNotAcquiredException}. Leases are not thread-bound, so these holds do not re-enter.
  */
 @Aspect
-final class DistributedLockAspect implements Ordered {
+final class WithDistributedLockAspect implements Ordered {
     /** Outside {@code @Transactional} (lowest precedence): the lock outlives the commit. */
     static final int ORDER = Ordered.LOWEST_PRECEDENCE - 100;
 
-    private static final String ANNOTATION = "@DistributedLock";
+    private static final String ANNOTATION = "@WithDistributedLock";
 
     private final ObjectProvider<Cerberus> cerberus;
     private final KeyExpressions keys;
@@ -43,7 +43,7 @@ final class DistributedLockAspect implements Ordered {
 
     record Times(Duration waitTime, Duration leaseTime, Invocations.Shape shape) {}
 
-    DistributedLockAspect(ObjectProvider<Cerberus> cerberus, KeyExpressions keys) {
+    WithDistributedLockAspect(ObjectProvider<Cerberus> cerberus, KeyExpressions keys) {
         this.cerberus = cerberus;
         this.keys = keys;
     }
@@ -54,7 +54,7 @@ final class DistributedLockAspect implements Ordered {
     }
 
     @Around(value = "@annotation(annotation)", argNames = "call,annotation")
-    Object lockAround(ProceedingJoinPoint call, DistributedLock annotation) throws Throwable {
+    Object lockAround(ProceedingJoinPoint call, WithDistributedLock annotation) throws Throwable {
         Method method = Invocations.targetMethod(call);
         Times times = this.times.computeIfAbsent(method, m -> times(annotation, m));
         switch (times.shape()) {
@@ -73,7 +73,7 @@ final class DistributedLockAspect implements Ordered {
     }
 
     @SuppressWarnings("try") // the fence scope is used by being open while the method runs
-    private Object lockBlocking(ProceedingJoinPoint call, DistributedLock annotation, Method method, Times times)
+    private Object lockBlocking(ProceedingJoinPoint call, WithDistributedLock annotation, Method method, Times times)
             throws Throwable {
         String name = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs())
                 .toString();
@@ -128,14 +128,14 @@ final class DistributedLockAspect implements Ordered {
 
     /** @return the lease's future, asked without blocking; cancelling it withdraws the attempt */
     private CompletableFuture<Lease> acquireAsync(
-            ProceedingJoinPoint call, DistributedLock annotation, Method method, Times times) {
+            ProceedingJoinPoint call, WithDistributedLock annotation, Method method, Times times) {
         io.cerberus.DistributedLock lock = lock(call, annotation, method);
         return times.leaseTime() == null
                 ? lock.acquireAsync(times.waitTime())
                 : lock.acquireAsync(times.waitTime(), times.leaseTime());
     }
 
-    private io.cerberus.DistributedLock lock(ProceedingJoinPoint call, DistributedLock annotation, Method method) {
+    private io.cerberus.DistributedLock lock(ProceedingJoinPoint call, WithDistributedLock annotation, Method method) {
         String name = keys.evaluate(ANNOTATION, annotation.key(), method, call.getTarget(), call.getArgs())
                 .toString();
         Cerberus client = cerberus.getObject();
@@ -144,7 +144,7 @@ final class DistributedLockAspect implements Ordered {
 
     /** @return what a failed async acquire becomes: a busy lock as on the blocking path, anything else as it is */
     private Throwable busy(
-            Throwable failure, ProceedingJoinPoint call, DistributedLock annotation, Method method, Times times) {
+            Throwable failure, ProceedingJoinPoint call, WithDistributedLock annotation, Method method, Times times) {
         Throwable cause =
                 failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         if (!(cause instanceof LockTimeoutException) || cause instanceof LockNotAcquiredException) {
@@ -163,7 +163,7 @@ final class DistributedLockAspect implements Ordered {
      * method's future (when it is a CompletableFuture), whose end releases the lease.
      */
     private CompletableFuture<Object> lockedFuture(
-            ProceedingJoinPoint call, DistributedLock annotation, Method method, Times times) {
+            ProceedingJoinPoint call, WithDistributedLock annotation, Method method, Times times) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         CompletableFuture<Lease> pending;
         try {
@@ -227,7 +227,7 @@ final class DistributedLockAspect implements Ordered {
     }
 
     /** @throws IllegalArgumentException or IllegalStateException if the annotation's values or the method do not fit */
-    static Times times(DistributedLock annotation, Method method) {
+    static Times times(WithDistributedLock annotation, Method method) {
         Invocations.Shape shape = Invocations.shape(ANNOTATION, method);
         Duration wait = Invocations.duration(ANNOTATION, "waitTime", annotation.waitTime(), method);
         Duration lease = Invocations.duration(ANNOTATION, "leaseTime", annotation.leaseTime(), method);
