@@ -2,6 +2,7 @@ package io.cerberus.spring;
 
 import io.cerberus.Capability;
 import io.cerberus.Cerberus;
+import io.cerberus.LockContention;
 import io.cerberus.LockInfo;
 import io.cerberus.spi.support.Redaction;
 import java.util.LinkedHashMap;
@@ -14,13 +15,17 @@ import org.springframework.lang.Nullable;
 
 /**
  * The actuator endpoint {@code cerberus}: the locks held now in the client's namespace, per engine
- * ({@link Cerberus#inspectEngine}). Read-only: it releases nothing. A snapshot that may be stale
+ * ({@link Cerberus#inspectEngine}), and the locks this application waited for most
+ * ({@link Cerberus#contention()}). Read-only: it releases nothing. A snapshot that may be stale
  * as soon as it is read. {@code GET /actuator/cerberus} lists every engine,
  * {@code GET /actuator/cerberus/{engine}} one; both take {@code ?prefix=} to list only names
  * starting with it.
  */
 @Endpoint(id = "cerberus")
 public class CerberusLocksEndpoint {
+    /** How many of the most contended locks it lists. */
+    static final int MOST_CONTENDED = 20;
+
     private final Cerberus cerberus;
 
     /**
@@ -32,7 +37,8 @@ public class CerberusLocksEndpoint {
 
     /**
      * @param prefix only names starting with it; all when absent
-     * @return the namespace, the current engine, and the holds of every engine
+     * @return the namespace, the current engine, the holds of every engine, and the
+     *     {@value #MOST_CONTENDED} locks this application waited for most
      */
     @ReadOperation
     @SuppressWarnings(
@@ -42,7 +48,12 @@ public class CerberusLocksEndpoint {
         for (String engine : cerberus.engines()) {
             engines.put(engine, engineLocks(engine, prefix));
         }
-        return new Locks(cerberus.namespace(), cerberus.currentEngine(), engines);
+        List<Contended> contended = cerberus.contention().stream()
+                .filter(lock -> prefix == null || lock.name().startsWith(prefix))
+                .limit(MOST_CONTENDED)
+                .map(Contended::of)
+                .toList();
+        return new Locks(cerberus.namespace(), cerberus.currentEngine(), engines, contended);
     }
 
     /**
@@ -72,8 +83,39 @@ public class CerberusLocksEndpoint {
      * @param namespace the client's namespace
      * @param currentEngine the engine new acquisitions go to
      * @param engines per engine name, its holds
+     * @param contended the locks this application waited for most, the most total wait first
      */
-    public record Locks(String namespace, String currentEngine, Map<String, EngineLocks> engines) {}
+    public record Locks(
+            String namespace, String currentEngine, Map<String, EngineLocks> engines, List<Contended> contended) {}
+
+    /**
+     * A lock this application waited for (see {@link LockContention}); the most total wait first.
+     *
+     * @param name the lock name
+     * @param contended acquisitions that found it busy
+     * @param totalWaitMillis their waits, added up
+     * @param longestWaitMillis the longest of them
+     * @param timedOut how many of them gave up
+     * @param lastHolder who held it when it was last found busy; null when not read (the client
+     *     reads it only when its waits are observed)
+     */
+    public record Contended(
+            String name,
+            long contended,
+            long totalWaitMillis,
+            long longestWaitMillis,
+            long timedOut,
+            String lastHolder) {
+        static Contended of(LockContention lock) {
+            return new Contended(
+                    lock.name(),
+                    lock.contended(),
+                    lock.totalWait().toMillis(),
+                    lock.longestWait().toMillis(),
+                    lock.timedOut(),
+                    lock.lastHolder().isEmpty() ? null : lock.lastHolder());
+        }
+    }
 
     /**
      * @param uri the engine URI, {@linkplain Redaction#redact redacted} here whatever it is given
