@@ -43,8 +43,12 @@ public final class MicrometerMetrics implements CerberusMetrics {
     private final MeterRegistry registry;
     private final ObservationRegistry observations;
     private final TraceLinks traceLinks;
-    /** Acquisitions under way per engine, the value of the gauge {@code cerberus.lock.waiting}. */
-    private final ConcurrentMap<String, AtomicInteger> waiting = new ConcurrentHashMap<>();
+    /**
+     * Per engine, the count of acquisitions under way (the gauge {@code cerberus.lock.waiting}) and
+     * the observer that keeps it when there are no observations: it holds no state of its own
+     * acquisition, so one serves them all.
+     */
+    private final ConcurrentMap<String, Waiting> counting = new ConcurrentHashMap<>();
 
     /** Reports to Micrometer's global registry (what {@link java.util.ServiceLoader} finds). */
     public MicrometerMetrics() {
@@ -90,10 +94,11 @@ public final class MicrometerMetrics implements CerberusMetrics {
 
     @Override
     public WaitObserver acquiring(String engine, String mode, String name) {
-        AtomicInteger under = waiting.computeIfAbsent(engine, this::waitingGauge);
+        Waiting counted = counting.computeIfAbsent(engine, this::waitingGauge);
+        AtomicInteger under = counted.under;
         under.incrementAndGet();
         if (observations == null) {
-            return new Waiting(under, null, null);
+            return counted;
         }
         Observation parent = observations.getCurrentObservation();
         Observation wait = Observation.createNotStarted("cerberus.lock.wait", observations)
@@ -104,13 +109,13 @@ public final class MicrometerMetrics implements CerberusMetrics {
         return new Waiting(under, wait, parent);
     }
 
-    private AtomicInteger waitingGauge(String engine) {
+    private Waiting waitingGauge(String engine) {
         AtomicInteger count = new AtomicInteger();
         Gauge.builder("cerberus.lock.waiting", count, AtomicInteger::get)
                 .description("Acquisitions under way: asked, not yet granted or given up")
                 .tags("engine", engine)
                 .register(registry);
-        return count;
+        return new Waiting(count, null, null);
     }
 
     @Override
@@ -163,7 +168,10 @@ public final class MicrometerMetrics implements CerberusMetrics {
         return value.name().toLowerCase(Locale.ROOT);
     }
 
-    /** One acquisition: counted while under way; with observations, a wait span and maybe a blocked one. */
+    /**
+     * An acquisition, counted while under way; with observations, one per acquisition, with its wait
+     * span and maybe a blocked one.
+     */
     private final class Waiting implements WaitObserver {
         private final AtomicInteger under;
         private final Observation wait;

@@ -55,6 +55,12 @@ class MicrometerMetricsTest {
                             .timer()
                             .count())
                     .isEqualTo(1);
+            assertThat(registry.get("cerberus.lock.waiting")
+                            .tags("engine", "main")
+                            .gauge()
+                            .value())
+                    .as("acquisitions under way, once all ended")
+                    .isZero();
             assertThat(registry.get("cerberus.engine.switches")
                             .tags("from", "main", "to", "spare", "reason", "manual")
                             .counter()
