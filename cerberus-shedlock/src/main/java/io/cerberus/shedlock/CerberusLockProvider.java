@@ -37,6 +37,8 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     /** The prefix of the Cerberus lock names, so that job names do not meet the application's own locks. */
     public static final String DEFAULT_PREFIX = "shedlock:";
 
+    private static final Duration CENTURY = Duration.ofDays(36_525);
+
     private final Cerberus cerberus;
     private final String prefix;
     private final boolean renewPastLockAtMostFor;
@@ -129,7 +131,9 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     }
 
     ScheduledFuture<?> schedule(Runnable task, Duration delay) {
-        return timer.schedule(task, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
+        // in milliseconds, saturated: a lockAtMostFor of centuries must not overflow
+        long millis = delay.isNegative() ? 0 : delay.compareTo(CENTURY) > 0 ? CENTURY.toMillis() : delay.toMillis();
+        return timer.schedule(task, millis, TimeUnit.MILLISECONDS);
     }
 
     void forget(ShedLockHold hold) {

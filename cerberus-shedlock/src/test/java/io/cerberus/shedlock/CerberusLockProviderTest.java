@@ -204,6 +204,19 @@ class CerberusLockProviderTest {
     }
 
     @Test
+    void aLockAtMostForOfAThousandYearsIsTakenAndReleased() {
+        try (Cerberus cerberus = client("mem:shedlock-long");
+                CerberusLockProvider locks = new CerberusLockProvider(cerberus)) {
+            SimpleLock held = locks.lock(config(job, Duration.ofDays(365_000), Duration.ZERO))
+                    .orElseThrow();
+            assertThat(locks.lease(job)).isPresent();
+            held.unlock();
+            assertThat(cerberus.lock(CerberusLockProvider.DEFAULT_PREFIX + job).isLocked())
+                    .isFalse();
+        }
+    }
+
+    @Test
     void badSettingsAreRefusedByName() {
         assertThatThrownBy(() -> CerberusLockProvider.builder(null))
                 .isInstanceOf(IllegalArgumentException.class)
