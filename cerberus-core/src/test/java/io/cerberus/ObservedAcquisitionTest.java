@@ -150,6 +150,18 @@ class ObservedAcquisitionTest {
     }
 
     @Test
+    void aLeadershipsParticipantIdStaysAsGivenWithoutTheNote() throws Exception {
+        try (Cerberus cerberus = Cerberus.builder()
+                        .engine(store)
+                        .metrics(new Recorder("trace=leader"))
+                        .build();
+                Leadership billing = cerberus.leadership("billing", "node-1").start()) {
+            assertThat(billing.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+            assertThat(billing.currentLeader()).contains("node-1");
+        }
+    }
+
+    @Test
     void anObserverThatThrowsNeverStopsALock() throws Exception {
         CerberusMetrics broken = new CerberusMetrics() {
             @Override

@@ -64,7 +64,10 @@ final class AcquireRun {
     private final Acquirer acquirer;
     private final AcquireRequest request;
     private final LockView view;
-    /** Who the attempts name as their holder: the thread that made the call, and the observer's note. */
+    /**
+     * Who the attempts name as their holder: the identity the request gives, else the thread that
+     * made the call and the observer's note.
+     */
     private final String holder;
     /** Told the run's first busy answer and its end, for traces. */
     private final SafeMetrics.ObservedWait observed;
@@ -107,9 +110,13 @@ final class AcquireRun {
         this.view = request.view();
         this.engine = acquirer.switcher.current();
         this.observed = acquirer.metrics.acquiring(engine, view.mode().label(), view.name());
-        String described = request.holder() != null ? request.holder() : HolderIdentity.describeCurrentThread();
-        String note = observed.holderNote();
-        this.holder = note.isEmpty() ? described : described + " " + note;
+        if (request.holder() != null) {
+            this.holder = request.holder(); // an identity (a leadership's participant), kept as given
+        } else {
+            String note = observed.holderNote();
+            String described = HolderIdentity.describeCurrentThread();
+            this.holder = note.isEmpty() ? described : described + " " + note;
+        }
     }
 
     Acquisition attempt() {
