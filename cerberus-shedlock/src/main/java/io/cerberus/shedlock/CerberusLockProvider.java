@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A ShedLock {@link net.javacrumbs.shedlock.core.LockProvider} whose locks are Cerberus leases, on
@@ -38,11 +40,14 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     public static final String DEFAULT_PREFIX = "shedlock:";
 
     private static final Duration CENTURY = Duration.ofDays(36_525);
+    private static final Duration DEFAULT_SHUTDOWN_WAIT = Duration.ofSeconds(30);
+    private static final Logger LOG = LoggerFactory.getLogger(CerberusLockProvider.class);
 
     private final Cerberus cerberus;
     private final String prefix;
     private final boolean renewPastLockAtMostFor;
     private final LeaseLossListener lossListener;
+    private final Duration shutdownWait;
     private final ConcurrentMap<String, ShedLockHold> holds = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
 
@@ -61,6 +66,7 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
         this.prefix = builder.prefix;
         this.renewPastLockAtMostFor = builder.renewPastLockAtMostFor;
         this.lossListener = builder.lossListener;
+        this.shutdownWait = builder.shutdownWait;
         this.timer = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "cerberus-shedlock-timer");
             thread.setDaemon(true);
@@ -110,11 +116,35 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     }
 
     /**
-     * Stops this provider's timer. Locks still kept for their {@code lockAtLeastFor} stay held
-     * until the lease runs out or the client closes. Idempotent.
+     * Waits for the tasks still running under this provider's locks to unlock them, at most the
+     * {@linkplain Builder#shutdownWait shutdown wait}, then stops this provider's timer. Closing the
+     * Cerberus client releases every lock it holds, so a client closed under a running task would
+     * let another instance start the same job: close the provider first (Spring does, as the
+     * provider bean depends on the client bean). Locks kept for their {@code lockAtLeastFor} stay
+     * held until the client closes or the lease runs out. Idempotent.
      */
     @Override
     public void close() {
+        long deadline = System.nanoTime() + shutdownWait.toNanos();
+        synchronized (holds) {
+            while (!holds.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.warn(
+                            "ShedLock tasks still running after waiting {} at shutdown: {}; their locks are released"
+                                    + " when the Cerberus client closes, and another instance may start them then",
+                            shutdownWait,
+                            holds.keySet());
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(holds, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
         timer.shutdownNow();
     }
 
@@ -137,7 +167,10 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     }
 
     void forget(ShedLockHold hold) {
-        holds.remove(hold.name(), hold);
+        synchronized (holds) {
+            holds.remove(hold.name(), hold);
+            holds.notifyAll();
+        }
     }
 
     /** Settings of a {@link CerberusLockProvider}. */
@@ -146,6 +179,7 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
         private String prefix = DEFAULT_PREFIX;
         private boolean renewPastLockAtMostFor;
         private LeaseLossListener lossListener;
+        private Duration shutdownWait = DEFAULT_SHUTDOWN_WAIT;
 
         private Builder(Cerberus cerberus) {
             if (cerberus == null) {
@@ -187,6 +221,19 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
          */
         public Builder onLost(LeaseLossListener listener) {
             this.lossListener = listener;
+            return this;
+        }
+
+        /**
+         * @param wait how long {@link CerberusLockProvider#close()} waits for running tasks to
+         *     unlock (30 s by default); zero or positive
+         * @return this builder
+         */
+        public Builder shutdownWait(Duration wait) {
+            if (wait == null || wait.isNegative()) {
+                throw new IllegalArgumentException("shutdownWait must be zero or positive, was " + wait);
+            }
+            this.shutdownWait = wait;
             return this;
         }
 

@@ -217,6 +217,37 @@ class CerberusLockProviderTest {
     }
 
     @Test
+    void closingTheProviderWaitsForARunningTaskSoTheClientClosedAfterItFreesNoRunningJob() throws Exception {
+        try (Cerberus cerberus = client("mem:shedlock-close")) {
+            CerberusLockProvider locks = new CerberusLockProvider(cerberus);
+            SimpleLock running = locks.lock(config(job, Duration.ofMinutes(1), Duration.ZERO))
+                    .orElseThrow();
+            Thread closing = new Thread(locks::close, "closing");
+            closing.start();
+            Poll.untilWaiting(closing, Duration.ofSeconds(5));
+
+            assertThat(closing.isAlive()).as("close waits for the running task").isTrue();
+            running.unlock();
+            closing.join(TimeUnit.SECONDS.toMillis(5));
+            assertThat(closing.isAlive()).isFalse();
+        }
+    }
+
+    @Test
+    void aShutdownWaitOfZeroClosesAtOnceUnderARunningTask() {
+        try (Cerberus cerberus = client("mem:shedlock-close-now")) {
+            CerberusLockProvider locks = CerberusLockProvider.builder(cerberus)
+                    .shutdownWait(Duration.ZERO)
+                    .build();
+            locks.lock(config(job, Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
+            locks.close();
+            assertThat(locks.lease(job))
+                    .as("the task still runs, and holds its lock")
+                    .isPresent();
+        }
+    }
+
+    @Test
     void badSettingsAreRefusedByName() {
         assertThatThrownBy(() -> CerberusLockProvider.builder(null))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -225,6 +256,9 @@ class CerberusLockProviderTest {
             assertThatThrownBy(() -> CerberusLockProvider.builder(cerberus).prefix(null))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("prefix");
+            assertThatThrownBy(() -> CerberusLockProvider.builder(cerberus).shutdownWait(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("shutdownWait");
         }
     }
 }

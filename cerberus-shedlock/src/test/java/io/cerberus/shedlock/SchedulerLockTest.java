@@ -20,7 +20,8 @@ import org.springframework.scheduling.annotation.Scheduled;
 /**
  * The drop-in as an application meets it: two Spring contexts (two instances) with ShedLock's
  * {@code @SchedulerLock} on a {@code @Scheduled} method and only the provider bean changed; the
- * job never runs in both at once.
+ * job never runs in both at once, shutdown included (the provider closes before the client, and
+ * waits for a running job).
  */
 class SchedulerLockTest {
     static final AtomicInteger RUNNING = new AtomicInteger();
