@@ -11,6 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -49,6 +51,10 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     private final LeaseLossListener lossListener;
     private final Duration shutdownWait;
     private final ConcurrentMap<String, ShedLockHold> holds = new ConcurrentHashMap<>();
+    /** Signalled when a hold leaves {@link #holds}, for {@link #close()}. */
+    private final ReentrantLock forgotten = new ReentrantLock();
+
+    private final Condition unlocked = forgotten.newCondition();
     private final ScheduledExecutorService timer;
 
     /**
@@ -126,7 +132,8 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     @Override
     public void close() {
         long deadline = System.nanoTime() + shutdownWait.toNanos();
-        synchronized (holds) {
+        forgotten.lock();
+        try {
             while (!holds.isEmpty()) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
@@ -138,12 +145,14 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
                     break;
                 }
                 try {
-                    TimeUnit.NANOSECONDS.timedWait(holds, left);
+                    unlocked.awaitNanos(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     break;
                 }
             }
+        } finally {
+            forgotten.unlock();
         }
         timer.shutdownNow();
     }
@@ -167,9 +176,12 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     }
 
     void forget(ShedLockHold hold) {
-        synchronized (holds) {
+        forgotten.lock();
+        try {
             holds.remove(hold.name(), hold);
-            holds.notifyAll();
+            unlocked.signalAll();
+        } finally {
+            forgotten.unlock();
         }
     }
 

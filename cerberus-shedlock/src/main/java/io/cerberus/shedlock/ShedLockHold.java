@@ -7,6 +7,7 @@ import io.cerberus.LockLostException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.locks.ReentrantLock;
 import net.javacrumbs.shedlock.core.AbstractSimpleLock;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -19,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * through (a new one after each extension; the old one then refuses use, as ShedLock's contract
  * says).
  *
- * <p>State moves RUNNING → KEPT → DONE or RUNNING → DONE, never back, under this object's monitor.
+ * <p>State moves RUNNING → KEPT → DONE or RUNNING → DONE, never back, under {@code stateLock} (a
+ * lock, not a monitor: a release is a request to the engine, and a virtual thread must not pin its
+ * carrier through it).
  * RUNNING: a task holds it. KEPT: the task unlocked before its {@code lockAtLeastFor} ran out; the
  * lease stays, renewed, until then. DONE: released. The lease is released once, on the way to DONE:
  * by the unlock, by the {@code lockAtMostFor} deadline, by a refused extension, or when the kept
@@ -37,6 +40,7 @@ final class ShedLockHold {
     private final CerberusLockProvider provider;
     private final String name;
     private final Lease lease;
+    private final ReentrantLock stateLock = new ReentrantLock();
     private State state = State.RUNNING;
     /** The lock the task holds now; the only one whose unlock or extension counts. */
     private TaskLock current;
@@ -53,48 +57,68 @@ final class ShedLockHold {
         return name;
     }
 
-    synchronized SimpleLock start(LockConfiguration configuration) {
-        current = new TaskLock(configuration);
-        armLockAtMostFor(current);
-        return current;
+    SimpleLock start(LockConfiguration configuration) {
+        stateLock.lock();
+        try {
+            current = new TaskLock(configuration);
+            armLockAtMostFor(current);
+            return current;
+        } finally {
+            stateLock.unlock();
+        }
     }
 
-    synchronized Optional<Lease> runningLease() {
-        return state == State.RUNNING ? Optional.of(lease) : Optional.empty();
+    Optional<Lease> runningLease() {
+        stateLock.lock();
+        try {
+            return state == State.RUNNING ? Optional.of(lease) : Optional.empty();
+        } finally {
+            stateLock.unlock();
+        }
     }
 
-    private synchronized void unlocked(TaskLock task) {
-        if (state != State.RUNNING || current != task) {
-            LOG.debug("ShedLock lock '{}' unlocked after it was freed (lockAtMostFor passed, or lost)", name);
-            return;
-        }
-        cancelDeadline();
-        provider.forget(this);
-        Duration left =
-                Duration.between(ClockProvider.now(), task.configuration().getLockAtLeastUntil());
-        if (left.isNegative() || left.isZero() || !lease.isValid()) {
-            release();
-            return;
-        }
-        state = State.KEPT;
-        deadline = provider.schedule(this::keptTimeOver, left);
-    }
-
-    private synchronized Optional<SimpleLock> extended(TaskLock task, LockConfiguration next) {
-        if (state != State.RUNNING || current != task) {
-            return Optional.empty();
-        }
-        cancelDeadline();
-        boolean pastLockAtMostFor = !provider.renewsPastLockAtMostFor()
-                && !ClockProvider.now().isBefore(task.configuration().getLockAtMostUntil());
-        if (pastLockAtMostFor || !lease.isValid()) {
+    private void unlocked(TaskLock task) {
+        stateLock.lock();
+        try {
+            if (state != State.RUNNING || current != task) {
+                LOG.debug("ShedLock lock '{}' unlocked after it was freed (lockAtMostFor passed, or lost)", name);
+                return;
+            }
+            cancelDeadline();
             provider.forget(this);
-            release();
-            return Optional.empty();
+            Duration left =
+                    Duration.between(ClockProvider.now(), task.configuration().getLockAtLeastUntil());
+            if (left.isNegative() || left.isZero() || !lease.isValid()) {
+                release();
+                return;
+            }
+            state = State.KEPT;
+            deadline = provider.schedule(this::keptTimeOver, left);
+        } finally {
+            stateLock.unlock();
         }
-        current = new TaskLock(next);
-        armLockAtMostFor(current);
-        return Optional.of(current);
+    }
+
+    private Optional<SimpleLock> extended(TaskLock task, LockConfiguration next) {
+        stateLock.lock();
+        try {
+            if (state != State.RUNNING || current != task) {
+                return Optional.empty();
+            }
+            cancelDeadline();
+            boolean pastLockAtMostFor = !provider.renewsPastLockAtMostFor()
+                    && !ClockProvider.now().isBefore(task.configuration().getLockAtMostUntil());
+            if (pastLockAtMostFor || !lease.isValid()) {
+                provider.forget(this);
+                release();
+                return Optional.empty();
+            }
+            current = new TaskLock(next);
+            armLockAtMostFor(current);
+            return Optional.of(current);
+        } finally {
+            stateLock.unlock();
+        }
     }
 
     private void armLockAtMostFor(TaskLock task) {
@@ -105,34 +129,47 @@ final class ShedLockHold {
         }
     }
 
-    private synchronized void lockAtMostForOver(TaskLock task) {
-        if (state != State.RUNNING || current != task) {
-            return;
+    private void lockAtMostForOver(TaskLock task) {
+        stateLock.lock();
+        try {
+            if (state != State.RUNNING || current != task) {
+                return;
+            }
+            LOG.warn(
+                    "ShedLock lock '{}' reached its lockAtMostFor ({}) while its task still ran: released, as ShedLock"
+                            + " does, so another instance may run the task now. Give it a longer lockAtMostFor, or build"
+                            + " the provider with renewPastLockAtMostFor(true) to keep it while the task runs",
+                    name,
+                    task.configuration().getLockAtMostFor());
+            provider.forget(this);
+            release();
+        } finally {
+            stateLock.unlock();
         }
-        LOG.warn(
-                "ShedLock lock '{}' reached its lockAtMostFor ({}) while its task still ran: released, as ShedLock"
-                        + " does, so another instance may run the task now. Give it a longer lockAtMostFor, or build"
-                        + " the provider with renewPastLockAtMostFor(true) to keep it while the task runs",
-                name,
-                task.configuration().getLockAtMostFor());
-        provider.forget(this);
-        release();
     }
 
-    private synchronized void keptTimeOver() {
-        if (state == State.KEPT) {
-            release();
+    private void keptTimeOver() {
+        stateLock.lock();
+        try {
+            if (state == State.KEPT) {
+                release();
+            }
+        } finally {
+            stateLock.unlock();
         }
     }
 
     /** Told by the lease, on a Cerberus event thread. */
     void lost(Lease lost, LockLostException reason) {
         boolean running;
-        synchronized (this) {
+        stateLock.lock();
+        try {
             running = state == State.RUNNING;
             if (state == State.DONE) {
                 return;
             }
+        } finally {
+            stateLock.unlock();
         }
         if (running) {
             LOG.error(
@@ -161,7 +198,7 @@ final class ShedLockHold {
         }
     }
 
-    /** Releases the lease; the hold is DONE whatever the answer. Called under this object's monitor. */
+    /** Releases the lease; the hold is DONE whatever the answer. Called with {@code stateLock} held. */
     private void release() {
         state = State.DONE;
         cancelDeadline();
