@@ -122,7 +122,8 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
     }
 
     /**
-     * Waits for the tasks still running under this provider's locks to unlock them, at most the
+     * Waits for the tasks still running under locks this provider still holds (a lost lock is not
+     * waited for) to unlock them, at most the
      * {@linkplain Builder#shutdownWait shutdown wait}, then stops this provider's timer. Closing the
      * Cerberus client releases every lock it holds, so a client closed under a running task would
      * let another instance start the same job: close the provider first (Spring does, as the
@@ -134,7 +135,7 @@ public final class CerberusLockProvider implements ExtensibleLockProvider, AutoC
         long deadline = System.nanoTime() + shutdownWait.toNanos();
         forgotten.lock();
         try {
-            while (!holds.isEmpty()) {
+            while (holds.values().stream().anyMatch(ShedLockHold::runsHeld)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     LOG.warn(

@@ -68,6 +68,11 @@ final class ShedLockHold {
         }
     }
 
+    /** @return whether a task runs under this hold and its lease is still valid */
+    boolean runsHeld() {
+        return runningLease().map(Lease::isValid).orElse(false);
+    }
+
     Optional<Lease> runningLease() {
         stateLock.lock();
         try {

@@ -34,6 +34,13 @@ class CerberusLockProviderTest {
         return new LockConfiguration(ClockProvider.now(), name, atMost, atLeast);
     }
 
+    /** A provider whose close() waits for no task: these cases leave locks held, as dead tasks would. */
+    private static CerberusLockProvider provider(Cerberus cerberus) {
+        return CerberusLockProvider.builder(cerberus)
+                .shutdownWait(Duration.ZERO)
+                .build();
+    }
+
     private static Cerberus client(String uri) {
         return Cerberus.builder().engine(uri).defaultLease(LEASE).build();
     }
@@ -43,9 +50,10 @@ class CerberusLockProviderTest {
         try (Cerberus first = client("mem:shedlock-renew");
                 Cerberus second = client("mem:shedlock-renew");
                 CerberusLockProvider renewing = CerberusLockProvider.builder(first)
+                        .shutdownWait(Duration.ZERO)
                         .renewPastLockAtMostFor(true)
                         .build();
-                CerberusLockProvider other = new CerberusLockProvider(second)) {
+                CerberusLockProvider other = provider(second)) {
             SimpleLock held = renewing.lock(config(job, Duration.ofMillis(200), Duration.ZERO))
                     .orElseThrow();
 
@@ -66,8 +74,8 @@ class CerberusLockProviderTest {
     void byDefaultLockAtMostForFreesTheLockOfATaskStillRunningAndItsLeaseIsGone() throws Exception {
         try (Cerberus first = client("mem:shedlock-cap");
                 Cerberus second = client("mem:shedlock-cap");
-                CerberusLockProvider capped = new CerberusLockProvider(first);
-                CerberusLockProvider other = new CerberusLockProvider(second)) {
+                CerberusLockProvider capped = provider(first);
+                CerberusLockProvider other = provider(second)) {
             SimpleLock held = capped.lock(config(job, Duration.ofMillis(300), Duration.ZERO))
                     .orElseThrow();
             Lease lease = capped.lease(job).orElseThrow();
@@ -92,9 +100,10 @@ class CerberusLockProviderTest {
                 Cerberus survivor = client(redis.uri())) {
             CompletableFuture<LockLostException> lost = new CompletableFuture<>();
             try (CerberusLockProvider dying = CerberusLockProvider.builder(holder)
+                            .shutdownWait(Duration.ZERO)
                             .onLost((lease, reason) -> lost.complete(reason))
                             .build();
-                    CerberusLockProvider other = new CerberusLockProvider(survivor)) {
+                    CerberusLockProvider other = provider(survivor)) {
                 dying.lock(config(job, Duration.ofMinutes(30), Duration.ZERO)).orElseThrow();
                 assertThat(other.lock(config(job, Duration.ofMinutes(30), Duration.ZERO)))
                         .isEmpty();
@@ -118,7 +127,7 @@ class CerberusLockProviderTest {
     @Test
     void theRunningTaskReadsItsLeaseAndEachRunFencesAfterTheOneBefore() {
         try (Cerberus cerberus = client("mem:shedlock-fence");
-                CerberusLockProvider locks = new CerberusLockProvider(cerberus)) {
+                CerberusLockProvider locks = provider(cerberus)) {
             SimpleLock first = locks.lock(config(job, Duration.ofMinutes(1), Duration.ZERO))
                     .orElseThrow();
             Fence before = locks.lease(job).orElseThrow().fence();
@@ -137,7 +146,7 @@ class CerberusLockProviderTest {
     @Test
     void whileLockAtLeastForKeepsTheLockTheTaskNoLongerHasItsLease() {
         try (Cerberus cerberus = client("mem:shedlock-kept");
-                CerberusLockProvider locks = new CerberusLockProvider(cerberus)) {
+                CerberusLockProvider locks = provider(cerberus)) {
             locks.lock(config(job, Duration.ofMinutes(1), Duration.ofMinutes(1)))
                     .orElseThrow()
                     .unlock();
@@ -164,8 +173,8 @@ class CerberusLockProviderTest {
                         .defaultLease(LEASE)
                         .lockDelay(Duration.ofMinutes(1))
                         .build();
-                CerberusLockProvider one = new CerberusLockProvider(first);
-                CerberusLockProvider two = new CerberusLockProvider(second)) {
+                CerberusLockProvider one = provider(first);
+                CerberusLockProvider two = provider(second)) {
             SimpleLock held =
                     one.lock(config(job, Duration.ofMinutes(1), Duration.ZERO)).orElseThrow();
             Fence onA = one.lease(job).orElseThrow().fence();
@@ -187,9 +196,11 @@ class CerberusLockProviderTest {
     @Test
     void theLockNamesArePrefixedSoJobsDoNotMeetTheApplicationsOwnLocks() {
         try (Cerberus cerberus = client("mem:shedlock-prefix");
-                CerberusLockProvider plain = new CerberusLockProvider(cerberus);
-                CerberusLockProvider bare =
-                        CerberusLockProvider.builder(cerberus).prefix("").build()) {
+                CerberusLockProvider plain = provider(cerberus);
+                CerberusLockProvider bare = CerberusLockProvider.builder(cerberus)
+                        .shutdownWait(Duration.ZERO)
+                        .prefix("")
+                        .build()) {
             cerberus.lock("reports").lock();
             try {
                 assertThat(plain.lock(config("reports", Duration.ofMinutes(1), Duration.ZERO)))
@@ -206,7 +217,7 @@ class CerberusLockProviderTest {
     @Test
     void aLockAtMostForOfAThousandYearsIsTakenAndReleased() {
         try (Cerberus cerberus = client("mem:shedlock-long");
-                CerberusLockProvider locks = new CerberusLockProvider(cerberus)) {
+                CerberusLockProvider locks = provider(cerberus)) {
             SimpleLock held = locks.lock(config(job, Duration.ofDays(365_000), Duration.ZERO))
                     .orElseThrow();
             assertThat(locks.lease(job)).isPresent();

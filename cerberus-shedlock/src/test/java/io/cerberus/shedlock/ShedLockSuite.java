@@ -3,6 +3,7 @@ package io.cerberus.shedlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.Cerberus;
+import java.time.Duration;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterEach;
@@ -25,7 +26,10 @@ abstract class ShedLockSuite extends AbstractExtensibleLockProviderIntegrationTe
     void connect() {
         cerberus = Cerberus.connect(engineUri());
         observer = Cerberus.connect(engineUri());
-        provider = new CerberusLockProvider(cerberus);
+        // the suite leaves some locks held, as a task that died would: closing waits for none of them
+        provider = CerberusLockProvider.builder(cerberus)
+                .shutdownWait(Duration.ZERO)
+                .build();
     }
 
     @AfterEach
