@@ -101,14 +101,15 @@ final class SafeMetrics {
         }
     }
 
-    /** One acquisition's {@link WaitObserver}, told each event once; not thread-safe (one driver step at a time). */
+    /**
+     * One acquisition's {@link WaitObserver}, its failures kept from locking. {@link AcquireRun}
+     * tells it each event once; not thread-safe (one driver step at a time).
+     */
     static class ObservedWait {
         static final ObservedWait NONE = new ObservedWait(null, WaitObserver.NONE);
 
         private final SafeMetrics safe;
         private final WaitObserver observer;
-        private boolean busyTold;
-        private boolean ended;
 
         private ObservedWait(SafeMetrics safe, WaitObserver observer) {
             this.safe = safe;
@@ -142,17 +143,15 @@ final class SafeMetrics {
         }
 
         void busy(String holder) {
-            if (this != NONE && !busyTold) {
-                busyTold = true;
+            if (this != NONE) {
                 safe.run(() -> observer.busy(holder));
             }
         }
 
         ObservedHold ended(AcquireOutcome outcome) {
-            if (this == NONE || ended) {
+            if (this == NONE) {
                 return ObservedHold.NONE;
             }
-            ended = true;
             try {
                 HoldObserver hold = observer.ended(outcome);
                 return hold == null || hold == HoldObserver.NONE ? ObservedHold.NONE : new ObservedHold(safe, hold);

@@ -176,7 +176,8 @@ public final class MicrometerMetrics implements CerberusMetrics {
         private final AtomicInteger under;
         private final Observation wait;
         private final Observation parent;
-        private AutoCloseable blocked;
+        /** Ends the span of the wait while blocked; or null. */
+        private Runnable blocked;
 
         Waiting(AtomicInteger under, Observation wait, Observation parent) {
             this.under = under;
@@ -211,11 +212,7 @@ public final class MicrometerMetrics implements CerberusMetrics {
                 return HoldObserver.NONE;
             }
             if (blocked != null) {
-                try {
-                    blocked.close();
-                } catch (Exception e) {
-                    throw new IllegalStateException("could not end the span of a blocked wait", e);
-                }
+                blocked.run();
             }
             wait.lowCardinalityKeyValue("outcome", tag(outcome)).stop();
             if (outcome != AcquireOutcome.GRANTED) {

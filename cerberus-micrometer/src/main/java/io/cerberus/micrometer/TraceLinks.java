@@ -44,10 +44,10 @@ public final class TraceLinks {
     }
 
     /**
-     * @return the started span of a wait blocked by {@code holder}, linked to the holder's trace;
-     *     null when the wait has no span or the holder named no trace
+     * @return what ends the started span of a wait blocked by {@code holder}, linked to the
+     *     holder's trace; null when the wait has no span or the holder named no trace
      */
-    AutoCloseable blocked(Observation wait, String holder) {
+    Runnable blocked(Observation wait, String holder) {
         Span waiting = spanOf(wait);
         Matcher named = NOTE.matcher(holder);
         if (waiting == null || !named.find()) {
