@@ -73,6 +73,43 @@ public interface Cerberus extends AutoCloseable {
      */
     DistributedReadWriteLock readWriteLock(String name);
 
+    /**
+     * A semaphore: at most {@code permits} holders at once across every client of the engine and
+     * namespace (see {@link DistributedSemaphore}). Its permits are kept apart from locks: a
+     * semaphore and a lock of the same name never meet. Cheap: makes no round trip.
+     *
+     * <pre>{@code
+     * try (Permits permit = cerberus.semaphore("partner-api", 4).acquire(1, Duration.ofSeconds(10))) {
+     *     partner.call(request);
+     * }
+     * }</pre>
+     *
+     * @param name the semaphore's name, under the lock name rules
+     * @param permits how many permits, 1 to 1,000
+     * @return the semaphore
+     * @throws IllegalArgumentException if the name breaks a rule or {@code permits} is out of range
+     */
+    DistributedSemaphore semaphore(String name, int permits);
+
+    /**
+     * Several exclusive locks taken all together or not at all, in one order every client shares
+     * (see {@link MultiLock}). Cheap: makes no round trip.
+     *
+     * @param names the lock names, at least one; a name given twice is taken once
+     * @return the multi-lock
+     * @throws IllegalArgumentException if there is no name or one breaks the lock name rules
+     */
+    MultiLock multiLock(String... names);
+
+    /**
+     * As {@link #multiLock(String...)}.
+     *
+     * @param names the lock names, at least one; a name given twice is taken once
+     * @return the multi-lock
+     * @throws IllegalArgumentException if there is no name or one breaks the lock name rules
+     */
+    MultiLock multiLock(java.util.Collection<String> names);
+
     /** @return the namespace (application key) every lock name of this client lives in */
     String namespace();
 

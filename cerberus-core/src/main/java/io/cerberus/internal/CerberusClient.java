@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.DistributedReadWriteLock;
+import io.cerberus.DistributedSemaphore;
 import io.cerberus.EngineSwitchEvent;
 import io.cerberus.EngineSwitchListener;
 import io.cerberus.EngineUnavailableException;
@@ -11,6 +12,7 @@ import io.cerberus.Leadership;
 import io.cerberus.Lease;
 import io.cerberus.LockContention;
 import io.cerberus.LockInfo;
+import io.cerberus.MultiLock;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.idempotency.IdempotencyGuard;
 import io.cerberus.idempotency.IdempotencyOptions;
@@ -27,10 +29,13 @@ import io.cerberus.spi.support.Redaction;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -180,17 +185,27 @@ public final class CerberusClient implements Cerberus {
 
     @Override
     public boolean forceRelease(String name, long fencingToken) {
-        LockKey key = key(name);
+        return forceRelease(key(name), fencingToken, "lock '" + name + "'");
+    }
+
+    /**
+     * Frees the hold of {@code key} with {@code fencingToken} on the current engine, as
+     * {@link #forceRelease(String, long)} describes.
+     *
+     * @param what the hold as people name it, for messages ("lock 'x'", "permit 2 of semaphore 'y'")
+     */
+    boolean forceRelease(LockKey key, long fencingToken, String what) {
+        ensureOpen();
         EngineHandle engine = switcher.current();
         engine.require(Capability.FENCING);
         ReleasesByForce forcing = engine.engine()
                 .ability(ReleasesByForce.class)
                 .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' ("
-                        + engine.uri() + ") cannot free a lock held by another process"
+                        + engine.uri() + ") cannot free a hold of another process"
                         + " (its holds are bound to the holder's connection or process: stop that process instead)"));
         String holder = engine.has(Capability.INSPECT)
-                ? inspect(name).stream()
-                        .filter(info -> info.name().equals(name) && info.fencingToken() == fencingToken)
+                ? inspect(key.name()).stream()
+                        .filter(info -> info.name().equals(key.name()) && info.fencingToken() == fencingToken)
                         .map(LockInfo::holder)
                         .findFirst()
                         .orElse("no longer listed")
@@ -198,12 +213,40 @@ public final class CerberusClient implements Cerberus {
         boolean freed = forcing.forceRelease(key, fencingToken);
         LOG.log(
                 freed ? Level.WARNING : Level.INFO,
-                "lock '" + name + "' (fencing token " + fencingToken + ", held by " + holder + ") "
+                what + " (fencing token " + fencingToken + ", held by " + holder + ") "
                         + (freed
                                 ? "freed by force"
                                 : "not freed: no hold with that token (released, or it changed hands)")
                         + " on engine '" + engine.name() + "' by " + HolderIdentity.describeCurrentThread());
         return freed;
+    }
+
+    @Override
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return new SemaphoreView(this, key(name).name(), SemaphoreView.checkPermits(permits));
+    }
+
+    @Override
+    public MultiLock multiLock(String... names) {
+        Arguments.notNull("names", names);
+        return multiLock(Arrays.asList(names));
+    }
+
+    @Override
+    public MultiLock multiLock(Collection<String> names) {
+        Arguments.notNull("names", names);
+        if (names.isEmpty()) {
+            throw new IllegalArgumentException("a multi-lock needs at least one lock name");
+        }
+        TreeSet<String> sorted = new TreeSet<>();
+        for (String name : names) {
+            sorted.add(Checks.lockName(name));
+        }
+        List<LockView> members = new ArrayList<>();
+        for (String name : sorted) {
+            members.add(new LockView(this, key(name), LockMode.EXCLUSIVE));
+        }
+        return new MultiLockView(this, members);
     }
 
     @Override

@@ -48,6 +48,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.Timeout;
@@ -878,6 +879,42 @@ public abstract class AbstractLockEngineConformanceTest {
                 .as("still held by the next holder")
                 .isFalse();
         next.unlock();
+    }
+
+    // ---- semaphores and multi-locks ------------------------------------------------------------
+
+    /** The cases of {@link SemaphoreAndMultiLockCases}, on this engine. */
+    @Nested
+    class Semaphores extends SemaphoreAndMultiLockCases {
+        @Override
+        protected Cerberus client() {
+            return AbstractLockEngineConformanceTest.this.client();
+        }
+
+        @Override
+        protected Cerberus client(Duration defaultLease) {
+            return AbstractLockEngineConformanceTest.this.client(defaultLease);
+        }
+
+        @Override
+        protected Duration shortLease() {
+            return AbstractLockEngineConformanceTest.this.shortLease();
+        }
+
+        @Override
+        protected Duration expiryBound() {
+            return AbstractLockEngineConformanceTest.this.expiryBound();
+        }
+
+        @Override
+        protected boolean fencing() {
+            return has(Capability.FENCING);
+        }
+
+        @Override
+        protected boolean releasesByForce() {
+            return AbstractLockEngineConformanceTest.this.releasesByForce();
+        }
     }
 
     // ---- leadership ------------------------------------------------------------------------------
