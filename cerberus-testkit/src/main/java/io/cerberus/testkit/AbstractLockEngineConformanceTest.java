@@ -236,6 +236,14 @@ public abstract class AbstractLockEngineConformanceTest {
         ReadmeExamples.runExclusiveExample(engineUri());
     }
 
+    @Test
+    void theReadmeSemaphoreExampleRunsOnThisEngine() throws Exception {
+        assumeThat(ReadmeExamples.readme())
+                .as("the README's examples run from the Cerberus source tree")
+                .isPresent();
+        ReadmeExamples.runSemaphoreExample(engineUri());
+    }
+
     // ---- mutual exclusion --------------------------------------------------------------------
 
     @Test

@@ -204,6 +204,57 @@ public abstract class AbstractMultiProcessConformanceTest {
     }
 
     @Test
+    void neverMoreThanItsPermitsAcrossProcesses(@TempDir Path dir) throws IOException {
+        Path counter = dir.resolve("permits");
+        int permits = 2;
+        List<ManagedProcess> workers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            ManagedProcess worker = ManagedProcess.startJavaWithEngine(
+                    PermitsWorker.class,
+                    engineUri(),
+                    namespace,
+                    "pool",
+                    Integer.toString(permits),
+                    counter.toString(),
+                    "2",
+                    "15");
+            children.add(worker);
+            workers.add(worker);
+        }
+        for (ManagedProcess worker : workers) {
+            worker.awaitLine("READY", TestTimes.millis(20_000));
+        }
+        workers.forEach(worker -> worker.send("GO"));
+        for (ManagedProcess worker : workers) {
+            worker.awaitLine("DONE", TestTimes.millis(60_000));
+        }
+        assertThat(PermitsWorker.most(counter))
+                .as("most holders at once, over 2 processes of 2 threads")
+                .isBetween(1L, (long) permits);
+    }
+
+    @Test
+    void aKilledHoldersPermitsComeBackWithinItsSilentExpiry() throws Exception {
+        ManagedProcess child = clientProcess();
+        ClientProcess.lock(child, "exclusive", "permits-probe");
+        Optional<Duration> silent = checkedSilentExpiry(child, "exclusive", "permits-probe");
+        ClientProcess.permits(child, "crash-pool", 2, 2);
+        io.cerberus.DistributedSemaphore semaphore = client.semaphore("crash-pool", 2);
+        assertThat(semaphore.tryAcquire(1, Duration.ZERO))
+                .as("both held by the child")
+                .isEmpty();
+
+        child.kill(TestTimes.millis(10_000));
+        long killedAt = System.nanoTime();
+        Duration bound = silent.isPresent() ? silentBound() : slack();
+        Optional<io.cerberus.Permits> back = semaphore.tryAcquire(2, bound);
+        Duration freedAfter = Duration.ofNanos(System.nanoTime() - killedAt);
+        assertThat(back).as("both permits back within %s of the kill", bound).isPresent();
+        assertThat(freedAfter).isLessThan(bound);
+        back.get().close();
+    }
+
+    @Test
     void pausedHolderLosesItsLockAfterItsSilentExpiry() throws Exception {
         ManagedProcess child = clientProcess();
         long childFence = ClientProcess.lock(child, "exclusive", "pause");

@@ -39,6 +39,8 @@ import java.util.Map;
  * <li>{@code MANY COUNT PREFIX} → {@code EXECUTED <n> REPLAYED <m>}: COUNT guarded no-ops, as fast as it can
  * <li>{@code LEAD - NAME} → {@code LEADING <term>} once elected in the election NAME (waits up to 20 s),
  *     or {@code LEADING false}; {@code LEADING - NAME} → {@code LEADING true|false}: whether it leads now
+ * <li>{@code PERMITS COUNT/PERMITS NAME} (waits up to 20 s) → {@code ACQUIRED <id>}: COUNT permits of the
+ *     semaphore NAME of PERMITS permits, held until the process ends
  * <li>{@code EXIT} → ends the process
  * </ul>
  * Use {@link #start} and {@link #lock} from tests.
@@ -152,6 +154,11 @@ public final class ClientProcess {
                     System.out.flush();
                     continue;
                 }
+                if (command[0].equals("PERMITS")) {
+                    System.out.println(permits(cerberus, command[1], command[2]));
+                    System.out.flush();
+                    continue;
+                }
                 if (command[0].equals("ONCE")) {
                     System.out.println(once(cerberus, Long.parseLong(command[1]), command[2]));
                     System.out.flush();
@@ -165,6 +172,37 @@ public final class ClientProcess {
                 System.out.println(answer(command[0], lock));
                 System.out.flush();
             }
+        }
+    }
+
+    /**
+     * {@code PERMITS COUNT/PERMITS NAME}: takes COUNT permits of the semaphore, kept until the process ends.
+     *
+     * @return {@code ACQUIRED <count>}, or {@code ERROR <exception>}
+     */
+    private static String permits(Cerberus cerberus, String counts, String name) {
+        String[] parts = counts.split("/", 2);
+        try {
+            io.cerberus.Permits held = cerberus.semaphore(name, Integer.parseInt(parts[1]))
+                    .acquire(Integer.parseInt(parts[0]), Duration.ofSeconds(20));
+            return "ACQUIRED " + held.count();
+        } catch (Exception e) {
+            return "ERROR " + e;
+        }
+    }
+
+    /**
+     * Makes a client take permits of a semaphore, waiting up to 20 s.
+     *
+     * @param child a client started with {@link #start}
+     * @param name the semaphore
+     * @param count how many permits
+     * @param permits the semaphore's permits
+     */
+    public static void permits(ManagedProcess child, String name, int count, int permits) {
+        String answer = child.ask("PERMITS " + count + "/" + permits + " " + name, TestTimes.millis(30_000));
+        if (!answer.equals("ACQUIRED " + count)) {
+            throw new AssertionError("the client answered '" + answer + "' to PERMITS" + child.diagnostics());
         }
     }
 

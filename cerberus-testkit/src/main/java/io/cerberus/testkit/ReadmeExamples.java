@@ -14,6 +14,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -181,6 +182,36 @@ public final class ReadmeExamples {
     }
 
     /**
+     * Runs the README's semaphore and multi-lock example on a client of {@code uri}: the partner is
+     * called once under a permit, the transfer made once under both locks, and nothing stays held.
+     */
+    public static void runSemaphoreExample(String uri) throws Exception {
+        Class<?> examples = frame();
+        Object partner = examples.getField("partner").get(null);
+        AtomicInteger calls =
+                (AtomicInteger) partner.getClass().getField("calls").get(partner);
+        Object ledger = examples.getField("ledger").get(null);
+        @SuppressWarnings("unchecked")
+        List<String> transfers =
+                (List<String>) ledger.getClass().getField("transfers").get(ledger);
+        int callsBefore = calls.get();
+        int transfersBefore = transfers.size();
+        Method semaphore = examples.getMethod("semaphore", Cerberus.class);
+        try (Cerberus cerberus = Cerberus.connect(uri)) {
+            invoke(semaphore, cerberus);
+            assertThat(calls.get() - callsBefore).as("partner calls").isEqualTo(1);
+            assertThat(transfers.size() - transfersBefore).as("transfers").isEqualTo(1);
+            assertThat(cerberus.semaphore("partner-api", 4).availablePermits())
+                    .as("the permit was given back")
+                    .isEqualTo(4);
+            assertThat(cerberus.multiLock("account:1", "account:2").tryAcquire(Duration.ZERO))
+                    .as("both locks were released")
+                    .isPresent()
+                    .hasValueSatisfying(io.cerberus.MultiLease::close);
+        }
+    }
+
+    /**
      * Runs the README's idempotency example twice on {@code cerberus}: the first run charges and is
      * {@code EXECUTED}, the second finds the record and is {@code REPLAYED} with the same receipt.
      */
@@ -228,6 +259,7 @@ public final class ReadmeExamples {
         String leadership = block(blocks, ".leadership(", "the leadership example");
         String exclusive = block(blocks, ".runExclusively(", "the scheduled job example");
         String fencing = block(blocks, "FencedRows.of(", "the fencing example");
+        String semaphore = block(blocks, ".semaphore(", "the semaphore and multi-lock example");
         Matcher connect = CONNECT_URI.matcher(lock);
         if (!connect.find()) {
             throw new IllegalStateException(
@@ -255,6 +287,25 @@ public final class ReadmeExamples {
                     static final Payments payments = new Payments();
                     public static final Invoices invoices = new Invoices();
                     public static final Reminders reminders = new Reminders();
+                    public static final Partner partner = new Partner();
+                    static final Object request = "a request";
+                    public static final Ledger ledger = new Ledger();
+
+                    public static final class Partner {
+                        public final AtomicInteger calls = new AtomicInteger();
+
+                        void call(Object request) {
+                            calls.incrementAndGet();
+                        }
+                    }
+
+                    public static final class Ledger {
+                        public final List<String> transfers = new CopyOnWriteArrayList<>();
+
+                        void transfer(int from, int to, int cents) {
+                            transfers.add(from + "->" + to + ": " + cents);
+                        }
+                    }
 
                     public static final class Reminders {
                         public final List<Long> sent = new CopyOnWriteArrayList<>();
@@ -339,8 +390,12 @@ public final class ReadmeExamples {
                             throws Exception {
                 %s
                     }
+
+                    public static void semaphore(Cerberus cerberus) throws Exception {
+                %s
+                    }
                 }
-                """.formatted(lock, idempotency, engines, async, leadership, exclusive, fencing);
+                """.formatted(lock, idempotency, engines, async, leadership, exclusive, fencing, semaphore);
     }
 
     private static String block(List<String> blocks, String marker, String what) {
