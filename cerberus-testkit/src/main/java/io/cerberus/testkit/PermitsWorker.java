@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A child JVM whose threads take one permit of a semaphore at a time and count, in a file shared by
@@ -75,8 +76,12 @@ public final class PermitsWorker {
         }
     }
 
+    /** Makes this process's threads take turns at the file: an OS file lock is held per process, not per thread. */
+    private static final ReentrantLock IN_THIS_PROCESS = new ReentrantLock();
+
     /** Adds to the holders inside, and raises the most seen, under an OS lock on the file. */
     private static void add(RandomAccessFile counter, int delta) throws IOException {
+        IN_THIS_PROCESS.lock();
         try (FileLock lock = counter.getChannel().lock()) {
             counter.seek(0);
             long inside = counter.length() >= 16 ? counter.readLong() : 0;
@@ -88,6 +93,8 @@ public final class PermitsWorker {
             if (!lock.isValid()) {
                 throw new IOException("the counter's file lock was lost");
             }
+        } finally {
+            IN_THIS_PROCESS.unlock();
         }
     }
 

@@ -48,9 +48,16 @@ class ReadmeExamplesTest {
             FencedRows.of("accounts", "id").update(connection, new Fence(0, 1), 42, "balance = 0");
             ```
             """;
+    private static final String SEMAPHORE = """
+            ```java
+            try (Permits permit = cerberus.semaphore("partner-api", 4).acquire(1, Duration.ofSeconds(1))) {
+                partner.call(request);
+            }
+            ```
+            """;
 
     @Test
-    void theProjectReadmeHasTheSevenExamplesAndTheyCompile() throws Exception {
+    void theProjectReadmeHasTheEightExamplesAndTheyCompile() throws Exception {
         String readme = Files.readString(ReadmeExamples.readme().orElseThrow());
         assertThat(ReadmeExamples.compile(ReadmeExamples.source(readme)).getName())
                 .isEqualTo("readme.Examples");
@@ -78,6 +85,14 @@ class ReadmeExamplesTest {
     }
 
     @Test
+    void aReadmeWithoutTheSemaphoreExampleIsRefusedByName() {
+        assertThatThrownBy(() ->
+                        ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE + FENCING))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the semaphore and multi-lock example");
+    }
+
+    @Test
     void aReadmeWithoutTheLeadershipExampleIsRefusedByName() {
         assertThatThrownBy(() -> ReadmeExamples.source(LOCK + IDEMPOTENCY + ENGINES + ASYNC))
                 .isInstanceOf(IllegalStateException.class)
@@ -93,7 +108,7 @@ class ReadmeExamplesTest {
 
     @Test
     void anExampleThatNoLongerCompilesFailsWithTheCompilersMessage() {
-        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE + FENCING)
+        String renamed = (LOCK + IDEMPOTENCY + ENGINES + ASYNC + LEADERSHIP + EXCLUSIVE + FENCING + SEMAPHORE)
                 .replace("cerberus.lock(", "cerberus.mutex(\"x\"); cerberus.lock(");
         assertThatThrownBy(() -> ReadmeExamples.compile(ReadmeExamples.source(renamed)))
                 .isInstanceOf(AssertionError.class)
