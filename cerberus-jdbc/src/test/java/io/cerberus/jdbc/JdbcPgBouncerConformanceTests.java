@@ -7,6 +7,7 @@ import io.cerberus.servers.PostgresServer;
 import io.cerberus.testkit.AbstractIdempotencyStoreConformanceTest;
 import io.cerberus.testkit.AbstractLockEngineConformanceTest;
 import io.cerberus.testkit.ServerExtension;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;
@@ -35,6 +36,11 @@ class JdbcPgBouncerConformanceTests {
     @Nested
     class TransactionPoolingLeaseRow extends AbstractLockEngineConformanceTest {
         @Override
+        protected Optional<String> semaphoreCasesRunBy() {
+            return Optional.of("JdbcConformanceTests.PostgresLeaseRow, without the pool");
+        }
+
+        @Override
         protected String engineUri() {
             return TRANSACTION_POOLED.uri();
         }
@@ -58,6 +64,11 @@ class JdbcPgBouncerConformanceTests {
     @Nested
     class SessionPoolingLeaseRow extends AbstractLockEngineConformanceTest {
         @Override
+        protected Optional<String> semaphoreCasesRunBy() {
+            return Optional.of("JdbcConformanceTests.PostgresLeaseRow, without the pool");
+        }
+
+        @Override
         protected String engineUri() {
             return SESSION_POOLED.uri();
         }
@@ -80,6 +91,11 @@ class JdbcPgBouncerConformanceTests {
 
     @Nested
     class SessionPoolingSession extends AbstractLockEngineConformanceTest {
+        @Override
+        protected Optional<String> semaphoreCasesRunBy() {
+            return Optional.of("JdbcConformanceTests.PostgresSession, without the pool");
+        }
+
         @Override
         protected String engineUri() {
             return Databases.with(SESSION_POOLED.uri(), "cerberus.mode=session");

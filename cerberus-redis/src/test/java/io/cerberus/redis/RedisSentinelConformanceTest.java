@@ -16,6 +16,11 @@ class RedisSentinelConformanceTest extends AbstractLockEngineConformanceTest {
     static final ServerExtension<RedisSentinel> SERVERS = ServerExtension.perClass(RedisSentinel::start);
 
     @Override
+    protected Optional<String> semaphoreCasesRunBy() {
+        return Optional.of("RedisConformanceTest, the same engine without Sentinel");
+    }
+
+    @Override
     protected String engineUri() {
         return SERVERS.uri();
     }
