@@ -212,8 +212,8 @@ final class AcquireRun {
             // an engine that cannot be reached is tried again within the wait, on whichever engine is current
             LOG.log(
                     Level.DEBUG,
-                    "lock '" + view.name() + "': engine '" + engine.name() + "' cannot be reached ("
-                            + failure.getMessage() + "); trying again within the wait");
+                    view.described() + ": engine '" + engine.name() + "' cannot be reached (" + failure.getMessage()
+                            + "); trying again within the wait");
             return pause(Math.min(left, outagePauses.next().toNanos()), true);
         } catch (RuntimeException e) {
             throw gaveUp(e);
@@ -372,13 +372,13 @@ final class AcquireRun {
         if (request.waitNanos() >= 0 && request.start() + request.waitNanos() - inDelay.untilNanos() < 0) {
             LOG.log(
                     Level.INFO,
-                    "lock '" + view.name() + "' not taken: engine '" + old.name() + "' " + why
+                    view.described() + " not taken: engine '" + old.name() + "' " + why
                             + " and its lock-delay lasts longer than the wait");
             return timedOut();
         }
         LOG.log(
                 Level.INFO,
-                "lock '" + view.name() + "' waits " + Durations.format(Duration.ofNanos(left))
+                view.described() + " waits " + Durations.format(Duration.ofNanos(left))
                         + " for the lock-delay of engine '" + old.name() + "', which " + why
                         + ": a hold it granted may still be live until then");
         return pause(left, false);
@@ -453,7 +453,7 @@ final class AcquireRun {
                     .flatMap(holds -> holds.stream().map(LockInfo::holder).reduce((a, b) -> a + ", " + b))
                     .orElse("");
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "lock '" + view.name() + "': who holds it could not be read: " + e.getMessage());
+            LOG.log(Level.DEBUG, view.described() + ": who holds it could not be read: " + e.getMessage());
             return "";
         }
     }
@@ -512,7 +512,7 @@ final class AcquireRun {
     private static void giveBackLate(Holding late, long sentAt) {
         LOG.log(
                 Level.INFO,
-                "lock '" + late.lockName() + "' was granted by engine '" + late.engine.name() + "' "
+                late.described() + " was granted by engine '" + late.engine.name() + "' "
                         + Durations.format(Duration.ofNanos(System.nanoTime() - sentAt))
                         + " after its request was sent, past its lease of "
                         + Durations.format(late.leaseTime()) + ": given back, not handed to the caller");
@@ -521,8 +521,8 @@ final class AcquireRun {
         } catch (RuntimeException e) {
             LOG.log(
                     Level.DEBUG,
-                    "the late grant of lock '" + late.lockName()
-                            + "' was not given back (its lease has run out anyway): " + e.getMessage());
+                    "the late grant of " + late.described() + " was not given back (its lease has run out anyway): "
+                            + e.getMessage());
         }
     }
 
@@ -532,7 +532,7 @@ final class AcquireRun {
         } catch (RuntimeException e) {
             LOG.log(
                     Level.WARNING,
-                    "could not give back lock '" + taken.lockName() + "' on engine '" + taken.engine.name()
+                    "could not give back " + taken.described() + " on engine '" + taken.engine.name()
                             + "' after failing to take it on an engine in its lock-delay: " + e.getMessage());
         }
     }

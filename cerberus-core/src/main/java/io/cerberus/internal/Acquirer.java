@@ -62,7 +62,7 @@ final class Acquirer {
         if (request.interruptible() && Thread.interrupted()) {
             client.ensureOpen();
             run.giveUp(CerberusMetrics.AcquireOutcome.INTERRUPTED);
-            throw new InterruptedException("interrupted before acquiring lock '" + view.name() + "'");
+            throw new InterruptedException("interrupted before acquiring " + view.described());
         }
         boolean interrupted = false;
         try {
@@ -97,8 +97,7 @@ final class Acquirer {
                         LockSupport.parkNanos(run.nanos());
                         if (Thread.interrupted()) {
                             interrupted = interrupted(
-                                    run,
-                                    new InterruptedException("interrupted while lock '" + view.name() + "' waited"));
+                                    run, new InterruptedException("interrupted while " + view.described() + " waited"));
                         }
                         step = run.woken();
                         break;

@@ -221,7 +221,7 @@ final class AsyncAcquisition<T> {
             } catch (RuntimeException e) {
                 LOG.log(
                         Level.WARNING,
-                        "could not release lock '" + holding.lockName() + "', granted after its acquisition was"
+                        "could not release " + holding.described() + ", granted after its acquisition was"
                                 + " cancelled; the engine frees it when its lease ends: " + e.getMessage());
             }
         }

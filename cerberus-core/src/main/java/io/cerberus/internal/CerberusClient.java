@@ -444,7 +444,7 @@ public final class CerberusClient implements Cerberus {
         }
         if (holding == null) {
             throw new IllegalMonitorStateException("thread '" + thread.getName() + "' does not hold "
-                    + view.mode().label() + " lock '" + view.name() + "'");
+                    + view.mode().label() + " " + view.described());
         }
         holding.holdCount--;
         finishThreadUnlock(holdKey, holding);

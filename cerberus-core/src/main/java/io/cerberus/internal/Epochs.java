@@ -68,7 +68,7 @@ final class Epochs {
         }
         seen.accumulateAndGet(epoch, Math::max);
         if (!hold.isValid()) {
-            throw new LockLostException("lock '" + hold.lockName() + "' on engine '" + hold.engine.name()
+            throw new LockLostException(hold.described() + " on engine '" + hold.engine.name()
                     + "' was no longer held when its epoch was read, so it has no fence: it may have passed to another"
                     + " holder");
         }

@@ -93,7 +93,7 @@ final class HoldGroup {
             try {
                 listener.accept(member, reason);
             } catch (RuntimeException | Error e) {
-                LOG.log(Level.ERROR, "a loss listener of lock '" + member.lockName() + "' threw", e);
+                LOG.log(Level.ERROR, "a loss listener of " + member.described() + " threw", e);
             }
         }
     }
@@ -139,7 +139,7 @@ final class HoldGroup {
             } catch (RuntimeException e) {
                 LOG.log(
                         Level.DEBUG,
-                        "giving back lock '" + holding.lockName() + "', taken by an acquisition that fell short: "
+                        "giving back " + holding.described() + ", taken by an acquisition that fell short: "
                                 + e.getMessage());
             }
         }

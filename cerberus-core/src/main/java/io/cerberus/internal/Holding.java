@@ -121,6 +121,11 @@ final class Holding implements Lease {
         return acquisition.key().name();
     }
 
+    /** @return how messages name this hold's lock: {@code lock 'x'}, or a semaphore's permit */
+    String described() {
+        return SemaphoreView.describe(lockName());
+    }
+
     @Override
     public String engineName() {
         return engine.name();
@@ -230,7 +235,7 @@ final class Holding implements Lease {
         uncertain = !vouched;
         Consumer<Boolean> watcher = doubts;
         if (watcher != null && was == vouched) {
-            client.events().run("a leadership listener of lock '" + lockName() + "'", () -> watcher.accept(!vouched));
+            client.events().run("a leadership listener of " + described(), () -> watcher.accept(!vouched));
         }
     }
 
@@ -352,7 +357,7 @@ final class Holding implements Lease {
 
     private String describeLoss(String reason) {
         String token = fencingToken < 0 ? "" : " (fencing token " + fencingToken + ")";
-        return "lock '" + lockName() + "'" + token + " on engine '" + engine.name() + "' ("
+        return described() + token + " on engine '" + engine.name() + "' ("
                 + engine.uri() + ") was lost: " + reason
                 + "; another holder may have taken it, so whatever it protected must be checked";
     }
@@ -360,8 +365,8 @@ final class Holding implements Lease {
     @Override
     public void close() {
         if (threadBound) {
-            throw new UnsupportedOperationException("the lease of lock '" + lockName()
-                    + "' belongs to a thread's lock() hold: release it with unlock()");
+            throw new UnsupportedOperationException(
+                    "the lease of " + described() + " belongs to a thread's lock() hold: release it with unlock()");
         }
         release();
     }
@@ -369,8 +374,8 @@ final class Holding implements Lease {
     @Override
     public CompletableFuture<Void> releaseAsync() {
         if (threadBound) {
-            return CompletableFuture.failedFuture(new UnsupportedOperationException("the lease of lock '" + lockName()
-                    + "' belongs to a thread's lock() hold: release it with unlock()"));
+            return CompletableFuture.failedFuture(new UnsupportedOperationException(
+                    "the lease of " + described() + " belongs to a thread's lock() hold: release it with unlock()"));
         }
         CompletableFuture<Void> released = new CompletableFuture<>();
         client.async.execute(() -> {
@@ -414,7 +419,7 @@ final class Holding implements Lease {
                     throw copy(lostReason);
                 }
                 throw new EngineUnavailableException(
-                        "could not release lock '" + lockName() + "' on engine '"
+                        "could not release " + described() + " on engine '"
                                 + engine.name() + "' (" + engine.uri()
                                 + "); it is no longer renewed and the engine frees it"
                                 + " when its lease of " + Durations.format(acquisition.lease()) + " ends",
@@ -472,8 +477,8 @@ final class Holding implements Lease {
             } catch (RuntimeException e) {
                 LOG.log(
                         System.Logger.Level.WARNING,
-                        "could not release the lock-delay hold of lock '" + lockName() + "' on engine '"
-                                + old.engine.name() + "': " + e.getMessage());
+                        "could not release the lock-delay hold of " + described() + " on engine '" + old.engine.name()
+                                + "': " + e.getMessage());
             }
         }
         lockDelayHolds.clear();

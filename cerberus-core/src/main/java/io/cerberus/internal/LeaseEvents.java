@@ -32,14 +32,14 @@ final class LeaseEvents implements AutoCloseable {
                 try {
                     listener.leaseLost(lease, reason);
                 } catch (RuntimeException | Error e) {
-                    LOG.log(Level.ERROR, "a lease-loss listener of lock '" + lease.lockName() + "' threw", e);
+                    LOG.log(Level.ERROR, "a lease-loss listener of " + lease.described() + " threw", e);
                 }
             }
         };
         try {
             executor.execute(call);
         } catch (RejectedExecutionException closed) {
-            LOG.log(Level.DEBUG, "client closed; lease-loss listeners of lock '" + lease.lockName() + "' not called");
+            LOG.log(Level.DEBUG, "client closed; lease-loss listeners of " + lease.described() + " not called");
         }
     }
 

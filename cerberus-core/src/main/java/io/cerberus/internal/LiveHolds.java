@@ -90,7 +90,7 @@ final class LiveHolds {
                 if (holding != null) {
                     holding.markUncertain();
                     // the engine has said once why all its holds are uncertain; one line per hold would repeat it
-                    LOG.log(Level.DEBUG, "lock '" + holding.lockName() + "' is uncertain: " + reason);
+                    LOG.log(Level.DEBUG, holding.described() + " is uncertain: " + reason);
                 }
             }
 
@@ -199,7 +199,7 @@ final class LiveHolds {
             try {
                 holding.release();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "while closing, lock '" + holding.lockName() + "': " + e.getMessage());
+                LOG.log(Level.WARNING, "while closing, " + holding.described() + ": " + e.getMessage());
             }
         }
     }

@@ -33,6 +33,11 @@ final class LockView implements DistributedLock {
         return mode;
     }
 
+    /** @return how messages name this lock: {@code lock 'x'}, or a semaphore's permit */
+    String described() {
+        return SemaphoreView.describe(key.name());
+    }
+
     @Override
     public String name() {
         return key.name();

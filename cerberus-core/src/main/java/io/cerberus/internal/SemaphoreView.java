@@ -79,6 +79,24 @@ final class SemaphoreView implements DistributedSemaphore {
         }
     }
 
+    /**
+     * @param lockName the name of a lock, a slot's or a user's
+     * @return how messages name it: {@code lock 'x'}, or {@code permit 2 of semaphore 'y'}
+     */
+    static String describe(String lockName) {
+        for (String mark : new String[] {SLOT_MARK, HASHED_MARK}) {
+            int hash = lockName.lastIndexOf('#');
+            if (lockName.startsWith(mark) && hash > mark.length()) {
+                String semaphore = lockName.substring(mark.length(), hash);
+                return "permit " + lockName.substring(hash + 1) + " of semaphore "
+                        + (mark == SLOT_MARK
+                                ? "'" + semaphore + "'"
+                                : "whose name has the SHA-256 " + semaphore.substring(0, 12) + "...");
+            }
+        }
+        return "lock '" + lockName + "'";
+    }
+
     private LockView slot(int slot) {
         return new LockView(client, new LockKey(client.namespace(), slotName(name, slot)), LockMode.EXCLUSIVE);
     }

@@ -213,7 +213,7 @@ public abstract class SemaphoreAndMultiLockCases {
         assertThat(told.await(expiryBound().toMillis() + 5_000, TimeUnit.MILLISECONDS))
                 .as("the holder is told")
                 .isTrue();
-        assertThat(reason.get().getMessage()).contains("expiring#0");
+        assertThat(reason.get().getMessage()).contains("permit 0 of semaphore 'expiring'");
         assertThat(mine.isValid()).isFalse();
         assertThatThrownBy(mine::close).isInstanceOf(LockLostException.class);
         theirs.get().close();
