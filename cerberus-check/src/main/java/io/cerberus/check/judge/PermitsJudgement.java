@@ -80,7 +80,7 @@ public record PermitsJudgement(LockJudgement slots, CheckLocks semaphores, List<
                 .append(worst.writers().count())
                 .append(" of ")
                 .append(permits)
-                .append(" permits")
+                .append(permits == 1 ? " permit" : " permits")
                 .append(on)
                 .append(" (critical sections the fenced registers accepted, read to write; ")
                 .append(reports.stream().mapToInt(SemaphoreReport::sections).sum())
