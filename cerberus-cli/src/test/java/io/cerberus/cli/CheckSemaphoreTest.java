@@ -74,9 +74,7 @@ class CheckSemaphoreTest {
                 "--faults",
                 "pause,kill,partition",
                 "--think",
-                "300ms",
-                "--duration",
-                "7s");
+                "300ms");
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
         assertThat(run.stdout()).containsPattern("verdict: +SAFE");
@@ -127,9 +125,7 @@ class CheckSemaphoreTest {
                 "--faults",
                 "pause",
                 "--think",
-                "500ms",
-                "--duration",
-                "7s");
+                "500ms");
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(CheckCommand.UNSAFE);
         assertThat(run.stdout()).contains("fencing ignored");
