@@ -140,10 +140,16 @@ final class CheckOptionRules {
                     options.spec.commandLine(),
                     "--recipe takes " + String.join(", ", Recipe.NAMES) + "; '" + options.recipe + "' is none of them");
         }
-        if (!options.primitive.equals("lock") && !options.primitive.equals("leader")) {
+        if (!List.of("lock", "leader", "semaphore").contains(options.primitive)) {
             throw new ParameterException(
                     options.spec.commandLine(),
-                    "--primitive takes lock or leader; '" + options.primitive + "' is neither");
+                    "--primitive takes lock, leader or semaphore; '" + options.primitive + "' is none of them");
+        }
+        if (options.primitive.equals("semaphore") && options.recipe != null) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--primitive semaphore takes Cerberus's permits; --recipe replaces Cerberus's lock: give one or the"
+                            + " other (--no-lock and --no-fencing are the semaphore's negative controls)");
         }
         if (options.primitive.equals("leader") && (options.recipe != null || options.noLock)) {
             throw new ParameterException(
@@ -151,6 +157,7 @@ final class CheckOptionRules {
                     "--primitive leader elects with Cerberus; --recipe and --no-lock replace Cerberus: give one or the"
                             + " other");
         }
+        validatePermits(options);
         if (options.leaderTerm != null && !options.primitive.equals("leader")) {
             throw new ParameterException(
                     options.spec.commandLine(),
@@ -266,6 +273,32 @@ final class CheckOptionRules {
         }
     }
 
+    /** {@code --primitive semaphore} and {@code --permits}: how many permits, and a register per slot. */
+    private static void validatePermits(CheckOptions options) {
+        if (options.permits != null && !options.primitive.equals("semaphore")) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--permits applies to --primitive semaphore: how many permits the clients' semaphore has");
+        }
+        int permits = options.permits();
+        if (options.permits != null && (permits < 1 || permits > CheckOptions.MAX_PERMITS)) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--permits must be 1 to " + CheckOptions.MAX_PERMITS + ", was " + permits);
+        }
+        if (permits > 0 && (long) permits * options.lockCount > CheckOptions.MAX_LOCKS) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--locks times --permits must be at most " + CheckOptions.MAX_LOCKS + " (a register per slot), was "
+                            + options.lockCount + " x " + permits);
+        }
+        if (permits > 0 && options.idempotency.enabled) {
+            throw new ParameterException(
+                    options.spec.commandLine(),
+                    "--primitive semaphore applies to the lock check, not to --idempotency");
+        }
+    }
+
     /** {@code --register} and {@code --register-uri}: where the registers are, and whether a run's faults keep them. */
     private static void validateRegister(CheckOptions options) {
         if (!Registers.STORES.contains(options.register)) {
@@ -336,7 +369,7 @@ final class CheckOptionRules {
             throw new ParameterException(
                     options.spec.commandLine(),
                     "--second-engine applies to the lock check with Cerberus's locks (not --idempotency, --recipe,"
-                            + " --no-lock or --primitive leader)");
+                            + " --no-lock, --primitive leader or semaphore)");
         }
         if (!switches) {
             throw new ParameterException(

@@ -22,6 +22,8 @@ import picocli.CommandLine.Spec;
 public final class CheckOptions {
     static final int MAX_LOCKS = 10_000;
     static final int MAX_LOOPS = 8;
+    static final int MAX_PERMITS = 64;
+    static final int DEFAULT_PERMITS = 2;
 
     @Option(
             names = "--clients",
@@ -180,10 +182,18 @@ public final class CheckOptions {
             names = "--primitive",
             defaultValue = "lock",
             description =
-                    "What the clients take: lock (each loop acquires the lock and releases it), or leader (each loop is"
+                    "What the clients take: lock (each loop acquires the lock and releases it), leader (each loop is"
                             + " a participant in electing a leader under the lock's name, acts on the register once per term with"
-                            + " the term as its token, then steps down; see --leader-term). Default: ${DEFAULT-VALUE}")
+                            + " the term as its token, then steps down; see --leader-term), or semaphore (each loop takes one"
+                            + " permit of a semaphore of --permits under the lock's name and acts on its slot's register, keyed by"
+                            + " the permit's fence name and fenced by its token). Default: ${DEFAULT-VALUE}")
     String primitive;
+
+    @Option(
+            names = "--permits",
+            description = "With --primitive semaphore: the semaphore's permits, 1 to " + MAX_PERMITS + "; never more"
+                    + " than this many writers at once, each slot fenced as a lock. Default: " + DEFAULT_PERMITS)
+    Integer permits;
 
     @Option(
             names = "--leader-term",
@@ -318,6 +328,11 @@ public final class CheckOptions {
         return pause && idempotency.enabled
                 ? lease.dividedBy(2)
                 : lease.multipliedBy(2).plusMillis(200);
+    }
+
+    /** @return each semaphore's permits with {@code --primitive semaphore}, else 0 (locks) */
+    int permits() {
+        return !primitive.equals("semaphore") ? 0 : permits == null ? DEFAULT_PERMITS : permits;
     }
 
     boolean given(String option) {

@@ -6,8 +6,11 @@ import io.cerberus.check.console.ProgressLine;
 import io.cerberus.check.console.StopOnExit;
 import io.cerberus.check.fault.ClientProxies;
 import io.cerberus.check.fault.FaultInjector;
+import io.cerberus.check.judge.Judge;
 import io.cerberus.check.judge.LockJudgement;
 import io.cerberus.check.judge.MutualExclusionJudge;
+import io.cerberus.check.judge.PermitsJudge;
+import io.cerberus.check.judge.PermitsJudgement;
 import io.cerberus.check.judge.Stuck;
 import io.cerberus.check.log.CheckLocks;
 import io.cerberus.check.log.HoldLog;
@@ -35,7 +38,8 @@ import java.util.concurrent.TimeUnit;
  * The lock check: K client JVMs ({@link CheckWorkerCommand}) loop on one lock (or on N, each with
  * its own, {@code --locks}) around a fenced register while faults are injected; the event logs are
  * then judged for overlapping holds, lost updates and fencing tokens going backwards (see
- * {@link MutualExclusionJudge}). Faults on a client are aimed at the holder, in its critical section if
+ * {@link MutualExclusionJudge}); with {@code --primitive semaphore} each slot of the semaphore as a lock, and the
+ * writers at once against its permits ({@link PermitsJudge}). Faults on a client are aimed at the holder, in its critical section if
  * one is there.
  */
 final class LockCheck {
@@ -94,7 +98,7 @@ final class LockCheck {
                     .build();
             probe.close();
         }
-        CheckLocks locks = new CheckLocks(o.lockName, o.out.resolve("register"), o.lockCount);
+        CheckLocks locks = new CheckLocks(o.lockName, o.out.resolve("register"), o.lockCount, o.permits());
         registerStore = registerStore();
         String title = "cerberus check: "
                 + (o.noLock
@@ -106,14 +110,16 @@ final class LockCheck {
                                                         ? ""
                                                         : "with terms of up to " + Durations.format(o.leaderTerm) + " ")
                                                 + "on "
-                                        : "")
+                                        : o.permits() > 0 ? "a semaphore of " + o.permits() + " permits on " : "")
                                 + Redaction.redact(engineUri))
                 + (lockServer == null
                         ? ""
                         : " (started here"
                                 + (LockServer.persistenceOf(o.server).isEmpty() ? "" : ", persistence " + o.persistence)
                                 + (o.pgBouncer == null ? "" : ", through PgBouncer pool_mode=" + o.pgBouncer) + ")")
-                + ", " + o.clients + " clients" + (o.lockCount > 1 ? " on " + o.lockCount + " locks" : "") + ", "
+                + (o.noLock && o.permits() > 0 ? " (" + o.permits() + " slots)" : "")
+                + ", " + o.clients + " clients"
+                + (o.lockCount > 1 ? " on " + o.lockCount + (o.permits() > 0 ? " semaphores" : " locks") : "") + ", "
                 + Durations.format(o.duration) + ", lease " + Durations.format(o.lease) + ", faults " + o.faults
                 + (o.faults.contains("delay") ? " (delay " + Durations.format(o.delay) + ")" : "")
                 + (o.faultLength != null ? ", each pause or cut lasting " + Durations.format(o.faultLength) : "")
@@ -201,11 +207,16 @@ final class LockCheck {
                 stopping,
                 Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5))
                         + (o.leaderTerm == null ? 0 : o.leaderTerm.toNanos()));
-        LockJudgement report =
-                new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(HoldLog.readAll(o.out));
+        List<HoldLog.Event> events = HoldLog.readAll(o.out);
+        Judge.Judgement report = o.permits() > 0
+                ? new PermitsJudge(registers, locks, start, end, stuck).judge(events)
+                : new MutualExclusionJudge(registers, locks.names(), start, end, stuck).judge(events);
         String text = report.text(title);
         Files.writeString(o.out.resolve("report.txt"), text);
-        Timeline.html(o.out.resolve("timeline.html"), title, report);
+        Timeline.html(
+                o.out.resolve("timeline.html"),
+                title,
+                report instanceof PermitsJudgement permits ? permits.slots() : (LockJudgement) report);
         line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
         console.println("report: " + o.out.resolve("report.txt") + ", timeline: " + o.out.resolve("timeline.html"));
@@ -259,6 +270,9 @@ final class LockCheck {
         }
         if (o.leaderTerm != null) {
             args.addAll(List.of("--leader-term", o.leaderTerm.toMillis() + "ms"));
+        }
+        if (o.permits() > 0) {
+            args.addAll(List.of("--permits", Integer.toString(o.permits())));
         }
         if (o.noFencing) {
             args.add("--no-fencing");

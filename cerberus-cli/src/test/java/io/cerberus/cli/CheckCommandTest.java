@@ -580,9 +580,9 @@ class CheckCommandTest {
         Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
-        Cli.Result primitive = Cli.run(RUN_LIMIT, "check", "--primitive", "semaphore");
+        Cli.Result primitive = Cli.run(RUN_LIMIT, "check", "--primitive", "queue");
         assertThat(primitive.exitCode()).isEqualTo(64);
-        assertThat(primitive.stderr()).contains("--primitive takes lock or leader; 'semaphore' is neither");
+        assertThat(primitive.stderr()).contains("--primitive takes lock, leader or semaphore; 'queue' is none of them");
         Cli.Result leaderRecipe = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--no-lock");
         assertThat(leaderRecipe.exitCode()).isEqualTo(64);
         assertThat(leaderRecipe.stderr()).contains("--primitive leader elects with Cerberus");

@@ -7,10 +7,11 @@ import java.util.List;
  * A judge of one property of a run. A run only leaves logs behind: every client's event log and the
  * fault log (and whatever the property's own witness is: the fenced registers, the effect ledger),
  * and a judge reads them after the run, never during it. Each property is one implementation:
- * {@link MutualExclusionJudge} (at most one holder, fencing stops the stale writes) and
- * {@link IdempotencyJudge} (each operation's effect once). A new property (one leader per term, at
- * most N permit holders, no stale write accepted by a fenced store) is a new judge, not a branch in
- * one of these; each has a negative control that must come out {@link Verdict#UNSAFE}.
+ * {@link MutualExclusionJudge} (at most one holder, fencing stops the stale writes),
+ * {@link PermitsJudge} (at most N writers at once on a semaphore of N permits, each slot a lock) and
+ * {@link IdempotencyJudge} (each operation's effect once). A new property (no stale write accepted
+ * by a fenced store) is a new judge, not a branch in one of these; each has a negative control that
+ * must come out {@link Verdict#UNSAFE}.
  *
  * <p>A judge is built with what its property needs besides the events (the witness read at the end,
  * the run's times, its settings), so that judging is one call over the events.

@@ -142,13 +142,24 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
 
     @Override
     public String text(String title) {
+        return text(title, outcome(), "lock", "");
+    }
+
+    /**
+     * @param verdict the verdict to show (a judge over this judgement's, {@link PermitsJudgement})
+     * @param unit what a lock of this judgement is, for people: {@code lock}, or {@code slot}
+     * @param figures lines of the judge over this one, shown after the holds
+     * @return the report, as {@link #text(String)}
+     */
+    String text(String title, Verdict verdict, String unit, String figures) {
         StringBuilder out = new StringBuilder();
         out.append(title).append('\n');
-        out.append("verdict:               ").append(verdict()).append('\n');
+        out.append("verdict:               ").append(verdict.name()).append('\n');
         out.append("holds (operations):    ").append(holds().size()).append('\n');
+        out.append(figures);
         if (locks().size() > 1) {
             LockReport worst = worst();
-            out.append("locks:                 ")
+            out.append(String.format(Locale.ROOT, "%-23s", unit + "s:"))
                     .append(locks().size())
                     .append(", each judged on its own; worst: ")
                     .append(worst.name())
@@ -183,7 +194,9 @@ public record LockJudgement(List<LockReport> locks, List<Fault> faults, long sta
         }
         out.append("overlapping holds:     ")
                 .append(overlaps().size())
-                .append(" (two clients believed they held the lock at once)\n");
+                .append(" (two clients believed they held the ")
+                .append(unit.equals("lock") ? "lock" : "same " + unit)
+                .append(" at once)\n");
         out.append("stale writes stopped:  ")
                 .append(staleStopped())
                 .append(" (refused by the fenced register: fencing at work)\n");

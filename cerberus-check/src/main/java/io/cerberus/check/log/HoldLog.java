@@ -18,7 +18,7 @@ import java.util.List;
  * CLIENT names the process, or {@code PROCESS.THREAD} when a client runs several loops.
  *
  * <p>Kinds: {@code ACQ} granted, {@code READ} the register was read, {@code WRITE} written
- * ({@code ok} or {@code stale}), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
+ * ({@code ok} or {@code stale}; timed when the write was sent), {@code REL} released, {@code LOST} told of a loss, {@code FAULT}
  * injected (CLIENT is the target, TOKEN -1, DETAIL the fault), {@code ENGINE} what the client saw of
  * the engine ({@code acquire failed}, {@code renewal unreachable}, {@code acquire 12ms}, {@code release 12ms}), {@code END}
  * the client stopped.

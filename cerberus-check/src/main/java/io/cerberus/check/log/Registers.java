@@ -57,12 +57,12 @@ public interface Registers extends AutoCloseable {
         }
     }
 
-    /** The registers in files, one per lock: {@link CheckLocks#register(int)}. */
+    /** The registers in files, one per unit (lock or slot): {@link CheckLocks#register(int)}. */
     final class FileRegisters implements Registers {
         private final List<FileRegister> registers;
 
         FileRegisters(CheckLocks locks, boolean fenced) {
-            this.registers = java.util.stream.IntStream.range(0, locks.count())
+            this.registers = java.util.stream.IntStream.range(0, locks.units())
                     .mapToObj(lock -> new FileRegister(locks.register(lock), fenced ? null : UNFENCED))
                     .toList();
         }

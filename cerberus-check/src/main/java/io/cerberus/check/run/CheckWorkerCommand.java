@@ -11,9 +11,7 @@ import io.cerberus.check.log.HoldLog;
 import io.cerberus.check.log.Register;
 import io.cerberus.check.log.Registers;
 import io.cerberus.check.recipe.Recipe;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,7 +40,9 @@ import picocli.CommandLine.Spec;
  * one client (logged as {@code CLIENT.0} ...); the announcement is then the busiest loop's state. With {@code --leader}
  * each round is a term of leadership instead, its token the term: one act, or with {@code --leader-term D} act after act
  * until D after the election, never while the leadership is in doubt, ending at once when it is revoked; then the leader
- * steps down and contends again. What the engine got wrong (failed acquisitions, renewals refused or
+ * steps down and contends again. With {@code --permits N} each round takes one permit of a semaphore of N under the
+ * name and works on its slot's register, keyed by the permit's fence name ({@code NAME#SLOT}); its lines are about that
+ * slot ({@link CheckLocks#unit}). What the engine got wrong (failed acquisitions, renewals refused or
  * unreachable) and how long each grant and release took are logged as {@code ENGINE} events: the client's
  * side of a network fault. It does not check {@code Lease.isValid()} before writing: a pause can
  * come right after such a check, so only fencing can be relied on. Stops when its input ends.
@@ -89,6 +89,12 @@ public final class CheckWorkerCommand implements Callable<Integer> {
 
     @Option(names = "--no-lock", description = "Take no lock (negative control).")
     private boolean noLock;
+
+    @Option(
+            names = "--permits",
+            defaultValue = "0",
+            description = "Take one permit of a semaphore of this many under each lock name, instead of the lock.")
+    private int permits;
 
     @Option(names = "--leader", description = "Be elected leader under the lock's name instead of taking the lock.")
     private boolean leader;
@@ -144,12 +150,16 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                 switchTo(wanted.get(), connected.get(), logged.get());
             }
         });
-        CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount);
+        CheckLocks locks = new CheckLocks(lockName, registerFile, lockCount, permits);
         try (Registers store = Registers.open(System.getenv(Workers.REGISTER_ENV), locks, !noFencing);
                 HoldLog log = new HoldLog(logFile);
                 Recipe recipe = recipeName == null
                         ? null
-                        : Recipe.connect(recipeName, engine.engineUri(), lease, failpoint(log));
+                        : Recipe.connect(
+                                recipeName,
+                                engine.engineUri(),
+                                lease,
+                                RecipeFailpoint.of(recipeName, armed, log, client, lease));
                 Cerberus cerberus = noLock || recipe != null
                         ? null
                         : CheckClient.connectWhenUp(() -> connect(log, secondEngine), stopped, log, client)) {
@@ -213,8 +223,11 @@ public final class CheckWorkerCommand implements Callable<Integer> {
             throws InterruptedException {
         while (!stopped.get()) {
             int lock = locks.count() == 1 ? 0 : ThreadLocalRandom.current().nextInt(locks.count());
+            int unit = locks.unit(lock, 0); // a semaphore's busy and failed tries are logged on its first slot
             if (cerberus == null && recipe == null) {
-                cycle(name, lock, registers.get(lock), log, out, Held.NOTHING, System.nanoTime(), stopped);
+                int slot = permits == 0 ? 0 : ThreadLocalRandom.current().nextInt(permits); // takes none: any slot
+                unit = locks.unit(lock, slot);
+                cycle(name, unit, registers.get(unit), log, out, Held.NOTHING, System.nanoTime(), stopped);
                 continue;
             }
             long acquiring = System.nanoTime();
@@ -224,9 +237,11 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                         ? Held.take(recipe, locks.name(lock))
                         : leader
                                 ? Held.elect(cerberus, locks.name(lock), name, fencing)
-                                : Held.take(cerberus, locks.name(lock), fencing, fences);
+                                : permits > 0
+                                        ? Held.takePermit(cerberus, locks.name(lock), permits, fencing)
+                                        : Held.take(cerberus, locks.name(lock), fencing, fences);
             } catch (Held.Unanswered e) {
-                log.log("ENGINE", name, lock, -1, "acquire failed");
+                log.log("ENGINE", name, unit, -1, "acquire failed");
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
                 continue;
             }
@@ -234,16 +249,21 @@ public final class CheckWorkerCommand implements Callable<Integer> {
                 // read at once: a pause before the lines are written must not move this grant after grants made during
                 // it
                 long granted = System.nanoTime();
+                unit = locks.unit(lock, held.get().slot());
+                if (permits > 0 && !held.get().fenceName().equals(locks.unitName(unit))) { // the register is the slot's
+                    throw new IllegalStateException(
+                            "permit " + held.get().fenceName() + " is not " + locks.unitName(unit));
+                }
                 log.log(
                         "ENGINE",
                         name,
-                        lock,
+                        unit,
                         held.get().token(),
                         granted,
                         "acquire " + TimeUnit.NANOSECONDS.toMillis(granted - acquiring) + "ms");
-                cycle(name, lock, registers.get(lock), log, out, held.get(), granted, stopped);
+                cycle(name, unit, registers.get(unit), log, out, held.get(), granted, stopped);
             } else {
-                log.log("ENGINE", name, lock, -1, BUSY);
+                log.log("ENGINE", name, unit, -1, BUSY);
             }
         }
     }
@@ -362,45 +382,16 @@ public final class CheckWorkerCommand implements Callable<Integer> {
         try {
             Thread.sleep(think.toMillis());
             String outcome;
+            long writing = System.nanoTime(); // the line's time: the register took the write after it was sent
             try {
                 outcome = register.write(state.get().value() + 1, fence) ? "ok" : "stale";
             } catch (RuntimeException e) {
                 log.log("ENGINE", name, lock, token, "register write failed: " + HoldLog.oneLine(e));
                 outcome = "unknown";
             }
-            log.log("WRITE", name, lock, token, outcome);
+            log.log("WRITE", name, lock, token, writing, outcome);
         } finally {
             reading.decrementAndGet();
-        }
-    }
-
-    /**
-     * @return the recipe's failpoint: when the checker has armed it (created the {@code --armed} file), the first loop
-     *     to reach it disarms it, logs {@code failpoint crash} and halts the process, or logs {@code failpoint stall},
-     *     stalls for twice the lease + 200 ms and logs {@code failpoint stall over}
-     */
-    private Recipe.Failpoint failpoint(HoldLog log) {
-        Optional<Recipe.FailpointAction> action = Recipe.failpoint(recipeName);
-        return () -> {
-            if (armed == null || action.isEmpty() || !Files.exists(armed) || !deleted(armed)) {
-                return;
-            }
-            if (action.get() == Recipe.FailpointAction.CRASH) {
-                log.log("ENGINE", client, -1, "failpoint crash");
-                Runtime.getRuntime().halt(137);
-            }
-            log.log("ENGINE", client, -1, "failpoint stall");
-            Thread.sleep(lease.multipliedBy(2).plusMillis(200).toMillis());
-            log.log("ENGINE", client, -1, "failpoint stall over");
-        };
-    }
-
-    /** @return whether this call deleted the file (one loop of several wins) */
-    private static boolean deleted(Path file) {
-        try {
-            return Files.deleteIfExists(file);
-        } catch (IOException e) {
-            return false;
         }
     }
 

@@ -6,6 +6,8 @@ import io.cerberus.Leadership;
 import io.cerberus.LeadershipListener;
 import io.cerberus.Lease;
 import io.cerberus.LockLostException;
+import io.cerberus.Permit;
+import io.cerberus.Permits;
 import io.cerberus.check.recipe.Recipe;
 import java.time.Duration;
 import java.util.Optional;
@@ -13,17 +15,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A lock a loop holds, whichever way it took it: Cerberus's lease (with its fencing token when the engine has
- * them, and its loss notices), a term of leadership (its token the term; {@link #standing} tells a long-lived leader
- * whether it may act), a recipe's hold (no token, no notice), or nothing ({@code --no-lock}).
+ * them, and its loss notices), a permit of a semaphore (its slot, the slot's fencing token), a term of leadership
+ * (its token the term; {@link #standing} tells a long-lived leader whether it may act), a recipe's hold (no token, no
+ * notice), or nothing ({@code --no-lock}).
+ *
+ * @param slot the permit's slot, 0 for a lock
  */
-record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadership, AtomicBoolean revoked) {
+record Held(
+        long token,
+        Lease lease,
+        Recipe.Hold recipeHold,
+        Leadership leadership,
+        AtomicBoolean revoked,
+        Permits permits,
+        int slot) {
     /** How long a loop tries for a lock (or to be elected) before it logs {@link CheckWorkerCommand#BUSY} and picks again. */
     static final Duration TRY = Duration.ofMillis(500);
 
-    static final Held NOTHING = new Held(-1, null, null, null, null);
+    static final Held NOTHING = new Held(-1, null, null, null, null, null, 0);
 
     Held(long token, Lease lease, Recipe.Hold recipeHold) {
-        this(token, lease, recipeHold, null, null);
+        this(token, lease, recipeHold, null, null, null, 0);
     }
 
     /** @return a term of leadership (its token the term), or empty when another leads */
@@ -40,7 +52,8 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
         try {
             leadership.start();
             if (leadership.awaitLeadership(TRY)) {
-                return Optional.of(new Held(fencing ? leadership.term() : -1, null, null, leadership, revoked));
+                return Optional.of(
+                        new Held(fencing ? leadership.term() : -1, null, null, leadership, revoked, null, 0));
             }
             leadership.close();
             return Optional.empty();
@@ -118,6 +131,42 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
         }
     }
 
+    /**
+     * @param semaphore the semaphore's name
+     * @param permits its permits
+     * @return one permit of it (its token the slot's fencing token), or empty when every permit is held
+     * @throws Unanswered if the engine did not answer, or the permit was lost before its token was read (released)
+     */
+    static Optional<Held> takePermit(Cerberus cerberus, String semaphore, int permits, boolean fencing)
+            throws Unanswered, InterruptedException {
+        Optional<Permits> taken;
+        try {
+            taken = cerberus.semaphore(semaphore, permits).tryAcquire(1, TRY);
+        } catch (EngineUnavailableException e) {
+            throw new Unanswered(e);
+        }
+        if (taken.isEmpty()) {
+            return Optional.empty();
+        }
+        Permit permit = taken.get().permits().get(0);
+        try {
+            long token = fencing ? permit.fencingToken() : -1;
+            return Optional.of(new Held(token, null, null, null, null, taken.get(), permit.slot()));
+        } catch (EngineUnavailableException | LockLostException e) {
+            try {
+                taken.get().close();
+            } catch (RuntimeException alreadyGone) {
+                // lost, or the engine is down: its lease ends by itself
+            }
+            throw new Unanswered(e);
+        }
+    }
+
+    /** @return the permit's fence name ({@code NAME#SLOT}): the key of the register it writes */
+    String fenceName() {
+        return permits.permits().get(0).fenceName();
+    }
+
     /** @return the recipe's hold, or empty when another holds the lock */
     static Optional<Held> take(Recipe recipe, String lockName) throws Unanswered, InterruptedException {
         try {
@@ -130,6 +179,9 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
     void onLost(Runnable logLoss) {
         if (lease != null) {
             lease.onLost((lost, reason) -> logLoss.run());
+        }
+        if (permits != null) {
+            permits.onLost(lost -> logLoss.run());
         }
         if (leadership != null) {
             leadership.onChange(new LeadershipListener() {
@@ -153,6 +205,8 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
         try {
             if (lease != null) {
                 lease.close();
+            } else if (permits != null) {
+                permits.close();
             } else {
                 recipeHold.release();
             }
@@ -162,7 +216,7 @@ record Held(long token, Lease lease, Recipe.Hold recipeHold, Leadership leadersh
         } catch (EngineUnavailableException e) {
             return Optional.of("release unconfirmed");
         } catch (RuntimeException e) {
-            if (lease != null) {
+            if (lease != null || permits != null) {
                 throw e; // not the engine's failure: a bug, shown
             }
             return Optional.of("release unconfirmed");
