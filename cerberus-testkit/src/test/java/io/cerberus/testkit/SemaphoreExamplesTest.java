@@ -48,6 +48,7 @@ class SemaphoreExamplesTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the page's example holds the permit without naming it in the block
     void semaphores() throws Exception {
         DistributedSemaphore partnerApi = cerberus.semaphore("partner-api", 4);
         try (Permits permit = partnerApi.acquire(1, Duration.ofSeconds(10))) {
