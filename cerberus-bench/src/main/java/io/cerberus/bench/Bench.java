@@ -64,12 +64,19 @@ public final class Bench {
     static final List<String> WAITER_PEERS = List.of("cerberus", "redisson");
     /**
      * Workloads of semaphores: a cycle is taking one permit of one semaphore that every thread shares, and giving it
-     * back; the semaphore has T permits ({@code semaphore}: nobody waits) or {@link #CONTENDED_PERMITS}
-     * ({@code semaphore-contended}). Each hold is checked to be among at most that many.
+     * back; the semaphore has T permits ({@code semaphore}: nobody waits; or {@link #SEMAPHORE_PERMITS}) or
+     * {@link #CONTENDED_PERMITS} ({@code semaphore-contended}). Each hold is checked to be among at most that many.
      */
     static final List<String> SEMAPHORE_WORKLOADS = List.of("semaphore", "semaphore-contended");
     /** The permits of {@code semaphore-contended}'s semaphore. */
     static final int CONTENDED_PERMITS = 2;
+    /** The system property that gives {@code semaphore}'s semaphore more permits than threads ({@link #SEMAPHORE_PERMITS}). */
+    static final String SEMAPHORE_PERMITS_PROPERTY = "cerberus.bench.semaphorePermits";
+    /**
+     * The permits of {@code semaphore}'s semaphore at every T, from {@value #SEMAPHORE_PERMITS_PROPERTY}; 0 (unset)
+     * gives it T: how much of a scan's cost is meeting held slots.
+     */
+    static final int SEMAPHORE_PERMITS = Integer.getInteger(SEMAPHORE_PERMITS_PROPERTY, 0);
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
 
@@ -154,6 +161,11 @@ public final class Bench {
                             + " ms");
         }
         checkWorkloads(workloads);
+        int most = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
+        if (SEMAPHORE_PERMITS != 0 && (SEMAPHORE_PERMITS < most || SEMAPHORE_PERMITS > 1000)) {
+            throw new IllegalArgumentException("-D" + SEMAPHORE_PERMITS_PROPERTY + " must be from the most threads ("
+                    + most + ": nobody waits) to 1000, was " + SEMAPHORE_PERMITS);
+        }
         EngineGroups.check(engines, peerNames);
         Path out = options.containsKey("out") ? Path.of(options.get("out")).toAbsolutePath() : null;
         if (out != null) {
@@ -538,9 +550,15 @@ public final class Bench {
         return GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers();
     }
 
-    /** @return the permits of a semaphore workload's semaphore at T threads: T, or {@link #CONTENDED_PERMITS} */
+    /**
+     * @return the permits of a semaphore workload's semaphore at T threads: T (or {@link #SEMAPHORE_PERMITS}), or
+     *     {@link #CONTENDED_PERMITS}
+     */
     static int permits(String workload, int threads) {
-        return workload.equals("semaphore-contended") ? CONTENDED_PERMITS : threads;
+        if (workload.equals("semaphore-contended")) {
+            return CONTENDED_PERMITS;
+        }
+        return SEMAPHORE_PERMITS > 0 ? SEMAPHORE_PERMITS : threads;
     }
 
     /**

@@ -234,11 +234,16 @@ final class Report {
                     Locale.ROOT,
                     "T threads share one semaphore of %s; a cycle takes one permit and gives it back (cycles/s are"
                             + " permits/s; latency is the wait for a permit), each hold checked to be among at most the"
-                            + " permits. Cerberus: `semaphore(name, N).acquire(1, wait)`, renewed, 30 s lease; Redisson:"
-                            + " `trySetPermits(N)` once, `RPermitExpirableSemaphore.acquire(30 s lease)` and"
-                            + " `release(id)`, `RSemaphore.acquire()` and `release()`; Curator:"
-                            + " `InterProcessSemaphoreV2.acquire()` and `returnLease`.%n%n",
-                    workload.equals("semaphore") ? "T permits (nobody waits)" : Bench.CONTENDED_PERMITS + " permits"));
+                            + " permits. Cerberus: `semaphore(name, N).acquire(1, wait)`, renewed, 30 s lease; %s.%n%n",
+                    !workload.equals("semaphore")
+                            ? Bench.CONTENDED_PERMITS + " permits"
+                            : Bench.SEMAPHORE_PERMITS > 0
+                                    ? Bench.SEMAPHORE_PERMITS + " permits (nobody waits)"
+                                    : "T permits (nobody waits)",
+                    group.engine().equals("redis")
+                            ? "Redisson: `trySetPermits(N)` once, then `RPermitExpirableSemaphore.acquire(30 s lease)` and"
+                                    + " `release(id)`, or `RSemaphore.acquire()` and `release()`"
+                            : "Curator: `InterProcessSemaphoreV2.acquire()` and `returnLease(lease)`"));
         }
         if (workload.equals(Bench.VIRTUAL_THREADS)) {
             out.append(String.format(
