@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  *
  * <pre>
  * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres,mariadb] [--threads 1,4,16] [--seconds 3] [--warmup 1]
- *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks,async,virtual-threads]
+ *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks,async,virtual-threads,
+ *                   semaphore,semaphore-contended]
  *      [--peers cerberus,redisson,spring,...] [--waiters 1000] [--names 100000] [--held 10000] [--lease 2]
  *      [--redis host:port] [--out report.md]
  * </pre>
@@ -61,6 +62,21 @@ public final class Bench {
     static final List<String> WAITER_WORKLOADS = List.of(ASYNC, VIRTUAL_THREADS);
     /** The peers of {@link #WAITER_WORKLOADS} by {@code --peers} name: those with an async lock. */
     static final List<String> WAITER_PEERS = List.of("cerberus", "redisson");
+    /**
+     * Workloads of semaphores: a cycle is taking one permit of one semaphore that every thread shares, and giving it
+     * back; the semaphore has T permits ({@code semaphore}: nobody waits; or {@link #SEMAPHORE_PERMITS}) or
+     * {@link #CONTENDED_PERMITS} ({@code semaphore-contended}). Each hold is checked to be among at most that many.
+     */
+    static final List<String> SEMAPHORE_WORKLOADS = List.of("semaphore", "semaphore-contended");
+    /** The permits of {@code semaphore-contended}'s semaphore. */
+    static final int CONTENDED_PERMITS = 2;
+    /** The system property that gives {@code semaphore}'s semaphore more permits than threads ({@link #SEMAPHORE_PERMITS}). */
+    static final String SEMAPHORE_PERMITS_PROPERTY = "cerberus.bench.semaphorePermits";
+    /**
+     * The permits of {@code semaphore}'s semaphore at every T, from {@value #SEMAPHORE_PERMITS_PROPERTY}; 0 (unset)
+     * gives it T: how much of a scan's cost is meeting held slots.
+     */
+    static final int SEMAPHORE_PERMITS = Integer.getInteger(SEMAPHORE_PERMITS_PROPERTY, 0);
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
 
@@ -145,6 +161,11 @@ public final class Bench {
                             + " ms");
         }
         checkWorkloads(workloads);
+        int most = threads.stream().mapToInt(Integer::intValue).max().orElse(1);
+        if (SEMAPHORE_PERMITS != 0 && (SEMAPHORE_PERMITS < most || SEMAPHORE_PERMITS > 1000)) {
+            throw new IllegalArgumentException("-D" + SEMAPHORE_PERMITS_PROPERTY + " must be from the most threads ("
+                    + most + ": nobody waits) to 1000, was " + SEMAPHORE_PERMITS);
+        }
         EngineGroups.check(engines, peerNames);
         Path out = options.containsKey("out") ? Path.of(options.get("out")).toAbsolutePath() : null;
         if (out != null) {
@@ -255,12 +276,13 @@ public final class Bench {
         for (String workload : workloads) {
             if (!LOCK_WORKLOADS.contains(workload)
                     && !GUARD_WORKLOADS.contains(workload)
+                    && !SEMAPHORE_WORKLOADS.contains(workload)
                     && !WAITER_WORKLOADS.contains(workload)
                     && !workload.equals(TWO_PROCESSES)
                     && !workload.equals(HELD_LOCKS)) {
                 throw new IllegalArgumentException("unknown workload '" + workload
                         + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p,"
-                        + " held-locks, async, virtual-threads");
+                        + " held-locks, async, virtual-threads, semaphore, semaphore-contended");
             }
         }
     }
@@ -305,7 +327,7 @@ public final class Bench {
         }
         List<String> runnable = workloads.stream()
                 .filter(workload -> !workload.equals(TWO_PROCESSES))
-                .filter(workload -> !peersOf(group, workload).isEmpty())
+                .filter(workload -> !peersOf(group, workload, 1).isEmpty())
                 .filter(workload -> !workload.equals(VIRTUAL_THREADS) || VirtualThreads.available())
                 .toList();
         List<Result> results = new ArrayList<>();
@@ -317,7 +339,7 @@ public final class Bench {
         // warm every peer up first, so that the first cells of the matrix do not pay for the JIT compiler
         int warmCell = 0;
         for (String workload : runnable) {
-            for (Supplier<Peer> supplier : peersOf(group, workload).values()) {
+            for (Supplier<Peer> supplier : peersOf(group, workload, 4).values()) {
                 try (Peer peer = supplier.get()) {
                     measure(peer, workload, 4, warmup.multipliedBy(2), group.engine() + "-warm" + warmCell++, names);
                 }
@@ -327,7 +349,7 @@ public final class Bench {
         for (String workload : runnable) {
             for (int t : WAITER_WORKLOADS.contains(workload) ? waiters : threads) {
                 List<Map.Entry<String, Supplier<Peer>>> peers =
-                        List.copyOf(peersOf(group, workload).entrySet());
+                        List.copyOf(peersOf(group, workload, t).entrySet());
                 // many-names asks the server what each peer left behind, after the peer closed: one peer open at a time
                 boolean alone = workload.equals("many-names");
                 progress.cell(group.engine() + " " + workload + " T=" + t);
@@ -512,13 +534,31 @@ public final class Bench {
         return row;
     }
 
-    private static Map<String, Supplier<Peer>> peersOf(EngineGroup group, String workload) {
+    /** @return the peers of a workload's cells at {@code threads} threads (or waiters), by option name */
+    private static Map<String, Supplier<Peer>> peersOf(EngineGroup group, String workload, int threads) {
+        if (SEMAPHORE_WORKLOADS.contains(workload)) {
+            int permits = permits(workload, threads);
+            Map<String, Supplier<Peer>> peers = new LinkedHashMap<>();
+            group.semaphores().peers().forEach((name, peer) -> peers.put(name, () -> peer.apply(permits)));
+            return peers;
+        }
         if (WAITER_WORKLOADS.contains(workload)) {
             Map<String, Supplier<Peer>> peers = new LinkedHashMap<>(group.lockPeers());
             peers.keySet().retainAll(WAITER_PEERS);
             return peers;
         }
         return GUARD_WORKLOADS.contains(workload) ? group.guardPeers() : group.lockPeers();
+    }
+
+    /**
+     * @return the permits of a semaphore workload's semaphore at T threads: T (or {@link #SEMAPHORE_PERMITS}), or
+     *     {@link #CONTENDED_PERMITS}
+     */
+    static int permits(String workload, int threads) {
+        if (workload.equals("semaphore-contended")) {
+            return CONTENDED_PERMITS;
+        }
+        return SEMAPHORE_PERMITS > 0 ? SEMAPHORE_PERMITS : threads;
     }
 
     /**
@@ -636,7 +676,9 @@ public final class Bench {
      * {@code contended} locks one name ({@code bench-<cell>}) from every thread; {@code many-names} locks
      * a random one of {@code names} names each cycle and counts the distinct ones; {@code virtual-threads} runs
      * virtual threads over the names of {@link AsyncWaiters}, checking each hold with an {@link Exclusion};
-     * {@code async} is {@link AsyncWaiters#sample}, with {@code threads} waiters.
+     * the semaphore workloads take a permit of one semaphore ({@code bench-<cell>}) from every thread, each hold
+     * checked to be among at most {@link #permits} by an {@link Exclusion}; {@code async} is
+     * {@link AsyncWaiters#sample}, with {@code threads} waiters.
      *
      * @throws IllegalStateException if the peer failed in a thread (the first failure's stack trace is printed)
      *     or broke mutual exclusion
@@ -647,8 +689,10 @@ public final class Bench {
             return AsyncWaiters.sample(peer, threads, duration, cell);
         }
         boolean virtual = workload.equals(VIRTUAL_THREADS);
+        boolean semaphore = SEMAPHORE_WORKLOADS.contains(workload);
         ThreadFactory virtualThreads = virtual ? VirtualThreads.factory() : null;
-        Exclusion exclusion = new Exclusion(AsyncWaiters.NAMES);
+        Exclusion exclusion =
+                semaphore ? new Exclusion(1, permits(workload, threads)) : new Exclusion(AsyncWaiters.NAMES);
         long[][] samples = new long[threads][];
         long[] cycles = new long[threads];
         boolean manyNames = workload.equals("many-names");
@@ -662,8 +706,8 @@ public final class Bench {
             int index = i;
             // thousands of virtual threads start small and grow as they need
             samples[i] = new long[Math.min(MAX_SAMPLES, virtual ? 1 << 8 : 1 << 16)];
-            int nameIndex = i % AsyncWaiters.NAMES;
-            String name = workload.equals("contended")
+            int nameIndex = semaphore ? 0 : i % AsyncWaiters.NAMES;
+            String name = workload.equals("contended") || semaphore
                     ? "bench-" + cell
                     : virtual ? "bench-" + cell + "-" + nameIndex : "bench-" + cell + "-" + i;
             boolean freshNames = workload.equals("idempotent");
@@ -685,7 +729,7 @@ public final class Bench {
                         long t0 = System.nanoTime();
                         Peer.Held held = peer.lock(lockName);
                         long waited = System.nanoTime() - t0;
-                        if (virtual) {
+                        if (virtual || semaphore) {
                             exclusion.hold(nameIndex, Peer.AsyncHeld.NO_TOKEN);
                         }
                         held.unlock();
@@ -774,7 +818,8 @@ public final class Bench {
                                 + "defaults: --engines " + String.join(",", EngineGroups.PEERS.keySet())
                                 + " --threads 1,4,16 --seconds 3 --warmup 1"
                                 + " --workloads " + String.join(",", DEFAULT_WORKLOADS)
-                                + " (also many-names, contended-2p, held-locks, async, virtual-threads) --waiters 1000"
+                                + " (also many-names, contended-2p, held-locks, async, virtual-threads, semaphore,"
+                                + " semaphore-contended) --waiters 1000"
                                 + " --names 100000"
                                 + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);

@@ -1,6 +1,7 @@
 package io.cerberus.bench;
 
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -21,6 +22,7 @@ import java.util.function.Supplier;
  *     {@code lockPeers} that are distributed locks (not the floors), for {@code contended-2p}
  * @param holders the peers of the held-locks workload, made with the lease under test
  * @param residue what the server tells of what a cell leaves behind, or null when the bench cannot ask
+ * @param semaphores the peers of the semaphore workloads ({@link Semaphores#NONE} where the engine has none in the bench)
  * @param stop stops the server (and closes the bench's own connections to it)
  */
 record EngineGroup(
@@ -36,6 +38,7 @@ record EngineGroup(
         Map<String, PeerSpec> sharedPeers,
         Map<String, HeldLocks.Holder> holders,
         Residue residue,
+        Semaphores semaphores,
         Runnable stop)
         implements AutoCloseable {
 
@@ -48,6 +51,18 @@ record EngineGroup(
      * @param bytes the bytes now
      */
     record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {}
+
+    /**
+     * The peers of the semaphore workloads and the one their ratios divide by.
+     *
+     * @param baseline the report name of that peer
+     * @param baselineShort that peer in the ratio column's heading ("vs Redisson PES")
+     * @param peers by option name, in report order: each made for a semaphore of the permits given
+     */
+    record Semaphores(String baseline, String baselineShort, Map<String, IntFunction<Peer>> peers) {
+        /** An engine without semaphore peers in the bench. */
+        static final Semaphores NONE = new Semaphores("", "", Map.of());
+    }
 
     @Override
     public void close() {

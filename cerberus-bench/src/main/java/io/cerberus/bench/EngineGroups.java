@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /** Starts the server of each engine of a run and names the peers that run against it. */
@@ -19,7 +20,16 @@ final class EngineGroups {
         Map<String, List<String>> peers = new LinkedHashMap<>();
         peers.put(
                 "redis",
-                List.of("cerberus", "redisson", "redisson-fenced", "spring", "setnx", "roundtrip", "scripts", "jvm"));
+                List.of(
+                        "cerberus",
+                        "redisson",
+                        "redisson-fenced",
+                        "redisson-semaphore",
+                        "spring",
+                        "setnx",
+                        "roundtrip",
+                        "scripts",
+                        "jvm"));
         peers.put("zk", List.of("cerberus", "curator", "roundtrip"));
         peers.put("etcd", List.of("cerberus", "jetcd", "roundtrip"));
         peers.put("postgres", List.of("cerberus", "session", "datasource", "spring", "shedlock", "roundtrip"));
@@ -53,11 +63,13 @@ final class EngineGroups {
         Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, Supplier<Peer>> guardPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
+        Map<String, IntFunction<Peer>> semaphorePeers = new LinkedHashMap<>();
         for (String name : selected("redis", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.uri(), 0));
                     guardPeers.put(name, () -> Peers.cerberusGuard(redis.uri()));
+                    semaphorePeers.put(name, permits -> SemaphorePeers.cerberus(redis.uri(), permits));
                     holders.put(
                             name,
                             new HeldLocks.Holder(
@@ -65,6 +77,8 @@ final class EngineGroups {
                 }
                 case "redisson" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
+                    semaphorePeers.put(
+                            name, permits -> SemaphorePeers.redissonExpirable(redis.host(), redis.port(), permits));
                     holders.put(
                             name,
                             new HeldLocks.Holder(
@@ -79,6 +93,9 @@ final class EngineGroups {
                                     "watchdog (lockWatchdogTimeout = lease), every lease/3",
                                     lease -> Peers.redisson(redis.host(), redis.port(), lease, true)));
                 }
+                case "redisson-semaphore" ->
+                    semaphorePeers.put(
+                            name, permits -> SemaphorePeers.redissonSemaphore(redis.host(), redis.port(), permits));
                 case "spring" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("redis", name, redis.host() + ":" + redis.port(), 0));
                     holders.put(
@@ -109,6 +126,7 @@ final class EngineGroups {
                 sharedPeers,
                 holders,
                 new EngineGroup.Residue("keys", redis::keys, "used_memory", redis::usedMemory),
+                new EngineGroup.Semaphores(SemaphorePeers.REDISSON_EXPIRABLE, "Redisson PES", semaphorePeers),
                 redis::close);
     }
 
@@ -124,10 +142,12 @@ final class EngineGroups {
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
         Map<String, PeerSpec> sharedPeers = new LinkedHashMap<>();
         Map<String, HeldLocks.Holder> holders = new LinkedHashMap<>();
+        Map<String, IntFunction<Peer>> semaphorePeers = new LinkedHashMap<>();
         for (String name : selected("zk", peerNames)) {
             switch (name) {
                 case "cerberus" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("zk", name, zk.uri(), 0));
+                    semaphorePeers.put(name, permits -> SemaphorePeers.cerberus(zk.uri(), permits));
                     holders.put(
                             name,
                             new HeldLocks.Holder(
@@ -137,6 +157,7 @@ final class EngineGroups {
                 }
                 case "curator" -> {
                     shared(lockPeers, sharedPeers, new PeerSpec("zk", name, zk.connectString(), 0));
+                    semaphorePeers.put(name, permits -> SemaphorePeers.curator(zk.connectString(), permits));
                     holders.put(
                             name,
                             new HeldLocks.Holder(
@@ -163,6 +184,7 @@ final class EngineGroups {
                         () -> Long.parseLong(zk.srvr().get("Node count")),
                         "data size",
                         () -> Long.parseLong(zk.mntr().get("zk_approximate_data_size"))),
+                new EngineGroup.Semaphores(SemaphorePeers.CURATOR, "Curator", semaphorePeers),
                 zk::close);
     }
 
@@ -212,6 +234,7 @@ final class EngineGroups {
                 new EngineGroup.Residue(
                         "keys", () -> (long) etcd.gauge("etcd_debugging_mvcc_keys_total"), "db size in use", () ->
                                 (long) etcd.gauge("etcd_mvcc_db_total_size_in_use_in_bytes")),
+                EngineGroup.Semaphores.NONE,
                 etcd::close);
     }
 
@@ -311,6 +334,7 @@ final class EngineGroups {
                 sharedPeers,
                 holders,
                 new EngineGroup.Residue("rows", server::rows, "database size", server::databaseSize),
+                EngineGroup.Semaphores.NONE,
                 server::close);
     }
 

@@ -9,8 +9,8 @@ import java.util.Optional;
 
 /**
  * The markdown report of a run: per engine, one table per workload, rows by thread count and peer,
- * ratios to the engine's main peer (lock workloads) or to the bare SET NX + SET guard (idempotency
- * workloads); the held-locks table, a row per peer; and the charts of the tables, one SVG per
+ * ratios to the engine's main peer (lock workloads), its main semaphore (semaphore workloads) or to
+ * the bare SET NX + SET guard (idempotency workloads); the held-locks table, a row per peer; and the charts of the tables, one SVG per
  * engine and workload, named {@code <prefix>-<engine>-<workload>.svg} and linked under each table.
  */
 final class Report {
@@ -207,7 +207,11 @@ final class Report {
         boolean guard = Bench.GUARD_WORKLOADS.contains(workload);
         boolean residue = workload.equals("many-names");
         boolean twoProcesses = workload.equals(Bench.TWO_PROCESSES);
-        String baselineName = guard ? Peers.FLOOR_GUARD : group.baseline();
+        boolean semaphore = Bench.SEMAPHORE_WORKLOADS.contains(workload);
+        String baselineName =
+                guard ? Peers.FLOOR_GUARD : semaphore ? group.semaphores().baseline() : group.baseline();
+        String baselineShort =
+                guard ? "the floor" : semaphore ? group.semaphores().baselineShort() : group.baselineShort();
         out.append("### ").append(group.title()).append(": ").append(workload).append("\n\n");
         if (twoProcesses) {
             out.append(
@@ -225,6 +229,22 @@ final class Report {
                             + " last queued waiter released; acquire latency is from asking to the grant.%n%n",
                     AsyncWaiters.NAMES));
         }
+        if (semaphore) {
+            out.append(String.format(
+                    Locale.ROOT,
+                    "T threads share one semaphore of %s; a cycle takes one permit and gives it back (cycles/s are"
+                            + " permits/s; latency is the wait for a permit), each hold checked to be among at most the"
+                            + " permits. Cerberus: `semaphore(name, N).acquire(1, wait)`, renewed, 30 s lease; %s.%n%n",
+                    !workload.equals("semaphore")
+                            ? Bench.CONTENDED_PERMITS + " permits"
+                            : Bench.SEMAPHORE_PERMITS > 0
+                                    ? Bench.SEMAPHORE_PERMITS + " permits (nobody waits)"
+                                    : "T permits (nobody waits)",
+                    group.engine().equals("redis")
+                            ? "Redisson: `trySetPermits(N)` once, then `RPermitExpirableSemaphore.acquire(30 s lease)` and"
+                                    + " `release(id)`, or `RSemaphore.acquire()` and `release()`"
+                            : "Curator: `InterProcessSemaphoreV2.acquire()` and `returnLease(lease)`"));
+        }
         if (workload.equals(Bench.VIRTUAL_THREADS)) {
             out.append(String.format(
                     Locale.ROOT,
@@ -234,7 +254,7 @@ final class Report {
         out.append("| peer | ")
                 .append(countedBy(workload))
                 .append(" | cycles/s | vs ")
-                .append(guard ? "the floor" : group.baselineShort())
+                .append(baselineShort)
                 .append(" | ")
                 .append(guard ? "call" : "acquire")
                 .append(" p50 | p99 | p99.9 | max | client CPU per cycle | ")

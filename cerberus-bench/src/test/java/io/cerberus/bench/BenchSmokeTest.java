@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, async with
- * {@value #WAITERS} waiters, contended-2p with a child JVM per distributed peer, 200 locks held for three leases of 1 s) against each real
+ * {@value #WAITERS} waiters, contended-2p with a child JVM per distributed peer, the semaphore workloads where an engine
+ * has semaphore peers, 200 locks held for three leases of 1 s) against each real
  * server the bench starts, every peer of every engine; figures are not judged here, but a peer that
  * fails in either JVM or loses a held lock fails the test.
  */
@@ -17,8 +18,16 @@ class BenchSmokeTest {
     private static final List<Integer> THREADS = List.of(2);
     private static final Duration CELL = Duration.ofMillis(300);
     private static final Duration WARMUP = Duration.ofMillis(100);
-    private static final List<String> CELL_WORKLOADS =
-            List.of("uncontended", "contended", "idempotent", "replay", "many-names", Bench.ASYNC, Bench.TWO_PROCESSES);
+    private static final List<String> CELL_WORKLOADS = List.of(
+            "uncontended",
+            "contended",
+            "idempotent",
+            "replay",
+            "many-names",
+            Bench.ASYNC,
+            Bench.TWO_PROCESSES,
+            "semaphore",
+            "semaphore-contended");
     private static final int WAITERS = 50;
     private static final int NAMES = 1_000;
     private static final int HELD_LOCKS = 200;
@@ -34,6 +43,7 @@ class BenchSmokeTest {
                 .hasSize(3 * group.lockPeers().size()
                         + 2 * group.guardPeers().size()
                         + group.sharedPeers().size()
+                        + 2 * group.semaphores().peers().size()
                         + (int) group.lockPeers().keySet().stream()
                                 .filter(Bench.WAITER_PEERS::contains)
                                 .count());
@@ -108,7 +118,12 @@ class BenchSmokeTest {
                             "| Redisson RLock | 50 |",
                             "keys left per name",
                             "### Redis: held-locks",
-                            "| Redisson RLock | watchdog");
+                            "| Redisson RLock | watchdog",
+                            "### Redis: semaphore\n",
+                            "### Redis: semaphore-contended",
+                            "| Redisson RPermitExpirableSemaphore | 2 | ",
+                            "| Redisson RSemaphore (permits never expire) | 2 | ",
+                            "vs Redisson PES");
         }
     }
 
@@ -124,7 +139,9 @@ class BenchSmokeTest {
                             "1.00×",
                             "### ZooKeeper: many-names",
                             "znodes left per name",
-                            "### ZooKeeper: held-locks")
+                            "### ZooKeeper: held-locks",
+                            "### ZooKeeper: semaphore-contended",
+                            "| Curator InterProcessSemaphoreV2 | 2 | ")
                     .doesNotContain("idempotent");
         }
     }
