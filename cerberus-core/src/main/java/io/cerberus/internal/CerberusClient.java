@@ -74,6 +74,10 @@ public final class CerberusClient implements Cerberus {
     final Acquirer acquirer;
     /** Thread-bound holds. */
     private final Map<ThreadHoldKey, Holding> threadHolds = new ConcurrentHashMap<>();
+    /** What this client knows of the slots of the semaphores it uses now. */
+    private final Map<SlotsKey, LocalSlots> semaphoreSlots = new ConcurrentHashMap<>();
+
+    private record SlotsKey(String semaphore, int permits) {}
 
     private volatile boolean closed;
 
@@ -224,6 +228,26 @@ public final class CerberusClient implements Cerberus {
     @Override
     public DistributedSemaphore semaphore(String name, int permits) {
         return new SemaphoreView(this, key(name).name(), SemaphoreView.checkPermits(permits));
+    }
+
+    /** @return the slots of a semaphore as this client knows them, counting one more user of them */
+    LocalSlots enterSlots(String semaphore, int permits) {
+        return semaphoreSlots.compute(new SlotsKey(semaphore, permits), (key, slots) -> {
+            LocalSlots entered = slots == null ? new LocalSlots(permits) : slots;
+            entered.users++;
+            return entered;
+        });
+    }
+
+    /** Counts one user fewer of a semaphore's slots; the last one leaving forgets them. */
+    void leaveSlots(String semaphore, int permits) {
+        semaphoreSlots.computeIfPresent(
+                new SlotsKey(semaphore, permits), (key, slots) -> --slots.users == 0 ? null : slots);
+    }
+
+    /** @return how many semaphores this client keeps notes of now (for tests: none once every handle is closed) */
+    int semaphoresInUse() {
+        return semaphoreSlots.size();
     }
 
     @Override

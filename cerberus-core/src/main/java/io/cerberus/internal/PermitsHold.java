@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -23,13 +24,26 @@ final class PermitsHold implements Permits {
     private final String semaphore;
     private final List<Slot> slots;
     private final HoldGroup group;
+    /** Told once, when the permits are given back or lost: the client's note of the slots is cleared. */
+    private final Consumer<List<Slot>> ended;
 
-    PermitsHold(CerberusClient client, String semaphore, List<Slot> taken) {
+    private final AtomicBoolean over = new AtomicBoolean();
+
+    /** @param ended told once, when the permits are given back or lost */
+    PermitsHold(CerberusClient client, String semaphore, List<Slot> taken, Consumer<List<Slot>> ended) {
         this.semaphore = semaphore;
         this.group = new HoldGroup(client, taken.stream().map(Slot::holding).toList());
         List<Slot> sorted = new ArrayList<>(taken);
         sorted.sort(Comparator.comparingInt(Slot::slot));
         this.slots = List.copyOf(sorted);
+        this.ended = ended;
+        group.onLost("the permits of semaphore '" + semaphore + "'", (member, reason) -> end());
+    }
+
+    private void end() {
+        if (over.compareAndSet(false, true)) {
+            ended.accept(slots);
+        }
     }
 
     @Override
@@ -112,17 +126,25 @@ final class PermitsHold implements Permits {
 
     @Override
     public CompletableFuture<Void> releaseAsync() {
-        return group.releaseAsync();
+        return group.releaseAsync().whenComplete((released, failure) -> end());
     }
 
     @Override
     public void close() {
-        group.release();
+        try {
+            group.release();
+        } finally {
+            end();
+        }
     }
 
     /** Gives the permits back quietly: a hold never handed to a caller. */
     void giveBack() {
-        HoldGroup.giveBack(new java.util.ArrayList<>(group.members()));
+        try {
+            HoldGroup.giveBack(new ArrayList<>(group.members()));
+        } finally {
+            end();
+        }
     }
 
     @Override

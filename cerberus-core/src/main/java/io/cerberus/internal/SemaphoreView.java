@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -146,83 +147,158 @@ final class SemaphoreView implements DistributedSemaphore {
         return count;
     }
 
+    /** One acquisition's view of the client's {@link LocalSlots}: its id, and its leaving them once. */
+    private final class Local {
+        final LocalSlots slots = client.enterSlots(name, permits);
+        final long id = LocalSlots.newId();
+        private final AtomicBoolean left = new AtomicBoolean();
+
+        void leave() {
+            if (left.compareAndSet(false, true)) {
+                client.leaveSlots(name, permits);
+            }
+        }
+
+        PermitsHold hold(List<PermitsHold.Slot> taken) {
+            return new PermitsHold(client, name, taken, this::release);
+        }
+
+        /** A handle's end: its slots unmarked here (after the engine let them go), the client left. */
+        void release(List<PermitsHold.Slot> slotsHeld) {
+            for (PermitsHold.Slot slot : slotsHeld) {
+                slots.clear(slot.slot(), id);
+            }
+            leave();
+        }
+
+        /** Gives back slots never handed to a caller, and unmarks them. */
+        void giveBack(List<PermitsHold.Slot> taken) {
+            List<PermitsHold.Slot> copy = List.copyOf(taken);
+            HoldGroup.giveBack(
+                    new ArrayList<>(copy.stream().map(PermitsHold.Slot::holding).toList()));
+            for (PermitsHold.Slot slot : copy) {
+                slots.clear(slot.slot(), id);
+            }
+            taken.clear();
+        }
+
+        /** @return the slot to wait for: one this client holds (its release comes here first), else any busy one */
+        int slotToWaitFor(List<Integer> busy) {
+            int local = slots.quietestMarked(busy);
+            if (local >= 0) {
+                return local;
+            }
+            return busy.isEmpty()
+                    ? ThreadLocalRandom.current().nextInt(permits)
+                    : busy.get(ThreadLocalRandom.current().nextInt(busy.size()));
+        }
+
+        /**
+         * Asks each slot once, from a random one, until {@code count} are taken; a slot another
+         * acquisition of this client holds or takes is not asked.
+         *
+         * @param skip a slot not to ask (held already), or -1
+         * @param busy the slots found busy, here or in the engine, are added to it
+         * @return the slots taken, at most {@code count}; given back if the scan fails
+         */
+        List<PermitsHold.Slot> scan(
+                int count, Duration lease, boolean renewed, int skip, List<Integer> busy, boolean interruptible)
+                throws InterruptedException {
+            List<PermitsHold.Slot> taken = new ArrayList<>(count);
+            int first = ThreadLocalRandom.current().nextInt(permits);
+            try {
+                for (int k = 0; k < permits && taken.size() < count; k++) {
+                    int slot = (first + k) % permits;
+                    if (slot == skip) {
+                        continue;
+                    }
+                    if (!slots.mark(slot, id)) {
+                        busy.add(slot);
+                        continue;
+                    }
+                    Holding holding = null;
+                    try {
+                        holding = client.acquirer.acquire(
+                                AcquireRequest.startingNow(slot(slot), lease, renewed, 0, interruptible, false));
+                    } finally {
+                        if (holding == null) {
+                            slots.clear(slot, id);
+                        }
+                    }
+                    if (holding == null) {
+                        busy.add(slot);
+                    } else {
+                        taken.add(new PermitsHold.Slot(slot, holding));
+                    }
+                }
+                return taken;
+            } catch (InterruptedException | RuntimeException | Error e) {
+                giveBack(taken);
+                throw e;
+            }
+        }
+
+        /** Notes a slot granted after a wait for it, and this client's waiters of each slot. */
+        PermitsHold.Slot granted(int slot, Holding holding) {
+            slots.markGranted(slot, id);
+            return new PermitsHold.Slot(slot, holding);
+        }
+    }
+
     private PermitsHold take(int count, Duration wait, Duration lease, boolean renewed) throws InterruptedException {
         client.ensureOpen();
         long start = System.nanoTime();
         long waitNanos = Checks.nanos(wait);
         long slice = FIRST_SLICE_NANOS;
-        while (true) {
-            List<Integer> busy = new ArrayList<>();
-            List<PermitsHold.Slot> taken = scan(count, lease, renewed, -1, busy, true);
-            if (taken.size() == count) {
-                return new PermitsHold(client, name, taken);
-            }
-            giveBack(taken);
-            long left = left(start, waitNanos);
-            if (left == 0) {
-                return null;
-            }
-            int slot = pick(busy);
-            Holding waited = client.acquirer.acquire(
-                    AcquireRequest.startingNow(slot(slot), lease, renewed, Math.min(left, slice), true, false));
-            if (waited == null) {
-                slice = Math.min(2 * slice, MAX_SLICE_NANOS);
-                continue;
-            }
-            taken.add(new PermitsHold.Slot(slot, waited));
-            boolean done = false;
-            try {
-                taken.addAll(scan(count - 1, lease, renewed, slot, new ArrayList<>(), true));
-                done = taken.size() == count;
-            } finally {
-                if (!done) {
-                    giveBack(taken);
-                }
-            }
-            if (done) {
-                return new PermitsHold(client, name, taken);
-            }
-            slice = FIRST_SLICE_NANOS;
-        }
-    }
-
-    /**
-     * Asks each slot once, from a random one, until {@code count} are taken.
-     *
-     * @param skip a slot not to ask (held already), or -1
-     * @param busy the slots found busy are added to it
-     * @return the slots taken, at most {@code count}; given back if the scan fails
-     */
-    private List<PermitsHold.Slot> scan(
-            int count, Duration lease, boolean renewed, int skip, List<Integer> busy, boolean interruptible)
-            throws InterruptedException {
-        List<PermitsHold.Slot> taken = new ArrayList<>(count);
-        int first = ThreadLocalRandom.current().nextInt(permits);
+        Local local = new Local();
+        boolean handedOut = false;
         try {
-            for (int k = 0; k < permits && taken.size() < count; k++) {
-                int slot = (first + k) % permits;
-                if (slot == skip) {
+            while (true) {
+                List<Integer> busy = new ArrayList<>();
+                List<PermitsHold.Slot> taken = local.scan(count, lease, renewed, -1, busy, true);
+                if (taken.size() == count) {
+                    handedOut = true;
+                    return local.hold(taken);
+                }
+                local.giveBack(taken);
+                long left = left(start, waitNanos);
+                if (left == 0) {
+                    return null;
+                }
+                int slot = local.slotToWaitFor(busy);
+                Holding waited;
+                local.slots.waiting(slot, 1);
+                try {
+                    waited = client.acquirer.acquire(
+                            AcquireRequest.startingNow(slot(slot), lease, renewed, Math.min(left, slice), true, false));
+                } finally {
+                    local.slots.waiting(slot, -1);
+                }
+                if (waited == null) {
+                    slice = Math.min(2 * slice, MAX_SLICE_NANOS);
                     continue;
                 }
-                Holding holding = client.acquirer.acquire(
-                        AcquireRequest.startingNow(slot(slot), lease, renewed, 0, interruptible, false));
-                if (holding == null) {
-                    busy.add(slot);
-                } else {
-                    taken.add(new PermitsHold.Slot(slot, holding));
+                taken.add(local.granted(slot, waited));
+                boolean done = false;
+                try {
+                    taken.addAll(local.scan(count - 1, lease, renewed, slot, new ArrayList<>(), true));
+                    done = taken.size() == count;
+                } finally {
+                    if (!done) {
+                        local.giveBack(taken);
+                    }
                 }
+                if (done) {
+                    handedOut = true;
+                    return local.hold(taken);
+                }
+                slice = FIRST_SLICE_NANOS;
             }
-            return taken;
-        } catch (InterruptedException | RuntimeException | Error e) {
-            giveBack(taken);
-            throw e;
+        } finally {
+            if (!handedOut) {
+                local.leave();
+            }
         }
-    }
-
-    private int pick(List<Integer> busy) {
-        return busy.isEmpty()
-                ? ThreadLocalRandom.current().nextInt(permits)
-                : busy.get(ThreadLocalRandom.current().nextInt(busy.size()));
     }
 
     /**
@@ -240,6 +316,9 @@ final class SemaphoreView implements DistributedSemaphore {
             if (underWay != null) {
                 underWay.cancel(false);
             }
+            if (!take.handedOut) {
+                take.local.leave();
+            }
         });
         client.async.execute(take::round);
         return take.result;
@@ -252,9 +331,12 @@ final class SemaphoreView implements DistributedSemaphore {
         final long waitNanos;
         final Function<PermitsHold, T> value;
         final Duration lease = client.defaultLease();
+        final Local local = new Local();
         final CompletableFuture<T> result = new CompletableFuture<>();
         final AtomicReference<CompletableFuture<Holding>> waiting = new AtomicReference<>();
         long slice = FIRST_SLICE_NANOS;
+        /** Set before the future is completed with a hold, which then leaves the local slots. */
+        volatile boolean handedOut;
 
         AsyncTake(int count, long start, long waitNanos, Function<PermitsHold, T> value) {
             this.count = count;
@@ -269,18 +351,19 @@ final class SemaphoreView implements DistributedSemaphore {
             }
             try {
                 List<Integer> busy = new ArrayList<>();
-                List<PermitsHold.Slot> taken = scan(count, lease, true, -1, busy, false);
+                List<PermitsHold.Slot> taken = local.scan(count, lease, true, -1, busy, false);
                 if (taken.size() == count) {
-                    finish(taken);
+                    deliver(local.hold(taken));
                     return;
                 }
-                giveBack(taken);
+                local.giveBack(taken);
                 long left = left(start, waitNanos);
                 if (left == 0) {
                     deliver(null);
                     return;
                 }
-                int slot = pick(busy);
+                int slot = local.slotToWaitFor(busy);
+                local.slots.waiting(slot, 1);
                 CompletableFuture<Holding> waited = client.acquirer.acquireAsync(
                         AcquireRequest.startingNow(slot(slot), lease, true, Math.min(left, slice), false, false),
                         holding -> holding);
@@ -288,7 +371,10 @@ final class SemaphoreView implements DistributedSemaphore {
                 if (result.isDone()) {
                     waited.cancel(false);
                 }
-                waited.whenComplete((holding, failure) -> client.async.execute(() -> waited(slot, holding, failure)));
+                waited.whenComplete((holding, failure) -> {
+                    local.slots.waiting(slot, -1);
+                    client.async.execute(() -> waited(slot, holding, failure));
+                });
             } catch (InterruptedException e) {
                 throw new AssertionError("an uninterruptible scan was interrupted", e);
             } catch (RuntimeException | Error e) {
@@ -299,10 +385,10 @@ final class SemaphoreView implements DistributedSemaphore {
         private void waited(int slot, Holding holding, Throwable failure) {
             List<PermitsHold.Slot> taken = new ArrayList<>();
             if (holding != null) {
-                taken.add(new PermitsHold.Slot(slot, holding));
+                taken.add(local.granted(slot, holding));
             }
             if (failure != null || result.isDone()) {
-                giveBack(taken);
+                local.giveBack(taken);
                 if (failure != null && !(failure instanceof CancellationException)) {
                     result.completeExceptionally(failure);
                 }
@@ -314,29 +400,28 @@ final class SemaphoreView implements DistributedSemaphore {
                 return;
             }
             try {
-                taken.addAll(scan(count - 1, lease, true, slot, new ArrayList<>(), false));
+                taken.addAll(local.scan(count - 1, lease, true, slot, new ArrayList<>(), false));
             } catch (InterruptedException e) {
                 throw new AssertionError("an uninterruptible scan was interrupted", e);
             } catch (RuntimeException | Error e) {
-                giveBack(taken);
+                local.giveBack(taken);
                 result.completeExceptionally(e);
                 return;
             }
             if (taken.size() == count) {
-                finish(taken);
+                deliver(local.hold(taken));
                 return;
             }
-            giveBack(taken);
+            local.giveBack(taken);
             slice = FIRST_SLICE_NANOS;
             round();
         }
 
-        private void finish(List<PermitsHold.Slot> taken) {
-            deliver(new PermitsHold(client, name, taken));
-        }
-
         /** Completes the future with the hold's value; a hold the future cannot take is given back. */
         private void deliver(PermitsHold hold) {
+            if (hold != null) {
+                handedOut = true; // the hold leaves the local slots when it ends, given out or given back
+            }
             boolean taken;
             try {
                 taken = result.complete(value.apply(hold));
@@ -348,12 +433,6 @@ final class SemaphoreView implements DistributedSemaphore {
                 hold.giveBack();
             }
         }
-    }
-
-    private static void giveBack(List<PermitsHold.Slot> taken) {
-        HoldGroup.giveBack(
-                new ArrayList<>(taken.stream().map(PermitsHold.Slot::holding).toList()));
-        taken.clear();
     }
 
     private static long left(long start, long waitNanos) {

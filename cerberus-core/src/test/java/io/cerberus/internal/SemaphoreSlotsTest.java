@@ -40,6 +40,32 @@ class SemaphoreSlotsTest {
     }
 
     @Test
+    void aClientKeepsNoNoteOfASemaphoreOnceEveryAcquisitionEnded() throws Exception {
+        try (Cerberus cerberus = Cerberus.connect("mem:slots-notes")) {
+            CerberusClient client = (CerberusClient) cerberus;
+            DistributedSemaphore semaphore = cerberus.semaphore("notes", 2);
+            Permits two = semaphore.acquire(2, Duration.ZERO);
+            assertThat(client.semaphoresInUse()).isEqualTo(1);
+            assertThat(semaphore.tryAcquire(1, Duration.ofMillis(50)))
+                    .as("timed out")
+                    .isEmpty();
+            java.util.concurrent.CompletableFuture<Permits> cancelled =
+                    semaphore.acquireAsync(1, Duration.ofSeconds(30));
+            cancelled.cancel(false);
+            two.close();
+            semaphore.acquireAsync(1, Duration.ZERO).get().releaseAsync().get();
+            try (Permits one = semaphore.acquire(1, Duration.ZERO)) {
+                assertThat(one.count()).isEqualTo(1);
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (client.semaphoresInUse() != 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait(); // the cancelled acquisition leaves on the async pool
+            }
+            assertThat(client.semaphoresInUse()).as("notes left").isZero();
+        }
+    }
+
+    @Test
     void anIdIsSlotTokenPairsAndAnythingElseIsRefused() {
         assertThat(PermitsHold.parseId("2:1734,5:1735")).hasSize(2);
         for (String bad : new String[] {"", "2", "2:", ":5", "2:x", "1000:5", "-1:5", "2:-5", "2:5,", "2:5;3:6"}) {
