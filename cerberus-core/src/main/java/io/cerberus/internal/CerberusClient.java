@@ -205,7 +205,7 @@ public final class CerberusClient implements Cerberus {
         ReleasesByForce forcing = engine.engine()
                 .ability(ReleasesByForce.class)
                 .orElseThrow(() -> new UnsupportedCapabilityException("engine '" + engine.name() + "' ("
-                        + engine.uri() + ") cannot free a hold of another process"
+                        + engine.uri() + ") cannot free a lock held by another process"
                         + " (its holds are bound to the holder's connection or process: stop that process instead)"));
         String holder = engine.has(Capability.INSPECT)
                 ? inspect(key.name()).stream()

@@ -11,13 +11,18 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * neighbour holds or is asking for, and a waiter picks the line of a slot held here, which this
  * client's next release hands to it.
  *
- * <p>Invariants: a slot's mark is the id of the acquisition that set it, or 0; an acquisition clears
- * only its own mark, so a mark set by a waiter the slot was handed to survives the old holder's
- * clearing. Entries live in the client's map while {@code users} (acquisitions under way, and
+ * <p>Invariants: a slot's mark is the id of the acquisition that set it, {@code HANDED}, or 0; an
+ * acquisition clears only its own mark, so a mark set by a waiter the slot was handed to survives the
+ * old holder's clearing. A holder that lets a slot go while threads here wait for it leaves it
+ * {@code HANDED} (its release hands it to the first of them), so a scan does not ask for it meanwhile;
+ * the waiter that gets it marks it its own, and a {@code HANDED} slot nobody took is taken by the next
+ * waiter here, which chooses marked slots first. Entries live in the client's map while {@code users} (acquisitions under way, and
  * handles not yet closed) is above 0, so a client keeps nothing for a semaphore it no longer uses.
  */
 final class LocalSlots {
     private static final AtomicLong IDS = new AtomicLong();
+    /** The mark of a slot let go while threads here waited for it. */
+    private static final long HANDED = -1;
 
     private final AtomicLongArray marks;
     private final AtomicIntegerArray waiters;
@@ -50,8 +55,15 @@ final class LocalSlots {
         }
     }
 
-    /** Clears the slot's mark if it is still {@code id}'s. */
+    /** Clears the slot's mark if it is still {@code id}'s: to 0, or to {@code HANDED} if threads here wait for it. */
     void clear(int slot, long id) {
+        if (slot < marks.length()) {
+            marks.compareAndSet(slot, id, waiters.get(slot) > 0 ? HANDED : 0);
+        }
+    }
+
+    /** Clears the mark of a slot {@code id} asked for and did not get (no hand-off comes of it). */
+    void unmark(int slot, long id) {
         if (slot < marks.length()) {
             marks.compareAndSet(slot, id, 0);
         }

@@ -222,7 +222,7 @@ final class SemaphoreView implements DistributedSemaphore {
                                 AcquireRequest.startingNow(slot(slot), lease, renewed, 0, interruptible, false));
                     } finally {
                         if (holding == null) {
-                            slots.clear(slot, id);
+                            slots.unmark(slot, id);
                         }
                     }
                     if (holding == null) {
