@@ -39,10 +39,6 @@ final class LocalSlots {
         return IDS.incrementAndGet();
     }
 
-    int size() {
-        return marks.length();
-    }
-
     /** @return whether the slot was free of marks here and is now marked by {@code id} */
     boolean mark(int slot, long id) {
         return slot < marks.length() && marks.compareAndSet(slot, 0, id);

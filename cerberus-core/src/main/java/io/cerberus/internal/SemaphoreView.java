@@ -238,7 +238,7 @@ final class SemaphoreView implements DistributedSemaphore {
             }
         }
 
-        /** Notes a slot granted after a wait for it, and this client's waiters of each slot. */
+        /** Notes a slot granted after a wait for it as this acquisition's, whoever let it go. */
         PermitsHold.Slot granted(int slot, Holding holding) {
             slots.markGranted(slot, id);
             return new PermitsHold.Slot(slot, holding);
