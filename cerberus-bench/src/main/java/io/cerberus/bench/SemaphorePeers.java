@@ -8,10 +8,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.redisson.Redisson;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RSemaphore;
@@ -135,16 +133,7 @@ final class SemaphorePeers {
      * (a node of the client's session), {@code returnLease} gives it back.
      */
     static Peer curator(String connectString, int permits) {
-        CuratorFramework client =
-                CuratorFrameworkFactory.newClient(connectString, 60_000, 15_000, new ExponentialBackoffRetry(100, 5));
-        client.start();
-        try {
-            client.blockUntilConnected();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            client.close();
-            throw new IllegalStateException("interrupted connecting to ZooKeeper", e);
-        }
+        CuratorFramework client = ZooKeeperPeers.connect(connectString);
         Map<String, InterProcessSemaphoreV2> semaphores = new ConcurrentHashMap<>();
         return new Peer() {
             @Override

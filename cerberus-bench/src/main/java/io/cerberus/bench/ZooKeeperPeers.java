@@ -17,7 +17,8 @@ final class ZooKeeperPeers {
 
     private ZooKeeperPeers() {}
 
-    private static CuratorFramework connect(String connectString) {
+    /** @return a started Curator client with a 60 s session, connected */
+    static CuratorFramework connect(String connectString) {
         return connect(connectString, Duration.ofSeconds(60));
     }
 
