@@ -13,7 +13,9 @@ import jdk.jfr.consumer.RecordingFile;
 /**
  * Reads a JFR recording made with {@code jdk.VirtualThreadPinned} enabled (with stack traces) for
  * the virtual threads pinned to their carrier in Cerberus code: the events whose stack has an
- * {@code io.cerberus} frame. Pins in other code (the JDK's class loading, a library) are left out.
+ * {@code io.cerberus} frame. Pins in other code (a library) are left out, and so are pins inside the
+ * JDK's class loading (a class loaded for the first time from a jar blocks on the jar's monitor, a
+ * one-time cost the JDK pins whoever the caller is).
  */
 public final class PinnedThreads {
     /** The JFR event of a virtual thread that blocked while pinned to its carrier. */
@@ -31,6 +33,7 @@ public final class PinnedThreads {
         return RecordingFile.readAllEvents(recording).stream()
                 .filter(event -> event.getEventType().getName().equals(EVENT))
                 .filter(PinnedThreads::hasCerberusFrame)
+                .filter(event -> !inClassLoading(event))
                 .map(event -> event.getStackTrace().getFrames().stream()
                         .limit(12)
                         .map(frame -> frame.getMethod().getType().getName() + "."
@@ -38,6 +41,21 @@ public final class PinnedThreads {
                         .toList()
                         .toString())
                 .toList();
+    }
+
+    /** Whether a class-loading frame lies above (is called by) the first Cerberus frame. */
+    private static boolean inClassLoading(RecordedEvent event) {
+        for (RecordedFrame frame : event.getStackTrace().getFrames()) {
+            String type = frame.getMethod().getType().getName();
+            if (type.startsWith("io.cerberus.")) {
+                return false;
+            }
+            if (type.equals("java.lang.ClassLoader")
+                    && frame.getMethod().getName().equals("loadClass")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean hasCerberusFrame(RecordedEvent event) {
