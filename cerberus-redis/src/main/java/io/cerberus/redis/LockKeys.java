@@ -1,6 +1,7 @@
 package io.cerberus.redis;
 
 import io.cerberus.spi.LockKey;
+import io.lettuce.core.cluster.SlotHash;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -10,17 +11,20 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The Redis keys of one lock. Every key and the pub/sub channel of a lock share one hash tag,
  * {@code cerberus:{NAMESPACE:NAME}:SUFFIX}, so Redis Cluster keeps them on one slot and a script
- * may touch them all.
+ * may touch them all. Namespace and name are percent-encoded ({@code %XX}, upper-case hex): the text
+ * never holds a brace (which would end the tag), a glob character ({@code * ? [ ] \}), a space or
+ * non-ASCII, the namespace no {@code :}; the encoding is injective and keeps prefixes.
  *
- * <p>Namespace and name are percent-encoded (UTF-8 bytes outside a small safe set become
- * {@code %XX}): the encoded text never contains a brace (which would end the hash tag early), a
- * glob character ({@code * ? [ ] \}, so a SCAN pattern built from it matches literally), a space
- * or non-ASCII, and the namespace never contains {@code :}. The encoding is injective, so two
- * different locks never share a key, and it preserves prefixes, so a name prefix becomes a key
- * prefix.
+ * <p><b>Tokens.</b> The locks of a namespace share their token counter, so a released name leaves
+ * no key: {@code cerberus:{NS:%t}:tokens} on a server or Sentinel group; on a Cluster one per slot,
+ * {@code cerberus:{NS:%tN}:tokens}, its {@code N} picked to hash to the lock's slot
+ * ({@link #slotCounter}). No lock's tag is {@code NS:%t…}: the encoding writes {@code %} only before
+ * two upper-case hex digits.
  *
- * @param owner hash of the exclusive (or write) hold: token, fence, mode, holder; expires with the lease
- * @param fence the fencing counter of the name
+ * @param owner hash of the exclusive (or write) hold: token, fence, mode, holder, and {@code waited}
+ *     once a busy answer was given against it; expires with the lease
+ * @param tokens the namespace's token counter on a server or Sentinel group (not on a Cluster)
+ * @param legacyFence the per-name counter of earlier versions: honoured while it exists, never created
  * @param readers sorted set of reader tokens by expiry (server milliseconds)
  * @param readerInfo hash of reader token to {@code fence:holder}
  * @param queue sorted set of queued waiters by arrival (server microseconds)
@@ -29,7 +33,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 record LockKeys(
         String owner,
-        String fence,
+        String tokens,
+        String legacyFence,
         String readers,
         String readerInfo,
         String queue,
@@ -43,6 +48,12 @@ record LockKeys(
     private static final int CACHED = 4096;
 
     private static final Map<LockKey, LockKeys> RECENT = new ConcurrentHashMap<>();
+
+    /** The hash slots of a Redis Cluster. */
+    private static final int SLOTS = 16384;
+
+    /** Per namespace (by its {@link #tokens} key): the Cluster counter key of each slot, filled on first use. */
+    private static final Map<String, String[]> SLOT_COUNTERS = new ConcurrentHashMap<>();
 
     static LockKeys of(LockKey key) {
         LockKeys keys = RECENT.get(key);
@@ -61,6 +72,7 @@ record LockKeys(
         String base = PREFIX + tag + "}:";
         return new LockKeys(
                 base + "owner",
+                PREFIX + encode(key.namespace(), false) + ":%t}:tokens",
                 base + "fence",
                 base + "readers",
                 base + "reader-info",
@@ -79,9 +91,42 @@ record LockKeys(
         return PREFIX + encode(namespace, false) + ":}:epoch";
     }
 
-    /** @return the six keys of the lock, in the order the scripts expect them */
-    String[] all() {
-        return new String[] {owner, fence, readers, readerInfo, queue, queueDeadlines};
+    /**
+     * @param cluster whether the server is a Redis Cluster, whose counter must share the lock's slot
+     * @return the seven keys of the lock, in the order the scripts expect them: owner, token counter,
+     *     readers, reader info, queue, queue deadlines, legacy per-name counter
+     */
+    String[] all(boolean cluster) {
+        String counter = cluster ? slotCounter(tokens, SlotHash.getSlot(owner)) : tokens;
+        return new String[] {owner, counter, readers, readerInfo, queue, queueDeadlines, legacyFence};
+    }
+
+    /**
+     * @param tokens a namespace's counter key, {@code cerberus:{NS:%t}:tokens}
+     * @param slot a hash slot
+     * @return the namespace's counter key on that slot: {@code cerberus:{NS:%tN}:tokens} with the
+     *     smallest {@code N} (base 36) that hashes there; the table of a namespace is made once, about
+     *     170,000 hashes
+     */
+    static String slotCounter(String tokens, int slot) {
+        return SLOT_COUNTERS.computeIfAbsent(tokens, LockKeys::slotTable)[slot];
+    }
+
+    private static String[] slotTable(String tokens) {
+        int brace = tokens.indexOf('}');
+        String head = tokens.substring(0, brace);
+        String tail = tokens.substring(brace);
+        String[] table = new String[SLOTS];
+        int filled = 0;
+        for (long n = 0; filled < SLOTS; n++) {
+            String key = head + Long.toString(n, 36) + tail;
+            int slot = SlotHash.getSlot(key);
+            if (table[slot] == null) {
+                table[slot] = key;
+                filled++;
+            }
+        }
+        return table;
     }
 
     /**

@@ -40,24 +40,24 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A lock engine on one Redis server ({@code redis://}, {@code rediss://}).
  *
- * <p><b>Layout.</b> Each lock has a few keys with one hash tag ({@link LockKeys}): an owner hash for
- * the exclusive, fair or write hold ({@code PEXPIRE} = the lease), a fence counter, a sorted set of
- * readers by expiry, and a FIFO queue of waiters. Every change is one Lua script, atomic on the
- * server, on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters. A
- * namespace's epoch ({@link KeepsEpochs}) is one more key ({@link LockKeys#epochKey}), kept for ever.
+ * <p><b>Layout.</b> Each lock has a few keys with one hash tag ({@link LockKeys}): an owner hash for the
+ * exclusive, fair or write hold ({@code PEXPIRE} = the lease), a sorted set of readers by expiry, and a FIFO
+ * queue of waiters; none is left once the lock is free. Every change is one Lua script, atomic on the server,
+ * on the server's clock ({@code TIME}) only; the scripts purge expired readers and waiters. A namespace's
+ * epoch ({@link KeepsEpochs}) is one more key ({@link LockKeys#epochKey}), kept for ever.
  *
- * <p><b>Invariants.</b> At most one owner hash per name, and only while no live reader exists.
- * Release and renewal check the token. Fences come from one counter per name, incremented by the
- * granting script; a missing counter starts at the server's clock in microseconds, so tokens grow
- * across a flushed or restarted server. A retried acquire by the same token returns the same fence.
+ * <p><b>Invariants.</b> At most one owner hash per name, and only while no live reader exists. Release and
+ * renewal check the token. Fences come from a counter the namespace's locks share (one per slot on a
+ * Cluster), incremented by the granting script; a missing counter starts at the server's clock in
+ * microseconds, so tokens grow across a flushed or restarted server. A retried acquire returns the same fence.
  *
  * <p><b>Fair and read-write.</b> Busy fair, write and read attempts queue by arrival, granted when no incompatible
  * waiter is ahead (readers never pass a queued writer); a waiter not refreshed within {@link #STALE_WAITER} is dropped.
  *
- * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most
- * {@link #RETRY_CAP}); releases publish the waiters that may now be granted on the lock's channel, and
- * {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server that may evict keys
- * is refused unless accepted, and checked at each health check ({@link EvictionCheck}); an evicted hold is lost.
+ * <p><b>Waiting.</b> A busy answer carries the shortest remaining lease in the way (at most {@link #RETRY_CAP})
+ * and marks the hold as waited for; the release of such a hold publishes the waiters that may now be granted on
+ * the lock's channel, and {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server
+ * that may evict keys is refused unless accepted, and checked at each health check ({@link EvictionCheck}).
  *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals: one
  * script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, one acquire per wake-up.
@@ -78,8 +78,6 @@ final class RedisEngine
     static final Duration RETRY_CAP = Duration.ofSeconds(2);
     /** A queued waiter that has not retried for this long is dropped from the queue. */
     static final Duration STALE_WAITER = Duration.ofSeconds(10);
-    /** How long an unused fence counter is kept. */
-    static final Duration FENCE_KEEP = Duration.ofDays(1);
     /** Pause between tries of a release while disconnected. */
     private static final Duration RECONNECT_PAUSE = Duration.ofMillis(50);
     /** How long a release waits on the caller's thread for a connection being re-established. */
@@ -99,6 +97,9 @@ final class RedisEngine
 
     private final String shown;
     private final RedisLink link;
+    /** Whether the link is a Redis Cluster, whose token counters are one per slot ({@link LockKeys#all}). */
+    private final boolean cluster;
+
     private final RedisClusterAsyncCommands<String, String> commands;
     private final Duration timeout;
     private final LockWaiters waiters;
@@ -125,6 +126,7 @@ final class RedisEngine
             EvictionCheck eviction) {
         this.shown = shown;
         this.link = link;
+        this.cluster = link instanceof RedisLink.Cluster;
         this.commands = link.commands();
         this.timeout = timeout;
         this.waiters = waiters;
@@ -149,14 +151,13 @@ final class RedisEngine
         Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
         CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(
                 commands,
-                keys.all(),
+                keys.all(cluster),
                 attempt.token(),
                 attempt.mode().label(),
                 millis(attempt.lease()),
                 attempt.holder(),
                 millis(STALE_WAITER),
-                millis(RETRY_CAP),
-                millis(FENCE_KEEP));
+                millis(RETRY_CAP));
         List<?> answer = Replies.await(reply, timeout, shown, () -> "acquire " + attempt);
         long value = ((Number) answer.get(1)).longValue();
         if (((Number) answer.get(0)).longValue() == 1) {
@@ -408,7 +409,7 @@ final class RedisEngine
     private boolean releaseOnce(Acquisition attempt, Duration within) {
         LockKeys keys = LockKeys.of(attempt.key());
         CompletableFuture<Long> reply = LockScripts.RELEASE.run(
-                commands, keys.all(), attempt.token(), attempt.mode().label(), keys.channel());
+                commands, keys.all(cluster), attempt.token(), attempt.mode().label(), keys.channel());
         return Replies.await(reply, within, shown, () -> "release " + attempt) == 1L;
     }
 
@@ -431,13 +432,7 @@ final class RedisEngine
     public HandOff handOver(Acquisition holder, Acquisition next) {
         LockKeys keys = LockKeys.of(holder.key());
         CompletableFuture<List<?>> reply = LockScripts.HAND_OVER.run(
-                commands,
-                keys.all(),
-                holder.token(),
-                next.token(),
-                millis(next.lease()),
-                next.holder(),
-                millis(FENCE_KEEP));
+                commands, keys.all(cluster), holder.token(), next.token(), millis(next.lease()), next.holder());
         List<?> answer = Replies.await(reply, timeout, shown, () -> "hand " + holder + " over to " + next);
         long outcome = ((Number) answer.get(0)).longValue();
         if (outcome == 2) {
@@ -455,7 +450,7 @@ final class RedisEngine
     public boolean forceRelease(LockKey key, long fencingToken) {
         LockKeys keys = LockKeys.of(key);
         CompletableFuture<Long> reply =
-                LockScripts.FORCE_RELEASE.run(commands, keys.all(), Long.toString(fencingToken), keys.channel());
+                LockScripts.FORCE_RELEASE.run(commands, keys.all(cluster), Long.toString(fencingToken), keys.channel());
         return Replies.await(reply, timeout, shown, () -> "force the release of lock '" + key.name() + "'") == 1L;
     }
 

@@ -27,14 +27,13 @@ final class RedlockRequests {
             RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
         return LockScripts.ACQUIRE.run(
                 commands,
-                keys.all(),
+                keys.all(false),
                 attempt.token(),
                 LockMode.EXCLUSIVE.label(),
                 millis(attempt.lease()),
                 attempt.holder(),
                 millis(RedisEngine.STALE_WAITER),
-                millis(RedisEngine.RETRY_CAP),
-                millis(RedisEngine.FENCE_KEEP));
+                millis(RedisEngine.RETRY_CAP));
     }
 
     /** @return whether an acquire reply is a grant */
@@ -46,7 +45,7 @@ final class RedlockRequests {
     static CompletableFuture<Long> release(
             RedisAsyncCommands<String, String> commands, Acquisition attempt, LockKeys keys) {
         return LockScripts.RELEASE.run(
-                commands, keys.all(), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel());
+                commands, keys.all(false), attempt.token(), LockMode.EXCLUSIVE.label(), keys.channel());
     }
 
     /**
@@ -61,7 +60,7 @@ final class RedlockRequests {
         return commands.<Long>eval(
                         LockScripts.RELEASE.text(),
                         ScriptOutputType.INTEGER,
-                        keys.all(),
+                        keys.all(false),
                         attempt.token(),
                         LockMode.EXCLUSIVE.label(),
                         keys.channel())

@@ -1,10 +1,10 @@
--- Cerberus acquire: KEYS owner, fence, readers, reader-info, queue, queue-deadlines
--- ARGV token, mode (exclusive|fair|write|read), lease ms, holder, stale-waiter ms, retry cap ms, fence keep ms
+-- Cerberus acquire: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
+-- ARGV token, mode (exclusive|fair|write|read), lease ms, holder, stale-waiter ms, retry cap ms
 -- Returns {1, fence} when granted (again, with the same fence, if the token already holds), or
 -- {0, ms} when busy: the longest to wait before trying again.
-local owner, fence, readers, info, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local owner, tokens, readers, info, queue, deadlines, legacy = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local token, mode, lease, holder = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local stale_ms, retry_cap, fence_keep = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local stale_ms, retry_cap = tonumber(ARGV[5]), tonumber(ARGV[6])
 
 -- fast path: an exclusive acquire of a free name with no readers (exclusive acquires never queue,
 -- so the queue does not matter); the same effects as the general path below, in fewer calls
@@ -14,7 +14,7 @@ if mode == 'exclusive' then
     return {1, tonumber(redis.call('HGET', owner, 'fence'))}
   end
   if not current and redis.call('EXISTS', readers) == 0 then
-    return {1, tonumber(take_exclusive(owner, fence, token, mode, holder, lease, fence_keep))}
+    return {1, tonumber(take_exclusive(owner, tokens, legacy, token, mode, holder, lease))}
   end
 end
 
@@ -72,15 +72,7 @@ end
 if wait < 0 and not behind then
   redis.call('ZREM', queue, member)
   redis.call('ZREM', deadlines, member)
-  if redis.call('EXISTS', fence) == 1 then
-    redis.call('INCR', fence)
-  else
-    -- a new counter starts at the server's clock in microseconds, so tokens keep growing even
-    -- when the counter was lost (flushed, expired, a restart without persistence)
-    redis.call('SET', fence, now_us)
-  end
-  redis.call('PEXPIRE', fence, fence_keep)
-  local f = redis.call('GET', fence)
+  local f = next_fence(tokens, legacy)
   if shared then
     redis.call('ZADD', readers, now + lease, token)
     redis.call('HSET', info, token, f .. ':' .. holder)
@@ -99,6 +91,10 @@ if queued then
   redis.call('ZADD', deadlines, now + stale_ms, member)
   redis.call('PEXPIRE', queue, stale_ms)
   redis.call('PEXPIRE', deadlines, stale_ms)
+end
+if owner_ttl ~= -2 then
+  -- someone waits for this hold: its release publishes (a release nobody waited for does not)
+  redis.call('HSET', owner, 'waited', '1')
 end
 if wait < 0 or wait > retry_cap then
   wait = retry_cap

@@ -1,11 +1,11 @@
--- Cerberus hand-over: KEYS owner, fence, readers, reader-info, queue, queue-deadlines
--- ARGV holder token, next token, next lease ms, next holder, fence keep ms.
+-- Cerberus hand-over: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
+-- ARGV holder token, next token, next lease ms, next holder.
 -- Releases the holder's exclusive hold and, in the same step, grants the lock to the next attempt
 -- of the same client, with a new fence, as an exclusive acquire would. Returns {2, fence} when
 -- handed over, {0} when the holder no longer held, {-1} when it did nothing because others queue
 -- in the store or readers hold (the caller releases as usual then).
-local owner, fence, readers, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
-local token, next_token, lease, holder, fence_keep = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local owner, tokens, readers, queue, legacy = KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[7]
+local token, next_token, lease, holder = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 
 if redis.call('HGET', owner, 'token') ~= token then
   return {0}
@@ -13,4 +13,5 @@ end
 if redis.call('EXISTS', queue) == 1 or redis.call('EXISTS', readers) == 1 then
   return {-1}
 end
-return {2, tonumber(take_exclusive(owner, fence, next_token, 'exclusive', holder, lease, fence_keep))}
+-- the owner hash stays (a waiter of another client told it was busy is still to be woken)
+return {2, tonumber(take_exclusive(owner, tokens, legacy, next_token, 'exclusive', holder, lease))}

@@ -1,15 +1,19 @@
--- Cerberus release (and abandon): KEYS owner, fence, readers, reader-info, queue, queue-deadlines
+-- Cerberus release (and abandon): KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
 -- ARGV token, mode, channel. Leaves the queue, releases the hold if the token still has it, and
 -- publishes the waiters that may be granted now on the lock's channel. Returns 1 if it held.
 local owner, readers, info, queue, deadlines = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, mode, channel = ARGV[1], ARGV[2], ARGV[3]
 
 -- fast path: exclusive attempts are never queued, and with no queue no waiter can be granted
--- ahead of the others, so the general path below would publish an empty list too
+-- ahead of the others, so the general path below would publish an empty list too; and only a hold
+-- that someone was told was busy has anyone to wake
 if mode == 'exclusive' and redis.call('EXISTS', queue) == 0 then
-  if redis.call('HGET', owner, 'token') == token then
+  local held = redis.call('HMGET', owner, 'token', 'waited')
+  if held[1] == token then
     redis.call('DEL', owner)
-    redis.call('PUBLISH', channel, '')
+    if held[2] then
+      redis.call('PUBLISH', channel, '')
+    end
     return 1
   end
   return 0

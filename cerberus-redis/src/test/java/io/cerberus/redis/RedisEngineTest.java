@@ -124,7 +124,110 @@ class RedisEngineTest {
                 "auth");
     }
 
+    // ---- tokens --------------------------------------------------------------------------------
+
+    @Test
+    void releasedNamesLeaveOnlyTheNamespacesTokenCounter() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        long last = 0;
+        for (int i = 0; i < 300; i++) {
+            try (Lease lease = cerberus.lock("order:" + (i % 150)).acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.fencingToken()).as("token %d", i).isGreaterThan(last);
+                last = lease.fencingToken();
+            }
+        }
+        String counter = LockKeys.of(new LockKey(namespace, "any")).tokens();
+        assertThat(server.admin().keys("cerberus:{" + namespace + ":*")).containsExactly(counter);
+        assertThat(server.admin().pttl(counter)).as("kept for ever").isEqualTo(-1L);
+        assertThat(Long.parseLong(server.admin().get(counter))).isEqualTo(last);
+    }
+
+    @Test
+    void aLostCounterStartsAgainAboveEveryEarlierToken() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        long before;
+        try (Lease lease = cerberus.lock("lost").acquire(Duration.ofSeconds(5))) {
+            before = lease.fencingToken();
+        }
+        server.admin().del(LockKeys.of(new LockKey(namespace, "lost")).tokens());
+        try (Lease lease = cerberus.lock("lost").acquire(Duration.ofSeconds(5))) {
+            assertThat(lease.fencingToken()).isGreaterThan(before);
+        }
+    }
+
+    @Test
+    void aPerNameCounterOfAnEarlierVersionIsHonouredAndKeptLevelWhileItLasts() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(30));
+        String legacy = LockKeys.of(new LockKey(namespace, "old")).legacyFence();
+        long ahead = System.currentTimeMillis() * 1000 + 1_000_000_000_000L; // as an old client seeded far later
+        server.admin().set(legacy, Long.toString(ahead), io.lettuce.core.SetArgs.Builder.px(60_000));
+        try (Lease lease = cerberus.lock("old").acquire(Duration.ofSeconds(5))) {
+            assertThat(lease.fencingToken()).as("above the old counter").isEqualTo(ahead + 1);
+        }
+        assertThat(server.admin().get(legacy)).as("kept level").isEqualTo(Long.toString(ahead + 1));
+        assertThat(server.admin().pttl(legacy)).as("its expiry kept").isPositive();
+        long oldClients = server.admin().incr(legacy); // what an old client's next acquire gives
+        try (Lease lease = cerberus.lock("old").acquire(Duration.ofSeconds(5))) {
+            assertThat(lease.fencingToken()).isGreaterThan(oldClients);
+        }
+        try (Lease lease = cerberus.lock("another").acquire(Duration.ofSeconds(5))) {
+            assertThat(lease.fencingToken())
+                    .as("the shared counter was raised too")
+                    .isGreaterThan(oldClients);
+        }
+        assertThat(server.admin()
+                        .exists(LockKeys.of(new LockKey(namespace, "another")).legacyFence()))
+                .as("no per-name counter is created")
+                .isZero();
+    }
+
+    @Test
+    void everySlotHasACounterKeyOnItAndNoLockTagCanBeOne() {
+        String tokens = LockKeys.of(new LockKey("ns", "x")).tokens();
+        for (int slot = 0; slot < 16384; slot += 97) {
+            String counter = LockKeys.slotCounter(tokens, slot);
+            assertThat(SlotHash.getSlot(counter)).isEqualTo(slot);
+            assertThat(counter).startsWith("cerberus:{ns:%t").endsWith("}:tokens");
+            assertThat(LockKeys.lockNameOfHoldKey(counter)).isEmpty();
+        }
+        assertThat(LockKeys.of(new LockKey("ns", "%t")).owner()).startsWith("cerberus:{ns:%25t}");
+    }
+
     // ---- cost ----------------------------------------------------------------------------------
+
+    @Test
+    void anUncontendedCycleRunsElevenCommandsAndPublishesNothing() throws Exception {
+        RedisEngine engine = engine();
+        Acquisition warm = attempt("cycle", LockMode.EXCLUSIVE); // the scripts' first use (EVALSHA, then EVAL)
+        assertThat(engine.tryAcquire(warm)).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(engine.release(warm)).isTrue();
+        Map<String, Long> before = server.commandCalls();
+        Acquisition attempt = attempt("cycle", LockMode.EXCLUSIVE);
+        assertThat(engine.tryAcquire(attempt)).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(engine.release(attempt)).isTrue();
+        Map<String, Long> after = server.commandCalls();
+        long all = after.entrySet().stream()
+                .mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L))
+                .sum();
+        // 2 EVALSHA; acquire HGET EXISTS INCR GET HSET PEXPIRE; release EXISTS HMGET DEL; and the INFO reading them
+        assertThat(all - total(before, after, "info")).isEqualTo(11);
+        assertThat(total(before, after, "publish")).as("nobody waited").isZero();
+    }
+
+    @Test
+    void theReleaseOfAHoldSomeoneWasToldIsBusyPublishesOnce() throws Exception {
+        RedisEngine engine = engine();
+        Acquisition holder = attempt("waited", LockMode.EXCLUSIVE);
+        assertThat(engine.tryAcquire(holder)).isInstanceOf(AcquireResult.Granted.class);
+        RedisEngine other = engine();
+        Acquisition waiter = attempt("waited", LockMode.EXCLUSIVE);
+        assertThat(other.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
+        Map<String, Long> before = server.commandCalls();
+        assertThat(engine.release(holder)).isTrue();
+        assertThat(total(before, server.commandCalls(), "publish")).isEqualTo(1);
+        assertThat(other.tryAcquire(waiter)).isInstanceOf(AcquireResult.Granted.class);
+        assertThat(other.release(waiter)).isTrue();
+    }
 
     @Test
     void blockedWaiterSendsFewCommandsDuringAFiveSecondWait() throws Exception {
@@ -299,6 +402,8 @@ class RedisEngineTest {
                 .isTrue();
         Acquisition next = attempt("notify", LockMode.EXCLUSIVE);
         assertThat(holderEngine.tryAcquire(next)).isInstanceOf(AcquireResult.Granted.class);
+        // asked again, as a woken waiter does: told busy, so the next release publishes
+        assertThat(engine.tryAcquire(waiter)).isInstanceOf(AcquireResult.Busy.class);
         assertThat(holderEngine.release(next)).isTrue();
         Poll.until("the second release to reach the waiter", TestTimes.millis(2000), () -> wokenAtOnce(engine, waiter));
         watch.cancel();
@@ -440,7 +545,8 @@ class RedisEngineTest {
         assertThat(server.admin().get(key)).isEqualTo("7");
         assertThat(server.admin().pttl(key)).as("no expiry").isEqualTo(-1L);
         for (String name : List.of("epoch", ":", "}:epoch", "idem:x")) {
-            assertThat(LockKeys.of(new LockKey(namespace, name)).all()).doesNotContain(key);
+            assertThat(LockKeys.of(new LockKey(namespace, name)).all(false)).doesNotContain(key);
+            assertThat(LockKeys.of(new LockKey(namespace, name)).all(true)).doesNotContain(key);
         }
         assertThat(RedisIdempotencyStore.key(namespace + "/epoch")).isNotEqualTo(key);
         assertThat(LockKeys.lockNameOfHoldKey(key)).isEmpty();
@@ -519,7 +625,7 @@ class RedisEngineTest {
                     .endsWith("}:owner");
             assertThat(keys.owner().indexOf('}')).isEqualTo(keys.owner().lastIndexOf('}'));
             assertThat(tag).doesNotContain("{", "}", "*", "?", "[", " ");
-            for (String key : keys.all()) {
+            for (String key : keys.all(true)) {
                 assertThat(SlotHash.getSlot(key)).as("slot of %s", key).isEqualTo(SlotHash.getSlot(keys.owner()));
             }
             assertThat(SlotHash.getSlot(keys.channel())).isEqualTo(SlotHash.getSlot(keys.owner()));
