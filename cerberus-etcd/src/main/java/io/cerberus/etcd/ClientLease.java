@@ -200,7 +200,7 @@ final class ClientLease {
         long sentAt = System.nanoTime();
         try {
             LeaseKeepAliveResponse reply =
-                    requests.call("keep its lease alive", () -> leases.keepAliveOnce(id), resendAfter);
+                    requests.callKeeping("keep its lease alive", () -> leases.keepAliveOnce(id), resendAfter);
             LOG.log(
                     Level.TRACE,
                     "keep-alive of lease {0} answered in {1} ms, TTL {2}",

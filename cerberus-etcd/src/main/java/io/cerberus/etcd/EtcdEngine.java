@@ -467,7 +467,7 @@ final class EtcdEngine
         for (int from = 0; from < states.size(); from += RENEW_READS_PER_TXN) {
             List<AttemptState> batch = states.subList(from, Math.min(states.size(), from + RENEW_READS_PER_TXN));
             Op[] reads = batch.stream().map(s -> Op.get(s.key, KEY_ONLY)).toArray(Op[]::new);
-            List<GetResponse> replies = requests.call(
+            List<GetResponse> replies = requests.callKeeping(
                             "renew " + reads.length + " locks",
                             () -> client.getKVClient().txn().Then(reads).commit())
                     .getGetResponses();
@@ -490,7 +490,7 @@ final class EtcdEngine
      * @return the holds whose key is no longer attached (all of them if the lease is gone)
      */
     private Set<AttemptState> goneFromLease(long leaseId, List<AttemptState> states) {
-        LeaseTimeToLiveResponse reply = requests.call(
+        LeaseTimeToLiveResponse reply = requests.callKeeping(
                 "renew " + states.size() + " locks",
                 () -> client.getLeaseClient().timeToLive(leaseId, WITH_KEYS));
         if (reply.getTTL() <= 0) {

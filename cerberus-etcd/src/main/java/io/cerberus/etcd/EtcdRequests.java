@@ -32,12 +32,20 @@ final class EtcdRequests {
      */
     static final int MAX_IN_FLIGHT = 128;
 
+    /**
+     * Requests that free or keep what is held (deletes of releases, abandons and expiries, the
+     * lease's keep-alives) have permits of their own, so waiters asking by the thousand never hold
+     * them back: a release stuck behind the asks would leave its lock taken until its lease ran out.
+     */
+    static final int MAX_IN_FLIGHT_FREEING = 32;
+
     private final String describe;
     private final Duration timeout;
     /** A quarter of the timeout, made once: {@link Duration#dividedBy(long)} computes in {@code BigDecimal}. */
     private final Duration quarter;
 
     private final Semaphore inFlightPermits = new Semaphore(MAX_IN_FLIGHT);
+    private final Semaphore freeingPermits = new Semaphore(MAX_IN_FLIGHT_FREEING);
 
     /** @return the engine as shown in messages (its password redacted) */
     String describe() {
@@ -72,24 +80,39 @@ final class EtcdRequests {
      * @param resendAfter how long a request may go unanswered before it is sent again
      */
     <T> T call(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter) {
-        return call(what, request, resendAfter, reply -> true);
+        return call(what, request, resendAfter, reply -> true, inFlightPermits);
+    }
+
+    /**
+     * Like {@link #call(String, Supplier)}, for a request that keeps what is held (a renewal's read):
+     * it draws on the permits that asks never take.
+     */
+    <T> T callKeeping(String what, Supplier<CompletableFuture<T>> request) {
+        return callKeeping(what, request, quarter);
+    }
+
+    /** Like {@link #callKeeping(String, Supplier)}, resending after {@code resendAfter} (a keep-alive). */
+    <T> T callKeeping(String what, Supplier<CompletableFuture<T>> request, Duration resendAfter) {
+        return call(what, request, resendAfter, reply -> true, freeingPermits);
     }
 
     /**
      * Like {@link #call(String, Supplier)}, for a request whose copies may answer differently: a
      * compare-and-delete sent again answers "not found" when its first copy was carried out. A reply
      * that is not {@code conclusive} is returned only once no other copy still out (within the
-     * timeout) gives a conclusive one.
+     * timeout) gives a conclusive one. These are deletes, which free what is held: they draw on the
+     * permits that asks never take.
      */
     <T> T callPreferring(String what, Supplier<CompletableFuture<T>> request, Predicate<? super T> conclusive) {
-        return call(what, request, quarter, conclusive);
+        return call(what, request, quarter, conclusive, freeingPermits);
     }
 
     private <T> T call(
             String what,
             Supplier<CompletableFuture<T>> request,
             Duration resendAfter,
-            Predicate<? super T> conclusive) {
+            Predicate<? super T> conclusive,
+            Semaphore permits) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         long resendEvery = Math.max(1, Math.min(resendAfter.toNanos(), timeout.toNanos() / 4));
@@ -98,7 +121,7 @@ final class EtcdRequests {
         boolean interrupted = false;
         try {
             while (true) {
-                interrupted |= send(request, inFlight, deadline, what, lastFailure);
+                interrupted |= send(request, inFlight, deadline, what, lastFailure, permits);
                 long sentAt = System.nanoTime();
                 while (true) {
                     long now = System.nanoTime();
@@ -160,17 +183,19 @@ final class EtcdRequests {
             List<CompletableFuture<T>> inFlight,
             long deadline,
             String what,
-            Throwable lastFailure) {
+            Throwable lastFailure,
+            Semaphore permits) {
         boolean interrupted = false;
         while (true) {
             try {
-                if (!inFlightPermits.tryAcquire(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                if (!permits.tryAcquire(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
                     throw unavailable(
                             what,
                             lastFailure != null
                                     ? lastFailure
                                     : new IllegalStateException(
-                                            MAX_IN_FLIGHT + " requests of this client were out the whole time"));
+                                            permits.availablePermits() + " free permits: the requests of"
+                                                    + " this client were out the whole time"));
                 }
                 break;
             } catch (InterruptedException e) {
@@ -181,10 +206,10 @@ final class EtcdRequests {
         try {
             sent = request.get();
         } catch (RuntimeException e) {
-            inFlightPermits.release();
+            permits.release();
             throw e;
         }
-        sent.whenComplete((reply, failure) -> inFlightPermits.release());
+        sent.whenComplete((reply, failure) -> permits.release());
         inFlight.add(sent);
         return interrupted;
     }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -95,5 +96,31 @@ class EtcdRequestsTest {
                 .as("requests out at once")
                 .isLessThanOrEqualTo(EtcdRequests.MAX_IN_FLIGHT)
                 .isGreaterThan(EtcdRequests.MAX_IN_FLIGHT / 2);
+    }
+
+    @Test
+    void releasesAndKeepAlivesAreNotHeldBackByAsksThatTakeEveryPermit() throws Exception {
+        EtcdRequests busy = new EtcdRequests("etcd://test", Duration.ofSeconds(30));
+        ExecutorService clients = Executors.newFixedThreadPool(EtcdRequests.MAX_IN_FLIGHT + 10);
+        CompletableFuture<Boolean> never = new CompletableFuture<>();
+        CountDownLatch allOut = new CountDownLatch(EtcdRequests.MAX_IN_FLIGHT);
+        try {
+            for (int i = 0; i < EtcdRequests.MAX_IN_FLIGHT + 10; i++) {
+                clients.submit(() -> busy.call("ask", () -> {
+                    allOut.countDown();
+                    return never;
+                }));
+            }
+            assertThat(allOut.await(10, TimeUnit.SECONDS))
+                    .as("every ask permit taken")
+                    .isTrue();
+            assertThat(busy.callPreferring("release", () -> CompletableFuture.completedFuture(true), reply -> reply))
+                    .isTrue();
+            assertThat(busy.callKeeping("keep alive", () -> CompletableFuture.completedFuture(true)))
+                    .isTrue();
+        } finally {
+            never.complete(false);
+            clients.shutdownNow();
+        }
     }
 }

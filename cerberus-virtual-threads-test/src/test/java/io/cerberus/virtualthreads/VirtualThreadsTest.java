@@ -11,12 +11,15 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
+import java.util.stream.Collectors;
 import jdk.jfr.Recording;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
@@ -79,7 +82,7 @@ class VirtualThreadsTest extends EveryServerEngine {
                         logLines);
                 round.assertExclusive();
                 assertThat(threads.getPeakThreadCount() - platformBefore)
-                        .as("platform threads added")
+                        .as("platform threads added; live now, by name: %s", liveThreadsByName())
                         .isLessThanOrEqualTo(MAX_NEW_PLATFORM_THREADS);
                 assertThat(logLines).as("log lines:%n%s", logs.text()).isLessThan(MAX_LOG_LINES);
             }
@@ -137,6 +140,13 @@ class VirtualThreadsTest extends EveryServerEngine {
         void assertExclusive() {
             holds.assertExclusive();
         }
+    }
+
+    /** @return the live platform threads counted by name, digits dropped (what added threads, when too many were) */
+    private static Map<String, Long> liveThreadsByName() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .collect(Collectors.groupingBy(
+                        thread -> thread.getName().replaceAll("[0-9]+", "#"), TreeMap::new, Collectors.counting()));
     }
 
     /** @return {@code Executors.newVirtualThreadPerTaskExecutor()}, which Java 17 (this module's release) does not have */
