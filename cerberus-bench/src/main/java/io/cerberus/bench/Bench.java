@@ -500,7 +500,7 @@ public final class Bench {
                 String name = group.engine() + "-" + cell;
                 warmUntilCompiled(peer, workload, t, warmup, name + "w", names);
                 if (residue) {
-                    objectsBefore = group.residue().count().getAsLong();
+                    objectsBefore = group.residue().settledCount();
                     bytesBefore = group.residue().bytes().getAsLong();
                 }
                 boolean counted = group.requests() != null && !entry.getKey().equals("jvm");
@@ -510,7 +510,7 @@ public final class Bench {
                         ? (double) (group.requests().getAsLong() - before) / Math.max(1, result.cycles())
                         : Double.NaN;
             }
-            double objectsLeft = residue ? group.residue().count().getAsLong() - objectsBefore : Double.NaN;
+            double objectsLeft = residue ? group.residue().settledCount() - objectsBefore : Double.NaN;
             double bytesLeft = residue ? group.residue().bytes().getAsLong() - bytesBefore : Double.NaN;
             row.add(new Result(
                     group.engine(),

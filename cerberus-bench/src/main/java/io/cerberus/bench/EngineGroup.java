@@ -1,6 +1,8 @@
 package io.cerberus.bench;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -49,8 +51,36 @@ record EngineGroup(
      * @param count the objects in the server now
      * @param memory what {@code bytes} measures, for column headings ("used_memory")
      * @param bytes the bytes now
+     * @param settle how long the count must stay the same before it is read: a server that removes
+     *     what is left in a sweep of its own (ZooKeeper's containers) is read once the sweep is done
      */
-    record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {}
+    record Residue(String objects, LongSupplier count, String memory, LongSupplier bytes, Duration settle) {
+        /** The longest {@link #settledCount} waits. */
+        static final Duration MOST_SETTLING = Duration.ofSeconds(60);
+
+        Residue(String objects, LongSupplier count, String memory, LongSupplier bytes) {
+            this(objects, count, memory, bytes, Duration.ZERO);
+        }
+
+        /** @return the count once it stayed the same for {@link #settle} (or after {@link #MOST_SETTLING}) */
+        long settledCount() {
+            long last = count.getAsLong();
+            if (settle.isZero()) {
+                return last;
+            }
+            long giveUpAt = System.nanoTime() + MOST_SETTLING.toNanos();
+            long sameSince = System.nanoTime();
+            while (System.nanoTime() - sameSince < settle.toNanos() && System.nanoTime() < giveUpAt) {
+                LockSupport.parkNanos(settle.toNanos() / 10);
+                long now = count.getAsLong();
+                if (now != last) {
+                    last = now;
+                    sameSince = System.nanoTime();
+                }
+            }
+            return last;
+        }
+    }
 
     /**
      * The peers of the semaphore workloads and the one their ratios divide by.

@@ -136,7 +136,9 @@ final class EngineGroups {
                 .tickTime(Duration.ofSeconds(2))
                 .sessionTimeouts(Duration.ofSeconds(4), Duration.ofSeconds(40))
                 .forceSync(false)
-                .jvmOptions("-Xmx256m")
+                // the container sweep every second, with no cap on deletions: many-names counts after it
+                .jvmOptions(
+                        "-Xmx256m", "-Dznode.container.checkIntervalMs=1000", "-Dznode.container.maxPerMinute=10000000")
                 .startTimeout(Duration.ofSeconds(60))
                 .start();
         Map<String, Supplier<Peer>> lockPeers = new LinkedHashMap<>();
@@ -183,7 +185,8 @@ final class EngineGroups {
                         "znodes",
                         () -> Long.parseLong(zk.srvr().get("Node count")),
                         "data size",
-                        () -> Long.parseLong(zk.mntr().get("zk_approximate_data_size"))),
+                        () -> Long.parseLong(zk.mntr().get("zk_approximate_data_size")),
+                        Duration.ofMillis(2500)),
                 new EngineGroup.Semaphores(SemaphorePeers.CURATOR, "Curator", semaphorePeers),
                 zk::close);
     }
