@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>How.</b> A lock is one entry whose value is the holding attempt's token: acquire is
  * put-if-absent with the lease as expiry, renew and release replace or delete it only while it
- * still holds that token. A grant then takes the next value of the lock's counter as its fencing
+ * still holds that token. A grant then takes the next value of the namespace's counter as its fencing
  * token; the counter is read while the lock is held, so a later holder always gets a larger one.
  * With a counter, the grant then writes its fencing token into the entry ({@code token#fence}), so
  * that an operator can free the hold by that token ({@link ReleasesByForce}) and never a newer one;
@@ -86,11 +86,12 @@ public final class KeyValueEngine
     }
 
     /**
-     * @param key the lock
-     * @return the key of the lock's fencing counter, which no entry key equals
+     * @param namespace a namespace
+     * @return the key of the fencing counter that the namespace's locks share (so a released name
+     *     leaves nothing in the store), which no entry or epoch key equals
      */
-    public static String counterKey(LockKey key) {
-        return "cerberus-fence:" + key.namespace().length() + ":" + key.namespace() + ":" + key.name();
+    public static String counterKey(String namespace) {
+        return "cerberus-fence:" + namespace.length() + ":" + namespace;
     }
 
     /**
@@ -209,7 +210,7 @@ public final class KeyValueEngine
         if (known != null) {
             return known;
         }
-        long next = counter.increment(counterKey(attempt.key()));
+        long next = counter.increment(counterKey(attempt.key().namespace()));
         fences.put(attempt.token(), next);
         return next;
     }

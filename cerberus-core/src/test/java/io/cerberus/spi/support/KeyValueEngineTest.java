@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** What {@link KeyValueEngine} adds to a store's five operations; the whole contract is the conformance suite's (kv-map: in the testkit). */
@@ -71,11 +70,11 @@ class KeyValueEngineTest {
     }
 
     private static final class CountingStore extends Store implements FencingCounter {
-        private final AtomicLong counter = new AtomicLong();
+        private final Map<String, Long> counters = new HashMap<>();
 
         @Override
-        public long increment(String key) {
-            return counter.incrementAndGet();
+        public synchronized long increment(String key) {
+            return counters.merge(key, 1L, Long::sum);
         }
     }
 
@@ -86,6 +85,23 @@ class KeyValueEngineTest {
     private static long fence(AcquireResult result) {
         assertThat(result).isInstanceOf(AcquireResult.Granted.class);
         return ((AcquireResult.Granted) result).fencingToken();
+    }
+
+    @Test
+    void releasedNamesLeaveNothingInTheStoreButTheNamespacesCounter() {
+        CountingStore store = new CountingStore();
+        KeyValueEngine engine = new KeyValueEngine(store);
+        long last = 0;
+        for (int i = 0; i < 200; i++) {
+            Acquisition attempt = new Acquisition(
+                    new LockKey("ns", "order:" + (i % 50)), LockMode.EXCLUSIVE, "t" + i, "test", Duration.ofSeconds(5));
+            long fence = fence(engine.tryAcquire(attempt));
+            assertThat(fence).isGreaterThan(last);
+            last = fence;
+            assertThat(engine.release(attempt)).isTrue();
+        }
+        assertThat(store.entries).isEmpty();
+        assertThat(store.counters).containsOnlyKeys(KeyValueEngine.counterKey("ns"));
     }
 
     @Test
@@ -155,9 +171,10 @@ class KeyValueEngineTest {
         assertThat(engine.maxBackoff()).isEqualTo(KeyValueEngine.MAX_PAUSE);
         assertThat(KeyValueEngine.entryKey(new LockKey("a:b", "c")))
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "b:c")));
-        assertThat(KeyValueEngine.counterKey(new LockKey("a", "x")))
+        assertThat(KeyValueEngine.counterKey("a"))
                 .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x")))
-                .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "x#fence")));
+                .isNotEqualTo(KeyValueEngine.entryKey(new LockKey("a", "")))
+                .isNotEqualTo(KeyValueEngine.epochKey("a"));
     }
 
     @Test
