@@ -6,16 +6,10 @@ local owner, tokens, readers, info, queue, deadlines, legacy = KEYS[1], KEYS[2],
 local token, mode, lease, holder = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local stale_ms, retry_cap = tonumber(ARGV[5]), tonumber(ARGV[6])
 
--- fast path: an exclusive acquire of a free name with no readers (exclusive acquires never queue,
--- so the queue does not matter); the same effects as the general path below, in fewer calls
-if mode == 'exclusive' then
-  local current = redis.call('HGET', owner, 'token')
-  if current == token then
-    return {1, tonumber(redis.call('HGET', owner, 'fence'))}
-  end
-  if not current and redis.call('EXISTS', readers) == 0 then
-    return {1, tonumber(take_exclusive(owner, tokens, legacy, token, mode, holder, lease))}
-  end
+-- fast path: an exclusive acquire of a name with no owner, no reader and no queue, in one lookup; the
+-- same effects as the general path below, which takes everything else (a retry of a holder included)
+if mode == 'exclusive' and redis.call('EXISTS', owner, readers, queue) == 0 then
+  return {1, tonumber(take_exclusive(owner, tokens, legacy, token, mode, holder, lease))}
 end
 
 local now, now_us = server_time()
@@ -79,6 +73,10 @@ if wait < 0 and not behind then
     expire_readers(readers, info, now)
   else
     redis.call('HSET', owner, 'token', token, 'fence', f, 'mode', mode, 'holder', holder)
+    if redis.call('EXISTS', queue) == 1 then
+      -- others queue for the name: the release of this hold is to tell them
+      redis.call('HSET', owner, 'waited', '1')
+    end
     redis.call('PEXPIRE', owner, lease)
   end
   return {1, tonumber(f)}

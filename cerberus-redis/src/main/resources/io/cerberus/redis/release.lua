@@ -4,19 +4,17 @@
 local owner, readers, info, queue, deadlines = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, mode, channel = ARGV[1], ARGV[2], ARGV[3]
 
--- fast path: exclusive attempts are never queued, and with no queue no waiter can be granted
--- ahead of the others, so the general path below would publish an empty list too; and only a hold
--- that someone was told was busy has anyone to wake
-if mode == 'exclusive' and redis.call('EXISTS', queue) == 0 then
+-- fast path: an exclusive hold nobody was told is busy (and granted while nobody queued) has no one
+-- to wake; exclusive attempts never queue, so one that does not hold has nothing to undo either
+if mode == 'exclusive' then
   local held = redis.call('HMGET', owner, 'token', 'waited')
-  if held[1] == token then
+  if held[1] ~= token then
+    return 0
+  end
+  if not held[2] then
     redis.call('DEL', owner)
-    if held[2] then
-      redis.call('PUBLISH', channel, '')
-    end
     return 1
   end
-  return 0
 end
 
 local now = server_time()
