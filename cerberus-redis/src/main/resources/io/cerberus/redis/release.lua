@@ -15,6 +15,12 @@ if mode == 'exclusive' then
     redis.call('DEL', owner)
     return 1
   end
+  if redis.call('EXISTS', queue) == 0 then
+    -- waiters, none queued: wake one exclusive waiter, as the general path below would
+    redis.call('DEL', owner)
+    redis.call('PUBLISH', channel, '')
+    return 1
+  end
 end
 
 local now = server_time()
