@@ -192,8 +192,7 @@ final class Report {
                     "| %s | %,d | %s | %s | %s | %s | %s |%n",
                     r.peer(),
                     r.cycles(),
-                    baseline.map(b -> String.format(Locale.ROOT, "%.2f×", (double) b.p50() / Math.max(1, r.p50())))
-                            .orElse("–"),
+                    baseline.map(b -> wakeUpRatio(r, b)).orElse("–"),
                     micros(r.p50()),
                     micros(r.p99()),
                     micros(r.max()),
@@ -202,6 +201,11 @@ final class Report {
                             : String.format(Locale.ROOT, "%.1f", r.requestsPerCycle())));
         }
         out.append('\n');
+    }
+
+    /** @return the baseline's wake-up p50 over the peer's: above 1, the peer wakes its waiter sooner */
+    static String wakeUpRatio(Bench.Result r, Bench.Result baseline) {
+        return String.format(Locale.ROOT, "%.2f×", (double) baseline.p50() / Math.max(1, r.p50()));
     }
 
     private static void heldTable(StringBuilder out, EngineGroup group, List<HeldLocks.Result> rows) {
