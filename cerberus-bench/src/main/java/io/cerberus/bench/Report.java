@@ -177,7 +177,9 @@ final class Report {
                         + " blocks; %d ms after B's thread is seen waiting, A releases. Wake-up is from just before A's"
                         + " `unlock()` to the return of B's `lock()`; B then releases, and the next round begins. One"
                         + " waiter (`--threads` is not used); the floors, which cannot wait, are left out. Requests are"
-                        + " the whole round's: A's lock and release, B's ask, wait and release.%n%n",
+                        + " the whole round's: A's lock and release, B's ask, wait and release. A peer that polls every"
+                        + " P starts polling when B asks, so it shows about P − %d ms.%n%n",
+                WakeUp.SETTLE.toMillis(),
                 WakeUp.SETTLE.toMillis()));
         out.append("| peer | rounds | vs ")
                 .append(group.baselineShort())

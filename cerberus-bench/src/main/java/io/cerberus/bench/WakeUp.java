@@ -26,7 +26,9 @@ import java.util.concurrent.locks.LockSupport;
 final class WakeUp {
     /**
      * How long B waits after its thread was seen stopped, before A releases: a thread's state says it stopped, not
-     * where; on a loopback server B's first attempt and its subscription (or watch) are done well within it.
+     * where; on a loopback server B's first attempt and its subscription (or watch) are done well within it. Being
+     * fixed, it puts every release at the same phase of a polling peer's tries: one that polls every P shows about
+     * P minus this, where a release at a random moment would wait P/2 on average (docs/PERFORMANCE.md says so).
      */
     static final Duration SETTLE = Duration.ofMillis(20);
     /**
