@@ -27,7 +27,7 @@ import java.util.function.Supplier;
  * <pre>
  * java -jar cerberus-bench.jar [--engines redis,zk,etcd,postgres,mariadb] [--threads 1,4,16] [--seconds 3] [--warmup 1]
  *      [--workloads uncontended,contended,idempotent,replay,many-names,contended-2p,held-locks,async,virtual-threads,
- *                   semaphore,semaphore-contended]
+ *                   semaphore,semaphore-contended,wake-up]
  *      [--peers cerberus,redisson,spring,...] [--waiters 1000] [--names 100000] [--held 10000] [--lease 2]
  *      [--redis host:port] [--out report.md]
  * </pre>
@@ -79,6 +79,11 @@ public final class Bench {
     static final int SEMAPHORE_PERMITS = Integer.getInteger(SEMAPHORE_PERMITS_PROPERTY, 0);
     /** The workload of {@link HeldLocks}: not a matrix of cells but one hold per peer. */
     static final String HELD_LOCKS = "held-locks";
+    /**
+     * The workload of {@link WakeUp}: from a release to the grant of a waiter on another client, one waiter, per
+     * distributed lock peer; one cell per engine, whatever {@code --threads} says.
+     */
+    static final String WAKE_UP = "wake-up";
 
     static final List<String> DEFAULT_WORKLOADS = List.of("uncontended", "contended", "idempotent", "replay");
 
@@ -90,7 +95,8 @@ public final class Bench {
      * the server held more after the cell (its peer closed) than before it. The last is of {@code contended-2p} only
      * (NaN otherwise): the share of the cycles that the child JVM ran. {@code rounds} are the cycles/s of the
      * peer's slice in each round of a cell taken in turns ({@link #measureInTurns}), in round order; empty for a
-     * cell measured in one piece.
+     * cell measured in one piece. A {@code wake-up} row ({@link WakeUp}) counts its rounds as cycles, and its latencies
+     * are wake-ups, from the holder's release to the waiter's grant.
      */
     record Result(
             String engine,
@@ -260,12 +266,12 @@ public final class Bench {
 
     /**
      * @return the cells of one engine's run, for the progress line: each matrix workload at each thread count, and
-     *     {@code contended-2p} and {@code held-locks} one each, the waiter workloads at each waiter count
+     *     {@code contended-2p}, {@code held-locks} and {@code wake-up} one each, the waiter workloads at each waiter count
      */
     private static int cells(List<String> workloads, List<Integer> threads, List<Integer> waiters) {
         int cells = 0;
         for (String workload : workloads) {
-            cells += workload.equals(TWO_PROCESSES) || workload.equals(HELD_LOCKS)
+            cells += workload.equals(TWO_PROCESSES) || workload.equals(HELD_LOCKS) || workload.equals(WAKE_UP)
                     ? 1
                     : WAITER_WORKLOADS.contains(workload) ? waiters.size() : threads.size();
         }
@@ -279,10 +285,11 @@ public final class Bench {
                     && !SEMAPHORE_WORKLOADS.contains(workload)
                     && !WAITER_WORKLOADS.contains(workload)
                     && !workload.equals(TWO_PROCESSES)
-                    && !workload.equals(HELD_LOCKS)) {
+                    && !workload.equals(HELD_LOCKS)
+                    && !workload.equals(WAKE_UP)) {
                 throw new IllegalArgumentException("unknown workload '" + workload
                         + "'; workloads: uncontended, contended, idempotent, replay, many-names, contended-2p,"
-                        + " held-locks, async, virtual-threads, semaphore, semaphore-contended");
+                        + " held-locks, async, virtual-threads, semaphore, semaphore-contended, wake-up");
             }
         }
     }
@@ -290,7 +297,8 @@ public final class Bench {
     /**
      * Runs the matrix of one engine: its workloads (the idempotency ones only where the engine has
      * guard peers) by thread count by peer; {@code many-names} on {@code names} names; the waiter workloads
-     * at 1,000 waiters; {@code contended-2p} last, with a child JVM per cell.
+     * at 1,000 waiters; {@code contended-2p} after them, with a child JVM per cell; {@code wake-up} last, a row per
+     * distributed lock peer.
      */
     static List<Result> run(
             EngineGroup group,
@@ -326,13 +334,14 @@ public final class Bench {
                     + Runtime.version().feature());
         }
         List<String> runnable = workloads.stream()
-                .filter(workload -> !workload.equals(TWO_PROCESSES))
+                .filter(workload -> !workload.equals(TWO_PROCESSES) && !workload.equals(WAKE_UP))
                 .filter(workload -> !peersOf(group, workload, 1).isEmpty())
                 .filter(workload -> !workload.equals(VIRTUAL_THREADS) || VirtualThreads.available())
                 .toList();
         List<Result> results = new ArrayList<>();
         progress.skip(workloads.stream()
-                .filter(workload -> !workload.equals(TWO_PROCESSES) && !runnable.contains(workload))
+                .filter(workload ->
+                        !workload.equals(TWO_PROCESSES) && !workload.equals(WAKE_UP) && !runnable.contains(workload))
                 .mapToInt(workload -> WAITER_WORKLOADS.contains(workload) ? waiters.size() : threads.size())
                 .sum());
         progress.cell(group.engine() + ": warming every peer up");
@@ -383,6 +392,11 @@ public final class Bench {
         if (workloads.contains(TWO_PROCESSES)) {
             progress.cell(group.engine() + " " + TWO_PROCESSES);
             results.addAll(TwoProcessContention.run(group, threads, seconds, warmup));
+            progress.done(1);
+        }
+        if (workloads.contains(WAKE_UP)) {
+            progress.cell(group.engine() + " " + WAKE_UP);
+            results.addAll(WakeUp.run(group, seconds, warmup));
             progress.done(1);
         }
         return results;
@@ -819,7 +833,7 @@ public final class Bench {
                                 + " --threads 1,4,16 --seconds 3 --warmup 1"
                                 + " --workloads " + String.join(",", DEFAULT_WORKLOADS)
                                 + " (also many-names, contended-2p, held-locks, async, virtual-threads, semaphore,"
-                                + " semaphore-contended) --waiters 1000"
+                                + " semaphore-contended, wake-up) --waiters 1000"
                                 + " --names 100000"
                                 + " --held 10000 --lease 2 --progress auto --progress-every 30; every option is explained in docs/PERFORMANCE.md");
                 System.exit(0);

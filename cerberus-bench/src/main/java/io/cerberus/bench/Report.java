@@ -10,8 +10,9 @@ import java.util.Optional;
 /**
  * The markdown report of a run: per engine, one table per workload, rows by thread count and peer,
  * ratios to the engine's main peer (lock workloads), its main semaphore (semaphore workloads) or to
- * the bare SET NX + SET guard (idempotency workloads); the held-locks table, a row per peer; and the charts of the tables, one SVG per
- * engine and workload, named {@code <prefix>-<engine>-<workload>.svg} and linked under each table.
+ * the bare SET NX + SET guard (idempotency workloads); the held-locks and wake-up tables, a row per peer; and the charts
+ * of the tables, one SVG per engine and workload, named {@code <prefix>-<engine>-<workload>.svg} and linked under each
+ * table.
  */
 final class Report {
 
@@ -46,14 +47,16 @@ final class Report {
                     .toList();
             for (String workload :
                     ofGroup.stream().map(Bench.Result::workload).distinct().toList()) {
-                table(
-                        out,
-                        group,
-                        workload,
-                        ofGroup.stream()
-                                .filter(r -> r.workload().equals(workload))
-                                .toList());
-                chartLink(out, chartPrefix, group, workload, "cycles/s by " + countedBy(workload));
+                List<Bench.Result> rows = ofGroup.stream()
+                        .filter(r -> r.workload().equals(workload))
+                        .toList();
+                if (workload.equals(Bench.WAKE_UP)) {
+                    wakeUpTable(out, group, rows);
+                    chartLink(out, chartPrefix, group, workload, "wake-up p50 and p99");
+                } else {
+                    table(out, group, workload, rows);
+                    chartLink(out, chartPrefix, group, workload, "cycles/s by " + countedBy(workload));
+                }
             }
             List<HeldLocks.Result> held = holds.stream()
                     .filter(r -> r.engine().equals(group.engine()))
@@ -79,6 +82,21 @@ final class Report {
                 List<Bench.Result> rows = ofGroup.stream()
                         .filter(r -> r.workload().equals(workload))
                         .toList();
+                if (workload.equals(Bench.WAKE_UP)) {
+                    Map<String, Double> p50 = new LinkedHashMap<>();
+                    Map<String, Double> p99 = new LinkedHashMap<>();
+                    for (Bench.Result r : rows) {
+                        p50.put(r.peer(), r.p50() / 1000.0);
+                        p99.put(r.peer(), r.p99() / 1000.0);
+                    }
+                    Map<String, Map<String, Double>> panels = new LinkedHashMap<>();
+                    panels.put("wake-up p50, µs (from the release to the other client's grant)", p50);
+                    panels.put("wake-up p99, µs", p99);
+                    charts.put(
+                            group.engine() + "-" + workload,
+                            Charts.bars(group.title() + ": " + workload + ", one waiter on another client", panels));
+                    continue;
+                }
                 List<Integer> counts = counts(rows);
                 Map<String, double[]> series = new LinkedHashMap<>();
                 for (Bench.Result r : rows) {
@@ -141,6 +159,55 @@ final class Report {
                     .append(workload)
                     .append(".svg)\n\n");
         }
+    }
+
+    /**
+     * The wake-up table: a row per distributed lock peer, its ratio the baseline's p50 over the peer's, so that above 1
+     * the peer wakes its waiter sooner.
+     */
+    private static void wakeUpTable(StringBuilder out, EngineGroup group, List<Bench.Result> rows) {
+        out.append("### ")
+                .append(group.title())
+                .append(": ")
+                .append(Bench.WAKE_UP)
+                .append("\n\n");
+        out.append(String.format(
+                Locale.ROOT,
+                "Two clients of the same peer (as two processes have), one name: A holds it, a thread of B asks and"
+                        + " blocks; %d ms after B's thread is seen waiting, A releases. Wake-up is from just before A's"
+                        + " `unlock()` to the return of B's `lock()`; B then releases, and the next round begins. One"
+                        + " waiter (`--threads` is not used); the floors, which cannot wait, are left out. Requests are"
+                        + " the whole round's: A's lock and release, B's ask, wait and release. A peer that polls every"
+                        + " P starts polling when B asks, so it shows about P − %d ms.%n%n",
+                WakeUp.SETTLE.toMillis(),
+                WakeUp.SETTLE.toMillis()));
+        out.append("| peer | rounds | vs ")
+                .append(group.baselineShort())
+                .append(" (its p50 / this p50: above 1 wakes sooner) | wake-up p50 | p99 | max | ")
+                .append(group.requestsColumn().replace(" per cycle", " per round"))
+                .append(" |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        Optional<Bench.Result> baseline =
+                rows.stream().filter(r -> r.peer().equals(group.baseline())).findFirst();
+        for (Bench.Result r : rows) {
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %,d | %s | %s | %s | %s | %s |%n",
+                    r.peer(),
+                    r.cycles(),
+                    baseline.map(b -> wakeUpRatio(r, b)).orElse("–"),
+                    micros(r.p50()),
+                    micros(r.p99()),
+                    micros(r.max()),
+                    Double.isNaN(r.requestsPerCycle())
+                            ? "–"
+                            : String.format(Locale.ROOT, "%.1f", r.requestsPerCycle())));
+        }
+        out.append('\n');
+    }
+
+    /** @return the baseline's wake-up p50 over the peer's: above 1, the peer wakes its waiter sooner */
+    static String wakeUpRatio(Bench.Result r, Bench.Result baseline) {
+        return String.format(Locale.ROOT, "%.2f×", (double) baseline.p50() / Math.max(1, r.p50()));
     }
 
     private static void heldTable(StringBuilder out, EngineGroup group, List<HeldLocks.Result> rows) {

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The benchmark runs end to end (briefly, 300 ms cells at T=2, many-names on 1,000 names, async with
  * {@value #WAITERS} waiters, contended-2p with a child JVM per distributed peer, the semaphore workloads where an engine
- * has semaphore peers, 200 locks held for three leases of 1 s) against each real
+ * has semaphore peers, 200 locks held for three leases of 1 s; wake-up on Redis) against each real
  * server the bench starts, every peer of every engine; figures are not judged here, but a peer that
  * fails in either JVM or loses a held lock fails the test.
  */
@@ -124,6 +124,41 @@ class BenchSmokeTest {
                             "| Redisson RPermitExpirableSemaphore | 2 | ",
                             "| Redisson RSemaphore (permits never expire) | 2 | ",
                             "vs Redisson PES");
+        }
+    }
+
+    @Test
+    void wakeUpOnRedisMeasuresEveryDistributedPeerAndLeavesTheFloorsOut() throws Exception {
+        try (EngineGroup group = EngineGroups.redis(RedisProcess.start(), EngineGroups.PEERS.get("redis"))) {
+            List<Bench.Result> results = Bench.run(
+                    group, THREADS, CELL, WARMUP, List.of(Bench.WAKE_UP), NAMES, List.of(WAITERS), BenchProgress.NONE);
+            assertThat(results)
+                    .extracting(Bench.Result::peer)
+                    .containsExactly("Cerberus", "Redisson RLock", "Redisson RFencedLock", "Spring RedisLockRegistry");
+            assertThat(results).allSatisfy(result -> {
+                assertThat(result.workload()).isEqualTo(Bench.WAKE_UP);
+                assertThat(result.cycles()).as(result.peer() + " rounds").isPositive();
+                assertThat(result.p50()).as(result.peer() + " wake-up p50").isPositive();
+                assertThat(result.p99()).as(result.peer() + " wake-up p99").isGreaterThanOrEqualTo(result.p50());
+                assertThat(result.max()).as(result.peer() + " wake-up max").isGreaterThanOrEqualTo(result.p99());
+                assertThat(result.max())
+                        .as(result.peer() + " wake-up max, below the wait the workload allows")
+                        .isLessThan(WakeUp.MOST_WAKE_UP.toNanos());
+                assertThat(result.requestsPerCycle())
+                        .as(result.peer() + " Redis commands per round: two locks and two releases at least")
+                        .isGreaterThanOrEqualTo(4);
+            });
+            String report = Report.markdown(results, List.of(), List.of(group), THREADS, CELL, "smoke");
+            assertThat(report)
+                    .contains(
+                            "### Redis: wake-up",
+                            "vs Redisson (its p50 / this p50: above 1 wakes sooner)",
+                            "| Redisson RLock | ",
+                            "| 1.00× |",
+                            "(smoke-redis-wake-up.svg)")
+                    .doesNotContain("(floor)", "ReentrantLock");
+            assertThat(Report.charts(results, List.of(), List.of(group), THREADS))
+                    .containsOnlyKeys("redis-wake-up");
         }
     }
 

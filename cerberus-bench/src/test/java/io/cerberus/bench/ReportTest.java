@@ -39,6 +39,34 @@ class ReportTest {
     }
 
     @Test
+    void aWakeUpRatioIsAboveOneWhenThePeerWakesSoonerThanTheBaseline() {
+        Bench.Result baseline = wakeUp("Redisson RLock", 2_000_000);
+        assertThat(Report.wakeUpRatio(wakeUp("Cerberus", 500_000), baseline)).isEqualTo("4.00×");
+        assertThat(Report.wakeUpRatio(wakeUp("Cerberus", 4_000_000), baseline)).isEqualTo("0.50×");
+    }
+
+    private static Bench.Result wakeUp(String peer, long p50) {
+        return new Bench.Result(
+                "redis",
+                Bench.WAKE_UP,
+                peer,
+                1,
+                100,
+                3.0,
+                p50,
+                2 * p50,
+                2 * p50,
+                3 * p50,
+                Double.NaN,
+                30,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Double.NaN,
+                Bench.NO_ROUNDS);
+    }
+
+    @Test
     void aCellMeasuredInOnePieceShowsTheRatioAlone() {
         Bench.Result baseline = result("Redisson RLock", 1000);
         assertThat(Report.ratio(result("Cerberus", 1500), baseline)).isEqualTo("1.50×");
