@@ -10,14 +10,15 @@ import java.sql.SQLException;
  * H2. The acquire is a {@code MERGE} that returns nothing, so every acquire is followed by a read
  * of the row: two statements, granted or not. No wanted marks (the column stays 0), no hand-over
  * in the release (the next thread asks), no notifications. Session locks: {@link RowLocks}, which
- * lock rows of the lock table, so session mode needs the table too.
+ * lock rows of the lock table, so session mode needs the table too; those rows have no owner, and the
+ * sweep of expired rows leaves them (it removes only rows with an owner).
  */
 final class H2Dialect extends SqlDialect {
     static final String NOW =
             "DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
-     * retry), bumping the fence unless it is a retry. Parameters: key, namespace, name, owner,
+     * retry), with a fence from the sequence unless it is a retry. Parameters: key, namespace, name, owner,
      * holder, lease in ms.
      */
     final String acquireSql;
@@ -28,22 +29,28 @@ final class H2Dialect extends SqlDialect {
     final String raiseEpochSql;
 
     H2Dialect(String table) {
-        super(NOW, table);
+        super(NOW, table, "owner IS NOT NULL AND ");
         this.acquireSql = "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
                 + "CAST(? AS VARCHAR(512)), CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(256)), CAST(? AS BIGINT))) "
                 + "AS s(lock_key, namespace, name, owner, holder, lease_ms) ON t.lock_key = s.lock_key "
                 + "WHEN MATCHED AND (t.owner IS NULL OR t.owner = s.owner OR t.expires_at <= " + now
                 + ") THEN UPDATE SET "
-                + "fence = CASE WHEN t.owner = s.owner THEN t.fence ELSE t.fence + 1 END, "
+                + "fence = CASE WHEN t.owner = s.owner THEN t.fence ELSE " + nextFence() + " END, "
                 + "owner = s.owner, holder = s.holder, expires_at = " + now + " + s.lease_ms "
                 + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                + "VALUES (s.lock_key, s.namespace, s.name, s.owner, s.holder, 1, " + now + " + s.lease_ms)";
+                + "VALUES (s.lock_key, s.namespace, s.name, s.owner, s.holder, " + nextFence() + ", " + now
+                + " + s.lease_ms)";
         this.raiseEpochSql =
                 "MERGE INTO " + table + " t USING (VALUES (CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), "
                         + "CAST(? AS BIGINT))) AS s(lock_key, namespace, epoch) ON t.lock_key = s.lock_key "
                         + "WHEN MATCHED AND t.fence < s.epoch THEN UPDATE SET fence = s.epoch "
                         + "WHEN NOT MATCHED THEN INSERT (lock_key, namespace, name, fence, expires_at) "
                         + "VALUES (s.lock_key, s.namespace, '', s.epoch, 0)";
+    }
+
+    @Override
+    String nextFence() {
+        return "NEXT VALUE FOR " + fenceSequence;
     }
 
     @Override
@@ -63,7 +70,7 @@ final class H2Dialect extends SqlDialect {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
-                    return Answer.busy();
+                    return null; // released since the MERGE: ask again
                 }
                 return readHolder(rows, attempt, -1);
             }

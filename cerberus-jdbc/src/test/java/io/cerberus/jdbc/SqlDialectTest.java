@@ -153,6 +153,11 @@ class SqlDialectTest {
         built.put(prefix + "isLocked", dialect.isLockedSql);
         built.put(prefix + "inspect", dialect.inspectSql);
         built.put(prefix + "readEpoch", dialect.readEpochSql);
+        built.put(prefix + "forceRelease", dialect.forceReleaseSql);
+        built.put(prefix + "nextFence", dialect.nextFence());
+        built.put(prefix + "createFenceSequence", dialect.createFenceSequence(1));
+        built.put(prefix + "expiredKeys", dialect.expiredKeysSql);
+        built.put(prefix + "deleteExpired3", dialect.deleteExpiredSql(3));
         built.put(prefix + "idem createTable", dialect.createRecordTable(JdbcIdempotencyStore.tableFor(table)));
     }
 
