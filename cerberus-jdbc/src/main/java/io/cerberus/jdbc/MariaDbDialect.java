@@ -86,10 +86,9 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     MariaDbDialect(String table) {
         super(NOW, table, "");
         // the last call of LAST_INSERT_ID(expr) in the statement sets the key. The VALUES call (the
-        // sequence's next value, a new row's fence) is overridden when the row exists: by the fence when it is taken,
-        // by 0
-        // when refused. Fence and owner are judged on the old row, holder and expiry on "owner is
-        // now ours", which is true in both orders exactly when taken
+        // sequence's next value, a new row's fence) is overridden when the row exists: by the fence
+        // when it is taken, by 0 when refused. Fence and owner are judged on the old row, holder and
+        // expiry on "owner is now ours", which is true in both orders exactly when taken
         String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
         this.acquireSql = "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
                 + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(" + nextFence() + "), " + now + " + ?) "

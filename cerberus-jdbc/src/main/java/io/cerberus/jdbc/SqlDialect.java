@@ -58,6 +58,8 @@ abstract class SqlDialect {
     final String fenceSequence;
     /** Reads up to {@link #SWEPT_PER_STATEMENT} keys of expired or freed lock rows ({@link ExpiredRows}), without locking. */
     final String expiredKeysSql;
+    /** The rows the sweep deletes: expired (or freed: expiry 0), not an epoch row (empty name), and what the dialect adds. */
+    private final String sweptRows;
 
     /** The most rows one statement of the sweep of expired rows deletes. */
     static final int SWEPT_PER_STATEMENT = 500;
@@ -81,13 +83,8 @@ abstract class SqlDialect {
         this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
                 + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.readEpochSql = "SELECT fence FROM " + table + " WHERE lock_key = ?";
-        this.expiredKeysSql =
-                "SELECT lock_key FROM " + table + " WHERE " + swept + sweptRow() + " LIMIT " + SWEPT_PER_STATEMENT;
-    }
-
-    /** A row the sweep deletes: expired (or freed: expiry 0) and not an epoch row (empty name). */
-    private String sweptRow() {
-        return "name <> '' AND expires_at < " + now;
+        this.sweptRows = swept + "name <> '' AND expires_at < " + now;
+        this.expiredKeysSql = "SELECT lock_key FROM " + table + " WHERE " + sweptRows + " LIMIT " + SWEPT_PER_STATEMENT;
     }
 
     /**
@@ -96,7 +93,7 @@ abstract class SqlDialect {
      */
     final String deleteExpiredSql(int keys) {
         return "DELETE FROM " + table + " WHERE lock_key IN (" + String.join(", ", Collections.nCopies(keys, "?"))
-                + ") AND " + sweptRow();
+                + ") AND " + sweptRows;
     }
 
     /** @return this database's expression that draws the next value of {@link #fenceSequence} */
