@@ -144,8 +144,8 @@ final class LeaseRowEngine
     }
 
     /**
-     * Sends the acquire ({@link SqlDialect#acquire}: one statement on PostgreSQL and MariaDB when
-     * granted; after a refusal, a read of the row). When the row was freed between the two, the
+     * Sends the acquire ({@link SqlDialect#acquire}: one statement on PostgreSQL, and on MariaDB for
+     * a row it saw, when granted; two for a row MariaDB inserts; after a refusal, a read of the row). When the row was freed between the two, the
      * acquire is sent once more rather than answered busy.
      */
     private Answer ask(Acquisition attempt, String key) {
@@ -363,6 +363,9 @@ final class LeaseRowEngine
      */
     @Override
     public boolean forceRelease(LockKey key, long fencingToken) {
+        if (fencingToken <= 0) {
+            return false; // no grant's token: a row with fence 0 is an acquire whose fence is not drawn yet
+        }
         String rowKey = LockRows.key(table, key);
         boolean freed = db.run(
                 () -> "freeing lock '" + key.name() + "' by force",

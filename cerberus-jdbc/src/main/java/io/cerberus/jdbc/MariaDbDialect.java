@@ -22,10 +22,12 @@ import java.util.function.Function;
  * MariaDB and MySQL. There is no {@code UPDATE … RETURNING}: a statement answers through its row
  * count and its generated key, which {@code LAST_INSERT_ID(expr)} sets and the driver reads from the
  * reply without a second round trip. Fences come from a {@code SEQUENCE} (MariaDB 10.3+; MySQL has
- * none, and is refused in lease-row mode). An acquire of a row this engine saw and did not delete is
- * one plain {@code UPDATE} by primary key that returns the fence as that key (cheaper for InnoDB than
- * the upsert, which first tries the insert); any other name, or a row the update found gone, takes
- * the upsert. A refused acquire reads the row and its wanted mark, and marks it
+ * none, and is refused in lease-row mode), drawn only by an {@code UPDATE} of the lock's row, which
+ * InnoDB locks first: a name's fences then grow in the order its grants commit. An acquire of a row
+ * this engine saw and did not delete is one plain {@code UPDATE} by primary key that returns the fence
+ * as that key (cheaper for InnoDB than the upsert, which first tries the insert); any other name, or a
+ * row the update found gone, takes the upsert, and a row it inserted gets its fence from a second
+ * {@code UPDATE} ({@link #drawFenceSql}). A refused acquire reads the row and its wanted mark, and marks it
  * ({@link #markWantedSql}) only when a hold of another engine refused it. Nobody is notified: a
  * waiter of another process polls, at the shortest backoff while it sees the lock change hands (the
  * line's backoff watches the holder's fence), so that its poll falls in this engine's hold-back. The release
@@ -46,9 +48,17 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
 
     /**
      * The upsert, as {@link PostgresDialect#acquireSql} but answering with the fence as its
-     * generated key (0: busy). Parameters: key, namespace, name, owner, holder, lease in ms.
+     * generated key (0: busy, or inserted). A row it inserts has fence 0 until {@link #drawFenceSql}: an
+     * {@code INSERT} evaluates its values before it waits for the key's lock (another client's delete of
+     * the row not yet committed), so a fence drawn there could land below one drawn and used meanwhile.
+     * Parameters: key, namespace, name, owner, holder, lease in ms.
      */
     final String acquireSql;
+    /**
+     * Gives the row an attempt holds its fence from the sequence, unless it has one (a retry), and returns the
+     * fence as the generated key. Parameters: key, owner.
+     */
+    final String drawFenceSql;
     /**
      * Takes a lock's row that exists and is free, expired or already this attempt's, with a fence
      * from the sequence unless it is a retry, and returns the fence as the generated key; no row matched (busy,
@@ -85,23 +95,30 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
 
     MariaDbDialect(String table) {
         super(NOW, table, "");
-        // the last call of LAST_INSERT_ID(expr) in the statement sets the key. The VALUES call (the
-        // sequence's next value, a new row's fence) is overridden when the row exists: by the fence
-        // when it is taken, by 0 when refused. Fence and owner are judged on the old row, holder and
-        // expiry on "owner is now ours", which is true in both orders exactly when taken
+        // the last call of LAST_INSERT_ID(expr) in the statement sets the key: the VALUES call (0, a
+        // new row's fence until drawFenceSql) is overridden when the row exists: by the fence when it
+        // is taken, by 0 when refused. The update branch runs once InnoDB holds the existing row's
+        // exclusive lock (the duplicate-key check of INSERT … ON DUPLICATE KEY UPDATE takes it, and
+        // waits for it), so its NEXTVAL is drawn under the row's lock, like an UPDATE's. A fence of 0
+        // (an insert whose draw never came) is drawn again, even by its own attempt. Fence and owner
+        // are judged on the old row, holder and expiry on "owner is now ours", which is true in both
+        // orders exactly when taken
         String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
         this.acquireSql = "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(" + nextFence() + "), " + now + " + ?) "
+                + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(0), " + now + " + ?) "
                 + "ON DUPLICATE KEY UPDATE "
-                + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner), fence, VALUES(fence))), "
-                + "LAST_INSERT_ID(0) + fence), "
+                + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner) AND fence > 0, fence, "
+                + nextFence() + ")), LAST_INSERT_ID(0) + fence), "
                 + "owner = IF(" + taken + ", VALUES(owner), owner), "
                 + "holder = IF(" + taken + ", VALUES(holder), holder), "
                 + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
         this.takeExistingSql = "UPDATE " + table
-                + " SET fence = LAST_INSERT_ID(IF(owner <=> ?, fence, " + nextFence() + ")), owner = ?, holder = ?, "
+                + " SET fence = LAST_INSERT_ID(IF(owner <=> ? AND fence > 0, fence, " + nextFence()
+                + ")), owner = ?, holder = ?, "
                 + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= "
                 + now + ")";
+        this.drawFenceSql = "UPDATE " + table + " SET fence = LAST_INSERT_ID(IF(fence = 0, " + nextFence()
+                + ", fence)) WHERE lock_key = ? AND owner = ?";
         this.readMarkSql = "SELECT owner, fence, expires_at - " + now + ", wanted_until, wanted_until - " + now
                 + " FROM " + table + " WHERE lock_key = ?";
         this.markWantedSql = "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now
@@ -149,10 +166,12 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     }
 
     /**
-     * The update for a row seen before, else the upsert; granted: that one statement. The update
-     * that took nothing (busy, a row deleted since, or taken without the fence read back) is
-     * followed by the read only, which tells which, and a missing row is asked for again by the
-     * upsert. A refusal by a hold of another engine may add {@link #markWantedSql}.
+     * The update for a row seen before, else the upsert; granted: that one statement, or the upsert
+     * and {@link #drawFenceSql} when the upsert inserted the row. The update that took nothing (busy,
+     * a row deleted since, or taken without the fence read back) is followed by the read only, which
+     * tells which, and a missing row is asked for again by the upsert; an upsert that took nothing
+     * (busy) by {@link #drawFenceSql}, which finds no row of this attempt, and the read. A refusal by a
+     * hold of another engine may add {@link #markWantedSql}.
      */
     @Override
     Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
@@ -187,6 +206,18 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                     }
                 }
             }
+            // inserted (fence 0), refused, or taken without the fence read back
+            try (PreparedStatement statement = db.prepareReturningKey(connection, drawFenceSql)) {
+                statement.setString(1, key);
+                statement.setString(2, attempt.token());
+                if (statement.executeUpdate() == 1) {
+                    try (ResultSet keys = statement.getGeneratedKeys()) {
+                        if (keys.next() && keys.getLong(1) > 0) {
+                            return Answer.granted(keys.getLong(1));
+                        }
+                    }
+                }
+            }
         }
         return readAfterRefusal(db, connection, attempt, key, marks);
     }
@@ -202,7 +233,9 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                     keysWithRow.remove(key);
                     return null;
                 }
-                Answer answer = readHolder(rows, attempt, rows.getLong(2));
+                long fence = rows.getLong(2);
+                // a fence of 0 is no holder's token: one whose draw has not come yet
+                Answer answer = readHolder(rows, attempt, fence > 0 ? fence : -1);
                 if (answer == null || answer.holder() == null) {
                     return answer; // granted again, or free
                 }

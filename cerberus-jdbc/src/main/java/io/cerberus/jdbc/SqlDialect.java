@@ -229,12 +229,14 @@ abstract class SqlDialect {
      * @param rows positioned on the row
      * @param holderFence the {@link Answer#holderFence} of a busy answer
      * @return granted again with the row's fence (the attempt holds: its earlier answer was lost),
-     *     null (free or expired: ask again at once), or busy naming the holder
+     *     null (free or expired, or the attempt's own row whose fence, 0, is not drawn yet: ask again at
+     *     once, which draws it), or busy naming the holder
      */
     static Answer readHolder(ResultSet rows, Acquisition attempt, long holderFence) throws SQLException {
         String owner = rows.getString(1);
         if (attempt.token().equals(owner)) {
-            return Answer.granted(rows.getLong(2));
+            long fence = rows.getLong(2);
+            return fence > 0 ? Answer.granted(fence) : null;
         }
         long left = rows.getLong(3);
         if (owner == null || left <= 0) {

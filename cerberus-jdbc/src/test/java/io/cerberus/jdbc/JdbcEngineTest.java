@@ -881,13 +881,15 @@ class JdbcEngineTest {
     }
 
     /**
-     * MariaDB's acquire of a name whose row this engine deleted at release, or never saw, is one upsert
-     * returning the fence as its generated key ({@code LAST_INSERT_ID(NEXTVAL(…))}); of a row it saw and did not
-     * delete, one {@code UPDATE} the same way; a refusal adds a read of the row, and a row another client
-     * deleted since the upsert. Counted on the application's data source.
+     * MariaDB's acquire of a name whose row this engine deleted at release, or never saw, is the upsert, which
+     * inserts the row with fence 0, and the {@code UPDATE} that draws its fence under the row's lock and returns
+     * it as its generated key ({@code LAST_INSERT_ID(NEXTVAL(…))}): with the release, three statements a cycle. Of
+     * a row it saw and did not delete, the acquire is one {@code UPDATE} the same way; a refusal adds a read of
+     * the row, and a row another client deleted since, the upsert and the draw. Counted on the application's data
+     * source.
      */
     @Test
-    void mariaDbAcquiresInOneStatement() throws Exception {
+    void mariaDbAcquiresAFreeNameInTwoStatementsAndReleasesInOne() throws Exception {
         String url = MARIADB.uri();
         List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         TestDataSource recording = new TestDataSource() {
@@ -916,12 +918,21 @@ class JdbcEngineTest {
         DistributedLock lock = cerberus.lock("again");
 
         io.cerberus.Lease first = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("a name never seen: the upsert inserts its row").hasSize(1);
+        assertThat(sent)
+                .as("a name never seen: the upsert inserts its row, the update draws its fence")
+                .hasSize(2);
         assertThat(sent.get(0)).startsWith("INSERT");
+        assertThat(sent.get(1)).startsWith("UPDATE");
+        assertThat(first.fencingToken()).isPositive();
+        sent.clear();
         first.close();
+        assertThat(sent).as("the release").hasSize(1);
+        assertThat(sent.get(0)).startsWith("DELETE");
         sent.clear();
         io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("the row deleted at release: the upsert at once").hasSize(1);
+        assertThat(sent)
+                .as("the row deleted at release: the upsert at once, and the draw")
+                .hasSize(2);
         assertThat(sent.get(0)).startsWith("INSERT");
         assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
 
@@ -949,9 +960,10 @@ class JdbcEngineTest {
         io.cerberus.Lease afterDelete = lock.tryAcquire(Duration.ZERO).orElseThrow();
         assertThat(sent)
                 .as(
-                        "a row another client deleted: the update takes nothing, the read finds no row, the upsert inserts it")
-                .hasSize(3);
+                        "a row another client deleted: the update takes nothing, the read finds no row, the upsert inserts it, the update draws its fence")
+                .hasSize(4);
         assertThat(sent.get(2)).startsWith("INSERT");
+        assertThat(sent.get(3)).startsWith("UPDATE");
         assertThat(afterDelete.fencingToken()).isGreaterThan(third.fencingToken());
         afterDelete.close();
     }

@@ -26,8 +26,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -146,6 +148,70 @@ class LeaseRowLifecycleTest {
                 .as("the tokens of one name, in the order granted")
                 .isSorted()
                 .doesNotHaveDuplicates();
+    }
+
+    /**
+     * A new row's fence is drawn once the acquire holds the row's lock (MariaDB: by an {@code UPDATE} after the
+     * insert), not when the insert's values are evaluated: an acquire that waits for another transaction's lock on
+     * the key (its insert of the row, deleted again before it commits) gets a fence above one drawn while it waited.
+     */
+    @Test
+    void anInsertedRowDrawsItsFenceAfterTheKeysLockIsGrantedOnMariaDb() throws Exception {
+        LockEngine engine = engine("mariadb");
+        Acquisition earlier = attempt("contended", Duration.ofSeconds(30));
+        granted(engine, earlier);
+        assertThat(engine.release(earlier)).isTrue(); // the row is gone: the next acquire inserts it
+        String key = LockRows.key(table, new LockKey(namespace, "contended"));
+        try (Connection blocker = DriverManager.getConnection(url("mariadb"));
+                Connection third = DriverManager.getConnection(url("mariadb"))) {
+            blocker.setAutoCommit(false);
+            try (PreparedStatement insert = blocker.prepareStatement("INSERT INTO " + table
+                    + " (lock_key, namespace, name, owner, holder, fence, expires_at)"
+                    + " VALUES (?, ?, 'contended', 'blocker', NULL, 1, 0)")) {
+                insert.setString(1, key);
+                insert.setString(2, namespace);
+                insert.executeUpdate();
+            }
+            Acquisition waiting = attempt("contended", Duration.ofSeconds(30));
+            // a thread of its own, which the database holds up
+            FutureTask<AcquireResult> result = new FutureTask<>(() -> engine.tryAcquire(waiting));
+            new Thread(result, "acquire-waiting").start();
+            Poll.until(
+                    "the acquire to wait for the key's lock", TestTimes.millis(10_000), () -> waitsForRowLock(third));
+            long drawnMeanwhile;
+            try (Statement statement = third.createStatement();
+                    ResultSet rows = statement.executeQuery("SELECT NEXTVAL(" + table + "_fence_seq)")) {
+                rows.next();
+                drawnMeanwhile = rows.getLong(1);
+            }
+            try (PreparedStatement delete = blocker.prepareStatement("DELETE FROM " + table + " WHERE lock_key = ?")) {
+                delete.setString(1, key);
+                delete.executeUpdate();
+            }
+            blocker.commit();
+            AcquireResult answer = result.get(TestTimes.millis(20_000).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(answer).isInstanceOf(AcquireResult.Granted.class);
+            assertThat(((AcquireResult.Granted) answer).fencingToken())
+                    .as("the fence of the acquire that waited, against one drawn while it waited")
+                    .isGreaterThan(drawnMeanwhile);
+        }
+    }
+
+    /**
+     * @return whether a transaction waits for a row lock of this test's table: read from {@code SHOW ENGINE INNODB
+     *     STATUS}, since {@code information_schema.INNODB_TRX} is a cache refreshed only after 100 ms unread, which
+     *     a poll every few milliseconds never lets happen
+     */
+    private boolean waitsForRowLock(Connection connection) {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SHOW ENGINE INNODB STATUS")) {
+            rows.next();
+            String status = rows.getString("Status");
+            int waiting = status.indexOf("TO BE GRANTED");
+            return waiting >= 0 && status.indexOf(table, waiting) >= 0;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @ParameterizedTest
