@@ -32,24 +32,24 @@ import java.util.Set;
 /**
  * The {@code jdbc:} engine in lease-row mode.
  *
- * <p><b>Recipe.</b> One row per lock ({@link LockRows}) with the owner's token, a fence and an expiry
- * on the <em>database's</em> clock. Acquire is one atomic upsert ({@link SqlDialect#acquire}) that
- * takes the row only when missing, free, expired or already this attempt's, and bumps the fence
- * unless it is a retry. Renew and release are updates guarded by token and expiry; release keeps
- * the row, so a name's fencing tokens only grow. Databases differ only by dialect
- * ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs}) is
- * the fence of a row no lock has ({@link LockRows#epochKey}), raised by an upsert ({@link SqlDialect#raiseEpoch}).
+ * <p><b>Recipe.</b> A row per held lock ({@link LockRows}): the owner's token, a fence and an expiry on the
+ * <em>database's</em> clock. Acquire is one atomic upsert ({@link SqlDialect#acquire}) that takes the row when
+ * missing, free, expired or already this attempt's; every new grant draws its fence from the table's sequence
+ * ({@link SqlDialect#fenceSequence}, created above every fence already in the table), a retry keeps its fence,
+ * so a name's tokens only grow though its row is gone between holds. Renew is an update, release a delete,
+ * both guarded by token and expiry; rows of dead holders go in a bounded sweep ({@link ExpiredRows}). Databases
+ * differ only by dialect ({@link PostgresDialect}, {@link MariaDbDialect}, {@link H2Dialect}). A namespace's
+ * epoch ({@link KeepsEpochs}) is the fence of a row no lock has ({@link LockRows#epochKey}; never swept).
  *
  * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
  * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
- * woken early (its thread, or its callback if async) by a release in this JVM ({@link Wakeups}) or, where the
- * database notifies ({@link SqlDialect#notifications}), by a release of a row it marked wanted for
- * {@link #WANTED_MARK_MS}. The line only chooses who asks; the upsert alone decides who holds.
+ * woken early by a release in this JVM ({@link Wakeups}) or, where the database notifies
+ * ({@link SqlDialect#notifications}), by a release of a row it marked wanted for {@link #WANTED_MARK_MS}.
  *
- * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB), a
- * release writes the sleeping head of the line in as owner with the next fence, in one statement,
- * while no other process marked the row wanted or within this client's {@link #TURN}
- * ({@link TakesTurns}); otherwise it releases and says it yielded. On H2 the next thread asks.
+ * <p><b>Hand-off.</b> Where the database has a {@link HandOverRelease} (PostgreSQL, MariaDB), a release writes
+ * the sleeping head of the line in as owner with a fence from the sequence, in one statement, while no other
+ * process marked the row wanted or within this client's {@link #TURN} ({@link TakesTurns}); otherwise it
+ * releases and says it yielded. On H2 the next thread asks.
  *
  * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read); busy: and a read. Release, a hand-off: one
  * statement. Renewals: one batch ({@link SqlDialect#renewAll}). Own pooled connections, outside the caller's transactions.
@@ -99,6 +99,7 @@ final class LeaseRowEngine
     private final PgListener listener;
 
     private final JdbcIdempotencyStore idempotency;
+    private final ExpiredRows sweep;
 
     LeaseRowEngine(Db db, boolean createTable) {
         this.db = db;
@@ -107,6 +108,7 @@ final class LeaseRowEngine
         this.handOver = dialect.handOverRelease().orElse(null);
         this.listener = dialect.notifications(db.source).orElse(null);
         this.idempotency = new JdbcIdempotencyStore(db, table, createTable, listener != null);
+        this.sweep = new ExpiredRows(db);
     }
 
     @Override
@@ -142,8 +144,8 @@ final class LeaseRowEngine
     }
 
     /**
-     * Sends the acquire ({@link SqlDialect#acquire}: one statement on PostgreSQL and MariaDB when
-     * granted; after a refusal, a read of the row). When the row was freed between the two, the
+     * Sends the acquire ({@link SqlDialect#acquire}: one statement on PostgreSQL, and on MariaDB for
+     * a row it saw, when granted; two for a row MariaDB inserts; after a refusal, a read of the row). When the row was freed between the two, the
      * acquire is sent once more rather than answered busy.
      */
     private Answer ask(Acquisition attempt, String key) {
@@ -266,13 +268,13 @@ final class LeaseRowEngine
             }
         });
         if (!released && failedOnce[0]) {
-            // the first try may have released before its reply was lost: a row freed (no owner)
-            // since then is taken as our release
+            // the first try may have released before its reply was lost: a row gone or freed (no
+            // owner) since then is taken as our release
             released = db.run("checking the release of " + attempt, true, connection -> {
                 try (PreparedStatement statement = db.prepare(connection, dialect.readRowSql)) {
                     statement.setString(1, key);
                     try (ResultSet rows = statement.executeQuery()) {
-                        return rows.next() && rows.getString(1) == null;
+                        return !rows.next() || rows.getString(1) == null;
                     }
                 }
             });
@@ -336,7 +338,7 @@ final class LeaseRowEngine
                     statement.setString(1, key);
                     try (ResultSet rows = statement.executeQuery()) {
                         if (!rows.next()) {
-                            return HandOverRelease.NOT_RELEASED;
+                            return HandOverRelease.RELEASED; // freed, then deleted
                         }
                         String owner = rows.getString(1);
                         return owner == null
@@ -356,11 +358,14 @@ final class LeaseRowEngine
 
     /**
      * One statement guarded by the fence ({@link SqlDialect#forceRelease}). Sent again after a lost
-     * connection, a first try that went through finds the row free and answers false: the operator
+     * connection, a first try that went through finds the row gone and answers false: the operator
      * sees "not freed", inspects, and finds the lock free.
      */
     @Override
     public boolean forceRelease(LockKey key, long fencingToken) {
+        if (fencingToken <= 0) {
+            return false; // no grant's token: a row with fence 0 is an acquire whose fence is not drawn yet
+        }
         String rowKey = LockRows.key(table, key);
         boolean freed = db.run(
                 () -> "freeing lock '" + key.name() + "' by force",
@@ -444,6 +449,7 @@ final class LeaseRowEngine
 
     @Override
     public void close() {
+        sweep.close();
         waiters.close();
         if (listener != null) {
             listener.close();

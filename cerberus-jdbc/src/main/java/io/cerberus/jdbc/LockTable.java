@@ -1,13 +1,16 @@
 package io.cerberus.jdbc;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.function.LongFunction;
 
 /**
  * The lock table of one engine at start, on one connection: made sure of before the engine opens,
- * created (or given a missing column) when it is missing and the engine may create tables, with a
- * message that gives a DBA the DDL otherwise. Two clients creating it at once are both satisfied.
+ * created (or given a missing column, or its fence sequence) when it is missing and the engine may
+ * create tables, with a message that gives a DBA the DDL otherwise. Two clients creating it at once
+ * are both satisfied.
  */
 final class LockTable {
     private final Connection connection;
@@ -71,6 +74,61 @@ final class LockTable {
                         e);
             }
         }
+    }
+
+    /**
+     * Creates the sequence fences are drawn from unless it exists, starting above the largest fence in the table
+     * (rows an earlier version kept, with fences counted per name), so no name's token goes backwards.
+     *
+     * @param sequence the sequence's name
+     * @param probe a statement that fails when the sequence is missing (it may draw a value)
+     * @param ddl the DDL of the sequence, given its first value
+     */
+    void ensureFenceSequence(String sequence, String probe, LongFunction<String> ddl) throws SQLException {
+        if (exists(probe)) {
+            return;
+        }
+        String create = ddl.apply(largestFence() + 1);
+        if (!target.createTable()) {
+            throw new IllegalArgumentException("the lock table " + table + " in " + target.describe()
+                    + " has no fence sequence " + sequence
+                    + " (fencing tokens are drawn from it; cerberus.createTable is false); with every client of an earlier"
+                    + " version stopped, create it above the table's largest fence with: " + create);
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(create);
+        } catch (SQLException e) {
+            // two clients creating it at once: the other one's sequence is as good (both start above the same rows)
+            if (!exists(probe)) {
+                throw new SQLException(
+                        "could not create the fence sequence " + sequence + " of the lock table " + table + " ("
+                                + e.getMessage() + "); a DBA can create it with: " + create,
+                        e.getSQLState(),
+                        e.getErrorCode(),
+                        e);
+            }
+        }
+    }
+
+    /** @return the largest fence in the table, 0 when it is empty */
+    private long largestFence() throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT COALESCE(MAX(fence), 0) FROM " + table)) {
+            return rows.next() ? rows.getLong(1) : 0;
+        }
+    }
+
+    /** @return the server's version, as {@code SELECT VERSION()} gives it */
+    String serverVersion() throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT VERSION()")) {
+            return rows.next() ? rows.getString(1) : "";
+        }
+    }
+
+    /** @return the engine's URI without passwords, for messages */
+    String describe() {
+        return target.describe();
     }
 
     /** @return whether the probe ran, i.e. the table (and the columns the probe names) exists */

@@ -21,15 +21,18 @@ import java.util.function.Function;
 /**
  * MariaDB and MySQL. There is no {@code UPDATE … RETURNING}: a statement answers through its row
  * count and its generated key, which {@code LAST_INSERT_ID(expr)} sets and the driver reads from the
- * reply without a second round trip. So an acquire of a row this engine has seen is one plain
- * {@code UPDATE} by primary key that returns the fence as that key (cheaper for InnoDB than the
- * upsert, which first tries the insert); a name never seen, or a row the update found gone, takes
- * the upsert. A refused acquire reads the row and its wanted mark, and marks it
+ * reply without a second round trip. Fences come from a {@code SEQUENCE} (MariaDB 10.3+; MySQL has
+ * none, and is refused in lease-row mode), drawn only by an {@code UPDATE} of the lock's row, which
+ * InnoDB locks first: a name's fences then grow in the order its grants commit. An acquire of a row
+ * this engine saw and did not delete is one plain {@code UPDATE} by primary key that returns the fence
+ * as that key (cheaper for InnoDB than the upsert, which first tries the insert); any other name, or a
+ * row the update found gone, takes the upsert, and a row it inserted gets its fence from a second
+ * {@code UPDATE} ({@link #drawFenceSql}). A refused acquire reads the row and its wanted mark, and marks it
  * ({@link #markWantedSql}) only when a hold of another engine refused it. Nobody is notified: a
  * waiter of another process polls, at the shortest backoff while it sees the lock change hands (the
  * line's backoff watches the holder's fence), so that its poll falls in this engine's hold-back. The release
- * hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one statement per
- * 500. Session locks: {@link MySqlNamedLocks}.
+ * deletes the row, or hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one
+ * statement per 500. Session locks: {@link MySqlNamedLocks}.
  *
  * <p>Assignments of an {@code UPDATE} run left to right and see the columns already assigned
  * (unless {@code SIMULTANEOUS_ASSIGNMENT} is on): every statement here judges its condition on
@@ -45,12 +48,20 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
 
     /**
      * The upsert, as {@link PostgresDialect#acquireSql} but answering with the fence as its
-     * generated key (0: busy). Parameters: key, namespace, name, owner, holder, lease in ms.
+     * generated key (0: busy, or inserted). A row it inserts has fence 0 until {@link #drawFenceSql}: an
+     * {@code INSERT} evaluates its values before it waits for the key's lock (another client's delete of
+     * the row not yet committed), so a fence drawn there could land below one drawn and used meanwhile.
+     * Parameters: key, namespace, name, owner, holder, lease in ms.
      */
     final String acquireSql;
     /**
-     * Takes a lock's row that exists and is free, expired or already this attempt's, bumping the
-     * fence unless it is a retry, and returns the fence as the generated key; no row matched (busy,
+     * Gives the row an attempt holds its fence from the sequence, unless it has one (a retry), and returns the
+     * fence as the generated key. Parameters: key, owner.
+     */
+    final String drawFenceSql;
+    /**
+     * Takes a lock's row that exists and is free, expired or already this attempt's, with a fence
+     * from the sequence unless it is a retry, and returns the fence as the generated key; no row matched (busy,
      * or no row yet): no key. Parameters: owner, owner, holder, lease in ms, key, owner.
      */
     final String takeExistingSql;
@@ -74,33 +85,40 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
      */
     final String raiseEpochSql;
     /**
-     * Keys whose row this engine has seen, so an acquire of one of them tries the plain update
-     * first, and one of a name never seen goes straight to the upsert (a row deleted since only
-     * costs the update that finds nothing). Forgotten all at once when full.
+     * Keys whose row this engine has seen and not deleted, so an acquire of one of them tries the
+     * plain update first, and any other goes straight to the upsert (a row deleted by another client
+     * since only costs the update that finds nothing). Forgotten all at once when full.
      */
     private final Set<String> keysWithRow = ConcurrentHashMap.newKeySet();
     /** The largest result one completion takes, read once from the server; 0 until read. */
     private volatile int maxResult;
 
     MariaDbDialect(String table) {
-        super(NOW, table);
-        // the last call of LAST_INSERT_ID(expr) in the statement sets the key. The VALUES call (1,
-        // a new row's fence) is overridden when the row exists: by the fence when it is taken, by 0
-        // when refused. Fence and owner are judged on the old row, holder and expiry on "owner is
-        // now ours", which is true in both orders exactly when taken
+        super(NOW, table, "");
+        // the last call of LAST_INSERT_ID(expr) in the statement sets the key: the VALUES call (0, a
+        // new row's fence until drawFenceSql) is overridden when the row exists: by the fence when it
+        // is taken, by 0 when refused. The update branch runs once InnoDB holds the existing row's
+        // exclusive lock (the duplicate-key check of INSERT … ON DUPLICATE KEY UPDATE takes it, and
+        // waits for it), so its NEXTVAL is drawn under the row's lock, like an UPDATE's. A fence of 0
+        // (an insert whose draw never came) is drawn again, even by its own attempt. Fence and owner
+        // are judged on the old row, holder and expiry on "owner is now ours", which is true in both
+        // orders exactly when taken
         String taken = "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= " + now + ")";
         this.acquireSql = "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(1), " + now + " + ?) "
+                + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(0), " + now + " + ?) "
                 + "ON DUPLICATE KEY UPDATE "
-                + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner), fence, fence + 1)), "
-                + "LAST_INSERT_ID(0) + fence), "
+                + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner) AND fence > 0, fence, "
+                + nextFence() + ")), LAST_INSERT_ID(0) + fence), "
                 + "owner = IF(" + taken + ", VALUES(owner), owner), "
                 + "holder = IF(" + taken + ", VALUES(holder), holder), "
                 + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
         this.takeExistingSql = "UPDATE " + table
-                + " SET fence = LAST_INSERT_ID(IF(owner <=> ?, fence, fence + 1)), owner = ?, holder = ?, "
+                + " SET fence = LAST_INSERT_ID(IF(owner <=> ? AND fence > 0, fence, " + nextFence()
+                + ")), owner = ?, holder = ?, "
                 + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= "
                 + now + ")";
+        this.drawFenceSql = "UPDATE " + table + " SET fence = LAST_INSERT_ID(IF(fence = 0, " + nextFence()
+                + ", fence)) WHERE lock_key = ? AND owner = ?";
         this.readMarkSql = "SELECT owner, fence, expires_at - " + now + ", wanted_until, wanted_until - " + now
                 + " FROM " + table + " WHERE lock_key = ?";
         this.markWantedSql = "UPDATE " + table + " SET wanted_until = LAST_INSERT_ID(" + now
@@ -111,7 +129,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                 + "ON DUPLICATE KEY UPDATE fence = LAST_INSERT_ID(GREATEST(fence, VALUES(fence)))";
         String pass = "(wanted_until <= " + now + " OR wanted_until = ? OR ?)";
         this.handOverSql = "UPDATE " + table + " SET "
-                + "fence = IF(" + pass + ", LAST_INSERT_ID(fence + 1), LAST_INSERT_ID(0) + fence), "
+                + "fence = IF(" + pass + ", LAST_INSERT_ID(" + nextFence() + "), LAST_INSERT_ID(0) + fence), "
                 + "owner = IF(" + pass + ", ?, NULL), "
                 + "holder = IF(" + pass + ", ?, NULL), "
                 + "expires_at = IF(" + pass + ", " + now + " + ?, 0) "
@@ -123,22 +141,37 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         return TABLE_OPTIONS;
     }
 
+    @Override
+    String nextFence() {
+        return "NEXTVAL(" + fenceSequence + ")";
+    }
+
     /** Adds the column {@code wanted_until} to a table of an earlier version (MySQL has no {@code ADD COLUMN IF NOT EXISTS}). */
     String addWantedColumn() {
         return "ALTER TABLE " + table + " ADD COLUMN wanted_until BIGINT NOT NULL DEFAULT 0";
     }
 
+    /** @throws IllegalArgumentException on MySQL, which has no sequence to draw fences from */
     @Override
     void prepareLeaseRows(LockTable tables) throws SQLException {
-        super.prepareLeaseRows(tables);
+        String version = tables.serverVersion();
+        if (!version.contains("MariaDB")) {
+            throw new IllegalArgumentException(tables.describe() + " is MySQL " + version
+                    + ", which has no sequences: lease-row mode draws its fencing tokens from one (MariaDB 10.3+,"
+                    + " PostgreSQL, H2). Use cerberus.mode=session on MySQL (no fencing tokens)");
+        }
+        tables.ensure(createTable());
         tables.ensureWantedColumn(addWantedColumn());
+        ensureFenceSequence(tables);
     }
 
     /**
-     * The update for a row seen before, else the upsert; granted: that one statement. The update
-     * that took nothing (busy, a row deleted since, or taken without the fence read back) is
-     * followed by the read only, which tells which, and a missing row is asked for again by the
-     * upsert. A refusal by a hold of another engine may add {@link #markWantedSql}.
+     * The update for a row seen before, else the upsert; granted: that one statement, or the upsert
+     * and {@link #drawFenceSql} when the upsert inserted the row. The update that took nothing (busy,
+     * a row deleted since, or taken without the fence read back) is followed by the read only, which
+     * tells which, and a missing row is asked for again by the upsert; an upsert that took nothing
+     * (busy) by {@link #drawFenceSql}, which finds no row of this attempt, and the read. A refusal by a
+     * hold of another engine may add {@link #markWantedSql}.
      */
     @Override
     Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
@@ -173,25 +206,36 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
                     }
                 }
             }
+            // inserted (fence 0), refused, or taken without the fence read back
+            try (PreparedStatement statement = db.prepareReturningKey(connection, drawFenceSql)) {
+                statement.setString(1, key);
+                statement.setString(2, attempt.token());
+                if (statement.executeUpdate() == 1) {
+                    try (ResultSet keys = statement.getGeneratedKeys()) {
+                        if (keys.next() && keys.getLong(1) > 0) {
+                            return Answer.granted(keys.getLong(1));
+                        }
+                    }
+                }
+            }
         }
-        return readAfterRefusal(db, connection, attempt, key, marks, tookNothing);
+        return readAfterRefusal(db, connection, attempt, key, marks);
     }
 
-    /** @param rowMayBeGone whether only the update was sent: a missing row is then forgotten and asked for again */
-    private Answer readAfterRefusal(
-            Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks, boolean rowMayBeGone)
+    /** A missing row (released since the acquire) is forgotten and asked for again. */
+    private Answer readAfterRefusal(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
             throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, readMarkSql)) {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
-                    if (rowMayBeGone) {
-                        keysWithRow.remove(key);
-                        return null;
-                    }
-                    return Answer.busy();
+                    // deleted since (released): ask again, by the upsert
+                    keysWithRow.remove(key);
+                    return null;
                 }
-                Answer answer = readHolder(rows, attempt, rows.getLong(2));
+                long fence = rows.getLong(2);
+                // a fence of 0 is no holder's token: one whose draw has not come yet
+                Answer answer = readHolder(rows, attempt, fence > 0 ? fence : -1);
                 if (answer == null || answer.holder() == null) {
                     return answer; // granted again, or free
                 }
@@ -257,6 +301,24 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             }
         }
         return readEpoch(db, connection, key);
+    }
+
+    /** Deletes the row, which this engine then forgets: its next acquire of the name goes straight to the upsert. */
+    @Override
+    boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
+        return forgetIf(super.release(db, connection, key, owner), key);
+    }
+
+    @Override
+    boolean forceRelease(Db db, Connection connection, String key, long fence) throws SQLException {
+        return forgetIf(super.forceRelease(db, connection, key, fence), key);
+    }
+
+    private boolean forgetIf(boolean deleted, String key) {
+        if (deleted) {
+            keysWithRow.remove(key);
+        }
+        return deleted;
     }
 
     /** Notes that a lock's row exists (after an upsert it always does), for {@link #keysWithRow}. */

@@ -20,8 +20,10 @@ import org.postgresql.PGStatement;
  * a lock nobody else waits for is released without a notification, which costs a wake-up of every
  * listening session and a database-wide lock at commit. No wake-up is lost to the mark: the release
  * and the marking update serialise on the row, and a refusal that then reads the row free asks once
- * more at once. The release hands over in the same statement ({@link HandOverRelease}); changes of
- * idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}.
+ * more at once. The release deletes the row, or hands over in the same statement ({@link HandOverRelease});
+ * changes of idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}. A grant draws its
+ * fence ({@code nextval}) holding a transaction lock on the key ({@link #grantLock}), so the grants of a name draw
+ * in the order they commit even when another client's whole hold fits between a draw and its insert.
  *
  * <p>At start {@link PgPooling} looks for transaction pooling (PgBouncer's
  * {@code pool_mode=transaction} or {@code statement}) in front of the server. Session mode is
@@ -43,8 +45,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     final String channel;
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
-     * retry), bumping the fence unless it is a retry, and returns the fence of a granted hold (no
-     * row: busy). Parameters: key, namespace, name, owner, holder, lease in ms.
+     * retry), with a fence from the sequence unless it is a retry, and returns the fence of a granted
+     * hold (no row: busy). Parameters: key, namespace, name, owner, holder, lease in ms, grant lock.
      */
     final String acquireSql;
     /**
@@ -57,9 +59,10 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     /** {@link #forceReleaseSql} that returns a row when freed, and notifies as {@link #notifyingReleaseSql}. Parameters: key, fence. */
     final String notifyingForceReleaseSql;
     /**
-     * {@link HandOverRelease} in one statement. Parameters: next owner, next holder, next lease in
-     * ms, own mark, regardless (boolean), key, releasing owner. Returns, when the releasing hold was
-     * still ours and unexpired, the new owner (null when released) and the fence.
+     * {@link HandOverRelease} in one statement; the next owner's fence comes from the sequence. Parameters: next
+     * owner, next holder, next lease in ms, own mark, regardless (boolean), grant lock, key, releasing owner.
+     * Returns, when the releasing hold was still ours and unexpired, the new owner (null when released, the row
+     * then left free for the waiter of another process) and the fence.
      */
     final String handOverSql;
     /**
@@ -73,13 +76,16 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     private volatile String poolingWarning;
 
     PostgresDialect(String table) {
-        super(NOW, table);
+        super(NOW, table, "");
         this.channel = channel(table);
+        // the grant lock is taken (a function in FROM) before the row is formed and its fence drawn
         this.acquireSql =
                 "INSERT INTO " + table + " AS t (lock_key, namespace, name, owner, holder, fence, expires_at) "
-                        + "VALUES (?, ?, ?, ?, ?, 1, " + now + " + ?) "
+                        + "SELECT CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(128)), CAST(? AS VARCHAR(512)), "
+                        + "CAST(? AS VARCHAR(64)), CAST(? AS VARCHAR(256)), " + nextFence() + ", " + now
+                        + " + CAST(? AS BIGINT) FROM pg_advisory_xact_lock(CAST(? AS BIGINT)) "
                         + "ON CONFLICT (lock_key) DO UPDATE SET "
-                        + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE t.fence + 1 END, "
+                        + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE EXCLUDED.fence END, "
                         + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
                         + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
                         + "RETURNING t.fence";
@@ -95,17 +101,32 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
         this.handOverSql =
                 "WITH p AS (SELECT CAST(? AS VARCHAR(64)) AS next, CAST(? AS VARCHAR(256)) AS holder, CAST(? AS BIGINT) AS lease, "
-                        + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now + " AS now), "
+                        + "CAST(? AS BIGINT) AS mark, CAST(? AS BOOLEAN) AS regardless, " + now
+                        + " AS now FROM pg_advisory_xact_lock(CAST(? AS BIGINT))), "
                         + "moved AS (UPDATE " + table + " t SET "
                         + "owner = CASE WHEN " + pass + " THEN p.next END, "
                         + "holder = CASE WHEN " + pass + " THEN p.holder END, "
-                        + "fence = CASE WHEN " + pass + " THEN t.fence + 1 ELSE t.fence END, "
+                        + "fence = CASE WHEN " + pass + " THEN " + nextFence() + " ELSE t.fence END, "
                         + "expires_at = CASE WHEN " + pass + " THEN p.now + p.lease ELSE 0 END "
                         + "FROM p WHERE t.lock_key = ? AND t.owner = ? AND t.expires_at > p.now "
                         + "RETURNING t.lock_key, t.owner, t.fence, t.wanted_until, p.now) "
                         + "SELECT owner, fence, CASE WHEN owner IS NULL AND wanted_until > now THEN pg_notify('"
                         + channel
                         + "', lock_key) END FROM moved";
+    }
+
+    @Override
+    String nextFence() {
+        return "nextval('" + fenceSequence + "')";
+    }
+
+    /**
+     * @param key a lock's row key
+     * @return the key of the transaction-scoped advisory lock a grant of that lock holds while it draws its fence:
+     *     the digest's second 64 bits, so no session lock ({@link LockRows#advisoryKey}: the first 64) waits on it
+     */
+    static long grantLock(String key) {
+        return Long.parseUnsignedLong(key.substring(16, 32), 16);
     }
 
     /** @return the notification channel of a lock table: an identifier, lower case */
@@ -190,8 +211,9 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
 
     @Override
     void prepareLeaseRows(LockTable tables) throws SQLException {
-        super.prepareLeaseRows(tables);
+        tables.ensure(createTable());
         tables.ensureWantedColumn(addWantedColumn());
+        ensureFenceSequence(tables);
     }
 
     /** The upsert, then, when it granted nothing, the marking read: two statements only when refused. */
@@ -200,6 +222,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
             throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, acquireSql)) {
             bindAcquire(statement, attempt, key);
+            statement.setLong(7, grantLock(key));
             try (ResultSet rows = statement.executeQuery()) {
                 if (rows.next()) {
                     return Answer.granted(rows.getLong(1));
@@ -212,7 +235,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
             statement.setString(3, key);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
-                    return Answer.busy();
+                    return null; // released since the upsert: ask again
                 }
                 marks.marked(key, rows.getLong(4), rows.getLong(5), LeaseRowEngine.WANTED_MARK_MS);
                 // without notifications the line polls while the lock changes hands, so it is there when it is released
@@ -259,7 +282,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         }
     }
 
-    /** @return the freeing update, returning a row when it frees and notifying the channel when the row is marked wanted */
+    /** @return the freeing delete, returning a row when it frees and notifying the channel when the row was marked wanted */
     private String notifyingIfWanted(String update) {
         return "WITH released AS (" + update + " RETURNING lock_key, wanted_until) "
                 + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel
@@ -287,8 +310,9 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
             statement.setLong(3, next.lease().toMillis());
             statement.setLong(4, ownMark);
             statement.setBoolean(5, evenIfWanted);
-            statement.setString(6, key);
-            statement.setString(7, releasing.token());
+            statement.setLong(6, grantLock(key));
+            statement.setString(7, key);
+            statement.setString(8, releasing.token());
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
                     return NOT_RELEASED;

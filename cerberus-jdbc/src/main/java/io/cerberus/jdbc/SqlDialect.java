@@ -41,11 +41,11 @@ abstract class SqlDialect {
     final String readRowSql;
     /** Extends a hold still ours and unexpired. Parameters: lease in ms, key, owner. */
     final String renewSql;
-    /** Frees a hold still ours and unexpired, keeping the row and its fence. Parameters: key, owner. */
+    /** Frees a hold still ours and unexpired by deleting its row. Parameters: key, owner. */
     final String releaseSql;
     /**
      * Frees the live hold of a key whose fence is the one given, whoever holds it (a forced
-     * release), keeping the row and its fence. Parameters: key, fence.
+     * release), by deleting its row. Parameters: key, fence.
      */
     final String forceReleaseSql;
     /** Counts live holds of a key. Parameter: key. */
@@ -54,23 +54,50 @@ abstract class SqlDialect {
     final String inspectSql;
     /** Reads a namespace's epoch, the fence of its epoch row ({@link LockRows#epochKey}). Parameter: key. */
     final String readEpochSql;
+    /** The sequence every grant of the table's locks takes its fence from: the table's name + {@code _fence_seq}. */
+    final String fenceSequence;
+    /** Reads up to {@link #SWEPT_PER_STATEMENT} keys of expired or freed lock rows ({@link ExpiredRows}), without locking. */
+    final String expiredKeysSql;
+    /** The rows the sweep deletes: expired (or freed: expiry 0), not an epoch row (empty name), and what the dialect adds. */
+    private final String sweptRows;
 
-    SqlDialect(String now, String table) {
+    /** The most rows one statement of the sweep of expired rows deletes. */
+    static final int SWEPT_PER_STATEMENT = 500;
+
+    /**
+     * @param swept what else a row the sweep deletes must satisfy besides having expired and not being an
+     *     epoch row: an SQL condition followed by {@code AND}, or empty
+     */
+    SqlDialect(String now, String table, String swept) {
         this.now = now;
         this.table = table;
+        this.fenceSequence = table + "_fence_seq";
         this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
         this.renewSql = "UPDATE " + table + " SET expires_at = " + now
                 + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
-        this.releaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
-                + "WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
-        this.forceReleaseSql = "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0 "
-                + "WHERE lock_key = ? AND fence = ? AND owner IS NOT NULL AND expires_at > " + now;
+        this.releaseSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.forceReleaseSql = "DELETE FROM " + table
+                + " WHERE lock_key = ? AND fence = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.isLockedSql =
                 "SELECT COUNT(*) FROM " + table + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.inspectSql = "SELECT name, holder, fence, expires_at - " + now + " FROM " + table
                 + " WHERE namespace = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.readEpochSql = "SELECT fence FROM " + table + " WHERE lock_key = ?";
+        this.sweptRows = swept + "name <> '' AND expires_at < " + now;
+        this.expiredKeysSql = "SELECT lock_key FROM " + table + " WHERE " + sweptRows + " LIMIT " + SWEPT_PER_STATEMENT;
     }
+
+    /**
+     * Deletes the rows of {@code keys} keys that are still expired when deleted (a row taken again since the read
+     * is left). Parameters: the keys.
+     */
+    final String deleteExpiredSql(int keys) {
+        return "DELETE FROM " + table + " WHERE lock_key IN (" + String.join(", ", Collections.nCopies(keys, "?"))
+                + ") AND " + sweptRows;
+    }
+
+    /** @return this database's expression that draws the next value of {@link #fenceSequence} */
+    abstract String nextFence();
 
     /**
      * @param productName {@link java.sql.DatabaseMetaData#getDatabaseProductName()}
@@ -146,9 +173,23 @@ abstract class SqlDialect {
         return "SELECT COUNT(*) FROM " + table + " WHERE 1 = 0";
     }
 
-    /** Makes sure lease-row mode finds its lock table, as this database's engine uses it. */
+    /** Makes sure lease-row mode finds its lock table and its fence sequence, as this database's engine uses them. */
     void prepareLeaseRows(LockTable tables) throws SQLException {
         tables.ensure(createTable());
+        ensureFenceSequence(tables);
+    }
+
+    /** Makes sure the lock table has its fence sequence ({@link LockTable#ensureFenceSequence}). */
+    final void ensureFenceSequence(LockTable tables) throws SQLException {
+        tables.ensureFenceSequence(fenceSequence, "SELECT " + nextFence(), this::createFenceSequence);
+    }
+
+    /**
+     * @param start the first fence: above every fence in the table
+     * @return the DDL of the fence sequence
+     */
+    final String createFenceSequence(long start) {
+        return "CREATE SEQUENCE IF NOT EXISTS " + fenceSequence + " START WITH " + start;
     }
 
     /** Makes sure session mode finds what its session locks use: by default nothing. */
@@ -188,12 +229,14 @@ abstract class SqlDialect {
      * @param rows positioned on the row
      * @param holderFence the {@link Answer#holderFence} of a busy answer
      * @return granted again with the row's fence (the attempt holds: its earlier answer was lost),
-     *     null (free or expired: ask again at once), or busy naming the holder
+     *     null (free or expired, or the attempt's own row whose fence, 0, is not drawn yet: ask again at
+     *     once, which draws it), or busy naming the holder
      */
     static Answer readHolder(ResultSet rows, Acquisition attempt, long holderFence) throws SQLException {
         String owner = rows.getString(1);
         if (attempt.token().equals(owner)) {
-            return Answer.granted(rows.getLong(2));
+            long fence = rows.getLong(2);
+            return fence > 0 ? Answer.granted(fence) : null;
         }
         long left = rows.getLong(3);
         if (owner == null || left <= 0) {
@@ -209,7 +252,7 @@ abstract class SqlDialect {
      * @param key the lock's row key
      * @param marks what this engine knows of wanted marks, told of the marks the statements write and read
      * @return the answer, or {@code null} when the acquire was refused but the row read after it
-     *     is free or gone: ask once more at once
+     *     is free or gone (released since): ask once more at once
      */
     abstract Answer acquire(Db db, Connection connection, Acquisition attempt, String key, WantedMarks marks)
             throws SQLException;
@@ -224,7 +267,7 @@ abstract class SqlDialect {
         statement.setLong(6, attempt.lease().toMillis());
     }
 
-    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and is released */
+    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and its row is deleted */
     boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
             statement.setString(1, key);

@@ -603,11 +603,7 @@ class JdbcEngineTest {
         lock.unlock();
         try (Connection other = DriverManager.getConnection(url)) {
             // another process holds the lock: its row, written by hand, for a minute
-            update(
-                    other,
-                    "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
-                            + " + 60000 WHERE lock_key = ?",
-                    key);
+            update(other, heldElsewhere("notified"), key);
             for (int round = 0; round < 3; round++) {
                 AtomicLong acquiredAt = new AtomicLong();
                 Thread waiter = waiterWithGrownBackoff(lock, acquiredAt);
@@ -625,14 +621,18 @@ class JdbcEngineTest {
                 assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt))
                         .as("woken by the notification, round %d", round)
                         .isLessThan(Duration.ofMillis(400));
-                update(
-                        other,
-                        "UPDATE cerberus_locks SET owner = 'elsewhere', expires_at = " + PostgresDialect.NOW
-                                + " + 60000 WHERE lock_key = ?",
-                        key);
+                update(other, heldElsewhere("notified"), key);
             }
             update(other, "UPDATE cerberus_locks SET owner = NULL, expires_at = 0 WHERE lock_key = ?", key);
         }
+    }
+
+    /** @return an upsert that makes another process ('elsewhere') hold {@code name} for a minute. Parameter: key. */
+    private String heldElsewhere(String name) {
+        return "INSERT INTO cerberus_locks (lock_key, namespace, name, owner, fence, expires_at) VALUES (?, '"
+                + namespace + "', '" + name + "', 'elsewhere', nextval('cerberus_locks_fence_seq'), "
+                + PostgresDialect.NOW
+                + " + 60000) ON CONFLICT (lock_key) DO UPDATE SET owner = 'elsewhere', expires_at = EXCLUDED.expires_at";
     }
 
     @Test
@@ -663,10 +663,7 @@ class JdbcEngineTest {
                     .as("the release notifies the other client's waiters")
                     .contains(key);
 
-            // the mark lasts a few seconds of the database's clock, then releases are quiet again
-            try (Connection connection = DriverManager.getConnection(url)) {
-                update(connection, "UPDATE cerberus_locks SET wanted_until = 0 WHERE lock_key = ?", key);
-            }
+            // the mark went with the released row: the next hold's release is quiet again
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
             assertThat(notifiedKeys(pg, 300)).doesNotContain(key);
@@ -856,12 +853,13 @@ class JdbcEngineTest {
         lock.unlock();
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "blocked"));
         try (Connection other = DriverManager.getConnection(url)) {
-            // a transaction of someone else keeps the lock's row locked: our acquire waits for it
+            // a transaction of someone else inserts the lock's row, uncommitted: our acquire waits for it
             other.setAutoCommit(false);
-            try (PreparedStatement select =
-                    other.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
-                select.setString(1, key);
-                select.executeQuery().close();
+            try (PreparedStatement insert = other.prepareStatement(
+                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)")) {
+                insert.setString(1, key);
+                insert.setString(2, namespace);
+                insert.executeUpdate();
             }
             long start = System.nanoTime();
             // the server's statement_timeout of the engine's connections, not a timer in the driver
@@ -883,14 +881,15 @@ class JdbcEngineTest {
     }
 
     /**
-     * MariaDB's acquire of a row that exists is one {@code UPDATE} returning the fence as its
-     * generated key ({@code LAST_INSERT_ID(fence)}); a name never seen is one upsert (which inserts
-     * the row and returns its fence the same way); a refusal adds a read of the row, and a row
-     * deleted since the engine saw it the upsert.
-     * Counted on the application's data source.
+     * MariaDB's acquire of a name whose row this engine deleted at release, or never saw, is the upsert, which
+     * inserts the row with fence 0, and the {@code UPDATE} that draws its fence under the row's lock and returns
+     * it as its generated key ({@code LAST_INSERT_ID(NEXTVAL(…))}): with the release, three statements a cycle. Of
+     * a row it saw and did not delete, the acquire is one {@code UPDATE} the same way; a refusal adds a read of
+     * the row, and a row another client deleted since, the upsert and the draw. Counted on the application's data
+     * source.
      */
     @Test
-    void mariaDbTakesAnExistingRowInOneStatement() throws Exception {
+    void mariaDbAcquiresAFreeNameInTwoStatementsAndReleasesInOne() throws Exception {
         String url = MARIADB.uri();
         List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         TestDataSource recording = new TestDataSource() {
@@ -919,15 +918,23 @@ class JdbcEngineTest {
         DistributedLock lock = cerberus.lock("again");
 
         io.cerberus.Lease first = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("a name never seen: the upsert inserts its row").hasSize(1);
+        assertThat(sent)
+                .as("a name never seen: the upsert inserts its row, the update draws its fence")
+                .hasSize(2);
         assertThat(sent.get(0)).startsWith("INSERT");
-        assertThat(first.fencingToken()).as("a new row's fence").isEqualTo(1);
+        assertThat(sent.get(1)).startsWith("UPDATE");
+        assertThat(first.fencingToken()).isPositive();
+        sent.clear();
         first.close();
+        assertThat(sent).as("the release").hasSize(1);
+        assertThat(sent.get(0)).startsWith("DELETE");
         sent.clear();
         io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("the row exists: one update").hasSize(1);
-        assertThat(sent.get(0)).startsWith("UPDATE");
-        assertThat(second.fencingToken()).isEqualTo(first.fencingToken() + 1);
+        assertThat(sent)
+                .as("the row deleted at release: the upsert at once, and the draw")
+                .hasSize(2);
+        assertThat(sent.get(0)).startsWith("INSERT");
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
 
         DistributedLock other = client(url).lock("again");
         assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
@@ -936,31 +943,28 @@ class JdbcEngineTest {
                 .as("refused to another attempt of the holder's client too")
                 .isEmpty();
         assertThat(sent)
-                .as("refused: the update, a read (then the release of the attempt given up)")
+                .as("refused: the update of the row seen, a read (then the release of the attempt given up)")
                 .hasSize(3);
+        assertThat(sent.get(0)).startsWith("UPDATE");
         assertThat(sent.get(1)).startsWith("SELECT");
+
+        // the other client takes the name; this client, refused, saw its row, which the other client deletes
         second.close();
         io.cerberus.Lease third = other.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(third.fencingToken())
-                .as("another client's grant on the existing row")
-                .isEqualTo(second.fencingToken() + 1);
+        assertThat(third.fencingToken()).as("another client's grant").isGreaterThan(second.fencingToken());
+        assertThat(lock.tryAcquire(Duration.ZERO))
+                .as("refused while the other client holds")
+                .isEmpty();
         third.close();
-
-        try (Connection connection = DriverManager.getConnection(url)) {
-            update(
-                    connection,
-                    "DELETE FROM cerberus_locks WHERE lock_key = ?",
-                    LockRows.key("cerberus_locks", new LockKey(namespace, "again")));
-        }
         sent.clear();
         io.cerberus.Lease afterDelete = lock.tryAcquire(Duration.ZERO).orElseThrow();
         assertThat(sent)
-                .as("a row deleted since: the update takes nothing, the read finds no row, the upsert inserts it")
-                .hasSize(3);
+                .as(
+                        "a row another client deleted: the update takes nothing, the read finds no row, the upsert inserts it, the update draws its fence")
+                .hasSize(4);
         assertThat(sent.get(2)).startsWith("INSERT");
-        assertThat(afterDelete.fencingToken())
-                .as("a new row starts its fences again (why the row is kept at release)")
-                .isEqualTo(1);
+        assertThat(sent.get(3)).startsWith("UPDATE");
+        assertThat(afterDelete.fencingToken()).isGreaterThan(third.fencingToken());
         afterDelete.close();
     }
 

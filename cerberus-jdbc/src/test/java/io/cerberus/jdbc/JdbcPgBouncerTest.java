@@ -190,12 +190,14 @@ class JdbcPgBouncerTest {
             DistributedLock lock = cerberus.lock("blocked");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
-            // a transaction of someone else keeps the lock's row locked: the acquire waits for it, until cancelled
+            // a transaction of someone else inserts the lock's row, uncommitted: the acquire waits for it, until
+            // cancelled
             direct.setAutoCommit(false);
-            try (PreparedStatement select =
-                    direct.prepareStatement("SELECT fence FROM cerberus_locks WHERE lock_key = ? FOR UPDATE")) {
-                select.setString(1, LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked")));
-                select.executeQuery().close();
+            try (PreparedStatement insert = direct.prepareStatement(
+                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)")) {
+                insert.setString(1, LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked")));
+                insert.setString(2, namespace);
+                insert.executeUpdate();
             }
             long start = System.nanoTime();
             assertThatThrownBy(lock::tryLock).hasMessageContaining("acquiring exclusive 'blocked'");

@@ -112,6 +112,7 @@ class SqlDialectTest {
             built.put(m + "probeTable", SqlDialect.probeTable(table));
             built.put(m + "acquire", mariaDb.acquireSql);
             built.put(m + "takeExisting", mariaDb.takeExistingSql);
+            built.put(m + "drawFence", mariaDb.drawFenceSql);
             built.put(m + "readRows3", mariaDb.readRows(3));
             built.put(m + "readRow", mariaDb.readRowSql);
             built.put(m + "readAfterRefusal", mariaDb.readMarkSql);
@@ -128,6 +129,7 @@ class SqlDialectTest {
             built.put(h + "createTable", h2.createTable());
             built.put(h + "probeTable", SqlDialect.probeTable(table));
             built.put(h + "acquire", h2.acquireSql);
+            built.put(h + "drawFence", h2.drawFenceSql);
             built.put(h + "readRows3", h2.readRows(3));
             built.put(h + "readRow", h2.readRowSql);
             built.put(h + "readAfterRefusal", h2.readRowSql);
@@ -153,6 +155,11 @@ class SqlDialectTest {
         built.put(prefix + "isLocked", dialect.isLockedSql);
         built.put(prefix + "inspect", dialect.inspectSql);
         built.put(prefix + "readEpoch", dialect.readEpochSql);
+        built.put(prefix + "forceRelease", dialect.forceReleaseSql);
+        built.put(prefix + "nextFence", dialect.nextFence());
+        built.put(prefix + "createFenceSequence", dialect.createFenceSequence(1));
+        built.put(prefix + "expiredKeys", dialect.expiredKeysSql);
+        built.put(prefix + "deleteExpired3", dialect.deleteExpiredSql(3));
         built.put(prefix + "idem createTable", dialect.createRecordTable(JdbcIdempotencyStore.tableFor(table)));
     }
 
