@@ -54,7 +54,7 @@ abstract class SqlDialect {
     final String inspectSql;
     /** Reads a namespace's epoch, the fence of its epoch row ({@link LockRows#epochKey}). Parameter: key. */
     final String readEpochSql;
-    /** The sequence every grant of the table's locks takes its fence from: the table's name + {@code _fence_seq}. */
+    /** The sequence every grant of the table's locks takes its fence from ({@link #sequenceFor}). */
     final String fenceSequence;
     /** Reads up to {@link #SWEPT_PER_STATEMENT} keys of expired or freed lock rows ({@link ExpiredRows}), without locking. */
     final String expiredKeysSql;
@@ -65,13 +65,26 @@ abstract class SqlDialect {
     static final int SWEPT_PER_STATEMENT = 500;
 
     /**
+     * @param lockTable a lock table, {@code [schema.]name}
+     * @return its fence sequence: the name + {@code _fence_seq}, the name cut to 53 characters so that it
+     *     fits the 63 of an identifier (two tables that share their first 53 share a sequence, which
+     *     keeps every name's tokens increasing all the same)
+     */
+    static String sequenceFor(String lockTable) {
+        int dot = lockTable.lastIndexOf('.');
+        String schema = dot < 0 ? "" : lockTable.substring(0, dot + 1);
+        String name = lockTable.substring(dot + 1);
+        return schema + (name.length() > 53 ? name.substring(0, 53) : name) + "_fence_seq";
+    }
+
+    /**
      * @param swept what else a row the sweep deletes must satisfy besides having expired and not being an
      *     epoch row: an SQL condition followed by {@code AND}, or empty
      */
     SqlDialect(String now, String table, String swept) {
         this.now = now;
         this.table = table;
-        this.fenceSequence = table + "_fence_seq";
+        this.fenceSequence = sequenceFor(table);
         this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
         this.renewSql = "UPDATE " + table + " SET expires_at = " + now
                 + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;

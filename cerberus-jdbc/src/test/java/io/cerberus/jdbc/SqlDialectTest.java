@@ -24,6 +24,15 @@ class SqlDialectTest {
     private static final List<String> TABLES = List.of("cerberus_locks", "app.locks");
 
     @Test
+    void aFenceSequenceNameFitsAnIdentifierForEveryAllowedTableName() {
+        String longest = "t".repeat(63);
+        assertThat(SqlDialect.sequenceFor("cerberus_locks")).isEqualTo("cerberus_locks_fence_seq");
+        assertThat(SqlDialect.sequenceFor("app." + longest)).isEqualTo("app." + "t".repeat(53) + "_fence_seq");
+        assertThat(SqlDialect.sequenceFor(longest).length()).isEqualTo(63);
+        assertThat(JdbcTarget.checkTable(longest)).as("an allowed table name").isEqualTo(longest);
+    }
+
+    @Test
     void everyStatementIsTheOneRecorded() throws Exception {
         Map<String, String> recorded = recorded();
         Map<String, String> built = built();
