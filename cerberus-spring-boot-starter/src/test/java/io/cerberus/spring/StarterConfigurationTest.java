@@ -16,6 +16,7 @@ import io.cerberus.testkit.Poll;
 import io.cerberus.testkit.TestTimes;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -246,14 +247,24 @@ class StarterConfigurationTest {
                     assertThat(context).hasNotFailed();
                     Cerberus cerberus = context.getBean(Cerberus.class);
                     assertThat(cerberus.engines()).containsExactly("jdbc");
-                    DistributedLockHold.take(cerberus, "db").release();
-                    try (var connection = context.getBean(DataSource.class).getConnection();
-                            var rows =
-                                    connection.createStatement().executeQuery("SELECT COUNT(*) FROM starter_locks")) {
-                        assertThat(rows.next()).isTrue();
-                        assertThat(rows.getInt(1)).isEqualTo(1);
-                    }
+                    DataSource dataSource = context.getBean(DataSource.class);
+                    DistributedLockHold hold = DistributedLockHold.take(cerberus, "db");
+                    assertThat(rowsIn(dataSource))
+                            .as("the hold's row, in the application's database")
+                            .isEqualTo(1);
+                    hold.release();
+                    assertThat(rowsIn(dataSource))
+                            .as("a release deletes the row")
+                            .isZero();
                 });
+    }
+
+    private static int rowsIn(DataSource dataSource) throws SQLException {
+        try (var connection = dataSource.getConnection();
+                var rows = connection.createStatement().executeQuery("SELECT COUNT(*) FROM starter_locks")) {
+            assertThat(rows.next()).isTrue();
+            return rows.getInt(1);
+        }
     }
 
     @Test
