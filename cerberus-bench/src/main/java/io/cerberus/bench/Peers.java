@@ -405,7 +405,8 @@ final class Peers {
                     "cerberus:{" + name + "}:info",
                     "cerberus:{" + name + "}:queue",
                     "cerberus:{" + name + "}:fence",
-                    "cerberus:{" + name + "}:wake"
+                    "cerberus:{" + name + "}:wake",
+                    "cerberus:{" + name + "}:tokens"
                 };
                 commands.evalsha(
                         sha, io.lettuce.core.ScriptOutputType.INTEGER, keys, "token", "30000", "exclusive", "holder");

@@ -41,8 +41,8 @@ final class SentinelServers implements LockServer {
     private static final Duration WITHIN = Duration.ofSeconds(60);
     /** How long a cut-off primary may take to grant the lock: the clients ask for it every few ms. */
     private static final Duration GRANT = Duration.ofSeconds(10);
-    /** The keys of the Redis engine's fencing counters (cerberus-redis's {@code LockKeys}); the checker's one lock has one. */
-    private static final String FENCE_KEYS = "cerberus:{*}:fence";
+    /** The keys of the Redis engine's token counters (cerberus-redis's {@code LockKeys}): one per namespace. */
+    private static final String FENCE_KEYS = "cerberus:{*}:tokens";
 
     private final RedisSentinel deployment;
     /**
@@ -193,9 +193,9 @@ final class SentinelServers implements LockServer {
     }
 
     /**
-     * The Redis engine's fencing counters on one node, by key: each grant {@code INCR}s its lock's.
+     * The Redis engine's token counters on one node, by key: each grant {@code INCR}s its namespace's.
      *
-     * @param counters the counter of each lock the node has
+     * @param counters the counter of each namespace the node has
      */
     private record Fences(Map<String, Long> counters) {
         static Fences of(RedisServer node) {
