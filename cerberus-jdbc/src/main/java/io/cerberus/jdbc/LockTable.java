@@ -25,26 +25,17 @@ final class LockTable {
 
     /** Creates the table with {@code ddl} unless it exists. */
     void ensure(String ddl) throws SQLException {
-        if (exists(SqlDialect.probeTable(table))) {
+        String probe = SqlDialect.probeTable(table);
+        if (exists(probe)) {
             return;
         }
-        if (!target.createTable()) {
-            throw new IllegalArgumentException("the lock table " + table + " does not exist in " + target.describe()
-                    + " and cerberus.createTable is false; create it with: " + ddl);
-        }
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(ddl);
-        } catch (SQLException e) {
-            // two clients creating the table at once: the other one's table is as good
-            if (!exists(SqlDialect.probeTable(table))) {
-                throw new SQLException(
-                        "could not create the lock table " + table + " (" + e.getMessage()
-                                + "); a DBA can create it with: " + ddl,
-                        e.getSQLState(),
-                        e.getErrorCode(),
-                        e);
-            }
-        }
+        make(
+                probe,
+                ddl,
+                "the lock table " + table + " does not exist in " + target.describe()
+                        + " and cerberus.createTable is false; create it with: " + ddl,
+                "could not create the lock table " + table,
+                "create it");
     }
 
     /**
@@ -56,24 +47,14 @@ final class LockTable {
         if (exists(probe)) {
             return;
         }
-        if (!target.createTable()) {
-            throw new IllegalArgumentException("the lock table " + table + " in " + target.describe()
-                    + " has no column wanted_until (added in this version; cerberus.createTable is false); add it with: "
-                    + alter);
-        }
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(alter);
-        } catch (SQLException e) {
-            // two clients adding the column at once: the other one's column is as good
-            if (!exists(probe)) {
-                throw new SQLException(
-                        "could not add the column wanted_until to the lock table " + table + " (" + e.getMessage()
-                                + "); a DBA can add it with: " + alter,
-                        e.getSQLState(),
-                        e.getErrorCode(),
-                        e);
-            }
-        }
+        make(
+                probe,
+                alter,
+                "the lock table " + table + " in " + target.describe()
+                        + " has no column wanted_until (added in this version; cerberus.createTable is false); add it with: "
+                        + alter,
+                "could not add the column wanted_until to the lock table " + table,
+                "add it");
     }
 
     /**
@@ -89,20 +70,35 @@ final class LockTable {
             return;
         }
         String create = ddl.apply(largestFence() + 1);
+        make(
+                probe,
+                create,
+                "the lock table " + table + " in " + target.describe() + " has no fence sequence " + sequence
+                        + " (fencing tokens are drawn from it; cerberus.createTable is false); with every client of an"
+                        + " earlier version stopped, create it above the table's largest fence with: " + create,
+                "could not create the fence sequence " + sequence + " of the lock table " + table,
+                "create it");
+    }
+
+    /**
+     * Runs {@code ddl} to make what {@code probe} found missing, or refuses when the engine may not create
+     * tables. A failure while another client made the same thing at the same moment counts as done: the
+     * other one's is as good.
+     *
+     * @param refusal the message when the engine may not create tables
+     * @param failure what could not be done, for the message of a failure
+     * @param fix what a DBA does with the DDL ("create it", "add it")
+     */
+    private void make(String probe, String ddl, String refusal, String failure, String fix) throws SQLException {
         if (!target.createTable()) {
-            throw new IllegalArgumentException("the lock table " + table + " in " + target.describe()
-                    + " has no fence sequence " + sequence
-                    + " (fencing tokens are drawn from it; cerberus.createTable is false); with every client of an earlier"
-                    + " version stopped, create it above the table's largest fence with: " + create);
+            throw new IllegalArgumentException(refusal);
         }
         try (Statement statement = connection.createStatement()) {
-            statement.execute(create);
+            statement.execute(ddl);
         } catch (SQLException e) {
-            // two clients creating it at once: the other one's sequence is as good (both start above the same rows)
             if (!exists(probe)) {
                 throw new SQLException(
-                        "could not create the fence sequence " + sequence + " of the lock table " + table + " ("
-                                + e.getMessage() + "); a DBA can create it with: " + create,
+                        failure + " (" + e.getMessage() + "); a DBA can " + fix + " with: " + ddl,
                         e.getSQLState(),
                         e.getErrorCode(),
                         e);
