@@ -24,7 +24,7 @@ class DocsExamplesTest {
             Pattern.compile("^(@|public |record |class |interface )", Pattern.MULTILINE);
 
     @ParameterizedTest
-    @ValueSource(strings = {"docs/SPRING.md", "docs/LEADERSHIP.md", "docs/FENCING.md"})
+    @ValueSource(strings = {"docs/SPRING.md", "docs/SPRING-WEB.md", "docs/LEADERSHIP.md", "docs/FENCING.md"})
     void everyJavaExampleCompiles(String page) throws Exception {
         Path tree = ReadmeExamples.readme().orElseThrow().getParent();
         List<String> blocks = JavaSources.javaBlocks(Files.readString(tree.resolve(page))).stream()
