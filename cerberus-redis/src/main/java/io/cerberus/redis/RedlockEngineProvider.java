@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the Redlock algorithm on N independent Redis masters (at least 3; an odd number, since an even
  * one tolerates no more failures than one node fewer). Opening succeeds when a majority of the
  * nodes connects within the connect timeout; the others are connected in the background when the
- * engine next needs them. See {@link RedlockEngine} for the algorithm and {@code docs/REDIS.md}
+ * engine next needs them. See {@link RedlockEngine} for the algorithm and {@code docs/REDLOCK.md}
  * for what it guarantees. {@link RedisOptions} may give the user and password of every node
  * (replacing the URI's); their TLS stores and replica waits do not apply here. A node whose
  * eviction policy may delete keys is refused unless {@code acceptEviction=true}, as on one server.
