@@ -404,7 +404,6 @@ final class Peers {
                     "cerberus:{" + name + "}:readers",
                     "cerberus:{" + name + "}:info",
                     "cerberus:{" + name + "}:queue",
-                    "cerberus:{" + name + "}:fence",
                     "cerberus:{" + name + "}:wake",
                     "cerberus:{" + name + "}:tokens"
                 };

@@ -24,7 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * @param owner hash of the exclusive (or write) hold: token, fence, mode, holder, and {@code waited}
  *     once a busy answer was given against it; expires with the lease
  * @param tokens the namespace's token counter on a server or Sentinel group (not on a Cluster)
- * @param legacyFence the per-name counter of earlier versions: honoured while it exists, never created
  * @param readers sorted set of reader tokens by expiry (server milliseconds)
  * @param readerInfo hash of reader token to {@code fence:holder}
  * @param queue sorted set of queued waiters by arrival (server microseconds)
@@ -34,7 +33,6 @@ import java.util.concurrent.ConcurrentHashMap;
 record LockKeys(
         String owner,
         String tokens,
-        String legacyFence,
         String readers,
         String readerInfo,
         String queue,
@@ -73,7 +71,6 @@ record LockKeys(
         return new LockKeys(
                 base + "owner",
                 PREFIX + encode(key.namespace(), false) + ":%t}:tokens",
-                base + "fence",
                 base + "readers",
                 base + "reader-info",
                 base + "queue",
@@ -93,12 +90,12 @@ record LockKeys(
 
     /**
      * @param cluster whether the server is a Redis Cluster, whose counter must share the lock's slot
-     * @return the seven keys of the lock, in the order the scripts expect them: owner, token counter,
-     *     readers, reader info, queue, queue deadlines, legacy per-name counter
+     * @return the six keys of the lock, in the order the scripts expect them: owner, token counter,
+     *     readers, reader info, queue, queue deadlines
      */
     String[] all(boolean cluster) {
         String counter = cluster ? slotCounter(tokens, SlotHash.getSlot(owner)) : tokens;
-        return new String[] {owner, counter, readers, readerInfo, queue, queueDeadlines, legacyFence};
+        return new String[] {owner, counter, readers, readerInfo, queue, queueDeadlines};
     }
 
     /**

@@ -1,15 +1,15 @@
--- Cerberus acquire: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
+-- Cerberus acquire: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines
 -- ARGV token, mode (exclusive|fair|write|read), lease ms, holder, stale-waiter ms, retry cap ms
 -- Returns {1, fence} when granted (again, with the same fence, if the token already holds), or
 -- {0, ms} when busy: the longest to wait before trying again.
-local owner, tokens, readers, info, queue, deadlines, legacy = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local owner, tokens, readers, info, queue, deadlines = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, mode, lease, holder = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local stale_ms, retry_cap = tonumber(ARGV[5]), tonumber(ARGV[6])
 
 -- fast path: an exclusive acquire of a name with no owner, no reader and no queue, in one lookup; the
 -- same effects as the general path below, which takes everything else (a retry of a holder included)
 if mode == 'exclusive' and redis.call('EXISTS', owner, readers, queue) == 0 then
-  return {1, tonumber(take_exclusive(owner, tokens, legacy, token, mode, holder, lease))}
+  return {1, tonumber(take_exclusive(owner, tokens, token, mode, holder, lease))}
 end
 
 local now, now_us = server_time()
@@ -66,7 +66,7 @@ end
 if wait < 0 and not behind then
   redis.call('ZREM', queue, member)
   redis.call('ZREM', deadlines, member)
-  local f = next_fence(tokens, legacy)
+  local f = next_fence(tokens)
   if shared then
     redis.call('ZADD', readers, now + lease, token)
     redis.call('HSET', info, token, f .. ':' .. holder)

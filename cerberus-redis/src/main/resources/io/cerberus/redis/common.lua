@@ -1,8 +1,8 @@
 -- Cerberus: functions shared by every script (prepended to each one). Times are the server's clock.
 -- A lock's keys (on one hash slot): owner (hash), tokens (the counter the namespace's locks share),
 -- readers (zset token -> expiry ms), reader-info (hash token -> "fence:holder"), queue (zset member ->
--- arrival us), queue-deadlines (zset member -> deadline ms), legacy (the per-name counter of earlier
--- versions). Queue members are "r" or "w" followed by the token.
+-- arrival us), queue-deadlines (zset member -> deadline ms). Queue members are "r" or "w" followed by
+-- the token.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 -- now in milliseconds (a number) and in microseconds (a string: exact, used to seed fence counters)
@@ -65,31 +65,20 @@ local function grantable_heads(owner, readers, queue)
 end
 
 -- the next fencing token, a string: from the counter the namespace's locks share (a lost counter
--- restarts at the server's clock in microseconds, so tokens keep growing). A per-name counter that an
--- earlier version left is honoured and kept level while it lasts, so an old client beside a new one
--- never hands out a lower token for the name.
-local function next_fence(tokens, legacy)
+-- restarts at the server's clock in microseconds, so tokens keep growing)
+local function next_fence(tokens)
   local f = redis.call('INCR', tokens)
   if f == 1 then
     local _, us = server_time()
     redis.call('SET', tokens, us)
-    f = tonumber(us)
-  end
-  local old = redis.call('GET', legacy)
-  if old then
-    local o = tonumber(old)
-    if o and o >= f then
-      f = o + 1
-      redis.call('SET', tokens, string.format('%.0f', f))
-    end
-    redis.call('SET', legacy, string.format('%.0f', f), 'KEEPTTL')
+    return us
   end
   return string.format('%.0f', f)
 end
 
 -- make token the exclusive owner with the next fence; returns the fence, a string
-local function take_exclusive(owner, tokens, legacy, token, mode, holder, lease)
-  local f = next_fence(tokens, legacy)
+local function take_exclusive(owner, tokens, token, mode, holder, lease)
+  local f = next_fence(tokens)
   redis.call('HSET', owner, 'token', token, 'fence', f, 'mode', mode, 'holder', holder)
   redis.call('PEXPIRE', owner, lease)
   return f

@@ -1,4 +1,4 @@
--- Cerberus force release: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
+-- Cerberus force release: KEYS owner, tokens, readers, reader-info, queue, queue-deadlines
 -- ARGV fencing token, channel. Frees the hold whose fence is the token, whoever holds it (the
 -- exclusive owner, or the readers that got that fence), and publishes the waiters that may be granted
 -- now, as a release does. A newer hold has a newer fence and is left alone. Returns 1 if it freed.

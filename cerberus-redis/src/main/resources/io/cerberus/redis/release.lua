@@ -1,4 +1,4 @@
--- Cerberus release (and abandon): KEYS owner, tokens, readers, reader-info, queue, queue-deadlines, legacy
+-- Cerberus release (and abandon): KEYS owner, tokens, readers, reader-info, queue, queue-deadlines
 -- ARGV token, mode, channel. Leaves the queue, releases the hold if the token still has it, and
 -- publishes the waiters that may be granted now on the lock's channel. Returns 1 if it held.
 local owner, readers, info, queue, deadlines = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
