@@ -20,7 +20,9 @@ import org.postgresql.PGStatement;
  * a lock nobody else waits for is released without a notification, which costs a wake-up of every
  * listening session and a database-wide lock at commit. No wake-up is lost to the mark: the release
  * and the marking update serialise on the row, and a refusal that then reads the row free asks once
- * more at once. The release deletes the row, or hands over in the same statement ({@link HandOverRelease});
+ * more at once. The release leaves the row free (an update of unindexed columns, which PostgreSQL can keep on the
+ * row's page: the next acquire of the name takes it without an insert) for the sweep ({@link ExpiredRows}) to
+ * delete if nobody takes it, or hands over in the same statement ({@link HandOverRelease});
  * changes of idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}. A grant draws its
  * fence ({@code nextval}) holding a transaction lock on the key ({@link #grantLock}), so the grants of a name draw
  * in the order they commit even when another client's whole hold fits between a draw and its insert.
@@ -46,7 +48,9 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
      * retry), with a fence from the sequence unless it is a retry, and returns the fence of a granted
-     * hold (no row: busy). Parameters: key, namespace, name, owner, holder, lease in ms, grant lock.
+     * hold (no row: busy). A new owner starts with no wanted mark: the mark of a free row was for a
+     * release that already notified, and a waiter still refused marks the row again. Parameters: key,
+     * namespace, name, owner, holder, lease in ms, grant lock.
      */
     final String acquireSql;
     /**
@@ -86,6 +90,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                         + " + CAST(? AS BIGINT) FROM pg_advisory_xact_lock(CAST(? AS BIGINT)) "
                         + "ON CONFLICT (lock_key) DO UPDATE SET "
                         + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE EXCLUDED.fence END, "
+                        + "wanted_until = CASE WHEN t.owner = EXCLUDED.owner THEN t.wanted_until ELSE 0 END, "
                         + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
                         + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
                         + "RETURNING t.fence";

@@ -41,7 +41,11 @@ abstract class SqlDialect {
     final String readRowSql;
     /** Extends a hold still ours and unexpired. Parameters: lease in ms, key, owner. */
     final String renewSql;
-    /** Frees a hold still ours and unexpired by deleting its row. Parameters: key, owner. */
+    /**
+     * Frees a hold still ours and unexpired: leaves its row free (no owner, expiry 0) for the next
+     * acquire of the name to take without an insert, and for the sweep ({@link ExpiredRows}) to delete
+     * if nobody does; where the sweep leaves ownerless rows (H2), deletes the row. Parameters: key, owner.
+     */
     final String releaseSql;
     /**
      * Frees the live hold of a key whose fence is the one given, whoever holds it (a forced
@@ -79,7 +83,8 @@ abstract class SqlDialect {
 
     /**
      * @param swept what else a row the sweep deletes must satisfy besides having expired and not being an
-     *     epoch row: an SQL condition followed by {@code AND}, or empty
+     *     epoch row: an SQL condition followed by {@code AND}, or empty: then a release leaves its row free for
+     *     the sweep, else it deletes it
      */
     SqlDialect(String now, String table, String swept) {
         this.now = now;
@@ -88,7 +93,10 @@ abstract class SqlDialect {
         this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
         this.renewSql = "UPDATE " + table + " SET expires_at = " + now
                 + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
-        this.releaseSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.releaseSql = (swept.isEmpty()
+                        ? "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0"
+                        : "DELETE FROM " + table)
+                + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
         this.forceReleaseSql = "DELETE FROM " + table
                 + " WHERE lock_key = ? AND fence = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.isLockedSql =
@@ -280,7 +288,7 @@ abstract class SqlDialect {
         statement.setLong(6, attempt.lease().toMillis());
     }
 
-    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and its row is deleted */
+    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and is now freed */
     boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
         try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
             statement.setString(1, key);
