@@ -6,23 +6,21 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The sweep of a lease-row engine's dead rows: a release leaves its row free (on H2 deletes it) and a holder
- * that dies leaves one expired, until another client takes the name. Every {@link #PERIOD} (the first pass at
+ * The sweep of a lease-row engine's dead rows: a release of a name released before leaves its row free
+ * ({@link RecentReleases}), and a holder that dies leaves one expired, until another client takes the name. Every {@link #PERIOD} (the first pass at
  * a random point of the first period, so clients started together do not sweep together) a pass reads up to
  * {@link SqlDialect#SWEPT_PER_STATEMENT} keys of expired or freed rows without locking and deletes those still
  * expired or free by primary key, again while a read comes back full, at most {@link #STATEMENTS_PER_PASS}
  * times; a pass that stopped at that cap is followed by the next at once, so the sweep keeps up with any rate
  * of releases in bounded statements. The rows left are those held, and those freed or expired since the last
  * pass: a number that follows the rate of releases, not the names ever locked. {@link #close} sweeps once more,
- * for at most a period, when this engine freed a row since the last pass. Epoch rows (empty name) are never
+ * for at most a period, when this engine ever freed a row. Epoch rows (empty name) are never
  * swept. A pass that fails (the database away) is logged and the next one tries again.
  */
 final class ExpiredRows implements AutoCloseable {
@@ -34,18 +32,19 @@ final class ExpiredRows implements AutoCloseable {
 
     private final Db db;
     private final SqlDialect dialect;
-    private final ScheduledExecutorService timer;
-    /** Whether this engine freed a row since the last pass began. */
-    private final AtomicBoolean freed = new AtomicBoolean();
+    private final ScheduledThreadPoolExecutor timer;
+    /** Whether this engine ever freed a row: then {@link #close} sweeps once more. */
+    private volatile boolean freed;
 
     ExpiredRows(Db db) {
         this.db = db;
         this.dialect = db.dialect;
-        this.timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "cerberus-jdbc-sweep-" + dialect.table);
             thread.setDaemon(true);
             return thread;
         });
+        timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         timer.schedule(this::sweep, ThreadLocalRandom.current().nextLong(PERIOD.toMillis()), TimeUnit.MILLISECONDS);
     }
 
@@ -71,16 +70,15 @@ final class ExpiredRows implements AutoCloseable {
         }
     }
 
-    /** Notes that this engine freed a row, which the next pass, or the one at {@link #close}, deletes if still free. */
+    /** Notes that this engine freed a row, which a pass, or the one at {@link #close}, deletes if still free. */
     void freed() {
-        if (!freed.get()) {
-            freed.set(true);
+        if (!freed) {
+            freed = true;
         }
     }
 
     /** @return how many keys this pass read to delete: {@link #STATEMENTS_PER_PASS} times a full read when it stopped at its cap */
     int pass() {
-        freed.set(false);
         int read = 0;
         for (int statement = 0; statement < STATEMENTS_PER_PASS; statement++) {
             List<String> keys = expiredKeys();
@@ -119,15 +117,26 @@ final class ExpiredRows implements AutoCloseable {
         });
     }
 
-    /** Stops the timer and, when this engine freed a row since the last pass, sweeps for at most a period more. */
+    /**
+     * Stops the timer, lets a pass under way end, and, when this engine ever freed a row, sweeps for at most a
+     * period more: the rows it freed since the last pass, and whatever else is due.
+     */
     @Override
     public void close() {
-        timer.shutdownNow();
-        if (freed.get()) {
-            long until = System.nanoTime() + PERIOD.toNanos();
+        timer.shutdown();
+        long until = System.nanoTime() + PERIOD.toNanos();
+        try {
+            timer.awaitTermination(PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            timer.shutdownNow();
+            return;
+        }
+        if (freed) {
             while (passQuietly() && System.nanoTime() < until) {
                 // rows left: another pass
             }
         }
+        timer.shutdownNow();
     }
 }

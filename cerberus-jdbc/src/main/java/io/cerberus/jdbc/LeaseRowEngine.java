@@ -36,9 +36,9 @@ import java.util.Set;
  * <em>database's</em> clock. Acquire is one atomic upsert ({@link SqlDialect#acquire}) that takes the row when
  * missing, free, expired or already this attempt's; every new grant draws its fence from the table's sequence
  * ({@link SqlDialect#fenceSequence}, created above every fence already in the table), a retry keeps its fence,
- * so a name's tokens only grow though its row is deleted between holds. Renew and release are updates (H2's
- * release a delete), guarded by token and expiry; freed rows and dead holders' go in a bounded sweep
- * ({@link ExpiredRows}). Databases differ only by dialect ({@link PostgresDialect}, {@link MariaDbDialect},
+ * so a name's tokens only grow though its row is deleted between holds. Renew is an update, release a delete
+ * (an update that leaves the row free for a name released before: {@link RecentReleases}), both guarded by token
+ * and expiry; free rows and dead holders' go in a bounded sweep ({@link ExpiredRows}). Databases differ only by dialect ({@link PostgresDialect}, {@link MariaDbDialect},
  * {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs}) is the fence of a row no lock has ({@link LockRows#epochKey}; never swept).
  *
  * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold

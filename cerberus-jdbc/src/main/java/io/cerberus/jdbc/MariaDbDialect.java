@@ -31,9 +31,9 @@ import java.util.function.Function;
  * ({@link #markWantedSql}) only when a hold of another engine refused it. Nobody is notified: a
  * waiter of another process polls, at the shortest backoff while it sees the lock change hands (the
  * line's backoff watches the holder's fence), so that its poll falls in this engine's hold-back. The release
- * leaves the row free, or hands over, in one {@code UPDATE} ({@link HandOverRelease}): the next acquire of a
- * name locked again before the sweep ({@link ExpiredRows}) deletes its row is the plain {@code UPDATE}; many
- * holds renew in one statement per 500. Session locks: {@link MySqlNamedLocks}.
+ * deletes the row, or leaves it free for a name released before ({@link RecentReleases}: its next acquire is then
+ * the plain {@code UPDATE}), or hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one
+ * statement per 500. Session locks: {@link MySqlNamedLocks}.
  *
  * <p>Assignments of an {@code UPDATE} run left to right and see the columns already assigned
  * (unless {@code SIMULTANEOUS_ASSIGNMENT} is on): every statement here judges its condition on
@@ -306,6 +306,22 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             }
         }
         return readEpoch(db, connection, key);
+    }
+
+    /**
+     * Deletes the row, which this engine then forgets (its next acquire of the name goes straight to the upsert),
+     * or leaves it free for a name released before ({@link RecentReleases}), which this engine's next acquire takes by
+     * {@link #takeExistingSql}.
+     */
+    @Override
+    boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
+        String sql = releaseStatement(key);
+        try (PreparedStatement statement = db.prepare(connection, sql)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            boolean released = statement.executeUpdate() == 1;
+            return sql == freeSql ? released : forgetIf(released, key);
+        }
     }
 
     /** Deletes the row, which this engine then forgets: its next acquire of the name goes straight to the upsert. */

@@ -883,11 +883,12 @@ class JdbcEngineTest {
     }
 
     /**
-     * MariaDB's acquire of a name whose row this engine never saw is the upsert, which inserts the row with fence
-     * 0, and the {@code UPDATE} that draws its fence under the row's lock and returns it as its generated key
-     * ({@code LAST_INSERT_ID(NEXTVAL(…))}). The release leaves the row free, so the next acquire of the name is one
-     * {@code UPDATE} the same way: with the release, two statements a cycle. A refusal adds a read of the row, and
-     * a row deleted since (by the sweep), the upsert and the draw. Counted on the application's data source.
+     * MariaDB's acquire of a name without a row is the upsert, which inserts the row with fence 0, and the
+     * {@code UPDATE} that draws its fence under the row's lock and returns it as its generated key
+     * ({@code LAST_INSERT_ID(NEXTVAL(…))}). A name's first release deletes its row; a release of a name released
+     * before leaves the row free, so the next acquire of the name is one {@code UPDATE} the same way: with the
+     * release, two statements a cycle. A refusal adds a read of the row, and a row deleted since (by the sweep),
+     * the upsert and the draw. Counted on the application's data source.
      */
     @Test
     void mariaDbAcquiresAFreeNameInOneStatementAndReleasesInOne() throws Exception {
@@ -927,13 +928,22 @@ class JdbcEngineTest {
         assertThat(first.fencingToken()).isPositive();
         sent.clear();
         first.close();
-        assertThat(sent).as("the release").hasSize(1);
+        assertThat(sent).as("the first release").hasSize(1);
+        assertThat(sent.get(0)).startsWith("DELETE");
+        sent.clear();
+        io.cerberus.Lease again = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("the row deleted: the upsert and the draw").hasSize(2);
+        assertThat(sent.get(0)).startsWith("INSERT");
+        sent.clear();
+        again.close();
+        assertThat(sent).as("a release of a name released before").hasSize(1);
         assertThat(sent.get(0)).startsWith("UPDATE");
         sent.clear();
         io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent).as("the row left free at release: one update").hasSize(1);
+        assertThat(sent).as("the row left free: one update").hasSize(1);
         assertThat(sent.get(0)).startsWith("UPDATE");
-        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        assertThat(second.fencingToken()).isGreaterThan(again.fencingToken());
+        assertThat(again.fencingToken()).isGreaterThan(first.fencingToken());
 
         DistributedLock other = client(url).lock("again");
         assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
