@@ -6,20 +6,22 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The sweep of a lease-row engine's expired rows: a release deletes its row, but a holder that dies
- * leaves one, expired, until another client takes the name. Every {@link #PERIOD} (the first pass at a
- * random point of the first period, so clients started together do not sweep together) it reads up to
- * {@link SqlDialect#SWEPT_PER_STATEMENT} keys of expired or freed rows without locking, and deletes
- * those still expired by primary key; again while a read comes back full, at most {@link #STATEMENTS_PER_PASS}
- * times a pass. So the rows left are those held, those that expired since the last pass, and the few
- * freed by a release that handed the lock to another process. Epoch rows (empty name) are never swept.
- * A pass that fails (the database away) is logged and the next one tries again.
+ * The sweep of a lease-row engine's dead rows: a release of a name released before leaves its row free
+ * ({@link RecentReleases}), and a holder that dies leaves one expired, until another client takes the name. Every {@link #PERIOD} (the first pass at
+ * a random point of the first period, so clients started together do not sweep together) a pass reads up to
+ * {@link SqlDialect#SWEPT_PER_STATEMENT} keys of expired or freed rows without locking and deletes those still
+ * expired or free by primary key, again while a read comes back full, at most {@link #STATEMENTS_PER_PASS}
+ * times; a pass that stopped at that cap is followed by the next at once, so the sweep keeps up with any rate
+ * of releases in bounded statements. The rows left are those held, and those freed or expired since the last
+ * pass: a number that follows the rate of releases, not the names ever locked. {@link #close} sweeps once more,
+ * for at most a period, when this engine ever freed a row. Epoch rows (empty name) are never
+ * swept. A pass that fails (the database away) is logged and the next one tries again.
  */
 final class ExpiredRows implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ExpiredRows.class.getName());
@@ -30,44 +32,65 @@ final class ExpiredRows implements AutoCloseable {
 
     private final Db db;
     private final SqlDialect dialect;
-    private final ScheduledExecutorService timer;
+    private final ScheduledThreadPoolExecutor timer;
+    /** Whether this engine ever freed a row: then {@link #close} sweeps once more. */
+    private volatile boolean freed;
 
     ExpiredRows(Db db) {
         this.db = db;
         this.dialect = db.dialect;
-        this.timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "cerberus-jdbc-sweep-" + dialect.table);
             thread.setDaemon(true);
             return thread;
         });
-        long period = PERIOD.toMillis();
-        timer.scheduleWithFixedDelay(
-                this::passQuietly, ThreadLocalRandom.current().nextLong(period), period, TimeUnit.MILLISECONDS);
+        timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        timer.schedule(this::sweep, ThreadLocalRandom.current().nextLong(PERIOD.toMillis()), TimeUnit.MILLISECONDS);
     }
 
-    private void passQuietly() {
+    /** One pass, and the next scheduled: at once after a pass that stopped at its cap, else after a period. */
+    private void sweep() {
+        boolean more = passQuietly();
         try {
-            pass();
+            timer.schedule(this::sweep, more ? 0 : PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            // closed meanwhile
+        }
+    }
+
+    /** @return whether the pass stopped at its cap, with rows left to sweep */
+    private boolean passQuietly() {
+        try {
+            return pass() == STATEMENTS_PER_PASS * SqlDialect.SWEPT_PER_STATEMENT;
         } catch (RuntimeException e) {
             LOG.log(
                     Level.DEBUG,
                     "the sweep of expired lock rows on " + db.describe + " failed; the next one retries: " + e);
+            return false;
         }
     }
 
-    /** @return how many rows this pass deleted */
+    /** Notes that this engine freed a row, which a pass, or the one at {@link #close}, deletes if still free. */
+    void freed() {
+        if (!freed) {
+            freed = true;
+        }
+    }
+
+    /** @return how many keys this pass read to delete: {@link #STATEMENTS_PER_PASS} times a full read when it stopped at its cap */
     int pass() {
-        int deleted = 0;
+        int read = 0;
         for (int statement = 0; statement < STATEMENTS_PER_PASS; statement++) {
             List<String> keys = expiredKeys();
             if (!keys.isEmpty()) {
-                deleted += delete(keys);
+                delete(keys);
             }
+            read += keys.size();
             if (keys.size() < SqlDialect.SWEPT_PER_STATEMENT) {
                 break;
             }
         }
-        return deleted;
+        return read;
     }
 
     private List<String> expiredKeys() {
@@ -94,8 +117,26 @@ final class ExpiredRows implements AutoCloseable {
         });
     }
 
+    /**
+     * Stops the timer, lets a pass under way end, and, when this engine ever freed a row, sweeps for at most a
+     * period more: the rows it freed since the last pass, and whatever else is due.
+     */
     @Override
     public void close() {
+        timer.shutdown();
+        long until = System.nanoTime() + PERIOD.toNanos();
+        try {
+            timer.awaitTermination(PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            timer.shutdownNow();
+            return;
+        }
+        if (freed) {
+            while (passQuietly() && System.nanoTime() < until) {
+                // rows left: another pass
+            }
+        }
         timer.shutdownNow();
     }
 }

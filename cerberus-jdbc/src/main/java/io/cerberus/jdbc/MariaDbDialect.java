@@ -31,7 +31,8 @@ import java.util.function.Function;
  * ({@link #markWantedSql}) only when a hold of another engine refused it. Nobody is notified: a
  * waiter of another process polls, at the shortest backoff while it sees the lock change hands (the
  * line's backoff watches the holder's fence), so that its poll falls in this engine's hold-back. The release
- * deletes the row, or hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one
+ * deletes the row, or leaves it free for a name released before ({@link RecentReleases}: its next acquire is then
+ * the plain {@code UPDATE}), or hands over in one {@code UPDATE} ({@link HandOverRelease}); many holds renew in one
  * statement per 500. Session locks: {@link MySqlNamedLocks}.
  *
  * <p>Assignments of an {@code UPDATE} run left to right and see the columns already assigned
@@ -47,8 +48,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     private static final int HOLDS_PER_RENEWAL = 500;
 
     /**
-     * The upsert, as {@link PostgresDialect#acquireSql} but answering with the fence as its
-     * generated key (0: busy, or inserted). A row it inserts has fence 0 until {@link #drawFenceSql}: an
+     * The upsert, as {@link PostgresDialect#acquireSql} (a new owner's row has no wanted mark) but answering with
+     * the fence as its generated key (0: busy, or inserted). A row it inserts has fence 0 until {@link #drawFenceSql}: an
      * {@code INSERT} evaluates its values before it waits for the key's lock (another client's delete of
      * the row not yet committed), so a fence drawn there could land below one drawn and used meanwhile.
      * Parameters: key, namespace, name, owner, holder, lease in ms.
@@ -61,8 +62,9 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     final String drawFenceSql;
     /**
      * Takes a lock's row that exists and is free, expired or already this attempt's, with a fence
-     * from the sequence unless it is a retry, and returns the fence as the generated key; no row matched (busy,
-     * or no row yet): no key. Parameters: owner, owner, holder, lease in ms, key, owner.
+     * from the sequence unless it is a retry, and a new owner with no wanted mark (as {@link #acquireSql}), and
+     * returns the fence as the generated key; no row matched (busy, or no row yet): no key. Parameters: owner,
+     * owner, owner, holder, lease in ms, key, owner.
      */
     final String takeExistingSql;
     /** The read after a refusal: owner, fence, milliseconds left, the wanted mark and how long it stands. Parameter: key. */
@@ -86,8 +88,8 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
     final String raiseEpochSql;
     /**
      * Keys whose row this engine has seen and not deleted, so an acquire of one of them tries the
-     * plain update first, and any other goes straight to the upsert (a row deleted by another client
-     * since only costs the update that finds nothing). Forgotten all at once when full.
+     * plain update first, and any other goes straight to the upsert (a row deleted since, by the sweep
+     * or another client, only costs the update that finds nothing). Forgotten all at once when full.
      */
     private final Set<String> keysWithRow = ConcurrentHashMap.newKeySet();
     /** The largest result one completion takes, read once from the server; 0 until read. */
@@ -107,13 +109,15 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         this.acquireSql = "INSERT INTO " + table + " (lock_key, namespace, name, owner, holder, fence, expires_at) "
                 + "VALUES (?, ?, ?, ?, ?, LAST_INSERT_ID(0), " + now + " + ?) "
                 + "ON DUPLICATE KEY UPDATE "
+                + "wanted_until = IF(" + taken + " AND NOT owner <=> VALUES(owner), 0, wanted_until), "
                 + "fence = IF(" + taken + ", LAST_INSERT_ID(IF(owner <=> VALUES(owner) AND fence > 0, fence, "
                 + nextFence() + ")), LAST_INSERT_ID(0) + fence), "
                 + "owner = IF(" + taken + ", VALUES(owner), owner), "
                 + "holder = IF(" + taken + ", VALUES(holder), holder), "
                 + "expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
         this.takeExistingSql = "UPDATE " + table
-                + " SET fence = LAST_INSERT_ID(IF(owner <=> ? AND fence > 0, fence, " + nextFence()
+                + " SET wanted_until = IF(owner <=> ?, wanted_until, 0), "
+                + "fence = LAST_INSERT_ID(IF(owner <=> ? AND fence > 0, fence, " + nextFence()
                 + ")), owner = ?, holder = ?, "
                 + "expires_at = " + now + " + ? WHERE lock_key = ? AND (owner IS NULL OR owner = ? OR expires_at <= "
                 + now + ")";
@@ -181,10 +185,11 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             try (PreparedStatement statement = db.prepareReturningKey(connection, takeExistingSql)) {
                 statement.setString(1, attempt.token());
                 statement.setString(2, attempt.token());
-                statement.setString(3, LockRows.holder(attempt.holder()));
-                statement.setLong(4, attempt.lease().toMillis());
-                statement.setString(5, key);
-                statement.setString(6, attempt.token());
+                statement.setString(3, attempt.token());
+                statement.setString(4, LockRows.holder(attempt.holder()));
+                statement.setLong(5, attempt.lease().toMillis());
+                statement.setString(6, key);
+                statement.setString(7, attempt.token());
                 if (statement.executeUpdate() == 1) {
                     try (ResultSet keys = statement.getGeneratedKeys()) {
                         if (keys.next() && keys.getLong(1) > 0) {
@@ -229,7 +234,7 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
             statement.setString(1, key);
             try (ResultSet rows = statement.executeQuery()) {
                 if (!rows.next()) {
-                    // deleted since (released): ask again, by the upsert
+                    // deleted since (swept, or force-released): ask again, by the upsert
                     keysWithRow.remove(key);
                     return null;
                 }
@@ -303,12 +308,23 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
         return readEpoch(db, connection, key);
     }
 
-    /** Deletes the row, which this engine then forgets: its next acquire of the name goes straight to the upsert. */
+    /**
+     * Deletes the row, which this engine then forgets (its next acquire of the name goes straight to the upsert),
+     * or leaves it free for a name released before ({@link RecentReleases}), which this engine's next acquire takes by
+     * {@link #takeExistingSql}.
+     */
     @Override
     boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
-        return forgetIf(super.release(db, connection, key, owner), key);
+        String sql = releaseStatement(key);
+        try (PreparedStatement statement = db.prepare(connection, sql)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            boolean released = statement.executeUpdate() == 1;
+            return sql == freeSql ? released : forgetIf(released, key);
+        }
     }
 
+    /** Deletes the row, which this engine then forgets: its next acquire of the name goes straight to the upsert. */
     @Override
     boolean forceRelease(Db db, Connection connection, String key, long fence) throws SQLException {
         return forgetIf(super.forceRelease(db, connection, key, fence), key);

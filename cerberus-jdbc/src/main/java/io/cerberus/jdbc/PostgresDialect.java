@@ -20,7 +20,9 @@ import org.postgresql.PGStatement;
  * a lock nobody else waits for is released without a notification, which costs a wake-up of every
  * listening session and a database-wide lock at commit. No wake-up is lost to the mark: the release
  * and the marking update serialise on the row, and a refusal that then reads the row free asks once
- * more at once. The release deletes the row, or hands over in the same statement ({@link HandOverRelease});
+ * more at once. The release deletes the row, or leaves it free for a name released before ({@link RecentReleases}:
+ * an update of unindexed columns, which PostgreSQL keeps on the row's page), or hands over in the same statement
+ * ({@link HandOverRelease});
  * changes of idempotency records notify too. Session locks: {@link PostgresAdvisoryLocks}. A grant draws its
  * fence ({@code nextval}) holding a transaction lock on the key ({@link #grantLock}), so the grants of a name draw
  * in the order they commit even when another client's whole hold fits between a draw and its insert.
@@ -46,7 +48,9 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     /**
      * The acquire: takes the row when it is missing, free, expired, or already this attempt's (a
      * retry), with a fence from the sequence unless it is a retry, and returns the fence of a granted
-     * hold (no row: busy). Parameters: key, namespace, name, owner, holder, lease in ms, grant lock.
+     * hold (no row: busy). A new owner starts with no wanted mark: the mark of a free row was for a
+     * release that already notified, and a waiter still refused marks the row again. Parameters: key,
+     * namespace, name, owner, holder, lease in ms, grant lock.
      */
     final String acquireSql;
     /**
@@ -56,6 +60,8 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
     final String markWantedSql;
     /** {@link #releaseSql} that returns a row when released, and notifies when the row is marked wanted. Parameters: key, owner. */
     final String notifyingReleaseSql;
+    /** {@link #freeSql} that returns a row and notifies as {@link #notifyingReleaseSql}. Parameters: key, owner. */
+    final String notifyingFreeSql;
     /** {@link #forceReleaseSql} that returns a row when freed, and notifies as {@link #notifyingReleaseSql}. Parameters: key, fence. */
     final String notifyingForceReleaseSql;
     /**
@@ -86,6 +92,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                         + " + CAST(? AS BIGINT) FROM pg_advisory_xact_lock(CAST(? AS BIGINT)) "
                         + "ON CONFLICT (lock_key) DO UPDATE SET "
                         + "fence = CASE WHEN t.owner = EXCLUDED.owner THEN t.fence ELSE EXCLUDED.fence END, "
+                        + "wanted_until = CASE WHEN t.owner = EXCLUDED.owner THEN t.wanted_until ELSE 0 END, "
                         + "owner = EXCLUDED.owner, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
                         + "WHERE t.owner IS NULL OR t.owner = EXCLUDED.owner OR t.expires_at <= " + now + " "
                         + "RETURNING t.fence";
@@ -97,6 +104,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
                 + "VALUES (?, ?, '', ?, 0) ON CONFLICT (lock_key) DO UPDATE SET fence = GREATEST(t.fence, EXCLUDED.fence) "
                 + "RETURNING t.fence";
         this.notifyingReleaseSql = notifyingIfWanted(releaseSql);
+        this.notifyingFreeSql = notifyingIfWanted(freeSql);
         this.notifyingForceReleaseSql = notifyingIfWanted(forceReleaseSql);
         String pass = "(t.wanted_until <= p.now OR t.wanted_until = p.mark OR p.regardless)";
         this.handOverSql =
@@ -259,9 +267,11 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         }
     }
 
+    /** As {@link SqlDialect#release}, by {@link #notifyingFreeSql} or {@link #notifyingReleaseSql}. */
     @Override
     boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
-        try (PreparedStatement statement = db.prepare(connection, notifyingReleaseSql)) {
+        String sql = releaseStatement(key) == freeSql ? notifyingFreeSql : notifyingReleaseSql;
+        try (PreparedStatement statement = db.prepare(connection, sql)) {
             statement.setString(1, key);
             statement.setString(2, owner);
             try (ResultSet rows = statement.executeQuery()) {
@@ -282,7 +292,7 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         }
     }
 
-    /** @return the freeing delete, returning a row when it frees and notifying the channel when the row was marked wanted */
+    /** @return the freeing statement, returning a row when it frees and notifying the channel when the row was marked wanted */
     private String notifyingIfWanted(String update) {
         return "WITH released AS (" + update + " RETURNING lock_key, wanted_until) "
                 + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel

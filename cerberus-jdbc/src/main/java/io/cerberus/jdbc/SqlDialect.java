@@ -44,6 +44,12 @@ abstract class SqlDialect {
     /** Frees a hold still ours and unexpired by deleting its row. Parameters: key, owner. */
     final String releaseSql;
     /**
+     * Frees a hold still ours and unexpired, leaving its row free (no owner, expiry 0) for the next acquire of
+     * the name to take by an update, or the sweep ({@link ExpiredRows}) to delete; where the sweep leaves ownerless
+     * rows (H2), {@link #releaseSql}. Sent for a name released before ({@link RecentReleases}). Parameters: key, owner.
+     */
+    final String freeSql;
+    /**
      * Frees the live hold of a key whose fence is the one given, whoever holds it (a forced
      * release), by deleting its row. Parameters: key, fence.
      */
@@ -60,6 +66,9 @@ abstract class SqlDialect {
     final String expiredKeysSql;
     /** The rows the sweep deletes: expired (or freed: expiry 0), not an epoch row (empty name), and what the dialect adds. */
     private final String sweptRows;
+
+    /** The names this engine released lately: their next release leaves the row free. */
+    private final RecentReleases recentReleases = new RecentReleases();
 
     /** The most rows one statement of the sweep of expired rows deletes. */
     static final int SWEPT_PER_STATEMENT = 500;
@@ -79,7 +88,8 @@ abstract class SqlDialect {
 
     /**
      * @param swept what else a row the sweep deletes must satisfy besides having expired and not being an
-     *     epoch row: an SQL condition followed by {@code AND}, or empty
+     *     epoch row: an SQL condition followed by {@code AND}, or empty (then the sweep deletes free rows, and
+     *     {@link #freeSql} may leave them)
      */
     SqlDialect(String now, String table, String swept) {
         this.now = now;
@@ -88,7 +98,11 @@ abstract class SqlDialect {
         this.readRowSql = "SELECT owner, fence, expires_at - " + now + " FROM " + table + " WHERE lock_key = ?";
         this.renewSql = "UPDATE " + table + " SET expires_at = " + now
                 + " + ? WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
-        this.releaseSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        String ours = " WHERE lock_key = ? AND owner = ? AND expires_at > " + now;
+        this.releaseSql = "DELETE FROM " + table + ours;
+        this.freeSql = swept.isEmpty()
+                ? "UPDATE " + table + " SET owner = NULL, holder = NULL, expires_at = 0" + ours
+                : releaseSql;
         this.forceReleaseSql = "DELETE FROM " + table
                 + " WHERE lock_key = ? AND fence = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.isLockedSql =
@@ -280,13 +294,22 @@ abstract class SqlDialect {
         statement.setLong(6, attempt.lease().toMillis());
     }
 
-    /** Sends {@link #releaseSql}; @return whether the hold was still ours and unexpired, and its row is deleted */
+    /**
+     * Sends {@link #freeSql} for a name released before ({@link #recentReleases}), else {@link #releaseSql}.
+     *
+     * @return whether the hold was still ours and unexpired, and is now freed
+     */
     boolean release(Db db, Connection connection, String key, String owner) throws SQLException {
-        try (PreparedStatement statement = db.prepare(connection, releaseSql)) {
+        try (PreparedStatement statement = db.prepare(connection, releaseStatement(key))) {
             statement.setString(1, key);
             statement.setString(2, owner);
             return statement.executeUpdate() == 1;
         }
+    }
+
+    /** @return the statement that releases a hold of {@code key}, as {@link #release} says: {@link #freeSql} or {@link #releaseSql} */
+    final String releaseStatement(String key) {
+        return recentReleases.releasedAgain(key) ? freeSql : releaseSql;
     }
 
     /** Sends {@link #forceReleaseSql}; @return whether a live hold had that fence, and is freed */

@@ -853,13 +853,15 @@ class JdbcEngineTest {
         lock.unlock();
         String key = LockRows.key("cerberus_locks", new LockKey(namespace, "blocked"));
         try (Connection other = DriverManager.getConnection(url)) {
-            // a transaction of someone else inserts the lock's row, uncommitted: our acquire waits for it
+            // a transaction of someone else writes the lock's row (left free by the release, or inserted if swept
+            // since), uncommitted: our acquire waits for it
             other.setAutoCommit(false);
-            try (PreparedStatement insert = other.prepareStatement(
-                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)")) {
-                insert.setString(1, key);
-                insert.setString(2, namespace);
-                insert.executeUpdate();
+            try (PreparedStatement write = other.prepareStatement(
+                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)"
+                            + " ON CONFLICT (lock_key) DO UPDATE SET wanted_until = 0")) {
+                write.setString(1, key);
+                write.setString(2, namespace);
+                assertThat(write.executeUpdate()).isOne();
             }
             long start = System.nanoTime();
             // the server's statement_timeout of the engine's connections, not a timer in the driver
@@ -881,15 +883,15 @@ class JdbcEngineTest {
     }
 
     /**
-     * MariaDB's acquire of a name whose row this engine deleted at release, or never saw, is the upsert, which
-     * inserts the row with fence 0, and the {@code UPDATE} that draws its fence under the row's lock and returns
-     * it as its generated key ({@code LAST_INSERT_ID(NEXTVAL(…))}): with the release, three statements a cycle. Of
-     * a row it saw and did not delete, the acquire is one {@code UPDATE} the same way; a refusal adds a read of
-     * the row, and a row another client deleted since, the upsert and the draw. Counted on the application's data
-     * source.
+     * MariaDB's acquire of a name without a row is the upsert, which inserts the row with fence 0, and the
+     * {@code UPDATE} that draws its fence under the row's lock and returns it as its generated key
+     * ({@code LAST_INSERT_ID(NEXTVAL(…))}). A name's first release deletes its row; a release of a name released
+     * before leaves the row free, so the next acquire of the name is one {@code UPDATE} the same way: with the
+     * release, two statements a cycle. A refusal adds a read of the row, and a row deleted since (by the sweep),
+     * the upsert and the draw. Counted on the application's data source.
      */
     @Test
-    void mariaDbAcquiresAFreeNameInTwoStatementsAndReleasesInOne() throws Exception {
+    void mariaDbAcquiresAFreeNameInOneStatementAndReleasesInOne() throws Exception {
         String url = MARIADB.uri();
         List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
         TestDataSource recording = new TestDataSource() {
@@ -926,15 +928,22 @@ class JdbcEngineTest {
         assertThat(first.fencingToken()).isPositive();
         sent.clear();
         first.close();
-        assertThat(sent).as("the release").hasSize(1);
+        assertThat(sent).as("the first release").hasSize(1);
         assertThat(sent.get(0)).startsWith("DELETE");
         sent.clear();
-        io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
-        assertThat(sent)
-                .as("the row deleted at release: the upsert at once, and the draw")
-                .hasSize(2);
+        io.cerberus.Lease again = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("the row deleted: the upsert and the draw").hasSize(2);
         assertThat(sent.get(0)).startsWith("INSERT");
-        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        sent.clear();
+        again.close();
+        assertThat(sent).as("a release of a name released before").hasSize(1);
+        assertThat(sent.get(0)).startsWith("UPDATE");
+        sent.clear();
+        io.cerberus.Lease second = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertThat(sent).as("the row left free: one update").hasSize(1);
+        assertThat(sent.get(0)).startsWith("UPDATE");
+        assertThat(second.fencingToken()).isGreaterThan(again.fencingToken());
+        assertThat(again.fencingToken()).isGreaterThan(first.fencingToken());
 
         DistributedLock other = client(url).lock("again");
         assertThat(other.tryAcquire(Duration.ZERO)).as("refused while held").isEmpty();
@@ -948,7 +957,7 @@ class JdbcEngineTest {
         assertThat(sent.get(0)).startsWith("UPDATE");
         assertThat(sent.get(1)).startsWith("SELECT");
 
-        // the other client takes the name; this client, refused, saw its row, which the other client deletes
+        // the other client takes the name and releases it; the sweep then deletes the free row
         second.close();
         io.cerberus.Lease third = other.tryAcquire(Duration.ZERO).orElseThrow();
         assertThat(third.fencingToken()).as("another client's grant").isGreaterThan(second.fencingToken());
@@ -956,11 +965,19 @@ class JdbcEngineTest {
                 .as("refused while the other client holds")
                 .isEmpty();
         third.close();
+        try (Connection connection = DriverManager.getConnection(url);
+                PreparedStatement delete = connection.prepareStatement(
+                        "DELETE FROM " + JdbcTarget.DEFAULT_TABLE + " WHERE lock_key = ? AND owner IS NULL")) {
+            delete.setString(1, LockRows.key(JdbcTarget.DEFAULT_TABLE, new LockKey(namespace, "again")));
+            assertThat(delete.executeUpdate())
+                    .as("the free row, deleted as the sweep would")
+                    .isOne();
+        }
         sent.clear();
         io.cerberus.Lease afterDelete = lock.tryAcquire(Duration.ZERO).orElseThrow();
         assertThat(sent)
                 .as(
-                        "a row another client deleted: the update takes nothing, the read finds no row, the upsert inserts it, the update draws its fence")
+                        "a row deleted since: the update takes nothing, the read finds no row, the upsert inserts it, the update draws its fence")
                 .hasSize(4);
         assertThat(sent.get(2)).startsWith("INSERT");
         assertThat(sent.get(3)).startsWith("UPDATE");

@@ -190,14 +190,15 @@ class JdbcPgBouncerTest {
             DistributedLock lock = cerberus.lock("blocked");
             assertThat(lock.tryLock()).isTrue();
             lock.unlock();
-            // a transaction of someone else inserts the lock's row, uncommitted: the acquire waits for it, until
-            // cancelled
+            // a transaction of someone else writes the lock's row (left free by the release, or inserted if swept
+            // since), uncommitted: the acquire waits for it, until cancelled
             direct.setAutoCommit(false);
-            try (PreparedStatement insert = direct.prepareStatement(
-                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)")) {
-                insert.setString(1, LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked")));
-                insert.setString(2, namespace);
-                insert.executeUpdate();
+            try (PreparedStatement write = direct.prepareStatement(
+                    "INSERT INTO cerberus_locks (lock_key, namespace, name, fence, expires_at) VALUES (?, ?, 'blocked', 0, 0)"
+                            + " ON CONFLICT (lock_key) DO UPDATE SET wanted_until = 0")) {
+                write.setString(1, LockRows.key("cerberus_locks", new io.cerberus.spi.LockKey(namespace, "blocked")));
+                write.setString(2, namespace);
+                assertThat(write.executeUpdate()).isOne();
             }
             long start = System.nanoTime();
             assertThatThrownBy(lock::tryLock).hasMessageContaining("acquiring exclusive 'blocked'");

@@ -110,6 +110,7 @@ class SqlDialectTest {
             built.put(p + "readAfterRefusal", postgres.markWantedSql);
             built.put(p + "renew", postgres.renewSql);
             built.put(p + "release", postgres.notifyingReleaseSql);
+            built.put(p + "free", postgres.notifyingFreeSql);
             built.put(p + "handOver", postgres.handOverSql);
             built.put(p + "raiseEpoch", postgres.raiseEpochSql);
             shared(built, p, postgres, table);
@@ -129,6 +130,7 @@ class SqlDialectTest {
             built.put(m + "renew", mariaDb.renewSql);
             built.put(m + "renewMany3", mariaDb.renewManySql(3));
             built.put(m + "release", mariaDb.releaseSql);
+            built.put(m + "free", mariaDb.freeSql);
             built.put(m + "handOver", mariaDb.handOverSql);
             built.put(m + "raiseEpoch", mariaDb.raiseEpochSql);
             shared(built, m, mariaDb, table);
