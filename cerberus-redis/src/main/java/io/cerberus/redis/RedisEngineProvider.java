@@ -185,13 +185,35 @@ public final class RedisEngineProvider implements EngineProvider {
         }
     }
 
+    /**
+     * Sends PING until it is answered: a connection the server closed just after the handshake is reconnected by
+     * the client, and a PING refused meanwhile as not connected is sent again, every 20 ms until the command
+     * timeout runs out.
+     */
     private static void ping(RedisLink link, Duration commandTimeout, String shown) {
-        try {
-            Replies.await(link.commands().ping(), commandTimeout, shown, "answer PING");
-        } catch (EngineUnavailableException e) {
-            link.close();
-            throw credentialsProblem(e.getCause(), shown).orElse(e);
+        long deadline = System.nanoTime() + commandTimeout.toNanos();
+        while (true) {
+            try {
+                Replies.await(link.commands().ping(), commandTimeout, shown, "answer PING");
+                return;
+            } catch (EngineUnavailableException e) {
+                if (!notConnected(e) || System.nanoTime() - deadline > 0) {
+                    link.close();
+                    throw credentialsProblem(e.getCause(), shown).orElse(e);
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+            }
         }
+    }
+
+    /** @return whether the client refused a command because its connection is down, being reconnected */
+    private static boolean notConnected(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().startsWith("Currently not connected")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
