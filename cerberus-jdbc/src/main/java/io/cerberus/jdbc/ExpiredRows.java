@@ -13,15 +13,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The sweep of a lease-row engine's dead rows: a release of a name released before leaves its row free
- * ({@link RecentReleases}), and a holder that dies leaves one expired, until another client takes the name. Every {@link #PERIOD} (the first pass at
- * a random point of the first period, so clients started together do not sweep together) a pass reads up to
- * {@link SqlDialect#SWEPT_PER_STATEMENT} keys of expired or freed rows without locking and deletes those still
- * expired or free by primary key, again while a read comes back full, at most {@link #STATEMENTS_PER_PASS}
- * times; a pass that stopped at that cap is followed by the next at once, so the sweep keeps up with any rate
- * of releases in bounded statements. The rows left are those held, and those freed or expired since the last
- * pass: a number that follows the rate of releases, not the names ever locked. {@link #close} sweeps once more,
- * for at most a period, when this engine ever freed a row. Epoch rows (empty name) are never
- * swept. A pass that fails (the database away) is logged and the next one tries again.
+ * ({@link RecentReleases}), and a holder that dies leaves one expired, until another client takes the name.
+ * Every {@link #PERIOD} (the first pass at a random point of the first period, so clients started together do
+ * not sweep together) a pass reads up to {@link SqlDialect#SWEPT_PER_STATEMENT} keys of expired or freed rows
+ * without locking and deletes those still expired or free by primary key, again while a read comes back full,
+ * at most {@link #STATEMENTS_PER_PASS} times; a pass that stopped at that cap is followed by the next at once,
+ * so the sweep keeps up with any rate of releases in bounded statements. The rows left are those held, and
+ * those freed or expired since the last pass: a number that follows the rate of releases, not the names ever
+ * locked. {@link #close} sweeps once more, for at most a period, when this engine ever released a lock. Epoch
+ * rows (empty name) are never swept. A pass that fails (the database away) is logged and the next one tries
+ * again.
  */
 final class ExpiredRows implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ExpiredRows.class.getName());
@@ -33,7 +34,7 @@ final class ExpiredRows implements AutoCloseable {
     private final Db db;
     private final SqlDialect dialect;
     private final ScheduledThreadPoolExecutor timer;
-    /** Whether this engine ever freed a row: then {@link #close} sweeps once more. */
+    /** Whether this engine ever released a lock (its row may be free): then {@link #close} sweeps once more. */
     private volatile boolean freed;
 
     ExpiredRows(Db db) {
@@ -70,14 +71,17 @@ final class ExpiredRows implements AutoCloseable {
         }
     }
 
-    /** Notes that this engine freed a row, which a pass, or the one at {@link #close}, deletes if still free. */
+    /** Notes that this engine released a lock: a row it left free goes in a pass, or the one at {@link #close}. */
     void freed() {
         if (!freed) {
             freed = true;
         }
     }
 
-    /** @return how many keys this pass read to delete: {@link #STATEMENTS_PER_PASS} times a full read when it stopped at its cap */
+    /**
+     * @return how many keys this pass read to delete: {@link #STATEMENTS_PER_PASS} times a full read when it
+     *     stopped at its cap
+     */
     int pass() {
         int read = 0;
         for (int statement = 0; statement < STATEMENTS_PER_PASS; statement++) {
@@ -118,8 +122,8 @@ final class ExpiredRows implements AutoCloseable {
     }
 
     /**
-     * Stops the timer, lets a pass under way end, and, when this engine ever freed a row, sweeps for at most a
-     * period more: the rows it freed since the last pass, and whatever else is due.
+     * Stops the timer, lets a pass under way end, and, when this engine ever released a lock, sweeps for at most
+     * a period more: the rows it freed since the last pass, and whatever else is due.
      */
     @Override
     public void close() {

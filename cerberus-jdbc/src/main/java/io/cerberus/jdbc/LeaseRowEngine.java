@@ -37,9 +37,9 @@ import java.util.Set;
  * missing, free, expired or already this attempt's; every new grant draws its fence from the table's sequence
  * ({@link SqlDialect#fenceSequence}, created above every fence already in the table), a retry keeps its fence,
  * so a name's tokens only grow though its row is deleted between holds. Renew is an update, release a delete
- * (an update that leaves the row free for a name released before: {@link RecentReleases}), both guarded by token
- * and expiry; free rows and dead holders' go in a bounded sweep ({@link ExpiredRows}). Databases differ only by dialect ({@link PostgresDialect}, {@link MariaDbDialect},
- * {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs}) is the fence of a row no lock has ({@link LockRows#epochKey}; never swept).
+ * (or frees the row: {@link RecentReleases}), guarded by token and expiry; free and dead rows go in a bounded
+ * sweep ({@link ExpiredRows}). Databases differ only by dialect ({@link PostgresDialect}, {@link MariaDbDialect},
+ * {@link H2Dialect}). A namespace's epoch ({@link KeepsEpochs}) is the fence of a row no lock has (never swept).
  *
  * <p><b>Waiting.</b> The core lines waiters up per lock ({@link LinesUpLocally}); the head, refused by a hold
  * elsewhere, backs off with jitter ({@link #FIRST_BACKOFF} to {@link #MAX_BACKOFF}, never past the holder's lease),
@@ -51,8 +51,8 @@ import java.util.Set;
  * process marked the row wanted or within this client's {@link #TURN} ({@link TakesTurns}); otherwise it
  * releases and says it yielded. On H2 the next thread asks.
  *
- * <p><b>Costs.</b> Acquire: one statement (H2: an upsert and a read), and a draw of the fence for a row MariaDB
- * or H2 inserted; busy: and a read. Release, a hand-off: one statement. Renewals: one batch ({@link SqlDialect#renewAll}). Own pooled connections, outside the caller's transactions.
+ * <p><b>Costs.</b> Acquire: one statement (H2: and a read; MariaDB, H2: and a fence's draw for a new row); busy:
+ * and a read. Release, hand-off: one statement. Renewals: one batch. Own connections, outside callers' transactions.
  */
 final class LeaseRowEngine
         implements LockEngine,

@@ -49,9 +49,10 @@ final class MariaDbDialect extends SqlDialect implements HandOverRelease {
 
     /**
      * The upsert, as {@link PostgresDialect#acquireSql} (a new owner's row has no wanted mark) but answering with
-     * the fence as its generated key (0: busy, or inserted). A row it inserts has fence 0 until {@link #drawFenceSql}: an
-     * {@code INSERT} evaluates its values before it waits for the key's lock (another client's delete of
-     * the row not yet committed), so a fence drawn there could land below one drawn and used meanwhile.
+     * the fence as its generated key (0: busy, or inserted). A row it inserts has fence 0 until
+     * {@link #drawFenceSql}: an {@code INSERT} evaluates its values before it waits for the key's lock (another
+     * client's delete of the row not yet committed), so a fence drawn there could land below one drawn and used
+     * meanwhile.
      * Parameters: key, namespace, name, owner, holder, lease in ms.
      */
     final String acquireSql;

@@ -292,7 +292,10 @@ final class PostgresDialect extends SqlDialect implements HandOverRelease {
         }
     }
 
-    /** @return the freeing statement, returning a row when it frees and notifying the channel when the row was marked wanted */
+    /**
+     * @return the freeing statement, returning a row when it frees and notifying the channel when the row was
+     *     marked wanted
+     */
     private String notifyingIfWanted(String update) {
         return "WITH released AS (" + update + " RETURNING lock_key, wanted_until) "
                 + "SELECT CASE WHEN wanted_until > " + now + " THEN pg_notify('" + channel

@@ -307,7 +307,10 @@ abstract class SqlDialect {
         }
     }
 
-    /** @return the statement that releases a hold of {@code key}, as {@link #release} says: {@link #freeSql} or {@link #releaseSql} */
+    /**
+     * @return the statement that releases a hold of {@code key}, as {@link #release} says: {@link #freeSql} or
+     *     {@link #releaseSql}
+     */
     final String releaseStatement(String key) {
         return recentReleases.releasedAgain(key) ? freeSql : releaseSql;
     }
