@@ -20,6 +20,7 @@ import io.cerberus.check.recipe.Recipe;
 import io.cerberus.check.report.CheckProgress;
 import io.cerberus.check.report.Timeline;
 import io.cerberus.check.run.CheckClient;
+import io.cerberus.check.run.CheckWorkerCommand;
 import io.cerberus.check.servers.LockServer;
 import io.cerberus.spi.support.Redaction;
 import java.io.IOException;
@@ -206,7 +207,8 @@ final class LockCheck {
         Stuck stuck = new Stuck(
                 stopping,
                 Math.max(o.lease.multipliedBy(10).toNanos(), TimeUnit.SECONDS.toNanos(5))
-                        + (o.leaderTerm == null ? 0 : o.leaderTerm.toNanos()));
+                        + (o.leaderTerm == null ? 0 : o.leaderTerm.toNanos()),
+                o.lease.plus(CheckWorkerCommand.TRY).toNanos());
         List<HoldLog.Event> events = HoldLog.readAll(o.out);
         Judge.Judgement report = o.permits() > 0
                 ? new PermitsJudge(registers, locks, start, end, stuck).judge(events)

@@ -95,6 +95,8 @@ public final class PermitsJudge implements Judge {
                 }
             }
             if (event.kind().equals("ACQ")
+                    || event.kind().equals("REL")
+                    || event.kind().equals("LOST")
                     || event.kind().equals("ENGINE")
                     || event.kind().equals("FAULT")) {
                 byOwnSemaphore.add(

@@ -127,6 +127,9 @@ public final class CheckWorkerCommand implements Callable<Integer> {
     /** Logged when a try for a lock ran out of time: another held it. A lock asked for and never granted is stuck. */
     public static final String BUSY = "busy";
 
+    /** How long a loop tries for a lock (or to be elected) before it logs {@link #BUSY} and picks again. */
+    public static final Duration TRY = Held.TRY;
+
     /** How often a leader in doubt looks again whether it leads ({@code --leader-term}). */
     private static final Duration DOUBT_POLL = Duration.ofMillis(10);
 

@@ -462,14 +462,14 @@ class MutualExclusionJudgeTest {
         List<Register.State> registers = List.of(register(0, 0, 0), register(0, 0, 0));
 
         LockJudgement report =
-                MutualExclusionJudge.judge(events, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500));
+                MutualExclusionJudge.judge(events, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500, 100));
         LockJudgement notAsked = MutualExclusionJudge.judge(
                 events.stream().filter(event -> !event.kind().equals("ENGINE")).toList(),
                 registers,
                 List.of("a", "b"),
                 0,
                 1100,
-                new Stuck(1000, 500));
+                new Stuck(1000, 500, 100));
 
         assertThat(report.stuckLocks()).extracting(LockReport::name).containsExactly("a");
         assertThat(report.stuckLocks().get(0).stuckNanos()).isEqualTo(990);
@@ -483,10 +483,46 @@ class MutualExclusionJudgeTest {
         assertThat(notAsked.verdict()).isEqualTo("SAFE");
         List<HoldLog.Event> serverDown = new java.util.ArrayList<>(events);
         serverDown.add(e("FAULT", "server", -1, 700, "leader-kill server 2 (leader)"));
-        assertThat(MutualExclusionJudge.judge(serverDown, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500))
+        assertThat(MutualExclusionJudge.judge(
+                                serverDown, registers, List.of("a", "b"), 0, 1100, new Stuck(1000, 500, 100))
                         .stuckLocks())
                 .as("a server fault in the window: unavailable, not stuck")
                 .isEmpty();
+    }
+
+    @Test
+    void aTryRefusedByAHoldThatJustEndedOrIsStillOpenIsNotStuck() {
+        // the run of a loaded machine: the last ask for lock 0 ran out 2 ns after the last holder released it, and
+        // nobody asked again; that refusal is the holder's, not the lock's
+        Stuck stuck = new Stuck(1000, 500, 100);
+        List<Register.State> registers = List.of(register(0, 0, 0));
+        List<HoldLog.Event> releasedJustBefore = List.of(
+                on(0, "ACQ", "c1.1", 1, 10, ""),
+                on(0, "REL", "c1.1", 1, 598, ""),
+                on(0, "ENGINE", "c2.1", -1, 600, CheckWorkerCommand.BUSY));
+        List<HoldLog.Event> stillHeld =
+                List.of(on(0, "ACQ", "c1.1", 1, 10, ""), on(0, "ENGINE", "c2.1", -1, 900, CheckWorkerCommand.BUSY));
+        List<HoldLog.Event> holderKilledJustBefore = List.of(
+                on(0, "ACQ", "c1.1", 1, 10, ""),
+                e("FAULT", "c1", -1, 560, "kill"),
+                on(0, "ENGINE", "c2.1", -1, 600, CheckWorkerCommand.BUSY));
+        List<HoldLog.Event> askedAgainLater = List.of(
+                on(0, "ACQ", "c1.1", 1, 10, ""),
+                e("FAULT", "c1", -1, 560, "kill"),
+                on(0, "ENGINE", "c2.1", -1, 600, CheckWorkerCommand.BUSY),
+                on(0, "ENGINE", "c2.1", -1, 700, CheckWorkerCommand.BUSY));
+
+        for (List<HoldLog.Event> explained : List.of(releasedJustBefore, stillHeld, holderKilledJustBefore)) {
+            assertThat(MutualExclusionJudge.judge(explained, registers, List.of("a"), 0, 1100, stuck)
+                            .stuckLocks())
+                    .as("%s", explained)
+                    .isEmpty();
+        }
+        assertThat(MutualExclusionJudge.judge(askedAgainLater, registers, List.of("a"), 0, 1100, stuck)
+                        .stuckLocks())
+                .as("asked again a lease and a try after the holder was killed")
+                .extracting(LockReport::name)
+                .containsExactly("a");
     }
 
     @Test

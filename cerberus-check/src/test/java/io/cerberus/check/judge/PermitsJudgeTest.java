@@ -156,7 +156,7 @@ class PermitsJudgeTest {
 
     @Test
     void aSemaphoreIsStuckOnlyWhenNoSlotOfItIsGrantedWhileAskedFor() {
-        Stuck tenAtTheEnd = new Stuck(100, 10);
+        Stuck tenAtTheEnd = new Stuck(100, 10, 5);
         List<Register.State> registers = List.of(new Register.State(1, 1), new Register.State(1, 1));
         PermitsJudgement otherSlot = judge(
                 registers,
