@@ -1,5 +1,8 @@
 package io.cerberus.idempotency;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+
 /**
  * One call of a guarded operation, for code that cannot hand the guard a callable (a message
  * listener, a filter around a request): {@link IdempotencyGuard#begin} claims the key, the caller
@@ -31,6 +34,11 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
         void fail(Throwable error, boolean remember);
 
         void release();
+
+        /** @return whether {@link #completeIn} may be called: the store keeps its records in a SQL database */
+        boolean completesInTransactions();
+
+        Outcome<T> completeIn(Connection connection, T result) throws SQLException;
     }
 
     private final Outcome.Status status;
@@ -89,6 +97,50 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
     public Outcome<T> complete(T result) {
         settle("complete");
         return settlement.complete(result);
+    }
+
+    /**
+     * Stores the result in the caller's transaction on {@code connection}, so that it commits if and
+     * only if the operation's effect commits: exactly once, even when the process dies between the two.
+     * The connection must be one to the database of the guard's JDBC engine, in a transaction (not in
+     * auto-commit mode), and the caller commits or rolls it back afterwards; the lease is no longer
+     * renewed from here. After a rollback (or a commit that failed), call {@link #rolledBack()}: the
+     * key is free again at once instead of after the lease. See docs/IDEMPOTENCY.md, "Exactly once with
+     * your data", for the isolation levels this works under.
+     *
+     * @return the result, with the status of this attempt
+     * @throws SQLException as the database reports a failure: roll the transaction back
+     * @throws IdempotencyCompletionException if nothing could be stored: the lease ran out and another
+     *     attempt took the key, or the result could not be encoded; roll the transaction back
+     * @throws IllegalStateException if the guard's store keeps its records apart from SQL databases
+     *     (nothing was settled), if the connection cannot see this attempt's claim (another database,
+     *     or a snapshot taken before the claim; nothing was stored), or if the attempt was replayed or
+     *     already settled
+     */
+    public Outcome<T> completeIn(Connection connection, T result) throws SQLException {
+        if (connection == null) {
+            throw new IllegalArgumentException("the connection must not be null");
+        }
+        if (settlement != null && !settlement.completesInTransactions()) {
+            throw new IllegalStateException("this guard's engine keeps its idempotency records apart from your"
+                    + " database, so a completion cannot join your transaction: use a guard of a JDBC engine on that"
+                    + " database, or complete(result) after the commit");
+        }
+        settle("complete");
+        return settlement.completeIn(connection, result);
+    }
+
+    /**
+     * Reports that the transaction this attempt was completed in ({@link #completeIn}) rolled back, or
+     * that its commit failed and its outcome is unknown: frees the key now, unless the completion did
+     * commit (a completed record is never freed, so this is safe when in doubt). On an attempt neither
+     * completed nor failed it releases the key, as {@link #close()}; on a replayed one it does nothing.
+     */
+    public void rolledBack() {
+        if (settlement != null) {
+            settled = true;
+            settlement.release();
+        }
     }
 
     /**

@@ -8,6 +8,8 @@ import io.cerberus.spi.support.Durations;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
@@ -23,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
+import javax.sql.DataSource;
 
 /**
  * Lets the same business operation take effect once. The first call with a key claims it in the
@@ -169,6 +172,53 @@ public final class IdempotencyGuard implements AutoCloseable {
                 throw failure;
             }
             return attempt.complete(result);
+        }
+    }
+
+    /**
+     * Runs the operation once per key in a transaction of its own on {@code dataSource}, and stores its
+     * result in that same transaction: the result commits if and only if the operation's effect does,
+     * so no crash, lost answer or store failure between the two can make it run twice or leave a
+     * result without its effect. The claim is made first on the engine's own connection (a duplicate
+     * sees it at once); then a connection of {@code dataSource} in a transaction, handed to the operation
+     * for all of its changes; then the result, written on it; then the commit. A failure (or a rollback)
+     * frees the key at once, as in {@code execute}. The guard's engine must be a JDBC engine on the same
+     * database as {@code dataSource} (docs/IDEMPOTENCY.md, "Exactly once with your data").
+     *
+     * @param key the operation's key
+     * @param retention how long the result is kept for duplicates; null for ever
+     * @param codec stores and replays the result
+     * @param dataSource the database of the operation's changes, and of the guard's JDBC engine
+     * @param operation the work, on the connection it is given (not committed, not closed by it)
+     * @return the result and whether it ran here
+     * @throws IllegalStateException if the guard's engine keeps its records apart from SQL databases
+     *     (nothing ran), or the connection cannot see the claim (another database: rolled back)
+     * @throws IdempotencyCompletionException if the lease ran out and another attempt took the key
+     *     before the result was written: rolled back, the other attempt runs the operation
+     * @throws SQLException as the database reports a failure of the connection, the result's write or
+     *     the commit: rolled back (a commit whose answer was lost may have committed both: a retry then
+     *     replays)
+     * @throws Exception what the operation threw (rolled back), and as {@code execute} throws
+     */
+    public <T> Outcome<T> executeInTransaction(
+            IdempotencyKey key,
+            Duration retention,
+            ResultCodec<T> codec,
+            DataSource dataSource,
+            TransactionalOperation<T> operation)
+            throws Exception {
+        Arguments.notNull("dataSource", dataSource);
+        Arguments.notNull("operation", operation);
+        if (!store.completesInTransactions()) {
+            throw new IllegalStateException("the idempotency records of " + engine + " are not kept in a SQL database,"
+                    + " so they cannot commit with your transaction; use a guard of a JDBC engine on the database of"
+                    + " the DataSource; nothing ran");
+        }
+        try (IdempotencyAttempt<T> attempt = begin(key, retention, codec)) {
+            if (!attempt.mustRun()) {
+                return new Outcome<>(attempt.replayed(), Outcome.Status.REPLAYED);
+            }
+            return InTransaction.run(attempt, dataSource, operation);
         }
     }
 
@@ -447,15 +497,10 @@ public final class IdempotencyGuard implements AutoCloseable {
                 encoded = notKept("its result could not be encoded (" + e.getMessage() + ")");
             }
             boolean failure = unencodable != null;
-            if (!failure && encoded.length > store.maxResultBytes()) {
-                LOG.log(
-                        Level.WARNING,
-                        "the result of " + key + " is " + encoded.length + " bytes, more than the "
-                                + store.maxResultBytes() + " bytes " + engine
-                                + " keeps in a record; duplicates are told it ran, without it");
-                encoded = notKept("its result of " + encoded.length + " bytes was larger than the "
-                        + store.maxResultBytes() + " bytes " + engine + " keeps");
-                failure = true;
+            if (!failure) {
+                byte[] kept = kept(encoded);
+                failure = kept != encoded;
+                encoded = kept;
             }
             store(encoded, failure);
             if (unencodable != null) {
@@ -465,6 +510,71 @@ public final class IdempotencyGuard implements AutoCloseable {
                         unencodable);
             }
             return new Outcome<>(result, Outcome.Status.EXECUTED);
+        }
+
+        /** @return the encoded result, or the text that says it was too large for the store to keep */
+        private byte[] kept(byte[] encoded) {
+            if (encoded.length <= store.maxResultBytes()) {
+                return encoded;
+            }
+            LOG.log(
+                    Level.WARNING,
+                    "the result of " + key + " is " + encoded.length + " bytes, more than the "
+                            + store.maxResultBytes() + " bytes " + engine
+                            + " keeps in a record; duplicates are told it ran, without it");
+            return notKept("its result of " + encoded.length + " bytes was larger than the " + store.maxResultBytes()
+                    + " bytes " + engine + " keeps");
+        }
+
+        @Override
+        public boolean completesInTransactions() {
+            return store.completesInTransactions();
+        }
+
+        /**
+         * Completes the record in the caller's transaction, once: a failed statement spoils that transaction, so
+         * nothing is resent. Unlike {@link #complete}, a result that cannot be encoded stores nothing: the caller
+         * rolls the effect back with it.
+         */
+        @Override
+        public Outcome<T> completeIn(Connection connection, T result) throws SQLException {
+            renewal.stop();
+            byte[] encoded;
+            try {
+                encoded = codec.encode(result);
+            } catch (RuntimeException e) {
+                throw new IdempotencyCompletionException(
+                        "the operation of " + key + " ran in your transaction, but its result could not be encoded ("
+                                + e.getMessage() + "): nothing was stored; roll the transaction back",
+                        e);
+            }
+            byte[] kept = kept(encoded);
+            if (!store.completeInTransaction(connection, id, token, kept, kept != encoded, retention)) {
+                throw notCompletedInTransaction();
+            }
+            return new Outcome<>(result, Outcome.Status.EXECUTED);
+        }
+
+        /** @return why a completion in the caller's transaction changed nothing, as the store's own connection tells */
+        private RuntimeException notCompletedInTransaction() {
+            Optional<IdempotencyRecord> now;
+            try {
+                now = withRetries("read " + key, () -> store.read(id));
+            } catch (RuntimeException e) {
+                now = Optional.empty();
+            }
+            if (now.isPresent() && !now.get().completed() && now.get().token().equals(token)) {
+                return new IllegalStateException("the completion of " + key + " found no claim of this attempt on"
+                        + " the connection given, though " + engine + " has it: the connection is not to the store's"
+                        + " database, or its transaction's snapshot was taken before the claim (REPEATABLE READ or"
+                        + " SERIALIZABLE, begun before the guard); nothing was stored: roll the transaction back");
+            }
+            return new IdempotencyCompletionException(
+                    "the operation of " + key + " ran in your transaction, but its lease of "
+                            + Durations.format(options.lease())
+                            + " ran out and another attempt took the key: nothing was stored; roll the transaction"
+                            + " back (the other attempt runs the operation)",
+                    null);
         }
 
         @Override
@@ -552,6 +662,16 @@ public final class IdempotencyGuard implements AutoCloseable {
 
         @Override
         public void release() {}
+
+        @Override
+        public boolean completesInTransactions() {
+            return true; // nothing to store: the operation ran unguarded
+        }
+
+        @Override
+        public Outcome<T> completeIn(Connection connection, T result) {
+            return new Outcome<>(result, Outcome.Status.UNGUARDED);
+        }
     }
 
     private void settleFailure(

@@ -1,5 +1,7 @@
 package io.cerberus.spi;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -47,6 +49,33 @@ public interface IdempotencyStore {
      *     completion did it); false if the token no longer owns the record (nothing was written)
      */
     boolean complete(String id, String token, byte[] result, boolean failure, Duration retention);
+
+    /**
+     * Completes the record this token owns in the caller's transaction: the change {@link #complete}
+     * makes, sent on {@code connection} and not committed, so it commits or rolls back with the
+     * caller's effect. It checks the token and the IN_PROGRESS state, not the expiry: an attempt whose
+     * lease ran out while nobody took the key over still completes it, and one whose key was taken
+     * changes nothing (its caller must roll back). Not resent after a failure: a failed statement
+     * spoils the caller's transaction, which must roll back.
+     *
+     * @param connection the caller's connection, in a transaction, to the database of this store
+     * @param retention how long to keep the result; null for ever
+     * @return true if the record is completed in that transaction; false if this token no longer owns
+     *     an IN_PROGRESS record there (nothing was written)
+     * @throws SQLException as the database reports a failure: the transaction must roll back
+     * @throws UnsupportedOperationException if the store keeps its records elsewhere than in a SQL
+     *     database ({@link #completesInTransactions()} is false)
+     */
+    default boolean completeInTransaction(
+            Connection connection, String id, String token, byte[] result, boolean failure, Duration retention)
+            throws SQLException {
+        throw new UnsupportedOperationException("this store keeps its records apart from the caller's database");
+    }
+
+    /** @return true if the store keeps its records in a SQL database and implements {@link #completeInTransaction} */
+    default boolean completesInTransactions() {
+        return false;
+    }
 
     /**
      * Deletes the IN_PROGRESS record this token owns, so the operation may run again.

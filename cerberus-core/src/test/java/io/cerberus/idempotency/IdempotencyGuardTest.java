@@ -38,6 +38,39 @@ class IdempotencyGuardTest {
     record Order(String customer, BigDecimal amount, List<String> items) {}
 
     @Test
+    void aStoreApartFromSqlDatabasesRefusesToCompleteInTheCallersTransactionBeforeAnythingRuns() throws Exception {
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults().rejectingWhenInProgress());
+        IdempotencyKey key = IdempotencyKey.of("charge", "tx-1", "body");
+        AtomicInteger runs = new AtomicInteger();
+        javax.sql.DataSource nowhere = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                    throw new AssertionError("no connection is taken");
+                });
+
+        assertThatThrownBy(
+                        () -> guard.executeInTransaction(key, Duration.ofHours(1), ResultCodec.STRING, nowhere, c -> {
+                            runs.incrementAndGet();
+                            return "ran";
+                        }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not kept in a SQL database")
+                .hasMessageContaining("nothing ran");
+        java.sql.Connection connection = (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {java.sql.Connection.class}, (proxy, method, args) -> {
+                    throw new AssertionError("nothing is sent on the caller's connection");
+                });
+        try (IdempotencyAttempt<String> attempt = guard.begin(key, Duration.ofHours(1), ResultCodec.STRING)) {
+            assertThatThrownBy(() -> attempt.completeIn(connection, "ran"))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("cannot join your transaction");
+        }
+        assertThat(runs).hasValue(0);
+        assertThat(guard.execute(key, Duration.ofHours(1), () -> "after").status())
+                .as("the refused attempt was not settled, so closing it released the key")
+                .isEqualTo(Outcome.Status.EXECUTED);
+    }
+
+    @Test
     void keysAreCanonicalWhateverTheOrderAndNumberSpelling() {
         Map<String, Object> first = new LinkedHashMap<>();
         first.put("order", 42);

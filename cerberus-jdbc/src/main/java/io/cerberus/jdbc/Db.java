@@ -111,6 +111,16 @@ final class Db {
         return timed(connection.prepareStatement(sql));
     }
 
+    /**
+     * Like {@link #prepare}, for a connection that is not the engine's (the caller's, in its transaction): timed by
+     * the driver, since the server's statement timeout is set only on the engine's own connections.
+     */
+    PreparedStatement prepareTimed(Connection connection, String sql) throws SQLException {
+        PreparedStatement statement = connection.prepareStatement(sql);
+        statement.setQueryTimeout(queryTimeoutSeconds);
+        return dialect.adapt(statement);
+    }
+
     /** Like {@link #prepare}, for a statement whose generated key the caller reads ({@link PreparedStatement#getGeneratedKeys()}). */
     PreparedStatement prepareReturningKey(Connection connection, String sql) throws SQLException {
         return timed(connection.prepareStatement(sql, java.sql.Statement.RETURN_GENERATED_KEYS));

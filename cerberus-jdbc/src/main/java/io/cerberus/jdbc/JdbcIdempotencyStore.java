@@ -24,6 +24,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * primary key tells who owns it. Renew, complete and release are updates (a delete) guarded by the
  * token, the IN_PROGRESS state and the expiry, so a stale attempt changes nothing. Expired rows are
  * deleted now and then (at most every ten minutes, by a claim).
+ *
+ * <p>A completion may instead be written on the caller's connection, in its transaction
+ * ({@link #completeInTransaction}): guarded by the token and the IN_PROGRESS state but not the expiry, it
+ * locks the row until that transaction ends, so a claim of another attempt waits for it and then finds
+ * the record completed (committed) or its own to take (rolled back, once the lease has run out).
  */
 final class JdbcIdempotencyStore implements IdempotencyStore {
     private static final long PURGE_EVERY_MS = 600_000;
@@ -35,6 +40,11 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
     private final String renewSql;
     private final String completeForSql;
     private final String completeForeverSql;
+    /** {@link #completeForSql} as the caller's transaction sends it: the token's, not the expiry's check. */
+    private final String completeInForSql;
+    /** {@link #completeForeverSql} as the caller's transaction sends it. */
+    private final String completeInForeverSql;
+
     private final String releaseSql;
     private final String purgeSql;
     private final AtomicLong nextPurge = new AtomicLong(System.nanoTime());
@@ -64,6 +74,9 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         String owned = " WHERE id_key = ? AND token = ? AND completed = 0 AND expires_at > " + now;
         this.completeForSql = dialect.notifying(complete + now + " + ?" + owned);
         this.completeForeverSql = dialect.notifying(complete + "NULL" + owned);
+        String ownedStill = " WHERE id_key = ? AND token = ? AND completed = 0";
+        this.completeInForSql = dialect.notifying(complete + now + " + ?" + ownedStill);
+        this.completeInForeverSql = dialect.notifying(complete + "NULL" + ownedStill);
         this.releaseSql =
                 dialect.notifying("DELETE FROM " + table + " WHERE id_key = ? AND token = ? AND completed = 0");
         this.purgeSql = "DELETE FROM " + table + " WHERE expires_at IS NOT NULL AND expires_at < " + now + " - 60000";
@@ -213,6 +226,34 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
                     && record.get().completed()
                     && record.get().token().equals(token);
         });
+    }
+
+    /**
+     * Sends the completion on the caller's connection, not committed; where the database notifies, the
+     * notification goes at the caller's commit. Timed like the engine's own statements.
+     */
+    @Override
+    public boolean completeInTransaction(
+            Connection connection, String id, String token, byte[] result, boolean failure, Duration retention)
+            throws SQLException {
+        ready();
+        try (PreparedStatement statement =
+                db.prepareTimed(connection, retention == null ? completeInForeverSql : completeInForSql)) {
+            int i = 1;
+            statement.setBytes(i++, result);
+            statement.setInt(i++, failure ? 1 : 0);
+            if (retention != null) {
+                statement.setLong(i++, retention.toMillis());
+            }
+            statement.setString(i++, key(id));
+            statement.setString(i, token);
+            return dialect.change(statement) == 1;
+        }
+    }
+
+    @Override
+    public boolean completesInTransactions() {
+        return true;
     }
 
     @Override

@@ -178,7 +178,16 @@ class SqlDialectTest {
     private static void records(Map<String, String> built, String prefix, SqlDialect dialect, String table)
             throws ReflectiveOperationException {
         JdbcIdempotencyStore store = new JdbcIdempotencyStore(db(dialect), table, false, false);
-        for (String name : List.of("claim", "read", "renew", "completeFor", "completeForever", "release", "purge")) {
+        for (String name : List.of(
+                "claim",
+                "read",
+                "renew",
+                "completeFor",
+                "completeForever",
+                "completeInFor",
+                "completeInForever",
+                "release",
+                "purge")) {
             Field field = JdbcIdempotencyStore.class.getDeclaredField(name + "Sql");
             field.setAccessible(true);
             built.put(prefix + "records " + name, (String) field.get(store));
