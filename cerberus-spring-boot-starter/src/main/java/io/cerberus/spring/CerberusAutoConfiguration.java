@@ -201,13 +201,35 @@ public class CerberusAutoConfiguration {
      */
     @Bean
     static IdempotentAspect cerberusIdempotentAspect(
-            ObjectProvider<Cerberus> cerberus, ObjectProvider<IdempotencyOptions> options, BeanFactory beanFactory) {
+            ObjectProvider<Cerberus> cerberus,
+            ObjectProvider<IdempotencyOptions> options,
+            ObjectProvider<CerberusProperties> properties,
+            ObjectProvider<DataSource> dataSources,
+            BeanFactory beanFactory) {
         return new IdempotentAspect(
                 cerberus,
                 options,
                 new KeyExpressions(beanFactory),
                 new TransactionRules(beanFactory),
+                new TransactionalResults(beanFactory, () -> recordsDataSource(properties, dataSources)),
                 new ResultJsons(beanFactory));
+    }
+
+    /**
+     * @return the application's DataSource when the guards' records are in it (the first engine is
+     *     {@code jdbc:datasource}) and results are to be written in transactions; else null
+     */
+    private static DataSource recordsDataSource(
+            ObjectProvider<CerberusProperties> properties, ObjectProvider<DataSource> dataSources) {
+        CerberusProperties settings = properties.getIfAvailable();
+        if (settings == null
+                || !settings.getIdempotency().isCompleteInTransaction()
+                || settings.getEngines() == null
+                || settings.getEngines().isEmpty()
+                || !isDataSourceUri(settings.getEngines().get(0))) {
+            return null;
+        }
+        return dataSources.getIfUnique();
     }
 
     /**

@@ -248,6 +248,13 @@ public class CerberusProperties {
         /** Tries of a store call (backoff 50ms, doubling) before the store counts as down. 1 to 10. */
         private int storeAttempts = 3;
 
+        /**
+         * Whether an @Idempotent @Transactional method writes its result in its own transaction, so the
+         * result commits with its effects, when the records are in the application's DataSource (engine
+         * jdbc:datasource). Off: the result is stored after the commit.
+         */
+        private boolean completeInTransaction = true;
+
         /** The Idempotency-Key filter of HTTP requests (servlet applications). */
         private final Http http = new Http();
 
@@ -281,6 +288,14 @@ public class CerberusProperties {
 
         public int getStoreAttempts() {
             return storeAttempts;
+        }
+
+        public boolean isCompleteInTransaction() {
+            return completeInTransaction;
+        }
+
+        public void setCompleteInTransaction(boolean completeInTransaction) {
+            this.completeInTransaction = completeInTransaction;
         }
 
         public void setStoreAttempts(int storeAttempts) {

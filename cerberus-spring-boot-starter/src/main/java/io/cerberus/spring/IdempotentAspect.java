@@ -35,7 +35,9 @@ import org.springframework.util.ClassUtils;
  * <p>A failure releases the key (a retry runs again), unless the method's Spring transaction
  * committed in spite of it ({@link TransactionRules}: by default, a checked exception under
  * {@code @Transactional}): then the effect is there, so the failure is stored and a retry gets
- * {@link io.cerberus.idempotency.ReplayedFailureException} instead of running it twice.
+ * {@link io.cerberus.idempotency.ReplayedFailureException} instead of running it twice. When the
+ * records are in the application's DataSource, a {@code @Transactional} method's result is written in
+ * its transaction instead, and commits with its effects ({@link TransactionalResults}).
  *
  * <p>A method that returns its work runs through {@code executeAsync}, so no thread waits for the
  * store or for another attempt: a {@code CompletableFuture} or {@code CompletionStage} method at
@@ -69,6 +71,7 @@ final class IdempotentAspect implements Ordered {
     private final ObjectProvider<IdempotencyOptions> baseOptions;
     private final KeyExpressions keys;
     private final TransactionRules transactions;
+    private final TransactionalResults transactionalResults;
     private final ResultJsons json;
     private final Map<Target, Plan> plans = new ConcurrentHashMap<>();
 
@@ -81,15 +84,18 @@ final class IdempotentAspect implements Ordered {
             ResultCodec<Object> codec,
             IdempotencyOptions options,
             Predicate<Throwable> committedOn,
-            Invocations.Shape shape) {}
+            Invocations.Shape shape,
+            TransactionalResults.Runner inTransaction) {}
 
     IdempotentAspect(
             ObjectProvider<Cerberus> cerberus,
             ObjectProvider<IdempotencyOptions> baseOptions,
             KeyExpressions keys,
             TransactionRules transactions,
+            TransactionalResults transactionalResults,
             ResultJsons json) {
         this.cerberus = cerberus;
+        this.transactionalResults = transactionalResults;
         this.json = json;
         this.baseOptions = baseOptions;
         this.keys = keys;
@@ -144,6 +150,9 @@ final class IdempotentAspect implements Ordered {
         try (attempt) {
             if (!attempt.mustRun()) {
                 return attempt.replayed();
+            }
+            if (plan.inTransaction() != null) {
+                return plan.inTransaction().run(attempt, call);
             }
             Object result;
             try {
@@ -209,7 +218,10 @@ final class IdempotentAspect implements Ordered {
                 checked.codec(),
                 options,
                 committedOn == null ? failure -> false : committedOn,
-                checked.shape());
+                checked.shape(),
+                checked.shape() == Invocations.Shape.PLAIN
+                        ? transactionalResults.runnerFor(target.method(), target.beanClass())
+                        : null);
     }
 
     /**

@@ -37,14 +37,14 @@ class IdempotentTransactionTest {
     @Autowired
     JdbcTemplate jdbc;
 
-    private final String seat = UUID.randomUUID().toString();
+    final String seat = UUID.randomUUID().toString();
 
     @BeforeEach
     void resetRuns() {
         bookings.runs().set(0);
     }
 
-    private int rows() {
+    int rows() {
         return jdbc.queryForObject("select count(*) from booking where seat = ?", Integer.class, seat);
     }
 
