@@ -9,7 +9,9 @@ import io.cerberus.check.fault.FaultInjector;
 import io.cerberus.check.judge.IdempotencyJudge;
 import io.cerberus.check.judge.IdempotencyReport;
 import io.cerberus.check.log.EffectLedger;
+import io.cerberus.check.log.EffectTable;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.JdbcUrls;
 import io.cerberus.check.report.CheckProgress;
 import io.cerberus.check.run.CheckClient;
 import io.cerberus.check.servers.LockServer;
@@ -125,7 +127,14 @@ final class IdempotencyCheck {
                 }
                 + ", " + settings.clients() + " clients, " + Durations.format(settings.duration()) + ", lease "
                 + Durations.format(settings.lease())
-                + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys, faults "
+                + ", think " + Durations.format(settings.think()) + ", " + options.keys + " live keys"
+                + switch (options.effect) {
+                    case "table" -> ", effects in " + EffectTable.TABLE + " with the records";
+                    case "table-apart" ->
+                        ", effects in " + EffectTable.TABLE + " apart from the records (negative control)";
+                    default -> "";
+                }
+                + ", faults "
                 + settings.faults()
                 + (settings.faults().contains("pause") ? " (pause " + Durations.format(pause) + ")" : "")
                 + (settings.faults().stream().anyMatch(ClientProxies.FAULTS::contains)
@@ -138,6 +147,9 @@ final class IdempotencyCheck {
             // the logs and the ledger are appended to: an earlier run's lines would be judged with this one's
             throw new IllegalArgumentException(
                     "--out " + settings.out() + " already holds a run (ledger.txt, c1.log); give a new directory");
+        }
+        if (options.effectInTable()) {
+            EffectTable.reset(JdbcUrls.withoutCerberusParameters(engineUri));
         }
         CheckProgress progress =
                 new CheckProgress(settings.out(), true, settings.duration().toNanos(), List.of());
@@ -188,15 +200,33 @@ final class IdempotencyCheck {
                 || "h2".equals(settings.server())
                 || (LockServer.REDIS_KINDS.contains(String.valueOf(settings.server()))
                         && settings.persistence().equals("none"));
-        IdempotencyReport report = new IdempotencyJudge(EffectLedger.read(ledger), settings.lease(), forgets, end)
-                .judge(HoldLog.readAll(settings.out()));
+        List<EffectLedger.Effect> effects = options.effectInTable() ? tableEffects() : EffectLedger.read(ledger);
+        IdempotencyReport report =
+                new IdempotencyJudge(effects, settings.lease(), forgets, end).judge(HoldLog.readAll(settings.out()));
         String text = report.text(title);
         Files.writeString(settings.out().resolve("report.txt"), text);
         line.close(); // a live line is cleared before the report
         console.print(text.substring(text.indexOf('\n') + 1));
-        console.println("report: " + settings.out().resolve("report.txt") + ", ledger: " + ledger);
+        console.println("report: " + settings.out().resolve("report.txt") + ", "
+                + (options.effectInTable() ? "effects: table " + EffectTable.TABLE : "ledger: " + ledger));
         console.flush();
         return report.outcome().exitCode();
+    }
+
+    /** @return the effect rows, read once the server answers again (within a minute: a server fault may be ending) */
+    private List<EffectLedger.Effect> tableEffects() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (true) {
+            try {
+                return EffectTable.read(JdbcUrls.withoutCerberusParameters(engineUri));
+            } catch (java.sql.SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(
+                            "cannot read the effects of the run from " + EffectTable.TABLE + ": " + e.getMessage(), e);
+                }
+                Thread.sleep(200);
+            }
+        }
     }
 
     private CheckClient startClient() {
@@ -221,7 +251,9 @@ final class IdempotencyCheck {
                 "--epoch",
                 Long.toString(epoch),
                 "--guard",
-                options.guard());
+                options.guard(),
+                "--effect",
+                options.effect);
         return CheckClient.start(name, "check-idempotency-worker", args, clientUri);
     }
 

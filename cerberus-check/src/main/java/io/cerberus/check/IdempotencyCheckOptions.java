@@ -35,6 +35,23 @@ final class IdempotencyCheckOptions {
                             + " completion and release do not check the attempt's owner (must be UNSAFE when an attempt is paused past its lease).")
     boolean uncheckedGuard;
 
+    @Option(
+            names = "--effect",
+            defaultValue = "ledger",
+            description = "With --idempotency: where an operation's effect is kept. ledger: a file outside the engine;"
+                    + " table: a row in the jdbc: engine's database, inserted in the operation's transaction together"
+                    + " with the guard's record (exactly once with your data); table-apart: that row committed on its own"
+                    + " and the record after it (negative control). Default: ${DEFAULT-VALUE}")
+    String effect;
+
+    /** The values of {@code --effect}. */
+    static final java.util.List<String> EFFECTS = java.util.List.of("ledger", "table", "table-apart");
+
+    /** @return whether the effects are rows of the engine's database */
+    boolean effectInTable() {
+        return !effect.equals("ledger");
+    }
+
     /** @return cerberus, none or unchecked */
     String guard() {
         return noGuard ? "none" : uncheckedGuard ? "unchecked" : "cerberus";
@@ -48,7 +65,7 @@ final class IdempotencyCheckOptions {
     void validate(CommandLine commandLine, boolean noLock, boolean noFencing, String server, String engineUri) {
         var parsed = commandLine.getParseResult();
         if (!enabled) {
-            for (String option : new String[] {"--keys", "--no-guard", "--unchecked-guard"}) {
+            for (String option : new String[] {"--keys", "--no-guard", "--unchecked-guard", "--effect"}) {
                 if (parsed.hasMatchedOption(option)) {
                     throw new ParameterException(commandLine, option + " applies to --idempotency");
                 }
@@ -67,6 +84,26 @@ final class IdempotencyCheckOptions {
         if (noGuard && uncheckedGuard) {
             throw new ParameterException(
                     commandLine, "give --no-guard or --unchecked-guard, not both: each is a negative control");
+        }
+        if (!EFFECTS.contains(effect)) {
+            throw new ParameterException(commandLine, "--effect must be one of " + EFFECTS + ", was " + effect);
+        }
+        if (effectInTable()) {
+            boolean sql = server != null
+                    ? java.util.List.of("postgres", "mariadb", "h2").contains(server)
+                    : engineUri != null && engineUri.startsWith("jdbc:") && !engineUri.startsWith("jdbc:datasource");
+            if (!sql) {
+                throw new ParameterException(
+                        commandLine,
+                        "--effect " + effect + " keeps the effects in the engine's SQL database: it needs --server"
+                                + " postgres, mariadb or h2, or a jdbc: --engine");
+            }
+            if (noGuard || uncheckedGuard) {
+                throw new ParameterException(
+                        commandLine,
+                        "--effect " + effect + " runs the operations through the guard; its negative control is"
+                                + " --effect table-apart, not " + (noGuard ? "--no-guard" : "--unchecked-guard"));
+            }
         }
         if (uncheckedGuard
                 && !("redis".equals(server)

@@ -22,7 +22,7 @@ final class SqlRegisters implements Registers {
     private final List<Connection> opened = new ArrayList<>();
 
     SqlRegisters(String url, List<String> names, boolean fenced) {
-        this.url = withTimeouts(url);
+        this.url = JdbcUrls.withTimeouts(url);
         for (String name : names) {
             registers.add(new SqlRegister(this, name, fenced ? null : Registers.UNFENCED));
         }
@@ -95,20 +95,5 @@ final class SqlRegisters implements Registers {
         } catch (SQLException e) {
             // closing a connection to a server that went away: nothing to keep
         }
-    }
-
-    /** @return the URL with the driver's connect and socket timeouts of 5 s, unless it sets them */
-    static String withTimeouts(String url) {
-        if (url.contains("Timeout=")) {
-            return url;
-        }
-        String separator = url.contains("?") ? "&" : "?";
-        if (url.startsWith("jdbc:postgresql:")) {
-            return url + separator + "connectTimeout=5&socketTimeout=5";
-        }
-        if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
-            return url + separator + "connectTimeout=5000&socketTimeout=5000";
-        }
-        return url;
     }
 }

@@ -1,5 +1,6 @@
 package io.cerberus.check.recipe;
 
+import io.cerberus.check.log.JdbcUrls;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -44,7 +45,7 @@ final class UniqueRowRecipe implements Recipe {
         if (!Recipe.runsOn("unique-row", engineUri)) {
             throw new IllegalArgumentException("--recipe unique-row needs " + Recipe.needs("unique-row"));
         }
-        UniqueRowRecipe recipe = new UniqueRowRecipe(withoutCerberusParameters(engineUri), lease);
+        UniqueRowRecipe recipe = new UniqueRowRecipe(JdbcUrls.withoutCerberusParameters(engineUri), lease);
         try (Statement statement = recipe.connection().createStatement()) {
             statement.execute("CREATE TABLE IF NOT EXISTS " + TABLE
                     + " (name VARCHAR(191) PRIMARY KEY, owner VARCHAR(64) NOT NULL," + " expires_at BIGINT NOT NULL)");
@@ -54,11 +55,6 @@ final class UniqueRowRecipe implements Recipe {
         long every = Math.max(10, lease.toMillis() / 2);
         recipe.cleanup.scheduleWithFixedDelay(recipe::deleteExpired, every, every, TimeUnit.MILLISECONDS);
         return recipe;
-    }
-
-    /** @return the URL without the {@code cerberus.*} parameters the jdbc: engine reads (the driver refuses some) */
-    private static String withoutCerberusParameters(String url) {
-        return url.replaceAll("([?&;])cerberus\\.[^&;]*[&;]?", "$1").replaceAll("[?&;]$", "");
     }
 
     private Connection open() {

@@ -204,6 +204,10 @@ public final class CheckProgress {
             holds++;
         } else if ((line.startsWith("WRITE ") || line.startsWith("READ ")) && line.endsWith(" stale")) {
             stale++;
+        } else if (line.startsWith("EFFECT ") && idempotency && !Files.exists(dir.resolve("ledger.txt"))) {
+            // effects kept in a table (--effect table): the clients log each one they saw commit
+            effects++;
+            keys.add(HoldLog.Event.parse(line).token());
         } else if (line.startsWith("FAULT ")) {
             String detail = HoldLog.Event.parse(line).detail();
             if (detail.startsWith("confirmed ")) {

@@ -3,7 +3,9 @@ package io.cerberus.check.run;
 import io.cerberus.Cerberus;
 import io.cerberus.check.console.Durations;
 import io.cerberus.check.log.EffectLedger;
+import io.cerberus.check.log.EffectTable;
 import io.cerberus.check.log.HoldLog;
+import io.cerberus.check.log.JdbcUrls;
 import io.cerberus.check.recipe.UncheckedRedisGuard;
 import io.cerberus.idempotency.IdempotencyAttempt;
 import io.cerberus.idempotency.IdempotencyCompletionException;
@@ -16,6 +18,9 @@ import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.ResultCodec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
@@ -34,7 +39,8 @@ import picocli.CommandLine.Spec;
  * window of {@code --keys} live keys (key {@code n} is live from {@code epoch + n × step} for
  * {@code keys × step}, so every client keeps meeting the same keys while new ones keep coming),
  * each through the guard: claim, announce {@code RUN}, think, apply the effect to the
- * {@link EffectLedger}, complete with a result naming the submission that applied it. As a real
+ * {@link EffectLedger} (or insert it into the {@link EffectTable}, {@code --effect}), complete with a result naming
+ * the submission that applied it. As a real
  * client does, it submits the same key again after an {@code OperationInProgressException}, a store
  * that is down, a completion that failed or an operation that failed (one in {@value #FAIL_ONE_IN});
  * it stops retrying a key once it is acknowledged (executed or replayed) or refused. One submission
@@ -90,6 +96,16 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
     @Option(names = "--guard", required = true, description = "cerberus, none or unchecked.")
     private String guardKind;
 
+    @Option(
+            names = "--effect",
+            defaultValue = "ledger",
+            description = "ledger (a file), table (a row in the operation's transaction, with the record) or"
+                    + " table-apart (a row committed on its own, the record after it).")
+    private String effect;
+
+    /** The connection of the effect rows ({@code --effect table}, {@code table-apart}), opened when needed. */
+    private Connection effects;
+
     @Spec
     private CommandSpec spec;
 
@@ -110,7 +126,7 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         AtomicBoolean stopped = CheckClient.stoppedWhenInputEnds();
         try (HoldLog events = new HoldLog(logFile);
-                EffectLedger effects = new EffectLedger(ledgerFile);
+                EffectLedger effects = effect.equals("ledger") ? new EffectLedger(ledgerFile) : null;
                 Cerberus cerberus = guardKind.equals("cerberus")
                         ? CheckClient.connectWhenUp(() -> engine.connect(lease), stopped, events, client)
                         : null;
@@ -143,6 +159,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
                 TimeUnit.MILLISECONDS.sleep(random.nextLong(Math.max(5, think.toMillis() / 5)));
             }
             log.log("END", client, -1, "");
+        } finally {
+            dropEffectConnection();
         }
         return 0;
     }
@@ -179,6 +197,9 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
                 return acknowledge(key, submission, "REPLAYED", attempt.replayed());
             }
             log.log("CLAIM", client, key, submission);
+            if (!effect.equals("ledger")) {
+                return inTable(attempt, key, payload, submission);
+            }
             if (!run(key, payload, submission)) {
                 attempt.fail(new IllegalStateException("the operation failed (on purpose)"));
                 return Ending.RETRY;
@@ -211,6 +232,81 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             // a release (fail, close) that could not reach the store, say: the client sees an error and tries again
             log.log("ENGINE", client, key, "error " + e.getClass().getSimpleName());
             return retry(key, submission, "error");
+        }
+    }
+
+    /**
+     * The operation of an attempt that owns its key, its effect a row of the {@link EffectTable}, then its think (the
+     * rest of its work, announced {@code RUN}, so that faults aimed at running operations land after the effect): with
+     * {@code table} the row and the record commit together after the think ({@link IdempotencyAttempt#completeIn});
+     * with {@code table-apart} the row commits before the think and the record is completed after it, on the store's
+     * own connection (the negative control). An operation that fails on purpose does so before its effect.
+     */
+    private Ending inTable(IdempotencyAttempt<String> attempt, long key, String payload, String submission)
+            throws InterruptedException {
+        if (ThreadLocalRandom.current().nextInt(FAIL_ONE_IN) == 0) {
+            log.log("FAILED", client, key, submission);
+            attempt.fail(new IllegalStateException("the operation failed (on purpose)"));
+            return retry(key, submission, "operation-failed");
+        }
+        boolean together = effect.equals("table");
+        boolean committed = false;
+        try {
+            Connection connection = effectConnection();
+            connection.setAutoCommit(false);
+            EffectTable.insert(connection, key, submission, client, payload);
+            if (!together) {
+                connection.commit();
+                committed = true;
+                log.log("EFFECT", client, key, submission);
+            }
+            announce("RUN " + key);
+            TimeUnit.MILLISECONDS.sleep(think.toMillis());
+            if (together) {
+                attempt.completeIn(connection, submission);
+                connection.commit();
+                log.log("EFFECT", client, key, submission);
+            }
+        } catch (SQLException | RuntimeException e) {
+            dropEffectConnection();
+            log.log("ENGINE", client, key, "effect failed " + e.getClass().getSimpleName());
+            if (together) {
+                attempt.rolledBack(); // frees the key, unless the commit whose answer was lost did commit
+            } else if (!committed) {
+                attempt.fail(e);
+            }
+            return retry(key, submission, "effect-failed");
+        }
+        if (!together) {
+            try {
+                attempt.complete(submission);
+            } catch (IdempotencyCompletionException e) {
+                log.log("COMPLETE_FAILED", client, key, submission);
+                log.log("ENGINE", client, key, "completion failed");
+                return retry(key, submission, "completion-failed");
+            }
+        }
+        log.log("COMPLETED", client, key, submission);
+        return acknowledge(key, submission, "EXECUTED", submission);
+    }
+
+    private Connection effectConnection() throws SQLException {
+        if (effects == null) {
+            effects = DriverManager.getConnection(
+                    JdbcUrls.withTimeouts(JdbcUrls.withoutCerberusParameters(engine.engineUri())));
+        }
+        return effects;
+    }
+
+    /** Drops the effect connection after a failure (rolled back by the server as it closes): the next opens another. */
+    private void dropEffectConnection() {
+        if (effects != null) {
+            try {
+                effects.close();
+            } catch (SQLException e) {
+                // a connection to a server that went away: nothing to keep
+            }
+            effects = null;
         }
     }
 
@@ -251,6 +347,16 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
 
     /** @return whether the operation took effect; false when it failed on purpose (after its think, before its effect) */
     private boolean run(long key, String payload, String submission) throws InterruptedException {
+        if (!thought(key, submission)) {
+            return false;
+        }
+        ledger.apply(key, submission, client, payload);
+        log.log("EFFECT", client, key, submission);
+        return true;
+    }
+
+    /** @return whether the operation goes on to its effect; false when it failed on purpose, after its think */
+    private boolean thought(long key, String submission) throws InterruptedException {
         announce("RUN " + key);
         TimeUnit.MILLISECONDS.sleep(think.toMillis());
         if (ThreadLocalRandom.current().nextInt(FAIL_ONE_IN) == 0) {
@@ -258,8 +364,6 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             retry(key, submission, "operation-failed");
             return false;
         }
-        ledger.apply(key, submission, client, payload);
-        log.log("EFFECT", client, key, submission);
         return true;
     }
 
