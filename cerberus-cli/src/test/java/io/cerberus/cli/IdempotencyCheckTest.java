@@ -31,8 +31,10 @@ class IdempotencyCheckTest {
 
     private Cli.Result check(String... args) {
         List<String> given = List.of(args);
-        List<String> all = new ArrayList<>(
-                List.of("check", "--idempotency", "--out", dir.resolve("out").toString()));
+        List<String> all = new ArrayList<>(List.of("check", "--idempotency"));
+        if (!given.contains("--out")) {
+            all.addAll(List.of("--out", dir.resolve("out").toString()));
+        }
         String[][] defaults = {{"--duration", "6s"}, {"--lease", "1s"}, {"--fault-every", "1s"}, {"--think", "100ms"}};
         for (String[] option : defaults) {
             if (!given.contains(option[0])) {
@@ -61,6 +63,47 @@ class IdempotencyCheckTest {
         assertThat(count(run.stdout(), "mismatches applied")).isZero();
         assertThat(count(run.stdout(), "replays served")).isPositive();
         assertThat(count(run.stdout(), "mismatches refused")).isPositive();
+    }
+
+    @Test
+    void anEffectCommittedWithItsRecordIsAppliedOnceWhenClientsAreKilledAfterItAndItsControlIsNot() {
+        // a kill aims at an operation that announced it runs: with --effect table, after its row was inserted, so it
+        // lands between the effect and the record; in one transaction both go, apart the effect stays and runs again
+        Cli.Result together = check("--server", "h2", "--effect", "table", "--faults", "kill", "--duration", "8s");
+        Cli.Result apart = check(
+                "--server",
+                "h2",
+                "--effect",
+                "table-apart",
+                "--faults",
+                "kill",
+                "--duration",
+                "8s",
+                "--out",
+                dir.resolve("apart").toString());
+
+        assertThat(together.exitCode()).as(together.toString()).isZero();
+        assertThat(together.stdout())
+                .contains("effects in cerberus_check_effects with the records")
+                .contains("verdict:                       SAFE\n")
+                .containsPattern("kill=[1-9]");
+        assertThat(count(together.stdout(), "duplicates")).isZero();
+        assertThat(count(together.stdout(), "acknowledged, never applied")).isZero();
+        assertThat(count(together.stdout(), "effects applied")).isPositive();
+        assertThat(apart.exitCode()).as(apart.toString()).isZero();
+        assertThat(apart.stdout()).contains("verdict:                       DUPLICATES_EXPLAINED");
+        assertThat(count(apart.stdout(), "explained by a fault")).isPositive();
+    }
+
+    @Test
+    void anEffectInATableNeedsASqlEngineAndTheGuard() {
+        Cli.Result redis = check("--engine", REDIS.uri(), "--effect", "table");
+        Cli.Result noGuard = check("--server", "h2", "--effect", "table", "--no-guard");
+
+        assertThat(redis.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(redis.stderr()).contains("--effect table keeps the effects in the engine's SQL database");
+        assertThat(noGuard.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noGuard.stderr()).contains("its negative control is --effect table-apart");
     }
 
     @Test
