@@ -122,6 +122,8 @@ final class EtcdEngine
     private final Set<KeyChangeWatch> changeWatches = ConcurrentHashMap.newKeySet();
     /** Failures to delete an abandoned attempt's key: logged once per episode, not once per attempt. */
     private final FailureEpisode abandons;
+    /** The keys whose delete failed, deleted again until the server answers. */
+    private final LeftBehind leftBehind;
 
     private final KeySlots slots = new KeySlots();
     private final EtcdIdempotencyStore idempotency;
@@ -151,6 +153,10 @@ final class EtcdEngine
         // two threads: the watch of the lease's deadline must not wait behind a keep-alive that hangs
         this.keepAlives = Executors.newScheduledThreadPool(2, daemon("cerberus-etcd-keepalive"));
         this.idempotency = new EtcdIdempotencyStore(client, requests, keys, this::ensureOpen);
+        this.leftBehind = new LeftBehind(
+                state -> deleteIfOurs(state, "delete again the key of " + state.attempt),
+                state -> slots.free(state.attempt.key(), state.slot),
+                timeout.multipliedBy(2));
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -276,7 +282,10 @@ final class EtcdEngine
                 deleteIfOurs(state, what);
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "could not " + what + "; it goes with the lease", e);
+            LOG.log(
+                    Level.DEBUG,
+                    "could not " + what + "; it is deleted again every second (or goes with the lease)",
+                    e);
         }
     }
 
@@ -295,11 +304,15 @@ final class EtcdEngine
      * behind, and delete it under this delete.
      */
     private boolean deleteAndFree(AttemptState state, String what) {
+        boolean deleted;
         try {
-            return deleteIfOurs(state, what);
-        } finally {
-            slots.free(state.attempt.key(), state.slot);
+            deleted = deleteIfOurs(state, what);
+        } catch (RuntimeException e) {
+            leftBehind.add(state); // deleted again every second; its number is given back once it is gone
+            throw e;
         }
+        slots.free(state.attempt.key(), state.slot);
+        return deleted;
     }
 
     private static int indexOf(List<KeyValue> lockKeys, ByteSequence key) {
@@ -332,8 +345,8 @@ final class EtcdEngine
             } catch (RuntimeException e) {
                 LOG.log(
                         Level.WARNING,
-                        "could not delete the key of " + state.attempt + " at the end of its lease; it goes"
-                                + " with the client lease",
+                        "could not delete the key of " + state.attempt + " at the end of its lease; it is deleted"
+                                + " again every second until etcd answers",
                         e);
             }
         }
@@ -423,7 +436,7 @@ final class EtcdEngine
             deleteAndFree(state, "give up an attempt on lock '" + attempt.key().name() + "'");
             abandons.succeeded();
         } catch (RuntimeException e) {
-            abandons.failed(() -> attempt + "; its key goes with the client lease", e);
+            abandons.failed(() -> attempt + "; its key is deleted again every second until etcd answers", e);
         }
     }
 
@@ -734,6 +747,7 @@ final class EtcdEngine
         lease.stop();
         keepAlives.shutdownNow();
         expiries.shutdownNow();
+        leftBehind.close();
         attempts.clear();
         lease.revoke();
         client.close();
