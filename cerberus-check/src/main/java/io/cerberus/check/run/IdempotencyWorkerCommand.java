@@ -263,9 +263,11 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             announce("RUN " + key);
             TimeUnit.MILLISECONDS.sleep(think.toMillis());
             if (together) {
+                long completing = System.nanoTime();
                 attempt.completeIn(connection, submission);
                 connection.commit();
                 log.log("EFFECT", client, key, submission);
+                logTimed(key, "complete", completing); // the evidence of a cut that held it
             }
         } catch (SQLException | RuntimeException e) {
             dropEffectConnection();
@@ -278,8 +280,10 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
             return retry(key, submission, "effect-failed");
         }
         if (!together) {
+            long completing = System.nanoTime();
             try {
                 attempt.complete(submission);
+                logTimed(key, "complete", completing);
             } catch (IdempotencyCompletionException e) {
                 log.log("COMPLETE_FAILED", client, key, submission);
                 log.log("ENGINE", client, key, "completion failed");
@@ -288,6 +292,15 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         }
         log.log("COMPLETED", client, key, submission);
         return acknowledge(key, submission, "EXECUTED", submission);
+    }
+
+    /** Logs a timed store call ({@code ENGINE complete 12ms}): a cut that held it until the heal confirms the cut. */
+    private void logTimed(long key, String call, long startedNanos) {
+        log.log(
+                "ENGINE",
+                client,
+                key,
+                call + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos) + "ms");
     }
 
     private Connection effectConnection() throws SQLException {
