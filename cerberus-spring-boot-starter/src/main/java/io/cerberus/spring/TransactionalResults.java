@@ -13,8 +13,9 @@ import org.springframework.util.ClassUtils;
  * so the result commits if and only if the method's effects do (docs/IDEMPOTENCY.md, "Exactly once with
  * your data"). It applies when the guard's records are in the application's {@code DataSource} (the
  * {@code jdbc:datasource} engine), the method is {@code @Transactional} with a propagation that joins a
- * transaction begun around it (REQUIRED, SUPPORTS, MANDATORY, NESTED), and the context has the
- * transaction manager it names (or a single one); else the result is stored after the commit, as before.
+ * transaction begun around it (REQUIRED, SUPPORTS, MANDATORY, NESTED), takes no lock itself
+ * ({@code @WithDistributedLock}, {@code @ExclusiveRun}: the lock must outlive the commit), and the context
+ * has the transaction manager it names (or a single one); else the result is stored after the commit.
  *
  * <p>Invariants: the transaction is begun here, with the method's own attribute and manager, around the
  * call (the method's interceptor joins it), so the result is written on its connection before it commits;
@@ -53,8 +54,10 @@ final class TransactionalResults {
 
     /** @return how to run this method with its result in its transaction, or null if it does not apply */
     Runner runnerFor(Method method, Class<?> targetClass) {
-        if (!SPRING_JDBC) {
-            return null;
+        if (!SPRING_JDBC
+                || method.isAnnotationPresent(WithDistributedLock.class)
+                || method.isAnnotationPresent(ExclusiveRun.class)) {
+            return null; // a lock taken inside a transaction begun here would be released before its commit
         }
         DataSource dataSource = records.get();
         return dataSource == null ? null : SpringTransactions.runner(beans, dataSource, method, targetClass);
@@ -116,7 +119,10 @@ final class TransactionalResults {
                 throw failure;
             }
             boolean bound =
-                    org.springframework.transaction.support.TransactionSynchronizationManager.hasResource(dataSource);
+                    org.springframework.transaction.support.TransactionSynchronizationManager
+                                    .isActualTransactionActive()
+                            && org.springframework.transaction.support.TransactionSynchronizationManager.hasResource(
+                                    dataSource);
             if (!bound) {
                 // the manager does not manage the records' DataSource: the result is stored after the commit
                 manager.commit(status);

@@ -40,6 +40,29 @@ class IdempotentInTransactionTest extends IdempotentTransactionTest {
         assertThat(bookings.runs()).as("the committed result is replayed").hasValue(2);
     }
 
+    @Autowired
+    org.springframework.beans.factory.BeanFactory beans;
+
+    @Autowired
+    javax.sql.DataSource dataSource;
+
+    @Test
+    void aMethodThatAlsoTakesALockStoresItsResultAfterTheCommitSoTheLockCoversTheCommit() throws Exception {
+        TransactionalResults results = new TransactionalResults(beans, () -> dataSource);
+
+        assertThat(results.runnerFor(
+                        Bookings.class.getMethod("bookOrFail", String.class, boolean.class), Bookings.class))
+                .as("@Idempotent @Transactional: the result in the transaction")
+                .isNotNull();
+        assertThat(results.runnerFor(Bookings.class.getMethod("bookUnderLock", String.class), Bookings.class))
+                .as(
+                        "with @WithDistributedLock: the lock is released after the commit, so no transaction is begun outside it")
+                .isNull();
+        assertThat(bookings.bookUnderLock(seat)).isEqualTo("booked " + seat);
+        assertThat(bookings.bookUnderLock(seat)).isEqualTo("booked " + seat);
+        assertThat(bookings.runs()).hasValue(1);
+    }
+
     @Test
     void theResultIsInTheSameDatabaseAsTheEffect() {
         bookings.bookOrFail(seat, false);

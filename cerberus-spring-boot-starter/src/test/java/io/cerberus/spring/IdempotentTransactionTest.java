@@ -191,6 +191,13 @@ class IdempotentTransactionTest {
         }
 
         @Idempotent(key = "#seat")
+        @WithDistributedLock(key = "'seats'", waitTime = "10s")
+        @Transactional
+        public String bookUnderLock(String seat) {
+            return insert(seat);
+        }
+
+        @Idempotent(key = "#seat")
         @Transactional(propagation = Propagation.NOT_SUPPORTED)
         public String bookWithoutTransaction(String seat) throws NoConfirmationException {
             runs.incrementAndGet();
