@@ -207,14 +207,7 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         return db.run("completing idempotency key " + id, true, connection -> {
             try (PreparedStatement statement =
                     db.prepare(connection, retention == null ? completeForeverSql : completeForSql)) {
-                int i = 1;
-                statement.setBytes(i++, result);
-                statement.setInt(i++, failure ? 1 : 0);
-                if (retention != null) {
-                    statement.setLong(i++, retention.toMillis());
-                }
-                statement.setString(i++, key);
-                statement.setString(i, token);
+                bindCompletion(statement, result, failure, retention, key, token);
                 if (dialect.change(statement) == 1) {
                     Wakeups.JVM.signal(key);
                     return true;
@@ -239,16 +232,23 @@ final class JdbcIdempotencyStore implements IdempotencyStore {
         ready();
         try (PreparedStatement statement =
                 db.prepareTimed(connection, retention == null ? completeInForeverSql : completeInForSql)) {
-            int i = 1;
-            statement.setBytes(i++, result);
-            statement.setInt(i++, failure ? 1 : 0);
-            if (retention != null) {
-                statement.setLong(i++, retention.toMillis());
-            }
-            statement.setString(i++, key(id));
-            statement.setString(i, token);
+            bindCompletion(statement, result, failure, retention, key(id), token);
             return dialect.change(statement) == 1;
         }
+    }
+
+    /** Binds a completion's parameters, in the order of {@link #completeForSql} and its variants. */
+    private static void bindCompletion(
+            PreparedStatement statement, byte[] result, boolean failure, Duration retention, String key, String token)
+            throws SQLException {
+        int i = 1;
+        statement.setBytes(i++, result);
+        statement.setInt(i++, failure ? 1 : 0);
+        if (retention != null) {
+            statement.setLong(i++, retention.toMillis());
+        }
+        statement.setString(i++, key);
+        statement.setString(i, token);
     }
 
     @Override

@@ -244,10 +244,9 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
      */
     private Ending inTable(IdempotencyAttempt<String> attempt, long key, String payload, String submission)
             throws InterruptedException {
-        if (ThreadLocalRandom.current().nextInt(FAIL_ONE_IN) == 0) {
-            log.log("FAILED", client, key, submission);
+        if (failedOnPurpose(key, submission)) {
             attempt.fail(new IllegalStateException("the operation failed (on purpose)"));
-            return retry(key, submission, "operation-failed");
+            return Ending.RETRY;
         }
         boolean together = effect.equals("table");
         boolean committed = false;
@@ -260,8 +259,7 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
                 committed = true;
                 log.log("EFFECT", client, key, submission);
             }
-            announce("RUN " + key);
-            TimeUnit.MILLISECONDS.sleep(think.toMillis());
+            think(key);
             if (together) {
                 long completing = System.nanoTime();
                 attempt.completeIn(connection, submission);
@@ -360,7 +358,8 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
 
     /** @return whether the operation took effect; false when it failed on purpose (after its think, before its effect) */
     private boolean run(long key, String payload, String submission) throws InterruptedException {
-        if (!thought(key, submission)) {
+        think(key);
+        if (failedOnPurpose(key, submission)) {
             return false;
         }
         ledger.apply(key, submission, client, payload);
@@ -368,15 +367,19 @@ final class IdempotencyWorkerCommand implements Callable<Integer> {
         return true;
     }
 
-    /** @return whether the operation goes on to its effect; false when it failed on purpose, after its think */
-    private boolean thought(long key, String submission) throws InterruptedException {
+    /** The operation's work: announced {@code RUN} (faults aim at it), then {@code --think} long. */
+    private void think(long key) throws InterruptedException {
         announce("RUN " + key);
         TimeUnit.MILLISECONDS.sleep(think.toMillis());
-        if (ThreadLocalRandom.current().nextInt(FAIL_ONE_IN) == 0) {
-            log.log("FAILED", client, key, submission);
-            retry(key, submission, "operation-failed");
+    }
+
+    /** @return true, logged as a failure to retry, for one operation in {@value #FAIL_ONE_IN} */
+    private boolean failedOnPurpose(long key, String submission) {
+        if (ThreadLocalRandom.current().nextInt(FAIL_ONE_IN) != 0) {
             return false;
         }
+        log.log("FAILED", client, key, submission);
+        retry(key, submission, "operation-failed");
         return true;
     }
 
