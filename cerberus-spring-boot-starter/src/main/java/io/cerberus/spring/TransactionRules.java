@@ -37,12 +37,18 @@ final class TransactionRules {
     }
 
     /** Keeps spring-tx optional: loaded only when it is on the class path. */
-    private static final class SpringTransactions {
-        static Predicate<Throwable> committedOn(BeanFactory beans, Method method, Class<?> targetClass) {
+    static final class SpringTransactions {
+        /** @return the method's transaction attribute, as the context's TransactionAttributeSource reads it, or null */
+        static org.springframework.transaction.interceptor.TransactionAttribute attribute(
+                BeanFactory beans, Method method, Class<?> targetClass) {
             var source = beans.getBeanProvider(
                             org.springframework.transaction.interceptor.TransactionAttributeSource.class)
                     .getIfUnique();
-            var attribute = source == null ? null : source.getTransactionAttribute(method, targetClass);
+            return source == null ? null : source.getTransactionAttribute(method, targetClass);
+        }
+
+        static Predicate<Throwable> committedOn(BeanFactory beans, Method method, Class<?> targetClass) {
+            var attribute = attribute(beans, method, targetClass);
             if (attribute == null
                     || attribute.getPropagationBehavior()
                             == org.springframework.transaction.TransactionDefinition.PROPAGATION_NOT_SUPPORTED

@@ -66,10 +66,7 @@ final class TransactionalResults {
     /** Keeps spring-tx and spring-jdbc optional: loaded only when they are on the class path. */
     private static final class SpringTransactions {
         static Runner runner(BeanFactory beans, DataSource dataSource, Method method, Class<?> targetClass) {
-            var source = beans.getBeanProvider(
-                            org.springframework.transaction.interceptor.TransactionAttributeSource.class)
-                    .getIfUnique();
-            var attribute = source == null ? null : source.getTransactionAttribute(method, targetClass);
+            var attribute = TransactionRules.SpringTransactions.attribute(beans, method, targetClass);
             if (attribute == null || !joins(attribute.getPropagationBehavior())) {
                 return null;
             }
