@@ -39,6 +39,10 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
         boolean completesInTransactions();
 
         Outcome<T> completeIn(Connection connection, T result) throws SQLException;
+
+        void failIn(Connection connection, Throwable error) throws SQLException;
+
+        void completeNotKeptIn(Connection connection, String why) throws SQLException;
     }
 
     private final Outcome.Status status;
@@ -118,16 +122,56 @@ public final class IdempotencyAttempt<T> implements AutoCloseable {
      *     already settled
      */
     public Outcome<T> completeIn(Connection connection, T result) throws SQLException {
+        checkJoins(connection, "complete(result)");
+        settle("complete");
+        return settlement.completeIn(connection, result);
+    }
+
+    /**
+     * Like {@link #fail(Throwable, boolean) fail(error, true)}, in the caller's transaction as {@link #completeIn}:
+     * the operation failed, but its transaction commits all the same (a rollback rule that keeps the effect), so the
+     * failure is stored on {@code connection} and commits with the effect; duplicates then get
+     * {@link ReplayedFailureException}. After a rollback, call {@link #rolledBack()}.
+     *
+     * @throws SQLException as the database reports a failure: roll the transaction back
+     * @throws IdempotencyCompletionException if the lease ran out and another attempt took the key (nothing stored)
+     * @throws IllegalStateException as {@link #completeIn} throws it
+     */
+    public void failIn(Connection connection, Throwable error) throws SQLException {
+        if (error == null) {
+            throw new IllegalArgumentException("the error must not be null");
+        }
+        checkJoins(connection, "fail(error, true)");
+        settle("fail");
+        settlement.failIn(connection, error);
+    }
+
+    /**
+     * Like {@link #completeNotKept(String)}, in the caller's transaction as {@link #completeIn}: the record that says
+     * "ran, result not kept" commits with the effect. After a rollback, call {@link #rolledBack()}.
+     *
+     * @throws SQLException as the database reports a failure: roll the transaction back
+     * @throws IdempotencyCompletionException if the lease ran out and another attempt took the key (nothing stored)
+     * @throws IllegalStateException as {@link #completeIn} throws it
+     */
+    public void completeNotKeptIn(Connection connection, String why) throws SQLException {
+        if (why == null || why.isEmpty()) {
+            throw new IllegalArgumentException("the reason must not be empty");
+        }
+        checkJoins(connection, "completeNotKept(why)");
+        settle("complete");
+        settlement.completeNotKeptIn(connection, why);
+    }
+
+    private void checkJoins(Connection connection, String instead) {
         if (connection == null) {
             throw new IllegalArgumentException("the connection must not be null");
         }
         if (settlement != null && !settlement.completesInTransactions()) {
             throw new IllegalStateException("this guard's engine keeps its idempotency records apart from your"
                     + " database, so a completion cannot join your transaction: use a guard of a JDBC engine on that"
-                    + " database, or complete(result) after the commit");
+                    + " database, or " + instead + " after the commit");
         }
-        settle("complete");
-        return settlement.completeIn(connection, result);
     }
 
     /**

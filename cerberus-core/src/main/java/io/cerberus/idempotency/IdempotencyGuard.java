@@ -549,10 +549,27 @@ public final class IdempotencyGuard implements AutoCloseable {
                         e);
             }
             byte[] kept = kept(encoded);
-            if (!store.completeInTransaction(connection, id, token, kept, kept != encoded, retention)) {
+            storeIn(connection, kept, kept != encoded);
+            return new Outcome<>(result, Outcome.Status.EXECUTED);
+        }
+
+        @Override
+        public void failIn(Connection connection, Throwable error) throws SQLException {
+            renewal.stop();
+            storeIn(connection, failureText(error, true), true);
+        }
+
+        @Override
+        public void completeNotKeptIn(Connection connection, String why) throws SQLException {
+            renewal.stop();
+            storeIn(connection, notKept(why), true);
+        }
+
+        /** Completes the record in the caller's transaction, once: a failed statement spoils it, so nothing is resent. */
+        private void storeIn(Connection connection, byte[] bytes, boolean failure) throws SQLException {
+            if (!store.completeInTransaction(connection, id, token, bytes, failure, retention)) {
                 throw notCompletedInTransaction();
             }
-            return new Outcome<>(result, Outcome.Status.EXECUTED);
         }
 
         /** @return why a completion in the caller's transaction changed nothing, as the store's own connection tells */
@@ -672,17 +689,19 @@ public final class IdempotencyGuard implements AutoCloseable {
         public Outcome<T> completeIn(Connection connection, T result) {
             return new Outcome<>(result, Outcome.Status.UNGUARDED);
         }
+
+        @Override
+        public void failIn(Connection connection, Throwable error) {}
+
+        @Override
+        public void completeNotKeptIn(Connection connection, String why) {}
     }
 
     private void settleFailure(
             IdempotencyKey key, String id, String token, Duration retention, Throwable failure, boolean remember) {
         try {
             if (remember || remembered(failure)) {
-                String said = failure.getClass().getName() + ": " + failure.getMessage()
-                        + (remember ? " (it took effect all the same)" : "");
-                // a message is kept short: it must fit any store, and a duplicate only needs to know why
-                byte[] text = (said.length() > 4096 ? said.substring(0, 4096) + "..." : said)
-                        .getBytes(StandardCharsets.UTF_8);
+                byte[] text = failureText(failure, remember);
                 withRetries("remember the failure of " + key, () -> store.complete(id, token, text, true, retention));
             } else {
                 withRetries("release " + key, () -> store.release(id, token));
@@ -695,6 +714,13 @@ public final class IdempotencyGuard implements AutoCloseable {
                             + "; it is free again after the lease of " + Durations.format(options.lease()),
                     e);
         }
+    }
+
+    /** @return the text stored for a failure that duplicates are told of, short enough for any store */
+    private static byte[] failureText(Throwable failure, boolean tookEffect) {
+        String said = failure.getClass().getName() + ": " + failure.getMessage()
+                + (tookEffect ? " (it took effect all the same)" : "");
+        return (said.length() > 4096 ? said.substring(0, 4096) + "..." : said).getBytes(StandardCharsets.UTF_8);
     }
 
     /** @return the text stored in place of a result that cannot be kept, read back by {@link #begin} */

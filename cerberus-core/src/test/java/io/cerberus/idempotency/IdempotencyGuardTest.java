@@ -63,6 +63,12 @@ class IdempotencyGuardTest {
             assertThatThrownBy(() -> attempt.completeIn(connection, "ran"))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("cannot join your transaction");
+            assertThatThrownBy(() -> attempt.failIn(connection, new IllegalStateException("declined")))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("or fail(error, true) after the commit");
+            assertThatThrownBy(() -> attempt.completeNotKeptIn(connection, "too large"))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("or completeNotKept(why) after the commit");
         }
         assertThat(runs).hasValue(0);
         assertThat(guard.execute(key, Duration.ofHours(1), () -> "after").status())

@@ -11,7 +11,9 @@ import io.cerberus.idempotency.IdempotencyKey;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.idempotency.OperationInProgressException;
 import io.cerberus.idempotency.Outcome;
+import io.cerberus.idempotency.ReplayedFailureException;
 import io.cerberus.idempotency.ResultCodec;
+import io.cerberus.idempotency.ResultNotKeptException;
 import io.cerberus.idempotency.TransactionalOperation;
 import io.cerberus.servers.H2Server;
 import io.cerberus.servers.MariaDbServer;
@@ -258,6 +260,56 @@ class IdempotencyInTransactionTest {
                     key("d"), DAY, ResultCodec.STRING, dataSource, operation(new AtomicInteger()));
             assertThat(retry.status()).isEqualTo(Outcome.Status.EXECUTED);
             assertThat(retry.value()).isEqualTo("receipt-1");
+            assertThat(effects()).isEqualTo(1);
+        }
+
+        @Test
+        void aFailureStoredInTheTransactionCommitsWithTheEffectAndIsReplayed() throws Exception {
+            try (Connection connection = connect();
+                    IdempotencyAttempt<String> attempt = guard.begin(key("f"), DAY, ResultCodec.STRING)) {
+                connection.setAutoCommit(false);
+                insertEffect(connection, "f");
+                attempt.failIn(connection, new IllegalStateException("partner declined after the booking"));
+                connection.commit();
+            }
+            assertThat(effects()).isEqualTo(1);
+
+            assertThatThrownBy(() -> guard.executeInTransaction(
+                            key("f"), DAY, ResultCodec.STRING, dataSource, operation(new AtomicInteger())))
+                    .isInstanceOf(ReplayedFailureException.class)
+                    .hasMessageContaining("partner declined after the booking");
+            assertThat(effects()).as("not run again").isEqualTo(1);
+        }
+
+        @Test
+        void aFailureStoredInATransactionThatRollsBackLeavesTheKeyFree() throws Exception {
+            try (Connection connection = connect();
+                    IdempotencyAttempt<String> attempt = guard.begin(key("g"), DAY, ResultCodec.STRING)) {
+                connection.setAutoCommit(false);
+                insertEffect(connection, "g");
+                attempt.failIn(connection, new IllegalStateException("declined"));
+                connection.rollback();
+                attempt.rolledBack();
+            }
+            Outcome<String> retry = guard.executeInTransaction(
+                    key("g"), DAY, ResultCodec.STRING, dataSource, operation(new AtomicInteger()));
+            assertThat(retry.status()).isEqualTo(Outcome.Status.EXECUTED);
+            assertThat(effects()).isEqualTo(1);
+        }
+
+        @Test
+        void aResultNotKeptIsRecordedInTheTransactionAndDuplicatesDoNotRunAgain() throws Exception {
+            try (Connection connection = connect();
+                    IdempotencyAttempt<String> attempt = guard.begin(key("h"), DAY, ResultCodec.STRING)) {
+                connection.setAutoCommit(false);
+                insertEffect(connection, "h");
+                attempt.completeNotKeptIn(connection, "the export was streamed");
+                connection.commit();
+            }
+            assertThatThrownBy(() -> guard.executeInTransaction(
+                            key("h"), DAY, ResultCodec.STRING, dataSource, operation(new AtomicInteger())))
+                    .isInstanceOf(ResultNotKeptException.class)
+                    .hasMessageContaining("the export was streamed");
             assertThat(effects()).isEqualTo(1);
         }
 

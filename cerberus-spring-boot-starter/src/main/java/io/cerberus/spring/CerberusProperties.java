@@ -350,6 +350,22 @@ public class CerberusProperties {
          */
         private DataSize maxStoredResponseSize = DataSize.ofMegabytes(1);
 
+        /**
+         * Whether each guarded request runs in a transaction of the application's DataSource, its stored response
+         * written in it, so the response is stored if and only if the request's effects commit. Needs the engine
+         * jdbc:datasource and a single transaction manager; servlet applications only. A response that is not
+         * stored (5xx, 408, 409, 425, 429, an exception) rolls the request's effects back.
+         */
+        private boolean transaction;
+
+        public boolean isTransaction() {
+            return transaction;
+        }
+
+        public void setTransaction(boolean transaction) {
+            this.transaction = transaction;
+        }
+
         public boolean isRequireUser() {
             return requireUser;
         }

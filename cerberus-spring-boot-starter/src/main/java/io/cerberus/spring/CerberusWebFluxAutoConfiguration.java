@@ -29,6 +29,8 @@ public class CerberusWebFluxAutoConfiguration {
      * @param properties the {@code cerberus.idempotency.http.*} settings
      * @return the filter (it selects the paths itself), after security filters
      * @throws IllegalArgumentException if a setting is empty or a path pattern does not parse
+     * @throws ConfigurationMistake if {@code cerberus.idempotency.http.transaction} is on: a JDBC transaction is bound
+     *     to a thread, and a reactive request has none
      */
     @Bean
     @ConditionalOnMissingBean(name = "cerberusIdempotencyKeyFilter")
@@ -36,6 +38,12 @@ public class CerberusWebFluxAutoConfiguration {
             ObjectProvider<Cerberus> cerberus,
             ObjectProvider<IdempotencyOptions> options,
             CerberusProperties properties) {
+        if (properties.getIdempotency().getHttp().isTransaction()) {
+            throw new ConfigurationMistake(
+                    "cerberus.idempotency.http.transaction=true runs a request in a JDBC transaction bound to its"
+                            + " thread, which a WebFlux request does not have",
+                    "Leave the setting out; write the result in your transaction with IdempotencyAttempt.completeIn");
+        }
         return new ReactiveIdempotencyKeyFilter(
                 cerberus::getObject,
                 options::getObject,

@@ -1,6 +1,7 @@
 package io.cerberus.spring;
 
 import io.cerberus.idempotency.IdempotencyAttempt;
+import io.cerberus.idempotency.Outcome;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -19,10 +20,9 @@ import org.springframework.web.filter.ShallowEtagHeaderFilter;
 import org.springframework.web.util.WebUtils;
 
 /**
- * One request that {@link IdempotencyKeyFilter} runs under a claimed key, from its first dispatch
- * to its last. A synchronous request has one dispatch; an asynchronous one (DeferredResult,
- * Callable, CompletableFuture...) has a first dispatch that starts the work and an ASYNC dispatch
- * that writes the response, maybe more. The exchange lives in a request attribute in between.
+ * One request that {@link IdempotencyKeyFilter} runs under a claimed key, from its first dispatch to its
+ * last (an asynchronous one has a first dispatch that starts the work and ASYNC dispatches that write
+ * the response). The exchange lives in a request attribute in between.
  *
  * <p>Invariants: the attempt stays open (key claimed, lease renewed by the guard) until the request
  * ends or its response passes the stored size; it is settled exactly once (an atomic flag: container
@@ -39,7 +39,9 @@ import org.springframework.web.util.WebUtils;
  *     {@link ShallowEtagHeaderFilter#disableContentCaching}) cannot be replayed: it is not stored and
  *     the key is released when the request ends (logged);
  * <li>an {@link AsyncListener} is the safety net: a request the container ends without a last
- *     dispatch through the filter releases its key on {@code onComplete}.
+ *     dispatch through the filter releases its key on {@code onComplete};
+ * <li>a first dispatch run in a transaction ends it before it returns: a stored response commits in it;
+ *     any other outcome rolls it back and releases the key.
  * </ul>
  */
 final class GuardedExchange implements AsyncListener {
@@ -53,6 +55,8 @@ final class GuardedExchange implements AsyncListener {
     private final String request;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile AsyncContext listenedTo;
+    /** The first dispatch's transaction ({@link RequestTransactions}), until it ends; null without one. */
+    private RequestTransactions.Open transaction;
 
     private GuardedExchange(
             IdempotencyAttempt<StoredResponse> attempt,
@@ -75,15 +79,25 @@ final class GuardedExchange implements AsyncListener {
      * Runs the first dispatch of a request whose attempt must run.
      *
      * @param rules which headers are stored, the largest body stored (a larger one is remembered as not kept)
+     * @param transactions where the first dispatch's transaction is begun, or null to run it without one
      */
     static void start(
             IdempotencyAttempt<StoredResponse> attempt,
             HttpServletRequest request,
             HttpServletResponse response,
             FilterChain chain,
-            IdempotencyKeyRules rules)
+            IdempotencyKeyRules rules,
+            RequestTransactions transactions)
             throws IOException, ServletException {
         GuardedExchange exchange = new GuardedExchange(attempt, request, response, rules);
+        if (transactions != null && attempt.status() == Outcome.Status.EXECUTED) {
+            try {
+                exchange.transaction = transactions.begin("Idempotency-Key " + exchange.request);
+            } catch (RuntimeException e) {
+                attempt.close(); // nothing ran: the key is free for a retry
+                throw e;
+            }
+        }
         request.setAttribute(ATTRIBUTE, exchange);
         exchange.dispatch(request, exchange.recorder, chain);
     }
@@ -103,10 +117,28 @@ final class GuardedExchange implements AsyncListener {
             chain.doFilter(request, response);
         } catch (IOException | ServletException | RuntimeException | Error e) {
             request.removeAttribute(ATTRIBUTE);
+            RequestTransactions.Open failed = transaction;
+            transaction = null;
+            if (failed != null) {
+                try {
+                    failed.rollback();
+                } catch (RuntimeException rollback) {
+                    e.addSuppressed(rollback);
+                }
+            }
             if (settled.compareAndSet(false, true)) {
                 attempt.fail(e);
+            } else if (failed != null) {
+                attempt.rolledBack(); // settled in the transaction rolled back (a body past the stored size)
             }
             throw e;
+        }
+        if (transaction != null && request.isAsyncStarted()) {
+            // the work goes on on other threads, outside this thread's transaction: the first dispatch's part ends
+            // now, and the response is stored when the request ends, as without a transaction
+            RequestTransactions.Open first = transaction;
+            transaction = null;
+            end(first, !first.rollbackOnly());
         }
         if (request.isAsyncStarted()) {
             AsyncContext async = request.getAsyncContext();
@@ -122,7 +154,13 @@ final class GuardedExchange implements AsyncListener {
 
     /** The last dispatch: store the response or release the key, then let the body go to the client. */
     private void finish() throws IOException {
+        RequestTransactions.Open open = transaction;
+        transaction = null;
         try {
+            if (open != null) {
+                finishIn(open);
+                return;
+            }
             if (!settled.compareAndSet(false, true)) {
                 return;
             }
@@ -145,6 +183,95 @@ final class GuardedExchange implements AsyncListener {
     }
 
     /**
+     * The last dispatch of a request run in a transaction: a response that is stored is written in it and commits
+     * with the request's effects; any other (a status that is not stored, a transaction marked rollback-only, a
+     * streamed response, whose key is released) rolls them back, so that a retry runs on what was there before.
+     * A stored response whose transaction does not commit is replaced by a 500: the client must not believe it.
+     */
+    private void finishIn(RequestTransactions.Open open) throws IOException {
+        int status = recorder.getStatus();
+        boolean storable = IdempotencyKeyRules.stored(status) && !recorder.streamed();
+        if (!settled.compareAndSet(false, true)) {
+            // settled when the body passed the stored size, and already going to the client
+            if (!end(open, storable && !open.rollbackOnly())) {
+                attempt.rolledBack(); // its record, if written in the transaction, went with it
+            }
+            return;
+        }
+        if (!storable || open.rollbackOnly()) {
+            boolean rolledBackByTheApplication = storable;
+            end(open, false);
+            attempt.close();
+            if (recorder.streamed()) {
+                LOG.warn(
+                        "{} streamed its response: it cannot be replayed, so its transaction was rolled back and its"
+                                + " Idempotency-Key released; leave such paths out of cerberus.idempotency.http.paths",
+                        request);
+            } else if (rolledBackByTheApplication && status < 400) {
+                notCommitted("its transaction was marked rollback-only, so it was rolled back", null);
+            }
+            return;
+        }
+        if (!open.joinable()) {
+            LOG.warn(
+                    "{}: the transaction manager does not manage the DataSource of the idempotency records, so the response"
+                            + " is stored after the commit",
+                    request);
+            open.commit();
+            attempt.complete(new StoredResponse(status, storedHeaders(), recorder.body()));
+            return;
+        }
+        try {
+            attempt.completeIn(open.connection(), new StoredResponse(status, storedHeaders(), recorder.body()));
+        } catch (java.sql.SQLException | RuntimeException e) {
+            end(open, false);
+            attempt.rolledBack();
+            notCommitted("its response could not be stored in its transaction", e);
+            return;
+        }
+        try {
+            open.commit();
+        } catch (RuntimeException e) {
+            attempt.rolledBack(); // frees the key unless the commit did go through: safe in doubt
+            notCommitted("its transaction's commit failed, so whether it took effect is unknown", e);
+        }
+    }
+
+    /**
+     * Commits or rolls back; a failure is logged, as the response can no longer tell it.
+     *
+     * @return whether it committed
+     */
+    private boolean end(RequestTransactions.Open open, boolean commit) {
+        try {
+            if (commit) {
+                open.commit();
+            } else {
+                open.rollback();
+            }
+            return commit;
+        } catch (RuntimeException e) {
+            LOG.error("{}: its transaction failed to {}", request, commit ? "commit" : "roll back", e);
+            return false;
+        }
+    }
+
+    /**
+     * Answers 500 instead of the kept response, whose effects did not commit (or may not have): a retry with the
+     * same key runs again, or gets the stored response if the commit did go through.
+     */
+    private void notCommitted(String why, Exception cause) throws IOException {
+        LOG.error("{}: {}; the client gets 500, and a retry with its Idempotency-Key runs again", request, why, cause);
+        if (!recorder.discardKept()) {
+            return; // already gone out
+        }
+        IdempotencyKeyFilter.problem(
+                (HttpServletResponse) recorder.getResponse(),
+                new IdempotencyKeyRules.Problem(
+                        500, "Not committed", "the request ran, but " + why + "; retry with the same Idempotency-Key"));
+    }
+
+    /**
      * The body passes the stored size: settle now, before its first byte goes to the client. A
      * failure to record the settlement is logged, and the response still goes out: the operation ran.
      */
@@ -160,10 +287,14 @@ final class GuardedExchange implements AsyncListener {
                         request,
                         status,
                         maxStored);
-                attempt.completeNotKept(rules.notKept());
+                if (transaction != null && transaction.joinable()) {
+                    attempt.completeNotKeptIn(transaction.connection(), rules.notKept()); // commits with the request
+                } else {
+                    attempt.completeNotKept(rules.notKept());
+                }
             }
             attempt.close();
-        } catch (RuntimeException e) {
+        } catch (java.sql.SQLException | RuntimeException e) {
             LOG.error(
                     "{} answered {} with more than {} bytes, but the idempotency store could not record that its response is"
                             + " not kept: until the key's lease runs out a duplicate gets 409, then it runs again",

@@ -37,8 +37,7 @@ import org.springframework.web.util.ServletRequestPathUtils;
  * the same key with another body or query string is a mismatch; with {@code per-user} (the
  * default), the operation also names the authenticated user, so two users' equal keys never meet;
  * with {@code require-user}, a request without one is refused (401). A response body larger than
- * {@code max-stored-response-size} is sent but not stored: the key is remembered as "ran, response
- * not kept", and a duplicate gets 422.
+ * {@code max-stored-response-size} is sent, remembered as "ran, response not kept" (a duplicate gets 422).
  *
  * <p>Answers of its own, as {@code application/problem+json}: 400 when the header is required and
  * missing (or malformed), 409 while the first request still runs, 422 when the key comes with
@@ -50,7 +49,9 @@ import org.springframework.web.util.ServletRequestPathUtils;
  * Callable, CompletableFuture...) keeps its key claimed until its last dispatch, whose response
  * is stored by the same rules; its timeout or error releases the key; a streamed response (SSE,
  * ResponseBodyEmitter, StreamingResponseBody) goes to the client as written and is never stored
- * ({@link GuardedExchange}). Decisions shared with the WebFlux filter: {@link IdempotencyKeyRules}. Thread-safe.
+ * ({@link GuardedExchange}). With {@code transaction}, a request runs in a transaction of the records' DataSource
+ * and its response is stored in it ({@link RequestTransactions}). Rules shared with the WebFlux filter:
+ * {@link IdempotencyKeyRules}. Thread-safe.
  */
 public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private static final Logger LOG = LoggerFactory.getLogger(IdempotencyKeyFilter.class);
@@ -59,8 +60,11 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
     private final Supplier<IdempotencyOptions> options;
     private final IdempotencyKeyRules rules;
     private final CerberusProperties.Http settings;
+    private final RequestTransactions transactions;
 
     /**
+     * A filter that stores each response after its request ran, apart from the request's transactions.
+     *
      * @param cerberus the client whose first engine keeps the records (they stay there across switches)
      * @param options the guard's options
      * @param settings the {@code cerberus.idempotency.http.*} settings
@@ -68,10 +72,23 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
      */
     public IdempotencyKeyFilter(
             Supplier<Cerberus> cerberus, Supplier<IdempotencyOptions> options, CerberusProperties.Http settings) {
+        this(cerberus, options, settings, null);
+    }
+
+    /**
+     * @param transactions where each guarded request's transaction is begun, the response written in it before it
+     *     commits ({@code cerberus.idempotency.http.transaction}); null for none
+     */
+    IdempotencyKeyFilter(
+            Supplier<Cerberus> cerberus,
+            Supplier<IdempotencyOptions> options,
+            CerberusProperties.Http settings,
+            RequestTransactions transactions) {
         this.cerberus = cerberus;
         this.options = options;
         this.rules = new IdempotencyKeyRules(settings);
         this.settings = settings;
+        this.transactions = transactions;
     }
 
     @Override
@@ -154,7 +171,7 @@ public class IdempotencyKeyFilter extends OncePerRequestFilter {
             replay(attempt.replayed(), response);
             return;
         }
-        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, rules);
+        GuardedExchange.start(attempt, new CachedBodyRequest(request, body), response, chain, rules, transactions);
     }
 
     private void replay(StoredResponse stored, HttpServletResponse response) throws IOException {

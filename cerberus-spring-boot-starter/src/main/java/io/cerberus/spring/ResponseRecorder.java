@@ -196,6 +196,21 @@ final class ResponseRecorder extends HttpServletResponseWrapper {
     }
 
     /**
+     * Forgets the response recorded so far (status, headers and the body kept), so that another answer can be
+     * written to the client instead.
+     *
+     * @return false if nothing can be forgotten any more: part of the response went to the client
+     */
+    boolean discardKept() {
+        if (passing || streamed() || getResponse().isCommitted()) {
+            return false;
+        }
+        flushWriter();
+        reset();
+        return true;
+    }
+
+    /**
      * Sends what was kept to the client, with its length when the response is not committed yet.
      *
      * @param complete whether the body is complete (the last call): the length is then what was kept

@@ -109,22 +109,58 @@ final class TransactionalResults {
                 if (attribute.rollbackOn(failure)) {
                     manager.rollback(status);
                     attempt.fail(failure);
+                } else if (bound(dataSource)) {
+                    // its effect stays: the failure is stored with it, so a retry does not run it twice
+                    try {
+                        commitWith(attempt, status, manager, dataSource, connection -> {
+                            attempt.failIn(connection, failure);
+                            return null;
+                        });
+                    } catch (Throwable notCommitted) {
+                        failure.addSuppressed(notCommitted); // rolled back, effect and failure: the key is free
+                    }
                 } else {
-                    manager.commit(status); // its effect stays: stored, so a retry does not run it twice
+                    manager.commit(status);
                     attempt.fail(failure, true);
                 }
                 throw failure;
             }
-            boolean bound =
-                    org.springframework.transaction.support.TransactionSynchronizationManager
-                                    .isActualTransactionActive()
-                            && org.springframework.transaction.support.TransactionSynchronizationManager.hasResource(
-                                    dataSource);
-            if (!bound) {
+            if (!bound(dataSource)) {
                 // the manager does not manage the records' DataSource: the result is stored after the commit
                 manager.commit(status);
                 return attempt.complete(result).value();
             }
+            return commitWith(
+                    attempt,
+                    status,
+                    manager,
+                    dataSource,
+                    connection -> attempt.completeIn(connection, result).value());
+        }
+
+        /** @return whether the transaction begun is an actual one on the records' DataSource */
+        private static boolean bound(DataSource dataSource) {
+            return org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()
+                    && org.springframework.transaction.support.TransactionSynchronizationManager.hasResource(
+                            dataSource);
+        }
+
+        /** What is written in the transaction before its commit. */
+        private interface Settlement {
+            Object settle(java.sql.Connection connection) throws java.sql.SQLException;
+        }
+
+        /**
+         * Settles the attempt in the transaction, then commits it; whenever it does not commit (now, or an outer
+         * transaction later) the key is freed at its end.
+         */
+        private static Object commitWith(
+                IdempotencyAttempt<Object> attempt,
+                org.springframework.transaction.TransactionStatus status,
+                org.springframework.transaction.PlatformTransactionManager manager,
+                DataSource dataSource,
+                Settlement settlement)
+                throws Throwable {
             org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
                     new org.springframework.transaction.support.TransactionSynchronization() {
                         @Override
@@ -136,9 +172,8 @@ final class TransactionalResults {
                     });
             Object value;
             try {
-                value = attempt.completeIn(
-                                org.springframework.jdbc.datasource.DataSourceUtils.getConnection(dataSource), result)
-                        .value();
+                value = settlement.settle(
+                        org.springframework.jdbc.datasource.DataSourceUtils.getConnection(dataSource));
             } catch (Throwable failure) {
                 manager.rollback(status);
                 throw failure;

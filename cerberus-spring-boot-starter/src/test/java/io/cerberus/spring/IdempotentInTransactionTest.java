@@ -1,7 +1,9 @@
 package io.cerberus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.idempotency.ReplayedFailureException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -38,6 +40,26 @@ class IdempotentInTransactionTest extends IdempotentTransactionTest {
         assertThat(bookings.runs()).hasValue(2);
         assertThat(bookings.bookOrFail(seat, false)).isEqualTo("booked " + seat);
         assertThat(bookings.runs()).as("the committed result is replayed").hasValue(2);
+    }
+
+    @Test
+    void aFailureKeptByTheRollbackRulesIsStoredInTheTransactionAndGoesWithItsRollback() {
+        TransactionTemplate outer = new TransactionTemplate(transactions);
+        outer.executeWithoutResult(status -> {
+            assertThatThrownBy(() -> bookings.bookKeepingOnFailure(seat)).isInstanceOf(IllegalStateException.class);
+            status.setRollbackOnly(); // the caller's own transaction fails after the method
+        });
+        assertThat(rows())
+                .as("the effect, rolled back with the outer transaction")
+                .isZero();
+
+        assertThatThrownBy(() -> bookings.bookKeepingOnFailure(seat))
+                .as("run again, not replayed: the stored failure was rolled back with the effect")
+                .isInstanceOf(IllegalStateException.class)
+                .isNotInstanceOf(ReplayedFailureException.class);
+        assertThat(bookings.runs()).hasValue(2);
+        assertThatThrownBy(() -> bookings.bookKeepingOnFailure(seat)).isInstanceOf(ReplayedFailureException.class);
+        assertThat(rows()).isEqualTo(1);
     }
 
     @Autowired
