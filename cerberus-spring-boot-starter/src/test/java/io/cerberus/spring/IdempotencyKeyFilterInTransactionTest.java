@@ -221,6 +221,22 @@ class IdempotencyKeyFilterInTransactionTest {
     }
 
     @Test
+    void anAsynchronousRequestEndsItsFirstDispatchsTransactionAndStoresItsResponseWhenItEnds() throws Exception {
+        String key = UUID.randomUUID().toString();
+        HttpRequest later = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/seats/" + seat + "/later"))
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build();
+        HttpResponse<String> first = http.send(later, HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> retry = http.send(later, HttpResponse.BodyHandlers.ofString());
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(rows()).isEqualTo(1);
+    }
+
+    @Test
     void theSettingNeedsTheRecordsInTheApplicationsDataSourceAndAServletApplication() {
         AutoConfigurations all = AutoConfigurations.of(
                 CerberusAutoConfiguration.class,
@@ -324,6 +340,12 @@ class IdempotencyKeyFilterInTransactionTest {
 
         @Autowired
         Inner inner;
+
+        @PostMapping("/seats/{seat}/later")
+        java.util.concurrent.Callable<ResponseEntity<String>> bookLater(@PathVariable String seat) {
+            jdbc.update("insert into booking (seat) values (?)", seat); // in the first dispatch's transaction
+            return () -> ResponseEntity.status(201).body("booked " + seat + " later");
+        }
 
         @PostMapping("/seats/{seat}")
         ResponseEntity<String> book(@PathVariable String seat, jakarta.servlet.http.HttpServletResponse response)
