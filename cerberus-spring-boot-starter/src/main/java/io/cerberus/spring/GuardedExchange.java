@@ -184,13 +184,24 @@ final class GuardedExchange implements AsyncListener {
 
     /**
      * The last dispatch of a request run in a transaction: a response that is stored is written in it and commits
-     * with the request's effects; any other (a status that is not stored, a transaction marked rollback-only, a
-     * streamed response, whose key is released) rolls them back, so that a retry runs on what was there before.
-     * A stored response whose transaction does not commit is replaced by a 500: the client must not believe it.
+     * with the request's effects; any other (a status that is not stored, a transaction marked rollback-only, whose
+     * key is released) rolls them back, so that a retry runs on what was there before. A stored response whose
+     * transaction does not commit is replaced by a 500: the client must not believe it. A streamed response went to
+     * the client as written: its effects commit, and its key is released, as without a transaction.
      */
     private void finishIn(RequestTransactions.Open open) throws IOException {
         int status = recorder.getStatus();
-        boolean storable = IdempotencyKeyRules.stored(status) && !recorder.streamed();
+        if (recorder.streamed() && settled.compareAndSet(false, true)) {
+            end(open, !open.rollbackOnly());
+            attempt.close();
+            LOG.warn(
+                    "{} streamed its response (StreamingResponseBody, ResponseBodyEmitter or SSE): a streamed response cannot be"
+                            + " replayed, so it was not stored and its Idempotency-Key was released; leave such paths out of"
+                            + " cerberus.idempotency.http.paths",
+                    request);
+            return;
+        }
+        boolean storable = IdempotencyKeyRules.stored(status);
         if (!settled.compareAndSet(false, true)) {
             // settled when the body passed the stored size, and already going to the client
             if (!end(open, storable && !open.rollbackOnly())) {
@@ -202,12 +213,7 @@ final class GuardedExchange implements AsyncListener {
             boolean rolledBackByTheApplication = storable;
             end(open, false);
             attempt.close();
-            if (recorder.streamed()) {
-                LOG.warn(
-                        "{} streamed its response: it cannot be replayed, so its transaction was rolled back and its"
-                                + " Idempotency-Key released; leave such paths out of cerberus.idempotency.http.paths",
-                        request);
-            } else if (rolledBackByTheApplication && status < 400) {
+            if (rolledBackByTheApplication && status < 400) {
                 notCommitted("its transaction was marked rollback-only, so it was rolled back", null);
             }
             return;
