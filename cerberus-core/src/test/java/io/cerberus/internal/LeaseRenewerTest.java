@@ -286,4 +286,55 @@ class LeaseRenewerTest {
                 .isZero();
         assertThat(lock.isHeldByCurrentThread()).isFalse();
     }
+
+    @Test
+    void aHoldIsRenewedEveryThirdOfItsLeaseAndNoMoreOften() throws Exception {
+        Cerberus cerberus = client();
+        Scripted engine = ScriptedEngineProvider.last;
+        Lease lease = cerberus.lock("cadence").acquire(Duration.ZERO);
+        new CountDownLatch(1).await(LEASE.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS); // three lease periods
+
+        assertThat(lease.isValid()).isTrue();
+        assertThat(engine.renewedHolds.get())
+                .as("renewals in three lease periods, at most one a third of the lease (and a batch's slack)")
+                .isBetween(1, 12);
+        lease.close();
+    }
+
+    @Test
+    void aShortLeaseIsRenewedInTimeWhenALongerOneWasScheduledFirst() throws Exception {
+        Cerberus cerberus = client();
+        Lease longer = cerberus.lock("longer").acquire(Duration.ZERO, Duration.ofSeconds(30)); // ends in 30 s
+        Lease shorter = cerberus.lock("shorter").acquire(Duration.ZERO); // renewed every 100 ms
+        new CountDownLatch(1).await(LEASE.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
+
+        assertThat(shorter.isValid())
+                .as("the renewer takes its tasks by their due time, not in the order they came")
+                .isTrue();
+        shorter.close();
+        longer.close();
+    }
+
+    @Test
+    void theRenewerThreadNeverKeepsTheJvmAliveAndEndsWithItsClient() throws Exception {
+        java.util.Set<Thread> before = renewerThreads();
+        Cerberus cerberus = client();
+        List<Thread> started = renewerThreads().stream()
+                .filter(thread -> !before.contains(thread))
+                .toList();
+        assertThat(started).hasSize(1);
+        Thread renewer = started.get(0);
+        assertThat(renewer.isDaemon()).as("a daemon thread").isTrue();
+        cerberus.lock("held").acquire(Duration.ZERO);
+
+        cerberus.close();
+        renewer.join(bound(3000));
+        assertThat(renewer.isAlive()).as("ended by the client's close").isFalse();
+    }
+
+    private static java.util.Set<Thread> renewerThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().startsWith("cerberus-lease-renewer-"))
+                .collect(java.util.stream.Collectors.toSet());
+    }
 }
