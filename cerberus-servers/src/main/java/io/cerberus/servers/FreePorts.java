@@ -46,7 +46,8 @@ public final class FreePorts {
                 + " see what holds them with: ss -ltn");
     }
 
-    private static boolean bindable(int port) {
+    /** @return whether a server could bind the loopback port now (a socket binds and closes it) */
+    static boolean bindable(int port) {
         try (ServerSocket socket = new ServerSocket()) {
             socket.setReuseAddress(true);
             socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);

@@ -61,6 +61,11 @@ public abstract class LoopbackServer implements Deployment {
      * @throws ServerException if it cannot start
      */
     final void launch() {
+        if (process != null) {
+            // a start again on the same port, which can stay taken for a moment after a kill (another JVM's
+            // free-port probe, a killed child's socket): the server would fail to bind it
+            Await.until(kind + "'s port " + port + " to be free again", startTimeout, () -> FreePorts.bindable(port));
+        }
         ManagedProcess.Launch launch =
                 ManagedProcess.launch(kind + "-" + port, command).environment(environment());
         process = (output == null ? launch : launch.output(output)).start();
