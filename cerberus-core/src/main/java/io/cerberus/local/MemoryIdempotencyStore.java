@@ -31,6 +31,8 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
     private static final long RECORD_OVERHEAD = 160;
 
     private static final long FULL_SWEEP_EVERY_NANOS = 100_000_000L;
+    /** Kept longer than this is kept for ever ({@link #until}). */
+    private static final Duration FOR_EVER_PAST = Duration.ofNanos(1L << 62);
 
     /**
      * The bounds of one store.
@@ -110,8 +112,13 @@ final class MemoryIdempotencyStore implements IdempotencyStore {
         return records.size() >= limits.maxRecords() || bytes.get() >= limits.maxBytes();
     }
 
+    /**
+     * @return when a record kept for {@code time} from {@code now} ends; never (Long.MAX_VALUE) for null and for a
+     *     time past 2^62 ns (146 years: longer than any process lives, and past what nanoTime's wrap-safe
+     *     comparison spans)
+     */
     private static long until(long now, Duration time) {
-        if (time == null) {
+        if (time == null || time.compareTo(FOR_EVER_PAST) > 0) {
             return Long.MAX_VALUE;
         }
         long nanos = time.toNanos();

@@ -528,6 +528,18 @@ public abstract class AbstractIdempotencyStoreConformanceTest {
     }
 
     @Test
+    void theLongestRetentionAllowedIsKeptAndReplayed() throws Exception {
+        Duration longest = rawStore().maxRetention().orElse(IdempotencyGuard.MAX_RETENTION);
+        IdempotencyGuard guard = guard(IdempotencyOptions.defaults());
+        IdempotencyKey key = IdempotencyKey.ofContent("keep", "longest");
+        AtomicInteger runs = new AtomicInteger();
+        assertThat(guard.execute(key, longest, () -> "run " + runs.incrementAndGet()))
+                .isEqualTo(new Outcome<>("run 1", Outcome.Status.EXECUTED));
+        assertThat(guard.execute(key, longest, () -> "run " + runs.incrementAndGet()))
+                .isEqualTo(new Outcome<>("run 1", Outcome.Status.REPLAYED));
+    }
+
+    @Test
     void aRetentionTheStoreCannotKeepIsRefusedBeforeAnythingRuns() {
         java.util.Optional<Duration> most = rawStore().maxRetention();
         IdempotencyGuard guard = guard(IdempotencyOptions.defaults());

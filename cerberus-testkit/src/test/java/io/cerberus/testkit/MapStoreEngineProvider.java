@@ -73,7 +73,8 @@ public final class MapStoreEngineProvider implements EngineProvider {
 
     private record Entry(String value, long expiresAt, boolean forever) {
         static Entry of(String value, Duration expiry) {
-            boolean forever = expiry.equals(KeyValueStore.FOREVER);
+            // past 2^62 ns (146 years) nanoTime's wrap-safe comparison no longer holds: kept for ever
+            boolean forever = expiry.equals(KeyValueStore.FOREVER) || expiry.compareTo(Duration.ofNanos(1L << 62)) > 0;
             return new Entry(value, forever ? 0 : System.nanoTime() + expiry.toNanos(), forever);
         }
 

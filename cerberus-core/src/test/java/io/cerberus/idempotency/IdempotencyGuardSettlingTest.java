@@ -1,0 +1,317 @@
+package io.cerberus.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cerberus.EngineUnavailableException;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How the guard settles an attempt with its store: retries of a store that is down (how many, how
+ * far apart), a completion the store refuses, renewals ended by every settlement, the bounds of what
+ * it keeps (result size, failure text, retention), and the scheduler it owns or shares.
+ */
+class IdempotencyGuardSettlingTest {
+    private static final Duration HOUR = Duration.ofHours(1);
+    private static final IdempotencyKey KEY = IdempotencyKey.ofContent("charge", "order-7");
+
+    private static IdempotencyGuard guardOn(HookedIdempotencyStore store, IdempotencyOptions options) {
+        return new IdempotencyGuard(store, "ns", "test://hooked", options);
+    }
+
+    /** A store whose claims fail as unreachable the first {@code downFor} times. */
+    private static final class DownAtFirst extends HookedIdempotencyStore {
+        final AtomicInteger claims = new AtomicInteger();
+        final int downFor;
+
+        DownAtFirst(int downFor) {
+            this.downFor = downFor;
+        }
+
+        @Override
+        public Optional<io.cerberus.spi.IdempotencyRecord> claim(
+                String id, String fingerprint, String token, Duration lease) {
+            if (claims.incrementAndGet() <= downFor) {
+                throw new EngineUnavailableException("test://hooked is down", null);
+            }
+            return super.claim(id, fingerprint, token, lease);
+        }
+    }
+
+    @Test
+    void aStoreDownFewerTimesThanItsAttemptsIsAskedAgainAfterABackoffThatDoubles() throws Exception {
+        DownAtFirst store = new DownAtFirst(2);
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(3))) {
+            long start = System.nanoTime();
+            Outcome<String> outcome = guard.execute(KEY, HOUR, () -> "ran");
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(outcome.status()).isEqualTo(Outcome.Status.EXECUTED);
+            assertThat(store.claims).hasValue(3);
+            assertThat(tookMillis).as("two pauses, 50 and 100 ms").isGreaterThanOrEqualTo(150);
+        }
+    }
+
+    @Test
+    void aStoreDownAsManyTimesAsItsAttemptsFailsClosedAfterExactlyThoseAttempts() {
+        DownAtFirst store = new DownAtFirst(3);
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(3))) {
+            assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> "ran#" + runs.incrementAndGet()))
+                    .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                    .hasMessageContaining("could not be reached after 3 tries")
+                    .hasMessageContaining("did not run");
+            assertThat(store.claims).hasValue(3);
+            assertThat(runs).hasValue(0);
+        }
+    }
+
+    @Test
+    void aCompletionTheStoreRefusesTellsTheCallerTheLeaseRanOut() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
+                return false; // the lease ran out and the record is no longer this attempt's
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults());
+                IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
+            assertThatThrownBy(() -> attempt.complete("charged"))
+                    .isInstanceOf(IdempotencyCompletionException.class)
+                    .hasMessageContaining("ran out first")
+                    .hasMessageContaining("its result was not stored");
+        }
+    }
+
+    @Test
+    void aResultNotKeptIsToldToDuplicatesWhichDoNotRun() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore();
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            try (IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
+                attempt.completeNotKept("the export is 2 GB");
+            }
+            assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> "again#" + runs.incrementAndGet()))
+                    .isInstanceOf(ResultNotKeptException.class)
+                    .hasMessageContaining("the export is 2 GB")
+                    .hasMessageContaining("does not run again");
+            assertThat(runs).hasValue(0);
+        }
+    }
+
+    @Test
+    void everySettlementEndsTheAttemptsRenewals() throws Exception {
+        AtomicInteger renewals = new AtomicInteger();
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public boolean renew(String id, String token, Duration lease) {
+                renewals.incrementAndGet();
+                return super.renew(id, token, lease);
+            }
+        };
+        Duration lease = Duration.ofMillis(150); // renewed every 50 ms while it runs
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withLease(lease))) {
+            for (String settlement : new String[] {"release", "fail", "complete"}) {
+                IdempotencyKey key = IdempotencyKey.ofContent("charge", settlement);
+                IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING);
+                long seenBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int before = renewals.get();
+                while (renewals.get() == before && System.nanoTime() - seenBy < 0) {
+                    Thread.sleep(5);
+                }
+                assertThat(renewals.get()).as("renewed while it runs").isGreaterThan(before);
+                switch (settlement) {
+                    case "release" -> attempt.close();
+                    case "fail" -> attempt.fail(new IllegalStateException("declined"));
+                    default -> attempt.complete("done");
+                }
+                int settled = renewals.get();
+                Thread.sleep(lease.toMillis() * 2); // four renewal periods: a renewal left scheduled would be sent
+                assertThat(renewals.get())
+                        .as("renewals after " + settlement)
+                        .isLessThanOrEqualTo(settled + 1); // one may have been under way
+                int after = renewals.get();
+                Thread.sleep(lease.toMillis() * 2);
+                assertThat(renewals.get()).as("renewals after " + settlement).isEqualTo(after);
+            }
+        }
+    }
+
+    @Test
+    void aGuardShutsDownOnlyTheSchedulerItOwns() throws Exception {
+        ScheduledExecutorService shared = IdempotencyGuard.newRenewer();
+        try {
+            new IdempotencyGuard(
+                            new HookedIdempotencyStore(), "ns", "test://hooked", IdempotencyOptions.defaults(), shared)
+                    .close();
+            assertThat(shared.isShutdown())
+                    .as("a shared scheduler outlives the guard")
+                    .isFalse();
+        } finally {
+            shared.shutdownNow();
+        }
+        IdempotencyGuard owning = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults());
+        AtomicReference<Thread> renewalThread = new AtomicReference<>();
+        try (IdempotencyAttempt<String> attempt =
+                owning.begin(IdempotencyKey.ofContent("charge", "own"), HOUR, ResultCodec.STRING)) {
+            assertThat(attempt.mustRun()).isTrue();
+            Thread.getAllStackTraces().keySet().stream()
+                    .filter(thread -> thread.getName().equals("cerberus-idempotency-renewer"))
+                    .forEach(renewalThread::set);
+        }
+        owning.close();
+        assertThat(renewalThread.get()).as("the guard's own renewal thread").isNotNull();
+        renewalThread.get().join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(renewalThread.get().isAlive())
+                .as("its own scheduler ends with it")
+                .isFalse();
+    }
+
+    @Test
+    void theRenewalSchedulerRunsOnADaemonThreadAndForgetsCancelledRenewals() throws Exception {
+        ScheduledExecutorService renewer = IdempotencyGuard.newRenewer();
+        try {
+            assertThat(renewer.schedule(() -> Thread.currentThread().isDaemon(), 0, TimeUnit.MILLISECONDS)
+                            .get(10, TimeUnit.SECONDS))
+                    .as("a renewal thread never keeps the JVM alive")
+                    .isTrue();
+            assertThat(((ScheduledThreadPoolExecutor) renewer).getRemoveOnCancelPolicy())
+                    .as("a settled attempt's renewal leaves the queue at once")
+                    .isTrue();
+        } finally {
+            renewer.shutdownNow();
+        }
+    }
+
+    @Test
+    void aReusedKeysMessageShowsBothFingerprintsShortened() throws Exception {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
+            IdempotencyKey first = IdempotencyKey.of("charge", "client-key-1", "amount=10");
+            IdempotencyKey reused = IdempotencyKey.of("charge", "client-key-1", "amount=99");
+            guard.execute(first, HOUR, () -> "ran");
+            assertThatThrownBy(() -> guard.execute(reused, HOUR, () -> "again"))
+                    .isInstanceOf(IdempotencyKeyMismatchException.class)
+                    .hasMessageContaining("(fingerprint " + first.fingerprint().substring(0, 15) + "..., now "
+                            + reused.fingerprint().substring(0, 15) + "...)")
+                    .message()
+                    .doesNotContain(first.fingerprint());
+        }
+    }
+
+    @Test
+    void aFailureTextIsKeptWholeUpTo4096CharactersAndCutPastThem() throws Exception {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
+            String prefix = IllegalStateException.class.getName() + ": ";
+            String suffix = " (it took effect all the same)";
+            String exact = "x".repeat(4096 - prefix.length() - suffix.length());
+            String longer = exact + "y";
+            for (String message : new String[] {exact, longer}) {
+                IdempotencyKey key = IdempotencyKey.ofContent("charge", message.length());
+                try (IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING)) {
+                    attempt.fail(new IllegalStateException(message), true);
+                }
+                assertThatThrownBy(() -> guard.execute(key, HOUR, () -> "again"))
+                        .isInstanceOf(ReplayedFailureException.class)
+                        .satisfies(replayed -> {
+                            if (message.equals(exact)) {
+                                assertThat(replayed.getMessage()).contains(exact + suffix);
+                            } else {
+                                assertThat(replayed.getMessage())
+                                        .as("cut at 4096 characters")
+                                        .contains(exact + "y (it took effect all the same...")
+                                        .doesNotContain("the same)");
+                            }
+                        });
+            }
+        }
+    }
+
+    @Test
+    void theLongestRetentionsAllowedAreAccepted() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public Optional<Duration> maxRetention() {
+                return Optional.of(Duration.ofDays(30));
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            assertThat(guard.execute(KEY, Duration.ofDays(30), () -> "kept").status())
+                    .as("the store's own limit")
+                    .isEqualTo(Outcome.Status.EXECUTED);
+            assertThatThrownBy(() -> guard.execute(KEY, Duration.ofDays(30).plusMillis(1), () -> "kept"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("at most 30 days on test://hooked");
+        }
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
+            assertThat(guard.execute(KEY, IdempotencyGuard.MAX_RETENTION, () -> "kept")
+                            .status())
+                    .as("the guard's limit")
+                    .isEqualTo(Outcome.Status.EXECUTED);
+            assertThatThrownBy(() -> guard.execute(
+                            IdempotencyKey.ofContent("charge", "longer"),
+                            IdempotencyGuard.MAX_RETENTION.plusMillis(1),
+                            () -> "kept"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("the retention must be at most 365000 days");
+        }
+    }
+
+    @Test
+    void aResultOfExactlyTheStoresLimitIsKept() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public int maxResultBytes() {
+                return 16;
+            }
+        };
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            guard.execute(KEY, HOUR, () -> "x".repeat(16));
+            assertThat(guard.execute(KEY, HOUR, () -> "again"))
+                    .isEqualTo(new Outcome<>("x".repeat(16), Outcome.Status.REPLAYED));
+        }
+    }
+
+    @Test
+    void anAsyncOperationFailingWithACompletionExceptionFailsWithItsCause() throws Exception {
+        try (IdempotencyGuard guard = guardOn(new HookedIdempotencyStore(), IdempotencyOptions.defaults())) {
+            IllegalStateException declined = new IllegalStateException("declined");
+            CompletableFuture<Outcome<String>> outcome = guard.executeAsync(
+                    KEY,
+                    HOUR,
+                    ResultCodec.STRING,
+                    () -> CompletableFuture.failedFuture(new CompletionException(declined)));
+            assertThatThrownBy(() -> outcome.get(10, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isSameAs(declined);
+            assertThat(guard.execute(KEY, HOUR, () -> "retried").status())
+                    .as("the failure freed the key")
+                    .isEqualTo(Outcome.Status.EXECUTED);
+        }
+    }
+
+    @Test
+    void anUnguardedAttemptOfAFailOpenGuardCompletesInATransactionWithoutStoring() throws Exception {
+        DownAtFirst store = new DownAtFirst(Integer.MAX_VALUE);
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().failingOpen().withStoreAttempts(1))) {
+            IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING);
+            assertThat(attempt.mustRun()).isTrue();
+            Connection connection = new TransactionalStore().connection();
+            assertThat(attempt.completeIn(connection, "ran")).isEqualTo(new Outcome<>("ran", Outcome.Status.UNGUARDED));
+        }
+    }
+}
