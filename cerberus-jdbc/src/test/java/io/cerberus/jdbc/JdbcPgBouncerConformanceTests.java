@@ -15,9 +15,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The jdbc engine passes the engine conformance suite through a real PgBouncer in front of the
- * shared PostgreSQL: lease-row mode in transaction and in session pooling, session mode in session
- * pooling (session mode through transaction pooling is refused at start: {@link JdbcPgBouncerTest}); and the
- * idempotency store through transaction pooling, whose waiters poll.
+ * shared PostgreSQL: lease-row mode in transaction pooling, session mode in session pooling (session
+ * mode through transaction pooling is refused at start: {@link JdbcPgBouncerTest}); and the
+ * idempotency store through transaction pooling, whose waiters poll. Lease-row mode through session
+ * pooling sends what it sends on a direct connection, on a server session that stays the client's:
+ * {@link JdbcPgBouncerTest} checks that the probe tells it apart and that its waiters hear releases.
  */
 class JdbcPgBouncerConformanceTests {
     @RegisterExtension
@@ -43,34 +45,6 @@ class JdbcPgBouncerConformanceTests {
         @Override
         protected String engineUri() {
             return TRANSACTION_POOLED.uri();
-        }
-
-        @Override
-        protected Set<Capability> expectedCapabilities() {
-            return Databases.LEASE_ROW_CAPABILITIES;
-        }
-
-        @Override
-        protected Set<Capability> expectedCapabilitiesOfScheme() {
-            return Databases.SCHEME_CAPABILITIES;
-        }
-
-        @Override
-        protected boolean releasesByForce() {
-            return true;
-        }
-    }
-
-    @Nested
-    class SessionPoolingLeaseRow extends AbstractLockEngineConformanceTest {
-        @Override
-        protected Optional<String> semaphoreCasesRunBy() {
-            return Optional.of("JdbcConformanceTests.PostgresLeaseRow, without the pool");
-        }
-
-        @Override
-        protected String engineUri() {
-            return SESSION_POOLED.uri();
         }
 
         @Override
