@@ -79,6 +79,25 @@ class IdempotencyGuardSettlingTest {
     }
 
     @Test
+    void aFailureWhoseKeyCannotBeFreedCarriesWhy() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public boolean release(String id, String token) {
+                throw new EngineUnavailableException("test://hooked is down", null);
+            }
+        };
+        IllegalStateException declined = new IllegalStateException("declined");
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(1))) {
+            assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> {
+                        throw declined;
+                    }))
+                    .isSameAs(declined);
+            assertThat(declined.getSuppressed()).singleElement().isInstanceOf(EngineUnavailableException.class);
+        }
+    }
+
+    @Test
     void aCompletionTheStoreRefusesTellsTheCallerTheLeaseRanOut() throws Exception {
         HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
