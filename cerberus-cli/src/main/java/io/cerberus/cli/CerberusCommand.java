@@ -82,7 +82,23 @@ public final class CerberusCommand implements Callable<Integer> {
      * @return the exit code
      */
     static int run(String... args) {
+        return run(commandLine(), args);
+    }
+
+    /**
+     * Runs the command line, writing what it prints to {@code out} and {@code err}: a run inside the calling JVM.
+     *
+     * @param args the arguments
+     * @return the exit code
+     */
+    static int run(PrintWriter out, PrintWriter err, String... args) {
         CommandLine commandLine = commandLine();
+        commandLine.setOut(out);
+        commandLine.setErr(err);
+        return run(commandLine, args);
+    }
+
+    private static int run(CommandLine commandLine, String... args) {
         commandLine.setParameterExceptionHandler(CerberusCommand::usageError);
         commandLine.setExecutionExceptionHandler(CerberusCommand::failure);
         return commandLine.execute(args);

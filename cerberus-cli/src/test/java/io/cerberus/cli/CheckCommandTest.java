@@ -265,117 +265,116 @@ class CheckCommandTest {
         Cli.Result run = Cli.run(RUN_LIMIT, "check", "--clients", "1");
         assertThat(run.exitCode()).isEqualTo(64);
         assertThat(run.stderr()).contains("--clients must be 2 to 16");
-        Cli.Result failpoint = Cli.run(RUN_LIMIT, "check", "--faults", "between-steps");
+        Cli.Result failpoint = Cli.usage("check", "--faults", "between-steps");
         assertThat(failpoint.exitCode()).isEqualTo(64);
         assertThat(failpoint.stderr()).contains("--faults between-steps needs --recipe setnx-expire");
-        Cli.Result recipeOnRedis = Cli.run(RUN_LIMIT, "check", "--recipe", "unique-row", "--server", "redis");
+        Cli.Result recipeOnRedis = Cli.usage("check", "--recipe", "unique-row", "--server", "redis");
         assertThat(recipeOnRedis.exitCode()).isEqualTo(64);
         assertThat(recipeOnRedis.stderr()).contains("--recipe unique-row needs a jdbc: URL");
-        Cli.Result parallel = Cli.run(RUN_LIMIT, "check", "--parallel-faults", "3");
+        Cli.Result parallel = Cli.usage("check", "--parallel-faults", "3");
         assertThat(parallel.exitCode()).isEqualTo(64);
         assertThat(parallel.stderr()).contains("--parallel-faults must be 1 to --clients - 1 (2");
-        Cli.Result length = Cli.run(RUN_LIMIT, "check", "--fault-length", "0ms");
+        Cli.Result length = Cli.usage("check", "--fault-length", "0ms");
         assertThat(length.exitCode()).isEqualTo(64);
         assertThat(length.stderr()).contains("--fault-length must be at least 1ms, was 0ms");
-        Cli.Result spacing = Cli.run(RUN_LIMIT, "check", "--faults", "pause,kill", "--server-fault-every", "5s");
+        Cli.Result spacing = Cli.usage("check", "--faults", "pause,kill", "--server-fault-every", "5s");
         assertThat(spacing.exitCode()).isEqualTo(64);
         assertThat(spacing.stderr()).contains("--server-fault-every needs a server fault in --faults (server-kill");
-        Cli.Result fault = Cli.run(RUN_LIMIT, "check", "--faults", "pause,flood");
+        Cli.Result fault = Cli.usage("check", "--faults", "pause,flood");
         assertThat(fault.exitCode()).isEqualTo(64);
         assertThat(fault.stderr()).contains("'flood'");
-        Cli.Result primitive = Cli.run(RUN_LIMIT, "check", "--primitive", "queue");
+        Cli.Result primitive = Cli.usage("check", "--primitive", "queue");
         assertThat(primitive.exitCode()).isEqualTo(64);
         assertThat(primitive.stderr()).contains("--primitive takes lock, leader or semaphore; 'queue' is none of them");
-        Cli.Result leaderRecipe = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--no-lock");
+        Cli.Result leaderRecipe = Cli.usage("check", "--primitive", "leader", "--no-lock");
         assertThat(leaderRecipe.exitCode()).isEqualTo(64);
         assertThat(leaderRecipe.stderr()).contains("--primitive leader elects with Cerberus");
-        Cli.Result serverKill = Cli.run(RUN_LIMIT, "check", "--faults", "server-kill");
+        Cli.Result serverKill = Cli.usage("check", "--faults", "server-kill");
         assertThat(serverKill.exitCode()).isEqualTo(64);
         assertThat(serverKill.stderr()).contains("needs --server");
-        Cli.Result majority = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "majority-kill");
+        Cli.Result majority = Cli.usage("check", "--server", "redis", "--faults", "majority-kill");
         assertThat(majority.exitCode()).isEqualTo(64);
         assertThat(majority.stderr()).contains("needs --server redlock");
-        Cli.Result partition = Cli.run(RUN_LIMIT, "check", "--faults", "partition", "--engine", "file:" + dir);
+        Cli.Result partition = Cli.usage("check", "--faults", "partition", "--engine", "file:" + dir);
         assertThat(partition.exitCode()).isEqualTo(64);
         assertThat(partition.stderr())
                 .contains("partition works with redis://, zk://, etcd://, memcached:// and jdbc: engines");
-        Cli.Result leaderKill = Cli.run(RUN_LIMIT, "check", "--server", "redlock", "--faults", "leader-kill");
+        Cli.Result leaderKill = Cli.usage("check", "--server", "redlock", "--faults", "leader-kill");
         assertThat(leaderKill.exitCode()).isEqualTo(64);
         assertThat(leaderKill.stderr()).contains("leader-kill needs --server zk or --server etcd");
-        Cli.Result unknownServer = Cli.run(RUN_LIMIT, "check", "--server", "consul");
+        Cli.Result unknownServer = Cli.usage("check", "--server", "consul");
         assertThat(unknownServer.exitCode()).isEqualTo(64);
         assertThat(unknownServer.stderr())
                 .contains(
                         "--server takes redis, redlock, sentinel, cluster, postgres, mariadb, h2, zk, etcd, memcached, was 'consul'");
-        Cli.Result memcachedLeader = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "leader-kill");
+        Cli.Result memcachedLeader = Cli.usage("check", "--server", "memcached", "--faults", "leader-kill");
         assertThat(memcachedLeader.exitCode()).isEqualTo(64);
         assertThat(memcachedLeader.stderr()).contains("--faults leader-kill needs --server zk or --server etcd");
-        Cli.Result memcachedAof = Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--persistence", "aof");
+        Cli.Result memcachedAof = Cli.usage("check", "--server", "memcached", "--persistence", "aof");
         assertThat(memcachedAof.exitCode()).isEqualTo(64);
         assertThat(memcachedAof.stderr())
                 .contains(
                         "--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server memcached keeps"
                                 + " nothing across a restart");
-        Cli.Result persistence = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--persistence", "aof");
+        Cli.Result persistence = Cli.usage("check", "--server", "zk", "--persistence", "aof");
         assertThat(persistence.exitCode()).isEqualTo(64);
         assertThat(persistence.stderr())
                 .contains(
                         "--persistence applies to --server redis, redlock, sentinel, cluster and h2; --server zk keeps its own data");
-        Cli.Result majorityMemcached =
-                Cli.run(RUN_LIMIT, "check", "--server", "memcached", "--faults", "majority-kill");
+        Cli.Result majorityMemcached = Cli.usage("check", "--server", "memcached", "--faults", "majority-kill");
         assertThat(majorityMemcached.exitCode()).isEqualTo(64);
         assertThat(majorityMemcached.stderr())
                 .contains("--faults majority-kill needs --server redlock, --server zk or --server etcd");
-        Cli.Result failover = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "failover");
+        Cli.Result failover = Cli.usage("check", "--server", "redis", "--faults", "failover");
         assertThat(failover.exitCode()).isEqualTo(64);
         assertThat(failover.stderr()).contains("--faults failover needs --server sentinel");
-        Cli.Result unreplicated = Cli.run(RUN_LIMIT, "check", "--server", "zk", "--faults", "failover-unreplicated");
+        Cli.Result unreplicated = Cli.usage("check", "--server", "zk", "--faults", "failover-unreplicated");
         assertThat(unreplicated.exitCode()).isEqualTo(64);
         assertThat(unreplicated.stderr()).contains("--faults failover-unreplicated needs --server sentinel");
-        Cli.Result sentinelKill = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "server-kill");
+        Cli.Result sentinelKill = Cli.usage("check", "--server", "sentinel", "--faults", "server-kill");
         assertThat(sentinelKill.exitCode()).isEqualTo(64);
         assertThat(sentinelKill.stderr()).contains("killed by --faults failover");
-        Cli.Result sentinelDrop = Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "drop");
+        Cli.Result sentinelDrop = Cli.usage("check", "--server", "sentinel", "--faults", "drop");
         assertThat(sentinelDrop.exitCode()).isEqualTo(64);
         assertThat(sentinelDrop.stderr()).contains("need the servers in the engine URI");
-        Cli.Result clusterKill = Cli.run(RUN_LIMIT, "check", "--server", "cluster", "--faults", "server-kill");
+        Cli.Result clusterKill = Cli.usage("check", "--server", "cluster", "--faults", "server-kill");
         assertThat(clusterKill.exitCode()).isEqualTo(64);
         assertThat(clusterKill.stderr()).contains("with --server cluster the masters are killed by --faults failover");
-        Cli.Result clusterDrop = Cli.run(RUN_LIMIT, "check", "--server", "cluster", "--faults", "drop");
+        Cli.Result clusterDrop = Cli.usage("check", "--server", "cluster", "--faults", "drop");
         assertThat(clusterDrop.exitCode()).isEqualTo(64);
         assertThat(clusterDrop.stderr()).contains("the clients of --server cluster learn the nodes from the cluster");
-        Cli.Result postgresAof = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--persistence", "aof");
+        Cli.Result postgresAof = Cli.usage("check", "--server", "postgres", "--persistence", "aof");
         assertThat(postgresAof.exitCode()).isEqualTo(64);
         assertThat(postgresAof.stderr())
                 .contains("--persistence applies to --server redis, redlock, sentinel, cluster and h2");
-        Cli.Result h2Aof = Cli.run(RUN_LIMIT, "check", "--server", "h2", "--persistence", "aof");
+        Cli.Result h2Aof = Cli.usage("check", "--server", "h2", "--persistence", "aof");
         assertThat(h2Aof.exitCode()).isEqualTo(64);
         assertThat(h2Aof.stderr()).contains("--persistence takes delayed or commit with --server h2, was 'aof'");
-        Cli.Result redisCommit = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--persistence", "commit");
+        Cli.Result redisCommit = Cli.usage("check", "--server", "redis", "--persistence", "commit");
         assertThat(redisCommit.exitCode()).isEqualTo(64);
         assertThat(redisCommit.stderr()).contains("--persistence takes none or aof with --server redis, was 'commit'");
-        Cli.Result jdbcMode = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--jdbc-mode", "session");
+        Cli.Result jdbcMode = Cli.usage("check", "--server", "redis", "--jdbc-mode", "session");
         assertThat(jdbcMode.exitCode()).isEqualTo(64);
         assertThat(jdbcMode.stderr()).contains("--jdbc-mode applies to --server postgres, mariadb and h2");
-        Cli.Result bouncerOnRedis = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--pgbouncer", "session");
+        Cli.Result bouncerOnRedis = Cli.usage("check", "--server", "redis", "--pgbouncer", "session");
         assertThat(bouncerOnRedis.exitCode()).isEqualTo(64);
         assertThat(bouncerOnRedis.stderr()).contains("--pgbouncer applies to --server postgres");
-        Cli.Result statementPooling = Cli.run(RUN_LIMIT, "check", "--server", "postgres", "--pgbouncer", "statement");
+        Cli.Result statementPooling = Cli.usage("check", "--server", "postgres", "--pgbouncer", "statement");
         assertThat(statementPooling.exitCode()).isEqualTo(64);
         assertThat(statementPooling.stderr()).contains("--pgbouncer takes session or transaction, was 'statement'");
-        Cli.Result delayWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--delay", "100ms");
+        Cli.Result delayWithout = Cli.usage("check", "--server", "redis", "--delay", "100ms");
         assertThat(delayWithout.exitCode()).isEqualTo(64);
         assertThat(delayWithout.stderr()).contains("--delay applies to --faults delay");
-        Cli.Result noDelay = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--faults", "delay", "--delay", "0");
+        Cli.Result noDelay = Cli.usage("check", "--server", "redis", "--faults", "delay", "--delay", "0");
         assertThat(noDelay.exitCode()).isEqualTo(64);
         assertThat(noDelay.stderr()).contains("--delay must be more than 0");
         Cli.Result twoReplicas =
-                Cli.run(RUN_LIMIT, "check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
+                Cli.usage("check", "--server", "sentinel", "--faults", "failover", "--wait-replicas", "2");
         assertThat(twoReplicas.exitCode()).isEqualTo(64);
         assertThat(twoReplicas.stderr())
                 .contains(
                         "--wait-replicas must be 0 or 1 (--server sentinel and cluster run one replica of each primary), was 2");
-        Cli.Result waitWithout = Cli.run(RUN_LIMIT, "check", "--server", "redis", "--wait-replicas", "1");
+        Cli.Result waitWithout = Cli.usage("check", "--server", "redis", "--wait-replicas", "1");
         assertThat(waitWithout.exitCode()).isEqualTo(64);
         assertThat(waitWithout.stderr()).contains("--wait-replicas applies to --server sentinel");
     }

@@ -93,20 +93,19 @@ class CheckLeaderTermTest {
 
     @Test
     void aLeaderTermIsRefusedWithoutTheLeaderPrimitiveAndUnderAMillisecond() {
-        Cli.Result lock = Cli.run(RUN_LIMIT, "check", "--leader-term", "2s");
+        Cli.Result lock = Cli.usage("check", "--leader-term", "2s");
         assertThat(lock.exitCode()).isEqualTo(64);
         assertThat(lock.stderr()).contains("--leader-term applies to --primitive leader");
-        Cli.Result zero = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "0");
+        Cli.Result zero = Cli.usage("check", "--primitive", "leader", "--leader-term", "0");
         assertThat(zero.exitCode()).isEqualTo(64);
         assertThat(zero.stderr()).contains("--leader-term must be at least 1ms, was 0ms");
-        Cli.Result tiny = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "500us");
+        Cli.Result tiny = Cli.usage("check", "--primitive", "leader", "--leader-term", "500us");
         assertThat(tiny.exitCode()).isEqualTo(64);
         assertThat(tiny.stderr()).contains("--leader-term must be at least 1ms, was 0ms");
-        Cli.Result negative = Cli.run(RUN_LIMIT, "check", "--primitive", "leader", "--leader-term", "-1s");
+        Cli.Result negative = Cli.usage("check", "--primitive", "leader", "--leader-term", "-1s");
         assertThat(negative.exitCode()).isEqualTo(64);
         assertThat(negative.stderr()).contains("'-1s' is not a duration");
-        Cli.Result idempotency =
-                Cli.run(RUN_LIMIT, "check", "--idempotency", "--leader-term", "2s", "--engine", "mem:");
+        Cli.Result idempotency = Cli.usage("check", "--idempotency", "--leader-term", "2s", "--engine", "mem:");
         assertThat(idempotency.exitCode()).isEqualTo(64);
         assertThat(idempotency.stderr()).contains("--leader-term applies to --primitive leader");
     }

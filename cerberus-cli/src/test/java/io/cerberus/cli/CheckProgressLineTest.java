@@ -156,7 +156,7 @@ class CheckProgressLineTest {
 
     @Test
     void aProgressModeOutsideTheListIsAUsageError() {
-        Cli.Result run = Cli.run(RUN_LIMIT, check("3s", "--progress", "bar"));
+        Cli.Result run = Cli.usage(check("3s", "--progress", "bar"));
 
         assertThat(run.exitCode()).as(run.toString()).isEqualTo(ExitCodes.USAGE);
         assertThat(run.stderr()).contains("--progress takes auto, line, none, was 'bar'");

@@ -136,33 +136,32 @@ class CheckSemaphoreTest {
 
     @Test
     void permitsAreRefusedWithoutTheSemaphoreAndOutOfRange() {
-        Cli.Result lock = Cli.run(RUN_LIMIT, "check", "--permits", "3");
+        Cli.Result lock = Cli.usage("check", "--permits", "3");
         assertThat(lock.exitCode()).isEqualTo(64);
         assertThat(lock.stderr()).contains("--permits applies to --primitive semaphore");
-        Cli.Result none = Cli.run(RUN_LIMIT, "check", "--primitive", "semaphore", "--permits", "0");
+        Cli.Result none = Cli.usage("check", "--primitive", "semaphore", "--permits", "0");
         assertThat(none.exitCode()).isEqualTo(64);
         assertThat(none.stderr()).contains("--permits must be 1 to 64, was 0");
-        Cli.Result many = Cli.run(RUN_LIMIT, "check", "--primitive", "semaphore", "--permits", "65");
+        Cli.Result many = Cli.usage("check", "--primitive", "semaphore", "--permits", "65");
         assertThat(many.exitCode()).isEqualTo(64);
         assertThat(many.stderr()).contains("--permits must be 1 to 64, was 65");
-        Cli.Result slots = Cli.run(RUN_LIMIT, "check", "--primitive", "semaphore", "--permits", "64", "--locks", "200");
+        Cli.Result slots = Cli.usage("check", "--primitive", "semaphore", "--permits", "64", "--locks", "200");
         assertThat(slots.exitCode()).isEqualTo(64);
         assertThat(slots.stderr())
                 .contains("--locks times --permits must be at most 10000 (a register per slot), was 200 x 64");
-        Cli.Result recipe = Cli.run(
-                RUN_LIMIT, "check", "--primitive", "semaphore", "--recipe", "set-nx-px-del", "--server", "redis");
+        Cli.Result recipe =
+                Cli.usage("check", "--primitive", "semaphore", "--recipe", "set-nx-px-del", "--server", "redis");
         assertThat(recipe.exitCode()).isEqualTo(64);
         assertThat(recipe.stderr()).contains("--primitive semaphore takes Cerberus's permits; --recipe replaces");
-        Cli.Result idempotency =
-                Cli.run(RUN_LIMIT, "check", "--idempotency", "--primitive", "semaphore", "--engine", "mem:");
+        Cli.Result idempotency = Cli.usage("check", "--idempotency", "--primitive", "semaphore", "--engine", "mem:");
         assertThat(idempotency.exitCode()).isEqualTo(64);
         assertThat(idempotency.stderr())
                 .contains("--primitive semaphore applies to the lock check, not to --idempotency");
-        Cli.Result switching = Cli.run(
-                RUN_LIMIT, "check", "--primitive", "semaphore", "--second-engine", "file:" + dir, "--faults", "switch");
+        Cli.Result switching =
+                Cli.usage("check", "--primitive", "semaphore", "--second-engine", "file:" + dir, "--faults", "switch");
         assertThat(switching.exitCode()).isEqualTo(64);
         assertThat(switching.stderr()).contains("--second-engine applies to the lock check with Cerberus's locks");
-        Cli.Result unknown = Cli.run(RUN_LIMIT, "check", "--primitive", "barrier");
+        Cli.Result unknown = Cli.usage("check", "--primitive", "barrier");
         assertThat(unknown.exitCode()).isEqualTo(64);
         assertThat(unknown.stderr()).contains("--primitive takes lock, leader or semaphore; 'barrier' is none of them");
     }

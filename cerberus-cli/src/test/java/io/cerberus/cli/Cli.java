@@ -1,10 +1,14 @@
 package io.cerberus.cli;
 
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
 import io.cerberus.servers.JavaCommand;
 import io.cerberus.servers.ManagedProcess;
 import io.cerberus.servers.ServerException;
 import io.cerberus.testkit.TestTimes;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -14,8 +18,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
-/** Runs {@code cerberus} in child JVMs, the way users run it. */
+/** Runs {@code cerberus} in child JVMs, the way users run it; a usage error inside this JVM ({@link #usage}). */
 final class Cli {
+    /** How long a refusal may take inside this JVM ({@link #usage}). */
+    private static final Duration USAGE_LIMIT = Duration.ofSeconds(20);
+
     private Cli() {}
 
     /** How a finished run ended. */
@@ -36,6 +43,24 @@ final class Cli {
      */
     static Result run(Duration timeout, String... args) {
         return runWith(Map.of(), timeout, args);
+    }
+
+    /**
+     * Runs the command inside this JVM, for arguments it refuses before it starts anything (a usage error): the
+     * same parsing and checks as a child JVM's run, without a JVM's start-up per case. A run that is not refused
+     * fails the test when it passes {@code USAGE_LIMIT} instead of running on in this JVM unnoticed.
+     *
+     * @param args the arguments of {@code cerberus}
+     * @return how it ended
+     */
+    static Result usage(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exitCode = assertTimeoutPreemptively(
+                USAGE_LIMIT,
+                () -> CerberusCommand.run(new PrintWriter(out, true), new PrintWriter(err, true), args),
+                () -> "cerberus " + String.join(" ", args) + " was not refused at once: it ran");
+        return new Result(exitCode, out.toString(), err.toString());
     }
 
     /**
