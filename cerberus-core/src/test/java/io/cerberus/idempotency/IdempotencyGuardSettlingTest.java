@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -109,8 +108,37 @@ class IdempotencyGuardSettlingTest {
                 IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
             assertThatThrownBy(() -> attempt.complete("charged"))
                     .isInstanceOf(IdempotencyCompletionException.class)
-                    .hasMessageContaining("ran out first")
+                    .hasMessageContaining("ran out first and another attempt may have taken the key")
                     .hasMessageContaining("its result was not stored");
+        }
+    }
+
+    @Test
+    void aCompletionRefusedAfterARefusedRenewalSaysSo() throws Exception {
+        AtomicInteger refusedRenewals = new AtomicInteger();
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public boolean renew(String id, String token, Duration lease) {
+                refusedRenewals.incrementAndGet();
+                return false; // another attempt took the key
+            }
+
+            @Override
+            public boolean complete(String id, String token, byte[] result, boolean failure, Duration retention) {
+                return false;
+            }
+        };
+        try (IdempotencyGuard guard =
+                        guardOn(store, IdempotencyOptions.defaults().withLease(Duration.ofMillis(150)));
+                IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
+            long refusedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (refusedRenewals.get() == 0 && System.nanoTime() - refusedBy < 0) {
+                Thread.sleep(5);
+            }
+            assertThat(refusedRenewals.get()).isPositive();
+            assertThatThrownBy(() -> attempt.complete("charged"))
+                    .isInstanceOf(IdempotencyCompletionException.class)
+                    .hasMessageContaining("ran out first (a renewal was refused)");
         }
     }
 
@@ -133,17 +161,21 @@ class IdempotencyGuardSettlingTest {
     @Test
     void everySettlementEndsTheAttemptsRenewals() throws Exception {
         AtomicInteger renewals = new AtomicInteger();
-        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+        TransactionalStore store = new TransactionalStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 renewals.incrementAndGet();
                 return super.renew(id, token, lease);
             }
         };
+        Connection connection = store.connection();
+        connection.setAutoCommit(false); // never committed: the in-transaction completions stay in progress
         Duration lease = Duration.ofMillis(150); // renewed every 50 ms while it runs
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().withLease(lease))) {
-            for (String settlement : new String[] {"release", "fail", "complete"}) {
+            for (String settlement : new String[] {
+                "release", "fail", "complete", "completeNotKept", "completeIn", "failIn", "completeNotKeptIn"
+            }) {
                 IdempotencyKey key = IdempotencyKey.ofContent("charge", settlement);
                 IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING);
                 long seenBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -155,6 +187,10 @@ class IdempotencyGuardSettlingTest {
                 switch (settlement) {
                     case "release" -> attempt.close();
                     case "fail" -> attempt.fail(new IllegalStateException("declined"));
+                    case "completeNotKept" -> attempt.completeNotKept("too large");
+                    case "completeIn" -> attempt.completeIn(connection, "done");
+                    case "failIn" -> attempt.failIn(connection, new IllegalStateException("declined"));
+                    case "completeNotKeptIn" -> attempt.completeNotKeptIn(connection, "too large");
                     default -> attempt.complete("done");
                 }
                 int settled = renewals.get();
@@ -246,7 +282,9 @@ class IdempotencyGuardSettlingTest {
                         .isInstanceOf(ReplayedFailureException.class)
                         .satisfies(replayed -> {
                             if (message.equals(exact)) {
-                                assertThat(replayed.getMessage()).contains(exact + suffix);
+                                assertThat(replayed.getMessage())
+                                        .as("kept whole")
+                                        .endsWith(exact + suffix);
                             } else {
                                 assertThat(replayed.getMessage())
                                         .as("cut at 4096 characters")
@@ -312,9 +350,8 @@ class IdempotencyGuardSettlingTest {
                     HOUR,
                     ResultCodec.STRING,
                     () -> CompletableFuture.failedFuture(new CompletionException(declined)));
-            assertThatThrownBy(() -> outcome.get(10, TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class)
-                    .cause()
+            assertThat(outcome.handle((value, failure) -> failure).get(10, TimeUnit.SECONDS))
+                    .as("the cause itself, not the wrapper")
                     .isSameAs(declined);
             assertThat(guard.execute(KEY, HOUR, () -> "retried").status())
                     .as("the failure freed the key")
