@@ -72,11 +72,9 @@ class GuardInTransactionTest {
         TransactionalStore store = new TransactionalStore();
         try (IdempotencyGuard guard = guardOn(store)) {
             DataSource inTransaction = (DataSource) Proxy.newProxyInstance(
-                    getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                        Connection connection = store.connection();
-                        connection.setAutoCommit(false);
-                        return connection;
-                    });
+                    getClass().getClassLoader(),
+                    new Class<?>[] {DataSource.class},
+                    (proxy, method, args) -> store.transaction());
             guard.executeInTransaction(KEY, HOUR, ResultCodec.STRING, inTransaction, connection -> "done");
             assertThat(store.opened())
                     .singleElement()
@@ -179,8 +177,7 @@ class GuardInTransactionTest {
     void aFailureWrittenInTheTransactionIsReplayedOnceItCommits() throws Exception {
         TransactionalStore store = new TransactionalStore();
         try (IdempotencyGuard guard = guardOn(store)) {
-            Connection connection = store.connection();
-            connection.setAutoCommit(false);
+            Connection connection = store.transaction();
             try (IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
                 assertThat(attempt.mustRun()).isTrue();
                 attempt.failIn(connection, new IllegalArgumentException("card declined"));
@@ -199,8 +196,7 @@ class GuardInTransactionTest {
     void aFailureWrittenInATransactionThatRollsBackFreesTheKey() throws Exception {
         TransactionalStore store = new TransactionalStore();
         try (IdempotencyGuard guard = guardOn(store)) {
-            Connection connection = store.connection();
-            connection.setAutoCommit(false);
+            Connection connection = store.transaction();
             try (IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
                 attempt.failIn(connection, new IllegalArgumentException("card declined"));
                 connection.rollback();
@@ -214,8 +210,7 @@ class GuardInTransactionTest {
     void rolledBackAfterACommittedCompletionKeepsIt() throws Exception {
         TransactionalStore store = new TransactionalStore();
         try (IdempotencyGuard guard = guardOn(store)) {
-            Connection connection = store.connection();
-            connection.setAutoCommit(false);
+            Connection connection = store.transaction();
             try (IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
                 assertThat(attempt.completeIn(connection, "charged"))
                         .isEqualTo(new Outcome<>("charged", Outcome.Status.EXECUTED));
@@ -231,8 +226,7 @@ class GuardInTransactionTest {
     void aResultNotKeptIsWrittenInTheTransactionAndToldToDuplicates() throws Exception {
         TransactionalStore store = new TransactionalStore();
         try (IdempotencyGuard guard = guardOn(store)) {
-            Connection connection = store.connection();
-            connection.setAutoCommit(false);
+            Connection connection = store.transaction();
             try (IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING)) {
                 attempt.completeNotKeptIn(connection, "the report is streamed");
                 connection.commit();

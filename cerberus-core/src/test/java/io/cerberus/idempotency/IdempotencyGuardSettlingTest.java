@@ -168,8 +168,7 @@ class IdempotencyGuardSettlingTest {
                 return super.renew(id, token, lease);
             }
         };
-        Connection connection = store.connection();
-        connection.setAutoCommit(false); // never committed: the in-transaction completions stay in progress
+        Connection connection = store.transaction(); // never committed: the in-transaction completions stay in progress
         Duration lease = Duration.ofMillis(150); // renewed every 50 ms while it runs
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().withLease(lease))) {

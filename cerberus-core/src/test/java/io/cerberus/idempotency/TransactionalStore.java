@@ -95,6 +95,13 @@ class TransactionalStore extends HookedIdempotencyStore {
         return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, tx);
     }
 
+    /** @return a new connection in a transaction (auto-commit off), as a caller hands one to the guard */
+    Connection transaction() throws SQLException {
+        Connection connection = connection();
+        connection.setAutoCommit(false);
+        return connection;
+    }
+
     /** @return the connections handed out so far */
     List<Tx> opened() {
         synchronized (opened) {
