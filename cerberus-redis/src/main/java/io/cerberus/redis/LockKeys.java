@@ -88,6 +88,9 @@ record LockKeys(
         return PREFIX + encode(namespace, false) + ":}:epoch";
     }
 
+    /** How many keys {@link #all} gives. */
+    static final int COUNT = 6;
+
     /**
      * @param cluster whether the server is a Redis Cluster, whose counter must share the lock's slot
      * @return the six keys of the lock, in the order the scripts expect them: owner, token counter,

@@ -53,7 +53,36 @@ enum LockScripts {
     /** Read a string of fenced data, recording the reader's fence. */
     FENCED_GET("fenced_get.lua", ScriptOutputType.MULTI),
     /** Read a field of a fenced hash, recording the reader's fence. */
-    FENCED_HGET("fenced_hget.lua", ScriptOutputType.MULTI);
+    FENCED_HGET("fenced_hget.lua", ScriptOutputType.MULTI),
+    /** {@link #ACQUIRE} for many calls at once ({@link ScriptBatches}). */
+    ACQUIRE_BATCH("acquire.lua", LockKeys.COUNT, 6),
+    /** {@link #RELEASE} for many calls at once ({@link ScriptBatches}). */
+    RELEASE_BATCH("release.lua", LockKeys.COUNT, 3);
+
+    /**
+     * The loop of a batch script: runs {@code one} (a script's body made a function of its keys and
+     * arguments) on each call's slice of {@code KEYS} and {@code ARGV}, in order, and answers a list of the
+     * replies (a reply that is not a list is made one of one element); a call that fails answers
+     * {@code {'error', message}} and the others go on, as if each had been sent alone.
+     */
+    private static final String BATCH_LOOP = """
+            local function run_batch(one, keys_each, args_each)
+              local out = {}
+              for i = 0, #KEYS / keys_each - 1 do
+                local ks, as = {}, {}
+                for j = 1, keys_each do ks[j] = KEYS[i * keys_each + j] end
+                for j = 1, args_each do as[j] = ARGV[i * args_each + j] end
+                local ok, reply = pcall(one, ks, as)
+                if not ok then
+                  reply = {'error', type(reply) == 'table' and tostring(reply.err) or tostring(reply)}
+                elseif type(reply) ~= 'table' then
+                  reply = {reply}
+                end
+                out[i + 1] = reply
+              end
+              return out
+            end
+            """;
 
     private final String text;
     private final String sha;
@@ -64,6 +93,23 @@ enum LockScripts {
                 read("common.lua") + "\n" + (file.startsWith("fenced_") ? read("fenced.lua") + "\n" : "") + read(file);
         this.sha = sha1(text);
         this.output = output;
+    }
+
+    /** A batch script: {@code file}'s body run for each call of a batch, {@code keysEach} keys and {@code argsEach} arguments each. */
+    LockScripts(String file, int keysEach, int argsEach) {
+        this.text = read("common.lua") + "\nlocal function one(KEYS, ARGV)\n" + read(file) + "\nend\n" + BATCH_LOOP
+                + "return run_batch(one, " + keysEach + ", " + argsEach + ")\n";
+        this.sha = sha1(text);
+        this.output = ScriptOutputType.MULTI;
+    }
+
+    /** @return the script that runs many calls of this one at once, or {@code null} if there is none */
+    LockScripts batched() {
+        return switch (this) {
+            case ACQUIRE -> ACQUIRE_BATCH;
+            case RELEASE -> RELEASE_BATCH;
+            default -> null;
+        };
     }
 
     /**

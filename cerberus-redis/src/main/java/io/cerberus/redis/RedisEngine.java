@@ -60,7 +60,8 @@ import java.util.concurrent.locks.LockSupport;
  * that may evict keys is refused unless accepted, and checked at each health check ({@link EvictionCheck}).
  *
  * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals: one
- * script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, one acquire per wake-up.
+ * script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, one acquire per wake-up. Acquires and releases
+ * of many threads that pile up go as one script call ({@link ScriptBatches}; not on a Cluster).
  */
 final class RedisEngine
         implements LockEngine,
@@ -101,6 +102,9 @@ final class RedisEngine
     private final boolean cluster;
 
     private final RedisClusterAsyncCommands<String, String> commands;
+    /** Acquire and release script calls, batched when they pile up. */
+    private final ScriptBatches scripts;
+
     private final Duration timeout;
     private final LockWaiters waiters;
     private final int waitReplicas;
@@ -128,6 +132,7 @@ final class RedisEngine
         this.link = link;
         this.cluster = link instanceof RedisLink.Cluster;
         this.commands = link.commands();
+        this.scripts = new ScriptBatches(commands, !cluster);
         this.timeout = timeout;
         this.waiters = waiters;
         this.waitReplicas = waitReplicas;
@@ -149,8 +154,8 @@ final class RedisEngine
     public AcquireResult tryAcquire(Acquisition attempt) {
         LockKeys keys = LockKeys.of(attempt.key());
         Object subscribedBefore = waiters.confirmedSubscription(keys.channel());
-        CompletableFuture<List<?>> reply = LockScripts.ACQUIRE.run(
-                commands,
+        CompletableFuture<List<?>> reply = scripts.run(
+                LockScripts.ACQUIRE,
                 keys.all(cluster),
                 attempt.token(),
                 attempt.mode().label(),
@@ -408,8 +413,12 @@ final class RedisEngine
 
     private boolean releaseOnce(Acquisition attempt, Duration within) {
         LockKeys keys = LockKeys.of(attempt.key());
-        CompletableFuture<Long> reply = LockScripts.RELEASE.run(
-                commands, keys.all(cluster), attempt.token(), attempt.mode().label(), keys.channel());
+        CompletableFuture<Long> reply = scripts.run(
+                LockScripts.RELEASE,
+                keys.all(cluster),
+                attempt.token(),
+                attempt.mode().label(),
+                keys.channel());
         return Replies.await(reply, within, shown, () -> "release " + attempt) == 1L;
     }
 
