@@ -59,9 +59,9 @@ import java.util.concurrent.locks.LockSupport;
  * the lock's channel, and {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server
  * that may evict keys is refused unless accepted, and checked at each health check ({@link EvictionCheck}).
  *
- * <p><b>Round trips.</b> acquire 1 (a script's first use: 2); release 1; {@link #handOver} 1; renewals: one
- * script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, one acquire per wake-up. Acquires and releases
- * of many threads that pile up go as one script call ({@link ScriptBatches}; not on a Cluster).
+ * <p><b>Round trips.</b> acquire 1 (a script's first use: 2), release 1 (both batched when they pile up:
+ * {@link ScriptBatches}); {@link #handOver} 1; renewals: one script per {@link #RENEW_BATCH} holds; a waiter: a
+ * subscribe, one acquire per wake-up.
  */
 final class RedisEngine
         implements LockEngine,
