@@ -59,9 +59,8 @@ import java.util.concurrent.locks.LockSupport;
  * the lock's channel, and {@link LockWaiters} wakes only those, threads or callbacks. <b>Eviction:</b> a server
  * that may evict keys is refused unless accepted, and checked at each health check ({@link EvictionCheck}).
  *
- * <p><b>Round trips.</b> acquire 1 (a script's first use: 2), release 1 (both batched when they pile up:
- * {@link ScriptBatches}); {@link #handOver} 1; renewals: one script per {@link #RENEW_BATCH} holds; a waiter: a
- * subscribe, one acquire per wake-up.
+ * <p><b>Round trips.</b> acquire 1 (first use: 2), release 1 (batched when they pile up: {@link ScriptBatches});
+ * {@link #handOver} 1; renewals: a script per {@link #RENEW_BATCH} holds; a waiter: a subscribe, an acquire per wake-up.
  */
 final class RedisEngine
         implements LockEngine,
