@@ -1,5 +1,9 @@
 package io.cerberus.servers;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,8 +19,21 @@ import java.util.Map;
  */
 public final class MariaDbServer extends DatabaseServer {
 
+    private final Path tmpDir;
+
     private MariaDbServer(Builder builder, int port, String password) {
         super("mariadbd", port, command(builder, port), builder, password);
+        this.tmpDir = builder.tmpDir;
+    }
+
+    /** Kills the server and deletes its data directory if it was created here, and its temporary directory. */
+    @Override
+    public void close() {
+        try {
+            super.close();
+        } finally {
+            Directories.deleteQuietly(tmpDir);
+        }
     }
 
     private static List<String> command(Builder builder, int port) {
@@ -28,6 +45,7 @@ public final class MariaDbServer extends DatabaseServer {
                 "--bind-address=127.0.0.1",
                 "--skip-name-resolve",
                 "--socket=" + builder.dataDir().resolve("mysqld.sock"),
+                "--tmpdir=" + builder.tmpDir,
                 "--pid-file=" + builder.dataDir().resolve("mysqld.pid"),
                 "--skip-log-bin",
                 "--innodb-buffer-pool-size=32M",
@@ -93,6 +111,12 @@ public final class MariaDbServer extends DatabaseServer {
 
     /** Options of a {@link MariaDbServer}; {@link #setting} takes mariadbd options without their {@code --}. Not thread-safe. */
     public static final class Builder extends DatabaseServer.Options<Builder> {
+        /**
+         * The server's own temporary directory: with the system's {@code /tmp}, a server starting in one JVM
+         * deletes the {@code #sql*} files of a set-up running in another.
+         */
+        private Path tmpDir;
+
         private Builder() {
             super("mysql", "mysql", 300);
         }
@@ -107,6 +131,7 @@ public final class MariaDbServer extends DatabaseServer {
          */
         public MariaDbServer start() {
             prepare();
+            tmpDir = privateTempDir();
             String password = Passwords.random();
             MariaDbServer server = null;
             try {
@@ -121,13 +146,20 @@ public final class MariaDbServer extends DatabaseServer {
                                 "--datadir=" + dataDir(),
                                 "--user=" + runAs,
                                 "--auth-root-authentication-method=socket",
-                                "--skip-test-db"),
+                                "--skip-test-db",
+                                "--tmpdir=" + tmpDir),
                         "");
                 // bootstrap mode loads no grant tables until FLUSH PRIVILEGES; the password is a Base64 literal
                 setUp(
                         "mariadbd --bootstrap",
                         this,
-                        List.of(mariadbd(), "--no-defaults", "--datadir=" + dataDir(), "--bootstrap", "--skip-log-bin"),
+                        List.of(
+                                mariadbd(),
+                                "--no-defaults",
+                                "--datadir=" + dataDir(),
+                                "--tmpdir=" + tmpDir,
+                                "--bootstrap",
+                                "--skip-log-bin"),
                         "FLUSH PRIVILEGES;\nCREATE USER '" + user() + "'@'127.0.0.1' IDENTIFIED BY '" + password
                                 + "';\n"
                                 + "GRANT ALL PRIVILEGES ON *.* TO '" + user() + "'@'127.0.0.1' WITH GRANT OPTION;\n"
@@ -140,9 +172,22 @@ public final class MariaDbServer extends DatabaseServer {
                     server.close();
                 } else {
                     deleteCreatedDataDir();
+                    Directories.deleteQuietly(tmpDir);
                 }
                 throw e;
             }
+        }
+
+        private Path privateTempDir() {
+            Path dir;
+            try {
+                dir = Files.createTempDirectory("cerberus-mariadb-tmp-");
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+            } catch (IOException e) {
+                throw new ServerException("could not create a temporary directory for MariaDB: " + e, e);
+            }
+            SystemUsers.give(dir, systemUser());
+            return dir;
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -50,6 +51,22 @@ class MariaDbServerTest {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(server.dataDir())))
                     .isEqualTo("rwx------");
         }
+    }
+
+    @Test
+    void eachServerHasATemporaryDirectoryOfItsOwnDeletedWithIt() throws Exception {
+        // with the system's /tmp, a server starting in one JVM deleted the #sql files of another one's set-up
+        Path first;
+        try (MariaDbServer one = MariaDbServer.start();
+                MariaDbServer two = MariaDbServer.start()) {
+            first = Path.of(rows(one.uri(), "SELECT @@tmpdir").get(0));
+            Path second = Path.of(rows(two.uri(), "SELECT @@tmpdir").get(0));
+            assertThat(first).isNotEqualTo(second).isNotEqualTo(Path.of(System.getProperty("java.io.tmpdir")));
+            assertThat(first).isDirectory();
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(first)))
+                    .isEqualTo("rwx------");
+        }
+        assertThat(first).doesNotExist();
     }
 
     @Test
