@@ -1,6 +1,7 @@
 package io.cerberus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.CerberusMetrics.HoldObserver;
 import io.cerberus.CerberusMetrics.WaitObserver;
@@ -100,6 +101,60 @@ class ObservedAcquisitionTest {
                 assertThat(contention.lastHolder()).endsWith(" trace=holder");
             });
             assertThat(holder.contention()).isEmpty();
+        }
+    }
+
+    @Test
+    void anInterruptibleAcquireOnAnInterruptedThreadThrowsBeforeItAsksAndIsObservedAsInterrupted() throws Exception {
+        Recorder recorder = new Recorder("");
+        try (Cerberus cerberus =
+                        Cerberus.builder().engine(store).metrics(recorder).build();
+                Cerberus other = Cerberus.connect(store)) {
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> cerberus.lock("order:7").tryLock(5, TimeUnit.SECONDS))
+                    .isInstanceOf(InterruptedException.class)
+                    .hasMessageContaining("interrupted before acquiring");
+            assertThat(Thread.interrupted())
+                    .as("the interrupt is taken, as Lock.tryLock takes it")
+                    .isFalse();
+            assertThat(other.inspect("order:7"))
+                    .as("nothing was asked of the engine")
+                    .isEmpty();
+            assertThat(recorder.calls.subList(1, recorder.calls.size())).containsExactly("ended INTERRUPTED");
+        }
+    }
+
+    @Test
+    void lockOnAnInterruptedThreadStillAcquiresAndKeepsTheInterruptForTheCaller() throws Exception {
+        Recorder recorder = new Recorder("");
+        try (Cerberus cerberus =
+                Cerberus.builder().engine(store).metrics(recorder).build()) {
+            DistributedLock lock = cerberus.lock("order:8");
+            Thread.currentThread().interrupt();
+            try {
+                lock.lock();
+                assertThat(Thread.currentThread().isInterrupted()).isTrue();
+                assertThat(lock.isHeldByCurrentThread()).isTrue();
+                lock.unlock();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(recorder.calls.subList(1, recorder.calls.size())).containsExactly("ended GRANTED", "released");
+        }
+    }
+
+    @Test
+    void aClosedClientTellsAnInterruptedCallerItIsClosed() throws Exception {
+        Cerberus cerberus = Cerberus.connect(store);
+        DistributedLock lock = cerberus.lock("order:9");
+        cerberus.close();
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> lock.tryLock(1, TimeUnit.SECONDS))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+        } finally {
+            Thread.interrupted();
         }
     }
 
