@@ -12,8 +12,8 @@ import java.util.Map;
  * has semaphore peers, 200 locks held for three leases of 1 s; wake-up on Redis) against each real
  * server the bench starts, every peer of every engine; figures are not judged here, but a peer that
  * fails in either JVM or loses a held lock fails the test. The smoke tests are a class per engine family
- * ({@link RedisBenchSmokeTest}, {@link CoordinationBenchSmokeTest}, {@link SqlBenchSmokeTest}), so the module's two
- * test JVMs run them side by side.
+ * ({@link RedisBenchSmokeTest}, {@link CoordinationBenchSmokeTest}, {@link SqlBenchSmokeTest}); the module runs them
+ * in one test JVM (docs/dev/BUILD.md, "Test JVMs": with two, Spring's registry lost held locks to late renewals).
  */
 final class BenchSmoke {
     static final List<Integer> THREADS = List.of(2);
