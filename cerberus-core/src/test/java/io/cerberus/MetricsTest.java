@@ -101,6 +101,12 @@ class MetricsTest {
             engine.renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
             assertThat(recorder.lost.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(recorder.calls).contains("renewals scripted REFUSED 1", "loss scripted exclusive");
+            assertThat(recorder.calls.stream()
+                            .filter(call -> call.startsWith("renewals scripted RENEWED "))
+                            .mapToInt(call -> Integer.parseInt(call.substring(call.lastIndexOf(' ') + 1)))
+                            .sum())
+                    .as("holds counted as renewed: the ones the engine renewed, none of those it refused")
+                    .isEqualTo(engine.renewedHolds.get());
         }
     }
 

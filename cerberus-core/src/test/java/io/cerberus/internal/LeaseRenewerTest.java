@@ -311,8 +311,31 @@ class LeaseRenewerTest {
         assertThat(shorter.isValid())
                 .as("the renewer takes its tasks by their due time, not in the order they came")
                 .isTrue();
+        assertThat(longer.isValid())
+                .as("an explicit lease's end is not taken along with the renewals due long before it")
+                .isTrue();
         shorter.close();
         longer.close();
+    }
+
+    @Test
+    void theFirstRenewalComesAThirdIntoTheLeaseNotSoonerNorMuchLater() throws Exception {
+        Cerberus cerberus = client(Duration.ofSeconds(6));
+        Scripted engine = ScriptedEngineProvider.last;
+        long asked = System.nanoTime();
+        Lease lease = cerberus.lock("first-renewal").acquire(Duration.ZERO);
+        long granted = System.nanoTime();
+        pollUntil("a first renewal", () -> !engine.renewalTimes.isEmpty());
+        long first = engine.renewalTimes.peek();
+
+        // due 2 s after the grant; a batch may take it up to a twelfth of the lease (0.5 s) early
+        assertThat(Duration.ofNanos(first - granted))
+                .as("the first renewal after the grant")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(1500));
+        assertThat(Duration.ofNanos(first - asked))
+                .as("the first renewal, well before the lease's second half")
+                .isLessThan(Duration.ofMillis(2000 + bound(1500)));
+        lease.close();
     }
 
     @Test

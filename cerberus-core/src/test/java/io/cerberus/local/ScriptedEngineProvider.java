@@ -59,6 +59,8 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger renewCalls = new AtomicInteger();
         /** Holds renewed, summed over calls. */
         public final AtomicInteger renewedHolds = new AtomicInteger();
+        /** When each renewal call came ({@code System.nanoTime()}), in order. */
+        public final java.util.Queue<Long> renewalTimes = new java.util.concurrent.ConcurrentLinkedQueue<>();
         /** When set, a renewal counts this down on entry and then waits for {@link #releaseRenewal}. */
         public final AtomicReference<CountDownLatch> renewalEntered = new AtomicReference<>();
         /** Lets a held-up renewal finish. */
@@ -102,6 +104,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         @Override
         public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
             renewCalls.incrementAndGet();
+            renewalTimes.add(System.nanoTime());
             CountDownLatch entered = renewalEntered.getAndSet(null);
             if (entered != null) {
                 entered.countDown();
