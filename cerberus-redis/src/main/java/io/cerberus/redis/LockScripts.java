@@ -1,5 +1,6 @@
 package io.cerberus.redis;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -10,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -110,6 +112,20 @@ enum LockScripts {
             case RELEASE -> RELEASE_BATCH;
             default -> null;
         };
+    }
+
+    /**
+     * Decodes one call's part of a reply of this script's batch form ({@link #BATCH_LOOP}'s encoding).
+     *
+     * @param part the call's element of the batch's reply
+     * @return the reply the call would have had alone
+     * @throws RedisCommandExecutionException the call's own failure
+     */
+    Object replyOfOne(List<?> part) {
+        if ("error".equals(part.get(0))) {
+            throw new RedisCommandExecutionException(String.valueOf(part.get(1)));
+        }
+        return output == ScriptOutputType.MULTI ? part : part.get(0);
     }
 
     /**

@@ -4,7 +4,9 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -112,10 +114,10 @@ final class ScriptBatches {
 
     /** Completes a call from its part of a batch's reply. */
     private static void complete(LockScripts script, CompletableFuture<Object> reply, List<?> part) {
-        if ("error".equals(part.get(0))) {
-            reply.completeExceptionally(new RedisCommandExecutionException(String.valueOf(part.get(1))));
-        } else {
-            reply.complete(script == LockScripts.RELEASE ? part.get(0) : part);
+        try {
+            reply.complete(script.replyOfOne(part));
+        } catch (RedisCommandExecutionException failure) {
+            reply.completeExceptionally(failure);
         }
     }
 
@@ -125,23 +127,19 @@ final class ScriptBatches {
         try {
             inFlight--;
             while (inFlight < IN_FLIGHT && !queued.isEmpty()) {
-                List<Call> acquires = new ArrayList<>();
-                List<Call> releases = new ArrayList<>();
-                LockScripts first = null;
-                while (acquires.size() + releases.size() < MOST && !queued.isEmpty()) {
+                // one batch per script, in the order their first calls queued in
+                Map<LockScripts, List<Call>> batches = new LinkedHashMap<>();
+                for (int taken = 0; taken < MOST && !queued.isEmpty(); ) {
                     Call call = queued.poll();
                     if (!call.reply.isDone()) {
-                        first = first == null ? call.script : first;
-                        (call.script == LockScripts.RELEASE ? releases : acquires).add(call);
+                        batches.computeIfAbsent(call.script, script -> new ArrayList<>())
+                                .add(call);
+                        taken++;
                     }
                 }
-                // in the order they queued in: the script of the first call first
-                for (List<Call> calls :
-                        first == LockScripts.RELEASE ? List.of(releases, acquires) : List.of(acquires, releases)) {
-                    if (!calls.isEmpty()) {
-                        inFlight++;
-                        send(calls);
-                    }
+                for (List<Call> calls : batches.values()) {
+                    inFlight++;
+                    send(calls);
                 }
             }
         } finally {
