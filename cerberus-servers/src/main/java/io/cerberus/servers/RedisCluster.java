@@ -258,6 +258,9 @@ public final class RedisCluster implements Deployment {
                                     "yes",
                                     "--cluster-config-file",
                                     "nodes.conf",
+                                    // not Redis's default, the port + 10000: that one no JVM has claimed
+                                    "--cluster-port",
+                                    Integer.toString(FreePorts.next()),
                                     "--cluster-node-timeout",
                                     Long.toString(nodeTimeout.toMillis()),
                                     "--repl-diskless-sync-delay",
