@@ -133,6 +133,42 @@ class LeaseRenewerTest {
     }
 
     @Test
+    void anUnreachableEngineIsRetriedEveryTenthOfTheLeaseUntilItEndsAndTheLossCountsTheTries() throws Exception {
+        Duration lease = Duration.ofSeconds(1); // retries every 100 ms (a tenth), from the first renewal at 333 ms
+        DistributedLock lock = client(lease).lock("retried");
+        Scripted engine = ScriptedEngineProvider.last;
+        engine.renewals = RenewalMode.UNREACHABLE;
+        long asked = System.nanoTime();
+        lock.lock();
+        AtomicLong lostAt = new AtomicLong();
+        CountDownLatch told = new CountDownLatch(1);
+        lock.lease().onLost((held, reason) -> {
+            lostAt.set(System.nanoTime());
+            told.countDown();
+        });
+        assertThat(told.await(bound(lease.toMillis() * 3), TimeUnit.MILLISECONDS))
+                .isTrue();
+
+        List<Long> tries = List.copyOf(engine.renewalTimes);
+        assertThat(tries)
+                .as("about 7 tries in the 667 ms from the first renewal to the lease's end")
+                .hasSizeBetween(5, 9);
+        for (int i = 1; i < tries.size() - 1; i++) {
+            assertThat(Duration.ofNanos(tries.get(i) - tries.get(i - 1)))
+                    .as("the pause before try %d: a tenth of the lease", i + 1)
+                    .isGreaterThanOrEqualTo(lease.dividedBy(10));
+        }
+        assertThat(Duration.ofNanos(lostAt.get() - asked))
+                .as("lost when the lease ran out, not before, and not a retry's pause after")
+                .isGreaterThanOrEqualTo(lease)
+                .isLessThan(lease.plusMillis(bound(100)));
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(LockLostException.class)
+                .hasMessageContaining(
+                        "ran out while the engine could not be reached to renew it (" + tries.size() + " tries)");
+    }
+
+    @Test
     void uncertainLeaseIsValidAgainWhenARenewalSucceeds() throws Exception {
         // a long lease: the engine must come back well before it runs out
         DistributedLock lock = client(Duration.ofSeconds(2)).lock("recovers");
