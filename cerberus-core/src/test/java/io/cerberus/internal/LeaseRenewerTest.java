@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -321,6 +322,29 @@ class LeaseRenewerTest {
                 .as("unlock returned only after the renewal was let go")
                 .isZero();
         assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void aRenewalInFlightHoldsUpNoOtherLocksAcquire() throws Exception {
+        Cerberus cerberus = client();
+        Scripted engine = ScriptedEngineProvider.last;
+        CountDownLatch entered = new CountDownLatch(1);
+        engine.renewalEntered.set(entered);
+        Lease renewing = cerberus.lock("renewing").acquire(Duration.ZERO);
+        assertThat(entered.await(bound(2000), TimeUnit.MILLISECONDS))
+                .as("a renewal started")
+                .isTrue();
+        FutureTask<Lease> other = new FutureTask<>(() -> cerberus.lock("other").acquire(Duration.ZERO));
+        new Thread(other, "acquires another lock").start();
+        try {
+            assertThat(other.get(bound(2000), TimeUnit.MILLISECONDS).isValid())
+                    .as("another lock, acquired (its renewal scheduled) while a renewal is unanswered")
+                    .isTrue();
+        } finally {
+            engine.releaseRenewal.countDown();
+        }
+        other.get().close();
+        renewing.close();
     }
 
     @Test
