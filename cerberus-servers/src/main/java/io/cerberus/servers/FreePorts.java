@@ -21,7 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * port's byte of one file ({@code <java.io.tmpdir>/cerberus-ports-<user>.lock}) until it exits. So
  * a server that restarts on its port never finds it taken by another JVM's server started
  * meanwhile (a client of the restarted server would be talking to that one). Where the file
- * cannot be opened, ports are kept apart within the JVM only. Thread-safe.
+ * cannot be opened or locked, ports are kept apart within the JVM only. Thread-safe.
  */
 public final class FreePorts {
     private static final int LOWEST = 15_000;
@@ -59,7 +59,7 @@ public final class FreePorts {
      * this class (another test fork, a child JVM): an exclusive lock on the port's byte of the
      * claims file, which the kernel drops when the JVM ends, however it ends.
      *
-     * @return whether this JVM holds the port's lock now (true as well when claims cannot be made)
+     * @return whether this JVM holds the port's lock now (true as well where files cannot be locked)
      */
     private static boolean claim(int port) {
         if (CLAIMS == null) {
@@ -68,7 +68,7 @@ public final class FreePorts {
         try {
             return CLAIMS.tryLock(port, 1, false) != null;
         } catch (IOException e) {
-            return false; // the lock cannot be taken (no locks on this file system): skip the port
+            return true; // no locks on this file system: ports are kept apart within this JVM only
         }
     }
 
