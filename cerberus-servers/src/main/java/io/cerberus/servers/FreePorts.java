@@ -65,10 +65,16 @@ public final class FreePorts {
         if (CLAIMS == null) {
             return true;
         }
+        // an interrupt during a channel's call closes the channel, and with it every claim: take it off meanwhile
+        boolean interrupted = Thread.interrupted();
         try {
             return CLAIMS.tryLock(port, 1, false) != null;
         } catch (IOException e) {
             return true; // no locks on this file system: ports are kept apart within this JVM only
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
