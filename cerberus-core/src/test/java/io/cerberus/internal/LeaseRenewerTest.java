@@ -363,13 +363,23 @@ class LeaseRenewerTest {
 
     @Test
     void aShortLeaseIsRenewedInTimeWhenALongerOneWasScheduledFirst() throws Exception {
+        java.util.Set<Thread> before = renewerThreads();
         Cerberus cerberus = client();
         Lease longer = cerberus.lock("longer").acquire(Duration.ZERO, Duration.ofSeconds(30)); // ends in 30 s
+        Thread renewer = renewerThreads().stream()
+                .filter(thread -> !before.contains(thread))
+                .findFirst()
+                .orElseThrow();
+        // the renewer asleep until the longer lease's end: the shorter's renewal must wake it
+        pollUntil(
+                "the renewer to sleep until the longer lease's end",
+                () -> renewer.getState() == Thread.State.TIMED_WAITING);
         Lease shorter = cerberus.lock("shorter").acquire(Duration.ZERO); // renewed every 100 ms
         new CountDownLatch(1).await(LEASE.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(shorter.isValid())
-                .as("the renewer takes its tasks by their due time, not in the order they came")
+                .as(
+                        "the renewer is woken for an earlier task and takes its tasks by due time, not in the order they came")
                 .isTrue();
         assertThat(longer.isValid())
                 .as("an explicit lease's end is not taken along with the renewals due long before it")
