@@ -27,9 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * sent. Tasks due within lease/12 of each other are renewed together, one
  * {@link io.cerberus.spi.LockEngine#renewAll} call per engine, so engines that can batch (one
  * script, one pipeline) spend one round trip on many locks. A renewal the engine refuses marks
- * the lease lost at once. A renewal that fails to reach the engine is retried every lease/10 until
- * the lease runs out on the client's clock: the lease is invalid (uncertain) from the first
- * failure, but marked lost only when it runs out, because the engine may well still hold it.
+ * the lease lost at once. A renewal that fails to reach the engine (or meets any other failure of
+ * the engine's, an {@link Error} included) is retried every lease/10 until the lease runs out on the
+ * client's clock: the lease is invalid (uncertain) from the first failure, but marked lost (and its
+ * listeners told) only when it runs out, because the engine may well still hold it.
  *
  * <p>Cancellation is synchronous: a task runs with its hold's state lock held, and release takes
  * the same lock, so after release no renewal is in flight or will be sent.
@@ -202,7 +203,7 @@ final class LeaseRenewer implements AutoCloseable {
                 // the engine keeps session-bound holds for ever: end the explicit lease here
                 try {
                     holding.engine.engine().release(holding.acquisition);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // the hold is reported lost all the same
                     LOG.log(Level.WARNING, "could not release " + holding + " at the end of its lease", e);
                 }
             }
@@ -241,7 +242,8 @@ final class LeaseRenewer implements AutoCloseable {
                 refused = store.ability(RenewsInBatches.class)
                         .map(batch -> batch.renewAll(attempts))
                         .orElseGet(() -> RenewsInBatches.oneByOne(store, attempts));
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // an Error too (an engine's bug): the holds are retried and, if it lasts, lost and reported
                 for (Holding holding : locked) {
                     retryOrLose(holding, e, lost);
                 }
@@ -277,7 +279,7 @@ final class LeaseRenewer implements AutoCloseable {
         }
     }
 
-    private void retryOrLose(Holding holding, RuntimeException failure, List<Holding> lost) {
+    private void retryOrLose(Holding holding, Throwable failure, List<Holding> lost) {
         long now = System.nanoTime();
         long left = holding.validUntilNanos() - now;
         if (left <= 0) {

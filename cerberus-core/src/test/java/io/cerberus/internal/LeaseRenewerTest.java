@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -167,6 +168,34 @@ class LeaseRenewerTest {
                 .isInstanceOf(LockLostException.class)
                 .hasMessageContaining(
                         "ran out while the engine could not be reached to renew it (" + tries.size() + " tries)");
+    }
+
+    @Test
+    void anErrorThrownByAnEngineInARenewalIsRetriedAndReportedAsALossWhileOtherHoldsAreRenewed() throws Exception {
+        Cerberus cerberus = client();
+        Scripted engine = ScriptedEngineProvider.last;
+        engine.renewals = RenewalMode.BROKEN;
+        Lease broken = cerberus.lock("broken").acquire(Duration.ZERO);
+        CountDownLatch told = new CountDownLatch(1);
+        AtomicReference<Throwable> cause = new AtomicReference<>();
+        broken.onLost((lease, reason) -> {
+            cause.set(reason.getCause());
+            told.countDown();
+        });
+        assertThat(told.await(bound(LEASE.toMillis() * 3), TimeUnit.MILLISECONDS))
+                .as("the hold whose renewals meet an engine's Error, lost when its lease runs out and reported")
+                .isTrue();
+        assertThat(cause.get()).isInstanceOf(AssertionError.class).hasMessage("scripted engine broken");
+        assertThat(engine.renewalTimes).as("retried within the lease").hasSizeGreaterThan(1);
+
+        engine.renewals = RenewalMode.NORMAL;
+        Lease later = cerberus.lock("later").acquire(Duration.ZERO);
+        new CountDownLatch(1).await(LEASE.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(later.isValid())
+                .as("a hold taken after the errors, renewed by the same renewer")
+                .isTrue();
+        later.close();
+        assertThatThrownBy(broken::close).isInstanceOf(LockLostException.class);
     }
 
     @Test

@@ -28,7 +28,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
     public enum RenewalMode {
         NORMAL,
         REFUSE,
-        UNREACHABLE
+        UNREACHABLE,
+        /** Throws an {@link Error}, as an engine with a bug might: no exception the renewer expects. */
+        BROKEN
     }
 
     @Override
@@ -119,6 +121,8 @@ public final class ScriptedEngineProvider implements EngineProvider {
                     return Set.copyOf(attempts);
                 case UNREACHABLE:
                     throw new EngineUnavailableException("scripted engine unreachable", null);
+                case BROKEN:
+                    throw new AssertionError("scripted engine broken");
                 default:
                     renewedHolds.addAndGet(attempts.size());
                     return RenewsInBatches.oneByOne(this, attempts);
