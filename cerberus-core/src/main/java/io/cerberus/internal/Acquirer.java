@@ -103,6 +103,10 @@ final class Acquirer {
                         break;
                 }
             }
+        } catch (RuntimeException | Error e) {
+            // one the run did not expect (an engine's Error): leave the line and withdraw, as the async driver does
+            run.giveUp(CerberusMetrics.AcquireOutcome.FAILED);
+            throw e;
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();

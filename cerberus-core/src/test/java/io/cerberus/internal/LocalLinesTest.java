@@ -301,6 +301,40 @@ class LocalLinesTest {
     }
 
     @Test
+    void aHeadWhoseAskMeetsAnErrorLeavesTheLineToTheNext() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("broken");
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("broken");
+        CompletableFuture<Throwable> headEnded = new CompletableFuture<>();
+        Thread head = new Thread(
+                () -> {
+                    try {
+                        lock.tryLock(bound(5000), TimeUnit.MILLISECONDS);
+                        headEnded.complete(null);
+                    } catch (Throwable e) {
+                        headEnded.complete(e);
+                    }
+                },
+                "head");
+        threads.add(head);
+        head.start();
+        await("head asks", () -> engine.acquireCalls.get() >= 1);
+        List<String> granted = new CopyOnWriteArrayList<>();
+        Thread next = waiter("next", lock, granted);
+        engine.acquireErrors.set(1); // the head's next ask
+        assertThat(headEnded.get(bound(5000), TimeUnit.MILLISECONDS))
+                .as("the head's call ends with the engine's Error")
+                .isInstanceOf(AssertionError.class)
+                .hasMessage("scripted engine broken");
+        elsewhere.unlock();
+        next.join(bound(5000));
+        assertThat(granted)
+                .as("the next in line asks in its turn and is granted")
+                .containsExactly("next");
+    }
+
+    @Test
     void theLossOfTheHoldTheLineWaitsForWakesTheHead() throws Exception {
         Cerberus cerberus = Cerberus.builder()
                 .engine("scripted:" + UUID.randomUUID())

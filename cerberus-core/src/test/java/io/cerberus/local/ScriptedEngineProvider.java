@@ -80,6 +80,8 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public volatile boolean racing;
         /** tryAcquire calls. */
         public final AtomicInteger acquireCalls = new AtomicInteger();
+        /** While above zero, each tryAcquire counts it down and throws an {@link Error}, as an engine's bug might. */
+        public final AtomicInteger acquireErrors = new AtomicInteger();
         /** When set, grants say the request that made them was sent this long before (as a hand-off's are). */
         public volatile java.time.Duration grantedAge;
         /** Whether the engine hands locks over ({@link HandsOver}). */
@@ -193,6 +195,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         @Override
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
             acquireCalls.incrementAndGet();
+            if (acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+                throw new AssertionError("scripted engine broken");
+            }
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
             if (lostBeforeAnswered && result instanceof io.cerberus.spi.AcquireResult.Granted) {
                 losses.lost(attempt.token(), "scripted: lost before its grant was answered");
