@@ -242,6 +242,26 @@ class ObservedAcquisitionTest {
         }
     }
 
+    @Test
+    void aHoldLostBeforeItsGrantWasAnsweredIsObservedLostNotReleased() throws Exception {
+        Recorder recorder = new Recorder("");
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + UUID.randomUUID())
+                .metrics(recorder)
+                .build()) {
+            cerberus.lock("open-the-engine").acquire(Duration.ZERO).close();
+            io.cerberus.local.ScriptedEngineProvider.last.lostBeforeAnswered = true;
+            recorder.calls.clear();
+            Lease lease = cerberus.lock("overtaken").acquire(Duration.ZERO);
+            assertThatThrownBy(lease::close).isInstanceOf(LockLostException.class);
+
+            assertThat(recorder.calls)
+                    .as("the loss came before the hold had its observer; the observer is told it when it is set")
+                    .containsExactly(
+                            "asked overtaken on " + Thread.currentThread().getName(), "ended GRANTED", "lost");
+        }
+    }
+
     private static void poll(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {

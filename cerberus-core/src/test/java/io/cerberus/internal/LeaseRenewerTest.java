@@ -296,12 +296,16 @@ class LeaseRenewerTest {
             pollUntil(
                     "the recovery to be logged",
                     () -> !log.at(java.util.logging.Level.INFO, "again after").isEmpty());
+            int renewed = engine.renewedHolds.get();
+            pollUntil("a renewal after the recovery", () -> engine.renewedHolds.get() > renewed);
             assertThat(log.at(java.util.logging.Level.WARNING, "could not renew"))
                     .hasSize(1);
             assertThat(log.at(java.util.logging.Level.INFO, "again after"))
+                    .as("the recovery, once: the renewals after it are not recoveries")
                     .singleElement()
                     .asString()
-                    .contains("'back'");
+                    .contains("'back'")
+                    .containsPattern("again after (1 failed try|[2-9] failed tries)$");
             lock.unlock();
         }
     }

@@ -82,6 +82,10 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireCalls = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and throws an {@link Error}, as an engine's bug might. */
         public final AtomicInteger acquireErrors = new AtomicInteger();
+        /** While above zero, each release counts it down and fails as an unreachable engine does. */
+        public final AtomicInteger releaseFailures = new AtomicInteger();
+        /** The attempt granted last, whose token {@link #losses()} reports on. */
+        public volatile Acquisition lastGranted;
         /** When set, grants say the request that made them was sent this long before (as a hand-off's are). */
         public volatile java.time.Duration grantedAge;
         /** Whether the engine hands locks over ({@link HandsOver}). */
@@ -199,6 +203,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
                 throw new AssertionError("scripted engine broken");
             }
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
+            if (result instanceof io.cerberus.spi.AcquireResult.Granted) {
+                lastGranted = attempt;
+            }
             if (lostBeforeAnswered && result instanceof io.cerberus.spi.AcquireResult.Granted) {
                 losses.lost(attempt.token(), "scripted: lost before its grant was answered");
             }
@@ -237,7 +244,20 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public boolean release(Acquisition attempt) {
+            if (releaseFailures.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+                throw new EngineUnavailableException("scripted engine unreachable", null);
+            }
             return inner.release(attempt);
+        }
+
+        /** Frees a hold in the store behind its client's back, as an expiry or an operator elsewhere would. */
+        public void dropInStore(Acquisition attempt) {
+            inner.release(attempt);
+        }
+
+        /** @return where this engine reports holds lost, uncertain or confirmed, as a real engine would */
+        public io.cerberus.spi.LossReporter losses() {
+            return losses;
         }
 
         @Override
