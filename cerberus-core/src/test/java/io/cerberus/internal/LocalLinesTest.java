@@ -356,6 +356,36 @@ class LocalLinesTest {
     }
 
     @Test
+    void aHoldOfThisClientThatOutlivesItsLeaseUnrenewedHoldsTheLineOnlyUntilItsLocalEnd() throws Exception {
+        Duration lease = Duration.ofMillis(300);
+        Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + UUID.randomUUID())
+                .defaultLease(lease)
+                .build();
+        clients.add(cerberus);
+        cerberus.lock("open-the-engine").acquire(Duration.ZERO).close();
+        engine = ScriptedEngineProvider.last;
+        engine.linesUp = true;
+        CountDownLatch renewing = new CountDownLatch(1);
+        engine.renewalEntered.set(renewing); // the hold's first renewal never comes back: not renewed, not lost
+        DistributedLock lock = cerberus.lock("outlived");
+        long heldAt = System.nanoTime();
+        Lease held = lock.acquire(Duration.ofSeconds(1)); // with a wait, so through the line: it marks the hold
+        try {
+            assertThat(renewing.await(bound(2000), TimeUnit.MILLISECONDS)).isTrue();
+            Lease next = lock.acquire(Duration.ofSeconds(5));
+            Duration after = Duration.ofNanos(System.nanoTime() - heldAt);
+            assertThat(held.isValid()).isFalse();
+            assertThat(after)
+                    .as("granted once the first hold's lease ran out here, not at the line's next recheck (1 s)")
+                    .isLessThan(lease.plusMillis(bound(450)));
+            next.close();
+        } finally {
+            engine.releaseRenewal.countDown();
+        }
+    }
+
+    @Test
     void aTryLockWithoutWaitStillAsks() throws Exception {
         Cerberus cerberus = client(true);
         DistributedLock lock = cerberus.lock("no-wait");
