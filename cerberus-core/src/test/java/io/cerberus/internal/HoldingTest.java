@@ -144,7 +144,7 @@ class HoldingTest {
         assertThatThrownBy(held::close)
                 .isInstanceOf(EngineUnavailableException.class)
                 .hasMessageContaining("could not release lock 'unreleased'")
-                .hasMessageContaining("it is no longer renewed and the engine frees it when its lease of 30.0s ends");
+                .hasMessageContaining("it is no longer renewed and the engine frees it when its lease of 30s ends");
 
         Lease lost = cerberus.lock("lost-then-unreleased").acquire(Duration.ZERO);
         engine.losses().lost(engine.lastGranted.token(), "scripted: session expired");

@@ -47,7 +47,7 @@ public final class Durations {
 
     /**
      * @param d a duration
-     * @return the duration for people: {@code 250ms}, {@code 3.5s}, {@code 2m30s}
+     * @return the duration for people: {@code 250ms}, {@code 12.5s}, {@code 30s}, {@code 2m30s}
      */
     public static String format(Duration d) {
         long ms = d.toMillis();
@@ -55,7 +55,7 @@ public final class Durations {
             return ms + "ms";
         }
         if (Math.abs(ms) < 120_000) {
-            return String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
+            return ms % 1000 == 0 ? ms / 1000 + "s" : String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
         }
         long s = d.getSeconds();
         return s / 60 + "m" + (s % 60 == 0 ? "" : s % 60 + "s");

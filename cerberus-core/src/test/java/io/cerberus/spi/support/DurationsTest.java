@@ -29,6 +29,9 @@ class DurationsTest {
     void formatsForPeople() {
         assertThat(Durations.format(Duration.ofMillis(250))).isEqualTo("250ms");
         assertThat(Durations.format(Duration.ofMillis(12_500))).isEqualTo("12.5s");
+        assertThat(Durations.format(Duration.ofSeconds(30)))
+                .as("whole seconds as written")
+                .isEqualTo("30s");
         assertThat(Durations.format(Duration.ofSeconds(150))).isEqualTo("2m30s");
     }
 }
