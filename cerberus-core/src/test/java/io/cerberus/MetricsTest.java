@@ -111,6 +111,28 @@ class MetricsTest {
     }
 
     @Test
+    void renewalsThatCannotReachTheEngineAreReportedAsUnreachable() throws Exception {
+        Recorder recorder = new Recorder();
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("scripted:" + store)
+                .defaultLease(Duration.ofMillis(300))
+                .metrics(recorder)
+                .build()) {
+            ScriptedEngineProvider.last.renewals = ScriptedEngineProvider.RenewalMode.UNREACHABLE;
+            DistributedLock first = cerberus.lock("first");
+            DistributedLock second = cerberus.lock("second");
+            assertThat(first.tryLock()).isTrue();
+            assertThat(second.tryLock()).isTrue();
+            assertThat(recorder.lost.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(recorder.calls)
+                    .as("every try of a renewal the engine did not answer is counted, none as renewed or refused")
+                    .anyMatch(call -> call.matches("renewals scripted UNREACHABLE [12]"))
+                    .noneMatch(call -> call.startsWith("renewals scripted RENEWED")
+                            || call.startsWith("renewals scripted REFUSED"));
+        }
+    }
+
+    @Test
     void aFailingMetricsReceiverDoesNotDisturbLocking() throws Exception {
         CerberusMetrics broken = new CerberusMetrics() {
             @Override

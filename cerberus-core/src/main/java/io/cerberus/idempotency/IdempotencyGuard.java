@@ -155,6 +155,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IdempotencyCompletionException if the operation ran but its result could not be stored
      * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
      * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
+     * @throws IllegalStateException if the guard is closed (nothing ran)
      * @throws Exception what the operation threw, when it ran here
      */
     public <T> Outcome<T> execute(IdempotencyKey key, Duration retention, ResultCodec<T> codec, Callable<T> operation)
@@ -192,7 +193,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @param operation the work, on the connection it is given (not committed, not closed by it)
      * @return the result and whether it ran here
      * @throws IllegalStateException if the guard's engine keeps its records apart from SQL databases
-     *     (nothing ran), or the connection cannot see the claim (another database: rolled back)
+     *     (nothing ran), the guard is closed (nothing ran), or the connection cannot see the claim (another
+     *     database: rolled back)
      * @throws IdempotencyCompletionException if the lease ran out and another attempt took the key
      *     before the result was written: rolled back, the other attempt runs the operation
      * @throws SQLException as the database reports a failure of the connection, the result's write or
@@ -235,6 +237,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IdempotencyStoreUnavailableException if the store is down and the guard fails closed
      * @throws ReplayedFailureException if the first attempt failed with a remembered exception type
      * @throws ResultNotKeptException if the first attempt ran but its result could not be kept
+     * @throws IllegalStateException if the guard is closed, before or while waiting for another attempt (nothing
+     *     ran; a claim made as it closed is given back)
      * @throws InterruptedException if interrupted while waiting for another attempt (WAIT)
      */
     public <T> IdempotencyAttempt<T> begin(IdempotencyKey key, Duration retention, ResultCodec<T> codec)
@@ -352,13 +356,14 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
     }
 
-    /** Runs a step after {@code millis}, timed by the guard's scheduler (at once if it is shut down). */
-    private void stepAfter(long millis, Runnable step) {
-        try {
-            renewer.schedule(() -> step(step), millis, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            step(step);
-        }
+    /**
+     * Runs a step after {@code millis}, timed by the JVM's delayer, not the guard's scheduler: a scheduler
+     * shut down (the guard or its client closed) drops what it holds, and the call would never end. The
+     * step finds a closed guard itself and ends the call with that.
+     */
+    private static void stepAfter(long millis, Runnable step) {
+        CompletableFuture.delayedExecutor(millis, TimeUnit.MILLISECONDS, IdempotencyGuard::step)
+                .execute(step);
     }
 
     private static ThreadPoolExecutor asyncSteps() {
@@ -401,6 +406,7 @@ public final class IdempotencyGuard implements AutoCloseable {
          * @return the attempt (to run, or to replay), or null to wait for another attempt and call again
          */
         IdempotencyAttempt<T> next() {
+            ensureOpen();
             Optional<IdempotencyRecord> existing;
             long[] askedAt = new long[1];
             try {
@@ -412,7 +418,14 @@ public final class IdempotencyGuard implements AutoCloseable {
                 return storeDown(key, e);
             }
             if (existing.isEmpty()) {
-                Claim<T> claim = new Claim<>(key, id, token, retention, codec, askedAt[0]);
+                Claim<T> claim;
+                try {
+                    claim = new Claim<>(key, id, token, retention, codec, askedAt[0]);
+                } catch (RejectedExecutionException closedMeanwhile) {
+                    // closed between the check and the claim: nothing renews it, so it is given back
+                    freeQuietly(key, id, token);
+                    throw closed(key);
+                }
                 IdempotencyAttempt<T> attempt = IdempotencyAttempt.owned(Outcome.Status.EXECUTED, claim);
                 claim.watch(attempt);
                 return attempt;
@@ -645,19 +658,36 @@ public final class IdempotencyGuard implements AutoCloseable {
         @Override
         public void release() {
             renewal.stop();
-            try {
-                withRetries("release " + key, () -> store.release(id, token));
-            } catch (RuntimeException e) {
-                LOG.log(
-                        Level.WARNING,
-                        "the key " + key + " could not be released on " + engine
-                                + "; it is free again after the lease of " + Durations.format(options.lease()),
-                        e);
-            }
+            freeQuietly(key, id, token);
         }
     }
 
-    /** The attempt of a fail-open guard whose store is down: it runs unguarded and stores nothing. */
+    /** Frees a claimed key; if the store cannot be reached, the key is free again after its lease (logged). */
+    private void freeQuietly(IdempotencyKey key, String id, String token) {
+        try {
+            withRetries("release " + key, () -> store.release(id, token));
+        } catch (RuntimeException e) {
+            LOG.log(
+                    Level.WARNING,
+                    "the key " + key + " could not be released on " + engine + "; it is free again after the lease of "
+                            + Durations.format(options.lease()),
+                    e);
+        }
+    }
+
+    /** @throws IllegalStateException if the guard is closed: its scheduler (its own, or the client's) is shut down */
+    private void ensureOpen() {
+        if (renewer.isShutdown()) {
+            throw new IllegalStateException("this idempotency guard is closed"
+                    + (ownsRenewer ? "" : " (its client, or the scheduler it was given, is closed)") + "; nothing ran");
+        }
+    }
+
+    private IllegalStateException closed(IdempotencyKey key) {
+        return new IllegalStateException(
+                "this idempotency guard was closed while claiming " + key + "; the key was given back and nothing ran");
+    }
+
     /** @return a new attempt token: 128 random bits as 32 hex characters, like a lock's owner token */
     private static String newToken() {
         byte[] bytes = new byte[16];
@@ -665,6 +695,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         return HexFormat.of().formatHex(bytes);
     }
 
+    /** The attempt of a fail-open guard whose store is down: it runs unguarded and stores nothing. */
     private static final class Unguarded<T> implements IdempotencyAttempt.Settlement<T> {
         @Override
         public Outcome<T> complete(T result) {
@@ -805,7 +836,10 @@ public final class IdempotencyGuard implements AutoCloseable {
         return fingerprint.length() > 15 ? fingerprint.substring(0, 15) + "..." : fingerprint;
     }
 
-    /** Stops the renewal thread if the guard has its own; a guard of a client is ended with the client. */
+    /**
+     * Stops the renewal thread if the guard has its own; a guard of a client is ended with the client. Then
+     * new calls, and calls still waiting for another attempt, fail with {@link IllegalStateException}.
+     */
     @Override
     public void close() {
         if (ownsRenewer) {

@@ -369,4 +369,93 @@ class IdempotencyGuardSettlingTest {
             assertThat(attempt.completeIn(connection, "ran")).isEqualTo(new Outcome<>("ran", Outcome.Status.UNGUARDED));
         }
     }
+
+    @Test
+    void aClosedGuardRunsNothingClaimsNothingAndSaysSo() throws Exception {
+        HookedIdempotencyStore store = new HookedIdempotencyStore();
+        IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults());
+        guard.close();
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> "ran#" + runs.incrementAndGet()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("guard is closed")
+                .hasMessageContaining("nothing ran");
+        assertThatThrownBy(() -> guard.begin(KEY, HOUR, ResultCodec.STRING)).isInstanceOf(IllegalStateException.class);
+        CompletableFuture<Outcome<String>> async = guard.executeAsync(
+                KEY,
+                HOUR,
+                ResultCodec.STRING,
+                () -> CompletableFuture.completedFuture("ran#" + runs.incrementAndGet()));
+        assertThat(async.handle((value, failure) -> failure).get(10, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("guard is closed");
+        assertThat(runs).hasValue(0);
+        assertThat(store.read("ns/" + KEY.id())).as("no claim left behind").isEmpty();
+    }
+
+    /** A waiting async call used to be timed on the client's scheduler, which drops what it holds when it closes. */
+    @Test
+    void anAsyncCallWaitingForABusyKeyEndsWhenItsClientsSchedulerCloses() throws Exception {
+        CountingClaims store = new CountingClaims(null);
+        ScheduledExecutorService clients = IdempotencyGuard.newRenewer();
+        try (IdempotencyGuard first = guardOn(store, IdempotencyOptions.defaults())) {
+            IdempotencyAttempt<String> running = first.begin(KEY, HOUR, ResultCodec.STRING);
+            IdempotencyGuard waiting =
+                    new IdempotencyGuard(store, "ns", "test://hooked", IdempotencyOptions.defaults(), clients);
+            CompletableFuture<Outcome<String>> duplicate = waiting.executeAsync(
+                    KEY, HOUR, ResultCodec.STRING, () -> CompletableFuture.completedFuture("duplicate ran"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (store.claims.get() < 3 && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the duplicate asks, finds the key busy and waits: twice
+            }
+            assertThat(duplicate).isNotDone();
+            clients.shutdownNow();
+            assertThat(duplicate.handle((value, failure) -> failure).get(5, TimeUnit.SECONDS))
+                    .as("ended within a pause between asks (500 ms at most), not at the end of its 30-s wait")
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("guard is closed")
+                    .hasMessageContaining("its client");
+            assertThat(store.claims.get())
+                    .as("the store asked a few times, not in a spin")
+                    .isLessThan(20);
+            assertThat(running.complete("first").status()).isEqualTo(Outcome.Status.EXECUTED);
+        }
+    }
+
+    @Test
+    void aGuardClosedWhileItClaimsGivesTheKeyBack() throws Exception {
+        ScheduledExecutorService clients = IdempotencyGuard.newRenewer();
+        CountingClaims store = new CountingClaims(clients::shutdownNow);
+        IdempotencyGuard guard =
+                new IdempotencyGuard(store, "ns", "test://hooked", IdempotencyOptions.defaults(), clients);
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> "ran#" + runs.incrementAndGet()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed while claiming")
+                .hasMessageContaining("given back");
+        assertThat(runs).hasValue(0);
+        assertThat(store.read("ns/" + KEY.id()))
+                .as("the claim made as it closed is released")
+                .isEmpty();
+    }
+
+    /** Counts claims; runs {@code onClaim} (if any) before each. */
+    private static final class CountingClaims extends HookedIdempotencyStore {
+        final AtomicInteger claims = new AtomicInteger();
+        final Runnable onClaim;
+
+        CountingClaims(Runnable onClaim) {
+            this.onClaim = onClaim;
+        }
+
+        @Override
+        public Optional<io.cerberus.spi.IdempotencyRecord> claim(
+                String id, String fingerprint, String token, Duration lease) {
+            claims.incrementAndGet();
+            if (onClaim != null) {
+                onClaim.run();
+            }
+            return super.claim(id, fingerprint, token, lease);
+        }
+    }
 }

@@ -90,6 +90,24 @@ class LeaseRenewerTest {
         leases.forEach(Lease::close);
     }
 
+    /** Holds acquired a few milliseconds apart are renewed together: one round trip a period, not one each. */
+    @Test
+    void holdsAcquiredMomentsApartShareTheirRenewals() throws Exception {
+        Cerberus cerberus = client();
+        Scripted engine = ScriptedEngineProvider.last;
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            leases.add(cerberus.lock("apart-" + i).acquire(Duration.ZERO));
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // spread the due times
+        }
+        pollUntil("three renewals of each hold", () -> engine.renewedHolds.get() >= 10 * 3);
+        assertThat(engine.renewCalls.get())
+                .as("renewal calls for ten holds due within a twelfth of their lease of each other, over three renewals"
+                        + " each (one a hold without sharing: 30)")
+                .isLessThanOrEqualTo(10);
+        leases.forEach(Lease::close);
+    }
+
     @Test
     void refusedRenewalLosesTheLeaseAtOnce() throws Exception {
         DistributedLock lock = client().lock("refused");
