@@ -117,6 +117,31 @@ class LocalLinesTest {
         return thread;
     }
 
+    /** A grant answered after its lease ran out is given back; its line must not stay with it. */
+    @Test
+    void aGrantGivenBackForComingLateLeavesItsLineToTheNext() throws Exception {
+        DistributedLock lock = client(true).lock("late");
+        engine.racing = false;
+        engine.grantedAge = Duration.ofSeconds(6); // every grant reads as sent 6 s ago: past its lease of 5 s
+        assertThat(lock.tryLock(200, TimeUnit.MILLISECONDS))
+                .as("every grant came late and was given back")
+                .isFalse();
+        assertThat(engine.acquireCalls.get())
+                .as("asked again after each grant given back")
+                .isGreaterThan(1);
+        engine.grantedAge = null;
+        CompletableFuture<Boolean> other = CompletableFuture.supplyAsync(() -> {
+            try {
+                return lock.tryLock(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(other.get(10, TimeUnit.SECONDS))
+                .as("another thread of the client takes the lock: no given-back grant keeps the line")
+                .isTrue();
+    }
+
     @Test
     void aThreadThatReleasesAndAsksAgainGoesBehindTheWaitersOfItsClient() throws Exception {
         assertThat(releaserOrder(true)).containsExactly("first", "second", "releaser");
