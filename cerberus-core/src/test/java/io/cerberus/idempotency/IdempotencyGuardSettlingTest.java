@@ -439,9 +439,69 @@ class IdempotencyGuardSettlingTest {
                 .isEmpty();
     }
 
+    @Test
+    void anInterruptDuringTheRetriesOfAStoreDownEndsThemAndIsKeptForTheCaller() {
+        DownAtFirst store = new DownAtFirst(Integer.MAX_VALUE);
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard =
+                guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(5))) {
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> guard.execute(KEY, HOUR, () -> "ran#" + runs.incrementAndGet()))
+                        .isInstanceOf(IdempotencyStoreUnavailableException.class)
+                        .hasMessageContaining("did not run");
+                assertThat(Thread.currentThread().isInterrupted())
+                        .as("the interrupt is kept for the caller")
+                        .isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(store.claims)
+                    .as("no retry after the interrupt (five tries otherwise)")
+                    .hasValue(1);
+            assertThat(runs).hasValue(0);
+        }
+    }
+
+    @Test
+    void anAsyncCallCancelledWhileItClaimsRunsNothingAndGivesTheKeyBack() throws Exception {
+        java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<CompletableFuture<Outcome<String>>> call = new AtomicReference<>();
+        CountingClaims store = new CountingClaims(() -> {
+            try {
+                returned.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            call.get().cancel(false); // the caller gives up while its claim is on its way
+        });
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            call.set(guard.executeAsync(
+                    KEY,
+                    HOUR,
+                    ResultCodec.STRING,
+                    () -> CompletableFuture.completedFuture("ran#" + runs.incrementAndGet())));
+            returned.countDown();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while ((store.answered.get() == 0 || store.read("ns/" + KEY.id()).isPresent())
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(call.get()).isCancelled();
+            assertThat(store.read("ns/" + KEY.id()))
+                    .as("the claim is given back")
+                    .isEmpty();
+            assertThat(runs).hasValue(0);
+        }
+    }
+
     /** Counts claims; runs {@code onClaim} (if any) before each. */
     private static final class CountingClaims extends HookedIdempotencyStore {
         final AtomicInteger claims = new AtomicInteger();
+        /** Claims the store has answered. */
+        final AtomicInteger answered = new AtomicInteger();
+
         final Runnable onClaim;
 
         CountingClaims(Runnable onClaim) {
@@ -455,7 +515,11 @@ class IdempotencyGuardSettlingTest {
             if (onClaim != null) {
                 onClaim.run();
             }
-            return super.claim(id, fingerprint, token, lease);
+            try {
+                return super.claim(id, fingerprint, token, lease);
+            } finally {
+                answered.incrementAndGet();
+            }
         }
     }
 }
