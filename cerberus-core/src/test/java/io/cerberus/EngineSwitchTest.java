@@ -220,6 +220,27 @@ class EngineSwitchTest {
     }
 
     @Test
+    void anUnlockWhoseLockDelayHoldCannotBeGivenBackOnTheOldEngineStillFreesTheLock() throws Exception {
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ofSeconds(30)).build();
+                Cerberus onA = onlyA();
+                Cerberus onB = Cerberus.builder().engine("switchable:" + b).build()) {
+            cerberus.switchEngine();
+            DistributedLock lock = cerberus.lock("stock");
+            lock.lock();
+            assertThat(onA.lock("stock").tryLock())
+                    .as("held on the old engine too, for its lock-delay")
+                    .isFalse();
+            SwitchableEngineProvider.down(a, true);
+            lock.unlock();
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThat(onB.lock("stock").tryLock())
+                    .as("free on the engine in use; the old engine frees its hold when the lease ends")
+                    .isTrue();
+            onB.lock("stock").unlock();
+        }
+    }
+
+    @Test
     void aWaitOnTheEngineSwitchedAwayFromGoesOnOnTheNewOne() throws Exception {
         try (Cerberus holder = onlyA();
                 Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
