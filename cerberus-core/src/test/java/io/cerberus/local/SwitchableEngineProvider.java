@@ -3,6 +3,7 @@ package io.cerberus.local;
 import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
+import io.cerberus.UnsafeEngineException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
@@ -22,14 +23,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * then fails with {@link EngineUnavailableException}, as an unreachable server would) and bring
  * back with {@link #down(String, boolean)}. {@link #silentSlack(String, Duration)} makes it keep a
  * silent holder's lock longer than its lease, as a server that raised a session or TTL would.
+ * {@link #unsafe(String, boolean)} makes opening it fail as a server set up against a guarantee does.
  */
 public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> DOWN = new ConcurrentHashMap<>();
     private static final Map<String, Duration> SLACK = new ConcurrentHashMap<>();
+    private static final Map<String, Boolean> UNSAFE = new ConcurrentHashMap<>();
 
     /** Takes the store NAME down or brings it back, for every engine open on it. */
     public static void down(String name, boolean down) {
         DOWN.put(name, down);
+    }
+
+    /** Makes opening an engine on store NAME fail with {@link UnsafeEngineException}, or stop doing so. */
+    public static void unsafe(String name, boolean unsafe) {
+        UNSAFE.put(name, unsafe);
     }
 
     /** Makes the engines of store NAME report a silent-holder expiry of the lease plus {@code slack} (zero: the lease). */
@@ -52,6 +60,9 @@ public final class SwitchableEngineProvider implements EngineProvider {
         String name = context.uri().substring("switchable:".length());
         if (DOWN.getOrDefault(name, false)) {
             throw new EngineUnavailableException("engine " + context.uri() + " is down", null);
+        }
+        if (UNSAFE.getOrDefault(name, false)) {
+            throw new UnsafeEngineException("engine " + context.uri() + " is set up against a guarantee");
         }
         return new Switchable(
                 context.uri(), name, new MemoryEngine(context.uri(), MemoryStore.named("switchable-" + name)));
