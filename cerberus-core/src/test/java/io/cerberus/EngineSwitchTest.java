@@ -20,10 +20,13 @@ class EngineSwitchTest {
 
     private final String b = "b-" + UUID.randomUUID();
 
+    private final String c = "c-" + UUID.randomUUID();
+
     @AfterEach
     void bringBack() {
         SwitchableEngineProvider.down(a, false);
         SwitchableEngineProvider.down(b, false);
+        SwitchableEngineProvider.down(c, false);
         SwitchableEngineProvider.silentSlack(a, Duration.ZERO);
     }
 
@@ -361,6 +364,50 @@ class EngineSwitchTest {
                     .isNull();
             assertThat(cerberus.currentEngine()).isEqualTo("secondary");
         }
+    }
+
+    @Test
+    void failoverSkipsAStandbyThatFailsItsChecksTooAndTheCheckThreadsEndWithTheClient() throws Exception {
+        java.util.Set<Thread> before = monitorThreads();
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
+        Cerberus cerberus = twoEngines()
+                .engine("third", "switchable:" + c)
+                .lockDelay(Duration.ZERO)
+                .failover(policy)
+                .build();
+        java.util.Set<Thread> started = monitorThreads();
+        started.removeAll(before);
+        try {
+            assertThat(started)
+                    .as("a check thread per engine and one that decides")
+                    .hasSize(4);
+            BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
+            cerberus.onEngineSwitch(events::add);
+            SwitchableEngineProvider.down(a, true);
+            SwitchableEngineProvider.down(b, true);
+            EngineSwitchEvent event = events.poll(10, TimeUnit.SECONDS);
+            assertThat(event).isNotNull();
+            assertThat(event.to()).as("the next engine that passes its checks").isEqualTo("third");
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).isEqualTo("third");
+            }
+        } finally {
+            cerberus.close();
+        }
+        assertThat(pollUntil(Duration.ofSeconds(5), () -> started.stream().noneMatch(Thread::isAlive)))
+                .as("every check thread ended with its client")
+                .isTrue();
+    }
+
+    private static java.util.Set<Thread> monitorThreads() {
+        java.util.Set<Thread> threads = new java.util.HashSet<>();
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.getName().startsWith("cerberus-health-")
+                    || thread.getName().startsWith("cerberus-failover-")) {
+                threads.add(thread);
+            }
+        }
+        return threads;
     }
 
     @Test
