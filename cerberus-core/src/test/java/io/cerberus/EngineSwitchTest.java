@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -381,6 +382,7 @@ class EngineSwitchTest {
             assertThat(started)
                     .as("a check thread per engine and one that decides")
                     .hasSize(4);
+            assertThat(started).as("they never keep the JVM alive").allMatch(Thread::isDaemon);
             BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
             cerberus.onEngineSwitch(events::add);
             SwitchableEngineProvider.down(a, true);
@@ -397,6 +399,101 @@ class EngineSwitchTest {
         assertThat(pollUntil(Duration.ofSeconds(5), () -> started.stream().noneMatch(Thread::isAlive)))
                 .as("every check thread ended with its client")
                 .isTrue();
+    }
+
+    @Test
+    void healthChecksComeEveryIntervalAndTheirThreadsEndAtOnceWithTheClient() throws Exception {
+        java.util.Set<Thread> before = monitorThreads();
+        Cerberus cerberus = twoEngines()
+                .failover(FailoverPolicy.after(Duration.ofSeconds(30)).checkEvery(Duration.ofMillis(100)))
+                .build();
+        int from = SwitchableEngineProvider.reads(b);
+        CountDownLatch never = new CountDownLatch(1);
+        assertThat(never.await(700, TimeUnit.MILLISECONDS)).isFalse(); // a window of 700 ms to count the checks in
+        int checks = SwitchableEngineProvider.reads(b) - from;
+        cerberus.close();
+        assertThat(checks)
+                .as("checks of the standby in 700 ms, one every 100 ms")
+                .isBetween(3, 12);
+        Cerberus slow = twoEngines()
+                .failover(FailoverPolicy.after(Duration.ofSeconds(30)).checkEvery(Duration.ofSeconds(20)))
+                .build();
+        java.util.Set<Thread> slowThreads = monitorThreads();
+        slowThreads.removeAll(before);
+        assertThat(slowThreads).isNotEmpty();
+        slow.close();
+        assertThat(pollUntil(Duration.ofSeconds(5), () -> slowThreads.stream().noneMatch(Thread::isAlive)))
+                .as("the threads of a client checking every 20 s end when it closes, not at their next check")
+                .isTrue();
+    }
+
+    @Test
+    void afterAFailoverTheOldEngineIsTakenTooOnceItPassesItsChecksAgainWithinItsLockDelay() throws Exception {
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
+        try (Cerberus cerberus = twoEngines()
+                        .lockDelay(Duration.ofSeconds(30))
+                        .failover(policy)
+                        .build();
+                Cerberus onA = onlyA()) {
+            BlockingQueue<EngineSwitchEvent> events = new LinkedBlockingQueue<>();
+            cerberus.onEngineSwitch(events::add);
+            SwitchableEngineProvider.down(a, true);
+            assertThat(events.poll(10, TimeUnit.SECONDS)).isNotNull();
+            assertThat(cerberus.lock("stock").tryAcquire(Duration.ofMillis(50)))
+                    .as("the old engine fails its checks and its lock-delay outlasts the wait")
+                    .isEmpty();
+            SwitchableEngineProvider.down(a, false);
+            java.util.concurrent.atomic.AtomicReference<Lease> taken =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> {
+                        try {
+                            cerberus.lock("stock")
+                                    .tryAcquire(Duration.ofMillis(50))
+                                    .ifPresent(taken::set);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return taken.get() != null;
+                    }))
+                    .as("taken once the old engine passes its checks again")
+                    .isTrue();
+            assertThat(taken.get().engineName()).isEqualTo("secondary");
+            assertThat(onA.lock("stock").tryLock())
+                    .as("held on the old engine too, for its lock-delay")
+                    .isFalse();
+            taken.get().close();
+        }
+    }
+
+    @Test
+    void eachEngineSwitchedAwayFromKeepsItsLockDelayUntilTheClientSwitchesBackToIt() throws Exception {
+        try (Cerberus cerberus = twoEngines()
+                        .engine("third", "switchable:" + c)
+                        .lockDelay(Duration.ofSeconds(30))
+                        .build();
+                Cerberus onA = onlyA();
+                Cerberus onB = Cerberus.builder().engine("switchable:" + b).build();
+                Cerberus onC = Cerberus.builder().engine("switchable:" + c).build()) {
+            cerberus.switchEngine("secondary");
+            cerberus.switchEngine("third");
+            try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).isEqualTo("third");
+                assertThat(onA.lock("stock").tryLock())
+                        .as("the first engine is still in its lock-delay")
+                        .isFalse();
+                assertThat(onB.lock("stock").tryLock()).as("the second too").isFalse();
+            }
+            cerberus.switchEngine("primary");
+            try (Lease lease = cerberus.lock("other").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.engineName()).isEqualTo("primary");
+                assertThat(onB.lock("other").tryLock())
+                        .as("the second engine, still in its lock-delay")
+                        .isFalse();
+                assertThat(onC.lock("other").tryLock())
+                        .as("the third, just switched away from")
+                        .isFalse();
+            }
+        }
     }
 
     private static java.util.Set<Thread> monitorThreads() {

@@ -138,13 +138,19 @@ class DeferredEngineTest {
         assertThat(engine.isLocked(KEY)).isTrue();
         Acquisition other = attempt("other");
         assertThat(engine.tryAcquire(other)).isInstanceOf(AcquireResult.Busy.class);
+        long waitFrom = System.nanoTime();
+        engine.awaitChange(other, Duration.ofMillis(300));
+        assertThat(Duration.ofNanos(System.nanoTime() - waitFrom))
+                .as("nothing changed: the engine's wait, not an immediate return")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(100));
         assertThat(engine.renew(held)).isTrue();
+        assertThat(engine.renew(other)).as("not held: not renewed").isFalse();
+        assertThat(engine.release(other)).as("not held: not released").isFalse();
         assertThat(engine.validity(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(30));
         assertThat(engine.silentHolderExpiry(Duration.ofSeconds(30))).contains(Duration.ofSeconds(30));
         assertThat(engine.checkHealth(KEY)).isEmpty();
         assertThat(engine.ability(io.cerberus.spi.Inspects.class)).isPresent();
         assertThat(engine.ability(RenewsInBatches.class)).isEmpty();
-        engine.awaitChange(other, Duration.ofMillis(1));
         engine.abandon(other);
         assertThat(engine.release(held)).isTrue();
         assertThat(engine.isLocked(KEY)).isFalse();
@@ -160,13 +166,35 @@ class DeferredEngineTest {
     }
 
     @Test
-    void aClosedDeferredEngineIsNotOpenedAgain() {
+    void aClosedDeferredEngineIsNotOpenedAgain() throws Exception {
         DeferredEngine engine = downAtStart();
         SwitchableEngineProvider.down(name, false);
         engine.close();
-        assertThatThrownBy(() -> engine.tryAcquire(attempt("late")))
+        java.util.concurrent.CompletableFuture<Throwable> other =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        engine.tryAcquire(attempt("late"));
+                        return null;
+                    } catch (RuntimeException e) {
+                        return e;
+                    }
+                });
+        assertThat(other.get(5, TimeUnit.SECONDS))
+                .as("on another thread too: the close let go of the opening lock")
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("the engine " + uri + " is closed");
         assertThat(engine.isOpen()).isFalse();
+        assertThat(SwitchableEngineProvider.closed(name))
+                .as("nothing was open to close")
+                .isZero();
+    }
+
+    @Test
+    void closingAnOpenedDeferredEngineClosesTheEngineItOpened() throws Exception {
+        DeferredEngine engine = downAtStart();
+        SwitchableEngineProvider.down(name, false);
+        openedAt(engine, attempt("a"));
+        engine.close();
+        assertThat(SwitchableEngineProvider.closed(name)).isEqualTo(1);
     }
 }

@@ -29,10 +29,27 @@ public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> DOWN = new ConcurrentHashMap<>();
     private static final Map<String, Duration> SLACK = new ConcurrentHashMap<>();
     private static final Map<String, Boolean> UNSAFE = new ConcurrentHashMap<>();
+    private static final Map<String, java.util.concurrent.atomic.AtomicInteger> READS = new ConcurrentHashMap<>();
+    private static final Map<String, java.util.concurrent.atomic.AtomicInteger> CLOSED = new ConcurrentHashMap<>();
 
     /** Takes the store NAME down or brings it back, for every engine open on it. */
     public static void down(String name, boolean down) {
         DOWN.put(name, down);
+    }
+
+    /** @return how many {@code isLocked} reads (health checks among them) the engines on store NAME were asked */
+    public static int reads(String name) {
+        return counter(READS, name).get();
+    }
+
+    /** @return how many engines on store NAME were closed */
+    public static int closed(String name) {
+        return counter(CLOSED, name).get();
+    }
+
+    private static java.util.concurrent.atomic.AtomicInteger counter(
+            Map<String, java.util.concurrent.atomic.AtomicInteger> counters, String name) {
+        return counters.computeIfAbsent(name, n -> new java.util.concurrent.atomic.AtomicInteger());
     }
 
     /** Makes opening an engine on store NAME fail with {@link UnsafeEngineException}, or stop doing so. */
@@ -118,6 +135,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
 
         @Override
         public boolean isLocked(LockKey key) {
+            counter(READS, name).incrementAndGet();
             reachable();
             return inner.isLocked(key);
         }
@@ -135,6 +153,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
 
         @Override
         public void close() {
+            counter(CLOSED, name).incrementAndGet();
             inner.close();
         }
     }
