@@ -148,7 +148,7 @@ class DeferredEngineTest {
         assertThat(engine.release(other)).as("not held: not released").isFalse();
         assertThat(engine.validity(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(30));
         assertThat(engine.silentHolderExpiry(Duration.ofSeconds(30))).contains(Duration.ofSeconds(30));
-        assertThat(engine.checkHealth(KEY)).isEmpty();
+        assertThat(engine.checkHealth(KEY)).containsExactly(uri + " is a test engine");
         assertThat(engine.ability(io.cerberus.spi.Inspects.class)).isPresent();
         assertThat(engine.ability(RenewsInBatches.class)).isEmpty();
         engine.abandon(other);

@@ -140,6 +140,13 @@ public final class SwitchableEngineProvider implements EngineProvider {
             return inner.isLocked(key);
         }
 
+        /** Warns of what it is, as an engine warns of a setting the user accepted. */
+        @Override
+        public List<String> checkHealth(LockKey probe) {
+            isLocked(probe);
+            return List.of("switchable:" + name + " is a test engine");
+        }
+
         @Override
         public Optional<Duration> silentHolderExpiry(Duration lease) {
             return Optional.of(lease.plus(SLACK.getOrDefault(name, Duration.ZERO)));
