@@ -335,6 +335,24 @@ class EngineSwitchTest {
     }
 
     @Test
+    void aLockWithoutAWaitLimitOnAnUnreachableEngineKeepsTryingForTheConnectTimeoutThenFails() {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("primary", "switchable:" + a)
+                .connectTimeout(Duration.ofMillis(600))
+                .build()) {
+            SwitchableEngineProvider.down(a, true);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> cerberus.lock("stock").lock())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("switchable:" + a);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("tried again for the connect timeout, not failed at the first try")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(600))
+                    .isLessThan(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
     void failoverMovesNewAcquisitionsToTheNextHealthyEngineAndTellsTheListeners() throws Exception {
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
         try (Cerberus cerberus =

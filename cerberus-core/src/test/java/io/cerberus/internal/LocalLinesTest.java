@@ -117,6 +117,38 @@ class LocalLinesTest {
         return thread;
     }
 
+    /** Both waiters count: the head, told busy by the engine, and the one behind it, which never asks. */
+    @Test
+    void waitsInLineBehindAnotherThreadOfTheClientAreCountedAsContention() throws Exception {
+        Cerberus cerberus = client(true);
+        engine.racing = false;
+        DistributedLock lock = cerberus.lock("queue");
+        assertThat(lock.tryLock()).isTrue();
+        long start = System.nanoTime();
+        List<CompletableFuture<Boolean>> waiters = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            waiters.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return lock.tryLock(300, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        for (CompletableFuture<Boolean> waiter : waiters) {
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isFalse();
+        }
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+        lock.unlock();
+        io.cerberus.LockContention seen = cerberus.contention().stream()
+                .filter(contention -> contention.name().equals("queue"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no contention recorded for 'queue'"));
+        assertThat(seen.contended()).isEqualTo(2);
+        assertThat(seen.timedOut()).isEqualTo(2);
+        assertThat(seen.longestWait()).isBetween(Duration.ofMillis(300), elapsed);
+    }
+
     /** A grant answered after its lease ran out is given back; its line must not stay with it. */
     @Test
     void aGrantGivenBackForComingLateLeavesItsLineToTheNext() throws Exception {
