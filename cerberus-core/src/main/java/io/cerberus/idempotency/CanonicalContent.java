@@ -238,9 +238,9 @@ final class CanonicalContent {
                 array(items.toArray(), out, depth);
             }
             case "STRING" -> quote((String) call(nodeClass, node, "stringValue", "textValue"), out);
-            case "NUMBER" -> write(call(nodeClass, node, "numberValue"), out, depth + 1);
-            case "BOOLEAN" -> write(call(nodeClass, node, "booleanValue"), out, depth + 1);
-            case "BINARY" -> write(call(nodeClass, node, "binaryValue"), out, depth + 1);
+            case "NUMBER" -> write(call(nodeClass, node, "numberValue"), out, depth);
+            case "BOOLEAN" -> write(call(nodeClass, node, "booleanValue"), out, depth);
+            case "BINARY" -> write(call(nodeClass, node, "binaryValue"), out, depth);
             case "POJO" -> write(call(node.getClass(), node, "getPojo"), out, depth + 1);
             case "NULL", "MISSING" -> out.append("null");
             default ->

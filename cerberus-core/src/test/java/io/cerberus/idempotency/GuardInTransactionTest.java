@@ -8,6 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
@@ -102,6 +105,79 @@ class GuardInTransactionTest {
                     KEY, HOUR, ResultCodec.STRING, store.dataSource(), connection -> "ran#" + runs.incrementAndGet());
             assertThat(retry).isEqualTo(new Outcome<>("ran#2", Outcome.Status.EXECUTED));
         }
+    }
+
+    @Test
+    void aRememberedFailureOfTheOperationIsReplayedAndARollbackThatFailsTooIsAddedToIt() throws Exception {
+        TransactionalStore store = new TransactionalStore();
+        store.failNextRollback.set(new SQLException("connection reset"));
+        AtomicInteger runs = new AtomicInteger();
+        try (IdempotencyGuard guard = new IdempotencyGuard(
+                store,
+                "ns",
+                "test://transactional",
+                IdempotencyOptions.defaults().remembering(List.of(IllegalStateException.class)))) {
+            assertThatThrownBy(() -> guard.executeInTransaction(
+                            KEY, HOUR, ResultCodec.STRING, store.dataSource(), connection -> {
+                                runs.incrementAndGet();
+                                throw new IllegalStateException("card declined");
+                            }))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessage("card declined")
+                    .satisfies(thrown -> assertThat(thrown.getSuppressed())
+                            .as("the rollback's own failure")
+                            .singleElement()
+                            .satisfies(rollback -> assertThat(rollback).hasMessage("connection reset")));
+            assertThatThrownBy(() -> guard.executeInTransaction(
+                            KEY,
+                            HOUR,
+                            ResultCodec.STRING,
+                            store.dataSource(),
+                            connection -> "ran#" + runs.incrementAndGet()))
+                    .as("a remembered failure is replayed, not run again")
+                    .isInstanceOf(ReplayedFailureException.class)
+                    .hasMessageContaining("card declined");
+            assertThat(runs).hasValue(1);
+        }
+    }
+
+    @Test
+    void anAttemptIsSettledOnceAndAReplayedOneNever() throws Exception {
+        TransactionalStore store = new TransactionalStore();
+        Map<String, SettlingCall> calls = new LinkedHashMap<>();
+        calls.put("complete", attempt -> attempt.complete("done"));
+        calls.put("completeIn", attempt -> attempt.completeIn(store.transaction(), "done"));
+        calls.put("completeNotKept", attempt -> attempt.completeNotKept("too large"));
+        calls.put("completeNotKeptIn", attempt -> attempt.completeNotKeptIn(store.transaction(), "too large"));
+        calls.put("fail", attempt -> attempt.fail(new IllegalStateException("declined")));
+        calls.put("failIn", attempt -> attempt.failIn(store.transaction(), new IllegalStateException("declined")));
+        try (IdempotencyGuard guard = guardOn(store)) {
+            for (Map.Entry<String, SettlingCall> first : calls.entrySet()) {
+                IdempotencyKey key = IdempotencyKey.ofContent("settle", first.getKey());
+                IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING);
+                first.getValue().settle(attempt);
+                for (Map.Entry<String, SettlingCall> second : calls.entrySet()) {
+                    assertThatThrownBy(() -> second.getValue().settle(attempt))
+                            .as("%s after %s", second.getKey(), first.getKey())
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessageEndingWith("an attempt twice: it was already completed or failed");
+                }
+            }
+            guard.execute(KEY, HOUR, ResultCodec.STRING, () -> "first");
+            IdempotencyAttempt<String> replayed = guard.begin(KEY, HOUR, ResultCodec.STRING);
+            assertThat(replayed.replayed()).isEqualTo("first");
+            for (Map.Entry<String, SettlingCall> call : calls.entrySet()) {
+                assertThatThrownBy(() -> call.getValue().settle(replayed))
+                        .as(call.getKey())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageEndingWith("a replayed attempt: the operation must not run");
+            }
+        }
+    }
+
+    /** One of the calls that settle an attempt. */
+    private interface SettlingCall {
+        void settle(IdempotencyAttempt<String> attempt) throws Exception;
     }
 
     @Test

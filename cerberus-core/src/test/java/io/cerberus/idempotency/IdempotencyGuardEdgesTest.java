@@ -5,11 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -112,11 +116,13 @@ class IdempotencyGuardEdgesTest {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch slowRenewalHangs = new CountDownLatch(1);
         AtomicInteger fastRenewals = new AtomicInteger();
+        AtomicInteger slowRenewals = new AtomicInteger();
         IdempotencyKey slow = IdempotencyKey.ofContent("ship", "slow");
         HookedIdempotencyStore store = new HookedIdempotencyStore() {
             @Override
             public boolean renew(String id, String token, Duration lease) {
                 if (id.endsWith(slow.id())) {
+                    slowRenewals.incrementAndGet();
                     slowRenewalHangs.countDown();
                     try {
                         release.await(10, TimeUnit.SECONDS); // a store call that hangs until its timeout
@@ -144,10 +150,85 @@ class IdempotencyGuardEdgesTest {
             assertThat(fastRenewals.get())
                     .as("the other attempt is renewed while one renewal hangs")
                     .isGreaterThanOrEqualTo(3);
+            assertThat(slowRenewals)
+                    .as("no second renewal of an attempt while its first is in flight")
+                    .hasValue(1);
             assertThat(other.complete("ok").executed()).isTrue();
             release.countDown();
             stuck.close();
         }
+    }
+
+    @Test
+    void aDuplicateWaitsLongerEachTimeOnAStoreThatDoesNotNotifyAndTwoSecondsAtATimeOnOneThatDoes() throws Exception {
+        for (boolean notifies : new boolean[] {false, true}) {
+            List<Long> waits = new CopyOnWriteArrayList<>();
+            CountDownLatch waited = new CountDownLatch(notifies ? 1 : 7);
+            HookedIdempotencyStore store = new HookedIdempotencyStore() {
+                @Override
+                public boolean notifiesChanges() {
+                    return notifies;
+                }
+
+                @Override
+                public void awaitChange(String id, Duration atMost) throws InterruptedException {
+                    waits.add(atMost.toMillis());
+                    waited.countDown();
+                    inner.awaitChange(id, atMost);
+                }
+            };
+            IdempotencyKey key = IdempotencyKey.ofContent("ship", "waits-" + notifies);
+            try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+                IdempotencyAttempt<String> first = guard.begin(key, HOUR, ResultCodec.STRING);
+                CompletableFuture<IdempotencyAttempt<String>> duplicate = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return guard.begin(key, HOUR, ResultCodec.STRING);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                assertThat(waited.await(10, TimeUnit.SECONDS)).isTrue();
+                first.complete("shipped");
+                assertThat(duplicate.get(10, TimeUnit.SECONDS).replayed()).isEqualTo("shipped");
+            }
+            if (notifies) {
+                assertThat(waits.get(0))
+                        .as("a store that notifies: asked again every 2 s")
+                        .isEqualTo(2_000L);
+            } else {
+                assertThat(waits.subList(0, 7))
+                        .as("a store that does not notify: 20 ms doubling to 500 ms")
+                        .containsExactly(20L, 40L, 80L, 160L, 320L, 500L, 500L);
+            }
+        }
+    }
+
+    @Test
+    void anAsyncDuplicateAsksAgainLessOftenTheLongerItWaits() throws Exception {
+        List<Long> claims = new CopyOnWriteArrayList<>();
+        CountDownLatch sixLooks = new CountDownLatch(7);
+        HookedIdempotencyStore store = new HookedIdempotencyStore() {
+            @Override
+            public Optional<IdempotencyRecord> claim(String id, String fingerprint, String token, Duration lease) {
+                claims.add(System.nanoTime());
+                sixLooks.countDown();
+                return super.claim(id, fingerprint, token, lease);
+            }
+        };
+        IdempotencyKey key = IdempotencyKey.ofContent("ship", "async-waits");
+        try (IdempotencyGuard guard = guardOn(store, IdempotencyOptions.defaults())) {
+            IdempotencyAttempt<String> first = guard.begin(key, HOUR, ResultCodec.STRING);
+            CompletableFuture<Outcome<String>> duplicate = guard.executeAsync(
+                    key, HOUR, ResultCodec.STRING, () -> CompletableFuture.completedFuture("ran twice"));
+            assertThat(sixLooks.await(10, TimeUnit.SECONDS)).isTrue();
+            first.complete("shipped");
+            assertThat(duplicate.get(10, TimeUnit.SECONDS))
+                    .isEqualTo(new Outcome<>("shipped", Outcome.Status.REPLAYED));
+        }
+        // claims.get(0) is the first attempt's; the duplicate's six looks then pause 20, 40, 80, 160, 320 ms between
+        assertThat(TimeUnit.NANOSECONDS.toMillis(claims.get(6) - claims.get(1)))
+                .as("the pauses between the duplicate's looks double")
+                .isGreaterThanOrEqualTo(600);
     }
 
     @Test

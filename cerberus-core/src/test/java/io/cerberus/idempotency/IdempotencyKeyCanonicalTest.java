@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,7 @@ import java.util.concurrent.atomic.DoubleAccumulator;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -207,6 +209,10 @@ class IdempotencyKeyCanonicalTest {
         assertThat(IdempotencyKey.canonical(new BigDecimal("1e1001"))).isEqualTo("#1E+1001");
         assertThat(IdempotencyKey.canonical(BigInteger.TEN.pow(2000))).isEqualTo("#1E+2000");
         assertThat(IdempotencyKey.canonical(new BigDecimal("-1.50e-2000"))).isEqualTo("#-1.5E-2000");
+        assertThat(IdempotencyKey.canonical(new BigDecimal("1e-1000")))
+                .as("1000 places after the point are still written plain")
+                .isEqualTo("#0." + "0".repeat(999) + "1");
+        assertThat(IdempotencyKey.canonical(new BigDecimal("1e-1001"))).isEqualTo("#1E-1001");
     }
 
     @Test
@@ -300,6 +306,85 @@ class IdempotencyKeyCanonicalTest {
     void mapKeysMustBeStrings() {
         assertThatThrownBy(() -> id(Map.of(1, 2)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("map keys must be strings");
+                .hasMessageContaining("map keys must be strings, found java.lang.Integer");
+        Map<String, Object> nullKey = new HashMap<>();
+        nullKey.put(null, 1);
+        assertThatThrownBy(() -> id(nullKey))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageEndingWith("map keys must be strings, found null");
+    }
+
+    /** Each container, nested in itself: 64 levels are content, 65 are refused as a probable cycle. */
+    @Test
+    void contentNestedDeeperThan64LevelsIsRefusedWhateverHoldsIt() {
+        Map<String, UnaryOperator<Object>> containers = new LinkedHashMap<>();
+        containers.put("list", List::of);
+        containers.put("set", Set::of);
+        containers.put("map", inner -> Map.of("v", inner));
+        containers.put("array", inner -> new Object[] {inner});
+        containers.put("optional", Optional::of);
+        containers.put("record", Box::new);
+        containers.put("bean", Holder::new);
+        containers.forEach((kind, wrap) -> {
+            assertThat(IdempotencyKey.canonical(nested(wrap, 64)))
+                    .as("64 levels of %s", kind)
+                    .contains("\"x\"");
+            assertThatThrownBy(() -> IdempotencyKey.canonical(nested(wrap, 65)))
+                    .as("65 levels of %s", kind)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("idempotency key content is nested more than 64 levels deep (a cycle?)");
+        });
+        List<Object> cycle = new ArrayList<>();
+        cycle.add(Optional.of(cycle));
+        assertThatThrownBy(() -> id(cycle))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a cycle?");
+    }
+
+    static Object nested(UnaryOperator<Object> wrap, int levels) {
+        return nested("x", wrap, levels);
+    }
+
+    static Object nested(Object innermost, UnaryOperator<Object> wrap, int levels) {
+        Object value = innermost;
+        for (int i = 0; i < levels; i++) {
+            value = wrap.apply(value);
+        }
+        return value;
+    }
+
+    record Box(Object value) {}
+
+    /** A bean: its one getter is its content. */
+    static final class Holder {
+        private final Object value;
+
+        Holder(Object value) {
+            this.value = value;
+        }
+
+        public Object getValue() {
+            return value;
+        }
+    }
+
+    @Test
+    void methodsNamedGetOrIsAloneAreNoProperties() {
+        assertThat(IdempotencyKey.canonical(new Supplied())).isEqualTo("{\"name\":\"ann\"}");
+    }
+
+    /** A bean with a {@code get()} and an {@code is()}: neither names a property. */
+    static final class Supplied {
+        public String get() {
+            return "not a property";
+        }
+
+        public boolean is() {
+            return true;
+        }
+
+        public String getName() {
+            return "ann";
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.cerberus.idempotency;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -77,5 +78,20 @@ class IdempotencyKeyJacksonTest {
         assertThat(IdempotencyKey.canonical(nodes.pojoNode(List.of("a")))).isEqualTo("[\"a\"]");
         assertThat(IdempotencyKey.canonical(MAPPER.readTree("{}").path("absent")))
                 .isEqualTo("null");
+    }
+
+    @Test
+    void valuesInsideJsonNodesCountTheirNestingLikeAnyOther() {
+        JsonNodeFactory nodes = JsonNodeFactory.instance;
+        assertThat(IdempotencyKey.canonical(IdempotencyKeyCanonicalTest.nested(nodes::pojoNode, 64)))
+                .isEqualTo("\"x\"");
+        assertThatThrownBy(() -> IdempotencyKey.canonical(IdempotencyKeyCanonicalTest.nested(nodes::pojoNode, 65)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nested more than 64 levels deep");
+        for (JsonNode leaf : List.of(nodes.numberNode(7), nodes.booleanNode(true), nodes.binaryNode(new byte[] {1}))) {
+            assertThat(IdempotencyKey.canonical(IdempotencyKeyCanonicalTest.nested(leaf, List::of, 64)))
+                    .as("%s 64 levels deep is content, as the value it holds is", leaf.getNodeType())
+                    .endsWith(IdempotencyKey.canonical(leaf) + "]".repeat(64));
+        }
     }
 }

@@ -19,13 +19,17 @@ import javax.sql.DataSource;
  * connections of its own {@link #dataSource()}: a completion written on a connection takes effect
  * when that connection commits, and is dropped when it rolls back or closes first. It answers false
  * when this token no longer owns an IN_PROGRESS record, or when {@link #blind} says the connection
- * cannot see the claim. A test may make the next commit fail ({@link #failNextCommit}).
+ * cannot see the claim. A test may make the next commit or rollback fail
+ * ({@link #failNextCommit}, {@link #failNextRollback}).
  */
 class TransactionalStore extends HookedIdempotencyStore {
     /** Completions the connection would not see (its snapshot predates the claim, or another database). */
     volatile boolean blind;
 
     final AtomicReference<SQLException> failNextCommit = new AtomicReference<>();
+    /** Thrown by the next rollback, after it dropped what the connection held (the database rolls back regardless). */
+    final AtomicReference<SQLException> failNextRollback = new AtomicReference<>();
+
     final AtomicInteger commits = new AtomicInteger();
     final AtomicInteger rollbacks = new AtomicInteger();
     private final List<Tx> opened = new ArrayList<>();
@@ -56,6 +60,10 @@ class TransactionalStore extends HookedIdempotencyStore {
                 case "rollback":
                     rollbacks.incrementAndGet();
                     pending.clear();
+                    SQLException rollbackFailure = failNextRollback.getAndSet(null);
+                    if (rollbackFailure != null) {
+                        throw rollbackFailure;
+                    }
                     return null;
                 case "close":
                     pending.clear(); // closed in a transaction: what was not committed is gone
