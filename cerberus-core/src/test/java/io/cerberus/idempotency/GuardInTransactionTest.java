@@ -155,6 +155,7 @@ class GuardInTransactionTest {
             for (Map.Entry<String, SettlingCall> first : calls.entrySet()) {
                 IdempotencyKey key = IdempotencyKey.ofContent("settle", first.getKey());
                 IdempotencyAttempt<String> attempt = guard.begin(key, HOUR, ResultCodec.STRING);
+                assertThat(attempt.status()).isEqualTo(Outcome.Status.EXECUTED);
                 first.getValue().settle(attempt);
                 for (Map.Entry<String, SettlingCall> second : calls.entrySet()) {
                     assertThatThrownBy(() -> second.getValue().settle(attempt))
@@ -166,6 +167,7 @@ class GuardInTransactionTest {
             guard.execute(KEY, HOUR, ResultCodec.STRING, () -> "first");
             IdempotencyAttempt<String> replayed = guard.begin(KEY, HOUR, ResultCodec.STRING);
             assertThat(replayed.replayed()).isEqualTo("first");
+            assertThat(replayed.status()).isEqualTo(Outcome.Status.REPLAYED);
             for (Map.Entry<String, SettlingCall> call : calls.entrySet()) {
                 assertThatThrownBy(() -> call.getValue().settle(replayed))
                         .as(call.getKey())
