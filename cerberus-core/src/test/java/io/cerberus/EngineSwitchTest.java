@@ -29,6 +29,7 @@ class EngineSwitchTest {
         SwitchableEngineProvider.down(b, false);
         SwitchableEngineProvider.down(c, false);
         SwitchableEngineProvider.silentSlack(a, Duration.ZERO);
+        SwitchableEngineProvider.without(b);
     }
 
     private CerberusBuilder twoEngines() {
@@ -51,6 +52,33 @@ class EngineSwitchTest {
             assertThat(cerberus.switchEngine("third")).isEqualTo("third");
             assertThat(cerberus.switchEngine("third")).isEqualTo("third");
             assertThat(cerberus.currentEngine()).isEqualTo("third");
+        }
+    }
+
+    @Test
+    void fairAndReadWriteLocksAreRefusedOnAnEngineSwitchedToWithoutThemAndItsLockDelayIsNotAskedForThem()
+            throws Exception {
+        SwitchableEngineProvider.without(b, Capability.FAIR, Capability.READ_WRITE);
+        try (Cerberus cerberus = twoEngines().build()) {
+            DistributedLock fair = cerberus.fairLock("fair");
+            DistributedReadWriteLock readWrite = cerberus.readWriteLock("read-write");
+            cerberus.switchEngine("secondary");
+            for (DistributedLock lock : List.of(fair, readWrite.readLock(), readWrite.writeLock())) {
+                assertThatThrownBy(lock::tryLock)
+                        .as(lock.name())
+                        .isInstanceOf(UnsupportedCapabilityException.class)
+                        .hasMessageContaining("engine 'secondary'");
+            }
+            DistributedLock exclusive = cerberus.lock("exclusive");
+            assertThat(exclusive.tryLock()).isTrue();
+            exclusive.unlock();
+
+            cerberus.switchEngine(
+                    "primary"); // the secondary is in its lock-delay now, without fair or read-write locks
+            for (DistributedLock lock : List.of(fair, readWrite.readLock())) {
+                assertThat(lock.tryLock()).as(lock.name()).isTrue();
+                lock.unlock();
+            }
         }
     }
 

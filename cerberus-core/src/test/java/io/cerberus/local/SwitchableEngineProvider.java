@@ -4,6 +4,7 @@ import io.cerberus.Capability;
 import io.cerberus.EngineUnavailableException;
 import io.cerberus.LockInfo;
 import io.cerberus.UnsafeEngineException;
+import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.Acquisition;
 import io.cerberus.spi.EngineContext;
@@ -23,7 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * then fails with {@link EngineUnavailableException}, as an unreachable server would) and bring
  * back with {@link #down(String, boolean)}. {@link #silentSlack(String, Duration)} makes it keep a
  * silent holder's lock longer than its lease, as a server that raised a session or TTL would.
- * {@link #unsafe(String, boolean)} makes opening it fail as a server set up against a guarantee does.
+ * {@link #unsafe(String, boolean)} makes opening it fail as a server set up against a guarantee does;
+ * {@link #without(String, Capability...)} takes fair or read-write locks away from it.
  */
 public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> DOWN = new ConcurrentHashMap<>();
@@ -31,6 +33,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> UNSAFE = new ConcurrentHashMap<>();
     private static final Map<String, java.util.concurrent.atomic.AtomicInteger> READS = new ConcurrentHashMap<>();
     private static final Map<String, java.util.concurrent.atomic.AtomicInteger> CLOSED = new ConcurrentHashMap<>();
+    private static final Map<String, Set<Capability>> WITHOUT = new ConcurrentHashMap<>();
 
     /** Takes the store NAME down or brings it back, for every engine open on it. */
     public static void down(String name, boolean down) {
@@ -53,6 +56,11 @@ public final class SwitchableEngineProvider implements EngineProvider {
     }
 
     /** Makes opening an engine on store NAME fail with {@link UnsafeEngineException}, or stop doing so. */
+    /** Makes the engines of store NAME lack fair or read-write locks: they say so, and refuse such an acquisition. */
+    public static void without(String name, Capability... missing) {
+        WITHOUT.put(name, Set.of(missing));
+    }
+
     public static void unsafe(String name, boolean unsafe) {
         UNSAFE.put(name, unsafe);
     }
@@ -100,12 +108,22 @@ public final class SwitchableEngineProvider implements EngineProvider {
 
         @Override
         public Set<Capability> capabilities() {
-            return inner.capabilities();
+            Set<Capability> capabilities = java.util.EnumSet.copyOf(inner.capabilities());
+            capabilities.removeAll(WITHOUT.getOrDefault(name, Set.of()));
+            return capabilities;
         }
 
         @Override
         public AcquireResult tryAcquire(Acquisition attempt) {
             reachable();
+            Capability needed = switch (attempt.mode()) {
+                case EXCLUSIVE -> null;
+                case FAIR -> Capability.FAIR;
+                case READ, WRITE -> Capability.READ_WRITE;
+            };
+            if (needed != null && !capabilities().contains(needed)) {
+                throw new UnsupportedCapabilityException("switchable:" + name + " has no " + needed.description());
+            }
             return inner.tryAcquire(attempt);
         }
 
