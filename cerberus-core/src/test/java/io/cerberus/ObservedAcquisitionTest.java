@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.CerberusMetrics.HoldObserver;
 import io.cerberus.CerberusMetrics.WaitObserver;
+import io.cerberus.local.SwitchableEngineProvider;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -101,6 +102,32 @@ class ObservedAcquisitionTest {
                 assertThat(contention.lastHolder()).endsWith(" trace=holder");
             });
             assertThat(holder.contention()).isEmpty();
+        }
+    }
+
+    @Test
+    void aWaiterOnAnEngineThatCannotListItsHoldsIsToldTheLockIsBusyWithoutAHolder() throws Exception {
+        String name = "no-inspect-" + UUID.randomUUID();
+        SwitchableEngineProvider.without(name, Capability.INSPECT);
+        Recorder waiterSide = new Recorder("trace=waiter");
+        try (Cerberus holder = Cerberus.builder().engine("switchable:" + name).build();
+                Cerberus waiter = Cerberus.builder()
+                        .engine("switchable:" + name)
+                        .metrics(waiterSide)
+                        .build()) {
+            Lease held = holder.lock("order:7").acquire(Duration.ZERO);
+            CompletableFuture<Lease> waiting = waiter.lock("order:7").acquireAsync(Duration.ofSeconds(10));
+            poll(() -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            held.close();
+            waiting.get(10, TimeUnit.SECONDS).close();
+            assertThat(waiterSide.calls.get(1))
+                    .as("an engine without INSPECT is not asked who holds the lock")
+                    .isEqualTo("busy ");
+            assertThat(waiter.contention())
+                    .singleElement()
+                    .satisfies(contention -> assertThat(contention.lastHolder()).isEmpty());
+        } finally {
+            SwitchableEngineProvider.without(name);
         }
     }
 
