@@ -31,8 +31,8 @@ import java.util.List;
  *
  * <p>Invariants: every way out either ends in {@code DONE} with a hold registered in
  * {@link LiveHolds} (its renewal started) or a timeout, or has left the attempt's line, withdrawn
- * the attempt in the engine and given back the holds taken on the way (the run gives up by itself
- * before a method throws; a driver that stops for its own reason calls {@link #giveUp}). The
+ * the attempt in the engine and given back the holds taken on the way (a driver calls {@link #giveUp}
+ * when it stops the run, and when a step throws: the run leaves that to its driver). The
  * metrics see one outcome per run, its observer the first busy answer and the end, and a run that
  * found its lock busy is counted in the client's {@link Contention}. Not thread-safe: one driver
  * step at a time.
@@ -149,8 +149,6 @@ final class AcquireRun {
             return beginOnEngine();
         } catch (EngineUnavailableException e) {
             return failed(e); // a standby opened late, say, is tried again within the wait
-        } catch (RuntimeException e) {
-            throw gaveUp(e);
         }
     }
 
@@ -187,37 +185,31 @@ final class AcquireRun {
             return Step.AWAIT_CHANGE;
         } catch (EngineUnavailableException e) {
             return failed(e);
-        } catch (RuntimeException e) {
-            throw gaveUp(e);
         }
     }
 
     /**
      * An engine call of the last step failed (its ask, or its wait for a change). An unreachable
-     * engine is tried again within the wait; any other failure gives up and is thrown again.
+     * engine is tried again within the wait; any other failure is thrown again, for the driver to give up the run.
      */
     Step failed(RuntimeException failure) {
         withdraw();
         if (!(failure instanceof EngineUnavailableException)) {
-            throw gaveUp(failure);
+            throw failure;
         }
-        try {
-            if (main != null) {
-                return lockDelayUnreachable("cannot be reached (" + failure.getMessage() + ")");
-            }
-            long left = outageBudgetNanos() - (System.nanoTime() - request.start());
-            if (left <= 0) {
-                throw failure;
-            }
-            // an engine that cannot be reached is tried again within the wait, on whichever engine is current
-            LOG.log(
-                    Level.DEBUG,
-                    view.described() + ": engine '" + engine.name() + "' cannot be reached (" + failure.getMessage()
-                            + "); trying again within the wait");
-            return pause(Math.min(left, outagePauses.next().toNanos()), true);
-        } catch (RuntimeException e) {
-            throw gaveUp(e);
+        if (main != null) {
+            return lockDelayUnreachable("cannot be reached (" + failure.getMessage() + ")");
         }
+        long left = outageBudgetNanos() - (System.nanoTime() - request.start());
+        if (left <= 0) {
+            throw failure;
+        }
+        // an engine that cannot be reached is tried again within the wait, on whichever engine is current
+        LOG.log(
+                Level.DEBUG,
+                view.described() + ": engine '" + engine.name() + "' cannot be reached (" + failure.getMessage()
+                        + "); trying again within the wait");
+        return pause(Math.min(left, outagePauses.next().toNanos()), true);
     }
 
     /** The wait of the last step ended: its time ran out, or it was woken (maybe for no reason). */
@@ -241,13 +233,11 @@ final class AcquireRun {
             return next();
         } catch (EngineUnavailableException e) {
             return failed(e);
-        } catch (RuntimeException e) {
-            throw gaveUp(e);
         }
     }
 
     /**
-     * The driver stops the run (interrupted, cancelled): the attempt is withdrawn, holds taken on
+     * The driver stops the run (interrupted, cancelled, or a step threw): the attempt is withdrawn, holds taken on
      * the way are given back. Does nothing after the run finished.
      */
     void giveUp(AcquireOutcome outcome) {
@@ -261,11 +251,6 @@ final class AcquireRun {
             releaseQuietly(taken);
         }
         finish(outcome);
-    }
-
-    private RuntimeException gaveUp(RuntimeException failure) {
-        giveUp(AcquireOutcome.FAILED);
-        return failure;
     }
 
     private Step beginOnEngine() {

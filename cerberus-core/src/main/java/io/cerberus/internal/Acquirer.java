@@ -104,7 +104,7 @@ final class Acquirer {
                 }
             }
         } catch (RuntimeException | Error e) {
-            // one the run did not expect (an engine's Error): leave the line and withdraw, as the async driver does
+            // a step threw (an engine's failure, or an Error): leave the line and withdraw, as the async driver does
             run.giveUp(CerberusMetrics.AcquireOutcome.FAILED);
             throw e;
         } finally {

@@ -160,7 +160,7 @@ final class AsyncAcquisition<T> {
                 }
             }
         } catch (RuntimeException | Error e) {
-            run.giveUp(AcquireOutcome.FAILED); // the run gave up already when it threw itself
+            run.giveUp(AcquireOutcome.FAILED); // a step threw: nothing of it is left behind
             async.ended(this);
             future.completeExceptionally(e);
         }
