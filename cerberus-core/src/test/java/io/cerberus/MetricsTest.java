@@ -82,14 +82,19 @@ class MetricsTest {
         }
     }
 
-    @Test
-    void renewalsAndLossesAreReported() throws Exception {
-        Recorder recorder = new Recorder();
-        try (Cerberus cerberus = Cerberus.builder()
+    /** @return a client of a scripted engine ({@link ScriptedEngineProvider#last}) with 300-ms leases, reporting to {@code recorder} */
+    private Cerberus scriptedClient(Recorder recorder) {
+        return Cerberus.builder()
                 .engine("scripted:" + store)
                 .defaultLease(Duration.ofMillis(300))
                 .metrics(recorder)
-                .build()) {
+                .build();
+    }
+
+    @Test
+    void renewalsAndLossesAreReported() throws Exception {
+        Recorder recorder = new Recorder();
+        try (Cerberus cerberus = scriptedClient(recorder)) {
             ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.last;
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
@@ -113,11 +118,7 @@ class MetricsTest {
     @Test
     void renewalsThatCannotReachTheEngineAreReportedAsUnreachable() throws Exception {
         Recorder recorder = new Recorder();
-        try (Cerberus cerberus = Cerberus.builder()
-                .engine("scripted:" + store)
-                .defaultLease(Duration.ofMillis(300))
-                .metrics(recorder)
-                .build()) {
+        try (Cerberus cerberus = scriptedClient(recorder)) {
             ScriptedEngineProvider.last.renewals = ScriptedEngineProvider.RenewalMode.UNREACHABLE;
             DistributedLock first = cerberus.lock("first");
             DistributedLock second = cerberus.lock("second");

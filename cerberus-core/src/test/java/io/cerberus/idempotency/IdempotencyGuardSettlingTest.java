@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,27 +31,18 @@ class IdempotencyGuardSettlingTest {
     }
 
     /** A store whose claims fail as unreachable the first {@code downFor} times. */
-    private static final class DownAtFirst extends HookedIdempotencyStore {
-        final AtomicInteger claims = new AtomicInteger();
-        final int downFor;
-
-        DownAtFirst(int downFor) {
-            this.downFor = downFor;
-        }
-
-        @Override
-        public Optional<io.cerberus.spi.IdempotencyRecord> claim(
-                String id, String fingerprint, String token, Duration lease) {
-            if (claims.incrementAndGet() <= downFor) {
+    /** @return a store that cannot be reached for its first {@code downFor} claims */
+    private static CountingClaims downAtFirst(int downFor) {
+        return new CountingClaims(claim -> {
+            if (claim <= downFor) {
                 throw new EngineUnavailableException("test://hooked is down", null);
             }
-            return super.claim(id, fingerprint, token, lease);
-        }
+        });
     }
 
     @Test
     void aStoreDownFewerTimesThanItsAttemptsIsAskedAgainAfterABackoffThatDoubles() throws Exception {
-        DownAtFirst store = new DownAtFirst(2);
+        CountingClaims store = downAtFirst(2);
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(3))) {
             long start = System.nanoTime();
@@ -64,7 +56,7 @@ class IdempotencyGuardSettlingTest {
 
     @Test
     void aStoreDownAsManyTimesAsItsAttemptsFailsClosedAfterExactlyThoseAttempts() {
-        DownAtFirst store = new DownAtFirst(3);
+        CountingClaims store = downAtFirst(3);
         AtomicInteger runs = new AtomicInteger();
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(3))) {
@@ -360,7 +352,7 @@ class IdempotencyGuardSettlingTest {
 
     @Test
     void anUnguardedAttemptOfAFailOpenGuardCompletesInATransactionWithoutStoring() throws Exception {
-        DownAtFirst store = new DownAtFirst(Integer.MAX_VALUE);
+        CountingClaims store = downAtFirst(Integer.MAX_VALUE);
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().failingOpen().withStoreAttempts(1))) {
             IdempotencyAttempt<String> attempt = guard.begin(KEY, HOUR, ResultCodec.STRING);
@@ -396,7 +388,7 @@ class IdempotencyGuardSettlingTest {
     /** A waiting async call used to be timed on the client's scheduler, which drops what it holds when it closes. */
     @Test
     void anAsyncCallWaitingForABusyKeyEndsWhenItsClientsSchedulerCloses() throws Exception {
-        CountingClaims store = new CountingClaims(null);
+        CountingClaims store = new CountingClaims(claim -> {});
         ScheduledExecutorService clients = IdempotencyGuard.newRenewer();
         try (IdempotencyGuard first = guardOn(store, IdempotencyOptions.defaults())) {
             IdempotencyAttempt<String> running = first.begin(KEY, HOUR, ResultCodec.STRING);
@@ -425,7 +417,7 @@ class IdempotencyGuardSettlingTest {
     @Test
     void aGuardClosedWhileItClaimsGivesTheKeyBack() throws Exception {
         ScheduledExecutorService clients = IdempotencyGuard.newRenewer();
-        CountingClaims store = new CountingClaims(clients::shutdownNow);
+        CountingClaims store = new CountingClaims(claim -> clients.shutdownNow());
         IdempotencyGuard guard =
                 new IdempotencyGuard(store, "ns", "test://hooked", IdempotencyOptions.defaults(), clients);
         AtomicInteger runs = new AtomicInteger();
@@ -441,7 +433,7 @@ class IdempotencyGuardSettlingTest {
 
     @Test
     void anInterruptDuringTheRetriesOfAStoreDownEndsThemAndIsKeptForTheCaller() {
-        DownAtFirst store = new DownAtFirst(Integer.MAX_VALUE);
+        CountingClaims store = downAtFirst(Integer.MAX_VALUE);
         AtomicInteger runs = new AtomicInteger();
         try (IdempotencyGuard guard =
                 guardOn(store, IdempotencyOptions.defaults().withStoreAttempts(5))) {
@@ -467,7 +459,7 @@ class IdempotencyGuardSettlingTest {
     void anAsyncCallCancelledWhileItClaimsRunsNothingAndGivesTheKeyBack() throws Exception {
         java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
         AtomicReference<CompletableFuture<Outcome<String>>> call = new AtomicReference<>();
-        CountingClaims store = new CountingClaims(() -> {
+        CountingClaims store = new CountingClaims(claim -> {
             try {
                 returned.await(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
@@ -496,25 +488,22 @@ class IdempotencyGuardSettlingTest {
         }
     }
 
-    /** Counts claims; runs {@code onClaim} (if any) before each. */
+    /** Counts claims; runs {@code onClaim} before each. */
     private static final class CountingClaims extends HookedIdempotencyStore {
         final AtomicInteger claims = new AtomicInteger();
         /** Claims the store has answered. */
         final AtomicInteger answered = new AtomicInteger();
+        /** Runs with each claim's number (from 1) before the store sees it; it may throw, as a store that is down. */
+        final IntConsumer onClaim;
 
-        final Runnable onClaim;
-
-        CountingClaims(Runnable onClaim) {
+        CountingClaims(IntConsumer onClaim) {
             this.onClaim = onClaim;
         }
 
         @Override
         public Optional<io.cerberus.spi.IdempotencyRecord> claim(
                 String id, String fingerprint, String token, Duration lease) {
-            claims.incrementAndGet();
-            if (onClaim != null) {
-                onClaim.run();
-            }
+            onClaim.accept(claims.incrementAndGet());
             try {
                 return super.claim(id, fingerprint, token, lease);
             } finally {
