@@ -236,7 +236,8 @@ class LocalLinesTest {
 
     @Test
     void aReleaseHandsTheLockToTheSleepingHeadAtMostFourTimesInARow() throws Exception {
-        DistributedLock lock = client(true).lock("handed");
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("handed");
         engine.handsOver = true;
         Lease first = lock.acquire(Duration.ofSeconds(5));
         engine.acquireCalls.set(0);
@@ -281,6 +282,12 @@ class LocalLinesTest {
         assertThat(engine.acquireCalls.get())
                 .as("only the waiter after the release for all asked")
                 .isEqualTo(1);
+        assertThat(cerberus.contention())
+                .filteredOn(contention -> contention.name().equals("handed"))
+                .singleElement()
+                .satisfies(contention -> assertThat(contention.contended())
+                        .as("every waiter waited, those handed the lock without ever asking too")
+                        .isEqualTo(waiters));
     }
 
     @Test
