@@ -134,6 +134,31 @@ class AsyncAcquireTest {
     }
 
     @Test
+    void closingTheClientEndsAnAsyncWaitForAnUnreachableEngineWithTheClosedClientsError() throws Exception {
+        Cerberus cerberus = onlyA();
+        try {
+            SwitchableEngineProvider.down(a, true);
+            CompletableFuture<Lease> waiting = cerberus.lock("stock").acquireAsync(Duration.ofMinutes(5));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (SwitchableEngineProvider.refused(a) < 2 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(5);
+            }
+            assertThat(SwitchableEngineProvider.refused(a))
+                    .as("asked twice: the wait is in its pauses between tries")
+                    .isGreaterThanOrEqualTo(2);
+            long closedAt = System.nanoTime();
+            cerberus.close();
+            assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS))
+                    .as("not a StackOverflowError from re-arming the pause on a closed client's timer")
+                    .hasCauseInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+            assertThat(Duration.ofNanos(System.nanoTime() - closedAt)).isLessThan(Duration.ofSeconds(2));
+        } finally {
+            cerberus.close();
+        }
+    }
+
+    @Test
     void eachAsyncOutcomeIsCountedOnceCancelledIncluded() throws Exception {
         List<CerberusMetrics.AcquireOutcome> outcomes = new CopyOnWriteArrayList<>();
         CerberusMetrics metrics = new CerberusMetrics() {

@@ -218,6 +218,8 @@ final class AcquireRun {
             if (attempt == null) {
                 long left = pauseUntil - System.nanoTime();
                 if (left > 0) {
+                    // woken early, by the client closing say: a closed client's driver would wake it again at once
+                    acquirer.client.ensureOpen();
                     nanos = left;
                     return Step.PAUSE;
                 }

@@ -33,6 +33,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
     private static final Map<String, Boolean> UNSAFE = new ConcurrentHashMap<>();
     private static final Map<String, java.util.concurrent.atomic.AtomicInteger> READS = new ConcurrentHashMap<>();
     private static final Map<String, java.util.concurrent.atomic.AtomicInteger> CLOSED = new ConcurrentHashMap<>();
+    private static final Map<String, java.util.concurrent.atomic.AtomicInteger> REFUSED = new ConcurrentHashMap<>();
     private static final Map<String, Set<Capability>> WITHOUT = new ConcurrentHashMap<>();
 
     /** Takes the store NAME down or brings it back, for every engine open on it. */
@@ -43,6 +44,11 @@ public final class SwitchableEngineProvider implements EngineProvider {
     /** @return how many {@code isLocked} reads (health checks among them) the engines on store NAME were asked */
     public static int reads(String name) {
         return counter(READS, name).get();
+    }
+
+    /** @return how many calls the engines on store NAME failed because it was down */
+    public static int refused(String name) {
+        return counter(REFUSED, name).get();
     }
 
     /** @return how many engines on store NAME were closed */
@@ -97,6 +103,7 @@ public final class SwitchableEngineProvider implements EngineProvider {
 
         private void reachable() {
             if (DOWN.getOrDefault(name, false)) {
+                counter(REFUSED, name).incrementAndGet();
                 throw new EngineUnavailableException("engine " + uri + " is down", null);
             }
         }
