@@ -66,6 +66,22 @@ class SemaphoreSlotsTest {
     }
 
     @Test
+    void aClientKeepsItsNotesOfASemaphoreWhileAnyOfItsPermitsIsHeld() throws Exception {
+        try (Cerberus cerberus = Cerberus.connect("mem:slots-kept")) {
+            CerberusClient client = (CerberusClient) cerberus;
+            DistributedSemaphore semaphore = cerberus.semaphore("kept", 3);
+            Permits first = semaphore.acquire(1, Duration.ZERO);
+            Permits second = semaphore.acquire(1, Duration.ZERO);
+            first.close();
+            assertThat(client.semaphoresInUse())
+                    .as("one of its permits is still held")
+                    .isEqualTo(1);
+            second.close();
+            assertThat(client.semaphoresInUse()).isZero();
+        }
+    }
+
+    @Test
     void anIdIsSlotTokenPairsAndAnythingElseIsRefused() {
         assertThat(PermitsHold.parseId("2:1734,5:1735")).hasSize(2);
         for (String bad : new String[] {"", "2", "2:", ":5", "2:x", "1000:5", "-1:5", "2:-5", "2:5,", "2:5;3:6"}) {
