@@ -103,6 +103,21 @@ class RunExclusivelyTest {
     }
 
     @Test
+    void aRunLongerThanItsKeepIsReleasedAsItEnds() {
+        Cerberus cerberus = instance();
+        assertThat(cerberus.runExclusively("long", Duration.ofMillis(50), lease -> {
+                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(150);
+                    while (System.nanoTime() - end < 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(end - System.nanoTime()); // the job's work
+                    }
+                }))
+                .isTrue();
+        assertThat(cerberus.lock("long").isLocked())
+                .as("its 50 ms were over before the run ended: nothing is kept")
+                .isFalse();
+    }
+
+    @Test
     void aFailingJobReleasesAtOnceWithoutAKeepAndItsErrorIsThrown() {
         Cerberus cerberus = instance();
         assertThatThrownBy(() -> cerberus.runExclusively("failing", Duration.ZERO, lease -> {
