@@ -6,9 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.local.SwitchableEngineProvider;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,6 +25,7 @@ class ClientCallsTest {
     @AfterEach
     void giveBack() {
         SwitchableEngineProvider.without(a);
+        SwitchableEngineProvider.unsafe(b, false);
     }
 
     private Cerberus twoEngines() {
@@ -53,6 +58,51 @@ class ClientCallsTest {
         assertThat(cerberus.currentEngine())
                 .as("what the client is made of can still be read")
                 .isEqualTo("primary");
+    }
+
+    @Test
+    void closingTheClientClosesItsEnginesAndEndsItsAsyncThreadsAtOnce() throws Exception {
+        Set<Thread> before = asyncThreads();
+        Cerberus holder = twoEngines();
+        Cerberus cerberus = twoEngines();
+        Lease held = holder.lock("busy").acquire(Duration.ZERO);
+        try {
+            CompletableFuture<Lease> waiting = cerberus.lock("busy").acquireAsync(Duration.ofMinutes(1));
+            Set<Thread> mine = asyncThreads();
+            mine.removeAll(before);
+            assertThat(mine).as("the async call's threads").isNotEmpty();
+            cerberus.close();
+            assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (mine.stream().anyMatch(Thread::isAlive) && System.nanoTime() - deadline < 0) {
+                Thread.sleep(10);
+            }
+            assertThat(mine)
+                    .as("ended with the client, not after their idle time")
+                    .noneMatch(Thread::isAlive);
+            assertThat(SwitchableEngineProvider.closed(a))
+                    .as("engines closed: one of each client")
+                    .isEqualTo(1);
+            assertThat(SwitchableEngineProvider.closed(b)).isEqualTo(1);
+        } finally {
+            held.close();
+            holder.close();
+        }
+    }
+
+    private static Set<Thread> asyncThreads() {
+        Set<Thread> threads = new HashSet<>(Thread.getAllStackTraces().keySet());
+        threads.removeIf(thread -> !thread.getName().startsWith("cerberus-async-"));
+        return threads;
+    }
+
+    @Test
+    void aClientThatCannotStartClosesTheEnginesItOpenedAlready() {
+        SwitchableEngineProvider.unsafe(b, true);
+        assertThatThrownBy(this::twoEngines).isInstanceOf(UnsafeEngineException.class);
+        assertThat(SwitchableEngineProvider.closed(a))
+                .as("the primary, opened before the standby failed")
+                .isEqualTo(1);
     }
 
     @Test
