@@ -573,11 +573,6 @@ final class LocalLines {
             leave(token);
         }
 
-        /** @return the attempt waiting here */
-        Acquisition attempt() {
-            return attempt;
-        }
-
         /** This attempt gives up: it leaves the line, and if it was the head the next one asks. */
         void leave() {
             leave(null);

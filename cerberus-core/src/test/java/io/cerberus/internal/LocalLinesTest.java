@@ -244,6 +244,7 @@ class LocalLinesTest {
         int waiters = LocalLines.HAND_OFFS_IN_A_ROW + 2;
         List<String> order = new CopyOnWriteArrayList<>();
         List<Long> fences = new CopyOnWriteArrayList<>();
+        List<String> notHeldOnTheEngine = new CopyOnWriteArrayList<>();
         List<Thread> line = new ArrayList<>();
         for (int i = 1; i <= waiters; i++) {
             String name = "waiter-" + i;
@@ -252,6 +253,9 @@ class LocalLinesTest {
                         try (Lease lease = lock.acquire(Duration.ofMillis(bound(10_000)))) {
                             order.add(name);
                             fences.add(lease.fencingToken());
+                            if (!lock.isLocked()) {
+                                notHeldOnTheEngine.add(name);
+                            }
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }
@@ -270,6 +274,9 @@ class LocalLinesTest {
             thread.join(bound(5000));
             assertThat(thread.isAlive()).as("%s done", thread.getName()).isFalse();
         }
+        assertThat(notHeldOnTheEngine)
+                .as("waiters whose lock the engine did not hold while they held it")
+                .isEmpty();
         assertThat(order)
                 .as("served in turn")
                 .containsExactly(line.stream().map(Thread::getName).toArray(String[]::new));
