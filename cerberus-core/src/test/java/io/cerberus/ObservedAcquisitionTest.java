@@ -106,6 +106,33 @@ class ObservedAcquisitionTest {
     }
 
     @Test
+    void aWriterWaitingForTwoReadersIsToldOfBoth() throws Exception {
+        Recorder firstSide = new Recorder("trace=first");
+        Recorder secondSide = new Recorder("trace=second");
+        Recorder writerSide = new Recorder("trace=writer");
+        try (Cerberus first =
+                        Cerberus.builder().engine(store).metrics(firstSide).build();
+                Cerberus second =
+                        Cerberus.builder().engine(store).metrics(secondSide).build();
+                Cerberus writer =
+                        Cerberus.builder().engine(store).metrics(writerSide).build()) {
+            Lease one = first.readWriteLock("report").readLock().acquire(Duration.ZERO);
+            Lease two = second.readWriteLock("report").readLock().acquire(Duration.ZERO);
+            CompletableFuture<Lease> waiting =
+                    writer.readWriteLock("report").writeLock().acquireAsync(Duration.ofSeconds(10));
+            poll(() -> writerSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            one.close();
+            two.close();
+            waiting.get(10, TimeUnit.SECONDS).close();
+            assertThat(writerSide.calls.get(1))
+                    .as("both readers, joined")
+                    .contains(" trace=first")
+                    .contains(" trace=second")
+                    .contains(", ");
+        }
+    }
+
+    @Test
     void aWaiterOnAnEngineThatCannotListItsHoldsIsToldTheLockIsBusyWithoutAHolder() throws Exception {
         String name = "no-inspect-" + UUID.randomUUID();
         SwitchableEngineProvider.without(name, Capability.INSPECT);
