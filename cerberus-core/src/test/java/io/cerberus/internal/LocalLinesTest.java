@@ -504,6 +504,7 @@ class LocalLinesTest {
                 () -> threads.stream()
                         .allMatch(t ->
                                 t.getState() == Thread.State.TIMED_WAITING || t.getState() == Thread.State.WAITING));
+        long closedAt = System.nanoTime();
         cerberus.close();
         for (CompletableFuture<Void> failed : waiting) {
             assertThatThrownBy(() -> failed.get(bound(2000), TimeUnit.MILLISECONDS))
@@ -511,6 +512,9 @@ class LocalLinesTest {
                     .hasCauseInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
         }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closedAt))
+                .as("woken by the close, not at their next look a second after they began to wait")
+                .isLessThan(bound(600));
     }
 
     @Test
