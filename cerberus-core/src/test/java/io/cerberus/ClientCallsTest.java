@@ -40,10 +40,19 @@ class ClientCallsTest {
         SwitchableEngineProvider.without(a, Capability.INSPECT); // a forced release then reads no holder first
         Cerberus cerberus = twoEngines();
         DistributedLock lock = cerberus.lock("before-close");
+        DistributedSemaphore semaphore = cerberus.semaphore("pool", 2);
+        MultiLock both = cerberus.multiLock("account:1", "account:2");
         cerberus.close();
         Map<String, ThrowingCallable> calls = new LinkedHashMap<>();
         calls.put("lock", () -> cerberus.lock("x"));
         calls.put("isLocked", lock::isLocked);
+        // the async calls throw too, as the blocking ones do, rather than return a future that fails
+        calls.put("acquireAsync", () -> lock.acquireAsync(Duration.ZERO));
+        calls.put("semaphore acquire", () -> semaphore.acquire(1, Duration.ZERO));
+        calls.put("semaphore acquireAsync", () -> semaphore.acquireAsync(1, Duration.ZERO));
+        calls.put("semaphore release", () -> semaphore.release("0:1"));
+        calls.put("multi-lock acquire", () -> both.acquire(Duration.ZERO));
+        calls.put("multi-lock acquireAsync", () -> both.acquireAsync(Duration.ZERO));
         calls.put("switchEngine()", cerberus::switchEngine);
         calls.put("switchEngine(name)", () -> cerberus.switchEngine("secondary"));
         calls.put("checkEngine", () -> cerberus.checkEngine("primary"));
