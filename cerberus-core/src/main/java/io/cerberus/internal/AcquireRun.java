@@ -258,7 +258,7 @@ final class AcquireRun {
     private Step beginOnEngine() {
         acquirer.client.ensureOpen();
         inLockDelay = acquirer.switcher.inLockDelay();
-        needed = needed(view.mode());
+        needed = view.mode().capability().orElse(null);
         if (needed != null) {
             engine.require(needed);
         }
@@ -522,15 +522,6 @@ final class AcquireRun {
                     "could not give back " + taken.described() + " on engine '" + taken.engine.name()
                             + "' after failing to take it on an engine in its lock-delay: " + e.getMessage());
         }
-    }
-
-    /** @return the capability an acquisition in this mode needs, null for none */
-    private static Capability needed(LockMode mode) {
-        return switch (mode) {
-            case EXCLUSIVE -> null;
-            case FAIR -> Capability.FAIR;
-            default -> Capability.READ_WRITE;
-        };
     }
 
     /**

@@ -123,13 +123,11 @@ public final class SwitchableEngineProvider implements EngineProvider {
         @Override
         public AcquireResult tryAcquire(Acquisition attempt) {
             reachable();
-            Capability needed = switch (attempt.mode()) {
-                case EXCLUSIVE -> null;
-                case FAIR -> Capability.FAIR;
-                case READ, WRITE -> Capability.READ_WRITE;
-            };
-            if (needed != null && !capabilities().contains(needed)) {
-                throw new UnsupportedCapabilityException("switchable:" + name + " has no " + needed.description());
+            Optional<Capability> missing =
+                    attempt.mode().capability().filter(needed -> !capabilities().contains(needed));
+            if (missing.isPresent()) {
+                throw new UnsupportedCapabilityException(
+                        "switchable:" + name + " has no " + missing.get().description());
             }
             return inner.tryAcquire(attempt);
         }
