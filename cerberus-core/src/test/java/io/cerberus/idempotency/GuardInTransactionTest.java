@@ -29,6 +29,13 @@ class GuardInTransactionTest {
     /** The key's record in the store: the guard's namespace, then the key's id. */
     private static final String ID = "ns/" + KEY.id();
 
+    /** Runs {@link #KEY} in a transaction of {@code store}'s: the operation, counted in {@code runs}, returns "ran#N". */
+    private static Outcome<String> runCounted(IdempotencyGuard guard, TransactionalStore store, AtomicInteger runs)
+            throws Exception {
+        return guard.executeInTransaction(
+                KEY, HOUR, ResultCodec.STRING, store.dataSource(), connection -> "ran#" + runs.incrementAndGet());
+    }
+
     private static IdempotencyGuard guardOn(TransactionalStore store) {
         return new IdempotencyGuard(store, "ns", "test://transactional", IdempotencyOptions.defaults());
     }
@@ -101,8 +108,7 @@ class GuardInTransactionTest {
             assertThat(store.commits).hasValue(0);
             assertThat(store.inner.read(ID)).as("the key freed at once").isEmpty();
 
-            Outcome<String> retry = guard.executeInTransaction(
-                    KEY, HOUR, ResultCodec.STRING, store.dataSource(), connection -> "ran#" + runs.incrementAndGet());
+            Outcome<String> retry = runCounted(guard, store, runs);
             assertThat(retry).isEqualTo(new Outcome<>("ran#2", Outcome.Status.EXECUTED));
         }
     }
@@ -128,12 +134,7 @@ class GuardInTransactionTest {
                             .as("the rollback's own failure")
                             .singleElement()
                             .satisfies(rollback -> assertThat(rollback).hasMessage("connection reset")));
-            assertThatThrownBy(() -> guard.executeInTransaction(
-                            KEY,
-                            HOUR,
-                            ResultCodec.STRING,
-                            store.dataSource(),
-                            connection -> "ran#" + runs.incrementAndGet()))
+            assertThatThrownBy(() -> runCounted(guard, store, runs))
                     .as("a remembered failure is replayed, not run again")
                     .isInstanceOf(ReplayedFailureException.class)
                     .hasMessageContaining("card declined");
@@ -189,23 +190,10 @@ class GuardInTransactionTest {
         try (IdempotencyGuard guard = guardOn(store)) {
             SQLException lost = new SQLException("connection reset during commit");
             store.failNextCommit.set(lost);
-            assertThatThrownBy(() -> guard.executeInTransaction(
-                            KEY,
-                            HOUR,
-                            ResultCodec.STRING,
-                            store.dataSource(),
-                            connection -> "ran#" + runs.incrementAndGet()))
-                    .isSameAs(lost);
+            assertThatThrownBy(() -> runCounted(guard, store, runs)).isSameAs(lost);
             assertThat(store.rollbacks).hasValue(1);
             assertThat(store.inner.read(ID)).isEmpty();
-            assertThat(guard.executeInTransaction(
-                                    KEY,
-                                    HOUR,
-                                    ResultCodec.STRING,
-                                    store.dataSource(),
-                                    connection -> "ran#" + runs.incrementAndGet())
-                            .value())
-                    .isEqualTo("ran#2");
+            assertThat(runCounted(guard, store, runs).value()).isEqualTo("ran#2");
         }
     }
 
