@@ -17,7 +17,6 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The response of a request that {@link ReactiveIdempotencyKeyFilter} runs under a claimed key:
@@ -159,8 +158,10 @@ final class GuardedResponse extends ServerHttpResponseDecorator {
     /** @return the settlement, run once on the bounded elastic scheduler (the store's calls block) */
     private Mono<Void> settle(Runnable settlement) {
         return Mono.defer(() -> settled.compareAndSet(false, true)
-                ? Mono.fromRunnable(settlement)
-                        .subscribeOn(Schedulers.boundedElastic())
+                ? BlockingCall.of(() -> {
+                            settlement.run();
+                            return null;
+                        })
                         .then()
                 : Mono.empty());
     }

@@ -6,7 +6,6 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The fence check of a WebFlux service: the same contract and answers as the servlet {@link FenceCheckFilter} (409 a
@@ -41,16 +40,14 @@ public class ReactiveFenceCheckFilter implements WebFilter {
             return chain.filter(exchange);
         }
         String resource = headers.getFirst(FencedCalls.RESOURCE_HEADER);
-        return Mono.fromCallable(() -> check.check(fence, resource))
-                .subscribeOn(Schedulers.boundedElastic())
-                .flatMap(outcome -> {
-                    if (outcome instanceof FenceCheck.Refused refused) {
-                        return ReactiveIdempotencyKeyFilter.problem(exchange, refused.problem());
-                    }
-                    if (outcome instanceof FenceCheck.Admitted admitted) {
-                        exchange.getAttributes().put(FenceCheckFilter.FENCE_ATTRIBUTE, admitted.fence());
-                    }
-                    return chain.filter(exchange);
-                });
+        return BlockingCall.of(() -> check.check(fence, resource)).flatMap(outcome -> {
+            if (outcome instanceof FenceCheck.Refused refused) {
+                return ReactiveIdempotencyKeyFilter.problem(exchange, refused.problem());
+            }
+            if (outcome instanceof FenceCheck.Admitted admitted) {
+                exchange.getAttributes().put(FenceCheckFilter.FENCE_ATTRIBUTE, admitted.fence());
+            }
+            return chain.filter(exchange);
+        });
     }
 }

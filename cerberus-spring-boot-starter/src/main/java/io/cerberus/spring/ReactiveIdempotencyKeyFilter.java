@@ -27,7 +27,6 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The {@code Idempotency-Key} filter of WebFlux applications: the same contract, settings and
@@ -110,10 +109,9 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
             return problem(exchange, IdempotencyKeyRules.malformed(e));
         }
         // what claiming answers: the attempt, or an answer of the filter's own (only the claim's failures are mapped)
-        Mono<Object> claim = Mono.fromCallable(() -> (Object) cerberus.get()
+        Mono<Object> claim = BlockingCall.of(() -> (Object) cerberus.get()
                         .idempotency(options.get())
                         .begin(key, settings.getRetention(), StoredResponse.CODEC))
-                .subscribeOn(Schedulers.boundedElastic())
                 .onErrorResume(RuntimeException.class, e -> refused(e, operation))
                 .onErrorResume(InterruptedException.class, e -> Mono.just(IdempotencyKeyRules.interrupted()));
         return claim.flatMap(claimed -> {
