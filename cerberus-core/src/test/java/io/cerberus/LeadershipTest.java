@@ -158,6 +158,78 @@ class LeadershipTest {
     }
 
     @Test
+    void aParticipantThatCannotReachItsEngineKeepsContendingAndLeadsOnceItIsBack() throws Exception {
+        Cerberus cerberus = Cerberus.builder()
+                .engine("switchable:" + store)
+                .connectTimeout(Duration.ofMillis(200))
+                .build();
+        clients.add(cerberus);
+        SwitchableEngineProvider.down(store, true);
+        Leadership alone = cerberus.leadership("reports", "alone").start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int refusedBefore = SwitchableEngineProvider.refused(store);
+        while (SwitchableEngineProvider.refused(store) < refusedBefore + 3 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(SwitchableEngineProvider.refused(store))
+                .as("asked again after each failed contention (its outage budget is 200 ms)")
+                .isGreaterThanOrEqualTo(refusedBefore + 3);
+        assertThat(alone.isLeader()).isFalse();
+
+        SwitchableEngineProvider.down(store, false);
+        assertThat(alone.awaitLeadership(Duration.ofSeconds(10)))
+                .as("elected once the engine answers, with nobody else contending")
+                .isTrue();
+    }
+
+    @Test
+    void aLeaderThatLostItsHoldContendsAgainByItself() throws Exception {
+        Events events = new Events();
+        Leadership alone = client("switchable:" + store, Duration.ofMillis(600))
+                .leadership("jobs", "alone")
+                .onChange(events)
+                .start();
+        assertThat(alone.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+        long firstTerm = alone.term();
+        assertThat(events.next()).isEqualTo("elected " + firstTerm);
+
+        SwitchableEngineProvider.down(store, true);
+        assertThat(events.next()).isEqualTo("uncertain");
+        assertThat(events.next()).startsWith("revoked lost:");
+        SwitchableEngineProvider.down(store, false);
+
+        assertThat(alone.awaitLeadership(Duration.ofSeconds(10)))
+                .as("the lost leader contends again")
+                .isTrue();
+        assertThat(alone.term()).isGreaterThan(firstTerm);
+        assertThat(events.next()).isEqualTo("elected " + alone.term());
+    }
+
+    @Test
+    void theCurrentLeaderIsTheLeaderOfThatNameNotOfANameItBegins() throws Exception {
+        Cerberus cerberus = client("mem:" + store, Duration.ofSeconds(30));
+        Leadership nightly = cerberus.leadership("jobs-nightly", "night-owl").start();
+        assertThat(nightly.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+
+        assertThat(cerberus.leadership("jobs").currentLeader()).isEmpty();
+        assertThat(cerberus.leadership("jobs-nightly").currentLeader()).contains("night-owl");
+    }
+
+    @Test
+    void startingTwiceIsOneParticipationAndStartingOnAClosedClientIsRefused() throws Exception {
+        Cerberus cerberus = client("mem:" + store, Duration.ofSeconds(30));
+        Leadership leadership = cerberus.leadership("payroll", "only");
+        assertThat(leadership.start()).isSameAs(leadership);
+        assertThat(leadership.start()).as("a second start changes nothing").isSameAs(leadership);
+        assertThat(leadership.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+        assertThat(leadership.toString()).contains("payroll", "only", "(leader)");
+
+        Leadership late = cerberus.leadership("payroll", "late");
+        cerberus.close();
+        assertThatThrownBy(late::start).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void badIdsAndUseAfterCloseAreRefusedWithTheRule() throws Exception {
         Cerberus cerberus = client("mem:" + store, Duration.ofSeconds(30));
         assertThatThrownBy(() -> cerberus.leadership("x", ""))
