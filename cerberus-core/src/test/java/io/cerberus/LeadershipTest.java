@@ -168,12 +168,12 @@ class LeadershipTest {
         Leadership alone = cerberus.leadership("reports", "alone").start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int refusedBefore = SwitchableEngineProvider.refused(store);
-        while (SwitchableEngineProvider.refused(store) < refusedBefore + 3 && System.nanoTime() < deadline) {
+        while (SwitchableEngineProvider.refused(store) < refusedBefore + 8 && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
         assertThat(SwitchableEngineProvider.refused(store))
-                .as("asked again after each failed contention (its outage budget is 200 ms)")
-                .isGreaterThanOrEqualTo(refusedBefore + 3);
+                .as("asked again and again: a contention gives up after its 200-ms outage budget and a new one starts")
+                .isGreaterThanOrEqualTo(refusedBefore + 8);
         assertThat(alone.isLeader()).isFalse();
 
         SwitchableEngineProvider.down(store, false);
