@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -80,6 +81,25 @@ class ThreadHoldsTest {
                     .as("a read lock inside a lost write lock")
                     .isInstanceOf(LockLostException.class)
                     .hasMessageContaining("'document'");
+        }
+    }
+
+    @Test
+    void unlockingAHoldTheEngineNoLongerHasThrowsTheLossForAReadAndAnExclusiveLock() {
+        try (Cerberus holder = Cerberus.connect("mem:" + store);
+                Cerberus operator = Cerberus.connect("mem:" + store)) {
+            for (DistributedLock lock : List.of(holder.readWriteLock("report").readLock(), holder.lock("ledger"))) {
+                lock.lock();
+                LockInfo hold = operator.inspect(lock.name()).get(0);
+                assertThat(operator.forceRelease(lock.name(), hold.fencingToken()))
+                        .isTrue();
+
+                assertThatThrownBy(lock::unlock)
+                        .as("the engine no longer had the hold at its release")
+                        .isInstanceOf(LockLostException.class)
+                        .hasMessageContaining("'" + lock.name() + "'");
+                assertThat(lock.isHeldByCurrentThread()).isFalse();
+            }
         }
     }
 }
