@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -398,6 +399,27 @@ class LocalLinesTest {
                 .as("the head's call ends with the engine's Error")
                 .isInstanceOf(AssertionError.class)
                 .hasMessage("scripted engine broken");
+        elsewhere.unlock();
+        next.join(bound(5000));
+        assertThat(granted)
+                .as("the next in line asks in its turn and is granted")
+                .containsExactly("next");
+    }
+
+    @Test
+    void anAsyncHeadWhoseAskMeetsAnErrorLeavesTheLineToTheNext() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("broken-async");
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("broken-async");
+        CompletableFuture<Optional<io.cerberus.Lease>> head = lock.tryAcquireAsync(Duration.ofMillis(bound(5000)));
+        await("head asks", () -> engine.acquireCalls.get() >= 1);
+        List<String> granted = new CopyOnWriteArrayList<>();
+        Thread next = waiter("next", lock, granted);
+        engine.acquireErrors.set(1); // the head's next ask
+        assertThatThrownBy(() -> head.get(bound(5000), TimeUnit.MILLISECONDS))
+                .as("the async head's future fails with the engine's Error")
+                .hasCauseInstanceOf(AssertionError.class);
         elsewhere.unlock();
         next.join(bound(5000));
         assertThat(granted)
