@@ -76,6 +76,11 @@ final class AsyncWork {
         waiting.remove(acquisition);
     }
 
+    /** @return how many acquisitions started and have not ended */
+    int registered() {
+        return waiting.size();
+    }
+
     /** Wakes every acquisition still waiting (each finds the client closed), then lets the threads end. */
     void close() {
         closed = true;
