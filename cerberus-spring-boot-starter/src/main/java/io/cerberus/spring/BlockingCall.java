@@ -16,7 +16,8 @@ import reactor.core.scheduler.Schedulers;
  * interrupt, while the worker still runs what follows; on Tomcat the response's write then fails
  * ("the current thread was interrupted") and the connection closes without an answer. Here the
  * task is not tied to the subscription: a cancelled Mono lets the call run to its end (the store's
- * and the keeper's own timeouts bound it) and drops its signal.
+ * and the keeper's own timeouts bound it) and drops its signal; a value dropped so goes to the
+ * subscriber's discard hook ({@code doOnDiscard}), where a caller gives back what the call took.
  */
 final class BlockingCall {
 

@@ -112,6 +112,8 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
         Mono<Object> claim = BlockingCall.of(() -> (Object) cerberus.get()
                         .idempotency(options.get())
                         .begin(key, settings.getRetention(), StoredResponse.CODEC))
+                // a claim made for an exchange cancelled meanwhile (the client went away) gives the key back
+                .doOnDiscard(IdempotencyAttempt.class, attempt -> giveBack(attempt, operation))
                 .onErrorResume(RuntimeException.class, e -> refused(e, operation))
                 .onErrorResume(InterruptedException.class, e -> Mono.just(IdempotencyKeyRules.interrupted()));
         return claim.flatMap(claimed -> {
@@ -124,6 +126,18 @@ public class ReactiveIdempotencyKeyFilter implements WebFilter, Ordered {
                     ? run(exchange, chain, attempt, body, operation)
                     : replay(exchange, attempt.replayed());
         });
+    }
+
+    /** Gives back the key of a claim nobody will run; the store frees it at its lease's end if this fails. */
+    private static void giveBack(IdempotencyAttempt<?> attempt, String operation) {
+        try {
+            attempt.close();
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "could not give back the Idempotency-Key of {}, whose request went away: {}",
+                    operation,
+                    e.getMessage());
+        }
     }
 
     /** @return the answer to a claim that did not let the request run, or the failure as it is */

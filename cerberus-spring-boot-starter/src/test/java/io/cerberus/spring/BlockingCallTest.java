@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /** The reactive filters' blocking calls: off the caller's thread, and never an interrupt for what follows. */
@@ -62,6 +64,25 @@ class BlockingCallTest {
 
         assertThat(ended.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(interrupted).isFalse();
+    }
+
+    @Test
+    void aValueThatComesAfterTheCancelGoesToTheDiscardHook() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<String> discarded = new CompletableFuture<>();
+        Disposable subscription = BlockingCall.of(() -> {
+                    entered.countDown();
+                    release.await();
+                    return "claimed";
+                })
+                .doOnDiscard(String.class, discarded::complete)
+                .subscribe();
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        subscription.dispose();
+        release.countDown();
+
+        assertThat(discarded.get(5, TimeUnit.SECONDS)).isEqualTo("claimed");
     }
 
     /** @return how many of 2,000 continuations after a failed call found their thread interrupted */
