@@ -83,6 +83,24 @@ class ChecksTest {
     }
 
     @Test
+    void leaseTimesFromOneMillisecondToThreeHundredSixtyFiveDaysAreAccepted() {
+        assertThat(Checks.leaseTime(Duration.ofDays(365))).isEqualTo(Duration.ofDays(365));
+        assertThat(Checks.leaseTime(Duration.ofMillis(1))).isEqualTo(Duration.ofMillis(1));
+        assertThatThrownBy(() -> Checks.leaseTime(Duration.ofDays(365).plusNanos(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 365 days");
+        assertThatThrownBy(() -> Checks.leaseTime(Duration.ofNanos(999_999)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lease time must be at least 1ms, was 999999ns");
+    }
+
+    @Test
+    void aDurationsNanosecondsSaturateAtTheLongestALongHolds() {
+        assertThat(Checks.nanos(Duration.ofSeconds(2))).isEqualTo(2_000_000_000L);
+        assertThat(Checks.nanos(Duration.ofSeconds(Long.MAX_VALUE))).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void namespacesKeepLocksApart() {
         try (Cerberus a = Cerberus.builder().engine("mem:ns").namespace("a").build();
                 Cerberus b = Cerberus.builder().engine("mem:ns").namespace("b").build()) {
