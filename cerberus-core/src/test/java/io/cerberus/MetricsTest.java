@@ -18,15 +18,19 @@ class MetricsTest {
     private static final class Recorder implements CerberusMetrics {
         final List<String> calls = new CopyOnWriteArrayList<>();
         final CountDownLatch lost = new CountDownLatch(1);
+        /** The waits and holds reported, in order. */
+        final List<Duration> durations = new CopyOnWriteArrayList<>();
 
         @Override
         public void acquisition(String engine, String mode, AcquireOutcome outcome, Duration waited) {
             calls.add("acquisition " + engine + " " + mode + " " + outcome);
+            durations.add(waited);
         }
 
         @Override
         public void release(String engine, String mode, Duration held) {
             calls.add("release " + engine + " " + mode);
+            durations.add(held);
         }
 
         @Override
@@ -79,6 +83,13 @@ class MetricsTest {
                             "switch main spare MANUAL",
                             "acquisition spare read GRANTED",
                             "release spare read");
+            assertThat(recorder.durations)
+                    .as("waits and holds measured from their start")
+                    .hasSize(5)
+                    .allSatisfy(d -> assertThat(d).isBetween(Duration.ZERO, Duration.ofSeconds(30)));
+            assertThat(recorder.durations.get(2))
+                    .as("the timed-out acquisition waited its 10 ms")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(10));
         }
     }
 
