@@ -135,15 +135,7 @@ class LeadershipTest {
                 .leadership("jobs", "first")
                 .onChange(firstEvents)
                 .start();
-        assertThat(first.awaitLeadership(Duration.ofSeconds(10))).isTrue();
-        long firstTerm = first.term();
-        assertThat(firstEvents.next()).isEqualTo("elected " + firstTerm);
-
-        SwitchableEngineProvider.down(store, true);
-        assertThat(firstEvents.next()).isEqualTo("uncertain");
-        assertThat(first.isLeader()).as("not a leader while in doubt").isFalse();
-        assertThat(firstEvents.next()).startsWith("revoked lost:");
-        SwitchableEngineProvider.down(store, false);
+        long firstTerm = electedThenLost(first, firstEvents);
 
         Leadership second = client("switchable:" + store, Duration.ofMillis(600))
                 .leadership("jobs", "second")
@@ -155,6 +147,25 @@ class LeadershipTest {
         Leadership leader = first.isLeader() ? first : second;
         assertThat(leader.isLeader()).as("someone leads again").isTrue();
         assertThat(leader.term()).as("a new term, higher than the lost one").isGreaterThan(firstTerm);
+    }
+
+    /**
+     * Waits for {@code participant} (on the switchable engine) to lead, takes the engine down until the lead is in
+     * doubt and then lost, and brings it back.
+     *
+     * @return the term that was lost
+     */
+    private long electedThenLost(Leadership participant, Events events) throws InterruptedException {
+        assertThat(participant.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+        long term = participant.term();
+        assertThat(events.next()).isEqualTo("elected " + term);
+
+        SwitchableEngineProvider.down(store, true);
+        assertThat(events.next()).isEqualTo("uncertain");
+        assertThat(participant.isLeader()).as("not a leader while in doubt").isFalse();
+        assertThat(events.next()).startsWith("revoked lost:");
+        SwitchableEngineProvider.down(store, false);
+        return term;
     }
 
     @Test
@@ -189,14 +200,7 @@ class LeadershipTest {
                 .leadership("jobs", "alone")
                 .onChange(events)
                 .start();
-        assertThat(alone.awaitLeadership(Duration.ofSeconds(10))).isTrue();
-        long firstTerm = alone.term();
-        assertThat(events.next()).isEqualTo("elected " + firstTerm);
-
-        SwitchableEngineProvider.down(store, true);
-        assertThat(events.next()).isEqualTo("uncertain");
-        assertThat(events.next()).startsWith("revoked lost:");
-        SwitchableEngineProvider.down(store, false);
+        long firstTerm = electedThenLost(alone, events);
 
         assertThat(alone.awaitLeadership(Duration.ofSeconds(10)))
                 .as("the lost leader contends again")
