@@ -82,6 +82,12 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireCalls = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and throws an {@link Error}, as an engine's bug might. */
         public final AtomicInteger acquireErrors = new AtomicInteger();
+        /** While above zero, each tryAcquire counts it down and answers as usual before {@link #acquireErrors} applies. */
+        public final AtomicInteger acquiresBeforeErrors = new AtomicInteger();
+        /** When set, a tryAcquire counts this down on entry and then waits for {@link #releaseAcquire}. */
+        public final AtomicReference<CountDownLatch> acquireEntered = new AtomicReference<>();
+        /** Lets a held-up tryAcquire go on. */
+        public final CountDownLatch releaseAcquire = new CountDownLatch(1);
         /** While above zero, each release counts it down and fails as an unreachable engine does. */
         public final AtomicInteger releaseFailures = new AtomicInteger();
         /** The attempt granted last, whose token {@link #losses()} reports on. */
@@ -199,7 +205,17 @@ public final class ScriptedEngineProvider implements EngineProvider {
         @Override
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
             acquireCalls.incrementAndGet();
-            if (acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            CountDownLatch entered = acquireEntered.getAndSet(null);
+            if (entered != null) {
+                entered.countDown();
+                try {
+                    releaseAcquire.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            boolean passes = acquiresBeforeErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0;
+            if (!passes && acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
                 throw new AssertionError("scripted engine broken");
             }
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
