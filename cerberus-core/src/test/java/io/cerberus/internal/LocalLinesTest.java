@@ -428,6 +428,21 @@ class LocalLinesTest {
     }
 
     @Test
+    void anAsyncWaiterInLineBehindAHoldOfItsClientEndsAtItsWaitLimit() throws Exception {
+        DistributedLock lock = client(true).lock("async-in-line");
+        try (Lease held = lock.acquire(Duration.ofSeconds(5))) {
+            engine.acquireCalls.set(0);
+            assertThat(lock.tryAcquireAsync(Duration.ofMillis(bound(200))).get(bound(5000), TimeUnit.MILLISECONDS))
+                    .as("its client's hold stays all along")
+                    .isEmpty();
+            assertThat(held.isValid()).isTrue();
+            assertThat(engine.acquireCalls.get())
+                    .as("a waiter behind a hold of its client does not ask")
+                    .isZero();
+        }
+    }
+
+    @Test
     void theLossOfTheHoldTheLineWaitsForWakesTheHead() throws Exception {
         Cerberus cerberus = Cerberus.builder()
                 .engine("scripted:" + UUID.randomUUID())
