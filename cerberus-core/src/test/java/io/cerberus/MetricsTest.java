@@ -166,4 +166,66 @@ class MetricsTest {
             lock.unlock();
         }
     }
+
+    @Test
+    void aMetricsReceiverWhoseObserversOrWhoseAcquiringFailsDoesNotDisturbLocking() throws Exception {
+        CerberusMetrics.HoldObserver brokenHold = new CerberusMetrics.HoldObserver() {
+            @Override
+            public void released() {
+                throw new IllegalStateException("metrics backend down");
+            }
+        };
+        CerberusMetrics.WaitObserver brokenWait = new CerberusMetrics.WaitObserver() {
+            @Override
+            public String holderNote() {
+                throw new IllegalStateException("metrics backend down");
+            }
+
+            @Override
+            public boolean wantsHolder() {
+                throw new IllegalStateException("metrics backend down");
+            }
+
+            @Override
+            public void busy(String holder) {
+                throw new IllegalStateException("metrics backend down");
+            }
+
+            @Override
+            public CerberusMetrics.HoldObserver ended(CerberusMetrics.AcquireOutcome outcome) {
+                if (outcome == CerberusMetrics.AcquireOutcome.GRANTED) {
+                    return brokenHold;
+                }
+                throw new IllegalStateException("metrics backend down");
+            }
+        };
+        CerberusMetrics observersFail = new CerberusMetrics() {
+            @Override
+            public WaitObserver acquiring(String engine, String mode, String name) {
+                return brokenWait;
+            }
+        };
+        CerberusMetrics acquiringFails = new CerberusMetrics() {
+            @Override
+            public WaitObserver acquiring(String engine, String mode, String name) {
+                throw new IllegalStateException("metrics backend down");
+            }
+        };
+        for (CerberusMetrics broken : List.of(observersFail, acquiringFails)) {
+            try (Cerberus cerberus = Cerberus.builder()
+                            .engine("mem:" + store)
+                            .metrics(broken)
+                            .build();
+                    Cerberus other = Cerberus.connect("mem:" + store)) {
+                DistributedLock lock = cerberus.lock("observed");
+                DistributedLock elsewhere = other.lock("observed");
+                elsewhere.lock();
+                assertThat(lock.tryAcquire(Duration.ofMillis(50)))
+                        .as("held elsewhere")
+                        .isEmpty();
+                elsewhere.unlock();
+                assertThat(lock.tryAcquire(Duration.ofMillis(50))).as("free").hasValueSatisfying(Lease::close);
+            }
+        }
+    }
 }
