@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -60,6 +61,26 @@ class AsyncMultiLockTest {
             assertThat(other.lock("account-1").isLocked())
                     .as("the first member given back")
                     .isFalse();
+        }
+    }
+
+    @Test
+    void anAsyncMultiLockWaitsItsWaitInAllNotItsWaitForEachMember() throws Exception {
+        try (Cerberus other = Cerberus.connect("mem:" + store);
+                Cerberus cerberus = Cerberus.connect("mem:" + store)) {
+            Lease first = other.lock("account-1").acquire(Duration.ofSeconds(30));
+            Lease second = other.lock("account-2").acquire(Duration.ofSeconds(30));
+            CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(first::close);
+
+            CompletableFuture<Optional<MultiLease>> both =
+                    cerberus.multiLock("account-1", "account-2").tryAcquireAsync(Duration.ofSeconds(2));
+            assertThat(both.get(3, TimeUnit.SECONDS))
+                    .as("the first member freed after a second, the second busy until the two seconds are over")
+                    .isEmpty();
+            assertThat(other.lock("account-1").isLocked())
+                    .as("the first member given back")
+                    .isFalse();
+            second.close();
         }
     }
 }

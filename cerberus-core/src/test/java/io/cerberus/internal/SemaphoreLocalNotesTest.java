@@ -220,6 +220,41 @@ class SemaphoreLocalNotesTest {
         }
     }
 
+    @Test
+    void aHoldListsItsPermitsBySlot() throws Exception {
+        try (Cerberus mine = Cerberus.connect("mem:local-notes-" + UUID.randomUUID());
+                Permits all = mine.semaphore("pool", 10).acquire(10, ZERO)) {
+            assertThat(all.permits()).extracting(Permit::slot).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+            assertThat(all.id()).startsWith("0:").contains(",9:");
+        }
+    }
+
+    @Test
+    void aPermitLostToAForcedReleaseIsFreeForItsClientsNextTake() throws Exception {
+        String store = "mem:local-notes-" + UUID.randomUUID();
+        try (Cerberus mine = Cerberus.builder()
+                        .engine(store)
+                        .defaultLease(Duration.ofMillis(300))
+                        .build();
+                Cerberus operator = Cerberus.connect(store)) {
+            DistributedSemaphore pool = mine.semaphore("pool", 2);
+            Permits kept = pool.acquire(1, ZERO); // keeps the client's notes of the semaphore all along
+            Permits lost = pool.acquire(1, ZERO);
+            assertThat(operator.semaphore("pool", 2).release(lost.id())).isTrue();
+            await("the holder learns of the loss", () -> !lost.isValid());
+            await("the lost permit is free for this client", () -> {
+                try {
+                    Optional<Permits> again = pool.tryAcquire(1, ZERO);
+                    again.ifPresent(Permits::close);
+                    return again.isPresent();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            kept.close();
+        }
+    }
+
     /** @return a hold of exactly the given permit, taken one permit at a time */
     private static Permits holding(DistributedSemaphore pool, int slot) throws InterruptedException {
         List<Permits> others = new ArrayList<>();

@@ -84,6 +84,9 @@ class SemaphoreSlotsTest {
     @Test
     void anIdIsSlotTokenPairsAndAnythingElseIsRefused() {
         assertThat(PermitsHold.parseId("2:1734,5:1735")).hasSize(2);
+        assertThat(PermitsHold.parseId("0:0,999:7"))
+                .as("the first and the last slot, a token of 0")
+                .containsExactly(new long[] {0, 0}, new long[] {999, 7});
         for (String bad : new String[] {"", "2", "2:", ":5", "2:x", "1000:5", "-1:5", "2:-5", "2:5,", "2:5;3:6"}) {
             assertThatThrownBy(() -> PermitsHold.parseId(bad))
                     .as(bad)
