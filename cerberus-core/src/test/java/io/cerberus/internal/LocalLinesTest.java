@@ -336,6 +336,25 @@ class LocalLinesTest {
     }
 
     @Test
+    void aReleaseThatWouldHandOverAHoldTheStoreNoLongerHadThrowsTheLossAndTheWaiterStillGetsTheLock() throws Exception {
+        DistributedLock lock = client(true).lock("dropped");
+        engine.handsOver = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        io.cerberus.spi.Acquisition held = engine.lastGranted;
+        List<String> granted = new CopyOnWriteArrayList<>();
+        Thread waiter = waiter("waiter", lock, granted);
+        engine.dropInStore(held);
+
+        assertThatThrownBy(first::close)
+                .as("the store no longer had the hold the release would hand over")
+                .isInstanceOf(io.cerberus.LockLostException.class);
+        waiter.join(bound(5000));
+        assertThat(granted).containsExactly("waiter");
+        assertThat(engine.handOverCalls.get()).as("the release tried to hand over").isEqualTo(1);
+        assertThat(engine.handedOver.get()).isZero();
+    }
+
+    @Test
     void aWaiterThatGivesUpPassesItsTurnOn() throws Exception {
         String store = UUID.randomUUID().toString();
         DistributedLock elsewhere = client(false, store).lock("gives-up");
