@@ -350,7 +350,9 @@ class LocalLinesTest {
                 .isInstanceOf(io.cerberus.LockLostException.class);
         waiter.join(bound(5000));
         assertThat(granted).containsExactly("waiter");
-        assertThat(engine.handOverCalls.get()).as("the release tried to hand over").isEqualTo(1);
+        assertThat(engine.handOverCalls.get())
+                .as("the release tried to hand over")
+                .isEqualTo(1);
         assertThat(engine.handedOver.get()).isZero();
     }
 
