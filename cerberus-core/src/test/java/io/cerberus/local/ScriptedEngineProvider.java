@@ -119,15 +119,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public Set<Acquisition> renewAll(Collection<Acquisition> attempts) {
             renewCalls.incrementAndGet();
             renewalTimes.add(System.nanoTime());
-            CountDownLatch entered = renewalEntered.getAndSet(null);
-            if (entered != null) {
-                entered.countDown();
-                try {
-                    releaseRenewal.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            holdUp(renewalEntered, releaseRenewal);
             switch (renewals) {
                 case REFUSE:
                     return Set.copyOf(attempts);
@@ -181,15 +173,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         @Override
         public synchronized io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
             handOverCalls.incrementAndGet();
-            CountDownLatch entered = handOverEntered.getAndSet(null);
-            if (entered != null) {
-                entered.countDown();
-                try {
-                    releaseHandOver.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            holdUp(handOverEntered, releaseHandOver);
             if (!inner.release(holder)) {
                 return io.cerberus.spi.HandOff.notHanded(false);
             }
@@ -202,18 +186,23 @@ public final class ScriptedEngineProvider implements EngineProvider {
             return io.cerberus.spi.HandOff.notHanded(true);
         }
 
-        @Override
-        public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
-            acquireCalls.incrementAndGet();
-            CountDownLatch entered = acquireEntered.getAndSet(null);
-            if (entered != null) {
-                entered.countDown();
+        /** When {@code entered} is set: counts it down (once) and waits for {@code release}. */
+        private static void holdUp(AtomicReference<CountDownLatch> entered, CountDownLatch release) {
+            CountDownLatch latch = entered.getAndSet(null);
+            if (latch != null) {
+                latch.countDown();
                 try {
-                    releaseAcquire.await();
+                    release.await();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+
+        @Override
+        public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
+            acquireCalls.incrementAndGet();
+            holdUp(acquireEntered, releaseAcquire);
             boolean passes = acquiresBeforeErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0;
             if (!passes && acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
                 throw new AssertionError("scripted engine broken");
