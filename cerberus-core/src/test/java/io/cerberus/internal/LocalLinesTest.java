@@ -427,6 +427,73 @@ class LocalLinesTest {
                 .containsExactly("next");
     }
 
+    /** The head's ask finds the engine unreachable: it tries again within its wait, from a new place in line. */
+    @Test
+    void aHeadWhoseAskFindsTheEngineUnreachableLeavesItsPlaceAndAsksAgainFromANewOne() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("unreachable");
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("unreachable");
+        CompletableFuture<Boolean> head = CompletableFuture.supplyAsync(() -> {
+            try {
+                boolean taken = lock.tryLock(bound(5000), TimeUnit.MILLISECONDS);
+                if (taken) {
+                    lock.unlock();
+                }
+                return taken;
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await("head asks", () -> engine.acquireCalls.get() >= 1);
+        engine.unreachableAcquires.set(1); // the head's next ask
+        await("the head's ask found the engine unreachable", () -> engine.unreachableAcquires.get() == 0);
+        elsewhere.unlock();
+        assertThat(head.get(bound(10_000), TimeUnit.MILLISECONDS))
+                .as("asked again and granted: the place it had before the failure is not left ahead of it")
+                .isTrue();
+    }
+
+    /**
+     * A {@code tryLock()} without a wait does not line up, but once granted its hold is the one the line waits for:
+     * the head stops asking until it ends, and is woken by its release.
+     */
+    @Test
+    void theHoldOfATryLockWithoutWaitIsTheOneTheLineWaitsFor() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("barged");
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("barged");
+        CompletableFuture<Boolean> head = CompletableFuture.supplyAsync(() -> {
+            try {
+                boolean taken = lock.tryLock(bound(10_000), TimeUnit.MILLISECONDS);
+                if (taken) {
+                    lock.unlock();
+                }
+                return taken;
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await("head asks", () -> engine.acquireCalls.get() >= 1);
+        CountDownLatch asking = new CountDownLatch(1);
+        engine.acquireEntered.set(asking); // the head's next ask waits in the engine
+        assertThat(asking.await(bound(5000), TimeUnit.MILLISECONDS)).isTrue();
+        elsewhere.unlock();
+        assertThat(lock.tryLock()).as("a try without a wait barges in").isTrue();
+        int asked = engine.acquireCalls.get();
+        engine.releaseAcquire.countDown(); // the head is told busy
+        Thread.sleep(bound(300)); // an interval in which the head must not ask: its client holds the lock
+        assertThat(engine.acquireCalls.get())
+                .as("the head asks no more while the barging hold lasts")
+                .isEqualTo(asked);
+        assertThat(head).isNotDone();
+        lock.unlock();
+        assertThat(head.get(bound(5000), TimeUnit.MILLISECONDS))
+                .as("the release woke the head")
+                .isTrue();
+    }
+
     @Test
     void anAsyncHeadWhoseAskMeetsAnErrorLeavesTheLineToTheNext() throws Exception {
         String store = UUID.randomUUID().toString();

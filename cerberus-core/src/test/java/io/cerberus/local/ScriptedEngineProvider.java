@@ -84,6 +84,8 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireErrors = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and answers as usual before {@link #acquireErrors} applies. */
         public final AtomicInteger acquiresBeforeErrors = new AtomicInteger();
+        /** While above zero, each tryAcquire counts it down and fails as an unreachable engine does. */
+        public final AtomicInteger unreachableAcquires = new AtomicInteger();
         /** When set, a tryAcquire counts this down on entry and then waits for {@link #releaseAcquire}. */
         public final AtomicReference<CountDownLatch> acquireEntered = new AtomicReference<>();
         /** Lets a held-up tryAcquire go on. */
@@ -203,6 +205,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
             acquireCalls.incrementAndGet();
             holdUp(acquireEntered, releaseAcquire);
+            if (unreachableAcquires.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+                throw new EngineUnavailableException("scripted engine unreachable", null);
+            }
             boolean passes = acquiresBeforeErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0;
             if (!passes && acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
                 throw new AssertionError("scripted engine broken");
