@@ -429,7 +429,7 @@ class LocalLinesTest {
 
     /** The head's ask finds the engine unreachable: it tries again within its wait, from a new place in line. */
     @Test
-    void aHeadWhoseAskFindsTheEngineUnreachableLeavesItsPlaceAndAsksAgainFromANewOne() throws Exception {
+    void aHeadWhoseAskFindsTheEngineUnreachableAsksAgainWithinItsWaitAndIsGranted() throws Exception {
         String store = UUID.randomUUID().toString();
         DistributedLock elsewhere = client(false, store).lock("unreachable");
         elsewhere.lock();
@@ -450,8 +450,55 @@ class LocalLinesTest {
         await("the head's ask found the engine unreachable", () -> engine.unreachableAcquires.get() == 0);
         elsewhere.unlock();
         assertThat(head.get(bound(10_000), TimeUnit.MILLISECONDS))
-                .as("asked again and granted: the place it had before the failure is not left ahead of it")
+                .as("asked again once the engine answered, and granted")
                 .isTrue();
+    }
+
+    /** A waiter that follows a switch to another engine leaves its line on the old one, which its client may use again. */
+    @Test
+    void aWaiterThatFollowsASwitchLeavesItsLineOnTheEngineItLeft() throws Exception {
+        String one = "scripted:" + UUID.randomUUID();
+        String two = "scripted:" + UUID.randomUUID();
+        DistributedLock elsewhere =
+                client(false, one.substring("scripted:".length())).lock("switched");
+        elsewhere.lock();
+        Cerberus cerberus = Cerberus.builder()
+                .engine("one", one)
+                .engine("two", two)
+                .lockDelay(Duration.ZERO)
+                .build();
+        clients.add(cerberus);
+        cerberus.switchEngine("two");
+        cerberus.lock("open-the-engine").tryLock(); // a standby may open when first used
+        cerberus.switchEngine("one");
+        for (String uri : List.of(one, two)) {
+            ScriptedEngineProvider.opened(uri).linesUp = true;
+            ScriptedEngineProvider.opened(uri).racing = true;
+        }
+        DistributedLock lock = cerberus.lock("switched");
+        CompletableFuture<String> follower = CompletableFuture.supplyAsync(() -> {
+            try {
+                try (Lease lease =
+                        lock.tryAcquire(Duration.ofMillis(bound(5000))).orElseThrow()) {
+                    return lease.engineName();
+                }
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await(
+                "the waiter asks engine one",
+                () -> ScriptedEngineProvider.opened(one).acquireCalls.get() >= 1);
+        cerberus.switchEngine("two");
+        assertThat(follower.get(bound(5000), TimeUnit.MILLISECONDS))
+                .as("the wait went on on engine two")
+                .isEqualTo("two");
+        cerberus.switchEngine("one");
+        elsewhere.unlock();
+        assertThat(lock.tryLock(bound(2000), TimeUnit.MILLISECONDS))
+                .as("a new waiter on engine one is not behind the one that left for engine two")
+                .isTrue();
+        lock.unlock();
     }
 
     /**

@@ -18,11 +18,25 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Test engine {@code scripted:NAME}: a mem: store whose renewals a test can refuse, fail or hold
- * up, and count. The last opened engine is {@link #last}.
+ * up, and count. The last opened engine is {@link #last}; an open one by its URI, {@link #opened}.
  */
 public final class ScriptedEngineProvider implements EngineProvider {
     /** The engine opened last. */
     public static volatile Scripted last;
+
+    private static final java.util.Map<String, Scripted> OPEN = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * @param uri the engine's URI, {@code scripted:NAME}
+     * @return the engine of that URI opened last and not closed yet
+     */
+    public static Scripted opened(String uri) {
+        Scripted engine = OPEN.get(uri);
+        if (engine == null) {
+            throw new IllegalStateException("no open scripted engine " + uri);
+        }
+        return engine;
+    }
 
     /** What renewals do. */
     public enum RenewalMode {
@@ -48,12 +62,14 @@ public final class ScriptedEngineProvider implements EngineProvider {
         String store = context.uri().substring("scripted:".length());
         Scripted engine = new Scripted(context.uri(), MemoryStore.named("scripted-" + store), context.lossReporter());
         last = engine;
+        OPEN.put(context.uri(), engine);
         return engine;
     }
 
     /** The scriptable engine. */
     public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver {
         private static final java.time.Duration RACING_RECHECK = java.time.Duration.ofMillis(20);
+        private final String uri;
         private final MemoryEngine inner;
         /** What renewals do now. */
         public volatile RenewalMode renewals = RenewalMode.NORMAL;
@@ -113,6 +129,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         private final io.cerberus.spi.LossReporter losses;
 
         Scripted(String uri, MemoryStore store, io.cerberus.spi.LossReporter losses) {
+            this.uri = uri;
             this.inner = new MemoryEngine(uri, store);
             this.losses = losses;
         }
@@ -277,6 +294,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public void close() {
+            OPEN.remove(uri, this);
             inner.close();
         }
     }
