@@ -168,6 +168,29 @@ class EngineSwitchTest {
     }
 
     @Test
+    void aWaiterInterruptedWhileTheOldEngineInItsLockDelayHoldsTheLockGivesBackWhatItTookOnTheNewOne()
+            throws Exception {
+        try (Cerberus unswitched = onlyA();
+                Cerberus switched = twoEngines().build()) {
+            assertThat(unswitched.lock("stock").tryLock()).isTrue();
+            switched.switchEngine();
+            BlockingQueue<Object> got = new LinkedBlockingQueue<>();
+            Thread waiter = waiter(switched, got);
+            assertThat(pollUntil(
+                            Duration.ofSeconds(5), () -> !switched.inspect("").isEmpty() && isWaiting(waiter)))
+                    .as("taken on the new engine, waiting for the old one")
+                    .isTrue();
+
+            waiter.interrupt();
+            assertThat(got.poll(5, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+            assertThat(switched.inspect(""))
+                    .as("the hold on the new engine is given back")
+                    .isEmpty();
+            unswitched.lock("stock").unlock();
+        }
+    }
+
+    @Test
     void aZeroLockDelayTakesNewLocksOnTheNewEngineOnly() throws Exception {
         try (Cerberus unswitched = onlyA();
                 Cerberus switched = twoEngines().lockDelay(Duration.ZERO).build()) {
