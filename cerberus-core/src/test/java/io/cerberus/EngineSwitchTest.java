@@ -404,6 +404,29 @@ class EngineSwitchTest {
     }
 
     @Test
+    void withFailoverALockWithoutAWaitLimitKeepsTryingUntilAFailoverCouldHaveHappenedThenFails() {
+        FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(700)).checkEvery(Duration.ofMillis(50));
+        try (Cerberus cerberus = twoEngines()
+                .connectTimeout(Duration.ofMillis(300))
+                .failover(policy)
+                .build()) {
+            SwitchableEngineProvider.down(a, true);
+            SwitchableEngineProvider.down(b, true);
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> cerberus.lock("stock").lock())
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("switchable:" + a);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("tried for the connect timeout plus the time a failover takes (300 + 700 + 50 ms)")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(1050))
+                    .isLessThan(Duration.ofSeconds(6));
+            assertThat(cerberus.currentEngine())
+                    .as("no failover to a standby that is down too")
+                    .isEqualTo("primary");
+        }
+    }
+
+    @Test
     void failoverMovesNewAcquisitionsToTheNextHealthyEngineAndTellsTheListeners() throws Exception {
         FailoverPolicy policy = FailoverPolicy.after(Duration.ofMillis(200)).checkEvery(Duration.ofMillis(20));
         try (Cerberus cerberus =
