@@ -627,6 +627,25 @@ class EngineSwitchTest {
     }
 
     @Test
+    void aWaitOnAStandbySwitchedToWhileItCannotBeOpenedTriesItAgainWithinTheWait() throws Exception {
+        SwitchableEngineProvider.down(b, true);
+        try (Cerberus cerberus = twoEngines().lockDelay(Duration.ZERO).build()) {
+            cerberus.switchEngine("secondary");
+            assertThatThrownBy(() -> cerberus.lock("stock").tryAcquire(Duration.ofMillis(200)))
+                    .as("the standby could not be opened within the wait")
+                    .isInstanceOf(EngineUnavailableException.class)
+                    .hasMessageContaining("switchable:" + b);
+            SwitchableEngineProvider.down(b, false);
+            try (Lease lease =
+                    cerberus.lock("stock").tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+                assertThat(lease.engineName())
+                        .as("opened once it was up, within the wait")
+                        .isEqualTo("secondary");
+            }
+        }
+    }
+
+    @Test
     void aPrimaryThatIsDownAtStartFailsTheBuildNamingIt() {
         SwitchableEngineProvider.down(a, true);
         assertThatThrownBy(() -> twoEngines().build())
