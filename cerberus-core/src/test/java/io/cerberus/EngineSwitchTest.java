@@ -3,11 +3,13 @@ package io.cerberus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -269,6 +271,40 @@ class EngineSwitchTest {
             try (Lease lease = cerberus.lock("stock").acquire(Duration.ofSeconds(5))) {
                 assertThat(Duration.ofNanos(System.nanoTime() - switchedAt))
                         .isGreaterThanOrEqualTo(Duration.ofMillis(500));
+                assertThat(lease.engineName()).isEqualTo("secondary");
+            }
+        }
+    }
+
+    @Test
+    void aLockDelayThatEndsWhileTheNewEngineAnswersIsNotWaitedForOnTheUnreachableOldEngine() throws Exception {
+        String scripted = "scripted:" + UUID.randomUUID();
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("primary", "switchable:" + a)
+                .engine("secondary", scripted)
+                .lockDelay(Duration.ofMillis(300))
+                .build()) {
+            cerberus.switchEngine();
+            long switchedAt = System.nanoTime();
+            SwitchableEngineProvider.down(a, true);
+            ScriptedEngineProvider.Scripted secondary = ScriptedEngineProvider.opened(scripted);
+            CountDownLatch asking = new CountDownLatch(1);
+            secondary.acquireEntered.set(asking);
+            CompletableFuture<Lease> taken = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return cerberus.lock("stock")
+                            .tryAcquire(Duration.ofSeconds(5))
+                            .orElseThrow();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(asking.await(5, TimeUnit.SECONDS)).isTrue();
+            // the new engine answers once the old engine's lock-delay is over
+            assertThat(pollUntil(Duration.ofSeconds(5), () -> System.nanoTime() - switchedAt > 350_000_000L))
+                    .isTrue();
+            secondary.releaseAcquire.countDown();
+            try (Lease lease = taken.get(5, TimeUnit.SECONDS)) {
                 assertThat(lease.engineName()).isEqualTo("secondary");
             }
         }
