@@ -393,6 +393,24 @@ class LocalLinesTest {
         assertThat(granted).containsExactly("next");
     }
 
+    /** A head that asked the engine and gave up withdraws its ask there too: it keeps no place in the engine's queue. */
+    @Test
+    void aHeadThatAskedAndGaveUpLeavesNoPlaceInTheEnginesQueue() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("queued");
+        engine.racing = false; // a busy answer queues the attempt in the store, as a fair engine's does
+        elsewhere.lock();
+        DistributedLock lock = client(true, store).lock("queued");
+        engine.racing = false;
+        assertThat(lock.tryLock(bound(200), TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(engine.acquireCalls.get()).as("the head asked").isPositive();
+        elsewhere.unlock();
+        assertThat(elsewhere.tryLock())
+                .as("free for the next asker: no withdrawn attempt is ahead of it in the store's queue")
+                .isTrue();
+        elsewhere.unlock();
+    }
+
     @Test
     void aHeadWhoseAskMeetsAnErrorLeavesTheLineToTheNext() throws Exception {
         String store = UUID.randomUUID().toString();
