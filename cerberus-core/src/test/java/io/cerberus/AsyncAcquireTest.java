@@ -3,6 +3,7 @@ package io.cerberus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
 import java.time.Duration;
 import java.util.List;
@@ -36,6 +37,30 @@ class AsyncAcquireTest {
 
     private Cerberus onlyA() {
         return Cerberus.builder().engine("primary", "switchable:" + a).build();
+    }
+
+    @Test
+    void anAsyncWaitWhoseChangeNoticeCannotBeRegisteredTriesAgainWithinItsWait() throws Exception {
+        String store = "scripted:" + UUID.randomUUID();
+        try (Cerberus holder = Cerberus.builder().engine(store).build();
+                Cerberus cerberus = Cerberus.builder().engine(store).build()) {
+            ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.opened(store);
+            engine.notifiesChanges = true;
+            engine.changeNoticeFailures.set(1);
+            assertThat(holder.lock("stock").tryLock()).isTrue();
+            CompletableFuture<Lease> waiting = cerberus.lock("stock").acquireAsync(Duration.ofSeconds(20));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (engine.changeNoticeFailures.get() > 0 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(5);
+            }
+            assertThat(engine.changeNoticeFailures.get())
+                    .as("the wait tried to register its change notice")
+                    .isZero();
+            holder.lock("stock").unlock();
+            try (Lease lease = waiting.get(5, TimeUnit.SECONDS)) {
+                assertThat(lease.isValid()).isTrue();
+            }
+        }
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.cerberus.spi.EngineProvider;
 import io.cerberus.spi.HandsOver;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
+import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
 import java.util.Collection;
 import java.util.Optional;
@@ -67,7 +68,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
     }
 
     /** The scriptable engine. */
-    public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver {
+    public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver, NotifiesChanges {
         private static final java.time.Duration RACING_RECHECK = java.time.Duration.ofMillis(20);
         private final String uri;
         private final MemoryEngine inner;
@@ -100,6 +101,10 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireErrors = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and answers as usual before {@link #acquireErrors} applies. */
         public final AtomicInteger acquiresBeforeErrors = new AtomicInteger();
+        /** Whether async waiters are told of changes (off: they are asked again on the core's timer). */
+        public volatile boolean notifiesChanges;
+        /** While above zero, each registration of a change notice counts it down and fails as an unreachable engine does. */
+        public final AtomicInteger changeNoticeFailures = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and fails as an unreachable engine does. */
         public final AtomicInteger unreachableAcquires = new AtomicInteger();
         /** When set, a tryAcquire counts this down on entry and then waits for {@link #releaseAcquire}. */
@@ -184,7 +189,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public <A> Optional<A> ability(Class<A> ability) {
             boolean has = ability == HandsOver.class
                     ? linesUp && handsOver
-                    : ability == LinesUpLocally.class ? linesUp : ability.isInstance(this);
+                    : ability == LinesUpLocally.class
+                            ? linesUp
+                            : ability == NotifiesChanges.class ? notifiesChanges : ability.isInstance(this);
             return has ? Optional.of(ability.cast(this)) : Optional.empty();
         }
 
@@ -257,6 +264,14 @@ public final class ScriptedEngineProvider implements EngineProvider {
                 return;
             }
             inner.awaitChange(attempt, max);
+        }
+
+        @Override
+        public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
+            if (changeNoticeFailures.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+                throw new EngineUnavailableException("scripted engine unreachable", null);
+            }
+            return inner.onChange(attempt, wake);
         }
 
         @Override
