@@ -3,6 +3,10 @@ package io.cerberus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.local.ScriptedEngineProvider;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -10,6 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class MetricsTest {
     private final String store = "metrics-" + UUID.randomUUID();
@@ -141,6 +146,24 @@ class MetricsTest {
                     .anyMatch(call -> call.matches("renewals scripted UNREACHABLE [12]"))
                     .noneMatch(call -> call.startsWith("renewals scripted RENEWED")
                             || call.startsWith("renewals scripted REFUSED"));
+        }
+    }
+
+    @Test
+    void aMetricsReceiverOnTheClassPathThatCannotBeLoadedLeavesTheClientWithoutMetrics(@TempDir Path dir)
+            throws Exception {
+        Path services = Files.createDirectories(dir.resolve("META-INF/services"));
+        Files.writeString(services.resolve(CerberusMetrics.class.getName()), "io.cerberus.NoSuchMetrics\n");
+        ClassLoader before = Thread.currentThread().getContextClassLoader();
+        try (URLClassLoader broken = new URLClassLoader(new URL[] {dir.toUri().toURL()}, before)) {
+            Thread.currentThread().setContextClassLoader(broken);
+            try (Cerberus cerberus = Cerberus.builder().engine("mem:" + store).build()) {
+                DistributedLock lock = cerberus.lock("unmeasured");
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            }
+        } finally {
+            Thread.currentThread().setContextClassLoader(before);
         }
     }
 
