@@ -298,6 +298,68 @@ class LocalLinesTest {
                         .isEqualTo(waiters));
     }
 
+    /** Starts a thread that acquires {@code lock} and completes with {@code seen} of its lease; returns when it sleeps in line. */
+    private CompletableFuture<Long> sleeperInLine(DistributedLock lock, java.util.function.ToLongFunction<Lease> seen)
+            throws InterruptedException {
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        Thread thread = new Thread(
+                () -> {
+                    try (Lease lease = lock.acquire(Duration.ofMillis(bound(10_000)))) {
+                        result.complete(seen.applyAsLong(lease));
+                    } catch (InterruptedException | RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
+                },
+                "in-line");
+        threads.add(thread);
+        thread.start();
+        await("the waiter sleeps in line", () -> thread.getState() == Thread.State.TIMED_WAITING);
+        return result;
+    }
+
+    /** On an engine that takes turns, a release within the client's turn hands the lock to its waiter. */
+    @Test
+    void withinItsTurnAReleaseHandsTheLockToTheClientsWaiterThoughAnotherClientWaits() throws Exception {
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("turns");
+        engine.takesTurns = true;
+        engine.othersWait = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        engine.acquireCalls.set(0);
+        CompletableFuture<Long> next = sleeperInLine(lock, Lease::fencingToken);
+        first.close();
+        assertThat(next.get(bound(5000), TimeUnit.MILLISECONDS)).isGreaterThan(first.fencingToken());
+        assertThat(engine.turnReleases)
+                .as("the release was told it is within the turn")
+                .startsWith(true);
+        assertThat(engine.handedOver.get()).as("handed over by the release").isEqualTo(1);
+        assertThat(engine.acquireCalls.get()).as("the waiter never asked").isZero();
+    }
+
+    /** Past its turn, with another client waiting, a release yields: the line holds back before it asks. */
+    @Test
+    void pastItsTurnAReleaseYieldsToTheOtherClientAndTheLineHoldsBack() throws Exception {
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("yield");
+        engine.takesTurns = true;
+        engine.othersWait = true;
+        engine.turn = Duration.ZERO;
+        engine.holdBack = Duration.ofMillis(bound(400));
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        engine.acquireCalls.set(0);
+        CompletableFuture<Long> next = sleeperInLine(lock, lease -> System.nanoTime());
+        long released = System.nanoTime();
+        first.close();
+        long granted = next.get(bound(5000), TimeUnit.MILLISECONDS);
+        assertThat(engine.turnReleases)
+                .as("the release was told the turn is over")
+                .startsWith(false);
+        assertThat(engine.handedOver.get()).as("not handed over").isZero();
+        assertThat(Duration.ofNanos(granted - released))
+                .as("the line held back before its head asked")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(bound(400)));
+    }
+
     @Test
     void aLockHandedToAWaiterThatGaveUpMeanwhileIsReleased() throws Exception {
         DistributedLock lock = client(true).lock("gave-up");

@@ -10,6 +10,7 @@ import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockEngine;
 import io.cerberus.spi.NotifiesChanges;
 import io.cerberus.spi.RenewsInBatches;
+import io.cerberus.spi.TakesTurns;
 import java.util.Collection;
 import java.util.Optional;
 import java.util.Set;
@@ -68,7 +69,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
     }
 
     /** The scriptable engine. */
-    public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver, NotifiesChanges {
+    public static final class Scripted implements LockEngine, RenewsInBatches, HandsOver, TakesTurns, NotifiesChanges {
         private static final java.time.Duration RACING_RECHECK = java.time.Duration.ofMillis(20);
         private final String uri;
         private final MemoryEngine inner;
@@ -101,6 +102,16 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicInteger acquireErrors = new AtomicInteger();
         /** While above zero, each tryAcquire counts it down and answers as usual before {@link #acquireErrors} applies. */
         public final AtomicInteger acquiresBeforeErrors = new AtomicInteger();
+        /** Whether, lining up, it takes turns with other clients ({@link TakesTurns}): a release is told of the turn. */
+        public volatile boolean takesTurns;
+        /** With {@link #takesTurns}: whether a waiter of another client wants the lock (a release past the turn yields). */
+        public volatile boolean othersWait;
+        /** With {@link #takesTurns}: how long a streak of this client's holds keeps a lock others want. */
+        public volatile java.time.Duration turn = java.time.Duration.ofHours(1);
+        /** With {@link #takesTurns}: how long the line does not ask after a release that yielded. */
+        public volatile java.time.Duration holdBack = java.time.Duration.ZERO;
+        /** With {@link #takesTurns}: each release's {@code withinTurn}, in order. */
+        public final java.util.Queue<Boolean> turnReleases = new java.util.concurrent.ConcurrentLinkedQueue<>();
         /** Whether async waiters are told of changes (off: they are asked again on the core's timer). */
         public volatile boolean notifiesChanges;
         /** While above zero, each registration of a change notice counts it down and fails as an unreachable engine does. */
@@ -187,11 +198,13 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public <A> Optional<A> ability(Class<A> ability) {
-            boolean has = ability == HandsOver.class
-                    ? linesUp && handsOver
-                    : ability == LinesUpLocally.class
-                            ? linesUp
-                            : ability == NotifiesChanges.class ? notifiesChanges : ability.isInstance(this);
+            boolean has = ability == TakesTurns.class
+                    ? linesUp && takesTurns
+                    : ability == HandsOver.class
+                            ? linesUp && handsOver
+                            : ability == LinesUpLocally.class
+                                    ? linesUp
+                                    : ability == NotifiesChanges.class ? notifiesChanges : ability.isInstance(this);
             return has ? Optional.of(ability.cast(this)) : Optional.empty();
         }
 
@@ -210,6 +223,28 @@ public final class ScriptedEngineProvider implements EngineProvider {
             }
             inner.abandon(next);
             return io.cerberus.spi.HandOff.notHanded(true);
+        }
+
+        @Override
+        public java.time.Duration turn() {
+            return turn;
+        }
+
+        @Override
+        public java.time.Duration holdBack() {
+            return holdBack;
+        }
+
+        /** Past the turn, with another client waiting: released for all; else handed to {@code next} if there is one. */
+        @Override
+        public io.cerberus.spi.HandOff release(Acquisition holder, Acquisition next, boolean withinTurn) {
+            turnReleases.add(withinTurn);
+            if (!withinTurn && othersWait) {
+                return inner.release(holder)
+                        ? io.cerberus.spi.HandOff.yieldedToOthers()
+                        : io.cerberus.spi.HandOff.notHanded(false);
+            }
+            return next == null ? io.cerberus.spi.HandOff.notHanded(inner.release(holder)) : handOver(holder, next);
         }
 
         /** When {@code entered} is set: counts it down (once) and waits for {@code release}. */
