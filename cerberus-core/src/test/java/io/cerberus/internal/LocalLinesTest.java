@@ -397,6 +397,51 @@ class LocalLinesTest {
                 .isFalse();
     }
 
+    /** The engine declines a hand-off (a waiter of another client is ahead in its queue): the head is not handed it. */
+    @Test
+    void aHandOffTheEngineDeclinesLeavesTheLockToWhomTheEngineGivesIt() throws Exception {
+        String store = UUID.randomUUID().toString();
+        DistributedLock elsewhere = client(false, store).lock("declined");
+        engine.racing = false; // a busy answer queues the other client's waiter in the store
+        Scripted otherEngine = engine;
+        DistributedLock lock = client(true, store).lock("declined");
+        engine.racing = false;
+        engine.handsOver = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        CompletableFuture<Void> other = CompletableFuture.runAsync(() -> {
+            try {
+                assertThat(elsewhere.tryLock(bound(10_000), TimeUnit.MILLISECONDS))
+                        .isTrue();
+                if (inside.incrementAndGet() != 1) {
+                    overlaps.incrementAndGet();
+                }
+                Thread.sleep(bound(200)); // the work under the lock
+                inside.decrementAndGet();
+                elsewhere.unlock();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await("the other client's waiter is queued in the store", () -> otherEngine.acquireCalls.get() > 0);
+        CompletableFuture<Long> head = sleeperInLine(lock, lease -> {
+            if (inside.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+            }
+            inside.decrementAndGet();
+            return lease.fencingToken();
+        });
+        first.close();
+        assertThat(head.get(bound(10_000), TimeUnit.MILLISECONDS)).isGreaterThan(first.fencingToken());
+        other.get(bound(10_000), TimeUnit.MILLISECONDS);
+        assertThat(engine.handOverCalls.get())
+                .as("the release offered the lock to the head")
+                .isEqualTo(1);
+        assertThat(engine.handedOver.get()).as("the engine declined").isZero();
+        assertThat(overlaps.get()).as("two holders at once").isZero();
+    }
+
     @Test
     void aReleaseThatWouldHandOverAHoldTheStoreNoLongerHadThrowsTheLossAndTheWaiterStillGetsTheLock() throws Exception {
         DistributedLock lock = client(true).lock("dropped");
