@@ -432,13 +432,8 @@ class LocalLinesTest {
             inside.decrementAndGet();
             return lease.fencingToken();
         });
-        long released = System.nanoTime();
         first.close();
         assertThat(head.get(bound(10_000), TimeUnit.MILLISECONDS)).isGreaterThan(first.fencingToken());
-        assertThat(Duration.ofNanos(System.nanoTime() - released))
-                .as("the declined hand-off woke the head, which took the lock after the other client's 200 ms,"
-                        + " not at its next look at its place a second after it fell asleep")
-                .isLessThan(Duration.ofMillis(bound(750)));
         other.get(bound(10_000), TimeUnit.MILLISECONDS);
         assertThat(engine.handOverCalls.get())
                 .as("the release offered the lock to the head")
