@@ -298,6 +298,21 @@ class LocalLinesTest {
                         .isEqualTo(waiters));
     }
 
+    /** @return whether a thread of its own took {@code lock} within {@code millis} (scaled); it releases it at once */
+    private static CompletableFuture<Boolean> takeAndReleaseAsync(DistributedLock lock, long millis) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                boolean taken = lock.tryLock(bound(millis), TimeUnit.MILLISECONDS);
+                if (taken) {
+                    lock.unlock();
+                }
+                return taken;
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     /** Starts a thread that acquires {@code lock} and completes with {@code seen} of its lease; returns when it sleeps in line. */
     private CompletableFuture<Long> sleeperInLine(DistributedLock lock, java.util.function.ToLongFunction<Lease> seen)
             throws InterruptedException {
@@ -559,17 +574,7 @@ class LocalLinesTest {
         DistributedLock elsewhere = client(false, store).lock("unreachable");
         elsewhere.lock();
         DistributedLock lock = client(true, store).lock("unreachable");
-        CompletableFuture<Boolean> head = CompletableFuture.supplyAsync(() -> {
-            try {
-                boolean taken = lock.tryLock(bound(5000), TimeUnit.MILLISECONDS);
-                if (taken) {
-                    lock.unlock();
-                }
-                return taken;
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> head = takeAndReleaseAsync(lock, 5000);
         await("head asks", () -> engine.acquireCalls.get() >= 1);
         engine.unreachableAcquires.set(1); // the head's next ask
         await("the head's ask found the engine unreachable", () -> engine.unreachableAcquires.get() == 0);
@@ -636,17 +641,7 @@ class LocalLinesTest {
         DistributedLock elsewhere = client(false, store).lock("barged");
         elsewhere.lock();
         DistributedLock lock = client(true, store).lock("barged");
-        CompletableFuture<Boolean> head = CompletableFuture.supplyAsync(() -> {
-            try {
-                boolean taken = lock.tryLock(bound(10_000), TimeUnit.MILLISECONDS);
-                if (taken) {
-                    lock.unlock();
-                }
-                return taken;
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> head = takeAndReleaseAsync(lock, 10_000);
         await("head asks", () -> engine.acquireCalls.get() >= 1);
         CountDownLatch asking = new CountDownLatch(1);
         engine.acquireEntered.set(asking); // the head's next ask waits in the engine

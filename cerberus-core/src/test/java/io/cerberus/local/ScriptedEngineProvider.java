@@ -198,14 +198,24 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public <A> Optional<A> ability(Class<A> ability) {
-            boolean has = ability == TakesTurns.class
-                    ? linesUp && takesTurns
-                    : ability == HandsOver.class
-                            ? linesUp && handsOver
-                            : ability == LinesUpLocally.class
-                                    ? linesUp
-                                    : ability == NotifiesChanges.class ? notifiesChanges : ability.isInstance(this);
-            return has ? Optional.of(ability.cast(this)) : Optional.empty();
+            return offers(ability) ? Optional.of(ability.cast(this)) : Optional.empty();
+        }
+
+        /** The abilities a test switches on; the others it always has. */
+        private boolean offers(Class<?> ability) {
+            if (ability == TakesTurns.class) {
+                return linesUp && takesTurns;
+            }
+            if (ability == HandsOver.class) {
+                return linesUp && handsOver;
+            }
+            if (ability == LinesUpLocally.class) {
+                return linesUp;
+            }
+            if (ability == NotifiesChanges.class) {
+                return notifiesChanges;
+            }
+            return ability.isInstance(this);
         }
 
         /** In memory: the release and the grant under one lock of this engine, which no other call takes. */
@@ -247,6 +257,11 @@ public final class ScriptedEngineProvider implements EngineProvider {
             return next == null ? io.cerberus.spi.HandOff.notHanded(inner.release(holder)) : handOver(holder, next);
         }
 
+        /** @return whether {@code left} was above zero, counting it down if so */
+        private static boolean takeOne(AtomicInteger left) {
+            return left.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+        }
+
         /** When {@code entered} is set: counts it down (once) and waits for {@code release}. */
         private static void holdUp(AtomicReference<CountDownLatch> entered, CountDownLatch release) {
             CountDownLatch latch = entered.getAndSet(null);
@@ -264,11 +279,11 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public io.cerberus.spi.AcquireResult tryAcquire(Acquisition attempt) {
             acquireCalls.incrementAndGet();
             holdUp(acquireEntered, releaseAcquire);
-            if (unreachableAcquires.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            if (takeOne(unreachableAcquires)) {
                 throw new EngineUnavailableException("scripted engine unreachable", null);
             }
-            boolean passes = acquiresBeforeErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0;
-            if (!passes && acquireErrors.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            boolean passes = takeOne(acquiresBeforeErrors);
+            if (!passes && takeOne(acquireErrors)) {
                 throw new AssertionError("scripted engine broken");
             }
             io.cerberus.spi.AcquireResult result = inner.tryAcquire(attempt);
@@ -303,7 +318,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public ChangeWatch onChange(Acquisition attempt, Runnable wake) {
-            if (changeNoticeFailures.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            if (takeOne(changeNoticeFailures)) {
                 throw new EngineUnavailableException("scripted engine unreachable", null);
             }
             return inner.onChange(attempt, wake);
@@ -321,7 +336,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
 
         @Override
         public boolean release(Acquisition attempt) {
-            if (releaseFailures.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            if (takeOne(releaseFailures)) {
                 throw new EngineUnavailableException("scripted engine unreachable", null);
             }
             return inner.release(attempt);
