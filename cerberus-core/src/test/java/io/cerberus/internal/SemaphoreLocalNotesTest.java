@@ -164,10 +164,12 @@ class SemaphoreLocalNotesTest {
             DistributedSemaphore pool = mine.semaphore("pool", 1);
             CountDownLatch asking = new CountDownLatch(1);
             engine.acquireEntered.set(asking);
+            engine.lastGranted = null;
             CompletableFuture<Optional<Permits>> take = pool.tryAcquireAsync(1, Duration.ofSeconds(10));
             assertThat(asking.await(5, TimeUnit.SECONDS)).as("the scan asks").isTrue();
             take.cancel(false);
             engine.releaseAcquire.countDown();
+            await("the scan's ask is granted", () -> engine.lastGranted != null);
             await("the permit granted to the cancelled take is given back", () -> pool.availablePermits() == 1);
         }
     }
