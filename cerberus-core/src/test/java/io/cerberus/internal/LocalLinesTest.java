@@ -412,6 +412,37 @@ class LocalLinesTest {
                 .isFalse();
     }
 
+    @Test
+    void onAnEngineThatTakesTurnsReleasingAHoldTheStoreNoLongerHadThrowsTheLoss() throws Exception {
+        DistributedLock lock = client(true).lock("turn-dropped");
+        engine.takesTurns = true;
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        engine.dropInStore(engine.lastGranted);
+        assertThatThrownBy(first::close)
+                .as("the store no longer had the hold")
+                .isInstanceOf(io.cerberus.LockLostException.class);
+    }
+
+    /** A hand-off whose request fails hands nothing: the head waits for the store to free the lock. */
+    @Test
+    void aHandOffWhoseRequestFailsHandsTheHeadNothing() throws Exception {
+        DistributedLock lock = client(true).lock("hand-off-fails");
+        engine.handsOver = true;
+        Duration lease = Duration.ofMillis(bound(800));
+        long start = System.nanoTime();
+        Lease first = lock.acquire(Duration.ofSeconds(5), lease);
+        CompletableFuture<Long> head = sleeperInLine(lock, Lease::fencingToken);
+        engine.releaseFailures.set(1); // the release's hand-off
+        assertThatThrownBy(first::close).isInstanceOf(io.cerberus.EngineUnavailableException.class);
+        assertThat(head.get(bound(10_000), TimeUnit.MILLISECONDS))
+                .as("granted by the store, after the first hold")
+                .isGreaterThan(first.fencingToken());
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("once the first hold's lease was over in the store")
+                .isGreaterThanOrEqualTo(lease);
+        assertThat(engine.handedOver.get()).isZero();
+    }
+
     /** The engine declines a hand-off (a waiter of another client is ahead in its queue): the head is not handed it. */
     @Test
     void aHandOffTheEngineDeclinesLeavesTheLockToWhomTheEngineGivesIt() throws Exception {

@@ -122,7 +122,7 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public final AtomicReference<CountDownLatch> acquireEntered = new AtomicReference<>();
         /** Lets a held-up tryAcquire go on. */
         public final CountDownLatch releaseAcquire = new CountDownLatch(1);
-        /** While above zero, each release counts it down and fails as an unreachable engine does. */
+        /** While above zero, each release (a hand-off too) counts it down and fails as an unreachable engine does. */
         public final AtomicInteger releaseFailures = new AtomicInteger();
         /** The attempt granted last, whose token {@link #losses()} reports on. */
         public volatile Acquisition lastGranted;
@@ -223,6 +223,9 @@ public final class ScriptedEngineProvider implements EngineProvider {
         public synchronized io.cerberus.spi.HandOff handOver(Acquisition holder, Acquisition next) {
             handOverCalls.incrementAndGet();
             holdUp(handOverEntered, releaseHandOver);
+            if (takeOne(releaseFailures)) {
+                throw new EngineUnavailableException("scripted engine unreachable", null);
+            }
             if (!inner.release(holder)) {
                 return io.cerberus.spi.HandOff.notHanded(false);
             }
