@@ -3,6 +3,7 @@ package io.cerberus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,12 +14,14 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Leadership over the lock machinery: one leader at a time among clients, a closing leader steps
  * down at once, terms strictly increase, the leader is visible, and a leader that cannot reach its
  * engine is first in doubt, then revoked, and another is elected with a higher term.
  */
+@Timeout(60) // a broken election can deadlock: fail the test instead of hanging the run
 class LeadershipTest {
     private final String store = "leaders-" + UUID.randomUUID();
     private final List<Cerberus> clients = new ArrayList<>();
@@ -166,6 +169,32 @@ class LeadershipTest {
         assertThat(events.next()).startsWith("revoked lost:");
         SwitchableEngineProvider.down(store, false);
         return term;
+    }
+
+    @Test
+    void aLeaderWhoseHoldTheEngineDoubtsAndThenVouchesForIsToldSoAndLeadsOn() throws Exception {
+        String uri = "scripted:" + store;
+        Events events = new Events();
+        Leadership leader = client(uri, Duration.ofSeconds(30))
+                .leadership("ledger", "only")
+                .onChange(events)
+                .start();
+        assertThat(leader.awaitLeadership(Duration.ofSeconds(10))).isTrue();
+        long term = leader.term();
+        assertThat(events.next()).isEqualTo("elected " + term);
+        ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.opened(uri);
+        String token = engine.lastGranted.token();
+
+        engine.losses().uncertain(token, "scripted: session suspended");
+        assertThat(events.next()).isEqualTo("uncertain");
+        assertThat(leader.isLeader()).as("not a leader while in doubt").isFalse();
+        engine.losses().confirmed(token);
+        assertThat(events.next()).isEqualTo("confirmed");
+        assertThat(leader.isLeader())
+                .as("the leader again, once the engine vouches for its hold")
+                .isTrue();
+        assertThat(leader.term()).as("the same term: the hold was never lost").isEqualTo(term);
+        assertThat(events.seen).as("no revocation, no new election").isEmpty();
     }
 
     @Test
