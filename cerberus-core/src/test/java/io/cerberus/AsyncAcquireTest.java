@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -49,13 +50,10 @@ class AsyncAcquireTest {
             engine.changeNoticeFailures.set(1);
             assertThat(holder.lock("stock").tryLock()).isTrue();
             CompletableFuture<Lease> waiting = cerberus.lock("stock").acquireAsync(Duration.ofSeconds(20));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (engine.changeNoticeFailures.get() > 0 && System.nanoTime() - deadline < 0) {
-                Thread.sleep(5);
-            }
-            assertThat(engine.changeNoticeFailures.get())
-                    .as("the wait tried to register its change notice")
-                    .isZero();
+            Await.until(
+                    "the wait to try to register its change notice",
+                    Duration.ofSeconds(5),
+                    () -> engine.changeNoticeFailures.get() == 0);
             holder.lock("stock").unlock();
             try (Lease lease = waiting.get(5, TimeUnit.SECONDS)) {
                 assertThat(lease.isValid()).isTrue();
@@ -164,13 +162,10 @@ class AsyncAcquireTest {
         try {
             SwitchableEngineProvider.down(a, true);
             CompletableFuture<Lease> waiting = cerberus.lock("stock").acquireAsync(Duration.ofMinutes(5));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (SwitchableEngineProvider.refused(a) < 2 && System.nanoTime() - deadline < 0) {
-                Thread.sleep(5);
-            }
-            assertThat(SwitchableEngineProvider.refused(a))
-                    .as("asked twice: the wait is in its pauses between tries")
-                    .isGreaterThanOrEqualTo(2);
+            Await.until(
+                    "two asks: the wait is in its pauses between tries",
+                    Duration.ofSeconds(5),
+                    () -> SwitchableEngineProvider.refused(a) >= 2);
             long closedAt = System.nanoTime();
             cerberus.close();
             assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS))
@@ -217,11 +212,9 @@ class AsyncAcquireTest {
     }
 
     private static List<CerberusMetrics.AcquireOutcome> waitFor(
-            List<CerberusMetrics.AcquireOutcome> outcomes, int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (outcomes.size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(10); // a poll with a deadline: the cancelled run counts its outcome on the pool
-        }
+            List<CerberusMetrics.AcquireOutcome> outcomes, int count) {
+        // the cancelled run counts its outcome on the pool
+        Await.until(count + " outcomes counted", Duration.ofSeconds(5), () -> outcomes.size() >= count);
         return List.copyOf(outcomes);
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -66,10 +67,7 @@ class AsyncSemaphoreTest {
             ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.last;
             Permits all = holder.semaphore("pool", 2).acquire(2, Duration.ZERO);
             CompletableFuture<Permits> one = taker.semaphore("pool", 2).acquireAsync(1, Duration.ofSeconds(10));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (engine.acquireCalls.get() == 0 && System.nanoTime() - deadline < 0) {
-                Thread.sleep(5);
-            }
+            Await.until("the take's first ask", Duration.ofSeconds(5), () -> engine.acquireCalls.get() > 0);
             engine.acquireErrors.set(1); // the waiting take's next ask
             all.close();
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.idempotency.IdempotencyOptions;
 import io.cerberus.local.SwitchableEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -82,13 +83,10 @@ class ClientCallsTest {
             assertThat(mine).as("the async call's threads").isNotEmpty();
             cerberus.close();
             assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-            while (mine.stream().anyMatch(Thread::isAlive) && System.nanoTime() - deadline < 0) {
-                Thread.sleep(10);
-            }
-            assertThat(mine)
-                    .as("ended with the client, not after their idle time")
-                    .noneMatch(Thread::isAlive);
+            Await.until(
+                    "the async threads ended with the client, not after their idle time",
+                    Duration.ofSeconds(2),
+                    () -> mine.stream().noneMatch(Thread::isAlive));
             assertThat(SwitchableEngineProvider.closed(a))
                     .as("engines closed: one of each client")
                     .isEqualTo(1);

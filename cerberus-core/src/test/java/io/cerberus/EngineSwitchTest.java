@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -13,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -178,10 +178,10 @@ class EngineSwitchTest {
             switched.switchEngine();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(switched, got);
-            assertThat(pollUntil(
-                            Duration.ofSeconds(5), () -> !switched.inspect("").isEmpty() && isWaiting(waiter)))
-                    .as("taken on the new engine, waiting for the old one")
-                    .isTrue();
+            Await.until(
+                    "taken on the new engine, waiting for the old one",
+                    Duration.ofSeconds(5),
+                    () -> !switched.inspect("").isEmpty() && isWaiting(waiter));
 
             waiter.interrupt();
             assertThat(got.poll(5, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
@@ -213,9 +213,10 @@ class EngineSwitchTest {
             long switchedAt = System.nanoTime();
             switched.switchEngine();
             assertThat(switched.lock("stock").tryLock()).isFalse();
-            assertThat(pollUntil(
-                            Duration.ofSeconds(5), () -> switched.lock("stock").tryLock()))
-                    .isTrue();
+            Await.until(
+                    "the lock taken once the lock-delay ends",
+                    Duration.ofSeconds(5),
+                    () -> switched.lock("stock").tryLock());
             Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
             assertThat(after)
                     .as("not before the lock-delay of 300ms ended")
@@ -240,9 +241,10 @@ class EngineSwitchTest {
             assertThat(unswitched.lock("stock").tryLock()).isTrue();
             long switchedAt = System.nanoTime();
             switched.switchEngine();
-            assertThat(pollUntil(
-                            Duration.ofSeconds(10), () -> switched.lock("stock").tryLock()))
-                    .isTrue();
+            Await.until(
+                    "the lock taken once the silent holder expires",
+                    Duration.ofSeconds(10),
+                    () -> switched.lock("stock").tryLock());
             Duration after = Duration.ofNanos(System.nanoTime() - switchedAt);
             assertThat(after)
                     .as("not before the silent-holder expiry of 1200ms, not the 400ms lease")
@@ -301,8 +303,10 @@ class EngineSwitchTest {
             });
             assertThat(asking.await(5, TimeUnit.SECONDS)).isTrue();
             // the new engine answers once the old engine's lock-delay is over
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> System.nanoTime() - switchedAt > 350_000_000L))
-                    .isTrue();
+            Await.until(
+                    "the old engine's lock-delay of 300ms over",
+                    Duration.ofSeconds(5),
+                    () -> System.nanoTime() - switchedAt > 350_000_000L);
             secondary.releaseAcquire.countDown();
             try (Lease lease = taken.get(5, TimeUnit.SECONDS)) {
                 assertThat(lease.engineName()).isEqualTo("secondary");
@@ -338,9 +342,7 @@ class EngineSwitchTest {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter)))
-                    .as("the waiter waits on the primary")
-                    .isTrue();
+            Await.until("the waiter waits on the primary", Duration.ofSeconds(5), () -> isWaiting(waiter));
             long switchedAt = System.nanoTime();
             cerberus.switchEngine();
             assertThat(got.poll(5, TimeUnit.SECONDS))
@@ -394,9 +396,7 @@ class EngineSwitchTest {
             assertThat(holder.lock("stock").tryLock()).isTrue();
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> isWaiting(waiter)))
-                    .as("the waiter waits on the primary")
-                    .isTrue();
+            Await.until("the waiter waits on the primary", Duration.ofSeconds(5), () -> isWaiting(waiter));
             long downAt = System.nanoTime();
             SwitchableEngineProvider.down(a, true);
             assertThat(got.poll(10, TimeUnit.SECONDS))
@@ -524,9 +524,10 @@ class EngineSwitchTest {
         } finally {
             cerberus.close();
         }
-        assertThat(pollUntil(Duration.ofSeconds(5), () -> started.stream().noneMatch(Thread::isAlive)))
-                .as("every check thread ended with its client")
-                .isTrue();
+        Await.until(
+                "every check thread ended with its client",
+                Duration.ofSeconds(5),
+                () -> started.stream().noneMatch(Thread::isAlive));
     }
 
     @Test
@@ -550,9 +551,10 @@ class EngineSwitchTest {
         slowThreads.removeAll(before);
         assertThat(slowThreads).isNotEmpty();
         slow.close();
-        assertThat(pollUntil(Duration.ofSeconds(5), () -> slowThreads.stream().noneMatch(Thread::isAlive)))
-                .as("the threads of a client checking every 20 s end when it closes, not at their next check")
-                .isTrue();
+        Await.until(
+                "the threads of a client checking every 20 s end when it closes, not at their next check",
+                Duration.ofSeconds(5),
+                () -> slowThreads.stream().noneMatch(Thread::isAlive));
     }
 
     @Test
@@ -573,18 +575,14 @@ class EngineSwitchTest {
             SwitchableEngineProvider.down(a, false);
             java.util.concurrent.atomic.AtomicReference<Lease> taken =
                     new java.util.concurrent.atomic.AtomicReference<>();
-            assertThat(pollUntil(Duration.ofSeconds(5), () -> {
-                        try {
-                            cerberus.lock("stock")
-                                    .tryAcquire(Duration.ofMillis(50))
-                                    .ifPresent(taken::set);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                        return taken.get() != null;
-                    }))
-                    .as("taken once the old engine passes its checks again")
-                    .isTrue();
+            Await.until("taken once the old engine passes its checks again", Duration.ofSeconds(5), () -> {
+                try {
+                    cerberus.lock("stock").tryAcquire(Duration.ofMillis(50)).ifPresent(taken::set);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return taken.get() != null;
+            });
             assertThat(taken.get().engineName()).isEqualTo("secondary");
             assertThat(onA.lock("stock").tryLock())
                     .as("held on the old engine too, for its lock-delay")
@@ -764,16 +762,5 @@ class EngineSwitchTest {
 
     private static boolean isWaiting(Thread thread) {
         return thread.getState() == Thread.State.TIMED_WAITING || thread.getState() == Thread.State.WAITING;
-    }
-
-    private static boolean pollUntil(Duration limit, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (System.nanoTime() - deadline < 0) {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            Thread.sleep(20);
-        }
-        return condition.getAsBoolean();
     }
 }

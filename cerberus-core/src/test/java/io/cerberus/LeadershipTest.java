@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -206,14 +207,11 @@ class LeadershipTest {
         clients.add(cerberus);
         SwitchableEngineProvider.down(store, true);
         Leadership alone = cerberus.leadership("reports", "alone").start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int refusedBefore = SwitchableEngineProvider.refused(store);
-        while (SwitchableEngineProvider.refused(store) < refusedBefore + 8 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(SwitchableEngineProvider.refused(store))
-                .as("asked again and again: a contention gives up after its 200-ms outage budget and a new one starts")
-                .isGreaterThanOrEqualTo(refusedBefore + 8);
+        Await.until(
+                "asks again and again: a contention gives up after its 200-ms outage budget and a new one starts",
+                Duration.ofSeconds(10),
+                () -> SwitchableEngineProvider.refused(store) >= refusedBefore + 8);
         assertThat(alone.isLeader()).isFalse();
 
         SwitchableEngineProvider.down(store, false);

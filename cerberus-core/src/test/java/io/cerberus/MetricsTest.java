@@ -3,6 +3,7 @@ package io.cerberus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.servers.Await;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
@@ -114,11 +115,10 @@ class MetricsTest {
             ScriptedEngineProvider.Scripted engine = ScriptedEngineProvider.last;
             DistributedLock lock = cerberus.lock("job");
             assertThat(lock.tryLock()).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!recorder.calls.contains("renewals scripted RENEWED 1") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(recorder.calls).contains("renewals scripted RENEWED 1");
+            Await.until(
+                    "a renewal reported",
+                    Duration.ofSeconds(10),
+                    () -> recorder.calls.contains("renewals scripted RENEWED 1"));
             engine.renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
             assertThat(recorder.lost.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(recorder.calls).contains("renewals scripted REFUSED 1", "loss scripted exclusive");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -29,14 +30,13 @@ class MultiLeaseLossTest {
             List<String> early = new CopyOnWriteArrayList<>();
             both.onLost((lease, reason) -> early.add(lease.lockName()));
             engine.renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (both.leases().stream().anyMatch(Lease::isValid) && System.nanoTime() - deadline < 0) {
-                Thread.sleep(10);
-            }
+            Await.until(
+                    "both members lost",
+                    Duration.ofSeconds(10),
+                    () -> both.leases().stream().noneMatch(Lease::isValid));
             assertThat(both.isValid()).isFalse();
-            while (early.isEmpty() && System.nanoTime() - deadline < 0) {
-                Thread.sleep(10); // the loss is told on the client's event thread
-            }
+            // the loss is told on the client's event thread
+            Await.until("the loss told", Duration.ofSeconds(10), () -> !early.isEmpty());
             CompletableFuture<String> late = new CompletableFuture<>();
             both.onLost((lease, reason) -> late.complete(lease.lockName()));
             assertThat(late.get(5, TimeUnit.SECONDS))

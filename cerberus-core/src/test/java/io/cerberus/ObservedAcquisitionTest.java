@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cerberus.CerberusMetrics.HoldObserver;
 import io.cerberus.CerberusMetrics.WaitObserver;
 import io.cerberus.local.SwitchableEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -78,7 +79,9 @@ class ObservedAcquisitionTest {
             assertThat(holder.inspect("order:42").get(0).holder()).endsWith(" trace=holder");
 
             CompletableFuture<Lease> waiting = waiter.lock("order:42").acquireAsync(Duration.ofSeconds(10));
-            poll(() -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            poll(
+                    "the waiter observed busy",
+                    () -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
             held.close();
             waiting.get(10, TimeUnit.SECONDS).close();
 
@@ -120,7 +123,9 @@ class ObservedAcquisitionTest {
             Lease two = second.readWriteLock("report").readLock().acquire(Duration.ZERO);
             CompletableFuture<Lease> waiting =
                     writer.readWriteLock("report").writeLock().acquireAsync(Duration.ofSeconds(10));
-            poll(() -> writerSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            poll(
+                    "the writer observed busy",
+                    () -> writerSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
             one.close();
             two.close();
             waiting.get(10, TimeUnit.SECONDS).close();
@@ -144,7 +149,9 @@ class ObservedAcquisitionTest {
                         .build()) {
             Lease held = holder.lock("order:7").acquire(Duration.ZERO);
             CompletableFuture<Lease> waiting = waiter.lock("order:7").acquireAsync(Duration.ofSeconds(10));
-            poll(() -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
+            poll(
+                    "the waiter observed busy",
+                    () -> waiterSide.calls.stream().anyMatch(call -> call.startsWith("busy ")));
             held.close();
             waiting.get(10, TimeUnit.SECONDS).close();
             assertThat(waiterSide.calls.get(1))
@@ -223,7 +230,7 @@ class ObservedAcquisitionTest {
             Lease held = cerberus.lock("report").acquire(Duration.ZERO);
             assertThat(cerberus.inspect("report").get(0).holder()).doesNotEndWith(" ");
             assertThat(cerberus.forceRelease("report", held.fencingToken())).isTrue();
-            poll(() -> recorder.calls.contains("lost"));
+            poll("the loss observed", () -> recorder.calls.contains("lost"));
             try {
                 held.close();
             } catch (LockLostException expected) {
@@ -316,11 +323,7 @@ class ObservedAcquisitionTest {
         }
     }
 
-    private static void poll(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("in time").isNegative();
-            TimeUnit.MILLISECONDS.sleep(5);
-        }
+    private static void poll(String what, java.util.function.BooleanSupplier condition) {
+        Await.until(what, Duration.ofSeconds(10), condition);
     }
 }

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,14 +60,12 @@ class ThreadHoldsTest {
             nested.lock();
             document.writeLock().lock();
             engine.renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while ((reentered.lease().isValid()
-                            || nested.lease().isValid()
-                            || document.writeLock().lease().isValid())
-                    && System.nanoTime() - deadline < 0) {
-                Thread.sleep(10);
-            }
-            assertThat(reentered.lease().isValid()).as("lost").isFalse();
+            Await.until(
+                    "every hold lost",
+                    Duration.ofSeconds(10),
+                    () -> !reentered.lease().isValid()
+                            && !nested.lease().isValid()
+                            && !document.writeLock().lease().isValid());
 
             assertThatThrownBy(reentered::lock)
                     .as("re-entering a lost hold")

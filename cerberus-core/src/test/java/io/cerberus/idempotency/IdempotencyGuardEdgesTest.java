@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.Cerberus;
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.Await;
 import io.cerberus.spi.IdempotencyRecord;
 import io.cerberus.spi.IdempotencyStore;
 import java.nio.charset.StandardCharsets;
@@ -143,13 +144,10 @@ class IdempotencyGuardEdgesTest {
                     .isTrue();
             IdempotencyAttempt<String> other =
                     guard.begin(IdempotencyKey.ofContent("ship", "fast"), HOUR, ResultCodec.STRING);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (fastRenewals.get() < 3 && System.nanoTime() - deadline < 0) {
-                Thread.sleep(20);
-            }
-            assertThat(fastRenewals.get())
-                    .as("the other attempt is renewed while one renewal hangs")
-                    .isGreaterThanOrEqualTo(3);
+            Await.until(
+                    "the other attempt renewed while one renewal hangs",
+                    Duration.ofSeconds(5),
+                    () -> fastRenewals.get() >= 3);
             assertThat(slowRenewals)
                     .as("no second renewal of an attempt while its first is in flight")
                     .hasValue(1);

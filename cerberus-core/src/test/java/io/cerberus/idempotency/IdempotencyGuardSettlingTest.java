@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.EngineUnavailableException;
+import io.cerberus.servers.Await;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Optional;
@@ -396,10 +397,10 @@ class IdempotencyGuardSettlingTest {
                     new IdempotencyGuard(store, "ns", "test://hooked", IdempotencyOptions.defaults(), clients);
             CompletableFuture<Outcome<String>> duplicate = waiting.executeAsync(
                     KEY, HOUR, ResultCodec.STRING, () -> CompletableFuture.completedFuture("duplicate ran"));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (store.claims.get() < 3 && System.nanoTime() < deadline) {
-                Thread.sleep(5); // the duplicate asks, finds the key busy and waits: twice
-            }
+            Await.until(
+                    "the duplicate to ask, find the key busy and wait: twice",
+                    Duration.ofSeconds(10),
+                    () -> store.claims.get() >= 3);
             assertThat(duplicate).isNotDone();
             clients.shutdownNow();
             assertThat(duplicate.handle((value, failure) -> failure).get(5, TimeUnit.SECONDS))
@@ -475,11 +476,11 @@ class IdempotencyGuardSettlingTest {
                     ResultCodec.STRING,
                     () -> CompletableFuture.completedFuture("ran#" + runs.incrementAndGet())));
             returned.countDown();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while ((store.answered.get() == 0 || store.read("ns/" + KEY.id()).isPresent())
-                    && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            Await.until(
+                    "the claim answered and given back",
+                    Duration.ofSeconds(5),
+                    () -> store.answered.get() > 0
+                            && store.read("ns/" + KEY.id()).isEmpty());
             assertThat(call.get()).isCancelled();
             assertThat(store.read("ns/" + KEY.id()))
                     .as("the claim is given back")

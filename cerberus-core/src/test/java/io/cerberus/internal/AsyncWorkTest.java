@@ -7,6 +7,7 @@ import io.cerberus.Cerberus;
 import io.cerberus.DistributedLock;
 import io.cerberus.Lease;
 import io.cerberus.local.ScriptedEngineProvider;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,11 +84,8 @@ class AsyncWorkTest {
             CompletableFuture<Optional<Lease>> waiting = lock.tryAcquireAsync(Duration.ofSeconds(30));
             assertThat(async.registered()).isEqualTo(1);
             waiting.cancel(false);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (async.registered() > 0 && System.nanoTime() - deadline < 0) {
-                Thread.sleep(5);
-            }
-            assertThat(async.registered()).as("after a cancel").isZero();
+            Await.until(
+                    "no acquisition registered after a cancel", Duration.ofSeconds(5), () -> async.registered() == 0);
             elsewhere.unlock();
 
             engine.acquireErrors.set(1);

@@ -9,6 +9,7 @@ import io.cerberus.Lease;
 import io.cerberus.UnsupportedCapabilityException;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,11 +132,7 @@ class EngineValidityTest {
         return (long) (millis * SCALE);
     }
 
-    private static void pollUntil(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("waited for %s", what).isNegative();
-            TimeUnit.MILLISECONDS.sleep(5);
-        }
+    private static void pollUntil(String what, Duration within, BooleanSupplier condition) {
+        Await.until(what, within, condition);
     }
 }

@@ -10,6 +10,7 @@ import io.cerberus.LockLostException;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.servers.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -328,15 +329,8 @@ class LeaseRenewerTest {
         }
     }
 
-    private static void pollUntil(String what, java.util.function.BooleanSupplier condition)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(3000));
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(5);
-        }
+    private static void pollUntil(String what, java.util.function.BooleanSupplier condition) {
+        Await.until(what, Duration.ofMillis(bound(3000)), condition);
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.cerberus.Lease;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.RenewalMode;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.servers.Await;
 import io.cerberus.spi.AcquireResult;
 import io.cerberus.spi.LinesUpLocally;
 import io.cerberus.spi.LockKey;
@@ -87,18 +88,12 @@ class LocalLinesTest {
         return (long) (millis * SCALE);
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    private static void await(String what, BooleanSupplier condition) {
         await(what, condition, 5000);
     }
 
-    private static void await(String what, BooleanSupplier condition, long millis) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound(millis));
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline)
-                    .as("still waiting for: " + what)
-                    .isNegative();
-            Thread.sleep(2);
-        }
+    private static void await(String what, BooleanSupplier condition, long millis) {
+        Await.until(what, Duration.ofMillis(bound(millis)), condition);
     }
 
     /** Starts a thread that locks, records its name, unlocks; returns when it waits for the lock. */

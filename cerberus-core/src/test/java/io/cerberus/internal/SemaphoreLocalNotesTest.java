@@ -9,6 +9,8 @@ import io.cerberus.Permit;
 import io.cerberus.Permits;
 import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.ScriptedEngineProvider.Scripted;
+import io.cerberus.servers.Await;
+import io.cerberus.servers.Timeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -282,13 +284,7 @@ class SemaphoreLocalNotesTest {
         return cerberus;
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline)
-                    .as("still waiting for: " + what)
-                    .isNegative();
-            Thread.sleep(2);
-        }
+    private static void await(String what, BooleanSupplier condition) {
+        Await.until(what, Timeouts.scaled(Duration.ofSeconds(10)), condition);
     }
 }

@@ -1,9 +1,14 @@
 package io.cerberus.testkit;
 
+import io.cerberus.servers.Await;
+import io.cerberus.servers.ServerException;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
-/** Polls a condition until it holds or a deadline passes: the test's way to wait, never a bare sleep. */
+/**
+ * Polls a condition until it holds or a deadline passes: the test's way to wait, never a bare sleep. The polling is
+ * {@link Await}'s; a deadline passed fails the test ({@link AssertionError}).
+ */
 public final class Poll {
     private Poll() {}
 
@@ -16,19 +21,10 @@ public final class Poll {
      * @throws AssertionError if the deadline passes first
      */
     public static void until(String what, Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = 1;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeout.toMillis() + "ms waiting for " + what);
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
-            pause = Math.min(pause * 2, 20);
+        try {
+            Await.until(what, timeout, condition);
+        } catch (ServerException e) {
+            throw new AssertionError(e.getMessage(), e.getCause());
         }
     }
 
