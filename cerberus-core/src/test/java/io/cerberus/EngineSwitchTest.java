@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -363,14 +364,12 @@ class EngineSwitchTest {
     void aWaitTriesAnUnreachableEngineAgainWithinItsWaitThenFailsNamingIt() throws Exception {
         try (Cerberus cerberus = onlyA()) {
             SwitchableEngineProvider.down(a, true);
-            long start = System.nanoTime();
-            assertThatThrownBy(() -> cerberus.lock("stock").tryAcquire(Duration.ofMillis(300)))
-                    .isInstanceOf(EngineUnavailableException.class)
-                    .hasMessageContaining("switchable:" + a);
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("tried for the whole wait")
-                    .isGreaterThanOrEqualTo(Duration.ofMillis(300))
-                    .isLessThan(Duration.ofSeconds(3));
+            failsUnreachable(
+                    "switchable:" + a,
+                    Duration.ofMillis(300),
+                    Duration.ofSeconds(3),
+                    "tried for the whole wait",
+                    () -> cerberus.lock("stock").tryAcquire(Duration.ofMillis(300)));
 
             BlockingQueue<Object> got = new LinkedBlockingQueue<>();
             Thread waiter = waiter(cerberus, got);
@@ -428,14 +427,12 @@ class EngineSwitchTest {
                 .connectTimeout(Duration.ofMillis(600))
                 .build()) {
             SwitchableEngineProvider.down(a, true);
-            long start = System.nanoTime();
-            assertThatThrownBy(() -> cerberus.lock("stock").lock())
-                    .isInstanceOf(EngineUnavailableException.class)
-                    .hasMessageContaining("switchable:" + a);
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("tried again for the connect timeout, not failed at the first try")
-                    .isGreaterThanOrEqualTo(Duration.ofMillis(600))
-                    .isLessThan(Duration.ofSeconds(5));
+            failsUnreachable(
+                    "switchable:" + a,
+                    Duration.ofMillis(600),
+                    Duration.ofSeconds(5),
+                    "tried again for the connect timeout, not failed at the first try",
+                    () -> cerberus.lock("stock").lock());
         }
     }
 
@@ -448,14 +445,12 @@ class EngineSwitchTest {
                 .build()) {
             SwitchableEngineProvider.down(a, true);
             SwitchableEngineProvider.down(b, true);
-            long start = System.nanoTime();
-            assertThatThrownBy(() -> cerberus.lock("stock").lock())
-                    .isInstanceOf(EngineUnavailableException.class)
-                    .hasMessageContaining("switchable:" + a);
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("tried for the connect timeout plus the time a failover takes (300 + 700 + 50 ms)")
-                    .isGreaterThanOrEqualTo(Duration.ofMillis(1050))
-                    .isLessThan(Duration.ofSeconds(6));
+            failsUnreachable(
+                    "switchable:" + a,
+                    Duration.ofMillis(1050),
+                    Duration.ofSeconds(6),
+                    "tried for the connect timeout plus the time a failover takes (300 + 700 + 50 ms)",
+                    () -> cerberus.lock("stock").lock());
             assertThat(cerberus.currentEngine())
                     .as("no failover to a standby that is down too")
                     .isEqualTo("primary");
@@ -762,5 +757,19 @@ class EngineSwitchTest {
 
     private static boolean isWaiting(Thread thread) {
         return thread.getState() == Thread.State.TIMED_WAITING || thread.getState() == Thread.State.WAITING;
+    }
+
+    /**
+     * Asserts that {@code call} fails with the engine at {@code uri} unreachable, having tried for at least
+     * {@code atLeast} and for less than {@code within}.
+     */
+    private static void failsUnreachable(
+            String uri, Duration atLeast, Duration within, String why, ThrowableAssert.ThrowingCallable call) {
+        long start = System.nanoTime();
+        assertThatThrownBy(call).isInstanceOf(EngineUnavailableException.class).hasMessageContaining(uri);
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as(why)
+                .isGreaterThanOrEqualTo(atLeast)
+                .isLessThan(within);
     }
 }
