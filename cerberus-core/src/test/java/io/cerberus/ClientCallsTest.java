@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cerberus.idempotency.IdempotencyOptions;
+import io.cerberus.local.ScriptedEngineProvider;
 import io.cerberus.local.SwitchableEngineProvider;
 import io.cerberus.servers.Await;
 import java.time.Duration;
@@ -94,6 +95,28 @@ class ClientCallsTest {
         } finally {
             held.close();
             holder.close();
+        }
+    }
+
+    @Test
+    void closingTheClientEndsTheThreadThatToldItsLosses() throws Exception {
+        String uri = "scripted:" + a;
+        Cerberus cerberus = Cerberus.builder()
+                .engine(uri)
+                .defaultLease(Duration.ofMillis(300))
+                .build();
+        try {
+            Lease lease = cerberus.lock("lost").acquire(Duration.ZERO);
+            CompletableFuture<Thread> toldOn = new CompletableFuture<>();
+            lease.onLost((lost, reason) -> toldOn.complete(Thread.currentThread()));
+            ScriptedEngineProvider.opened(uri).renewals = ScriptedEngineProvider.RenewalMode.REFUSE;
+            Thread events = toldOn.get(10, TimeUnit.SECONDS);
+            assertThat(events.getName()).startsWith("cerberus-lease-events-");
+            cerberus.close();
+            Await.until(
+                    "the lease-events thread ended with its client", Duration.ofSeconds(2), () -> !events.isAlive());
+        } finally {
+            cerberus.close();
         }
     }
 

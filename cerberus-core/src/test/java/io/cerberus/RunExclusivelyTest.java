@@ -118,6 +118,30 @@ class RunExclusivelyTest {
     }
 
     @Test
+    void aFailingJobKeepsTheLockForWhatIsLeftOfItsKeepAndNoLonger() {
+        Cerberus cerberus = instance();
+        assertThatThrownBy(() -> cerberus.runExclusively("fails-fast", Duration.ofSeconds(30), lease -> {
+                    throw new IllegalStateException("job failed");
+                }))
+                .hasMessage("job failed");
+        assertThat(cerberus.lock("fails-fast").isLocked())
+                .as("a failed run keeps the lock for the rest of its keep, as a run that succeeds does")
+                .isTrue();
+
+        assertThatThrownBy(() -> cerberus.runExclusively("fails-late", Duration.ofMillis(50), lease -> {
+                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(150);
+                    while (System.nanoTime() - end < 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(end - System.nanoTime()); // the job's work
+                    }
+                    throw new IllegalStateException("job failed late");
+                }))
+                .hasMessage("job failed late");
+        assertThat(cerberus.lock("fails-late").isLocked())
+                .as("its 50 ms were over before the run failed: nothing is kept")
+                .isFalse();
+    }
+
+    @Test
     void aFailingJobReleasesAtOnceWithoutAKeepAndItsErrorIsThrown() {
         Cerberus cerberus = instance();
         assertThatThrownBy(() -> cerberus.runExclusively("failing", Duration.ZERO, lease -> {

@@ -12,10 +12,27 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Holds bound to a thread at their edges: a read lock taken inside the thread's write lock, and re-entering or
- * unlocking inside a hold that was lost meanwhile (told at once, never counted as held).
+ * unlocking inside a hold that was lost meanwhile (told at once, never counted as held), and a client's close.
  */
 class ThreadHoldsTest {
     private final String store = "holds-" + UUID.randomUUID();
+
+    @Test
+    void closingTheClientEndsTheHoldsOfItsThreads() throws Exception {
+        Cerberus cerberus = Cerberus.connect("mem:" + store);
+        DistributedLock lock = cerberus.lock("closed-over");
+        DistributedLock read = cerberus.readWriteLock("document").readLock();
+        lock.lock();
+        read.lock();
+        cerberus.close();
+        assertThat(lock.isHeldByCurrentThread()).as("released by the close").isFalse();
+        assertThat(read.isHeldByCurrentThread()).isFalse();
+        try (Cerberus other = Cerberus.connect("mem:" + store)) {
+            assertThat(other.lock("closed-over").tryLock())
+                    .as("free for others")
+                    .isTrue();
+        }
+    }
 
     @Test
     void aReadLockInsideTheThreadsWriteLockIsHeldUntilItsOwnUnlockAndOneNotTakenCannotBeUnlocked() {
