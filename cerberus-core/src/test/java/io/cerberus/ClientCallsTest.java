@@ -120,6 +120,40 @@ class ClientCallsTest {
         }
     }
 
+    @Test
+    void aGuardOnAFirstEngineThatKeepsNoRecordsIsRefusedNamingTheEnginesThatDo() {
+        try (Cerberus alone = Cerberus.connect("scripted:" + a)) {
+            assertThatThrownBy(() -> alone.idempotency(IdempotencyOptions.defaults()))
+                    .isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining("scripted:" + a)
+                    .hasMessageContaining("keeps no idempotency records")
+                    .hasMessageContaining("mem:, file:")
+                    .hasMessageNotContaining("Put one of those first");
+        }
+        try (Cerberus two = Cerberus.builder()
+                .engine("primary", "scripted:" + a)
+                .engine("secondary", "mem:" + b)
+                .build()) {
+            assertThatThrownBy(() -> two.idempotency(IdempotencyOptions.defaults()))
+                    .as("records stay on the first engine, though the second keeps them")
+                    .isInstanceOf(UnsupportedCapabilityException.class)
+                    .hasMessageContaining("Put one of those first, or use a client of its own for the guard");
+        }
+    }
+
+    @Test
+    void aClientSaysWhatItIs() {
+        try (Cerberus cerberus = Cerberus.builder()
+                .engine("primary", "switchable:" + a)
+                .namespace("billing")
+                .build()) {
+            assertThat(cerberus.toString())
+                    .contains("namespace=billing")
+                    .contains("primary")
+                    .contains("switchable:" + a);
+        }
+    }
+
     private static Set<Thread> asyncThreads() {
         Set<Thread> threads = new HashSet<>(Thread.getAllStackTraces().keySet());
         threads.removeIf(thread -> !thread.getName().startsWith("cerberus-async-"));

@@ -346,6 +346,19 @@ class LocalLinesTest {
         assertThat(engine.acquireCalls.get()).as("the waiter never asked").isZero();
     }
 
+    /** On an engine that takes turns, a hold no line ever waited for is released plainly, told it has no turn. */
+    @Test
+    void onAnEngineThatTakesTurnsAHoldWithoutALineIsReleasedPlainly() throws Exception {
+        Cerberus cerberus = client(true);
+        DistributedLock lock = cerberus.lock("no-line");
+        engine.takesTurns = true;
+        assertThat(lock.tryLock()).as("taken without a wait: no line").isTrue();
+        lock.unlock();
+        assertThat(engine.turnReleases).as("one release, no streak to keep").containsExactly(false);
+        assertThat(lock.tryLock()).as("free again").isTrue();
+        lock.unlock();
+    }
+
     /** Past its turn, with another client waiting, a release yields: the line holds back before it asks. */
     @Test
     void pastItsTurnAReleaseYieldsToTheOtherClientAndTheLineHoldsBack() throws Exception {
