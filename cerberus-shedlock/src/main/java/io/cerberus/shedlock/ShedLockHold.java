@@ -41,7 +41,8 @@ final class ShedLockHold {
     private final String name;
     private final Lease lease;
     private final ReentrantLock stateLock = new ReentrantLock();
-    private State state = State.RUNNING;
+    /** Written under {@code stateLock}; read without it by {@link #runningLease} (see there). */
+    private volatile State state = State.RUNNING;
     /** The lock the task holds now; the only one whose unlock or extension counts. */
     private TaskLock current;
     /** The release at {@code lockAtMostFor} or at the end of {@code lockAtLeastFor}; or null. */
@@ -73,13 +74,13 @@ final class ShedLockHold {
         return runningLease().map(Lease::isValid).orElse(false);
     }
 
+    /**
+     * Reads the state without {@code stateLock}: the provider's {@code close} asks this while it holds its own lock,
+     * which an unlocking task takes under {@code stateLock} ({@link CerberusLockProvider#forget}), so taking
+     * {@code stateLock} here could deadlock the two. The lease is final; the state is a moment's reading.
+     */
     Optional<Lease> runningLease() {
-        stateLock.lock();
-        try {
-            return state == State.RUNNING ? Optional.of(lease) : Optional.empty();
-        } finally {
-            stateLock.unlock();
-        }
+        return state == State.RUNNING ? Optional.of(lease) : Optional.empty();
     }
 
     private void unlocked(TaskLock task) {
